@@ -1,0 +1,104 @@
+# tarema: the only build entry point. `make help` lists the targets.
+#
+# Layout rules (no per-file edits needed when a module is added):
+#   lib/*.c                    -> build/libtarema.a
+#   <component>/*.c but main.c -> $(O)/lib<component>.a   (profiler labeler scheduler sim)
+#   <component>/main.c         -> $(BINDIR)/tarema-<component>
+#   tests/unit/*_test.c        -> $(O)/tests/unit/*       (run by `make test-unit`)
+#   tests/e2e/*_test.c         -> $(O)/tests/e2e/*        (run with tests/e2e/*_test.sh by `make test-e2e`)
+#   bench/*_bench.c            -> $(O)/bench/*            (run by `make bench`)
+
+# O and BINDIR let several builds share one tree without racing (make O=/tmp/x BINDIR=/tmp/x/bin).
+O       ?= build
+BINDIR  ?= bin
+CC      ?= cc
+PKGS    := libcurl jansson libpq yaml-0.1 libmicrohttpd
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+OPT     ?= -O2 -g
+CFLAGS  += -std=c17 -D_GNU_SOURCE $(OPT) $(WARN) -MMD -MP -I. -Itests
+CFLAGS  += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lglpk -lm -lpthread
+
+COMPONENTS := profiler labeler scheduler sim
+LIB_SRCS   := $(wildcard lib/*.c)
+LIB_OBJS   := $(LIB_SRCS:%.c=$(O)/%.o)
+comp_srcs   = $(filter-out $(1)/main.c,$(wildcard $(1)/*.c))
+COMP_LIBS  := $(foreach c,$(COMPONENTS),$(if $(call comp_srcs,$(c)),$(O)/lib$(c).a))
+BINS       := $(foreach c,$(COMPONENTS),$(if $(wildcard $(c)/main.c),$(BINDIR)/tarema-$(c)))
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(wildcard tests/unit/*_test.c))
+E2E_TESTS  := $(patsubst tests/e2e/%.c,$(O)/tests/e2e/%,$(wildcard tests/e2e/*_test.c))
+BENCHES    := $(patsubst bench/%.c,$(O)/bench/%,$(wildcard bench/*_bench.c))
+# Every program links all archives as one group, so archive order never matters.
+LINK_LIBS   = -Wl,--start-group $(COMP_LIBS) $(O)/libtarema.a -Wl,--end-group $(LDLIBS)
+
+.SECONDARY:
+.PHONY: all deps test test-unit test-e2e bench demo fuzz lint format clean help
+all: $(BINS) $(UNIT_TESTS) $(E2E_TESTS) $(BENCHES)
+
+help:
+	@echo "make            build lib, every component into bin/, and the tests"
+	@echo "make test       all tests: unit and end-to-end (real control plane and PostgreSQL)"
+	@echo "make test-unit  only the fast unit tests"
+	@echo "make test-e2e   only the end-to-end tests"
+	@echo "make bench      benchmarks (figures printed, nothing asserted on time)"
+	@echo "make demo       the whole system on a local heterogeneous cluster"
+	@echo "make lint       clang-format check and cppcheck"
+
+# Installs Debian packages when a library is missing; a no-op once they are there.
+$(O)/.deps-ok: hack/install-deps.sh
+	@pkg-config --exists $(PKGS) && [ -f /usr/include/glpk.h ] && command -v sysbench >/dev/null \
+	  && command -v fio >/dev/null || bash hack/install-deps.sh
+	@mkdir -p $(O) && touch $@
+deps: $(O)/.deps-ok
+
+$(O)/%.o: %.c | $(O)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(O)/libtarema.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+define component_rules
+$(O)/lib$(1).a: $$(patsubst %.c,$(O)/%.o,$$(call comp_srcs,$(1)))
+	@rm -f $$@
+	ar rcs $$@ $$^
+$(BINDIR)/tarema-$(1): $(O)/$(1)/main.o $(COMP_LIBS) $(O)/libtarema.a
+	@mkdir -p $(BINDIR)
+	$$(CC) $$(CFLAGS) -o $$@ $$< $$(LINK_LIBS)
+endef
+$(foreach c,$(COMPONENTS),$(eval $(call component_rules,$(c))))
+
+$(O)/tests/%: $(O)/tests/%.o $(COMP_LIBS) $(O)/libtarema.a
+	$(CC) $(CFLAGS) -o $@ $< $(LINK_LIBS)
+$(O)/bench/%: $(O)/bench/%.o $(COMP_LIBS) $(O)/libtarema.a
+	$(CC) $(CFLAGS) -o $@ $< $(LINK_LIBS)
+
+test: all
+	@O=$(O) BINDIR=$(BINDIR) bash tests/run.sh all
+test-unit: all
+	@O=$(O) BINDIR=$(BINDIR) bash tests/run.sh unit
+test-e2e: all
+	@O=$(O) BINDIR=$(BINDIR) bash tests/run.sh e2e
+
+bench: all
+	@bash hack/bench.sh
+
+demo: all
+	@bash hack/demo.sh
+
+fuzz: all
+	@bash hack/fuzz.sh
+
+SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+lint: | $(O)/.deps-ok
+	clang-format --dry-run -Werror $(SOURCES)
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+	  --inline-suppr --suppress=missingIncludeSystem -I. -Itests $(filter %.c,$(SOURCES))
+format:
+	clang-format -i $(SOURCES)
+
+clean:
+	rm -rf build bin
+
+-include $(shell find build -name '*.d' 2>/dev/null)

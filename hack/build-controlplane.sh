@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Builds, once, the real Kubernetes control plane used by tests and the demo: kube-apiserver,
+# kube-scheduler, kube-controller-manager, etcd, kwok and helm, all from the Go module proxy
+# (no release binaries can be downloaded here). Results are cached outside the repository in
+# $TAREMA_CACHE/bin, keyed by version, so a second run does nothing.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+command -v go >/dev/null || die "Go toolchain not found: install Go 1.25+ (only used to build the local control plane)"
+mkdir -p "$TOOLS_BIN" "$TAREMA_CACHE/build"
+export GOFLAGS="-trimpath -buildvcs=false"
+export CGO_ENABLED=0
+
+have() { [ -x "$TOOLS_BIN/$1" ] && [ -f "$TOOLS_BIN/.$1.version" ] && [ "$(cat "$TOOLS_BIN/.$1.version")" = "$2" ]; }
+mark() { echo "$2" >"$TOOLS_BIN/.$1.version"; }
+log_of() { echo "$TAREMA_CACHE/build/$1.log"; }
+build_or_die() { # name version -- command...
+  local name=$1 version=$2; shift 3
+  local log; log=$(log_of "$name")
+  if ! "$@" >"$log" 2>&1; then
+    tail -n 30 "$log" >&2
+    die "building $name $version failed (full log: $log)"
+  fi
+}
+
+# Kubernetes: a wrapper module requires k8s.io/kubernetes and replaces every staging module
+# (./staging/src/k8s.io/X in the tag's go.mod) with the published k8s.io/X module.
+k8s_components=(kube-apiserver kube-scheduler kube-controller-manager)
+need_k8s=0
+for c in "${k8s_components[@]}"; do have "$c" "$KUBERNETES_VERSION" || need_k8s=1; done
+if [ $need_k8s = 1 ]; then
+  dir="$TAREMA_CACHE/build/k8s-$KUBERNETES_VERSION"
+  mkdir -p "$dir"
+  step "fetching k8s.io/kubernetes $KUBERNETES_VERSION module metadata"
+  modfile=$(cd "$dir" && go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" |
+    sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  [ -f "$modfile" ] || die "could not fetch go.mod of k8s.io/kubernetes $KUBERNETES_VERSION"
+  staging=$(sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/src/.*#\1#p' "$modfile")
+  {
+    echo "module tarema.local/k8s-build"
+    echo
+    echo "go 1.25.0"
+    echo
+    echo "require k8s.io/kubernetes $KUBERNETES_VERSION"
+    echo
+    for m in $staging; do echo "replace $m => $m $KUBERNETES_STAGING_VERSION"; done
+  } >"$dir/go.mod"
+  cat >"$dir/tools.go" <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+)
+GO
+  step "resolving Kubernetes dependencies ($(echo "$staging" | wc -w) staging modules replaced)"
+  build_or_die k8s-mod "$KUBERNETES_VERSION" -- bash -c "cd '$dir' && go mod tidy -e && go mod download"
+  minor=${KUBERNETES_VERSION#v1.}; minor=${minor%%.*}
+  ldflags="-s -w"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+    ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+  done
+  i=0
+  for c in "${k8s_components[@]}"; do
+    i=$((i + 1))
+    have "$c" "$KUBERNETES_VERSION" && continue
+    step "building $c $KUBERNETES_VERSION ($i/${#k8s_components[@]}; a cold build takes several minutes)"
+    build_or_die "$c" "$KUBERNETES_VERSION" -- bash -c "cd '$dir' && go build -ldflags '$ldflags' -o '$TOOLS_BIN/$c' k8s.io/kubernetes/cmd/$c"
+    mark "$c" "$KUBERNETES_VERSION"
+  done
+fi
+
+# etcd: the server module has no main package; etcdmain.Main is what the etcd binary calls.
+if ! have etcd "$ETCD_VERSION"; then
+  dir="$TAREMA_CACHE/build/etcd-$ETCD_VERSION"
+  mkdir -p "$dir"
+  cat >"$dir/go.mod" <<GOMOD
+module tarema.local/etcd-build
+
+go 1.25.0
+
+require go.etcd.io/etcd/server/v3 $ETCD_VERSION
+GOMOD
+  cat >"$dir/main.go" <<'GO'
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() { etcdmain.Main(os.Args) }
+GO
+  step "building etcd $ETCD_VERSION"
+  build_or_die etcd "$ETCD_VERSION" -- bash -c "cd '$dir' && go mod tidy && go build -ldflags '-s -w' -o '$TOOLS_BIN/etcd' ."
+  mark etcd "$ETCD_VERSION"
+fi
+
+if ! have kwok "$KWOK_VERSION"; then
+  step "building kwok $KWOK_VERSION"
+  build_or_die kwok "$KWOK_VERSION" -- env GOBIN="$TOOLS_BIN" go install -ldflags '-s -w' "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  mark kwok "$KWOK_VERSION"
+fi
+
+if ! have helm "$HELM_VERSION"; then
+  step "building helm $HELM_VERSION"
+  build_or_die helm "$HELM_VERSION" -- env GOBIN="$TOOLS_BIN" go install -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  mark helm "$HELM_VERSION"
+fi
+
+step "control plane tools ready in $TOOLS_BIN"

@@ -1,0 +1,82 @@
+/* jsonutil.c: see jsonutil.h. */
+#include "jsonutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fileutil.h"
+
+json_t *tm_json_path(const json_t *root, const char *path) {
+    const json_t *cur = root;
+    const char *p = path;
+    while (cur && *p) {
+        const char *dot = strchr(p, '.');
+        size_t n = dot ? (size_t)(dot - p) : strlen(p);
+        if (!json_is_object(cur))
+            return NULL;
+        cur = json_object_getn(cur, p, n);
+        p += n + (dot ? 1 : 0);
+    }
+    return (json_t *)cur;
+}
+
+const char *tm_json_str(const json_t *root, const char *path, const char *dflt) {
+    const json_t *v = tm_json_path(root, path);
+    return json_is_string(v) ? json_string_value(v) : dflt;
+}
+
+long long tm_json_int(const json_t *root, const char *path, long long dflt) {
+    const json_t *v = tm_json_path(root, path);
+    if (json_is_integer(v))
+        return json_integer_value(v);
+    if (json_is_real(v))
+        return (long long)json_real_value(v);
+    return dflt;
+}
+
+double tm_json_num(const json_t *root, const char *path, double dflt) {
+    const json_t *v = tm_json_path(root, path);
+    return json_is_number(v) ? json_number_value(v) : dflt;
+}
+
+bool tm_json_bool(const json_t *root, const char *path, bool dflt) {
+    const json_t *v = tm_json_path(root, path);
+    return json_is_boolean(v) ? json_is_true(v) : dflt;
+}
+
+json_t *tm_json_load_file(const char *path, tm_err *err) {
+    size_t len;
+    char *text = tm_read_file(path, &len, err);
+    if (!text)
+        return NULL;
+    json_error_t je;
+    json_t *v = json_loadb(text, len, 0, &je);
+    free(text);
+    if (!v)
+        tm_err_set(err, "%s:%d:%d: invalid JSON: %s", path, je.line, je.column, je.text);
+    return v;
+}
+
+int tm_json_check_keys(const json_t *obj, const char *const *allowed, const char *what,
+                       tm_err *err) {
+    const char *key;
+    json_t *val;
+    if (!json_is_object(obj))
+        return tm_err_set(err, "%s: expected a mapping", what);
+    json_object_foreach((json_t *)obj, key, val) {
+        int ok = 0;
+        for (const char *const *a = allowed; *a; a++)
+            if (strcmp(*a, key) == 0)
+                ok = 1;
+        if (!ok) {
+            char list[512] = "";
+            for (const char *const *a = allowed; *a; a++) {
+                strncat(list, *a, sizeof list - strlen(list) - 3);
+                if (a[1])
+                    strncat(list, ", ", sizeof list - strlen(list) - 1);
+            }
+            return tm_err_set(err, "%s: unknown key '%s' (allowed: %s)", what, key, list);
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,24 @@
+# tests/e2e/lib.sh: helpers for shell end-to-end tests. Sourced by each tests/e2e/*_test.sh.
+# A test script calls `check NAME COMMAND...` or `pass NAME` / `fail NAME WHY` and ends with
+# `summary`, which prints `N passed, N failed` like the C harness.
+E2E_PASSED=0
+E2E_FAILED=0
+REPO_ROOT=${REPO_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+BIN="${TAREMA_BIN:-$REPO_ROOT/bin}"
+
+pass() { E2E_PASSED=$((E2E_PASSED + 1)); echo "ok - $1"; }
+fail() { E2E_FAILED=$((E2E_FAILED + 1)); echo "not ok - $1"; [ -n "${2:-}" ] && echo "    $2"; return 0; }
+check() {
+  local name=$1; shift
+  local out
+  if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "$(echo "$out" | tail -n 15 | sed 's/^/    /')"; fi
+}
+# wait_for SECONDS COMMAND...: polls every 0.2 s until COMMAND succeeds; returns 1 on timeout.
+wait_for() {
+  local deadline=$(($(date +%s) + $1)); shift
+  until "$@" >/dev/null 2>&1; do
+    [ "$(date +%s)" -ge "$deadline" ] && return 1
+    sleep 0.2
+  done
+}
+summary() { echo "$E2E_PASSED passed, $E2E_FAILED failed"; [ "$E2E_FAILED" = 0 ]; }

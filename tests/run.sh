@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# tests/run.sh unit|e2e|all: runs the test programs and adds up their `N passed, N failed`
+# lines into one closing line. A program that dies without its summary line, or exits non-zero
+# with no failure counted, counts as one failure: a crash is never a pass.
+#
+# The e2e tests get one real local control plane (hack/cluster.sh) and one real PostgreSQL
+# (hack/postgres.sh) for the whole run, torn down on exit. Tests that need their own node set
+# create it through the API; kwok manages every node.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+REPO_ROOT=$(pwd)
+export REPO_ROOT
+O=${O:-build}
+# Absolute path of the binaries under test; e2e scripts and C tests read TAREMA_BIN.
+TAREMA_BIN=$(cd "${BINDIR:-bin}" 2>/dev/null && pwd || echo "$REPO_ROOT/bin")
+export TAREMA_BIN
+mode=${1:-all}
+passed=0
+failed=0
+failures=()
+TEST_TIMEOUT=${TEST_TIMEOUT:-900}
+
+run_one() { # name command...
+  local name=$1; shift
+  local log; log=$(mktemp)
+  local start=$SECONDS
+  echo "=== $name"
+  timeout --kill-after=10 "$TEST_TIMEOUT" "$@" 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  local line; line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+  local p=0 f=0
+  if [ -n "$line" ]; then
+    p=$(echo "$line" | cut -d' ' -f1); f=$(echo "$line" | cut -d' ' -f3)
+  fi
+  if [ -z "$line" ] || { [ "$rc" != 0 ] && [ "$f" = 0 ]; }; then
+    echo "not ok - $name exited with status $rc without reporting its failures"
+    f=$((f + 1))
+  fi
+  passed=$((passed + p)); failed=$((failed + f))
+  [ "$f" != 0 ] && failures+=("$name")
+  echo "--- $name: $p passed, $f failed ($((SECONDS - start)) s)"
+  rm -f "$log"
+}
+
+run_unit() {
+  for t in "$O"/tests/unit/*_test; do
+    [ -x "$t" ] && run_one "unit/$(basename "$t")" "$t"
+  done
+}
+
+e2e_down() {
+  bash hack/cluster.sh down >/dev/null 2>&1 || true
+  bash hack/postgres.sh down >/dev/null 2>&1 || true
+}
+
+run_e2e() {
+  trap e2e_down EXIT INT TERM
+  if ! bash hack/cluster.sh up; then
+    echo "not ok - local control plane did not start (hack/cluster.sh up)"
+    failed=$((failed + 1)); failures+=("cluster-up"); return
+  fi
+  eval "$(bash hack/cluster.sh env)"
+  if ! bash hack/postgres.sh up; then
+    echo "not ok - PostgreSQL did not start (hack/postgres.sh up)"
+    failed=$((failed + 1)); failures+=("postgres-up"); return
+  fi
+  eval "$(bash hack/postgres.sh env)"
+  for t in "$O"/tests/e2e/*_test tests/e2e/*_test.sh; do
+    [ -e "$t" ] || continue
+    case $t in
+      *.sh) run_one "e2e/$(basename "$t")" bash "$t" ;;
+      *) run_one "e2e/$(basename "$t")" "$t" ;;
+    esac
+  done
+}
+
+case $mode in
+  unit) run_unit ;;
+  e2e) run_e2e ;;
+  all) run_unit; run_e2e ;;
+  *) echo "usage: tests/run.sh unit|e2e|all" >&2; exit 2 ;;
+esac
+
+echo
+[ ${#failures[@]} -gt 0 ] && echo "failing: ${failures[*]}"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
