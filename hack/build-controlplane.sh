@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds, once, the real Kubernetes control plane used by tests and the demo: kube-apiserver,
-# kube-scheduler, kube-controller-manager, etcd, kwok and helm, all from the Go module proxy
+# kube-scheduler, kube-controller-manager, kubectl, etcd, kwok and helm, all from the Go module proxy
 # (no release binaries can be downloaded here). Results are cached outside the repository in
 # $TAREMA_CACHE/bin, keyed by version, so a second run does nothing.
 set -euo pipefail
@@ -25,7 +25,9 @@ build_or_die() { # name version -- command...
 
 # Kubernetes: a wrapper module requires k8s.io/kubernetes and replaces every staging module
 # (./staging/src/k8s.io/X in the tag's go.mod) with the published k8s.io/X module.
-k8s_components=(kube-apiserver kube-scheduler kube-controller-manager)
+# kubectl is built too, so tests and operators never depend on whichever kubectl (of whatever
+# version) happens to be installed.
+k8s_components=(kube-apiserver kube-scheduler kube-controller-manager kubectl)
 need_k8s=0
 for c in "${k8s_components[@]}"; do have "$c" "$KUBERNETES_VERSION" || need_k8s=1; done
 if [ $need_k8s = 1 ]; then
@@ -54,6 +56,7 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubectl"
 )
 GO
   step "resolving Kubernetes dependencies ($(echo "$staging" | wc -w) staging modules replaced)"

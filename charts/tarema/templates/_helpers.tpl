@@ -1,0 +1,119 @@
+{{/* _helpers.tpl: names, labels, images and shared pod settings of the tarema chart. */}}
+
+{{- define "tarema.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Resource name prefix: the release name, or <release>-tarema when it lacks "tarema". */}}
+{{- define "tarema.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Labels every object carries. */}}
+{{- define "tarema.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+app.kubernetes.io/name: {{ include "tarema.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: tarema
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* Selector labels of one component: include "tarema.selector" (list . "scheduler"). */}}
+{{- define "tarema.selector" -}}
+{{- $ := index . 0 -}}
+app.kubernetes.io/name: {{ include "tarema.name" $ }}
+app.kubernetes.io/instance: {{ $.Release.Name }}
+app.kubernetes.io/component: {{ index . 1 }}
+{{- end -}}
+
+{{/* Labels of one component's objects. */}}
+{{- define "tarema.componentLabels" -}}
+{{ include "tarema.labels" (index . 0) }}
+app.kubernetes.io/component: {{ index . 1 }}
+{{- end -}}
+
+{{/* Image of one component: include "tarema.image" (list . .Values.scheduler.image). */}}
+{{- define "tarema.image" -}}
+{{- $ := index . 0 -}}
+{{- $img := index . 1 -}}
+{{- $tag := $img.tag | default $.Values.image.tag | default $.Chart.AppVersion -}}
+{{- if $.Values.image.registry -}}
+{{- printf "%s/%s:%s" $.Values.image.registry $img.repository $tag -}}
+{{- else -}}
+{{- printf "%s:%s" $img.repository $tag -}}
+{{- end -}}
+{{- end -}}
+
+{{/* ServiceAccount names, one per component (the bench Jobs have their own). */}}
+{{- define "tarema.sa.scheduler" -}}{{ include "tarema.fullname" . }}-scheduler{{- end -}}
+{{- define "tarema.sa.labeler" -}}{{ include "tarema.fullname" . }}-labeler{{- end -}}
+{{- define "tarema.sa.profiler" -}}{{ include "tarema.fullname" . }}-profiler{{- end -}}
+{{- define "tarema.sa.bench" -}}{{ include "tarema.fullname" . }}-profiler-bench{{- end -}}
+
+{{/* The Secret and key holding the labeler's DATABASE_URL. */}}
+{{- define "tarema.db.secretName" -}}
+{{- if .Values.postgresql.bundled -}}
+{{ include "tarema.fullname" . }}-postgresql
+{{- else if .Values.postgresql.external.existingSecret -}}
+{{ .Values.postgresql.external.existingSecret }}
+{{- else -}}
+{{ include "tarema.fullname" . }}-database
+{{- end -}}
+{{- end -}}
+{{- define "tarema.db.secretKey" -}}
+{{- if or .Values.postgresql.bundled (not .Values.postgresql.external.existingSecret) -}}
+uri
+{{- else -}}
+{{ .Values.postgresql.external.existingSecretKey }}
+{{- end -}}
+{{- end -}}
+
+{{/* Pod settings shared by the tarema pods: pull secrets and pod securityContext. */}}
+{{- define "tarema.podCommon" -}}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+securityContext:
+  {{- toYaml .Values.podSecurityContext | nindent 2 }}
+{{- end -}}
+
+{{/* Scheduling constraints of a component: include "tarema.placement" .Values.scheduler */}}
+{{- define "tarema.placement" -}}
+{{- with .nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/* The scheduler's config file: values.scheduler.config plus the chart-managed keys. */}}
+{{- define "tarema.scheduler.config" -}}
+{{- $c := deepCopy .Values.scheduler.config -}}
+{{- $_ := set $c "mode" .Values.scheduler.mode -}}
+{{- $_ := set $c "bindAddress" "0.0.0.0" -}}
+{{- $_ := set $c "port" (int .Values.scheduler.port) -}}
+{{- $le := .Values.scheduler.leaderElection -}}
+{{- $_ := set $c "leaderElection" (dict "enabled" $le.enabled "namespace" .Release.Namespace "name" $le.leaseName "leaseMs" (int $le.leaseMs) "renewDeadlineMs" (int $le.renewDeadlineMs) "retryMs" (int $le.retryMs)) -}}
+{{- toYaml $c -}}
+{{- end -}}

@@ -1,0 +1,342 @@
+/* main.c: the tarema-labeler command line. Thin: parses flags and calls the modules.
+ *
+ *   tarema-labeler migrate [--db URI]
+ *   tarema-labeler ingest --workflow NAME [--run NAME] [--db URI] TRACE.txt...
+ *   tarema-labeler label --workflow W [--process P] [--groups GROUPS.json] [--json] [--db URI]
+ *   tarema-labeler serve [--port N] [--bind ADDR] [--spool DIR] [--namespace NS] ...
+ *
+ * The database is --db, else $DATABASE_URL, else libpq's PG* environment variables. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "labeler/groups.h"
+#include "labeler/ingest.h"
+#include "labeler/labels.h"
+#include "labeler/report.h"
+#include "labeler/serve.h"
+#include "labeler/store.h"
+#include "lib/jsonutil.h"
+#include "lib/kube.h"
+#include "lib/log.h"
+
+/* Set by SIGINT/SIGTERM; the serve loop polls it. The one piece of mutable global state. */
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig) {
+    (void)sig;
+    stop_requested = 1;
+}
+
+static void usage(FILE *out) {
+    fputs("usage: tarema-labeler COMMAND [options]\n"
+          "  migrate                       create or upgrade the database schema\n"
+          "  ingest --workflow NAME [--run RUN] TRACE.txt...\n"
+          "                                store Nextflow trace files (raw or human units)\n"
+          "  label --workflow W [--process P] [--groups GROUPS.json] [--json]\n"
+          "                                print task labels and the bounds behind them\n"
+          "  serve [--port 8080] [--bind 0.0.0.0] [--spool DIR] [--namespace NS]\n"
+          "        [--workflow-key PATH] [--default-workflow W] [--groups GROUPS.json]\n"
+          "        [--refresh-seconds 5] [--no-publish]\n"
+          "                                weblog receiver, TaskProfile publisher\n"
+          "common: --db URI (else $DATABASE_URL, else PG* variables), --kubeconfig PATH,\n"
+          "        --log-level debug|info|warn|error, --log-format text|json\n",
+          out);
+}
+
+typedef struct opts {
+    const char *db, *workflow, *run, *process, *groups, *kubeconfig, *spool, *bind, *ns;
+    const char *workflow_key, *default_workflow;
+    int port, json, no_publish, refresh_s;
+} opts;
+
+static int parse_opts(int argc, char **argv, opts *o) {
+    static const struct option longopts[] = {
+        {"db", required_argument, 0, 'd'},
+        {"workflow", required_argument, 0, 'w'},
+        {"run", required_argument, 0, 'r'},
+        {"process", required_argument, 0, 'p'},
+        {"groups", required_argument, 0, 'g'},
+        {"kubeconfig", required_argument, 0, 'k'},
+        {"spool", required_argument, 0, 's'},
+        {"bind", required_argument, 0, 'b'},
+        {"port", required_argument, 0, 'P'},
+        {"namespace", required_argument, 0, 'n'},
+        {"workflow-key", required_argument, 0, 'K'},
+        {"default-workflow", required_argument, 0, 'D'},
+        {"refresh-seconds", required_argument, 0, 'R'},
+        {"json", no_argument, 0, 'j'},
+        {"no-publish", no_argument, 0, 'N'},
+        {"log-level", required_argument, 0, 'L'},
+        {"log-format", required_argument, 0, 'F'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    const char *level = "info", *format = "text";
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            o->db = optarg;
+            break;
+        case 'w':
+            o->workflow = optarg;
+            break;
+        case 'r':
+            o->run = optarg;
+            break;
+        case 'p':
+            o->process = optarg;
+            break;
+        case 'g':
+            o->groups = optarg;
+            break;
+        case 'k':
+            o->kubeconfig = optarg;
+            break;
+        case 's':
+            o->spool = optarg;
+            break;
+        case 'b':
+            o->bind = optarg;
+            break;
+        case 'n':
+            o->ns = optarg;
+            break;
+        case 'K':
+            o->workflow_key = optarg;
+            break;
+        case 'D':
+            o->default_workflow = optarg;
+            break;
+        case 'j':
+            o->json = 1;
+            break;
+        case 'N':
+            o->no_publish = 1;
+            break;
+        case 'L':
+            level = optarg;
+            break;
+        case 'F':
+            format = optarg;
+            break;
+        case 'P':
+        case 'R': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 0 || v > 65535) {
+                fprintf(stderr, "tarema-labeler: --%s '%s' is not a number in 0..65535\n",
+                        c == 'P' ? "port" : "refresh-seconds", optarg);
+                return -1;
+            }
+            *(c == 'P' ? &o->port : &o->refresh_s) = (int)v;
+            break;
+        }
+        case 'h':
+            usage(stdout);
+            exit(0);
+        default:
+            usage(stderr);
+            return -1;
+        }
+    }
+    if (tm_log_configure(level, format) < 0) {
+        fprintf(stderr, "tarema-labeler: bad --log-level '%s' or --log-format '%s'\n", level,
+                format);
+        return -1;
+    }
+    if (!o->db)
+        o->db = getenv("DATABASE_URL");
+    if (o->workflow && strlen(o->workflow) >= sizeof((lab_task_run *)0)->workflow) {
+        fprintf(stderr, "tarema-labeler: --workflow is longer than %zu characters\n",
+                sizeof((lab_task_run *)0)->workflow - 1);
+        return -1;
+    }
+    return 0;
+}
+
+static int cmd_migrate(const opts *o) {
+    tm_err err = {{0}, 0};
+    lab_store *s = lab_store_open(o->db, &err);
+    if (!s) {
+        fprintf(stderr, "tarema-labeler: %s\n", err.msg);
+        return 1;
+    }
+    lab_store_close(s);
+    printf("database schema is up to date\n");
+    return 0;
+}
+
+static int cmd_ingest(const opts *o, int nfiles, char **files) {
+    if (!o->workflow || !*o->workflow || nfiles == 0) {
+        fprintf(stderr, "tarema-labeler ingest: needs --workflow NAME and at least one trace "
+                        "file\n");
+        return 2;
+    }
+    tm_err err = {{0}, 0};
+    lab_store *s = lab_store_open(o->db, &err);
+    if (!s) {
+        fprintf(stderr, "tarema-labeler: %s\n", err.msg);
+        return 1;
+    }
+    int rc = 0;
+    for (int i = 0; i < nfiles; i++) {
+        FILE *f = strcmp(files[i], "-") == 0 ? stdin : fopen(files[i], "r");
+        if (!f) {
+            fprintf(stderr, "tarema-labeler: cannot open %s: %m\n", files[i]);
+            rc = 1;
+            continue;
+        }
+        char run[128];
+        if (o->run)
+            snprintf(run, sizeof run, "%s", o->run);
+        else
+            lab_ingest_default_run(files[i], run, sizeof run);
+        lab_ingest_stats st;
+        if (lab_ingest_trace(s, f, files[i], o->workflow, run, &st, &err) < 0) {
+            fprintf(stderr, "tarema-labeler: %s\n", err.msg);
+            rc = 1;
+        } else {
+            printf("%s: stored %ld task runs (%ld new, %ld updated), skipped %ld bad rows "
+                   "(workflow %s, run %s)\n",
+                   files[i], st.stored, st.inserted, st.updated, st.skipped, o->workflow, run);
+            if (st.stored == 0 && st.skipped > 0)
+                rc = 1;
+        }
+        if (f != stdin)
+            fclose(f);
+    }
+    lab_store_close(s);
+    return rc;
+}
+
+/* Node groups from --groups, else from the live cluster's Node labels. */
+static int load_groups(const opts *o, lab_groups *g, tm_err *err) {
+    if (o->groups) {
+        json_t *root = tm_json_load_file(o->groups, err);
+        if (!root)
+            return -1;
+        int rc = lab_groups_from_json(root, g, err);
+        json_decref(root);
+        return rc < 0 ? tm_err_wrap(err, "%s", o->groups) : 0;
+    }
+    tm_kube_config *cfg = tm_kube_config_auto(o->kubeconfig, NULL, err);
+    if (!cfg)
+        return tm_err_wrap(err, "node groups from the cluster (or pass --groups GROUPS.json)");
+    tm_kube *k = tm_kube_new(cfg, err);
+    tm_kube_config_free(cfg);
+    if (!k)
+        return -1;
+    json_t *nodes = tm_kube_list(k, "/api/v1/nodes", NULL, NULL, err);
+    int rc = nodes ? lab_groups_from_nodes(nodes, g, err) : -1;
+    json_decref(nodes);
+    tm_kube_free(k);
+    return rc;
+}
+
+static int cmd_label(const opts *o) {
+    if (!o->workflow) {
+        fprintf(stderr, "tarema-labeler label: needs --workflow NAME\n");
+        return 2;
+    }
+    tm_err err = {{0}, 0};
+    lab_groups groups;
+    lab_classes classes[LAB_NFEATURES];
+    if (load_groups(o, &groups, &err) < 0 || lab_groups_all_classes(&groups, classes, &err) < 0) {
+        fprintf(stderr, "tarema-labeler: %s\n", err.msg);
+        return 1;
+    }
+    lab_store *s = lab_store_open(o->db, &err);
+    if (!s) {
+        fprintf(stderr, "tarema-labeler: %s\n", err.msg);
+        return 1;
+    }
+    lab_samples smp;
+    int rc = 1;
+    if (lab_store_samples(s, o->workflow, &smp, &err) < 0) {
+        fprintf(stderr, "tarema-labeler: %s\n", err.msg);
+        goto out;
+    }
+    if (smp.n == 0) {
+        fprintf(stderr,
+                "tarema-labeler: workflow '%s' has no completed task runs: every process is "
+                "unlabeled (ingest a trace first)\n",
+                o->workflow);
+        lab_samples_free(&smp);
+        goto out;
+    }
+    lab_labeling *l = lab_label_compute(smp.v, smp.n, classes, &err);
+    if (!l) {
+        fprintf(stderr, "tarema-labeler: %s\n", err.msg);
+    } else if (o->json) {
+        json_t *j = lab_report_json(l, o->workflow, o->process);
+        json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+        fputc('\n', stdout);
+        json_decref(j);
+        rc = 0;
+    } else {
+        int printed = lab_report_text(stdout, l, o->workflow, o->process);
+        if (o->process && printed == 0)
+            fprintf(stderr,
+                    "tarema-labeler: process '%s' has no completed runs in workflow "
+                    "'%s': unlabeled\n",
+                    o->process, o->workflow);
+        else
+            rc = 0;
+    }
+    lab_labeling_free(l);
+    lab_samples_free(&smp);
+out:
+    lab_store_close(s);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    opts o = {.port = 8080, .refresh_s = 5};
+    if (parse_opts(argc - 1, argv + 1, &o) < 0)
+        return 2;
+    int nrest = argc - 1 - optind;
+    char **rest = argv + 1 + optind;
+    if (strcmp(cmd, "migrate") == 0)
+        return cmd_migrate(&o);
+    if (strcmp(cmd, "ingest") == 0)
+        return cmd_ingest(&o, nrest, rest);
+    if (strcmp(cmd, "label") == 0)
+        return cmd_label(&o);
+    if (strcmp(cmd, "serve") == 0) {
+        lab_serve_opts so = {
+            .db = o.db,
+            .bind = o.bind ? o.bind : "0.0.0.0",
+            .port = o.port,
+            .spool_dir = o.spool ? o.spool : "/var/lib/tarema-labeler/spool",
+            .ns = o.ns,
+            .kubeconfig = o.kubeconfig,
+            .groups_file = o.groups,
+            .workflow_key = o.workflow_key,
+            .default_workflow = o.default_workflow,
+            .refresh_s = o.refresh_s ? o.refresh_s : 5,
+            .publish = !o.no_publish,
+        };
+        struct sigaction sa = {.sa_handler = on_signal};
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+        signal(SIGPIPE, SIG_IGN);
+        return lab_serve_main(&so, &stop_requested);
+    }
+    fprintf(stderr, "tarema-labeler: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return 2;
+}

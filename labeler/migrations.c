@@ -1,0 +1,27 @@
+/* migrations.c: see migrations.h. The .sql files are included byte for byte by the assembler
+ * (.incbin, paths relative to the repository root where make runs) and NUL-terminated, so the
+ * SQL has one source of truth and needs no code generator. Add a migration: write the next
+ * NNN_name.sql, add an EMBED line and a table entry; never edit a released migration. */
+#include "labeler/migrations.h"
+
+#define EMBED(sym, path)                                                                           \
+    __asm__(".section .rodata\n"                                                                   \
+            ".global " #sym "\n"                                                                   \
+            ".type " #sym ", @object\n" #sym ":\n"                                                 \
+            ".incbin \"" path "\"\n"                                                               \
+            ".byte 0\n"                                                                            \
+            ".previous\n")
+
+EMBED(lab_sql_001, "labeler/migrations/001_task_runs.sql");
+EMBED(lab_sql_002, "labeler/migrations/002_weblog_runs.sql");
+extern const char lab_sql_001[], lab_sql_002[];
+
+static const tm_pg_migration migrations[] = {
+    {1, "task_runs", lab_sql_001},
+    {2, "weblog_runs", lab_sql_002},
+};
+
+const tm_pg_migration *lab_migrations(size_t *n) {
+    *n = sizeof migrations / sizeof migrations[0];
+    return migrations;
+}

@@ -1,0 +1,193 @@
+/* units.c: see units.h. */
+#include "labeler/units.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "labeler/taskrun.h"
+
+static const char *skip_ws(const char *p) {
+    while (*p && isspace((unsigned char)*p))
+        p++;
+    return p;
+}
+
+/* Absent values: Nextflow prints "-" for metrics it could not collect. */
+static int is_absent(const char *s) {
+    s = skip_ws(s);
+    return *s == '\0' || (s[0] == '-' && *skip_ws(s + 1) == '\0');
+}
+
+/* Whole string is an integer (with surrounding blanks)? */
+static int parse_plain_int(const char *s, int64_t *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || errno)
+        return -1;
+    if (*skip_ws(end))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int lab_parse_int(const char *s, int64_t *out, tm_err *err) {
+    if (is_absent(s)) {
+        *out = LAB_NONE;
+        return 0;
+    }
+    if (parse_plain_int(s, out) < 0)
+        return tm_err_set(err, "'%s' is not an integer", s);
+    return 0;
+}
+
+/* Reads a non-negative decimal number at *p; advances *p. */
+static int read_number(const char **p, double *v) {
+    char *end;
+    if (!isdigit((unsigned char)**p) && **p != '.')
+        return -1;
+    *v = strtod(*p, &end);
+    if (end == *p)
+        return -1;
+    *p = end;
+    return 0;
+}
+
+int lab_parse_duration_ms(const char *s, int64_t *out, tm_err *err) {
+    if (is_absent(s)) {
+        *out = LAB_NONE;
+        return 0;
+    }
+    if (parse_plain_int(s, out) == 0) /* raw: milliseconds */
+        return *out < 0 ? tm_err_set(err, "duration '%s' is negative", s) : 0;
+    const char *p = skip_ws(s);
+    double total = 0;
+    int parts = 0;
+    while (*p) {
+        double v;
+        if (read_number(&p, &v) < 0)
+            return tm_err_set(err, "duration '%s': expected a number at '%s'", s, p);
+        double unit;
+        if (strncmp(p, "ms", 2) == 0) {
+            unit = 1, p += 2;
+        } else if (*p == 's') {
+            unit = 1000, p++;
+        } else if (*p == 'm') {
+            unit = 60000, p++;
+        } else if (*p == 'h') {
+            unit = 3600000, p++;
+        } else if (*p == 'd') {
+            unit = 86400000, p++;
+        } else {
+            return tm_err_set(err, "duration '%s': unknown unit at '%s' (use d, h, m, s, ms)", s,
+                              *p ? p : "end");
+        }
+        total += v * unit;
+        parts++;
+        p = skip_ws(p);
+    }
+    if (!parts)
+        return tm_err_set(err, "duration '%s' is empty", s);
+    *out = (int64_t)llround(total);
+    return 0;
+}
+
+int lab_parse_bytes(const char *s, int64_t *out, tm_err *err) {
+    if (is_absent(s)) {
+        *out = LAB_NONE;
+        return 0;
+    }
+    if (parse_plain_int(s, out) == 0) /* raw: bytes */
+        return *out < 0 ? tm_err_set(err, "size '%s' is negative", s) : 0;
+    const char *p = skip_ws(s);
+    double v;
+    if (read_number(&p, &v) < 0)
+        return tm_err_set(err, "size '%s' is not a number with a unit like '1.2 GB'", s);
+    p = skip_ws(p);
+    static const char *const units[] = {"B", "KB", "MB", "GB", "TB", "PB", "EB"};
+    size_t ulen = strcspn(p, " \t");
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (ulen == strlen(units[i]) && strncasecmp(p, units[i], ulen) == 0 &&
+            !*skip_ws(p + ulen)) {
+            *out = (int64_t)llround(ldexp(v, 10 * (int)i));
+            return 0;
+        }
+    }
+    return tm_err_set(err, "size '%s': unknown unit (use B, KB, MB, GB, TB, PB or EB)", s);
+}
+
+int lab_parse_percent(const char *s, double *out, tm_err *err) {
+    if (is_absent(s)) {
+        *out = NAN;
+        return 0;
+    }
+    const char *p = skip_ws(s);
+    char *end;
+    double v = strtod(p, &end);
+    if (end == p || !isfinite(v) || v < 0)
+        return tm_err_set(err, "percentage '%s' is not a non-negative number", s);
+    end = (char *)skip_ws(end);
+    if (*end == '%')
+        end++;
+    if (*skip_ws(end))
+        return tm_err_set(err, "percentage '%s' has trailing text", s);
+    *out = v;
+    return 0;
+}
+
+int lab_parse_timestamp_ms(const char *s, int64_t *out, tm_err *err) {
+    return lab_parse_timestamp_ms_cached(s, out, NULL, err);
+}
+
+int lab_parse_timestamp_ms_cached(const char *s, int64_t *out, lab_ts_cache *cache, tm_err *err) {
+    if (is_absent(s)) {
+        *out = LAB_NONE;
+        return 0;
+    }
+    if (parse_plain_int(s, out) == 0)
+        return 0;
+    struct tm tmv;
+    memset(&tmv, 0, sizeof tmv);
+    const char *p = skip_ws(s);
+    char *end = strptime(p, "%Y-%m-%d %H:%M:%S", &tmv);
+    if (!end)
+        return tm_err_set(err, "timestamp '%s' is not 'YYYY-MM-DD HH:MM:SS[.mmm]'", s);
+    int64_t ms = 0;
+    if (*end == '.') {
+        const char *q = end + 1;
+        int digits = 0;
+        while (isdigit((unsigned char)*q) && digits < 3)
+            ms = ms * 10 + (*q++ - '0'), digits++;
+        while (digits++ < 3)
+            ms *= 10;
+        while (isdigit((unsigned char)*q))
+            q++;
+        end = (char *)q;
+    }
+    if (*skip_ws(end))
+        return tm_err_set(err, "timestamp '%s' has trailing text", s);
+    /* Zone offsets change on whole hours (or at least not within the hours traces cover),
+     * so the hour's start converted once plus minutes and seconds is exact. */
+    int minsec = tmv.tm_min * 60 + tmv.tm_sec;
+    if (cache && strncmp(cache->hour, p, 13) == 0 && cache->hour[13] == '\0') {
+        *out = (int64_t)(cache->base + minsec) * 1000 + ms;
+        return 0;
+    }
+    tmv.tm_min = tmv.tm_sec = 0;
+    tmv.tm_isdst = -1; /* Nextflow writes the submitting machine's local time */
+    time_t t = mktime(&tmv);
+    if (t == (time_t)-1)
+        return tm_err_set(err, "timestamp '%s' is out of range", s);
+    if (cache) {
+        memcpy(cache->hour, p, 13);
+        cache->hour[13] = '\0';
+        cache->base = (long long)t;
+    }
+    *out = ((int64_t)t + minsec) * 1000 + ms;
+    return 0;
+}

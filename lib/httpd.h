@@ -1,0 +1,103 @@
+/* httpd.h: a small HTTP/1.1 server over libmicrohttpd for tarema's endpoints (scheduler
+ * extender, health, metrics, labeler weblog).
+ *
+ *   tm_httpd_opts o = {.port = 10259};
+ *   tm_httpd *srv = tm_httpd_start(&o, &err);
+ *   tm_httpd_route(srv, "POST", "/filter", on_filter, ctx);
+ *   tm_httpd_route(srv, "POST", "/weblog*", on_weblog, ctx);   // prefix route
+ *   tm_httpd_enable_health(srv, is_ready, ctx);                // /healthz, /readyz
+ *   tm_httpd_enable_metrics(srv, registry);                    // /metrics
+ *   ...
+ *   tm_httpd_free(srv);                                        // stops, waits, frees
+ *
+ * Threads: every connection gets its own thread (libmicrohttpd thread-per-connection), so a slow
+ * handler delays only its own client. HANDLERS ARE CALLED CONCURRENTLY FROM SEVERAL THREADS and
+ * must protect any state they share. The whole body is read before the handler runs; bodies over
+ * max_body get 413 without calling it. Routes may be added at any time, also while serving.
+ *
+ * Routing: exact path match ("/filter"), or a prefix when the pattern ends with '*' ("/weblog*"
+ * matches "/weblog", "/weblog/abc"). An exact match beats a prefix, a longer prefix beats a
+ * shorter one. method NULL or "*" accepts any method; HEAD is served by GET routes. An unknown
+ * path gets 404, a known path with another method 405 with an Allow header; both with a JSON body
+ * {"error": "..."}. Requests libmicrohttpd cannot parse (bad request line, bad Content-Length)
+ * are answered 400 or closed by libmicrohttpd itself, without reaching any handler. */
+#ifndef TAREMA_HTTPD_H
+#define TAREMA_HTTPD_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "metrics.h"
+
+typedef struct tm_httpd tm_httpd;
+
+typedef struct tm_httpd_opts {
+    const char *bind_addr; /* IPv4 or IPv6 literal; NULL = "127.0.0.1"; "0.0.0.0" for all */
+    int port;              /* 0 = a free port chosen by the kernel (see tm_httpd_port) */
+    size_t max_body;       /* bytes; 0 = 8 MiB */
+    unsigned max_conns;    /* concurrent connections (= threads); 0 = 256 */
+    unsigned timeout_s;    /* idle connection timeout; 0 = 30 s */
+    const char *name;      /* for log lines ("extender", "weblog"); NULL = "httpd" */
+} tm_httpd_opts;
+
+/* One request, valid only during the handler call. body is the whole body with a NUL appended
+ * (body_len excludes it); "" when there was none. */
+typedef struct tm_httpd_req {
+    const char *method;
+    const char *path; /* without the query string, already percent-decoded */
+    const char *body;
+    size_t body_len;
+    const char *remote_addr; /* "127.0.0.1" or "::1", "" when unknown */
+    void *conn_;             /* internal: the libmicrohttpd connection */
+} tm_httpd_req;
+
+/* The response a handler fills. Use the setters below; a handler that sets nothing answers
+ * 200 with an empty body. Setting again replaces the earlier body. */
+typedef struct tm_httpd_resp tm_httpd_resp;
+
+typedef void (*tm_httpd_handler)(const tm_httpd_req *req, tm_httpd_resp *resp, void *ud);
+
+/* Starts serving in background threads. Returns NULL with err (e.g. "listen 127.0.0.1:80:
+ * permission denied") on failure. opts may be NULL for all defaults. */
+tm_httpd *tm_httpd_start(const tm_httpd_opts *opts, tm_err *err);
+int tm_httpd_port(const tm_httpd *srv); /* the port actually bound */
+/* Stops accepting, lets requests in progress finish (up to 10 s), closes every connection and
+ * joins the threads. Handlers are not called after it returns. Idempotent. */
+void tm_httpd_stop(tm_httpd *srv);
+void tm_httpd_free(tm_httpd *srv); /* stops if needed, then frees; NULL is fine */
+
+/* Adds a route (see the header comment for matching). Re-adding the same method and pattern
+ * replaces the handler. Returns -1 with err on a pattern not starting with '/'. */
+int tm_httpd_route(tm_httpd *srv, const char *method, const char *pattern, tm_httpd_handler fn,
+                   void *ud, tm_err *err);
+
+/* Readiness callback: returns true when ready; otherwise writes a reason for humans. */
+typedef bool (*tm_httpd_ready_fn)(void *ud, char *reason, size_t reason_size);
+/* GET /healthz answers 200 "ok" while the server runs. GET /readyz answers 200 "ok", or 503
+ * with the reason as text when ready returns false. ready NULL = always ready. */
+int tm_httpd_enable_health(tm_httpd *srv, tm_httpd_ready_fn ready, void *ud, tm_err *err);
+/* GET /metrics renders reg (borrowed: must outlive the server). */
+int tm_httpd_enable_metrics(tm_httpd *srv, tm_metrics *reg, tm_err *err);
+
+/* Request accessors; returned strings are borrowed for the handler call, NULL when absent. */
+const char *tm_httpd_query(const tm_httpd_req *req, const char *key);   /* decoded ?key=value */
+const char *tm_httpd_header(const tm_httpd_req *req, const char *name); /* case-insensitive */
+/* Parses the body as JSON. On failure sets resp to 400 {"error": "invalid JSON body: <why> at
+ * line L column C"} and returns NULL; the handler then just returns. New reference. */
+json_t *tm_httpd_req_json(const tm_httpd_req *req, tm_httpd_resp *resp);
+
+/* Response setters. tm_httpd_json steals the reference to body (NULL becomes a 500). */
+void tm_httpd_json(tm_httpd_resp *resp, int status, json_t *body);
+void tm_httpd_text(tm_httpd_resp *resp, int status, const char *text); /* copied, text/plain */
+/* Copies len bytes of data with the given content type. */
+void tm_httpd_body(tm_httpd_resp *resp, int status, const char *content_type, const char *data,
+                   size_t len);
+/* {"error": "<formatted message>"} with the given status. */
+void tm_httpd_error(tm_httpd_resp *resp, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Adds a response header (both strings copied). */
+void tm_httpd_header_set(tm_httpd_resp *resp, const char *name, const char *value);
+
+#endif

@@ -1,0 +1,452 @@
+/* informer.c: list+watch with a local store (tm_informer_* of lib/kube.h), on the client's
+ * loop. State machine:
+ *
+ *   list (paged) --done--> diff against store, emit, synced --> watch from the list's RV
+ *   watch: events update store and RV; BOOKMARK updates RV only
+ *   watch ends normally (server timeout) --> watch again from the last RV, no re-list
+ *   watch fails (connection refused, reset, 5xx) --> backoff, watch again from the last RV
+ *   HTTP 410 or an ERROR event with code 410 --> re-list at once (the RV is too old)
+ *   list fails --> backoff, list again
+ *
+ * The diff on re-list is what makes an informer see every change made while it was not
+ * watching (an API server restart), deletions included. Callbacks may stop the informer: it
+ * is then freed when the callback returns (`busy`). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backoff.h"
+#include "jsonutil.h"
+#include "kube_internal.h"
+#include "log.h"
+
+/* client-go watches for a random 5..10 minutes so that servers are not hit in lockstep. */
+#define WATCH_MIN_S 300
+#define BACKOFF_BASE_MS 500
+#define BACKOFF_CAP_MS 10000
+#define BACKOFF_RESET_MS 60000
+/* A stream that ends sooner than this counts as a failure (backoff), not a server timeout. */
+#define WATCH_HEALTHY_MS 1000
+
+struct tm_informer {
+    tm_kube *k;
+    char *path, *label_selector, *field_selector;
+    int page_size;
+    void (*on_event)(void *ud, tm_watch_type type, json_t *obj, json_t *old);
+    void (*on_synced)(void *ud);
+    void *ud;
+
+    json_t *store; /* "ns/name" (or "name") -> object */
+    json_t *fresh; /* a list in progress */
+    char *rv, *cont;
+    bool synced, stopped, list_restarted;
+    int busy;
+    unsigned lists, watches;
+    tm_xfer *xfer;
+    tm_timer *timer;
+    tm_backoff bo;
+    int64_t watch_started_ms;
+    tm_informer *prev, *next;
+};
+
+static void start_list(tm_informer *inf);
+static void start_watch(tm_informer *inf);
+
+static void informer_destroy(tm_informer *inf) {
+    json_decref(inf->store);
+    json_decref(inf->fresh);
+    free(inf->rv);
+    free(inf->cont);
+    free(inf->path);
+    free(inf->label_selector);
+    free(inf->field_selector);
+    free(inf);
+}
+
+/* Returns true if the informer was stopped by a callback (and must not be touched again). */
+static bool leave(tm_informer *inf) {
+    if (--inf->busy == 0 && inf->stopped) {
+        informer_destroy(inf);
+        return true;
+    }
+    return inf->stopped;
+}
+
+static void obj_key(const json_t *obj, char *buf, size_t len) {
+    const char *ns = tm_json_str(obj, "metadata.namespace", NULL);
+    const char *name = tm_json_str(obj, "metadata.name", "");
+    if (ns && *ns)
+        snprintf(buf, len, "%s/%s", ns, name);
+    else
+        snprintf(buf, len, "%s", name);
+}
+
+static const char *obj_rv(const json_t *obj) {
+    return tm_json_str(obj, "metadata.resourceVersion", "");
+}
+
+static void set_rv(tm_informer *inf, const char *rv) {
+    if (rv && *rv) {
+        free(inf->rv);
+        inf->rv = strdup(rv);
+    }
+}
+
+static void emit(tm_informer *inf, tm_watch_type t, json_t *obj, json_t *old) {
+    if (inf->on_event && !inf->stopped)
+        inf->on_event(inf->ud, t, obj, old);
+}
+
+static char *with_selectors(tm_informer *inf, char *p) {
+    if (inf->label_selector)
+        p = tm_kube_query_add(p, "labelSelector", inf->label_selector);
+    if (inf->field_selector)
+        p = tm_kube_query_add(p, "fieldSelector", inf->field_selector);
+    return p;
+}
+
+static void on_timer_list(void *ud) {
+    tm_informer *inf = ud;
+    inf->timer = NULL;
+    start_list(inf);
+}
+
+static void on_timer_watch(void *ud) {
+    tm_informer *inf = ud;
+    inf->timer = NULL;
+    start_watch(inf);
+}
+
+static void retry_later(tm_informer *inf, void (*fn)(void *), const char *what, const char *why) {
+    int64_t d = tm_backoff_next(&inf->bo, tm_kube_now_ms());
+    tm_warn("informer %s failed path=%s retry_ms=%lld error=\"%s\"", what, inf->path,
+            (long long)d, why);
+    inf->timer = tm_timer_add(inf->k, d, fn, inf);
+}
+
+/* ---- list -------------------------------------------------------------------------------- */
+
+static void list_page(tm_informer *inf);
+
+/* Swaps in the listed objects and reports what changed since the store was last filled. */
+static void apply_list(tm_informer *inf) {
+    json_t *old = inf->store;
+    inf->store = inf->fresh;
+    inf->fresh = NULL;
+    inf->busy++;
+    const char *key;
+    json_t *obj;
+    json_object_foreach(inf->store, key, obj) {
+        json_t *prev = json_object_get(old, key);
+        if (!prev)
+            emit(inf, TM_WATCH_ADDED, obj, NULL);
+        else if (strcmp(obj_rv(prev), obj_rv(obj)) != 0)
+            emit(inf, TM_WATCH_MODIFIED, obj, prev);
+        if (inf->stopped)
+            break;
+    }
+    json_object_foreach(old, key, obj) {
+        if (inf->stopped)
+            break;
+        if (!json_object_get(inf->store, key))
+            emit(inf, TM_WATCH_DELETED, obj, obj);
+    }
+    json_decref(old);
+    inf->synced = true;
+    if (!inf->stopped && inf->on_synced)
+        inf->on_synced(inf->ud);
+    if (leave(inf))
+        return;
+    start_watch(inf);
+}
+
+static void list_done(void *ud, tm_xfer *x, CURLcode rc, long status) {
+    tm_informer *inf = ud;
+    inf->xfer = NULL;
+    json_t *page = NULL;
+    if (rc == CURLE_OK && status == 200)
+        page = json_loadb(x->resp.data ? x->resp.data : "", x->resp.len, 0, NULL);
+    if (!page || !json_is_array(json_object_get(page, "items"))) {
+        if (rc == CURLE_OK && status == 410 && inf->cont && !inf->list_restarted) {
+            inf->list_restarted = true; /* expired continue token: start over once */
+            json_decref(page);
+            start_list(inf);
+            return;
+        }
+        tm_err err = {0};
+        if (rc == CURLE_OK && status == 200)
+            tm_err_set(&err, "GET %s: response is not a list", x->path);
+        else
+            tm_kube_fill_error(&err, x->method, x->path, inf->k->server, rc, x->errbuf, status,
+                               x->resp.data, x->resp.len);
+        json_decref(page);
+        retry_later(inf, on_timer_list, "list", err.msg);
+        return;
+    }
+    size_t i;
+    json_t *it;
+    char key[600];
+    json_array_foreach(json_object_get(page, "items"), i, it) {
+        tm_kube_fill_kind(it, page);
+        obj_key(it, key, sizeof key);
+        json_object_set(inf->fresh, key, it);
+    }
+    const char *rv = tm_json_str(page, "metadata.resourceVersion", NULL);
+    const char *cont = tm_json_str(page, "metadata.continue", NULL);
+    free(inf->cont);
+    inf->cont = cont && *cont ? strdup(cont) : NULL;
+    if (!inf->cont)
+        set_rv(inf, rv);
+    json_decref(page);
+    if (inf->cont)
+        list_page(inf);
+    else
+        apply_list(inf);
+}
+
+static const tm_xfer_ops list_ops = {NULL, list_done};
+
+static void list_page(tm_informer *inf) {
+    char num[32];
+    snprintf(num, sizeof num, "%d", inf->page_size);
+    char *p = with_selectors(inf, tm_kube_query_add(strdup(inf->path), "limit", num));
+    if (inf->cont)
+        p = tm_kube_query_add(p, "continue", inf->cont);
+    inf->xfer = tm_xfer_start(inf->k, "GET", p, NULL, 0, NULL, false, 0, &list_ops, inf);
+    free(p);
+    if (!inf->xfer)
+        retry_later(inf, on_timer_list, "list", "out of memory");
+}
+
+static void start_list(tm_informer *inf) {
+    if (inf->lists++ > 0)
+        tm_info("informer re-list path=%s", inf->path);
+    json_decref(inf->fresh);
+    inf->fresh = json_object();
+    free(inf->cont);
+    inf->cont = NULL;
+    inf->list_restarted = false;
+    list_page(inf);
+}
+
+/* ---- watch ------------------------------------------------------------------------------- */
+
+static void relist_now(tm_informer *inf, tm_xfer *x) {
+    if (inf->xfer == x)
+        inf->xfer = NULL;
+    tm_xfer_cancel(x);
+    start_list(inf);
+}
+
+static void handle_event(tm_informer *inf, tm_watch_event *ev) {
+    char key[600];
+    json_t *obj = ev->object;
+    obj_key(obj, key, sizeof key);
+    json_t *old = json_incref(json_object_get(inf->store, key));
+    switch (ev->type) {
+    case TM_WS_ADDED:
+    case TM_WS_MODIFIED:
+        set_rv(inf, obj_rv(obj));
+        if (old && strcmp(obj_rv(old), obj_rv(obj)) == 0)
+            break; /* already seen (e.g. listed just before the watch began) */
+        json_object_set(inf->store, key, obj);
+        emit(inf, old ? TM_WATCH_MODIFIED : TM_WATCH_ADDED, obj, old);
+        break;
+    case TM_WS_DELETED:
+        set_rv(inf, obj_rv(obj));
+        if (old) {
+            json_object_del(inf->store, key);
+            emit(inf, TM_WATCH_DELETED, obj, old);
+        }
+        break;
+    case TM_WS_BOOKMARK:
+        set_rv(inf, obj_rv(obj));
+        break;
+    case TM_WS_ERROR:
+        break;
+    }
+    json_decref(old);
+}
+
+static void watch_data(void *ud, tm_xfer *x) {
+    tm_informer *inf = ud;
+    tm_backoff_ok(&inf->bo, inf->watch_started_ms);
+    inf->busy++;
+    tm_watch_event ev;
+    tm_err err = {0};
+    int r;
+    while (!inf->stopped && (r = tm_watchstream_next(x->ws, &ev, &err)) != 0) {
+        if (r < 0) {
+            tm_warn("informer skipped a bad watch event path=%s error=\"%s\"", inf->path,
+                    err.msg);
+            continue;
+        }
+        if (ev.type == TM_WS_ERROR) {
+            const char *msg = tm_json_str(ev.object, "message", "");
+            json_decref(ev.object);
+            if (ev.code == 410) {
+                tm_info("informer watch expired, re-listing path=%s msg=\"%s\"", inf->path, msg);
+                relist_now(inf, x);
+            } else {
+                if (inf->xfer == x)
+                    inf->xfer = NULL;
+                tm_xfer_cancel(x);
+                char why[600];
+                snprintf(why, sizeof why, "watch ERROR event code=%d: %s", ev.code, msg);
+                retry_later(inf, on_timer_watch, "watch", why);
+            }
+            break;
+        }
+        handle_event(inf, &ev);
+        json_decref(ev.object);
+    }
+    leave(inf);
+}
+
+static void watch_done(void *ud, tm_xfer *x, CURLcode rc, long status) {
+    tm_informer *inf = ud;
+    inf->xfer = NULL;
+    if (rc == CURLE_OK && status == 410) {
+        tm_info("informer watch got 410 Gone, re-listing path=%s", inf->path);
+        start_list(inf);
+        return;
+    }
+    int64_t lasted = tm_kube_now_ms() - inf->watch_started_ms;
+    if (rc == CURLE_OK && status == 200 && lasted >= WATCH_HEALTHY_MS) {
+        tm_backoff_ok(&inf->bo, inf->watch_started_ms);
+        start_watch(inf); /* the server's timeout: resume from the last RV */
+        return;
+    }
+    tm_err err = {0};
+    if (rc == CURLE_OK && status == 200)
+        tm_err_set(&err, "watch %s ended after %lld ms", inf->path, (long long)lasted);
+    else
+        tm_kube_fill_error(&err, x->method, x->path, inf->k->server, rc, x->errbuf, status,
+                           x->resp.data, x->resp.len);
+    retry_later(inf, on_timer_watch, "watch", err.msg);
+}
+
+static const tm_xfer_ops watch_ops = {watch_data, watch_done};
+
+static void start_watch(tm_informer *inf) {
+    long timeout = WATCH_MIN_S + (long)(tm_backoff_rand(&inf->bo) * WATCH_MIN_S);
+    char num[32];
+    snprintf(num, sizeof num, "%ld", timeout);
+    char *p = tm_kube_query_add(strdup(inf->path), "watch", "1");
+    p = tm_kube_query_add(p, "allowWatchBookmarks", "true");
+    if (inf->rv)
+        p = tm_kube_query_add(p, "resourceVersion", inf->rv);
+    p = tm_kube_query_add(p, "timeoutSeconds", num);
+    p = with_selectors(inf, p);
+    if (inf->watches++ > 0)
+        tm_debug("informer watch reconnect path=%s rv=%s", inf->path, inf->rv ? inf->rv : "");
+    inf->watch_started_ms = tm_kube_now_ms();
+    /* The transfer limit backs up the server's timeout against half-open connections. */
+    inf->xfer = tm_xfer_start(inf->k, "GET", p, NULL, 0, NULL, true, timeout + 30, &watch_ops,
+                              inf);
+    free(p);
+    if (!inf->xfer)
+        retry_later(inf, on_timer_watch, "watch", "out of memory");
+}
+
+/* ---- public ------------------------------------------------------------------------------ */
+
+tm_informer *tm_informer_start(tm_kube *k, const tm_informer_opts *opts, tm_err *err) {
+    if (!k || !opts || !opts->path || opts->path[0] != '/' || strchr(opts->path, '?')) {
+        tm_err_set(err, "informer: path must be a collection path such as /api/v1/pods, "
+                        "without a query (got '%s')",
+                   opts && opts->path ? opts->path : "(null)");
+        return NULL;
+    }
+    if (opts->page_size < 0) {
+        tm_err_set(err, "informer %s: page_size %d must not be negative", opts->path,
+                   opts->page_size);
+        return NULL;
+    }
+    tm_informer *inf = calloc(1, sizeof *inf);
+    inf->k = k;
+    inf->path = strdup(opts->path);
+    inf->label_selector =
+        opts->label_selector && *opts->label_selector ? strdup(opts->label_selector) : NULL;
+    inf->field_selector =
+        opts->field_selector && *opts->field_selector ? strdup(opts->field_selector) : NULL;
+    inf->page_size = opts->page_size > 0 ? opts->page_size : 500;
+    inf->on_event = opts->on_event;
+    inf->on_synced = opts->on_synced;
+    inf->ud = opts->ud;
+    inf->store = json_object();
+    tm_backoff_init(&inf->bo, TM_BACKOFF_DECORRELATED, BACKOFF_BASE_MS, BACKOFF_CAP_MS,
+                    BACKOFF_RESET_MS,
+                    (uint64_t)tm_kube_now_ms() ^ ((uint64_t)(uintptr_t)inf << 16) ^
+                        (uint64_t)getpid());
+    inf->next = k->informers;
+    if (k->informers)
+        k->informers->prev = inf;
+    k->informers = inf;
+    start_list(inf);
+    return inf;
+}
+
+void tm_informer_stop(tm_informer *inf) {
+    if (!inf || inf->stopped)
+        return;
+    tm_kube *k = inf->k;
+    inf->stopped = true;
+    if (inf->xfer)
+        tm_xfer_cancel(inf->xfer);
+    inf->xfer = NULL;
+    if (inf->timer)
+        tm_timer_cancel(k, inf->timer);
+    inf->timer = NULL;
+    if (inf->prev)
+        inf->prev->next = inf->next;
+    else
+        k->informers = inf->next;
+    if (inf->next)
+        inf->next->prev = inf->prev;
+    if (inf->busy == 0)
+        informer_destroy(inf);
+}
+
+void tm_kube_informers_free_all(tm_kube *k) {
+    while (k->informers)
+        tm_informer_stop(k->informers);
+}
+
+bool tm_informer_synced(const tm_informer *inf) {
+    return inf && inf->synced;
+}
+
+json_t *tm_informer_get(const tm_informer *inf, const char *ns, const char *name) {
+    if (!inf || !name)
+        return NULL;
+    char key[600];
+    if (ns && *ns)
+        snprintf(key, sizeof key, "%s/%s", ns, name);
+    else
+        snprintf(key, sizeof key, "%s", name);
+    return json_object_get(inf->store, key);
+}
+
+size_t tm_informer_size(const tm_informer *inf) {
+    return inf ? json_object_size(inf->store) : 0;
+}
+
+void tm_informer_foreach(const tm_informer *inf, void (*fn)(void *ud, json_t *obj), void *ud) {
+    if (!inf || !fn)
+        return;
+    const char *key;
+    json_t *obj;
+    json_object_foreach(inf->store, key, obj) fn(ud, obj);
+}
+
+/* Re-lists after the first list. */
+unsigned tm_informer_relists(const tm_informer *inf) {
+    return inf && inf->lists > 0 ? inf->lists - 1 : 0;
+}
+
+/* Watch connections after the first. */
+unsigned tm_informer_reconnects(const tm_informer *inf) {
+    return inf && inf->watches > 0 ? inf->watches - 1 : 0;
+}

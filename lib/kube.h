@@ -1,0 +1,202 @@
+/* kube.h: the Kubernetes API client of libtarema (libcurl + jansson).
+ *
+ * Two ways to talk to the API server, on one client:
+ *  - synchronous calls (tm_kube_get/list/create/patch/delete/...): block the calling thread on a
+ *    private curl handle; for CLIs (profiler apply, labeler) and start-up code. Thread-safe.
+ *  - an event loop (tm_kube_run) driving a curl multi handle on one thread: asynchronous
+ *    requests, informers (list+watch), timers and leader election all share it, so a scheduler
+ *    keeps many watches and binds in flight on one thread, over HTTP/2 where offered.
+ *    Everything named _async, tm_informer_*, tm_timer_*, tm_leader_* must be called on the
+ *    thread that runs the loop; only tm_kube_wakeup() may be called from other threads.
+ *
+ * Errors carry the API server's Status message and the HTTP status (tm_err.http_status). */
+#ifndef TAREMA_KUBE_H
+#define TAREMA_KUBE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+
+/* ---- configuration ------------------------------------------------------------------------ */
+
+typedef struct tm_kube_config {
+    char *server;     /* "https://127.0.0.1:6443" */
+    char *ca_file;    /* PEM CA bundle path, or NULL */
+    char *ca_data;    /* PEM bytes (already base64-decoded), or NULL */
+    char *cert_file;  /* client certificate (PEM) path, or NULL */
+    char *cert_data;  /* client certificate PEM bytes, or NULL */
+    char *key_file;   /* client key path, or NULL */
+    char *key_data;   /* client key PEM bytes, or NULL */
+    char *token;      /* bearer token, or NULL */
+    char *token_file; /* bearer token file, re-read when it changes (rotation), or NULL */
+    bool insecure;    /* skip server certificate verification */
+    char *namespace;  /* the context's namespace (or in-cluster namespace); "default" if unset */
+    char *context;    /* name of the context in use (NULL in-cluster) */
+    double qps;       /* client-side rate limit for requests (not watches); 0 = unlimited */
+    int burst;        /* token bucket size for qps; 0 = max(1, qps) */
+    char *user_agent; /* NULL = "tarema/<version>" */
+} tm_kube_config;
+
+/* Loads a kubeconfig. path NULL: the first file of $KUBECONFIG, else ~/.kube/config. context
+ * NULL: current-context. Supports client-certificate(-data), client-key(-data), token,
+ * tokenFile, certificate-authority(-data), insecure-skip-tls-verify, relative paths (resolved
+ * against the kubeconfig's directory). Caller frees with tm_kube_config_free. */
+tm_kube_config *tm_kube_config_load(const char *path, const char *context, tm_err *err);
+
+/* In-cluster configuration: KUBERNETES_SERVICE_HOST/PORT, the service account token file
+ * (re-read on rotation), CA and namespace under `root` (NULL:
+ * /var/run/secrets/kubernetes.io/serviceaccount). */
+tm_kube_config *tm_kube_config_in_cluster(const char *root, tm_err *err);
+
+/* What a component does by default: an explicit kubeconfig path wins; else in-cluster when
+ * KUBERNETES_SERVICE_HOST is set; else $KUBECONFIG / ~/.kube/config. */
+tm_kube_config *tm_kube_config_auto(const char *path, const char *context, tm_err *err);
+
+void tm_kube_config_free(tm_kube_config *cfg);
+
+/* ---- client --------------------------------------------------------------------------------- */
+
+typedef struct tm_kube tm_kube;
+
+/* Copies what it needs from cfg. Caller frees with tm_kube_free (stops informers, timers,
+ * leader election and in-flight requests first). */
+tm_kube *tm_kube_new(const tm_kube_config *cfg, tm_err *err);
+void tm_kube_free(tm_kube *k);
+const char *tm_kube_namespace(const tm_kube *k); /* the configured default namespace */
+
+/* Builds an API path; caller frees. group_version "v1" gives /api/v1/..., "apps/v1" gives
+ * /apis/apps/v1/...; ns NULL for cluster-scoped or all-namespace collections; name and
+ * subresource optional. Components are URL-escaped. */
+char *tm_kube_path(const char *group_version, const char *resource, const char *ns,
+                   const char *name, const char *subresource);
+
+/* ---- synchronous calls (any thread) --------------------------------------------------------- */
+
+typedef enum {
+    TM_PATCH_MERGE,     /* application/merge-patch+json */
+    TM_PATCH_STRATEGIC, /* application/strategic-merge-patch+json */
+    TM_PATCH_JSON,      /* application/json-patch+json */
+} tm_patch_type;
+
+/* Generic request: body may be NULL; content_type NULL means application/json. On 2xx returns
+ * the parsed response (json null for an empty body; new reference, caller decrefs) and sets
+ * *status if non-NULL. Otherwise NULL, err->msg from the Status object, err->http_status. */
+json_t *tm_kube_request(tm_kube *k, const char *method, const char *path, const json_t *body,
+                        const char *content_type, int *status, tm_err *err);
+
+json_t *tm_kube_get(tm_kube *k, const char *path, tm_err *err);
+json_t *tm_kube_create(tm_kube *k, const char *path, const json_t *obj, tm_err *err);
+json_t *tm_kube_replace(tm_kube *k, const char *path, const json_t *obj, tm_err *err); /* PUT */
+json_t *tm_kube_patch(tm_kube *k, const char *path, tm_patch_type type, const json_t *patch,
+                      tm_err *err);
+int tm_kube_delete(tm_kube *k, const char *path, tm_err *err); /* 404 counts as success */
+
+typedef struct tm_list_opts {
+    const char *label_selector; /* optional */
+    const char *field_selector; /* optional */
+    int limit;                  /* page size; 0 = 500 */
+} tm_list_opts;
+
+/* Lists a collection, following `continue` tokens until the end. Returns a new JSON array of
+ * items; *resource_version (optional, caller frees) gets the list's resourceVersion. A 410 on
+ * a continue token restarts the list from the beginning once. */
+json_t *tm_kube_list(tm_kube *k, const char *path, const tm_list_opts *opts,
+                     char **resource_version, tm_err *err);
+
+/* POST /api/v1/namespaces/{ns}/pods/{pod}/binding. pod_uid optional (precondition). */
+int tm_kube_bind(tm_kube *k, const char *ns, const char *pod, const char *pod_uid,
+                 const char *node, tm_err *err);
+
+/* An events.k8s.io/v1 Event about `regarding` (a full object: kind, apiVersion, metadata)
+ * as kube-scheduler writes them. type "Normal"/"Warning". New reference. */
+json_t *tm_kube_event_new(const json_t *regarding, const char *type, const char *reason,
+                          const char *action, const char *note, const char *controller,
+                          const char *instance);
+/* Posts an event built by tm_kube_event_new to its namespace. */
+int tm_kube_event_post(tm_kube *k, const json_t *event, tm_err *err);
+
+/* ---- event loop (one thread) ------------------------------------------------------------- */
+
+/* Drives transfers, informers and timers for at most timeout_ms (returns early when something
+ * happened). Returns 0, or -1 with err on an unrecoverable loop error. */
+int tm_kube_run(tm_kube *k, int timeout_ms, tm_err *err);
+/* Wakes a tm_kube_run blocked in another thread. The only thread-safe loop function. */
+void tm_kube_wakeup(tm_kube *k);
+/* Number of asynchronous requests in flight (not counting watches). */
+int tm_kube_inflight(const tm_kube *k);
+
+/* Called on the loop thread when an async request completes. body is borrowed (NULL if none or
+ * unparsable); err is NULL on 2xx, else the Status message and http_status. */
+typedef void (*tm_kube_done_fn)(void *ud, int status, json_t *body, const tm_err *err);
+
+/* Starts a request on the loop; body is serialised immediately (caller keeps ownership).
+ * Subject to the qps limit: queued, never dropped. Returns -1 only on invalid arguments. */
+int tm_kube_request_async(tm_kube *k, const char *method, const char *path, const json_t *body,
+                          const char *content_type, tm_kube_done_fn done, void *ud);
+int tm_kube_bind_async(tm_kube *k, const char *ns, const char *pod, const char *pod_uid,
+                       const char *node, tm_kube_done_fn done, void *ud);
+int tm_kube_event_post_async(tm_kube *k, const json_t *event, tm_kube_done_fn done, void *ud);
+
+typedef struct tm_timer tm_timer;
+/* One-shot timer on the loop. The handle is valid until the callback starts or cancel. */
+tm_timer *tm_timer_add(tm_kube *k, int64_t delay_ms, void (*fn)(void *ud), void *ud);
+void tm_timer_cancel(tm_kube *k, tm_timer *t);
+
+/* ---- informers: list + watch with a local store ------------------------------------------ */
+
+typedef enum { TM_WATCH_ADDED, TM_WATCH_MODIFIED, TM_WATCH_DELETED } tm_watch_type;
+
+typedef struct tm_informer_opts {
+    const char *path;           /* collection, e.g. "/api/v1/pods", "/apis/tarema.io/v1alpha1/taskprofiles" */
+    const char *label_selector; /* optional */
+    const char *field_selector; /* optional, e.g. "spec.schedulerName=tarema" */
+    int page_size;              /* list limit; 0 = 500 */
+    /* obj and old are borrowed for the call (old: the previous stored version for MODIFIED and
+     * DELETED, else NULL). After a re-list the informer diffs against its store and reports
+     * what changed while it was not watching, deletions included. */
+    void (*on_event)(void *ud, tm_watch_type type, json_t *obj, json_t *old);
+    void (*on_synced)(void *ud); /* after the first list has been delivered (and each re-list) */
+    void *ud;
+} tm_informer_opts;
+
+typedef struct tm_informer tm_informer;
+
+/* Lists then watches (allowWatchBookmarks, resourceVersion), re-lists on 410 Gone (HTTP 410 or
+ * an ERROR event in the stream), reconnects after errors or stream ends with jittered
+ * exponential backoff. Runs on the loop. Caller stops with tm_informer_stop. */
+tm_informer *tm_informer_start(tm_kube *k, const tm_informer_opts *opts, tm_err *err);
+void tm_informer_stop(tm_informer *inf);
+bool tm_informer_synced(const tm_informer *inf);
+json_t *tm_informer_get(const tm_informer *inf, const char *ns, const char *name); /* borrowed */
+size_t tm_informer_size(const tm_informer *inf);
+/* Calls fn for every stored object (borrowed). */
+void tm_informer_foreach(const tm_informer *inf, void (*fn)(void *ud, json_t *obj), void *ud);
+/* Counters for tests and metrics: watch (re)connects and full re-lists so far. */
+unsigned tm_informer_relists(const tm_informer *inf);
+unsigned tm_informer_reconnects(const tm_informer *inf);
+
+/* ---- leader election (coordination.k8s.io/v1 Lease, client-go semantics) ---------------- */
+
+typedef struct tm_leader_opts {
+    const char *ns, *name; /* the Lease */
+    const char *identity;  /* this replica, e.g. hostname_pid */
+    int lease_ms;          /* 0 = 15000 */
+    int renew_deadline_ms; /* 0 = 10000: give up leadership if not renewed within this */
+    int retry_ms;          /* 0 = 2000 */
+    void (*on_started_leading)(void *ud);
+    void (*on_stopped_leading)(void *ud); /* called at once when leadership is lost or a renew
+                                             gets 409 Conflict; stop acting immediately */
+    void (*on_new_leader)(void *ud, const char *identity);
+    void *ud;
+} tm_leader_opts;
+
+typedef struct tm_leader tm_leader;
+tm_leader *tm_leader_start(tm_kube *k, const tm_leader_opts *opts, tm_err *err);
+bool tm_leader_is_leader(const tm_leader *l);
+/* Stops; when leading and release is true, clears holderIdentity so another replica can take
+ * over at once. */
+void tm_leader_stop(tm_leader *l, bool release);
+
+#endif

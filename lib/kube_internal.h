@@ -1,0 +1,146 @@
+/* kube_internal.h: what the files of the Kubernetes client (kube.c, kubeconfig.c, kube_loop.c,
+ * informer.c, leader.c) share and nobody else should use: the client struct, the transfer
+ * object the loop drives, the rate limiter and small helpers. Not part of the public surface
+ * (that is lib/kube.h). */
+#ifndef TAREMA_KUBE_INTERNAL_H
+#define TAREMA_KUBE_INTERNAL_H
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "kube.h"
+#include "watchstream.h"
+
+/* A growable byte buffer (always NUL-terminated when data is non-NULL). */
+typedef struct tm_kbuf {
+    char *data;
+    size_t len, cap;
+} tm_kbuf;
+int tm_kbuf_append(tm_kbuf *b, const void *p, size_t n);
+void tm_kbuf_free(tm_kbuf *b);
+
+/* Decodes standard base64 (padding optional, whitespace ignored). Returns a NUL-terminated
+ * malloc'd buffer the caller frees, *out_len the byte count; NULL on a malformed input. */
+char *tm_kube_base64_decode(const char *in, size_t *out_len);
+
+/* Monotonic clock in milliseconds. */
+int64_t tm_kube_now_ms(void);
+
+/* Formats a Kubernetes MicroTime ("2024-01-02T03:04:05.123456Z") of the wall clock into buf
+ * (at least 32 bytes). */
+void tm_kube_microtime(char *buf, size_t len);
+
+/* Fills kind/apiVersion of a list item from its list ("PodList" -> "Pod"). */
+void tm_kube_fill_kind(json_t *item, const json_t *list);
+/* Path and body (new reference) of a pods/binding request; caller frees the path. */
+char *tm_kube_binding_request(const char *ns, const char *pod, const char *pod_uid,
+                              const char *node, json_t **body);
+/* Collection path for an event built by tm_kube_event_new; caller frees. */
+char *tm_kube_event_path(const json_t *event);
+
+typedef struct tm_xfer tm_xfer;
+
+/* What a transfer's owner gets told. on_data is for watches: called from the loop (never from
+ * inside curl) after new bytes were fed to x->ws. on_done is called once when the transfer
+ * ends (curl result and HTTP status), never after tm_xfer_cancel. */
+typedef struct tm_xfer_ops {
+    void (*on_data)(void *ud, tm_xfer *x);
+    void (*on_done)(void *ud, tm_xfer *x, CURLcode rc, long status);
+} tm_xfer_ops;
+
+struct tm_xfer {
+    tm_kube *k;
+    CURL *easy;
+    struct curl_slist *hdrs;
+    char *method, *path, *url;
+    char *content_type; /* of body, or NULL */
+    long timeout_s;     /* whole-transfer limit (0 = none) */
+    char *body;         /* request body (owned) */
+    size_t body_len;
+    tm_kbuf resp;  /* response body (requests, and error bodies of watches) */
+    long status;   /* HTTP status once headers arrived */
+    bool watch;    /* long-lived stream: not rate limited, body fed to ws */
+    bool in_multi, cancelled, has_data, queued;
+    int refs;
+    int64_t start_at_ms; /* when the rate limiter lets it start */
+    int64_t started_ms;  /* when it was handed to curl */
+    tm_watchstream *ws;  /* watches only */
+    char errbuf[CURL_ERROR_SIZE];
+    const tm_xfer_ops *ops;
+    void *ud;
+    tm_kube_done_fn user_done; /* public async requests */
+    void *user_ud;
+    tm_xfer *prev, *next;
+};
+
+/* Starts a transfer on the loop. body may be NULL (copied). timeout_s 0 = default request
+ * timeout. Returns the handle (owned by the loop; valid until on_done returns or cancel). */
+tm_xfer *tm_xfer_start(tm_kube *k, const char *method, const char *path, const char *body,
+                       size_t body_len, const char *content_type, bool watch, long timeout_s,
+                       const tm_xfer_ops *ops, void *ud);
+/* Stops a transfer; no callback is made afterwards. Safe from inside callbacks. */
+void tm_xfer_cancel(tm_xfer *x);
+
+/* Fills err from a failed transfer or response: the Status message when the body is one. */
+void tm_kube_fill_error(tm_err *err, const char *method, const char *path, const char *server,
+                        CURLcode rc, const char *curl_msg, long status, const char *body,
+                        size_t body_len);
+
+/* Applies the common options (URL, TLS, auth, headers, HTTP/2) to an easy handle. *hdrs gets
+ * the header list the caller frees after the transfer. */
+int tm_kube_setup_easy(tm_kube *k, CURL *e, const char *method, const char *url,
+                       const char *body, size_t body_len, const char *content_type, bool watch,
+                       long timeout_s, struct curl_slist **hdrs, char *errbuf, tm_err *err);
+
+/* Reserves one token of the rate limiter; returns how long (ms) the caller must wait before
+ * using it (0 when unlimited or a token was there). */
+int64_t tm_kube_ratelimit_reserve(tm_kube *k);
+
+/* The full URL of path (server + path); caller frees. */
+char *tm_kube_url(const tm_kube *k, const char *path);
+
+/* Appends "?key=value" or "&key=value" (value URL-escaped) to a malloc'd string. */
+char *tm_kube_query_add(char *path, const char *key, const char *value);
+
+
+struct tm_kube {
+    char *server, *ca_file, *cert_file, *key_file, *token_file, *namespace, *user_agent;
+    char *ca_data, *cert_data, *key_data;
+    size_t ca_len, cert_len, key_len;
+    bool insecure;
+
+    pthread_mutex_t mu; /* guards everything below up to `multi` (sync calls are any-thread) */
+    char *token;        /* static token, or the cached content of token_file */
+    dev_t token_dev;
+    ino_t token_ino;
+    struct timespec token_mtime;
+    off_t token_size;
+    double qps, burst, tokens;
+    int64_t bucket_ms;
+    CURL *pool[8]; /* idle easy handles for synchronous calls: keep their connections */
+    int npool;
+
+    /* loop state: loop thread only */
+    CURLM *multi;
+    tm_xfer *pending; /* waiting for the rate limiter, in start order */
+    tm_xfer *pending_tail;
+    tm_xfer *active; /* handed to curl */
+    int inflight;
+    struct tm_timer **timers; /* binary heap by (when, seq) */
+    size_t ntimers, timers_cap;
+    uint64_t timer_seq;
+    tm_informer *informers; /* so tm_kube_free can stop them */
+    tm_leader *leaders;
+};
+
+/* Registration of informers and leaders with the client (for tm_kube_free). */
+void tm_kube_informers_free_all(tm_kube *k);
+void tm_kube_leaders_free_all(tm_kube *k);
+void tm_kube_loop_free(tm_kube *k);
+int tm_kube_loop_init(tm_kube *k, tm_err *err);
+
+#endif

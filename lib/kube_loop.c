@@ -1,0 +1,488 @@
+/* kube_loop.c: the one-thread event loop of the client: a curl multi handle (HTTP/2
+ * multiplexing) carrying asynchronous requests and watch streams, the rate-limit queue in
+ * front of it, and a timer heap. User callbacks only ever run from tm_kube_run, outside any
+ * curl callback, so they may start, cancel and stop anything.
+ *
+ * Transfer lifetime: a tm_xfer has one reference held by the loop while it is queued, running
+ * or being completed; code that calls out while iterating takes an extra one. Cancel drops the
+ * loop's reference unless the loop is in the middle of completing it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube_internal.h"
+
+#define DEFAULT_TIMEOUT_S 60
+
+struct tm_timer {
+    int64_t when;
+    uint64_t seq;
+    size_t idx;
+    void (*fn)(void *ud);
+    void *ud;
+};
+
+/* ---- timer heap -------------------------------------------------------------------------- */
+
+static bool timer_less(const struct tm_timer *a, const struct tm_timer *b) {
+    return a->when < b->when || (a->when == b->when && a->seq < b->seq);
+}
+
+static void heap_swap(tm_kube *k, size_t i, size_t j) {
+    struct tm_timer *t = k->timers[i];
+    k->timers[i] = k->timers[j];
+    k->timers[j] = t;
+    k->timers[i]->idx = i;
+    k->timers[j]->idx = j;
+}
+
+static void sift_up(tm_kube *k, size_t i) {
+    while (i > 0 && timer_less(k->timers[i], k->timers[(i - 1) / 2])) {
+        heap_swap(k, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+}
+
+static void sift_down(tm_kube *k, size_t i) {
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < k->ntimers && timer_less(k->timers[l], k->timers[m]))
+            m = l;
+        if (r < k->ntimers && timer_less(k->timers[r], k->timers[m]))
+            m = r;
+        if (m == i)
+            return;
+        heap_swap(k, i, m);
+        i = m;
+    }
+}
+
+static void heap_remove(tm_kube *k, size_t i) {
+    k->ntimers--;
+    if (i != k->ntimers) {
+        k->timers[i] = k->timers[k->ntimers];
+        k->timers[i]->idx = i;
+        sift_down(k, i);
+        sift_up(k, i);
+    }
+}
+
+tm_timer *tm_timer_add(tm_kube *k, int64_t delay_ms, void (*fn)(void *ud), void *ud) {
+    if (!k || !fn)
+        return NULL;
+    if (k->ntimers == k->timers_cap) {
+        size_t cap = k->timers_cap ? k->timers_cap * 2 : 16;
+        struct tm_timer **nt = realloc(k->timers, cap * sizeof *nt);
+        if (!nt)
+            return NULL;
+        k->timers = nt;
+        k->timers_cap = cap;
+    }
+    struct tm_timer *t = malloc(sizeof *t);
+    if (!t)
+        return NULL;
+    t->when = tm_kube_now_ms() + (delay_ms > 0 ? delay_ms : 0);
+    t->seq = k->timer_seq++;
+    t->fn = fn;
+    t->ud = ud;
+    t->idx = k->ntimers;
+    k->timers[k->ntimers++] = t;
+    sift_up(k, t->idx);
+    return t;
+}
+
+void tm_timer_cancel(tm_kube *k, tm_timer *t) {
+    if (!k || !t)
+        return;
+    heap_remove(k, t->idx);
+    free(t);
+}
+
+/* Runs the timers due now; timers added by these callbacks wait for the next round, so a
+ * zero-delay timer that re-arms itself cannot starve the loop. Returns how many ran. */
+static int fire_timers(tm_kube *k) {
+    int64_t now = tm_kube_now_ms();
+    uint64_t cutoff = k->timer_seq;
+    int n = 0;
+    while (k->ntimers > 0 && k->timers[0]->when <= now && k->timers[0]->seq < cutoff) {
+        struct tm_timer *t = k->timers[0];
+        heap_remove(k, 0);
+        void (*fn)(void *) = t->fn;
+        void *ud = t->ud;
+        free(t);
+        fn(ud);
+        n++;
+    }
+    return n;
+}
+
+/* ---- transfers --------------------------------------------------------------------------- */
+
+static void xfer_destroy(tm_xfer *x) {
+    if (x->easy)
+        curl_easy_cleanup(x->easy);
+    curl_slist_free_all(x->hdrs);
+    free(x->method);
+    free(x->path);
+    free(x->url);
+    free(x->body);
+    free(x->content_type);
+    tm_kbuf_free(&x->resp);
+    tm_watchstream_free(x->ws);
+    free(x);
+}
+
+static void xfer_unref(tm_xfer *x) {
+    if (--x->refs == 0)
+        xfer_destroy(x);
+}
+
+static void active_unlink(tm_kube *k, tm_xfer *x) {
+    if (x->prev)
+        x->prev->next = x->next;
+    else
+        k->active = x->next;
+    if (x->next)
+        x->next->prev = x->prev;
+    x->prev = x->next = NULL;
+}
+
+static void pending_unlink(tm_kube *k, tm_xfer *x) {
+    if (x->prev)
+        x->prev->next = x->next;
+    else
+        k->pending = x->next;
+    if (x->next)
+        x->next->prev = x->prev;
+    else
+        k->pending_tail = x->prev;
+    x->prev = x->next = NULL;
+    x->queued = false;
+}
+
+static size_t xfer_write(char *p, size_t size, size_t n, void *ud) {
+    tm_xfer *x = ud;
+    size_t len = size * n;
+    if (!x->status)
+        curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
+    if (x->watch && x->status == 200) {
+        if (tm_watchstream_feed(x->ws, p, len, NULL) < 0)
+            return 0; /* aborts the transfer: the owner reconnects */
+        x->has_data = true;
+        return len;
+    }
+    if (x->watch && x->resp.len > (1 << 20))
+        return len; /* an error body this long tells nothing more */
+    return tm_kbuf_append(&x->resp, p, len) == 0 ? len : 0;
+}
+
+static void xfer_begin(tm_kube *k, tm_xfer *x) {
+    /* Headers (and so the token) are built now, not when queued: a rotated token is used. */
+    tm_kube_setup_easy(k, x->easy, x->method, x->url, x->body, x->body_len, x->content_type,
+                       x->watch, x->timeout_s, &x->hdrs, x->errbuf, NULL);
+    curl_easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, xfer_write);
+    curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
+    curl_easy_setopt(x->easy, CURLOPT_PRIVATE, x);
+    /* Wait for a connection that can multiplex instead of opening a new one per request. */
+    curl_easy_setopt(x->easy, CURLOPT_PIPEWAIT, 1L);
+    x->started_ms = tm_kube_now_ms();
+    x->prev = NULL;
+    x->next = k->active;
+    if (k->active)
+        k->active->prev = x;
+    k->active = x;
+    x->in_multi = true;
+    curl_multi_add_handle(k->multi, x->easy);
+}
+
+tm_xfer *tm_xfer_start(tm_kube *k, const char *method, const char *path, const char *body,
+                       size_t body_len, const char *content_type, bool watch, long timeout_s,
+                       const tm_xfer_ops *ops, void *ud) {
+    tm_xfer *x = calloc(1, sizeof *x);
+    if (!x)
+        return NULL;
+    x->k = k;
+    x->refs = 1;
+    x->easy = curl_easy_init();
+    x->method = strdup(method);
+    x->path = strdup(path);
+    x->url = tm_kube_url(k, path);
+    x->watch = watch;
+    x->ops = ops;
+    x->ud = ud;
+    if (body) {
+        x->body = malloc(body_len + 1);
+        memcpy(x->body, body, body_len);
+        x->body[body_len] = '\0';
+        x->body_len = body_len;
+    }
+    if (watch)
+        x->ws = tm_watchstream_new(0);
+    if (!x->easy || !x->method || !x->path || !x->url || (body && !x->body) ||
+        (watch && !x->ws)) {
+        xfer_destroy(x);
+        return NULL;
+    }
+    x->content_type = content_type ? strdup(content_type) : NULL;
+    x->timeout_s = timeout_s > 0 ? timeout_s : (watch ? 0 : DEFAULT_TIMEOUT_S);
+    if (watch) { /* watches are not rate limited, as in client-go */
+        xfer_begin(k, x);
+        return x;
+    }
+    k->inflight++;
+    int64_t wait = tm_kube_ratelimit_reserve(k);
+    x->start_at_ms = tm_kube_now_ms() + wait;
+    if (wait <= 0 && !k->pending) {
+        xfer_begin(k, x);
+        return x;
+    }
+    x->queued = true;
+    x->prev = k->pending_tail;
+    x->next = NULL;
+    if (k->pending_tail)
+        k->pending_tail->next = x;
+    else
+        k->pending = x;
+    k->pending_tail = x;
+    return x;
+}
+
+static int start_due(tm_kube *k) {
+    int64_t now = tm_kube_now_ms();
+    int n = 0;
+    while (k->pending && k->pending->start_at_ms <= now) {
+        tm_xfer *x = k->pending;
+        pending_unlink(k, x);
+        xfer_begin(k, x);
+        n++;
+    }
+    return n;
+}
+
+void tm_xfer_cancel(tm_xfer *x) {
+    if (!x || x->cancelled)
+        return;
+    tm_kube *k = x->k;
+    x->cancelled = true;
+    if (!x->watch)
+        k->inflight--;
+    if (x->queued) {
+        pending_unlink(k, x);
+        xfer_unref(x);
+    } else if (x->in_multi) {
+        curl_multi_remove_handle(k->multi, x->easy);
+        x->in_multi = false;
+        active_unlink(k, x);
+        xfer_unref(x);
+    }
+    /* else: the loop is completing it and drops the reference itself. */
+}
+
+/* Hands new watch bytes to their owners. */
+static int drain_watches(tm_kube *k) {
+    size_t n = 0, cap = 0;
+    tm_xfer **snap = NULL;
+    for (tm_xfer *x = k->active; x; x = x->next) {
+        if (!x->watch || !x->has_data)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 8;
+            tm_xfer **ns = realloc(snap, cap * sizeof *ns);
+            if (!ns)
+                break;
+            snap = ns;
+        }
+        x->refs++;
+        snap[n++] = x;
+    }
+    for (size_t i = 0; i < n; i++) {
+        tm_xfer *x = snap[i];
+        if (!x->cancelled && x->has_data) {
+            x->has_data = false;
+            if (x->ops && x->ops->on_data)
+                x->ops->on_data(x->ud, x);
+        }
+        xfer_unref(x);
+    }
+    free(snap);
+    return (int)n;
+}
+
+static int complete_done(tm_kube *k) {
+    size_t n = 0, cap = 0;
+    tm_xfer **done = NULL;
+    CURLcode *rcs = NULL;
+    CURLMsg *msg;
+    int left;
+    while ((msg = curl_multi_info_read(k->multi, &left))) {
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        CURL *e = msg->easy_handle;
+        CURLcode rc = msg->data.result;
+        tm_xfer *x = NULL;
+        curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&x);
+        curl_multi_remove_handle(k->multi, e);
+        if (!x)
+            continue;
+        x->in_multi = false;
+        active_unlink(k, x);
+        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &x->status);
+        if (n == cap) {
+            cap = cap ? cap * 2 : 8;
+            done = realloc(done, cap * sizeof *done);
+            rcs = realloc(rcs, cap * sizeof *rcs);
+        }
+        done[n] = x;
+        rcs[n++] = rc;
+    }
+    for (size_t i = 0; i < n; i++) {
+        tm_xfer *x = done[i];
+        if (!x->cancelled && x->watch && x->has_data && x->ops && x->ops->on_data) {
+            x->has_data = false;
+            x->ops->on_data(x->ud, x); /* events that arrived just before the end */
+        }
+        if (!x->cancelled) {
+            x->cancelled = true; /* no cancel after this point */
+            if (!x->watch)
+                k->inflight--;
+            if (x->ops && x->ops->on_done)
+                x->ops->on_done(x->ud, x, rcs[i], x->status);
+        }
+        xfer_unref(x);
+    }
+    free(done);
+    free(rcs);
+    return (int)n;
+}
+
+/* ---- public async requests --------------------------------------------------------------- */
+
+static void user_done(void *ud, tm_xfer *x, CURLcode rc, long status) {
+    (void)ud;
+    json_t *body = NULL;
+    tm_err err = {0};
+    bool ok = rc == CURLE_OK && status >= 200 && status < 300;
+    if (x->resp.len)
+        body = json_loadb(x->resp.data, x->resp.len, 0, NULL);
+    else if (ok)
+        body = json_null();
+    if (!ok)
+        tm_kube_fill_error(&err, x->method, x->path, x->k->server, rc, x->errbuf, status,
+                           x->resp.data, x->resp.len);
+    if (x->user_done)
+        x->user_done(x->user_ud, (int)status, body, ok ? NULL : &err);
+    json_decref(body);
+}
+
+static const tm_xfer_ops user_ops = {NULL, user_done};
+
+int tm_kube_request_async(tm_kube *k, const char *method, const char *path, const json_t *body,
+                          const char *content_type, tm_kube_done_fn done, void *ud) {
+    if (!k || !method || !path || !*method || !*path)
+        return -1;
+    char *b = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    if (body && !b)
+        return -1;
+    tm_xfer *x = tm_xfer_start(k, method, path, b, b ? strlen(b) : 0,
+                               body ? (content_type ? content_type : "application/json") : NULL,
+                               false, 0, &user_ops, NULL);
+    free(b);
+    if (!x)
+        return -1;
+    x->user_done = done;
+    x->user_ud = ud;
+    return 0;
+}
+
+int tm_kube_bind_async(tm_kube *k, const char *ns, const char *pod, const char *pod_uid,
+                       const char *node, tm_kube_done_fn done, void *ud) {
+    if (!ns || !pod || !node || !*ns || !*pod || !*node)
+        return -1;
+    json_t *body;
+    char *path = tm_kube_binding_request(ns, pod, pod_uid, node, &body);
+    int rc = tm_kube_request_async(k, "POST", path, body, NULL, done, ud);
+    json_decref(body);
+    free(path);
+    return rc;
+}
+
+int tm_kube_event_post_async(tm_kube *k, const json_t *event, tm_kube_done_fn done, void *ud) {
+    if (!json_is_object(event))
+        return -1;
+    char *path = tm_kube_event_path(event);
+    int rc = tm_kube_request_async(k, "POST", path, event, NULL, done, ud);
+    free(path);
+    return rc;
+}
+
+/* ---- the loop ---------------------------------------------------------------------------- */
+
+int tm_kube_loop_init(tm_kube *k, tm_err *err) {
+    k->multi = curl_multi_init();
+    if (!k->multi)
+        return tm_err_set(err, "kube client: cannot create a curl multi handle");
+    curl_multi_setopt(k->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+    return 0;
+}
+
+void tm_kube_loop_free(tm_kube *k) {
+    while (k->pending)
+        tm_xfer_cancel(k->pending);
+    while (k->active)
+        tm_xfer_cancel(k->active);
+    for (size_t i = 0; i < k->ntimers; i++)
+        free(k->timers[i]);
+    free(k->timers);
+    k->timers = NULL;
+    k->ntimers = 0;
+    if (k->multi)
+        curl_multi_cleanup(k->multi);
+    k->multi = NULL;
+}
+
+static int process(tm_kube *k, tm_err *err) {
+    int still;
+    CURLMcode mc = curl_multi_perform(k->multi, &still);
+    if (mc != CURLM_OK)
+        return tm_err_set(err, "kube loop: curl_multi_perform: %s", curl_multi_strerror(mc));
+    int n = drain_watches(k);
+    n += complete_done(k);
+    n += fire_timers(k);
+    n += start_due(k);
+    return n;
+}
+
+int tm_kube_run(tm_kube *k, int timeout_ms, tm_err *err) {
+    int64_t deadline = tm_kube_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+    start_due(k);
+    int n = process(k, err);
+    if (n < 0)
+        return -1;
+    if (n > 0 || timeout_ms <= 0)
+        return 0;
+    int64_t now = tm_kube_now_ms();
+    int64_t wait = deadline - now;
+    if (k->ntimers > 0 && k->timers[0]->when - now < wait)
+        wait = k->timers[0]->when - now;
+    if (k->pending && k->pending->start_at_ms - now < wait)
+        wait = k->pending->start_at_ms - now;
+    long ct = -1;
+    curl_multi_timeout(k->multi, &ct);
+    if (ct >= 0 && ct < wait)
+        wait = ct;
+    if (wait < 0)
+        wait = 0;
+    CURLMcode mc = curl_multi_poll(k->multi, NULL, 0, (int)wait, NULL);
+    if (mc != CURLM_OK)
+        return tm_err_set(err, "kube loop: curl_multi_poll: %s", curl_multi_strerror(mc));
+    return process(k, err) < 0 ? -1 : 0;
+}
+
+void tm_kube_wakeup(tm_kube *k) {
+    if (k && k->multi)
+        curl_multi_wakeup(k->multi);
+}
+
+int tm_kube_inflight(const tm_kube *k) {
+    return k->inflight;
+}

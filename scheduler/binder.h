@@ -1,0 +1,48 @@
+/* binder.h: the scheduler's writes to the API server, all asynchronous on the kube loop so a
+ * scheduling decision never waits on the network:
+ *   - bind: POST pods/{name}/binding, then a `Scheduled` event (events.k8s.io/v1) on success;
+ *   - unschedulable: PodScheduled=False reason Unschedulable on the pod's status (strategic
+ *     merge patch of pods/{name}/status, merged by condition type) and a `FailedScheduling`
+ *     Warning event carrying kube-scheduler's "0/N nodes are available: ..." message.
+ * Many binds are in flight at once; the outcome of each comes back through the result callback
+ * on the loop thread. Events and status patches are best effort (a failure is logged, never
+ * retried), as in kube-scheduler. */
+#ifndef TAREMA_SCHED_BINDER_H
+#define TAREMA_SCHED_BINDER_H
+
+#include <stddef.h>
+
+#include "lib/error.h"
+#include "lib/kube.h"
+#include "scheduler/framework.h"
+
+/* A bind finished. status is the HTTP status (0 when the request never got an answer); err is
+ * NULL on success. Called on the loop thread. */
+typedef void (*sched_bind_result_fn)(void *ud, const char *ns, const char *name,
+                                     const char *uid, const char *node, int status,
+                                     const tm_err *err);
+
+typedef struct sched_binder sched_binder;
+
+/* scheduler_name and identity go into the events (reportingController, reportingInstance).
+ * k is borrowed. NULL on OOM. Free with sched_binder_free after tm_kube_free (a freed client
+ * never calls back, and the binder then frees what the unanswered requests held). */
+sched_binder *sched_binder_new(tm_kube *k, const char *scheduler_name, const char *identity,
+                               sched_bind_result_fn on_result, void *ud);
+void sched_binder_free(sched_binder *b);
+
+/* Starts binding p to node (strings copied). 0, or -1 with err when the request could not be
+ * started (the result callback is then not called). */
+int sched_binder_bind(sched_binder *b, const sched_pod *p, const char *node, tm_err *err);
+
+/* Reports that p fits nowhere: condition + event with message (kube-scheduler's wording). */
+int sched_binder_unschedulable(sched_binder *b, const sched_pod *p, const char *message,
+                               tm_err *err);
+
+/* Binds started and not answered yet. */
+size_t sched_binder_inflight(const sched_binder *b);
+
+/* The PodScheduled=False status patch body (new reference), exposed for tests. */
+json_t *sched_binder_condition_patch(const char *message, const char *now_rfc3339);
+
+#endif

@@ -1,0 +1,273 @@
+/* cache.c: informer events -> incremental snapshot updates, our pending pods -> queue hooks,
+ * and the set of assumed (reserved, bind in flight) pods. */
+#include "scheduler/cache.h"
+
+#include <pthread.h>
+#include <search.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/jsonutil.h"
+
+struct sched_cache {
+    pthread_mutex_t mu;
+    sched_snapshot *snap;
+    char *name;
+    char **namespaces; /* NULL-terminated */
+    char *process_label, *workflow_key;
+    sched_keys keys;
+    sched_cache_hooks hooks;
+    void *assumed; /* tsearch tree of malloc'd uid strings */
+    size_t n_assumed;
+};
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(a, b);
+}
+
+sched_cache *sched_cache_new(const char *scheduler_name, const char *const *namespaces,
+                             const sched_keys *keys, const sched_cache_hooks *hooks, tm_err *err) {
+    sched_cache *c = calloc(1, sizeof *c);
+    if (!c) {
+        tm_err_set(err, "out of memory");
+        return NULL;
+    }
+    pthread_mutex_init(&c->mu, NULL);
+    sched_keys dk = sched_keys_default();
+    if (!keys)
+        keys = &dk;
+    size_t n = 0;
+    while (namespaces && namespaces[n])
+        n++;
+    c->snap = sched_snapshot_new();
+    c->name = strdup(scheduler_name);
+    c->namespaces = calloc(n + 1, sizeof *c->namespaces);
+    c->process_label = strdup(keys->process_label);
+    c->workflow_key = strdup(keys->workflow_key);
+    bool bad = !c->snap || !c->name || !c->namespaces || !c->process_label || !c->workflow_key;
+    for (size_t i = 0; !bad && i < n; i++)
+        bad = !(c->namespaces[i] = strdup(namespaces[i]));
+    if (bad) {
+        sched_cache_free(c);
+        tm_err_set(err, "out of memory");
+        return NULL;
+    }
+    c->keys.process_label = c->process_label;
+    c->keys.workflow_key = c->workflow_key;
+    if (hooks)
+        c->hooks = *hooks;
+    return c;
+}
+
+void sched_cache_free(sched_cache *c) {
+    if (!c)
+        return;
+    tdestroy(c->assumed, free);
+    sched_snapshot_free(c->snap);
+    free(c->name);
+    for (size_t i = 0; c->namespaces && c->namespaces[i]; i++)
+        free(c->namespaces[i]);
+    free(c->namespaces);
+    free(c->process_label);
+    free(c->workflow_key);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+void sched_cache_lock(sched_cache *c) {
+    pthread_mutex_lock(&c->mu);
+}
+
+void sched_cache_unlock(sched_cache *c) {
+    pthread_mutex_unlock(&c->mu);
+}
+
+sched_snapshot *sched_cache_snapshot(sched_cache *c) {
+    return c->snap;
+}
+
+const sched_keys *sched_cache_keys(const sched_cache *c) {
+    return &c->keys;
+}
+
+/* ---- nodes --------------------------------------------------------------------------------- */
+
+static const char *ready_status(const json_t *node) {
+    json_t *conds = tm_json_path(node, "status.conditions");
+    size_t i;
+    json_t *cnd;
+    json_array_foreach(conds, i, cnd) {
+        if (strcmp(tm_json_str(cnd, "type", ""), "Ready") == 0)
+            return tm_json_str(cnd, "status", "");
+    }
+    return "";
+}
+
+static bool same_json(const json_t *a, const json_t *b) {
+    if (!a || !b)
+        return a == b;
+    return json_equal((json_t *)a, (json_t *)b);
+}
+
+/* What the filters and scores read of a node; a change elsewhere (heartbeat timestamps, images,
+ * addresses) does not touch the snapshot. */
+static bool node_relevant_change(const json_t *a, const json_t *b) {
+    return !same_json(tm_json_path(a, "metadata.labels"), tm_json_path(b, "metadata.labels")) ||
+           !same_json(json_object_get(a, "spec"), json_object_get(b, "spec")) ||
+           !same_json(tm_json_path(a, "status.allocatable"),
+                      tm_json_path(b, "status.allocatable")) ||
+           strcmp(ready_status(a), ready_status(b)) != 0;
+}
+
+int sched_cache_node_event(sched_cache *c, tm_watch_type type, const json_t *obj,
+                           const json_t *old, tm_err *err) {
+    const char *name = tm_json_str(obj, "metadata.name", NULL);
+    if (!name)
+        return tm_err_set(err, "node event without metadata.name");
+    if (type == TM_WATCH_DELETED) {
+        sched_snapshot_remove_node(c->snap, name); /* -1 when never added: nothing to do */
+        return 0;
+    }
+    if (type == TM_WATCH_MODIFIED && old && !node_relevant_change(old, obj) &&
+        sched_snapshot_node_by_name(c->snap, name))
+        return 0;
+    sched_node *n = sched_node_from_json(c->snap, obj, err);
+    if (!n)
+        return -1;
+    if (sched_snapshot_put_node(c->snap, n, err))
+        return tm_err_wrap(err, "node %s", name);
+    if (c->hooks.cluster_changed)
+        c->hooks.cluster_changed(c->hooks.ud);
+    return 0;
+}
+
+/* ---- pods ---------------------------------------------------------------------------------- */
+
+static bool watched_ns(const sched_cache *c, const char *ns) {
+    if (!c->namespaces[0])
+        return true;
+    for (size_t i = 0; c->namespaces[i]; i++)
+        if (strcmp(c->namespaces[i], ns) == 0)
+            return true;
+    return false;
+}
+
+bool sched_cache_is_ours(const sched_cache *c, const json_t *pod) {
+    return strcmp(tm_json_str(pod, "spec.schedulerName", "default-scheduler"), c->name) == 0 &&
+           watched_ns(c, tm_json_str(pod, "metadata.namespace", ""));
+}
+
+static void drop_assumed(sched_cache *c, const char *uid) {
+    void *found = tfind(uid, &c->assumed, cmp_str);
+    if (!found)
+        return;
+    char *key = *(char **)found;
+    tdelete(uid, &c->assumed, cmp_str);
+    free(key);
+    c->n_assumed--;
+}
+
+/* Spec, labels and annotations: what the policy reads of a pending pod. */
+static bool pod_relevant_change(const json_t *a, const json_t *b) {
+    return !same_json(json_object_get(a, "spec"), json_object_get(b, "spec")) ||
+           !same_json(tm_json_path(a, "metadata.labels"), tm_json_path(b, "metadata.labels")) ||
+           !same_json(tm_json_path(a, "metadata.annotations"),
+                      tm_json_path(b, "metadata.annotations"));
+}
+
+int sched_cache_pod_event(sched_cache *c, tm_watch_type type, const json_t *obj,
+                          const json_t *old, tm_err *err) {
+    const char *uid = tm_json_str(obj, "metadata.uid", NULL);
+    const char *ns = tm_json_str(obj, "metadata.namespace", "");
+    const char *name = tm_json_str(obj, "metadata.name", "");
+    if (!uid)
+        return tm_err_set(err, "pod %s/%s: event without metadata.uid", ns, name);
+    const char *node = tm_json_str(obj, "spec.nodeName", "");
+    bool ours = sched_cache_is_ours(c, obj);
+    if (type == TM_WATCH_DELETED || sched_pod_json_terminal(obj)) {
+        bool released = sched_snapshot_remove_pod(c->snap, uid) == 0;
+        drop_assumed(c, uid);
+        if (ours && c->hooks.pod_gone)
+            c->hooks.pod_gone(c->hooks.ud, uid, NULL);
+        if (released && c->hooks.cluster_changed)
+            c->hooks.cluster_changed(c->hooks.ud);
+        return 0;
+    }
+    if (node[0]) {
+        sched_resources req;
+        if (sched_pod_requests_from_json(c->snap, obj, &req, err))
+            return tm_err_wrap(err, "pod %s/%s", ns, name);
+        if (sched_snapshot_add_pod(c->snap, uid, node, &req, err))
+            return tm_err_wrap(err, "pod %s/%s", ns, name);
+        drop_assumed(c, uid);
+        if (ours && c->hooks.pod_gone)
+            c->hooks.pod_gone(c->hooks.ud, uid, node);
+        return 0;
+    }
+    if (!ours)
+        return 0; /* another scheduler's pending pod holds nothing yet */
+    if (tm_json_path(obj, "metadata.deletionTimestamp")) {
+        if (c->hooks.pod_gone)
+            c->hooks.pod_gone(c->hooks.ud, uid, NULL);
+        return 0;
+    }
+    if (type == TM_WATCH_MODIFIED && old && !pod_relevant_change(old, obj))
+        return 0;
+    sched_pod *p = sched_pod_from_json(c->snap, obj, &c->keys, err);
+    if (!p)
+        return -1;
+    if (c->hooks.pod_pending)
+        c->hooks.pod_pending(c->hooks.ud, p);
+    else
+        sched_pod_free(p);
+    return 0;
+}
+
+/* ---- task profiles --------------------------------------------------------------------------- */
+
+int sched_cache_task_event(sched_cache *c, tm_watch_type type, const json_t *obj, tm_err *err) {
+    const char *wf, *proc;
+    sched_task_profile tp;
+    if (sched_task_profile_from_json(obj, &wf, &proc, &tp, err))
+        return tm_err_wrap(err, "TaskProfile %s/%s", tm_json_str(obj, "metadata.namespace", ""),
+                           tm_json_str(obj, "metadata.name", "?"));
+    if (type == TM_WATCH_DELETED) {
+        sched_snapshot_remove_task(c->snap, wf, proc);
+        return 0;
+    }
+    return sched_snapshot_set_task(c->snap, wf, proc, &tp, err);
+}
+
+/* ---- assumptions ----------------------------------------------------------------------------- */
+
+int sched_cache_assume(sched_cache *c, sched_framework *fw, const sched_pod *p, int node,
+                       tm_err *err) {
+    if (sched_framework_reserve(fw, c->snap, p, node, err))
+        return -1;
+    if (tfind(p->uid, &c->assumed, cmp_str))
+        return 0;
+    char *key = strdup(p->uid);
+    if (!key || !tsearch(key, &c->assumed, cmp_str)) {
+        free(key);
+        sched_snapshot_remove_pod(c->snap, p->uid);
+        return tm_err_set(err, "out of memory");
+    }
+    c->n_assumed++;
+    return 0;
+}
+
+bool sched_cache_forget(sched_cache *c, const char *uid) {
+    if (!tfind(uid, &c->assumed, cmp_str))
+        return false;
+    drop_assumed(c, uid);
+    sched_snapshot_remove_pod(c->snap, uid);
+    return true;
+}
+
+bool sched_cache_is_assumed(const sched_cache *c, const char *uid) {
+    return tfind(uid, &c->assumed, cmp_str) != NULL;
+}
+
+size_t sched_cache_assumed_count(const sched_cache *c) {
+    return c->n_assumed;
+}

@@ -1,0 +1,86 @@
+/* cache.h: the live scheduler's view of the cluster: informer events (nodes, pods, TaskProfiles)
+ * applied incrementally to one sched_snapshot, plus the pods we assumed onto nodes whose binds
+ * have not been confirmed yet.
+ *
+ *   node ADDED/MODIFIED  -> that node is replaced in the snapshot (its pods' requests are kept);
+ *                           status-only updates (heartbeats) are ignored
+ *   node DELETED         -> removed
+ *   pod with a node      -> its requests count on that node (ours and others' alike); an
+ *                           assumption for it is confirmed
+ *   pod finished/deleted -> its requests are released
+ *   our pod without node -> handed to the queue through the pod_pending hook (only when new or
+ *                           its spec, labels or annotations changed: status updates, such as our
+ *                           own PodScheduled condition, do not requeue it)
+ *   TaskProfile          -> the snapshot's task table
+ *
+ * Locking: the cache owns one mutex. The scheduler's loop thread holds it while applying events
+ * and while running a batch of scheduling cycles; the HTTP handler threads (explain, extender)
+ * hold it while reading the snapshot. Every function below except sched_cache_new/free/lock/
+ * unlock expects the caller to hold the lock. Hooks are called with the lock held and must not
+ * take it again.
+ *
+ * No I/O: JSON in, snapshot and hook calls out, so it is unit-tested with plain JSON. */
+#ifndef TAREMA_SCHED_CACHE_H
+#define TAREMA_SCHED_CACHE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "lib/error.h"
+#include "lib/kube.h"
+#include "scheduler/framework.h"
+#include "scheduler/podspec.h"
+#include "scheduler/snapshot.h"
+
+typedef struct sched_cache_hooks {
+    /* Our unbound pod is new or changed: the hook takes ownership of pod. */
+    void (*pod_pending)(void *ud, sched_pod *pod);
+    /* Our pod no longer needs scheduling: bound (node set) or deleted/finished (node NULL). */
+    void (*pod_gone)(void *ud, const char *uid, const char *node);
+    /* Something changed that may let unschedulable pods fit: a node added or changed, a pod
+     * released its requests. */
+    void (*cluster_changed)(void *ud);
+    void *ud;
+} sched_cache_hooks;
+
+typedef struct sched_cache sched_cache;
+
+/* scheduler_name: spec.schedulerName of our pods. namespaces: NULL-terminated list of the
+ * namespaces whose pods we schedule (NULL or empty = all); copied. keys NULL = defaults (copied).
+ * hooks may be NULL (a cache that only tracks capacity, as the explain CLI and extender use).
+ * NULL with err on OOM. Free with sched_cache_free. */
+sched_cache *sched_cache_new(const char *scheduler_name, const char *const *namespaces,
+                             const sched_keys *keys, const sched_cache_hooks *hooks, tm_err *err);
+void sched_cache_free(sched_cache *c);
+
+void sched_cache_lock(sched_cache *c);
+void sched_cache_unlock(sched_cache *c);
+
+/* The snapshot (borrowed; read or schedule on it only while holding the lock). */
+sched_snapshot *sched_cache_snapshot(sched_cache *c);
+const sched_keys *sched_cache_keys(const sched_cache *c);
+
+/* Informer events (obj and old borrowed; old NULL for ADDED). 0, or -1 with err naming the
+ * object when its JSON cannot be understood (the event is then skipped). */
+int sched_cache_node_event(sched_cache *c, tm_watch_type type, const json_t *obj,
+                           const json_t *old, tm_err *err);
+int sched_cache_pod_event(sched_cache *c, tm_watch_type type, const json_t *obj,
+                          const json_t *old, tm_err *err);
+int sched_cache_task_event(sched_cache *c, tm_watch_type type, const json_t *obj, tm_err *err);
+
+/* True when the pod is one we schedule: spec.schedulerName is ours and its namespace is
+ * watched. */
+bool sched_cache_is_ours(const sched_cache *c, const json_t *pod);
+
+/* Reserve p on node index `node` (sched_framework_reserve) and remember the assumption until
+ * the pod's watch event shows it bound, or sched_cache_forget undoes it. 0 or -1 with err. */
+int sched_cache_assume(sched_cache *c, sched_framework *fw, const sched_pod *p, int node,
+                       tm_err *err);
+/* Undoes an assumption (bind failed). A pod the watch already showed bound is left alone, so
+ * a late failure never erases real usage. Returns true when something was undone. */
+bool sched_cache_forget(sched_cache *c, const char *uid);
+bool sched_cache_is_assumed(const sched_cache *c, const char *uid);
+size_t sched_cache_assumed_count(const sched_cache *c);
+
+#endif

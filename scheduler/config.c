@@ -1,0 +1,492 @@
+/* config.c: defaults, the YAML config file and the command-line flags of tarema-scheduler.
+ * The file is read into JSON by lib/yamljson and checked key by key, so every mistake is
+ * reported with the key it concerns. */
+#include "scheduler/config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/jsonutil.h"
+#include "lib/yamljson.h"
+#include "scheduler/policy.h"
+
+static int set_str(char **dst, const char *v) {
+    char *d = strdup(v);
+    if (!d)
+        return -1;
+    free(*dst);
+    *dst = d;
+    return 0;
+}
+
+sched_config *sched_config_new(void) {
+    sched_config *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->namespaces = calloc(1, sizeof *c->namespaces);
+    int bad = !c->namespaces;
+    bad |= set_str(&c->scheduler_name, "tarema");
+    bad |= set_str(&c->policy, "tarema");
+    bad |= set_str(&c->bind_address, "127.0.0.1");
+    bad |= set_str(&c->process_label, "nextflow.io/processName");
+    bad |= set_str(&c->workflow_key, "tarema.io/workflow");
+    bad |= set_str(&c->lease_namespace, "kube-system");
+    bad |= set_str(&c->lease_name, "tarema-scheduler");
+    bad |= set_str(&c->log_level, "info");
+    bad |= set_str(&c->log_format, "text");
+    c->port = 10260;
+    c->qps = 200;
+    c->burst = 400;
+    c->max_binds_in_flight = 512;
+    c->pod_initial_backoff_ms = 1000;
+    c->pod_max_backoff_ms = 10000;
+    c->unschedulable_flush_ms = 60000;
+    c->lease_ms = 15000;
+    c->renew_deadline_ms = 10000;
+    c->retry_ms = 2000;
+    if (bad) {
+        sched_config_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void free_namespaces(sched_config *c) {
+    for (size_t i = 0; i < c->n_namespaces; i++)
+        free(c->namespaces[i]);
+    free(c->namespaces);
+    c->namespaces = NULL;
+    c->n_namespaces = 0;
+}
+
+void sched_config_free(sched_config *c) {
+    if (!c)
+        return;
+    free(c->scheduler_name);
+    free(c->policy);
+    free(c->kubeconfig);
+    free(c->context);
+    free_namespaces(c);
+    free(c->bind_address);
+    free(c->process_label);
+    free(c->workflow_key);
+    free(c->lease_namespace);
+    free(c->lease_name);
+    free(c->identity);
+    free(c->log_level);
+    free(c->log_format);
+    free(c);
+}
+
+/* Replaces the namespace list with the given names (comma-separated string or JSON array). */
+static int set_namespaces(sched_config *c, const char *const *names, size_t n, tm_err *err) {
+    char **v = calloc(n + 1, sizeof *v);
+    if (!v)
+        return tm_err_set(err, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        if (!names[i][0] || !(v[i] = strdup(names[i]))) {
+            for (size_t j = 0; j < i; j++)
+                free(v[j]);
+            free(v);
+            return tm_err_set(err, "namespaces: empty namespace name in the list");
+        }
+    }
+    free_namespaces(c);
+    c->namespaces = v;
+    c->n_namespaces = n;
+    return 0;
+}
+
+static int set_namespaces_csv(sched_config *c, const char *csv, tm_err *err) {
+    char *copy = strdup(csv);
+    if (!copy)
+        return tm_err_set(err, "out of memory");
+    const char *parts[256];
+    size_t n = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (n == 256) {
+            free(copy);
+            return tm_err_set(err, "--namespaces: more than 256 namespaces");
+        }
+        parts[n++] = t;
+    }
+    int rc = set_namespaces(c, parts, n, err);
+    free(copy);
+    return rc;
+}
+
+/* Typed getters for one key of a mapping; absent keys leave the value alone. */
+static int get_str(const json_t *o, const char *key, char **dst, const char *what,
+                   bool allow_empty, tm_err *err) {
+    json_t *v = json_object_get(o, key);
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_string(v))
+        return tm_err_set(err, "%s: %s must be a string", what, key);
+    const char *s = json_string_value(v);
+    if (!s[0] && !allow_empty)
+        return tm_err_set(err, "%s: %s must not be empty", what, key);
+    if (!s[0]) {
+        free(*dst);
+        *dst = NULL;
+        return 0;
+    }
+    return set_str(dst, s) ? tm_err_set(err, "out of memory") : 0;
+}
+
+static int get_int(const json_t *o, const char *key, int *dst, long long lo, long long hi,
+                   const char *what, tm_err *err) {
+    json_t *v = json_object_get(o, key);
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+        return tm_err_set(err, "%s: %s must be an integer from %lld to %lld", what, key, lo, hi);
+    *dst = (int)json_integer_value(v);
+    return 0;
+}
+
+static int get_bool(const json_t *o, const char *key, bool *dst, const char *what, tm_err *err) {
+    json_t *v = json_object_get(o, key);
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_boolean(v))
+        return tm_err_set(err, "%s: %s must be true or false", what, key);
+    *dst = json_is_true(v);
+    return 0;
+}
+
+static int apply_leader(sched_config *c, const json_t *le, const char *what, tm_err *err) {
+    static const char *const keys[] = {"enabled", "namespace", "name", "identity", "leaseMs",
+                                       "renewDeadlineMs", "retryMs", NULL};
+    char where[256];
+    snprintf(where, sizeof where, "%s: leaderElection", what);
+    if (tm_json_check_keys(le, keys, where, err))
+        return -1;
+    if (get_bool(le, "enabled", &c->leader_elect, where, err) ||
+        get_str(le, "namespace", &c->lease_namespace, where, false, err) ||
+        get_str(le, "name", &c->lease_name, where, false, err) ||
+        get_str(le, "identity", &c->identity, where, true, err) ||
+        get_int(le, "leaseMs", &c->lease_ms, 1000, 3600000, where, err) ||
+        get_int(le, "renewDeadlineMs", &c->renew_deadline_ms, 500, 3600000, where, err) ||
+        get_int(le, "retryMs", &c->retry_ms, 100, 3600000, where, err))
+        return -1;
+    return 0;
+}
+
+static int apply_mode(sched_config *c, const char *mode, const char *what, tm_err *err) {
+    if (strcmp(mode, "scheduler") == 0)
+        c->mode = SCHED_MODE_SCHEDULER;
+    else if (strcmp(mode, "extender") == 0)
+        c->mode = SCHED_MODE_EXTENDER;
+    else
+        return tm_err_set(err, "%s: mode '%s' is unknown (use scheduler or extender)", what, mode);
+    return 0;
+}
+
+int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what, tm_err *err) {
+    static const char *const keys[] = {
+        "schedulerName", "policy",  "mode",    "kubeconfig",          "context",
+        "namespaces",    "bindAddress", "port", "qps",                "burst",
+        "maxBindsInFlight", "podInitialBackoffMs", "podMaxBackoffMs", "unschedulableFlushMs",
+        "taskKeys",      "leaderElection", "log", NULL};
+    if (json_is_null(doc))
+        return 0; /* an empty file keeps every default */
+    if (tm_json_check_keys(doc, keys, what, err))
+        return -1;
+    if (get_str(doc, "schedulerName", &c->scheduler_name, what, false, err) ||
+        get_str(doc, "policy", &c->policy, what, false, err) ||
+        get_str(doc, "kubeconfig", &c->kubeconfig, what, true, err) ||
+        get_str(doc, "context", &c->context, what, true, err) ||
+        get_str(doc, "bindAddress", &c->bind_address, what, false, err) ||
+        get_int(doc, "port", &c->port, 0, 65535, what, err) ||
+        get_int(doc, "burst", &c->burst, 0, 1000000, what, err) ||
+        get_int(doc, "maxBindsInFlight", &c->max_binds_in_flight, 1, 1000000, what, err) ||
+        get_int(doc, "podInitialBackoffMs", &c->pod_initial_backoff_ms, 1, 3600000, what, err) ||
+        get_int(doc, "podMaxBackoffMs", &c->pod_max_backoff_ms, 1, 3600000, what, err) ||
+        get_int(doc, "unschedulableFlushMs", &c->unschedulable_flush_ms, 100, 86400000, what,
+                err))
+        return -1;
+    json_t *v = json_object_get(doc, "mode");
+    if (v && !json_is_null(v)) {
+        if (!json_is_string(v))
+            return tm_err_set(err, "%s: mode must be a string (scheduler or extender)", what);
+        if (apply_mode(c, json_string_value(v), what, err))
+            return -1;
+    }
+    v = json_object_get(doc, "qps");
+    if (v && !json_is_null(v)) {
+        if (!json_is_number(v) || json_number_value(v) < 0)
+            return tm_err_set(err, "%s: qps must be a number >= 0 (0 = unlimited)", what);
+        c->qps = json_number_value(v);
+    }
+    v = json_object_get(doc, "namespaces");
+    if (v && !json_is_null(v)) {
+        if (!json_is_array(v))
+            return tm_err_set(err, "%s: namespaces must be a list of namespace names", what);
+        size_t n = json_array_size(v);
+        const char **names = calloc(n + 1, sizeof *names);
+        if (!names)
+            return tm_err_set(err, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+            names[i] = json_string_value(json_array_get(v, i));
+            if (!names[i]) {
+                free(names);
+                return tm_err_set(err, "%s: namespaces[%zu] must be a string", what, i);
+            }
+        }
+        int rc = set_namespaces(c, names, n, err);
+        free(names);
+        if (rc)
+            return tm_err_wrap(err, "%s", what);
+    }
+    v = json_object_get(doc, "taskKeys");
+    if (v && !json_is_null(v)) {
+        static const char *const tk[] = {"processLabel", "workflowKey", NULL};
+        char where[256];
+        snprintf(where, sizeof where, "%s: taskKeys", what);
+        if (tm_json_check_keys(v, tk, where, err) ||
+            get_str(v, "processLabel", &c->process_label, where, false, err) ||
+            get_str(v, "workflowKey", &c->workflow_key, where, false, err))
+            return -1;
+    }
+    v = json_object_get(doc, "leaderElection");
+    if (v && !json_is_null(v) && apply_leader(c, v, what, err))
+        return -1;
+    v = json_object_get(doc, "log");
+    if (v && !json_is_null(v)) {
+        static const char *const lk[] = {"level", "format", NULL};
+        char where[256];
+        snprintf(where, sizeof where, "%s: log", what);
+        if (tm_json_check_keys(v, lk, where, err) ||
+            get_str(v, "level", &c->log_level, where, false, err) ||
+            get_str(v, "format", &c->log_format, where, false, err))
+            return -1;
+    }
+    return 0;
+}
+
+int sched_config_load_file(sched_config *c, const char *path, tm_err *err) {
+    json_t *doc = tm_yaml_load_file(path, err);
+    if (!doc)
+        return tm_err_wrap(err, "scheduler config");
+    int rc = sched_config_apply_json(c, doc, path, err);
+    json_decref(doc);
+    return rc;
+}
+
+enum {
+    OPT_CONFIG = 256,
+    OPT_NAME,
+    OPT_POLICY,
+    OPT_MODE,
+    OPT_KUBECONFIG,
+    OPT_CONTEXT,
+    OPT_NAMESPACES,
+    OPT_BIND,
+    OPT_PORT,
+    OPT_QPS,
+    OPT_BURST,
+    OPT_MAX_BINDS,
+    OPT_LEADER,
+    OPT_LEASE_NS,
+    OPT_LEASE_NAME,
+    OPT_IDENTITY,
+    OPT_LOG_LEVEL,
+    OPT_LOG_FORMAT,
+    OPT_HELP
+};
+
+static const struct option long_opts[] = {
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"scheduler-name", required_argument, NULL, OPT_NAME},
+    {"policy", required_argument, NULL, OPT_POLICY},
+    {"mode", required_argument, NULL, OPT_MODE},
+    {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+    {"context", required_argument, NULL, OPT_CONTEXT},
+    {"namespaces", required_argument, NULL, OPT_NAMESPACES},
+    {"bind-address", required_argument, NULL, OPT_BIND},
+    {"port", required_argument, NULL, OPT_PORT},
+    {"qps", required_argument, NULL, OPT_QPS},
+    {"burst", required_argument, NULL, OPT_BURST},
+    {"max-binds-in-flight", required_argument, NULL, OPT_MAX_BINDS},
+    {"leader-elect", optional_argument, NULL, OPT_LEADER},
+    {"lease-namespace", required_argument, NULL, OPT_LEASE_NS},
+    {"lease-name", required_argument, NULL, OPT_LEASE_NAME},
+    {"identity", required_argument, NULL, OPT_IDENTITY},
+    {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0}};
+
+const char *sched_config_usage(void) {
+    return "usage: tarema-scheduler [run] [flags]       schedule pods (or serve the extender)\n"
+           "       tarema-scheduler explain NS/POD [flags]  why a pod goes (or went) where\n"
+           "flags (each overrides the config file):\n"
+           "  --config FILE            YAML config (see scheduler/config.h for every key)\n"
+           "  --scheduler-name NAME    spec.schedulerName of our pods (default tarema)\n"
+           "  --policy NAME            tarema | round-robin | fair | fill-nodes | sjfn\n"
+           "  --mode MODE              scheduler (default) | extender\n"
+           "  --kubeconfig FILE        default: in-cluster, else $KUBECONFIG, ~/.kube/config\n"
+           "  --context NAME           kubeconfig context\n"
+           "  --namespaces A,B         namespaces to schedule (default all)\n"
+           "  --bind-address ADDR      health/metrics/explain/extender server (127.0.0.1)\n"
+           "  --port N                 its port (default 10260, 0 = any free port)\n"
+           "  --qps N --burst N        API client rate limit (default 200/400, 0 = none)\n"
+           "  --max-binds-in-flight N  concurrent binds (default 512)\n"
+           "  --leader-elect[=BOOL]    run as one of several replicas, active with the Lease\n"
+           "  --lease-namespace NS --lease-name NAME --identity ID\n"
+           "  --log-level debug|info|warn|error  --log-format text|json\n";
+}
+
+static int parse_int_arg(const char *flag, const char *s, long lo, long hi, int *out,
+                         tm_err *err) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return tm_err_set(err, "--%s: '%s' is not an integer from %ld to %ld", flag, s, lo, hi);
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_bool_arg(const char *flag, const char *s, bool *out, tm_err *err) {
+    if (!s || strcmp(s, "true") == 0 || strcmp(s, "1") == 0)
+        *out = true;
+    else if (strcmp(s, "false") == 0 || strcmp(s, "0") == 0)
+        *out = false;
+    else
+        return tm_err_set(err, "--%s: '%s' is not true or false", flag, s);
+    return 0;
+}
+
+static int apply_flag(sched_config *c, int opt, const char *arg, tm_err *err) {
+    switch (opt) {
+    case OPT_NAME:
+        return set_str(&c->scheduler_name, arg);
+    case OPT_POLICY:
+        return set_str(&c->policy, arg);
+    case OPT_MODE:
+        return apply_mode(c, arg, "--mode", err);
+    case OPT_KUBECONFIG:
+        return set_str(&c->kubeconfig, arg);
+    case OPT_CONTEXT:
+        return set_str(&c->context, arg);
+    case OPT_NAMESPACES:
+        return set_namespaces_csv(c, arg, err);
+    case OPT_BIND:
+        return set_str(&c->bind_address, arg);
+    case OPT_PORT:
+        return parse_int_arg("port", arg, 0, 65535, &c->port, err);
+    case OPT_BURST:
+        return parse_int_arg("burst", arg, 0, 1000000, &c->burst, err);
+    case OPT_MAX_BINDS:
+        return parse_int_arg("max-binds-in-flight", arg, 1, 1000000, &c->max_binds_in_flight,
+                             err);
+    case OPT_LEADER:
+        return parse_bool_arg("leader-elect", arg, &c->leader_elect, err);
+    case OPT_LEASE_NS:
+        return set_str(&c->lease_namespace, arg);
+    case OPT_LEASE_NAME:
+        return set_str(&c->lease_name, arg);
+    case OPT_IDENTITY:
+        return set_str(&c->identity, arg);
+    case OPT_LOG_LEVEL:
+        return set_str(&c->log_level, arg);
+    case OPT_LOG_FORMAT:
+        return set_str(&c->log_format, arg);
+    case OPT_QPS: {
+        char *end;
+        errno = 0;
+        double v = strtod(arg, &end);
+        if (errno || end == arg || *end || v < 0)
+            return tm_err_set(err, "--qps: '%s' is not a number >= 0", arg);
+        c->qps = v;
+        return 0;
+    }
+    default:
+        return 0;
+    }
+}
+
+int sched_config_from_args(sched_config *c, int argc, char **argv, bool *help, tm_err *err) {
+    *help = false;
+    /* Pass 1: only --config and --help, so the flags of pass 2 override the file. */
+    const char *file = NULL;
+    opterr = 0;
+    optind = 1;
+    int opt;
+    while ((opt = getopt_long(argc, argv, "+:", long_opts, NULL)) != -1) {
+        if (opt == OPT_CONFIG)
+            file = optarg;
+        else if (opt == OPT_HELP)
+            *help = true;
+        else if (opt == '?')
+            return tm_err_set(err, "unknown or incomplete flag '%s' (see --help)",
+                              argv[optind - 1]);
+        else if (opt == ':')
+            return tm_err_set(err, "flag '%s' needs a value", argv[optind - 1]);
+    }
+    if (*help)
+        return 0;
+    if (optind < argc)
+        return tm_err_set(err, "unexpected argument '%s' (flags start with --, see --help)",
+                          argv[optind]);
+    if (file && sched_config_load_file(c, file, err))
+        return -1;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "+:", long_opts, NULL)) != -1) {
+        if (opt == OPT_CONFIG)
+            continue;
+        tm_err_clear(err);
+        if (apply_flag(c, opt, optarg, err)) {
+            if (!err || !err->msg[0])
+                tm_err_set(err, "out of memory");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int sched_config_validate(const sched_config *c, tm_err *err) {
+    tm_err perr;
+    sched_framework *fw = sched_policy_new(c->policy, &perr);
+    if (!fw)
+        return tm_err_set(err, "policy: %s", perr.msg);
+    sched_framework_free(fw);
+    if (!c->scheduler_name[0])
+        return tm_err_set(err, "schedulerName must not be empty");
+    if (c->pod_max_backoff_ms < c->pod_initial_backoff_ms)
+        return tm_err_set(err,
+                          "podMaxBackoffMs (%d) must not be below podInitialBackoffMs (%d)",
+                          c->pod_max_backoff_ms, c->pod_initial_backoff_ms);
+    if (c->leader_elect && c->renew_deadline_ms >= c->lease_ms)
+        return tm_err_set(err, "leaderElection: renewDeadlineMs (%d) must be below leaseMs (%d)",
+                          c->renew_deadline_ms, c->lease_ms);
+    if (c->leader_elect && c->retry_ms >= c->renew_deadline_ms)
+        return tm_err_set(err,
+                          "leaderElection: retryMs (%d) must be below renewDeadlineMs (%d)",
+                          c->retry_ms, c->renew_deadline_ms);
+    if (strcmp(c->log_format, "text") != 0 && strcmp(c->log_format, "json") != 0)
+        return tm_err_set(err, "log format '%s' is unknown (use text or json)", c->log_format);
+    static const char *const levels[] = {"debug", "info", "warn", "error", NULL};
+    bool ok = false;
+    for (const char *const *l = levels; *l; l++)
+        ok |= strcmp(*l, c->log_level) == 0;
+    if (!ok)
+        return tm_err_set(err, "log level '%s' is unknown (use debug, info, warn or error)",
+                          c->log_level);
+    return 0;
+}
+
+bool sched_config_watches_namespace(const sched_config *c, const char *ns) {
+    if (c->n_namespaces == 0)
+        return true;
+    for (size_t i = 0; i < c->n_namespaces; i++)
+        if (strcmp(c->namespaces[i], ns) == 0)
+            return true;
+    return false;
+}

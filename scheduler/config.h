@@ -1,0 +1,87 @@
+/* config.h: the live scheduler's configuration: a YAML file (--config) with flags for the
+ * common settings on top (a flag always wins over the file).
+ *
+ *   schedulerName: tarema          # pods with this spec.schedulerName are ours
+ *   policy: tarema                 # tarema | round-robin | fair | fill-nodes | sjfn
+ *   mode: scheduler                # scheduler (watch + bind) | extender (HTTP extender only)
+ *   kubeconfig: ""                 # "" = in-cluster when KUBERNETES_SERVICE_HOST, else $KUBECONFIG
+ *   context: ""
+ *   namespaces: []                 # namespaces whose pods we schedule; [] = all
+ *   bindAddress: 127.0.0.1         # health, metrics, explain and extender routes
+ *   port: 10260                    # 0 = a free port (logged)
+ *   qps: 200                       # client-side API rate limit (binds, events, patches)
+ *   burst: 400
+ *   maxBindsInFlight: 512          # binds started but not answered yet
+ *   podInitialBackoffMs: 1000      # retry delay after a failed attempt, doubling per attempt
+ *   podMaxBackoffMs: 10000
+ *   unschedulableFlushMs: 60000    # unschedulable pods are retried at least this often
+ *   taskKeys: {processLabel: nextflow.io/processName, workflowKey: tarema.io/workflow}
+ *   leaderElection: {enabled: false, namespace: kube-system, name: tarema-scheduler,
+ *                    identity: "", leaseMs: 15000, renewDeadlineMs: 10000, retryMs: 2000}
+ *   log: {level: info, format: text}
+ *
+ * Unknown keys are errors naming the key, so a typo never silently falls back to a default. */
+#ifndef TAREMA_SCHED_CONFIG_H
+#define TAREMA_SCHED_CONFIG_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "lib/error.h"
+
+typedef enum { SCHED_MODE_SCHEDULER = 0, SCHED_MODE_EXTENDER } sched_mode;
+
+typedef struct sched_config {
+    char *scheduler_name;
+    char *policy;
+    sched_mode mode;
+    char *kubeconfig; /* NULL = automatic */
+    char *context;    /* NULL = current-context */
+    char **namespaces; /* NULL-terminated; empty = all namespaces */
+    size_t n_namespaces;
+    char *bind_address;
+    int port;
+    double qps;
+    int burst;
+    int max_binds_in_flight;
+    int pod_initial_backoff_ms;
+    int pod_max_backoff_ms;
+    int unschedulable_flush_ms;
+    char *process_label;
+    char *workflow_key;
+    bool leader_elect;
+    char *lease_namespace;
+    char *lease_name;
+    char *identity; /* NULL = hostname_pid, filled by the caller */
+    int lease_ms, renew_deadline_ms, retry_ms;
+    char *log_level;
+    char *log_format;
+} sched_config;
+
+/* A config holding every default. Caller frees with sched_config_free. NULL on OOM. */
+sched_config *sched_config_new(void);
+void sched_config_free(sched_config *c);
+
+/* Applies a YAML document (already parsed into JSON) on top of c. what names the source in
+ * errors ("sched.yaml"). 0, or -1 with err naming the key and what is wrong with it. */
+int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what, tm_err *err);
+
+/* Loads and applies a YAML file. */
+int sched_config_load_file(sched_config *c, const char *path, tm_err *err);
+
+/* Parses the command line of `tarema-scheduler [run]`: first --config FILE (if any) is loaded,
+ * then every flag is applied over it. Positional arguments are an error. argv[0] is skipped.
+ * *help is set when --help was given (nothing else is checked then). 0, or -1 with err. */
+int sched_config_from_args(sched_config *c, int argc, char **argv, bool *help, tm_err *err);
+
+/* Checks the values together (ports in range, backoffs ordered, policy known, ...). */
+int sched_config_validate(const sched_config *c, tm_err *err);
+
+/* True when pods of namespace ns are ours to schedule under c's namespace list. */
+bool sched_config_watches_namespace(const sched_config *c, const char *ns);
+
+/* The flags, for --help. Static text. */
+const char *sched_config_usage(void);
+
+#endif

@@ -1,0 +1,70 @@
+/* extender.h: kube-scheduler extender protocol (k8s.io/kube-scheduler/extender/v1) over tarema's
+ * policies, so an operator can keep the default scheduler and add tarema's scoring.
+ *
+ * Wire shapes (Go field names, no json tags, so capitalised keys):
+ *   ExtenderArgs          {"Pod": Pod, "Nodes": NodeList | null, "NodeNames": [string] | null}
+ *                         Nodes when nodeCacheCapable is false, NodeNames when true.
+ *   ExtenderFilterResult  {"Nodes": NodeList | null, "NodeNames": [string] | null,
+ *                          "FailedNodes": {node: reason}, "FailedAndUnresolvableNodes": {...},
+ *                          "Error": ""}
+ *   HostPriorityList      [{"Host": node, "Score": 0..10}]   (MaxExtenderPriority = 10)
+ *   ExtenderBindingArgs   {"PodName", "PodNamespace", "PodUID", "Node"}
+ *   ExtenderBindingResult {"Error": ""}
+ *
+ * nodeCacheCapable false: the nodes come in the request; capacity already used on them is taken
+ * from the cache snapshot when one is configured (by node name), else counted as free (the
+ * default scheduler has checked fit already). nodeCacheCapable true: the named nodes are looked
+ * up in the cache snapshot; names it does not know fail with "node not in tarema's cache".
+ * Resource shortfalls go to FailedNodes (preemption may help), every other rejection to
+ * FailedAndUnresolvableNodes. Prioritize maps the policy's preference to 0..10, the best group
+ * getting 10 and filtered nodes 0.
+ *
+ * Concurrency: each call builds its own policy instance, so calls may run in parallel; the
+ * cache snapshot is read under cache_lock/cache_unlock, which must be exclusive (evaluating
+ * refreshes the snapshot's lazily built groups). */
+#ifndef TAREMA_SCHED_EXTENDER_H
+#define TAREMA_SCHED_EXTENDER_H
+
+#include <jansson.h>
+
+#include "lib/error.h"
+#include "lib/httpd.h"
+#include "scheduler/podspec.h"
+#include "scheduler/snapshot.h"
+
+/* Binds ns/name (uid) to node; 0 or -1 with err. Called for the extender's bind verb. */
+typedef int (*sched_extender_bind_fn)(void *ud, const char *ns, const char *name, const char *uid,
+                                      const char *node, tm_err *err);
+
+typedef struct sched_extender_opts {
+    const char *policy;    /* NULL = "tarema" */
+    sched_keys keys;       /* zero = sched_keys_default() */
+    sched_snapshot *cache; /* live cache snapshot (borrowed), NULL = none */
+    void (*cache_lock)(void *ud);
+    void (*cache_unlock)(void *ud);
+    void *cache_ud;
+    sched_extender_bind_fn bind; /* NULL: the bind verb answers an Error */
+    void *bind_ud;
+    int64_t (*now_ms)(void *ud); /* clock for the policy; NULL = 0 */
+    void *now_ud;
+} sched_extender_opts;
+
+typedef struct sched_extender sched_extender;
+
+/* Copies opts (the policy name is checked now). NULL with err. Free with sched_extender_free. */
+sched_extender *sched_extender_new(const sched_extender_opts *opts, tm_err *err);
+void sched_extender_free(sched_extender *x);
+
+/* ExtenderArgs -> ExtenderFilterResult. Malformed args give NULL with err (the HTTP layer then
+ * answers a result whose Error says so). New reference. */
+json_t *sched_extender_filter(sched_extender *x, const json_t *args, tm_err *err);
+/* ExtenderArgs -> HostPriorityList (every candidate node, in request order). New reference. */
+json_t *sched_extender_prioritize(sched_extender *x, const json_t *args, tm_err *err);
+/* ExtenderBindingArgs -> ExtenderBindingResult (never NULL except on OOM). New reference. */
+json_t *sched_extender_bind(sched_extender *x, const json_t *args);
+
+/* Serves POST <prefix>/filter, <prefix>/prioritize, <prefix>/bind on srv (prefix "" or like
+ * "/tarema"). x must outlive the server. 0 or -1 with err. */
+int sched_extender_register(sched_extender *x, tm_httpd *srv, const char *prefix, tm_err *err);
+
+#endif

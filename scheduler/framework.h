@@ -1,0 +1,207 @@
+/* framework.h: the scheduling framework: the pod being scheduled, the filters every policy
+ * runs, and the one small interface a scoring/queue-sort plugin implements.
+ *
+ * Shape of kube-scheduler's framework: QueueSort -> Filter -> Score -> (select) -> Reserve.
+ * Filters are always on, run in this order, and the first that rejects a node decides its
+ * reason, as in kube-scheduler:
+ *   NodeReady          "node(s) were not ready"
+ *   NodeUnschedulable  "node(s) were unschedulable"
+ *   TaintToleration    "node(s) had untolerated taint {key: value}"  (NoSchedule, NoExecute)
+ *   NodeAffinity       "node(s) didn't match Pod's node affinity/selector" (nodeSelector and
+ *                      required node affinity)
+ *   NodeResourcesFit   "Insufficient cpu", "Insufficient memory", "Too many pods", ... (one
+ *                      reason per short resource)
+ * The score plugin gives every feasible node an int64 (higher is better); the framework picks
+ * the best, breaking ties by node name. Everything here is pure: no I/O, no locks, no clock
+ * (time comes in as now_ms). A sched_framework holds per-cycle buffers and plugin state (the
+ * round-robin cursor), so use one per scheduling thread.
+ *
+ * Typical cycle (live scheduler or simulator):
+ *   sched_framework *fw = sched_policy_new("tarema", &err);        // policy.h
+ *   sched_decision d;
+ *   if (sched_framework_schedule(fw, snap, pod, now_ms, &d, &err) == 0 && d.node >= 0)
+ *       sched_framework_reserve(fw, snap, pod, d.node, &err);      // assume, then bind
+ *   else sched_framework_fit_message(fw, snap, buf, sizeof buf);   // FailedScheduling text
+ */
+#ifndef TAREMA_SCHED_FRAMEWORK_H
+#define TAREMA_SCHED_FRAMEWORK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/error.h"
+#include "scheduler/snapshot.h"
+
+typedef enum {
+    SCHED_TOL_EQUAL = 0, /* also the default when operator is empty */
+    SCHED_TOL_EXISTS
+} sched_tol_op;
+
+typedef struct sched_toleration {
+    char *key; /* "" with Exists tolerates every taint */
+    sched_tol_op op;
+    char *value;         /* "" when absent */
+    sched_effect effect; /* SCHED_EFFECT_NONE = every effect */
+} sched_toleration;
+
+typedef enum {
+    SCHED_SEL_IN = 0,
+    SCHED_SEL_NOT_IN,
+    SCHED_SEL_EXISTS,
+    SCHED_SEL_DOES_NOT_EXIST,
+    SCHED_SEL_GT,
+    SCHED_SEL_LT
+} sched_sel_op;
+
+/* One node selector requirement (matchExpressions entry, or matchFields on metadata.name when
+ * is_field). For Gt/Lt, values[0] was checked to be an integer and is kept in num. */
+typedef struct sched_sel_req {
+    char *key;
+    sched_sel_op op;
+    char **values;
+    size_t n_values;
+    int64_t num;
+    bool is_field;
+} sched_sel_req;
+
+/* A nodeSelectorTerm: all requirements must hold. A term without requirements matches no node
+ * (as in Kubernetes). */
+typedef struct sched_sel_term {
+    sched_sel_req *reqs;
+    size_t n_reqs;
+} sched_sel_term;
+
+/* The pod to schedule (or being explained). Built by sched_pod_from_json (podspec.h) or by hand
+ * with sched_pod_new; freed with sched_pod_free. Resources use the snapshot's slots. */
+typedef struct sched_pod {
+    char *ns, *name, *uid;
+    char *node_name;          /* spec.nodeName, NULL when not bound */
+    sched_resources requests; /* effective requests (containers, init containers, overhead),
+                                 v[SCHED_RES_PODS] = 1 */
+    sched_toleration *tolerations;
+    size_t n_tolerations;
+    sched_label *node_selector; /* spec.nodeSelector: every pair must match */
+    size_t n_node_selector;
+    sched_sel_term *affinity; /* required node affinity terms, any one must match */
+    size_t n_affinity;
+    bool has_affinity; /* required node affinity present (then n_affinity 0 matches nothing) */
+    char *workflow;    /* task identity, "" when unknown */
+    char *process;
+    int labels[SCHED_NFEAT]; /* explicit tarema.io/{cpu,mem,io} annotations, 0 = none */
+    int32_t priority;
+    int64_t created_ms; /* metadata.creationTimestamp, ms since the epoch; 0 unknown */
+} sched_pod;
+
+sched_pod *sched_pod_new(const char *ns, const char *name, const char *uid); /* NULL on OOM */
+void sched_pod_free(sched_pod *p);
+
+/* What a task is for the policies: the pod's explicit labels if any, else the task table's,
+ * else unlabeled. labeled is true when at least one feature label is known; features without a
+ * label count as distance 0 in tarema's formula. */
+typedef struct sched_task_info {
+    int labels[SCHED_NFEAT];
+    bool labeled;
+    int64_t expected_runtime_ms; /* -1 unknown */
+} sched_task_info;
+void sched_task_resolve(const sched_snapshot *s, const sched_pod *p, sched_task_info *out);
+
+/* Filters, in the order they run. SCHED_FILTER_OK (0) means the node passed. */
+typedef enum {
+    SCHED_FILTER_OK = 0,
+    SCHED_FILTER_NODE_READY,
+    SCHED_FILTER_NODE_UNSCHEDULABLE,
+    SCHED_FILTER_TAINT,
+    SCHED_FILTER_NODE_AFFINITY,
+    SCHED_FILTER_RESOURCES,
+    SCHED_FILTER_COUNT
+} sched_filter_id;
+
+const char *sched_filter_name(sched_filter_id id); /* "NodeResourcesFit", ... */
+
+/* Runs every filter on one node. Returns the filter that rejected it or SCHED_FILTER_OK. detail
+ * (may be NULL) gets what the message needs: for TAINT the taint index, for RESOURCES a bit
+ * mask of the short resource slots (1u << slot). No allocation. */
+sched_filter_id sched_filter_node(const sched_snapshot *s, const sched_pod *p, const sched_node *n,
+                                  uint32_t *detail);
+
+/* kube-scheduler's reason text for one node's rejection, e.g. "Insufficient cpu" (for several
+ * short resources, the reasons joined by ", "). Writes into buf, returns buf. */
+char *sched_filter_reason(const sched_snapshot *s, const sched_node *n, sched_filter_id id,
+                          uint32_t detail, char *buf, size_t size);
+
+/* Per-cycle context handed to the plugin. task is resolved once per cycle. */
+typedef struct sched_cycle {
+    sched_snapshot *snap;
+    const sched_pod *pod;
+    sched_task_info task;
+    int64_t now_ms;
+} sched_cycle;
+
+/* The plugin interface: a policy's scoring and queue order. Only score is required. */
+typedef struct sched_plugin {
+    const char *name; /* "tarema", "round-robin", ... (static string) */
+    void *state;      /* plugin state, freed by free_state */
+    /* Once per cycle before scoring (per-pod precomputation). 0 or -1 with err. */
+    int (*pre_score)(void *state, const sched_cycle *c, tm_err *err);
+    /* Score of a feasible node, higher is better. */
+    int64_t (*score)(void *state, const sched_cycle *c, const sched_node *n);
+    /* Score of a feasible node on the extender's 0..10 scale, given the node's raw score and
+     * the min/max raw scores over the feasible nodes. NULL = linear min..max -> 0..10. */
+    int (*extender_score)(void *state, const sched_cycle *c, const sched_node *n, int64_t raw,
+                          int64_t min, int64_t max);
+    /* Called after the pod is reserved on n (round-robin advances its cursor). */
+    void (*reserved)(void *state, const sched_cycle *c, const sched_node *n);
+    /* Queue order: negative when a goes before b. NULL = priority desc, creation time asc. */
+    int (*queue_cmp)(void *state, const sched_snapshot *s, const sched_pod *a, const sched_pod *b);
+    void (*free_state)(void *state);
+} sched_plugin;
+
+typedef struct sched_framework sched_framework;
+
+/* A framework running the filters and plugin (copied; its state is owned and freed by the
+ * framework from now on, also on error). NULL with err on OOM. Free with sched_framework_free. */
+sched_framework *sched_framework_new(const sched_plugin *plugin, tm_err *err);
+void sched_framework_free(sched_framework *fw);
+const char *sched_framework_name(const sched_framework *fw);
+
+/* The outcome of one cycle. node_name is borrowed from the snapshot (valid until the node is
+ * removed). */
+typedef struct sched_decision {
+    int node; /* index of the chosen node, -1 when no node fits */
+    const char *node_name;
+    size_t n_nodes;    /* nodes considered */
+    size_t n_feasible; /* nodes that passed every filter */
+    int64_t score;     /* the chosen node's score */
+} sched_decision;
+
+/* Filter + score + select for one pod. Does not change the snapshot (see reserve). Returns 0
+ * (also when nothing fits: d->node == -1) or -1 with err (plugin failure). */
+int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
+                             int64_t now_ms, sched_decision *d, tm_err *err);
+
+/* Reserve: records p's requests on node index `node` in the snapshot (keyed by p->uid) and
+ * tells the plugin. Undo with sched_snapshot_remove_pod(s, p->uid) when the bind fails. */
+int sched_framework_reserve(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int node,
+                            tm_err *err);
+
+/* Queue sort by the plugin's order (negative: a first). Deterministic: ties end on uid. */
+int sched_framework_queue_cmp(const sched_framework *fw, const sched_snapshot *s,
+                              const sched_pod *a, const sched_pod *b);
+
+/* After the last schedule call: the per-node outcome (filter id, detail) and, for feasible
+ * nodes, the score. Valid until the next schedule call or snapshot node change. */
+sched_filter_id sched_framework_node_status(const sched_framework *fw, size_t node,
+                                            uint32_t *detail, int64_t *score);
+/* The cycle of the last schedule call (task info resolved), for explain and the extender. */
+const sched_cycle *sched_framework_last_cycle(const sched_framework *fw);
+/* Extender 0..10 score of a feasible node of the last cycle (-1 for filtered nodes). */
+int sched_framework_extender_score(const sched_framework *fw, size_t node);
+
+/* FailedScheduling message of the last cycle in kube-scheduler's words, e.g.
+ * "0/15 nodes are available: 12 node(s) didn't match Pod's node affinity/selector, 3
+ * Insufficient cpu." Writes into buf (truncated to size), returns buf. */
+char *sched_framework_fit_message(const sched_framework *fw, const sched_snapshot *s, char *buf,
+                                  size_t size);
+
+#endif

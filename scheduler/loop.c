@@ -1,0 +1,494 @@
+/* loop.c: the scheduling cycle of tarema-scheduler on the kube loop thread.
+ *
+ * Why one thread: informer events, scheduling decisions and bind completions all mutate the
+ * snapshot and the queue; doing them on one thread keeps decisions deterministic and lock-free
+ * among themselves. Decisions are CPU-only (the snapshot is in memory), binds are asynchronous,
+ * so the network never stalls a decision. The cache mutex only guards the snapshot against the
+ * HTTP threads (extender routes). */
+#include "scheduler/loop.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lib/log.h"
+#include "scheduler/binder.h"
+#include "scheduler/policy.h"
+#include "scheduler/queue.h"
+
+/* Cycles per batch: enough to amortise the lock and the loop turn, small enough that watch
+ * events and bind completions are handled promptly. */
+#define BATCH 256
+/* How long to wait for TaskProfiles after nodes and pods are listed before scheduling anyway
+ * (the CRD may not be installed: tasks are then unknown, which the policy handles). */
+#define TASKS_GRACE_MS 3000
+
+struct sched_loop {
+    const sched_config *cfg;
+    tm_kube *k;
+    sched_cache *cache;
+    sched_queue *queue;
+    sched_framework *fw;
+    sched_binder *binder;
+    tm_informer *nodes, *pods, *tasks;
+    tm_leader *leader;
+    atomic_bool leading, synced;
+    atomic_int sync_state; /* bit 0 nodes, bit 1 pods, bit 2 tasks */
+    int64_t listed_ms;     /* when nodes and pods were first synced, 0 before */
+    bool changed;          /* cluster changed since the last move of unschedulable pods */
+    int64_t last_flush_ms;
+    sched_loop_stats stats;
+    tm_metric *m_attempts, *m_attempt_s, *m_e2e_s, *m_pending, *m_binds_inflight, *m_binds,
+        *m_leader, *m_nodes, *m_pods;
+};
+
+static int64_t mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- cache hooks (loop thread, cache lock held) -------------------------------------------- */
+
+static void hook_pending(void *ud, sched_pod *pod) {
+    sched_loop *l = ud;
+    if (l->queue && sched_queue_add(l->queue, pod, mono_ms()))
+        tm_error("queue: out of memory adding a pod");
+    else if (!l->queue)
+        sched_pod_free(pod);
+}
+
+static void hook_gone(void *ud, const char *uid, const char *node) {
+    (void)node;
+    sched_loop *l = ud;
+    if (l->queue)
+        sched_queue_remove(l->queue, uid);
+}
+
+static void hook_changed(void *ud) {
+    sched_loop *l = ud;
+    l->changed = true;
+}
+
+static int queue_cmp(void *ud, const sched_pod *a, const sched_pod *b) {
+    sched_loop *l = ud;
+    return sched_framework_queue_cmp(l->fw, sched_cache_snapshot(l->cache), a, b);
+}
+
+/* ---- binds --------------------------------------------------------------------------------- */
+
+static void on_bind(void *ud, const char *ns, const char *name, const char *uid,
+                    const char *node, int status, const tm_err *err) {
+    sched_loop *l = ud;
+    sched_cache_lock(l->cache);
+    if (!err) {
+        l->stats.bound++;
+        tm_metrics_inc(l->m_binds, TM_LABELS("ok"));
+        sched_queue_done(l->queue, uid);
+        tm_debug("bound pod=%s/%s node=%s", ns, name, node);
+    } else {
+        l->stats.bind_failures++;
+        bool conflict = status == 409;
+        if (conflict)
+            l->stats.conflicts++;
+        tm_metrics_inc(l->m_binds, TM_LABELS(conflict ? "conflict" : "error"));
+        if (sched_cache_forget(l->cache, uid))
+            l->changed = true; /* the reservation is free again */
+        if (status == 404) {
+            sched_queue_remove(l->queue, uid);
+        } else {
+            /* 409: bound elsewhere or changed; the pod watch brings the truth, and the retry
+             * after backoff only happens if it is still pending then. */
+            sched_queue_backoff(l->queue, uid, mono_ms());
+        }
+        tm_warn("bind failed pod=%s/%s node=%s status=%d err=\"%s\"", ns, name, node, status,
+                err->msg);
+    }
+    sched_cache_unlock(l->cache);
+}
+
+/* ---- informer callbacks (loop thread) ------------------------------------------------------ */
+
+static void on_node(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
+    sched_loop *l = ud;
+    tm_err err = {0};
+    sched_cache_lock(l->cache);
+    if (sched_cache_node_event(l->cache, t, obj, old, &err))
+        tm_warn("node skipped err=\"%s\"", err.msg);
+    sched_cache_unlock(l->cache);
+}
+
+static void on_pod(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
+    sched_loop *l = ud;
+    tm_err err = {0};
+    sched_cache_lock(l->cache);
+    if (sched_cache_pod_event(l->cache, t, obj, old, &err))
+        tm_warn("pod skipped err=\"%s\"", err.msg);
+    sched_cache_unlock(l->cache);
+}
+
+static void on_task(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
+    (void)old;
+    sched_loop *l = ud;
+    tm_err err = {0};
+    sched_cache_lock(l->cache);
+    if (sched_cache_task_event(l->cache, t, obj, &err))
+        tm_warn("TaskProfile skipped err=\"%s\"", err.msg);
+    sched_cache_unlock(l->cache);
+}
+
+static void synced_nodes(void *ud) {
+    atomic_fetch_or(&((sched_loop *)ud)->sync_state, 1);
+}
+static void synced_pods(void *ud) {
+    atomic_fetch_or(&((sched_loop *)ud)->sync_state, 2);
+}
+static void synced_tasks(void *ud) {
+    atomic_fetch_or(&((sched_loop *)ud)->sync_state, 4);
+}
+
+/* ---- leader election ----------------------------------------------------------------------- */
+
+static void started_leading(void *ud) {
+    sched_loop *l = ud;
+    atomic_store(&l->leading, true);
+    tm_metrics_set(l->m_leader, NULL, 1);
+    tm_info("leading: scheduling starts identity=%s", l->cfg->identity);
+}
+
+static void stopped_leading(void *ud) {
+    sched_loop *l = ud;
+    atomic_store(&l->leading, false);
+    tm_metrics_set(l->m_leader, NULL, 0);
+    tm_warn("lost the lease: binding stops identity=%s", l->cfg->identity);
+}
+
+static void new_leader(void *ud, const char *identity) {
+    (void)ud;
+    tm_info("leader is now identity=%s", identity ? identity : "");
+}
+
+/* ---- life cycle ---------------------------------------------------------------------------- */
+
+static int register_metrics(sched_loop *l, tm_metrics *reg, tm_err *err) {
+    double lat[16], e2e[20];
+    tm_metrics_exp_buckets(0.00001, 2, 16, lat); /* 10 us .. 0.33 s */
+    tm_metrics_exp_buckets(0.001, 2, 20, e2e);   /* 1 ms .. 524 s */
+    l->m_attempts = tm_metrics_counter(reg, "tarema_schedule_attempts_total",
+                                       "Scheduling attempts by result (scheduled, "
+                                       "unschedulable, error).",
+                                       TM_LABELS("result"), err);
+    if (!l->m_attempts)
+        return -1;
+    l->m_attempt_s = tm_metrics_histogram(reg, "tarema_scheduling_attempt_duration_seconds",
+                                          "Time of one scheduling cycle (filter, score, "
+                                          "reserve), network excluded.",
+                                          NULL, lat, 16, err);
+    if (!l->m_attempt_s)
+        return -1;
+    l->m_e2e_s = tm_metrics_histogram(reg, "tarema_pod_scheduling_duration_seconds",
+                                      "Time from pod creation to the scheduling decision "
+                                      "(the bind is started then).", NULL, e2e,
+                                      20, err);
+    if (!l->m_e2e_s)
+        return -1;
+    l->m_pending = tm_metrics_gauge(reg, "tarema_pending_pods",
+                                    "Pods in the scheduling queue by state (active, backoff, "
+                                    "unschedulable, inflight).",
+                                    TM_LABELS("queue"), err);
+    if (!l->m_pending)
+        return -1;
+    l->m_binds_inflight = tm_metrics_gauge(reg, "tarema_binds_in_flight",
+                                           "Binds sent and not answered yet.", NULL, err);
+    if (!l->m_binds_inflight)
+        return -1;
+    l->m_binds = tm_metrics_counter(reg, "tarema_binds_total",
+                                    "Bind results (ok, conflict, error).", TM_LABELS("result"),
+                                    err);
+    if (!l->m_binds)
+        return -1;
+    l->m_leader = tm_metrics_gauge(reg, "tarema_leader", "1 while this replica is active.", NULL,
+                                   err);
+    if (!l->m_leader)
+        return -1;
+    l->m_nodes = tm_metrics_gauge(reg, "tarema_cache_nodes", "Nodes in the cache.", NULL, err);
+    if (!l->m_nodes)
+        return -1;
+    l->m_pods = tm_metrics_gauge(reg, "tarema_cache_pods",
+                                 "Pods counted on nodes in the cache (bound and assumed).", NULL,
+                                 err);
+    return l->m_pods ? 0 : -1;
+}
+
+sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg, tm_err *err) {
+    sched_loop *l = calloc(1, sizeof *l);
+    if (!l) {
+        tm_err_set(err, "out of memory");
+        return NULL;
+    }
+    l->cfg = cfg;
+    l->k = k;
+    sched_keys keys = {cfg->process_label, cfg->workflow_key};
+    sched_cache_hooks hooks = {hook_pending, hook_gone, hook_changed, l};
+    bool sched = cfg->mode == SCHED_MODE_SCHEDULER;
+    l->cache = sched_cache_new(cfg->scheduler_name, (const char *const *)cfg->namespaces, &keys,
+                               sched ? &hooks : NULL, err);
+    if (!l->cache)
+        goto fail;
+    l->fw = sched_policy_new(cfg->policy, err);
+    if (!l->fw)
+        goto fail;
+    if (sched) {
+        l->queue = sched_queue_new(queue_cmp, l, cfg->pod_initial_backoff_ms,
+                                   cfg->pod_max_backoff_ms);
+        l->binder = sched_binder_new(k, cfg->scheduler_name, cfg->identity, on_bind, l);
+        if (!l->queue || !l->binder) {
+            tm_err_set(err, "out of memory");
+            goto fail;
+        }
+    }
+    if (register_metrics(l, reg, err))
+        goto fail;
+    atomic_init(&l->leading, !cfg->leader_elect);
+    atomic_init(&l->synced, false);
+    atomic_init(&l->sync_state, 0);
+    tm_metrics_set(l->m_leader, NULL, cfg->leader_elect ? 0 : 1);
+    return l;
+fail:
+    sched_loop_free(l);
+    return NULL;
+}
+
+int sched_loop_start(sched_loop *l, tm_err *err) {
+    tm_informer_opts o = {.path = "/api/v1/nodes",
+                          .on_event = on_node,
+                          .on_synced = synced_nodes,
+                          .ud = l};
+    if (!(l->nodes = tm_informer_start(l->k, &o, err)))
+        return tm_err_wrap(err, "watching nodes");
+    /* Finished pods hold no resources: leave them out, as kube-scheduler does. */
+    o = (tm_informer_opts){.path = "/api/v1/pods",
+                           .field_selector = "status.phase!=Succeeded,status.phase!=Failed",
+                           .on_event = on_pod,
+                           .on_synced = synced_pods,
+                           .ud = l};
+    if (!(l->pods = tm_informer_start(l->k, &o, err)))
+        return tm_err_wrap(err, "watching pods");
+    o = (tm_informer_opts){.path = "/apis/tarema.io/v1alpha1/taskprofiles",
+                           .on_event = on_task,
+                           .on_synced = synced_tasks,
+                           .ud = l};
+    if (!(l->tasks = tm_informer_start(l->k, &o, err)))
+        return tm_err_wrap(err, "watching TaskProfiles");
+    if (l->cfg->leader_elect && l->cfg->mode == SCHED_MODE_SCHEDULER) {
+        tm_leader_opts lo = {.ns = l->cfg->lease_namespace,
+                             .name = l->cfg->lease_name,
+                             .identity = l->cfg->identity,
+                             .lease_ms = l->cfg->lease_ms,
+                             .renew_deadline_ms = l->cfg->renew_deadline_ms,
+                             .retry_ms = l->cfg->retry_ms,
+                             .on_started_leading = started_leading,
+                             .on_stopped_leading = stopped_leading,
+                             .on_new_leader = new_leader,
+                             .ud = l};
+        if (!(l->leader = tm_leader_start(l->k, &lo, err)))
+            return -1;
+    }
+    tm_info("scheduler started name=%s policy=%s mode=%s namespaces=%zu leader_elect=%s",
+            l->cfg->scheduler_name, l->cfg->policy,
+            l->cfg->mode == SCHED_MODE_SCHEDULER ? "scheduler" : "extender",
+            l->cfg->n_namespaces, l->cfg->leader_elect ? "true" : "false");
+    return 0;
+}
+
+/* Synced once nodes and pods are listed and TaskProfiles too (or their grace time passed). */
+static void check_synced(sched_loop *l, int64_t now) {
+    if (atomic_load(&l->synced))
+        return;
+    int s = atomic_load(&l->sync_state);
+    if ((s & 3) != 3)
+        return;
+    if (!l->listed_ms)
+        l->listed_ms = now;
+    if (!(s & 4) && now - l->listed_ms < TASKS_GRACE_MS)
+        return;
+    atomic_store(&l->synced, true);
+    sched_cache_lock(l->cache);
+    sched_snapshot *snap = sched_cache_snapshot(l->cache);
+    tm_info("cache synced nodes=%zu pods=%zu pending=%zu task_profiles=%s",
+            sched_snapshot_node_count(snap), sched_snapshot_pod_count(snap),
+            l->queue ? sched_queue_count(l->queue, SCHED_Q_ACTIVE) : 0,
+            (s & 4) ? "listed" : "unavailable (CRD not installed?)");
+    sched_cache_unlock(l->cache);
+}
+
+static void schedule_one(sched_loop *l, sched_snapshot *snap, sched_pod *pod, int64_t now) {
+    tm_err err = {0};
+    sched_decision d;
+    int64_t t0 = mono_ms();
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    int rc = sched_framework_schedule(l->fw, snap, pod, wall_ms(), &d, &err);
+    if (rc) {
+        l->stats.errors++;
+        tm_metrics_inc(l->m_attempts, TM_LABELS("error"));
+        tm_error("scheduling failed pod=%s/%s err=\"%s\"", pod->ns, pod->name, err.msg);
+        sched_queue_backoff(l->queue, pod->uid, t0);
+        return;
+    }
+    if (d.node < 0) {
+        char msg[1024];
+        sched_framework_fit_message(l->fw, snap, msg, sizeof msg);
+        l->stats.unschedulable++;
+        tm_metrics_inc(l->m_attempts, TM_LABELS("unschedulable"));
+        tm_info("unschedulable pod=%s/%s msg=\"%s\"", pod->ns, pod->name, msg);
+        if (sched_binder_unschedulable(l->binder, pod, msg, &err))
+            tm_warn("%s", err.msg);
+        sched_queue_unschedulable(l->queue, pod->uid, now);
+        return;
+    }
+    char node[256];
+    snprintf(node, sizeof node, "%s", d.node_name);
+    if (sched_cache_assume(l->cache, l->fw, pod, d.node, &err) ||
+        sched_binder_bind(l->binder, pod, node, &err)) {
+        sched_cache_forget(l->cache, pod->uid);
+        l->stats.errors++;
+        tm_metrics_inc(l->m_attempts, TM_LABELS("error"));
+        tm_error("bind not started pod=%s/%s err=\"%s\"", pod->ns, pod->name, err.msg);
+        sched_queue_backoff(l->queue, pod->uid, now);
+        return;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    l->stats.scheduled++;
+    tm_metrics_inc(l->m_attempts, TM_LABELS("scheduled"));
+    tm_metrics_observe(l->m_attempt_s, NULL,
+                       (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9);
+    if (pod->created_ms > 0)
+        tm_metrics_observe(l->m_e2e_s, NULL, (double)(wall_ms() - pod->created_ms) / 1000.0);
+    tm_debug("assumed pod=%s/%s node=%s score=%lld feasible=%zu/%zu", pod->ns, pod->name, node,
+             (long long)d.score, d.n_feasible, d.n_nodes);
+}
+
+/* Returns true when more pods are ready (the caller should not sleep). */
+static bool schedule_batch(sched_loop *l) {
+    int64_t now = mono_ms();
+    sched_cache_lock(l->cache);
+    if (l->changed) {
+        l->changed = false;
+        size_t moved = sched_queue_move_all(l->queue, now);
+        if (moved)
+            tm_debug("cluster changed: unschedulable pods retried count=%zu", moved);
+    }
+    if (now - l->last_flush_ms >= 1000) {
+        l->last_flush_ms = now;
+        sched_queue_flush_unschedulable(l->queue, now, l->cfg->unschedulable_flush_ms);
+    }
+    sched_snapshot *snap = sched_cache_snapshot(l->cache);
+    bool more = false;
+    for (int i = 0; i < BATCH; i++) {
+        if (sched_binder_inflight(l->binder) >= (size_t)l->cfg->max_binds_in_flight)
+            break;
+        /* Checked per pod: a lost lease stops the very next decision. */
+        if (!atomic_load(&l->leading))
+            break;
+        sched_pod *pod = sched_queue_pop(l->queue, now);
+        if (!pod)
+            break;
+        schedule_one(l, snap, pod, now);
+        more = i == BATCH - 1;
+    }
+    sched_cache_unlock(l->cache);
+    return more;
+}
+
+static void update_gauges(sched_loop *l) {
+    if (l->queue) {
+        tm_metrics_set(l->m_pending, TM_LABELS("active"),
+                       (double)sched_queue_count(l->queue, SCHED_Q_ACTIVE));
+        tm_metrics_set(l->m_pending, TM_LABELS("backoff"),
+                       (double)sched_queue_count(l->queue, SCHED_Q_BACKOFF));
+        tm_metrics_set(l->m_pending, TM_LABELS("unschedulable"),
+                       (double)sched_queue_count(l->queue, SCHED_Q_UNSCHEDULABLE));
+        tm_metrics_set(l->m_pending, TM_LABELS("inflight"),
+                       (double)sched_queue_count(l->queue, SCHED_Q_IN_FLIGHT));
+        tm_metrics_set(l->m_binds_inflight, NULL, (double)sched_binder_inflight(l->binder));
+    }
+    sched_snapshot *snap = sched_cache_snapshot(l->cache);
+    tm_metrics_set(l->m_nodes, NULL, (double)sched_snapshot_node_count(snap));
+    tm_metrics_set(l->m_pods, NULL, (double)sched_snapshot_pod_count(snap));
+}
+
+int sched_loop_step(sched_loop *l, int max_wait_ms, tm_err *err) {
+    int64_t now = mono_ms();
+    check_synced(l, now);
+    int wait = max_wait_ms;
+    if (l->queue && atomic_load(&l->synced) && atomic_load(&l->leading)) {
+        if (schedule_batch(l))
+            wait = 0;
+        int64_t nb = sched_queue_next_backoff_ms(l->queue, mono_ms());
+        if (nb >= 0 && nb < wait)
+            wait = (int)nb;
+        if (l->changed)
+            wait = 0;
+    } else if (!atomic_load(&l->synced) && wait > 100) {
+        wait = 100; /* re-check the sync state soon */
+    }
+    int rc = tm_kube_run(l->k, wait, err);
+    sched_cache_lock(l->cache);
+    update_gauges(l);
+    sched_cache_unlock(l->cache);
+    return rc;
+}
+
+void sched_loop_stop(sched_loop *l) {
+    if (!l)
+        return;
+    if (l->leader) {
+        tm_leader_stop(l->leader, true);
+        l->leader = NULL;
+    }
+    atomic_store(&l->leading, false);
+    tm_informer_stop(l->nodes);
+    tm_informer_stop(l->pods);
+    tm_informer_stop(l->tasks);
+    l->nodes = l->pods = l->tasks = NULL;
+}
+
+void sched_loop_free(sched_loop *l) {
+    if (!l)
+        return;
+    sched_binder_free(l->binder);
+    sched_queue_free(l->queue);
+    sched_framework_free(l->fw);
+    sched_cache_free(l->cache);
+    free(l);
+}
+
+bool sched_loop_ready(void *loop, char *reason, size_t reason_size) {
+    sched_loop *l = loop;
+    if (atomic_load(&l->synced))
+        return true;
+    int s = atomic_load(&l->sync_state);
+    snprintf(reason, reason_size, "cache not synced yet: nodes %s, pods %s",
+             (s & 1) ? "listed" : "not listed", (s & 2) ? "listed" : "not listed");
+    return false;
+}
+
+bool sched_loop_leading(const sched_loop *l) {
+    return atomic_load(&l->leading);
+}
+
+sched_cache *sched_loop_cache(sched_loop *l) {
+    return l->cache;
+}
+
+sched_loop_stats sched_loop_get_stats(const sched_loop *l) {
+    return l->stats;
+}

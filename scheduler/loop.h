@@ -1,0 +1,59 @@
+/* loop.h: the running scheduler: informers feed the cache, our pending pods go through the
+ * queue, each scheduling cycle filters and scores on the snapshot, reserves, and hands the bind
+ * to the binder, all on the one thread that runs the kube loop.
+ *
+ *   sched_loop *l = sched_loop_new(cfg, kube, metrics, &err);
+ *   sched_loop_start(l, &err);               // informers (+ leader election)
+ *   while (!stop) sched_loop_step(l, &err);  // schedule what is ready, then drive I/O
+ *   sched_loop_free(l);                      // after tm_kube_free? no: before; see below
+ *
+ * Threads: everything here runs on the loop thread except sched_loop_ready and
+ * sched_loop_cache (its lock), which the HTTP threads use. Scheduling batches hold the cache
+ * lock; binds are started during the batch and complete later on the loop.
+ *
+ * Mode extender: sched_loop_start starts the informers only (no queue, no binds), so the
+ * extender routes answer from a live cache (nodeCacheCapable=true). */
+#ifndef TAREMA_SCHED_LOOP_H
+#define TAREMA_SCHED_LOOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "lib/error.h"
+#include "lib/kube.h"
+#include "lib/metrics.h"
+#include "scheduler/cache.h"
+#include "scheduler/config.h"
+
+typedef struct sched_loop sched_loop;
+
+/* cfg, k and reg are borrowed and must outlive the loop; cfg->identity must be set. Registers
+ * the scheduler's metrics in reg. NULL with err (unknown policy, OOM, metric clash). */
+sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg, tm_err *err);
+
+/* Starts the informers and, with leaderElection, the Lease. 0 or -1 with err. */
+int sched_loop_start(sched_loop *l, tm_err *err);
+
+/* One iteration: a batch of scheduling cycles (when leading and synced), then up to
+ * max_wait_ms of I/O on the kube loop. 0, or -1 with err on a loop failure. */
+int sched_loop_step(sched_loop *l, int max_wait_ms, tm_err *err);
+
+/* Stops informers and leader election (releasing the Lease when held). Call before
+ * tm_kube_free; sched_loop_free afterwards. */
+void sched_loop_stop(sched_loop *l);
+void sched_loop_free(sched_loop *l);
+
+/* Thread-safe. Ready = nodes and pods listed; the reason says what is missing. */
+bool sched_loop_ready(void *loop, char *reason, size_t reason_size);
+bool sched_loop_leading(const sched_loop *l); /* thread-safe */
+
+/* The cache (for the extender routes; lock it around snapshot reads). */
+sched_cache *sched_loop_cache(sched_loop *l);
+
+/* Counters for tests and logs. */
+typedef struct sched_loop_stats {
+    size_t scheduled, unschedulable, errors, bound, bind_failures, conflicts;
+} sched_loop_stats;
+sched_loop_stats sched_loop_get_stats(const sched_loop *l);
+
+#endif

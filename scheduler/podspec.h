@@ -1,0 +1,49 @@
+/* podspec.h: Kubernetes Pod, Node and TaskProfile JSON -> the scheduler's snapshot structs.
+ *
+ * Pure translation (no I/O): effective pod requests (containers, init containers including
+ * restartable sidecars, overhead) as kube-scheduler computes them, tolerations, nodeSelector,
+ * required node affinity, task identity; node allocatable, labels, taints, Ready condition,
+ * unschedulable; TaskProfile labels and mean runtime. Quantities go through lib/quantity.h.
+ * Bad input (a malformed quantity, an unknown operator) is an error naming the object and the
+ * field, never a silent default. */
+#ifndef TAREMA_SCHED_PODSPEC_H
+#define TAREMA_SCHED_PODSPEC_H
+
+#include <jansson.h>
+
+#include "lib/error.h"
+#include "scheduler/framework.h"
+#include "scheduler/snapshot.h"
+
+/* Where task identity lives on a pod. process_label: pod label naming the process;
+ * workflow_key: pod label, or else annotation, naming the workflow. */
+typedef struct sched_keys {
+    const char *process_label; /* default "nextflow.io/processName" */
+    const char *workflow_key;  /* default "tarema.io/workflow" */
+} sched_keys;
+
+/* The defaults above. */
+sched_keys sched_keys_default(void);
+
+/* Pod JSON -> sched_pod (caller frees with sched_pod_free). keys NULL = defaults. s is used
+ * only to give extended resources their slots. NULL with err on bad input. */
+sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched_keys *keys,
+                               tm_err *err);
+
+/* Just the effective requests of a pod (for capacity accounting of other schedulers' pods). */
+int sched_pod_requests_from_json(sched_snapshot *s, const json_t *pod, sched_resources *out,
+                                 tm_err *err);
+
+/* Node JSON -> sched_node (caller owns it until sched_snapshot_put_node). NULL with err. */
+sched_node *sched_node_from_json(sched_snapshot *s, const json_t *node, tm_err *err);
+
+/* TaskProfile (tarema.io/v1alpha1) JSON -> workflow, process (borrowed from the JSON) and the
+ * profile (labels 0 when absent, runtime -1 when absent). 0, or -1 with err when spec.workflow
+ * or spec.process is missing or a label is not an integer >= 1. */
+int sched_task_profile_from_json(const json_t *tp, const char **workflow, const char **process,
+                                 sched_task_profile *out, tm_err *err);
+
+/* True when the pod is finished (phase Succeeded or Failed) and so holds no resources. */
+bool sched_pod_json_terminal(const json_t *pod);
+
+#endif

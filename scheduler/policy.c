@@ -1,0 +1,40 @@
+/* policy.c: the policy registry: --policy NAME -> a framework with that scoring plugin. */
+#include "scheduler/policy.h"
+
+#include <string.h>
+
+typedef struct policy_entry {
+    const char *name;
+    int (*make)(sched_plugin *out);
+} policy_entry;
+
+static const policy_entry policies[] = {
+    {"tarema", sched_plugin_tarema}, {"round-robin", sched_plugin_round_robin},
+    {"fair", sched_plugin_fair},     {"fill-nodes", sched_plugin_fill_nodes},
+    {"sjfn", sched_plugin_sjfn},
+};
+
+static const char *const policy_names[] = {"tarema",     "round-robin", "fair",
+                                           "fill-nodes", "sjfn",        NULL};
+
+const char *const *sched_policy_names(void) {
+    return policy_names;
+}
+
+sched_framework *sched_policy_new(const char *name, tm_err *err) {
+    for (size_t i = 0; i < sizeof policies / sizeof *policies; i++) {
+        if (!name || strcmp(name, policies[i].name) != 0)
+            continue;
+        sched_plugin pl;
+        if (policies[i].make(&pl) != 0) {
+            tm_err_set(err, "out of memory creating policy %s", name);
+            return NULL;
+        }
+        return sched_framework_new(&pl, err);
+    }
+    tm_err_set(err,
+               "unknown scheduling policy \"%s\": use one of tarema, round-robin, fair, "
+               "fill-nodes, sjfn",
+               name ? name : "(null)");
+    return NULL;
+}

@@ -1,0 +1,42 @@
+/* policy.h: scheduling policies by name (--policy), each the framework's filters plus one
+ * scoring/queue-sort plugin. The live scheduler, the extender and the simulator all create
+ * their policy here so they run exactly the same code.
+ *
+ *   tarema       labeled task: node group with the smallest label distance
+ *                f(g, t) = sum_k |g_k - t_k| (features without a task label are skipped);
+ *                ties -> most powerful group (largest label sum); within the group the
+ *                least-loaded fitting node; groups without room fall through to the next
+ *                group in that order; unprofiled nodes come last. Unlabeled task: the
+ *                least-loaded fitting node overall.
+ *   round-robin  the next fitting node after the last one chosen, in node-name order.
+ *   fair         the least-loaded fitting node (smallest requested share).
+ *   fill-nodes   the most-loaded fitting node (fill one node before the next), in name order.
+ *   sjfn         queue: shortest expected runtime first (unknown runtimes last); node: the
+ *                most powerful fitting node (largest label sum), then least loaded.
+ * "Load" is sched_node_load (dominant cpu/memory requested share). Every tie ends on node
+ * name, so decisions are deterministic. */
+#ifndef TAREMA_SCHED_POLICY_H
+#define TAREMA_SCHED_POLICY_H
+
+#include "lib/error.h"
+#include "scheduler/framework.h"
+
+/* A new framework running the named policy; NULL with err naming the valid policies when the
+ * name is unknown. Free with sched_framework_free. */
+sched_framework *sched_policy_new(const char *name, tm_err *err);
+
+/* The policy names, NULL-terminated, static. */
+const char *const *sched_policy_names(void);
+
+/* The plugins, for callers that compose their own framework (each returns 0, or -1 on OOM). */
+int sched_plugin_tarema(sched_plugin *out);
+int sched_plugin_round_robin(sched_plugin *out);
+int sched_plugin_fair(sched_plugin *out);
+int sched_plugin_fill_nodes(sched_plugin *out);
+int sched_plugin_sjfn(sched_plugin *out);
+
+/* Tarema's distance between a group's labels and a task's: sum over features where both are
+ * known of |g_k - t_k|; -1 when the group is unprofiled. Exposed for explain and tests. */
+int sched_tarema_distance(const sched_group *g, const sched_task_info *t);
+
+#endif

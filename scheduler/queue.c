@@ -1,0 +1,393 @@
+/* queue.c: active heap, backoff heap and unschedulable set over one uid hash table. Every
+ * entry remembers its index in the heap or vector it sits in, so removal and updates are
+ * O(log n) without searching. */
+#include "scheduler/queue.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct qent {
+    sched_pod *pod;
+    sched_q_state state;
+    int attempts;
+    int64_t ready_ms;      /* backoff: when it may go active */
+    int64_t unsched_since; /* unschedulable: since when */
+    uint64_t seq;          /* insertion order, for FIFO ties in the backoff heap */
+    size_t idx;            /* position in the heap or vector of its state */
+    struct qent *hnext;
+} qent;
+
+typedef struct heap {
+    qent **v;
+    size_t n, cap;
+} heap;
+
+struct sched_queue {
+    sched_queue_cmp_fn cmp;
+    void *ud;
+    int64_t initial_ms, max_ms;
+    qent **buckets;
+    size_t nbuckets, nents;
+    heap active, backoff, unsched; /* unsched is a plain vector */
+    size_t inflight;
+    uint64_t seq;
+};
+
+static uint64_t hash_str(const char *s) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static qent **slot_of(const sched_queue *q, const char *uid) {
+    qent **p = &q->buckets[hash_str(uid) & (q->nbuckets - 1)];
+    while (*p && strcmp((*p)->pod->uid, uid) != 0)
+        p = &(*p)->hnext;
+    return p;
+}
+
+static int grow_table(sched_queue *q) {
+    size_t nb = q->nbuckets * 2;
+    qent **b = calloc(nb, sizeof *b);
+    if (!b)
+        return -1;
+    for (size_t i = 0; i < q->nbuckets; i++) {
+        for (qent *e = q->buckets[i], *next; e; e = next) {
+            next = e->hnext;
+            size_t h = hash_str(e->pod->uid) & (nb - 1);
+            e->hnext = b[h];
+            b[h] = e;
+        }
+    }
+    free(q->buckets);
+    q->buckets = b;
+    q->nbuckets = nb;
+    return 0;
+}
+
+/* ---- heaps --------------------------------------------------------------------------------- */
+
+static bool less(const sched_queue *q, const heap *h, const qent *a, const qent *b) {
+    if (h == &q->backoff) {
+        if (a->ready_ms != b->ready_ms)
+            return a->ready_ms < b->ready_ms;
+        return a->seq < b->seq;
+    }
+    int c = q->cmp(q->ud, a->pod, b->pod);
+    return c != 0 ? c < 0 : a->seq < b->seq;
+}
+
+static void hswap(heap *h, size_t i, size_t j) {
+    qent *t = h->v[i];
+    h->v[i] = h->v[j];
+    h->v[j] = t;
+    h->v[i]->idx = i;
+    h->v[j]->idx = j;
+}
+
+static void sift_up(const sched_queue *q, heap *h, size_t i) {
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!less(q, h, h->v[i], h->v[p]))
+            break;
+        hswap(h, i, p);
+        i = p;
+    }
+}
+
+static void sift_down(const sched_queue *q, heap *h, size_t i) {
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < h->n && less(q, h, h->v[l], h->v[m]))
+            m = l;
+        if (r < h->n && less(q, h, h->v[r], h->v[m]))
+            m = r;
+        if (m == i)
+            return;
+        hswap(h, i, m);
+        i = m;
+    }
+}
+
+static int vec_push(heap *h, qent *e) {
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? h->cap * 2 : 64;
+        qent **v = realloc(h->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        h->v = v;
+        h->cap = cap;
+    }
+    e->idx = h->n;
+    h->v[h->n++] = e;
+    return 0;
+}
+
+/* Removes v[i]; for heaps the moved last element is re-sifted. */
+static void vec_remove(const sched_queue *q, heap *h, size_t i, bool is_heap) {
+    h->n--;
+    if (i == h->n)
+        return;
+    h->v[i] = h->v[h->n];
+    h->v[i]->idx = i;
+    if (is_heap) {
+        sift_up(q, h, i);
+        sift_down(q, h, h->v[i]->idx);
+    }
+}
+
+static heap *heap_of(sched_queue *q, sched_q_state st) {
+    switch (st) {
+    case SCHED_Q_ACTIVE:
+        return &q->active;
+    case SCHED_Q_BACKOFF:
+        return &q->backoff;
+    case SCHED_Q_UNSCHEDULABLE:
+        return &q->unsched;
+    default:
+        return NULL;
+    }
+}
+
+/* Takes e out of its current container (state becomes NONE). */
+static void detach(sched_queue *q, qent *e) {
+    heap *h = heap_of(q, e->state);
+    if (h)
+        vec_remove(q, h, e->idx, h != &q->unsched);
+    else if (e->state == SCHED_Q_IN_FLIGHT)
+        q->inflight--;
+    e->state = SCHED_Q_NONE;
+}
+
+/* Puts a detached e into state st. Only fails on OOM. */
+static int attach(sched_queue *q, qent *e, sched_q_state st) {
+    heap *h = heap_of(q, st);
+    if (h) {
+        if (vec_push(h, e))
+            return -1;
+        if (h != &q->unsched)
+            sift_up(q, h, e->idx);
+    } else if (st == SCHED_Q_IN_FLIGHT) {
+        q->inflight++;
+    }
+    e->state = st;
+    return 0;
+}
+
+/* ---- public -------------------------------------------------------------------------------- */
+
+sched_queue *sched_queue_new(sched_queue_cmp_fn cmp, void *ud, int64_t initial_backoff_ms,
+                             int64_t max_backoff_ms) {
+    sched_queue *q = calloc(1, sizeof *q);
+    if (!q)
+        return NULL;
+    q->cmp = cmp;
+    q->ud = ud;
+    q->initial_ms = initial_backoff_ms > 0 ? initial_backoff_ms : 1;
+    q->max_ms = max_backoff_ms >= q->initial_ms ? max_backoff_ms : q->initial_ms;
+    q->nbuckets = 1024;
+    q->buckets = calloc(q->nbuckets, sizeof *q->buckets);
+    if (!q->buckets) {
+        free(q);
+        return NULL;
+    }
+    return q;
+}
+
+void sched_queue_free(sched_queue *q) {
+    if (!q)
+        return;
+    for (size_t i = 0; i < q->nbuckets; i++) {
+        for (qent *e = q->buckets[i], *next; e; e = next) {
+            next = e->hnext;
+            sched_pod_free(e->pod);
+            free(e);
+        }
+    }
+    free(q->buckets);
+    free(q->active.v);
+    free(q->backoff.v);
+    free(q->unsched.v);
+    free(q);
+}
+
+int64_t sched_queue_backoff_ms(const sched_queue *q, int attempts) {
+    int64_t d = q->initial_ms;
+    for (int i = 1; i < attempts && d < q->max_ms; i++)
+        d *= 2;
+    return d < q->max_ms ? d : q->max_ms;
+}
+
+/* Into backoff, or straight to active when the backoff is already over. */
+static int requeue(sched_queue *q, qent *e, int64_t now_ms) {
+    e->ready_ms = e->attempts > 0 ? e->ready_ms : now_ms;
+    return attach(q, e, e->ready_ms > now_ms ? SCHED_Q_BACKOFF : SCHED_Q_ACTIVE);
+}
+
+int sched_queue_add(sched_queue *q, sched_pod *pod, int64_t now_ms) {
+    qent **slot = slot_of(q, pod->uid);
+    qent *e = *slot;
+    if (e) {
+        sched_pod *old = e->pod;
+        e->pod = pod;
+        sched_pod_free(old);
+        if (e->state == SCHED_Q_ACTIVE) {
+            sift_up(q, &q->active, e->idx);
+            sift_down(q, &q->active, e->idx);
+        } else if (e->state == SCHED_Q_UNSCHEDULABLE) {
+            detach(q, e);
+            if (requeue(q, e, now_ms))
+                return -1;
+        }
+        return 0;
+    }
+    e = calloc(1, sizeof *e);
+    if (!e) {
+        sched_pod_free(pod);
+        return -1;
+    }
+    e->pod = pod;
+    e->seq = q->seq++;
+    e->ready_ms = now_ms;
+    if (attach(q, e, SCHED_Q_ACTIVE)) {
+        free(e);
+        sched_pod_free(pod);
+        return -1;
+    }
+    e->hnext = *slot;
+    *slot = e;
+    if (++q->nents > q->nbuckets)
+        (void)grow_table(q); /* a failed grow only makes chains longer */
+    return 0;
+}
+
+int sched_queue_remove(sched_queue *q, const char *uid) {
+    qent **slot = slot_of(q, uid);
+    qent *e = *slot;
+    if (!e)
+        return -1;
+    detach(q, e);
+    *slot = e->hnext;
+    q->nents--;
+    sched_pod_free(e->pod);
+    free(e);
+    return 0;
+}
+
+static void promote_due(sched_queue *q, int64_t now_ms) {
+    while (q->backoff.n && q->backoff.v[0]->ready_ms <= now_ms) {
+        qent *e = q->backoff.v[0];
+        detach(q, e);
+        if (attach(q, e, SCHED_Q_ACTIVE)) {
+            /* Out of memory growing the active heap: leave it in backoff for the next try. */
+            (void)attach(q, e, SCHED_Q_BACKOFF);
+            return;
+        }
+    }
+}
+
+sched_pod *sched_queue_pop(sched_queue *q, int64_t now_ms) {
+    promote_due(q, now_ms);
+    if (!q->active.n)
+        return NULL;
+    qent *e = q->active.v[0];
+    detach(q, e);
+    attach(q, e, SCHED_Q_IN_FLIGHT);
+    return e->pod;
+}
+
+static qent *in_flight(const sched_queue *q, const char *uid) {
+    qent *e = *slot_of(q, uid);
+    return e && e->state == SCHED_Q_IN_FLIGHT ? e : NULL;
+}
+
+int sched_queue_done(sched_queue *q, const char *uid) {
+    if (!in_flight(q, uid))
+        return -1;
+    return sched_queue_remove(q, uid);
+}
+
+int sched_queue_backoff(sched_queue *q, const char *uid, int64_t now_ms) {
+    qent *e = in_flight(q, uid);
+    if (!e)
+        return -1;
+    detach(q, e);
+    e->attempts++;
+    e->ready_ms = now_ms + sched_queue_backoff_ms(q, e->attempts);
+    return attach(q, e, SCHED_Q_BACKOFF);
+}
+
+int sched_queue_unschedulable(sched_queue *q, const char *uid, int64_t now_ms) {
+    qent *e = in_flight(q, uid);
+    if (!e)
+        return -1;
+    detach(q, e);
+    e->attempts++;
+    e->ready_ms = now_ms + sched_queue_backoff_ms(q, e->attempts);
+    e->unsched_since = now_ms;
+    return attach(q, e, SCHED_Q_UNSCHEDULABLE);
+}
+
+static size_t move_unsched(sched_queue *q, int64_t now_ms, int64_t max_age_ms) {
+    size_t moved = 0;
+    for (size_t i = 0; i < q->unsched.n;) {
+        qent *e = q->unsched.v[i];
+        if (max_age_ms >= 0 && now_ms - e->unsched_since < max_age_ms) {
+            i++;
+            continue;
+        }
+        detach(q, e); /* moves the last entry into slot i: do not advance */
+        if (requeue(q, e, now_ms)) {
+            (void)attach(q, e, SCHED_Q_UNSCHEDULABLE);
+            break;
+        }
+        moved++;
+    }
+    return moved;
+}
+
+size_t sched_queue_move_all(sched_queue *q, int64_t now_ms) {
+    return move_unsched(q, now_ms, -1);
+}
+
+size_t sched_queue_flush_unschedulable(sched_queue *q, int64_t now_ms, int64_t max_age_ms) {
+    return move_unsched(q, now_ms, max_age_ms < 0 ? 0 : max_age_ms);
+}
+
+int64_t sched_queue_next_backoff_ms(const sched_queue *q, int64_t now_ms) {
+    if (!q->backoff.n)
+        return -1;
+    int64_t d = q->backoff.v[0]->ready_ms - now_ms;
+    return d > 0 ? d : 0;
+}
+
+sched_q_state sched_queue_state(const sched_queue *q, const char *uid) {
+    qent *e = *slot_of(q, uid);
+    return e ? e->state : SCHED_Q_NONE;
+}
+
+const sched_pod *sched_queue_get(const sched_queue *q, const char *uid) {
+    qent *e = *slot_of(q, uid);
+    return e ? e->pod : NULL;
+}
+
+int sched_queue_attempts(const sched_queue *q, const char *uid) {
+    qent *e = *slot_of(q, uid);
+    return e ? e->attempts : 0;
+}
+
+size_t sched_queue_count(const sched_queue *q, sched_q_state state) {
+    switch (state) {
+    case SCHED_Q_ACTIVE:
+        return q->active.n;
+    case SCHED_Q_BACKOFF:
+        return q->backoff.n;
+    case SCHED_Q_UNSCHEDULABLE:
+        return q->unsched.n;
+    case SCHED_Q_IN_FLIGHT:
+        return q->inflight;
+    default:
+        return q->nents;
+    }
+}

@@ -1,0 +1,84 @@
+/* queue.h: the scheduling queue of the live scheduler, kube-scheduler's three queues in one:
+ *
+ *   active         pods ready to be tried, a heap ordered by the policy's queue-sort
+ *   backoff        pods that failed recently, waiting until attempts-based backoff expires
+ *                  (initial * 2^(attempts-1), capped at max), ordered by that time
+ *   unschedulable  pods for which no node fitted; they wait for a cluster change
+ *                  (sched_queue_move_all) or the periodic flush, then go through backoff
+ *
+ * plus the pods currently being scheduled or bound ("in flight"), which stay known so that a
+ * watch update of such a pod does not queue it a second time. Each pod is in exactly one of
+ * these states. Keyed by pod uid.
+ *
+ * Pure data structure: no I/O, no locks, no clock (now_ms comes in). One thread uses it (the
+ * loop thread of the scheduler). */
+#ifndef TAREMA_SCHED_QUEUE_H
+#define TAREMA_SCHED_QUEUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scheduler/framework.h"
+
+typedef enum {
+    SCHED_Q_NONE = 0, /* not in the queue */
+    SCHED_Q_ACTIVE,
+    SCHED_Q_BACKOFF,
+    SCHED_Q_UNSCHEDULABLE,
+    SCHED_Q_IN_FLIGHT
+} sched_q_state;
+
+/* Order of the active heap: negative when a goes first. */
+typedef int (*sched_queue_cmp_fn)(void *ud, const sched_pod *a, const sched_pod *b);
+
+typedef struct sched_queue sched_queue;
+
+/* initial_backoff_ms/max_backoff_ms as in the config. NULL on OOM. Free with sched_queue_free
+ * (frees every pod it holds). */
+sched_queue *sched_queue_new(sched_queue_cmp_fn cmp, void *ud, int64_t initial_backoff_ms,
+                             int64_t max_backoff_ms);
+void sched_queue_free(sched_queue *q);
+
+/* Adds a pending pod, or updates one already known (same uid): the queue takes ownership of
+ * pod in both cases (the older copy is freed). A new pod goes to active; an updated pod keeps
+ * its state, except that an unschedulable pod whose spec changed may fit now and moves to
+ * backoff (or active when its backoff has expired), as kube-scheduler does on pod updates.
+ * Returns 0, or -1 on OOM (pod freed). */
+int sched_queue_add(sched_queue *q, sched_pod *pod, int64_t now_ms);
+
+/* Forgets a pod (deleted, bound, or no longer ours) in whatever state. 0, -1 when unknown. */
+int sched_queue_remove(sched_queue *q, const char *uid);
+
+/* Moves backoff pods whose time has come to active, then takes the first active pod and marks
+ * it in flight. Returns the pod (borrowed: valid until the pod is updated, removed or freed)
+ * or NULL when no pod is ready. */
+sched_pod *sched_queue_pop(sched_queue *q, int64_t now_ms);
+
+/* Outcomes of an in-flight pod (no-ops returning -1 when the uid is unknown or not in flight,
+ * e.g. the pod was deleted meanwhile):
+ *  done           bound: forget it
+ *  backoff        an error (bind failed, conflict): retry after its backoff
+ *  unschedulable  nothing fitted: wait for a cluster change */
+int sched_queue_done(sched_queue *q, const char *uid);
+int sched_queue_backoff(sched_queue *q, const char *uid, int64_t now_ms);
+int sched_queue_unschedulable(sched_queue *q, const char *uid, int64_t now_ms);
+
+/* The cluster changed (capacity freed, a node added or changed): every unschedulable pod
+ * moves to backoff (active if its backoff already expired). Returns how many moved. */
+size_t sched_queue_move_all(sched_queue *q, int64_t now_ms);
+/* Moves the pods unschedulable since at least max_age_ms ago, as the periodic flush does. */
+size_t sched_queue_flush_unschedulable(sched_queue *q, int64_t now_ms, int64_t max_age_ms);
+
+/* Milliseconds until the first backoff pod is due (0 when one is due now), -1 when none. */
+int64_t sched_queue_next_backoff_ms(const sched_queue *q, int64_t now_ms);
+
+sched_q_state sched_queue_state(const sched_queue *q, const char *uid);
+const sched_pod *sched_queue_get(const sched_queue *q, const char *uid); /* borrowed, NULL */
+int sched_queue_attempts(const sched_queue *q, const char *uid); /* failed attempts so far */
+size_t sched_queue_count(const sched_queue *q, sched_q_state state);
+
+/* Backoff of a pod after `attempts` failures: initial * 2^(attempts-1), capped. */
+int64_t sched_queue_backoff_ms(const sched_queue *q, int attempts);
+
+#endif

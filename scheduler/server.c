@@ -1,0 +1,87 @@
+/* server.c: health, readiness, metrics and extender routes of tarema-scheduler. */
+#include "scheduler/server.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+#include "lib/httpd.h"
+#include "lib/log.h"
+#include "scheduler/extender.h"
+
+struct sched_server {
+    tm_httpd *httpd;
+    sched_extender *ext;
+    sched_cache *cache;
+    tm_kube *k;
+};
+
+static void lock_cache(void *ud) {
+    sched_cache_lock(ud);
+}
+
+static void unlock_cache(void *ud) {
+    sched_cache_unlock(ud);
+}
+
+static int64_t now_ms(void *ud) {
+    (void)ud;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The extender's bind verb: a synchronous bind (thread-safe client call). */
+static int ext_bind(void *ud, const char *ns, const char *name, const char *uid,
+                    const char *node, tm_err *err) {
+    sched_server *s = ud;
+    return tm_kube_bind(s->k, ns, name, uid, node, err);
+}
+
+sched_server *sched_server_start(const sched_config *cfg, sched_loop *loop, tm_metrics *reg,
+                                 tm_kube *k, tm_err *err) {
+    sched_server *s = calloc(1, sizeof *s);
+    if (!s) {
+        tm_err_set(err, "out of memory");
+        return NULL;
+    }
+    s->k = k;
+    s->cache = sched_loop_cache(loop);
+    sched_extender_opts xo = {.policy = cfg->policy,
+                              .keys = {cfg->process_label, cfg->workflow_key},
+                              .cache = sched_cache_snapshot(s->cache),
+                              .cache_lock = lock_cache,
+                              .cache_unlock = unlock_cache,
+                              .cache_ud = s->cache,
+                              .bind = ext_bind,
+                              .bind_ud = s,
+                              .now_ms = now_ms};
+    s->ext = sched_extender_new(&xo, err);
+    if (!s->ext)
+        goto fail;
+    tm_httpd_opts ho = {.bind_addr = cfg->bind_address, .port = cfg->port, .name = "scheduler"};
+    s->httpd = tm_httpd_start(&ho, err);
+    if (!s->httpd)
+        goto fail;
+    if (tm_httpd_enable_health(s->httpd, sched_loop_ready, loop, err) ||
+        tm_httpd_enable_metrics(s->httpd, reg, err) ||
+        sched_extender_register(s->ext, s->httpd, "", err))
+        goto fail;
+    tm_info("serving addr=%s port=%d routes=/healthz,/readyz,/metrics,/filter,/prioritize,/bind",
+            cfg->bind_address, tm_httpd_port(s->httpd));
+    return s;
+fail:
+    sched_server_free(s);
+    return NULL;
+}
+
+int sched_server_port(const sched_server *s) {
+    return tm_httpd_port(s->httpd);
+}
+
+void sched_server_free(sched_server *s) {
+    if (!s)
+        return;
+    tm_httpd_free(s->httpd); /* stops and waits for handlers before the extender goes */
+    sched_extender_free(s->ext);
+    free(s);
+}

@@ -1,0 +1,685 @@
+/* snapshot.c: the cluster snapshot (nodes, pod requests per node, node groups, task profiles).
+ *
+ * Lookups by name go through small open-addressing string maps so that the live cache can apply
+ * watch events one by one on 5,000 nodes and 10,000 pods without scans; the scans that remain
+ * (a node removed, a node added while pods already name it) are rare events. */
+#include "scheduler/snapshot.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- string map: key -> void*, keys borrowed from the values' own storage ---- */
+
+typedef struct smap_ent {
+    const char *key; /* NULL empty; TOMB deleted */
+    uint64_t hash;
+    void *val;
+} smap_ent;
+
+typedef struct smap {
+    smap_ent *e;
+    size_t cap, used, live; /* used counts tombstones too */
+} smap;
+
+static const char smap_tomb_[1];
+#define TOMB smap_tomb_
+
+static uint64_t str_hash(const char *s) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static smap_ent *smap_find(const smap *m, const char *key, uint64_t h) {
+    if (!m->cap)
+        return NULL;
+    for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        smap_ent *e = &m->e[i];
+        if (!e->key)
+            return NULL;
+        if (e->key != TOMB && e->hash == h && strcmp(e->key, key) == 0)
+            return e;
+    }
+}
+
+static void *smap_get(const smap *m, const char *key) {
+    smap_ent *e = smap_find(m, key, str_hash(key));
+    return e ? e->val : NULL;
+}
+
+static int smap_grow(smap *m) {
+    size_t ncap = m->cap ? m->cap * 2 : 64;
+    while (m->live * 2 >= ncap)
+        ncap *= 2;
+    smap_ent *ne = calloc(ncap, sizeof *ne);
+    if (!ne)
+        return -1;
+    for (size_t i = 0; i < m->cap; i++) {
+        smap_ent *e = &m->e[i];
+        if (!e->key || e->key == TOMB)
+            continue;
+        size_t j = e->hash & (ncap - 1);
+        while (ne[j].key)
+            j = (j + 1) & (ncap - 1);
+        ne[j] = *e;
+    }
+    free(m->e);
+    m->e = ne;
+    m->cap = ncap;
+    m->used = m->live;
+    return 0;
+}
+
+/* Inserts or replaces; key must stay valid while in the map. */
+static int smap_put(smap *m, const char *key, void *val) {
+    uint64_t h = str_hash(key);
+    smap_ent *e = smap_find(m, key, h);
+    if (e) {
+        e->key = key;
+        e->val = val;
+        return 0;
+    }
+    if ((m->used + 1) * 4 >= m->cap * 3 && smap_grow(m) != 0)
+        return -1;
+    size_t i = h & (m->cap - 1);
+    while (m->e[i].key && m->e[i].key != TOMB)
+        i = (i + 1) & (m->cap - 1);
+    if (!m->e[i].key)
+        m->used++;
+    m->e[i] = (smap_ent){key, h, val};
+    m->live++;
+    return 0;
+}
+
+static void smap_del(smap *m, const char *key) {
+    smap_ent *e = smap_find(m, key, str_hash(key));
+    if (e) {
+        e->key = TOMB;
+        e->val = NULL;
+        m->live--;
+    }
+}
+
+/* ---- snapshot ---- */
+
+typedef struct spod {
+    char *uid;
+    char *node;
+    sched_resources req;
+    bool counted; /* its requests are in its node's `requested` */
+} spod;
+
+typedef struct stask {
+    char *key; /* workflow "\x1f" process */
+    sched_task_profile tp;
+} stask;
+
+struct sched_snapshot {
+    char *res_names[SCHED_RES_MAX];
+    int n_res;
+    sched_node **nodes;
+    size_t n_nodes, cap_nodes;
+    smap node_idx; /* name -> (index + 1) */
+    smap pods;     /* uid -> spod* */
+    size_t n_uncounted;
+    smap tasks; /* key -> stask* */
+    sched_group *groups;
+    char **group_ids;
+    size_t n_groups;
+    uint32_t *by_name;
+    bool dirty;
+};
+
+static const char *const builtin_res[SCHED_RES_FIRST_EXT] = {"cpu", "memory", "ephemeral-storage",
+                                                             "pods"};
+
+sched_snapshot *sched_snapshot_new(void) {
+    sched_snapshot *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    for (int i = 0; i < SCHED_RES_FIRST_EXT; i++) {
+        s->res_names[i] = strdup(builtin_res[i]);
+        if (!s->res_names[i]) {
+            sched_snapshot_free(s);
+            return NULL;
+        }
+    }
+    s->n_res = SCHED_RES_FIRST_EXT;
+    return s;
+}
+
+static void free_groups(sched_snapshot *s) {
+    for (size_t i = 0; i < s->n_groups; i++)
+        free(s->group_ids[i]);
+    free(s->group_ids);
+    free(s->groups);
+    s->group_ids = NULL;
+    s->groups = NULL;
+    s->n_groups = 0;
+}
+
+void sched_snapshot_free(sched_snapshot *s) {
+    if (!s)
+        return;
+    for (int i = 0; i < SCHED_RES_MAX; i++)
+        free(s->res_names[i]);
+    for (size_t i = 0; i < s->n_nodes; i++)
+        sched_node_free(s->nodes[i]);
+    free(s->nodes);
+    free(s->node_idx.e);
+    for (size_t i = 0; i < s->pods.cap; i++) {
+        smap_ent *e = &s->pods.e[i];
+        if (e->key && e->key != TOMB) {
+            spod *p = e->val;
+            free(p->uid);
+            free(p->node);
+            free(p);
+        }
+    }
+    free(s->pods.e);
+    for (size_t i = 0; i < s->tasks.cap; i++) {
+        smap_ent *e = &s->tasks.e[i];
+        if (e->key && e->key != TOMB) {
+            stask *t = e->val;
+            free(t->key);
+            free(t);
+        }
+    }
+    free(s->tasks.e);
+    free_groups(s);
+    free(s->by_name);
+    free(s);
+}
+
+int sched_snapshot_resource_slot(sched_snapshot *s, const char *name, tm_err *err) {
+    for (int i = 0; i < s->n_res; i++)
+        if (strcmp(s->res_names[i], name) == 0)
+            return i;
+    if (s->n_res >= SCHED_RES_MAX)
+        return tm_err_set(err,
+                          "too many distinct extended resources (at most %d): cannot track "
+                          "resource \"%s\"",
+                          SCHED_RES_MAX - SCHED_RES_FIRST_EXT, name);
+    char *dup = strdup(name);
+    if (!dup)
+        return tm_err_set(err, "out of memory");
+    s->res_names[s->n_res] = dup;
+    return s->n_res++;
+}
+
+const char *sched_snapshot_resource_name(const sched_snapshot *s, int slot) {
+    return slot >= 0 && slot < s->n_res ? s->res_names[slot] : NULL;
+}
+
+int sched_snapshot_resource_count(const sched_snapshot *s) {
+    return s->n_res;
+}
+
+static void res_add(sched_resources *a, const sched_resources *b, int sign) {
+    for (int i = 0; i < SCHED_RES_MAX; i++)
+        a->v[i] += sign * b->v[i];
+}
+
+/* tarema.io/{cpu,mem,io}: positive integers, anything else is "unknown" (0). */
+static int parse_label_int(const char *v) {
+    if (!v || !*v)
+        return 0;
+    char *end;
+    long x = strtol(v, &end, 10);
+    return (*end || x < 1 || x > 1000000) ? 0 : (int)x;
+}
+
+static void node_parse_tarema(sched_node *n) {
+    static const char *const keys[SCHED_NFEAT] = {"tarema.io/cpu", "tarema.io/mem", "tarema.io/io"};
+    for (int k = 0; k < SCHED_NFEAT; k++)
+        n->labels_t[k] = parse_label_int(sched_node_label(n, keys[k]));
+}
+
+/* Counts every recorded pod naming node n that is not counted yet. */
+static void attach_pods(sched_snapshot *s, sched_node *n) {
+    if (!s->n_uncounted)
+        return;
+    for (size_t i = 0; i < s->pods.cap; i++) {
+        smap_ent *e = &s->pods.e[i];
+        if (!e->key || e->key == TOMB)
+            continue;
+        spod *p = e->val;
+        if (!p->counted && strcmp(p->node, n->name) == 0) {
+            res_add(&n->requested, &p->req, 1);
+            p->counted = true;
+            s->n_uncounted--;
+        }
+    }
+}
+
+int sched_snapshot_put_node(sched_snapshot *s, sched_node *node, tm_err *err) {
+    if (!node || !node->name || !*node->name) {
+        sched_node_free(node);
+        return tm_err_set(err, "node without a name");
+    }
+    node_parse_tarema(node);
+    node->group = -1;
+    s->dirty = true;
+    uintptr_t idx1 = (uintptr_t)smap_get(&s->node_idx, node->name);
+    if (idx1) {
+        sched_node *old = s->nodes[idx1 - 1];
+        node->requested = old->requested;
+        s->nodes[idx1 - 1] = node;
+        /* the map key points into the node's name: repoint it before freeing the old one */
+        smap_put(&s->node_idx, node->name, (void *)idx1);
+        sched_node_free(old);
+        return 0;
+    }
+    if (s->n_nodes == s->cap_nodes) {
+        size_t ncap = s->cap_nodes ? s->cap_nodes * 2 : 64;
+        sched_node **nn = realloc(s->nodes, ncap * sizeof *nn);
+        if (!nn) {
+            sched_node_free(node);
+            return tm_err_set(err, "out of memory adding a node");
+        }
+        s->nodes = nn;
+        s->cap_nodes = ncap;
+    }
+    memset(&node->requested, 0, sizeof node->requested);
+    if (smap_put(&s->node_idx, node->name, (void *)(uintptr_t)(s->n_nodes + 1)) != 0) {
+        sched_node_free(node);
+        return tm_err_set(err, "out of memory adding a node");
+    }
+    s->nodes[s->n_nodes++] = node;
+    attach_pods(s, node);
+    return 0;
+}
+
+int sched_snapshot_remove_node(sched_snapshot *s, const char *name) {
+    uintptr_t idx1 = (uintptr_t)smap_get(&s->node_idx, name);
+    if (!idx1)
+        return -1;
+    size_t i = idx1 - 1;
+    sched_node *n = s->nodes[i];
+    for (size_t k = 0; k < s->pods.cap; k++) {
+        smap_ent *e = &s->pods.e[k];
+        if (!e->key || e->key == TOMB)
+            continue;
+        spod *p = e->val;
+        if (p->counted && strcmp(p->node, name) == 0) {
+            p->counted = false;
+            s->n_uncounted++;
+        }
+    }
+    smap_del(&s->node_idx, name);
+    sched_node_free(n);
+    s->n_nodes--;
+    if (i != s->n_nodes) {
+        s->nodes[i] = s->nodes[s->n_nodes];
+        smap_put(&s->node_idx, s->nodes[i]->name, (void *)(uintptr_t)(i + 1));
+    }
+    s->dirty = true;
+    return 0;
+}
+
+size_t sched_snapshot_node_count(const sched_snapshot *s) {
+    return s->n_nodes;
+}
+
+const sched_node *sched_snapshot_node(const sched_snapshot *s, size_t i) {
+    return i < s->n_nodes ? s->nodes[i] : NULL;
+}
+
+int sched_snapshot_node_index(const sched_snapshot *s, const char *name) {
+    uintptr_t idx1 = name ? (uintptr_t)smap_get(&s->node_idx, name) : 0;
+    return idx1 ? (int)(idx1 - 1) : -1;
+}
+
+const sched_node *sched_snapshot_node_by_name(const sched_snapshot *s, const char *name) {
+    int i = sched_snapshot_node_index(s, name);
+    return i < 0 ? NULL : s->nodes[i];
+}
+
+static void pod_uncount(sched_snapshot *s, spod *p) {
+    if (p->counted) {
+        int i = sched_snapshot_node_index(s, p->node);
+        if (i >= 0)
+            res_add(&s->nodes[i]->requested, &p->req, -1);
+        p->counted = false;
+    } else {
+        s->n_uncounted--;
+    }
+}
+
+int sched_snapshot_add_pod(sched_snapshot *s, const char *uid, const char *node_name,
+                           const sched_resources *requests, tm_err *err) {
+    if (!uid || !*uid || !node_name || !*node_name)
+        return tm_err_set(err, "pod record needs a uid and a node name (uid=%s node=%s)",
+                          uid ? uid : "(null)", node_name ? node_name : "(null)");
+    spod *p = smap_get(&s->pods, uid);
+    if (p) {
+        pod_uncount(s, p);
+        if (strcmp(p->node, node_name) != 0) {
+            char *nn = strdup(node_name);
+            if (!nn) {
+                s->n_uncounted++; /* keep the record consistent: it is now uncounted */
+                return tm_err_set(err, "out of memory");
+            }
+            free(p->node);
+            p->node = nn;
+        }
+    } else {
+        p = calloc(1, sizeof *p);
+        if (!p || !(p->uid = strdup(uid)) || !(p->node = strdup(node_name)) ||
+            smap_put(&s->pods, p->uid, p) != 0) {
+            if (p) {
+                free(p->uid);
+                free(p->node);
+            }
+            free(p);
+            return tm_err_set(err, "out of memory recording pod %s", uid);
+        }
+    }
+    p->req = *requests;
+    int i = sched_snapshot_node_index(s, node_name);
+    if (i >= 0) {
+        res_add(&s->nodes[i]->requested, &p->req, 1);
+        p->counted = true;
+    } else {
+        p->counted = false;
+        s->n_uncounted++;
+    }
+    return 0;
+}
+
+int sched_snapshot_remove_pod(sched_snapshot *s, const char *uid) {
+    spod *p = uid ? smap_get(&s->pods, uid) : NULL;
+    if (!p)
+        return -1;
+    pod_uncount(s, p);
+    smap_del(&s->pods, uid);
+    free(p->uid);
+    free(p->node);
+    free(p);
+    return 0;
+}
+
+const char *sched_snapshot_pod_node(const sched_snapshot *s, const char *uid) {
+    const spod *p = uid ? smap_get(&s->pods, uid) : NULL;
+    return p ? p->node : NULL;
+}
+
+size_t sched_snapshot_pod_count(const sched_snapshot *s) {
+    return s->pods.live;
+}
+
+/* "workflow\x1fprocess" in buf when it fits, else a heap copy in *heap (caller frees). */
+static const char *task_key(const char *wf, const char *proc, char *buf, size_t size, char **heap) {
+    size_t lw = strlen(wf), lp = strlen(proc);
+    char *k = buf;
+    *heap = NULL;
+    if (lw + lp + 2 > size) {
+        k = *heap = malloc(lw + lp + 2);
+        if (!k)
+            return NULL;
+    }
+    memcpy(k, wf, lw);
+    k[lw] = '\x1f';
+    memcpy(k + lw + 1, proc, lp + 1);
+    return k;
+}
+
+int sched_snapshot_set_task(sched_snapshot *s, const char *workflow, const char *process,
+                            const sched_task_profile *tp, tm_err *err) {
+    char buf[256], *heap;
+    const char *key =
+        task_key(workflow ? workflow : "", process ? process : "", buf, sizeof buf, &heap);
+    if (!key)
+        return tm_err_set(err, "out of memory");
+    stask *t = smap_get(&s->tasks, key);
+    if (t) {
+        t->tp = *tp;
+        free(heap);
+        return 0;
+    }
+    t = calloc(1, sizeof *t);
+    if (!t || !(t->key = strdup(key)) || smap_put(&s->tasks, t->key, t) != 0) {
+        if (t)
+            free(t->key);
+        free(t);
+        free(heap);
+        return tm_err_set(err, "out of memory recording task %s/%s", workflow, process);
+    }
+    t->tp = *tp;
+    free(heap);
+    return 0;
+}
+
+int sched_snapshot_remove_task(sched_snapshot *s, const char *workflow, const char *process) {
+    char buf[256], *heap;
+    const char *key =
+        task_key(workflow ? workflow : "", process ? process : "", buf, sizeof buf, &heap);
+    stask *t = key ? smap_get(&s->tasks, key) : NULL;
+    free(heap);
+    if (!t)
+        return -1;
+    smap_del(&s->tasks, t->key);
+    free(t->key);
+    free(t);
+    return 0;
+}
+
+const sched_task_profile *sched_snapshot_task(const sched_snapshot *s, const char *workflow,
+                                              const char *process) {
+    if (!process || !*process || !s->tasks.live)
+        return NULL;
+    char buf[256], *heap;
+    const char *key = task_key(workflow ? workflow : "", process, buf, sizeof buf, &heap);
+    stask *t = key ? smap_get(&s->tasks, key) : NULL;
+    free(heap);
+    return t ? &t->tp : NULL;
+}
+
+/* ---- groups and name order ---- */
+
+static int cmp_name_idx(const void *a, const void *b, void *ctx) {
+    const sched_snapshot *s = ctx;
+    return strcmp(s->nodes[*(const uint32_t *)a]->name, s->nodes[*(const uint32_t *)b]->name);
+}
+
+/* Group id of a profiled node: its tarema.io/group label, else "L<cpu>-<mem>-<io>". */
+static int group_id(const sched_node *n, char *buf, size_t size) {
+    const char *g = sched_node_label(n, "tarema.io/group");
+    if (g && *g)
+        return snprintf(buf, size, "%s", g) < (int)size ? 0 : -1;
+    return snprintf(buf, size, "L%d-%d-%d", n->labels_t[0], n->labels_t[1], n->labels_t[2]) <
+                   (int)size
+               ? 0
+               : -1;
+}
+
+static int rebuild(sched_snapshot *s) {
+    free_groups(s);
+    free(s->by_name);
+    s->by_name = malloc((s->n_nodes ? s->n_nodes : 1) * sizeof *s->by_name);
+    size_t cap = 8;
+    s->groups = calloc(cap, sizeof *s->groups);
+    s->group_ids = calloc(cap, sizeof *s->group_ids);
+    if (!s->by_name || !s->groups || !s->group_ids)
+        return -1;
+    smap ids = {0};
+    int rc = 0;
+    for (size_t i = 0; i < s->n_nodes && rc == 0; i++) {
+        sched_node *n = s->nodes[i];
+        bool profiled = n->labels_t[0] > 0 && n->labels_t[1] > 0 && n->labels_t[2] > 0;
+        char idbuf[256] = "";
+        if (profiled && group_id(n, idbuf, sizeof idbuf) != 0)
+            profiled = false;
+        uintptr_t g1 = (uintptr_t)smap_get(&ids, idbuf);
+        if (!g1) {
+            if (s->n_groups == cap) {
+                cap *= 2;
+                sched_group *ng = realloc(s->groups, cap * sizeof *ng);
+                if (ng)
+                    s->groups = ng;
+                char **ni = realloc(s->group_ids, cap * sizeof *ni);
+                if (ni)
+                    s->group_ids = ni;
+                if (!ng || !ni) {
+                    rc = -1;
+                    break;
+                }
+            }
+            char *id = strdup(idbuf);
+            if (!id) {
+                rc = -1;
+                break;
+            }
+            sched_group *g = &s->groups[s->n_groups];
+            memset(g, 0, sizeof *g);
+            g->id = id;
+            g->unprofiled = !profiled;
+            for (int k = 0; k < SCHED_NFEAT; k++) {
+                /* the first node's labels stand for the group: the profiler labels a whole
+                 * group at once, so they agree unless an operator edits one node by hand */
+                g->labels[k] = profiled ? n->labels_t[k] : 0;
+                g->power += g->labels[k];
+            }
+            s->group_ids[s->n_groups] = id;
+            g1 = ++s->n_groups;
+            if (smap_put(&ids, id, (void *)g1) != 0) {
+                rc = -1;
+                break;
+            }
+        }
+        n->group = (int)(g1 - 1);
+        s->groups[g1 - 1].n_nodes++;
+    }
+    free(ids.e);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < s->n_nodes; i++)
+        s->by_name[i] = (uint32_t)i;
+    qsort_r(s->by_name, s->n_nodes, sizeof *s->by_name, cmp_name_idx, s);
+    for (size_t i = 0; i < s->n_nodes; i++)
+        s->nodes[s->by_name[i]]->name_rank = (uint32_t)i;
+    return 0;
+}
+
+void sched_snapshot_refresh(sched_snapshot *s) {
+    if (!s->dirty)
+        return;
+    if (rebuild(s) == 0)
+        s->dirty = false;
+}
+
+size_t sched_snapshot_group_count(const sched_snapshot *s) {
+    return s->n_groups;
+}
+
+const sched_group *sched_snapshot_group(const sched_snapshot *s, size_t i) {
+    return i < s->n_groups ? &s->groups[i] : NULL;
+}
+
+const uint32_t *sched_snapshot_by_name(const sched_snapshot *s) {
+    return s->by_name;
+}
+
+double sched_node_load(const sched_node *n) {
+    double share = 0;
+    for (int r = SCHED_RES_CPU; r <= SCHED_RES_MEMORY; r++) {
+        int64_t a = n->allocatable.v[r], q = n->requested.v[r];
+        double x = a > 0 ? (double)q / (double)a : 1.0;
+        if (x > share)
+            share = x;
+    }
+    return share;
+}
+
+/* ---- node construction ---- */
+
+sched_node *sched_node_new(const char *name) {
+    sched_node *n = calloc(1, sizeof *n);
+    if (!n || !(n->name = strdup(name))) {
+        free(n);
+        return NULL;
+    }
+    n->ready = true;
+    n->group = -1;
+    return n;
+}
+
+static int label_cmp(const void *k, const void *e) {
+    return strcmp(k, ((const sched_label *)e)->key);
+}
+
+const char *sched_node_label(const sched_node *n, const char *key) {
+    const sched_label *l = bsearch(key, n->labels, n->n_labels, sizeof *n->labels, label_cmp);
+    return l ? l->value : NULL;
+}
+
+int sched_node_set_label(sched_node *n, const char *key, const char *value) {
+    size_t lo = 0, hi = n->n_labels;
+    while (lo < hi) { /* insertion point keeping keys sorted */
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(n->labels[mid].key, key);
+        if (c == 0) {
+            char *v = strdup(value);
+            if (!v)
+                return -1;
+            free(n->labels[mid].value);
+            n->labels[mid].value = v;
+            return 0;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    sched_label *nl = realloc(n->labels, (n->n_labels + 1) * sizeof *nl);
+    if (!nl)
+        return -1;
+    n->labels = nl;
+    char *k = strdup(key), *v = strdup(value);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return -1;
+    }
+    memmove(&nl[lo + 1], &nl[lo], (n->n_labels - lo) * sizeof *nl);
+    nl[lo] = (sched_label){k, v};
+    n->n_labels++;
+    return 0;
+}
+
+int sched_node_add_taint(sched_node *n, const char *key, const char *value, sched_effect effect) {
+    sched_taint *nt = realloc(n->taints, (n->n_taints + 1) * sizeof *nt);
+    if (!nt)
+        return -1;
+    n->taints = nt;
+    char *k = strdup(key), *v = strdup(value ? value : "");
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return -1;
+    }
+    sched_taint *t = &nt[n->n_taints++];
+    t->key = k;
+    t->value = v;
+    t->effect = effect;
+    return 0;
+}
+
+void sched_node_free(sched_node *n) {
+    if (!n)
+        return;
+    for (size_t i = 0; i < n->n_labels; i++) {
+        free(n->labels[i].key);
+        free(n->labels[i].value);
+    }
+    for (size_t i = 0; i < n->n_taints; i++) {
+        free(n->taints[i].key);
+        free(n->taints[i].value);
+    }
+    free(n->labels);
+    free(n->taints);
+    free(n->name);
+    free(n);
+}

@@ -1,0 +1,172 @@
+/* snapshot.h: the in-memory cluster snapshot every scheduling policy reads.
+ *
+ * One snapshot holds nodes (allocatable, labels, taints, readiness, tarema labels and node
+ * group), the requests of every pod already placed on a node (ours and others', plus pods we
+ * assumed but have not bound yet), the node groups derived from the profiler's labels, and the
+ * task-profile table (workflow + process -> task labels, expected runtime) filled from the
+ * labeler's TaskProfile objects (live cache) or from the simulator's own history.
+ *
+ * The snapshot is plain data with no locks and no I/O: the live cache mutates it under its own
+ * lock, the simulator owns one outright. Nodes live in a dense array indexed 0..n-1; an index is
+ * stable until a node is removed (removal moves the last node into the hole), so keep names, not
+ * indices, across mutations.
+ *
+ * Resources are integers in fixed slots (sched_resources.v): cpu in millicores, memory and
+ * ephemeral-storage in bytes, pods as a count, then extended resources ("nvidia.com/gpu",
+ * "hugepages-2Mi", ...) in whole units, each given a slot the first time a node or pod names it
+ * (sched_snapshot_resource_slot). Slots are per snapshot: build nodes and pods for a snapshot
+ * with that snapshot.
+ *
+ * Tarema labels: nodes carry tarema.io/cpu, tarema.io/mem, tarema.io/io (1..n, 1 = slowest) and
+ * tarema.io/group. Nodes with labels but no group label are grouped by their label triple.
+ * Nodes without the three labels are "unprofiled": they form one pseudo-group (id "", labels
+ * unknown) that unlabeled tasks use like any other node and labeled tasks use only when no
+ * profiled node fits (a node we know nothing about is a worse match than any known group, but
+ * leaving a pod pending while some node fits is worse still). */
+#ifndef TAREMA_SCHED_SNAPSHOT_H
+#define TAREMA_SCHED_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/error.h"
+
+/* Fixed resource slots; extended resources take slots SCHED_RES_FIRST_EXT.. on demand. */
+enum {
+    SCHED_RES_CPU = 0,       /* millicores */
+    SCHED_RES_MEMORY = 1,    /* bytes */
+    SCHED_RES_EPHEMERAL = 2, /* bytes */
+    SCHED_RES_PODS = 3,      /* count; a pod requests 1 */
+    SCHED_RES_FIRST_EXT = 4,
+    SCHED_RES_MAX = 16
+};
+
+typedef struct sched_resources {
+    int64_t v[SCHED_RES_MAX];
+} sched_resources;
+
+/* Features of the tarema label vector, in this order. A label value 0 means unknown. */
+enum { SCHED_FEAT_CPU = 0, SCHED_FEAT_MEM = 1, SCHED_FEAT_IO = 2, SCHED_NFEAT = 3 };
+
+typedef enum {
+    SCHED_EFFECT_NONE = 0, /* only in tolerations: matches every effect */
+    SCHED_EFFECT_NO_SCHEDULE,
+    SCHED_EFFECT_PREFER_NO_SCHEDULE,
+    SCHED_EFFECT_NO_EXECUTE
+} sched_effect;
+
+typedef struct sched_label {
+    char *key;
+    char *value;
+} sched_label;
+
+typedef struct sched_taint {
+    char *key;
+    char *value; /* "" when absent */
+    sched_effect effect;
+} sched_taint;
+
+/* One node. Built by sched_node_new / sched_node_from_json (podspec.h), then handed to the
+ * snapshot, which owns it from then on. Fields are public so the simulator can fill them. */
+typedef struct sched_node {
+    char *name;
+    sched_label *labels; /* kept sorted by key (sched_node_set_label does it) for bsearch */
+    size_t n_labels;
+    sched_taint *taints;
+    size_t n_taints;
+    bool ready;         /* condition Ready=True */
+    bool unschedulable; /* spec.unschedulable */
+    sched_resources allocatable;
+    /* Managed by the snapshot, read-only for everyone else: */
+    sched_resources requested; /* sum of the requests of the pods on this node (incl. assumed) */
+    int labels_t[SCHED_NFEAT]; /* tarema.io/{cpu,mem,io}, 0 when absent or not a positive int */
+    int group;                 /* index into the snapshot's groups (sched_snapshot_group) */
+    uint32_t name_rank;        /* position in name order, for deterministic ties */
+} sched_node;
+
+/* A node group: nodes sharing tarema.io/group (or the label triple). */
+typedef struct sched_group {
+    const char *id;          /* "" for the unprofiled pseudo-group */
+    int labels[SCHED_NFEAT]; /* the labels of its nodes (0 = unknown) */
+    int power;               /* sum of labels: "most powerful" = largest */
+    bool unprofiled;
+    size_t n_nodes;
+} sched_group;
+
+/* What the labeler knows about one task (process of a workflow). */
+typedef struct sched_task_profile {
+    int labels[SCHED_NFEAT];     /* 1..n; 0 = that feature is unlabeled */
+    int64_t expected_runtime_ms; /* mean realtime of past runs; -1 = unknown */
+} sched_task_profile;
+
+typedef struct sched_snapshot sched_snapshot;
+
+/* An empty snapshot. Caller frees with sched_snapshot_free. NULL only when out of memory. */
+sched_snapshot *sched_snapshot_new(void);
+void sched_snapshot_free(sched_snapshot *s);
+
+/* Resource slot for a resource name: "cpu", "memory", "ephemeral-storage", "pods" have fixed
+ * slots; any other name gets the next free slot. Returns -1 with err when all slots are used. */
+int sched_snapshot_resource_slot(sched_snapshot *s, const char *name, tm_err *err);
+/* Name of a slot, NULL when unused. Borrowed, valid as long as the snapshot. */
+const char *sched_snapshot_resource_name(const sched_snapshot *s, int slot);
+int sched_snapshot_resource_count(const sched_snapshot *s); /* slots in use */
+
+/* Adds a node or replaces the node of the same name, keeping its pods' requests. Takes
+ * ownership of node (freed by the snapshot, also on error). Returns 0, or -1 with err. */
+int sched_snapshot_put_node(sched_snapshot *s, sched_node *node, tm_err *err);
+/* Removes a node; the pods recorded on it stay recorded and count again if it comes back.
+ * Returns 0, or -1 when there is no such node. */
+int sched_snapshot_remove_node(sched_snapshot *s, const char *name);
+
+size_t sched_snapshot_node_count(const sched_snapshot *s);
+/* Node by index (0..count-1) or by name; NULL when absent. Borrowed. */
+const sched_node *sched_snapshot_node(const sched_snapshot *s, size_t i);
+const sched_node *sched_snapshot_node_by_name(const sched_snapshot *s, const char *name);
+int sched_snapshot_node_index(const sched_snapshot *s, const char *name); /* -1 when absent */
+
+/* Records that a pod with these requests occupies node_name (a bound pod, another scheduler's
+ * pod, or one we assumed in Reserve). Re-adding the same uid moves/updates it. The node need not
+ * exist yet: its pods count as soon as it is added. Returns 0, or -1 with err. */
+int sched_snapshot_add_pod(sched_snapshot *s, const char *uid, const char *node_name,
+                           const sched_resources *requests, tm_err *err);
+/* Forgets a pod (deleted, terminated, or an assumption undone). Returns 0, -1 when unknown. */
+int sched_snapshot_remove_pod(sched_snapshot *s, const char *uid);
+/* Node name a pod is recorded on, NULL when unknown. Borrowed until the pod is removed. */
+const char *sched_snapshot_pod_node(const sched_snapshot *s, const char *uid);
+size_t sched_snapshot_pod_count(const sched_snapshot *s);
+
+/* Task-profile table keyed by (workflow, process); workflow may be "" for tasks whose workflow
+ * is unknown. set replaces; remove returns -1 when absent; get returns NULL when absent. */
+int sched_snapshot_set_task(sched_snapshot *s, const char *workflow, const char *process,
+                            const sched_task_profile *tp, tm_err *err);
+int sched_snapshot_remove_task(sched_snapshot *s, const char *workflow, const char *process);
+const sched_task_profile *sched_snapshot_task(const sched_snapshot *s, const char *workflow,
+                                              const char *process);
+
+/* Node groups, rebuilt lazily after node changes; call sched_snapshot_refresh (cheap when
+ * nothing changed) before reading groups, group indices or name ranks. The policy functions
+ * call it themselves. */
+void sched_snapshot_refresh(sched_snapshot *s);
+size_t sched_snapshot_group_count(const sched_snapshot *s);
+const sched_group *sched_snapshot_group(const sched_snapshot *s, size_t i);
+/* Node indices in name order (after refresh). Borrowed, count = node count. */
+const uint32_t *sched_snapshot_by_name(const sched_snapshot *s);
+
+/* Requested share of a node: the larger of its cpu and memory shares (requested /
+ * allocatable, 0..1, above 1 when overcommitted, 1 when allocatable is 0), the "load" that fair,
+ * fill-nodes and tarema's within-group choice compare. The dominant share is used, not the mean,
+ * so a node whose memory is full counts as full however idle its cpu is. */
+double sched_node_load(const sched_node *n);
+
+/* Node construction for callers that do not start from JSON (simulator, tests). The node is
+ * owned by the caller until handed to sched_snapshot_put_node. All return -1/NULL only when out
+ * of memory. set_label replaces an existing key. */
+sched_node *sched_node_new(const char *name);
+int sched_node_set_label(sched_node *n, const char *key, const char *value);
+const char *sched_node_label(const sched_node *n, const char *key); /* NULL when absent */
+int sched_node_add_taint(sched_node *n, const char *key, const char *value, sched_effect effect);
+void sched_node_free(sched_node *n);
+
+#endif

@@ -1,0 +1,984 @@
+/* engine.c: the discrete-event loop (see engine.h). Placement goes only through the
+ * scheduler's framework and policies; this file owns the clock, the DAG bookkeeping, the
+ * runtime/contention arithmetic and the monitoring history. Everything is arrays and binary
+ * heaps so 100,000 tasks on 5,000 nodes stay in seconds. */
+#include "sim/engine.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "labeler/labels.h"
+#include "scheduler/framework.h"
+#include "scheduler/policy.h"
+#include "scheduler/snapshot.h"
+
+
+void sim_opts_default(sim_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->policy = "tarema";
+    o->seed = 1;
+    o->shuffle = true;
+    o->label_refresh = 0.02;
+}
+
+typedef struct task {
+    int wf, run, proc, inst;
+    int deps_left;
+    int node; /* sim node index, -1 before it starts */
+    int slot; /* position in the node's running list */
+    int shape;
+    uint32_t version;
+    double ready, start, end;
+    double remaining, rate, last; /* work in uncontended seconds, progress per second */
+    double cpu_demand, mem_demand;
+    sim_meas usage; /* what monitoring reports when it completes */
+    sched_pod *pod; /* while pending or running */
+} task;
+
+typedef struct run {
+    int wf, idx; /* workflow, run number within it */
+    double arrival, end;
+    long base; /* first task index */
+    long left;
+    int *proc_left; /* unfinished instances per process */
+} run;
+
+typedef enum { EV_ARRIVE = 0, EV_FINISH = 1 } ev_kind;
+
+typedef struct event {
+    double t;
+    uint64_t seq; /* FIFO among equal times, so runs are deterministic */
+    long id;
+    uint32_t version;
+    int kind;
+} event;
+
+typedef struct shape {
+    int64_t cpu_milli, mem;
+    long pending;
+    long blocked_pass; /* pass number in which it failed to fit anywhere */
+} shape;
+
+typedef struct history {
+    lab_sample *s;
+    size_t n, cap;
+    size_t n_at_refresh;
+    int force; /* a process got its first sample: label it now */
+    int *proc_samples;
+} history;
+
+typedef struct wfinfo {
+    long *proc_off; /* task offset of each process within a run */
+    int **succ_all, **succ_each;
+    int *nsucc_all, *nsucc_each;
+    int *proc_shape;
+} wfinfo;
+
+typedef struct sim {
+    const sim_cluster *c;
+    const sim_workload *w;
+    const sim_opts *o;
+    sched_snapshot *snap;
+    sched_framework *fw;
+    int *snap2sim;
+    task *tasks;
+    long ntasks;
+    run *runs;
+    int nruns;
+    int *first_run; /* per workflow, index in runs */
+    wfinfo *wi;
+    event *ev;
+    size_t nev, capev;
+    uint64_t seq;
+    long *pend; /* pending heap of task indices */
+    size_t npend;
+    long *deferred;
+    size_t ndeferred;
+    shape *shapes;
+    int nshapes;
+    long pass;
+    int **running; /* per node: task indices */
+    int *nrunning, *caprunning;
+    history *hist;
+    lab_classes classes[LAB_NFEATURES];
+    int queue_dirty;
+    double now;
+    long attempts;
+    tm_err *err;
+    char namebuf[2 * SIM_NAME_MAX + 48];
+} sim;
+
+/* ---- event heap ---- */
+
+static int ev_less(const event *a, const event *b) {
+    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static int ev_push(sim *s, double t, int kind, long id, uint32_t version) {
+    if (s->nev == s->capev) {
+        size_t cap = s->capev ? s->capev * 2 : 1024;
+        event *ne = realloc(s->ev, cap * sizeof *ne);
+        if (!ne)
+            return tm_err_set(s->err, "out of memory for events");
+        s->ev = ne;
+        s->capev = cap;
+    }
+    event e = {t, s->seq++, id, version, kind};
+    size_t i = s->nev++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!ev_less(&e, &s->ev[p]))
+            break;
+        s->ev[i] = s->ev[p];
+        i = p;
+    }
+    s->ev[i] = e;
+    return 0;
+}
+
+static event ev_pop(sim *s) {
+    event top = s->ev[0], last = s->ev[--s->nev];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l >= s->nev)
+            break;
+        m = l;
+        if (l + 1 < s->nev && ev_less(&s->ev[l + 1], &s->ev[l]))
+            m = l + 1;
+        if (!ev_less(&s->ev[m], &last))
+            break;
+        s->ev[i] = s->ev[m];
+        i = m;
+    }
+    if (s->nev)
+        s->ev[i] = last;
+    return top;
+}
+
+/* ---- pending queue: a heap ordered by the policy's queue sort ---- */
+
+static int pend_less(const sim *s, long a, long b) {
+    return sched_framework_queue_cmp(s->fw, s->snap, s->tasks[a].pod, s->tasks[b].pod) < 0;
+}
+
+static void pend_sift_down(sim *s, size_t i) {
+    long x = s->pend[i];
+    for (;;) {
+        size_t l = 2 * i + 1, m;
+        if (l >= s->npend)
+            break;
+        m = l;
+        if (l + 1 < s->npend && pend_less(s, s->pend[l + 1], s->pend[l]))
+            m = l + 1;
+        if (!pend_less(s, s->pend[m], x))
+            break;
+        s->pend[i] = s->pend[m];
+        i = m;
+    }
+    s->pend[i] = x;
+}
+
+static void pend_push(sim *s, long t) {
+    size_t i = s->npend++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!pend_less(s, t, s->pend[p]))
+            break;
+        s->pend[i] = s->pend[p];
+        i = p;
+    }
+    s->pend[i] = t;
+}
+
+static long pend_pop(sim *s) {
+    long top = s->pend[0];
+    s->pend[0] = s->pend[--s->npend];
+    if (s->npend)
+        pend_sift_down(s, 0);
+    return top;
+}
+
+/* The task table changed (sjfn orders by expected runtime): restore the heap order. */
+static void pend_heapify(sim *s) {
+    for (size_t i = s->npend / 2; i-- > 0;)
+        pend_sift_down(s, i);
+}
+
+/* ---- setup ---- */
+
+sched_snapshot *sim_snapshot_new(const sim_cluster *c, bool shuffle, uint64_t seed,
+                                 tm_err *err) {
+    int n = c->nnodes;
+    sched_snapshot *snap = sched_snapshot_new();
+    int *perm = malloc((size_t)n * sizeof *perm);
+    if (!snap || !perm) {
+        free(perm);
+        sched_snapshot_free(snap);
+        tm_err_set(err, "out of memory for %d nodes", n);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++)
+        perm[i] = i;
+    if (shuffle) {
+        /* the paper shuffles the node list before each run so no policy profits from it */
+        uint64_t st = seed * 0x9e3779b97f4a7c15ULL + 0x1234567ULL;
+        for (int i = n - 1; i > 0; i--) {
+            st ^= st << 13;
+            st ^= st >> 7;
+            st ^= st << 17;
+            int j = (int)(st % (uint64_t)(i + 1));
+            int tmp = perm[i];
+            perm[i] = perm[j];
+            perm[j] = tmp;
+        }
+    }
+    static const char *const keys[LAB_NFEATURES] = {"tarema.io/cpu", "tarema.io/mem",
+                                                    "tarema.io/io"};
+    int rc = 0;
+    for (int pos = 0; pos < n && rc == 0; pos++) {
+        const sim_node *nd = &c->nodes[perm[pos]];
+        const sim_node_type *t = &c->types[nd->type];
+        char name[SIM_NAME_MAX + 16], v[16];
+        /* names sort in the (shuffled) list order: name order is every policy's tie-break */
+        if (shuffle)
+            snprintf(name, sizeof name, "%06d-%s", pos, nd->name);
+        else
+            snprintf(name, sizeof name, "%s", nd->name);
+        sched_node *sn = sched_node_new(name);
+        if (!sn) {
+            rc = tm_err_set(err, "out of memory");
+            break;
+        }
+        sn->ready = true;
+        sn->allocatable.v[SCHED_RES_CPU] = (int64_t)llround(t->cores * 1000);
+        sn->allocatable.v[SCHED_RES_MEMORY] = t->memory;
+        sn->allocatable.v[SCHED_RES_EPHEMERAL] = (int64_t)1 << 40;
+        sn->allocatable.v[SCHED_RES_PODS] = SIM_POD_SLOTS;
+        int ok = 1;
+        for (int f = 0; f < LAB_NFEATURES; f++) {
+            if (nd->label[f] <= 0)
+                continue;
+            snprintf(v, sizeof v, "%d", nd->label[f]);
+            ok &= sched_node_set_label(sn, keys[f], v) == 0;
+        }
+        snprintf(v, sizeof v, "%d", nd->group + 1);
+        ok &= sched_node_set_label(sn, "tarema.io/group", v) == 0;
+        ok &= sched_node_set_label(sn, "tarema.io/sim-node", nd->name) == 0;
+        ok &= sched_node_set_label(sn, "node.kubernetes.io/instance-type", t->name) == 0;
+        if (!ok) {
+            sched_node_free(sn);
+            rc = tm_err_set(err, "out of memory");
+            break;
+        }
+        rc = sched_snapshot_put_node(snap, sn, err);
+    }
+    free(perm);
+    if (rc < 0) {
+        sched_snapshot_free(snap);
+        return NULL;
+    }
+    return snap;
+}
+
+sched_pod *sim_pod_new(const sim_workflow *wf, const sim_process *p, long task_index,
+                       double ready_s) {
+    /* name and uid sort like the task index, so tasks ready at the same instant keep their
+     * DAG order in every policy's queue (its last tie-breaks are name and uid) */
+    char uid[32];
+    snprintf(uid, sizeof uid, "t%010ld", task_index);
+    sched_pod *pod = sched_pod_new("sim", uid, uid);
+    if (!pod)
+        return NULL;
+    free(pod->workflow);
+    free(pod->process);
+    pod->workflow = strdup(wf->name);
+    pod->process = strdup(p->name);
+    if (!pod->workflow || !pod->process) {
+        sched_pod_free(pod);
+        return NULL;
+    }
+    pod->requests.v[SCHED_RES_CPU] = (int64_t)llround(p->req_cpu * 1000);
+    pod->requests.v[SCHED_RES_MEMORY] = p->req_mem;
+    pod->requests.v[SCHED_RES_PODS] = 1;
+    pod->created_ms = (int64_t)llround(ready_s * 1000);
+    return pod;
+}
+
+static int build_snapshot(sim *s) {
+    s->snap = sim_snapshot_new(s->c, s->o->shuffle, s->o->seed, s->err);
+    if (!s->snap)
+        return -1;
+    int n = s->c->nnodes;
+    s->snap2sim = malloc((size_t)n * sizeof *s->snap2sim);
+    if (!s->snap2sim)
+        return tm_err_set(s->err, "out of memory for %d nodes", n);
+    for (int idx = 0; idx < n; idx++) {
+        const sched_node *sn = sched_snapshot_node(s->snap, (size_t)idx);
+        const char *simname = sn ? sched_node_label(sn, "tarema.io/sim-node") : NULL;
+        int i = -1;
+        /* node names are "<type>-<k>": find k's node through the type's first index */
+        if (simname) {
+            const char *dash = strrchr(simname, '-');
+            int t = -1, first = 0;
+            if (dash) {
+                char tn[SIM_NAME_MAX];
+                snprintf(tn, sizeof tn, "%.*s", (int)(dash - simname), simname);
+                t = sim_cluster_find_type(s->c, tn);
+            }
+            for (int k = 0; k < t; k++)
+                first += s->c->types[k].count;
+            if (t >= 0)
+                i = first + atoi(dash + 1);
+        }
+        if (i < 0 || i >= n || strcmp(s->c->nodes[i].name, simname) != 0)
+            return tm_err_set(s->err, "snapshot node %d has no simulated node", idx);
+        s->snap2sim[idx] = i;
+    }
+    return 0;
+}
+
+/* Node classes per feature for the labeler: distinct node label values, weakest first, with
+ * their total cores (the paper's m_i). */
+static void build_classes(sim *s) {
+    for (int f = 0; f < LAB_NFEATURES; f++) {
+        lab_classes *cl = &s->classes[f];
+        memset(cl, 0, sizeof *cl);
+        int maxl = 0;
+        for (int i = 0; i < s->c->nnodes; i++)
+            if (s->c->nodes[i].label[f] > maxl)
+                maxl = s->c->nodes[i].label[f];
+        for (int l = 1; l <= maxl && cl->n < LAB_MAX_CLASSES; l++) {
+            double cores = 0;
+            for (int i = 0; i < s->c->nnodes; i++)
+                if (s->c->nodes[i].label[f] == l)
+                    cores += s->c->types[s->c->nodes[i].type].cores;
+            if (cores > 0)
+                cl->cores[cl->n++] = cores;
+        }
+        if (cl->n == 0) { /* no label for this feature: one class, every task label 1 */
+            cl->n = 1;
+            cl->cores[0] = 1;
+        }
+    }
+}
+
+static int shape_of(sim *s, double cpu, int64_t mem) {
+    int64_t milli = (int64_t)llround(cpu * 1000);
+    for (int i = 0; i < s->nshapes; i++)
+        if (s->shapes[i].cpu_milli == milli && s->shapes[i].mem == mem)
+            return i;
+    s->shapes[s->nshapes] = (shape){milli, mem, 0, -1};
+    return s->nshapes++;
+}
+
+static int build_workflows(sim *s) {
+    const sim_workload *w = s->w;
+    int nprocs_total = 0;
+    s->nruns = 0;
+    s->ntasks = 0;
+    for (int i = 0; i < w->nworkflows; i++) {
+        nprocs_total += w->wfs[i].nprocs;
+        s->nruns += w->wfs[i].runs;
+        s->ntasks += (long)w->wfs[i].runs * w->wfs[i].tasks_per_run;
+    }
+    s->shapes = calloc((size_t)nprocs_total + 1, sizeof *s->shapes);
+    s->wi = calloc((size_t)w->nworkflows, sizeof *s->wi);
+    s->hist = calloc((size_t)w->nworkflows, sizeof *s->hist);
+    s->first_run = calloc((size_t)w->nworkflows, sizeof *s->first_run);
+    s->runs = calloc((size_t)s->nruns, sizeof *s->runs);
+    s->tasks = calloc((size_t)s->ntasks + 1, sizeof *s->tasks);
+    s->pend = malloc(((size_t)s->ntasks + 1) * sizeof *s->pend);
+    s->deferred = malloc(((size_t)s->ntasks + 1) * sizeof *s->deferred);
+    if (!s->shapes || !s->wi || !s->hist || !s->first_run || !s->runs || !s->tasks || !s->pend ||
+        !s->deferred)
+        return tm_err_set(s->err, "out of memory for %ld tasks", s->ntasks);
+    long base = 0;
+    int r = 0;
+    for (int i = 0; i < w->nworkflows; i++) {
+        const sim_workflow *wf = &w->wfs[i];
+        wfinfo *wi = &s->wi[i];
+        int np = wf->nprocs;
+        wi->proc_off = calloc((size_t)np, sizeof *wi->proc_off);
+        wi->succ_all = calloc((size_t)np, sizeof *wi->succ_all);
+        wi->succ_each = calloc((size_t)np, sizeof *wi->succ_each);
+        wi->nsucc_all = calloc((size_t)np, sizeof *wi->nsucc_all);
+        wi->nsucc_each = calloc((size_t)np, sizeof *wi->nsucc_each);
+        wi->proc_shape = calloc((size_t)np, sizeof *wi->proc_shape);
+        s->hist[i].proc_samples = calloc((size_t)np, sizeof *s->hist[i].proc_samples);
+        if (!wi->proc_off || !wi->succ_all || !wi->succ_each || !wi->nsucc_all ||
+            !wi->nsucc_each || !wi->proc_shape || !s->hist[i].proc_samples)
+            return tm_err_set(s->err, "out of memory");
+        long off = 0;
+        for (int p = 0; p < np; p++) {
+            wi->proc_off[p] = off;
+            off += wf->procs[p].instances;
+            wi->proc_shape[p] = shape_of(s, wf->procs[p].req_cpu, wf->procs[p].req_mem);
+            /* successors: each process's dependents, for O(1) work per completion */
+            wi->succ_all[p] = malloc((size_t)np * 2 * sizeof(int) + sizeof(int));
+            wi->succ_each[p] = malloc((size_t)np * 2 * sizeof(int) + sizeof(int));
+            if (!wi->succ_all[p] || !wi->succ_each[p])
+                return tm_err_set(s->err, "out of memory");
+        }
+        for (int v = 0; v < np; v++) {
+            const sim_process *pv = &wf->procs[v];
+            for (int k = 0; k < pv->nall; k++) {
+                int u = pv->after_all[k];
+                wi->succ_all[u][wi->nsucc_all[u]++] = v;
+            }
+            for (int k = 0; k < pv->neach; k++) {
+                int u = pv->after_each[k];
+                wi->succ_each[u][wi->nsucc_each[u]++] = v;
+            }
+        }
+        s->first_run[i] = r;
+        for (int k = 0; k < wf->runs; k++, r++) {
+            run *ru = &s->runs[r];
+            ru->wf = i;
+            ru->idx = k;
+            ru->base = base;
+            ru->left = wf->tasks_per_run;
+            ru->arrival = NAN;
+            ru->end = NAN;
+            ru->proc_left = malloc((size_t)np * sizeof *ru->proc_left);
+            if (!ru->proc_left)
+                return tm_err_set(s->err, "out of memory");
+            for (int p = 0; p < np; p++) {
+                ru->proc_left[p] = wf->procs[p].instances;
+                for (int inst = 0; inst < wf->procs[p].instances; inst++) {
+                    task *t = &s->tasks[base + wi->proc_off[p] + inst];
+                    t->wf = i;
+                    t->run = r;
+                    t->proc = p;
+                    t->inst = inst;
+                    t->deps_left = wf->procs[p].nall + wf->procs[p].neach;
+                    t->node = -1;
+                    t->shape = wi->proc_shape[p];
+                    t->ready = t->start = t->end = NAN;
+                }
+            }
+            base += wf->tasks_per_run;
+        }
+        /* arrivals: explicit ones all known now; start/runs/gap chain run by run */
+        if (wf->narrivals) {
+            for (int k = 0; k < wf->narrivals; k++)
+                if (ev_push(s, wf->arrivals[k], EV_ARRIVE, s->first_run[i] + k, 0) < 0)
+                    return -1;
+        } else if (ev_push(s, wf->start, EV_ARRIVE, s->first_run[i], 0) < 0) {
+            return -1;
+        }
+    }
+    s->running = calloc((size_t)s->c->nnodes, sizeof *s->running);
+    s->nrunning = calloc((size_t)s->c->nnodes, sizeof *s->nrunning);
+    s->caprunning = calloc((size_t)s->c->nnodes, sizeof *s->caprunning);
+    if (!s->running || !s->nrunning || !s->caprunning)
+        return tm_err_set(s->err, "out of memory");
+    return 0;
+}
+
+/* ---- task lifecycle ---- */
+
+/* "workflow/process#instance (run r)" for messages; a static buffer per call site is not
+ * allowed (no global state), so it lives in the sim. */
+static const char *task_name(sim *s, const task *t) {
+    const sim_workflow *wf = &s->w->wfs[t->wf];
+    snprintf(s->namebuf, sizeof s->namebuf, "%s/%s#%d (run %d)", wf->name,
+             wf->procs[t->proc].name, t->inst, s->runs[t->run].idx + 1);
+    return s->namebuf;
+}
+
+static int make_ready(sim *s, long ti) {
+    task *t = &s->tasks[ti];
+    const sim_workflow *wf = &s->w->wfs[t->wf];
+    sched_pod *pod = sim_pod_new(wf, &wf->procs[t->proc], ti, s->now);
+    if (!pod)
+        return tm_err_set(s->err, "out of memory");
+    t->pod = pod;
+    t->ready = s->now;
+    s->shapes[t->shape].pending++;
+    pend_push(s, ti);
+    return 0;
+}
+
+static int arrive(sim *s, int r) {
+    run *ru = &s->runs[r];
+    ru->arrival = s->now;
+    const sim_workflow *wf = &s->w->wfs[ru->wf];
+    for (int p = 0; p < wf->nprocs; p++) {
+        if (wf->procs[p].nall + wf->procs[p].neach)
+            continue;
+        for (int i = 0; i < wf->procs[p].instances; i++)
+            if (make_ready(s, ru->base + s->wi[ru->wf].proc_off[p] + i) < 0)
+                return -1;
+    }
+    return 0;
+}
+
+/* Brings every running task on node n up to now, recomputes their rates and reschedules
+ * their completions. Without contention rates stay 1 and only `only` gets an event. */
+static int rerate(sim *s, int n, long only) {
+    const sim_node_type *nt = &s->c->types[s->c->nodes[n].type];
+    if (!s->o->contention) {
+        task *t = &s->tasks[only];
+        t->rate = 1;
+        t->last = s->now;
+        return ev_push(s, s->now + t->remaining, EV_FINISH, only, ++t->version);
+    }
+    double dcpu = 0, dmem = 0;
+    for (int k = 0; k < s->nrunning[n]; k++) {
+        task *t = &s->tasks[s->running[n][k]];
+        t->remaining -= (s->now - t->last) * t->rate;
+        if (t->remaining < 0)
+            t->remaining = 0;
+        t->last = s->now;
+        dcpu += t->cpu_demand;
+        dmem += t->mem_demand;
+    }
+    double fcpu = fmax(1.0, dcpu / nt->cores);
+    double fmem = nt->mem_bandwidth > 0 ? fmax(1.0, dmem / nt->mem_bandwidth) : 1.0;
+    for (int k = 0; k < s->nrunning[n]; k++) {
+        long ti = s->running[n][k];
+        task *t = &s->tasks[ti];
+        const sim_process *p = &s->w->wfs[t->wf].procs[t->proc];
+        double s0 = fmax(0.0, 1.0 - p->sens[LAB_CPU] - p->sens[LAB_MEM] - p->sens[LAB_IO]);
+        double slow = s0 + p->sens[LAB_IO] + p->sens[LAB_CPU] * fcpu + p->sens[LAB_MEM] * fmem;
+        double rate = 1.0 / slow;
+        if (ti != only && fabs(rate - t->rate) < 1e-12)
+            continue;
+        t->rate = rate;
+        if (ev_push(s, s->now + t->remaining / rate, EV_FINISH, ti, ++t->version) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int start_task(sim *s, long ti, int n) {
+    task *t = &s->tasks[ti];
+    const sim_workflow *wf = &s->w->wfs[t->wf];
+    const sim_process *p = &wf->procs[t->proc];
+    int type = s->c->nodes[n].type;
+    t->node = n;
+    t->start = s->now;
+    t->remaining = sim_runtime(s->c, wf, p, t->inst, type);
+    t->usage = sim_usage(s->c, wf, p, t->inst, type);
+    t->cpu_demand = isnan(t->usage.cpu_pct) ? p->req_cpu : t->usage.cpu_pct / 100.0;
+    t->mem_demand = p->sens[LAB_MEM] * t->cpu_demand;
+    t->rate = 1;
+    t->last = s->now;
+    if (s->nrunning[n] == s->caprunning[n]) {
+        int cap = s->caprunning[n] ? s->caprunning[n] * 2 : 8;
+        int *nr = realloc(s->running[n], (size_t)cap * sizeof *nr);
+        if (!nr)
+            return tm_err_set(s->err, "out of memory");
+        s->running[n] = nr;
+        s->caprunning[n] = cap;
+    }
+    t->slot = s->nrunning[n];
+    s->running[n][s->nrunning[n]++] = (int)ti;
+    return rerate(s, n, ti);
+}
+
+static int record_sample(sim *s, const task *t) {
+    history *h = &s->hist[t->wf];
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? h->cap * 2 : 256;
+        lab_sample *ns = realloc(h->s, cap * sizeof *ns);
+        if (!ns)
+            return tm_err_set(s->err, "out of memory for the monitoring history");
+        h->s = ns;
+        h->cap = cap;
+    }
+    lab_sample *x = &h->s[h->n++];
+    x->process = s->w->wfs[t->wf].procs[t->proc].name;
+    x->value[LAB_CPU] = t->usage.cpu_pct;
+    x->value[LAB_MEM] = t->usage.peak_rss;
+    x->value[LAB_IO] = t->usage.io_bytes;
+    x->realtime_ms = (t->end - t->start) * 1000.0;
+    if (h->proc_samples[t->proc]++ == 0)
+        h->force = 1;
+    return 0;
+}
+
+static int finish_task(sim *s, long ti) {
+    task *t = &s->tasks[ti];
+    int n = t->node;
+    t->end = s->now;
+    /* swap-remove from the node's running list */
+    int last = s->running[n][--s->nrunning[n]];
+    s->running[n][t->slot] = last;
+    s->tasks[last].slot = t->slot;
+    sched_snapshot_remove_pod(s->snap, t->pod->uid);
+    sched_pod_free(t->pod);
+    t->pod = NULL;
+    if (record_sample(s, t) < 0)
+        return -1;
+    if (s->o->contention && s->nrunning[n] > 0 && rerate(s, n, -1) < 0)
+        return -1;
+    run *ru = &s->runs[t->run];
+    const wfinfo *wi = &s->wi[t->wf];
+    const sim_workflow *wf = &s->w->wfs[t->wf];
+    for (int k = 0; k < wi->nsucc_each[t->proc]; k++) {
+        long si = ru->base + wi->proc_off[wi->succ_each[t->proc][k]] + t->inst;
+        if (--s->tasks[si].deps_left == 0 && make_ready(s, si) < 0)
+            return -1;
+    }
+    if (--ru->proc_left[t->proc] == 0) {
+        for (int k = 0; k < wi->nsucc_all[t->proc]; k++) {
+            int v = wi->succ_all[t->proc][k];
+            for (int i = 0; i < wf->procs[v].instances; i++) {
+                long si = ru->base + wi->proc_off[v] + i;
+                if (--s->tasks[si].deps_left == 0 && make_ready(s, si) < 0)
+                    return -1;
+            }
+        }
+    }
+    if (--ru->left == 0) {
+        ru->end = s->now;
+        if (!wf->narrivals && ru->idx + 1 < wf->runs &&
+            ev_push(s, s->now + wf->gap, EV_ARRIVE, t->run + 1, 0) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- labels from history ---- */
+
+static int refresh_labels(sim *s) {
+    int changed = 0;
+    for (int i = 0; i < s->w->nworkflows; i++) {
+        history *h = &s->hist[i];
+        if (h->n == 0 || h->n == h->n_at_refresh)
+            continue;
+        if (!h->force && (double)h->n < (double)h->n_at_refresh * (1.0 + s->o->label_refresh))
+            continue;
+        lab_labeling *l = lab_label_compute(h->s, h->n, s->classes, s->err);
+        if (!l)
+            return tm_err_wrap(s->err, "labelling workflow %s", s->w->wfs[i].name);
+        for (size_t k = 0; k < l->nprocs; k++) {
+            const lab_process_label *pl = &l->procs[k];
+            sched_task_profile tp;
+            for (int f = 0; f < SCHED_NFEAT; f++)
+                tp.labels[f] = pl->label[f];
+            tp.expected_runtime_ms =
+                isnan(pl->mean_realtime_ms) ? -1 : (int64_t)llround(pl->mean_realtime_ms);
+            if (sched_snapshot_set_task(s->snap, s->w->wfs[i].name, pl->process, &tp, s->err) <
+                0) {
+                lab_labeling_free(l);
+                return -1;
+            }
+        }
+        lab_labeling_free(l);
+        h->n_at_refresh = h->n;
+        h->force = 0;
+        changed = 1;
+    }
+    if (changed)
+        pend_heapify(s);
+    return 0;
+}
+
+/* ---- scheduling pass ---- */
+
+static int schedule_pass(sim *s) {
+    if (s->npend == 0)
+        return 0;
+    if (refresh_labels(s) < 0)
+        return -1;
+    s->pass++;
+    long open = 0; /* shapes with pending tasks not yet known not to fit */
+    for (int i = 0; i < s->nshapes; i++)
+        if (s->shapes[i].pending > 0)
+            open++;
+    s->ndeferred = 0;
+    int64_t now_ms = (int64_t)llround(s->now * 1000);
+    while (s->npend > 0 && open > 0) {
+        long ti = pend_pop(s);
+        task *t = &s->tasks[ti];
+        shape *sh = &s->shapes[t->shape];
+        if (sh->blocked_pass == s->pass) {
+            s->deferred[s->ndeferred++] = ti;
+            continue;
+        }
+        sched_decision d;
+        s->attempts++;
+        if (sched_framework_schedule(s->fw, s->snap, t->pod, now_ms, &d, s->err) < 0)
+            return tm_err_wrap(s->err, "policy %s on task %s", s->o->policy, task_name(s, t));
+        if (d.node < 0) {
+            /* the filters only look at resources here, so no task of this shape fits now */
+            sh->blocked_pass = s->pass;
+            open--;
+            s->deferred[s->ndeferred++] = ti;
+            continue;
+        }
+        if (sched_framework_reserve(s->fw, s->snap, t->pod, d.node, s->err) < 0)
+            return tm_err_wrap(s->err, "reserving task %s", task_name(s, t));
+        if (--sh->pending == 0)
+            open--;
+        if (start_task(s, ti, s->snap2sim[d.node]) < 0)
+            return -1;
+    }
+    for (size_t i = 0; i < s->ndeferred; i++)
+        pend_push(s, s->deferred[i]);
+    return 0;
+}
+
+/* ---- results ---- */
+
+static sim_result *collect(sim *s) {
+    sim_result *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    snprintf(r->policy, sizeof r->policy, "%s", s->o->policy);
+    r->cluster = s->c;
+    r->workload = s->w;
+    r->tasks = s->ntasks;
+    r->sched_attempts = s->attempts;
+    r->nruns = s->nruns;
+    r->ngroups = s->c->ngroups;
+    r->wf = calloc((size_t)s->w->nworkflows, sizeof *r->wf);
+    r->runs = calloc((size_t)s->nruns + 1, sizeof *r->runs);
+    r->groups = calloc((size_t)s->c->ngroups + 1, sizeof *r->groups);
+    if (s->o->record_tasks)
+        r->task_recs = calloc((size_t)s->ntasks + 1, sizeof *r->task_recs);
+    if (!r->wf || !r->runs || !r->groups || (s->o->record_tasks && !r->task_recs)) {
+        sim_result_free(r);
+        return NULL;
+    }
+    double t0 = INFINITY;
+    for (int i = 0; i < s->nruns; i++) {
+        const run *ru = &s->runs[i];
+        r->runs[i] = (sim_run_rec){ru->wf, ru->idx, ru->arrival, ru->end};
+        if (ru->arrival < t0)
+            t0 = ru->arrival;
+        sim_wf_stats *ws = &r->wf[ru->wf];
+        double m = ru->end - ru->arrival;
+        ws->runs++;
+        ws->makespan_mean += m;
+        if (ru->idx == 0)
+            ws->makespan_first = m;
+        else
+            ws->makespan_rest_mean += m;
+    }
+    for (int i = 0; i < s->w->nworkflows; i++) {
+        sim_wf_stats *ws = &r->wf[i];
+        ws->makespan_rest_mean = ws->runs > 1 ? ws->makespan_rest_mean / (ws->runs - 1) : NAN;
+        ws->makespan_mean /= ws->runs ? ws->runs : 1;
+    }
+    for (int i = 0; i < s->c->nnodes; i++) {
+        sim_group_stats *g = &r->groups[s->c->nodes[i].group];
+        g->nodes++;
+        g->cores += s->c->types[s->c->nodes[i].type].cores;
+    }
+    double sum_rt = 0, sum_pend = 0;
+    for (long i = 0; i < s->ntasks; i++) {
+        const task *t = &s->tasks[i];
+        double rt = t->end - t->start;
+        sum_rt += rt;
+        sum_pend += t->start - t->ready;
+        if (t->end > r->horizon)
+            r->horizon = t->end;
+        sim_wf_stats *ws = &r->wf[t->wf];
+        ws->tasks++;
+        ws->task_runtime_mean += rt;
+        ws->pending_mean += t->start - t->ready;
+        sim_group_stats *g = &r->groups[s->c->nodes[t->node].group];
+        g->tasks++;
+        g->busy_core_s += rt * s->w->wfs[t->wf].procs[t->proc].req_cpu;
+        if (r->task_recs)
+            r->task_recs[i] = (sim_task_rec){t->wf, s->runs[t->run].idx, t->proc, t->inst,
+                                             t->node, t->ready, t->start, t->end};
+    }
+    for (int i = 0; i < s->w->nworkflows; i++) {
+        sim_wf_stats *ws = &r->wf[i];
+        if (ws->tasks) {
+            ws->task_runtime_mean /= (double)ws->tasks;
+            ws->pending_mean /= (double)ws->tasks;
+        }
+    }
+    double span = r->horizon - (isfinite(t0) ? t0 : 0);
+    for (int g = 0; g < r->ngroups; g++)
+        r->groups[g].utilisation =
+            span > 0 && r->groups[g].cores > 0 ? r->groups[g].busy_core_s /
+                                                     (r->groups[g].cores * span)
+                                               : 0;
+    r->task_runtime_mean = s->ntasks ? sum_rt / (double)s->ntasks : 0;
+    r->pending_mean = s->ntasks ? sum_pend / (double)s->ntasks : 0;
+    return r;
+}
+
+void sim_result_free(sim_result *r) {
+    if (!r)
+        return;
+    free(r->wf);
+    free(r->runs);
+    free(r->groups);
+    free(r->task_recs);
+    free(r);
+}
+
+static void sim_cleanup(sim *s) {
+    if (s->tasks)
+        for (long i = 0; i < s->ntasks; i++)
+            sched_pod_free(s->tasks[i].pod);
+    if (s->wi)
+        for (int i = 0; i < s->w->nworkflows; i++) {
+            for (int p = 0; p < s->w->wfs[i].nprocs; p++) {
+                if (s->wi[i].succ_all)
+                    free(s->wi[i].succ_all[p]);
+                if (s->wi[i].succ_each)
+                    free(s->wi[i].succ_each[p]);
+            }
+            free(s->wi[i].proc_off);
+            free(s->wi[i].succ_all);
+            free(s->wi[i].succ_each);
+            free(s->wi[i].nsucc_all);
+            free(s->wi[i].nsucc_each);
+            free(s->wi[i].proc_shape);
+        }
+    if (s->hist)
+        for (int i = 0; i < s->w->nworkflows; i++) {
+            free(s->hist[i].s);
+            free(s->hist[i].proc_samples);
+        }
+    if (s->runs)
+        for (int i = 0; i < s->nruns; i++)
+            free(s->runs[i].proc_left);
+    if (s->running)
+        for (int i = 0; i < s->c->nnodes; i++)
+            free(s->running[i]);
+    free(s->running);
+    free(s->nrunning);
+    free(s->caprunning);
+    free(s->wi);
+    free(s->hist);
+    free(s->runs);
+    free(s->first_run);
+    free(s->tasks);
+    free(s->pend);
+    free(s->deferred);
+    free(s->shapes);
+    free(s->ev);
+    free(s->snap2sim);
+    sched_framework_free(s->fw);
+    sched_snapshot_free(s->snap);
+}
+
+sim_result *sim_run(const sim_cluster *c, const sim_workload *w, const sim_opts *opts,
+                    tm_err *err) {
+    struct timespec ts0, ts1;
+    clock_gettime(CLOCK_MONOTONIC, &ts0);
+    sim s = {.c = c, .w = w, .o = opts, .err = err};
+    sim_result *res = NULL;
+    s.fw = sched_policy_new(opts->policy, err);
+    if (!s.fw)
+        goto out;
+    if (build_snapshot(&s) < 0 || build_workflows(&s) < 0)
+        goto out;
+    build_classes(&s);
+    while (s.nev > 0) {
+        s.now = s.ev[0].t;
+        /* every event of this instant first, then one scheduling pass */
+        while (s.nev > 0 && s.ev[0].t == s.now) {
+            event e = ev_pop(&s);
+            if (e.kind == EV_ARRIVE) {
+                if (arrive(&s, (int)e.id) < 0)
+                    goto out;
+            } else if (e.version == s.tasks[e.id].version && isnan(s.tasks[e.id].end)) {
+                if (finish_task(&s, e.id) < 0)
+                    goto out;
+            }
+        }
+        if (schedule_pass(&s) < 0)
+            goto out;
+    }
+    if (s.npend > 0) {
+        tm_err_set(err,
+                   "%zu tasks never found a node (first: %s); a process requests more than the "
+                   "nodes left free",
+                   s.npend, task_name(&s, &s.tasks[s.pend[0]]));
+        goto out;
+    }
+    res = collect(&s);
+    if (!res)
+        tm_err_set(err, "out of memory collecting results");
+    else {
+        clock_gettime(CLOCK_MONOTONIC, &ts1);
+        res->wall_s = (double)(ts1.tv_sec - ts0.tv_sec) + (ts1.tv_nsec - ts0.tv_nsec) / 1e9;
+    }
+out:
+    sim_cleanup(&s);
+    return res;
+}
+
+sim_result *sim_run_isolated(const sim_cluster *c, const sim_workload *w, const sim_opts *opts,
+                             tm_err *err) {
+    sim_result *m = calloc(1, sizeof *m);
+    long total = 0, nruns = 0;
+    for (int i = 0; i < w->nworkflows; i++) {
+        total += (long)w->wfs[i].runs * w->wfs[i].tasks_per_run;
+        nruns += w->wfs[i].runs;
+    }
+    if (!m || !(m->wf = calloc((size_t)w->nworkflows, sizeof *m->wf)) ||
+        !(m->runs = calloc((size_t)nruns, sizeof *m->runs)) ||
+        !(m->groups = calloc((size_t)c->ngroups + 1, sizeof *m->groups)) ||
+        (opts->record_tasks && !(m->task_recs = calloc((size_t)total + 1, sizeof *m->task_recs)))) {
+        sim_result_free(m);
+        tm_err_set(err, "out of memory");
+        return NULL;
+    }
+    snprintf(m->policy, sizeof m->policy, "%s", opts->policy);
+    m->cluster = c;
+    m->workload = w;
+    m->ngroups = c->ngroups;
+    double offset = 0, sum_rt = 0, sum_pend = 0;
+    for (int i = 0; i < w->nworkflows; i++) {
+        sim_workload sub = {.nworkflows = 1, .wfs = &w->wfs[i]};
+        sim_result *r = sim_run(c, &sub, opts, err);
+        if (!r) {
+            tm_err_wrap(err, "workflow %s", w->wfs[i].name);
+            sim_result_free(m);
+            return NULL;
+        }
+        m->wf[i] = r->wf[0];
+        for (int k = 0; k < r->nruns; k++) {
+            sim_run_rec rr = r->runs[k];
+            rr.wf = i;
+            rr.arrival += offset;
+            rr.end += offset;
+            m->runs[m->nruns++] = rr;
+        }
+        if (m->task_recs)
+            for (long k = 0; k < r->tasks; k++) {
+                sim_task_rec tr = r->task_recs[k];
+                tr.wf = i;
+                tr.ready += offset;
+                tr.start += offset;
+                tr.end += offset;
+                m->task_recs[m->tasks + k] = tr;
+            }
+        for (int g = 0; g < c->ngroups; g++) {
+            m->groups[g].nodes = r->groups[g].nodes;
+            m->groups[g].cores = r->groups[g].cores;
+            m->groups[g].tasks += r->groups[g].tasks;
+            m->groups[g].busy_core_s += r->groups[g].busy_core_s;
+        }
+        m->tasks += r->tasks;
+        m->sched_attempts += r->sched_attempts;
+        m->wall_s += r->wall_s;
+        sum_rt += r->task_runtime_mean * (double)r->tasks;
+        sum_pend += r->pending_mean * (double)r->tasks;
+        offset += r->horizon;
+        sim_result_free(r);
+    }
+    m->horizon = offset;
+    m->task_runtime_mean = m->tasks ? sum_rt / (double)m->tasks : 0;
+    m->pending_mean = m->tasks ? sum_pend / (double)m->tasks : 0;
+    for (int g = 0; g < c->ngroups; g++)
+        m->groups[g].utilisation = offset > 0 && m->groups[g].cores > 0
+                                       ? m->groups[g].busy_core_s / (m->groups[g].cores * offset)
+                                       : 0;
+    return m;
+}

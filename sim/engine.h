@@ -1,0 +1,114 @@
+/* engine.h: the discrete-event simulation of a workload on a cluster under one policy.
+ *
+ * The loop keeps a binary heap of events (workflow-run arrivals, task completions) and a
+ * pending queue of ready tasks ordered by the policy's own queue sort. After all events of one
+ * instant it runs a scheduling pass: every pending task, in queue order, goes through the
+ * scheduler's framework (scheduler/policy.h: filters, score, select) against a
+ * sched_snapshot that the simulator owns, is reserved there (sched_framework_reserve) and
+ * removed again when it completes, exactly as the live scheduler assumes and forgets pods.
+ * Completed tasks feed a monitoring history per workflow; task labels and expected runtimes
+ * are recomputed from it with the labeler's own code (labeler/labels.h) and written into the
+ * snapshot's task-profile table, so the first run of a workflow starts unlabeled.
+ *
+ * With contention on, a task's progress rate on a node is
+ *   1 / (s0 + s_cpu * max(1, D_cpu / cores) + s_mem * max(1, D_mem / mem_bandwidth))
+ * where D_cpu is the sum of %cpu/100 of the node's running tasks, D_mem the same weighted by
+ * each task's memory sensitivity, and s_* the task's sensitivities (model.h); rates are
+ * recomputed whenever a task starts or ends on the node. */
+#ifndef TAREMA_SIM_ENGINE_H
+#define TAREMA_SIM_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lib/error.h"
+#include "scheduler/framework.h"
+#include "scheduler/snapshot.h"
+#include "sim/model.h"
+
+#define SIM_POD_SLOTS 110 /* pods per node, kubelet's default */
+
+typedef struct sim_opts {
+    const char *policy;   /* a name from sched_policy_names() */
+    uint64_t seed;        /* node-order shuffle (the paper shuffles the node list per run) */
+    bool shuffle;         /* false: nodes keep their cluster-file order (tests) */
+    bool contention;      /* slow co-located tasks down (see above) */
+    bool record_tasks;    /* keep every task's placement and times (for --gantt) */
+    double label_refresh; /* recompute a workflow's labels once its history grew by this
+                             fraction (0 = after every completion; default 0.02) */
+} sim_opts;
+
+void sim_opts_default(sim_opts *o);
+
+/* The snapshot the simulator schedules against, as the live cache would hold it for the same
+ * cluster: one ready node per simulated node with allocatable cpu (millicores), memory and
+ * SIM_POD_SLOTS pods, and the labels tarema.io/{cpu,mem,io,group} from the profiler grouping
+ * (plus tarema.io/sim-node, the simulated node's name). With shuffle, node names are
+ * "<pos>-<name>" with pos a seeded permutation, so name order (every policy's tie-break) is
+ * the shuffled list order. Caller frees with sched_snapshot_free; NULL with err. */
+sched_snapshot *sim_snapshot_new(const sim_cluster *c, bool shuffle, uint64_t seed,
+                                 tm_err *err);
+
+/* The pod of task task_index (instance of p in wf), ready at ready_s seconds: requests, task
+ * identity (workflow, process) and creation time, as the pod Nextflow would submit. Caller frees
+ * with sched_pod_free; NULL when out of memory. */
+sched_pod *sim_pod_new(const sim_workflow *wf, const sim_process *p, long task_index,
+                       double ready_s);
+
+/* One task as it ran. */
+typedef struct sim_task_rec {
+    int wf, run, proc, inst, node;
+    double ready, start, end;
+} sim_task_rec;
+
+typedef struct sim_run_rec {
+    int wf, run;
+    double arrival, end;
+} sim_run_rec;
+
+typedef struct sim_wf_stats {
+    int runs;
+    double makespan_mean, makespan_first, makespan_rest_mean; /* rest: runs 2.. (NAN if 1) */
+    double task_runtime_mean; /* seconds */
+    double pending_mean;      /* ready -> start, seconds */
+    long tasks;
+} sim_wf_stats;
+
+typedef struct sim_group_stats {
+    int nodes;
+    double cores;
+    long tasks;           /* tasks placed on the group */
+    double busy_core_s;   /* requested cores x runtime */
+    double utilisation;   /* busy_core_s / (cores x horizon) */
+} sim_group_stats;
+
+typedef struct sim_result {
+    char policy[32];
+    const sim_cluster *cluster;   /* borrowed */
+    const sim_workload *workload; /* borrowed */
+    double horizon;               /* last completion time */
+    long tasks;
+    double task_runtime_mean, pending_mean;
+    long sched_attempts; /* framework schedule calls */
+    double wall_s;       /* wall-clock time of the run */
+    sim_wf_stats *wf;    /* per workflow */
+    int nruns;
+    sim_run_rec *runs;
+    int ngroups;
+    sim_group_stats *groups;
+    sim_task_rec *task_recs; /* tasks entries when record_tasks, else NULL */
+} sim_result;
+
+/* Simulates w on c under opts. c and w must outlive the result. Returns a new result (free
+ * with sim_result_free) or NULL with err (unknown policy, a policy failure). */
+sim_result *sim_run(const sim_cluster *c, const sim_workload *w, const sim_opts *opts,
+                    tm_err *err);
+void sim_result_free(sim_result *r);
+
+/* The paper's experiment design: each workflow alone on the empty cluster with its own history
+ * (all its runs), one workflow after the other. The merged result lists the workflows in
+ * workload order; times of workflow k are offset by the horizons of workflows 0..k-1. */
+sim_result *sim_run_isolated(const sim_cluster *c, const sim_workload *w, const sim_opts *opts,
+                             tm_err *err);
+
+#endif

@@ -1,0 +1,1140 @@
+/* model.c: reads and validates the simulator's cluster and workload YAML (see model.h for the
+ * formats) and implements the runtime model. All checks happen here, at load time, so the
+ * event loop can trust its input: every message names the file and the offending key. */
+#include "sim/model.h"
+
+#include <jansson.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "labeler/trace_parse.h"
+#include "lib/jsonutil.h"
+#include "lib/quantity.h"
+#include "lib/yamljson.h"
+#include "sim/groups.h"
+
+static const char *const bench_names[SIM_NBENCH] = {"cpu", "mem", "io"};
+
+/* ---- small JSON helpers ---- */
+
+/* A number, or a Kubernetes quantity string ("5Gi", "500m" for cpu when milli). */
+static int get_quantity(const json_t *v, int milli, double *out, const char *what, tm_err *err) {
+    if (json_is_number(v)) {
+        *out = json_number_value(v);
+    } else if (json_is_string(v)) {
+        int64_t q;
+        int rc = milli ? tm_quantity_parse_milli(json_string_value(v), &q, err)
+                       : tm_quantity_parse(json_string_value(v), &q, err);
+        if (rc < 0)
+            return tm_err_wrap(err, "%s", what);
+        *out = milli ? (double)q / 1000.0 : (double)q;
+    } else {
+        return tm_err_set(err, "%s: expected a number or a quantity string", what);
+    }
+    if (!(*out >= 0) || !isfinite(*out))
+        return tm_err_set(err, "%s: must be a finite number >= 0", what);
+    return 0;
+}
+
+/* Optional positive number at key; *out unchanged when absent. */
+static int opt_num(const json_t *obj, const char *key, double *out, const char *what,
+                   tm_err *err) {
+    json_t *v = json_object_get(obj, key);
+    if (!v)
+        return 0;
+    if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
+        return tm_err_set(err, "%s: %s must be a number >= 0", what, key);
+    *out = json_number_value(v);
+    return 0;
+}
+
+static int copy_name(char *dst, const json_t *v, const char *what, tm_err *err) {
+    if (!json_is_string(v) || json_string_length(v) == 0)
+        return tm_err_set(err, "%s: name must be a non-empty string", what);
+    if (json_string_length(v) >= SIM_NAME_MAX)
+        return tm_err_set(err, "%s: name '%s' is longer than %d characters", what,
+                          json_string_value(v), SIM_NAME_MAX - 1);
+    snprintf(dst, SIM_NAME_MAX, "%s", json_string_value(v));
+    return 0;
+}
+
+/* splitmix64: the node bench draws need a reproducible stream without shared state. */
+static uint64_t mix64(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* ---- cluster ---- */
+
+static int parse_bench(const json_t *b, sim_node_type *t, const char *what, tm_err *err) {
+    static const char *const keys[] = {"cpu", "mem", "io", NULL};
+    if (!json_is_object(b))
+        return tm_err_set(err, "%s: bench must be a mapping of cpu, mem, io", what);
+    if (tm_json_check_keys(b, keys, what, err) < 0)
+        return -1;
+    for (int k = 0; k < SIM_NBENCH; k++) {
+        json_t *v = json_object_get(b, bench_names[k]);
+        if (!v)
+            continue;
+        double lo, hi;
+        if (json_is_number(v)) {
+            lo = hi = json_number_value(v);
+        } else if (json_is_array(v) && json_array_size(v) == 2 &&
+                   json_is_number(json_array_get(v, 0)) && json_is_number(json_array_get(v, 1))) {
+            lo = json_number_value(json_array_get(v, 0));
+            hi = json_number_value(json_array_get(v, 1));
+        } else {
+            return tm_err_set(err, "%s: bench.%s must be a number or a [low, high] range", what,
+                              bench_names[k]);
+        }
+        if (!(lo > 0) || !(hi >= lo))
+            return tm_err_set(err, "%s: bench.%s must be > 0 with low <= high", what,
+                              bench_names[k]);
+        t->bench_lo[k] = lo;
+        t->bench_hi[k] = hi;
+    }
+    return 0;
+}
+
+static int parse_type(const json_t *o, sim_node_type *t, const char *what, tm_err *err) {
+    static const char *const keys[] = {"name",  "measured_as", "count",         "cores",
+                                       "memory", "bench",      "speed",         "mem_bandwidth",
+                                       NULL};
+    if (!json_is_object(o))
+        return tm_err_set(err, "%s: expected a mapping", what);
+    if (tm_json_check_keys(o, keys, what, err) < 0)
+        return -1;
+    if (copy_name(t->name, json_object_get(o, "name"), what, err) < 0)
+        return -1;
+    if (json_object_get(o, "measured_as")) {
+        if (copy_name(t->measured_as, json_object_get(o, "measured_as"), what, err) < 0)
+            return -1;
+    } else {
+        snprintf(t->measured_as, sizeof t->measured_as, "%s", t->name);
+    }
+    json_t *cnt = json_object_get(o, "count");
+    if (!json_is_integer(cnt) || json_integer_value(cnt) < 1 || json_integer_value(cnt) > 1000000)
+        return tm_err_set(err, "%s (%s): count must be an integer from 1 to 1000000", what,
+                          t->name);
+    t->count = (int)json_integer_value(cnt);
+    double cores = 0, mem = 0;
+    if (!json_object_get(o, "cores") || !json_object_get(o, "memory"))
+        return tm_err_set(err, "%s (%s): cores and memory are required", what, t->name);
+    if (get_quantity(json_object_get(o, "cores"), 1, &cores, "cores", err) < 0 ||
+        get_quantity(json_object_get(o, "memory"), 0, &mem, "memory", err) < 0)
+        return tm_err_wrap(err, "%s (%s)", what, t->name);
+    if (cores <= 0 || mem <= 0)
+        return tm_err_set(err, "%s (%s): cores and memory must be > 0", what, t->name);
+    t->cores = cores;
+    t->memory = (int64_t)mem;
+    t->mem_bandwidth = cores;
+    if (opt_num(o, "mem_bandwidth", &t->mem_bandwidth, what, err) < 0)
+        return -1;
+    for (int k = 0; k < SIM_NBENCH; k++)
+        t->bench_lo[k] = t->bench_hi[k] = NAN;
+    for (int f = 0; f < LAB_NFEATURES; f++)
+        t->speed[f] = NAN;
+    if (json_object_get(o, "bench") &&
+        parse_bench(json_object_get(o, "bench"), t, t->name, err) < 0)
+        return tm_err_wrap(err, "%s", what);
+    json_t *sp = json_object_get(o, "speed");
+    if (sp) {
+        static const char *const skeys[] = {"cpu", "mem", "io", NULL};
+        if (!json_is_object(sp) || tm_json_check_keys(sp, skeys, "speed", err) < 0)
+            return tm_err_wrap(err, "%s (%s): speed must be a mapping of cpu, mem, io", what,
+                               t->name);
+        for (int f = 0; f < LAB_NFEATURES; f++) {
+            json_t *v = json_object_get(sp, lab_feature_name((lab_feature)f));
+            if (!v)
+                continue;
+            if (!json_is_number(v) || !(json_number_value(v) > 0))
+                return tm_err_set(err, "%s (%s): speed.%s must be a number > 0", what, t->name,
+                                  lab_feature_name((lab_feature)f));
+            t->speed[f] = json_number_value(v);
+        }
+    }
+    return 0;
+}
+
+/* Relative speeds: given ones win; otherwise the bench mean over the reference's. */
+static int derive_speeds(sim_cluster *c, const char *source, tm_err *err) {
+    const sim_node_type *ref = &c->types[c->ref_type];
+    for (int i = 0; i < c->ntypes; i++) {
+        sim_node_type *t = &c->types[i];
+        for (int f = 0; f < LAB_NFEATURES; f++) {
+            if (!isnan(t->speed[f]))
+                continue;
+            double mine = (t->bench_lo[f] + t->bench_hi[f]) / 2;
+            double theirs = (ref->bench_lo[f] + ref->bench_hi[f]) / 2;
+            if (isnan(mine) && isnan(theirs)) {
+                t->speed[f] = 1.0;
+            } else if (isnan(mine) || isnan(theirs)) {
+                return tm_err_set(err,
+                                  "%s: node type %s: bench.%s needs a matching figure on the "
+                                  "reference type %s (or give speed.%s)",
+                                  source, t->name, bench_names[f], ref->name, bench_names[f]);
+            } else {
+                t->speed[f] = mine / theirs;
+            }
+        }
+    }
+    return 0;
+}
+
+void sim_cluster_free(sim_cluster *c) {
+    if (!c)
+        return;
+    free(c->types);
+    free(c->nodes);
+    free(c);
+}
+
+int sim_cluster_find_type(const sim_cluster *c, const char *name) {
+    for (int i = 0; i < c->ntypes; i++)
+        if (strcmp(c->types[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+sim_cluster *sim_cluster_from_json(const void *json_root, const char *source, uint64_t seed,
+                                   tm_err *err) {
+    static const char *const keys[] = {"reference", "node_types", NULL};
+    const json_t *root = json_root;
+    if (!json_is_object(root)) {
+        tm_err_set(err, "%s: expected a mapping with node_types", source);
+        return NULL;
+    }
+    if (tm_json_check_keys(root, keys, source, err) < 0)
+        return NULL;
+    json_t *arr = json_object_get(root, "node_types");
+    if (!json_is_array(arr) || json_array_size(arr) == 0) {
+        tm_err_set(err, "%s: node_types must be a non-empty list", source);
+        return NULL;
+    }
+    sim_cluster *c = calloc(1, sizeof *c);
+    if (!c || !(c->types = calloc(json_array_size(arr), sizeof *c->types))) {
+        free(c);
+        tm_err_set(err, "%s: out of memory", source);
+        return NULL;
+    }
+    c->ntypes = (int)json_array_size(arr);
+    long total = 0;
+    for (int i = 0; i < c->ntypes; i++) {
+        char what[256];
+        snprintf(what, sizeof what, "%s: node_types[%d]", source, i);
+        if (parse_type(json_array_get(arr, (size_t)i), &c->types[i], what, err) < 0)
+            goto fail;
+        for (int j = 0; j < i; j++)
+            if (strcmp(c->types[j].name, c->types[i].name) == 0) {
+                tm_err_set(err, "%s: node type '%s' is defined twice", what, c->types[i].name);
+                goto fail;
+            }
+        total += c->types[i].count;
+    }
+    if (total > 1000000) {
+        tm_err_set(err, "%s: %ld nodes; at most 1000000 are supported", source, total);
+        goto fail;
+    }
+    const char *ref = tm_json_str(root, "reference", NULL);
+    c->ref_type = ref ? sim_cluster_find_type(c, ref) : 0;
+    if (c->ref_type < 0) {
+        tm_err_set(err, "%s: reference '%s' is not a node type", source, ref);
+        goto fail;
+    }
+    if (derive_speeds(c, source, err) < 0)
+        goto fail;
+    c->nnodes = (int)total;
+    if (!(c->nodes = calloc((size_t)total, sizeof *c->nodes))) {
+        tm_err_set(err, "%s: out of memory for %ld nodes", source, total);
+        goto fail;
+    }
+    uint64_t rs = seed ^ 0x5157a7e5ULL;
+    int n = 0;
+    for (int i = 0; i < c->ntypes; i++) {
+        const sim_node_type *t = &c->types[i];
+        for (int j = 0; j < t->count; j++, n++) {
+            sim_node *nd = &c->nodes[n];
+            snprintf(nd->name, sizeof nd->name, "%.100s-%d", t->name, j);
+            nd->type = i;
+            for (int k = 0; k < SIM_NBENCH; k++) {
+                double u = (double)(mix64(&rs) >> 11) / 9007199254740992.0;
+                nd->bench[k] = t->bench_lo[k] + u * (t->bench_hi[k] - t->bench_lo[k]);
+            }
+        }
+    }
+    if (sim_cluster_group(c, seed, err) < 0) {
+        tm_err_wrap(err, "%s: grouping nodes", source);
+        goto fail;
+    }
+    return c;
+fail:
+    sim_cluster_free(c);
+    return NULL;
+}
+
+sim_cluster *sim_cluster_load(const char *path, uint64_t seed, tm_err *err) {
+    json_t *root = tm_yaml_load_file(path, err);
+    if (!root)
+        return NULL;
+    sim_cluster *c = sim_cluster_from_json(root, path, seed, err);
+    json_decref(root);
+    return c;
+}
+
+/* ---- measurements ---- */
+
+static int table_push(sim_meas_table *t, const sim_meas_row *r) {
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 256;
+        sim_meas_row *nr = realloc(t->rows, cap * sizeof *nr);
+        if (!nr)
+            return -1;
+        t->rows = nr;
+        t->cap = cap;
+    }
+    t->rows[t->n++] = *r;
+    return 0;
+}
+
+void sim_meas_table_free(sim_meas_table *t) {
+    if (!t)
+        return;
+    free(t->rows);
+    t->rows = NULL;
+    t->n = t->cap = 0;
+}
+
+/* Splits a CSV line in place at commas (lotaru has no quoted fields). */
+static int split_csv(char *s, char **f, int max) {
+    int n = 0;
+    for (char *p = s;;) {
+        if (n == max)
+            return n + 1;
+        f[n++] = p;
+        char *q = strchr(p, ',');
+        if (!q)
+            break;
+        *q = '\0';
+        p = q + 1;
+    }
+    char *last = f[n - 1];
+    last[strcspn(last, "\r\n")] = '\0';
+    return n;
+}
+
+static int parse_num(const char *s, double *out) {
+    char *end;
+    if (!*s)
+        return -1;
+    *out = strtod(s, &end);
+    return *end == '\0' && isfinite(*out) ? 0 : -1;
+}
+
+static long read_lotaru(sim_meas_table *t, FILE *f, const char *path, const char *machine,
+                        const char *label, tm_err *err) {
+    enum { C_LABEL, C_MACHINE, C_TASK, C_RT, C_CPU, C_PEAK, C_RCHAR, C_WCHAR, C_INSIZE, C_SEQ,
+           C_N };
+    static const char *const want[C_N] = {"Label", "Machine", "Task",  "Realtime", "%cpu",
+                                          "peak_rss", "rchar", "wchar", "TaskInputSize",
+                                          "NumberSequences"};
+    int col[C_N];
+    char line[8192];
+    char *fld[128];
+    if (!fgets(line, sizeof line, f))
+        return tm_err_set(err, "%s: empty file, expected a lotaru CSV header", path);
+    int nf = split_csv(line, fld, 128);
+    for (int k = 0; k < C_N; k++) {
+        col[k] = -1;
+        for (int i = 0; i < nf && i < 128; i++)
+            if (strcmp(fld[i], want[k]) == 0)
+                col[k] = i;
+        if (col[k] < 0 && k != C_SEQ && k != C_LABEL && !(k == C_MACHINE && machine))
+            return tm_err_set(err, "%s:1: lotaru CSV header lacks the column '%s'", path,
+                              want[k]);
+    }
+    long added = 0, lineno = 1;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        if (line[0] == '\n' || line[0] == '\r' || line[0] == '\0')
+            continue;
+        nf = split_csv(line, fld, 128);
+        sim_meas_row r = {0};
+        for (int k = 0; k < C_N; k++)
+            if (col[k] >= nf)
+                return tm_err_set(err, "%s:%ld: %d fields, the header has more", path, lineno,
+                                  nf);
+        if (label && col[C_LABEL] >= 0 && strcmp(fld[col[C_LABEL]], label) != 0)
+            continue;
+        snprintf(r.process, sizeof r.process, "%s", fld[col[C_TASK]]);
+        snprintf(r.machine, sizeof r.machine, "%s", machine ? machine : fld[col[C_MACHINE]]);
+        if (col[C_LABEL] >= 0)
+            snprintf(r.label, sizeof r.label, "%s", fld[col[C_LABEL]]);
+        double rt, cpu, peak, rc, wc, insz, seq = 0;
+        if (!r.process[0] || !r.machine[0] || parse_num(fld[col[C_RT]], &rt) < 0 ||
+            parse_num(fld[col[C_CPU]], &cpu) < 0 || parse_num(fld[col[C_PEAK]], &peak) < 0 ||
+            parse_num(fld[col[C_RCHAR]], &rc) < 0 || parse_num(fld[col[C_WCHAR]], &wc) < 0 ||
+            parse_num(fld[col[C_INSIZE]], &insz) < 0 ||
+            (col[C_SEQ] >= 0 && parse_num(fld[col[C_SEQ]], &seq) < 0))
+            return tm_err_set(err,
+                              "%s:%ld: expected numbers in Realtime, %%cpu, peak_rss, rchar, "
+                              "wchar, TaskInputSize and a Task and Machine name",
+                              path, lineno);
+        if (rt <= 0)
+            continue; /* a zero runtime says nothing about speed */
+        r.order = insz + seq * 1e-12;
+        r.m = (sim_meas){rt / 1000.0, cpu, peak, rc + wc};
+        if (table_push(t, &r) < 0)
+            return tm_err_set(err, "%s: out of memory", path);
+        added++;
+    }
+    return added;
+}
+
+static long read_trace(sim_meas_table *t, FILE *f, const char *path, const char *machine,
+                       tm_err *err) {
+    lab_trace_reader *tr = lab_trace_open(f, path, err);
+    if (!tr)
+        return -1;
+    long added = 0;
+    lab_task_run run;
+    for (;;) {
+        int rc = lab_trace_next(tr, &run, err);
+        if (rc == 0)
+            break;
+        if (rc < 0) {
+            lab_trace_close(tr);
+            return -1; /* a bad row in a measurement file would skew every result */
+        }
+        if (run.status[0] && strcmp(run.status, "COMPLETED") != 0)
+            continue;
+        if (run.realtime_ms == LAB_NONE || run.realtime_ms <= 0)
+            continue;
+        sim_meas_row r = {0};
+        if (run.process[0])
+            snprintf(r.process, sizeof r.process, "%.127s", run.process);
+        else
+            lab_process_from_name(run.name, r.process, sizeof r.process);
+        snprintf(r.machine, sizeof r.machine, "%s", machine);
+        r.order = (double)added;
+        double io = 0;
+        if (run.rchar != LAB_NONE)
+            io += (double)run.rchar;
+        if (run.wchar != LAB_NONE)
+            io += (double)run.wchar;
+        r.m = (sim_meas){(double)run.realtime_ms / 1000.0, run.cpu_pct,
+                         run.peak_rss == LAB_NONE ? NAN : (double)run.peak_rss,
+                         (run.rchar == LAB_NONE && run.wchar == LAB_NONE) ? NAN : io};
+        if (table_push(t, &r) < 0) {
+            lab_trace_close(tr);
+            return tm_err_set(err, "%s: out of memory", path);
+        }
+        added++;
+    }
+    lab_trace_close(tr);
+    return added;
+}
+
+long sim_meas_read(sim_meas_table *t, const char *path, const char *format, const char *machine,
+                   const char *label, tm_err *err) {
+    if (!format) {
+        size_t n = strlen(path);
+        format = (n > 4 && strcmp(path + n - 4, ".csv") == 0) ? "lotaru" : "trace";
+    }
+    int lotaru = strcmp(format, "lotaru") == 0;
+    if (!lotaru && strcmp(format, "trace") != 0)
+        return tm_err_set(err, "%s: unknown measurement format '%s' (lotaru or trace)", path,
+                          format);
+    if (!lotaru && !machine)
+        return tm_err_set(err, "%s: a Nextflow trace needs `machine:` (the node type it ran on)",
+                          path);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return tm_err_set(err, "%s: cannot open measurement file", path);
+    long n = lotaru ? read_lotaru(t, f, path, machine, label, err)
+                    : read_trace(t, f, path, machine, err);
+    fclose(f);
+    return n;
+}
+
+/* ---- workload ---- */
+
+static void free_workflow(sim_workflow *wf) {
+    for (int i = 0; i < wf->nprocs; i++) {
+        free(wf->procs[i].after_all);
+        free(wf->procs[i].after_each);
+        free(wf->procs[i].meas);
+    }
+    free(wf->procs);
+    free(wf->machines);
+    free(wf->arrivals);
+}
+
+void sim_workload_free(sim_workload *w) {
+    if (!w)
+        return;
+    for (int i = 0; i < w->nworkflows; i++)
+        free_workflow(&w->wfs[i]);
+    free(w->wfs);
+    free(w);
+}
+
+static int parse_requests(const json_t *o, double *cpu, int64_t *mem, const char *what,
+                          tm_err *err) {
+    static const char *const keys[] = {"cpu", "memory", NULL};
+    if (!json_is_object(o) || tm_json_check_keys(o, keys, what, err) < 0)
+        return tm_err_set(err, "%s: requests must be a mapping of cpu and memory", what);
+    double m;
+    if (json_object_get(o, "cpu") &&
+        get_quantity(json_object_get(o, "cpu"), 1, cpu, "requests.cpu", err) < 0)
+        return tm_err_wrap(err, "%s", what);
+    if (json_object_get(o, "memory")) {
+        if (get_quantity(json_object_get(o, "memory"), 0, &m, "requests.memory", err) < 0)
+            return tm_err_wrap(err, "%s", what);
+        *mem = (int64_t)m;
+    }
+    return 0;
+}
+
+static int proc_index(const sim_workflow *wf, const char *name) {
+    for (int i = 0; i < wf->nprocs; i++)
+        if (strcmp(wf->procs[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static int parse_deps(const json_t *arr, const sim_workflow *wf, int **out, int *n,
+                      const char *key, const char *what, tm_err *err) {
+    if (!arr)
+        return 0;
+    if (!json_is_array(arr))
+        return tm_err_set(err, "%s: %s must be a list of process names", what, key);
+    *out = calloc(json_array_size(arr) + 1, sizeof **out);
+    if (!*out)
+        return tm_err_set(err, "%s: out of memory", what);
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        const char *name = json_string_value(json_array_get(arr, i));
+        int idx = name ? proc_index(wf, name) : -1;
+        if (idx < 0)
+            return tm_err_set(err, "%s: %s names '%s', which is not a process of this workflow",
+                              what, key, name ? name : "(not a string)");
+        (*out)[(*n)++] = idx;
+    }
+    return 0;
+}
+
+static int parse_process(const json_t *o, sim_workflow *wf, sim_process *p, double dcpu,
+                         int64_t dmem, const char *what, tm_err *err) {
+    static const char *const keys[] = {"name",    "instances",    "after",       "after_each",
+                                       "requests", "usage",       "runtime",     "base_runtime",
+                                       "sensitivity", NULL};
+    if (!json_is_object(o))
+        return tm_err_set(err, "%s: expected a mapping", what);
+    if (tm_json_check_keys(o, keys, what, err) < 0)
+        return -1;
+    p->req_cpu = dcpu;
+    p->req_mem = dmem;
+    if (json_object_get(o, "requests") &&
+        parse_requests(json_object_get(o, "requests"), &p->req_cpu, &p->req_mem, what, err) < 0)
+        return -1;
+    json_t *inst = json_object_get(o, "instances");
+    if (inst) {
+        if (!json_is_integer(inst) || json_integer_value(inst) < 1 ||
+            json_integer_value(inst) > 10000000)
+            return tm_err_set(err, "%s: instances must be an integer from 1 to 10000000", what);
+        p->instances = (int)json_integer_value(inst);
+    }
+    p->usage = (sim_meas){NAN, NAN, NAN, NAN};
+    json_t *u = json_object_get(o, "usage");
+    if (u) {
+        static const char *const ukeys[] = {"cpu_pct", "peak_rss", "io_bytes", NULL};
+        if (!json_is_object(u) || tm_json_check_keys(u, ukeys, "usage", err) < 0)
+            return tm_err_wrap(err, "%s", what);
+        if (opt_num(u, "cpu_pct", &p->usage.cpu_pct, what, err) < 0)
+            return -1;
+        if (json_object_get(u, "peak_rss") &&
+            get_quantity(json_object_get(u, "peak_rss"), 0, &p->usage.peak_rss, "peak_rss",
+                         err) < 0)
+            return tm_err_wrap(err, "%s: usage", what);
+        if (json_object_get(u, "io_bytes") &&
+            get_quantity(json_object_get(u, "io_bytes"), 0, &p->usage.io_bytes, "io_bytes",
+                         err) < 0)
+            return tm_err_wrap(err, "%s: usage", what);
+    }
+    p->base_runtime = NAN;
+    if (opt_num(o, "base_runtime", &p->base_runtime, what, err) < 0)
+        return -1;
+    for (int f = 0; f < LAB_NFEATURES; f++)
+        p->sens[f] = NAN;
+    json_t *s = json_object_get(o, "sensitivity");
+    if (s) {
+        static const char *const skeys[] = {"cpu", "mem", "io", NULL};
+        if (!json_is_object(s) || tm_json_check_keys(s, skeys, "sensitivity", err) < 0)
+            return tm_err_wrap(err, "%s", what);
+        double sum = 0;
+        for (int f = 0; f < LAB_NFEATURES; f++) {
+            p->sens[f] = 0;
+            if (opt_num(s, lab_feature_name((lab_feature)f), &p->sens[f], what, err) < 0)
+                return -1;
+            sum += p->sens[f];
+        }
+        if (sum > 1.0 + 1e-9)
+            return tm_err_set(err, "%s: sensitivities add up to %.3g; at most 1", what, sum);
+    }
+    return 0;
+}
+
+/* Machine index in wf, adding it when new. */
+static int machine_index(sim_workflow *wf, const char *name, int *cap) {
+    for (int i = 0; i < wf->nmachines; i++)
+        if (strcmp(wf->machines[i], name) == 0)
+            return i;
+    if (wf->nmachines == *cap) {
+        int nc = *cap ? *cap * 2 : 8;
+        void *nm = realloc(wf->machines, (size_t)nc * sizeof *wf->machines);
+        if (!nm)
+            return -1;
+        wf->machines = nm;
+        *cap = nc;
+    }
+    snprintf(wf->machines[wf->nmachines], SIM_NAME_MAX, "%s", name);
+    return wf->nmachines++;
+}
+
+static int row_matches(const char *row_proc, const char *name) {
+    size_t a = strlen(row_proc), b = strlen(name);
+    if (a == b)
+        return strcmp(row_proc, name) == 0;
+    return a > b && row_proc[a - b - 1] == ':' && strcmp(row_proc + a - b, name) == 0;
+}
+
+static int cmp_row_order(const void *a, const void *b) {
+    const sim_meas_row *x = *(const sim_meas_row *const *)a, *y = *(const sim_meas_row *const *)b;
+    int c = strcmp(x->machine, y->machine);
+    if (c)
+        return c;
+    c = strcmp(x->label, y->label);
+    if (c)
+        return c;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+/* Gives every process its instances from the measurement rows. Instance i on machine m is the
+ * i-th row of m in (label, order); machines with fewer rows leave the rest unknown. */
+static int attach_measurements(sim_workflow *wf, const sim_meas_table *t, const char *what,
+                               tm_err *err) {
+    int cap = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (machine_index(wf, t->rows[i].machine, &cap) < 0)
+            return tm_err_set(err, "%s: out of memory", what);
+    const sim_meas_row **sel = malloc((t->n + 1) * sizeof *sel);
+    int *count = calloc((size_t)wf->nmachines + 1, sizeof *count);
+    if (!sel || !count) {
+        free(sel);
+        free(count);
+        return tm_err_set(err, "%s: out of memory", what);
+    }
+    int rc = 0;
+    for (int pi = 0; pi < wf->nprocs && rc == 0; pi++) {
+        sim_process *p = &wf->procs[pi];
+        size_t ns = 0;
+        for (size_t i = 0; i < t->n; i++)
+            if (row_matches(t->rows[i].process, p->name))
+                sel[ns++] = &t->rows[i];
+        if (ns == 0) {
+            if (p->instances == 0 && t->n > 0)
+                rc = tm_err_set(err,
+                                "%s: process %s has no rows in the measurement files and no "
+                                "instances count",
+                                what, p->name);
+            continue;
+        }
+        qsort(sel, ns, sizeof *sel, cmp_row_order);
+        memset(count, 0, (size_t)wf->nmachines * sizeof *count);
+        int maxc = 0;
+        for (size_t i = 0; i < ns; i++) {
+            int m = machine_index(wf, sel[i]->machine, &cap);
+            if (++count[m] > maxc)
+                maxc = count[m];
+        }
+        if (p->instances == 0)
+            p->instances = maxc;
+        p->meas = malloc((size_t)p->instances * (size_t)wf->nmachines * sizeof *p->meas);
+        if (!p->meas) {
+            rc = tm_err_set(err, "%s: out of memory", what);
+            break;
+        }
+        for (long k = 0; k < (long)p->instances * wf->nmachines; k++)
+            p->meas[k] = (sim_meas){NAN, NAN, NAN, NAN};
+        memset(count, 0, (size_t)wf->nmachines * sizeof *count);
+        for (size_t i = 0; i < ns; i++) {
+            int m = machine_index(wf, sel[i]->machine, &cap);
+            /* more instances than the process declares: wrap around, so a declared count can
+             * scale a measured process up or down */
+            int inst = count[m]++;
+            if (inst < p->instances)
+                p->meas[(size_t)inst * (size_t)wf->nmachines + (size_t)m] = sel[i]->m;
+        }
+        /* a declared count larger than the rows: reuse the rows cyclically */
+        for (int m = 0; m < wf->nmachines; m++)
+            for (int inst = count[m]; inst < p->instances && count[m] > 0; inst++)
+                p->meas[(size_t)inst * (size_t)wf->nmachines + (size_t)m] =
+                    p->meas[(size_t)(inst % count[m]) * (size_t)wf->nmachines + (size_t)m];
+    }
+    free(sel);
+    free(count);
+    return rc;
+}
+
+/* Kahn's algorithm over process dependencies; on a cycle names the processes in it. */
+static int topo_order(sim_workflow *wf, const char *what, tm_err *err) {
+    int n = wf->nprocs;
+    int *indeg = calloc((size_t)n, sizeof *indeg), *order = malloc((size_t)n * sizeof *order);
+    int *newpos = malloc((size_t)n * sizeof *newpos);
+    if (!indeg || !order || !newpos) {
+        free(indeg);
+        free(order);
+        free(newpos);
+        return tm_err_set(err, "%s: out of memory", what);
+    }
+    for (int i = 0; i < n; i++)
+        indeg[i] = wf->procs[i].nall + wf->procs[i].neach;
+    int head = 0, tail = 0;
+    for (int i = 0; i < n; i++)
+        if (indeg[i] == 0)
+            order[tail++] = i;
+    while (head < tail) {
+        int u = order[head++];
+        for (int v = 0; v < n; v++) {
+            const sim_process *p = &wf->procs[v];
+            for (int k = 0; k < p->nall; k++)
+                if (p->after_all[k] == u && --indeg[v] == 0)
+                    order[tail++] = v;
+            for (int k = 0; k < p->neach; k++)
+                if (p->after_each[k] == u && --indeg[v] == 0)
+                    order[tail++] = v;
+        }
+    }
+    int rc = 0;
+    if (tail < n) {
+        char names[512] = "";
+        size_t len = 0;
+        for (int i = 0; i < n && len < sizeof names - 140; i++)
+            if (indeg[i] > 0)
+                len += (size_t)snprintf(names + len, sizeof names - len, "%s%s",
+                                        len ? ", " : "", wf->procs[i].name);
+        rc = tm_err_set(err, "%s: the process dependencies form a cycle among: %s", what, names);
+    } else {
+        sim_process *np = malloc((size_t)n * sizeof *np);
+        if (!np) {
+            rc = tm_err_set(err, "%s: out of memory", what);
+        } else {
+            for (int i = 0; i < n; i++) {
+                np[i] = wf->procs[order[i]];
+                newpos[order[i]] = i;
+            }
+            for (int i = 0; i < n; i++) {
+                for (int k = 0; k < np[i].nall; k++)
+                    np[i].after_all[k] = newpos[np[i].after_all[k]];
+                for (int k = 0; k < np[i].neach; k++)
+                    np[i].after_each[k] = newpos[np[i].after_each[k]];
+            }
+            free(wf->procs);
+            wf->procs = np;
+        }
+    }
+    free(indeg);
+    free(order);
+    free(newpos);
+    return rc;
+}
+
+static int mean_usage(const sim_process *p, int nm, sim_meas *out);
+
+/* Everything the event loop relies on: requests fit a node, a runtime exists everywhere. */
+static int check_against_cluster(sim_workflow *wf, const sim_cluster *c, const char *what,
+                                 tm_err *err) {
+    for (int i = 0; i < wf->nprocs; i++) {
+        sim_process *p = &wf->procs[i];
+        if (p->instances < 1)
+            return tm_err_set(err, "%s: process %s needs `instances` (or measurement rows)", what,
+                              p->name);
+        for (int k = 0; k < p->neach; k++) {
+            const sim_process *d = &wf->procs[p->after_each[k]];
+            if (d->instances != p->instances)
+                return tm_err_set(err,
+                                  "%s: process %s has %d instances but after_each %s has %d; "
+                                  "use `after` for a gather",
+                                  what, p->name, p->instances, d->name, d->instances);
+        }
+        int fits = 0;
+        for (int t = 0; t < c->ntypes; t++)
+            if (p->req_cpu <= c->types[t].cores + 1e-9 && p->req_mem <= c->types[t].memory)
+                fits = 1;
+        if (!fits)
+            return tm_err_set(err,
+                              "%s: process %s requests %.3g cpu and %lld bytes of memory, more "
+                              "than any node type offers",
+                              what, p->name, p->req_cpu, (long long)p->req_mem);
+        if (isnan(p->sens[LAB_CPU])) {
+            sim_meas mu;
+            double cpu = p->usage.cpu_pct;
+            if (isnan(cpu) && mean_usage(p, wf->nmachines, &mu) == 0)
+                cpu = mu.cpu_pct;
+            double req = p->req_cpu > 0 ? p->req_cpu : 1;
+            p->sens[LAB_CPU] = isnan(cpu) ? 1.0 : fmin(1.0, cpu / (100.0 * req));
+            p->sens[LAB_MEM] = p->sens[LAB_IO] = 0;
+        }
+        for (int t = 0; t < c->ntypes; t++)
+            for (int inst = 0; inst < p->instances; inst++) {
+                double rt = sim_runtime(c, wf, p, inst, t);
+                if (!(rt >= 0) || !isfinite(rt))
+                    return tm_err_set(err,
+                                      "%s: process %s instance %d has no runtime on node type %s: "
+                                      "give runtime, base_runtime or measurements from a "
+                                      "machine of the cluster",
+                                      what, p->name, inst, c->types[t].name);
+            }
+    }
+    return 0;
+}
+
+static int parse_arrivals(const json_t *o, sim_workflow *wf, const char *what, tm_err *err) {
+    json_t *arr = json_object_get(o, "arrivals");
+    wf->start = 0;
+    wf->gap = 0;
+    wf->runs = 1;
+    if (arr) {
+        if (json_object_get(o, "runs") || json_object_get(o, "start"))
+            return tm_err_set(err, "%s: give either arrivals or start/runs/gap, not both", what);
+        if (!json_is_array(arr) || json_array_size(arr) == 0)
+            return tm_err_set(err, "%s: arrivals must be a non-empty list of seconds", what);
+        wf->narrivals = (int)json_array_size(arr);
+        wf->arrivals = malloc((size_t)wf->narrivals * sizeof *wf->arrivals);
+        if (!wf->arrivals)
+            return tm_err_set(err, "%s: out of memory", what);
+        for (int i = 0; i < wf->narrivals; i++) {
+            json_t *v = json_array_get(arr, (size_t)i);
+            if (!json_is_number(v) || json_number_value(v) < 0)
+                return tm_err_set(err, "%s: arrivals[%d] must be a number >= 0", what, i);
+            wf->arrivals[i] = json_number_value(v);
+        }
+        wf->runs = wf->narrivals;
+        return 0;
+    }
+    if (opt_num(o, "start", &wf->start, what, err) < 0 || opt_num(o, "gap", &wf->gap, what, err))
+        return -1;
+    json_t *runs = json_object_get(o, "runs");
+    if (runs) {
+        if (!json_is_integer(runs) || json_integer_value(runs) < 1 ||
+            json_integer_value(runs) > 100000)
+            return tm_err_set(err, "%s: runs must be an integer from 1 to 100000", what);
+        wf->runs = (int)json_integer_value(runs);
+    }
+    return 0;
+}
+
+static int parse_measurements(const json_t *arr, const char *label, const char *base_dir,
+                              sim_meas_table *t, const char *what, tm_err *err) {
+    static const char *const keys[] = {"file", "format", "machine", NULL};
+    if (!json_is_array(arr))
+        return tm_err_set(err, "%s: measurements must be a list of {file, format, machine}",
+                          what);
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        json_t *m = json_array_get(arr, i);
+        char w[700];
+        snprintf(w, sizeof w, "%s: measurements[%zu]", what, i);
+        if (!json_is_object(m) || tm_json_check_keys(m, keys, w, err) < 0)
+            return tm_err_set(err, "%s: expected a mapping of file, format, machine", w);
+        const char *file = tm_json_str(m, "file", NULL);
+        if (!file)
+            return tm_err_set(err, "%s: file is required", w);
+        char path[4096];
+        if (file[0] == '/' || !base_dir)
+            snprintf(path, sizeof path, "%s", file);
+        else
+            snprintf(path, sizeof path, "%s/%s", base_dir, file);
+        if (sim_meas_read(t, path, tm_json_str(m, "format", NULL), tm_json_str(m, "machine", NULL),
+                          label, err) < 0)
+            return tm_err_wrap(err, "%s", w);
+    }
+    return 0;
+}
+
+static int parse_workflow(const json_t *o, sim_workflow *wf, const char *base_dir,
+                          const sim_cluster *c, const char *what, tm_err *err) {
+    static const char *const keys[] = {"name",     "start",        "runs",  "gap",
+                                       "arrivals", "requests",     "label", "measurements",
+                                       "processes", NULL};
+    if (!json_is_object(o))
+        return tm_err_set(err, "%s: expected a mapping", what);
+    if (tm_json_check_keys(o, keys, what, err) < 0)
+        return -1;
+    if (copy_name(wf->name, json_object_get(o, "name"), what, err) < 0)
+        return -1;
+    char w[512];
+    snprintf(w, sizeof w, "%s (%s)", what, wf->name);
+    if (parse_arrivals(o, wf, w, err) < 0)
+        return -1;
+    double dcpu = 1;
+    int64_t dmem = 0;
+    if (json_object_get(o, "requests") &&
+        parse_requests(json_object_get(o, "requests"), &dcpu, &dmem, w, err) < 0)
+        return -1;
+    json_t *procs = json_object_get(o, "processes");
+    if (!json_is_array(procs) || json_array_size(procs) == 0)
+        return tm_err_set(err, "%s: processes must be a non-empty list", w);
+    size_t np = json_array_size(procs);
+    if (!(wf->procs = calloc(np, sizeof *wf->procs)))
+        return tm_err_set(err, "%s: out of memory", w);
+    /* names first, so dependencies may point forward */
+    for (size_t i = 0; i < np; i++) {
+        char pw[600];
+        snprintf(pw, sizeof pw, "%s: processes[%zu]", w, i);
+        json_t *po = json_array_get(procs, i);
+        if (!json_is_object(po))
+            return tm_err_set(err, "%s: expected a mapping", pw);
+        if (copy_name(wf->procs[i].name, json_object_get(po, "name"), pw, err) < 0)
+            return -1;
+        if (proc_index(wf, wf->procs[i].name) >= 0)
+            return tm_err_set(err, "%s: process %s is defined twice", pw, wf->procs[i].name);
+        wf->nprocs++;
+    }
+    for (size_t i = 0; i < np; i++) {
+        char pw[800];
+        sim_process *p = &wf->procs[i];
+        snprintf(pw, sizeof pw, "%s: process %s", w, p->name);
+        json_t *po = json_array_get(procs, i);
+        if (parse_process(po, wf, p, dcpu, dmem, pw, err) < 0 ||
+            parse_deps(json_object_get(po, "after"), wf, &p->after_all, &p->nall, "after", pw,
+                       err) < 0 ||
+            parse_deps(json_object_get(po, "after_each"), wf, &p->after_each, &p->neach,
+                       "after_each", pw, err) < 0)
+            return -1;
+    }
+    sim_meas_table t = {0};
+    json_t *meas = json_object_get(o, "measurements");
+    const char *label = tm_json_str(o, "label", NULL);
+    int rc = 0;
+    if (meas)
+        rc = parse_measurements(meas, label, base_dir, &t, w, err);
+    if (rc == 0 && meas && t.n == 0)
+        rc = tm_err_set(err, "%s: the measurement files have no usable rows%s%s", w,
+                        label ? " with label " : "", label ? label : "");
+    /* declared runtime: {type: seconds} becomes a measurement of every instance */
+    for (int i = 0; rc == 0 && i < wf->nprocs; i++) {
+        json_t *rt = json_object_get(json_array_get(procs, (size_t)i), "runtime");
+        if (!rt)
+            continue;
+        if (!json_is_object(rt)) {
+            rc = tm_err_set(err, "%s: process %s: runtime must map node types to seconds", w,
+                            wf->procs[i].name);
+            break;
+        }
+        if (wf->procs[i].instances < 1) {
+            rc = tm_err_set(err, "%s: process %s: a declared runtime needs `instances`", w,
+                            wf->procs[i].name);
+            break;
+        }
+        const char *k;
+        json_t *v;
+        json_object_foreach(rt, k, v) {
+            if (sim_cluster_find_type(c, k) < 0) {
+                rc = tm_err_set(err, "%s: process %s: runtime names '%s', not a node type", w,
+                                wf->procs[i].name, k);
+                break;
+            }
+            if (!json_is_number(v) || !(json_number_value(v) >= 0)) {
+                rc = tm_err_set(err, "%s: process %s: runtime.%s must be seconds >= 0", w,
+                                wf->procs[i].name, k);
+                break;
+            }
+            const sim_node_type *nt = &c->types[sim_cluster_find_type(c, k)];
+            for (int inst = 0; inst < wf->procs[i].instances && rc == 0; inst++) {
+                sim_meas_row r = {0};
+                snprintf(r.process, sizeof r.process, "%s", wf->procs[i].name);
+                snprintf(r.machine, sizeof r.machine, "%s", nt->measured_as);
+                r.order = inst;
+                r.m = wf->procs[i].usage;
+                r.m.runtime_s = json_number_value(v);
+                if (table_push(&t, &r) < 0)
+                    rc = tm_err_set(err, "%s: out of memory", w);
+            }
+        }
+    }
+    if (rc == 0)
+        rc = attach_measurements(wf, &t, w, err);
+    sim_meas_table_free(&t);
+    if (rc == 0)
+        rc = topo_order(wf, w, err);
+    if (rc == 0)
+        rc = check_against_cluster(wf, c, w, err);
+    wf->tasks_per_run = 0;
+    for (int i = 0; i < wf->nprocs; i++)
+        wf->tasks_per_run += wf->procs[i].instances;
+    return rc;
+}
+
+sim_workload *sim_workload_from_json(const void *json_root, const char *source,
+                                     const char *base_dir, const sim_cluster *c, tm_err *err) {
+    static const char *const keys[] = {"workflows", NULL};
+    const json_t *root = json_root;
+    if (!json_is_object(root) || tm_json_check_keys(root, keys, source, err) < 0) {
+        if (!json_is_object(root))
+            tm_err_set(err, "%s: expected a mapping with workflows", source);
+        return NULL;
+    }
+    json_t *arr = json_object_get(root, "workflows");
+    if (!json_is_array(arr) || json_array_size(arr) == 0) {
+        tm_err_set(err, "%s: workflows must be a non-empty list", source);
+        return NULL;
+    }
+    sim_workload *w = calloc(1, sizeof *w);
+    if (!w || !(w->wfs = calloc(json_array_size(arr), sizeof *w->wfs))) {
+        free(w);
+        tm_err_set(err, "%s: out of memory", source);
+        return NULL;
+    }
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        char what[300];
+        snprintf(what, sizeof what, "%s: workflows[%zu]", source, i);
+        w->nworkflows++;
+        if (parse_workflow(json_array_get(arr, i), &w->wfs[i], base_dir, c, what, err) < 0) {
+            sim_workload_free(w);
+            return NULL;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(w->wfs[j].name, w->wfs[i].name) == 0) {
+                tm_err_set(err, "%s: workflow %s is defined twice", what, w->wfs[i].name);
+                sim_workload_free(w);
+                return NULL;
+            }
+    }
+    return w;
+}
+
+sim_workload *sim_workload_load(const char *path, const sim_cluster *c, tm_err *err) {
+    json_t *root = tm_yaml_load_file(path, err);
+    if (!root)
+        return NULL;
+    char *copy = strdup(path);
+    if (!copy) {
+        json_decref(root);
+        tm_err_set(err, "%s: out of memory", path);
+        return NULL;
+    }
+    sim_workload *w = sim_workload_from_json(root, path, dirname(copy), c, err);
+    free(copy);
+    json_decref(root);
+    return w;
+}
+
+/* ---- runtime model ---- */
+
+static int machine_of_type(const sim_cluster *c, const sim_workflow *wf, int t) {
+    for (int m = 0; m < wf->nmachines; m++)
+        if (strcmp(wf->machines[m], c->types[t].measured_as) == 0)
+            return m;
+    return -1;
+}
+
+static double scale(const sim_process *p, const double *from, const double *to) {
+    double s0 = 1.0, f = 0;
+    for (int k = 0; k < LAB_NFEATURES; k++) {
+        s0 -= p->sens[k];
+        f += p->sens[k] * from[k] / to[k];
+    }
+    return fmax(0.0, s0) + f;
+}
+
+double sim_runtime(const sim_cluster *c, const sim_workflow *wf, const sim_process *p, int inst,
+                   int t) {
+    if (p->meas) {
+        int m = machine_of_type(c, wf, t);
+        if (m >= 0) {
+            double rt = p->meas[(size_t)inst * (size_t)wf->nmachines + (size_t)m].runtime_s;
+            if (!isnan(rt))
+                return rt;
+        }
+        /* the measured type of the cluster closest in cpu speed */
+        int best = -1;
+        double bestd = INFINITY;
+        for (int u = 0; u < c->ntypes; u++) {
+            int mu = machine_of_type(c, wf, u);
+            if (u == t || mu < 0 ||
+                isnan(p->meas[(size_t)inst * (size_t)wf->nmachines + (size_t)mu].runtime_s))
+                continue;
+            double d = fabs(c->types[u].speed[LAB_CPU] - c->types[t].speed[LAB_CPU]);
+            if (d < bestd) {
+                bestd = d;
+                best = u;
+            }
+        }
+        if (best >= 0) {
+            int mb = machine_of_type(c, wf, best);
+            return p->meas[(size_t)inst * (size_t)wf->nmachines + (size_t)mb].runtime_s *
+                   scale(p, c->types[best].speed, c->types[t].speed);
+        }
+    }
+    if (!isnan(p->base_runtime)) {
+        static const double one[LAB_NFEATURES] = {1, 1, 1};
+        return p->base_runtime * scale(p, one, c->types[t].speed);
+    }
+    return NAN;
+}
+
+static int mean_usage(const sim_process *p, int nm, sim_meas *out) {
+    double s[3] = {0}, n[3] = {0};
+    if (!p->meas)
+        return -1;
+    for (long k = 0; k < (long)p->instances * nm; k++) {
+        const sim_meas *m = &p->meas[k];
+        const double v[3] = {m->cpu_pct, m->peak_rss, m->io_bytes};
+        for (int j = 0; j < 3; j++)
+            if (!isnan(v[j])) {
+                s[j] += v[j];
+                n[j]++;
+            }
+    }
+    *out = (sim_meas){NAN, n[0] ? s[0] / n[0] : NAN, n[1] ? s[1] / n[1] : NAN,
+                      n[2] ? s[2] / n[2] : NAN};
+    return 0;
+}
+
+sim_meas sim_usage(const sim_cluster *c, const sim_workflow *wf, const sim_process *p, int inst,
+                   int t) {
+    sim_meas u = p->usage;
+    if (!p->meas)
+        return u;
+    int m = machine_of_type(c, wf, t);
+    const sim_meas *row = m >= 0 ? &p->meas[(size_t)inst * (size_t)wf->nmachines + (size_t)m]
+                                 : NULL;
+    if (row && !isnan(row->runtime_s)) {
+        u.cpu_pct = isnan(row->cpu_pct) ? u.cpu_pct : row->cpu_pct;
+        u.peak_rss = isnan(row->peak_rss) ? u.peak_rss : row->peak_rss;
+        u.io_bytes = isnan(row->io_bytes) ? u.io_bytes : row->io_bytes;
+        return u;
+    }
+    /* mean of this instance over the machines that measured it */
+    double s[3] = {0}, n[3] = {0};
+    for (int k = 0; k < wf->nmachines; k++) {
+        const sim_meas *r = &p->meas[(size_t)inst * (size_t)wf->nmachines + (size_t)k];
+        const double v[3] = {r->cpu_pct, r->peak_rss, r->io_bytes};
+        for (int j = 0; j < 3; j++)
+            if (!isnan(v[j])) {
+                s[j] += v[j];
+                n[j]++;
+            }
+    }
+    if (n[0])
+        u.cpu_pct = s[0] / n[0];
+    if (n[1])
+        u.peak_rss = s[1] / n[1];
+    if (n[2])
+        u.io_bytes = s[2] / n[2];
+    return u;
+}

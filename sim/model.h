@@ -1,0 +1,175 @@
+/* model.h: the simulator's input model: a heterogeneous cluster and a workload of workflow
+ * DAGs, read from YAML (plus lotaru CSV and Nextflow trace measurements), validated, and the
+ * runtime model that says how long a task instance runs on a node type.
+ *
+ * Cluster YAML:
+ *   reference: n1                  # node type whose speeds are 1.0 (default: the first)
+ *   node_types:
+ *     - name: n1                   # also the machine name looked up in measurements
+ *       measured_as: n1            # optional: machine name in the measurements
+ *       count: 5
+ *       cores: 8
+ *       memory: 32Gi               # Kubernetes quantity or a number of bytes
+ *       bench: {cpu: [367, 384], mem: [13800, 14300], io: 481}   # sysbench events/s, MiB/s,
+ *                                  # fio IOPS; a [lo, hi] range draws each node uniformly
+ *       speed: {cpu: 1.0, mem: 1.0, io: 1.0}   # or relative speeds instead of bench
+ *       mem_bandwidth: 8           # contention capacity in busy-core equivalents (default cores)
+ *
+ * Workload YAML:
+ *   workflows:
+ *     - name: chipseq
+ *       start: 0                   # seconds; first arrival
+ *       runs: 7                    # recurring runs (the paper's A3), each after the previous
+ *       gap: 60                    # seconds between one run's end and the next's arrival
+ *       arrivals: [0, 100]         # or explicit arrival times (instead of start/runs/gap)
+ *       requests: {cpu: 2, memory: 5Gi}          # default requests of every process
+ *       measurements:              # per-task measurements; processes take instances from them
+ *         - {file: chipseq_n1.csv}                      # lotaru CSV (machine from its column)
+ *         - {file: trace.txt, format: trace, machine: n2}   # Nextflow trace of one machine
+ *       label: train-2             # lotaru rows of this Label only (default: all)
+ *       processes:
+ *         - name: FASTQC
+ *           instances: 20          # required without measurements
+ *           after: [A]             # waits for every instance of A (gather)
+ *           after_each: [B]        # instance i waits for instance i of B (same count)
+ *           requests: {cpu: 2, memory: 5Gi}
+ *           usage: {cpu_pct: 150, peak_rss: 2Gi, io_bytes: 1e9}
+ *           runtime: {n1: 120, c2: 90}             # seconds per node type
+ *           base_runtime: 100       # seconds on the reference speeds
+ *           sensitivity: {cpu: 0.8, mem: 0.1, io: 0}
+ *
+ * Runtime of instance i of a process on node type t (documented in docs/simulation.md):
+ *   1. measured on t's machine (measurements, or `runtime: {t: s}`): that value;
+ *   2. measured on another machine m of the cluster: the one closest to t in cpu speed, scaled:
+ *        T = T_m * (s0 + sum_f s_f * speed_f(m) / speed_f(t)),  s0 = 1 - sum_f s_f
+ *   3. else base_runtime * (s0 + sum_f s_f / speed_f(t)).
+ * Default sensitivity (when not given): cpu = min(1, cpu_pct / (100 * requested cpus)), mem =
+ * io = 0; without a %cpu, cpu = 1. */
+#ifndef TAREMA_SIM_MODEL_H
+#define TAREMA_SIM_MODEL_H
+
+#include <stdint.h>
+
+#include "labeler/labels.h"
+#include "lib/error.h"
+
+#define SIM_NAME_MAX 128
+
+/* Benchmark figures a node type can carry (NAN when absent). */
+typedef enum { SIM_B_CPU = 0, SIM_B_MEM, SIM_B_IO, SIM_NBENCH } sim_bench_kind;
+
+typedef struct sim_node_type {
+    char name[SIM_NAME_MAX];
+    char measured_as[SIM_NAME_MAX];
+    int count;
+    double cores;
+    int64_t memory; /* bytes */
+    double bench_lo[SIM_NBENCH], bench_hi[SIM_NBENCH]; /* NAN when absent */
+    double speed[LAB_NFEATURES]; /* relative to the reference type, > 0 */
+    double mem_bandwidth;        /* contention capacity, busy-core equivalents */
+} sim_node_type;
+
+typedef struct sim_node {
+    char name[SIM_NAME_MAX]; /* "<type>-<i>" */
+    int type;
+    double bench[SIM_NBENCH]; /* drawn from the type's range; what the profiler would measure */
+    int group;                /* node group, 0 = weakest; filled by sim_cluster_group */
+    int label[LAB_NFEATURES]; /* tarema.io/{cpu,mem,io} 1..n; filled by sim_cluster_group */
+} sim_node;
+
+typedef struct sim_cluster {
+    int ntypes;
+    sim_node_type *types;
+    int nnodes;
+    sim_node *nodes;
+    int ngroups;
+    int ref_type;
+} sim_cluster;
+
+/* Reads and validates a cluster YAML; node bench figures inside a range are drawn from seed.
+ * Returns a new cluster (free with sim_cluster_free) or NULL with err naming file and key. */
+sim_cluster *sim_cluster_load(const char *path, uint64_t seed, tm_err *err);
+/* The same from an already parsed document; source names it in messages. */
+sim_cluster *sim_cluster_from_json(const void *json_root, const char *source, uint64_t seed,
+                                   tm_err *err);
+void sim_cluster_free(sim_cluster *c);
+int sim_cluster_find_type(const sim_cluster *c, const char *name);
+
+/* Measured usage and runtime of one instance on one machine (NAN when unknown). */
+typedef struct sim_meas {
+    double runtime_s, cpu_pct, peak_rss, io_bytes;
+} sim_meas;
+
+typedef struct sim_process {
+    char name[SIM_NAME_MAX];
+    int instances;
+    double req_cpu;   /* cores */
+    int64_t req_mem;  /* bytes */
+    sim_meas usage;   /* declared usage (runtime_s unused); NAN where not declared */
+    double base_runtime; /* NAN when absent */
+    double sens[LAB_NFEATURES];
+    int nall, neach;
+    int *after_all;  /* process indices */
+    int *after_each; /* process indices, same instance count */
+    /* meas[i * nmachines + m]: instance i measured on the workflow's machine m. */
+    sim_meas *meas;
+} sim_process;
+
+typedef struct sim_workflow {
+    char name[SIM_NAME_MAX];
+    int nprocs;
+    sim_process *procs; /* in topological order after loading */
+    int nmachines;
+    char (*machines)[SIM_NAME_MAX];
+    int narrivals;      /* explicit arrival times, or 0 with start/runs/gap */
+    double *arrivals;
+    double start, gap;
+    int runs;
+    long tasks_per_run; /* sum of instances */
+} sim_workflow;
+
+typedef struct sim_workload {
+    int nworkflows;
+    sim_workflow *wfs;
+} sim_workload;
+
+/* Reads a workload YAML and every measurement file it names (paths relative to the YAML's
+ * directory), orders each DAG topologically (err names a cycle) and checks it against the
+ * cluster: every process must fit some node and have a runtime on every node type. */
+sim_workload *sim_workload_load(const char *path, const sim_cluster *c, tm_err *err);
+sim_workload *sim_workload_from_json(const void *json_root, const char *source,
+                                     const char *base_dir, const sim_cluster *c, tm_err *err);
+void sim_workload_free(sim_workload *w);
+
+/* Runtime in seconds of instance inst of process p (of workflow wf) on node type t. */
+double sim_runtime(const sim_cluster *c, const sim_workflow *wf, const sim_process *p, int inst,
+                   int t);
+/* Usage of instance inst on node type t: the machine's measurement when there is one, else the
+ * mean over measured machines, else the declared usage. */
+sim_meas sim_usage(const sim_cluster *c, const sim_workflow *wf, const sim_process *p, int inst,
+                   int t);
+
+/* Measurement rows as read from files, before they are matched to processes. */
+typedef struct sim_meas_row {
+    char process[SIM_NAME_MAX]; /* as in the file: "FASTQC" or "NFCORE:CHIPSEQ:FASTQC" */
+    char machine[SIM_NAME_MAX];
+    char label[32];  /* lotaru Label column; "" for traces */
+    double order;    /* instances are matched across machines in this order */
+    sim_meas m;
+} sim_meas_row;
+
+typedef struct sim_meas_table {
+    size_t n, cap;
+    sim_meas_row *rows;
+} sim_meas_table;
+
+/* Appends the rows of a lotaru CSV (format "lotaru") or Nextflow trace ("trace") to t.
+ * format NULL picks by extension (.csv is lotaru). machine overrides the CSV's Machine column
+ * and is required for traces; label (may be NULL) keeps only lotaru rows of that Label.
+ * Returns the number of rows added or -1 with err naming file and line. Only COMPLETED trace
+ * rows count (failed attempts say nothing about a runtime). */
+long sim_meas_read(sim_meas_table *t, const char *path, const char *format, const char *machine,
+                   const char *label, tm_err *err);
+void sim_meas_table_free(sim_meas_table *t);
+
+#endif

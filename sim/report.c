@@ -1,0 +1,397 @@
+/* report.c: tables, JSON and the Gantt SVG for simulation results (see report.h). The SVG is
+ * written with plain fprintf: it is a few element kinds, no library earns its keep here. */
+#include "sim/report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *group_name(int g, int ngroups, char *buf, size_t size) {
+    snprintf(buf, size, "%d%s", g + 1, g == 0 ? " (weakest)" : g == ngroups - 1 ? " (strongest)" : "");
+    return buf;
+}
+
+void sim_report_table(FILE *out, const sim_result *r) {
+    const sim_workload *w = r->workload;
+    fprintf(out, "policy %s: %d nodes in %d groups, %ld tasks, horizon %.1f s, simulated in %.3f s\n",
+            r->policy, r->cluster->nnodes, r->ngroups, r->tasks, r->horizon, r->wall_s);
+    fprintf(out, "%-24s %5s %14s %12s %12s %14s %12s\n", "workflow", "runs", "makespan_mean",
+            "first_run", "later_runs", "task_runtime", "pending");
+    for (int i = 0; i < w->nworkflows; i++) {
+        const sim_wf_stats *s = &r->wf[i];
+        fprintf(out, "%-24.24s %5d %13.1fs %11.1fs %11.1fs %13.1fs %11.1fs\n", w->wfs[i].name,
+                s->runs, s->makespan_mean, s->makespan_first, s->makespan_rest_mean,
+                s->task_runtime_mean, s->pending_mean);
+    }
+    fprintf(out, "%-24s %5s %14s %12s %12s %13.1fs %11.1fs\n", "all", "", "", "", "",
+            r->task_runtime_mean, r->pending_mean);
+    fprintf(out, "%-16s %6s %8s %8s %8s %12s\n", "group", "nodes", "cores", "tasks", "share",
+            "utilisation");
+    for (int g = r->ngroups - 1; g >= 0; g--) {
+        char b[48];
+        const sim_group_stats *s = &r->groups[g];
+        fprintf(out, "%-16s %6d %8.0f %8ld %7.1f%% %11.1f%%\n", group_name(g, r->ngroups, b, sizeof b),
+                s->nodes, s->cores, s->tasks, r->tasks ? 100.0 * (double)s->tasks / (double)r->tasks : 0,
+                100.0 * s->utilisation);
+    }
+}
+
+static json_t *num(double v) {
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+json_t *sim_report_json(const sim_result *r) {
+    json_t *o = json_object(), *wfs = json_array(), *groups = json_array(), *runs = json_array();
+    json_object_set_new(o, "policy", json_string(r->policy));
+    json_object_set_new(o, "nodes", json_integer(r->cluster->nnodes));
+    json_object_set_new(o, "tasks", json_integer(r->tasks));
+    json_object_set_new(o, "horizon_s", num(r->horizon));
+    json_object_set_new(o, "task_runtime_mean_s", num(r->task_runtime_mean));
+    json_object_set_new(o, "pending_mean_s", num(r->pending_mean));
+    json_object_set_new(o, "schedule_attempts", json_integer(r->sched_attempts));
+    json_object_set_new(o, "wall_s", num(r->wall_s));
+    for (int i = 0; i < r->workload->nworkflows; i++) {
+        const sim_wf_stats *s = &r->wf[i];
+        json_t *x = json_object();
+        json_object_set_new(x, "name", json_string(r->workload->wfs[i].name));
+        json_object_set_new(x, "runs", json_integer(s->runs));
+        json_object_set_new(x, "tasks", json_integer(s->tasks));
+        json_object_set_new(x, "makespan_mean_s", num(s->makespan_mean));
+        json_object_set_new(x, "makespan_first_s", num(s->makespan_first));
+        json_object_set_new(x, "makespan_later_mean_s", num(s->makespan_rest_mean));
+        json_object_set_new(x, "task_runtime_mean_s", num(s->task_runtime_mean));
+        json_object_set_new(x, "pending_mean_s", num(s->pending_mean));
+        json_array_append_new(wfs, x);
+    }
+    for (int i = 0; i < r->nruns; i++) {
+        json_t *x = json_object();
+        json_object_set_new(x, "workflow", json_string(r->workload->wfs[r->runs[i].wf].name));
+        json_object_set_new(x, "run", json_integer(r->runs[i].run));
+        json_object_set_new(x, "arrival_s", num(r->runs[i].arrival));
+        json_object_set_new(x, "end_s", num(r->runs[i].end));
+        json_object_set_new(x, "makespan_s", num(r->runs[i].end - r->runs[i].arrival));
+        json_array_append_new(runs, x);
+    }
+    for (int g = 0; g < r->ngroups; g++) {
+        const sim_group_stats *s = &r->groups[g];
+        json_t *x = json_object();
+        json_object_set_new(x, "group", json_integer(g + 1));
+        json_object_set_new(x, "nodes", json_integer(s->nodes));
+        json_object_set_new(x, "cores", num(s->cores));
+        json_object_set_new(x, "tasks", json_integer(s->tasks));
+        json_object_set_new(x, "busy_core_s", num(s->busy_core_s));
+        json_object_set_new(x, "utilisation", num(s->utilisation));
+        json_array_append_new(groups, x);
+    }
+    json_object_set_new(o, "workflows", wfs);
+    json_object_set_new(o, "runs", runs);
+    json_object_set_new(o, "groups", groups);
+    return o;
+}
+
+double sim_report_decrease(const sim_result *a, const sim_result *b) {
+    double logsum = 0;
+    int n = 0;
+    for (int i = 0; i < a->workload->nworkflows; i++) {
+        double x = a->wf[i].makespan_mean, y = b->wf[i].makespan_mean;
+        if (x > 0 && y > 0) {
+            logsum += log(x / y);
+            n++;
+        }
+    }
+    return n ? 1.0 - exp(logsum / n) : NAN;
+}
+
+static int reference_index(sim_result *const *rs, int n) {
+    for (int i = 0; i < n; i++)
+        if (strcmp(rs[i]->policy, "tarema") == 0)
+            return i;
+    return 0;
+}
+
+/* The three resource-manager baselines of the paper, pooled as in its 17.87 % / 21.47 %. */
+static int is_standard(const char *p) {
+    return !strcmp(p, "round-robin") || !strcmp(p, "fair") || !strcmp(p, "fill-nodes");
+}
+
+static double pooled_standard(sim_result *const *rs, int n, int ref) {
+    double logsum = 0;
+    int k = 0;
+    for (int j = 0; j < n; j++) {
+        if (!is_standard(rs[j]->policy))
+            continue;
+        for (int i = 0; i < rs[ref]->workload->nworkflows; i++) {
+            double x = rs[ref]->wf[i].makespan_mean, y = rs[j]->wf[i].makespan_mean;
+            if (x > 0 && y > 0) {
+                logsum += log(x / y);
+                k++;
+            }
+        }
+    }
+    return k ? 1.0 - exp(logsum / k) : NAN;
+}
+
+void sim_report_compare_table(FILE *out, sim_result *const *rs, int n) {
+    if (n == 0)
+        return;
+    int ref = reference_index(rs, n);
+    const sim_workload *w = rs[0]->workload;
+    fprintf(out, "mean makespan per workflow (seconds, mean over its runs)\n%-20s", "workflow");
+    for (int j = 0; j < n; j++)
+        fprintf(out, " %12s", rs[j]->policy);
+    fprintf(out, "\n");
+    for (int i = 0; i < w->nworkflows; i++) {
+        fprintf(out, "%-20.20s", w->wfs[i].name);
+        for (int j = 0; j < n; j++)
+            fprintf(out, " %12.1f", rs[j]->wf[i].makespan_mean);
+        fprintf(out, "\n");
+    }
+    fprintf(out, "%-20s", "task runtime mean");
+    for (int j = 0; j < n; j++)
+        fprintf(out, " %12.1f", rs[j]->task_runtime_mean);
+    fprintf(out, "\n%-20s", "pending mean");
+    for (int j = 0; j < n; j++)
+        fprintf(out, " %12.1f", rs[j]->pending_mean);
+    fprintf(out, "\n\n%s runtime decrease vs each policy (100 * (1 - %s / other))\n%-20s",
+            rs[ref]->policy, rs[ref]->policy, "workflow");
+    for (int j = 0; j < n; j++)
+        if (j != ref)
+            fprintf(out, " %12s", rs[j]->policy);
+    fprintf(out, "\n");
+    for (int i = 0; i < w->nworkflows; i++) {
+        fprintf(out, "%-20.20s", w->wfs[i].name);
+        for (int j = 0; j < n; j++)
+            if (j != ref)
+                fprintf(out, " %11.1f%%",
+                        100.0 * (1.0 - rs[ref]->wf[i].makespan_mean / rs[j]->wf[i].makespan_mean));
+        fprintf(out, "\n");
+    }
+    fprintf(out, "%-20s", "geometric mean");
+    for (int j = 0; j < n; j++)
+        if (j != ref)
+            fprintf(out, " %11.1f%%", 100.0 * sim_report_decrease(rs[ref], rs[j]));
+    fprintf(out, "\n");
+    double pooled = pooled_standard(rs, n, ref);
+    if (!isnan(pooled))
+        fprintf(out, "%s vs round-robin, fair, fill-nodes pooled: %.1f%% geometric mean decrease\n",
+                rs[ref]->policy, 100.0 * pooled);
+}
+
+json_t *sim_report_compare_json(sim_result *const *rs, int n) {
+    json_t *o = json_object(), *pol = json_array(), *dec = json_object();
+    int ref = n ? reference_index(rs, n) : 0;
+    for (int j = 0; j < n; j++) {
+        json_array_append_new(pol, sim_report_json(rs[j]));
+        if (j != ref)
+            json_object_set_new(dec, rs[j]->policy, num(100.0 * sim_report_decrease(rs[ref], rs[j])));
+    }
+    json_object_set_new(o, "reference", json_string(n ? rs[ref]->policy : ""));
+    json_object_set_new(o, "decrease_pct", dec);
+    if (n)
+        json_object_set_new(o, "decrease_vs_standard_pct", num(100.0 * pooled_standard(rs, n, ref)));
+    json_object_set_new(o, "policies", pol);
+    return o;
+}
+
+/* ---- Gantt ---- */
+
+static void hsl_hex(double h, double s, double l, char out[8]) {
+    double c = (1 - fabs(2 * l - 1)) * s, hp = fmod(h, 360.0) / 60.0;
+    double x = c * (1 - fabs(fmod(hp, 2.0) - 1)), m = l - c / 2, r = 0, g = 0, b = 0;
+    if (hp < 1)
+        r = c, g = x;
+    else if (hp < 2)
+        r = x, g = c;
+    else if (hp < 3)
+        g = c, b = x;
+    else if (hp < 4)
+        g = x, b = c;
+    else if (hp < 5)
+        r = x, b = c;
+    else
+        r = c, b = x;
+    snprintf(out, 8, "#%02x%02x%02x", (int)lround((r + m) * 255), (int)lround((g + m) * 255),
+             (int)lround((b + m) * 255));
+}
+
+static void xml_text(FILE *f, const char *s) {
+    for (; *s; s++) {
+        if (*s == '<')
+            fputs("&lt;", f);
+        else if (*s == '>')
+            fputs("&gt;", f);
+        else if (*s == '&')
+            fputs("&amp;", f);
+        else if (*s == '"')
+            fputs("&quot;", f);
+        else
+            fputc(*s, f);
+    }
+}
+
+static double nice_step(double span, int target) {
+    double raw = span / target, p = pow(10, floor(log10(raw)));
+    double m = raw / p;
+    return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
+}
+
+typedef struct gnode {
+    int node, group, lanes;
+    double y;
+} gnode;
+
+static int cmp_gnode(const void *a, const void *b) {
+    const gnode *x = a, *y = b;
+    if (x->group != y->group)
+        return y->group - x->group; /* strongest group on top */
+    return x->node - y->node;
+}
+
+static int cmp_rec_by_node_start(const void *a, const void *b) {
+    const sim_task_rec *x = *(const sim_task_rec *const *)a, *y = *(const sim_task_rec *const *)b;
+    if (x->node != y->node)
+        return x->node - y->node;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+int sim_report_gantt(const char *path, const sim_result *r, tm_err *err) {
+    if (!r->task_recs)
+        return tm_err_set(err, "gantt: the run did not record tasks");
+    const sim_cluster *c = r->cluster;
+    const sim_workload *w = r->workload;
+    long nt = r->tasks;
+    const sim_task_rec **recs = malloc(((size_t)nt + 1) * sizeof *recs);
+    int *lane = malloc(((size_t)nt + 1) * sizeof *lane);
+    gnode *gn = calloc((size_t)c->nnodes, sizeof *gn);
+    int *row_of = malloc((size_t)c->nnodes * sizeof *row_of);
+    double *lane_end = malloc(((size_t)nt + 1) * sizeof *lane_end);
+    int *proc_base = calloc((size_t)w->nworkflows + 1, sizeof *proc_base);
+    if (!recs || !lane || !gn || !row_of || !lane_end || !proc_base) {
+        free(recs), free(lane), free(gn), free(row_of), free(lane_end), free(proc_base);
+        return tm_err_set(err, "gantt: out of memory");
+    }
+    for (long i = 0; i < nt; i++)
+        recs[i] = &r->task_recs[i];
+    qsort(recs, (size_t)nt, sizeof *recs, cmp_rec_by_node_start);
+    for (int i = 0; i < c->nnodes; i++)
+        gn[i] = (gnode){i, c->nodes[i].group, 1, 0};
+    /* lanes: greedy, first lane free at the task's start */
+    for (long i = 0; i < nt;) {
+        int node = recs[i]->node, nl = 0;
+        long j = i;
+        for (; j < nt && recs[j]->node == node; j++) {
+            int l = 0;
+            while (l < nl && lane_end[l] > recs[j]->start + 1e-9)
+                l++;
+            if (l == nl)
+                nl++;
+            lane_end[l] = recs[j]->end;
+            lane[recs[j] - r->task_recs] = l;
+        }
+        gn[node].lanes = nl > 0 ? nl : 1;
+        i = j;
+    }
+    qsort(gn, (size_t)c->nnodes, sizeof *gn, cmp_gnode);
+    int nprocs = 0;
+    for (int i = 0; i < w->nworkflows; i++) {
+        proc_base[i] = nprocs;
+        nprocs += w->wfs[i].nprocs;
+    }
+    const double left = 170, right = 30, top = 50, lane_h = c->nnodes > 100 ? 2 : 6,
+                 width = 1400, plot_w = width - left - right, gap = 14;
+    double y = top;
+    int prev_group = -1;
+    for (int i = 0; i < c->nnodes; i++) {
+        if (gn[i].group != prev_group && prev_group != -1)
+            y += gap;
+        prev_group = gn[i].group;
+        gn[i].y = y;
+        row_of[gn[i].node] = i;
+        y += gn[i].lanes * lane_h + 2;
+    }
+    double plot_bottom = y;
+    int legend_cols = 4, legend_rows = (nprocs + legend_cols - 1) / legend_cols;
+    double height = plot_bottom + 40 + legend_rows * 16 + 20;
+    double horizon = r->horizon > 0 ? r->horizon : 1;
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        free(recs), free(lane), free(gn), free(row_of), free(lane_end), free(proc_base);
+        return tm_err_set(err, "gantt: cannot write %s", path);
+    }
+    fprintf(f,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+            "font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%%\" "
+            "height=\"100%%\" fill=\"white\"/>\n",
+            width, height);
+    fprintf(f, "<text x=\"%.0f\" y=\"22\" font-size=\"15\">policy %s: %ld tasks on %d nodes, "
+               "horizon %.0f s</text>\n",
+            left, r->policy, r->tasks, c->nnodes, r->horizon);
+    /* group bands and node names */
+    for (int i = 0; i < c->nnodes; i++) {
+        const gnode *g = &gn[i];
+        double h = g->lanes * lane_h;
+        if (g->group % 2)
+            fprintf(f, "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" height=\"%.1f\" fill=\"#f3f3f3\"/>\n",
+                    left, g->y, plot_w, h + 2);
+        if (c->nnodes <= 100 || i == 0 || gn[i - 1].group != g->group) {
+            fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"%d\">", left - 6,
+                    g->y + fmin(h, 10) , c->nnodes <= 100 ? 10 : 11);
+            if (c->nnodes > 100)
+                fprintf(f, "group %d (%s...)", g->group + 1, c->nodes[g->node].name);
+            else
+                xml_text(f, c->nodes[g->node].name);
+            fprintf(f, "</text>\n");
+        }
+        if (i == 0 || gn[i - 1].group != g->group)
+            fprintf(f, "<text x=\"8\" y=\"%.1f\" font-weight=\"bold\">group %d</text>\n",
+                    g->y + 10, g->group + 1);
+    }
+    /* time axis */
+    double step = nice_step(horizon, 10);
+    for (double t = 0; t <= horizon + 1e-9; t += step) {
+        double x = left + plot_w * t / horizon;
+        fprintf(f,
+                "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ccc\"/>\n"
+                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n",
+                x, top - 4, x, plot_bottom, x, plot_bottom + 14, t);
+    }
+    fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"middle\">time (s)</text>\n",
+            left + plot_w / 2, plot_bottom + 28);
+    /* tasks */
+    for (long i = 0; i < nt; i++) {
+        const sim_task_rec *t = &r->task_recs[i];
+        const gnode *g = &gn[row_of[t->node]];
+        char col[8];
+        int pi = proc_base[t->wf] + t->proc;
+        hsl_hex(pi * 137.508, 0.65, 0.5, col);
+        double x = left + plot_w * t->start / horizon, wd = plot_w * (t->end - t->start) / horizon;
+        fprintf(f,
+                "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" "
+                "stroke=\"white\" stroke-width=\"0.3\"><title>",
+                x, g->y + lane[i] * lane_h, fmax(wd, 0.5), lane_h - 0.5, col);
+        xml_text(f, w->wfs[t->wf].name);
+        fputc(':', f);
+        xml_text(f, w->wfs[t->wf].procs[t->proc].name);
+        fprintf(f, " #%d run %d on %s: %.1f-%.1f s</title></rect>\n", t->inst, t->run,
+                c->nodes[t->node].name, t->start, t->end);
+    }
+    /* legend */
+    double ly = plot_bottom + 44;
+    for (int i = 0; i < w->nworkflows; i++)
+        for (int p = 0; p < w->wfs[i].nprocs; p++) {
+            int k = proc_base[i] + p;
+            char col[8];
+            hsl_hex(k * 137.508, 0.65, 0.5, col);
+            double x = left + (k % legend_cols) * (plot_w / legend_cols), yy = ly + (k / legend_cols) * 16;
+            fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"10\" height=\"10\" fill=\"%s\"/>"
+                       "<text x=\"%.0f\" y=\"%.0f\">", x, yy - 9, col, x + 14, yy);
+            xml_text(f, w->wfs[i].name);
+            fputc(':', f);
+            xml_text(f, w->wfs[i].procs[p].name);
+            fprintf(f, "</text>\n");
+        }
+    fprintf(f, "</svg>\n");
+    int rc = fclose(f) == 0 ? 0 : tm_err_set(err, "gantt: error writing %s", path);
+    free(recs), free(lane), free(gn), free(row_of), free(lane_end), free(proc_base);
+    return rc;
+}

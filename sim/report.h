@@ -1,0 +1,34 @@
+/* report.h: what the simulator prints: one policy's result as a table or JSON, the comparison
+ * of several policies on the same input, and the Gantt chart SVG.
+ *
+ * Relative differences follow the paper: "tarema decreases the runtime by x %" with
+ * x = 100 * (1 - tarema / other) per workflow (mean makespan over its runs), and the summary
+ * over workflows is 100 * (1 - geometric mean of the ratios). */
+#ifndef TAREMA_SIM_REPORT_H
+#define TAREMA_SIM_REPORT_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "lib/error.h"
+#include "sim/engine.h"
+
+void sim_report_table(FILE *out, const sim_result *r);
+/* New reference. */
+json_t *sim_report_json(const sim_result *r);
+
+/* 1 - geometric mean over workflows of a.makespan / b.makespan (both results of the same
+ * workload); positive when a is faster. */
+double sim_report_decrease(const sim_result *a, const sim_result *b);
+
+/* Comparison of results of different policies on the same workload; the reference policy (the
+ * one the others are compared with) is "tarema" when present, else the first. */
+void sim_report_compare_table(FILE *out, sim_result *const *rs, int n);
+json_t *sim_report_compare_json(sim_result *const *rs, int n);
+
+/* Gantt chart of a result recorded with record_tasks: one row per node, nodes grouped by node
+ * group (strongest on top), one lane per concurrently running task, a rectangle per task
+ * coloured by process, time axis with ticks and a legend. Returns 0 or -1 with err. */
+int sim_report_gantt(const char *path, const sim_result *r, tm_err *err);
+
+#endif

@@ -1,0 +1,226 @@
+/* Unit tests for lib/kubeconfig.c (each auth kind, contexts, relative paths, in-cluster,
+ * errors) and the small pure helpers of the client: base64 and API paths. Fixtures are in
+ * tests/fixtures/kubeconfig/ (self-made PEM text: parsing only, no TLS). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "lib/kube.h"
+#include "lib/kube_internal.h"
+
+static char fixture[4096];
+
+static const char *fx(const char *name) {
+    const char *root = getenv("REPO_ROOT");
+    snprintf(fixture, sizeof fixture, "%s/tests/fixtures/kubeconfig/%s", root ? root : ".",
+             name);
+    return fixture;
+}
+
+static void test_base64(void) {
+    size_t n = 0;
+    char *s = tm_kube_base64_decode("aGVsbG8gd29ybGQ=", &n);
+    CHECK_STR(s, "hello world");
+    CHECK_INT(n, 11);
+    free(s);
+    s = tm_kube_base64_decode("aGVs\nbG8g d29y\r\nbGQ", &n); /* no padding, whitespace */
+    CHECK_STR(s, "hello world");
+    free(s);
+    s = tm_kube_base64_decode("", &n);
+    CHECK_STR(s, "");
+    CHECK_INT(n, 0);
+    free(s);
+    s = tm_kube_base64_decode("/+8=", &n); /* the two non-alphanumeric symbols */
+    CHECK(s && n == 2 && (unsigned char)s[0] == 0xff && (unsigned char)s[1] == 0xef);
+    free(s);
+    CHECK(tm_kube_base64_decode("not*base64", &n) == NULL);
+    CHECK(tm_kube_base64_decode("QQ==QQ==", &n) == NULL); /* data after padding */
+    CHECK(tm_kube_base64_decode("QUJDR", &n) == NULL);    /* a lone 6-bit character */
+    CHECK(tm_kube_base64_decode("QQ=", &n) == NULL);      /* padding to no boundary */
+}
+
+static void test_paths(void) {
+    char *p = tm_kube_path("v1", "pods", "default", "web-0", "binding");
+    CHECK_STR(p, "/api/v1/namespaces/default/pods/web-0/binding");
+    free(p);
+    p = tm_kube_path("coordination.k8s.io/v1", "leases", "kube-system", "tarema", NULL);
+    CHECK_STR(p, "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/tarema");
+    free(p);
+    p = tm_kube_path("v1", "nodes", NULL, NULL, NULL);
+    CHECK_STR(p, "/api/v1/nodes");
+    free(p);
+    p = tm_kube_path("v1", "pods", "a b", "x/y?z", NULL); /* escaped, never a path injection */
+    CHECK_STR(p, "/api/v1/namespaces/a%20b/pods/x%2Fy%3Fz");
+    free(p);
+    CHECK(tm_kube_path(NULL, "pods", NULL, NULL, NULL) == NULL);
+    p = tm_kube_query_add(strdup("/api/v1/pods"), "labelSelector", "app in (a,b)");
+    p = tm_kube_query_add(p, "limit", "5");
+    CHECK_STR(p, "/api/v1/pods?labelSelector=app%20in%20%28a%2Cb%29&limit=5");
+    free(p);
+}
+
+static void test_inline_cert_and_ca_data(void) {
+    tm_err err = {0};
+    tm_kube_config *c = tm_kube_config_load(fx("certs.yaml"), NULL, &err);
+    CHECKF(c != NULL, "%s", err.msg);
+    if (!c)
+        return;
+    CHECK_STR(c->context, "dev");
+    CHECK_STR(c->server, "https://127.0.0.1:6443"); /* trailing slash dropped */
+    CHECK(c->ca_data && strncmp(c->ca_data, "-----BEGIN CERTIFICATE-----\nMIIBfakeCA", 38) == 0);
+    CHECK(c->cert_data && strstr(c->cert_data, "MIIBfakeClientCertificate+/==") != NULL);
+    /* The key's base64 was wrapped with spaces; the decoded PEM keeps its UTF-8. */
+    CHECK(c->key_data && strstr(c->key_data, "MIGHfakeClientKey\xc3\x9cmlaut==") != NULL);
+    CHECK(c->ca_file == NULL && c->cert_file == NULL && c->token == NULL);
+    CHECK(!c->insecure);
+    CHECK_STR(c->namespace, "default");
+    tm_kube_config_free(c);
+}
+
+static void test_named_context_token_insecure(void) {
+    tm_err err = {0};
+    tm_kube_config *c = tm_kube_config_load(fx("certs.yaml"), "prod", &err);
+    CHECKF(c != NULL, "%s", err.msg);
+    if (!c)
+        return;
+    CHECK_STR(c->context, "prod");
+    CHECK_STR(c->server, "https://10.0.0.1:443");
+    CHECK_STR(c->token, "prod-bearer-token");
+    CHECK(c->insecure);
+    CHECK_STR(c->namespace, "workflows");
+    CHECK(c->cert_data == NULL && c->ca_data == NULL);
+    tm_kube_config_free(c);
+}
+
+static void test_files_relative_to_kubeconfig(void) {
+    tm_err err = {0};
+    tm_kube_config *c = tm_kube_config_load(fx("files.yaml"), NULL, &err);
+    CHECKF(c != NULL, "%s", err.msg);
+    if (!c)
+        return;
+    CHECK_STR(c->ca_file, fx("pki/ca.crt"));
+    CHECK_STR(c->cert_file, fx("pki/client.crt"));
+    CHECK_STR(c->key_file, "/abs/path/client.key");
+    CHECK_STR(c->namespace, "ns1");
+    /* The client refuses a key file it cannot read, naming it. */
+    tm_kube *k = tm_kube_new(c, &err);
+    CHECK(k == NULL);
+    CHECKF(strstr(err.msg, "/abs/path/client.key") != NULL, "%s", err.msg);
+    tm_kube_config_free(c);
+}
+
+static void test_token_file_and_string_insecure(void) {
+    tm_err err = {0};
+    tm_kube_config *c = tm_kube_config_load(fx("tokenfile.yaml"), NULL, &err);
+    CHECKF(c != NULL, "%s", err.msg);
+    if (!c)
+        return;
+    CHECK_STR(c->token_file, fx("token.txt"));
+    CHECK(c->token == NULL);
+    CHECK(c->insecure); /* "true" as a string, as some tools write it */
+    CHECK_STR(c->server, "http://127.0.0.1:8080");
+    tm_kube_config_free(c);
+}
+
+static void test_kubeconfig_env_and_errors(void) {
+    tm_err err = {0};
+    char both[8192];
+    snprintf(both, sizeof both, "%s:/nonexistent", fx("certs.yaml"));
+    setenv("KUBECONFIG", both, 1); /* the first file of the list is used */
+    tm_kube_config *c = tm_kube_config_load(NULL, NULL, &err);
+    CHECKF(c && strcmp(c->context, "dev") == 0, "%s", err.msg);
+    tm_kube_config_free(c);
+    unsetenv("KUBECONFIG");
+
+    c = tm_kube_config_load(fx("certs.yaml"), "staging", &err);
+    CHECK(c == NULL);
+    CHECKF(strstr(err.msg, "context 'staging' not found") != NULL, "%s", err.msg);
+    c = tm_kube_config_load(fx("exec.yaml"), NULL, &err);
+    CHECK(c == NULL);
+    CHECKF(strstr(err.msg, "exec") != NULL, "%s", err.msg);
+    c = tm_kube_config_load(fx("broken.yaml"), NULL, &err);
+    CHECK(c == NULL);
+    CHECKF(strstr(err.msg, "certificate-authority-data is not valid base64") != NULL, "%s",
+           err.msg);
+    c = tm_kube_config_load(fx("broken.yaml"), "nocluster", &err);
+    CHECK(c == NULL);
+    CHECKF(strstr(err.msg, "cluster 'missing' not found") != NULL, "%s", err.msg);
+    c = tm_kube_config_load(fx("broken.yaml"), "keyonly", &err);
+    CHECK(c == NULL);
+    CHECKF(strstr(err.msg, "client key but no client certificate") != NULL, "%s", err.msg);
+    c = tm_kube_config_load(fx("broken.yaml"), "nouser", &err);
+    CHECK(c == NULL);
+    CHECKF(strstr(err.msg, "user 'ghost' not found") != NULL, "%s", err.msg);
+    c = tm_kube_config_load(fx("does-not-exist.yaml"), NULL, &err);
+    CHECK(c == NULL);
+    CHECKF(strstr(err.msg, "does-not-exist.yaml") != NULL, "%s", err.msg);
+    c = tm_kube_config_load(fx("pki/ca.crt"), NULL, &err); /* YAML, but not a kubeconfig */
+    CHECK(c == NULL);
+}
+
+static void test_in_cluster(void) {
+    tm_err err = {0};
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    unsetenv("KUBERNETES_SERVICE_PORT");
+    tm_kube_config *c = tm_kube_config_in_cluster(fx("serviceaccount"), &err);
+    CHECK(c == NULL);
+    CHECKF(strstr(err.msg, "KUBERNETES_SERVICE_HOST") != NULL, "%s", err.msg);
+    setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+    setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+    c = tm_kube_config_in_cluster(fx("serviceaccount"), &err);
+    CHECKF(c != NULL, "%s", err.msg);
+    if (c) {
+        CHECK_STR(c->server, "https://10.96.0.1:443");
+        CHECK_STR(c->token_file, fx("serviceaccount/token"));
+        CHECK_STR(c->ca_file, fx("serviceaccount/ca.crt"));
+        CHECK_STR(c->namespace, "team-a");
+        CHECK(c->context == NULL);
+        tm_kube_config_free(c);
+    }
+    setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
+    c = tm_kube_config_in_cluster(fx("serviceaccount"), &err);
+    CHECK_STR(c ? c->server : NULL, "https://[fd00::1]:443");
+    tm_kube_config_free(c);
+    c = tm_kube_config_in_cluster(fx("pki"), &err); /* no token there */
+    CHECK(c == NULL);
+    CHECKF(strstr(err.msg, "token") != NULL, "%s", err.msg);
+    /* auto: an explicit path beats in-cluster; otherwise in-cluster when the env is set. */
+    c = tm_kube_config_auto(fx("certs.yaml"), NULL, &err);
+    CHECK_STR(c ? c->context : NULL, "dev");
+    tm_kube_config_free(c);
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    unsetenv("KUBERNETES_SERVICE_PORT");
+}
+
+static void test_client_validation(void) {
+    tm_err err = {0};
+    tm_kube_config cfg = {.server = "127.0.0.1:6443"};
+    CHECK(tm_kube_new(&cfg, &err) == NULL);
+    CHECKF(strstr(err.msg, "https://") != NULL, "%s", err.msg);
+    tm_kube_config ok = {.server = "https://127.0.0.1:1/", .qps = -1};
+    CHECK(tm_kube_new(&ok, &err) == NULL);
+    ok.qps = 5;
+    tm_kube *k = tm_kube_new(&ok, &err);
+    CHECKF(k != NULL, "%s", err.msg);
+    CHECK_STR(k ? tm_kube_namespace(k) : NULL, "default");
+    /* Nothing listens on port 1: the error names the server. */
+    json_t *r = k ? tm_kube_get(k, "/version", &err) : NULL;
+    CHECK(r == NULL);
+    CHECKF(strstr(err.msg, "cannot reach the API server https://127.0.0.1:1") != NULL, "%s",
+           err.msg);
+    CHECK_INT(err.http_status, 0);
+    tm_kube_free(k);
+}
+
+int main(void) {
+    RUN(test_base64);
+    RUN(test_paths);
+    RUN(test_inline_cert_and_ca_data);
+    RUN(test_named_context_token_insecure);
+    RUN(test_files_relative_to_kubeconfig);
+    RUN(test_token_file_and_string_insecure);
+    RUN(test_kubeconfig_env_and_errors);
+    RUN(test_in_cluster);
+    RUN(test_client_validation);
+    return TEST_SUMMARY();
+}

@@ -1,0 +1,264 @@
+/* scheduler_cache_test.c: informer events into the cache: node add/update/delete (heartbeats
+ * ignored), capacity of every pod counted, our pending pods handed to the queue hook (status-only
+ * updates not), terminal and deleted pods released, assumptions confirmed or undone, TaskProfiles
+ * into the task table, bad input rejected with the object named. */
+#include <stdlib.h>
+
+#include "harness.h"
+#include "scheduler/cache.h"
+#include "scheduler/policy.h"
+
+typedef struct rec {
+    int pending, gone, changed;
+    char last_pending[64], last_gone[64], last_gone_node[64];
+} rec;
+
+static void on_pending(void *ud, sched_pod *p) {
+    rec *r = ud;
+    r->pending++;
+    snprintf(r->last_pending, sizeof r->last_pending, "%s", p->uid);
+    sched_pod_free(p);
+}
+
+static void on_gone(void *ud, const char *uid, const char *node) {
+    rec *r = ud;
+    r->gone++;
+    snprintf(r->last_gone, sizeof r->last_gone, "%s", uid);
+    snprintf(r->last_gone_node, sizeof r->last_gone_node, "%s", node ? node : "");
+}
+
+static void on_changed(void *ud) {
+    ((rec *)ud)->changed++;
+}
+
+static json_t *node_json(const char *name, const char *cpu, const char *ready, const char *hb) {
+    return json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{}, s:{s:{s:s, s:s, s:s}, s:[{s:s, s:s, "
+                     "s:s}]}}",
+                     "apiVersion", "v1", "kind", "Node", "metadata", "name", name, "labels",
+                     "kubernetes.io/hostname", name, "spec", "status", "allocatable", "cpu", cpu,
+                     "memory", "8Gi", "pods", "110", "conditions", "type", "Ready", "status",
+                     ready, "lastHeartbeatTime", hb);
+}
+
+static json_t *pod_json(const char *uid, const char *sched, const char *node, const char *cpu,
+                        const char *phase) {
+    json_t *p = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s}, s:{s:s, s:[{s:s, s:s, s:{s:{s:s, "
+                          "s:s}}}]}, s:{s:s}}",
+                          "apiVersion", "v1", "kind", "Pod", "metadata", "name", uid,
+                          "namespace", "ns", "uid", uid, "creationTimestamp",
+                          "2024-01-01T00:00:00Z", "spec", "schedulerName", sched, "containers",
+                          "name", "c", "image", "x", "resources", "requests", "cpu", cpu,
+                          "memory", "1Gi", "status", "phase", phase);
+    if (node)
+        json_object_set_new(json_object_get(p, "spec"), "nodeName", json_string(node));
+    return p;
+}
+
+static sched_cache *new_cache(rec *r, const char *const *ns) {
+    sched_cache_hooks h = {on_pending, on_gone, on_changed, r};
+    tm_err err = {0};
+    sched_cache *c = sched_cache_new("tarema", ns, NULL, &h, &err);
+    CHECK(c != NULL);
+    return c;
+}
+
+static int64_t cpu_requested(sched_cache *c, const char *node) {
+    const sched_node *n = sched_snapshot_node_by_name(sched_cache_snapshot(c), node);
+    return n ? n->requested.v[SCHED_RES_CPU] : -1;
+}
+
+static void test_nodes(void) {
+    rec r = {0};
+    sched_cache *c = new_cache(&r, NULL);
+    tm_err err = {0};
+    json_t *n1 = node_json("n1", "4", "True", "t1");
+    CHECK_INT(sched_cache_node_event(c, TM_WATCH_ADDED, n1, NULL, &err), 0);
+    CHECK_INT(sched_snapshot_node_count(sched_cache_snapshot(c)), 1);
+    CHECK_INT(r.changed, 1);
+    /* A heartbeat (only a timestamp differs) changes nothing. */
+    json_t *n1b = node_json("n1", "4", "True", "t2");
+    CHECK_INT(sched_cache_node_event(c, TM_WATCH_MODIFIED, n1b, n1, &err), 0);
+    CHECK_INT(r.changed, 1);
+    /* Capacity grows: the node is replaced and waiting pods are told. */
+    json_t *n1c = node_json("n1", "8", "True", "t3");
+    CHECK_INT(sched_cache_node_event(c, TM_WATCH_MODIFIED, n1c, n1b, &err), 0);
+    CHECK_INT(r.changed, 2);
+    const sched_node *n = sched_snapshot_node_by_name(sched_cache_snapshot(c), "n1");
+    CHECK(n && n->allocatable.v[SCHED_RES_CPU] == 8000);
+    /* Ready -> NotReady is relevant. */
+    json_t *n1d = node_json("n1", "8", "False", "t4");
+    CHECK_INT(sched_cache_node_event(c, TM_WATCH_MODIFIED, n1d, n1c, &err), 0);
+    n = sched_snapshot_node_by_name(sched_cache_snapshot(c), "n1");
+    CHECK(n && !n->ready);
+    CHECK_INT(sched_cache_node_event(c, TM_WATCH_DELETED, n1d, n1d, &err), 0);
+    CHECK_INT(sched_snapshot_node_count(sched_cache_snapshot(c)), 0);
+    /* Bad input names the node and the field. */
+    json_t *bad = node_json("n2", "lots", "True", "t");
+    CHECK_INT(sched_cache_node_event(c, TM_WATCH_ADDED, bad, NULL, &err), -1);
+    CHECKF(strstr(err.msg, "n2") != NULL, "%s", err.msg);
+    json_decref(bad);
+    json_decref(n1);
+    json_decref(n1b);
+    json_decref(n1c);
+    json_decref(n1d);
+    sched_cache_free(c);
+}
+
+static void test_pods_capacity_and_queue(void) {
+    rec r = {0};
+    sched_cache *c = new_cache(&r, NULL);
+    tm_err err = {0};
+    json_t *n1 = node_json("n1", "4", "True", "t");
+    sched_cache_node_event(c, TM_WATCH_ADDED, n1, NULL, &err);
+    /* Another scheduler's bound pod counts. */
+    json_t *other = pod_json("o1", "default-scheduler", "n1", "1", "Running");
+    CHECK_INT(sched_cache_pod_event(c, TM_WATCH_ADDED, other, NULL, &err), 0);
+    CHECK_INT(cpu_requested(c, "n1"), 1000);
+    CHECK_INT(r.pending, 0);
+    CHECK_INT(r.gone, 0);
+    /* Another scheduler's pending pod is ignored. */
+    json_t *other_p = pod_json("o2", "default-scheduler", NULL, "1", "Pending");
+    CHECK_INT(sched_cache_pod_event(c, TM_WATCH_ADDED, other_p, NULL, &err), 0);
+    CHECK_INT(r.pending, 0);
+    /* Our pending pod goes to the queue. */
+    json_t *mine = pod_json("m1", "tarema", NULL, "500m", "Pending");
+    CHECK_INT(sched_cache_pod_event(c, TM_WATCH_ADDED, mine, NULL, &err), 0);
+    CHECK_INT(r.pending, 1);
+    CHECK_STR(r.last_pending, "m1");
+    /* A status-only update (our PodScheduled condition) does not requeue it... */
+    json_t *mine2 = json_deep_copy(mine);
+    json_object_set_new(json_object_get(mine2, "status"), "conditions", json_array());
+    CHECK_INT(sched_cache_pod_event(c, TM_WATCH_MODIFIED, mine2, mine, &err), 0);
+    CHECK_INT(r.pending, 1);
+    /* ...a label change does. */
+    json_t *mine3 = json_deep_copy(mine2);
+    json_object_set_new(json_object_get(mine3, "metadata"), "labels",
+                        json_pack("{s:s}", "nextflow.io/processName", "align"));
+    CHECK_INT(sched_cache_pod_event(c, TM_WATCH_MODIFIED, mine3, mine2, &err), 0);
+    CHECK_INT(r.pending, 2);
+    /* Bound: leaves the queue, counts on its node. */
+    json_t *bound = pod_json("m1", "tarema", "n1", "500m", "Pending");
+    CHECK_INT(sched_cache_pod_event(c, TM_WATCH_MODIFIED, bound, mine3, &err), 0);
+    CHECK_INT(r.gone, 1);
+    CHECK_STR(r.last_gone_node, "n1");
+    CHECK_INT(cpu_requested(c, "n1"), 1500);
+    /* Finished: released, and waiting pods are told. */
+    int changed = r.changed;
+    json_t *done = pod_json("m1", "tarema", "n1", "500m", "Succeeded");
+    CHECK_INT(sched_cache_pod_event(c, TM_WATCH_MODIFIED, done, bound, &err), 0);
+    CHECK_INT(cpu_requested(c, "n1"), 1000);
+    CHECK_INT(r.changed, changed + 1);
+    CHECK_INT(r.gone, 2);
+    CHECK_STR(r.last_gone_node, "");
+    /* Deleted: released too. */
+    CHECK_INT(sched_cache_pod_event(c, TM_WATCH_DELETED, other, other, &err), 0);
+    CHECK_INT(cpu_requested(c, "n1"), 0);
+    /* A pod bound to a node not seen yet counts once the node appears. */
+    json_t *early = pod_json("e1", "default-scheduler", "n9", "2", "Running");
+    CHECK_INT(sched_cache_pod_event(c, TM_WATCH_ADDED, early, NULL, &err), 0);
+    json_t *n9 = node_json("n9", "4", "True", "t");
+    sched_cache_node_event(c, TM_WATCH_ADDED, n9, NULL, &err);
+    CHECK_INT(cpu_requested(c, "n9"), 2000);
+    /* A malformed quantity is an error naming the pod. */
+    json_t *bad = pod_json("b1", "default-scheduler", "n1", "two", "Running");
+    CHECK_INT(sched_cache_pod_event(c, TM_WATCH_ADDED, bad, NULL, &err), -1);
+    CHECKF(strstr(err.msg, "ns/b1") != NULL, "%s", err.msg);
+    json_t *objs[] = {n1, other, other_p, mine, mine2, mine3, bound, done, early, n9, bad};
+    for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++)
+        json_decref(objs[i]);
+    sched_cache_free(c);
+}
+
+static void test_namespaces(void) {
+    rec r = {0};
+    const char *const ns[] = {"other", NULL};
+    sched_cache *c = new_cache(&r, ns);
+    tm_err err = {0};
+    json_t *mine = pod_json("m1", "tarema", NULL, "1", "Pending");
+    CHECK(!sched_cache_is_ours(c, mine)); /* namespace ns is not watched */
+    CHECK_INT(sched_cache_pod_event(c, TM_WATCH_ADDED, mine, NULL, &err), 0);
+    CHECK_INT(r.pending, 0);
+    json_decref(mine);
+    sched_cache_free(c);
+}
+
+static void test_assume_forget(void) {
+    rec r = {0};
+    sched_cache *c = new_cache(&r, NULL);
+    tm_err err = {0};
+    json_t *n1 = node_json("n1", "4", "True", "t"), *n2 = node_json("n2", "4", "True", "t");
+    sched_cache_node_event(c, TM_WATCH_ADDED, n1, NULL, &err);
+    sched_cache_node_event(c, TM_WATCH_ADDED, n2, NULL, &err);
+    sched_framework *fw = sched_policy_new("fair", &err);
+    sched_snapshot *s = sched_cache_snapshot(c);
+    json_t *pj = pod_json("a", "tarema", NULL, "1", "Pending");
+    sched_pod *p = sched_pod_from_json(s, pj, NULL, &err);
+    CHECK(p != NULL);
+    int idx = sched_snapshot_node_index(s, "n1");
+    CHECK_INT(sched_cache_assume(c, fw, p, idx, &err), 0);
+    CHECK(sched_cache_is_assumed(c, "a"));
+    CHECK_INT(cpu_requested(c, "n1"), 1000);
+    /* Bind failed: the reservation is undone. */
+    CHECK(sched_cache_forget(c, "a"));
+    CHECK_INT(cpu_requested(c, "n1"), 0);
+    CHECK(!sched_cache_forget(c, "a"));
+    /* Assumed on n1, but the watch shows the pod bound on n2 (someone else won): a late bind
+     * failure must not erase the real usage. */
+    CHECK_INT(sched_cache_assume(c, fw, p, idx, &err), 0);
+    json_t *bound = pod_json("a", "tarema", "n2", "1", "Running");
+    CHECK_INT(sched_cache_pod_event(c, TM_WATCH_MODIFIED, bound, pj, &err), 0);
+    CHECK(!sched_cache_is_assumed(c, "a"));
+    CHECK(!sched_cache_forget(c, "a"));
+    CHECK_INT(cpu_requested(c, "n1"), 0);
+    CHECK_INT(cpu_requested(c, "n2"), 1000);
+    CHECK_INT(sched_cache_assumed_count(c), 0);
+    /* An assumed pod deleted before its bind answered is forgotten. */
+    sched_pod *q = sched_pod_new("ns", "b", "b");
+    q->requests.v[SCHED_RES_CPU] = 500;
+    CHECK_INT(sched_cache_assume(c, fw, q, idx, &err), 0);
+    json_t *bj = pod_json("b", "tarema", NULL, "500m", "Pending");
+    CHECK_INT(sched_cache_pod_event(c, TM_WATCH_DELETED, bj, bj, &err), 0);
+    CHECK_INT(sched_cache_assumed_count(c), 0);
+    CHECK_INT(cpu_requested(c, "n1"), 0);
+    sched_pod_free(q);
+    sched_pod_free(p);
+    sched_framework_free(fw);
+    json_decref(pj);
+    json_decref(bj);
+    json_decref(bound);
+    json_decref(n1);
+    json_decref(n2);
+    sched_cache_free(c);
+}
+
+static void test_task_profiles(void) {
+    rec r = {0};
+    sched_cache *c = new_cache(&r, NULL);
+    tm_err err = {0};
+    json_t *tp = json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:s}, s:{s:{s:i, s:i, s:i}}}",
+                           "apiVersion", "tarema.io/v1alpha1", "kind", "TaskProfile", "metadata",
+                           "name", "wf-align", "spec", "workflow", "wf", "process", "align",
+                           "status", "labels", "cpu", 3, "mem", 1, "io", 2);
+    CHECK_INT(sched_cache_task_event(c, TM_WATCH_ADDED, tp, &err), 0);
+    const sched_task_profile *t = sched_snapshot_task(sched_cache_snapshot(c), "wf", "align");
+    CHECKF(t != NULL, "%s", err.msg);
+    if (t)
+        CHECK_INT(t->labels[SCHED_FEAT_CPU], 3);
+    CHECK_INT(sched_cache_task_event(c, TM_WATCH_DELETED, tp, &err), 0);
+    CHECK(sched_snapshot_task(sched_cache_snapshot(c), "wf", "align") == NULL);
+    json_t *bad = json_pack("{s:{s:s}, s:{}}", "metadata", "name", "broken", "spec");
+    CHECK_INT(sched_cache_task_event(c, TM_WATCH_ADDED, bad, &err), -1);
+    CHECKF(strstr(err.msg, "broken") != NULL, "%s", err.msg);
+    json_decref(bad);
+    json_decref(tp);
+    sched_cache_free(c);
+}
+
+int main(void) {
+    RUN(test_nodes);
+    RUN(test_pods_capacity_and_queue);
+    RUN(test_namespaces);
+    RUN(test_assume_forget);
+    RUN(test_task_profiles);
+    return TEST_SUMMARY();
+}

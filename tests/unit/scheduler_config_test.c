@@ -1,0 +1,178 @@
+/* scheduler_config_test.c: tarema-scheduler's config: defaults, the YAML file, flags over the
+ * file, and errors that name the key or flag at fault. */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "lib/fileutil.h"
+#include "lib/yamljson.h"
+#include "scheduler/config.h"
+
+static void test_defaults(void) {
+    sched_config *c = sched_config_new();
+    tm_err err = {0};
+    CHECK_STR(c->scheduler_name, "tarema");
+    CHECK_STR(c->policy, "tarema");
+    CHECK_INT(c->mode, SCHED_MODE_SCHEDULER);
+    CHECK_INT(c->n_namespaces, 0);
+    CHECK(sched_config_watches_namespace(c, "anything"));
+    CHECK(!c->leader_elect);
+    CHECK_INT(sched_config_validate(c, &err), 0);
+    sched_config_free(c);
+}
+
+static int apply_yaml(sched_config *c, const char *yaml, tm_err *err) {
+    json_t *doc = tm_yaml_parse(yaml, strlen(yaml), "test.yaml", err);
+    if (!doc)
+        return -1;
+    int rc = sched_config_apply_json(c, doc, "test.yaml", err);
+    json_decref(doc);
+    return rc;
+}
+
+static void test_file(void) {
+    sched_config *c = sched_config_new();
+    tm_err err = {0};
+    const char *y = "schedulerName: mysched\npolicy: fair\nmode: extender\n"
+                    "namespaces: [a, b]\nport: 0\nqps: 12.5\nburst: 30\n"
+                    "taskKeys: {processLabel: proc}\n"
+                    "leaderElection: {enabled: true, namespace: ops, leaseMs: 20000}\n"
+                    "log: {level: debug, format: json}\n";
+    CHECKF(apply_yaml(c, y, &err) == 0, "%s", err.msg);
+    CHECK_STR(c->scheduler_name, "mysched");
+    CHECK_STR(c->policy, "fair");
+    CHECK_INT(c->mode, SCHED_MODE_EXTENDER);
+    CHECK_INT(c->n_namespaces, 2);
+    CHECK(sched_config_watches_namespace(c, "b"));
+    CHECK(!sched_config_watches_namespace(c, "c"));
+    CHECK_INT(c->port, 0);
+    CHECK_NEAR(c->qps, 12.5, 1e-9);
+    CHECK_INT(c->burst, 30);
+    CHECK_STR(c->process_label, "proc");
+    CHECK_STR(c->workflow_key, "tarema.io/workflow");
+    CHECK(c->leader_elect);
+    CHECK_STR(c->lease_namespace, "ops");
+    CHECK_INT(c->lease_ms, 20000);
+    CHECK_STR(c->log_format, "json");
+    CHECK_INT(sched_config_validate(c, &err), 0);
+    sched_config_free(c);
+}
+
+static void test_file_errors(void) {
+    struct {
+        const char *yaml, *want;
+    } cases[] = {
+        {"scheduleName: x\n", "unknown key 'scheduleName'"},
+        {"port: 70000\n", "port must be an integer from 0 to 65535"},
+        {"qps: -1\n", "qps must be a number >= 0"},
+        {"namespaces: a\n", "namespaces must be a list"},
+        {"namespaces: [a, 3]\n", "namespaces[1] must be a string"},
+        {"mode: both\n", "mode 'both' is unknown"},
+        {"leaderElection: {enable: true}\n", "leaderElection: unknown key 'enable'"},
+        {"log: {level: 3}\n", "log: level must be a string"},
+        {"- a\n", "expected a mapping"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sched_config *c = sched_config_new();
+        tm_err err = {0};
+        CHECK_INT(apply_yaml(c, cases[i].yaml, &err), -1);
+        CHECKF(strstr(err.msg, cases[i].want) != NULL, "case %zu: got '%s'", i, err.msg);
+        sched_config_free(c);
+    }
+}
+
+static void test_validate_errors(void) {
+    struct {
+        const char *yaml, *want;
+    } cases[] = {
+        {"policy: best\n", "policy:"},
+        {"podInitialBackoffMs: 5000\npodMaxBackoffMs: 1000\n", "podMaxBackoffMs (1000)"},
+        {"leaderElection: {enabled: true, leaseMs: 5000, renewDeadlineMs: 5000}\n",
+         "renewDeadlineMs (5000) must be below leaseMs"},
+        {"log: {format: xml}\n", "log format 'xml'"},
+        {"log: {level: loud}\n", "log level 'loud'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sched_config *c = sched_config_new();
+        tm_err err = {0};
+        CHECKF(apply_yaml(c, cases[i].yaml, &err) == 0, "case %zu: %s", i, err.msg);
+        CHECK_INT(sched_config_validate(c, &err), -1);
+        CHECKF(strstr(err.msg, cases[i].want) != NULL, "case %zu: got '%s'", i, err.msg);
+        sched_config_free(c);
+    }
+}
+
+static int parse(sched_config *c, const char *const *args, bool *help, tm_err *err) {
+    char *argv[32];
+    int argc = 0;
+    argv[argc++] = "tarema-scheduler";
+    for (; *args; args++)
+        argv[argc++] = (char *)*args;
+    argv[argc] = NULL;
+    return sched_config_from_args(c, argc, argv, help, err);
+}
+
+static void test_flags_override_file(void) {
+    char path[] = "/tmp/sched-config-test-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    const char *y = "policy: fair\nport: 1234\nnamespaces: [a]\n";
+    tm_err err = {0};
+    CHECK_INT(tm_write_file_atomic(path, y, strlen(y), &err), 0);
+    sched_config *c = sched_config_new();
+    bool help;
+    const char *args[] = {"--policy",     "round-robin", "--config", path, "--namespaces=x,y,z",
+                          "--leader-elect", "--qps",     "99",       NULL};
+    CHECKF(parse(c, args, &help, &err) == 0, "%s", err.msg);
+    CHECK(!help);
+    CHECK_STR(c->policy, "round-robin"); /* the flag wins although it came first */
+    CHECK_INT(c->port, 1234);            /* from the file */
+    CHECK_INT(c->n_namespaces, 3);
+    CHECK_STR(c->namespaces[2], "z");
+    CHECK(c->leader_elect);
+    CHECK_NEAR(c->qps, 99, 1e-9);
+    sched_config_free(c);
+    unlink(path);
+}
+
+static void test_flag_errors(void) {
+    struct {
+        const char *args[4];
+        const char *want;
+    } cases[] = {
+        {{"--port", "http", NULL}, "--port: 'http' is not an integer"},
+        {{"--qps", "-3", NULL}, "--qps: '-3' is not a number"},
+        {{"--leader-elect=maybe", NULL}, "--leader-elect: 'maybe'"},
+        {{"--polcy", "fair", NULL}, "unknown or incomplete flag '--polcy'"},
+        {{"--policy", NULL}, "needs a value"},
+        {{"extra", NULL}, "unexpected argument 'extra'"},
+        {{"--config", "/nonexistent/sched.yaml", NULL}, "/nonexistent/sched.yaml"},
+        {{"--mode", "sidecar", NULL}, "mode 'sidecar' is unknown"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sched_config *c = sched_config_new();
+        tm_err err = {0};
+        bool help;
+        CHECK_INT(parse(c, cases[i].args, &help, &err), -1);
+        CHECKF(strstr(err.msg, cases[i].want) != NULL, "case %zu: got '%s'", i, err.msg);
+        sched_config_free(c);
+    }
+    sched_config *c = sched_config_new();
+    tm_err err = {0};
+    bool help = false;
+    const char *args[] = {"--help", NULL};
+    CHECK_INT(parse(c, args, &help, &err), 0);
+    CHECK(help);
+    sched_config_free(c);
+}
+
+int main(void) {
+    RUN(test_defaults);
+    RUN(test_file);
+    RUN(test_file_errors);
+    RUN(test_validate_errors);
+    RUN(test_flags_override_file);
+    RUN(test_flag_errors);
+    return TEST_SUMMARY();
+}

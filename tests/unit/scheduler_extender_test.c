@@ -1,0 +1,272 @@
+/* scheduler_extender_test.c: kube-scheduler extender round trips on fixtures shaped exactly as
+ * kube-scheduler sends them (nodeCacheCapable false: full NodeList; true: NodeNames), the bind
+ * verb, TaskProfile parsing, and the explain document. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "lib/jsonutil.h"
+#include "scheduler/explain.h"
+#include "scheduler/extender.h"
+#include "scheduler/podspec.h"
+#include "scheduler/policy.h"
+
+#define FIX "tests/fixtures/scheduler/"
+
+static json_t *load(const char *path) {
+    tm_err err = {0};
+    json_t *j = tm_json_load_file(path, &err);
+    if (!j)
+        printf("    %s\n", err.msg);
+    return j;
+}
+
+/* A cache snapshot like the live scheduler keeps: the fixture nodes and the FASTQC profile. */
+static sched_snapshot *cache_snapshot(void) {
+    sched_snapshot *s = sched_snapshot_new();
+    json_t *nodes = load(FIX "nodes.json"), *tp = load(FIX "taskprofile-fastqc.json");
+    tm_err err = {0};
+    size_t i;
+    json_t *n;
+    json_array_foreach(json_object_get(nodes, "items"), i, n) {
+        sched_node *sn = sched_node_from_json(s, n, &err);
+        if (!sn || sched_snapshot_put_node(s, sn, &err) != 0)
+            printf("    node %zu: %s\n", i, err.msg);
+    }
+    const char *wf, *proc;
+    sched_task_profile prof;
+    if (sched_task_profile_from_json(tp, &wf, &proc, &prof, &err) != 0 ||
+        sched_snapshot_set_task(s, wf, proc, &prof, &err) != 0)
+        printf("    task profile: %s\n", err.msg);
+    json_decref(nodes);
+    json_decref(tp);
+    return s;
+}
+
+static void test_task_profile_json(void) {
+    json_t *tp = load(FIX "taskprofile-fastqc.json");
+    const char *wf, *proc;
+    sched_task_profile prof;
+    tm_err err = {0};
+    CHECK(sched_task_profile_from_json(tp, &wf, &proc, &prof, &err) == 0);
+    CHECK_STR(wf, "rnaseq");
+    CHECK_STR(proc, "FASTQC");
+    CHECK_INT(prof.labels[SCHED_FEAT_CPU], 2);
+    CHECK_INT(prof.labels[SCHED_FEAT_IO], 3);
+    CHECK_INT(prof.expected_runtime_ms, 95000);
+    json_object_set_new(json_object_get(json_object_get(tp, "status"), "labels"), "mem",
+                        json_string("high"));
+    CHECK(sched_task_profile_from_json(tp, &wf, &proc, &prof, &err) == -1);
+    CHECK(strstr(err.msg, "status.labels.mem") != NULL);
+    json_decref(tp);
+}
+
+static int score_of(const json_t *list, const char *host) {
+    size_t i;
+    const json_t *e;
+    json_array_foreach(list, i, e) {
+        if (strcmp(tm_json_str(e, "Host", ""), host) == 0)
+            return (int)tm_json_int(e, "Score", -1);
+    }
+    return -1;
+}
+
+static void test_filter_nodes_not_cache_capable(void) {
+    sched_snapshot *cache = cache_snapshot();
+    sched_extender_opts o = {.cache = cache};
+    tm_err err = {0};
+    sched_extender *x = sched_extender_new(&o, &err);
+    json_t *args = load(FIX "extender-args-nodes.json");
+    json_t *res = sched_extender_filter(x, args, &err);
+    CHECK(res != NULL);
+    if (res) {
+        /* the result carries full Node objects back, in request order */
+        const json_t *items = json_object_get(json_object_get(res, "Nodes"), "items");
+        CHECK_INT(json_array_size(items), 5);
+        CHECK_STR(tm_json_str(json_array_get(items, 0), "metadata.name", ""), "slow-1");
+        CHECK_STR(tm_json_str(json_array_get(items, 4), "metadata.name", ""), "plain-1");
+        CHECK(json_is_null(json_object_get(res, "NodeNames")));
+        CHECK_STR(tm_json_str(res, "Error", "?"), "");
+        const json_t *unres = json_object_get(res, "FailedAndUnresolvableNodes");
+        CHECK_STR(json_string_value(json_object_get(unres, "gpu-1")),
+                  "node(s) had untolerated taint {nvidia.com/gpu: present}");
+        CHECK_STR(json_string_value(json_object_get(unres, "cordoned-1")),
+                  "node(s) were unschedulable");
+        CHECK_INT(json_object_size(json_object_get(res, "FailedNodes")), 0);
+    }
+    json_decref(res);
+    /* prioritize: FASTQC (2,2,3) -> g2 (2,2,2) d=1 best, g3 d=2, g1 d=4 worst */
+    res = sched_extender_prioritize(x, args, &err);
+    CHECK(res != NULL);
+    CHECK_INT(json_array_size(res), 7);
+    CHECK_INT(score_of(res, "mid-1"), 10);
+    CHECK_INT(score_of(res, "fast-1"), 6);
+    CHECK_INT(score_of(res, "slow-1"), 0);
+    CHECK_INT(score_of(res, "plain-1"), 0);
+    CHECK_INT(score_of(res, "gpu-1"), 0);
+    CHECK_STR(tm_json_str(json_array_get(res, 0), "Host", ""), "slow-1");
+    json_decref(res);
+    json_decref(args);
+    sched_extender_free(x);
+    sched_snapshot_free(cache);
+}
+
+static void test_filter_node_names_cache_capable(void) {
+    sched_snapshot *cache = cache_snapshot();
+    /* mid-1 is busy in the cache: a resource shortfall (FailedNodes, preemption may help) */
+    sched_resources busy = {0};
+    busy.v[SCHED_RES_CPU] = 7000;
+    busy.v[SCHED_RES_PODS] = 1;
+    tm_err err = {0};
+    sched_snapshot_add_pod(cache, "busy", "mid-1", &busy, &err);
+    sched_extender_opts o = {.cache = cache};
+    sched_extender *x = sched_extender_new(&o, &err);
+    json_t *args = load(FIX "extender-args-names.json");
+    json_t *res = sched_extender_filter(x, args, &err);
+    CHECK(res != NULL);
+    if (res) {
+        const json_t *names = json_object_get(res, "NodeNames");
+        CHECK_INT(json_array_size(names), 4);
+        CHECK(json_is_null(json_object_get(res, "Nodes")));
+        CHECK_STR(json_string_value(json_object_get(json_object_get(res, "FailedNodes"), "mid-1")),
+                  "Insufficient cpu");
+        const json_t *unres = json_object_get(res, "FailedAndUnresolvableNodes");
+        CHECK_STR(json_string_value(json_object_get(unres, "ghost-1")),
+                  "node not in tarema's cache");
+        CHECK_INT(json_object_size(unres), 3);
+    }
+    json_decref(res);
+    res = sched_extender_prioritize(x, args, &err);
+    CHECK_INT(score_of(res, "fast-1"), 10); /* preferred group full: the next one gets 10 */
+    CHECK_INT(score_of(res, "mid-1"), 0);
+    CHECK_INT(score_of(res, "ghost-1"), 0);
+    json_decref(res);
+    json_decref(args);
+    /* without a cache NodeNames cannot be served: the error says what to change */
+    sched_extender_opts none = {0};
+    sched_extender *y = sched_extender_new(&none, &err);
+    args = load(FIX "extender-args-names.json");
+    CHECK(sched_extender_filter(y, args, &err) == NULL);
+    CHECK(strstr(err.msg, "nodeCacheCapable: false") != NULL);
+    json_decref(args);
+    sched_extender_free(y);
+    sched_extender_free(x);
+    sched_snapshot_free(cache);
+}
+
+static void test_malformed_args(void) {
+    sched_extender_opts o = {0};
+    tm_err err = {0};
+    sched_extender *x = sched_extender_new(&o, &err);
+    json_t *args = json_pack("{s:{s:s}}", "Pod", "metadata", "x");
+    CHECK(sched_extender_filter(x, args, &err) == NULL);
+    CHECK(strstr(err.msg, "neither Nodes.items nor NodeNames") != NULL);
+    json_decref(args);
+    args = json_loads("{\"NodeNames\":[\"a\"]}", 0, NULL);
+    CHECK(sched_extender_prioritize(x, args, &err) == NULL);
+    CHECK(strstr(err.msg, "Pod is missing") != NULL);
+    json_decref(args);
+    sched_extender_free(x);
+    sched_extender_opts bad = {.policy = "lottery"};
+    CHECK(sched_extender_new(&bad, &err) == NULL);
+    CHECK(strstr(err.msg, "lottery") != NULL);
+}
+
+typedef struct bind_rec {
+    char call[512];
+    int fail;
+} bind_rec;
+
+static int fake_bind(void *ud, const char *ns, const char *name, const char *uid, const char *node,
+                     tm_err *err) {
+    bind_rec *r = ud;
+    snprintf(r->call, sizeof r->call, "%s/%s %s -> %s", ns, name, uid, node);
+    return r->fail ? tm_err_set(err, "binding rejected: 409 Conflict") : 0;
+}
+
+static void test_bind(void) {
+    bind_rec rec = {0};
+    sched_extender_opts o = {.bind = fake_bind, .bind_ud = &rec};
+    tm_err err = {0};
+    sched_extender *x = sched_extender_new(&o, &err);
+    json_t *args = load(FIX "extender-bind-args.json");
+    json_t *res = sched_extender_bind(x, args);
+    CHECK_STR(tm_json_str(res, "Error", "?"), "");
+    CHECK_STR(rec.call, "wf/nf-rnaseq-fastqc-1 5f0c6c2e-8e9b-4d47-9a51-0c1e0f1d2a3b -> mid-1");
+    json_decref(res);
+    rec.fail = 1;
+    res = sched_extender_bind(x, args);
+    CHECK_STR(tm_json_str(res, "Error", "?"), "binding rejected: 409 Conflict");
+    json_decref(res);
+    json_decref(args);
+    args = json_pack("{s:s}", "PodName", "p");
+    res = sched_extender_bind(x, args);
+    CHECK(strstr(tm_json_str(res, "Error", ""), "Node are required") != NULL);
+    json_decref(res);
+    json_decref(args);
+    sched_extender_free(x);
+}
+
+static void test_explain(void) {
+    sched_snapshot *s = cache_snapshot();
+    json_t *args = load(FIX "extender-args-nodes.json");
+    tm_err err = {0};
+    sched_pod *p = sched_pod_from_json(s, json_object_get(args, "Pod"), NULL, &err);
+    CHECK(p != NULL);
+    if (!p) {
+        json_decref(args);
+        sched_snapshot_free(s);
+        return;
+    }
+    sched_framework *fw = sched_policy_new("tarema", &err);
+    /* the pod is bound to slow-1: explain judges it without its own requests */
+    free(p->node_name);
+    p->node_name = strdup("slow-1");
+    sched_snapshot_add_pod(s, p->uid, "slow-1", &p->requests, &err);
+    json_t *doc = sched_explain(fw, s, p, 0, &err);
+    CHECK(doc != NULL);
+    if (doc) {
+        CHECK_STR(tm_json_str(doc, "selected", ""), "mid-1");
+        CHECK_STR(tm_json_str(doc, "boundTo", ""), "slow-1");
+        const json_t *groups = json_object_get(doc, "groups");
+        CHECK_STR(tm_json_str(json_array_get(groups, 0), "id", ""), "g2");
+        CHECK_INT(tm_json_int(json_array_get(groups, 0), "distance", -1), 1);
+        CHECK_STR(tm_json_str(json_array_get(groups, 1), "id", ""), "g3");
+        CHECK_STR(tm_json_str(json_array_get(groups, 2), "id", ""), "g1");
+        CHECK_STR(tm_json_str(json_array_get(groups, 3), "id", "?"), "");
+        CHECK_INT(tm_json_int(json_array_get(groups, 1), "feasible", -1), 1); /* gpu-1 tainted */
+        const json_t *nodes = json_object_get(doc, "nodes");
+        CHECK_STR(tm_json_str(json_array_get(nodes, 0), "name", ""), "cordoned-1");
+        CHECK_STR(tm_json_str(json_array_get(nodes, 0), "filter", ""), "NodeUnschedulable");
+        char *text = sched_explain_text(doc);
+        CHECK(text && strstr(text, "selected: mid-1") != NULL);
+        CHECK(text && strstr(text, "filtered by TaintToleration: node(s) had untolerated taint "
+                                   "{nvidia.com/gpu: present}") != NULL);
+        free(text);
+    }
+    json_decref(doc);
+    /* the pod's own usage is back afterwards */
+    CHECK_INT(sched_snapshot_node_by_name(s, "slow-1")->requested.v[SCHED_RES_CPU], 2000);
+    /* a pod that fits nowhere carries the FailedScheduling message */
+    p->requests.v[SCHED_RES_CPU] = 64000;
+    doc = sched_explain(fw, s, p, 0, &err);
+    CHECK(json_is_null(json_object_get(doc, "selected")));
+    CHECK_STR(tm_json_str(doc, "message", ""),
+              "0/7 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}, "
+              "1 node(s) were unschedulable, 5 Insufficient cpu.");
+    json_decref(doc);
+    sched_framework_free(fw);
+    sched_pod_free(p);
+    json_decref(args);
+    sched_snapshot_free(s);
+}
+
+int main(void) {
+    RUN(test_task_profile_json);
+    RUN(test_filter_nodes_not_cache_capable);
+    RUN(test_filter_node_names_cache_capable);
+    RUN(test_malformed_args);
+    RUN(test_bind);
+    RUN(test_explain);
+    return TEST_SUMMARY();
+}

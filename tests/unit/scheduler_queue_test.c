@@ -1,0 +1,183 @@
+/* scheduler_queue_test.c: the scheduling queue: order, backoff growth and cap, the
+ * unschedulable set and its moves, updates of queued and in-flight pods, removal. */
+#include <stdlib.h>
+
+#include "harness.h"
+#include "scheduler/queue.h"
+
+static sched_pod *pod(const char *uid, int prio) {
+    sched_pod *p = sched_pod_new("ns", uid, uid);
+    p->priority = prio;
+    return p;
+}
+
+/* Priority descending, then uid: a deterministic order for tests. */
+static int by_prio(void *ud, const sched_pod *a, const sched_pod *b) {
+    (void)ud;
+    if (a->priority != b->priority)
+        return a->priority > b->priority ? -1 : 1;
+    return strcmp(a->uid, b->uid);
+}
+
+static sched_queue *newq(void) {
+    return sched_queue_new(by_prio, NULL, 1000, 8000);
+}
+
+static void test_pop_order(void) {
+    sched_queue *q = newq();
+    CHECK_INT(sched_queue_add(q, pod("c", 0), 0), 0);
+    CHECK_INT(sched_queue_add(q, pod("a", 0), 0), 0);
+    CHECK_INT(sched_queue_add(q, pod("z", 5), 0), 0);
+    CHECK_INT(sched_queue_add(q, pod("b", 0), 0), 0);
+    CHECK_INT(sched_queue_count(q, SCHED_Q_ACTIVE), 4);
+    const char *want[] = {"z", "a", "b", "c"};
+    for (int i = 0; i < 4; i++) {
+        sched_pod *p = sched_queue_pop(q, 0);
+        CHECK(p != NULL);
+        if (p)
+            CHECK_STR(p->uid, want[i]);
+    }
+    CHECK(sched_queue_pop(q, 0) == NULL);
+    CHECK_INT(sched_queue_count(q, SCHED_Q_IN_FLIGHT), 4);
+    CHECK_INT(sched_queue_state(q, "a"), SCHED_Q_IN_FLIGHT);
+    sched_queue_free(q);
+}
+
+static void test_backoff_growth_and_cap(void) {
+    sched_queue *q = newq();
+    CHECK_INT(sched_queue_backoff_ms(q, 1), 1000);
+    CHECK_INT(sched_queue_backoff_ms(q, 2), 2000);
+    CHECK_INT(sched_queue_backoff_ms(q, 3), 4000);
+    CHECK_INT(sched_queue_backoff_ms(q, 4), 8000);
+    CHECK_INT(sched_queue_backoff_ms(q, 30), 8000);
+    sched_queue_add(q, pod("a", 0), 0);
+    CHECK(sched_queue_pop(q, 0) != NULL);
+    CHECK_INT(sched_queue_backoff(q, "a", 100), 0);
+    CHECK_INT(sched_queue_state(q, "a"), SCHED_Q_BACKOFF);
+    CHECK_INT(sched_queue_next_backoff_ms(q, 100), 1000);
+    CHECK(sched_queue_pop(q, 1099) == NULL); /* not due yet */
+    sched_pod *p = sched_queue_pop(q, 1100);
+    CHECK(p != NULL);
+    CHECK_INT(sched_queue_attempts(q, "a"), 1);
+    CHECK_INT(sched_queue_backoff(q, "a", 2000), 0);
+    CHECK_INT(sched_queue_next_backoff_ms(q, 2000), 2000); /* doubled */
+    CHECK_INT(sched_queue_backoff(q, "a", 2000), -1);      /* not in flight any more */
+    sched_queue_free(q);
+}
+
+static void test_backoff_order_by_time(void) {
+    sched_queue *q = newq();
+    sched_queue_add(q, pod("a", 9), 0);
+    sched_queue_add(q, pod("b", 0), 0);
+    sched_queue_pop(q, 0);
+    sched_queue_pop(q, 0);
+    sched_queue_backoff(q, "a", 500); /* due 1500 */
+    sched_queue_backoff(q, "b", 0);   /* due 1000 */
+    CHECK_INT(sched_queue_next_backoff_ms(q, 0), 1000);
+    sched_pod *p = sched_queue_pop(q, 1200);
+    CHECK(p && strcmp(p->uid, "b") == 0);
+    CHECK(sched_queue_pop(q, 1200) == NULL);
+    p = sched_queue_pop(q, 1500);
+    CHECK(p && strcmp(p->uid, "a") == 0);
+    CHECK_INT(sched_queue_next_backoff_ms(q, 1500), -1);
+    sched_queue_free(q);
+}
+
+static void test_unschedulable_moves(void) {
+    sched_queue *q = newq();
+    sched_queue_add(q, pod("a", 0), 0);
+    sched_queue_add(q, pod("b", 0), 0);
+    sched_queue_pop(q, 0);
+    sched_queue_pop(q, 0);
+    CHECK_INT(sched_queue_unschedulable(q, "a", 0), 0);
+    CHECK_INT(sched_queue_unschedulable(q, "b", 5000), 0);
+    CHECK_INT(sched_queue_count(q, SCHED_Q_UNSCHEDULABLE), 2);
+    /* Unschedulable pods are not popped even after their backoff: they wait for a change. */
+    CHECK(sched_queue_pop(q, 100000) == NULL);
+    /* Periodic flush moves only the old one. */
+    CHECK_INT(sched_queue_flush_unschedulable(q, 6000, 5500), 1);
+    CHECK_INT(sched_queue_state(q, "a"), SCHED_Q_ACTIVE); /* backoff (1 s) long over */
+    CHECK_INT(sched_queue_state(q, "b"), SCHED_Q_UNSCHEDULABLE);
+    /* A cluster change moves the rest, into backoff since b failed only just now. */
+    CHECK_INT(sched_queue_move_all(q, 5500), 1);
+    CHECK_INT(sched_queue_state(q, "b"), SCHED_Q_BACKOFF);
+    CHECK_INT(sched_queue_count(q, SCHED_Q_UNSCHEDULABLE), 0);
+    CHECK_INT(sched_queue_move_all(q, 5500), 0);
+    sched_queue_free(q);
+}
+
+static void test_update_and_remove(void) {
+    sched_queue *q = newq();
+    sched_queue_add(q, pod("a", 0), 0);
+    sched_queue_add(q, pod("b", 0), 0);
+    /* An update re-sorts an active pod. */
+    sched_queue_add(q, pod("b", 7), 0);
+    CHECK_INT(sched_queue_count(q, SCHED_Q_ACTIVE), 2);
+    sched_pod *p = sched_queue_pop(q, 0);
+    CHECK(p && strcmp(p->uid, "b") == 0 && p->priority == 7);
+    /* An update of an in-flight pod replaces the data, keeps it in flight. */
+    sched_queue_add(q, pod("b", 3), 0);
+    CHECK_INT(sched_queue_state(q, "b"), SCHED_Q_IN_FLIGHT);
+    CHECK_INT(sched_queue_get(q, "b")->priority, 3);
+    CHECK_INT(sched_queue_count(q, SCHED_Q_ACTIVE), 1);
+    /* An updated unschedulable pod is retried. */
+    CHECK_INT(sched_queue_unschedulable(q, "b", 0), 0);
+    sched_queue_add(q, pod("b", 3), 10);
+    CHECK_INT(sched_queue_state(q, "b"), SCHED_Q_BACKOFF);
+    /* Removal from any state. */
+    CHECK_INT(sched_queue_remove(q, "b"), 0);
+    CHECK_INT(sched_queue_remove(q, "b"), -1);
+    CHECK_INT(sched_queue_state(q, "b"), SCHED_Q_NONE);
+    CHECK_INT(sched_queue_count(q, SCHED_Q_BACKOFF), 0);
+    CHECK_INT(sched_queue_done(q, "a"), -1); /* a is active, not in flight */
+    p = sched_queue_pop(q, 0);
+    CHECK(p && strcmp(p->uid, "a") == 0);
+    CHECK_INT(sched_queue_done(q, "a"), 0);
+    CHECK_INT(sched_queue_count(q, SCHED_Q_NONE), 0);
+    sched_queue_free(q);
+}
+
+/* Many pods through the hash table and heaps: every pod comes out once, in order. */
+static void test_many(void) {
+    sched_queue *q = newq();
+    char uid[32];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(uid, sizeof uid, "p%05d", (i * 7919) % 5000);
+        sched_queue_add(q, pod(uid, 0), 0);
+    }
+    CHECK_INT(sched_queue_count(q, SCHED_Q_ACTIVE), 5000);
+    /* Half go to backoff and come back. */
+    int n = 0, in_order = 1;
+    char prev[32] = "";
+    sched_pod *p;
+    while ((p = sched_queue_pop(q, 0))) {
+        if (strcmp(prev, p->uid) >= 0)
+            in_order = 0;
+        snprintf(prev, sizeof prev, "%s", p->uid);
+        if (n++ % 2)
+            sched_queue_backoff(q, p->uid, 0);
+        else
+            sched_queue_done(q, p->uid);
+    }
+    CHECK_INT(n, 5000);
+    CHECK(in_order);
+    CHECK_INT(sched_queue_count(q, SCHED_Q_BACKOFF), 2500);
+    n = 0;
+    while ((p = sched_queue_pop(q, 1000))) {
+        sched_queue_done(q, p->uid);
+        n++;
+    }
+    CHECK_INT(n, 2500);
+    CHECK_INT(sched_queue_count(q, SCHED_Q_NONE), 0);
+    sched_queue_free(q);
+}
+
+int main(void) {
+    RUN(test_pop_order);
+    RUN(test_backoff_growth_and_cap);
+    RUN(test_backoff_order_by_time);
+    RUN(test_unschedulable_moves);
+    RUN(test_update_and_remove);
+    RUN(test_many);
+    return TEST_SUMMARY();
+}
