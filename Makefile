@@ -101,4 +101,7 @@ format:
 clean:
 	rm -rf build bin
 
--include $(shell find build -name '*.d' 2>/dev/null)
+-include $(shell find $(O) -name '*.d' 2>/dev/null)
+
+# labeler/migrations.c embeds the SQL files with .incbin, which -MMD cannot see.
+$(O)/labeler/migrations.o: $(wildcard labeler/migrations/*.sql)

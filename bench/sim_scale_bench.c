@@ -28,11 +28,11 @@ static json_t *gen_cluster(int nodes) {
     static const double cpu[] = {370, 465, 524, 600}, mem[] = {14000, 17600, 19850, 22000};
     for (int i = 0; i < 4; i++) {
         int count = nodes / 4 + (i < nodes % 4);
-        json_array_append_new(
-            types, json_pack("{s:s, s:i, s:i, s:s, s:{s:[f,f], s:[f,f], s:f}}", "name", names[i],
-                             "count", count, "cores", 8, "memory", "32Gi", "bench", "cpu",
-                             cpu[i] * 0.98, cpu[i] * 1.02, "mem", mem[i] * 0.99, mem[i] * 1.01,
-                             "io", 481.0));
+        json_array_append_new(types,
+                              json_pack("{s:s, s:i, s:i, s:s, s:{s:[f,f], s:[f,f], s:f}}", "name",
+                                        names[i], "count", count, "cores", 8, "memory", "32Gi",
+                                        "bench", "cpu", cpu[i] * 0.98, cpu[i] * 1.02, "mem",
+                                        mem[i] * 0.99, mem[i] * 1.01, "io", 481.0));
     }
     return json_pack("{s:s, s:o}", "reference", "slow", "node_types", types);
 }
@@ -65,8 +65,8 @@ static json_t *gen_workload(long tasks) {
         char wname[32];
         snprintf(wname, sizeof wname, "wf%02d", w);
         json_array_append_new(wfs, json_pack("{s:s, s:f, s:i, s:{s:i, s:s}, s:o}", "name", wname,
-                                             "start", 60.0 * w, "runs", runs, "requests", "cpu",
-                                             2, "memory", "4Gi", "processes", procs));
+                                             "start", 60.0 * w, "runs", runs, "requests", "cpu", 2,
+                                             "memory", "4Gi", "processes", procs));
     }
     return json_pack("{s:o}", "workflows", wfs);
 }

@@ -91,7 +91,7 @@ component_name() {
 }
 
 require_instance() {
-  [ -f "$DIR/ports.env" ] || die "no cluster instance '$NAME' (no $DIR/ports.env): run 'TAREMA_CLUSTER_NAME=$NAME hack/cluster.sh up' first"
+  [ -f "$DIR/ports.env" ] || { drop_lock; die "no cluster instance '$NAME' (no $DIR/ports.env): run 'TAREMA_CLUSTER_NAME=$NAME hack/cluster.sh up' first"; }
   # shellcheck source=/dev/null
   . "$DIR/ports.env"
 }
@@ -246,7 +246,9 @@ start_component() {
   fi
   mapfile -t args < <(args_of "$c")
   echo "--- $(date -u +%FT%TZ) start: $bin ${args[*]}" >>"$LOGS/$c.log"
-  setsid "$bin" "${args[@]}" </dev/null >>"$LOGS/$c.log" 2>&1 &
+  # The lock descriptors stay with this script: a daemon holding them would block every
+  # later command on this instance.
+  setsid "$bin" "${args[@]}" </dev/null >>"$LOGS/$c.log" 2>&1 8>&- 9>&- &
   echo $! >"$RUN/$c.pid"
   wait_healthy "$c"
 }
@@ -404,7 +406,7 @@ node_objects() {
       elif ($e.prefix | dns | not) then err($i; $e; "prefix must be a lower-case DNS label (a-z, 0-9, -), got \($e.prefix | tojson)")
       elif ($e.count | type) != "number" or $e.count < 1 or ($e.count | floor) != $e.count then err($i; $e; "count must be a positive integer, got \($e.count | tojson)")
       elif ($e.cpu | qty | not) then err($i; $e; "cpu must be a positive number of cores or a quantity like 500m, got \($e.cpu | tojson)")
-      elif ($e.memory | type) != "string" or ($e.memory | qty | not) then err($i; $e; "memory must be a quantity like 16Gi, got \($e.memory | tojson)")
+      elif ($e.memory | qty | not) then err($i; $e; "memory must be a quantity like 16Gi (or a number of bytes), got \($e.memory | tojson)")
       elif $e.pods != null and (($e.pods | type) != "number" or $e.pods < 1 or ($e.pods | floor) != $e.pods) then err($i; $e; "pods must be a positive integer, got \($e.pods | tojson)")
       elif $e["ephemeral-storage"] != null and ($e["ephemeral-storage"] | type) != "string" or ($e["ephemeral-storage"] != null and ($e["ephemeral-storage"] | qty | not)) then err($i; $e; "ephemeral-storage must be a quantity like 100Gi, got \($e["ephemeral-storage"] | tojson)")
       elif $e.labels != null and (($e.labels | type) != "object" or ([$e.labels | to_entries[] | select((.key | labelkey | not) or (.value | str | labelval | not))] | length) > 0) then
@@ -412,7 +414,7 @@ node_objects() {
       elif $e.taints != null and (($e.taints | type) != "array" or ([$e.taints[] | select(type != "object" or (.key | labelkey | not) or ((.value // "") | str | labelval | not) or (.effect | IN("NoSchedule","PreferNoSchedule","NoExecute") | not))] | length) > 0) then
         err($i; $e; "taints must be a list of {key, value, effect} with effect NoSchedule, PreferNoSchedule or NoExecute, got \($e.taints | tojson)")
       else
-        ({cpu: ($e.cpu | str), memory: $e.memory, pods: (($e.pods // 110) | str),
+        ({cpu: ($e.cpu | str), memory: ($e.memory | str), pods: (($e.pods // 110) | str),
           "ephemeral-storage": ($e["ephemeral-storage"] // "100Gi")}) as $res |
         range(1; $e.count + 1) | "\($e.prefix)-\(.)" as $n |
         {apiVersion: "v1", kind: "Node",
@@ -446,9 +448,8 @@ create_nodes() {
   mkdir -p "$DIR/nodes"
   cfg=$DIR/nodes/create.curl
   : >"$cfg"
-  while IFS= read -r obj; do
-    local n
-    n=$(jq -r '.metadata.name' <<<"$obj")
+  local n obj
+  while IFS=$'\t' read -r n obj; do
     grep -qx -- "$n" <<<"$existing" && continue
     printf '%s' "$obj" >"$DIR/nodes/$n.json"
     [ $todo -gt 0 ] && echo next >>"$cfg"
@@ -464,7 +465,7 @@ output = "$DIR/nodes/$n.out"
 write-out = "%{http_code} $n\n"
 EOF
     todo=$((todo + 1))
-  done <<<"$objs"
+  done < <(jq -r '"\(.metadata.name)\t\(tojson)"' <<<"$objs")
   local total
   total=$(wc -l <<<"$names")
   if [ $todo -gt 0 ]; then
@@ -559,19 +560,21 @@ wait_default_serviceaccount() {
 
 cmd_down() {
   if [ ! -d "$DIR" ]; then
+    drop_lock
     step "cluster '$NAME' is not up: nothing to stop"
     return 0
   fi
   [ -f "$DIR/ports.env" ] && . "$DIR/ports.env"
-  local c
+  local c pids=""
   for c in scheduler kwok controller-manager apiserver etcd; do
     if is_running "$c"; then
+      pids+="$(pid_of "$c") "
       step "stopping $c (pid $(pid_of "$c"))"
       stop_component "$c" TERM
     fi
   done
-  # Anything still naming this instance's state dir is one of ours (a component whose pid
-  # file was lost, say): find it by that exact path, stop it by pid.
+  # A component of this instance whose pid file was lost (say) is still found by its binary
+  # and state dir, and stopped by pid.
   local left pid
   left=$(leftover_pids)
   for pid in $left; do
@@ -581,17 +584,33 @@ cmd_down() {
   [ -n "$left" ] && sleep 0.5
   left=$(leftover_pids)
   [ -z "$left" ] || die "processes still running for cluster '$NAME': $left"
+  # The stopped processes are zombies until init reaps them; give it a moment so that ps
+  # right after `down` shows nothing (a zombie left after that is dead all the same).
+  local i p
+  for i in $(seq 1 30); do
+    left=""
+    for p in $pids; do [ -d "/proc/$p" ] && left+="$p "; done
+    [ -z "$left" ] && break
+    sleep 0.1
+  done
   rm -rf "$DIR"
+  drop_lock
   step "cluster '$NAME' stopped, state removed"
 }
 
+# Component processes of this instance: one of the binaries this script starts, with this
+# instance's state dir in a flag (a zombie's command line is empty). The pattern is written
+# so that grep's own command line does not match it.
 leftover_pids() {
-  local p state
-  for p in /proc/[0-9]*; do
-    [ "${p#/proc/}" = $$ ] && continue
-    state=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "$p/status" 2>/dev/null) || continue
-    [ "$state" = Z ] && continue
-    tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -qF -- "=$DIR/" && echo "${p#/proc/}"
+  local f pid argv0
+  for f in $(grep -laE -- "=$(printf '%s' "$DIR/" | sed 's#[.]#[.]#g; s#/#[/]#g')" /proc/[0-9]*/cmdline 2>/dev/null); do
+    pid=${f#/proc/}
+    pid=${pid%/cmdline}
+    argv0=$(tr '\0' '\n' 2>/dev/null <"$f" | head -n 1)
+    case $argv0 in
+      "$TOOLS_BIN"/etcd | "$TOOLS_BIN"/kube-apiserver | "$TOOLS_BIN"/kube-controller-manager | \
+        "$TOOLS_BIN"/kube-scheduler | "$TOOLS_BIN"/kwok) echo "$pid" ;;
+    esac
   done
   return 0
 }
@@ -648,9 +667,9 @@ cmd_nodes() {
 
 cmd_kill() {
   [ $# -eq 1 ] || die "usage: hack/cluster.sh kill COMPONENT"
-  require_instance
   local c
   c=$(component_name "$1")
+  require_instance
   is_running "$c" || die "$c of cluster '$NAME' is not running"
   step "killing $c (pid $(pid_of "$c"))"
   stop_component "$c" KILL
@@ -658,9 +677,9 @@ cmd_kill() {
 
 cmd_start() {
   [ $# -eq 1 ] || die "usage: hack/cluster.sh start COMPONENT"
-  require_instance
   local c
   c=$(component_name "$1")
+  require_instance
   [ "$c" = scheduler ] && { cmd_scheduler start; return; }
   step "starting $c"
   start_component "$c"
@@ -736,8 +755,28 @@ usage() {
   exit 2
 }
 
+# One command at a time per instance: two `up`s racing (two test runs, say) would start
+# everything twice. The lock lives outside the state dir, which `down` removes.
+LOCK=$CLUSTERS/.$NAME.lock
+lock_instance() {
+  mkdir -p "$CLUSTERS"
+  while :; do
+    exec 8>>"$LOCK"
+    flock -w 600 8 || die "another hack/cluster.sh command on cluster '$NAME' has held its lock for 10 minutes"
+    # `down` deletes the lock file while holding it; a lock on a deleted file guards nothing.
+    [ "$(stat -c %i "$LOCK" 2>/dev/null)" = "$(stat -L -c %i "/proc/$$/fd/8")" ] && { HAVE_LOCK=1; return 0; }
+    exec 8>&-
+  done
+}
+
+# Deletes the lock file of an instance that does not exist (any more); only its holder may.
+drop_lock() { [ "${HAVE_LOCK:-0}" = 1 ] && rm -f "$LOCK" || true; }
+
 cmd=${1:-}
 shift || true
+case $cmd in
+  up | down | nodes | kill | start | scheduler) lock_instance ;;
+esac
 case $cmd in
   up) cmd_up "$@" ;;
   down) cmd_down ;;

@@ -60,6 +60,7 @@ ensure_postgres_user() {
 home_dir() { cat "$DIR/home" 2>/dev/null || echo "$DIR"; }
 
 load() {
+  [ -f "$DIR/ports.env" ] || drop_lock
   [ -f "$DIR/ports.env" ] || die "no PostgreSQL instance '$NAME' ($DIR/ports.env missing): run 'TAREMA_PG_NAME=$NAME hack/postgres.sh up' first"
   # shellcheck source=/dev/null
   . "$DIR/ports.env"
@@ -143,7 +144,7 @@ start_server() {
   fi
   step "starting PostgreSQL '$NAME' on 127.0.0.1:$PG_PORT"
   # Its own session, so the server outlives this script and the caller's process group.
-  if ! as_owner setsid -w "$BIN/pg_ctl" -D "$DATA" -l "$LOG" -w -t 60 start </dev/null >>"$DIR/pg_ctl.log" 2>&1; then
+  if ! as_owner setsid -w "$BIN/pg_ctl" -D "$DATA" -l "$LOG" -w -t 60 start </dev/null >>"$DIR/pg_ctl.log" 2>&1 8>&- 9>&-; then
     tail -n 20 "$LOG" >&2 || true
     die "PostgreSQL did not start (log: $LOG)"
   fi
@@ -202,6 +203,7 @@ cmd_up() {
 
 cmd_down() {
   if [ ! -d "$DIR" ]; then
+    drop_lock
     step "PostgreSQL '$NAME' is not up: nothing to stop"
     return 0
   fi
@@ -214,6 +216,7 @@ cmd_down() {
   home=$(home_dir)
   [ "$home" != "$DIR" ] && rm -rf "$home"
   rm -rf "$DIR"
+  drop_lock
   step "PostgreSQL '$NAME' stopped, data removed"
 }
 
@@ -246,7 +249,27 @@ cmd_env() {
   echo "export TAREMA_PG_DIR=$DIR"
 }
 
+# One command at a time per instance (two test runs starting the same instance, say). The
+# lock lives outside the state dir, which `down` removes.
+LOCK=$TAREMA_CACHE/postgres/.$NAME.lock
+lock_instance() {
+  mkdir -p "$TAREMA_CACHE/postgres"
+  while :; do
+    exec 8>>"$LOCK"
+    flock -w 300 8 || die "another hack/postgres.sh command on instance '$NAME' has held its lock for 5 minutes"
+    # `down` deletes the lock file while holding it; a lock on a deleted file guards nothing.
+    [ "$(stat -c %i "$LOCK" 2>/dev/null)" = "$(stat -L -c %i "/proc/$$/fd/8")" ] && { HAVE_LOCK=1; return 0; }
+    exec 8>&-
+  done
+}
+
+# Deletes the lock file of an instance that does not exist (any more); only its holder may.
+drop_lock() { [ "${HAVE_LOCK:-0}" = 1 ] && rm -f "$LOCK" || true; }
+
 cmd=${1:-}
+case $cmd in
+  up | down | start | stop) lock_instance ;;
+esac
 case $cmd in
   up) cmd_up ;;
   down) cmd_down ;;

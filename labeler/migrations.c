@@ -1,7 +1,9 @@
 /* migrations.c: see migrations.h. The .sql files are included byte for byte by the assembler
  * (.incbin, paths relative to the repository root where make runs) and NUL-terminated, so the
  * SQL has one source of truth and needs no code generator. Add a migration: write the next
- * NNN_name.sql, add an EMBED line and a table entry; never edit a released migration. */
+ * NNN_name.sql, add an EMBED line and a table entry; never edit a released migration.
+ * (.incbin is invisible to -MMD: a changed .sql needs this file rebuilt, which adding the
+ * EMBED line does.) */
 #include "labeler/migrations.h"
 
 #define EMBED(sym, path)                                                                           \
@@ -14,11 +16,13 @@
 
 EMBED(lab_sql_001, "labeler/migrations/001_task_runs.sql");
 EMBED(lab_sql_002, "labeler/migrations/002_weblog_runs.sql");
-extern const char lab_sql_001[], lab_sql_002[];
+EMBED(lab_sql_003, "labeler/migrations/003_identity_primary_key.sql");
+extern const char lab_sql_001[], lab_sql_002[], lab_sql_003[];
 
 static const tm_pg_migration migrations[] = {
     {1, "task_runs", lab_sql_001},
     {2, "weblog_runs", lab_sql_002},
+    {3, "identity_primary_key", lab_sql_003},
 };
 
 const tm_pg_migration *lab_migrations(size_t *n) {

@@ -29,7 +29,8 @@ typedef struct server {
     tm_metric *m_events, *m_pending, *m_db_up, *m_profiles;
     tm_kube *kube;
     const char *ns;
-    json_t *published; /* TaskProfile name -> status text last published (minus lastUpdate) */
+    json_t *published;  /* TaskProfile name -> status text last published (minus lastUpdate) */
+    int db_down_logged; /* touched by the main loop only (connect_db) */
 } server;
 
 typedef enum { EV_STORED, EV_REJECTED, EV_RETRY } ev_result;
@@ -180,9 +181,15 @@ static void connect_db(server *sv) {
     tm_err err = {{0}, 0};
     lab_store *s = lab_store_open(sv->o->db, &err);
     if (!s) {
-        tm_debug("database still unavailable: %s", err.msg);
+        /* Say it once per outage, then quietly retry every second. */
+        if (!sv->db_down_logged)
+            tm_warn("database unavailable, events will be spooled until it is back: %s", err.msg);
+        else
+            tm_debug("database still unavailable: %s", err.msg);
+        sv->db_down_logged = 1;
         return;
     }
+    sv->db_down_logged = 0;
     pthread_mutex_lock(&sv->mu);
     sv->store = s;
     pthread_mutex_unlock(&sv->mu);

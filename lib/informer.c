@@ -22,9 +22,9 @@
 #include "log.h"
 
 /* client-go watches for a random 5..10 minutes so that servers are not hit in lockstep. */
-#define WATCH_MIN_S 300
-#define BACKOFF_BASE_MS 500
-#define BACKOFF_CAP_MS 10000
+#define WATCH_MIN_S      300
+#define BACKOFF_BASE_MS  500
+#define BACKOFF_CAP_MS   10000
 #define BACKOFF_RESET_MS 60000
 /* A stream that ends sooner than this counts as a failure (backoff), not a server timeout. */
 #define WATCH_HEALTHY_MS 1000
@@ -120,8 +120,8 @@ static void on_timer_watch(void *ud) {
 
 static void retry_later(tm_informer *inf, void (*fn)(void *), const char *what, const char *why) {
     int64_t d = tm_backoff_next(&inf->bo, tm_kube_now_ms());
-    tm_warn("informer %s failed path=%s retry_ms=%lld error=\"%s\"", what, inf->path,
-            (long long)d, why);
+    tm_warn("informer %s failed path=%s retry_ms=%lld error=\"%s\"", what, inf->path, (long long)d,
+            why);
     inf->timer = tm_timer_add(inf->k, d, fn, inf);
 }
 
@@ -278,12 +278,12 @@ static void watch_data(void *ud, tm_xfer *x) {
     int r;
     while (!inf->stopped && (r = tm_watchstream_next(x->ws, &ev, &err)) != 0) {
         if (r < 0) {
-            tm_warn("informer skipped a bad watch event path=%s error=\"%s\"", inf->path,
-                    err.msg);
+            tm_warn("informer skipped a bad watch event path=%s error=\"%s\"", inf->path, err.msg);
             continue;
         }
         if (ev.type == TM_WS_ERROR) {
-            const char *msg = tm_json_str(ev.object, "message", "");
+            char msg[600];
+            snprintf(msg, sizeof msg, "%s", tm_json_str(ev.object, "message", ""));
             json_decref(ev.object);
             if (ev.code == 410) {
                 tm_info("informer watch expired, re-listing path=%s msg=\"%s\"", inf->path, msg);
@@ -292,7 +292,7 @@ static void watch_data(void *ud, tm_xfer *x) {
                 if (inf->xfer == x)
                     inf->xfer = NULL;
                 tm_xfer_cancel(x);
-                char why[600];
+                char why[700];
                 snprintf(why, sizeof why, "watch ERROR event code=%d: %s", ev.code, msg);
                 retry_later(inf, on_timer_watch, "watch", why);
             }
@@ -343,8 +343,7 @@ static void start_watch(tm_informer *inf) {
         tm_debug("informer watch reconnect path=%s rv=%s", inf->path, inf->rv ? inf->rv : "");
     inf->watch_started_ms = tm_kube_now_ms();
     /* The transfer limit backs up the server's timeout against half-open connections. */
-    inf->xfer = tm_xfer_start(inf->k, "GET", p, NULL, 0, NULL, true, timeout + 30, &watch_ops,
-                              inf);
+    inf->xfer = tm_xfer_start(inf->k, "GET", p, NULL, 0, NULL, true, timeout + 30, &watch_ops, inf);
     free(p);
     if (!inf->xfer)
         retry_later(inf, on_timer_watch, "watch", "out of memory");
@@ -354,8 +353,9 @@ static void start_watch(tm_informer *inf) {
 
 tm_informer *tm_informer_start(tm_kube *k, const tm_informer_opts *opts, tm_err *err) {
     if (!k || !opts || !opts->path || opts->path[0] != '/' || strchr(opts->path, '?')) {
-        tm_err_set(err, "informer: path must be a collection path such as /api/v1/pods, "
-                        "without a query (got '%s')",
+        tm_err_set(err,
+                   "informer: path must be a collection path such as /api/v1/pods, "
+                   "without a query (got '%s')",
                    opts && opts->path ? opts->path : "(null)");
         return NULL;
     }
@@ -376,10 +376,9 @@ tm_informer *tm_informer_start(tm_kube *k, const tm_informer_opts *opts, tm_err 
     inf->on_synced = opts->on_synced;
     inf->ud = opts->ud;
     inf->store = json_object();
-    tm_backoff_init(&inf->bo, TM_BACKOFF_DECORRELATED, BACKOFF_BASE_MS, BACKOFF_CAP_MS,
-                    BACKOFF_RESET_MS,
-                    (uint64_t)tm_kube_now_ms() ^ ((uint64_t)(uintptr_t)inf << 16) ^
-                        (uint64_t)getpid());
+    tm_backoff_init(
+        &inf->bo, TM_BACKOFF_DECORRELATED, BACKOFF_BASE_MS, BACKOFF_CAP_MS, BACKOFF_RESET_MS,
+        (uint64_t)tm_kube_now_ms() ^ ((uint64_t)(uintptr_t)inf << 16) ^ (uint64_t)getpid());
     inf->next = k->informers;
     if (k->informers)
         k->informers->prev = inf;

@@ -57,8 +57,8 @@ void tm_kube_microtime(char *buf, size_t len) {
 }
 
 static bool unreserved(unsigned char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '.' || c == '_' || c == '~';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '.' || c == '_' || c == '~';
 }
 
 static void append_escaped(tm_kbuf *b, const char *s) {
@@ -128,8 +128,8 @@ static int check_readable(const char *path, const char *what, tm_err *err) {
 }
 
 tm_kube *tm_kube_new(const tm_kube_config *cfg, tm_err *err) {
-    if (!cfg || !cfg->server || (strncmp(cfg->server, "https://", 8) != 0 &&
-                                 strncmp(cfg->server, "http://", 7) != 0)) {
+    if (!cfg || !cfg->server ||
+        (strncmp(cfg->server, "https://", 8) != 0 && strncmp(cfg->server, "http://", 7) != 0)) {
         tm_err_set(err, "kube client: server URL '%s' must start with https:// or http://",
                    cfg && cfg->server ? cfg->server : "(none)");
         return NULL;
@@ -249,9 +249,9 @@ int64_t tm_kube_ratelimit_reserve(tm_kube *k) {
     return wait;
 }
 
-int tm_kube_setup_easy(tm_kube *k, CURL *e, const char *method, const char *url,
-                       const char *body, size_t body_len, const char *content_type, bool watch,
-                       long timeout_s, struct curl_slist **hdrs, char *errbuf, tm_err *err) {
+int tm_kube_setup_easy(tm_kube *k, CURL *e, const char *method, const char *url, const char *body,
+                       size_t body_len, const char *content_type, bool watch, long timeout_s,
+                       struct curl_slist **hdrs, char *errbuf, tm_err *err) {
     curl_easy_setopt(e, CURLOPT_URL, url);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
@@ -330,6 +330,18 @@ int tm_kube_setup_easy(tm_kube *k, CURL *e, const char *method, const char *url,
     return 0;
 }
 
+int64_t tm_kube_retry_after_ms(CURL *e, long status, int attempt) {
+    if (status != 429 || attempt >= 5)
+        return -1;
+    curl_off_t ra = 0;
+    curl_easy_getinfo(e, CURLINFO_RETRY_AFTER, &ra);
+    if (ra < 1)
+        ra = 1;
+    if (ra > 30)
+        ra = 30;
+    return (int64_t)ra * 1000;
+}
+
 void tm_kube_fill_error(tm_err *err, const char *method, const char *path, const char *server,
                         CURLcode rc, const char *curl_msg, long status, const char *body,
                         size_t body_len) {
@@ -345,8 +357,8 @@ void tm_kube_fill_error(tm_err *err, const char *method, const char *path, const
     const char *msg = tm_json_str(st, "message", NULL);
     const char *reason = tm_json_str(st, "reason", "");
     if (msg) {
-        tm_err_set(err, "%s %s: %s (HTTP %ld%s%s)", method, path, msg, status,
-                   *reason ? " " : "", reason);
+        tm_err_set(err, "%s %s: %s (HTTP %ld%s%s)", method, path, msg, status, *reason ? " " : "",
+                   reason);
     } else if (body && body_len) {
         int n = body_len > 300 ? 300 : (int)body_len;
         while (n > 0 && (body[n - 1] == '\n' || body[n - 1] == '\r'))
@@ -363,6 +375,14 @@ void tm_kube_fill_error(tm_err *err, const char *method, const char *path, const
 
 static size_t sync_write(char *p, size_t size, size_t n, void *ud) {
     return tm_kbuf_append(ud, p, size * n) == 0 ? size * n : 0;
+}
+
+static void sleep_ms(int64_t ms) {
+    if (ms <= 0)
+        return;
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
 }
 
 static CURL *pool_take(tm_kube *k) {
@@ -397,16 +417,10 @@ static json_t *parse_body(const char *data, size_t len) {
 }
 
 static json_t *request_raw(tm_kube *k, const char *method, const char *path, const char *body,
-                           size_t body_len, const char *content_type, int *status,
-                           tm_err *err) {
+                           size_t body_len, const char *content_type, int *status, tm_err *err) {
     if (!method || !path)
         return tm_err_set(err, "kube request: method and path are required"), NULL;
-    int64_t wait = tm_kube_ratelimit_reserve(k);
-    if (wait > 0) {
-        struct timespec ts = {wait / 1000, (wait % 1000) * 1000000};
-        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-            ;
-    }
+    sleep_ms(tm_kube_ratelimit_reserve(k));
     CURL *e = pool_take(k);
     if (!e)
         return tm_err_set(err, "%s %s: cannot create a curl handle", method, path), NULL;
@@ -419,9 +433,19 @@ static json_t *request_raw(tm_kube *k, const char *method, const char *path, con
                            DEFAULT_TIMEOUT_S, &hdrs, errbuf, err) == 0) {
         curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, sync_write);
         curl_easy_setopt(e, CURLOPT_WRITEDATA, &resp);
-        CURLcode rc = curl_easy_perform(e);
+        CURLcode rc;
         long code = 0;
-        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
+        for (int attempt = 0;; attempt++) {
+            rc = curl_easy_perform(e);
+            curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
+            int64_t retry = rc == CURLE_OK ? tm_kube_retry_after_ms(e, code, attempt) : -1;
+            if (retry < 0)
+                break;
+            /* 429 Too Many Requests (API priority and fairness): wait as told, then again. */
+            int64_t limit = tm_kube_ratelimit_reserve(k);
+            sleep_ms(retry > limit ? retry : limit);
+            tm_kbuf_free(&resp);
+        }
         if (status)
             *status = (int)code;
         if (rc == CURLE_OK && code >= 200 && code < 300) {
@@ -429,8 +453,7 @@ static json_t *request_raw(tm_kube *k, const char *method, const char *path, con
             if (err)
                 err->http_status = 0;
         } else {
-            tm_kube_fill_error(err, method, path, k->server, rc, errbuf, code, resp.data,
-                               resp.len);
+            tm_kube_fill_error(err, method, path, k->server, rc, errbuf, code, resp.data, resp.len);
         }
     }
     /* Headers must outlive the transfer; the handle may keep a pointer until reset. */
@@ -445,8 +468,7 @@ static json_t *request_raw(tm_kube *k, const char *method, const char *path, con
 json_t *tm_kube_request(tm_kube *k, const char *method, const char *path, const json_t *body,
                         const char *content_type, int *status, tm_err *err) {
     char *b = body ? json_dumps(body, JSON_COMPACT) : NULL;
-    json_t *out =
-        request_raw(k, method, path, b, b ? strlen(b) : 0, content_type, status, err);
+    json_t *out = request_raw(k, method, path, b, b ? strlen(b) : 0, content_type, status, err);
     free(b);
     return out;
 }
@@ -584,14 +606,13 @@ char *tm_kube_binding_request(const char *ns, const char *pod, const char *pod_u
     json_t *meta = json_pack("{s:s, s:s}", "name", pod, "namespace", ns);
     if (pod_uid && *pod_uid)
         json_object_set_new(meta, "uid", json_string(pod_uid));
-    *body = json_pack("{s:s, s:s, s:o, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind",
-                      "Binding", "metadata", meta, "target", "apiVersion", "v1", "kind", "Node",
-                      "name", node);
+    *body = json_pack("{s:s, s:s, s:o, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind", "Binding",
+                      "metadata", meta, "target", "apiVersion", "v1", "kind", "Node", "name", node);
     return tm_kube_path("v1", "pods", ns, pod, "binding");
 }
 
-int tm_kube_bind(tm_kube *k, const char *ns, const char *pod, const char *pod_uid,
-                 const char *node, tm_err *err) {
+int tm_kube_bind(tm_kube *k, const char *ns, const char *pod, const char *pod_uid, const char *node,
+                 tm_err *err) {
     if (!ns || !pod || !node || !*ns || !*pod || !*node)
         return tm_err_set(err, "bind: namespace, pod and node are all required");
     json_t *body;
@@ -620,12 +641,10 @@ json_t *tm_kube_event_new(const json_t *regarding, const char *type, const char 
     char when[40];
     tm_kube_microtime(when, sizeof when);
     json_t *reg = json_object();
-    const char *keys[][2] = {{"kind", "kind"},
-                             {"apiVersion", "apiVersion"},
-                             {"metadata.name", "name"},
-                             {"metadata.namespace", "namespace"},
-                             {"metadata.uid", "uid"},
-                             {"metadata.resourceVersion", "resourceVersion"}};
+    const char *keys[][2] = {
+        {"kind", "kind"},          {"apiVersion", "apiVersion"},
+        {"metadata.name", "name"}, {"metadata.namespace", "namespace"},
+        {"metadata.uid", "uid"},   {"metadata.resourceVersion", "resourceVersion"}};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const char *v = tm_json_str(regarding, keys[i][0], NULL);
         if (v && *v)
@@ -634,13 +653,13 @@ json_t *tm_kube_event_new(const json_t *regarding, const char *type, const char 
     /* The API rejects notes above 1 kB. */
     char notebuf[1024];
     snprintf(notebuf, sizeof notebuf, "%s", note ? note : "");
-    json_t *ev = json_pack(
-        "{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o}", "apiVersion",
-        "events.k8s.io/v1", "kind", "Event", "metadata", "name", evname, "namespace", evns,
-        "eventTime", when, "reportingController", controller ? controller : "tarema",
-        "reportingInstance", instance ? instance : "tarema", "action", action ? action : "",
-        "reason", reason ? reason : "", "type", type ? type : "Normal", "note", notebuf,
-        "regarding", reg);
+    json_t *ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o}",
+                           "apiVersion", "events.k8s.io/v1", "kind", "Event", "metadata", "name",
+                           evname, "namespace", evns, "eventTime", when, "reportingController",
+                           controller ? controller : "tarema", "reportingInstance",
+                           instance ? instance : "tarema", "action", action ? action : "", "reason",
+                           reason ? reason : "", "type", type ? type : "Normal", "note", notebuf,
+                           "regarding", reg);
     return ev;
 }
 

@@ -61,11 +61,12 @@ struct tm_xfer {
     long timeout_s;     /* whole-transfer limit (0 = none) */
     char *body;         /* request body (owned) */
     size_t body_len;
-    tm_kbuf resp;  /* response body (requests, and error bodies of watches) */
-    long status;   /* HTTP status once headers arrived */
-    bool watch;    /* long-lived stream: not rate limited, body fed to ws */
+    tm_kbuf resp; /* response body (requests, and error bodies of watches) */
+    long status;  /* HTTP status once headers arrived */
+    bool watch;   /* long-lived stream: not rate limited, body fed to ws */
     bool in_multi, cancelled, has_data, queued;
     int refs;
+    int retries;         /* 429 Too Many Requests answers retried so far */
     int64_t start_at_ms; /* when the rate limiter lets it start */
     int64_t started_ms;  /* when it was handed to curl */
     tm_watchstream *ws;  /* watches only */
@@ -92,9 +93,13 @@ void tm_kube_fill_error(tm_err *err, const char *method, const char *path, const
 
 /* Applies the common options (URL, TLS, auth, headers, HTTP/2) to an easy handle. *hdrs gets
  * the header list the caller frees after the transfer. */
-int tm_kube_setup_easy(tm_kube *k, CURL *e, const char *method, const char *url,
-                       const char *body, size_t body_len, const char *content_type, bool watch,
-                       long timeout_s, struct curl_slist **hdrs, char *errbuf, tm_err *err);
+int tm_kube_setup_easy(tm_kube *k, CURL *e, const char *method, const char *url, const char *body,
+                       size_t body_len, const char *content_type, bool watch, long timeout_s,
+                       struct curl_slist **hdrs, char *errbuf, tm_err *err);
+
+/* How long to wait before retrying a 429 answer (its Retry-After, 1..30 s), or -1 when the
+ * request should not be retried (not a 429, or `attempt` retries were made already). */
+int64_t tm_kube_retry_after_ms(CURL *e, long status, int attempt);
 
 /* Reserves one token of the rate limiter; returns how long (ms) the caller must wait before
  * using it (0 when unlimited or a token was there). */
@@ -105,7 +110,6 @@ char *tm_kube_url(const tm_kube *k, const char *path);
 
 /* Appends "?key=value" or "&key=value" (value URL-escaped) to a malloc'd string. */
 char *tm_kube_query_add(char *path, const char *key, const char *value);
-
 
 struct tm_kube {
     char *server, *ca_file, *cert_file, *key_file, *token_file, *namespace, *user_agent;

@@ -160,6 +160,25 @@ static void pending_unlink(tm_kube *k, tm_xfer *x) {
     x->queued = false;
 }
 
+/* Queues x by start time (rate-limit reservations arrive in order, so this is almost always
+ * an append; 429 retries may land earlier). */
+static void pending_insert(tm_kube *k, tm_xfer *x) {
+    tm_xfer *after = k->pending_tail;
+    while (after && after->start_at_ms > x->start_at_ms)
+        after = after->prev;
+    x->queued = true;
+    x->prev = after;
+    x->next = after ? after->next : k->pending;
+    if (x->next)
+        x->next->prev = x;
+    else
+        k->pending_tail = x;
+    if (after)
+        after->next = x;
+    else
+        k->pending = x;
+}
+
 static size_t xfer_write(char *p, size_t size, size_t n, void *ud) {
     tm_xfer *x = ud;
     size_t len = size * n;
@@ -218,8 +237,7 @@ tm_xfer *tm_xfer_start(tm_kube *k, const char *method, const char *path, const c
     }
     if (watch)
         x->ws = tm_watchstream_new(0);
-    if (!x->easy || !x->method || !x->path || !x->url || (body && !x->body) ||
-        (watch && !x->ws)) {
+    if (!x->easy || !x->method || !x->path || !x->url || (body && !x->body) || (watch && !x->ws)) {
         xfer_destroy(x);
         return NULL;
     }
@@ -236,14 +254,7 @@ tm_xfer *tm_xfer_start(tm_kube *k, const char *method, const char *path, const c
         xfer_begin(k, x);
         return x;
     }
-    x->queued = true;
-    x->prev = k->pending_tail;
-    x->next = NULL;
-    if (k->pending_tail)
-        k->pending_tail->next = x;
-    else
-        k->pending = x;
-    k->pending_tail = x;
+    pending_insert(k, x);
     return x;
 }
 
@@ -337,6 +348,21 @@ static int complete_done(tm_kube *k) {
     }
     for (size_t i = 0; i < n; i++) {
         tm_xfer *x = done[i];
+        int64_t retry = x->cancelled || x->watch || rcs[i] != CURLE_OK
+                            ? -1
+                            : tm_kube_retry_after_ms(x->easy, x->status, x->retries);
+        if (retry >= 0) {
+            /* 429: the server asked us to come back later; the loop keeps its reference. */
+            x->retries++;
+            curl_slist_free_all(x->hdrs);
+            x->hdrs = NULL;
+            tm_kbuf_free(&x->resp);
+            x->status = 0;
+            int64_t wait = tm_kube_ratelimit_reserve(k);
+            x->start_at_ms = tm_kube_now_ms() + (wait > retry ? wait : retry);
+            pending_insert(k, x);
+            continue;
+        }
         if (!x->cancelled && x->watch && x->has_data && x->ops && x->ops->on_data) {
             x->has_data = false;
             x->ops->on_data(x->ud, x); /* events that arrived just before the end */

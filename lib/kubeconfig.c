@@ -187,8 +187,9 @@ static int fill_user(tm_kube_config *cfg, const json_t *u, const char *dir, cons
                               "does not run; use a client certificate or a token",
                               what);
         if (json_object_get(u, "username"))
-            return tm_err_set(err, "%s: basic auth (username/password) is not supported; use a "
-                                   "client certificate or a token",
+            return tm_err_set(err,
+                              "%s: basic auth (username/password) is not supported; use a "
+                              "client certificate or a token",
                               what);
     }
     return 0;
@@ -281,8 +282,7 @@ tm_kube_config *tm_kube_config_in_cluster(const char *root, tm_err *err) {
     size_t n = strlen(host) + strlen(port) + 16;
     cfg->server = malloc(n);
     /* An IPv6 service host needs brackets in a URL. */
-    snprintf(cfg->server, n, strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host,
-             port);
+    snprintf(cfg->server, n, strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host, port);
     snprintf(path, sizeof path, "%s/token", root);
     if (access(path, R_OK) != 0) {
         tm_err_set(err, "in-cluster config: cannot read the service account token %s: %s", path,

@@ -156,8 +156,8 @@ static void failed(tm_leader *l, long status, const char *why) {
             lose(l, why);
     }
     if (status != 409 && status != 0)
-        tm_warn("leader election: lease request failed lease=%s/%s error=\"%s\"", l->ns,
-                l->name, why);
+        tm_warn("leader election: lease request failed lease=%s/%s error=\"%s\"", l->ns, l->name,
+                why);
     schedule(l, l->leading ? l->retry_ms : jittered_retry(l));
 }
 
@@ -221,9 +221,9 @@ static void get_done(void *ud, tm_xfer *x, CURLcode rc, long status) {
     l->xfer = NULL;
     l->busy++;
     if (rc == CURLE_OK && status == 404) {
-        json_t *lease = json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion",
-                                  "coordination.k8s.io/v1", "kind", "Lease", "metadata", "name",
-                                  l->name, "namespace", l->ns);
+        json_t *lease =
+            json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", "coordination.k8s.io/v1", "kind",
+                      "Lease", "metadata", "name", l->name, "namespace", l->ns);
         claim(l, lease, NULL);
         write_lease(l, "POST", l->collection, lease);
         json_decref(lease);
@@ -277,8 +277,8 @@ static void cycle(tm_leader *l) {
 }
 
 tm_leader *tm_leader_start(tm_kube *k, const tm_leader_opts *opts, tm_err *err) {
-    if (!k || !opts || !opts->ns || !*opts->ns || !opts->name || !*opts->name ||
-        !opts->identity || !*opts->identity) {
+    if (!k || !opts || !opts->ns || !*opts->ns || !opts->name || !*opts->name || !opts->identity ||
+        !*opts->identity) {
         tm_err_set(err, "leader election: the lease namespace, name and this replica's "
                         "identity are all required");
         return NULL;
@@ -292,8 +292,9 @@ tm_leader *tm_leader_start(tm_kube *k, const tm_leader_opts *opts, tm_err *err) 
     l->renew_deadline_ms = opts->renew_deadline_ms > 0 ? opts->renew_deadline_ms : 10000;
     l->retry_ms = opts->retry_ms > 0 ? opts->retry_ms : 2000;
     if (l->lease_ms <= l->renew_deadline_ms || l->renew_deadline_ms <= l->retry_ms) {
-        tm_err_set(err, "leader election: need lease (%d ms) > renew deadline (%d ms) > retry "
-                        "(%d ms), as client-go requires",
+        tm_err_set(err,
+                   "leader election: need lease (%d ms) > renew deadline (%d ms) > retry "
+                   "(%d ms), as client-go requires",
                    l->lease_ms, l->renew_deadline_ms, l->retry_ms);
         leader_destroy(l);
         return NULL;
@@ -338,8 +339,8 @@ static void release(tm_leader *l) {
         if (r)
             tm_info("leader election: released lease=%s/%s", l->ns, l->name);
         else
-            tm_warn("leader election: could not release lease=%s/%s error=\"%s\"", l->ns,
-                    l->name, err.msg);
+            tm_warn("leader election: could not release lease=%s/%s error=\"%s\"", l->ns, l->name,
+                    err.msg);
         json_decref(r);
     }
     json_decref(upd);

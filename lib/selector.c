@@ -41,8 +41,7 @@ static bool valid_key(const char *k) {
     if (!slash)
         return valid_name(k, strlen(k));
     size_t pn = (size_t)(slash - k);
-    if (pn == 0 || pn > 253 || !isalnum((unsigned char)k[0]) ||
-        !isalnum((unsigned char)k[pn - 1]))
+    if (pn == 0 || pn > 253 || !isalnum((unsigned char)k[0]) || !isalnum((unsigned char)k[pn - 1]))
         return false;
     for (size_t i = 0; i < pn; i++)
         if (!(islower((unsigned char)k[i]) || isdigit((unsigned char)k[i]) || k[i] == '-' ||
@@ -70,14 +69,14 @@ static int add_req(tm_selector *s, const char *key, tm_sel_op op, char **values,
         for (size_t i = 0; i < nv; i++)
             free(values[i]);
         free(values);
-        return tm_err_set(err, "%s: invalid label key '%s' (want [prefix/]name, name at most 63 "
-                               "characters [A-Za-z0-9._-] starting and ending alphanumeric)",
+        return tm_err_set(err,
+                          "%s: invalid label key '%s' (want [prefix/]name, name at most 63 "
+                          "characters [A-Za-z0-9._-] starting and ending alphanumeric)",
                           what, key);
     }
     const char *bad = NULL;
     for (size_t i = 0; i < nv && !bad; i++) {
-        if ((op == TM_SEL_GT || op == TM_SEL_LT) ? !valid_int(values[i])
-                                                 : !valid_value(values[i]))
+        if ((op == TM_SEL_GT || op == TM_SEL_LT) ? !valid_int(values[i]) : !valid_value(values[i]))
             bad = values[i];
     }
     if (bad) {
@@ -198,7 +197,7 @@ static int parse_req(scan *sc, tm_selector *sel, tm_err *err) {
         if (sc->p[0] == '!' && sc->p[1] != '=') {
             rc = tm_err_set(err, "%s: expected '!=' after key '%s'", sc->what, key);
         } else {
-            op = sc->p[0] == '=' ? TM_SEL_EQ
+            op = sc->p[0] == '='   ? TM_SEL_EQ
                  : sc->p[0] == '!' ? TM_SEL_NEQ
                  : sc->p[0] == '<' ? TM_SEL_LT
                                    : TM_SEL_GT;
@@ -216,8 +215,9 @@ static int parse_req(scan *sc, tm_selector *sel, tm_err *err) {
             op = word[0] == 'i' ? TM_SEL_IN : TM_SEL_NOTIN;
             rc = parse_set(sc, key, &vals, &nv, err);
         } else {
-            rc = tm_err_set(err, "%s: expected an operator (=, ==, !=, in, notin, <, >) after "
-                                 "key '%s', got '%s'",
+            rc = tm_err_set(err,
+                            "%s: expected an operator (=, ==, !=, in, notin, <, >) after "
+                            "key '%s', got '%s'",
                             sc->what, key, *word ? word : (char[]){*sc->p, 0});
         }
         free(word);
@@ -282,8 +282,9 @@ static int add_expressions(tm_selector *sel, const json_t *exprs, bool node, con
         if (!key)
             return tm_err_set(err, "%s: matchExpressions[%zu] has no key", what, i);
         if (k < 0)
-            return tm_err_set(err, "%s: matchExpressions[%zu] (key '%s'): operator '%s' is not "
-                                   "one of In, NotIn, Exists, DoesNotExist%s",
+            return tm_err_set(err,
+                              "%s: matchExpressions[%zu] (key '%s'): operator '%s' is not "
+                              "one of In, NotIn, Exists, DoesNotExist%s",
                               what, i, key, op ? op : "(missing)", node ? ", Gt, Lt" : "");
         size_t nv = json_array_size(values);
         if (values && !json_is_array(values) && !json_is_null(values))
@@ -303,8 +304,9 @@ static int add_expressions(tm_selector *sel, const json_t *exprs, bool node, con
             vals[j] = strdup(v ? v : "");
             if (!v) {
                 free_values(vals, nv);
-                return tm_err_set(err, "%s: matchExpressions[%zu] (key '%s'): values must be "
-                                       "strings",
+                return tm_err_set(err,
+                                  "%s: matchExpressions[%zu] (key '%s'): values must be "
+                                  "strings",
                                   what, i, key);
             }
         }
@@ -359,13 +361,12 @@ tm_selector *tm_selector_from_node_selector_term(const json_t *term, tm_err *err
         return NULL;
     }
     if (json_array_size(json_object_get(term, "matchFields")) > 0) {
-        tm_err_set(err, "%s: matchFields selects on fields, not labels; match it separately",
-                   what);
+        tm_err_set(err, "%s: matchFields selects on fields, not labels; match it separately", what);
         return NULL;
     }
     tm_selector *sel = calloc(1, sizeof *sel);
-    if (sel && add_expressions(sel, json_object_get(term, "matchExpressions"), true, what, err) <
-                   0) {
+    if (sel &&
+        add_expressions(sel, json_object_get(term, "matchExpressions"), true, what, err) < 0) {
         tm_selector_free(sel);
         return NULL;
     }

@@ -75,8 +75,9 @@ static int parse_line(const char *line, size_t n, tm_watch_event *ev, tm_err *er
         if (strcmp(type, type_names[i]) == 0)
             t = i;
     if (t < 0) {
-        tm_err_set(err, "watch stream: event type '%s' is not one of ADDED, MODIFIED, DELETED, "
-                        "BOOKMARK, ERROR",
+        tm_err_set(err,
+                   "watch stream: event type '%s' is not one of ADDED, MODIFIED, DELETED, "
+                   "BOOKMARK, ERROR",
                    type ? type : "(missing)");
         json_decref(root);
         return -1;
@@ -115,8 +116,8 @@ int tm_watchstream_next(tm_watchstream *ws, tm_watch_event *ev, tm_err *err) {
         if (skip == n)
             continue;
         if (n > ws->max_line)
-            return tm_err_set(err, "watch stream: event of %zu bytes exceeds the limit of %zu",
-                              n, ws->max_line);
+            return tm_err_set(err, "watch stream: event of %zu bytes exceeds the limit of %zu", n,
+                              ws->max_line);
         return parse_line(start + skip, n - skip, ev, err);
     }
 }

@@ -159,6 +159,8 @@ static int well_separated(const double *lx, size_t n, size_t d, const int *assig
  * the current rank shares that rank. */
 static void dense_rank(const double *score, int k, double tol, int *rank) {
     int order[PROF_K_LIMIT + 1];
+    if (k < 1)
+        return;
     for (int i = 0; i < k; i++)
         order[i] = i;
     for (int i = 1; i < k; i++) /* insertion sort: k <= 10, and it is stable */

@@ -7,28 +7,22 @@
 
 #include "lib/fileutil.h"
 
-typedef struct num_field {
-    const char *key;
-    size_t offset;
-} num_field;
-
-static const num_field num_fields[] = {
-    {"cpu_single_eps", offsetof(prof_profile, cpu_single_eps)},
-    {"cpu_multi_eps", offsetof(prof_profile, cpu_multi_eps)},
-    {"mem_mibps", offsetof(prof_profile, mem_mibps)},
-    {"seq_read_iops", offsetof(prof_profile, seq_read_iops)},
-    {"seq_write_iops", offsetof(prof_profile, seq_write_iops)},
-    {"rand_read_iops", offsetof(prof_profile, rand_read_iops)},
-    {"rand_write_iops", offsetof(prof_profile, rand_write_iops)},
+/* The measured figures, in contract order: names and where each lives in the struct. */
+static const char *const num_keys[] = {
+    "cpu_single_eps", "cpu_multi_eps",  "mem_mibps",       "seq_read_iops",
+    "seq_write_iops", "rand_read_iops", "rand_write_iops",
 };
-#define NUM_FIELDS (sizeof num_fields / sizeof num_fields[0])
+#define NUM_FIELDS (sizeof num_keys / sizeof num_keys[0])
 
 static double *field_ptr(prof_profile *p, size_t i) {
-    return (double *)((char *)p + num_fields[i].offset);
+    double *f[NUM_FIELDS] = {&p->cpu_single_eps, &p->cpu_multi_eps,  &p->mem_mibps,
+                             &p->seq_read_iops,  &p->seq_write_iops, &p->rand_read_iops,
+                             &p->rand_write_iops};
+    return f[i];
 }
 
 static double field_val(const prof_profile *p, size_t i) {
-    return *(const double *)((const char *)p + num_fields[i].offset);
+    return *field_ptr((prof_profile *)p, i);
 }
 
 static int get_int(const json_t *j, const char *key, const char *what, const char *node,
@@ -57,14 +51,13 @@ int prof_profile_from_json(const json_t *j, const char *what, prof_profile *p, t
         get_int(j, "memory_bytes", what, p->node, &p->memory_bytes, err) != 0)
         return -1;
     for (size_t i = 0; i < NUM_FIELDS; i++) {
-        json_t *v = json_object_get(j, num_fields[i].key);
+        json_t *v = json_object_get(j, num_keys[i]);
         if (!v)
-            return tm_err_set(err, "%s: node '%s': missing key '%s'", what, p->node,
-                              num_fields[i].key);
+            return tm_err_set(err, "%s: node '%s': missing key '%s'", what, p->node, num_keys[i]);
         double x = json_is_number(v) ? json_number_value(v) : NAN;
         if (!isfinite(x) || x <= 0)
             return tm_err_set(err, "%s: node '%s': '%s' must be a positive number", what, p->node,
-                              num_fields[i].key);
+                              num_keys[i]);
         *field_ptr(p, i) = x;
     }
     json_t *st = json_object_get(j, "static");
@@ -79,7 +72,7 @@ json_t *prof_profile_figures(const prof_profile *p) {
     json_object_set_new(o, "cores", json_integer(p->cores));
     json_object_set_new(o, "memory_bytes", json_integer(p->memory_bytes));
     for (size_t i = 0; i < NUM_FIELDS; i++)
-        json_object_set_new(o, num_fields[i].key, json_real(field_val(p, i)));
+        json_object_set_new(o, num_keys[i], json_real(field_val(p, i)));
     return o;
 }
 

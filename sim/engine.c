@@ -15,7 +15,6 @@
 #include "scheduler/policy.h"
 #include "scheduler/snapshot.h"
 
-
 void sim_opts_default(sim_opts *o) {
     memset(o, 0, sizeof *o);
     o->policy = "tarema";
@@ -210,8 +209,7 @@ static void pend_heapify(sim *s) {
 
 /* ---- setup ---- */
 
-sched_snapshot *sim_snapshot_new(const sim_cluster *c, bool shuffle, uint64_t seed,
-                                 tm_err *err) {
+sched_snapshot *sim_snapshot_new(const sim_cluster *c, bool shuffle, uint64_t seed, tm_err *err) {
     int n = c->nnodes;
     sched_snapshot *snap = sched_snapshot_new();
     int *perm = malloc((size_t)n * sizeof *perm);
@@ -409,8 +407,8 @@ static int build_workflows(sim *s) {
         wi->nsucc_each = calloc((size_t)np, sizeof *wi->nsucc_each);
         wi->proc_shape = calloc((size_t)np, sizeof *wi->proc_shape);
         s->hist[i].proc_samples = calloc((size_t)np, sizeof *s->hist[i].proc_samples);
-        if (!wi->proc_off || !wi->succ_all || !wi->succ_each || !wi->nsucc_all ||
-            !wi->nsucc_each || !wi->proc_shape || !s->hist[i].proc_samples)
+        if (!wi->proc_off || !wi->succ_all || !wi->succ_each || !wi->nsucc_all || !wi->nsucc_each ||
+            !wi->proc_shape || !s->hist[i].proc_samples)
             return tm_err_set(s->err, "out of memory");
         long off = 0;
         for (int p = 0; p < np; p++) {
@@ -485,8 +483,8 @@ static int build_workflows(sim *s) {
  * allowed (no global state), so it lives in the sim. */
 static const char *task_name(sim *s, const task *t) {
     const sim_workflow *wf = &s->w->wfs[t->wf];
-    snprintf(s->namebuf, sizeof s->namebuf, "%s/%s#%d (run %d)", wf->name,
-             wf->procs[t->proc].name, t->inst, s->runs[t->run].idx + 1);
+    snprintf(s->namebuf, sizeof s->namebuf, "%s/%s#%d (run %d)", wf->name, wf->procs[t->proc].name,
+             t->inst, s->runs[t->run].idx + 1);
     return s->namebuf;
 }
 
@@ -664,8 +662,7 @@ static int refresh_labels(sim *s) {
                 tp.labels[f] = pl->label[f];
             tp.expected_runtime_ms =
                 isnan(pl->mean_realtime_ms) ? -1 : (int64_t)llround(pl->mean_realtime_ms);
-            if (sched_snapshot_set_task(s->snap, s->w->wfs[i].name, pl->process, &tp, s->err) <
-                0) {
+            if (sched_snapshot_set_task(s->snap, s->w->wfs[i].name, pl->process, &tp, s->err) < 0) {
                 lab_labeling_free(l);
                 return -1;
             }
@@ -788,8 +785,8 @@ static sim_result *collect(sim *s) {
         g->tasks++;
         g->busy_core_s += rt * s->w->wfs[t->wf].procs[t->proc].req_cpu;
         if (r->task_recs)
-            r->task_recs[i] = (sim_task_rec){t->wf, s->runs[t->run].idx, t->proc, t->inst,
-                                             t->node, t->ready, t->start, t->end};
+            r->task_recs[i] = (sim_task_rec){
+                t->wf, s->runs[t->run].idx, t->proc, t->inst, t->node, t->ready, t->start, t->end};
     }
     for (int i = 0; i < s->w->nworkflows; i++) {
         sim_wf_stats *ws = &r->wf[i];
@@ -800,10 +797,9 @@ static sim_result *collect(sim *s) {
     }
     double span = r->horizon - (isfinite(t0) ? t0 : 0);
     for (int g = 0; g < r->ngroups; g++)
-        r->groups[g].utilisation =
-            span > 0 && r->groups[g].cores > 0 ? r->groups[g].busy_core_s /
-                                                     (r->groups[g].cores * span)
-                                               : 0;
+        r->groups[g].utilisation = span > 0 && r->groups[g].cores > 0
+                                       ? r->groups[g].busy_core_s / (r->groups[g].cores * span)
+                                       : 0;
     r->task_runtime_mean = s->ntasks ? sum_rt / (double)s->ntasks : 0;
     r->pending_mean = s->ntasks ? sum_pend / (double)s->ntasks : 0;
     return r;

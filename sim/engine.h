@@ -46,8 +46,7 @@ void sim_opts_default(sim_opts *o);
  * (plus tarema.io/sim-node, the simulated node's name). With shuffle, node names are
  * "<pos>-<name>" with pos a seeded permutation, so name order (every policy's tie-break) is
  * the shuffled list order. Caller frees with sched_snapshot_free; NULL with err. */
-sched_snapshot *sim_snapshot_new(const sim_cluster *c, bool shuffle, uint64_t seed,
-                                 tm_err *err);
+sched_snapshot *sim_snapshot_new(const sim_cluster *c, bool shuffle, uint64_t seed, tm_err *err);
 
 /* The pod of task task_index (instance of p in wf), ready at ready_s seconds: requests, task
  * identity (workflow, process) and creation time, as the pod Nextflow would submit. Caller frees
@@ -69,17 +68,17 @@ typedef struct sim_run_rec {
 typedef struct sim_wf_stats {
     int runs;
     double makespan_mean, makespan_first, makespan_rest_mean; /* rest: runs 2.. (NAN if 1) */
-    double task_runtime_mean; /* seconds */
-    double pending_mean;      /* ready -> start, seconds */
+    double task_runtime_mean;                                 /* seconds */
+    double pending_mean;                                      /* ready -> start, seconds */
     long tasks;
 } sim_wf_stats;
 
 typedef struct sim_group_stats {
     int nodes;
     double cores;
-    long tasks;           /* tasks placed on the group */
-    double busy_core_s;   /* requested cores x runtime */
-    double utilisation;   /* busy_core_s / (cores x horizon) */
+    long tasks;         /* tasks placed on the group */
+    double busy_core_s; /* requested cores x runtime */
+    double utilisation; /* busy_core_s / (cores x horizon) */
 } sim_group_stats;
 
 typedef struct sim_result {
@@ -101,8 +100,7 @@ typedef struct sim_result {
 
 /* Simulates w on c under opts. c and w must outlive the result. Returns a new result (free
  * with sim_result_free) or NULL with err (unknown policy, a policy failure). */
-sim_result *sim_run(const sim_cluster *c, const sim_workload *w, const sim_opts *opts,
-                    tm_err *err);
+sim_result *sim_run(const sim_cluster *c, const sim_workload *w, const sim_opts *opts, tm_err *err);
 void sim_result_free(sim_result *r);
 
 /* The paper's experiment design: each workflow alone on the empty cluster with its own history

@@ -36,14 +36,19 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-    static const struct option longopts[] = {
-        {"cluster", required_argument, 0, 'c'},  {"workload", required_argument, 0, 'w'},
-        {"policy", required_argument, 0, 'p'},   {"seed", required_argument, 0, 's'},
-        {"isolate", no_argument, 0, 'i'},        {"contention", no_argument, 0, 'C'},
-        {"json", no_argument, 0, 'j'},           {"gantt", required_argument, 0, 'g'},
-        {"no-shuffle", no_argument, 0, 'N'},     {"label-refresh", required_argument, 0, 'r'},
-        {"log-level", required_argument, 0, 'l'}, {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+    static const struct option longopts[] = {{"cluster", required_argument, 0, 'c'},
+                                             {"workload", required_argument, 0, 'w'},
+                                             {"policy", required_argument, 0, 'p'},
+                                             {"seed", required_argument, 0, 's'},
+                                             {"isolate", no_argument, 0, 'i'},
+                                             {"contention", no_argument, 0, 'C'},
+                                             {"json", no_argument, 0, 'j'},
+                                             {"gantt", required_argument, 0, 'g'},
+                                             {"no-shuffle", no_argument, 0, 'N'},
+                                             {"label-refresh", required_argument, 0, 'r'},
+                                             {"log-level", required_argument, 0, 'l'},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
     const char *cluster_path = NULL, *workload_path = NULL, *policy = "tarema", *gantt = NULL;
     int isolate = 0, as_json = 0;
     sim_opts o;
@@ -87,8 +92,7 @@ int main(int argc, char **argv) {
         case 'r':
             o.label_refresh = strtod(optarg, &end);
             if (*end || !*optarg || o.label_refresh < 0) {
-                fprintf(stderr, "tarema-sim: --label-refresh '%s' is not a number >= 0\n",
-                        optarg);
+                fprintf(stderr, "tarema-sim: --label-refresh '%s' is not a number >= 0\n", optarg);
                 return 2;
             }
             break;

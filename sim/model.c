@@ -40,8 +40,7 @@ static int get_quantity(const json_t *v, int milli, double *out, const char *wha
 }
 
 /* Optional positive number at key; *out unchanged when absent. */
-static int opt_num(const json_t *obj, const char *key, double *out, const char *what,
-                   tm_err *err) {
+static int opt_num(const json_t *obj, const char *key, double *out, const char *what, tm_err *err) {
     json_t *v = json_object_get(obj, key);
     if (!v)
         return 0;
@@ -102,9 +101,8 @@ static int parse_bench(const json_t *b, sim_node_type *t, const char *what, tm_e
 }
 
 static int parse_type(const json_t *o, sim_node_type *t, const char *what, tm_err *err) {
-    static const char *const keys[] = {"name",  "measured_as", "count",         "cores",
-                                       "memory", "bench",      "speed",         "mem_bandwidth",
-                                       NULL};
+    static const char *const keys[] = {"name",  "measured_as", "count",         "cores", "memory",
+                                       "bench", "speed",       "mem_bandwidth", NULL};
     if (!json_is_object(o))
         return tm_err_set(err, "%s: expected a mapping", what);
     if (tm_json_check_keys(o, keys, what, err) < 0)
@@ -337,11 +335,22 @@ static int parse_num(const char *s, double *out) {
 
 static long read_lotaru(sim_meas_table *t, FILE *f, const char *path, const char *machine,
                         const char *label, tm_err *err) {
-    enum { C_LABEL, C_MACHINE, C_TASK, C_RT, C_CPU, C_PEAK, C_RCHAR, C_WCHAR, C_INSIZE, C_SEQ,
-           C_N };
-    static const char *const want[C_N] = {"Label", "Machine", "Task",  "Realtime", "%cpu",
-                                          "peak_rss", "rchar", "wchar", "TaskInputSize",
-                                          "NumberSequences"};
+    enum {
+        C_LABEL,
+        C_MACHINE,
+        C_TASK,
+        C_RT,
+        C_CPU,
+        C_PEAK,
+        C_RCHAR,
+        C_WCHAR,
+        C_INSIZE,
+        C_SEQ,
+        C_N
+    };
+    static const char *const want[C_N] = {"Label",         "Machine",        "Task",  "Realtime",
+                                          "%cpu",          "peak_rss",       "rchar", "wchar",
+                                          "TaskInputSize", "NumberSequences"};
     int col[C_N];
     char line[8192];
     char *fld[128];
@@ -354,8 +363,7 @@ static long read_lotaru(sim_meas_table *t, FILE *f, const char *path, const char
             if (strcmp(fld[i], want[k]) == 0)
                 col[k] = i;
         if (col[k] < 0 && k != C_SEQ && k != C_LABEL && !(k == C_MACHINE && machine))
-            return tm_err_set(err, "%s:1: lotaru CSV header lacks the column '%s'", path,
-                              want[k]);
+            return tm_err_set(err, "%s:1: lotaru CSV header lacks the column '%s'", path, want[k]);
     }
     long added = 0, lineno = 1;
     while (fgets(line, sizeof line, f)) {
@@ -366,8 +374,7 @@ static long read_lotaru(sim_meas_table *t, FILE *f, const char *path, const char
         sim_meas_row r = {0};
         for (int k = 0; k < C_N; k++)
             if (col[k] >= nf)
-                return tm_err_set(err, "%s:%ld: %d fields, the header has more", path, lineno,
-                                  nf);
+                return tm_err_set(err, "%s:%ld: %d fields, the header has more", path, lineno, nf);
         if (label && col[C_LABEL] >= 0 && strcmp(fld[col[C_LABEL]], label) != 0)
             continue;
         snprintf(r.process, sizeof r.process, "%s", fld[col[C_TASK]]);
@@ -507,8 +514,8 @@ static int proc_index(const sim_workflow *wf, const char *name) {
     return -1;
 }
 
-static int parse_deps(const json_t *arr, const sim_workflow *wf, int **out, int *n,
-                      const char *key, const char *what, tm_err *err) {
+static int parse_deps(const json_t *arr, const sim_workflow *wf, int **out, int *n, const char *key,
+                      const char *what, tm_err *err) {
     if (!arr)
         return 0;
     if (!json_is_array(arr))
@@ -529,8 +536,8 @@ static int parse_deps(const json_t *arr, const sim_workflow *wf, int **out, int 
 
 static int parse_process(const json_t *o, sim_workflow *wf, sim_process *p, double dcpu,
                          int64_t dmem, const char *what, tm_err *err) {
-    static const char *const keys[] = {"name",    "instances",    "after",       "after_each",
-                                       "requests", "usage",       "runtime",     "base_runtime",
+    static const char *const keys[] = {"name",        "instances", "after",   "after_each",
+                                       "requests",    "usage",     "runtime", "base_runtime",
                                        "sensitivity", NULL};
     if (!json_is_object(o))
         return tm_err_set(err, "%s: expected a mapping", what);
@@ -556,13 +563,11 @@ static int parse_process(const json_t *o, sim_workflow *wf, sim_process *p, doub
             return tm_err_wrap(err, "%s", what);
         if (opt_num(u, "cpu_pct", &p->usage.cpu_pct, what, err) < 0)
             return -1;
-        if (json_object_get(u, "peak_rss") &&
-            get_quantity(json_object_get(u, "peak_rss"), 0, &p->usage.peak_rss, "peak_rss",
-                         err) < 0)
+        if (json_object_get(u, "peak_rss") && get_quantity(json_object_get(u, "peak_rss"), 0,
+                                                           &p->usage.peak_rss, "peak_rss", err) < 0)
             return tm_err_wrap(err, "%s: usage", what);
-        if (json_object_get(u, "io_bytes") &&
-            get_quantity(json_object_get(u, "io_bytes"), 0, &p->usage.io_bytes, "io_bytes",
-                         err) < 0)
+        if (json_object_get(u, "io_bytes") && get_quantity(json_object_get(u, "io_bytes"), 0,
+                                                           &p->usage.io_bytes, "io_bytes", err) < 0)
             return tm_err_wrap(err, "%s: usage", what);
     }
     p->base_runtime = NAN;
@@ -725,8 +730,8 @@ static int topo_order(sim_workflow *wf, const char *what, tm_err *err) {
         size_t len = 0;
         for (int i = 0; i < n && len < sizeof names - 140; i++)
             if (indeg[i] > 0)
-                len += (size_t)snprintf(names + len, sizeof names - len, "%s%s",
-                                        len ? ", " : "", wf->procs[i].name);
+                len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "",
+                                        wf->procs[i].name);
         rc = tm_err_set(err, "%s: the process dependencies form a cycle among: %s", what, names);
     } else {
         sim_process *np = malloc((size_t)n * sizeof *np);
@@ -842,8 +847,7 @@ static int parse_measurements(const json_t *arr, const char *label, const char *
                               sim_meas_table *t, const char *what, tm_err *err) {
     static const char *const keys[] = {"file", "format", "machine", NULL};
     if (!json_is_array(arr))
-        return tm_err_set(err, "%s: measurements must be a list of {file, format, machine}",
-                          what);
+        return tm_err_set(err, "%s: measurements must be a list of {file, format, machine}", what);
     for (size_t i = 0; i < json_array_size(arr); i++) {
         json_t *m = json_array_get(arr, i);
         char w[700];
@@ -867,9 +871,8 @@ static int parse_measurements(const json_t *arr, const char *label, const char *
 
 static int parse_workflow(const json_t *o, sim_workflow *wf, const char *base_dir,
                           const sim_cluster *c, const char *what, tm_err *err) {
-    static const char *const keys[] = {"name",     "start",        "runs",  "gap",
-                                       "arrivals", "requests",     "label", "measurements",
-                                       "processes", NULL};
+    static const char *const keys[] = {"name",     "start", "runs",         "gap",       "arrivals",
+                                       "requests", "label", "measurements", "processes", NULL};
     if (!json_is_object(o))
         return tm_err_set(err, "%s: expected a mapping", what);
     if (tm_json_check_keys(o, keys, what, err) < 0)
@@ -1111,8 +1114,8 @@ sim_meas sim_usage(const sim_cluster *c, const sim_workflow *wf, const sim_proce
     if (!p->meas)
         return u;
     int m = machine_of_type(c, wf, t);
-    const sim_meas *row = m >= 0 ? &p->meas[(size_t)inst * (size_t)wf->nmachines + (size_t)m]
-                                 : NULL;
+    const sim_meas *row =
+        m >= 0 ? &p->meas[(size_t)inst * (size_t)wf->nmachines + (size_t)m] : NULL;
     if (row && !isnan(row->runtime_s)) {
         u.cpu_pct = isnan(row->cpu_pct) ? u.cpu_pct : row->cpu_pct;
         u.peak_rss = isnan(row->peak_rss) ? u.peak_rss : row->peak_rss;

@@ -63,10 +63,10 @@ typedef struct sim_node_type {
     char measured_as[SIM_NAME_MAX];
     int count;
     double cores;
-    int64_t memory; /* bytes */
+    int64_t memory;                                    /* bytes */
     double bench_lo[SIM_NBENCH], bench_hi[SIM_NBENCH]; /* NAN when absent */
-    double speed[LAB_NFEATURES]; /* relative to the reference type, > 0 */
-    double mem_bandwidth;        /* contention capacity, busy-core equivalents */
+    double speed[LAB_NFEATURES];                       /* relative to the reference type, > 0 */
+    double mem_bandwidth; /* contention capacity, busy-core equivalents */
 } sim_node_type;
 
 typedef struct sim_node {
@@ -103,9 +103,9 @@ typedef struct sim_meas {
 typedef struct sim_process {
     char name[SIM_NAME_MAX];
     int instances;
-    double req_cpu;   /* cores */
-    int64_t req_mem;  /* bytes */
-    sim_meas usage;   /* declared usage (runtime_s unused); NAN where not declared */
+    double req_cpu;      /* cores */
+    int64_t req_mem;     /* bytes */
+    sim_meas usage;      /* declared usage (runtime_s unused); NAN where not declared */
     double base_runtime; /* NAN when absent */
     double sens[LAB_NFEATURES];
     int nall, neach;
@@ -121,7 +121,7 @@ typedef struct sim_workflow {
     sim_process *procs; /* in topological order after loading */
     int nmachines;
     char (*machines)[SIM_NAME_MAX];
-    int narrivals;      /* explicit arrival times, or 0 with start/runs/gap */
+    int narrivals; /* explicit arrival times, or 0 with start/runs/gap */
     double *arrivals;
     double start, gap;
     int runs;
@@ -153,8 +153,8 @@ sim_meas sim_usage(const sim_cluster *c, const sim_workflow *wf, const sim_proce
 typedef struct sim_meas_row {
     char process[SIM_NAME_MAX]; /* as in the file: "FASTQC" or "NFCORE:CHIPSEQ:FASTQC" */
     char machine[SIM_NAME_MAX];
-    char label[32];  /* lotaru Label column; "" for traces */
-    double order;    /* instances are matched across machines in this order */
+    char label[32]; /* lotaru Label column; "" for traces */
+    double order;   /* instances are matched across machines in this order */
     sim_meas m;
 } sim_meas_row;
 

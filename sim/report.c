@@ -7,13 +7,17 @@
 #include <string.h>
 
 static const char *group_name(int g, int ngroups, char *buf, size_t size) {
-    snprintf(buf, size, "%d%s", g + 1, g == 0 ? " (weakest)" : g == ngroups - 1 ? " (strongest)" : "");
+    snprintf(buf, size, "%d%s", g + 1,
+             g == 0             ? " (weakest)"
+             : g == ngroups - 1 ? " (strongest)"
+                                : "");
     return buf;
 }
 
 void sim_report_table(FILE *out, const sim_result *r) {
     const sim_workload *w = r->workload;
-    fprintf(out, "policy %s: %d nodes in %d groups, %ld tasks, horizon %.1f s, simulated in %.3f s\n",
+    fprintf(out,
+            "policy %s: %d nodes in %d groups, %ld tasks, horizon %.1f s, simulated in %.3f s\n",
             r->policy, r->cluster->nnodes, r->ngroups, r->tasks, r->horizon, r->wall_s);
     fprintf(out, "%-24s %5s %14s %12s %12s %14s %12s\n", "workflow", "runs", "makespan_mean",
             "first_run", "later_runs", "task_runtime", "pending");
@@ -30,9 +34,9 @@ void sim_report_table(FILE *out, const sim_result *r) {
     for (int g = r->ngroups - 1; g >= 0; g--) {
         char b[48];
         const sim_group_stats *s = &r->groups[g];
-        fprintf(out, "%-16s %6d %8.0f %8ld %7.1f%% %11.1f%%\n", group_name(g, r->ngroups, b, sizeof b),
-                s->nodes, s->cores, s->tasks, r->tasks ? 100.0 * (double)s->tasks / (double)r->tasks : 0,
-                100.0 * s->utilisation);
+        fprintf(out, "%-16s %6d %8.0f %8ld %7.1f%% %11.1f%%\n",
+                group_name(g, r->ngroups, b, sizeof b), s->nodes, s->cores, s->tasks,
+                r->tasks ? 100.0 * (double)s->tasks / (double)r->tasks : 0, 100.0 * s->utilisation);
     }
 }
 
@@ -183,12 +187,14 @@ json_t *sim_report_compare_json(sim_result *const *rs, int n) {
     for (int j = 0; j < n; j++) {
         json_array_append_new(pol, sim_report_json(rs[j]));
         if (j != ref)
-            json_object_set_new(dec, rs[j]->policy, num(100.0 * sim_report_decrease(rs[ref], rs[j])));
+            json_object_set_new(dec, rs[j]->policy,
+                                num(100.0 * sim_report_decrease(rs[ref], rs[j])));
     }
     json_object_set_new(o, "reference", json_string(n ? rs[ref]->policy : ""));
     json_object_set_new(o, "decrease_pct", dec);
     if (n)
-        json_object_set_new(o, "decrease_vs_standard_pct", num(100.0 * pooled_standard(rs, n, ref)));
+        json_object_set_new(o, "decrease_vs_standard_pct",
+                            num(100.0 * pooled_standard(rs, n, ref)));
     json_object_set_new(o, "policies", pol);
     return o;
 }
@@ -297,8 +303,8 @@ int sim_report_gantt(const char *path, const sim_result *r, tm_err *err) {
         proc_base[i] = nprocs;
         nprocs += w->wfs[i].nprocs;
     }
-    const double left = 170, right = 30, top = 50, lane_h = c->nnodes > 100 ? 2 : 6,
-                 width = 1400, plot_w = width - left - right, gap = 14;
+    const double left = 170, right = 30, top = 50, lane_h = c->nnodes > 100 ? 2 : 6, width = 1400,
+                 plot_w = width - left - right, gap = 14;
     double y = top;
     int prev_group = -1;
     for (int i = 0; i < c->nnodes; i++) {
@@ -323,19 +329,22 @@ int sim_report_gantt(const char *path, const sim_result *r, tm_err *err) {
             "font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%%\" "
             "height=\"100%%\" fill=\"white\"/>\n",
             width, height);
-    fprintf(f, "<text x=\"%.0f\" y=\"22\" font-size=\"15\">policy %s: %ld tasks on %d nodes, "
-               "horizon %.0f s</text>\n",
+    fprintf(f,
+            "<text x=\"%.0f\" y=\"22\" font-size=\"15\">policy %s: %ld tasks on %d nodes, "
+            "horizon %.0f s</text>\n",
             left, r->policy, r->tasks, c->nnodes, r->horizon);
     /* group bands and node names */
     for (int i = 0; i < c->nnodes; i++) {
         const gnode *g = &gn[i];
         double h = g->lanes * lane_h;
         if (g->group % 2)
-            fprintf(f, "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" height=\"%.1f\" fill=\"#f3f3f3\"/>\n",
-                    left, g->y, plot_w, h + 2);
+            fprintf(
+                f,
+                "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" height=\"%.1f\" fill=\"#f3f3f3\"/>\n",
+                left, g->y, plot_w, h + 2);
         if (c->nnodes <= 100 || i == 0 || gn[i - 1].group != g->group) {
-            fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"%d\">", left - 6,
-                    g->y + fmin(h, 10) , c->nnodes <= 100 ? 10 : 11);
+            fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"%d\">",
+                    left - 6, g->y + fmin(h, 10), c->nnodes <= 100 ? 10 : 11);
             if (c->nnodes > 100)
                 fprintf(f, "group %d (%s...)", g->group + 1, c->nodes[g->node].name);
             else
@@ -343,8 +352,8 @@ int sim_report_gantt(const char *path, const sim_result *r, tm_err *err) {
             fprintf(f, "</text>\n");
         }
         if (i == 0 || gn[i - 1].group != g->group)
-            fprintf(f, "<text x=\"8\" y=\"%.1f\" font-weight=\"bold\">group %d</text>\n",
-                    g->y + 10, g->group + 1);
+            fprintf(f, "<text x=\"8\" y=\"%.1f\" font-weight=\"bold\">group %d</text>\n", g->y + 10,
+                    g->group + 1);
     }
     /* time axis */
     double step = nice_step(horizon, 10);
@@ -382,9 +391,12 @@ int sim_report_gantt(const char *path, const sim_result *r, tm_err *err) {
             int k = proc_base[i] + p;
             char col[8];
             hsl_hex(k * 137.508, 0.65, 0.5, col);
-            double x = left + (k % legend_cols) * (plot_w / legend_cols), yy = ly + (k / legend_cols) * 16;
-            fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"10\" height=\"10\" fill=\"%s\"/>"
-                       "<text x=\"%.0f\" y=\"%.0f\">", x, yy - 9, col, x + 14, yy);
+            double x = left + (k % legend_cols) * (plot_w / legend_cols),
+                   yy = ly + (k / legend_cols) * 16;
+            fprintf(f,
+                    "<rect x=\"%.0f\" y=\"%.0f\" width=\"10\" height=\"10\" fill=\"%s\"/>"
+                    "<text x=\"%.0f\" y=\"%.0f\">",
+                    x, yy - 9, col, x + 14, yy);
             xml_text(f, w->wfs[i].name);
             fputc(':', f);
             xml_text(f, w->wfs[i].procs[p].name);

@@ -18,11 +18,7 @@ trap cleanup EXIT
 
 # Processes whose command line names this instance's state dir.
 instance_pids() {
-  local p
-  for p in /proc/[0-9]*; do
-    { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -qF -- "=$DIR/" && echo "${p#/proc/}"
-  done
-  return 0
+  grep -laE -- "=$(printf '%s' "$DIR/" | sed 's#[.]#[.]#g; s#/#[/]#g')" /proc/[0-9]*/cmdline 2>/dev/null | sed 's#^/proc/\([0-9]*\)/cmdline$#\1#' || true
 }
 
 t0=$(date +%s.%N)

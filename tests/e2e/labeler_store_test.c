@@ -43,22 +43,29 @@ static void test_migrations(void) {
     CHECK(tm_pg_migrate(c, m, n, &applied, &err) == 0);
     CHECK(tm_pg_migrate(c, m, n, &applied, &err) == 0);
     CHECK_INT(applied, 0); /* the second run has nothing left to do */
-    CHECK_INT(count_sql("SELECT max(version) FROM schema_migrations", NULL), 2);
+    CHECK_INT(count_sql("SELECT max(version) FROM schema_migrations", NULL), 3);
+    /* 003 made the identity the primary key. */
+    CHECK_INT(count_sql("SELECT count(*) FROM information_schema.table_constraints WHERE "
+                        "table_name = 'task_runs' AND constraint_name = 'task_runs_identity' AND "
+                        "constraint_type = 'PRIMARY KEY'",
+                        NULL),
+              1);
     /* A database from the future is refused with a message saying so. */
     tm_pg_migration older[] = {m[0]};
     CHECK(tm_pg_migrate(c, older, 1, &applied, &err) == -1);
-    CHECK(strstr(err.msg, "version 2") != NULL);
+    CHECK(strstr(err.msg, "version 3") != NULL);
     /* A broken migration rolls back completely. */
-    tm_pg_migration broken[] = {m[0], m[1], {3, "broken", "CREATE TABLE lab_t3 (x int); SELEC 1"}};
-    CHECK(tm_pg_migrate(c, broken, 3, &applied, &err) == -1);
-    CHECK(strstr(err.msg, "migration 3 (broken)") != NULL);
+    tm_pg_migration broken[] = {
+        m[0], m[1], m[2], {4, "broken", "CREATE TABLE lab_t3 (x int); SELEC 1"}};
+    CHECK(tm_pg_migrate(c, broken, 4, &applied, &err) == -1);
+    CHECK(strstr(err.msg, "migration 4 (broken)") != NULL);
     CHECK(!tm_pg_err_retryable(c, &err)); /* a syntax error fails the same way next time */
     CHECK(tm_pg_run(c, "SELECT 1/0", 0, NULL, &err) == -1);
     CHECK(strstr(err.msg, "SQLSTATE 22012") != NULL);
     CHECK(!tm_pg_err_retryable(c, &err));
     CHECK(tm_pg_run(c, "SELECT pg_sleep(0.01)", 0, NULL, &err) == 0);
     CHECK_INT(count_sql("SELECT count(*) FROM pg_tables WHERE tablename = 'lab_t3'", NULL), 0);
-    CHECK_INT(count_sql("SELECT max(version) FROM schema_migrations", NULL), 2);
+    CHECK_INT(count_sql("SELECT max(version) FROM schema_migrations", NULL), 3);
     tm_pg_close(c);
 }
 

@@ -107,6 +107,10 @@ static void test_one_of_two_leads(void) {
     CHECK_STR(hc->leader, hc->id);
 }
 
+static bool old_holder_caught_up(void) {
+    return !tm_leader_is_leader(holder) && strcmp(hc->leader, wc->id) == 0;
+}
+
 static void test_takeover_when_holder_stops_renewing(void) {
     tm_kube *kh = holder == la ? ka : kb;
     tm_err err = {0};
@@ -130,11 +134,12 @@ static void test_takeover_when_holder_stops_renewing(void) {
     free(path);
     /* The old holder resumes: its renew deadline has passed, so it stops at once. */
     double resumed = now_s();
-    run_both(true, true, 1, NULL);
+    run_both(true, true, 5, old_holder_caught_up);
     CHECK(!tm_leader_is_leader(holder));
     CHECK_INT(hc->stopped, 1);
     CHECK_STR(hc->leader, wc->id);
-    printf("    old holder stopped leading %.2f s after it resumed\n", now_s() - resumed);
+    printf("    old holder stopped leading and saw the new leader %.2f s after it resumed\n",
+           now_s() - resumed);
     run_both(true, true, 5, NULL);
     CHECK(tm_leader_is_leader(waiter) && !tm_leader_is_leader(holder));
 }

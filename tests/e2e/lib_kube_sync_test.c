@@ -96,8 +96,8 @@ static void test_create_get_patch_replace_delete(void) {
     tm_err err = {0};
     char *coll = tm_kube_path("v1", "configmaps", ns, NULL, NULL);
     char *path = tm_kube_path("v1", "configmaps", ns, "cm1", NULL);
-    json_t *cm = json_pack("{s:s, s:s, s:{s:s}, s:{s:s}}", "apiVersion", "v1", "kind",
-                           "ConfigMap", "metadata", "name", "cm1", "data", "a", "1");
+    json_t *cm = json_pack("{s:s, s:s, s:{s:s}, s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
+                           "metadata", "name", "cm1", "data", "a", "1");
     json_t *r = tm_kube_create(kube, coll, cm, &err);
     CHECKF(r != NULL, "%s", err.msg);
     json_decref(r);
@@ -149,8 +149,8 @@ static void test_strategic_patch_bind_and_event(void) {
     char *path = tm_kube_path("v1", "pods", ns, "bindme", NULL);
     /* Strategic merge on containers merges by name instead of replacing the list (a merge
      * patch would drop the container's other fields and fail validation). */
-    json_t *sp = json_pack("{s:{s:[{s:s, s:s}]}}", "spec", "containers", "name", "main",
-                           "image", "busybox:1.36");
+    json_t *sp = json_pack("{s:{s:[{s:s, s:s}]}}", "spec", "containers", "name", "main", "image",
+                           "busybox:1.36");
     json_t *r = tm_kube_patch(kube, path, TM_PATCH_STRATEGIC, sp, &err);
     CHECKF(r != NULL, "%s", err.msg);
     json_t *ctrs = tm_json_path(r, "spec.containers");
@@ -160,8 +160,8 @@ static void test_strategic_patch_bind_and_event(void) {
     json_decref(r);
     json_decref(sp);
     const char *uid = tm_json_str(created, "metadata.uid", NULL);
-    CHECK(tm_kube_bind(kube, ns, "bindme", "00000000-0000-0000-0000-000000000000", "e2-1",
-                       &err) == -1); /* a wrong UID precondition is refused */
+    CHECK(tm_kube_bind(kube, ns, "bindme", "00000000-0000-0000-0000-000000000000", "e2-1", &err) ==
+          -1); /* a wrong UID precondition is refused */
     CHECK(err.http_status == 409 || err.http_status == 422 || err.http_status == 404);
     CHECKF(tm_kube_bind(kube, ns, "bindme", uid, "e2-1", &err) == 0, "%s", err.msg);
     r = tm_kube_get(kube, path, &err);

@@ -53,11 +53,10 @@ static tm_kube *client(void) {
 }
 
 static int create_pod(const char *name) {
-    json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:s, s:[{s:s, s:s}]}}",
-                            "apiVersion", "v1", "kind", "Pod", "metadata", "name", name,
-                            "labels", "app", "kube-watch", "spec", "schedulerName",
-                            "nobody-schedules-this", "containers", "name", "main", "image",
-                            "busybox");
+    json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:s, s:[{s:s, s:s}]}}", "apiVersion",
+                            "v1", "kind", "Pod", "metadata", "name", name, "labels", "app",
+                            "kube-watch", "spec", "schedulerName", "nobody-schedules-this",
+                            "containers", "name", "main", "image", "busybox");
     char *coll = tm_kube_path("v1", "pods", ns, NULL, NULL);
     tm_err err = {0};
     json_t *r = tm_kube_create(kube, coll, pod, &err);
@@ -197,14 +196,84 @@ static void test_apiserver_kill9_restart_nothing_lost(void) {
     CHECK(added);
     CHECK(deleted);
     printf("    all changes observed %.1f s after the restart (reconnects %u, re-lists %u)\n",
-           now_s() - back, tm_informer_reconnects(pods) - reconnects0,
-           tm_informer_relists(pods));
+           now_s() - back, tm_informer_reconnects(pods) - reconnects0, tm_informer_relists(pods));
     CHECK(tm_informer_reconnects(pods) > reconnects0 || tm_informer_relists(pods) > 0);
     CHECK_INT(tm_informer_size(pods), 8);
     CHECK(tm_informer_get(pods, ns, "before-1") == NULL);
     /* And the watch keeps working afterwards. */
     CHECK(create_pod("after-restart") == 0);
     const char *later[] = {"after-restart"};
+    CHECK(run_until_seen(loop, &plog, later, 1, "ADDED", 20));
+}
+
+/* Compacts the instance's etcd at its current revision through etcd's JSON gateway, so no
+ * watch can resume from an older resourceVersion. Port from $TAREMA_CLUSTER_DIR/ports.env. */
+static int etcd_compact(void) {
+    const char *dir = getenv("TAREMA_CLUSTER_DIR");
+    char path[4096], line[256];
+    snprintf(path, sizeof path, "%s/ports.env", dir ? dir : ".");
+    FILE *f = fopen(path, "r");
+    int port = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "ETCD_PORT=", 10) == 0)
+            port = atoi(line + 10);
+    if (f)
+        fclose(f);
+    if (!port) {
+        printf("    no ETCD_PORT in %s\n", path);
+        return -1;
+    }
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
+    tm_kube_config cfg = {.server = url};
+    tm_err err = {0};
+    tm_kube *etcd = tm_kube_new(&cfg, &err);
+    json_t *q = json_pack("{s:s}", "key", "YQ==");
+    json_t *r = etcd ? tm_kube_request(etcd, "POST", "/v3/kv/range", q, NULL, NULL, &err) : NULL;
+    const char *rev = tm_json_str(r, "header.revision", NULL);
+    json_t *c = json_pack("{s:s, s:b}", "revision", rev ? rev : "0", "physical", 1);
+    json_t *done =
+        rev ? tm_kube_request(etcd, "POST", "/v3/kv/compaction", c, NULL, NULL, &err) : NULL;
+    if (!done)
+        printf("    etcd compaction: %s\n", err.msg);
+    else
+        printf("    etcd compacted at revision %s\n", rev);
+    int rc = done ? 0 : -1;
+    json_decref(done);
+    json_decref(c);
+    json_decref(r);
+    json_decref(q);
+    tm_kube_free(etcd);
+    return rc;
+}
+
+static void test_kill9_with_compaction_relists_and_diffs(void) {
+    /* As above, but etcd is compacted before the informer reconnects: its resourceVersion is
+     * gone, the API server answers 410, and only the re-list diff can report the changes. */
+    tm_err err = {0};
+    for (int i = 0; i < 10; i++)
+        tm_kube_run(loop, 100, &err);
+    unsigned relists0 = tm_informer_relists(pods);
+    CHECK_INT(cluster_cmd("kill", "apiserver"), 0);
+    double killed = now_s();
+    while (now_s() < killed + 2)
+        tm_kube_run(loop, 100, &err);
+    CHECK_INT(cluster_cmd("start", "apiserver"), 0);
+    double back = now_s();
+    const char *names[] = {"compact-1", "compact-2", "compact-3"};
+    for (int i = 0; i < 3; i++)
+        CHECK(create_pod(names[i]) == 0);
+    CHECK(delete_pod("during-1") == 0);
+    CHECK(etcd_compact() == 0);
+    CHECK(run_until_seen(loop, &plog, names, 3, "ADDED", 60));
+    const char *gone[] = {"during-1"};
+    CHECK(run_until_seen(loop, &plog, gone, 1, "DELETED", 30));
+    printf("    all changes observed %.1f s after the restart (re-lists %u)\n", now_s() - back,
+           tm_informer_relists(pods) - relists0);
+    CHECK(tm_informer_relists(pods) > relists0);
+    CHECK_INT(tm_informer_size(pods), 11);
+    CHECK(create_pod("after-compaction") == 0);
+    const char *later[] = {"after-compaction"};
     CHECK(run_until_seen(loop, &plog, later, 1, "ADDED", 20));
 }
 
@@ -227,6 +296,7 @@ int main(void) {
     RUN(test_informers_share_one_loop_and_sync);
     RUN(test_watch_sees_pods_created_after_start);
     RUN(test_apiserver_kill9_restart_nothing_lost);
+    RUN(test_kill9_with_compaction_relists_and_diffs);
     tm_informer_stop(pods);
     json_decref(plog.seen);
     char *path = tm_kube_path("v1", "namespaces", NULL, ns, NULL);

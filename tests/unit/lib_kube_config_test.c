@@ -3,6 +3,7 @@
  * tests/fixtures/kubeconfig/ (self-made PEM text: parsing only, no TLS). */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "harness.h"
 #include "lib/kube.h"
@@ -12,8 +13,7 @@ static char fixture[4096];
 
 static const char *fx(const char *name) {
     const char *root = getenv("REPO_ROOT");
-    snprintf(fixture, sizeof fixture, "%s/tests/fixtures/kubeconfig/%s", root ? root : ".",
-             name);
+    snprintf(fixture, sizeof fixture, "%s/tests/fixtures/kubeconfig/%s", root ? root : ".", name);
     return fixture;
 }
 
@@ -212,6 +212,22 @@ static void test_client_validation(void) {
     tm_kube_free(k);
 }
 
+static void test_sync_calls_are_rate_limited(void) {
+    /* qps 20, burst 1: the 2nd..6th calls each wait for a token, 50 ms apart (a lower bound
+     * on correctness, not a performance figure). Port 1 refuses at once. */
+    tm_kube_config cfg = {.server = "http://127.0.0.1:1", .qps = 20, .burst = 1};
+    tm_err err = {0};
+    tm_kube *k = tm_kube_new(&cfg, &err);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < 6; i++)
+        json_decref(tm_kube_get(k, "/version", &err));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    CHECKF(secs >= 0.24, "6 calls took %.3f s", secs);
+    tm_kube_free(k);
+}
+
 int main(void) {
     RUN(test_base64);
     RUN(test_paths);
@@ -222,5 +238,6 @@ int main(void) {
     RUN(test_kubeconfig_env_and_errors);
     RUN(test_in_cluster);
     RUN(test_client_validation);
+    RUN(test_sync_calls_are_rate_limited);
     return TEST_SUMMARY();
 }

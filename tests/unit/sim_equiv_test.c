@@ -89,13 +89,13 @@ static void set_profiles(sched_snapshot *sim_snap, sched_snapshot *kube_snap) {
         sched_task_profile tp = {{profiles[i].cpu, profiles[i].mem, profiles[i].io},
                                  profiles[i].runtime_ms};
         CHECK(sched_snapshot_set_task(sim_snap, "wf", profiles[i].process, &tp, &err) == 0);
-        json_t *j = json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:s}, s:{s:{s:i, s:i, s:i}, "
-                              "s:{s:I}}}",
-                              "apiVersion", "tarema.io/v1alpha1", "kind", "TaskProfile",
-                              "metadata", "name", profiles[i].process, "spec", "workflow", "wf",
-                              "process", profiles[i].process, "status", "labels", "cpu",
-                              profiles[i].cpu, "mem", profiles[i].mem, "io", profiles[i].io,
-                              "mean", "realtimeMs", (json_int_t)profiles[i].runtime_ms);
+        json_t *j =
+            json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:s}, s:{s:{s:i, s:i, s:i}, "
+                      "s:{s:I}}}",
+                      "apiVersion", "tarema.io/v1alpha1", "kind", "TaskProfile", "metadata", "name",
+                      profiles[i].process, "spec", "workflow", "wf", "process", profiles[i].process,
+                      "status", "labels", "cpu", profiles[i].cpu, "mem", profiles[i].mem, "io",
+                      profiles[i].io, "mean", "realtimeMs", (json_int_t)profiles[i].runtime_ms);
         const char *w, *p;
         sched_task_profile kp;
         CHECK(sched_task_profile_from_json(j, &w, &p, &kp, &err) == 0);

@@ -21,9 +21,10 @@ static sim_cluster *cluster_of(const char *yaml, tm_err *err) {
     return c;
 }
 
-static const char *two_types = "node_types:\n"
-                               "  - {name: slow, count: 2, cores: 4, memory: 8Gi, speed: {cpu: 1}}\n"
-                               "  - {name: fast, count: 1, cores: 8, memory: 16Gi, speed: {cpu: 2}}\n";
+static const char *two_types =
+    "node_types:\n"
+    "  - {name: slow, count: 2, cores: 4, memory: 8Gi, speed: {cpu: 1}}\n"
+    "  - {name: fast, count: 1, cores: 8, memory: 16Gi, speed: {cpu: 2}}\n";
 
 /* Loads a workload against two_types; returns NULL with err on failure. */
 static sim_workload *workload_of(const char *yaml, const char *base_dir, tm_err *err) {
@@ -119,10 +120,11 @@ static void test_other_errors(void) {
                  " sensitivity: {cpu: 0.8, mem: 0.5}}\n",
                  (const char *const[]){"sensitivities add up", NULL});
     tm_err err = {0};
-    sim_cluster *c = cluster_of("node_types:\n"
-                                "  - {name: a, count: 1, cores: 2, memory: 1Gi, bench: {cpu: 300}}\n"
-                                "  - {name: b, count: 1, cores: 2, memory: 1Gi}\n",
-                                &err);
+    sim_cluster *c =
+        cluster_of("node_types:\n"
+                   "  - {name: a, count: 1, cores: 2, memory: 1Gi, bench: {cpu: 300}}\n"
+                   "  - {name: b, count: 1, cores: 2, memory: 1Gi}\n",
+                   &err);
     CHECK(c == NULL);
     CHECKF(strstr(err.msg, "bench.cpu") != NULL, "%s", err.msg);
     sim_cluster_free(c);
@@ -132,8 +134,8 @@ static void test_lotaru_reader(void) {
     char path[4096];
     sim_meas_table t = {0};
     tm_err err = {0};
-    long n = sim_meas_read(&t, fixture("lotaru-mini.csv", path, sizeof path), NULL, NULL,
-                           "train-1", &err);
+    long n = sim_meas_read(&t, fixture("lotaru-mini.csv", path, sizeof path), NULL, NULL, "train-1",
+                           &err);
     CHECKF(n == 6, "rows %ld: %s", n, err.msg);
     if (n == 6) {
         CHECK_STR(t.rows[0].process, "ALIGN");
@@ -192,8 +194,8 @@ static void test_trace_reader(void) {
     char path[4096];
     sim_meas_table t = {0};
     tm_err err = {0};
-    long n = sim_meas_read(&t, fixture("trace-mini.txt", path, sizeof path), NULL, "slow", NULL,
-                           &err);
+    long n =
+        sim_meas_read(&t, fixture("trace-mini.txt", path, sizeof path), NULL, "slow", NULL, &err);
     CHECKF(n == 3, "rows %ld: %s", n, err.msg); /* the FAILED attempt is skipped */
     if (n == 3) {
         CHECK_STR(t.rows[0].process, "NF:QC");

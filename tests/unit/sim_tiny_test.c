@@ -162,14 +162,15 @@ static void test_tiny_tarema_placements(void) {
  * 10-13, B1 13-16, C 16-20. Makespan 20; pending: A0 0, A1 5, B0 5, B1 3, C 0 -> mean 13/5. */
 static void test_dag_and_queueing(void) {
     sim_cluster *c = cluster_of("node_types:\n  - {name: one, count: 1, cores: 2, memory: 4Gi}\n");
-    sim_workload *w = workload_of("workflows:\n"
-                                  "  - name: chain\n"
-                                  "    requests: {cpu: 2, memory: 1Gi}\n"
-                                  "    processes:\n"
-                                  "      - {name: C, instances: 1, after: [B], base_runtime: 4}\n"
-                                  "      - {name: B, instances: 2, after_each: [A], base_runtime: 3}\n"
-                                  "      - {name: A, instances: 2, base_runtime: 5}\n",
-                                  c);
+    sim_workload *w =
+        workload_of("workflows:\n"
+                    "  - name: chain\n"
+                    "    requests: {cpu: 2, memory: 1Gi}\n"
+                    "    processes:\n"
+                    "      - {name: C, instances: 1, after: [B], base_runtime: 4}\n"
+                    "      - {name: B, instances: 2, after_each: [A], base_runtime: 3}\n"
+                    "      - {name: A, instances: 2, base_runtime: 5}\n",
+                    c);
     sim_result *r = w ? run(c, w, "fair", false) : NULL;
     CHECK(r != NULL);
     if (r) {
@@ -191,16 +192,16 @@ static void test_dag_and_queueing(void) {
  * 10. */
 static void test_contention(void) {
     sim_cluster *c = cluster_of("node_types:\n  - {name: one, count: 1, cores: 2, memory: 4Gi}\n");
-    sim_workload *w = workload_of(
-        "workflows:\n"
-        "  - name: pair\n"
-        "    requests: {cpu: 1, memory: 1Gi}\n"
-        "    processes:\n"
-        "      - {name: X, instances: 1, base_runtime: 10, usage: {cpu_pct: 200},\n"
-        "         sensitivity: {cpu: 1}}\n"
-        "      - {name: Y, instances: 1, base_runtime: 4, usage: {cpu_pct: 200},\n"
-        "         sensitivity: {cpu: 1}}\n",
-        c);
+    sim_workload *w =
+        workload_of("workflows:\n"
+                    "  - name: pair\n"
+                    "    requests: {cpu: 1, memory: 1Gi}\n"
+                    "    processes:\n"
+                    "      - {name: X, instances: 1, base_runtime: 10, usage: {cpu_pct: 200},\n"
+                    "         sensitivity: {cpu: 1}}\n"
+                    "      - {name: Y, instances: 1, base_runtime: 4, usage: {cpu_pct: 200},\n"
+                    "         sensitivity: {cpu: 1}}\n",
+                    c);
     sim_result *r = w ? run(c, w, "fair", true) : NULL;
     CHECK(r != NULL);
     if (r) {
@@ -220,9 +221,10 @@ static void test_contention(void) {
 /* Runtime model: a measured on type a only; on b (twice the cpu speed) with half the runtime
  * cpu-bound: 10 * (0.5 + 0.5 / 2) = 7.5. A base runtime of 8 fully cpu-bound: 8 on a, 4 on b. */
 static void test_runtime_model(void) {
-    sim_cluster *c = cluster_of("node_types:\n"
-                                "  - {name: a, count: 1, cores: 2, memory: 4Gi, speed: {cpu: 1}}\n"
-                                "  - {name: b, count: 1, cores: 2, memory: 4Gi, speed: {cpu: 2}}\n");
+    sim_cluster *c =
+        cluster_of("node_types:\n"
+                   "  - {name: a, count: 1, cores: 2, memory: 4Gi, speed: {cpu: 1}}\n"
+                   "  - {name: b, count: 1, cores: 2, memory: 4Gi, speed: {cpu: 2}}\n");
     sim_workload *w = workload_of("workflows:\n"
                                   "  - name: m\n"
                                   "    processes:\n"

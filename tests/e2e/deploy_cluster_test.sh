@@ -1,0 +1,261 @@
+#!/usr/bin/env bash
+# deploy_cluster_test.sh: the chart against the real, RBAC-enforcing kube-apiserver (run by
+# tests/run.sh e2e with KUBECONFIG and DATABASE_URL set).
+#   1. `helm template | kubectl apply --dry-run=server` and `helm install` into a fresh
+#      namespace (kwok plays the pods once kube-scheduler places them).
+#   2. RBAC proven, not assumed: for each component a token is issued (TokenRequest) for its
+#      chart ServiceAccount, and the real binary runs here under that token doing its whole
+#      job: the profiler runs and labels the Nodes (the per-node bench Jobs' part, publishing
+#      the profiles, runs under the bench ServiceAccount's token), the labeler publishes
+#      TaskProfiles, the scheduler takes the Lease and binds a pod, marks an impossible pod
+#      unschedulable and records events. Actions outside each role are denied.
+# Cleans up (helm uninstall, namespace, processes it started) on exit.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$REPO_ROOT/hack/lib.sh"
+PATH=$TOOLS_BIN:$PATH
+CHART=$REPO_ROOT/charts/tarema
+NS=tarema-deploy-e2e-$$
+REL=tarema-e2e$$
+WORK=$(mktemp -d)
+PIDS=()
+STARTED_KSCHED=0
+
+cleanup() {
+  local p
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+  helm uninstall "$REL" -n "$NS" --wait=false >/dev/null 2>&1
+  kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1
+  [ $STARTED_KSCHED = 1 ] && bash "$REPO_ROOT/hack/cluster.sh" scheduler stop >/dev/null 2>&1
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+if [ -z "${KUBECONFIG:-}" ] || ! kubectl get --raw /readyz >/dev/null 2>&1; then
+  fail "API server reachable" "KUBECONFIG unset or API down: run through tests/run.sh e2e (or eval \"\$(hack/cluster.sh env)\")"
+  summary
+  exit 1
+fi
+for b in tarema-scheduler tarema-labeler tarema-profiler; do
+  [ -x "$BIN/$b" ] || { fail "$b built" "$BIN/$b missing: make O=... BINDIR=..."; summary; exit 1; }
+done
+
+# ------------------------------------------------------------------ install
+kubectl create namespace "$NS" >/dev/null
+SETS=(--set postgresql.auth.password=e2e-secret-$$)
+check "helm template | kubectl apply --dry-run=server" \
+  bash -c "helm template '$REL' '$CHART' -n '$NS' ${SETS[*]} --include-crds | kubectl apply --dry-run=server -f -"
+check "extender and CronJob variant passes --dry-run=server too" \
+  bash -c "helm template '$REL' '$CHART' -n '$NS' ${SETS[*]} --set scheduler.mode=extender --set extender.enabled=true --set profiler.cronJob.enabled=true --set labeler.spool.persistence.enabled=true | kubectl apply --dry-run=server -f -"
+
+# kwok runs pods only once something binds them: use the real kube-scheduler of this cluster.
+if ! bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | grep -q 'scheduler .*running'; then
+  bash "$REPO_ROOT/hack/cluster.sh" scheduler start >/dev/null 2>&1 && STARTED_KSCHED=1
+fi
+check "helm install into a fresh namespace" helm install "$REL" "$CHART" -n "$NS" "${SETS[@]}"
+running() { # running COMPONENT N: N pods of the component Running
+  [ "$(kubectl -n "$NS" get pods -l "app.kubernetes.io/instance=$REL,app.kubernetes.io/component=$1" \
+    --field-selector=status.phase=Running -o name | wc -l)" -ge "$2" ]
+}
+if [ $STARTED_KSCHED = 1 ] || bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | grep -q 'scheduler .*running'; then
+  wait_for 60 running scheduler 2 && wait_for 30 running labeler 1 && wait_for 30 running postgresql 1 &&
+    pass "chart pods Running (kwok): scheduler x2, labeler, postgresql" ||
+    fail "chart pods Running" "$(kubectl -n "$NS" get pods -o wide 2>&1)"
+else
+  fail "chart pods Running" "kube-scheduler could not be started (hack/cluster.sh scheduler start)"
+fi
+helm status "$REL" -n "$NS" 2>/dev/null | grep -q 'STATUS: deployed' && pass "helm status: deployed" ||
+  fail "helm status: deployed" "$(helm status "$REL" -n "$NS" 2>&1)"
+
+# ------------------------------------------------------------------ tokens
+# kubeconfig_for SA: a kubeconfig holding only a TokenRequest token of the chart's SA.
+kubeconfig_for() {
+  local sa=$1 token server ca
+  token=$(kubectl -n "$NS" create token "$sa" --duration=1h) || return 1
+  server=$(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')
+  ca=$(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')
+  cat >"$WORK/$sa.kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "$server", certificate-authority-data: "$ca"}}]
+users: [{name: $sa, user: {token: "$token"}}]
+contexts: [{name: c, context: {cluster: c, user: $sa, namespace: $NS}}]
+current-context: c
+KC
+  echo "$WORK/$sa.kubeconfig"
+}
+SA_SCHED=$REL-scheduler SA_LAB=$REL-labeler SA_PROF=$REL-profiler SA_BENCH=$REL-profiler-bench
+for sa in "$SA_SCHED" "$SA_LAB" "$SA_PROF" "$SA_BENCH"; do
+  kubeconfig_for "$sa" >/dev/null && pass "TokenRequest token for ServiceAccount $sa" ||
+    fail "TokenRequest token for ServiceAccount $sa"
+done
+KC_SCHED=$WORK/$SA_SCHED.kubeconfig KC_LAB=$WORK/$SA_LAB.kubeconfig
+KC_PROF=$WORK/$SA_PROF.kubeconfig KC_BENCH=$WORK/$SA_BENCH.kubeconfig
+
+# denied NAME KUBECONFIG KUBECTL-ARGS...: the request is refused with Forbidden.
+denied() {
+  local name=$1 kc=$2 out
+  shift 2
+  if out=$(kubectl --kubeconfig "$kc" "$@" 2>&1); then
+    fail "denied: $name" "it was allowed: $out"
+  elif grep -q 'Forbidden\|forbidden' <<<"$out"; then
+    pass "denied: $name"
+  else
+    fail "denied: $name" "failed, but not with Forbidden: $out"
+  fi
+}
+cani() { # cani SA VERB RESOURCE [-n NS]: kubectl auth can-i as the ServiceAccount says yes
+  local sa=$1
+  shift
+  [ "$(kubectl auth can-i --as="system:serviceaccount:$NS:$sa" "$@" 2>/dev/null)" = yes ]
+}
+
+# A throwaway pod in the namespace to try deleting.
+kubectl -n "$NS" run victim --image=busybox --restart=Never --overrides='{"spec":{"nodeName":"'"$(kubectl get nodes -o jsonpath='{.items[0].metadata.name}')"'"}}' >/dev/null 2>&1 ||
+  fail "victim pod created"
+NODE1=$(kubectl get nodes -o jsonpath='{.items[0].metadata.name}')
+
+# ------------------------------------------------------------------ profiler
+# kwok nodes run no containers, so the bench Jobs' pods never measure anything: this test
+# does their part, publishing each node's profile under the bench ServiceAccount's token, with
+# figures shaped like the paper's machine types (label tarema.io/machine-type).
+profile() { # profile NODE TYPE
+  local cpu mem
+  case $2 in
+    n2) cpu=$((469 + RANDOM % 2)) mem=$((17700 + RANDOM % 100)) ;;
+    c2) cpu=$((522 + RANDOM % 3)) mem=19800 ;;
+    *) cpu=$((368 + RANDOM % 17)) mem=$((13100 + RANDOM % 1100)) ;;
+  esac
+  cat <<JSON
+{"node": "$1", "cores": 8, "memory_bytes": 34359738368, "cpu_single_eps": $cpu,
+ "cpu_multi_eps": $((cpu * 8)), "mem_mibps": $mem, "seq_read_iops": 481, "seq_write_iops": 483,
+ "rand_read_iops": 102, "rand_write_iops": 107, "static": {"machine_type": "$2"}}
+JSON
+}
+mkdir -p "$WORK/profiles"
+NODES=$(kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.labels.tarema\.io/machine-type}{"\n"}{end}')
+NNODES=$(grep -c . <<<"$NODES")
+while read -r n t; do profile "$n" "${t:-e2}" >"$WORK/profiles/$n.json"; done <<<"$NODES"
+
+"$BIN/tarema-profiler" run --kubeconfig "$KC_PROF" --namespace "$NS" --service-account "$SA_BENCH" \
+  --image tarema/profiler:e2e --timeout 90 --log-level warn >"$WORK/prof-run.log" 2>&1 &
+PROF_PID=$!
+PIDS+=("$PROF_PID")
+jobs_created() { [ "$(kubectl -n "$NS" get jobs -l app.kubernetes.io/component=tarema-profile -o name | wc -l)" -ge "$NNODES" ]; }
+if wait_for 60 jobs_created; then
+  pass "profiler (own token) created one bench Job per node ($NNODES)"
+else
+  fail "profiler (own token) created one bench Job per node" "$(cat "$WORK/prof-run.log")"
+fi
+job_sa=$(kubectl -n "$NS" get jobs -l app.kubernetes.io/component=tarema-profile -o jsonpath='{.items[0].spec.template.spec.serviceAccountName}')
+[ "$job_sa" = "$SA_BENCH" ] && pass "bench Jobs run as $SA_BENCH" || fail "bench Jobs run as $SA_BENCH" "got '$job_sa'"
+check "bench token publishes the node profiles (ConfigMaps)" \
+  "$BIN/tarema-profiler" publish --kubeconfig "$KC_BENCH" --namespace "$NS" "$WORK"/profiles/*.json
+# A second publish replaces (update) the ConfigMap that exists now.
+check "bench token replaces an existing profile ConfigMap" \
+  "$BIN/tarema-profiler" publish --kubeconfig "$KC_BENCH" --namespace "$NS" "$WORK/profiles/$NODE1.json"
+wait "$PROF_PID"
+rc=$?
+[ $rc = 0 ] && pass "tarema-profiler run under its token: grouped and applied" ||
+  fail "tarema-profiler run under its token" "exit $rc: $(tail -n 20 "$WORK/prof-run.log")"
+[ -n "$(kubectl get node "$NODE1" -o jsonpath='{.metadata.labels.tarema\.io/group}')" ] &&
+  pass "Nodes carry tarema.io/group labels from the profiler" ||
+  fail "Nodes carry tarema.io/group labels" "$(kubectl get nodes -L tarema.io/group 2>&1 | head)"
+[ "$(kubectl -n "$NS" get jobs -l app.kubernetes.io/component=tarema-profile -o name | wc -l)" = 0 ] ||
+  wait_for 20 bash -c "[ \"\$(kubectl -n $NS get jobs -l app.kubernetes.io/component=tarema-profile -o name | wc -l)\" = 0 ]"
+[ $? = 0 ] && pass "profiler deleted its bench Jobs afterwards" || fail "profiler deleted its bench Jobs"
+grep -qi 'forbidden' "$WORK/prof-run.log" && fail "profiler log has no Forbidden" "$(grep -i forbidden "$WORK/prof-run.log" | head -3)" ||
+  pass "profiler log has no Forbidden"
+denied "profiler deletes a pod" "$KC_PROF" -n "$NS" delete pod victim
+denied "profiler reads Secrets" "$KC_PROF" -n "$NS" get secrets
+denied "profiler creates pods" "$KC_PROF" -n "$NS" run x --image=busybox --restart=Never
+denied "bench patches a Node" "$KC_BENCH" label node "$NODE1" tarema.io/x=1
+denied "bench deletes a ConfigMap" "$KC_BENCH" -n "$NS" delete configmap "tarema-profile-$NODE1"
+denied "bench reads Secrets" "$KC_BENCH" -n "$NS" get secrets
+denied "bench lists Jobs" "$KC_BENCH" -n "$NS" get jobs
+
+# ------------------------------------------------------------------ labeler
+WF=deploy-e2e-$$
+if [ -n "${DATABASE_URL:-}" ]; then
+  check "labeler ingest of a trace (PostgreSQL from DATABASE_URL)" \
+    "$BIN/tarema-labeler" ingest --workflow "$WF" "$REPO_ROOT/tests/fixtures/labeler/chipseq_trace_human.txt"
+  "$BIN/tarema-labeler" serve --kubeconfig "$KC_LAB" --namespace "$NS" --bind 127.0.0.1 --port 0 \
+    --spool "$WORK/spool" --refresh-seconds 1 --log-level info --log-format text >"$WORK/lab.log" 2>&1 &
+  PIDS+=("$!")
+  labelled() {
+    kubectl -n "$NS" get taskprofiles -o json |
+      jq -e --arg wf "$WF" '[.items[] | select(.spec.workflow == $wf and .status.labels.cpu != null)] | length > 0'
+  }
+  if wait_for 40 labelled; then
+    pass "labeler (own token) published TaskProfiles with labels: $(kubectl -n "$NS" get taskprofiles -o name | wc -l)"
+  else
+    fail "labeler (own token) published TaskProfiles" "$(tail -n 15 "$WORK/lab.log")"
+  fi
+  grep -qi 'forbidden' "$WORK/lab.log" && fail "labeler log has no Forbidden" "$(grep -i forbidden "$WORK/lab.log" | head -3)" ||
+    pass "labeler log has no Forbidden"
+else
+  fail "labeler publishes TaskProfiles" "DATABASE_URL is not set: run through tests/run.sh e2e"
+fi
+denied "labeler deletes a pod" "$KC_LAB" -n "$NS" delete pod victim
+denied "labeler reads Secrets" "$KC_LAB" -n "$NS" get secrets
+denied "labeler patches a Node" "$KC_LAB" label node "$NODE1" tarema.io/x=1
+denied "labeler deletes a TaskProfile" "$KC_LAB" -n "$NS" delete taskprofiles --all
+denied "labeler writes TaskProfiles in another namespace" "$KC_LAB" -n default create -f - <<<'{"apiVersion":"tarema.io/v1alpha1","kind":"TaskProfile","metadata":{"name":"x"},"spec":{"workflow":"w","process":"p"}}'
+
+# ------------------------------------------------------------------ scheduler
+# The chart's own config file (from the installed ConfigMap), so leader election and every
+# key run exactly as deployed; only the API credentials and the listen port differ.
+kubectl -n "$NS" get configmap "$REL-scheduler-config" -o jsonpath='{.data.scheduler\.yaml}' >"$WORK/sched.yaml"
+"$BIN/tarema-scheduler" run --config "$WORK/sched.yaml" --kubeconfig "$KC_SCHED" --bind-address 127.0.0.1 \
+  --port 0 --namespaces "$NS" --identity e2e-local --log-format text >"$WORK/sched.log" 2>&1 &
+PIDS+=("$!")
+holder() { [ "$(kubectl -n "$NS" get lease tarema-scheduler -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)" = e2e-local ]; }
+wait_for 30 holder && pass "scheduler (own token) holds Lease $NS/tarema-scheduler" ||
+  fail "scheduler holds its Lease" "$(tail -n 15 "$WORK/sched.log")"
+kubectl -n "$NS" apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: task-ok
+  labels: {nextflow.io/processName: "NFCORE_CHIPSEQ:CHIPSEQ:FASTQC", tarema.io/workflow: "$WF"}
+spec:
+  schedulerName: tarema
+  containers: [{name: t, image: busybox, resources: {requests: {cpu: 500m, memory: 256Mi}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: task-too-big
+spec:
+  schedulerName: tarema
+  containers: [{name: t, image: busybox, resources: {requests: {cpu: "5000", memory: 1Gi}}}]
+YAML
+bound() { [ -n "$(kubectl -n "$NS" get pod task-ok -o jsonpath='{.spec.nodeName}')" ]; }
+wait_for 30 bound && pass "scheduler (own token) bound a pod to $(kubectl -n "$NS" get pod task-ok -o jsonpath='{.spec.nodeName}')" ||
+  fail "scheduler bound a pod" "$(tail -n 15 "$WORK/sched.log")"
+unsched() { [ "$(kubectl -n "$NS" get pod task-too-big -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}')" = Unschedulable ]; }
+wait_for 30 unsched && pass "scheduler patched pods/status: PodScheduled=False Unschedulable" ||
+  fail "scheduler patched pods/status" "$(kubectl -n "$NS" get pod task-too-big -o jsonpath='{.status}') $(tail -n 5 "$WORK/sched.log")"
+events() { kubectl -n "$NS" get events.events.k8s.io -o json | jq -e '[.items[] | select(.reportingController != null and (.reason == "Scheduled" or .reason == "FailedScheduling"))] | map(.reason) | unique | length == 2'; }
+wait_for 20 events && pass "scheduler recorded Scheduled and FailedScheduling events (events.k8s.io)" ||
+  fail "scheduler recorded events" "$(kubectl -n "$NS" get events 2>&1 | tail -5)"
+grep -qi 'forbidden\|status=403' "$WORK/sched.log" && fail "scheduler log has no Forbidden" "$(grep -i 'forbidden\|status=403' "$WORK/sched.log" | head -3)" ||
+  pass "scheduler log has no Forbidden"
+denied "scheduler deletes a pod" "$KC_SCHED" -n "$NS" delete pod victim
+denied "scheduler reads Secrets" "$KC_SCHED" -n "$NS" get secrets
+denied "scheduler patches a Node" "$KC_SCHED" label node "$NODE1" tarema.io/x=1
+denied "scheduler creates pods" "$KC_SCHED" -n "$NS" run x --image=busybox --restart=Never
+denied "scheduler updates another Lease" "$KC_SCHED" -n "$NS" annotate lease tarema-scheduler-other x=1 --overwrite
+cani "$SA_SCHED" update leases/tarema-scheduler -n "$NS" && ! cani "$SA_SCHED" update leases/other -n "$NS" &&
+  ! cani "$SA_SCHED" create leases -n default && pass "can-i: scheduler updates only its own Lease, only in $NS" ||
+  fail "can-i: scheduler Lease access limited"
+! cani "$SA_SCHED" get secrets -A && ! cani "$SA_LAB" get secrets -A && ! cani "$SA_PROF" get secrets -A &&
+  ! cani "$SA_BENCH" get secrets -A && pass "can-i: no component ServiceAccount can read Secrets anywhere" ||
+  fail "can-i: no component can read Secrets"
+
+# ------------------------------------------------------------------ uninstall
+check "helm uninstall" helm uninstall "$REL" -n "$NS"
+gone() { ! kubectl get clusterrole "$REL-scheduler" >/dev/null 2>&1; }
+wait_for 20 gone && pass "uninstall removed the ClusterRoles" || fail "uninstall removed the ClusterRoles"
+summary

@@ -1,0 +1,103 @@
+# tests/e2e/scheduler_lib.sh: helpers shared by the tarema-scheduler end-to-end tests (sourced
+# after tests/e2e/lib.sh). Every test uses its own scheduler name, namespace and node prefix so
+# it never touches what other tests run, and cleans up what it created on exit.
+
+# A short id unique to this run, usable in names.
+SCHED_E2E_ID=${SCHED_E2E_ID:-$(printf '%05d' $((RANDOM % 100000)))}
+SCHED_PIDS=()
+
+# start_scheduler LOGFILE ARGS...: starts tarema-scheduler in the background with a free port and
+# sets SCHED_PORT (the port it serves on) and SCHED_PID. Returns 1 if it does not become ready.
+start_scheduler() {
+  local log=$1
+  shift
+  "$BIN/tarema-scheduler" --port 0 "$@" >"$log" 2>&1 &
+  SCHED_PID=$!
+  SCHED_PIDS+=("$SCHED_PID")
+  SCHED_PORT=
+  local i
+  for i in $(seq 1 100); do
+    SCHED_PORT=$(sed -n 's/.*serving addr=[^ ]* port=\([0-9]*\).*/\1/p' "$log" | head -n 1)
+    [ -n "$SCHED_PORT" ] && break
+    kill -0 "$SCHED_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [ -z "$SCHED_PORT" ]; then
+    echo "tarema-scheduler did not start; log:" >&2
+    tail -n 20 "$log" >&2
+    return 1
+  fi
+  wait_for 30 curl -sf "http://127.0.0.1:$SCHED_PORT/readyz"
+}
+
+# stop_schedulers: SIGTERM to every scheduler this test started (by pid), then wait.
+stop_schedulers() {
+  local p
+  for p in "${SCHED_PIDS[@]}"; do
+    kill "$p" 2>/dev/null || true
+  done
+  for p in "${SCHED_PIDS[@]}"; do
+    wait "$p" 2>/dev/null || true
+  done
+  SCHED_PIDS=()
+}
+
+# metric PORT NAME_WITH_LABELS: the value of one series of /metrics (0 when absent).
+metric() {
+  curl -sf "http://127.0.0.1:$1/metrics" | awk -v m="$2" '$1 == m {print $2; found=1} END {if (!found) print 0}'
+}
+
+# pod_json NS NAME SCHEDULER CPU MEMORY [ANNOTATIONS_JSON] [TOLERATE_ID]: one Pod as JSON.
+pod_json() {
+  local ann=${6:-}
+  [ -n "$ann" ] || ann='{}'
+  jq -cn --arg ns "$1" --arg name "$2" --arg sched "$3" --arg cpu "$4" --arg mem "$5" \
+    --argjson ann "$ann" --arg tol "${7:-}" '
+    {apiVersion: "v1", kind: "Pod",
+     metadata: {namespace: $ns, name: $name, annotations: $ann},
+     spec: {schedulerName: $sched,
+            containers: [{name: "c", image: "busybox",
+                          resources: {requests: {cpu: $cpu, memory: $mem}}}]}
+     | if $tol != "" then .spec.tolerations = [{key: "tarema.io/e2e", operator: "Equal",
+                                                value: $tol, effect: "NoSchedule"}] else . end}'
+}
+
+# Node of a pod ("" while unbound).
+pod_node() {
+  kubectl get pod -n "$1" "$2" -o jsonpath='{.spec.nodeName}' 2>/dev/null
+}
+
+# Number of pods of namespace NS bound to a node.
+bound_count() {
+  kubectl get pods -n "$1" -o json | jq '[.items[] | select(.spec.nodeName != null and .spec.nodeName != "")] | length'
+}
+
+# The invariant every scheduler must keep: on every node the requests of all its non-finished
+# pods (any scheduler's) fit its allocatable cpu, memory and pod count. Prints the offenders.
+check_fit() {
+  local pods nodes
+  pods=$(kubectl get pods -A -o json) || return 1
+  nodes=$(kubectl get nodes -o json) || return 1
+  jq -rn --argjson pods "$pods" --argjson nodes "$nodes" '
+    def qty: tostring | capture("^(?<n>[0-9.]+)(?<u>[a-zA-Z]*)$") as $c | ($c.n | tonumber) *
+      ({"": 1, "m": 0.001, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "Ki": 1024, "Mi": 1048576,
+        "Gi": 1073741824, "Ti": 1099511627776}[$c.u]);
+    def req($r): [.spec.containers[] | .resources.requests[$r] // "0" | qty] | add;
+    ($pods.items | map(select(.spec.nodeName != null and .spec.nodeName != "" and
+                              (.status.phase | IN("Succeeded", "Failed") | not)))
+     | group_by(.spec.nodeName)
+     | map({key: .[0].spec.nodeName,
+            value: {cpu: (map(req("cpu")) | add), memory: (map(req("memory")) | add),
+                    pods: length}}) | from_entries) as $used |
+    $nodes.items[] | .metadata.name as $n | select($used[$n]) |
+    .status.allocatable as $a | $used[$n] as $u |
+    select(($u.cpu > ($a.cpu | qty) + 1e-9) or ($u.memory > ($a.memory | qty)) or
+           ($u.pods > ($a.pods | qty))) |
+    "\($n): requested cpu \($u.cpu) memory \($u.memory) pods \($u.pods) > allocatable \($a)"'
+}
+
+# events_per_pod NS REASON: "name count" lines of events.k8s.io events with that reason.
+events_per_pod() {
+  kubectl get events.events.k8s.io -n "$1" -o json |
+    jq -r --arg r "$2" '[.items[] | select(.reason == $r) | .regarding.name] | group_by(.) | .[] | "\(.[0]) \(length)"'
+}

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# tests/e2e/scheduler_live_test.sh: tarema-scheduler against the real local control plane.
+#  1. labeled pods land in the node group tarema's formula predicts, and fall through to the
+#     next group when the preferred one is full (own tainted kwok nodes with tarema labels);
+#  2. a pod that fits nowhere gets PodScheduled=False/Unschedulable and a FailedScheduling event,
+#     and is bound as soon as a node with room appears (retry on cluster change);
+#  3. 1,000 pods on the heterogeneous paper nodes: all bound, none onto a node where it does not
+#     fit (every pod of every scheduler counted), no pod bound twice, one Scheduled event each;
+#  4. pods of another scheduler are left alone; explain describes a bound pod.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/scheduler_lib.sh"
+
+ID=$SCHED_E2E_ID
+NS=sched-e2e-$ID
+SCHED=tarema-e2e-$ID
+P=se$ID # node prefix
+WORK=$(mktemp -d)
+cleanup() {
+  stop_schedulers
+  kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
+  kubectl get nodes -o name 2>/dev/null | grep "^node/$P" | xargs -r kubectl delete --wait=false >/dev/null 2>&1 || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+command -v kubectl >/dev/null || { fail "kubectl in PATH" "run under tests/run.sh or eval hack/cluster.sh env"; summary; exit 1; }
+kubectl create namespace "$NS" >/dev/null
+wait_for 30 kubectl get serviceaccount default -n "$NS"
+
+# Own nodes for the label tests: three groups by tarema labels, tainted so that only this
+# test's tolerating pods use them.
+cat >"$WORK/nodes.yaml" <<EOF
+nodes:
+  - {prefix: ${P}slow, count: 2, cpu: 2, memory: 4Gi, pods: 20,
+     labels: {tarema.io/cpu: "1", tarema.io/mem: "1", tarema.io/io: "1", tarema.io/group: "slow"},
+     taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
+  - {prefix: ${P}mid, count: 2, cpu: 4, memory: 8Gi, pods: 20,
+     labels: {tarema.io/cpu: "2", tarema.io/mem: "2", tarema.io/io: "2", tarema.io/group: "mid"},
+     taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
+  - {prefix: ${P}fast, count: 1, cpu: 16, memory: 32Gi, pods: 20,
+     labels: {tarema.io/cpu: "3", tarema.io/mem: "3", tarema.io/io: "3", tarema.io/group: "fast"},
+     taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
+EOF
+check "test nodes created" bash "$REPO_ROOT/hack/cluster.sh" nodes "$WORK/nodes.yaml"
+
+if ! start_scheduler "$WORK/sched.log" --scheduler-name "$SCHED" --qps 2000 --burst 4000; then
+  fail "tarema-scheduler starts and becomes ready" "$(tail -n 5 "$WORK/sched.log")"
+  summary
+  exit 1
+fi
+pass "tarema-scheduler starts and becomes ready"
+PORT=$SCHED_PORT
+
+# ---- 1. labeled pods and their groups ------------------------------------------------------
+ann() { jq -cn --arg c "$1" --arg m "$2" --arg i "$3" '{"tarema.io/cpu": $c, "tarema.io/mem": $m, "tarema.io/io": $i}'; }
+# name cpu-label mem-label io-label expected-group
+labeled=(
+  "t-111 1 1 1 slow"  # distance slow 0, mid 3, fast 6
+  "t-222 2 2 2 mid"   # mid 0
+  "t-312 3 1 2 mid"   # slow 3, mid 2, fast 3
+  "t-131 1 3 1 slow"  # slow 2, mid 3, fast 4
+  "t-333 3 3 3 fast"  # fast 0
+)
+for l in "${labeled[@]}"; do
+  set -- $l
+  pod_json "$NS" "$1" "$SCHED" 100m 128Mi "$(ann "$2" "$3" "$4")" "$ID"
+done >"$WORK/labeled.json"
+kubectl create -f "$WORK/labeled.json" >/dev/null
+all_labeled_bound() { [ "$(bound_count "$NS")" -ge 5 ]; }
+if wait_for 60 all_labeled_bound; then pass "labeled pods bound"; else fail "labeled pods bound" "$(kubectl get pods -n "$NS" -o wide)"; fi
+for l in "${labeled[@]}"; do
+  set -- $l
+  node=$(pod_node "$NS" "$1")
+  if [[ $node == "${P}$5-"* ]]; then pass "$1 (task labels $2,$3,$4) in group $5"; else fail "$1 (task labels $2,$3,$4) in group $5" "bound to '$node'"; fi
+done
+
+# Fall-through: six (3,3,3) pods of 3 cpu: the fast node (16 cpu, 0.1 used) takes five, the
+# sixth goes to the next group by distance (mid: 3), not to slow (6) nor an unprofiled node.
+for i in 1 2 3 4 5 6; do
+  pod_json "$NS" "f-$i" "$SCHED" 3 1Gi "$(ann 3 3 3)" "$ID"
+done >"$WORK/fall.json"
+kubectl create -f "$WORK/fall.json" >/dev/null
+all_fall_bound() { [ "$(bound_count "$NS")" -ge 11 ]; }
+if wait_for 60 all_fall_bound; then pass "fall-through pods bound"; else fail "fall-through pods bound" "$(kubectl get pods -n "$NS" -o wide)"; fi
+groups=$(for i in 1 2 3 4 5 6; do pod_node "$NS" "f-$i" | sed "s/^$P//; s/-[0-9]*$//"; echo; done | sort | uniq -c | awk '{print $2 "=" $1}' | tr '\n' ' ')
+if [ "$groups" = "fast=5 mid=1 " ]; then pass "full preferred group falls through to the next (fast=5 mid=1)"; else fail "full preferred group falls through to the next (fast=5 mid=1)" "got: $groups"; fi
+
+# ---- 2. unschedulable, then schedulable after a cluster change ------------------------------
+pod_json "$NS" big "$SCHED" 40 1Gi "$(ann 3 3 3)" "$ID" | kubectl create -f - >/dev/null
+unsched_condition() {
+  kubectl get pod -n "$NS" big -o json | jq -e '.status.conditions[]? | select(.type == "PodScheduled" and .status == "False" and .reason == "Unschedulable")'
+}
+if wait_for 30 unsched_condition; then pass "unschedulable pod gets PodScheduled=False reason Unschedulable"; else fail "unschedulable pod gets PodScheduled=False reason Unschedulable" "$(kubectl get pod -n "$NS" big -o jsonpath='{.status}')"; fi
+failed_event() {
+  kubectl get events.events.k8s.io -n "$NS" -o json | jq -e '.items[] | select(.reason == "FailedScheduling" and .regarding.name == "big" and .type == "Warning" and (.note | test("^0/[0-9]+ nodes are available: .*Insufficient cpu")))'
+}
+if wait_for 30 failed_event; then pass "FailedScheduling event with kube-scheduler's per-reason node counts"; else fail "FailedScheduling event with kube-scheduler's per-reason node counts" "$(events_per_pod "$NS" FailedScheduling)"; fi
+cat >"$WORK/huge.yaml" <<EOF
+nodes:
+  - {prefix: ${P}huge, count: 1, cpu: 64, memory: 64Gi, pods: 20,
+     labels: {tarema.io/cpu: "3", tarema.io/mem: "3", tarema.io/io: "3", tarema.io/group: "fast"},
+     taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
+EOF
+bash "$REPO_ROOT/hack/cluster.sh" nodes "$WORK/huge.yaml" >/dev/null 2>&1
+big_bound() { [ "$(pod_node "$NS" big)" = "${P}huge-1" ]; }
+if wait_for 30 big_bound; then pass "unschedulable pod bound once a node with room appears"; else fail "unschedulable pod bound once a node with room appears" "node '$(pod_node "$NS" big)'"; fi
+
+# ---- 3. 1,000 pods on the paper nodes -------------------------------------------------------
+N=1000
+cpus=(40m 80m 120m)
+mems=(64Mi 128Mi 256Mi)
+for i in $(seq 1 $N); do
+  pod_json "$NS" "p-$i" "$SCHED" "${cpus[$((i % 3))]}" "${mems[$(((i / 3) % 3))]}"
+done >"$WORK/pods.json"
+split -n l/4 "$WORK/pods.json" "$WORK/chunk."
+t0=$(date +%s.%N)
+for c in "$WORK"/chunk.*; do kubectl create -f "$c" >/dev/null & done
+wait
+t1=$(date +%s.%N)
+want=$((N + 12))
+all_bound() { [ "$(bound_count "$NS")" -ge "$want" ]; }
+if wait_for 120 all_bound; then
+  t2=$(date +%s.%N)
+  pass "$N pods bound (created in $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s, all bound $(printf '%.1f' "$(echo "$t2 - $t0" | bc)") s after the first create)"
+else
+  fail "$N pods bound" "$(bound_count "$NS") of $want bound; $(tail -n 5 "$WORK/sched.log")"
+fi
+over=$(check_fit)
+if [ -z "$over" ]; then pass "no node holds more than its allocatable (all pods, all schedulers)"; else fail "no node holds more than its allocatable (all pods, all schedulers)" "$over"; fi
+on_test_nodes=$(kubectl get pods -n "$NS" -o json | jq --arg p "$P" '[.items[] | select(.metadata.name | startswith("p-")) | select(.spec.nodeName | startswith($p))] | length')
+if [ "$on_test_nodes" = 0 ]; then pass "no pod on a node whose taint it does not tolerate"; else fail "no pod on a node whose taint it does not tolerate" "$on_test_nodes pods on tainted nodes"; fi
+scheduled_ok() {
+  local ev
+  ev=$(events_per_pod "$NS" Scheduled)
+  [ "$(wc -l <<<"$ev")" -ge "$want" ]
+}
+wait_for 30 scheduled_ok
+ev=$(events_per_pod "$NS" Scheduled)
+twice=$(awk '$2 != 1' <<<"$ev" | head -n 5)
+if [ "$(wc -l <<<"$ev")" = "$want" ] && [ -z "$twice" ]; then pass "exactly one Scheduled event per pod"; else fail "exactly one Scheduled event per pod" "$(wc -l <<<"$ev") pods with events; more than one: $twice"; fi
+ok=$(metric "$PORT" 'tarema_binds_total{result="ok"}')
+conflicts=$(metric "$PORT" 'tarema_binds_total{result="conflict"}')
+if [ "$ok" = "$want" ] && [ "$conflicts" = 0 ]; then pass "one bind per pod, no conflicts (binds ok=$ok)"; else fail "one bind per pod, no conflicts" "binds ok=$ok conflict=$conflicts, want $want and 0"; fi
+for m in tarema_pending_pods tarema_binds_in_flight tarema_scheduling_attempt_duration_seconds_count 'tarema_schedule_attempts_total{result="scheduled"}'; do
+  if curl -sf "http://127.0.0.1:$PORT/metrics" | grep -q "^$m"; then pass "metric $m served"; else fail "metric $m served"; fi
+done
+
+# ---- 4. foreign pods and explain ---------------------------------------------------------------
+pod_json "$NS" foreign other-scheduler-$ID 100m 64Mi | kubectl create -f - >/dev/null
+sleep 2
+if [ -z "$(pod_node "$NS" foreign)" ]; then pass "a pod of another scheduler is left alone"; else fail "a pod of another scheduler is left alone" "bound to $(pod_node "$NS" foreign)"; fi
+out=$("$BIN/tarema-scheduler" explain "$NS/t-312" -o json --scheduler-name "$SCHED" 2>&1)
+if jq -e --arg n "$(pod_node "$NS" t-312)" '.boundTo == $n and (.groups | map(select(.id == "mid"))[0].distance == 2) and (.groups[0].id == "mid")' <<<"$out" >/dev/null; then
+  pass "explain shows the groups' distances and the bound node"
+else
+  fail "explain shows the groups' distances and the bound node" "$(head -c 600 <<<"$out")"
+fi
+out=$("$BIN/tarema-scheduler" explain "$NS/big" --scheduler-name "$SCHED" 2>&1)
+if grep -q "Insufficient cpu" <<<"$out"; then pass "explain (text) names why nodes were filtered"; else fail "explain (text) names why nodes were filtered" "$(head -n 10 <<<"$out")"; fi
+if "$BIN/tarema-scheduler" explain "$NS/no-such-pod" >/dev/null 2>"$WORK/err"; then
+  fail "explain of a missing pod fails clearly"
+elif grep -q "no-such-pod" "$WORK/err"; then pass "explain of a missing pod fails clearly"; else fail "explain of a missing pod fails clearly" "$(cat "$WORK/err")"; fi
+
+stop_schedulers
+if grep -q "stopping scheduled=" "$WORK/sched.log"; then pass "SIGTERM stops the scheduler cleanly"; else fail "SIGTERM stops the scheduler cleanly" "$(tail -n 3 "$WORK/sched.log")"; fi
+summary

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# sim_cli_test.sh: tarema-sim as a user runs it: the tiny hand-checked scenario through the CLI
+# (table, --json, --policy all, --gantt), the paper scenarios with real lotaru data, and bad
+# input (cycle, oversized process, unknown key, unknown policy) giving a clear error and exit 1.
+# Needs no cluster or database.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+SIM="$BIN/tarema-sim"
+FX="$REPO_ROOT/tests/fixtures/sim"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+# tarema's two runs are 20 s (unlabeled, like fair) and 10 s (labeled): mean 15 (see
+# tests/unit/sim_tiny_test.c for the hand computation)
+check "tiny tarema table" bash -c "'$SIM' --cluster '$FX/tiny-cluster.yaml' --workload '$FX/tiny-workload.yaml' --no-shuffle | grep -E '^tiny +2 +15\.0s +20\.0s +10\.0s'"
+check "tiny all policies json" bash -c "'$SIM' --cluster '$FX/tiny-cluster.yaml' --workload '$FX/tiny-workload.yaml' --no-shuffle --policy all --json > '$TMP/all.json' && python3 - '$TMP/all.json' <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+got = {p['policy']: p['workflows'][0]['makespan_mean_s'] for p in d['policies']}
+want = {'tarema': 15, 'round-robin': 16, 'fair': 20, 'fill-nodes': 12, 'sjfn': 12}
+assert got == want, got
+assert abs(d['decrease_pct']['fair'] - 25.0) < 1e-9, d['decrease_pct']
+PY"
+check "gantt svg written" bash -c "'$SIM' --cluster '$FX/tiny-cluster.yaml' --workload '$FX/tiny-workload.yaml' --gantt '$TMP/g.svg' >/dev/null && grep -q '<svg' '$TMP/g.svg' && [ \$(grep -c '<title>' '$TMP/g.svg') = 6 ]"
+check "same seed same output" bash -c "diff <('$SIM' --cluster '$FX/tiny-cluster.yaml' --workload '$FX/tiny-workload.yaml' --policy all --seed 3 --json | grep -v wall_s) <('$SIM' --cluster '$FX/tiny-cluster.yaml' --workload '$FX/tiny-workload.yaml' --policy all --seed 3 --json | grep -v wall_s)"
+if [ -f "$REPO_ROOT/../shared/data/lotaru/chipseq_n1.csv" ]; then
+  for cl in 555 5442; do
+    check "paper cluster $cl, five workflows, all policies" bash -c "'$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-$cl.yaml' --workload '$REPO_ROOT/sim/scenarios/nfcore5.yaml' --policy all --isolate | grep -q 'pooled'"
+  done
+else
+  echo "# lotaru data not found next to the repository; paper scenarios skipped"
+fi
+
+# bad input: exit status 1 and a message naming the problem
+bad() { # name pattern yaml
+  printf '%s\n' "$3" > "$TMP/bad.yaml"
+  local out; out=$("$SIM" --cluster "$FX/tiny-cluster.yaml" --workload "$TMP/bad.yaml" 2>&1); local rc=$?
+  if [ "$rc" = 1 ] && echo "$out" | grep -q -- "$2"; then pass "$1"; else fail "$1" "rc=$rc: $out"; fi
+}
+bad "cycle is an error" "cycle among: A, B" 'workflows:
+  - name: w
+    processes:
+      - {name: A, instances: 1, base_runtime: 1, after: [B]}
+      - {name: B, instances: 1, base_runtime: 1, after: [A]}'
+bad "oversized process is an error" "more than any node" 'workflows:
+  - name: w
+    processes: [{name: A, instances: 1, base_runtime: 1, requests: {cpu: 64}}]'
+bad "unknown key is an error" "unknown key .runz." 'workflows:
+  - name: w
+    runz: 3
+    processes: [{name: A, instances: 1, base_runtime: 1}]'
+out=$("$SIM" --cluster "$FX/tiny-cluster.yaml" --workload "$FX/tiny-workload.yaml" --policy fastest 2>&1); rc=$?
+if [ "$rc" = 1 ] && echo "$out" | grep -q fastest; then pass "unknown policy is an error"; else fail "unknown policy is an error" "rc=$rc: $out"; fi
+out=$("$SIM" --cluster "$TMP/missing.yaml" --workload "$FX/tiny-workload.yaml" 2>&1); rc=$?
+if [ "$rc" = 1 ] && echo "$out" | grep -q missing.yaml; then pass "missing file is an error"; else fail "missing file is an error" "rc=$rc: $out"; fi
+summary

@@ -1,0 +1,497 @@
+/* Unit tests of the client's wire behaviour against a scripted HTTP server on 127.0.0.1 inside
+ * the test (no cluster): leader election losing at once on 409; informer paging, watch parameters,
+ * events split across TCP writes (inside UTF-8 sequences too), BOOKMARK resourceVersions, re-list
+ * on an ERROR 410 event and on HTTP 410 with the diff against the store (deletions included),
+ * resume from the last RV after a normal stream end; the bearer token re-read when its file
+ * rotates; Status messages in async errors. The server answers one connection at a time with the
+ * next scripted response and closes it. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "lib/jsonutil.h"
+#include "lib/kube.h"
+
+#define MAX_PARTS 8
+#define MAX_REQS  32
+
+typedef struct {
+    const char *status;           /* "200 OK" */
+    const char *parts[MAX_PARTS]; /* written separately with a pause between */
+    int hold_ms;                  /* keep the connection open this long before closing */
+    const char *extra;            /* more header lines, each ending in \r\n */
+} response;
+
+static struct {
+    int fd, port;
+    const response *script;
+    int nscript, next;
+    char *reqs[MAX_REQS]; /* request line + Authorization header of each request */
+    int nreqs;
+    volatile int stop;
+    pthread_mutex_t mu;
+} srv;
+
+static void sleep_ms(int ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void record(const char *head, const char *body) {
+    char line[1024] = "";
+    const char *eol = strstr(head, "\r\n");
+    snprintf(line, sizeof line, "%.*s", eol ? (int)(eol - head) : 0, head);
+    const char *auth = strcasestr(head, "\r\nAuthorization: ");
+    if (auth) {
+        auth += 2;
+        const char *e = strstr(auth, "\r\n");
+        size_t n = strlen(line);
+        snprintf(line + n, sizeof line - n, " | %.*s", e ? (int)(e - auth) : 0, auth);
+    }
+    if (body && *body) {
+        size_t n = strlen(line);
+        snprintf(line + n, sizeof line - n, " | %.700s", body);
+    }
+    pthread_mutex_lock(&srv.mu);
+    if (srv.nreqs < MAX_REQS)
+        srv.reqs[srv.nreqs++] = strdup(line);
+    pthread_mutex_unlock(&srv.mu);
+}
+
+static void serve_one(int c) {
+    char head[8192] = "";
+    size_t n = 0;
+    while (n < sizeof head - 1 && !strstr(head, "\r\n\r\n")) {
+        ssize_t r = recv(c, head + n, sizeof head - 1 - n, 0);
+        if (r <= 0)
+            return;
+        n += (size_t)r;
+        head[n] = '\0';
+    }
+    /* Read the body too: closing with unread data would reset the connection. */
+    char *end = strstr(head, "\r\n\r\n") + 4;
+    const char *cl = strcasestr(head, "\r\nContent-Length:");
+    size_t want = cl && cl < end ? (size_t)strtoul(cl + 17, NULL, 10) : 0;
+    size_t have = n - (size_t)(end - head);
+    char *body = calloc(1, want + 1);
+    memcpy(body, end, have < want ? have : want);
+    while (have < want) {
+        ssize_t r = recv(c, body + have, want - have, 0);
+        if (r <= 0)
+            break;
+        have += (size_t)r;
+    }
+    *end = '\0';
+    record(head, body);
+    free(body);
+    pthread_mutex_lock(&srv.mu);
+    const response *rsp = srv.next < srv.nscript ? &srv.script[srv.next++] : NULL;
+    pthread_mutex_unlock(&srv.mu);
+    char hdr[512];
+    snprintf(hdr, sizeof hdr,
+             "HTTP/1.1 %s\r\nContent-Type: application/json\r\nConnection: close\r\n%s\r\n",
+             rsp ? rsp->status : "503 Service Unavailable", rsp && rsp->extra ? rsp->extra : "");
+    if (send(c, hdr, strlen(hdr), MSG_NOSIGNAL) < 0)
+        return;
+    for (int i = 0; rsp && i < MAX_PARTS && rsp->parts[i]; i++) {
+        if (i)
+            sleep_ms(30);
+        if (send(c, rsp->parts[i], strlen(rsp->parts[i]), MSG_NOSIGNAL) < 0)
+            return;
+    }
+    for (int waited = 0; rsp && waited < rsp->hold_ms && !srv.stop; waited += 20)
+        sleep_ms(20);
+}
+
+static void *server_main(void *arg) {
+    (void)arg;
+    while (!srv.stop) {
+        struct pollfd p = {srv.fd, POLLIN, 0};
+        if (poll(&p, 1, 50) <= 0)
+            continue;
+        int c = accept(srv.fd, NULL, NULL);
+        if (c < 0)
+            continue;
+        serve_one(c);
+        close(c);
+    }
+    return NULL;
+}
+
+static pthread_t server_start(const response *script, int n) {
+    srv.fd = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(srv.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    bind(srv.fd, (struct sockaddr *)&a, sizeof a);
+    listen(srv.fd, 16);
+    socklen_t len = sizeof a;
+    getsockname(srv.fd, (struct sockaddr *)&a, &len);
+    srv.port = ntohs(a.sin_port);
+    srv.script = script;
+    srv.nscript = n;
+    srv.next = 0;
+    srv.stop = 0;
+    pthread_t t;
+    pthread_create(&t, NULL, server_main, NULL);
+    return t;
+}
+
+static void server_stop(pthread_t t) {
+    srv.stop = 1;
+    pthread_join(t, NULL);
+    close(srv.fd);
+    for (int i = 0; i < srv.nreqs; i++)
+        free(srv.reqs[i]);
+    srv.nreqs = 0;
+}
+
+static const char *req(int i) {
+    pthread_mutex_lock(&srv.mu);
+    const char *r = i < srv.nreqs ? srv.reqs[i] : "";
+    pthread_mutex_unlock(&srv.mu);
+    return r;
+}
+
+static tm_kube *fake_client(const char *token_file) {
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", srv.port);
+    tm_kube_config cfg = {.server = url, .token_file = (char *)token_file};
+    tm_err err = {0};
+    tm_kube *k = tm_kube_new(&cfg, &err);
+    if (!k)
+        printf("    client: %s\n", err.msg);
+    return k;
+}
+
+/* ---- informer ------------------------------------------------------------------------------ */
+
+#define POD(name, rv)                                                                              \
+    "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"" name                       \
+    "\",\"namespace\":\"ns\",\"resourceVersion\":\"" rv "\"}}"
+#define LISTPOD(name, rv)                                                                          \
+    "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ns\",\"resourceVersion\":\"" rv "\"}}"
+
+static const response informer_script[] = {
+    /* 0, 1: the first list, two pages */
+    {"200 OK",
+     {"{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"10\","
+      "\"continue\":\"c1\"},\"items\":[" LISTPOD("a", "5") "]}"},
+     0,
+     NULL},
+    {"200 OK",
+     {"{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"10\"},"
+      "\"items\":[" LISTPOD("b", "6") "]}"},
+     0,
+     NULL},
+    /* 2: watch from 10; events split mid-line and inside the two bytes of "é"; then 410 */
+    {"200 OK",
+     {"{\"type\":\"ADDED\",\"object\":" POD("c", "11") "}\n{\"type\":\"MODIFIED\",\"obj",
+      "ect\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\","
+      "\"resourceVersion\":\"12\"},\"note\":\"caf\xc3",
+      "\xa9\"}}\n{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":{"
+      "\"resourceVersion\":\"15\"}}}\n",
+      "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\","
+      "\"message\":\"too old resource version: 10 (15)\"}}\n"},
+     300,
+     NULL},
+    /* 3: re-list: b was deleted and d added meanwhile */
+    {"200 OK",
+     {"{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"20\"},"
+      "\"items\":[" LISTPOD("a", "12") "," LISTPOD("c", "11") "," LISTPOD("d", "16") "]}"},
+     0,
+     NULL},
+    /* 4: watch from 20 answered with HTTP 410 */
+    {"410 Gone",
+     {"{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":410,\"reason\":\"Gone\","
+      "\"message\":\"too old\"}"},
+     0,
+     NULL},
+    /* 5: re-list: a changed */
+    {"200 OK",
+     {"{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"31\"},"
+      "\"items\":[" LISTPOD("a", "30") "," LISTPOD("c", "11") "," LISTPOD("d", "16") "]}"},
+     0,
+     NULL},
+    /* 6: watch from 31: c deleted, a bookmark, then the server ends the stream normally */
+    {"200 OK",
+     {"{\"type\":\"DELETED\",\"object\":" POD("c", "33") "}\n",
+      "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":"
+      "\"40\"}}}\n"},
+     1200,
+     NULL},
+    /* 7: the watch resumes from 40 without a re-list */
+    {"200 OK", {"{\"type\":\"ADDED\",\"object\":" POD("e", "41") "}\n"}, 3000, NULL},
+};
+
+typedef struct {
+    char log[1024];
+    int synced;
+} ilog;
+
+static void on_event(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
+    ilog *l = ud;
+    static const char *c[] = {"+", "~", "-"};
+    size_t n = strlen(l->log);
+    snprintf(l->log + n, sizeof l->log - n, "%s%s@%s ", c[t],
+             tm_json_str(obj, "metadata.name", "?"),
+             tm_json_str(obj, "metadata.resourceVersion", "?"));
+    if (t != TM_WATCH_ADDED && !old)
+        snprintf(l->log + strlen(l->log), sizeof l->log - strlen(l->log), "(no old) ");
+}
+
+static void on_synced(void *ud) {
+    ((ilog *)ud)->synced++;
+}
+
+static void test_informer_relist_and_resume(void) {
+    pthread_t t =
+        server_start(informer_script, (int)(sizeof informer_script / sizeof informer_script[0]));
+    tm_kube *k = fake_client(NULL);
+    ilog l = {"", 0};
+    tm_informer_opts o = {.path = "/api/v1/namespaces/ns/pods",
+                          .field_selector = "spec.schedulerName=tarema",
+                          .page_size = 1,
+                          .on_event = on_event,
+                          .on_synced = on_synced,
+                          .ud = &l};
+    tm_err err = {0};
+    tm_informer *inf = tm_informer_start(k, &o, &err);
+    CHECKF(inf != NULL, "%s", err.msg);
+    for (int i = 0; i < 300 && !tm_informer_get(inf, "ns", "e"); i++)
+        tm_kube_run(k, 20, &err);
+    CHECK_STR(l.log, "+a@5 +b@6 +c@11 ~a@12 +d@16 -b@6 ~a@30 -c@33 +e@41 ");
+    CHECK_INT(l.synced, 3);
+    CHECK_INT(tm_informer_relists(inf), 2);
+    CHECK_INT(tm_informer_reconnects(inf), 3);
+    CHECK_INT(tm_informer_size(inf), 3);
+    CHECK_STR(tm_json_str(tm_informer_get(inf, "ns", "a"), "kind", NULL), "Pod");
+    CHECK(strstr(req(0), "GET /api/v1/namespaces/ns/pods?limit=1&fieldSelector=spec."
+                         "schedulerName%3Dtarema ") != NULL);
+    CHECK(strstr(req(1), "&continue=c1") != NULL);
+    CHECK(strstr(req(2), "watch=1&allowWatchBookmarks=true&resourceVersion=10&timeoutSeconds=") !=
+          NULL);
+    CHECK(strstr(req(2), "fieldSelector=spec.schedulerName%3Dtarema") != NULL);
+    CHECK(strstr(req(3), "?limit=1") != NULL && strstr(req(3), "watch") == NULL);
+    CHECK(strstr(req(4), "resourceVersion=20&") != NULL);
+    CHECK(strstr(req(6), "resourceVersion=31&") != NULL);
+    CHECK(strstr(req(7), "resourceVersion=40&") != NULL); /* the bookmark's RV, no re-list */
+    tm_informer_stop(inf);
+    tm_kube_free(k);
+    server_stop(t);
+}
+
+/* ---- token rotation and async errors -----------------------------------------------------------
+ */
+
+static const response token_script[] = {
+    {"200 OK", {"{\"major\":\"1\"}"}, 0, NULL},
+    {"200 OK", {"{\"major\":\"1\"}"}, 0, NULL},
+    {"403 Forbidden",
+     {"{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":403,\"reason\":\"Forbidden\","
+      "\"message\":\"pods is forbidden: User \\\"x\\\" cannot list resource \\\"pods\\\"\"}"},
+     0,
+     NULL},
+    {"200 OK", {""}, 0, NULL},
+};
+
+typedef struct {
+    int done, status;
+    char msg[1100];
+} async_res;
+
+static void on_done(void *ud, int status, json_t *body, const tm_err *err) {
+    async_res *r = ud;
+    r->done++;
+    r->status = status;
+    snprintf(r->msg, sizeof r->msg, "%s", err ? err->msg : "");
+}
+
+static void test_token_rotation_and_async_status(void) {
+    pthread_t t = server_start(token_script, 4);
+    char tok[] = "/tmp/tarema-kube-token-XXXXXX";
+    int fd = mkstemp(tok);
+    CHECK(write(fd, "first-token\n", 12) == 12);
+    close(fd);
+    tm_kube *k = fake_client(tok);
+    tm_err err = {0};
+    json_t *v = tm_kube_get(k, "/version", &err);
+    CHECKF(v != NULL, "%s", err.msg);
+    json_decref(v);
+    FILE *f = fopen(tok, "w"); /* rotated in place: new content, other size */
+    fputs("second-token-longer\n", f);
+    fclose(f);
+    v = tm_kube_get(k, "/version", &err);
+    json_decref(v);
+    CHECK(strstr(req(0), "Authorization: Bearer first-token") != NULL);
+    CHECK(strstr(req(1), "Authorization: Bearer second-token-longer") != NULL);
+    async_res r = {0};
+    CHECK(tm_kube_request_async(k, "GET", "/api/v1/pods", NULL, NULL, on_done, &r) == 0);
+    CHECK(tm_kube_request_async(k, NULL, "/x", NULL, NULL, on_done, &r) == -1);
+    for (int i = 0; i < 200 && !r.done; i++)
+        tm_kube_run(k, 20, &err);
+    CHECK_INT(r.status, 403);
+    CHECKF(strstr(r.msg, "GET /api/v1/pods: pods is forbidden: User \"x\" cannot list resource "
+                         "\"pods\" (HTTP 403 Forbidden)") != NULL,
+           "%s", r.msg);
+    /* A 2xx with an empty body is json null, not an error. */
+    int status = 0;
+    v = tm_kube_request(k, "DELETE", "/api/v1/x", NULL, NULL, &status, &err);
+    CHECK(v && json_is_null(v));
+    CHECK_INT(status, 200);
+    json_decref(v);
+    tm_kube_free(k);
+    unlink(tok);
+    server_stop(t);
+}
+
+/* ---- leader election: 409 ---------------------------------------------------------------- */
+
+#define LEASE(rv)                                                                                  \
+    "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{\"name\":"        \
+    "\"l\",\"namespace\":\"ns\",\"resourceVersion\":\"" rv "\"},\"spec\":{\"holderIdentity\":"     \
+    "\"me\",\"leaseDurationSeconds\":3,\"acquireTime\":\"2024-01-01T00:00:00.000000Z\","           \
+    "\"renewTime\":\"2024-01-01T00:00:00.000000Z\",\"leaseTransitions\":0}}"
+
+static const response leader_script[] = {
+    {"404 Not Found",
+     {"{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\",\"message\":\"not found\"}"},
+     0,
+     NULL},
+    {"201 Created", {LEASE("1")}, 0, NULL},
+    {"200 OK", {LEASE("1")}, 0, NULL},
+    {"409 Conflict",
+     {"{\"kind\":\"Status\",\"code\":409,\"reason\":\"Conflict\",\"message\":\"the object "
+      "has been modified\"}"},
+     0,
+     NULL},
+};
+
+typedef struct {
+    int started, stopped;
+    double stopped_after_409;
+} lstate;
+
+static void l_started(void *ud) {
+    ((lstate *)ud)->started++;
+}
+static void l_stopped(void *ud) {
+    ((lstate *)ud)->stopped++;
+}
+
+static void test_leader_loses_at_once_on_409(void) {
+    pthread_t t = server_start(leader_script, 4);
+    tm_kube *k = fake_client(NULL);
+    lstate st = {0};
+    tm_leader_opts o = {.ns = "ns",
+                        .name = "l",
+                        .identity = "me",
+                        .lease_ms = 3000,
+                        .renew_deadline_ms = 2000,
+                        .retry_ms = 200,
+                        .on_started_leading = l_started,
+                        .on_stopped_leading = l_stopped,
+                        .ud = &st};
+    tm_err err = {0};
+    tm_leader *l = tm_leader_start(k, &o, &err);
+    CHECKF(l != NULL, "%s", err.msg);
+    bool led = false;
+    for (int i = 0; i < 200 && !st.stopped; i++) {
+        tm_kube_run(k, 10, &err);
+        led = led || tm_leader_is_leader(l);
+    }
+    CHECK(led);
+    CHECK_INT(st.started, 1);
+    CHECK_INT(st.stopped, 1);
+    CHECK(!tm_leader_is_leader(l));
+    CHECK(strncmp(req(0), "GET /apis/coordination.k8s.io/v1/namespaces/ns/leases/l ", 56) == 0);
+    CHECK(strncmp(req(1), "POST /apis/coordination.k8s.io/v1/namespaces/ns/leases ", 55) == 0);
+    CHECK(strstr(req(1), "\"holderIdentity\":\"me\"") != NULL);
+    CHECK(strstr(req(1), "\"leaseTransitions\":0") != NULL);
+    CHECK(strstr(req(1), "\"leaseDurationSeconds\":3") != NULL);
+    CHECK(strncmp(req(3), "PUT /apis/coordination.k8s.io/v1/namespaces/ns/leases/l ", 56) == 0);
+    /* Optimistic concurrency: the PUT carries the resourceVersion read; a renewal keeps the
+     * acquire time and transition count. */
+    CHECK(strstr(req(3), "\"resourceVersion\":\"1\"") != NULL);
+    CHECK(strstr(req(3), "\"acquireTime\":\"2024-01-01T00:00:00.000000Z\"") != NULL);
+    CHECK(strstr(req(3), "\"renewTime\":\"2024-01-01T00:00:00.000000Z\"") == NULL);
+    tm_leader_stop(l, false);
+    tm_kube_free(k);
+    server_stop(t);
+}
+
+/* ---- 429 Too Many Requests ------------------------------------------------------------------ */
+
+static const response throttle_script[] = {
+    {"429 Too Many Requests",
+     {"{\"kind\":\"Status\",\"code\":429,\"reason\":\"TooManyRequests\",\"message\":\"too "
+      "many requests\"}"},
+     0,
+     "Retry-After: 1\r\n"},
+    {"200 OK", {"{\"n\":1}"}, 0, NULL},
+    {"429 Too Many Requests", {"{}"}, 0, "Retry-After: 1\r\n"},
+    {"200 OK", {"{\"n\":2}"}, 0, NULL},
+};
+
+static void test_429_retried_after_retry_after(void) {
+    pthread_t t = server_start(throttle_script, 4);
+    tm_kube *k = fake_client(NULL);
+    tm_err err = {0};
+    json_t *v = tm_kube_get(k, "/api/v1/nodes", &err);
+    CHECKF(v != NULL, "%s", err.msg);
+    CHECK_INT(tm_json_int(v, "n", 0), 1);
+    json_decref(v);
+    async_res r = {0};
+    CHECK(tm_kube_request_async(k, "GET", "/api/v1/pods", NULL, NULL, on_done, &r) == 0);
+    for (int i = 0; i < 300 && !r.done; i++)
+        tm_kube_run(k, 20, &err);
+    CHECK_INT(r.done, 1);
+    CHECK_INT(r.status, 200);
+    CHECK_INT(tm_kube_inflight(k), 0);
+    CHECK(strncmp(req(1), "GET /api/v1/nodes ", 18) == 0);
+    CHECK(strncmp(req(3), "GET /api/v1/pods ", 17) == 0);
+    tm_kube_free(k);
+    server_stop(t);
+}
+
+/* ---- timers ---------------------------------------------------------------------------------- */
+
+static void tick(void *ud) {
+    int *order = ud;
+    order[order[0] + 1] = order[0] + 1;
+    order[0]++;
+}
+
+static void test_timers_and_cancel(void) {
+    tm_kube_config cfg = {.server = "http://127.0.0.1:1"};
+    tm_err err = {0};
+    tm_kube *k = tm_kube_new(&cfg, &err);
+    int order[8] = {0};
+    tm_timer_add(k, 30, tick, order);
+    tm_timer *c = tm_timer_add(k, 10, tick, order);
+    tm_timer_add(k, 0, tick, order);
+    tm_timer_cancel(k, c);
+    for (int i = 0; i < 20 && order[0] < 2; i++)
+        tm_kube_run(k, 20, &err);
+    CHECK_INT(order[0], 2);
+    /* Pending timers are freed with the client. */
+    tm_timer_add(k, 100000, tick, order);
+    tm_kube_free(k);
+}
+
+int main(void) {
+    pthread_mutex_init(&srv.mu, NULL);
+    RUN(test_leader_loses_at_once_on_409);
+    RUN(test_informer_relist_and_resume);
+    RUN(test_token_rotation_and_async_status);
+    RUN(test_429_retried_after_retry_after);
+    RUN(test_timers_and_cancel);
+    return TEST_SUMMARY();
+}
