@@ -162,3 +162,23 @@ bool lab_groups_equal(const lab_groups *a, const lab_groups *b) {
     }
     return true;
 }
+
+/* The Node fields the groups are computed from, NULL when absent. */
+static const char *node_field(const json_t *node, int i) {
+    static const char *const labels[] = {"tarema.io/group", "tarema.io/cpu", "tarema.io/mem",
+                                         "tarema.io/io"};
+    if (i < 4)
+        return json_string_value(json_object_get(tm_json_path(node, "metadata.labels"), labels[i]));
+    return json_string_value(json_object_get(tm_json_path(node, "status.capacity"), "cpu"));
+}
+
+bool lab_groups_node_relevant(const json_t *obj, const json_t *old) {
+    if (!obj || !old) /* added or deleted: matters only for a profiled node */
+        return (obj && node_field(obj, 0)) || (old && node_field(old, 0));
+    for (int i = 0; i < 5; i++) {
+        const char *a = node_field(obj, i), *b = node_field(old, i);
+        if ((a == NULL) != (b == NULL) || (a && strcmp(a, b) != 0))
+            return true;
+    }
+    return false;
+}

@@ -43,6 +43,12 @@ int lab_groups_classes(const lab_groups *g, lab_feature f, lab_classes *out, tm_
 /* lab_groups_classes for every feature. */
 int lab_groups_all_classes(const lab_groups *g, lab_classes out[LAB_NFEATURES], tm_err *err);
 
+/* Could a change from Node `old` to `obj` change the node groups? Pass old NULL for an added
+ * node and obj NULL for a deleted one: that matters when the node has tarema.io/group. For an
+ * update, true when a tarema.io/{group,cpu,mem,io} label or status.capacity.cpu differs; false
+ * for the status heartbeats that make up most Node updates. */
+bool lab_groups_node_relevant(const json_t *obj, const json_t *old);
+
 /* Same groups, cores and labels (in any order)? Used to notice that node groups changed. */
 bool lab_groups_equal(const lab_groups *a, const lab_groups *b);
 

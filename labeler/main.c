@@ -4,6 +4,7 @@
  *   tarema-labeler ingest --workflow NAME [--run NAME] [--db URI] TRACE.txt...
  *   tarema-labeler label --workflow W [--process P] [--groups GROUPS.json] [--json] [--db URI]
  *   tarema-labeler serve [--port N] [--bind ADDR] [--spool DIR] [--namespace NS] ...
+ *                        [--node-selector SEL] [--resync-seconds N]
  *
  * The database is --db, else $DATABASE_URL, else libpq's PG* environment variables. */
 #include <getopt.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "labeler/groups.h"
+#include "labeler/groupsrc.h"
 #include "labeler/ingest.h"
 #include "labeler/labels.h"
 #include "labeler/report.h"
@@ -39,18 +41,30 @@ static void usage(FILE *out) {
           "                                print task labels and the bounds behind them\n"
           "  serve [--port 8080] [--bind 0.0.0.0] [--spool DIR] [--namespace NS]\n"
           "        [--workflow-key PATH] [--default-workflow W] [--groups GROUPS.json]\n"
-          "        [--refresh-seconds 5] [--no-publish]\n"
-          "                                weblog receiver, TaskProfile publisher\n"
+          "        [--resync-seconds 300] [--no-publish]\n"
+          "                                weblog receiver, TaskProfile publisher; labels are\n"
+          "                                refreshed when runs are stored or node groups change\n"
           "common: --db URI (else $DATABASE_URL, else PG* variables), --kubeconfig PATH,\n"
+          "        --node-selector SEL (the Nodes whose groups count; default all),\n"
           "        --log-level debug|info|warn|error, --log-format text|json\n",
           out);
 }
 
 typedef struct opts {
     const char *db, *workflow, *run, *process, *groups, *kubeconfig, *spool, *bind, *ns;
-    const char *workflow_key, *default_workflow;
-    int port, json, no_publish, refresh_s;
+    const char *workflow_key, *default_workflow, *node_selector;
+    int port, json, no_publish, resync_s;
 } opts;
+
+/* A --workflow or --run value must fit the store's columns and be UTF-8, like trace values. */
+static int check_text(const char *flag, const char *v, size_t size) {
+    char buf[512];
+    tm_err err = {{0}, 0};
+    if (!v || lab_set_text(buf, size < sizeof buf ? size : sizeof buf, v, &err) == 0)
+        return 0;
+    fprintf(stderr, "tarema-labeler: --%s: %s\n", flag, err.msg);
+    return -1;
+}
 
 static int parse_opts(int argc, char **argv, opts *o) {
     static const struct option longopts[] = {
@@ -66,7 +80,9 @@ static int parse_opts(int argc, char **argv, opts *o) {
         {"namespace", required_argument, 0, 'n'},
         {"workflow-key", required_argument, 0, 'K'},
         {"default-workflow", required_argument, 0, 'D'},
-        {"refresh-seconds", required_argument, 0, 'R'},
+        {"resync-seconds", required_argument, 0, 'R'},
+        {"refresh-seconds", required_argument, 0, 'O'},
+        {"node-selector", required_argument, 0, 'S'},
         {"json", no_argument, 0, 'j'},
         {"no-publish", no_argument, 0, 'N'},
         {"log-level", required_argument, 0, 'L'},
@@ -111,6 +127,15 @@ static int parse_opts(int argc, char **argv, opts *o) {
         case 'D':
             o->default_workflow = optarg;
             break;
+        case 'S':
+            o->node_selector = optarg;
+            break;
+        case 'O':
+            /* The old fixed poll interval. Accepted so existing deployments keep starting. */
+            fprintf(stderr, "tarema-labeler: --refresh-seconds is obsolete and ignored: labels "
+                            "now follow stored runs and node group changes as they happen "
+                            "(--resync-seconds sets the safety-net interval)\n");
+            break;
         case 'j':
             o->json = 1;
             break;
@@ -127,12 +152,12 @@ static int parse_opts(int argc, char **argv, opts *o) {
         case 'R': {
             char *end;
             long v = strtol(optarg, &end, 10);
-            if (*end || v < 0 || v > 65535) {
-                fprintf(stderr, "tarema-labeler: --%s '%s' is not a number in 0..65535\n",
-                        c == 'P' ? "port" : "refresh-seconds", optarg);
+            if (!*optarg || *end || v < (c == 'P' ? 0 : 1) || v > 65535) {
+                fprintf(stderr, "tarema-labeler: --%s '%s' is not a number in %d..65535\n",
+                        c == 'P' ? "port" : "resync-seconds", optarg, c == 'P' ? 0 : 1);
                 return -1;
             }
-            *(c == 'P' ? &o->port : &o->refresh_s) = (int)v;
+            *(c == 'P' ? &o->port : &o->resync_s) = (int)v;
             break;
         }
         case 'h':
@@ -150,11 +175,11 @@ static int parse_opts(int argc, char **argv, opts *o) {
     }
     if (!o->db)
         o->db = getenv("DATABASE_URL");
-    if (o->workflow && strlen(o->workflow) >= sizeof((lab_task_run *)0)->workflow) {
-        fprintf(stderr, "tarema-labeler: --workflow is longer than %zu characters\n",
-                sizeof((lab_task_run *)0)->workflow - 1);
+    if (check_text("workflow", o->workflow, sizeof((lab_task_run *)0)->workflow) < 0 ||
+        check_text("run", o->run, sizeof((lab_task_run *)0)->run_name) < 0 ||
+        check_text("default-workflow", o->default_workflow, sizeof((lab_task_run *)0)->workflow) <
+            0)
         return -1;
-    }
     return 0;
 }
 
@@ -215,14 +240,8 @@ static int cmd_ingest(const opts *o, int nfiles, char **files) {
 
 /* Node groups from --groups, else from the live cluster's Node labels. */
 static int load_groups(const opts *o, lab_groups *g, tm_err *err) {
-    if (o->groups) {
-        json_t *root = tm_json_load_file(o->groups, err);
-        if (!root)
-            return -1;
-        int rc = lab_groups_from_json(root, g, err);
-        json_decref(root);
-        return rc < 0 ? tm_err_wrap(err, "%s", o->groups) : 0;
-    }
+    if (o->groups)
+        return lab_groups_load_file(o->groups, g, err);
     tm_kube_config *cfg = tm_kube_config_auto(o->kubeconfig, NULL, err);
     if (!cfg)
         return tm_err_wrap(err, "node groups from the cluster (or pass --groups GROUPS.json)");
@@ -230,9 +249,7 @@ static int load_groups(const opts *o, lab_groups *g, tm_err *err) {
     tm_kube_config_free(cfg);
     if (!k)
         return -1;
-    json_t *nodes = tm_kube_list(k, "/api/v1/nodes", NULL, NULL, err);
-    int rc = nodes ? lab_groups_from_nodes(nodes, g, err) : -1;
-    json_decref(nodes);
+    int rc = lab_groups_load_cluster(k, o->node_selector, g, err);
     tm_kube_free(k);
     return rc;
 }
@@ -304,7 +321,7 @@ int main(int argc, char **argv) {
         usage(stdout);
         return 0;
     }
-    opts o = {.port = 8080, .refresh_s = 5};
+    opts o = {.port = 8080, .resync_s = 300};
     if (parse_opts(argc - 1, argv + 1, &o) < 0)
         return 2;
     int nrest = argc - 1 - optind;
@@ -326,7 +343,8 @@ int main(int argc, char **argv) {
             .groups_file = o.groups,
             .workflow_key = o.workflow_key,
             .default_workflow = o.default_workflow,
-            .refresh_s = o.refresh_s ? o.refresh_s : 5,
+            .node_selector = o.node_selector,
+            .resync_s = o.resync_s,
             .publish = !o.no_publish,
         };
         struct sigaction sa = {.sa_handler = on_signal};

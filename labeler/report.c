@@ -4,29 +4,46 @@
 #include <math.h>
 #include <string.h>
 
-static json_t *num_or_null(double v) {
+json_t *lab_json_num_or_null(double v) {
     return isnan(v) ? json_null() : json_real(v);
 }
 
-static json_t *feature_json(const lab_labeling *l, int f) {
-    json_t *cores = json_array(), *shares = json_array(), *bounds = json_array();
+static double total_cores(const lab_classes *c) {
     double total = 0;
-    for (int i = 0; i < l->classes[f].n; i++)
-        total += l->classes[f].cores[i];
-    for (int i = 0; i < l->classes[f].n; i++) {
-        json_array_append_new(cores, json_real(l->classes[f].cores[i]));
-        json_array_append_new(shares, json_real(l->classes[f].cores[i] / total));
-    }
+    for (int i = 0; i < c->n; i++)
+        total += c->cores[i];
+    return total;
+}
+
+json_t *lab_report_shares(const lab_classes *c) {
+    json_t *shares = json_array();
+    double total = total_cores(c);
+    for (int i = 0; i < c->n; i++)
+        json_array_append_new(shares, json_real(c->cores[i] / total));
+    return shares;
+}
+
+json_t *lab_report_bounds(const lab_labeling *l, lab_feature f) {
+    json_t *bounds = json_array();
     for (int i = 0; i < l->nbounds[f]; i++)
         json_array_append_new(bounds, json_real(l->bounds[f][i]));
-    return json_pack("{s:o, s:o, s:o, s:I}", "classCores", cores, "shares", shares, "bounds",
-                     bounds, "samples", (json_int_t)l->nvalues[f]);
+    return bounds;
+}
+
+static json_t *feature_json(const lab_labeling *l, lab_feature f) {
+    json_t *cores = json_array();
+    for (int i = 0; i < l->classes[f].n; i++)
+        json_array_append_new(cores, json_real(l->classes[f].cores[i]));
+    return json_pack("{s:o, s:o, s:o, s:I}", "classCores", cores, "shares",
+                     lab_report_shares(&l->classes[f]), "bounds", lab_report_bounds(l, f),
+                     "samples", (json_int_t)l->nvalues[f]);
 }
 
 json_t *lab_report_json(const lab_labeling *l, const char *workflow, const char *process) {
     json_t *features = json_object(), *procs = json_array();
     for (int f = 0; f < LAB_NFEATURES; f++)
-        json_object_set_new(features, lab_feature_name((lab_feature)f), feature_json(l, f));
+        json_object_set_new(features, lab_feature_name((lab_feature)f),
+                            feature_json(l, (lab_feature)f));
     for (size_t i = 0; i < l->nprocs; i++) {
         const lab_process_label *p = &l->procs[i];
         if (process && strcmp(process, p->process) != 0)
@@ -35,12 +52,12 @@ json_t *lab_report_json(const lab_labeling *l, const char *workflow, const char 
         for (int f = 0; f < LAB_NFEATURES; f++) {
             const char *fn = lab_feature_name((lab_feature)f);
             json_object_set_new(labels, fn, p->label[f] ? json_integer(p->label[f]) : json_null());
-            json_object_set_new(est, fn, num_or_null(p->mean[f]));
+            json_object_set_new(est, fn, lab_json_num_or_null(p->mean[f]));
         }
-        json_array_append_new(procs,
-                              json_pack("{s:s, s:I, s:o, s:o, s:o}", "process", p->process, "runs",
-                                        (json_int_t)p->runs, "labels", labels, "estimates", est,
-                                        "meanRealtimeMs", num_or_null(p->mean_realtime_ms)));
+        json_array_append_new(procs, json_pack("{s:s, s:I, s:o, s:o, s:o}", "process", p->process,
+                                               "runs", (json_int_t)p->runs, "labels", labels,
+                                               "estimates", est, "meanRealtimeMs",
+                                               lab_json_num_or_null(p->mean_realtime_ms)));
     }
     return json_pack("{s:s, s:o, s:o}", "workflow", workflow, "features", features, "processes",
                      procs);
@@ -52,9 +69,7 @@ int lab_report_text(FILE *out, const lab_labeling *l, const char *workflow, cons
     fprintf(out, "workflow %s\n", workflow);
     for (int f = 0; f < LAB_NFEATURES; f++) {
         const lab_classes *c = &l->classes[f];
-        double total = 0;
-        for (int i = 0; i < c->n; i++)
-            total += c->cores[i];
+        double total = total_cores(c);
         fprintf(out, "  %-3s n=%d core shares", lab_feature_name((lab_feature)f), c->n);
         for (int i = 0; i < c->n; i++)
             fprintf(out, " %.3f", c->cores[i] / total);

@@ -8,6 +8,11 @@
 
 #include "labeler/labels.h"
 
+/* Pieces shared with the TaskProfile status (taskprofile.c). New references. */
+json_t *lab_json_num_or_null(double v);                          /* null for NAN (unknown) */
+json_t *lab_report_shares(const lab_classes *c);                 /* [m_i / sum(m)] */
+json_t *lab_report_bounds(const lab_labeling *l, lab_feature f); /* the n-1 bounds */
+
 /* {"workflow", "features": {"cpu": {"classes": [cores...], "shares": [...], "bounds": [...],
  * "samples": N}, ...}, "processes": [{"process", "runs", "labels": {...}, "estimates": {...},
  * "meanRealtimeMs"}]}. process NULL = all processes. New reference. */

@@ -3,9 +3,13 @@
  * POST /weblog (any path under it, and POST /) takes Nextflow weblog events. An event is
  * acknowledged (200 stored, 202 spooled) only once it is in PostgreSQL or fsync'ed in the
  * spool; while the spool holds events, new ones queue behind them so they are stored in
- * arrival order. The main loop reconnects to the database, drains the spool, and every
- * refresh interval re-labels the workflows that got new runs (or all of them when the node
- * groups change) and publishes their TaskProfiles. /healthz, /readyz, /metrics as usual. */
+ * arrival order. /healthz, /readyz, /metrics as usual.
+ *
+ * Labels are refreshed on events, not by polling: a workflow is relabelled when new runs of
+ * it are stored (the store NOTIFYs on every write, whether from this server's weblog or from
+ * `tarema-labeler ingest` anywhere), and every workflow when the node groups change (a Node
+ * informer watches tarema.io labels and cpu capacity). A slow resync (resync_s) relabels and
+ * republishes everything as a safety net, e.g. for a TaskProfile deleted by hand. */
 #ifndef TAREMA_LABELER_SERVE_H
 #define TAREMA_LABELER_SERVE_H
 
@@ -21,7 +25,8 @@ typedef struct lab_serve_opts {
     const char *groups_file;      /* node groups from the profiler's JSON instead of Nodes */
     const char *workflow_key;     /* path under metadata.workflow naming the workflow */
     const char *default_workflow; /* for runs whose `started` event never arrived */
-    int refresh_s;                /* label refresh interval */
+    const char *node_selector;    /* label selector for the Nodes to watch; NULL = all */
+    int resync_s;                 /* full relabel and republish interval (safety net) */
     int publish;                  /* publish TaskProfiles (needs a cluster) */
 } lab_serve_opts;
 

@@ -84,6 +84,11 @@ static const char *const merge_sql =
     " RETURNING (xmax = 0) AS fresh)"
     " SELECT count(*) FILTER (WHERE fresh), count(*) FILTER (WHERE NOT fresh) FROM m";
 
+/* Delivered at commit, once per distinct workflow (the server folds equal payloads). */
+static const char *const notify_sql =
+    "SELECT pg_notify('" LAB_STORE_CHANNEL "', workflow) FROM (SELECT DISTINCT workflow FROM"
+    " lab_stage) w";
+
 typedef struct {
     char **buf;
     size_t len, cap;
@@ -186,7 +191,8 @@ int lab_store_put_runs(lab_store *s, const lab_task_run *runs, size_t n, const c
     PGresult *r = NULL;
     if (tm_pg_run(s->conn, stage_sql, 0, NULL, err) < 0 ||
         tm_pg_copy_in(s->conn, "COPY lab_stage FROM STDIN", s->buf, b.len, err) < 0 ||
-        !(r = tm_pg_exec(s->conn, merge_sql, 1, params, err)) || tm_pg_commit(s->conn, err) < 0) {
+        !(r = tm_pg_exec(s->conn, merge_sql, 1, params, err)) ||
+        tm_pg_run(s->conn, notify_sql, 0, NULL, err) < 0 || tm_pg_commit(s->conn, err) < 0) {
         PQclear(r);
         tm_pg_rollback(s->conn);
         return tm_err_wrap(err, "storing %zu task runs", n);
@@ -197,6 +203,28 @@ int lab_store_put_runs(lab_store *s, const lab_task_run *runs, size_t n, const c
         *updated = atol(PQgetvalue(r, 0, 1));
     PQclear(r);
     return 0;
+}
+
+int lab_store_listen(lab_store *s, tm_err *err) {
+    return tm_pg_run(s->conn, "LISTEN " LAB_STORE_CHANNEL, 0, NULL, err);
+}
+
+int lab_store_notifications(lab_store *s, void (*fn)(void *ud, const char *workflow), void *ud,
+                            tm_err *err) {
+    if (PQconsumeInput(s->conn) != 1) {
+        const char *m = PQerrorMessage(s->conn);
+        return tm_err_set(err, "reading notifications: %.*s", (int)strcspn(m, "\n"), m);
+    }
+    int n = 0;
+    PGnotify *nt;
+    while ((nt = PQnotifies(s->conn))) {
+        if (strcmp(nt->relname, LAB_STORE_CHANNEL) == 0 && nt->extra && *nt->extra) {
+            fn(ud, nt->extra);
+            n++;
+        }
+        PQfreemem(nt);
+    }
+    return n;
 }
 
 int lab_store_put_weblog_run(lab_store *s, const char *run_id, const char *run_name,

@@ -31,9 +31,21 @@ bool lab_store_retryable(const lab_store *s, const tm_err *err);
 
 /* Stores runs[0..n) in one transaction; source is "trace" or "weblog". *inserted and
  * *updated (optional) get how many runs were new and how many replaced a stored one. Runs
- * with neither hash nor task_id must have been rejected by the caller. */
+ * with neither hash nor task_id must have been rejected by the caller. The same transaction
+ * sends a NOTIFY on LAB_STORE_CHANNEL with each workflow it touched, so a labeler serving
+ * elsewhere relabels them at once (see lab_store_listen). */
 int lab_store_put_runs(lab_store *s, const lab_task_run *runs, size_t n, const char *source,
                        long *inserted, long *updated, tm_err *err);
+
+/* The PostgreSQL notification channel of new runs; the payload is the workflow. */
+#define LAB_STORE_CHANNEL "tarema_task_runs"
+
+/* LISTENs on LAB_STORE_CHANNEL on this connection (again after every reconnect). */
+int lab_store_listen(lab_store *s, tm_err *err);
+/* Reads what the server sent without blocking and calls fn for each notified workflow.
+ * Returns how many, or -1 with err when the connection is broken. */
+int lab_store_notifications(lab_store *s, void (*fn)(void *ud, const char *workflow), void *ud,
+                            tm_err *err);
 
 /* Remembers which workflow a weblog run belongs to (upsert). started_ms may be LAB_NONE. */
 int lab_store_put_weblog_run(lab_store *s, const char *run_id, const char *run_name,

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "labeler/report.h"
+
 static uint32_t fnv1a(uint32_t h, const char *s, size_t n) {
     for (size_t i = 0; i < n; i++) {
         h ^= (unsigned char)s[i];
@@ -44,32 +46,22 @@ void lab_taskprofile_name(const char *workflow, const char *process, char *out, 
     snprintf(out, size, "%s%s%08x", base, n ? "-" : "tp-", h);
 }
 
-static json_t *num_or_null(double v) {
-    return isnan(v) ? json_null() : json_real(v);
-}
-
 json_t *lab_taskprofile_status(const lab_labeling *l, const lab_process_label *p,
                                const char *now_rfc3339) {
     json_t *labels = json_object(), *groups = json_object(), *bounds = json_object();
     for (int f = 0; f < LAB_NFEATURES; f++) {
         const char *fn = lab_feature_name((lab_feature)f);
         json_object_set_new(labels, fn, p->label[f] ? json_integer(p->label[f]) : json_null());
-        const lab_classes *c = &l->classes[f];
-        double total = 0;
-        for (int i = 0; i < c->n; i++)
-            total += c->cores[i];
-        json_t *shares = json_array(), *b = json_array();
-        for (int i = 0; i < c->n; i++)
-            json_array_append_new(shares, json_real(c->cores[i] / total));
-        for (int i = 0; i < l->nbounds[f]; i++)
-            json_array_append_new(b, json_real(l->bounds[f][i]));
-        json_object_set_new(groups, fn, json_pack("{s:i, s:o}", "n", c->n, "shares", shares));
-        json_object_set_new(bounds, fn, b);
+        json_object_set_new(groups, fn,
+                            json_pack("{s:i, s:o}", "n", l->classes[f].n, "shares",
+                                      lab_report_shares(&l->classes[f])));
+        json_object_set_new(bounds, fn, lab_report_bounds(l, (lab_feature)f));
     }
     json_t *mean =
-        json_pack("{s:o, s:o, s:o, s:o}", "cpuPercent", num_or_null(p->mean[LAB_CPU]),
-                  "peakRssBytes", num_or_null(p->mean[LAB_MEM]), "ioBytes",
-                  num_or_null(p->mean[LAB_IO]), "realtimeMs", num_or_null(p->mean_realtime_ms));
+        json_pack("{s:o, s:o, s:o, s:o}", "cpuPercent", lab_json_num_or_null(p->mean[LAB_CPU]),
+                  "peakRssBytes", lab_json_num_or_null(p->mean[LAB_MEM]), "ioBytes",
+                  lab_json_num_or_null(p->mean[LAB_IO]), "realtimeMs",
+                  lab_json_num_or_null(p->mean_realtime_ms));
     return json_pack("{s:o, s:I, s:o, s:o, s:o, s:s}", "labels", labels, "runs",
                      (json_int_t)p->runs, "mean", mean, "groups", groups, "bounds", bounds,
                      "lastUpdate", now_rfc3339);

@@ -7,7 +7,10 @@
 #define TAREMA_LABELER_TASKRUN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "lib/error.h"
 
 #define LAB_NONE INT64_MIN
 
@@ -39,7 +42,14 @@ void lab_task_run_init(lab_task_run *r);
  * "id:<task_id>". Returns false when the run has neither, which makes it unstorable. */
 bool lab_task_run_key(const lab_task_run *r, char *buf, int size);
 
-/* Derives the process name from a task name: "NFCORE:FASTQC (s1)" -> "NFCORE:FASTQC". */
-void lab_process_from_name(const char *name, char *out, int size);
+/* Copies a text value of a task run into dst (size bytes). "-" (Nextflow's "not reported")
+ * becomes "". Returns -1 with err when src is not valid UTF-8 (PostgreSQL would refuse the
+ * whole batch it is in) or does not fit: a cut hash or process name would silently merge
+ * different tasks. */
+int lab_set_text(char *dst, size_t size, const char *src, tm_err *err);
+
+/* Derives the process name from a task name: "NFCORE:FASTQC (s1)" -> "NFCORE:FASTQC". Returns
+ * false (out "") when it does not fit in size bytes. */
+bool lab_process_from_name(const char *name, char *out, int size);
 
 #endif

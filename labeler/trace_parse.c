@@ -129,27 +129,29 @@ lab_trace_reader *lab_trace_open(FILE *f, const char *source, tm_err *err) {
     bool have_name = false, have_key = false;
     for (int i = 0; i < n; i++) {
         r->cols[i] = lookup_col(fields[i]);
+        for (int j = 0; j < i && r->cols[i] != COL_IGNORED; j++) {
+            if (r->cols[j] == r->cols[i]) {
+                /* Which copy holds the real value is unknowable: refuse rather than guess. */
+                tm_err_set(err, "%s:%ld: header has column '%s' twice (columns %d and %d)", source,
+                           r->line, fields[i], j + 1, i + 1);
+                goto fail;
+            }
+        }
         have_name |= r->cols[i] == COL_NAME || r->cols[i] == COL_PROCESS;
         have_key |= r->cols[i] == COL_HASH || r->cols[i] == COL_TASK_ID;
     }
     r->ncols = n;
     if (!have_name || !have_key) {
         tm_err_set(err,
-                   "%s:1: header lacks a '%s' column; is this a Nextflow trace file? "
+                   "%s:%ld: header lacks a '%s' column; is this a Nextflow trace file? "
                    "(header needs 'name' or 'process', and 'hash' or 'task_id')",
-                   source, have_name ? "hash" : "name");
+                   source, r->line, have_name ? "hash" : "name");
         goto fail;
     }
     return r;
 fail:
     lab_trace_close(r);
     return NULL;
-}
-
-static void copy_str(char *dst, size_t size, const char *src) {
-    if (strcmp(src, "-") == 0)
-        src = "";
-    snprintf(dst, size, "%s", src);
 }
 
 /* Stores one field; returns -1 with err (without location) on a bad value. */
@@ -161,20 +163,15 @@ static int set_field(lab_task_run *out, col_kind kind, const char *v, lab_ts_cac
     case COL_TASK_ID:
         return lab_parse_int(v, &out->task_id, err);
     case COL_HASH:
-        copy_str(out->hash, sizeof out->hash, v);
-        return 0;
+        return lab_set_text(out->hash, sizeof out->hash, v, err);
     case COL_PROCESS:
-        copy_str(out->process, sizeof out->process, v);
-        return 0;
+        return lab_set_text(out->process, sizeof out->process, v, err);
     case COL_NAME:
-        copy_str(out->name, sizeof out->name, v);
-        return 0;
+        return lab_set_text(out->name, sizeof out->name, v, err);
     case COL_STATUS:
-        copy_str(out->status, sizeof out->status, v);
-        return 0;
+        return lab_set_text(out->status, sizeof out->status, v, err);
     case COL_HOSTNAME:
-        copy_str(out->node, sizeof out->node, v);
-        return 0;
+        return lab_set_text(out->node, sizeof out->node, v, err);
     case COL_EXIT:
         return lab_parse_int(v, &out->exit_code, err);
     case COL_CPUS:
@@ -240,8 +237,9 @@ int lab_trace_next(lab_trace_reader *r, lab_task_run *out, tm_err *err) {
             return tm_err_wrap(err, "%s:%ld: column '%s'", r->source, r->line,
                                col_name(r->cols[i]));
     }
-    if (!out->process[0])
-        lab_process_from_name(out->name, out->process, sizeof out->process);
+    if (!out->process[0] && !lab_process_from_name(out->name, out->process, sizeof out->process))
+        return tm_err_set(err, "%s:%ld: column 'name': the process name is longer than %zu bytes",
+                          r->source, r->line, sizeof out->process - 1);
     if (!out->process[0])
         return tm_err_set(err, "%s:%ld: no process or task name", r->source, r->line);
     char key[80];

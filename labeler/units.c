@@ -58,13 +58,31 @@ static int read_number(const char **p, double *v) {
     return 0;
 }
 
-int lab_parse_duration_ms(const char *s, int64_t *out, tm_err *err) {
+/* llround() of a value outside int64 is undefined (x86 gives INT64_MIN, which is LAB_NONE):
+ * "1e30 GB" must be an error, not a silently unknown value. */
+static int to_int64(double v, const char *s, const char *what, int64_t *out, tm_err *err) {
+    if (!isfinite(v) || v >= 9.2e18)
+        return tm_err_set(err, "%s '%s' is too large", what, s);
+    *out = (int64_t)llround(v);
+    return 0;
+}
+
+/* The forms sizes and durations share: absent, or a raw (trace.raw) non-negative integer.
+ * Returns 1 when s was one of them (*out set), 0 when s needs units, -1 on a negative. */
+static int absent_or_raw(const char *s, const char *what, int64_t *out, tm_err *err) {
     if (is_absent(s)) {
         *out = LAB_NONE;
-        return 0;
+        return 1;
     }
-    if (parse_plain_int(s, out) == 0) /* raw: milliseconds */
-        return *out < 0 ? tm_err_set(err, "duration '%s' is negative", s) : 0;
+    if (parse_plain_int(s, out) < 0)
+        return 0;
+    return *out < 0 ? tm_err_set(err, "%s '%s' is negative", what, s) : 1;
+}
+
+int lab_parse_duration_ms(const char *s, int64_t *out, tm_err *err) {
+    int raw = absent_or_raw(s, "duration", out, err); /* raw: milliseconds */
+    if (raw != 0)
+        return raw < 0 ? -1 : 0;
     const char *p = skip_ws(s);
     double total = 0;
     int parts = 0;
@@ -93,17 +111,13 @@ int lab_parse_duration_ms(const char *s, int64_t *out, tm_err *err) {
     }
     if (!parts)
         return tm_err_set(err, "duration '%s' is empty", s);
-    *out = (int64_t)llround(total);
-    return 0;
+    return to_int64(total, s, "duration", out, err);
 }
 
 int lab_parse_bytes(const char *s, int64_t *out, tm_err *err) {
-    if (is_absent(s)) {
-        *out = LAB_NONE;
-        return 0;
-    }
-    if (parse_plain_int(s, out) == 0) /* raw: bytes */
-        return *out < 0 ? tm_err_set(err, "size '%s' is negative", s) : 0;
+    int raw = absent_or_raw(s, "size", out, err); /* raw: bytes */
+    if (raw != 0)
+        return raw < 0 ? -1 : 0;
     const char *p = skip_ws(s);
     double v;
     if (read_number(&p, &v) < 0)
@@ -114,8 +128,7 @@ int lab_parse_bytes(const char *s, int64_t *out, tm_err *err) {
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
         if (ulen == strlen(units[i]) && strncasecmp(p, units[i], ulen) == 0 &&
             !*skip_ws(p + ulen)) {
-            *out = (int64_t)llround(ldexp(v, 10 * (int)i));
-            return 0;
+            return to_int64(ldexp(v, 10 * (int)i), s, "size", out, err);
         }
     }
     return tm_err_set(err, "size '%s': unknown unit (use B, KB, MB, GB, TB, PB or EB)", s);

@@ -437,7 +437,9 @@ void tm_informer_foreach(const tm_informer *inf, void (*fn)(void *ud, json_t *ob
         return;
     const char *key;
     json_t *obj;
-    json_object_foreach(inf->store, key, obj) fn(ud, obj);
+    json_object_foreach(inf->store, key, obj) {
+        fn(ud, obj);
+    }
 }
 
 /* Re-lists after the first list. */

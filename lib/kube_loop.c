@@ -319,17 +319,48 @@ static int drain_watches(tm_kube *k) {
     return (int)n;
 }
 
+/* Ends one transfer curl reported done: a 429 goes back into the queue, anything else is
+ * handed to its owner. */
+static void finish_xfer(tm_kube *k, tm_xfer *x, CURLcode rc) {
+    int64_t retry = x->cancelled || x->watch || rc != CURLE_OK
+                        ? -1
+                        : tm_kube_retry_after_ms(x->easy, x->status, x->retries);
+    if (retry >= 0) {
+        /* 429: the server asked us to come back later; the loop keeps its reference. */
+        x->retries++;
+        curl_slist_free_all(x->hdrs);
+        x->hdrs = NULL;
+        tm_kbuf_free(&x->resp);
+        x->status = 0;
+        int64_t wait = tm_kube_ratelimit_reserve(k);
+        x->start_at_ms = tm_kube_now_ms() + (wait > retry ? wait : retry);
+        pending_insert(k, x);
+        return;
+    }
+    if (!x->cancelled && x->watch && x->has_data && x->ops && x->ops->on_data) {
+        x->has_data = false;
+        x->ops->on_data(x->ud, x); /* events that arrived just before the end */
+    }
+    if (!x->cancelled) {
+        x->cancelled = true; /* no cancel after this point */
+        if (!x->watch)
+            k->inflight--;
+        if (x->ops && x->ops->on_done)
+            x->ops->on_done(x->ud, x, rc, x->status);
+    }
+    xfer_unref(x);
+}
+
+/* Callbacks run between messages; that is safe because a transfer they cancel is removed from
+ * the multi handle, which drops its pending message too. */
 static int complete_done(tm_kube *k) {
-    size_t n = 0, cap = 0;
-    tm_xfer **done = NULL;
-    CURLcode *rcs = NULL;
+    int n = 0, left;
     CURLMsg *msg;
-    int left;
     while ((msg = curl_multi_info_read(k->multi, &left))) {
         if (msg->msg != CURLMSG_DONE)
             continue;
         CURL *e = msg->easy_handle;
-        CURLcode rc = msg->data.result;
+        CURLcode rc = msg->data.result; /* msg is invalid after remove_handle */
         tm_xfer *x = NULL;
         curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&x);
         curl_multi_remove_handle(k->multi, e);
@@ -338,47 +369,10 @@ static int complete_done(tm_kube *k) {
         x->in_multi = false;
         active_unlink(k, x);
         curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &x->status);
-        if (n == cap) {
-            cap = cap ? cap * 2 : 8;
-            done = realloc(done, cap * sizeof *done);
-            rcs = realloc(rcs, cap * sizeof *rcs);
-        }
-        done[n] = x;
-        rcs[n++] = rc;
+        finish_xfer(k, x, rc);
+        n++;
     }
-    for (size_t i = 0; i < n; i++) {
-        tm_xfer *x = done[i];
-        int64_t retry = x->cancelled || x->watch || rcs[i] != CURLE_OK
-                            ? -1
-                            : tm_kube_retry_after_ms(x->easy, x->status, x->retries);
-        if (retry >= 0) {
-            /* 429: the server asked us to come back later; the loop keeps its reference. */
-            x->retries++;
-            curl_slist_free_all(x->hdrs);
-            x->hdrs = NULL;
-            tm_kbuf_free(&x->resp);
-            x->status = 0;
-            int64_t wait = tm_kube_ratelimit_reserve(k);
-            x->start_at_ms = tm_kube_now_ms() + (wait > retry ? wait : retry);
-            pending_insert(k, x);
-            continue;
-        }
-        if (!x->cancelled && x->watch && x->has_data && x->ops && x->ops->on_data) {
-            x->has_data = false;
-            x->ops->on_data(x->ud, x); /* events that arrived just before the end */
-        }
-        if (!x->cancelled) {
-            x->cancelled = true; /* no cancel after this point */
-            if (!x->watch)
-                k->inflight--;
-            if (x->ops && x->ops->on_done)
-                x->ops->on_done(x->ud, x, rcs[i], x->status);
-        }
-        xfer_unref(x);
-    }
-    free(done);
-    free(rcs);
-    return (int)n;
+    return n;
 }
 
 /* ---- public async requests --------------------------------------------------------------- */

@@ -31,7 +31,21 @@ static int set_pg_err(tm_err *err, const char *what, const char *msg, const char
 }
 
 PGconn *tm_pg_connect(const char *conninfo, tm_err *err) {
-    PGconn *c = PQconnectdb(conninfo ? conninfo : "");
+    /* libpq waits forever by default: for an unreachable server at connect, and for a silent
+     * peer (a network partition) on every statement until the kernel gives up, many minutes
+     * later. Defaults first, the caller's conninfo last: libpq keeps the last value of a
+     * keyword, so anything the caller sets wins (PGCONNECT_TIMEOUT too). */
+    const char *keys[8], *vals[8];
+    int n = 0;
+    if (!getenv("PGCONNECT_TIMEOUT"))
+        keys[n] = "connect_timeout", vals[n++] = TM_PG_CONNECT_TIMEOUT_S;
+    keys[n] = "keepalives_idle", vals[n++] = "10";
+    keys[n] = "keepalives_interval", vals[n++] = "5";
+    keys[n] = "keepalives_count", vals[n++] = "3";
+    keys[n] = "tcp_user_timeout", vals[n++] = TM_PG_TCP_USER_TIMEOUT_MS;
+    keys[n] = "dbname", vals[n++] = conninfo && *conninfo ? conninfo : NULL;
+    keys[n] = NULL, vals[n] = NULL;
+    PGconn *c = PQconnectdbParams(keys, vals, 1);
     if (!c) {
         tm_err_set(err, "connecting to PostgreSQL: out of memory");
         return NULL;

@@ -13,10 +13,16 @@
 
 #include "error.h"
 
+/* Default limits on waiting for the server, unless the conninfo (or PGCONNECT_TIMEOUT) sets
+ * them: connecting, and a statement on a connection whose peer went silent. */
+#define TM_PG_CONNECT_TIMEOUT_S   "5"
+#define TM_PG_TCP_USER_TIMEOUT_MS "10000"
+
 /* Connects with a URI or key=value conninfo ("postgresql://u@h:5432/db"); NULL or "" uses
  * libpq's defaults, i.e. the standard PG* environment variables (PGHOST, PGPORT, PGUSER,
- * PGDATABASE, PGPASSWORD, ...). Returns NULL with err (never a half-open connection). Close
- * with tm_pg_close. */
+ * PGDATABASE, PGPASSWORD, ...). Adds the timeouts above and TCP keepalives, so a server that
+ * stops answering is an error within seconds, not a thread blocked for minutes. Returns NULL
+ * with err (never a half-open connection). Close with tm_pg_close. */
 PGconn *tm_pg_connect(const char *conninfo, tm_err *err);
 void tm_pg_close(PGconn *c);
 

@@ -238,8 +238,9 @@ int prof_apply(tm_kube *k, const json_t *groups, bool dry_run, prof_apply_stats 
         }
         rc = tm_err_set(err,
                         "%d node(s) of the groups document are not in the cluster (first: %s); "
-                        "the others were labelled",
-                        stats->missing, json_string_value(json_array_get(missing, 0)));
+                        "the others %s labelled",
+                        stats->missing, json_string_value(json_array_get(missing, 0)),
+                        dry_run ? "would be" : "were");
     }
     json_decref(plan);
     return rc;

@@ -10,11 +10,11 @@
 #include "lib/error.h"
 
 typedef struct prof_bench_opts {
-    const char *node; /* name recorded in the profile; NULL: the host name */
+    const char *node; /* name recorded in the profile; NULL or "": the host name */
     bool quick;       /* small sizes and 1 s runs (tests, demo) instead of the full profile */
     const char *dir;  /* where fio puts its test file; NULL: /var/tmp */
     int threads;      /* threads of the multi-thread CPU run; 0: online CPUs */
-    /* fio file size ("4g") and seconds per fio job (15); NULL/0: the defaults, or 64m and 1 s
+    /* fio file size ("4g") and seconds per fio job (10); NULL/0: the defaults, or 64m and 1 s
      * with quick. Laying out the file writes it once, so on a slow disk (60 MB/s) 4g alone
      * takes about 70 s: a smaller size keeps such nodes within the time budget. */
     const char *fio_size;

@@ -64,10 +64,11 @@ double prof_feature_value(const prof_profile *p, prof_feature f) {
         return p->rand_read_iops;
     case PROF_F_RAND_WRITE:
         return p->rand_write_iops;
+    /* sqrt(a) * sqrt(b), not sqrt(a * b): the product of two valid figures can overflow. */
     case PROF_F_SEQ_IO:
-        return sqrt(p->seq_read_iops * p->seq_write_iops);
+        return sqrt(p->seq_read_iops) * sqrt(p->seq_write_iops);
     case PROF_F_RAND_IO:
-        return sqrt(p->rand_read_iops * p->rand_write_iops);
+        return sqrt(p->rand_read_iops) * sqrt(p->rand_write_iops);
     default:
         return NAN;
     }
@@ -121,26 +122,11 @@ static int check_opts(const prof_group_opts *o, tm_err *err) {
     return 0;
 }
 
-/* Per-cluster means of the rows of v (n x d) into cm (k x d); cnt gets the sizes. */
-static void cluster_means(const double *v, size_t n, size_t d, const int *assign, int k, double *cm,
-                          size_t *cnt) {
-    memset(cm, 0, (size_t)k * d * sizeof *cm);
-    memset(cnt, 0, (size_t)k * sizeof *cnt);
-    for (size_t i = 0; i < n; i++) {
-        cnt[assign[i]]++;
-        for (size_t j = 0; j < d; j++)
-            cm[(size_t)assign[i] * d + j] += v[i * d + j];
-    }
-    for (int c = 0; c < k; c++)
-        for (size_t j = 0; j < d && cnt[c]; j++)
-            cm[(size_t)c * d + j] /= (double)cnt[c];
-}
-
 /* 1 when every cluster is non-empty and every pair of clusters differs by more than tol on
  * at least one feature of lx (log values): groups the measurements can actually tell apart. */
 static int well_separated(const double *lx, size_t n, size_t d, const int *assign, int k,
                           double tol, double *cm, size_t *cnt) {
-    cluster_means(lx, n, d, assign, k, cm, cnt);
+    prof_cluster_means(lx, n, d, assign, k, cm, cnt);
     for (int a = 0; a < k; a++)
         if (cnt[a] == 0)
             return 0;
@@ -277,9 +263,9 @@ static int build_groups(work *w, const prof_profile *pr, const prof_group_opts *
         free(tmp), free(rawc), free(zc);
         return tm_err_set(err, "grouping: out of memory");
     }
-    cluster_means(w->raw, n, d, assign, k, rawc, w->cnt);
-    cluster_means(w->z, n, d, assign, k, zc, w->cnt);
-    cluster_means(w->lx, n, d, assign, k, w->cm, w->cnt);
+    prof_cluster_means(w->raw, n, d, assign, k, rawc, w->cnt);
+    prof_cluster_means(w->z, n, d, assign, k, zc, w->cnt);
+    prof_cluster_means(w->lx, n, d, assign, k, w->cm, w->cnt);
     for (int c = 0; c < k; c++) {
         tmp[c].members = malloc((w->cnt[c] ? w->cnt[c] : 1) * sizeof(size_t));
         if (!tmp[c].members) {

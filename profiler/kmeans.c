@@ -38,6 +38,20 @@ double prof_dist2(const double *a, const double *b, size_t d) {
     return s;
 }
 
+void prof_cluster_means(const double *x, size_t n, size_t d, const int *assign, int k,
+                        double *means, size_t *count) {
+    memset(means, 0, (size_t)k * d * sizeof *means);
+    memset(count, 0, (size_t)k * sizeof *count);
+    for (size_t i = 0; i < n; i++) {
+        count[assign[i]]++;
+        for (size_t j = 0; j < d; j++)
+            means[(size_t)assign[i] * d + j] += x[i * d + j];
+    }
+    for (int c = 0; c < k; c++)
+        for (size_t j = 0; j < d && count[c]; j++)
+            means[(size_t)c * d + j] /= (double)count[c];
+}
+
 void prof_kmeans_result_free(prof_kmeans_result *r) {
     if (!r)
         return;
@@ -79,13 +93,17 @@ static void seed_centres(const double *x, size_t n, size_t d, int k, prof_rng *r
         size_t pick = n - 1;
         if (total > 0) {
             double r = prof_rng_uniform(rng) * total;
+            /* Rounding can leave r >= 0 after the last point; the fallback is then the last
+             * point with a positive weight, never one that coincides with a chosen centre. */
+            size_t last = n - 1;
             for (size_t i = 0; i < n; i++) {
+                if (mind[i] > 0)
+                    last = i;
                 r -= mind[i];
-                if (r < 0) {
-                    pick = i;
+                if (r < 0 && mind[i] > 0)
                     break;
-                }
             }
+            pick = last;
         } else {
             pick = (size_t)(prof_rng_uniform(rng) * (double)n);
         }
@@ -128,19 +146,10 @@ static size_t assign_points(const double *x, size_t n, size_t d, int k, const do
  * that at least k distinct points exist). */
 static void update_centres(const double *x, size_t n, size_t d, int k, double *cent, int *assign,
                            size_t *count) {
-    memset(cent, 0, (size_t)k * d * sizeof *cent);
-    memset(count, 0, (size_t)k * sizeof *count);
-    for (size_t i = 0; i < n; i++) {
-        count[assign[i]]++;
-        for (size_t j = 0; j < d; j++)
-            cent[(size_t)assign[i] * d + j] += x[i * d + j];
-    }
+    prof_cluster_means(x, n, d, assign, k, cent, count);
     for (int c = 0; c < k; c++) {
-        if (count[c] > 0) {
-            for (size_t j = 0; j < d; j++)
-                cent[(size_t)c * d + j] /= (double)count[c];
+        if (count[c] > 0)
             continue;
-        }
         size_t far = 0;
         double fd = -1;
         for (size_t i = 0; i < n; i++) {

@@ -40,4 +40,9 @@ void prof_kmeans_result_free(prof_kmeans_result *r);
 /* Squared Euclidean distance of two d-vectors. */
 double prof_dist2(const double *a, const double *b, size_t d);
 
+/* Per-cluster means of the n rows of x (n x d) into means (k x d), and the cluster sizes into
+ * count (k). assign[i] must be in 0..k-1. An empty cluster's mean row is left all zero. */
+void prof_cluster_means(const double *x, size_t n, size_t d, const int *assign, int k,
+                        double *means, size_t *count);
+
 #endif

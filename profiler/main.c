@@ -31,7 +31,7 @@
 
 static void usage(FILE *f) {
     fputs("usage: tarema-profiler bench [--quick] [--node NAME] [--dir DIR] [--threads N]\n"
-          "                             [--fio-size 4g] [--fio-runtime 15]\n"
+          "                             [--fio-size 4g] [--fio-runtime 10]\n"
           "                             [-o FILE] [--publish [--namespace NS]]\n"
           "       tarema-profiler group [--features LIST] [--seed N] [--restarts N] [--k-max N]\n"
           "                             [--noise F] [--min-silhouette S] [-o GROUPS.json]\n"
@@ -337,14 +337,23 @@ static int cmd_bench(cli *c, tm_err *err) {
     return rc;
 }
 
-static int cmd_group(cli *c, int nfiles, char **files, tm_err *err) {
+/* Reads the NodeProfile files into set (left empty on error). Messages need no command
+ * prefix: main() prints "tarema-profiler CMD: " before them. */
+static int load_profiles(int nfiles, char **files, prof_profile_set *set, tm_err *err) {
+    *set = (prof_profile_set){0};
     if (nfiles == 0)
-        return tm_err_set(err, "group: give NodeProfile files (or one JSON array of them)");
-    prof_profile_set set = {0};
-    if (prof_profiles_load_files(&set, (const char *const *)files, (size_t)nfiles, err) != 0) {
-        prof_profile_set_free(&set);
+        return tm_err_set(err, "give NodeProfile files (or one JSON array of them)");
+    if (prof_profiles_load_files(set, (const char *const *)files, (size_t)nfiles, err) != 0) {
+        prof_profile_set_free(set);
         return -1;
     }
+    return 0;
+}
+
+static int cmd_group(cli *c, int nfiles, char **files, tm_err *err) {
+    prof_profile_set set;
+    if (load_profiles(nfiles, files, &set, err) != 0)
+        return -1;
     prof_grouping g;
     if (prof_group_nodes(set.items, set.n, &c->group, &g, err) != 0) {
         prof_profile_set_free(&set);
@@ -366,7 +375,7 @@ static int cmd_group(cli *c, int nfiles, char **files, tm_err *err) {
 
 static int cmd_apply(cli *c, int nfiles, char **files, tm_err *err) {
     if (nfiles != 1)
-        return tm_err_set(err, "apply: give exactly one groups document (from `group -o`)");
+        return tm_err_set(err, "give exactly one groups document (from `group -o`)");
     json_t *doc = tm_json_load_file(files[0], err);
     if (!doc)
         return -1;
@@ -377,21 +386,20 @@ static int cmd_apply(cli *c, int nfiles, char **files, tm_err *err) {
     }
     prof_apply_stats st;
     int rc = prof_apply(k, doc, c->dry_run, &st, err);
-    printf("%s: %d node(s) labelled, %d cleaned, %d unchanged, %d missing\n",
-           c->dry_run ? "dry run" : "applied", st.labelled, st.cleaned, st.unchanged, st.missing);
+    /* No summary when the document was rejected or the cluster unreachable: nothing was done. */
+    if (rc == 0 || st.labelled + st.cleaned + st.unchanged + st.missing > 0)
+        printf("%s: %d node(s) labelled, %d cleaned, %d unchanged, %d missing\n",
+               c->dry_run ? "dry run" : "applied", st.labelled, st.cleaned, st.unchanged,
+               st.missing);
     tm_kube_free(k);
     json_decref(doc);
     return rc;
 }
 
 static int cmd_publish(cli *c, int nfiles, char **files, tm_err *err) {
-    if (nfiles == 0)
-        return tm_err_set(err, "publish: give NodeProfile files");
-    prof_profile_set set = {0};
-    if (prof_profiles_load_files(&set, (const char *const *)files, (size_t)nfiles, err) != 0) {
-        prof_profile_set_free(&set);
+    prof_profile_set set;
+    if (load_profiles(nfiles, files, &set, err) != 0)
         return -1;
-    }
     tm_kube *k = connect(c, err);
     int rc = k ? 0 : -1;
     for (size_t i = 0; rc == 0 && i < set.n; i++) {
@@ -406,15 +414,19 @@ static int cmd_publish(cli *c, int nfiles, char **files, tm_err *err) {
 
 static int cmd_run(cli *c, tm_err *err) {
     if (c->nodes_arg && c->changed)
-        return tm_err_set(err, "run: --nodes and --changed exclude each other");
+        return tm_err_set(err, "--nodes and --changed exclude each other");
     const char *list[4096];
     size_t n = 0;
     for (char *save = NULL, *t = c->nodes_arg ? strtok_r(c->nodes_arg, ",", &save) : NULL; t;
          t = strtok_r(NULL, ",", &save)) {
         if (n == sizeof list / sizeof list[0])
-            return tm_err_set(err, "run: --nodes lists more than 4096 nodes");
+            return tm_err_set(err, "--nodes lists more than 4096 nodes");
         list[n++] = t;
     }
+    /* An empty list (say --nodes "$EMPTY" in a script) must not mean "every node". */
+    if (c->nodes_arg && n == 0)
+        return tm_err_set(err, "--nodes: give at least one node name (omit --nodes to profile "
+                               "every node)");
     tm_kube *k = connect(c, err);
     if (!k)
         return -1;
@@ -431,8 +443,9 @@ static int cmd_run(cli *c, tm_err *err) {
                        .group = c->group};
     prof_run_report rep;
     int rc = prof_run(k, &o, &rep, err);
-    printf("run: %d node(s) targeted, %d profiled, %d reused, %zu failed, k=%d\n", rep.targets,
-           rep.profiled, rep.reused, json_array_size(rep.failed), rep.k);
+    if (rc == 0 || rep.targets > 0)
+        printf("run: %d node(s) targeted, %d profiled, %d reused, %zu failed, k=%d\n", rep.targets,
+               rep.profiled, rep.reused, json_array_size(rep.failed), rep.k);
     size_t i;
     json_t *f;
     json_array_foreach(rep.failed, i, f) {

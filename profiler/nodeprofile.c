@@ -25,13 +25,19 @@ static double field_val(const prof_profile *p, size_t i) {
     return *field_ptr((prof_profile *)p, i);
 }
 
-static int get_int(const json_t *j, const char *key, const char *what, const char *node,
-                   long long *out, tm_err *err) {
+/* Upper bounds far above any machine, low enough that summing the cores of millions of
+ * nodes (a group's total_cores) cannot overflow a long long. */
+#define MAX_CORES        (1LL << 24)
+#define MAX_MEMORY_BYTES (1LL << 60)
+
+static int get_int(const json_t *j, const char *key, long long max, const char *what,
+                   const char *node, long long *out, tm_err *err) {
     json_t *v = json_object_get(j, key);
     if (!v)
         return tm_err_set(err, "%s: node '%s': missing key '%s'", what, node, key);
-    if (!json_is_integer(v) || json_integer_value(v) < 1)
-        return tm_err_set(err, "%s: node '%s': '%s' must be a positive integer", what, node, key);
+    if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > max)
+        return tm_err_set(err, "%s: node '%s': '%s' must be an integer in 1..%lld", what, node, key,
+                          max);
     *out = json_integer_value(v);
     return 0;
 }
@@ -47,8 +53,8 @@ int prof_profile_from_json(const json_t *j, const char *what, prof_profile *p, t
         return tm_err_set(err, "%s: node name longer than %d characters", what,
                           PROF_NODE_NAME_MAX - 1);
     snprintf(p->node, sizeof p->node, "%s", json_string_value(name));
-    if (get_int(j, "cores", what, p->node, &p->cores, err) != 0 ||
-        get_int(j, "memory_bytes", what, p->node, &p->memory_bytes, err) != 0)
+    if (get_int(j, "cores", MAX_CORES, what, p->node, &p->cores, err) != 0 ||
+        get_int(j, "memory_bytes", MAX_MEMORY_BYTES, what, p->node, &p->memory_bytes, err) != 0)
         return -1;
     for (size_t i = 0; i < NUM_FIELDS; i++) {
         json_t *v = json_object_get(j, num_keys[i]);

@@ -29,12 +29,18 @@ void prof_job_name(const char *node, char *out, size_t cap) {
     snprintf(out, cap, "%s%.39s-%08x", PROF_CM_PREFIX, node, fnv1a(node));
 }
 
+/* The ConfigMap holding a node's profile: tarema-profile-<node> (node names are at most 253
+ * characters, so out needs 270). */
+static void cm_name(const char *node, char *out, size_t cap) {
+    snprintf(out, cap, "%s%s", PROF_CM_PREFIX, node);
+}
+
 int prof_publish(tm_kube *k, const char *ns, const json_t *profile, tm_err *err) {
     const char *node = json_string_value(json_object_get(profile, "node"));
-    if (!node)
+    if (!node || !*node)
         return tm_err_set(err, "publish: the profile has no 'node'");
     char name[300];
-    snprintf(name, sizeof name, "%s%s", PROF_CM_PREFIX, node);
+    cm_name(node, name, sizeof name);
     if (strlen(name) > 253)
         return tm_err_set(err, "publish: ConfigMap name '%s' is longer than 253 characters", name);
     char *data = json_dumps(profile, JSON_COMPACT | JSON_SORT_KEYS);
@@ -189,7 +195,7 @@ static json_t *list_profile_cms(tm_kube *k, const char *ns, tm_err *err) {
 
 static const json_t *find_cm(const json_t *cms, const char *node) {
     char name[300];
-    snprintf(name, sizeof name, "%s%s", PROF_CM_PREFIX, node);
+    cm_name(node, name, sizeof name);
     size_t i;
     json_t *c;
     json_array_foreach(cms, i, c) {
@@ -212,7 +218,7 @@ static int start_jobs(tm_kube *k, const char *ns, const json_t *targets, const p
     json_array_foreach(targets, i, t) {
         const char *node = json_string_value(t);
         char cm[300], job[64];
-        snprintf(cm, sizeof cm, "%s%s", PROF_CM_PREFIX, node);
+        cm_name(node, cm, sizeof cm);
         prof_job_name(node, job, sizeof job);
         delete_quiet(k, "v1", "configmaps", ns, cm);
         delete_quiet(k, "batch/v1", "jobs", ns, job);
@@ -388,7 +394,8 @@ int prof_run(tm_kube *k, const prof_run_opts *o, prof_run_report *rep, tm_err *e
         json_t *doc = prof_grouping_to_json(&g, set.items, &o->group);
         if (o->output) {
             char *s = json_dumps(doc, JSON_INDENT(2));
-            rc = tm_write_file_atomic(o->output, s, strlen(s), err);
+            rc = s ? tm_write_file_atomic(o->output, s, strlen(s), err)
+                   : tm_err_set(err, "out of memory serialising the groups document");
             free(s);
         }
         prof_apply_stats st;

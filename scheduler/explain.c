@@ -131,9 +131,9 @@ json_t *sched_explain(sched_framework *fw, sched_snapshot *s, const sched_pod *p
         if (!doc)
             tm_err_set(err, "out of memory building the explanation");
     }
-    if (bound) {
+    if (bound) { /* with its metadata, so its ports and anti-affinity keep counting */
         tm_err put_back;
-        sched_snapshot_add_pod(s, pod->uid, bound, &pod->requests, &put_back);
+        sched_pod_record(s, pod, bound, &put_back);
         free(bound);
     }
     return doc;

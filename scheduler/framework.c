@@ -2,7 +2,8 @@
  * kube-scheduler-style failure messages.
  *
  * The cycle allocates nothing per node: per-node outcomes live in buffers owned by the
- * framework, grown only when the node count grows. */
+ * framework, grown only when the node count grows. The inter-pod filters' per-cycle state
+ * (sched_prefilter) is computed once per cycle and its buffers are kept across cycles. */
 #include "scheduler/framework.h"
 
 #include <inttypes.h>
@@ -19,6 +20,14 @@ struct sched_framework {
     sched_cycle cyc;
     bool have_cycle;
     int64_t min_score, max_score;
+    sched_prefilter *pf;
+};
+
+struct sched_prefilter {
+    bool ports_on, spread_on, interpod_on; /* which inter-pod filters run this cycle */
+    sched_nodeports_state *ports;
+    sched_spread_state *spread;
+    sched_interpod_state *interpod;
 };
 
 /* ---- pods ---- */
@@ -64,6 +73,15 @@ void sched_pod_free(sched_pod *p) {
         free(term->reqs);
     }
     free(p->affinity);
+    json_decref(p->pod_labels);
+    sched_host_ports_free(p->host_ports, p->n_host_ports);
+    sched_pod_terms_free(p->pod_affinity, p->n_pod_affinity);
+    sched_pod_terms_free(p->pod_anti_affinity, p->n_pod_anti_affinity);
+    for (size_t i = 0; i < p->n_spread; i++) {
+        free(p->spread[i].topology_key);
+        tm_selector_free(p->spread[i].selector);
+    }
+    free(p->spread);
     free(p->ns);
     free(p->name);
     free(p->uid);
@@ -71,6 +89,27 @@ void sched_pod_free(sched_pod *p) {
     free(p->workflow);
     free(p->process);
     free(p);
+}
+
+int sched_pod_record(sched_snapshot *s, const sched_pod *p, const char *node_name, tm_err *err) {
+    sched_pod_meta *m = sched_pod_meta_new(p->ns);
+    bool ok = m && sched_host_ports_copy(p->host_ports, p->n_host_ports, &m->ports) == 0;
+    if (ok)
+        m->n_ports = p->n_host_ports;
+    ok = ok && sched_pod_terms_copy(p->pod_anti_affinity, p->n_pod_anti_affinity, &m->anti) == 0;
+    if (ok) {
+        m->n_anti = p->n_pod_anti_affinity;
+        m->labels = json_incref(p->pod_labels); /* labels are never modified once parsed */
+        m->terminating = p->terminating;
+    } else {
+        sched_pod_meta_free(m);
+        m = NULL;
+    }
+    if (sched_snapshot_add_pod_meta(s, p->uid, node_name, &p->requests, m, err) != 0)
+        return -1;
+    if (!ok)
+        return tm_err_set(err, "out of memory copying the metadata of pod %s/%s", p->ns, p->name);
+    return 0;
 }
 
 void sched_task_resolve(const sched_snapshot *s, const sched_pod *p, sched_task_info *out) {
@@ -94,8 +133,29 @@ void sched_task_resolve(const sched_snapshot *s, const sched_pod *p, sched_task_
 
 /* ---- filters ---- */
 
-static const char *const filter_names[SCHED_FILTER_COUNT] = {
-    "", "NodeReady", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit"};
+static const char *const filter_names[SCHED_FILTER_COUNT] = {"",
+                                                             "NodeReady",
+                                                             "NodeUnschedulable",
+                                                             "TaintToleration",
+                                                             "NodeAffinity",
+                                                             "NodeResourcesFit",
+                                                             "NodePorts",
+                                                             "PodTopologySpread",
+                                                             "InterPodAffinity"};
+
+bool sched_filter_resolvable(sched_filter_id id, uint32_t detail) {
+    switch (id) {
+    case SCHED_FILTER_RESOURCES:
+    case SCHED_FILTER_NODE_PORTS:
+        return true;
+    case SCHED_FILTER_SPREAD:
+        return detail == SCHED_SPREAD_SKEW;
+    case SCHED_FILTER_INTERPOD:
+        return detail != SCHED_INTERPOD_AFFINITY;
+    default:
+        return false;
+    }
+}
 
 const char *sched_filter_name(sched_filter_id id) {
     return id > 0 && id < SCHED_FILTER_COUNT ? filter_names[id] : "";
@@ -160,7 +220,7 @@ static bool req_matches(const sched_sel_req *r, const sched_node *n) {
     return false;
 }
 
-static bool affinity_matches(const sched_pod *p, const sched_node *n) {
+bool sched_pod_node_affinity_matches(const sched_pod *p, const sched_node *n) {
     for (size_t i = 0; i < p->n_node_selector; i++) {
         const char *v = sched_node_label(n, p->node_selector[i].key);
         if (!v || strcmp(v, p->node_selector[i].value) != 0)
@@ -181,43 +241,129 @@ static bool affinity_matches(const sched_pod *p, const sched_node *n) {
     return false;
 }
 
-sched_filter_id sched_filter_node(const sched_snapshot *s, const sched_pod *p, const sched_node *n,
-                                  uint32_t *detail) {
+/* The index of the first NoSchedule/NoExecute taint p does not tolerate, -1 when none. */
+static int untolerated_taint(const sched_pod *p, const sched_node *n) {
+    for (size_t i = 0; i < n->n_taints; i++) {
+        const sched_taint *t = &n->taints[i];
+        if (t->effect == SCHED_EFFECT_PREFER_NO_SCHEDULE)
+            continue; /* a preference, not a filter */
+        if (!pod_tolerates(p, t->key, t->value, t->effect))
+            return (int)i;
+    }
+    return -1;
+}
+
+bool sched_pod_tolerates_node_taints(const sched_pod *p, const sched_node *n) {
+    return untolerated_taint(p, n) < 0;
+}
+
+/* Bit mask of the resource slots on which p does not fit n. */
+static uint32_t short_resources(const sched_snapshot *s, const sched_pod *p, const sched_node *n) {
     uint32_t d = 0;
+    int nres = sched_snapshot_resource_count(s); /* slots beyond are never used */
+    for (int r = 0; r < nres; r++) {
+        int64_t want = p->requests.v[r];
+        if (r == SCHED_RES_PODS)
+            want = 1; /* every pod takes a slot, whatever its requests say */
+        if (want > 0 && want > n->allocatable.v[r] - n->requested.v[r])
+            d |= 1u << r;
+    }
+    return d;
+}
+
+/* Every filter in kube-scheduler's order; pf NULL runs only the node-local ones. */
+static sched_filter_id filter_run(const sched_snapshot *s, const sched_pod *p, const sched_node *n,
+                                  size_t node, const sched_prefilter *pf, uint32_t *detail) {
+    uint32_t d = 0;
+    int r;
     sched_filter_id id = SCHED_FILTER_OK;
     if (!n->ready) {
         id = SCHED_FILTER_NODE_READY;
     } else if (n->unschedulable && !pod_tolerates(p, "node.kubernetes.io/unschedulable", "",
                                                   SCHED_EFFECT_NO_SCHEDULE)) {
         id = SCHED_FILTER_NODE_UNSCHEDULABLE;
-    } else {
-        for (size_t i = 0; i < n->n_taints; i++) {
-            const sched_taint *t = &n->taints[i];
-            if (t->effect == SCHED_EFFECT_PREFER_NO_SCHEDULE)
-                continue; /* a preference, not a filter */
-            if (!pod_tolerates(p, t->key, t->value, t->effect)) {
-                id = SCHED_FILTER_TAINT;
-                d = (uint32_t)i;
-                break;
-            }
-        }
-        if (id == SCHED_FILTER_OK && !affinity_matches(p, n))
-            id = SCHED_FILTER_NODE_AFFINITY;
-        if (id == SCHED_FILTER_OK) {
-            int nres = sched_snapshot_resource_count(s); /* slots beyond are never used */
-            for (int r = 0; r < nres; r++) {
-                int64_t want = p->requests.v[r];
-                if (r == SCHED_RES_PODS)
-                    want = 1; /* every pod takes a slot, whatever its requests say */
-                if (want > 0 && want > n->allocatable.v[r] - n->requested.v[r])
-                    d |= 1u << r;
-            }
-            if (d)
-                id = SCHED_FILTER_RESOURCES;
-        }
+    } else if ((r = untolerated_taint(p, n)) >= 0) {
+        id = SCHED_FILTER_TAINT;
+        d = (uint32_t)r;
+    } else if (!sched_pod_node_affinity_matches(p, n)) {
+        id = SCHED_FILTER_NODE_AFFINITY;
+    } else if (pf && pf->ports_on && !sched_nodeports_fits(pf->ports, node)) {
+        id = SCHED_FILTER_NODE_PORTS;
+    } else if ((d = short_resources(s, p, n)) != 0) {
+        id = SCHED_FILTER_RESOURCES;
+    } else if (pf && pf->spread_on && (r = sched_spread_filter(pf->spread, p, n)) >= 0) {
+        id = SCHED_FILTER_SPREAD;
+        d = (uint32_t)r;
+    } else if (pf && pf->interpod_on && (r = sched_interpod_filter(pf->interpod, p, n)) >= 0) {
+        id = SCHED_FILTER_INTERPOD;
+        d = (uint32_t)r;
     }
     if (detail)
         *detail = d;
+    return id;
+}
+
+sched_prefilter *sched_prefilter_new(void) {
+    sched_prefilter *pf = calloc(1, sizeof *pf);
+    if (!pf || !(pf->ports = sched_nodeports_state_new()) ||
+        !(pf->spread = sched_spread_state_new()) || !(pf->interpod = sched_interpod_state_new())) {
+        sched_prefilter_free(pf);
+        return NULL;
+    }
+    return pf;
+}
+
+void sched_prefilter_free(sched_prefilter *pf) {
+    if (!pf)
+        return;
+    sched_nodeports_state_free(pf->ports);
+    sched_spread_state_free(pf->spread);
+    sched_interpod_state_free(pf->interpod);
+    free(pf);
+}
+
+int sched_prefilter_compute(sched_prefilter *pf, const sched_snapshot *s, const sched_pod *p,
+                            tm_err *err) {
+    pf->ports_on = pf->spread_on = pf->interpod_on = false;
+    if (sched_nodeports_prefilter(pf->ports, s, p, &pf->ports_on, err) != 0 ||
+        sched_spread_prefilter(pf->spread, s, p, &pf->spread_on, err) != 0 ||
+        sched_interpod_prefilter(pf->interpod, s, p, &pf->interpod_on, err) != 0) {
+        pf->ports_on = pf->spread_on = pf->interpod_on = false;
+        return -1;
+    }
+    return 0;
+}
+
+sched_filter_id sched_filter_node_pre(const sched_snapshot *s, const sched_pod *p, size_t node,
+                                      const sched_prefilter *pf, uint32_t *detail) {
+    const sched_node *n = sched_snapshot_node(s, node);
+    if (!n) {
+        if (detail)
+            *detail = 0;
+        return SCHED_FILTER_COUNT;
+    }
+    return filter_run(s, p, n, node, pf, detail);
+}
+
+/* Whether p needs the cluster-wide state at all (else the inter-pod filters pass trivially). */
+static bool needs_prefilter(const sched_snapshot *s, const sched_pod *p) {
+    return p->n_host_ports || p->n_spread || p->n_pod_affinity || p->n_pod_anti_affinity ||
+           sched_snapshot_podset_count(s, SCHED_PODSET_ANTI);
+}
+
+sched_filter_id sched_filter_node(const sched_snapshot *s, const sched_pod *p, const sched_node *n,
+                                  uint32_t *detail) {
+    if (!needs_prefilter(s, p))
+        return filter_run(s, p, n, 0, NULL, detail);
+    sched_prefilter *pf = sched_prefilter_new();
+    tm_err err;
+    sched_filter_id id = SCHED_FILTER_COUNT;
+    if (detail)
+        *detail = 0;
+    int idx = sched_snapshot_node_index(s, n->name);
+    if (pf && sched_prefilter_compute(pf, s, p, &err) == 0)
+        id = filter_run(s, p, n, idx >= 0 ? (size_t)idx : SIZE_MAX, pf, detail);
+    sched_prefilter_free(pf);
     return id;
 }
 
@@ -264,6 +410,20 @@ char *sched_filter_reason(const sched_snapshot *s, const sched_node *n, sched_fi
         }
         break;
     }
+    case SCHED_FILTER_NODE_PORTS:
+        snprintf(buf, size, "node(s) didn't have free ports for the requested pod ports");
+        break;
+    case SCHED_FILTER_SPREAD:
+        snprintf(buf, size, "node(s) didn't match pod topology spread constraints%s",
+                 detail == SCHED_SPREAD_MISSING_LABEL ? " (missing required label)" : "");
+        break;
+    case SCHED_FILTER_INTERPOD:
+        snprintf(buf, size, "%s",
+                 detail == SCHED_INTERPOD_AFFINITY ? "node(s) didn't match pod affinity rules"
+                 : detail == SCHED_INTERPOD_ANTI_AFFINITY
+                     ? "node(s) didn't match pod anti-affinity rules"
+                     : "node(s) didn't satisfy existing pods anti-affinity rules");
+        break;
     case SCHED_FILTER_COUNT:
         break;
     }
@@ -281,6 +441,11 @@ sched_framework *sched_framework_new(const sched_plugin *plugin, tm_err *err) {
         return NULL;
     }
     fw->pl = *plugin;
+    if (!(fw->pf = sched_prefilter_new())) {
+        sched_framework_free(fw);
+        tm_err_set(err, "out of memory creating the scheduling framework");
+        return NULL;
+    }
     return fw;
 }
 
@@ -292,6 +457,7 @@ void sched_framework_free(sched_framework *fw) {
     free(fw->status);
     free(fw->detail);
     free(fw->score);
+    sched_prefilter_free(fw->pf);
     free(fw);
 }
 
@@ -332,6 +498,8 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
     fw->n_nodes = n;
     fw->cyc = (sched_cycle){.snap = s, .pod = p, .now_ms = now_ms};
     sched_task_resolve(s, p, &fw->cyc.task);
+    if (sched_prefilter_compute(fw->pf, s, p, err) != 0)
+        return tm_err_wrap(err, "pre-filter of pod %s/%s", p->ns, p->name);
     if (fw->pl.pre_score && fw->pl.pre_score(fw->pl.state, &fw->cyc, err) != 0)
         return tm_err_wrap(err, "policy %s", fw->pl.name);
     fw->have_cycle = true;
@@ -340,7 +508,7 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
     uint32_t best_rank = 0;
     for (size_t i = 0; i < n; i++) {
         const sched_node *node = sched_snapshot_node(s, i);
-        fw->status[i] = (uint8_t)sched_filter_node(s, p, node, &fw->detail[i]);
+        fw->status[i] = (uint8_t)filter_run(s, p, node, i, fw->pf, &fw->detail[i]);
         if (fw->status[i] != SCHED_FILTER_OK)
             continue;
         int64_t sc = fw->pl.score(fw->pl.state, &fw->cyc, node);
@@ -370,7 +538,7 @@ int sched_framework_reserve(sched_framework *fw, sched_snapshot *s, const sched_
     const sched_node *n = sched_snapshot_node(s, (size_t)node);
     if (!n)
         return tm_err_set(err, "reserve %s/%s: no node with index %d", p->ns, p->name, node);
-    if (sched_snapshot_add_pod(s, p->uid, n->name, &p->requests, err) != 0)
+    if (sched_pod_record(s, p, n->name, err) != 0)
         return tm_err_wrap(err, "reserve %s/%s on %s", p->ns, p->name, n->name);
     if (fw->pl.reserved) {
         sched_cycle c = {.snap = s, .pod = p, .now_ms = fw->cyc.now_ms};
@@ -519,4 +687,127 @@ char *sched_framework_fit_message(const sched_framework *fw, const sched_snapsho
     free(lines);
     free(rs);
     return buf;
+}
+
+/* ---- topology pair counts ---- */
+
+typedef struct tp_ent {
+    const char *key, *value;
+    uint64_t hash;
+    int64_t count;
+} tp_ent;
+
+struct sched_tpmap {
+    tp_ent *e; /* dense, insertion order */
+    size_t n, cap;
+    uint32_t *idx; /* open addressing: entry index + 1, 0 = empty */
+    size_t idx_cap;
+};
+
+static uint64_t tp_hash(const char *key, const char *value) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a over key, a separator, value */
+    for (const char *c = key; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    h = (h ^ 0xffu) * 1099511628211ull;
+    for (const char *c = value; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    return h;
+}
+
+sched_tpmap *sched_tpmap_new(void) {
+    return calloc(1, sizeof(sched_tpmap));
+}
+
+void sched_tpmap_free(sched_tpmap *m) {
+    if (!m)
+        return;
+    free(m->e);
+    free(m->idx);
+    free(m);
+}
+
+void sched_tpmap_clear(sched_tpmap *m) {
+    if (m->n && m->idx)
+        memset(m->idx, 0, m->idx_cap * sizeof *m->idx);
+    m->n = 0;
+}
+
+static tp_ent *tp_find(const sched_tpmap *m, const char *key, const char *value, uint64_t h,
+                       size_t *slot) {
+    if (!m->idx_cap)
+        return NULL;
+    for (size_t i = h & (m->idx_cap - 1);; i = (i + 1) & (m->idx_cap - 1)) {
+        uint32_t k = m->idx[i];
+        if (!k) {
+            if (slot)
+                *slot = i;
+            return NULL;
+        }
+        tp_ent *e = &m->e[k - 1];
+        if (e->hash == h && strcmp(e->key, key) == 0 && strcmp(e->value, value) == 0)
+            return e;
+    }
+}
+
+static int tp_grow(sched_tpmap *m) {
+    size_t ncap = m->idx_cap ? m->idx_cap * 2 : 64;
+    uint32_t *ni = calloc(ncap, sizeof *ni);
+    if (!ni)
+        return -1;
+    for (size_t k = 0; k < m->n; k++) {
+        size_t i = m->e[k].hash & (ncap - 1);
+        while (ni[i])
+            i = (i + 1) & (ncap - 1);
+        ni[i] = (uint32_t)(k + 1);
+    }
+    free(m->idx);
+    m->idx = ni;
+    m->idx_cap = ncap;
+    return 0;
+}
+
+int sched_tpmap_add(sched_tpmap *m, const char *key, const char *value, int64_t delta) {
+    uint64_t h = tp_hash(key, value);
+    tp_ent *e = tp_find(m, key, value, h, NULL);
+    if (e) {
+        e->count += delta;
+        return 0;
+    }
+    if ((m->n + 1) * 2 > m->idx_cap && tp_grow(m) != 0)
+        return -1;
+    if (m->n == m->cap) {
+        size_t ncap = m->cap ? m->cap * 2 : 32;
+        tp_ent *ne = realloc(m->e, ncap * sizeof *ne);
+        if (!ne)
+            return -1;
+        m->e = ne;
+        m->cap = ncap;
+    }
+    size_t slot = 0;
+    tp_find(m, key, value, h, &slot);
+    m->e[m->n] = (tp_ent){key, value, h, delta};
+    m->idx[slot] = (uint32_t)(++m->n);
+    return 0;
+}
+
+int64_t sched_tpmap_get(const sched_tpmap *m, const char *key, const char *value, bool *found) {
+    const tp_ent *e = m->n ? tp_find(m, key, value, tp_hash(key, value), NULL) : NULL;
+    if (found)
+        *found = e != NULL;
+    return e ? e->count : 0;
+}
+
+size_t sched_tpmap_size(const sched_tpmap *m) {
+    return m->n;
+}
+
+void sched_tpmap_at(const sched_tpmap *m, size_t i, const char **key, const char **value,
+                    int64_t *count) {
+    const tp_ent *e = i < m->n ? &m->e[i] : NULL;
+    if (key)
+        *key = e ? e->key : NULL;
+    if (value)
+        *value = e ? e->value : NULL;
+    if (count)
+        *count = e ? e->count : 0;
 }

@@ -9,8 +9,19 @@
  *   TaintToleration    "node(s) had untolerated taint {key: value}"  (NoSchedule, NoExecute)
  *   NodeAffinity       "node(s) didn't match Pod's node affinity/selector" (nodeSelector and
  *                      required node affinity)
+ *   NodePorts          "node(s) didn't have free ports for the requested pod ports"
  *   NodeResourcesFit   "Insufficient cpu", "Insufficient memory", "Too many pods", ... (one
  *                      reason per short resource)
+ *   PodTopologySpread  "node(s) didn't match pod topology spread constraints" (DoNotSchedule
+ *                      constraints; "... (missing required label)" when the node lacks the key)
+ *   InterPodAffinity   "node(s) didn't match pod affinity rules", "node(s) didn't match pod
+ *                      anti-affinity rules", "node(s) didn't satisfy existing pods anti-affinity
+ *                      rules" (required terms only; preferred terms are scoring in
+ *                      kube-scheduler and ignored here)
+ * The last three need the whole cluster (pods on other nodes): like kube-scheduler's PreFilter,
+ * they count matching pods per topology domain once per cycle (sched_prefilter) so that each
+ * node's check is O(terms). A pod that uses none of them, in a snapshot where no placed pod has
+ * required anti-affinity, pays one flag check per node.
  * The score plugin gives every feasible node an int64 (higher is better); the framework picks
  * the best, breaking ties by node name. Everything here is pure: no I/O, no locks, no clock
  * (time comes in as now_ms). A sched_framework holds per-cycle buffers and plugin state (the
@@ -72,6 +83,17 @@ typedef struct sched_sel_term {
     size_t n_reqs;
 } sched_sel_term;
 
+/* One topologySpreadConstraint with whenUnsatisfiable: DoNotSchedule (ScheduleAnyway ones are
+ * scoring and not kept). matchLabelKeys are already merged into selector. */
+typedef struct sched_spread {
+    int32_t max_skew;
+    char *topology_key;
+    tm_selector *selector;    /* NULL: labelSelector absent, matches no pod */
+    int32_t min_domains;      /* 1 when absent */
+    bool honor_node_affinity; /* nodeAffinityPolicy: Honor (the default) */
+    bool honor_node_taints;   /* nodeTaintsPolicy: Honor (default Ignore) */
+} sched_spread;
+
 /* The pod to schedule (or being explained). Built by sched_pod_from_json (podspec.h) or by hand
  * with sched_pod_new; freed with sched_pod_free. Resources use the snapshot's slots. */
 typedef struct sched_pod {
@@ -91,10 +113,27 @@ typedef struct sched_pod {
     int labels[SCHED_NFEAT]; /* explicit tarema.io/{cpu,mem,io} annotations, 0 = none */
     int32_t priority;
     int64_t created_ms; /* metadata.creationTimestamp, ms since the epoch; 0 unknown */
+    /* What the inter-pod filters read (all empty for a plain pod). Freed by sched_pod_free. */
+    json_t *pod_labels;          /* metadata.labels (owned reference), NULL = no labels */
+    sched_host_port *host_ports; /* containers' and sidecar init containers' hostPorts */
+    size_t n_host_ports;
+    sched_pod_term *pod_affinity; /* podAffinity.requiredDuringScheduling... terms */
+    size_t n_pod_affinity;
+    sched_pod_term *pod_anti_affinity; /* podAntiAffinity.requiredDuringScheduling... terms */
+    size_t n_pod_anti_affinity;
+    sched_spread *spread; /* DoNotSchedule topology spread constraints */
+    size_t n_spread;
+    bool terminating; /* metadata.deletionTimestamp is set */
 } sched_pod;
 
 sched_pod *sched_pod_new(const char *ns, const char *name, const char *uid); /* NULL on OOM */
 void sched_pod_free(sched_pod *p);
+
+/* Records p on node_name in s (sched_snapshot_add_pod_meta, keyed by p->uid) with its requests
+ * and the metadata the inter-pod filters read of placed pods: namespace, labels, host ports,
+ * required anti-affinity terms. 0, or -1 with err (the requests are recorded even when copying
+ * the metadata runs out of memory). */
+int sched_pod_record(sched_snapshot *s, const sched_pod *p, const char *node_name, tm_err *err);
 
 /* What a task is for the policies: the pod's explicit labels if any, else the task table's,
  * else unlabeled. labeled is true when at least one feature label is known; features without a
@@ -114,16 +153,104 @@ typedef enum {
     SCHED_FILTER_TAINT,
     SCHED_FILTER_NODE_AFFINITY,
     SCHED_FILTER_RESOURCES,
+    /* added later, so the run order is not the numeric order: NodePorts runs between
+     * NodeAffinity and NodeResourcesFit, then PodTopologySpread, then InterPodAffinity */
+    SCHED_FILTER_NODE_PORTS,
+    SCHED_FILTER_SPREAD,   /* detail: SCHED_SPREAD_* */
+    SCHED_FILTER_INTERPOD, /* detail: SCHED_INTERPOD_* */
     SCHED_FILTER_COUNT
 } sched_filter_id;
+
+enum { SCHED_SPREAD_SKEW = 0, SCHED_SPREAD_MISSING_LABEL = 1 };
+enum {
+    SCHED_INTERPOD_AFFINITY = 0,      /* the pod's required affinity is not met */
+    SCHED_INTERPOD_ANTI_AFFINITY = 1, /* the pod's required anti-affinity is violated */
+    SCHED_INTERPOD_EXISTING_ANTI = 2  /* a placed pod's required anti-affinity forbids it */
+};
+
+/* Whether kube-scheduler calls this rejection Unschedulable (preempting pods on the node might
+ * help: resources, ports, anti-affinity, spread skew) rather than UnschedulableAndUnresolvable
+ * (readiness, taints, node affinity, pod affinity, missing topology label). */
+bool sched_filter_resolvable(sched_filter_id id, uint32_t detail);
 
 const char *sched_filter_name(sched_filter_id id); /* "NodeResourcesFit", ... */
 
 /* Runs every filter on one node. Returns the filter that rejected it or SCHED_FILTER_OK. detail
  * (may be NULL) gets what the message needs: for TAINT the taint index, for RESOURCES a bit
- * mask of the short resource slots (1u << slot). No allocation. */
+ * mask of the short resource slots (1u << slot), for SPREAD and INTERPOD which rule. No
+ * allocation for a pod without inter-pod features in a snapshot without anti-affinity pods;
+ * otherwise this computes the cluster-wide state for the one node (use the framework, or
+ * sched_prefilter + sched_filter_node_pre, to check many nodes), and returns
+ * SCHED_FILTER_COUNT (not OK) if that runs out of memory. */
 sched_filter_id sched_filter_node(const sched_snapshot *s, const sched_pod *p, const sched_node *n,
                                   uint32_t *detail);
+
+/* Per-cycle state of the inter-pod filters (their PreFilter): host ports in use on each node,
+ * matching pods per topology domain. Reusable across cycles (buffers are kept). Borrowed
+ * pointers into s and p: valid until either changes. */
+typedef struct sched_prefilter sched_prefilter;
+sched_prefilter *sched_prefilter_new(void); /* NULL on OOM; free with sched_prefilter_free */
+void sched_prefilter_free(sched_prefilter *pf);
+/* Computes the state for p over s. 0, or -1 with err (out of memory). */
+int sched_prefilter_compute(sched_prefilter *pf, const sched_snapshot *s, const sched_pod *p,
+                            tm_err *err);
+/* sched_filter_node for node index `node` with state computed for the same s and p. */
+sched_filter_id sched_filter_node_pre(const sched_snapshot *s, const sched_pod *p, size_t node,
+                                      const sched_prefilter *pf, uint32_t *detail);
+
+/* Pieces of the always-on filters the inter-pod filters reuse (nodeAffinityPolicy and
+ * nodeTaintsPolicy of topology spread): nodeSelector + required node affinity match; no
+ * untolerated NoSchedule/NoExecute taint. */
+bool sched_pod_node_affinity_matches(const sched_pod *p, const sched_node *n);
+bool sched_pod_tolerates_node_taints(const sched_pod *p, const sched_node *n);
+
+/* ---- building blocks of the inter-pod filter plugins (plugin_*.c) ---- */
+
+/* Counts per topology pair (topology key, label value): the PreFilter tables of
+ * InterPodAffinity and PodTopologySpread. Key and value strings are borrowed (node labels and
+ * pod terms), so a map is valid only while those are. */
+typedef struct sched_tpmap sched_tpmap;
+sched_tpmap *sched_tpmap_new(void); /* NULL on OOM; free with sched_tpmap_free */
+void sched_tpmap_free(sched_tpmap *m);
+void sched_tpmap_clear(sched_tpmap *m); /* forget every pair, keep the buffers */
+/* Adds delta to a pair's count, creating the pair (even with delta 0). 0, or -1 on OOM. */
+int sched_tpmap_add(sched_tpmap *m, const char *key, const char *value, int64_t delta);
+/* A pair's count; *found (may be NULL) says whether the pair exists. */
+int64_t sched_tpmap_get(const sched_tpmap *m, const char *key, const char *value, bool *found);
+size_t sched_tpmap_size(const sched_tpmap *m); /* pairs */
+/* The i-th pair (0..size-1, insertion order). */
+void sched_tpmap_at(const sched_tpmap *m, size_t i, const char **key, const char **value,
+                    int64_t *count);
+
+/* NodePorts (plugin_nodeports.c). Whether binding want conflicts with used, as kube-scheduler's
+ * HostPortInfo.CheckConflict: same protocol and port, and same hostIP or either is 0.0.0.0. */
+bool sched_host_port_conflict(const sched_host_port *want, const sched_host_port *used);
+typedef struct sched_nodeports_state sched_nodeports_state;
+sched_nodeports_state *sched_nodeports_state_new(void); /* NULL on OOM */
+void sched_nodeports_state_free(sched_nodeports_state *st);
+/* Marks every node where a placed pod holds a port p wants. *active is false when p wants no
+ * host port (then the filter need not run). 0, or -1 with err. */
+int sched_nodeports_prefilter(sched_nodeports_state *st, const sched_snapshot *s,
+                              const sched_pod *p, bool *active, tm_err *err);
+bool sched_nodeports_fits(const sched_nodeports_state *st, size_t node);
+
+/* PodTopologySpread, DoNotSchedule constraints (plugin_spread.c). */
+typedef struct sched_spread_state sched_spread_state;
+sched_spread_state *sched_spread_state_new(void); /* NULL on OOM */
+void sched_spread_state_free(sched_spread_state *st);
+int sched_spread_prefilter(sched_spread_state *st, const sched_snapshot *s, const sched_pod *p,
+                           bool *active, tm_err *err);
+/* -1 when n satisfies every constraint, else SCHED_SPREAD_SKEW or SCHED_SPREAD_MISSING_LABEL. */
+int sched_spread_filter(const sched_spread_state *st, const sched_pod *p, const sched_node *n);
+
+/* InterPodAffinity, required terms (plugin_interpod.c). */
+typedef struct sched_interpod_state sched_interpod_state;
+sched_interpod_state *sched_interpod_state_new(void); /* NULL on OOM */
+void sched_interpod_state_free(sched_interpod_state *st);
+int sched_interpod_prefilter(sched_interpod_state *st, const sched_snapshot *s, const sched_pod *p,
+                             bool *active, tm_err *err);
+/* -1 when n passes, else SCHED_INTERPOD_AFFINITY, _ANTI_AFFINITY or _EXISTING_ANTI. */
+int sched_interpod_filter(const sched_interpod_state *st, const sched_pod *p, const sched_node *n);
 
 /* kube-scheduler's reason text for one node's rejection, e.g. "Insufficient cpu" (for several
  * short resources, the reasons joined by ", "). Writes into buf, returns buf. */
@@ -180,8 +307,9 @@ typedef struct sched_decision {
 int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
                              int64_t now_ms, sched_decision *d, tm_err *err);
 
-/* Reserve: records p's requests on node index `node` in the snapshot (keyed by p->uid) and
- * tells the plugin. Undo with sched_snapshot_remove_pod(s, p->uid) when the bind fails. */
+/* Reserve: records p's requests and inter-pod metadata (sched_pod_record) on node index `node`
+ * in the snapshot (keyed by p->uid), so the next pod of a batch sees it, and tells the plugin.
+ * Undo with sched_snapshot_remove_pod(s, p->uid) when the bind fails. */
 int sched_framework_reserve(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int node,
                             tm_err *err);
 

@@ -12,6 +12,7 @@
 
 #include "lib/jsonutil.h"
 #include "lib/quantity.h"
+#include "lib/selector.h"
 
 sched_keys sched_keys_default(void) {
     return (sched_keys){.process_label = "nextflow.io/processName",
@@ -126,6 +127,374 @@ int sched_pod_requests_from_json(sched_snapshot *s, const json_t *pod, sched_res
     if (resource_list(s, json_object_get(spec, "overhead"), out, what, err) != 0)
         return -1;
     out->v[SCHED_RES_PODS] = 1;
+    return 0;
+}
+
+/* ---- inter-pod metadata: labels, host ports, pod (anti-)affinity terms, topology spread ---- */
+
+/* metadata.labels as an owned copy (NULL when absent). 0, or -1 with err. */
+static int parse_labels(const char *ns, const char *name, const json_t *meta, json_t **out,
+                        tm_err *err) {
+    *out = NULL;
+    const json_t *l = json_object_get(meta, "labels");
+    if (!l || json_is_null(l))
+        return 0;
+    if (!json_is_object(l))
+        return tm_err_set(err, "pod %s/%s: metadata.labels is not a map", ns, name);
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)l, k, v) {
+        if (!json_is_string(v))
+            return tm_err_set(err, "pod %s/%s: metadata.labels[%s] is not a string", ns, name, k);
+    }
+    if (!(*out = json_deep_copy(l)))
+        return tm_err_set(err, "out of memory");
+    return 0;
+}
+
+static int parse_ports_of(const char *ns, const char *name, const json_t *ctr, const char *where,
+                          sched_host_port **ports, size_t *n, size_t *cap, tm_err *err) {
+    size_t i;
+    const json_t *pt;
+    json_array_foreach(json_object_get(ctr, "ports"), i, pt) {
+        const json_t *hp = json_object_get(pt, "hostPort");
+        if (!hp || json_is_null(hp) || (json_is_integer(hp) && json_integer_value(hp) == 0))
+            continue;
+        if (!json_is_integer(hp) || json_integer_value(hp) < 1 || json_integer_value(hp) > 65535)
+            return tm_err_set(err, "pod %s/%s: %s.ports[%zu].hostPort is not a port 1..65535", ns,
+                              name, where, i);
+        const char *proto = obj_str(pt, "protocol");
+        sched_proto pr;
+        if (!proto || !*proto || strcmp(proto, "TCP") == 0)
+            pr = SCHED_PROTO_TCP;
+        else if (strcmp(proto, "UDP") == 0)
+            pr = SCHED_PROTO_UDP;
+        else if (strcmp(proto, "SCTP") == 0)
+            pr = SCHED_PROTO_SCTP;
+        else
+            return tm_err_set(err,
+                              "pod %s/%s: %s.ports[%zu].protocol \"%s\" is not TCP, UDP or SCTP",
+                              ns, name, where, i, proto);
+        if (*n == *cap) {
+            size_t ncap = *cap ? *cap * 2 : 4;
+            sched_host_port *np = realloc(*ports, ncap * sizeof *np);
+            if (!np)
+                return tm_err_set(err, "out of memory");
+            *ports = np;
+            *cap = ncap;
+        }
+        const char *ip = obj_str(pt, "hostIP");
+        sched_host_port *o = &(*ports)[*n];
+        o->port = (int32_t)json_integer_value(hp);
+        o->proto = pr;
+        if (!(o->ip = strdup(ip && *ip ? ip : "0.0.0.0")))
+            return tm_err_set(err, "out of memory");
+        (*n)++;
+    }
+    return 0;
+}
+
+/* Host ports of the regular containers and of sidecar (restartPolicy: Always) init containers:
+ * kube-scheduler's GetHostPorts. Plain init containers have exited before the pod runs. */
+static int parse_host_ports(const char *ns, const char *name, const json_t *spec,
+                            sched_host_port **out, size_t *n_out, tm_err *err) {
+    sched_host_port *ports = NULL;
+    size_t n = 0, cap = 0, i;
+    const json_t *c;
+    char where[96];
+    int rc = 0;
+    json_array_foreach(json_object_get(spec, "initContainers"), i, c) {
+        const char *rp = obj_str(c, "restartPolicy");
+        if (rc || !rp || strcmp(rp, "Always") != 0)
+            continue;
+        snprintf(where, sizeof where, "spec.initContainers[%zu]", i);
+        rc = parse_ports_of(ns, name, c, where, &ports, &n, &cap, err);
+    }
+    json_array_foreach(json_object_get(spec, "containers"), i, c) {
+        if (rc)
+            break;
+        snprintf(where, sizeof where, "spec.containers[%zu]", i);
+        rc = parse_ports_of(ns, name, c, where, &ports, &n, &cap, err);
+    }
+    if (rc) {
+        sched_host_ports_free(ports, n);
+        return -1;
+    }
+    *out = ports;
+    *n_out = n;
+    return 0;
+}
+
+/* A labelSelector: absent or null -> NULL (matches nothing, as metav1.LabelSelectorAsSelector). */
+static int parse_label_selector(const char *ns, const char *name, const json_t *ls,
+                                const char *where, tm_selector **out, tm_err *err) {
+    *out = NULL;
+    if (!ls || json_is_null(ls))
+        return 0;
+    if (!(*out = tm_selector_from_label_selector(ls, err)))
+        return tm_err_wrap(err, "pod %s/%s: %s.labelSelector", ns, name, where);
+    return 0;
+}
+
+static int parse_pod_term(const char *ns, const char *name, const json_t *j, const char *where,
+                          sched_pod_term *t, tm_err *err) {
+    if (!json_is_object(j))
+        return tm_err_set(err, "pod %s/%s: %s is not an object", ns, name, where);
+    const char *key = obj_str(j, "topologyKey");
+    if (!key || !*key)
+        return tm_err_set(err, "pod %s/%s: %s.topologyKey is missing", ns, name, where);
+    if (!(t->topology_key = strdup(key)))
+        return tm_err_set(err, "out of memory");
+    if (parse_label_selector(ns, name, json_object_get(j, "labelSelector"), where, &t->selector,
+                             err) != 0)
+        return -1;
+    const json_t *nss = json_object_get(j, "namespaces");
+    if (nss && !json_is_null(nss) && !json_is_array(nss))
+        return tm_err_set(err, "pod %s/%s: %s.namespaces is not a list", ns, name, where);
+    size_t nn = json_is_array(nss) ? json_array_size(nss) : 0;
+    if (!(t->namespaces = calloc(nn + 1, sizeof *t->namespaces)))
+        return tm_err_set(err, "out of memory");
+    for (size_t i = 0; i < nn; i++) {
+        const json_t *v = json_array_get(nss, i);
+        if (!json_is_string(v))
+            return tm_err_set(err, "pod %s/%s: %s.namespaces[%zu] is not a string", ns, name, where,
+                              i);
+        if (!(t->namespaces[t->n_namespaces++] = strdup(json_string_value(v))))
+            return tm_err_set(err, "out of memory");
+    }
+    const json_t *nsel = json_object_get(j, "namespaceSelector");
+    if (nsel && !json_is_null(nsel)) {
+        if (!json_is_object(nsel))
+            return tm_err_set(err, "pod %s/%s: %s.namespaceSelector is not an object", ns, name,
+                              where);
+        tm_selector *chk = tm_selector_from_label_selector(nsel, err); /* validate it */
+        if (!chk)
+            return tm_err_wrap(err, "pod %s/%s: %s.namespaceSelector", ns, name, where);
+        t->all_namespaces = chk->n == 0; /* {} selects every namespace */
+        t->ns_selector = chk->n > 0;
+        tm_selector_free(chk);
+    } else if (nn == 0) { /* neither: the owner's own namespace */
+        if (!(t->namespaces[t->n_namespaces++] = strdup(ns)))
+            return tm_err_set(err, "out of memory");
+    }
+    return 0;
+}
+
+/* podAffinity / podAntiAffinity .requiredDuringSchedulingIgnoredDuringExecution. */
+static int parse_pod_terms(const char *ns, const char *name, const json_t *spec, const char *kind,
+                           sched_pod_term **out, size_t *n_out, tm_err *err) {
+    *out = NULL;
+    *n_out = 0;
+    const json_t *arr = json_object_get(json_object_get(json_object_get(spec, "affinity"), kind),
+                                        "requiredDuringSchedulingIgnoredDuringExecution");
+    if (!arr || json_is_null(arr))
+        return 0;
+    if (!json_is_array(arr))
+        return tm_err_set(err,
+                          "pod %s/%s: spec.affinity.%s.requiredDuringSchedulingIgnoredDuring"
+                          "Execution is not a list",
+                          ns, name, kind);
+    size_t n = json_array_size(arr);
+    if (!n)
+        return 0;
+    sched_pod_term *t = calloc(n, sizeof *t);
+    if (!t)
+        return tm_err_set(err, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        char where[160];
+        snprintf(where, sizeof where,
+                 "spec.affinity.%s.requiredDuringSchedulingIgnoredDuringExecution[%zu]", kind, i);
+        if (parse_pod_term(ns, name, json_array_get(arr, i), where, &t[i], err) != 0) {
+            sched_pod_terms_free(t, i + 1);
+            return -1;
+        }
+    }
+    *out = t;
+    *n_out = n;
+    return 0;
+}
+
+/* matchLabelKeys: `key = <the pod's value>` for each key the pod has, added to the selector. */
+static int merge_match_label_keys(const char *ns, const char *name, const json_t *keys,
+                                  const json_t *labels, tm_selector *sel, const char *where,
+                                  tm_err *err) {
+    if (!keys || json_is_null(keys))
+        return 0;
+    if (!json_is_array(keys))
+        return tm_err_set(err, "pod %s/%s: %s.matchLabelKeys is not a list", ns, name, where);
+    size_t i;
+    const json_t *k;
+    json_array_foreach(keys, i, k) {
+        if (!json_is_string(k))
+            return tm_err_set(err, "pod %s/%s: %s.matchLabelKeys[%zu] is not a string", ns, name,
+                              where, i);
+        const char *v = obj_str(labels, json_string_value(k));
+        if (!v || !sel) /* an absent selector matches nothing whatever is added */
+            continue;
+        tm_sel_req *nr = realloc(sel->reqs, (sel->n + 1) * sizeof *nr);
+        if (!nr)
+            return tm_err_set(err, "out of memory");
+        sel->reqs = nr;
+        tm_sel_req *r = &sel->reqs[sel->n];
+        *r = (tm_sel_req){.key = strdup(json_string_value(k)),
+                          .op = TM_SEL_EQ,
+                          .values = calloc(1, sizeof(char *)),
+                          .nvalues = 0};
+        sel->n++;
+        if (!r->key || !r->values || !(r->values[0] = strdup(v)))
+            return tm_err_set(err, "out of memory");
+        r->nvalues = 1;
+    }
+    return 0;
+}
+
+static int parse_policy(const char *ns, const char *name, const json_t *c, const char *field,
+                        bool dflt, bool *out, const char *where, tm_err *err) {
+    const char *v = obj_str(c, field);
+    *out = dflt;
+    if (!v)
+        return 0;
+    if (strcmp(v, "Honor") == 0)
+        *out = true;
+    else if (strcmp(v, "Ignore") == 0)
+        *out = false;
+    else
+        return tm_err_set(err, "pod %s/%s: %s.%s \"%s\" is not Honor or Ignore", ns, name, where,
+                          field, v);
+    return 0;
+}
+
+static int parse_spread_one(sched_pod *p, const json_t *c, const char *where, sched_spread *o,
+                            tm_err *err) {
+    const char *ns = p->ns, *name = p->name;
+    const json_t *ms = json_object_get(c, "maxSkew");
+    if (!json_is_integer(ms) || json_integer_value(ms) < 1 || json_integer_value(ms) > INT32_MAX)
+        return tm_err_set(err, "pod %s/%s: %s.maxSkew is not an integer >= 1", ns, name, where);
+    o->max_skew = (int32_t)json_integer_value(ms);
+    const char *key = obj_str(c, "topologyKey");
+    if (!key || !*key)
+        return tm_err_set(err, "pod %s/%s: %s.topologyKey is missing", ns, name, where);
+    if (!(o->topology_key = strdup(key)))
+        return tm_err_set(err, "out of memory");
+    const json_t *md = json_object_get(c, "minDomains");
+    o->min_domains = 1;
+    if (md && !json_is_null(md)) {
+        if (!json_is_integer(md) || json_integer_value(md) < 1 ||
+            json_integer_value(md) > INT32_MAX)
+            return tm_err_set(err, "pod %s/%s: %s.minDomains is not an integer >= 1", ns, name,
+                              where);
+        o->min_domains = (int32_t)json_integer_value(md);
+    }
+    if (parse_policy(ns, name, c, "nodeAffinityPolicy", true, &o->honor_node_affinity, where,
+                     err) != 0 ||
+        parse_policy(ns, name, c, "nodeTaintsPolicy", false, &o->honor_node_taints, where, err) !=
+            0 ||
+        parse_label_selector(ns, name, json_object_get(c, "labelSelector"), where, &o->selector,
+                             err) != 0)
+        return -1;
+    return merge_match_label_keys(ns, name, json_object_get(c, "matchLabelKeys"), p->pod_labels,
+                                  o->selector, where, err);
+}
+
+/* spec.topologySpreadConstraints, keeping the DoNotSchedule ones. */
+static int parse_spread(sched_pod *p, const json_t *spec, tm_err *err) {
+    const json_t *arr = json_object_get(spec, "topologySpreadConstraints");
+    if (!arr || json_is_null(arr))
+        return 0;
+    if (!json_is_array(arr))
+        return tm_err_set(err, "pod %s/%s: spec.topologySpreadConstraints is not a list", p->ns,
+                          p->name);
+    if (!(p->spread = calloc(json_array_size(arr) + 1, sizeof *p->spread)))
+        return tm_err_set(err, "out of memory");
+    size_t i;
+    const json_t *c;
+    json_array_foreach(arr, i, c) {
+        char where[64];
+        snprintf(where, sizeof where, "spec.topologySpreadConstraints[%zu]", i);
+        const char *wu = obj_str(c, "whenUnsatisfiable");
+        if (!wu || (strcmp(wu, "DoNotSchedule") != 0 && strcmp(wu, "ScheduleAnyway") != 0))
+            return tm_err_set(err,
+                              "pod %s/%s: %s.whenUnsatisfiable \"%s\" is not DoNotSchedule or "
+                              "ScheduleAnyway",
+                              p->ns, p->name, where, wu ? wu : "");
+        if (strcmp(wu, "ScheduleAnyway") == 0)
+            continue; /* a scoring preference, not a filter */
+        int rc = parse_spread_one(p, c, where, &p->spread[p->n_spread], err);
+        p->n_spread++; /* counted even on error so sched_pod_free frees it */
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static bool json_terminating(const json_t *meta) {
+    const json_t *d = json_object_get(meta, "deletionTimestamp");
+    return d && !json_is_null(d);
+}
+
+/* The inter-pod fields of p from its JSON. */
+static int parse_interpod(sched_pod *p, const json_t *meta, const json_t *spec, tm_err *err) {
+    p->terminating = json_terminating(meta);
+    if (parse_labels(p->ns, p->name, meta, &p->pod_labels, err) != 0 ||
+        parse_host_ports(p->ns, p->name, spec, &p->host_ports, &p->n_host_ports, err) != 0 ||
+        parse_pod_terms(p->ns, p->name, spec, "podAffinity", &p->pod_affinity, &p->n_pod_affinity,
+                        err) != 0 ||
+        parse_pod_terms(p->ns, p->name, spec, "podAntiAffinity", &p->pod_anti_affinity,
+                        &p->n_pod_anti_affinity, err) != 0)
+        return -1;
+    return parse_spread(p, spec, err);
+}
+
+/* The uid a pod is keyed by: metadata.uid, else namespace/name (fixtures, dry runs). */
+static const char *pod_uid(const json_t *meta, const char *ns, const char *name, char *buf,
+                           size_t size) {
+    const char *uid = obj_str(meta, "uid");
+    if (uid && *uid)
+        return uid;
+    snprintf(buf, size, "%s/%s", ns ? ns : "", name);
+    return buf;
+}
+
+int sched_snapshot_add_pod_json(sched_snapshot *s, const json_t *pod, const char *node_name,
+                                tm_err *err) {
+    if (!json_is_object(pod))
+        return tm_err_set(err, "pod is not a JSON object");
+    const json_t *meta = json_object_get(pod, "metadata");
+    const json_t *spec = json_object_get(pod, "spec");
+    const char *name = obj_str(meta, "name");
+    if (!name || !*name)
+        return tm_err_set(err, "pod without metadata.name");
+    const char *ns = obj_str(meta, "namespace");
+    char uidbuf[512];
+    const char *uid = pod_uid(meta, ns, name, uidbuf, sizeof uidbuf); /* as sched_pod_from_json */
+    if (!ns || !*ns)
+        ns = "default";
+    if (!node_name)
+        node_name = obj_str(spec, "nodeName");
+    sched_resources req;
+    if (sched_pod_requests_from_json(s, pod, &req, err) != 0)
+        return -1;
+    sched_pod_meta *m = sched_pod_meta_new(ns);
+    if (!m)
+        return tm_err_set(err, "out of memory");
+    m->terminating = json_terminating(meta);
+    tm_err merr = {0};
+    int mrc = parse_labels(ns, name, meta, &m->labels, &merr);
+    if (mrc == 0)
+        mrc = parse_host_ports(ns, name, spec, &m->ports, &m->n_ports, &merr);
+    if (mrc == 0)
+        mrc = parse_pod_terms(ns, name, spec, "podAntiAffinity", &m->anti, &m->n_anti, &merr);
+    if (mrc != 0) {
+        sched_pod_meta_free(m);
+        m = NULL;
+    }
+    if (sched_snapshot_add_pod_meta(s, uid, node_name, &req, m, err) != 0)
+        return -1;
+    if (mrc != 0)
+        return tm_err_set(err,
+                          "%s (pod recorded with its requests, but its host ports and "
+                          "anti-affinity are ignored)",
+                          merr.msg);
     return 0;
 }
 
@@ -346,13 +715,9 @@ sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched
         return NULL;
     }
     const char *ns = obj_str(meta, "namespace");
-    const char *uid = obj_str(meta, "uid");
     /* pods from a list without uid (fixtures, dry runs) are keyed by namespace/name */
     char uidbuf[512];
-    if (!uid || !*uid) {
-        snprintf(uidbuf, sizeof uidbuf, "%s/%s", ns ? ns : "", name);
-        uid = uidbuf;
-    }
+    const char *uid = pod_uid(meta, ns, name, uidbuf, sizeof uidbuf);
     sched_pod *p = sched_pod_new(ns ? ns : "default", name, uid);
     if (!p) {
         tm_err_set(err, "out of memory");
@@ -383,7 +748,7 @@ sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched
     if (sched_pod_requests_from_json(s, pod, &p->requests, err) != 0 ||
         parse_tolerations(p, json_object_get(spec, "tolerations"), err) != 0 ||
         parse_node_selector(p, json_object_get(spec, "nodeSelector"), err) != 0 ||
-        parse_affinity(p, spec, err) != 0)
+        parse_affinity(p, spec, err) != 0 || parse_interpod(p, meta, spec, err) != 0)
         goto fail;
     return p;
 fail:

@@ -2,7 +2,9 @@
  *
  * Pure translation (no I/O): effective pod requests (containers, init containers including
  * restartable sidecars, overhead) as kube-scheduler computes them, tolerations, nodeSelector,
- * required node affinity, task identity; node allocatable, labels, taints, Ready condition,
+ * required node affinity, task identity, and for the inter-pod filters labels, host ports,
+ * required pod (anti-)affinity terms and DoNotSchedule topology spread constraints; node
+ * allocatable, labels, taints, Ready condition,
  * unschedulable; TaskProfile labels and mean runtime. Quantities go through lib/quantity.h.
  * Bad input (a malformed quantity, an unknown operator) is an error naming the object and the
  * field, never a silent default. */
@@ -29,6 +31,17 @@ sched_keys sched_keys_default(void);
  * only to give extended resources their slots. NULL with err on bad input. */
 sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched_keys *keys,
                                tm_err *err);
+
+/* Records a pod placed on a node (bound, or another scheduler's) with everything the filters
+ * need: its effective requests (as sched_pod_requests_from_json) and its metadata for the
+ * inter-pod filters (namespace, labels, host ports, required anti-affinity terms, whether it is
+ * terminating). node_name NULL = the pod's spec.nodeName. Re-recording the same uid replaces the
+ * record. Returns 0, or -1 with err: when the requests are malformed nothing is recorded; when
+ * only the metadata is (the API server validates it, so this is rare) the pod is still recorded
+ * with its requests and no metadata (it then takes capacity but holds no ports and no
+ * anti-affinity) and err says what was wrong. */
+int sched_snapshot_add_pod_json(sched_snapshot *s, const json_t *pod, const char *node_name,
+                                tm_err *err);
 
 /* Just the effective requests of a pod (for capacity accounting of other schedulers' pods). */
 int sched_pod_requests_from_json(sched_snapshot *s, const json_t *pod, sched_resources *out,

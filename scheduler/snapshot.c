@@ -108,7 +108,9 @@ typedef struct spod {
     char *uid;
     char *node;
     sched_resources req;
-    bool counted; /* its requests are in its node's `requested` */
+    bool counted;                       /* its requests are in its node's `requested` */
+    sched_pod_meta *meta;               /* NULL when recorded without metadata */
+    size_t set_pos[SCHED_PODSET_COUNT]; /* index in each pod set it belongs to */
 } spod;
 
 typedef struct stask {
@@ -130,6 +132,8 @@ struct sched_snapshot {
     size_t n_groups;
     uint32_t *by_name;
     bool dirty;
+    spod **sets[SCHED_PODSET_COUNT]; /* dense pod sets, see sched_podset */
+    size_t set_n[SCHED_PODSET_COUNT], set_cap[SCHED_PODSET_COUNT];
 };
 
 static const char *const builtin_res[SCHED_RES_FIRST_EXT] = {"cpu", "memory", "ephemeral-storage",
@@ -173,12 +177,15 @@ void sched_snapshot_free(sched_snapshot *s) {
         smap_ent *e = &s->pods.e[i];
         if (e->key && e->key != TOMB) {
             spod *p = e->val;
+            sched_pod_meta_free(p->meta);
             free(p->uid);
             free(p->node);
             free(p);
         }
     }
     free(s->pods.e);
+    for (int k = 0; k < SCHED_PODSET_COUNT; k++)
+        free(s->sets[k]);
     for (size_t i = 0; i < s->tasks.cap; i++) {
         smap_ent *e = &s->tasks.e[i];
         if (e->key && e->key != TOMB) {
@@ -348,11 +355,84 @@ static void pod_uncount(sched_snapshot *s, spod *p) {
     }
 }
 
-int sched_snapshot_add_pod(sched_snapshot *s, const char *uid, const char *node_name,
-                           const sched_resources *requests, tm_err *err) {
-    if (!uid || !*uid || !node_name || !*node_name)
+/* ---- pod sets ---- */
+
+static bool in_set(const sched_pod_meta *m, int k) {
+    if (!m)
+        return false;
+    return k == SCHED_PODSET_META || (k == SCHED_PODSET_ANTI && m->n_anti) ||
+           (k == SCHED_PODSET_PORTS && m->n_ports);
+}
+
+static void sets_leave(sched_snapshot *s, spod *p) {
+    for (int k = 0; k < SCHED_PODSET_COUNT; k++) {
+        if (!in_set(p->meta, k))
+            continue;
+        size_t i = p->set_pos[k];
+        spod *last = s->sets[k][--s->set_n[k]];
+        s->sets[k][i] = last;
+        last->set_pos[k] = i;
+    }
+}
+
+static int sets_join(sched_snapshot *s, spod *p) {
+    for (int k = 0; k < SCHED_PODSET_COUNT; k++) {
+        if (!in_set(p->meta, k))
+            continue;
+        if (s->set_n[k] == s->set_cap[k]) {
+            size_t ncap = s->set_cap[k] ? s->set_cap[k] * 2 : 64;
+            spod **ns = realloc(s->sets[k], ncap * sizeof *ns);
+            if (!ns) { /* leave the sets consistent: drop the metadata altogether */
+                for (int j = 0; j < k; j++)
+                    if (in_set(p->meta, j)) {
+                        size_t i = p->set_pos[j];
+                        spod *last = s->sets[j][--s->set_n[j]];
+                        s->sets[j][i] = last;
+                        last->set_pos[j] = i;
+                    }
+                sched_pod_meta_free(p->meta);
+                p->meta = NULL;
+                return -1;
+            }
+            s->sets[k] = ns;
+            s->set_cap[k] = ncap;
+        }
+        p->set_pos[k] = s->set_n[k];
+        s->sets[k][s->set_n[k]++] = p;
+    }
+    return 0;
+}
+
+size_t sched_snapshot_podset_count(const sched_snapshot *s, sched_podset set) {
+    return set < SCHED_PODSET_COUNT ? s->set_n[set] : 0;
+}
+
+const sched_pod_meta *sched_snapshot_podset_pod(const sched_snapshot *s, sched_podset set, size_t i,
+                                                const char **uid, int *node) {
+    if (set >= SCHED_PODSET_COUNT || i >= s->set_n[set])
+        return NULL;
+    const spod *p = s->sets[set][i];
+    if (uid)
+        *uid = p->uid;
+    if (node)
+        *node = p->counted ? sched_snapshot_node_index(s, p->node) : -1;
+    return p->meta;
+}
+
+const sched_pod_meta *sched_snapshot_pod_meta(const sched_snapshot *s, const char *uid) {
+    const spod *p = uid ? smap_get(&s->pods, uid) : NULL;
+    return p ? p->meta : NULL;
+}
+
+/* keep_meta: plain add_pod leaves a pod's metadata alone; meta is owned from here on. */
+static int add_pod(sched_snapshot *s, const char *uid, const char *node_name,
+                   const sched_resources *requests, bool keep_meta, sched_pod_meta *meta,
+                   tm_err *err) {
+    if (!uid || !*uid || !node_name || !*node_name) {
+        sched_pod_meta_free(meta);
         return tm_err_set(err, "pod record needs a uid and a node name (uid=%s node=%s)",
                           uid ? uid : "(null)", node_name ? node_name : "(null)");
+    }
     spod *p = smap_get(&s->pods, uid);
     if (p) {
         pod_uncount(s, p);
@@ -360,6 +440,7 @@ int sched_snapshot_add_pod(sched_snapshot *s, const char *uid, const char *node_
             char *nn = strdup(node_name);
             if (!nn) {
                 s->n_uncounted++; /* keep the record consistent: it is now uncounted */
+                sched_pod_meta_free(meta);
                 return tm_err_set(err, "out of memory");
             }
             free(p->node);
@@ -374,10 +455,22 @@ int sched_snapshot_add_pod(sched_snapshot *s, const char *uid, const char *node_
                 free(p->node);
             }
             free(p);
+            sched_pod_meta_free(meta);
             return tm_err_set(err, "out of memory recording pod %s", uid);
         }
     }
     p->req = *requests;
+    int rc = 0;
+    if (keep_meta) {
+        sched_pod_meta_free(meta);
+    } else {
+        sets_leave(s, p);
+        sched_pod_meta_free(p->meta);
+        p->meta = meta;
+        /* on failure the requests are still recorded below: capacity must always count */
+        if (sets_join(s, p) != 0)
+            rc = tm_err_set(err, "out of memory recording the metadata of pod %s", uid);
+    }
     int i = sched_snapshot_node_index(s, node_name);
     if (i >= 0) {
         res_add(&s->nodes[i]->requested, &p->req, 1);
@@ -386,7 +479,18 @@ int sched_snapshot_add_pod(sched_snapshot *s, const char *uid, const char *node_
         p->counted = false;
         s->n_uncounted++;
     }
-    return 0;
+    return rc;
+}
+
+int sched_snapshot_add_pod(sched_snapshot *s, const char *uid, const char *node_name,
+                           const sched_resources *requests, tm_err *err) {
+    return add_pod(s, uid, node_name, requests, true, NULL, err);
+}
+
+int sched_snapshot_add_pod_meta(sched_snapshot *s, const char *uid, const char *node_name,
+                                const sched_resources *requests, sched_pod_meta *meta,
+                                tm_err *err) {
+    return add_pod(s, uid, node_name, requests, false, meta, err);
 }
 
 int sched_snapshot_remove_pod(sched_snapshot *s, const char *uid) {
@@ -394,6 +498,8 @@ int sched_snapshot_remove_pod(sched_snapshot *s, const char *uid) {
     if (!p)
         return -1;
     pod_uncount(s, p);
+    sets_leave(s, p);
+    sched_pod_meta_free(p->meta);
     smap_del(&s->pods, uid);
     free(p->uid);
     free(p->node);
@@ -682,4 +788,127 @@ void sched_node_free(sched_node *n) {
     free(n->taints);
     free(n->name);
     free(n);
+}
+
+/* ---- pod metadata, terms and host ports ---- */
+
+sched_pod_meta *sched_pod_meta_new(const char *ns) {
+    sched_pod_meta *m = calloc(1, sizeof *m);
+    if (!m || !(m->ns = strdup(ns ? ns : ""))) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void sched_pod_meta_free(sched_pod_meta *m) {
+    if (!m)
+        return;
+    free(m->ns);
+    json_decref(m->labels);
+    sched_host_ports_free(m->ports, m->n_ports);
+    sched_pod_terms_free(m->anti, m->n_anti);
+    free(m);
+}
+
+bool sched_pod_term_matches(const sched_pod_term *t, const char *ns, const json_t *labels,
+                            bool assume_any_ns) {
+    if (!t->selector)
+        return false;
+    bool ns_ok = t->all_namespaces || (t->ns_selector && assume_any_ns);
+    for (size_t i = 0; !ns_ok && i < t->n_namespaces; i++)
+        ns_ok = strcmp(t->namespaces[i], ns ? ns : "") == 0;
+    return ns_ok && tm_selector_matches(t->selector, labels);
+}
+
+void sched_pod_terms_free(sched_pod_term *t, size_t n) {
+    for (size_t i = 0; t && i < n; i++) {
+        tm_selector_free(t[i].selector);
+        for (size_t k = 0; k < t[i].n_namespaces; k++)
+            free(t[i].namespaces[k]);
+        free(t[i].namespaces);
+        free(t[i].topology_key);
+    }
+    free(t);
+}
+
+static tm_selector *selector_copy(const tm_selector *src) {
+    tm_selector *d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    d->reqs = calloc(src->n + 1, sizeof *d->reqs);
+    if (!d->reqs) {
+        free(d);
+        return NULL;
+    }
+    for (size_t i = 0; i < src->n; i++, d->n++) {
+        const tm_sel_req *r = &src->reqs[i];
+        tm_sel_req *o = &d->reqs[i];
+        o->op = r->op;
+        o->key = strdup(r->key);
+        o->values = calloc(r->nvalues + 1, sizeof *o->values);
+        if (!o->key || !o->values) {
+            d->n++;
+            tm_selector_free(d);
+            return NULL;
+        }
+        for (size_t k = 0; k < r->nvalues; k++, o->nvalues++)
+            if (!(o->values[k] = strdup(r->values[k]))) {
+                d->n++;
+                tm_selector_free(d);
+                return NULL;
+            }
+    }
+    return d;
+}
+
+int sched_pod_terms_copy(const sched_pod_term *src, size_t n, sched_pod_term **out) {
+    *out = NULL;
+    if (!n)
+        return 0;
+    sched_pod_term *d = calloc(n, sizeof *d);
+    if (!d)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        const sched_pod_term *t = &src[i];
+        d[i].all_namespaces = t->all_namespaces;
+        d[i].ns_selector = t->ns_selector;
+        d[i].topology_key = strdup(t->topology_key ? t->topology_key : "");
+        d[i].namespaces = calloc(t->n_namespaces + 1, sizeof *d[i].namespaces);
+        bool ok = d[i].topology_key && d[i].namespaces;
+        if (ok && t->selector)
+            ok = (d[i].selector = selector_copy(t->selector)) != NULL;
+        for (size_t k = 0; ok && k < t->n_namespaces; k++, d[i].n_namespaces++)
+            ok = (d[i].namespaces[k] = strdup(t->namespaces[k])) != NULL;
+        if (!ok) {
+            sched_pod_terms_free(d, i + 1);
+            return -1;
+        }
+    }
+    *out = d;
+    return 0;
+}
+
+void sched_host_ports_free(sched_host_port *p, size_t n) {
+    for (size_t i = 0; p && i < n; i++)
+        free(p[i].ip);
+    free(p);
+}
+
+int sched_host_ports_copy(const sched_host_port *src, size_t n, sched_host_port **out) {
+    *out = NULL;
+    if (!n)
+        return 0;
+    sched_host_port *d = calloc(n, sizeof *d);
+    if (!d)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        d[i] = src[i];
+        if (!(d[i].ip = strdup(src[i].ip ? src[i].ip : "0.0.0.0"))) {
+            sched_host_ports_free(d, i);
+            return -1;
+        }
+    }
+    *out = d;
+    return 0;
 }

@@ -22,7 +22,14 @@
  * Nodes without the three labels are "unprofiled": they form one pseudo-group (id "", labels
  * unknown) that unlabeled tasks use like any other node and labeled tasks use only when no
  * profiled node fits (a node we know nothing about is a worse match than any known group, but
- * leaving a pod pending while some node fits is worse still). */
+ * leaving a pod pending while some node fits is worse still).
+ *
+ * Pod metadata: a pod recorded with sched_snapshot_add_pod_meta (or, from JSON,
+ * sched_snapshot_add_pod_json in podspec.h) also carries what the inter-pod filters
+ * (NodePorts, PodTopologySpread, InterPodAffinity) read of pods already placed: namespace,
+ * labels, host ports and required anti-affinity terms. Pods recorded with plain
+ * sched_snapshot_add_pod have no metadata: they use capacity but no selector ever matches them
+ * and they hold no ports (the simulator's pods, which use none of these features). */
 #ifndef TAREMA_SCHED_SNAPSHOT_H
 #define TAREMA_SCHED_SNAPSHOT_H
 
@@ -30,7 +37,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "lib/error.h"
+#include "lib/selector.h"
 
 /* Fixed resource slots; extended resources take slots SCHED_RES_FIRST_EXT.. on demand. */
 enum {
@@ -100,6 +110,58 @@ typedef struct sched_task_profile {
     int64_t expected_runtime_ms; /* mean realtime of past runs; -1 = unknown */
 } sched_task_profile;
 
+/* A host port a container binds on its node (containers[].ports[].hostPort > 0). */
+typedef enum { SCHED_PROTO_TCP = 0, SCHED_PROTO_UDP, SCHED_PROTO_SCTP } sched_proto;
+
+typedef struct sched_host_port {
+    char *ip; /* hostIP; "0.0.0.0" (every address) when empty */
+    int32_t port;
+    sched_proto proto; /* TCP when empty */
+} sched_host_port;
+
+/* One required pod (anti-)affinity term, with its namespaces resolved as kube-scheduler does:
+ * no `namespaces` and no `namespaceSelector` -> the term owner's own namespace; an empty
+ * namespaceSelector ({}) -> every namespace. A non-empty namespaceSelector needs namespace
+ * labels the snapshot does not have: ns_selector is set and matching is conservative (see
+ * sched_pod_term_matches). */
+typedef struct sched_pod_term {
+    tm_selector *selector; /* NULL: labelSelector absent, the term matches no pod */
+    char **namespaces;     /* the term's namespaces (after defaulting) */
+    size_t n_namespaces;
+    bool all_namespaces; /* namespaceSelector {} */
+    bool ns_selector;    /* a non-empty namespaceSelector (not evaluated) */
+    char *topology_key;
+} sched_pod_term;
+
+/* Whether a pod (namespace, labels JSON object or NULL) matches a term. A non-empty
+ * namespaceSelector counts as matching every namespace when assume_any_ns is true (what an
+ * anti-affinity check must assume not to accept a forbidden node) and as matching none of the
+ * namespaces beyond the explicit list when false (what an affinity check must assume). */
+bool sched_pod_term_matches(const sched_pod_term *t, const char *ns, const json_t *labels,
+                            bool assume_any_ns);
+/* Deep copy of n terms into *out (caller frees with sched_pod_terms_free); 0, -1 on OOM. */
+int sched_pod_terms_copy(const sched_pod_term *src, size_t n, sched_pod_term **out);
+void sched_pod_terms_free(sched_pod_term *t, size_t n);
+/* Deep copy of host ports; 0, -1 on OOM. */
+int sched_host_ports_copy(const sched_host_port *src, size_t n, sched_host_port **out);
+void sched_host_ports_free(sched_host_port *p, size_t n);
+
+/* What the inter-pod filters know of a placed pod. Built with sched_pod_meta_new and filled by
+ * the caller (podspec.c, framework.c), then handed to sched_snapshot_add_pod_meta, which owns it
+ * from then on. */
+typedef struct sched_pod_meta {
+    char *ns;
+    json_t *labels; /* metadata.labels (an owned reference), NULL = no labels */
+    sched_host_port *ports;
+    size_t n_ports;
+    sched_pod_term *anti; /* required podAntiAffinity terms */
+    size_t n_anti;
+    bool terminating; /* metadata.deletionTimestamp set: PodTopologySpread skips it */
+} sched_pod_meta;
+
+sched_pod_meta *sched_pod_meta_new(const char *ns); /* NULL on OOM */
+void sched_pod_meta_free(sched_pod_meta *m);
+
 typedef struct sched_snapshot sched_snapshot;
 
 /* An empty snapshot. Caller frees with sched_snapshot_free. NULL only when out of memory. */
@@ -131,6 +193,30 @@ int sched_snapshot_node_index(const sched_snapshot *s, const char *name); /* -1 
  * exist yet: its pods count as soon as it is added. Returns 0, or -1 with err. */
 int sched_snapshot_add_pod(sched_snapshot *s, const char *uid, const char *node_name,
                            const sched_resources *requests, tm_err *err);
+/* sched_snapshot_add_pod plus the pod's metadata (ownership of meta passes to the snapshot, also
+ * on error; NULL clears any metadata the pod had). Plain sched_snapshot_add_pod on a pod that
+ * has metadata keeps the metadata and updates only node and requests. */
+int sched_snapshot_add_pod_meta(sched_snapshot *s, const char *uid, const char *node_name,
+                                const sched_resources *requests, sched_pod_meta *meta, tm_err *err);
+/* Metadata of a recorded pod, NULL when unknown or recorded without. Borrowed. */
+const sched_pod_meta *sched_snapshot_pod_meta(const sched_snapshot *s, const char *uid);
+
+/* Sets of recorded pods with metadata, for the inter-pod filters' per-cycle precomputation:
+ * every pod with metadata, those with required anti-affinity terms, those with host ports.
+ * Checking a set's count is O(1), so a cluster without such pods costs nothing. */
+typedef enum {
+    SCHED_PODSET_META = 0,
+    SCHED_PODSET_ANTI,
+    SCHED_PODSET_PORTS,
+    SCHED_PODSET_COUNT
+} sched_podset;
+size_t sched_snapshot_podset_count(const sched_snapshot *s, sched_podset set);
+/* The i-th pod of a set (0..count-1, in no particular order; valid until the next pod change):
+ * its metadata (borrowed), and in *uid and *node (either may be NULL) its uid and the index of
+ * its node, -1 when that node is not in the snapshot. */
+const sched_pod_meta *sched_snapshot_podset_pod(const sched_snapshot *s, sched_podset set, size_t i,
+                                                const char **uid, int *node);
+
 /* Forgets a pod (deleted, terminated, or an assumption undone). Returns 0, -1 when unknown. */
 int sched_snapshot_remove_pod(sched_snapshot *s, const char *uid);
 /* Node name a pod is recorded on, NULL when unknown. Borrowed until the pod is removed. */

@@ -10,17 +10,18 @@
 #include <string.h>
 #include <time.h>
 
+#include "labeler/groups.h"
 #include "labeler/labels.h"
 #include "scheduler/framework.h"
 #include "scheduler/policy.h"
 #include "scheduler/snapshot.h"
+#include "sim/history.h"
 
 void sim_opts_default(sim_opts *o) {
     memset(o, 0, sizeof *o);
     o->policy = "tarema";
     o->seed = 1;
     o->shuffle = true;
-    o->label_refresh = 0.02;
 }
 
 typedef struct task {
@@ -61,12 +62,13 @@ typedef struct shape {
     long blocked_pass; /* pass number in which it failed to fit anywhere */
 } shape;
 
+/* A workflow's monitoring history and what the snapshot's task table last got from it. */
 typedef struct history {
-    lab_sample *s;
-    size_t n, cap;
+    sim_history *h;
     size_t n_at_refresh;
-    int force; /* a process got its first sample: label it now */
-    int *proc_samples;
+    long pending;       /* the workflow's tasks waiting for a node: only they read its labels */
+    long *proc_pending; /* the same per process */
+    sched_task_profile *published; /* per process; labels all 0 and runtime -1 before */
 } history;
 
 typedef struct wfinfo {
@@ -100,7 +102,8 @@ typedef struct sim {
     int nshapes;
     long pass;
     int **running; /* per node: task indices */
-    int *nrunning, *caprunning;
+    int *nrunning;
+    size_t *caprunning;
     history *hist;
     lab_classes classes[LAB_NFEATURES];
     int queue_dirty;
@@ -117,14 +120,8 @@ static int ev_less(const event *a, const event *b) {
 }
 
 static int ev_push(sim *s, double t, int kind, long id, uint32_t version) {
-    if (s->nev == s->capev) {
-        size_t cap = s->capev ? s->capev * 2 : 1024;
-        event *ne = realloc(s->ev, cap * sizeof *ne);
-        if (!ne)
-            return tm_err_set(s->err, "out of memory for events");
-        s->ev = ne;
-        s->capev = cap;
-    }
+    if (sim_grow(&s->ev, s->nev, &s->capev, sizeof *s->ev, 1024) < 0)
+        return tm_err_set(s->err, "out of memory for events");
     event e = {t, s->seq++, id, version, kind};
     size_t i = s->nev++;
     while (i > 0) {
@@ -339,29 +336,22 @@ static int build_snapshot(sim *s) {
     return 0;
 }
 
-/* Node classes per feature for the labeler: distinct node label values, weakest first, with
- * their total cores (the paper's m_i). */
-static void build_classes(sim *s) {
-    for (int f = 0; f < LAB_NFEATURES; f++) {
-        lab_classes *cl = &s->classes[f];
-        memset(cl, 0, sizeof *cl);
-        int maxl = 0;
-        for (int i = 0; i < s->c->nnodes; i++)
-            if (s->c->nodes[i].label[f] > maxl)
-                maxl = s->c->nodes[i].label[f];
-        for (int l = 1; l <= maxl && cl->n < LAB_MAX_CLASSES; l++) {
-            double cores = 0;
-            for (int i = 0; i < s->c->nnodes; i++)
-                if (s->c->nodes[i].label[f] == l)
-                    cores += s->c->types[s->c->nodes[i].type].cores;
-            if (cores > 0)
-                cl->cores[cl->n++] = cores;
-        }
-        if (cl->n == 0) { /* no label for this feature: one class, every task label 1 */
-            cl->n = 1;
-            cl->cores[0] = 1;
-        }
+int sim_label_classes(const sim_cluster *c, lab_classes out[LAB_NFEATURES], tm_err *err) {
+    lab_groups g;
+    memset(&g, 0, sizeof g);
+    if (c->ngroups < 1 || c->ngroups > LAB_MAX_CLASSES)
+        return tm_err_set(err, "%d node groups; the labeler handles 1 to %d", c->ngroups,
+                          LAB_MAX_CLASSES);
+    g.n = c->ngroups;
+    for (int i = 0; i < c->nnodes; i++) {
+        const sim_node *nd = &c->nodes[i];
+        lab_group *lg = &g.g[nd->group];
+        snprintf(lg->id, sizeof lg->id, "%d", nd->group + 1);
+        lg->cores += c->types[nd->type].cores;
+        for (int f = 0; f < LAB_NFEATURES; f++)
+            lg->label[f] = nd->label[f];
     }
+    return lab_groups_all_classes(&g, out, err);
 }
 
 static int shape_of(sim *s, double cpu, int64_t mem) {
@@ -371,6 +361,43 @@ static int shape_of(sim *s, double cpu, int64_t mem) {
             return i;
     s->shapes[s->nshapes] = (shape){milli, mem, 0, -1};
     return s->nshapes++;
+}
+
+/* Workflow i's history. Every value its tasks can report is known now (usage depends on
+ * process, instance and node type only), which lets the history keep exact labels cheaply. */
+static int new_history(sim *s, int i) {
+    const sim_workflow *wf = &s->w->wfs[i];
+    history *h = &s->hist[i];
+    size_t nu = (size_t)wf->tasks_per_run * (size_t)s->c->ntypes, k = 0;
+    double *u[LAB_NFEATURES];
+    size_t nuf[LAB_NFEATURES];
+    h->proc_pending = calloc((size_t)wf->nprocs, sizeof *h->proc_pending);
+    h->published = malloc((size_t)wf->nprocs * sizeof *h->published);
+    for (int f = 0; f < LAB_NFEATURES; f++) {
+        u[f] = malloc((nu + 1) * sizeof *u[f]);
+        nuf[f] = nu;
+    }
+    int rc = -1;
+    if (!h->proc_pending || !h->published || !u[0] || !u[1] || !u[2]) {
+        tm_err_set(s->err, "out of memory for the history of workflow %s", wf->name);
+        goto out;
+    }
+    for (int p = 0; p < wf->nprocs; p++) {
+        h->published[p] = (sched_task_profile){{0, 0, 0}, -1};
+        for (int inst = 0; inst < wf->procs[p].instances; inst++)
+            for (int t = 0; t < s->c->ntypes; t++, k++) {
+                sim_meas m = sim_usage(s->c, wf, &wf->procs[p], inst, t);
+                u[LAB_CPU][k] = m.cpu_pct;
+                u[LAB_MEM][k] = m.peak_rss;
+                u[LAB_IO][k] = m.io_bytes;
+            }
+    }
+    h->h = sim_history_new(wf->nprocs, s->classes, (const double *const *)u, nuf, s->err);
+    rc = h->h ? 0 : -1;
+out:
+    for (int f = 0; f < LAB_NFEATURES; f++)
+        free(u[f]);
+    return rc;
 }
 
 static int build_workflows(sim *s) {
@@ -406,20 +433,31 @@ static int build_workflows(sim *s) {
         wi->nsucc_all = calloc((size_t)np, sizeof *wi->nsucc_all);
         wi->nsucc_each = calloc((size_t)np, sizeof *wi->nsucc_each);
         wi->proc_shape = calloc((size_t)np, sizeof *wi->proc_shape);
-        s->hist[i].proc_samples = calloc((size_t)np, sizeof *s->hist[i].proc_samples);
         if (!wi->proc_off || !wi->succ_all || !wi->succ_each || !wi->nsucc_all || !wi->nsucc_each ||
-            !wi->proc_shape || !s->hist[i].proc_samples)
+            !wi->proc_shape)
             return tm_err_set(s->err, "out of memory");
+        if (new_history(s, i) < 0)
+            return -1;
         long off = 0;
         for (int p = 0; p < np; p++) {
             wi->proc_off[p] = off;
             off += wf->procs[p].instances;
             wi->proc_shape[p] = shape_of(s, wf->procs[p].req_cpu, wf->procs[p].req_mem);
-            /* successors: each process's dependents, for O(1) work per completion */
-            wi->succ_all[p] = malloc((size_t)np * 2 * sizeof(int) + sizeof(int));
-            wi->succ_each[p] = malloc((size_t)np * 2 * sizeof(int) + sizeof(int));
+        }
+        /* successors: each process's dependents, for O(1) work per completion; sized by
+         * counting, since one process may name the same predecessor in after and after_each */
+        for (int v = 0; v < np; v++) {
+            for (int k = 0; k < wf->procs[v].nall; k++)
+                wi->nsucc_all[wf->procs[v].after_all[k]]++;
+            for (int k = 0; k < wf->procs[v].neach; k++)
+                wi->nsucc_each[wf->procs[v].after_each[k]]++;
+        }
+        for (int p = 0; p < np; p++) {
+            wi->succ_all[p] = malloc(((size_t)wi->nsucc_all[p] + 1) * sizeof(int));
+            wi->succ_each[p] = malloc(((size_t)wi->nsucc_each[p] + 1) * sizeof(int));
             if (!wi->succ_all[p] || !wi->succ_each[p])
                 return tm_err_set(s->err, "out of memory");
+            wi->nsucc_all[p] = wi->nsucc_each[p] = 0;
         }
         for (int v = 0; v < np; v++) {
             const sim_process *pv = &wf->procs[v];
@@ -497,6 +535,8 @@ static int make_ready(sim *s, long ti) {
     t->pod = pod;
     t->ready = s->now;
     s->shapes[t->shape].pending++;
+    s->hist[t->wf].pending++;
+    s->hist[t->wf].proc_pending[t->proc]++;
     pend_push(s, ti);
     return 0;
 }
@@ -566,37 +606,17 @@ static int start_task(sim *s, long ti, int n) {
     t->mem_demand = p->sens[LAB_MEM] * t->cpu_demand;
     t->rate = 1;
     t->last = s->now;
-    if (s->nrunning[n] == s->caprunning[n]) {
-        int cap = s->caprunning[n] ? s->caprunning[n] * 2 : 8;
-        int *nr = realloc(s->running[n], (size_t)cap * sizeof *nr);
-        if (!nr)
-            return tm_err_set(s->err, "out of memory");
-        s->running[n] = nr;
-        s->caprunning[n] = cap;
-    }
+    if (sim_grow(&s->running[n], (size_t)s->nrunning[n], &s->caprunning[n], sizeof(int), 8) < 0)
+        return tm_err_set(s->err, "out of memory");
     t->slot = s->nrunning[n];
     s->running[n][s->nrunning[n]++] = (int)ti;
     return rerate(s, n, ti);
 }
 
 static int record_sample(sim *s, const task *t) {
-    history *h = &s->hist[t->wf];
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? h->cap * 2 : 256;
-        lab_sample *ns = realloc(h->s, cap * sizeof *ns);
-        if (!ns)
-            return tm_err_set(s->err, "out of memory for the monitoring history");
-        h->s = ns;
-        h->cap = cap;
-    }
-    lab_sample *x = &h->s[h->n++];
-    x->process = s->w->wfs[t->wf].procs[t->proc].name;
-    x->value[LAB_CPU] = t->usage.cpu_pct;
-    x->value[LAB_MEM] = t->usage.peak_rss;
-    x->value[LAB_IO] = t->usage.io_bytes;
-    x->realtime_ms = (t->end - t->start) * 1000.0;
-    if (h->proc_samples[t->proc]++ == 0)
-        h->force = 1;
+    const double v[LAB_NFEATURES] = {t->usage.cpu_pct, t->usage.peak_rss, t->usage.io_bytes};
+    if (sim_history_add(s->hist[t->wf].h, t->proc, v, (t->end - t->start) * 1000.0, s->err) < 0)
+        return tm_err_wrap(s->err, "workflow %s", s->w->wfs[t->wf].name);
     return 0;
 }
 
@@ -644,35 +664,35 @@ static int finish_task(sim *s, long ti) {
 
 /* ---- labels from history ---- */
 
+/* Publishes every changed task profile of the workflows with pending tasks into the
+ * snapshot, as the labeler relabels on every stored run; the queue is re-sorted when a
+ * profile of a process with pending tasks changed (sjfn orders by expected runtime). */
 static int refresh_labels(sim *s) {
-    int changed = 0;
+    int resort = 0;
     for (int i = 0; i < s->w->nworkflows; i++) {
         history *h = &s->hist[i];
-        if (h->n == 0 || h->n == h->n_at_refresh)
+        size_t n = sim_history_count(h->h);
+        /* labels are read only when the workflow's tasks are queued or placed, so a workflow
+         * with nothing pending can wait: the same labels, computed when they are needed */
+        if (h->pending == 0 || n == h->n_at_refresh)
             continue;
-        if (!h->force && (double)h->n < (double)h->n_at_refresh * (1.0 + s->o->label_refresh))
-            continue;
-        lab_labeling *l = lab_label_compute(h->s, h->n, s->classes, s->err);
-        if (!l)
-            return tm_err_wrap(s->err, "labelling workflow %s", s->w->wfs[i].name);
-        for (size_t k = 0; k < l->nprocs; k++) {
-            const lab_process_label *pl = &l->procs[k];
+        const sim_workflow *wf = &s->w->wfs[i];
+        for (int p = 0; p < wf->nprocs; p++) {
             sched_task_profile tp;
-            for (int f = 0; f < SCHED_NFEAT; f++)
-                tp.labels[f] = pl->label[f];
-            tp.expected_runtime_ms =
-                isnan(pl->mean_realtime_ms) ? -1 : (int64_t)llround(pl->mean_realtime_ms);
-            if (sched_snapshot_set_task(s->snap, s->w->wfs[i].name, pl->process, &tp, s->err) < 0) {
-                lab_labeling_free(l);
-                return -1;
-            }
+            double rt;
+            if (sim_history_label(h->h, p, tp.labels, &rt) == 0)
+                continue;
+            tp.expected_runtime_ms = isnan(rt) ? -1 : (int64_t)llround(rt);
+            if (memcmp(&tp, &h->published[p], sizeof tp) == 0)
+                continue;
+            if (sched_snapshot_set_task(s->snap, wf->name, wf->procs[p].name, &tp, s->err) < 0)
+                return tm_err_wrap(s->err, "labelling workflow %s", wf->name);
+            h->published[p] = tp;
+            resort |= h->proc_pending[p] > 0;
         }
-        lab_labeling_free(l);
-        h->n_at_refresh = h->n;
-        h->force = 0;
-        changed = 1;
+        h->n_at_refresh = n;
     }
-    if (changed)
+    if (resort)
         pend_heapify(s);
     return 0;
 }
@@ -714,6 +734,8 @@ static int schedule_pass(sim *s) {
             return tm_err_wrap(s->err, "reserving task %s", task_name(s, t));
         if (--sh->pending == 0)
             open--;
+        s->hist[t->wf].pending--;
+        s->hist[t->wf].proc_pending[t->proc]--;
         if (start_task(s, ti, s->snap2sim[d.node]) < 0)
             return -1;
     }
@@ -836,8 +858,9 @@ static void sim_cleanup(sim *s) {
         }
     if (s->hist)
         for (int i = 0; i < s->w->nworkflows; i++) {
-            free(s->hist[i].s);
-            free(s->hist[i].proc_samples);
+            sim_history_free(s->hist[i].h);
+            free(s->hist[i].proc_pending);
+            free(s->hist[i].published);
         }
     if (s->runs)
         for (int i = 0; i < s->nruns; i++)
@@ -871,9 +894,9 @@ sim_result *sim_run(const sim_cluster *c, const sim_workload *w, const sim_opts 
     s.fw = sched_policy_new(opts->policy, err);
     if (!s.fw)
         goto out;
-    if (build_snapshot(&s) < 0 || build_workflows(&s) < 0)
+    if (sim_label_classes(c, s.classes, err) < 0 || build_snapshot(&s) < 0 ||
+        build_workflows(&s) < 0)
         goto out;
-    build_classes(&s);
     while (s.nev > 0) {
         s.now = s.ev[0].t;
         /* every event of this instant first, then one scheduling pass */

@@ -6,8 +6,9 @@
  * scheduler's framework (scheduler/policy.h: filters, score, select) against a
  * sched_snapshot that the simulator owns, is reserved there (sched_framework_reserve) and
  * removed again when it completes, exactly as the live scheduler assumes and forgets pods.
- * Completed tasks feed a monitoring history per workflow; task labels and expected runtimes
- * are recomputed from it with the labeler's own code (labeler/labels.h) and written into the
+ * Completed tasks feed a monitoring history per workflow (sim/history.h); task labels and
+ * expected runtimes follow from it with the labeler's arithmetic (labeler/labels.h) after every
+ * completion, as the live labeler relabels on every stored run, and are written into the
  * snapshot's task-profile table, so the first run of a workflow starts unlabeled.
  *
  * With contention on, a task's progress rate on a node is
@@ -21,6 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "labeler/labels.h"
 #include "lib/error.h"
 #include "scheduler/framework.h"
 #include "scheduler/snapshot.h"
@@ -34,8 +36,6 @@ typedef struct sim_opts {
     bool shuffle;         /* false: nodes keep their cluster-file order (tests) */
     bool contention;      /* slow co-located tasks down (see above) */
     bool record_tasks;    /* keep every task's placement and times (for --gantt) */
-    double label_refresh; /* recompute a workflow's labels once its history grew by this
-                             fraction (0 = after every completion; default 0.02) */
 } sim_opts;
 
 void sim_opts_default(sim_opts *o);
@@ -47,6 +47,11 @@ void sim_opts_default(sim_opts *o);
  * "<pos>-<name>" with pos a seeded permutation, so name order (every policy's tie-break) is
  * the shuffled list order. Caller frees with sched_snapshot_free; NULL with err. */
 sched_snapshot *sim_snapshot_new(const sim_cluster *c, bool shuffle, uint64_t seed, tm_err *err);
+
+/* The node classes the labeler computes task labels against (labeler/groups.h): the node
+ * groups with their total cores and labels, pooled per feature, weakest first, exactly as the
+ * live labeler derives them from the Node objects. Returns 0 or -1 with err. */
+int sim_label_classes(const sim_cluster *c, lab_classes out[LAB_NFEATURES], tm_err *err);
 
 /* The pod of task task_index (instance of p in wf), ready at ready_s seconds: requests, task
  * identity (workflow, process) and creation time, as the pod Nextflow would submit. Caller frees

@@ -2,7 +2,7 @@
  * simulated heterogeneous cluster with the scheduler's own policy code.
  *
  *   tarema-sim --cluster C.yaml --workload W.yaml [--policy NAME|all] [--seed N] [--isolate]
- *              [--contention] [--json] [--gantt FILE.svg] [--no-shuffle] [--label-refresh F] */
+ *              [--contention] [--json] [--gantt FILE.svg] [--no-shuffle] */
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -28,11 +28,22 @@ static void usage(FILE *f) {
             "  --contention      slow down co-located tasks that oversubscribe cpu or memory "
             "bandwidth\n"
             "  --json            print JSON instead of tables\n"
-            "  --gantt FILE.svg  draw which task ran where and when (of the last policy run)\n"
+            "  --gantt FILE.svg  draw which task ran where and when (with several policies:\n"
+            "                    FILE-POLICY.svg for each)\n"
             "  --no-shuffle      keep the cluster file's node order\n"
-            "  --label-refresh F recompute labels once history grew by fraction F (default "
-            "0.02)\n"
             "  --log-level L     debug, info, warn, error (default warn)\n");
+}
+
+/* The Gantt file of one policy: FILE itself for a single policy, else FILE with "-POLICY"
+ * before its .svg extension (g.svg -> g-tarema.svg), one chart per policy. */
+static void gantt_path(const char *file, const char *policy, char *out, size_t size) {
+    size_t n = strlen(file);
+    if (!policy)
+        snprintf(out, size, "%s", file);
+    else if (n > 4 && strcmp(file + n - 4, ".svg") == 0)
+        snprintf(out, size, "%.*s-%s.svg", (int)(n - 4), file, policy);
+    else
+        snprintf(out, size, "%s-%s", file, policy);
 }
 
 int main(int argc, char **argv) {
@@ -45,7 +56,6 @@ int main(int argc, char **argv) {
                                              {"json", no_argument, 0, 'j'},
                                              {"gantt", required_argument, 0, 'g'},
                                              {"no-shuffle", no_argument, 0, 'N'},
-                                             {"label-refresh", required_argument, 0, 'r'},
                                              {"log-level", required_argument, 0, 'l'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
@@ -55,7 +65,7 @@ int main(int argc, char **argv) {
     sim_opts_default(&o);
     tm_log_configure("warn", "text");
     int ch;
-    while ((ch = getopt_long(argc, argv, "c:w:p:s:iCjg:Nr:l:h", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "c:w:p:s:iCjg:Nl:h", longopts, NULL)) != -1) {
         char *end;
         switch (ch) {
         case 'c':
@@ -69,7 +79,7 @@ int main(int argc, char **argv) {
             break;
         case 's':
             o.seed = strtoull(optarg, &end, 10);
-            if (*end || !*optarg) {
+            if (*end || !*optarg || optarg[0] == '-') { /* strtoull would wrap "-1" */
                 fprintf(stderr, "tarema-sim: --seed '%s' is not a non-negative integer\n", optarg);
                 return 2;
             }
@@ -88,13 +98,6 @@ int main(int argc, char **argv) {
             break;
         case 'N':
             o.shuffle = false;
-            break;
-        case 'r':
-            o.label_refresh = strtod(optarg, &end);
-            if (*end || !*optarg || o.label_refresh < 0) {
-                fprintf(stderr, "tarema-sim: --label-refresh '%s' is not a number >= 0\n", optarg);
-                return 2;
-            }
             break;
         case 'l':
             if (tm_log_configure(optarg, "text") < 0) {
@@ -153,9 +156,13 @@ int main(int argc, char **argv) {
             if (n > 1)
                 sim_report_compare_table(stdout, rs, n);
         }
-        if (gantt && sim_report_gantt(gantt, rs[n - 1], &err) < 0) {
-            fprintf(stderr, "tarema-sim: %s\n", err.msg);
-            rc = 1;
+        for (int i = 0; gantt && i < n && rc == 0; i++) {
+            char path[4096];
+            gantt_path(gantt, n > 1 ? rs[i]->policy : NULL, path, sizeof path);
+            if (sim_report_gantt(path, rs[i], &err) < 0) {
+                fprintf(stderr, "tarema-sim: %s\n", err.msg);
+                rc = 1;
+            }
         }
     }
     for (int i = 0; rs && i < n; i++)

@@ -3,12 +3,15 @@
  * event loop can trust its input: every message names the file and the offending key. */
 #include "sim/model.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <libgen.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "labeler/trace_parse.h"
 #include "lib/jsonutil.h"
@@ -58,6 +61,24 @@ static int copy_name(char *dst, const json_t *v, const char *what, tm_err *err) 
                           json_string_value(v), SIM_NAME_MAX - 1);
     snprintf(dst, SIM_NAME_MAX, "%s", json_string_value(v));
     return 0;
+}
+
+/* The list under a document's one required key (keys[0]) after checking the other keys; NULL
+ * with err when the document is not a mapping or the list is missing or empty. */
+static json_t *top_list(const json_t *root, const char *const *keys, const char *source,
+                        tm_err *err) {
+    if (!json_is_object(root)) {
+        tm_err_set(err, "%s: expected a mapping with %s", source, keys[0]);
+        return NULL;
+    }
+    if (tm_json_check_keys(root, keys, source, err) < 0)
+        return NULL;
+    json_t *arr = json_object_get(root, keys[0]);
+    if (!json_is_array(arr) || json_array_size(arr) == 0) {
+        tm_err_set(err, "%s: %s must be a non-empty list", source, keys[0]);
+        return NULL;
+    }
+    return arr;
 }
 
 /* splitmix64: the node bench draws need a reproducible stream without shared state. */
@@ -201,19 +222,11 @@ int sim_cluster_find_type(const sim_cluster *c, const char *name) {
 
 sim_cluster *sim_cluster_from_json(const void *json_root, const char *source, uint64_t seed,
                                    tm_err *err) {
-    static const char *const keys[] = {"reference", "node_types", NULL};
+    static const char *const keys[] = {"node_types", "reference", NULL};
     const json_t *root = json_root;
-    if (!json_is_object(root)) {
-        tm_err_set(err, "%s: expected a mapping with node_types", source);
+    json_t *arr = top_list(root, keys, source, err);
+    if (!arr)
         return NULL;
-    }
-    if (tm_json_check_keys(root, keys, source, err) < 0)
-        return NULL;
-    json_t *arr = json_object_get(root, "node_types");
-    if (!json_is_array(arr) || json_array_size(arr) == 0) {
-        tm_err_set(err, "%s: node_types must be a non-empty list", source);
-        return NULL;
-    }
     sim_cluster *c = calloc(1, sizeof *c);
     if (!c || !(c->types = calloc(json_array_size(arr), sizeof *c->types))) {
         free(c);
@@ -286,15 +299,22 @@ sim_cluster *sim_cluster_load(const char *path, uint64_t seed, tm_err *err) {
 
 /* ---- measurements ---- */
 
+int sim_grow(void *arrp, size_t len, size_t *cap, size_t elem, size_t min) {
+    if (len < *cap)
+        return 0;
+    void *a, *na;
+    size_t nc = *cap ? *cap * 2 : min;
+    memcpy(&a, arrp, sizeof a); /* arrp is a T **: copy the pointer out and back */
+    if (!(na = realloc(a, nc * elem)))
+        return -1;
+    memcpy(arrp, &na, sizeof na);
+    *cap = nc;
+    return 0;
+}
+
 static int table_push(sim_meas_table *t, const sim_meas_row *r) {
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 256;
-        sim_meas_row *nr = realloc(t->rows, cap * sizeof *nr);
-        if (!nr)
-            return -1;
-        t->rows = nr;
-        t->cap = cap;
-    }
+    if (sim_grow(&t->rows, t->n, &t->cap, sizeof *t->rows, 256) < 0)
+        return -1;
     t->rows[t->n++] = *r;
     return 0;
 }
@@ -356,6 +376,8 @@ static long read_lotaru(sim_meas_table *t, FILE *f, const char *path, const char
     char *fld[128];
     if (!fgets(line, sizeof line, f))
         return tm_err_set(err, "%s: empty file, expected a lotaru CSV header", path);
+    if (!strchr(line, '\n') && !feof(f))
+        return tm_err_set(err, "%s:1: header longer than %zu bytes", path, sizeof line - 2);
     int nf = split_csv(line, fld, 128);
     for (int k = 0; k < C_N; k++) {
         col[k] = -1;
@@ -368,6 +390,9 @@ static long read_lotaru(sim_meas_table *t, FILE *f, const char *path, const char
     long added = 0, lineno = 1;
     while (fgets(line, sizeof line, f)) {
         lineno++;
+        if (!strchr(line, '\n') && !feof(f))
+            return tm_err_set(err, "%s:%ld: line longer than %zu bytes", path, lineno,
+                              sizeof line - 2);
         if (line[0] == '\n' || line[0] == '\r' || line[0] == '\0')
             continue;
         nf = split_csv(line, fld, 128);
@@ -391,7 +416,12 @@ static long read_lotaru(sim_meas_table *t, FILE *f, const char *path, const char
                               "%s:%ld: expected numbers in Realtime, %%cpu, peak_rss, rchar, "
                               "wchar, TaskInputSize and a Task and Machine name",
                               path, lineno);
-        if (rt <= 0)
+        if (rt < 0 || cpu < 0 || peak < 0 || rc < 0 || wc < 0)
+            return tm_err_set(err,
+                              "%s:%ld: negative Realtime, %%cpu, peak_rss, rchar or wchar: "
+                              "the measurement is corrupt",
+                              path, lineno);
+        if (rt == 0)
             continue; /* a zero runtime says nothing about speed */
         r.order = insz + seq * 1e-12;
         r.m = (sim_meas){rt / 1000.0, cpu, peak, rc + wc};
@@ -461,7 +491,7 @@ long sim_meas_read(sim_meas_table *t, const char *path, const char *format, cons
                           path);
     FILE *f = fopen(path, "r");
     if (!f)
-        return tm_err_set(err, "%s: cannot open measurement file", path);
+        return tm_err_set(err, "%s: cannot open measurement file: %s", path, strerror(errno));
     long n = lotaru ? read_lotaru(t, f, path, machine, label, err)
                     : read_trace(t, f, path, machine, err);
     fclose(f);
@@ -529,6 +559,10 @@ static int parse_deps(const json_t *arr, const sim_workflow *wf, int **out, int 
         if (idx < 0)
             return tm_err_set(err, "%s: %s names '%s', which is not a process of this workflow",
                               what, key, name ? name : "(not a string)");
+        /* a repeated name would count one predecessor twice: refuse the typo */
+        for (int k = 0; k < *n; k++)
+            if ((*out)[k] == idx)
+                return tm_err_set(err, "%s: %s names '%s' twice", what, key, name);
         (*out)[(*n)++] = idx;
     }
     return 0;
@@ -594,18 +628,12 @@ static int parse_process(const json_t *o, sim_workflow *wf, sim_process *p, doub
 }
 
 /* Machine index in wf, adding it when new. */
-static int machine_index(sim_workflow *wf, const char *name, int *cap) {
+static int machine_index(sim_workflow *wf, const char *name, size_t *cap) {
     for (int i = 0; i < wf->nmachines; i++)
         if (strcmp(wf->machines[i], name) == 0)
             return i;
-    if (wf->nmachines == *cap) {
-        int nc = *cap ? *cap * 2 : 8;
-        void *nm = realloc(wf->machines, (size_t)nc * sizeof *wf->machines);
-        if (!nm)
-            return -1;
-        wf->machines = nm;
-        *cap = nc;
-    }
+    if (sim_grow(&wf->machines, (size_t)wf->nmachines, cap, sizeof *wf->machines, 8) < 0)
+        return -1;
     snprintf(wf->machines[wf->nmachines], SIM_NAME_MAX, "%s", name);
     return wf->nmachines++;
 }
@@ -632,7 +660,7 @@ static int cmp_row_order(const void *a, const void *b) {
  * i-th row of m in (label, order); machines with fewer rows leave the rest unknown. */
 static int attach_measurements(sim_workflow *wf, const sim_meas_table *t, const char *what,
                                tm_err *err) {
-    int cap = 0;
+    size_t cap = 0;
     for (size_t i = 0; i < t->n; i++)
         if (machine_index(wf, t->rows[i].machine, &cap) < 0)
             return tm_err_set(err, "%s: out of memory", what);
@@ -695,35 +723,54 @@ static int attach_measurements(sim_workflow *wf, const sim_meas_table *t, const 
     return rc;
 }
 
-/* Kahn's algorithm over process dependencies; on a cycle names the processes in it. */
+/* Kahn's algorithm over process dependencies, O(processes + edges) through a successor table
+ * (first[u]..first[u+1] in succ); on a cycle names the processes in it. */
 static int topo_order(sim_workflow *wf, const char *what, tm_err *err) {
-    int n = wf->nprocs;
+    int n = wf->nprocs, nedges = 0;
+    for (int v = 0; v < n; v++)
+        nedges += wf->procs[v].nall + wf->procs[v].neach;
     int *indeg = calloc((size_t)n, sizeof *indeg), *order = malloc((size_t)n * sizeof *order);
     int *newpos = malloc((size_t)n * sizeof *newpos);
-    if (!indeg || !order || !newpos) {
+    int *first = calloc((size_t)n + 1, sizeof *first);
+    int *succ = malloc(((size_t)nedges + 1) * sizeof *succ);
+    if (!indeg || !order || !newpos || !first || !succ) {
         free(indeg);
         free(order);
         free(newpos);
+        free(first);
+        free(succ);
         return tm_err_set(err, "%s: out of memory", what);
     }
-    for (int i = 0; i < n; i++)
-        indeg[i] = wf->procs[i].nall + wf->procs[i].neach;
+    for (int v = 0; v < n; v++) {
+        const sim_process *p = &wf->procs[v];
+        indeg[v] = p->nall + p->neach;
+        for (int k = 0; k < p->nall; k++)
+            first[p->after_all[k] + 1]++;
+        for (int k = 0; k < p->neach; k++)
+            first[p->after_each[k] + 1]++;
+    }
+    for (int u = 0; u < n; u++)
+        first[u + 1] += first[u];
+    memset(newpos, 0, (size_t)n * sizeof *newpos); /* the fill cursor per process, here */
+    for (int v = 0; v < n; v++) {
+        const sim_process *p = &wf->procs[v];
+        for (int k = 0; k < p->nall + p->neach; k++) {
+            int u = k < p->nall ? p->after_all[k] : p->after_each[k - p->nall];
+            succ[first[u] + newpos[u]++] = v;
+        }
+    }
     int head = 0, tail = 0;
     for (int i = 0; i < n; i++)
         if (indeg[i] == 0)
             order[tail++] = i;
     while (head < tail) {
         int u = order[head++];
-        for (int v = 0; v < n; v++) {
-            const sim_process *p = &wf->procs[v];
-            for (int k = 0; k < p->nall; k++)
-                if (p->after_all[k] == u && --indeg[v] == 0)
-                    order[tail++] = v;
-            for (int k = 0; k < p->neach; k++)
-                if (p->after_each[k] == u && --indeg[v] == 0)
-                    order[tail++] = v;
-        }
+        for (int e = first[u]; e < first[u + 1]; e++)
+            if (--indeg[succ[e]] == 0)
+                order[tail++] = succ[e];
     }
+    free(first);
+    free(succ);
     int rc = 0;
     if (tail < n) {
         char names[512] = "";
@@ -808,13 +855,18 @@ static int check_against_cluster(sim_workflow *wf, const sim_cluster *c, const c
     return 0;
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 static int parse_arrivals(const json_t *o, sim_workflow *wf, const char *what, tm_err *err) {
     json_t *arr = json_object_get(o, "arrivals");
     wf->start = 0;
     wf->gap = 0;
     wf->runs = 1;
     if (arr) {
-        if (json_object_get(o, "runs") || json_object_get(o, "start"))
+        if (json_object_get(o, "runs") || json_object_get(o, "start") || json_object_get(o, "gap"))
             return tm_err_set(err, "%s: give either arrivals or start/runs/gap, not both", what);
         if (!json_is_array(arr) || json_array_size(arr) == 0)
             return tm_err_set(err, "%s: arrivals must be a non-empty list of seconds", what);
@@ -828,6 +880,8 @@ static int parse_arrivals(const json_t *o, sim_workflow *wf, const char *what, t
                 return tm_err_set(err, "%s: arrivals[%d] must be a number >= 0", what, i);
             wf->arrivals[i] = json_number_value(v);
         }
+        /* run 1 is the earliest: it is the unlabeled one that "first run" reports */
+        qsort(wf->arrivals, (size_t)wf->narrivals, sizeof *wf->arrivals, cmp_double);
         wf->runs = wf->narrivals;
         return 0;
     }
@@ -857,14 +911,21 @@ static int parse_measurements(const json_t *arr, const char *label, const char *
         const char *file = tm_json_str(m, "file", NULL);
         if (!file)
             return tm_err_set(err, "%s: file is required", w);
-        char path[4096];
-        if (file[0] == '/' || !base_dir)
-            snprintf(path, sizeof path, "%s", file);
-        else
-            snprintf(path, sizeof path, "%s/%s", base_dir, file);
+        char path[PATH_MAX];
+        int relative = file[0] != '/' && base_dir;
+        if ((size_t)snprintf(path, sizeof path, "%s%s%s", relative ? base_dir : "",
+                             relative ? "/" : "", file) >= sizeof path)
+            return tm_err_set(err, "%s: file path is too long", w);
         if (sim_meas_read(t, path, tm_json_str(m, "format", NULL), tm_json_str(m, "machine", NULL),
-                          label, err) < 0)
+                          label, err) < 0) {
+            if (relative && access(path, F_OK) != 0)
+                /* the shipped scenarios point at ../shared/ beside the repository */
+                return tm_err_wrap(err,
+                                   "%s (file: %s is resolved against the workload file's "
+                                   "directory %s; is the data there?)",
+                                   w, file, base_dir);
             return tm_err_wrap(err, "%s", w);
+        }
     }
     return 0;
 }
@@ -985,17 +1046,9 @@ static int parse_workflow(const json_t *o, sim_workflow *wf, const char *base_di
 sim_workload *sim_workload_from_json(const void *json_root, const char *source,
                                      const char *base_dir, const sim_cluster *c, tm_err *err) {
     static const char *const keys[] = {"workflows", NULL};
-    const json_t *root = json_root;
-    if (!json_is_object(root) || tm_json_check_keys(root, keys, source, err) < 0) {
-        if (!json_is_object(root))
-            tm_err_set(err, "%s: expected a mapping with workflows", source);
+    json_t *arr = top_list(json_root, keys, source, err);
+    if (!arr)
         return NULL;
-    }
-    json_t *arr = json_object_get(root, "workflows");
-    if (!json_is_array(arr) || json_array_size(arr) == 0) {
-        tm_err_set(err, "%s: workflows must be a non-empty list", source);
-        return NULL;
-    }
     sim_workload *w = calloc(1, sizeof *w);
     if (!w || !(w->wfs = calloc(json_array_size(arr), sizeof *w->wfs))) {
         free(w);
@@ -1024,7 +1077,11 @@ sim_workload *sim_workload_load(const char *path, const sim_cluster *c, tm_err *
     json_t *root = tm_yaml_load_file(path, err);
     if (!root)
         return NULL;
-    char *copy = strdup(path);
+    /* measurement paths are relative to where the workload file really is, so a scenario
+     * works from any current directory and through a symlink to it */
+    char *copy = realpath(path, NULL);
+    if (!copy)
+        copy = strdup(path);
     if (!copy) {
         json_decref(root);
         tm_err_set(err, "%s: out of memory", path);

@@ -172,4 +172,9 @@ long sim_meas_read(sim_meas_table *t, const char *path, const char *format, cons
                    const char *label, tm_err *err);
 void sim_meas_table_free(sim_meas_table *t);
 
+/* Room for one more element in a growable array: arrp points at the array pointer, which
+ * holds len elements of elem bytes in room for *cap; when full, the room doubles (min when
+ * empty). Returns 0, or -1 when out of memory (array and *cap unchanged). */
+int sim_grow(void *arrp, size_t len, size_t *cap, size_t elem, size_t min);
+
 #endif

@@ -93,16 +93,21 @@ json_t *sim_report_json(const sim_result *r) {
     return o;
 }
 
-double sim_report_decrease(const sim_result *a, const sim_result *b) {
-    double logsum = 0;
-    int n = 0;
+/* Adds log(a / b) of every workflow's mean makespan (both positive) to *logsum and *k. */
+static void add_log_ratios(const sim_result *a, const sim_result *b, double *logsum, int *k) {
     for (int i = 0; i < a->workload->nworkflows; i++) {
         double x = a->wf[i].makespan_mean, y = b->wf[i].makespan_mean;
         if (x > 0 && y > 0) {
-            logsum += log(x / y);
-            n++;
+            *logsum += log(x / y);
+            (*k)++;
         }
     }
+}
+
+double sim_report_decrease(const sim_result *a, const sim_result *b) {
+    double logsum = 0;
+    int n = 0;
+    add_log_ratios(a, b, &logsum, &n);
     return n ? 1.0 - exp(logsum / n) : NAN;
 }
 
@@ -121,17 +126,9 @@ static int is_standard(const char *p) {
 static double pooled_standard(sim_result *const *rs, int n, int ref) {
     double logsum = 0;
     int k = 0;
-    for (int j = 0; j < n; j++) {
-        if (!is_standard(rs[j]->policy))
-            continue;
-        for (int i = 0; i < rs[ref]->workload->nworkflows; i++) {
-            double x = rs[ref]->wf[i].makespan_mean, y = rs[j]->wf[i].makespan_mean;
-            if (x > 0 && y > 0) {
-                logsum += log(x / y);
-                k++;
-            }
-        }
-    }
+    for (int j = 0; j < n; j++)
+        if (is_standard(rs[j]->policy))
+            add_log_ratios(rs[ref], rs[j], &logsum, &k);
     return k ? 1.0 - exp(logsum / k) : NAN;
 }
 
@@ -164,10 +161,15 @@ void sim_report_compare_table(FILE *out, sim_result *const *rs, int n) {
     fprintf(out, "\n");
     for (int i = 0; i < w->nworkflows; i++) {
         fprintf(out, "%-20.20s", w->wfs[i].name);
-        for (int j = 0; j < n; j++)
-            if (j != ref)
-                fprintf(out, " %11.1f%%",
-                        100.0 * (1.0 - rs[ref]->wf[i].makespan_mean / rs[j]->wf[i].makespan_mean));
+        for (int j = 0; j < n; j++) {
+            double other = rs[j]->wf[i].makespan_mean;
+            if (j == ref)
+                continue;
+            if (other > 0) /* a workflow of zero-second tasks has no ratio */
+                fprintf(out, " %11.1f%%", 100.0 * (1.0 - rs[ref]->wf[i].makespan_mean / other));
+            else
+                fprintf(out, " %12s", "-");
+        }
         fprintf(out, "\n");
     }
     fprintf(out, "%-20s", "geometric mean");

@@ -19,6 +19,10 @@ passed=0
 failed=0
 failures=()
 TEST_TIMEOUT=${TEST_TIMEOUT:-900}
+# One control plane and PostgreSQL per run, so two runs on one machine never stop each
+# other's instances.
+export TAREMA_CLUSTER_NAME=${TAREMA_CLUSTER_NAME:-run-$$}
+export TAREMA_PG_NAME=${TAREMA_PG_NAME:-run-$$}
 
 run_one() { # name command...
   local name=$1; shift

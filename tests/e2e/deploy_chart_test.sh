@@ -122,6 +122,12 @@ report("scheduler: 2 replicas, leader election on in the release namespace",
        [] if sched and sched["spec"]["replicas"] == 2 and cfg.get("leaderElection", {}).get("enabled") is True
        and cfg["leaderElection"].get("namespace") == "tarema" else ["replicas/leaderElection wrong: %s" % cfg.get("leaderElection")])
 open(sys.argv[1] + ".sched.yaml", "w").write(cm["data"]["scheduler.yaml"] if cm else "")
+# The command lines the chart gives the labeler and the profiler, one argument per line, for
+# the real binaries to parse below.
+for d, ps in pod_specs():
+    for c in ps["containers"]:
+        if c.get("command") in (["tarema-labeler"], ["tarema-profiler"]):
+            open("%s.args.%s.%s" % (sys.argv[1], d["kind"], c["command"][0]), "w").write("\n".join(c["args"]) + "\n")
 
 # RBAC: no wildcards, no Secrets, one ServiceAccount per component, each bound.
 problems = []
@@ -192,4 +198,17 @@ if [ -x "$BIN/tarema-scheduler" ]; then
 else
   fail "tarema-scheduler accepts the chart's config file" "$BIN/tarema-scheduler not built"
 fi
+# Every flag the chart passes is one the binary knows (and not an obsolete one): parsed up to
+# a final --help, which exits 0 only when everything before it was accepted.
+for f in "$WORK"/all.yaml.args.*; do
+  [ -e "$f" ] || { fail "chart passes the labeler and profiler flags they know" "no command lines rendered"; break; }
+  prog=${f##*.}
+  kind=${f#"$WORK"/all.yaml.args.}
+  kind=${kind%%.*}
+  mapfile -t args <"$f"
+  out=$(timeout 10 "$BIN/$prog" "${args[@]}" --help 2>&1 >/dev/null)
+  rc=$?
+  [ $rc = 0 ] && ! grep -qiE 'unrecognized|unknown|obsolete|ignored' <<<"$out" &&
+    pass "$prog accepts the $kind's flags: ${args[*]}" || fail "$prog accepts the $kind's flags" "exit $rc: $out"
+done
 summary

@@ -18,6 +18,8 @@ trap cleanup EXIT
 export TZ=UTC
 
 check "migrate" "$L" migrate
+# The standard PG* variables alone are enough (hack/postgres.sh env sets both forms).
+if [ -n "${PGHOST:-}" ]; then check "connects with PG* variables only" env -u DATABASE_URL "$L" migrate; fi
 "$L" ingest --workflow "$wf" tests/fixtures/labeler/chipseq_trace_human.txt >"$work/out" 2>"$work/err"
 rc=$?
 grep -q 'stored 40 task runs (40 new, 0 updated), skipped 2 bad rows' "$work/out" && [ $rc = 0 ] &&
@@ -37,6 +39,17 @@ printf 'a,b\n1,2\n' >"$work/notrace.csv"
 [ $? != 0 ] && grep -q "is this a Nextflow trace file" "$work/err" && pass "non-trace file is refused" || fail "non-trace file" "$(cat "$work/err")"
 "$L" ingest "$work/notrace.csv" >/dev/null 2>"$work/err"
 [ $? = 2 ] && grep -q -- "--workflow" "$work/err" && pass "ingest without --workflow is a usage error" || fail "usage error" "$(cat "$work/err")"
+
+# Regression: a row with a non-UTF-8 byte made PostgreSQL refuse its whole batch, so nothing
+# of the file was stored. Now that row alone is skipped with its line number.
+printf 'hash\tprocess\tstatus\n01/a\tGOOD\tCOMPLETED\n02/b\tBAD\xff\tCOMPLETED\n03/c\tALSO_GOOD\tCOMPLETED\n' >"$work/latin1.txt"
+"$L" ingest --workflow "$wf-latin1" "$work/latin1.txt" >"$work/out" 2>"$work/err"
+grep -q 'stored 2 task runs (2 new, 0 updated), skipped 1 bad rows' "$work/out" &&
+  grep -q "latin1.txt:3: column 'process'.*not valid UTF-8" "$work/err" &&
+  pass "a non-UTF-8 row is skipped, the rest stored" || fail "non-UTF-8 row" "$(cat "$work/out" "$work/err")"
+"$L" ingest --workflow "$(printf 'x%.0s' $(seq 1 200))" "$work/latin1.txt" >/dev/null 2>"$work/err"
+[ $? = 2 ] && grep -q -- "--workflow: 200 bytes long, at most 127" "$work/err" &&
+  pass "an over-long --workflow is refused" || fail "over-long --workflow" "$(cat "$work/err")"
 
 # Hand-computed (groups_3.json: cpu classes 20, 20, 40 cores -> p = 0.25, 0.5; mem classes
 # likewise; io classes 40, 40 -> p = 0.5). cpu samples 100..700: h = 1.5 -> 250, h = 3 -> 400.

@@ -190,6 +190,42 @@ static void test_labels_from_store(void) {
     lab_store_close(s);
 }
 
+static void collect(void *ud, const char *workflow) {
+    char *seen = ud;
+    if (strcmp(workflow, wf) == 0)
+        (*seen)++;
+}
+
+/* Every write NOTIFYs its workflows at commit, so a listening labeler relabels at once,
+ * whichever process stored the runs. */
+static void test_notify_on_store(void) {
+    tm_err err = {{0}, 0};
+    lab_store *listener = lab_store_open(db, &err), *writer = lab_store_open(db, &err);
+    CHECKF(listener && writer, "%s", err.msg);
+    if (!listener || !writer)
+        goto out;
+    CHECK(lab_store_listen(listener, &err) == 0);
+    char seen = 0;
+    CHECK_INT(lab_store_notifications(listener, collect, &seen, &err), 0);
+    lab_task_run r[3];
+    for (int i = 0; i < 3; i++) {
+        lab_task_run_init(&r[i]);
+        snprintf(r[i].workflow, sizeof r[i].workflow, "%s", wf);
+        snprintf(r[i].run_name, sizeof r[i].run_name, "notify");
+        snprintf(r[i].process, sizeof r[i].process, "N");
+        snprintf(r[i].hash, sizeof r[i].hash, "nn/%06d", i);
+    }
+    CHECK(lab_store_put_runs(writer, r, 3, "trace", NULL, NULL, &err) == 0);
+    for (int i = 0; i < 50 && !seen; i++) { /* delivery is asynchronous: allow 5 s */
+        usleep(100 * 1000);
+        CHECK(lab_store_notifications(listener, collect, &seen, &err) >= 0);
+    }
+    CHECK_INT(seen, 1); /* one notification per workflow and batch, not per run */
+out:
+    lab_store_close(listener);
+    lab_store_close(writer);
+}
+
 static void cleanup(void) {
     tm_err err = {{0}, 0};
     PGconn *c = tm_pg_connect(db, &err);
@@ -210,6 +246,7 @@ int main(void) {
     RUN(test_migrations);
     RUN(test_ingest_idempotent);
     RUN(test_labels_from_store);
+    RUN(test_notify_on_store);
     cleanup();
     return TEST_SUMMARY();
 }

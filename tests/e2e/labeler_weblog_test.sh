@@ -30,7 +30,7 @@ check "CRD established" kubectl wait --for=condition=Established --timeout=30s c
 kubectl create namespace "$ns" >/dev/null
 
 "$BIN/tarema-labeler" serve --bind 127.0.0.1 --port "$port" --spool "$work/spool" \
-  --namespace "$ns" --groups tests/fixtures/labeler/groups_3.json --refresh-seconds 1 \
+  --namespace "$ns" --groups tests/fixtures/labeler/groups_3.json --resync-seconds 3 \
   >"$work/serve.log" 2>&1 &
 pid=$!
 if wait_for 20 curl -sf "$url/readyz"; then pass "serve becomes ready"; else fail "serve becomes ready" "$(tail -5 "$work/serve.log")"; fi
@@ -84,8 +84,30 @@ if wait_for 30 labels_are 323; then pass "labels refresh when new runs arrive"; 
   pass "event of an unknown run is refused (no --default-workflow)" || fail "unknown run refused" "$(cat "$work/resp")"
 [ "$(post '{"event":"process_started","runName":"e2e_run","runId":"'$run_id'","trace":{}}')" = 200 ] && pass "other events are accepted and ignored" || fail "other events ignored" "$(cat "$work/resp")"
 
+# Bodies that are not events: each gets a clear 4xx, and the server keeps serving.
+head -c 10485760 /dev/zero | tr '\0' 'x' >"$work/big"
+code=$(curl -s -o "$work/resp" -w '%{http_code}' -X POST --data-binary @"$work/big" "$url/weblog")
+[ "$code" = 413 ] && pass "a 10 MB body gets 413" || fail "10 MB body" "code $code"
+head -c 4096 /dev/urandom >"$work/garbage"
+code=$(curl -s -o "$work/resp" -w '%{http_code}' -X POST --data-binary @"$work/garbage" "$url/weblog")
+[ "$code" = 400 ] && pass "binary garbage gets 400" || fail "binary garbage" "code $code $(head -c 200 "$work/resp")"
+[ "$(post '{"event":"process_completed","runName":"x","runId":"y","trace":{"task_id":1,"name":"P (1)","status":7}}')" = 400 ] &&
+  grep -q 'trace.status must be a string' "$work/resp" && pass "wrong JSON type gets 400 naming the field" || fail "wrong JSON type" "$(cat "$work/resp")"
+check "still healthy" curl -sf "$url/healthz"
+
+# The resync safety net (--resync-seconds 3) republishes a TaskProfile deleted by hand.
+kubectl -n "$ns" delete taskprofile "$name" >/dev/null
+back() { [ "$(kubectl -n "$ns" get taskprofile "$name" -o jsonpath='{.status.labels.cpu}' 2>/dev/null)" = 2 ]; }
+if wait_for 20 back; then pass "a deleted TaskProfile comes back at the resync"; else fail "deleted TaskProfile republished" "$(tail -3 "$work/serve.log")"; fi
+
 metrics=$(curl -sf "$url/metrics")
 echo "$metrics" | grep -q 'tarema_labeler_weblog_events_total{event="process_completed",result="stored"} 13' &&
   pass "metrics count stored events" || fail "metrics count stored events" "$(echo "$metrics" | grep weblog_events)"
+# Invented event names must not grow the metric series without bound.
+for i in 1 2 3; do post '{"event":"made-up-'$i'-'$RANDOM'","runName":"x","runId":"y"}' >/dev/null; done
+metrics=$(curl -sf "$url/metrics")
+echo "$metrics" | grep -q 'tarema_labeler_weblog_events_total{event="other",result="ignored"} 3' &&
+  ! echo "$metrics" | grep -q 'made-up' && pass "unknown event names share one metric series" ||
+  fail "unknown event names share one series" "$(echo "$metrics" | grep weblog_events)"
 echo "$metrics" | grep -q '^tarema_labeler_database_up 1' && pass "metrics report the database up" || fail "database_up metric" "$(echo "$metrics" | grep database_up)"
 summary

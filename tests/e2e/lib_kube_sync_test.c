@@ -235,6 +235,30 @@ static void test_async_requests_and_qps(void) {
     tm_kube_free(k);
 }
 
+/* A new namespace can take pods only once the controller-manager has made its "default"
+ * ServiceAccount (the ServiceAccount admission plugin refuses them before). Waits for it. */
+static bool wait_default_sa(const char *namespace, double timeout_s) {
+    char *path = tm_kube_path("v1", "serviceaccounts", namespace, "default", NULL);
+    struct timespec ts, pause = {0, 200000000};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double end = ts.tv_sec + timeout_s;
+    json_t *sa = NULL;
+    for (;;) {
+        tm_err err = {0};
+        sa = tm_kube_get(kube, path, &err);
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        if (sa || ts.tv_sec >= end)
+            break;
+        nanosleep(&pause, NULL);
+    }
+    if (!sa)
+        printf("    namespace %s has no default ServiceAccount after %.0f s\n", namespace,
+               timeout_s);
+    json_decref(sa);
+    free(path);
+    return sa != NULL;
+}
+
 int main(void) {
     kube = client(0, 0);
     if (!kube) {
@@ -250,6 +274,7 @@ int main(void) {
         printf("    cannot create namespace %s: %s\n", ns, err.msg);
     json_decref(r);
     json_decref(nsobj);
+    wait_default_sa(ns, 120);
     RUN(test_list_kwok_nodes_paged);
     RUN(test_error_carries_status_message);
     RUN(test_create_get_patch_replace_delete);

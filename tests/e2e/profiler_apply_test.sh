@@ -54,7 +54,7 @@ done
   fail "cluster has kwok nodes of the four machine types" "found: ${ALL[*]}"
 
 if "$P" group -o "$WORK/groups.json" "$WORK"/*.json >"$WORK/table.txt" 2>&1 &&
-  grep -q '"k": 3' "$WORK/groups.json"; then
+  grep -q '"k": 3' "$WORK/groups.json" && grep -q "^${#ALL[@]} nodes, k=3" "$WORK/table.txt"; then
   pass "group finds the paper's three groups"
 else
   fail "group finds the paper's three groups" "$(cat "$WORK/table.txt")"
@@ -139,6 +139,13 @@ else
   echo "$out" | grep -q "not profiled: $c2: no profile within 3 s" && [ -n "$(label_of "$c2" group)" ] &&
     pass "run reports a node that was not profiled and keeps its previous labels" ||
     fail "run reports a node that was not profiled" "$out"
+fi
+# An empty --nodes list (a script's empty variable) is an error, never "every node".
+if out=$("$P" run --nodes "" --namespace "$NS" --timeout 2 2>&1); then
+  fail "run --nodes '' is refused" "exit 0: $out"
+else
+  echo "$out" | grep -q "give at least one node name" && ! echo "$out" | grep -q "targeted" &&
+    pass "run --nodes '' is refused before anything is profiled" || fail "run --nodes '' is refused" "$out"
 fi
 out=$("$P" run --changed --namespace "$NS" --timeout 5 2>&1)
 echo "$out" | grep -q "0 node(s) targeted" && pass "run --changed skips nodes profiled since their last change" ||

@@ -57,9 +57,9 @@ pod_json() {
      metadata: {namespace: $ns, name: $name, annotations: $ann},
      spec: {schedulerName: $sched,
             containers: [{name: "c", image: "busybox",
-                          resources: {requests: {cpu: $cpu, memory: $mem}}}]}
-     | if $tol != "" then .spec.tolerations = [{key: "tarema.io/e2e", operator: "Equal",
-                                                value: $tol, effect: "NoSchedule"}] else . end}'
+                          resources: {requests: {cpu: $cpu, memory: $mem}}}]}}
+    | if $tol != "" then .spec.tolerations = [{key: "tarema.io/e2e", operator: "Equal",
+                                               value: $tol, effect: "NoSchedule"}] else . end'
 }
 
 # Node of a pod ("" while unbound).
@@ -73,27 +73,31 @@ bound_count() {
 }
 
 # The invariant every scheduler must keep: on every node the requests of all its non-finished
-# pods (any scheduler's) fit its allocatable cpu, memory and pod count. Prints the offenders.
+# pods (any scheduler's) fit its allocatable cpu, memory and pod count. Prints the offenders;
+# fails when the check itself could not run.
 check_fit() {
-  local pods nodes
-  pods=$(kubectl get pods -A -o json) || return 1
-  nodes=$(kubectl get nodes -o json) || return 1
-  jq -rn --argjson pods "$pods" --argjson nodes "$nodes" '
+  local dir rc
+  dir=$(mktemp -d)
+  kubectl get pods -A -o json >"$dir/pods.json" && kubectl get nodes -o json >"$dir/nodes.json" || { rm -rf "$dir"; echo "cannot list pods and nodes"; return 1; }
+  jq -rn --slurpfile pods "$dir/pods.json" --slurpfile nodes "$dir/nodes.json" '
     def qty: tostring | capture("^(?<n>[0-9.]+)(?<u>[a-zA-Z]*)$") as $c | ($c.n | tonumber) *
       ({"": 1, "m": 0.001, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "Ki": 1024, "Mi": 1048576,
         "Gi": 1073741824, "Ti": 1099511627776}[$c.u]);
     def req($r): [.spec.containers[] | .resources.requests[$r] // "0" | qty] | add;
-    ($pods.items | map(select(.spec.nodeName != null and .spec.nodeName != "" and
-                              (.status.phase | IN("Succeeded", "Failed") | not)))
+    ($pods[0].items | map(select(.spec.nodeName != null and .spec.nodeName != "" and
+                                 (.status.phase | IN("Succeeded", "Failed") | not)))
      | group_by(.spec.nodeName)
      | map({key: .[0].spec.nodeName,
             value: {cpu: (map(req("cpu")) | add), memory: (map(req("memory")) | add),
                     pods: length}}) | from_entries) as $used |
-    $nodes.items[] | .metadata.name as $n | select($used[$n]) |
+    $nodes[0].items[] | .metadata.name as $n | select($used[$n]) |
     .status.allocatable as $a | $used[$n] as $u |
     select(($u.cpu > ($a.cpu | qty) + 1e-9) or ($u.memory > ($a.memory | qty)) or
            ($u.pods > ($a.pods | qty))) |
     "\($n): requested cpu \($u.cpu) memory \($u.memory) pods \($u.pods) > allocatable \($a)"'
+  rc=$?
+  rm -rf "$dir"
+  return $rc
 }
 
 # events_per_pod NS REASON: "name count" lines of events.k8s.io events with that reason.

@@ -186,6 +186,35 @@ static void test_groups_from_nodes(void) {
     json_decref(nodes);
 }
 
+static json_t *node(const char *group, const char *cpu_label, const char *capacity,
+                    const char *heartbeat) {
+    return json_pack("{s:{s:s, s:{s:s, s:s, s:s, s:s}}, s:{s:{s:s}, s:s}}", "metadata", "name",
+                     "n1", "labels", "tarema.io/group", group, "tarema.io/cpu", cpu_label,
+                     "tarema.io/mem", "1", "tarema.io/io", "1", "status", "capacity", "cpu",
+                     capacity, "heartbeat", heartbeat);
+}
+
+/* Which Node updates can change the groups (the informer filter of `serve`). */
+static void test_node_relevance(void) {
+    json_t *a = node("g1", "1", "4", "t1");
+    json_t *hb = node("g1", "1", "4", "t2");
+    json_t *relabelled = node("g1", "2", "4", "t2");
+    json_t *resized = node("g1", "1", "8", "t2");
+    json_t *moved = node("g2", "1", "4", "t2");
+    json_t *plain = json_pack("{s:{s:s}}", "metadata", "name", "n2");
+    CHECK(!lab_groups_node_relevant(hb, a)); /* heartbeat only */
+    CHECK(lab_groups_node_relevant(relabelled, a));
+    CHECK(lab_groups_node_relevant(resized, a));
+    CHECK(lab_groups_node_relevant(moved, a));
+    CHECK(lab_groups_node_relevant(plain, a));     /* profiler labels removed */
+    CHECK(lab_groups_node_relevant(a, NULL));      /* a profiled node added */
+    CHECK(lab_groups_node_relevant(NULL, a));      /* ... and deleted */
+    CHECK(!lab_groups_node_relevant(plain, NULL)); /* unprofiled nodes do not count */
+    CHECK(!lab_groups_node_relevant(NULL, plain));
+    json_decref(a), json_decref(hb), json_decref(relabelled), json_decref(resized);
+    json_decref(moved), json_decref(plain);
+}
+
 static void test_feature_names(void) {
     lab_feature f;
     tm_err err = {{0}, 0};
@@ -203,6 +232,7 @@ int main(void) {
     RUN(test_workflow);
     RUN(test_groups_json_and_pooling);
     RUN(test_groups_from_nodes);
+    RUN(test_node_relevance);
     RUN(test_feature_names);
     return TEST_SUMMARY();
 }

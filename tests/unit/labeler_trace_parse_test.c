@@ -147,6 +147,106 @@ static void test_minimal_and_csv(void) {
     fclose(f);
 }
 
+/* Regression: a header naming a column twice was read with the last copy silently winning. */
+static void test_duplicate_columns(void) {
+    tm_err err = {{0}, 0};
+    FILE *f;
+    CHECK(open_str("hash\tprocess\t%cpu\thash\n01/a\tP\t5%\t02/b\n", &f, &err) == NULL);
+    CHECK(strstr(err.msg, "column 'hash' twice (columns 1 and 4)") != NULL);
+    fclose(f);
+    /* Unknown columns may repeat: they are ignored anyway. */
+    lab_trace_reader *r = open_str("hash\tprocess\tx\tx\n01/a\tP\t1\t2\n", &f, &err);
+    CHECK(r != NULL);
+    lab_trace_close(r);
+    fclose(f);
+}
+
+/* Regression: the header error always said line 1, also after leading blank lines. */
+static void test_header_line_number(void) {
+    tm_err err = {{0}, 0};
+    FILE *f;
+    CHECK(open_str("\n\r\n\nfoo\tbar\n", &f, &err) == NULL);
+    CHECK(strstr(err.msg, "inline.txt:4:") != NULL);
+    fclose(f);
+    CHECK(open_str("\n\n", &f, &err) == NULL);
+    CHECK(strstr(err.msg, "empty") != NULL);
+    fclose(f);
+}
+
+/* Regression: text values went to PostgreSQL unchecked: one row with a Latin-1 byte made
+ * COPY refuse its whole batch (up to 10,000 rows) and aborted the ingest; an over-long hash
+ * was cut to 63 bytes, so two tasks could merge into one. Both are now bad rows. */
+static void test_bad_text_rows(void) {
+    tm_err err = {{0}, 0};
+    FILE *f;
+    char text[2048];
+    char longhash[200];
+    memset(longhash, 'a', sizeof longhash - 1);
+    longhash[sizeof longhash - 1] = '\0';
+    snprintf(text, sizeof text,
+             "hash\tprocess\tstatus\r\n"
+             "01/a\tGOOD\tCOMPLETED\r\n"
+             "02/b\tBAD\xff\xfe\tCOMPLETED\r\n"
+             "%s\tLONG\tCOMPLETED\r\n"
+             "03/c\tFAST\xc3\xa9\tCOMPLETED\r\n", /* valid UTF-8 e-acute */
+             longhash);
+    lab_trace_reader *r = open_str(text, &f, &err);
+    CHECK(r != NULL);
+    if (!r) {
+        fclose(f);
+        return;
+    }
+    lab_task_run run;
+    CHECK_INT(lab_trace_next(r, &run, &err), 1);
+    CHECK_STR(run.status, "COMPLETED"); /* CRLF: no \r left on the last field */
+    CHECK_INT(lab_trace_next(r, &run, &err), -1);
+    CHECK(strstr(err.msg, "inline.txt:3: column 'process'") != NULL);
+    CHECK(strstr(err.msg, "0xff") != NULL && strstr(err.msg, "UTF-8") != NULL);
+    CHECK_INT(lab_trace_next(r, &run, &err), -1);
+    CHECK(strstr(err.msg, "inline.txt:4: column 'hash'") != NULL);
+    CHECK(strstr(err.msg, "199 bytes long, at most 63") != NULL);
+    CHECK_INT(lab_trace_next(r, &run, &err), 1);
+    CHECK_STR(run.process, "FAST\xc3\xa9");
+    CHECK_INT(lab_trace_next(r, &run, &err), 0);
+    lab_trace_close(r);
+    fclose(f);
+}
+
+/* Binary garbage, a header with nothing after it, and a 1 MB field: errors or rows, never a
+ * crash or an over-read (valgrind runs this). */
+static void test_garbage_and_huge(void) {
+    tm_err err = {{0}, 0};
+    FILE *f;
+    unsigned char bin[4096];
+    unsigned s = 7;
+    for (size_t i = 0; i < sizeof bin; i++)
+        bin[i] = (unsigned char)((s = s * 1103515245u + 12345u) >> 16);
+    f = fmemopen(bin, sizeof bin, "r");
+    CHECK(lab_trace_open(f, "bin", &err) == NULL);
+    CHECK(strstr(err.msg, "bin:") != NULL);
+    fclose(f);
+    lab_task_run run;
+    lab_trace_reader *r = open_str("task_id\tname\n", &f, &err);
+    CHECK(r != NULL && lab_trace_next(r, &run, &err) == 0);
+    lab_trace_close(r);
+    fclose(f);
+    size_t n = 1 << 20;
+    char *big = malloc(n + 64);
+    strcpy(big, "task_id\tname\n7\t");
+    size_t off = strlen(big);
+    memset(big + off, 'N', n);
+    strcpy(big + off + n, "\n8\tOK (1)\n");
+    r = open_str(big, &f, &err);
+    CHECK(r != NULL);
+    CHECK_INT(lab_trace_next(r, &run, &err), -1);
+    CHECK(strstr(err.msg, "inline.txt:2: column 'name'") != NULL);
+    CHECK_INT(lab_trace_next(r, &run, &err), 1);
+    CHECK_STR(run.process, "OK");
+    lab_trace_close(r);
+    fclose(f);
+    free(big);
+}
+
 int main(void) {
     setenv("TZ", "UTC", 1);
     tzset();
@@ -154,5 +254,9 @@ int main(void) {
     RUN(test_raw_fixture_other_order);
     RUN(test_header_errors);
     RUN(test_minimal_and_csv);
+    RUN(test_duplicate_columns);
+    RUN(test_header_line_number);
+    RUN(test_bad_text_rows);
+    RUN(test_garbage_and_huge);
     return TEST_SUMMARY();
 }

@@ -82,6 +82,41 @@ static void test_timestamp_cache(void) {
     CHECK_INT(v, 1683032400000LL);
 }
 
+/* Regression: values beyond int64 went through llround(), which gives INT64_MIN (= LAB_NONE,
+ * "not reported") on x86, so "1e30 GB" was silently stored as unknown. */
+static void test_out_of_range(void) {
+    int64_t v = 0;
+    tm_err err = {{0}, 0};
+    CHECK(lab_parse_bytes("1e30 GB", &v, &err) == -1);
+    CHECK(strstr(err.msg, "1e30 GB") != NULL && strstr(err.msg, "too large") != NULL);
+    CHECK(lab_parse_bytes("1e999 B", &v, &err) == -1);
+    CHECK(lab_parse_bytes("8 EB", &v, &err) == -1); /* 2^63: one past the largest int64 */
+    CHECK(lab_parse_bytes("7 EB", &v, &err) == 0 && v == 7LL << 60);
+    CHECK(lab_parse_duration_ms("1e300d", &v, &err) == -1);
+    CHECK(strstr(err.msg, "too large") != NULL);
+    CHECK(lab_parse_duration_ms("99999999999999999999", &v, &err) == -1);
+}
+
+/* Text values: what PostgreSQL accepts as UTF-8, and no silent cuts. */
+static void test_text_values(void) {
+    char buf[8];
+    tm_err err = {{0}, 0};
+    CHECK(lab_set_text(buf, sizeof buf, "abc", &err) == 0 && strcmp(buf, "abc") == 0);
+    CHECK(lab_set_text(buf, sizeof buf, "-", &err) == 0 && buf[0] == '\0');
+    CHECK(lab_set_text(buf, sizeof buf, "\xc3\xa9\xe2\x82\xac", &err) == 0); /* e-acute, euro */
+    CHECK(lab_set_text(buf, sizeof buf, "1234567", &err) == 0);
+    CHECK(lab_set_text(buf, sizeof buf, "12345678", &err) == -1);
+    CHECK(strstr(err.msg, "8 bytes long, at most 7") != NULL);
+    CHECK(lab_set_text(buf, sizeof buf, "a\xc0\xaf", &err) == -1); /* overlong '/' */
+    CHECK(strstr(err.msg, "0xc0 at offset 1") != NULL);
+    CHECK(lab_set_text(buf, sizeof buf, "\xed\xa0\x80", &err) == -1);     /* a surrogate */
+    CHECK(lab_set_text(buf, sizeof buf, "\xf4\x90\x80\x80", &err) == -1); /* > U+10FFFF */
+    CHECK(lab_set_text(buf, sizeof buf, "\xe2\x82", &err) == -1);         /* cut short */
+    char proc[8];
+    CHECK(lab_process_from_name("FASTQC (s1)", proc, sizeof proc) && strcmp(proc, "FASTQC") == 0);
+    CHECK(!lab_process_from_name("LONGPROCESS (s1)", proc, sizeof proc) && proc[0] == '\0');
+}
+
 static void test_ints(void) {
     int64_t v;
     tm_err err = {{0}, 0};
@@ -99,6 +134,8 @@ int main(void) {
     RUN(test_percent);
     RUN(test_timestamps);
     RUN(test_timestamp_cache);
+    RUN(test_out_of_range);
+    RUN(test_text_values);
     RUN(test_ints);
     return TEST_SUMMARY();
 }

@@ -95,6 +95,52 @@ static void test_bad_events(void) {
     json_decref(b);
 }
 
+static int parse_text(const char *text, lab_weblog_event *ev, tm_err *err) {
+    json_t *b = load(text);
+    int rc = b ? lab_weblog_parse(b, NULL, ev, err) : -2;
+    json_decref(b);
+    return rc;
+}
+
+#define TRACE_EV(fields)                                                                           \
+    "{\"event\":\"process_completed\",\"runName\":\"x\",\"runId\":\"y\",\"trace\":{\"task_id\":1," \
+    "\"name\":\"P (1)\"," fields "}}"
+
+/* Regression: JSON values of the wrong type or range were read silently: a real beyond int64
+ * went through llround() (undefined; INT64_MIN = "unknown" on x86), negative sizes were
+ * stored, a numeric status or a boolean %cpu counted as "not reported", and long run ids
+ * were cut (two runs could merge). Each is now a 400 naming the field. */
+static void test_wrong_types_and_ranges(void) {
+    lab_weblog_event ev;
+    tm_err err = {{0}, 0};
+    CHECK(parse_text(TRACE_EV("\"peak_rss\":1e300"), &ev, &err) == -1);
+    CHECK(strstr(err.msg, "trace.peak_rss") != NULL && strstr(err.msg, "out of range") != NULL);
+    CHECK(parse_text(TRACE_EV("\"rchar\":-5"), &ev, &err) == -1);
+    CHECK(strstr(err.msg, "trace.rchar") != NULL);
+    CHECK(parse_text(TRACE_EV("\"realtime\":-1.5"), &ev, &err) == -1);
+    CHECK(parse_text(TRACE_EV("\"exit\":-1"), &ev, &err) == 0 && ev.run.exit_code == -1);
+    CHECK(parse_text(TRACE_EV("\"peak_rss\":1.5e9"), &ev, &err) == 0 &&
+          ev.run.peak_rss == 1500000000LL);
+    CHECK(parse_text(TRACE_EV("\"status\":3"), &ev, &err) == -1);
+    CHECK(strstr(err.msg, "trace.status must be a string") != NULL);
+    CHECK(parse_text(TRACE_EV("\"%cpu\":true"), &ev, &err) == -1);
+    CHECK(strstr(err.msg, "trace.%cpu") != NULL);
+    CHECK(parse_text(TRACE_EV("\"%cpu\":-3"), &ev, &err) == -1);
+    CHECK(parse_text(TRACE_EV("\"memory\":[1]"), &ev, &err) == -1);
+    CHECK(strstr(err.msg, "trace.memory must be a number or a string") != NULL);
+    CHECK(parse_text(TRACE_EV("\"hash\":null,\"hostname\":null"), &ev, &err) == 0);
+    CHECK(parse_text("{\"event\":7,\"runName\":\"x\",\"runId\":\"y\"}", &ev, &err) == -1);
+    CHECK(strstr(err.msg, "\"event\"") != NULL);
+    CHECK(parse_text("{\"event\":\"started\",\"runName\":[],\"runId\":\"y\"}", &ev, &err) == -1);
+    CHECK(strstr(err.msg, "runName must be a string") != NULL);
+    char big[400];
+    int n = snprintf(big, sizeof big, "{\"event\":\"started\",\"runName\":\"x\",\"runId\":\"");
+    memset(big + n, 'r', 200);
+    strcpy(big + n + 200, "\"}");
+    CHECK(parse_text(big, &ev, &err) == -1);
+    CHECK(strstr(err.msg, "runId") != NULL && strstr(err.msg, "at most 127") != NULL);
+}
+
 static char spool_dir[64];
 
 static void test_spool_fifo_and_reopen(void) {
@@ -181,6 +227,7 @@ int main(void) {
     RUN(test_started);
     RUN(test_process_completed);
     RUN(test_bad_events);
+    RUN(test_wrong_types_and_ranges);
     RUN(test_spool_fifo_and_reopen);
     RUN(test_spool_torn_tail);
     RUN(test_spool_long_record);

@@ -7,6 +7,7 @@
 #include "harness.h"
 #include "profiler/grouping.h"
 #include "profiler/kmeans.h"
+#include "profiler/report.h"
 #include "profiler/silhouette.h"
 
 /* A profile with the given CPU and memory figures and the paper's HDD I/O figures. */
@@ -53,6 +54,17 @@ static size_t build(const shape *s, int nshape, prof_profile *out, uint64_t seed
 
 static const prof_group *group_of(const prof_grouping *g, size_t i) {
     return &g->groups[g->group_of[i]];
+}
+
+/* Groups with the default options; a failure's message is printed under the test. */
+static int group_default(const prof_profile *p, size_t n, prof_grouping *g) {
+    prof_group_opts o;
+    prof_group_opts_default(&o);
+    tm_err err;
+    int rc = prof_group_nodes(p, n, &o, g, &err);
+    if (rc != 0)
+        printf("    grouping failed: %s\n", err.msg);
+    return rc;
 }
 
 static void test_silhouette_by_hand(void) {
@@ -105,11 +117,8 @@ static void test_paper_555(void) {
                  {"c2", 5, 523, 525, 19800, 19900}};
     prof_profile p[15];
     size_t n = build(s, 3, p, 555);
-    prof_group_opts o;
-    prof_group_opts_default(&o);
     prof_grouping g;
-    tm_err err;
-    CHECK_INT(prof_group_nodes(p, n, &o, &g, &err), 0);
+    CHECK_INT(group_default(p, n, &g), 0);
     CHECK_INT(g.k, 3);
     for (size_t i = 0; i < n; i++) {
         int want = (int)(i / 5) + 1; /* n1 slowest: group 1, c2 fastest: group 3 */
@@ -122,15 +131,35 @@ static void test_paper_555(void) {
     CHECK_INT(g.groups[0].total_cores, 40);
     printf("    5;5;5: k=%d silhouette k=2 %.3f k=3 %.3f k=4 %.3f\n", g.k, g.silhouette[2],
            g.silhouette[3], g.silhouette[4]);
+    prof_group_opts o;
+    prof_group_opts_default(&o);
     json_t *doc = prof_grouping_to_json(&g, p, &o);
     CHECK_INT(json_integer_value(json_object_get(doc, "k")), 3);
     json_t *g0 = json_array_get(json_object_get(doc, "groups"), 0);
     CHECK_STR(json_string_value(json_object_get(json_object_get(g0, "labels"), "tarema.io/cpu")),
               "1");
     CHECK_STR(json_string_value(json_array_get(json_object_get(g0, "nodes"), 0)), "n1-1");
+    CHECK_INT(json_integer_value(json_object_get(g0, "id")), 1);
+    CHECK_INT(json_integer_value(json_object_get(g0, "total_cores")), 40);
+    double c0 = json_number_value(json_object_get(json_object_get(g0, "centroid"), "cpu_single"));
+    CHECK(c0 >= 367 && c0 <= 384);
+    CHECK_STR(json_string_value(json_object_get(json_object_get(g0, "labels"), "tarema.io/group")),
+              "1");
     CHECK(json_is_real(json_object_get(json_object_get(doc, "silhouette"), "10")));
     CHECK_INT(json_array_size(json_object_get(doc, "nodes")), 15);
     json_decref(doc);
+    /* The readable table: the silhouette of every k, one row per group, each group's nodes. */
+    char *table = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&table, &len);
+    prof_report_table(f, &g, p);
+    fclose(f);
+    CHECKF(strstr(table, "15 nodes, k=3") && strstr(table, "k=2 ") && strstr(table, "k=10 "), "%s",
+           table);
+    CHECKF(strstr(table, "\n1         5     40 ") && strstr(table, "\n3         5     40 "), "%s",
+           table);
+    CHECKF(strstr(table, "group 3: c2-1, c2-2, c2-3, c2-4, c2-5"), "%s", table);
+    free(table);
     prof_grouping_free(&g);
 }
 
@@ -142,11 +171,8 @@ static void test_paper_5442(void) {
                  {"c2", 2, 522, 524, 19800, 19800}};
     prof_profile p[15];
     size_t n = build(s, 4, p, 5442);
-    prof_group_opts o;
-    prof_group_opts_default(&o);
     prof_grouping g;
-    tm_err err;
-    CHECK_INT(prof_group_nodes(p, n, &o, &g, &err), 0);
+    CHECK_INT(group_default(p, n, &g), 0);
     CHECK_INT(g.k, 3);
     CHECK_INT(g.groups[0].nmembers, 9);
     CHECK_INT(g.groups[1].nmembers, 4);
@@ -162,11 +188,8 @@ static void test_homogeneous_is_one_group(void) {
     shape s[] = {{"n1", 15, 367, 384, 13800, 14300}};
     prof_profile p[15];
     size_t n = build(s, 1, p, 1);
-    prof_group_opts o;
-    prof_group_opts_default(&o);
     prof_grouping g;
-    tm_err err;
-    CHECK_INT(prof_group_nodes(p, n, &o, &g, &err), 0);
+    CHECK_INT(group_default(p, n, &g), 0);
     CHECK_INT(g.k, 1);
     CHECK_INT(g.groups[0].nmembers, 15);
     CHECK_INT(g.groups[0].label[PROF_L_CPU], 1);
@@ -175,7 +198,10 @@ static void test_homogeneous_is_one_group(void) {
     /* Identical nodes, with zero noise allowed: still one group, never a split. */
     for (size_t i = 0; i < n; i++)
         p[i] = mk(p[i].node, 400, 14000, 107);
+    prof_group_opts o;
+    prof_group_opts_default(&o);
     o.noise = 0;
+    tm_err err;
     CHECK_INT(prof_group_nodes(p, n, &o, &g, &err), 0);
     CHECK_INT(g.k, 1);
     prof_grouping_free(&g);
@@ -192,11 +218,8 @@ static void test_noise_split_rejected(void) {
         snprintf(name, sizeof name, "x%d", i);
         p[i] = mk(name, uni(&r, 400, 424), uni(&r, 14000, 14800), 107);
     }
-    prof_group_opts o;
-    prof_group_opts_default(&o);
     prof_grouping g;
-    tm_err err;
-    CHECK_INT(prof_group_nodes(p, 40, &o, &g, &err), 0);
+    CHECK_INT(group_default(p, 40, &g), 0);
     CHECK_INT(g.k, 1);
     CHECK(g.k_tried_max == 10);
     CHECK(!isnan(g.silhouette[2]) && g.silhouette[2] > 0.3); /* silhouette alone would split */
@@ -224,6 +247,86 @@ static void test_small_sets(void) {
     prof_feature f;
     CHECK_INT(prof_feature_parse("gpu", &f, &err), -1);
     CHECK(strstr(err.msg, "gpu") != NULL && strstr(err.msg, "rand_io") != NULL);
+}
+
+/* Edge shapes: eleven identical nodes and one faster (the faster one is its own group, the
+ * eleven are never split), two nodes within noise (one group), and figures so large that the
+ * product of read and write IOPS overflows a double (they are valid figures: the combined I/O
+ * feature must still be their geometric mean, not infinity). */
+static void test_edge_shapes(void) {
+    prof_profile p[12];
+    for (int i = 0; i < 11; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "same-%02d", i);
+        p[i] = mk(name, 400, 14000, 107);
+    }
+    p[11] = mk("fast", 800, 20000, 107);
+    prof_grouping g;
+    CHECK_INT(group_default(p, 12, &g), 0);
+    CHECK_INT(g.k, 2);
+    if (g.k == 2) {
+        CHECK_INT(g.groups[0].nmembers, 11);
+        CHECK_INT(group_of(&g, 11)->id, 2);
+        CHECK_INT(group_of(&g, 11)->label[PROF_L_CPU], 2);
+    }
+    prof_grouping_free(&g);
+    p[1] = mk("near", 410, 14100, 107); /* 2.5 % faster: within the 5 % noise */
+    CHECK_INT(group_default(p, 2, &g), 0);
+    CHECK_INT(g.k, 1);
+    prof_grouping_free(&g);
+    prof_profile big[4] = {mk("h1", 400, 14000, 107), mk("h2", 400, 14000, 107),
+                           mk("h3", 400, 14000, 107), mk("h4", 400, 14000, 107)};
+    for (int i = 2; i < 4; i++)
+        big[i].seq_read_iops = big[i].seq_write_iops = 1e200;
+    CHECK_NEAR(prof_feature_value(&big[2], PROF_F_SEQ_IO), 1e200, 1e188);
+    CHECK_INT(group_default(big, 4, &g), 0);
+    CHECK_INT(g.k, 2);
+    if (g.k == 2)
+        CHECK_INT(group_of(&g, 3)->label[PROF_L_IO], 2);
+    prof_grouping_free(&g);
+}
+
+/* Scaling: memory in MiB/s (about 14,000, spread 7 %) must not outweigh CPU in events/s
+ * (400 vs 800). Unscaled, the memory spread (1,000) exceeds the CPU gap (400) and k-means
+ * would split by memory. Also a non-default feature selection: only the chosen features'
+ * labels are set. */
+static void test_scaling_and_features(void) {
+    prof_profile p[20];
+    prof_rng r;
+    prof_rng_seed(&r, 11);
+    for (int i = 0; i < 20; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "s%02d", i);
+        p[i] = mk(name, i < 10 ? 400 : 800, uni(&r, 13500, 14500), 107);
+    }
+    prof_grouping g;
+    CHECK_INT(group_default(p, 20, &g), 0);
+    CHECK_INT(g.k, 2);
+    for (int i = 0; i < 20 && g.k == 2; i++)
+        CHECK_INT(group_of(&g, (size_t)i)->id, i < 10 ? 1 : 2);
+    prof_grouping_free(&g);
+    prof_group_opts o;
+    prof_group_opts_default(&o);
+    o.features[0] = PROF_F_CPU_MULTI;
+    o.nfeatures = 1;
+    tm_err err;
+    CHECK_INT(prof_group_nodes(p, 20, &o, &g, &err), 0);
+    CHECK_INT(g.k, 2);
+    CHECK_INT(g.k_tried_max, 10);
+    if (g.k == 2) {
+        CHECK_INT(g.groups[1].label[PROF_L_CPU], 2);
+        CHECK_INT(g.groups[1].label[PROF_L_MEM], 0); /* memory not selected: no mem label */
+    }
+    json_t *doc = prof_grouping_to_json(&g, p, &o);
+    json_t *l = json_object_get(json_array_get(json_object_get(doc, "groups"), 1), "labels");
+    CHECK_STR(json_string_value(json_object_get(l, "tarema.io/cpu")), "2");
+    CHECK(json_object_get(l, "tarema.io/mem") == NULL &&
+          json_object_get(l, "tarema.io/io") == NULL);
+    json_decref(doc);
+    prof_grouping_free(&g);
+    CHECK_INT(prof_group_nodes(p + 8, 4, &o, &g, &err), 0); /* k = 2..min(10, n - 1) */
+    CHECK_INT(g.k_tried_max, 3);
+    prof_grouping_free(&g);
 }
 
 /* Planted groups: per feature, each group gets a distinct level base * 1.6^perm[g]; nodes
@@ -291,6 +394,8 @@ int main(void) {
     RUN(test_homogeneous_is_one_group);
     RUN(test_noise_split_rejected);
     RUN(test_small_sets);
+    RUN(test_edge_shapes);
+    RUN(test_scaling_and_features);
     RUN(test_random_planted);
     return TEST_SUMMARY();
 }

@@ -203,6 +203,17 @@ static void test_nodeprofile(void) {
     json_object_del(j, "mem_mibps");
     CHECK_INT(prof_profile_from_json(j, "a.json", &p, &err), -1);
     CHECK_STR(err.msg, "a.json: node 'n1': missing key 'mem_mibps'");
+    json_object_set_new(j, "mem_mibps", json_real(14000));
+    /* Absurd sizes are refused: a group's total_cores sums them and must not overflow. */
+    json_object_set_new(j, "cores", json_integer(1LL << 62));
+    CHECK_INT(prof_profile_from_json(j, "a.json", &p, &err), -1);
+    CHECKF(strstr(err.msg, "'cores' must be an integer in 1.."), "%s", err.msg);
+    json_object_set_new(j, "cores", json_integer(0));
+    CHECK_INT(prof_profile_from_json(j, "a.json", &p, &err), -1);
+    json_object_set_new(j, "cores", json_integer(8));
+    json_object_set_new(j, "memory_bytes", json_real(3.4e10));
+    CHECK_INT(prof_profile_from_json(j, "a.json", &p, &err), -1);
+    CHECKF(strstr(err.msg, "'memory_bytes' must be an integer"), "%s", err.msg);
     json_decref(j);
     prof_profile_set set = {0};
     json_t *arr = json_pack("[o,o]", json_loads(good, 0, NULL), json_loads(good, 0, NULL));

@@ -38,7 +38,6 @@ static sim_result *run(const sim_cluster *c, const sim_workload *w, const char *
     o.shuffle = false;
     o.contention = contention;
     o.record_tasks = true;
-    o.label_refresh = 0;
     tm_err err = {0};
     sim_result *r = sim_run(c, w, &o, &err);
     if (!r)

@@ -1,0 +1,182 @@
+/* plugin_interpod.c: the InterPodAffinity filter, required terms only.
+ *
+ * Follows kube-scheduler's interpodaffinity/filtering.go. PreFilter counts, per topology pair
+ * (topologyKey, node label value):
+ *   aff       placed pods matching ALL of the incoming pod's affinity terms, once per term;
+ *   anti      placed pods matching one of its anti-affinity terms, once per matching term;
+ *   existing  placed pods' anti-affinity terms matching the incoming pod (the symmetry rule).
+ * Filter on a node, in this order:
+ *   affinity  every term's topology key must be on the node and its pair counted; except that
+ *             when no placed pod matches at all and the pod matches its own terms, any node
+ *             with all the keys will do (the first pod of a group with affinity to itself);
+ *   anti      no term's pair may be counted;
+ *   existing  no pair of the node's labels may be counted.
+ * Namespaces: a term without namespaces and namespaceSelector means its owner's namespace, an
+ * empty namespaceSelector every namespace. A non-empty namespaceSelector needs namespace labels,
+ * which the snapshot does not hold; it is handled so that nothing kube-scheduler refuses is
+ * accepted: for anti-affinity it counts as matching every namespace, for affinity as matching
+ * only the listed namespaces, and such a term turns the first-pod exception off. Pods recorded
+ * without metadata are invisible here. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/framework.h"
+
+struct sched_interpod_state {
+    sched_tpmap *aff, *anti, *existing;
+    const char **ex_keys; /* distinct topology keys counted in `existing` (borrowed) */
+    size_t n_ex_keys, cap_ex_keys;
+    bool first_pod_ok; /* the self-match exception may apply */
+};
+
+sched_interpod_state *sched_interpod_state_new(void) {
+    sched_interpod_state *st = calloc(1, sizeof *st);
+    if (!st || !(st->aff = sched_tpmap_new()) || !(st->anti = sched_tpmap_new()) ||
+        !(st->existing = sched_tpmap_new())) {
+        sched_interpod_state_free(st);
+        return NULL;
+    }
+    return st;
+}
+
+void sched_interpod_state_free(sched_interpod_state *st) {
+    if (!st)
+        return;
+    sched_tpmap_free(st->aff);
+    sched_tpmap_free(st->anti);
+    sched_tpmap_free(st->existing);
+    free(st->ex_keys);
+    free(st);
+}
+
+static int add_ex_key(sched_interpod_state *st, const char *key) {
+    for (size_t i = 0; i < st->n_ex_keys; i++)
+        if (strcmp(st->ex_keys[i], key) == 0)
+            return 0;
+    if (st->n_ex_keys == st->cap_ex_keys) {
+        size_t ncap = st->cap_ex_keys ? st->cap_ex_keys * 2 : 8;
+        const char **nk = realloc(st->ex_keys, ncap * sizeof *nk);
+        if (!nk)
+            return -1;
+        st->ex_keys = nk;
+        st->cap_ex_keys = ncap;
+    }
+    st->ex_keys[st->n_ex_keys++] = key;
+    return 0;
+}
+
+/* Whether (ns, labels) matches every one of the terms (false for no terms). */
+static bool matches_all(const sched_pod_term *t, size_t n, const char *ns, const json_t *labels) {
+    if (!n)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!sched_pod_term_matches(&t[i], ns, labels, false))
+            return false;
+    return true;
+}
+
+/* Placed pods' anti-affinity terms that match the incoming pod. */
+static int count_existing(sched_interpod_state *st, const sched_snapshot *s, const sched_pod *p) {
+    size_t np = sched_snapshot_podset_count(s, SCHED_PODSET_ANTI);
+    for (size_t i = 0; i < np; i++) {
+        const char *uid;
+        int node;
+        const sched_pod_meta *m = sched_snapshot_podset_pod(s, SCHED_PODSET_ANTI, i, &uid, &node);
+        if (node < 0 || strcmp(uid, p->uid) == 0)
+            continue;
+        const sched_node *n = sched_snapshot_node(s, (size_t)node);
+        for (size_t t = 0; t < m->n_anti; t++) {
+            const sched_pod_term *term = &m->anti[t];
+            if (!sched_pod_term_matches(term, p->ns, p->pod_labels, true))
+                continue;
+            const char *v = sched_node_label(n, term->topology_key);
+            if (v && (sched_tpmap_add(st->existing, term->topology_key, v, 1) != 0 ||
+                      add_ex_key(st, term->topology_key) != 0))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* Placed pods matching the incoming pod's own terms. */
+static int count_incoming(sched_interpod_state *st, const sched_snapshot *s, const sched_pod *p) {
+    size_t np = sched_snapshot_podset_count(s, SCHED_PODSET_META);
+    for (size_t i = 0; i < np; i++) {
+        const char *uid;
+        int node;
+        const sched_pod_meta *m = sched_snapshot_podset_pod(s, SCHED_PODSET_META, i, &uid, &node);
+        if (node < 0 || strcmp(uid, p->uid) == 0)
+            continue;
+        const sched_node *n = sched_snapshot_node(s, (size_t)node);
+        if (matches_all(p->pod_affinity, p->n_pod_affinity, m->ns, m->labels)) {
+            for (size_t t = 0; t < p->n_pod_affinity; t++) {
+                const char *key = p->pod_affinity[t].topology_key;
+                const char *v = sched_node_label(n, key);
+                if (v && sched_tpmap_add(st->aff, key, v, 1) != 0)
+                    return -1;
+            }
+        }
+        for (size_t t = 0; t < p->n_pod_anti_affinity; t++) {
+            const sched_pod_term *term = &p->pod_anti_affinity[t];
+            if (!sched_pod_term_matches(term, m->ns, m->labels, true))
+                continue;
+            const char *v = sched_node_label(n, term->topology_key);
+            if (v && sched_tpmap_add(st->anti, term->topology_key, v, 1) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+int sched_interpod_prefilter(sched_interpod_state *st, const sched_snapshot *s, const sched_pod *p,
+                             bool *active, tm_err *err) {
+    *active = false;
+    sched_tpmap_clear(st->aff);
+    sched_tpmap_clear(st->anti);
+    sched_tpmap_clear(st->existing);
+    st->n_ex_keys = 0;
+    st->first_pod_ok = false;
+    bool own = p->n_pod_affinity || p->n_pod_anti_affinity;
+    if (!own && !sched_snapshot_podset_count(s, SCHED_PODSET_ANTI))
+        return 0;
+    if (count_existing(st, s, p) != 0 || (own && count_incoming(st, s, p) != 0))
+        return tm_err_set(err, "out of memory counting inter-pod affinity for pod %s/%s", p->ns,
+                          p->name);
+    bool unknown_ns = false;
+    for (size_t t = 0; t < p->n_pod_affinity; t++)
+        unknown_ns |= p->pod_affinity[t].ns_selector;
+    st->first_pod_ok =
+        !unknown_ns && matches_all(p->pod_affinity, p->n_pod_affinity, p->ns, p->pod_labels);
+    *active = own || sched_tpmap_size(st->existing) > 0;
+    return 0;
+}
+
+int sched_interpod_filter(const sched_interpod_state *st, const sched_pod *p, const sched_node *n) {
+    if (p->n_pod_affinity) {
+        bool pods_exist = true;
+        for (size_t t = 0; t < p->n_pod_affinity; t++) {
+            const char *key = p->pod_affinity[t].topology_key;
+            const char *v = sched_node_label(n, key);
+            if (!v)
+                return SCHED_INTERPOD_AFFINITY; /* every topology key must be on the node */
+            if (sched_tpmap_get(st->aff, key, v, NULL) <= 0)
+                pods_exist = false;
+        }
+        if (!pods_exist && !(sched_tpmap_size(st->aff) == 0 && st->first_pod_ok))
+            return SCHED_INTERPOD_AFFINITY;
+    }
+    if (sched_tpmap_size(st->anti) > 0) {
+        for (size_t t = 0; t < p->n_pod_anti_affinity; t++) {
+            const char *key = p->pod_anti_affinity[t].topology_key;
+            const char *v = sched_node_label(n, key);
+            if (v && sched_tpmap_get(st->anti, key, v, NULL) > 0)
+                return SCHED_INTERPOD_ANTI_AFFINITY;
+        }
+    }
+    for (size_t k = 0; k < st->n_ex_keys; k++) {
+        const char *v = sched_node_label(n, st->ex_keys[k]);
+        if (v && sched_tpmap_get(st->existing, st->ex_keys[k], v, NULL) > 0)
+            return SCHED_INTERPOD_EXISTING_ANTI;
+    }
+    return -1;
+}

@@ -1,0 +1,171 @@
+/* plugin_spread.c: the PodTopologySpread filter for whenUnsatisfiable: DoNotSchedule.
+ *
+ * Follows kube-scheduler's podtopologyspread/filtering.go and common.go. PreFilter: a node
+ * counts as a domain of a constraint when it carries the topology keys of ALL the pod's
+ * constraints and passes the constraint's node inclusion policies (nodeAffinityPolicy Honor by
+ * default: the pod's nodeSelector and required node affinity; nodeTaintsPolicy Ignore by
+ * default, Honor: no untolerated NoSchedule/NoExecute taint). Each domain gets the number of
+ * placed pods on its nodes in the pod's namespace, not terminating, matching the constraint's
+ * selector (an empty selector counts none, as kube-scheduler's countPodsMatchSelector; an absent
+ * one matches nothing). The global minimum is the smallest domain count, or 0 when there are
+ * fewer domains than minDomains. Filter: a node without a constraint's key fails ("missing
+ * required label"); otherwise count(node's domain) + (1 if the pod matches its own selector)
+ * - global minimum must not exceed maxSkew. Pods recorded without metadata are not counted. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/framework.h"
+
+struct sched_spread_state {
+    sched_tpmap *counts; /* (topology key, value) -> matching pods in that domain */
+    size_t nc;           /* constraints this cycle */
+    int64_t *min_match;  /* per constraint: the global minimum used for the skew */
+    bool *self_match;    /* per constraint: the pod matches its own selector */
+    const char **dom;    /* node i, constraint c at [i * nc + c]: domain value, NULL = not one */
+    size_t cap_c, cap_dom;
+};
+
+sched_spread_state *sched_spread_state_new(void) {
+    sched_spread_state *st = calloc(1, sizeof *st);
+    if (!st || !(st->counts = sched_tpmap_new())) {
+        sched_spread_state_free(st);
+        return NULL;
+    }
+    return st;
+}
+
+void sched_spread_state_free(sched_spread_state *st) {
+    if (!st)
+        return;
+    sched_tpmap_free(st->counts);
+    free(st->min_match);
+    free(st->self_match);
+    free(st->dom);
+    free(st);
+}
+
+static int ensure(sched_spread_state *st, size_t nc, size_t nn) {
+    if (nc > st->cap_c) {
+        int64_t *mm = realloc(st->min_match, nc * sizeof *mm);
+        if (mm)
+            st->min_match = mm;
+        bool *sm = realloc(st->self_match, nc * sizeof *sm);
+        if (sm)
+            st->self_match = sm;
+        if (!mm || !sm)
+            return -1;
+        st->cap_c = nc;
+    }
+    if (nc * nn > st->cap_dom) {
+        const char **d = realloc(st->dom, nc * nn * sizeof *d);
+        if (!d)
+            return -1;
+        st->dom = d;
+        st->cap_dom = nc * nn;
+    }
+    return 0;
+}
+
+/* Registers node i's domains (count 0) for the constraints whose policies admit it. */
+static int node_domains(sched_spread_state *st, const sched_pod *p, const sched_node *n,
+                        const char **dom) {
+    for (size_t c = 0; c < st->nc; c++)
+        if (!(dom[c] = sched_node_label(n, p->spread[c].topology_key))) {
+            memset(dom, 0, st->nc * sizeof *dom); /* needs every key to count at all */
+            return 0;
+        }
+    int aff = -1, taints = -1; /* evaluated lazily, at most once per node */
+    for (size_t c = 0; c < st->nc; c++) {
+        const sched_spread *sp = &p->spread[c];
+        if (sp->honor_node_affinity) {
+            if (aff < 0)
+                aff = sched_pod_node_affinity_matches(p, n);
+            if (!aff) {
+                dom[c] = NULL;
+                continue;
+            }
+        }
+        if (sp->honor_node_taints) {
+            if (taints < 0)
+                taints = sched_pod_tolerates_node_taints(p, n);
+            if (!taints) {
+                dom[c] = NULL;
+                continue;
+            }
+        }
+        if (sched_tpmap_add(st->counts, sp->topology_key, dom[c], 0) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int count_pods(sched_spread_state *st, const sched_snapshot *s, const sched_pod *p) {
+    size_t np = sched_snapshot_podset_count(s, SCHED_PODSET_META);
+    for (size_t i = 0; i < np; i++) {
+        const char *uid;
+        int node;
+        const sched_pod_meta *m = sched_snapshot_podset_pod(s, SCHED_PODSET_META, i, &uid, &node);
+        if (node < 0 || m->terminating || strcmp(m->ns, p->ns) != 0 || strcmp(uid, p->uid) == 0)
+            continue;
+        const char **dom = &st->dom[(size_t)node * st->nc];
+        for (size_t c = 0; c < st->nc; c++) {
+            const tm_selector *sel = p->spread[c].selector;
+            if (!dom[c] || !sel || !sel->n || !tm_selector_matches(sel, m->labels))
+                continue;
+            if (sched_tpmap_add(st->counts, p->spread[c].topology_key, dom[c], 1) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+int sched_spread_prefilter(sched_spread_state *st, const sched_snapshot *s, const sched_pod *p,
+                           bool *active, tm_err *err) {
+    *active = false;
+    sched_tpmap_clear(st->counts);
+    st->nc = 0;
+    if (!p->n_spread)
+        return 0;
+    size_t nn = sched_snapshot_node_count(s), nc = p->n_spread;
+    if (ensure(st, nc, nn) != 0)
+        return tm_err_set(err, "out of memory for topology spread over %zu nodes", nn);
+    st->nc = nc;
+    for (size_t i = 0; i < nn; i++)
+        if (node_domains(st, p, sched_snapshot_node(s, i), &st->dom[i * nc]) != 0)
+            return tm_err_set(err, "out of memory for topology spread over %zu nodes", nn);
+    if (count_pods(st, s, p) != 0)
+        return tm_err_set(err, "out of memory counting pods for topology spread");
+    for (size_t c = 0; c < nc; c++) {
+        const sched_spread *sp = &p->spread[c];
+        int64_t min = INT32_MAX; /* kube-scheduler's critical path starts at MaxInt32 */
+        size_t domains = 0;
+        for (size_t k = 0; k < sched_tpmap_size(st->counts); k++) {
+            const char *key;
+            int64_t cnt;
+            sched_tpmap_at(st->counts, k, &key, NULL, &cnt);
+            if (strcmp(key, sp->topology_key) != 0)
+                continue;
+            domains++;
+            if (cnt < min)
+                min = cnt;
+        }
+        st->min_match[c] = domains < (size_t)(sp->min_domains > 0 ? sp->min_domains : 1) ? 0 : min;
+        st->self_match[c] = sp->selector && tm_selector_matches(sp->selector, p->pod_labels);
+    }
+    *active = true;
+    return 0;
+}
+
+int sched_spread_filter(const sched_spread_state *st, const sched_pod *p, const sched_node *n) {
+    for (size_t c = 0; c < st->nc; c++) {
+        const sched_spread *sp = &p->spread[c];
+        const char *v = sched_node_label(n, sp->topology_key);
+        if (!v)
+            return SCHED_SPREAD_MISSING_LABEL;
+        int64_t match = sched_tpmap_get(st->counts, sp->topology_key, v, NULL);
+        if (match + (st->self_match[c] ? 1 : 0) - st->min_match[c] > sp->max_skew)
+            return SCHED_SPREAD_SKEW;
+    }
+    return -1;
+}

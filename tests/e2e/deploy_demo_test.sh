@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# deploy_demo_test.sh: `make demo` (hack/demo.sh) end to end with its own instance name: every
+# step reports, tarema and kube-scheduler both bind all task pods, tarema puts the CPU-heavy
+# BWA_MEM tasks (labels 3/3/x) on the strongest group, the simulator's makespans are printed,
+# and nothing of the demo is left running afterwards. Also: Ctrl-C (SIGINT) mid-run cleans up.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$REPO_ROOT/hack/lib.sh"
+NAME=demo-e2e-$$
+LOG=$(mktemp)
+trap 'TAREMA_CLUSTER_NAME=$NAME bash "$REPO_ROOT/hack/cluster.sh" down >/dev/null 2>&1;
+      TAREMA_PG_NAME=$NAME bash "$REPO_ROOT/hack/postgres.sh" down >/dev/null 2>&1; rm -f "$LOG"' EXIT
+
+DEMO_NAME=$NAME TAREMA_BIN=$BIN timeout 600 bash "$REPO_ROOT/hack/demo.sh" >"$LOG" 2>&1
+rc=$?
+[ $rc = 0 ] && pass "hack/demo.sh exits 0" || fail "hack/demo.sh exits 0" "exit $rc: $(tail -n 15 "$LOG")"
+for s in 1 2 3 4 5 6 7; do
+  grep -q "== $s/7 " "$LOG" && pass "demo step $s/7 reported" || fail "demo step $s/7 reported"
+done
+grep -q 'running a real benchmark on this machine' "$LOG" && grep -q 'scaled by machine type' "$LOG" &&
+  pass "demo says which profiles are measured and which are scaled" || fail "demo explains the scaled profiles"
+grep -qE 'tarema bound [0-9]+ pods' "$LOG" && grep -qE 'kube-scheduler bound [0-9]+ pods' "$LOG" &&
+  pass "both schedulers bound every task pod" || fail "both schedulers bound every task pod" "$(grep -i bound "$LOG")"
+# Placement table rows: "  PROCESS  POD  c/m/i  NODE  (GROUP: ...)  NODE  (GROUP: ...)".
+bwa_groups=$(awk '$1 == "BWA_MEM" && $2 ~ /^bwa-mem-/ {print $5}' "$LOG" | tr -d '(:' | sort -u)
+strongest=$(grep -E '^[0-9]+ +[0-9]+ +[0-9]+ ' "$LOG" | awk '{print $1}' | sort -n | tail -n 1)
+[ -n "$strongest" ] && [ "$bwa_groups" = "$strongest" ] &&
+  pass "tarema put BWA_MEM (cpu/mem label 3) on the strongest group $strongest" ||
+  fail "tarema placed BWA_MEM on the strongest group" "groups '$bwa_groups', strongest '$strongest': $(grep -E '^  (BWA_MEM|process) ' "$LOG")"
+grep -q 'tarema-scheduler explain' "$LOG" && grep -q 'bound to:' "$LOG" && pass "demo shows the labels behind a decision (explain)" ||
+  fail "demo shows explain output"
+grep -q 'mean makespan per workflow' "$LOG" && grep -qE '^ +chipseq +[0-9.]+ +[0-9.]+' "$LOG" &&
+  pass "demo prints simulated makespans" || fail "demo prints simulated makespans"
+[ ! -d "$TAREMA_CACHE/clusters/$NAME" ] && pass "demo cluster torn down on exit" || fail "demo cluster torn down on exit"
+grep -q "PostgreSQL '$NAME' stopped" "$LOG" && pass "demo PostgreSQL torn down on exit" || fail "demo PostgreSQL torn down"
+
+# Interrupted while the cluster runs: the trap still tears everything down.
+# A background job of a script starts with SIGINT ignored (and bash cannot trap a signal
+# ignored at entry), so restore the default disposition the way a terminal's foreground has it.
+DEMO_NAME=$NAME-i TAREMA_BIN=$BIN setsid python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execvp("bash", ["bash"] + sys.argv[1:])' "$REPO_ROOT/hack/demo.sh" >"$LOG" 2>&1 &
+pid=$!
+wait_for 120 grep -q '== 3/7' "$LOG" || fail "demo reached step 3 for the interrupt test" "$(tail -n 5 "$LOG")"
+kill -INT -- -"$pid" 2>/dev/null
+wait "$pid"
+rc=$?
+sleep 0.5
+[ ! -d "$TAREMA_CACHE/clusters/$NAME-i" ] && grep -q interrupted "$LOG" &&
+  pass "Ctrl-C cleans up (exit $rc, cluster gone)" || fail "Ctrl-C cleans up" "exit $rc: $(tail -n 8 "$LOG")"
+TAREMA_CLUSTER_NAME=$NAME-i bash "$REPO_ROOT/hack/cluster.sh" down >/dev/null 2>&1
+TAREMA_PG_NAME=$NAME-i bash "$REPO_ROOT/hack/postgres.sh" down >/dev/null 2>&1
+summary
