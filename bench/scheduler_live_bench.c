@@ -288,14 +288,30 @@ int main(int argc, char **argv) {
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
-        case 'n': b.ns = optarg; break;
-        case 's': b.sched = optarg; break;
-        case 'p': b.n = atoi(optarg); break;
-        case 'c': b.concurrency = atoi(optarg); break;
-        case 'C': b.cpu = optarg; break;
-        case 'M': b.memory = optarg; break;
-        case 't': timeout_s = atoi(optarg); break;
-        case 'k': kubeconfig = optarg; break;
+        case 'n':
+            b.ns = optarg;
+            break;
+        case 's':
+            b.sched = optarg;
+            break;
+        case 'p':
+            b.n = atoi(optarg);
+            break;
+        case 'c':
+            b.concurrency = atoi(optarg);
+            break;
+        case 'C':
+            b.cpu = optarg;
+            break;
+        case 'M':
+            b.memory = optarg;
+            break;
+        case 't':
+            timeout_s = atoi(optarg);
+            break;
+        case 'k':
+            kubeconfig = optarg;
+            break;
         default:
             fprintf(stderr, "scheduler_live_bench: unknown flag (see the top of "
                             "bench/scheduler_live_bench.c)\n");

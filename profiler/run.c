@@ -72,20 +72,36 @@ json_t *prof_job_manifest(const char *node, const char *ns, const char *image,
                              ns, "--dir=/scratch");
     if (quick)
         json_array_append_new(args, json_string("--quick"));
+    /* The pod passes the "restricted" Pod Security level: non-root, read-only root, no
+     * privilege escalation, no capabilities, RuntimeDefault seccomp; fio writes only to the
+     * emptyDir. Requests reserve what the benchmark uses (the fio file needs ephemeral
+     * storage); there is deliberately no cpu limit, because a throttled container would
+     * measure the quota instead of the node's cpu. */
+    json_t *security =
+        json_pack("{s:b,s:b,s:b,s:{s:[s]},s:{s:s}}", "runAsNonRoot", 1, "readOnlyRootFilesystem", 1,
+                  "allowPrivilegeEscalation", 0, "capabilities", "drop", "ALL", "seccompProfile",
+                  "type", "RuntimeDefault");
+    json_t *resources =
+        json_pack("{s:{s:s,s:s,s:s},s:{s:s,s:s}}", "requests", "cpu", "100m", "memory", "256Mi",
+                  "ephemeral-storage", quick ? "2Gi" : "5Gi", "limits", "memory", "1Gi",
+                  "ephemeral-storage", quick ? "3Gi" : "6Gi");
+    json_t *container =
+        json_pack("{s:s,s:s,s:o,s:[{s:s,s:{s:{s:s}}}],s:[{s:s,s:s}],s:o,s:o}", "name", "bench",
+                  "image", image, "args", args, "env", "name", "NODE_NAME", "valueFrom", "fieldRef",
+                  "fieldPath", "spec.nodeName", "volumeMounts", "name", "scratch", "mountPath",
+                  "/scratch", "securityContext", security, "resources", resources);
     /* Pinned by nodeName (bypasses schedulers, so even a node our scheduler would avoid is
      * measured), tolerating every taint; the fio file goes to an emptyDir on the node's disk. */
     return json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:{s:i,s:i,s:{s:{s:{s:s}},s:{s:s,s:s,s:s,"
-                     "s:[{s:s}],s:[{s:s,s:s,s:o,s:[{s:s,s:{s:{s:s}}}],s:[{s:s,s:s}]}],"
-                     "s:[{s:s,s:{}}]}}}}",
+                     "s:{s:i,s:i,s:{s:s}},s:[{s:s}],s:[o],s:[{s:s,s:{}}]}}}}",
                      "apiVersion", "batch/v1", "kind", "Job", "metadata", "name", name, "namespace",
                      ns, "labels", "app.kubernetes.io/component", "tarema-profile", "spec",
                      "backoffLimit", 0, "ttlSecondsAfterFinished", 600, "template", "metadata",
                      "labels", "app.kubernetes.io/component", "tarema-profile", "spec", "nodeName",
                      node, "restartPolicy", "Never", "serviceAccountName",
-                     service_account ? service_account : "tarema-profiler", "tolerations",
-                     "operator", "Exists", "containers", "name", "bench", "image", image, "args",
-                     args, "env", "name", "NODE_NAME", "valueFrom", "fieldRef", "fieldPath",
-                     "spec.nodeName", "volumeMounts", "name", "scratch", "mountPath", "/scratch",
+                     service_account ? service_account : "tarema-profiler", "securityContext",
+                     "runAsUser", 10001, "runAsGroup", 10001, "seccompProfile", "type",
+                     "RuntimeDefault", "tolerations", "operator", "Exists", "containers", container,
                      "volumes", "name", "scratch", "emptyDir");
 }
 

@@ -67,8 +67,8 @@ size_t sched_binder_inflight(const sched_binder *b) {
 }
 
 static json_t *regarding(const char *ns, const char *name, const char *uid) {
-    return json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "kind", "Pod", "apiVersion", "v1",
-                     "metadata", "name", name, "namespace", ns, "uid", uid);
+    return json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "kind", "Pod", "apiVersion", "v1", "metadata",
+                     "name", name, "namespace", ns, "uid", uid);
 }
 
 static void event_done(void *ud, int status, json_t *body, const tm_err *err) {
@@ -79,16 +79,14 @@ static void event_done(void *ud, int status, json_t *body, const tm_err *err) {
 }
 
 static void post_event(sched_binder *b, const char *ns, const char *name, const char *uid,
-                       const char *type, const char *reason, const char *action,
-                       const char *note) {
+                       const char *type, const char *reason, const char *action, const char *note) {
     json_t *reg = regarding(ns, name, uid);
-    json_t *ev = reg ? tm_kube_event_new(reg, type, reason, action, note, b->controller,
-                                         b->instance)
-                     : NULL;
+    json_t *ev =
+        reg ? tm_kube_event_new(reg, type, reason, action, note, b->controller, b->instance) : NULL;
     /* reason is a string literal of the callers, so it outlives the request. */
     if (!ev || tm_kube_event_post_async(b->k, ev, event_done, (void *)reason))
-        tm_warn("event not recorded pod=%s/%s reason=%s err=\"cannot start the request\"", ns,
-                name, reason);
+        tm_warn("event not recorded pod=%s/%s reason=%s err=\"cannot start the request\"", ns, name,
+                reason);
     json_decref(ev);
     json_decref(reg);
 }
@@ -106,8 +104,7 @@ static void bind_done(void *ud, int status, json_t *body, const tm_err *err) {
     b->inflight--;
     if (!err) {
         char note[1024];
-        snprintf(note, sizeof note, "Successfully assigned %s/%s to %s", c->ns, c->name,
-                 c->node);
+        snprintf(note, sizeof note, "Successfully assigned %s/%s to %s", c->ns, c->name, c->node);
         post_event(b, c->ns, c->name, c->uid, "Normal", "Scheduled", "Binding", note);
     }
     if (b->on_result)
@@ -130,8 +127,8 @@ int sched_binder_bind(sched_binder *b, const sched_pod *p, const char *node, tm_
     }
     if (tm_kube_bind_async(b->k, p->ns, p->name, p->uid, node, bind_done, c)) {
         ctx_free(c);
-        return tm_err_set(err, "bind %s/%s to %s: the request could not be started", p->ns,
-                          p->name, node);
+        return tm_err_set(err, "bind %s/%s to %s: the request could not be started", p->ns, p->name,
+                          node);
     }
     c->next = b->ctxs;
     if (b->ctxs)
@@ -170,8 +167,7 @@ int sched_binder_unschedulable(sched_binder *b, const sched_pod *p, const char *
     json_decref(patch);
     free(path);
     if (rc)
-        return tm_err_set(err, "pod %s/%s: the status patch could not be started", p->ns,
-                          p->name);
+        return tm_err_set(err, "pod %s/%s: the status patch could not be started", p->ns, p->name);
     post_event(b, p->ns, p->name, p->uid, "Warning", "FailedScheduling", "Scheduling", message);
     return 0;
 }

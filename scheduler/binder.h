@@ -18,9 +18,8 @@
 
 /* A bind finished. status is the HTTP status (0 when the request never got an answer); err is
  * NULL on success. Called on the loop thread. */
-typedef void (*sched_bind_result_fn)(void *ud, const char *ns, const char *name,
-                                     const char *uid, const char *node, int status,
-                                     const tm_err *err);
+typedef void (*sched_bind_result_fn)(void *ud, const char *ns, const char *name, const char *uid,
+                                     const char *node, int status, const tm_err *err);
 
 typedef struct sched_binder sched_binder;
 

@@ -119,8 +119,8 @@ static bool node_relevant_change(const json_t *a, const json_t *b) {
            strcmp(ready_status(a), ready_status(b)) != 0;
 }
 
-int sched_cache_node_event(sched_cache *c, tm_watch_type type, const json_t *obj,
-                           const json_t *old, tm_err *err) {
+int sched_cache_node_event(sched_cache *c, tm_watch_type type, const json_t *obj, const json_t *old,
+                           tm_err *err) {
     const char *name = tm_json_str(obj, "metadata.name", NULL);
     if (!name)
         return tm_err_set(err, "node event without metadata.name");
@@ -175,8 +175,8 @@ static bool pod_relevant_change(const json_t *a, const json_t *b) {
                       tm_json_path(b, "metadata.annotations"));
 }
 
-int sched_cache_pod_event(sched_cache *c, tm_watch_type type, const json_t *obj,
-                          const json_t *old, tm_err *err) {
+int sched_cache_pod_event(sched_cache *c, tm_watch_type type, const json_t *obj, const json_t *old,
+                          tm_err *err) {
     const char *uid = tm_json_str(obj, "metadata.uid", NULL);
     const char *ns = tm_json_str(obj, "metadata.namespace", "");
     const char *name = tm_json_str(obj, "metadata.name", "");

@@ -63,10 +63,10 @@ const sched_keys *sched_cache_keys(const sched_cache *c);
 
 /* Informer events (obj and old borrowed; old NULL for ADDED). 0, or -1 with err naming the
  * object when its JSON cannot be understood (the event is then skipped). */
-int sched_cache_node_event(sched_cache *c, tm_watch_type type, const json_t *obj,
-                           const json_t *old, tm_err *err);
-int sched_cache_pod_event(sched_cache *c, tm_watch_type type, const json_t *obj,
-                          const json_t *old, tm_err *err);
+int sched_cache_node_event(sched_cache *c, tm_watch_type type, const json_t *obj, const json_t *old,
+                           tm_err *err);
+int sched_cache_pod_event(sched_cache *c, tm_watch_type type, const json_t *obj, const json_t *old,
+                          tm_err *err);
 int sched_cache_task_event(sched_cache *c, tm_watch_type type, const json_t *obj, tm_err *err);
 
 /* True when the pod is one we schedule: spec.schedulerName is ours and its namespace is

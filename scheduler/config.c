@@ -120,8 +120,8 @@ static int set_namespaces_csv(sched_config *c, const char *csv, tm_err *err) {
 }
 
 /* Typed getters for one key of a mapping; absent keys leave the value alone. */
-static int get_str(const json_t *o, const char *key, char **dst, const char *what,
-                   bool allow_empty, tm_err *err) {
+static int get_str(const json_t *o, const char *key, char **dst, const char *what, bool allow_empty,
+                   tm_err *err) {
     json_t *v = json_object_get(o, key);
     if (!v || json_is_null(v))
         return 0;
@@ -160,8 +160,8 @@ static int get_bool(const json_t *o, const char *key, bool *dst, const char *wha
 }
 
 static int apply_leader(sched_config *c, const json_t *le, const char *what, tm_err *err) {
-    static const char *const keys[] = {"enabled", "namespace", "name", "identity", "leaseMs",
-                                       "renewDeadlineMs", "retryMs", NULL};
+    static const char *const keys[] = {"enabled", "namespace",       "name",    "identity",
+                                       "leaseMs", "renewDeadlineMs", "retryMs", NULL};
     char where[256];
     snprintf(where, sizeof where, "%s: leaderElection", what);
     if (tm_json_check_keys(le, keys, where, err))
@@ -188,11 +188,24 @@ static int apply_mode(sched_config *c, const char *mode, const char *what, tm_er
 }
 
 int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what, tm_err *err) {
-    static const char *const keys[] = {
-        "schedulerName", "policy",  "mode",    "kubeconfig",          "context",
-        "namespaces",    "bindAddress", "port", "qps",                "burst",
-        "maxBindsInFlight", "podInitialBackoffMs", "podMaxBackoffMs", "unschedulableFlushMs",
-        "taskKeys",      "leaderElection", "log", NULL};
+    static const char *const keys[] = {"schedulerName",
+                                       "policy",
+                                       "mode",
+                                       "kubeconfig",
+                                       "context",
+                                       "namespaces",
+                                       "bindAddress",
+                                       "port",
+                                       "qps",
+                                       "burst",
+                                       "maxBindsInFlight",
+                                       "podInitialBackoffMs",
+                                       "podMaxBackoffMs",
+                                       "unschedulableFlushMs",
+                                       "taskKeys",
+                                       "leaderElection",
+                                       "log",
+                                       NULL};
     if (json_is_null(doc))
         return 0; /* an empty file keeps every default */
     if (tm_json_check_keys(doc, keys, what, err))
@@ -207,8 +220,7 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
         get_int(doc, "maxBindsInFlight", &c->max_binds_in_flight, 1, 1000000, what, err) ||
         get_int(doc, "podInitialBackoffMs", &c->pod_initial_backoff_ms, 1, 3600000, what, err) ||
         get_int(doc, "podMaxBackoffMs", &c->pod_max_backoff_ms, 1, 3600000, what, err) ||
-        get_int(doc, "unschedulableFlushMs", &c->unschedulable_flush_ms, 100, 86400000, what,
-                err))
+        get_int(doc, "unschedulableFlushMs", &c->unschedulable_flush_ms, 100, 86400000, what, err))
         return -1;
     json_t *v = json_object_get(doc, "mode");
     if (v && !json_is_null(v)) {
@@ -342,8 +354,7 @@ const char *sched_config_usage(void) {
            "  --log-level debug|info|warn|error  --log-format text|json\n";
 }
 
-static int parse_int_arg(const char *flag, const char *s, long lo, long hi, int *out,
-                         tm_err *err) {
+static int parse_int_arg(const char *flag, const char *s, long lo, long hi, int *out, tm_err *err) {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
@@ -384,8 +395,7 @@ static int apply_flag(sched_config *c, int opt, const char *arg, tm_err *err) {
     case OPT_BURST:
         return parse_int_arg("burst", arg, 0, 1000000, &c->burst, err);
     case OPT_MAX_BINDS:
-        return parse_int_arg("max-binds-in-flight", arg, 1, 1000000, &c->max_binds_in_flight,
-                             err);
+        return parse_int_arg("max-binds-in-flight", arg, 1, 1000000, &c->max_binds_in_flight, err);
     case OPT_LEADER:
         return parse_bool_arg("leader-elect", arg, &c->leader_elect, err);
     case OPT_LEASE_NS:
@@ -460,15 +470,13 @@ int sched_config_validate(const sched_config *c, tm_err *err) {
     if (!c->scheduler_name[0])
         return tm_err_set(err, "schedulerName must not be empty");
     if (c->pod_max_backoff_ms < c->pod_initial_backoff_ms)
-        return tm_err_set(err,
-                          "podMaxBackoffMs (%d) must not be below podInitialBackoffMs (%d)",
+        return tm_err_set(err, "podMaxBackoffMs (%d) must not be below podInitialBackoffMs (%d)",
                           c->pod_max_backoff_ms, c->pod_initial_backoff_ms);
     if (c->leader_elect && c->renew_deadline_ms >= c->lease_ms)
         return tm_err_set(err, "leaderElection: renewDeadlineMs (%d) must be below leaseMs (%d)",
                           c->renew_deadline_ms, c->lease_ms);
     if (c->leader_elect && c->retry_ms >= c->renew_deadline_ms)
-        return tm_err_set(err,
-                          "leaderElection: retryMs (%d) must be below renewDeadlineMs (%d)",
+        return tm_err_set(err, "leaderElection: retryMs (%d) must be below renewDeadlineMs (%d)",
                           c->retry_ms, c->renew_deadline_ms);
     if (strcmp(c->log_format, "text") != 0 && strcmp(c->log_format, "json") != 0)
         return tm_err_set(err, "log format '%s' is unknown (use text or json)", c->log_format);

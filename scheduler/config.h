@@ -36,8 +36,8 @@ typedef struct sched_config {
     char *scheduler_name;
     char *policy;
     sched_mode mode;
-    char *kubeconfig; /* NULL = automatic */
-    char *context;    /* NULL = current-context */
+    char *kubeconfig;  /* NULL = automatic */
+    char *context;     /* NULL = current-context */
     char **namespaces; /* NULL-terminated; empty = all namespaces */
     size_t n_namespaces;
     char *bind_address;

@@ -220,7 +220,9 @@ static bool req_matches(const sched_sel_req *r, const sched_node *n) {
     return false;
 }
 
-bool sched_pod_node_affinity_matches(const sched_pod *p, const sched_node *n) {
+/* Static so that it inlines into the per-node loop (sched_pod_node_affinity_matches wraps it). */
+static inline __attribute__((always_inline)) bool affinity_matches(const sched_pod *p,
+                                                                   const sched_node *n) {
     for (size_t i = 0; i < p->n_node_selector; i++) {
         const char *v = sched_node_label(n, p->node_selector[i].key);
         if (!v || strcmp(v, p->node_selector[i].value) != 0)
@@ -241,8 +243,14 @@ bool sched_pod_node_affinity_matches(const sched_pod *p, const sched_node *n) {
     return false;
 }
 
-/* The index of the first NoSchedule/NoExecute taint p does not tolerate, -1 when none. */
-static int untolerated_taint(const sched_pod *p, const sched_node *n) {
+bool sched_pod_node_affinity_matches(const sched_pod *p, const sched_node *n) {
+    return affinity_matches(p, n);
+}
+
+/* The index of the first NoSchedule/NoExecute taint p does not tolerate, -1 when none. Inlined
+ * in the per-node loop: that loop runs for every node of every cycle. */
+static inline __attribute__((always_inline)) int untolerated_taint(const sched_pod *p,
+                                                                   const sched_node *n) {
     for (size_t i = 0; i < n->n_taints; i++) {
         const sched_taint *t = &n->taints[i];
         if (t->effect == SCHED_EFFECT_PREFER_NO_SCHEDULE)
@@ -258,7 +266,8 @@ bool sched_pod_tolerates_node_taints(const sched_pod *p, const sched_node *n) {
 }
 
 /* Bit mask of the resource slots on which p does not fit n. */
-static uint32_t short_resources(const sched_snapshot *s, const sched_pod *p, const sched_node *n) {
+static inline __attribute__((always_inline)) uint32_t
+short_resources(const sched_snapshot *s, const sched_pod *p, const sched_node *n) {
     uint32_t d = 0;
     int nres = sched_snapshot_resource_count(s); /* slots beyond are never used */
     for (int r = 0; r < nres; r++) {
@@ -272,8 +281,9 @@ static uint32_t short_resources(const sched_snapshot *s, const sched_pod *p, con
 }
 
 /* Every filter in kube-scheduler's order; pf NULL runs only the node-local ones. */
-static sched_filter_id filter_run(const sched_snapshot *s, const sched_pod *p, const sched_node *n,
-                                  size_t node, const sched_prefilter *pf, uint32_t *detail) {
+static inline __attribute__((always_inline)) sched_filter_id
+filter_run(const sched_snapshot *s, const sched_pod *p, const sched_node *n, size_t node,
+           const sched_prefilter *pf, uint32_t *detail) {
     uint32_t d = 0;
     int r;
     sched_filter_id id = SCHED_FILTER_OK;
@@ -285,7 +295,7 @@ static sched_filter_id filter_run(const sched_snapshot *s, const sched_pod *p, c
     } else if ((r = untolerated_taint(p, n)) >= 0) {
         id = SCHED_FILTER_TAINT;
         d = (uint32_t)r;
-    } else if (!sched_pod_node_affinity_matches(p, n)) {
+    } else if (!affinity_matches(p, n)) {
         id = SCHED_FILTER_NODE_AFFINITY;
     } else if (pf && pf->ports_on && !sched_nodeports_fits(pf->ports, node)) {
         id = SCHED_FILTER_NODE_PORTS;
@@ -500,6 +510,8 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
     sched_task_resolve(s, p, &fw->cyc.task);
     if (sched_prefilter_compute(fw->pf, s, p, err) != 0)
         return tm_err_wrap(err, "pre-filter of pod %s/%s", p->ns, p->name);
+    const sched_prefilter *pf =
+        fw->pf->ports_on || fw->pf->spread_on || fw->pf->interpod_on ? fw->pf : NULL;
     if (fw->pl.pre_score && fw->pl.pre_score(fw->pl.state, &fw->cyc, err) != 0)
         return tm_err_wrap(err, "policy %s", fw->pl.name);
     fw->have_cycle = true;
@@ -508,7 +520,9 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
     uint32_t best_rank = 0;
     for (size_t i = 0; i < n; i++) {
         const sched_node *node = sched_snapshot_node(s, i);
-        fw->status[i] = (uint8_t)filter_run(s, p, node, i, fw->pf, &fw->detail[i]);
+        /* two inlined copies: a plain pod's loop carries no inter-pod check at all */
+        fw->status[i] = (uint8_t)(pf ? filter_run(s, p, node, i, pf, &fw->detail[i])
+                                     : filter_run(s, p, node, i, NULL, &fw->detail[i]));
         if (fw->status[i] != SCHED_FILTER_OK)
             continue;
         int64_t sc = fw->pl.score(fw->pl.state, &fw->cyc, node);

@@ -18,8 +18,10 @@
 #include "scheduler/queue.h"
 
 /* Cycles per batch: enough to amortise the lock and the loop turn, small enough that watch
- * events and bind completions are handled promptly. */
-#define BATCH 256
+ * events and bind completions are handled promptly. A batch also ends after BATCH_MS: the API
+ * server closes watchers that stop reading during bursts. */
+#define BATCH    256
+#define BATCH_MS 20
 /* How long to wait for TaskProfiles after nodes and pods are listed before scheduling anyway
  * (the CRD may not be installed: tasks are then unknown, which the policy handles). */
 #define TASKS_GRACE_MS 3000
@@ -84,8 +86,8 @@ static int queue_cmp(void *ud, const sched_pod *a, const sched_pod *b) {
 
 /* ---- binds --------------------------------------------------------------------------------- */
 
-static void on_bind(void *ud, const char *ns, const char *name, const char *uid,
-                    const char *node, int status, const tm_err *err) {
+static void on_bind(void *ud, const char *ns, const char *name, const char *uid, const char *node,
+                    int status, const tm_err *err) {
     sched_loop *l = ud;
     sched_cache_lock(l->cache);
     if (!err) {
@@ -195,8 +197,8 @@ static int register_metrics(sched_loop *l, tm_metrics *reg, tm_err *err) {
         return -1;
     l->m_e2e_s = tm_metrics_histogram(reg, "tarema_pod_scheduling_duration_seconds",
                                       "Time from pod creation to the scheduling decision "
-                                      "(the bind is started then).", NULL, e2e,
-                                      20, err);
+                                      "(the bind is started then).",
+                                      NULL, e2e, 20, err);
     if (!l->m_e2e_s)
         return -1;
     l->m_pending = tm_metrics_gauge(reg, "tarema_pending_pods",
@@ -209,21 +211,20 @@ static int register_metrics(sched_loop *l, tm_metrics *reg, tm_err *err) {
                                            "Binds sent and not answered yet.", NULL, err);
     if (!l->m_binds_inflight)
         return -1;
-    l->m_binds = tm_metrics_counter(reg, "tarema_binds_total",
-                                    "Bind results (ok, conflict, error).", TM_LABELS("result"),
-                                    err);
+    l->m_binds = tm_metrics_counter(
+        reg, "tarema_binds_total", "Bind results (ok, conflict, error).", TM_LABELS("result"), err);
     if (!l->m_binds)
         return -1;
-    l->m_leader = tm_metrics_gauge(reg, "tarema_leader", "1 while this replica is active.", NULL,
-                                   err);
+    l->m_leader =
+        tm_metrics_gauge(reg, "tarema_leader", "1 while this replica is active.", NULL, err);
     if (!l->m_leader)
         return -1;
     l->m_nodes = tm_metrics_gauge(reg, "tarema_cache_nodes", "Nodes in the cache.", NULL, err);
     if (!l->m_nodes)
         return -1;
-    l->m_pods = tm_metrics_gauge(reg, "tarema_cache_pods",
-                                 "Pods counted on nodes in the cache (bound and assumed).", NULL,
-                                 err);
+    l->m_pods =
+        tm_metrics_gauge(reg, "tarema_cache_pods",
+                         "Pods counted on nodes in the cache (bound and assumed).", NULL, err);
     return l->m_pods ? 0 : -1;
 }
 
@@ -246,8 +247,8 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
     if (!l->fw)
         goto fail;
     if (sched) {
-        l->queue = sched_queue_new(queue_cmp, l, cfg->pod_initial_backoff_ms,
-                                   cfg->pod_max_backoff_ms);
+        l->queue =
+            sched_queue_new(queue_cmp, l, cfg->pod_initial_backoff_ms, cfg->pod_max_backoff_ms);
         l->binder = sched_binder_new(k, cfg->scheduler_name, cfg->identity, on_bind, l);
         if (!l->queue || !l->binder) {
             tm_err_set(err, "out of memory");
@@ -267,10 +268,8 @@ fail:
 }
 
 int sched_loop_start(sched_loop *l, tm_err *err) {
-    tm_informer_opts o = {.path = "/api/v1/nodes",
-                          .on_event = on_node,
-                          .on_synced = synced_nodes,
-                          .ud = l};
+    tm_informer_opts o = {
+        .path = "/api/v1/nodes", .on_event = on_node, .on_synced = synced_nodes, .ud = l};
     if (!(l->nodes = tm_informer_start(l->k, &o, err)))
         return tm_err_wrap(err, "watching nodes");
     /* Finished pods hold no resources: leave them out, as kube-scheduler does. */
@@ -303,8 +302,8 @@ int sched_loop_start(sched_loop *l, tm_err *err) {
     }
     tm_info("scheduler started name=%s policy=%s mode=%s namespaces=%zu leader_elect=%s",
             l->cfg->scheduler_name, l->cfg->policy,
-            l->cfg->mode == SCHED_MODE_SCHEDULER ? "scheduler" : "extender",
-            l->cfg->n_namespaces, l->cfg->leader_elect ? "true" : "false");
+            l->cfg->mode == SCHED_MODE_SCHEDULER ? "scheduler" : "extender", l->cfg->n_namespaces,
+            l->cfg->leader_elect ? "true" : "false");
     return 0;
 }
 
@@ -403,6 +402,10 @@ static bool schedule_batch(sched_loop *l) {
             break;
         schedule_one(l, snap, pod, now);
         more = i == BATCH - 1;
+        if ((i & 15) == 15 && mono_ms() - now >= BATCH_MS) {
+            more = true;
+            break;
+        }
     }
     sched_cache_unlock(l->cache);
     return more;

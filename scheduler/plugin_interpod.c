@@ -80,15 +80,19 @@ static int count_existing(sched_interpod_state *st, const sched_snapshot *s, con
     size_t np = sched_snapshot_podset_count(s, SCHED_PODSET_ANTI);
     for (size_t i = 0; i < np; i++) {
         const char *uid;
-        int node;
-        const sched_pod_meta *m = sched_snapshot_podset_pod(s, SCHED_PODSET_ANTI, i, &uid, &node);
-        if (node < 0 || strcmp(uid, p->uid) == 0)
-            continue;
-        const sched_node *n = sched_snapshot_node(s, (size_t)node);
+        const sched_pod_meta *m = sched_snapshot_podset_pod(s, SCHED_PODSET_ANTI, i, &uid, NULL);
+        const sched_node *n = NULL; /* looked up only once a term matches: most do not */
         for (size_t t = 0; t < m->n_anti; t++) {
             const sched_pod_term *term = &m->anti[t];
             if (!sched_pod_term_matches(term, p->ns, p->pod_labels, true))
                 continue;
+            if (!n) {
+                int node;
+                sched_snapshot_podset_pod(s, SCHED_PODSET_ANTI, i, NULL, &node);
+                if (node < 0 || strcmp(uid, p->uid) == 0)
+                    break;
+                n = sched_snapshot_node(s, (size_t)node);
+            }
             const char *v = sched_node_label(n, term->topology_key);
             if (v && (sched_tpmap_add(st->existing, term->topology_key, v, 1) != 0 ||
                       add_ex_key(st, term->topology_key) != 0))
@@ -103,12 +107,19 @@ static int count_incoming(sched_interpod_state *st, const sched_snapshot *s, con
     size_t np = sched_snapshot_podset_count(s, SCHED_PODSET_META);
     for (size_t i = 0; i < np; i++) {
         const char *uid;
+        const sched_pod_meta *m = sched_snapshot_podset_pod(s, SCHED_PODSET_META, i, &uid, NULL);
+        bool aff = matches_all(p->pod_affinity, p->n_pod_affinity, m->ns, m->labels);
+        bool anti = false;
+        for (size_t t = 0; !anti && t < p->n_pod_anti_affinity; t++)
+            anti = sched_pod_term_matches(&p->pod_anti_affinity[t], m->ns, m->labels, true);
+        if (!aff && !anti) /* the common case: skip the node lookup */
+            continue;
         int node;
-        const sched_pod_meta *m = sched_snapshot_podset_pod(s, SCHED_PODSET_META, i, &uid, &node);
+        sched_snapshot_podset_pod(s, SCHED_PODSET_META, i, NULL, &node);
         if (node < 0 || strcmp(uid, p->uid) == 0)
             continue;
         const sched_node *n = sched_snapshot_node(s, (size_t)node);
-        if (matches_all(p->pod_affinity, p->n_pod_affinity, m->ns, m->labels)) {
+        if (aff) {
             for (size_t t = 0; t < p->n_pod_affinity; t++) {
                 const char *key = p->pod_affinity[t].topology_key;
                 const char *v = sched_node_label(n, key);

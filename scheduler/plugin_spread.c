@@ -104,14 +104,22 @@ static int count_pods(sched_spread_state *st, const sched_snapshot *s, const sch
     size_t np = sched_snapshot_podset_count(s, SCHED_PODSET_META);
     for (size_t i = 0; i < np; i++) {
         const char *uid;
-        int node;
-        const sched_pod_meta *m = sched_snapshot_podset_pod(s, SCHED_PODSET_META, i, &uid, &node);
-        if (node < 0 || m->terminating || strcmp(m->ns, p->ns) != 0 || strcmp(uid, p->uid) == 0)
+        const sched_pod_meta *m = sched_snapshot_podset_pod(s, SCHED_PODSET_META, i, &uid, NULL);
+        if (m->terminating || strcmp(m->ns, p->ns) != 0)
             continue;
-        const char **dom = &st->dom[(size_t)node * st->nc];
+        const char **dom = NULL; /* the node is looked up once a selector matches */
         for (size_t c = 0; c < st->nc; c++) {
             const tm_selector *sel = p->spread[c].selector;
-            if (!dom[c] || !sel || !sel->n || !tm_selector_matches(sel, m->labels))
+            if (!sel || !sel->n || !tm_selector_matches(sel, m->labels))
+                continue;
+            if (!dom) {
+                int node;
+                sched_snapshot_podset_pod(s, SCHED_PODSET_META, i, NULL, &node);
+                if (node < 0 || strcmp(uid, p->uid) == 0)
+                    break;
+                dom = &st->dom[(size_t)node * st->nc];
+            }
+            if (!dom[c])
                 continue;
             if (sched_tpmap_add(st->counts, p->spread[c].topology_key, dom[c], 1) != 0)
                 return -1;

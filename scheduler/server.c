@@ -31,8 +31,8 @@ static int64_t now_ms(void *ud) {
 }
 
 /* The extender's bind verb: a synchronous bind (thread-safe client call). */
-static int ext_bind(void *ud, const char *ns, const char *name, const char *uid,
-                    const char *node, tm_err *err) {
+static int ext_bind(void *ud, const char *ns, const char *name, const char *uid, const char *node,
+                    tm_err *err) {
     sched_server *s = ud;
     return tm_kube_bind(s->k, ns, name, uid, node, err);
 }

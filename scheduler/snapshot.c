@@ -516,33 +516,53 @@ size_t sched_snapshot_pod_count(const sched_snapshot *s) {
     return s->pods.live;
 }
 
-/* "workflow\x1fprocess" in buf when it fits, else a heap copy in *heap (caller frees). */
-static const char *task_key(const char *wf, const char *proc, char *buf, size_t size, char **heap) {
-    size_t lw = strlen(wf), lp = strlen(proc);
-    char *k = buf;
-    *heap = NULL;
-    if (lw + lp + 2 > size) {
-        k = *heap = malloc(lw + lp + 2);
-        if (!k)
-            return NULL;
+static bool label_alnum(unsigned char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+size_t sched_label_value_sanitize(const char *in, char out[SCHED_LABEL_VALUE_MAX + 1]) {
+    size_t n = 0;
+    bool in_run = false;
+    for (size_t i = 0; in && in[i] && i < SCHED_LABEL_VALUE_MAX; i++) {
+        unsigned char c = (unsigned char)in[i];
+        if (label_alnum(c) || c == '.' || c == '_' || c == '-') {
+            out[n++] = (char)c;
+            in_run = false;
+        } else if (!in_run) {
+            out[n++] = '_';
+            in_run = true;
+        }
     }
-    memcpy(k, wf, lw);
-    k[lw] = '\x1f';
-    memcpy(k + lw + 1, proc, lp + 1);
-    return k;
+    size_t start = 0;
+    while (start < n && !label_alnum((unsigned char)out[start]))
+        start++;
+    while (n > start && !label_alnum((unsigned char)out[n - 1]))
+        n--;
+    memmove(out, out + start, n - start);
+    out[n - start] = '\0';
+    return n - start;
+}
+
+/* The task table key "workflow\x1fprocess", both parts in label-value form (see snapshot.h:
+ * the pod carries Nextflow's sanitised names, the TaskProfile the traced ones). */
+typedef struct {
+    char s[2 * SCHED_LABEL_VALUE_MAX + 2];
+} task_key_buf;
+
+static const char *task_key(const char *wf, const char *proc, task_key_buf *k) {
+    size_t lw = sched_label_value_sanitize(wf, k->s);
+    k->s[lw] = '\x1f';
+    sched_label_value_sanitize(proc, k->s + lw + 1);
+    return k->s;
 }
 
 int sched_snapshot_set_task(sched_snapshot *s, const char *workflow, const char *process,
                             const sched_task_profile *tp, tm_err *err) {
-    char buf[256], *heap;
-    const char *key =
-        task_key(workflow ? workflow : "", process ? process : "", buf, sizeof buf, &heap);
-    if (!key)
-        return tm_err_set(err, "out of memory");
+    task_key_buf kb;
+    const char *key = task_key(workflow, process, &kb);
     stask *t = smap_get(&s->tasks, key);
     if (t) {
         t->tp = *tp;
-        free(heap);
         return 0;
     }
     t = calloc(1, sizeof *t);
@@ -550,20 +570,15 @@ int sched_snapshot_set_task(sched_snapshot *s, const char *workflow, const char 
         if (t)
             free(t->key);
         free(t);
-        free(heap);
         return tm_err_set(err, "out of memory recording task %s/%s", workflow, process);
     }
     t->tp = *tp;
-    free(heap);
     return 0;
 }
 
 int sched_snapshot_remove_task(sched_snapshot *s, const char *workflow, const char *process) {
-    char buf[256], *heap;
-    const char *key =
-        task_key(workflow ? workflow : "", process ? process : "", buf, sizeof buf, &heap);
-    stask *t = key ? smap_get(&s->tasks, key) : NULL;
-    free(heap);
+    task_key_buf kb;
+    stask *t = smap_get(&s->tasks, task_key(workflow, process, &kb));
     if (!t)
         return -1;
     smap_del(&s->tasks, t->key);
@@ -576,10 +591,8 @@ const sched_task_profile *sched_snapshot_task(const sched_snapshot *s, const cha
                                               const char *process) {
     if (!process || !*process || !s->tasks.live)
         return NULL;
-    char buf[256], *heap;
-    const char *key = task_key(workflow ? workflow : "", process, buf, sizeof buf, &heap);
-    stask *t = key ? smap_get(&s->tasks, key) : NULL;
-    free(heap);
+    task_key_buf kb;
+    stask *t = smap_get(&s->tasks, task_key(workflow, process, &kb));
     return t ? &t->tp : NULL;
 }
 

@@ -683,7 +683,9 @@ static int refresh_labels(sim *s) {
             if (sim_history_label(h->h, p, tp.labels, &rt) == 0)
                 continue;
             tp.expected_runtime_ms = isnan(rt) ? -1 : (int64_t)llround(rt);
-            if (memcmp(&tp, &h->published[p], sizeof tp) == 0)
+            const sched_task_profile *old = &h->published[p];
+            if (tp.expected_runtime_ms == old->expected_runtime_ms &&
+                memcmp(tp.labels, old->labels, sizeof tp.labels) == 0)
                 continue;
             if (sched_snapshot_set_task(s->snap, wf->name, wf->procs[p].name, &tp, s->err) < 0)
                 return tm_err_wrap(s->err, "labelling workflow %s", wf->name);

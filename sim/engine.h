@@ -31,11 +31,11 @@
 #define SIM_POD_SLOTS 110 /* pods per node, kubelet's default */
 
 typedef struct sim_opts {
-    const char *policy;   /* a name from sched_policy_names() */
-    uint64_t seed;        /* node-order shuffle (the paper shuffles the node list per run) */
-    bool shuffle;         /* false: nodes keep their cluster-file order (tests) */
-    bool contention;      /* slow co-located tasks down (see above) */
-    bool record_tasks;    /* keep every task's placement and times (for --gantt) */
+    const char *policy; /* a name from sched_policy_names() */
+    uint64_t seed;      /* node-order shuffle (the paper shuffles the node list per run) */
+    bool shuffle;       /* false: nodes keep their cluster-file order (tests) */
+    bool contention;    /* slow co-located tasks down (see above) */
+    bool record_tasks;  /* keep every task's placement and times (for --gantt) */
 } sim_opts;
 
 void sim_opts_default(sim_opts *o);

@@ -108,8 +108,8 @@ sim_history *sim_history_new(int nprocs, const lab_classes classes[LAB_NFEATURES
     size_t np = nprocs > 0 ? (size_t)nprocs : 1;
     if (!h || !(h->sum = calloc(np * LAB_NFEATURES, sizeof *h->sum)) ||
         !(h->cnt = calloc(np * LAB_NFEATURES, sizeof *h->cnt)) ||
-        !(h->rt_sum = calloc(np, sizeof *h->rt_sum)) ||
-        !(h->rt_n = calloc(np, sizeof *h->rt_n)) || !(h->runs = calloc(np, sizeof *h->runs))) {
+        !(h->rt_sum = calloc(np, sizeof *h->rt_sum)) || !(h->rt_n = calloc(np, sizeof *h->rt_n)) ||
+        !(h->runs = calloc(np, sizeof *h->runs))) {
         sim_history_free(h);
         tm_err_set(err, "out of memory for the monitoring history");
         return NULL;
@@ -147,8 +147,8 @@ void sim_history_free(sim_history *h) {
     free(h);
 }
 
-int sim_history_add(sim_history *h, int proc, const double value[LAB_NFEATURES],
-                    double realtime_ms, tm_err *err) {
+int sim_history_add(sim_history *h, int proc, const double value[LAB_NFEATURES], double realtime_ms,
+                    tm_err *err) {
     if (proc < 0 || proc >= h->nprocs)
         return tm_err_set(err, "history: process %d of %d", proc, h->nprocs);
     for (int f = 0; f < LAB_NFEATURES; f++) {
@@ -175,6 +175,11 @@ size_t sim_history_count(const sim_history *h) {
 
 long sim_history_label(sim_history *h, int proc, int label[LAB_NFEATURES],
                        double *mean_realtime_ms) {
+    if (proc < 0 || proc >= h->nprocs) {
+        memset(label, 0, LAB_NFEATURES * sizeof *label);
+        *mean_realtime_ms = NAN;
+        return 0;
+    }
     if (h->bounds_at != h->count) {
         for (int f = 0; f < LAB_NFEATURES; f++) {
             h->nbounds[f] = h->os[f].total ? h->npos[f] : -1;

@@ -34,14 +34,15 @@ void sim_history_free(sim_history *h);
 
 /* Records one completed run of process proc: its feature values (NAN when not measured) and
  * its realtime in ms. Returns 0, or -1 with err when a value is outside the universe. */
-int sim_history_add(sim_history *h, int proc, const double value[LAB_NFEATURES],
-                    double realtime_ms, tm_err *err);
+int sim_history_add(sim_history *h, int proc, const double value[LAB_NFEATURES], double realtime_ms,
+                    tm_err *err);
 
 /* Samples recorded so far. */
 size_t sim_history_count(const sim_history *h);
 
 /* Process proc's labels (1..n, 0 = unlabeled feature) and mean realtime (NAN without samples)
- * from the whole history, as lab_label_compute gives them. Returns proc's sample count. */
+ * from the whole history, as lab_label_compute gives them. Returns proc's sample count (0, with
+ * labels 0, for a process out of range). */
 long sim_history_label(sim_history *h, int proc, int label[LAB_NFEATURES],
                        double *mean_realtime_ms);
 

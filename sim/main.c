@@ -47,18 +47,13 @@ static void gantt_path(const char *file, const char *policy, char *out, size_t s
 }
 
 int main(int argc, char **argv) {
-    static const struct option longopts[] = {{"cluster", required_argument, 0, 'c'},
-                                             {"workload", required_argument, 0, 'w'},
-                                             {"policy", required_argument, 0, 'p'},
-                                             {"seed", required_argument, 0, 's'},
-                                             {"isolate", no_argument, 0, 'i'},
-                                             {"contention", no_argument, 0, 'C'},
-                                             {"json", no_argument, 0, 'j'},
-                                             {"gantt", required_argument, 0, 'g'},
-                                             {"no-shuffle", no_argument, 0, 'N'},
-                                             {"log-level", required_argument, 0, 'l'},
-                                             {"help", no_argument, 0, 'h'},
-                                             {0, 0, 0, 0}};
+    static const struct option longopts[] = {
+        {"cluster", required_argument, 0, 'c'}, {"workload", required_argument, 0, 'w'},
+        {"policy", required_argument, 0, 'p'},  {"seed", required_argument, 0, 's'},
+        {"isolate", no_argument, 0, 'i'},       {"contention", no_argument, 0, 'C'},
+        {"json", no_argument, 0, 'j'},          {"gantt", required_argument, 0, 'g'},
+        {"no-shuffle", no_argument, 0, 'N'},    {"log-level", required_argument, 0, 'l'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     const char *cluster_path = NULL, *workload_path = NULL, *policy = "tarema", *gantt = NULL;
     int isolate = 0, as_json = 0;
     sim_opts o;

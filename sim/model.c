@@ -130,6 +130,9 @@ static int parse_type(const json_t *o, sim_node_type *t, const char *what, tm_er
         return -1;
     if (copy_name(t->name, json_object_get(o, "name"), what, err) < 0)
         return -1;
+    if (strlen(t->name) > 100) /* node names are "<type>-<i>" in SIM_NAME_MAX */
+        return tm_err_set(err, "%s: node type name '%s' is longer than 100 characters", what,
+                          t->name);
     if (json_object_get(o, "measured_as")) {
         if (copy_name(t->measured_as, json_object_get(o, "measured_as"), what, err) < 0)
             return -1;
@@ -270,7 +273,7 @@ sim_cluster *sim_cluster_from_json(const void *json_root, const char *source, ui
         const sim_node_type *t = &c->types[i];
         for (int j = 0; j < t->count; j++, n++) {
             sim_node *nd = &c->nodes[n];
-            snprintf(nd->name, sizeof nd->name, "%.100s-%d", t->name, j);
+            snprintf(nd->name, sizeof nd->name, "%.100s-%d", t->name, j); /* names <= 100: no cut */
             nd->type = i;
             for (int k = 0; k < SIM_NBENCH; k++) {
                 double u = (double)(mix64(&rs) >> 11) / 9007199254740992.0;
@@ -918,12 +921,15 @@ static int parse_measurements(const json_t *arr, const char *label, const char *
             return tm_err_set(err, "%s: file path is too long", w);
         if (sim_meas_read(t, path, tm_json_str(m, "format", NULL), tm_json_str(m, "machine", NULL),
                           label, err) < 0) {
-            if (relative && access(path, F_OK) != 0)
-                /* the shipped scenarios point at ../shared/ beside the repository */
-                return tm_err_wrap(err,
-                                   "%s (file: %s is resolved against the workload file's "
-                                   "directory %s; is the data there?)",
-                                   w, file, base_dir);
+            if (relative && access(path, F_OK) != 0) {
+                /* the shipped scenarios point at shared/ beside the repository */
+                char cause[TM_ERR_MAX];
+                snprintf(cause, sizeof cause, "%s", err->msg);
+                return tm_err_set(err,
+                                  "%s: %s (`file: %s` is resolved against the workload file's "
+                                  "directory %s; is the data there?)",
+                                  w, cause, file, base_dir);
+            }
             return tm_err_wrap(err, "%s", w);
         }
     }

@@ -21,7 +21,8 @@
  *       start: 0                   # seconds; first arrival
  *       runs: 7                    # recurring runs (the paper's A3), each after the previous
  *       gap: 60                    # seconds between one run's end and the next's arrival
- *       arrivals: [0, 100]         # or explicit arrival times (instead of start/runs/gap)
+ *       arrivals: [0, 100]         # or explicit arrival times (instead of start/runs/gap),
+ *                                  # any order: runs are numbered by arrival
  *       requests: {cpu: 2, memory: 5Gi}          # default requests of every process
  *       measurements:              # per-task measurements; processes take instances from them
  *         - {file: chipseq_n1.csv}                      # lotaru CSV (machine from its column)
@@ -133,9 +134,10 @@ typedef struct sim_workload {
     sim_workflow *wfs;
 } sim_workload;
 
-/* Reads a workload YAML and every measurement file it names (paths relative to the YAML's
- * directory), orders each DAG topologically (err names a cycle) and checks it against the
- * cluster: every process must fit some node and have a runtime on every node type. */
+/* Reads a workload YAML and every measurement file it names (relative paths are resolved
+ * against the directory the YAML really is in, symlinks followed), orders each DAG topologically
+ * (err names a cycle) and checks it against the cluster: every process must fit some node and have
+ * a runtime on every node type. */
 sim_workload *sim_workload_load(const char *path, const sim_cluster *c, tm_err *err);
 sim_workload *sim_workload_from_json(const void *json_root, const char *source,
                                      const char *base_dir, const sim_cluster *c, tm_err *err);

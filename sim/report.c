@@ -222,6 +222,13 @@ static void hsl_hex(double h, double s, double l, char out[8]) {
              (int)lround((b + m) * 255));
 }
 
+/* The colour of process number k (over all workflows): golden-angle hues, and since hues come
+ * back close every 8, 13 and 21 steps, the lightness changes every 8 so those stay apart. */
+static void process_colour(int k, char out[8]) {
+    static const double light[3] = {0.50, 0.34, 0.68};
+    hsl_hex(k * 137.508, 0.65, light[(k / 8) % 3], out);
+}
+
 static void xml_text(FILE *f, const char *s) {
     for (; *s; s++) {
         if (*s == '<')
@@ -260,6 +267,54 @@ static int cmp_rec_by_node_start(const void *a, const void *b) {
     if (x->node != y->node)
         return x->node - y->node;
     return (x->start > y->start) - (x->start < y->start);
+}
+
+/* Dashed lines where each workflow's first run arrives, so workflows run one after the other
+ * (--isolate) or staggered can be told apart, named at the top; workflows arriving within
+ * 60 px of each other share one label ("a, b +2"). */
+static void gantt_arrivals(FILE *f, const sim_result *r, double left, double top, double plot_w,
+                           double plot_bottom, double horizon) {
+    const sim_workload *w = r->workload;
+    double *at = malloc((size_t)w->nworkflows * sizeof *at);
+    if (!at)
+        return; /* the chart is still right without the markers */
+    for (int i = 0; i < w->nworkflows; i++) {
+        at[i] = INFINITY;
+        for (int k = 0; k < r->nruns; k++)
+            if (r->runs[k].wf == i && r->runs[k].arrival < at[i])
+                at[i] = r->runs[k].arrival;
+    }
+    for (int i = 0; i < w->nworkflows; i++) {
+        /* the next unlabelled workflow in arrival order starts a label group */
+        int first = -1;
+        for (int j = 0; j < w->nworkflows; j++)
+            if (isfinite(at[j]) && (first < 0 || at[j] < at[first]))
+                first = j;
+        if (first < 0)
+            break;
+        double x = left + plot_w * at[first] / horizon;
+        fprintf(f,
+                "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\" "
+                "stroke-dasharray=\"3,3\"/>\n<text x=\"%.1f\" y=\"%.0f\" font-size=\"10\">",
+                x, top - 14, x, plot_bottom, x + 2, top - 8);
+        int named = 0, more = 0;
+        for (int j = 0; j < w->nworkflows; j++) {
+            if (!isfinite(at[j]) || left + plot_w * at[j] / horizon - x >= 60)
+                continue;
+            if (named < 2) {
+                fputs(named ? ", " : "", f);
+                xml_text(f, w->wfs[j].name);
+                named++;
+            } else {
+                more++;
+            }
+            at[j] = INFINITY;
+        }
+        if (more)
+            fprintf(f, " +%d", more);
+        fprintf(f, "</text>\n");
+    }
+    free(at);
 }
 
 int sim_report_gantt(const char *path, const sim_result *r, tm_err *err) {
@@ -368,13 +423,14 @@ int sim_report_gantt(const char *path, const sim_result *r, tm_err *err) {
     }
     fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"middle\">time (s)</text>\n",
             left + plot_w / 2, plot_bottom + 28);
+    gantt_arrivals(f, r, left, top, plot_w, plot_bottom, horizon);
     /* tasks */
     for (long i = 0; i < nt; i++) {
         const sim_task_rec *t = &r->task_recs[i];
         const gnode *g = &gn[row_of[t->node]];
         char col[8];
         int pi = proc_base[t->wf] + t->proc;
-        hsl_hex(pi * 137.508, 0.65, 0.5, col);
+        process_colour(pi, col);
         double x = left + plot_w * t->start / horizon, wd = plot_w * (t->end - t->start) / horizon;
         fprintf(f,
                 "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" "
@@ -392,7 +448,7 @@ int sim_report_gantt(const char *path, const sim_result *r, tm_err *err) {
         for (int p = 0; p < w->wfs[i].nprocs; p++) {
             int k = proc_base[i] + p;
             char col[8];
-            hsl_hex(k * 137.508, 0.65, 0.5, col);
+            process_colour(k, col);
             double x = left + (k % legend_cols) * (plot_w / legend_cols),
                    yy = ly + (k / legend_cols) * 16;
             fprintf(f,

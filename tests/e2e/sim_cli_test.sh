@@ -31,6 +31,29 @@ else
   echo "# lotaru data not found next to the repository; paper scenarios skipped"
 fi
 
+# with several policies, one Gantt chart per policy
+check "gantt per policy" bash -c "'$SIM' --cluster '$FX/tiny-cluster.yaml' --workload '$FX/tiny-workload.yaml' --policy all --gantt '$TMP/p.svg' >/dev/null && for p in tarema round-robin fair fill-nodes sjfn; do [ \$(grep -c '<title>' \"$TMP/p-\$p.svg\") = 6 ] || exit 1; done"
+
+# scenario files name their data relative to themselves: any current directory, a symlink to
+# the scenario, and a clone with shared/ beside it (the CI layout) all find it
+SHARED="$REPO_ROOT/../shared"
+mkdir -p "$TMP/clone/repo/sim" "$TMP/bare/repo/sim"
+cp -r "$REPO_ROOT/sim/scenarios" "$TMP/clone/repo/sim/"
+cp -r "$REPO_ROOT/sim/scenarios" "$TMP/bare/repo/sim/"
+if [ -f "$SHARED/data/lotaru/chipseq_n1.csv" ]; then
+  ln -s "$(cd "$SHARED" && pwd)" "$TMP/clone/shared"
+  ln -s "$REPO_ROOT/sim/scenarios/nfcore5.yaml" "$TMP/linked.yaml"
+  check "scenario from another directory" bash -c "cd / && '$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$(realpath --relative-to=/ "$REPO_ROOT")/sim/scenarios/nfcore5.yaml' | grep -q '^chipseq'"
+  check "scenario through a symlink" bash -c "'$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$TMP/linked.yaml' | grep -q '^chipseq'"
+  check "scenario in a clone with shared/ beside it" bash -c "cd '$TMP/clone/repo' && '$SIM' --cluster sim/scenarios/cluster-5442.yaml --workload sim/scenarios/nfcore5.yaml | grep -q '^eager'"
+fi
+out=$(cd "$TMP/bare/repo" && "$SIM" --cluster sim/scenarios/cluster-555.yaml --workload sim/scenarios/nfcore5.yaml 2>&1); rc=$?
+if [ "$rc" = 1 ] && echo "$out" | grep -q "shared/data/lotaru/chipseq_n1.csv: cannot open measurement file: No such file" && echo "$out" | grep -q "resolved against the workload file's directory $(cd "$TMP/bare/repo/sim/scenarios" && pwd -P)"; then
+  pass "missing lotaru data is a clear error"
+else
+  fail "missing lotaru data is a clear error" "rc=$rc: $out"
+fi
+
 # bad input: exit status 1 and a message naming the problem
 bad() { # name pattern yaml
   printf '%s\n' "$3" > "$TMP/bad.yaml"
@@ -42,6 +65,11 @@ bad "cycle is an error" "cycle among: A, B" 'workflows:
     processes:
       - {name: A, instances: 1, base_runtime: 1, after: [B]}
       - {name: B, instances: 1, base_runtime: 1, after: [A]}'
+bad "repeated dependency is an error" "after names 'A' twice" 'workflows:
+  - name: w
+    processes:
+      - {name: A, instances: 1, base_runtime: 1}
+      - {name: B, instances: 1, base_runtime: 1, after: [A, A, A, A, A, A]}'
 bad "oversized process is an error" "more than any node" 'workflows:
   - name: w
     processes: [{name: A, instances: 1, base_runtime: 1, requests: {cpu: 64}}]'
@@ -51,6 +79,8 @@ bad "unknown key is an error" "unknown key .runz." 'workflows:
     processes: [{name: A, instances: 1, base_runtime: 1}]'
 out=$("$SIM" --cluster "$FX/tiny-cluster.yaml" --workload "$FX/tiny-workload.yaml" --policy fastest 2>&1); rc=$?
 if [ "$rc" = 1 ] && echo "$out" | grep -q fastest; then pass "unknown policy is an error"; else fail "unknown policy is an error" "rc=$rc: $out"; fi
+out=$("$SIM" --cluster "$FX/tiny-cluster.yaml" --workload "$FX/tiny-workload.yaml" --seed -1 2>&1); rc=$?
+if [ "$rc" = 2 ] && echo "$out" | grep -q "seed '-1'"; then pass "negative seed is refused"; else fail "negative seed is refused" "rc=$rc: $out"; fi
 out=$("$SIM" --cluster "$TMP/missing.yaml" --workload "$FX/tiny-workload.yaml" 2>&1); rc=$?
 if [ "$rc" = 1 ] && echo "$out" | grep -q missing.yaml; then pass "missing file is an error"; else fail "missing file is an error" "rc=$rc: $out"; fi
 summary

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
+#include "lib/jsonutil.h"
 #include "profiler/apply.h"
 #include "profiler/run.h"
 
@@ -123,6 +124,19 @@ static void test_job_manifest(void) {
     json_t *args = json_object_get(json_array_get(json_object_get(spec, "containers"), 0), "args");
     CHECK_STR(json_string_value(json_array_get(args, 0)), "bench");
     CHECK_STR(json_string_value(json_array_get(args, json_array_size(args) - 1)), "--quick");
+    /* Restricted Pod Security: a namespace that enforces it must accept the bench pods. */
+    json_t *c = json_array_get(json_object_get(spec, "containers"), 0);
+    CHECK(tm_json_bool(c, "securityContext.runAsNonRoot", false));
+    CHECK(tm_json_bool(c, "securityContext.readOnlyRootFilesystem", false));
+    CHECK(!tm_json_bool(c, "securityContext.allowPrivilegeEscalation", true));
+    CHECK_STR(
+        json_string_value(json_array_get(tm_json_path(c, "securityContext.capabilities.drop"), 0)),
+        "ALL");
+    CHECK_STR(tm_json_str(spec, "securityContext.seccompProfile.type", NULL), "RuntimeDefault");
+    CHECK(tm_json_int(spec, "securityContext.runAsUser", 0) > 0);
+    CHECK(tm_json_str(c, "resources.requests.ephemeral-storage", NULL) != NULL);
+    CHECK(tm_json_str(c, "resources.limits.memory", NULL) != NULL);
+    CHECK(tm_json_path(c, "resources.limits.cpu") == NULL); /* a cpu quota would skew the bench */
     json_decref(j);
     char name[64], longnode[200];
     memset(longnode, 'x', 120);

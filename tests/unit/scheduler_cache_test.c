@@ -36,19 +36,19 @@ static json_t *node_json(const char *name, const char *cpu, const char *ready, c
                      "s:s}]}}",
                      "apiVersion", "v1", "kind", "Node", "metadata", "name", name, "labels",
                      "kubernetes.io/hostname", name, "spec", "status", "allocatable", "cpu", cpu,
-                     "memory", "8Gi", "pods", "110", "conditions", "type", "Ready", "status",
-                     ready, "lastHeartbeatTime", hb);
+                     "memory", "8Gi", "pods", "110", "conditions", "type", "Ready", "status", ready,
+                     "lastHeartbeatTime", hb);
 }
 
 static json_t *pod_json(const char *uid, const char *sched, const char *node, const char *cpu,
                         const char *phase) {
-    json_t *p = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s}, s:{s:s, s:[{s:s, s:s, s:{s:{s:s, "
-                          "s:s}}}]}, s:{s:s}}",
-                          "apiVersion", "v1", "kind", "Pod", "metadata", "name", uid,
-                          "namespace", "ns", "uid", uid, "creationTimestamp",
-                          "2024-01-01T00:00:00Z", "spec", "schedulerName", sched, "containers",
-                          "name", "c", "image", "x", "resources", "requests", "cpu", cpu,
-                          "memory", "1Gi", "status", "phase", phase);
+    json_t *p =
+        json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s}, s:{s:s, s:[{s:s, s:s, s:{s:{s:s, "
+                  "s:s}}}]}, s:{s:s}}",
+                  "apiVersion", "v1", "kind", "Pod", "metadata", "name", uid, "namespace", "ns",
+                  "uid", uid, "creationTimestamp", "2024-01-01T00:00:00Z", "spec", "schedulerName",
+                  sched, "containers", "name", "c", "image", "x", "resources", "requests", "cpu",
+                  cpu, "memory", "1Gi", "status", "phase", phase);
     if (node)
         json_object_set_new(json_object_get(p, "spec"), "nodeName", json_string(node));
     return p;
@@ -235,10 +235,10 @@ static void test_task_profiles(void) {
     rec r = {0};
     sched_cache *c = new_cache(&r, NULL);
     tm_err err = {0};
-    json_t *tp = json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:s}, s:{s:{s:i, s:i, s:i}}}",
-                           "apiVersion", "tarema.io/v1alpha1", "kind", "TaskProfile", "metadata",
-                           "name", "wf-align", "spec", "workflow", "wf", "process", "align",
-                           "status", "labels", "cpu", 3, "mem", 1, "io", 2);
+    json_t *tp = json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:s}, s:{s:{s:i, s:i, s:i}}}", "apiVersion",
+                           "tarema.io/v1alpha1", "kind", "TaskProfile", "metadata", "name",
+                           "wf-align", "spec", "workflow", "wf", "process", "align", "status",
+                           "labels", "cpu", 3, "mem", 1, "io", 2);
     CHECK_INT(sched_cache_task_event(c, TM_WATCH_ADDED, tp, &err), 0);
     const sched_task_profile *t = sched_snapshot_task(sched_cache_snapshot(c), "wf", "align");
     CHECKF(t != NULL, "%s", err.msg);

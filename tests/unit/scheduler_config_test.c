@@ -122,8 +122,8 @@ static void test_flags_override_file(void) {
     CHECK_INT(tm_write_file_atomic(path, y, strlen(y), &err), 0);
     sched_config *c = sched_config_new();
     bool help;
-    const char *args[] = {"--policy",     "round-robin", "--config", path, "--namespaces=x,y,z",
-                          "--leader-elect", "--qps",     "99",       NULL};
+    const char *args[] = {"--policy",       "round-robin", "--config", path, "--namespaces=x,y,z",
+                          "--leader-elect", "--qps",       "99",       NULL};
     CHECKF(parse(c, args, &help, &err) == 0, "%s", err.msg);
     CHECK(!help);
     CHECK_STR(c->policy, "round-robin"); /* the flag wins although it came first */

@@ -154,6 +154,37 @@ static void test_filter_node_names_cache_capable(void) {
     sched_snapshot_free(cache);
 }
 
+/* A host-port conflict can clear when the other pod leaves, like kube's NodePorts
+ * (Unschedulable): the extender must report it in FailedNodes, not as unresolvable. */
+static void test_filter_port_conflict_is_resolvable(void) {
+    sched_snapshot *cache = cache_snapshot();
+    tm_err err = {0};
+    json_t *other =
+        json_pack("{s:{s:s,s:s,s:s},s:{s:s,s:[{s:s,s:[{s:i,s:i}]}]}}", "metadata", "namespace",
+                  "other", "name", "web", "uid", "web-uid", "spec", "nodeName", "fast-1",
+                  "containers", "name", "c", "ports", "containerPort", 80, "hostPort", 8080);
+    CHECKF(sched_snapshot_add_pod_json(cache, other, "fast-1", &err) == 0, "%s", err.msg);
+    sched_extender_opts o = {.cache = cache};
+    sched_extender *x = sched_extender_new(&o, &err);
+    json_t *args = load(FIX "extender-args-names.json");
+    json_t *c0 = json_array_get(tm_json_path(json_object_get(args, "Pod"), "spec.containers"), 0);
+    json_object_set_new(c0, "ports",
+                        json_pack("[{s:i,s:i}]", "containerPort", 8080, "hostPort", 8080));
+    json_t *res = sched_extender_filter(x, args, &err);
+    CHECK(res != NULL);
+    if (res) {
+        CHECK_STR(json_string_value(json_object_get(json_object_get(res, "FailedNodes"), "fast-1")),
+                  "node(s) didn't have free ports for the requested pod ports");
+        CHECK(json_object_get(json_object_get(res, "FailedAndUnresolvableNodes"), "fast-1") ==
+              NULL);
+    }
+    json_decref(res);
+    json_decref(args);
+    json_decref(other);
+    sched_extender_free(x);
+    sched_snapshot_free(cache);
+}
+
 static void test_malformed_args(void) {
     sched_extender_opts o = {0};
     tm_err err = {0};
@@ -265,6 +296,7 @@ int main(void) {
     RUN(test_task_profile_json);
     RUN(test_filter_nodes_not_cache_capable);
     RUN(test_filter_node_names_cache_capable);
+    RUN(test_filter_port_conflict_is_resolvable);
     RUN(test_malformed_args);
     RUN(test_bind);
     RUN(test_explain);

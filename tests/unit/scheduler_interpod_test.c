@@ -100,8 +100,8 @@ static const char *feasible(sched_framework *fw, sched_snapshot *s, const sched_
     ",'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[" terms "]}}"
 #define ANTI(terms)                                                                                \
     ",'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[" terms "]" \
-                                                                                               "}" \
-                                                                                               "}"
+    "}"                                                                                            \
+    "}"
 
 /* Zones a (a1, a2), b (b1), c (c1), and a node without a zone label (nz). */
 static sched_snapshot *cluster(void) {

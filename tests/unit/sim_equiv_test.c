@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "labeler/groups.h"
 #include "lib/yamljson.h"
 #include "scheduler/podspec.h"
 #include "scheduler/policy.h"
@@ -42,11 +43,45 @@ static json_t *node_json(const sim_cluster *c, int i) {
     char cpu[32], mem[32];
     snprintf(cpu, sizeof cpu, "%g", t->cores);
     snprintf(mem, sizeof mem, "%lld", (long long)t->memory);
-    return json_pack("{s:s, s:s, s:{s:s, s:o}, s:{}, s:{s:{s:s, s:s, s:s, s:s}, s:[{s:s, s:s}]}}",
-                     "apiVersion", "v1", "kind", "Node", "metadata", "name", n->name, "labels",
-                     labels, "spec", "status", "allocatable", "cpu", cpu, "memory", mem, "pods",
-                     "110", "ephemeral-storage", "1Ti", "conditions", "type", "Ready", "status",
-                     "True");
+    json_t *node =
+        json_pack("{s:s, s:s, s:{s:s, s:o}, s:{}, s:{s:{s:s, s:s, s:s, s:s}, s:[{s:s, s:s}]}}",
+                  "apiVersion", "v1", "kind", "Node", "metadata", "name", n->name, "labels", labels,
+                  "spec", "status", "allocatable", "cpu", cpu, "memory", mem, "pods", "110",
+                  "ephemeral-storage", "1Ti", "conditions", "type", "Ready", "status", "True");
+    json_t *status = json_object_get(node, "status");
+    json_object_set_new(status, "capacity", json_deep_copy(json_object_get(status, "allocatable")));
+    return node;
+}
+
+/* The classes task labels are computed against: the simulator's (sim_label_classes) and the
+ * live labeler's, from the same cluster's Node objects (labeler/groups.h), are the same. */
+static void test_same_label_classes(void) {
+    sim_cluster *c = paper_cluster();
+    CHECK(c != NULL);
+    if (!c)
+        return;
+    json_t *nodes = json_array();
+    for (int i = 0; i < c->nnodes; i++)
+        json_array_append_new(nodes, node_json(c, i));
+    tm_err err = {0};
+    lab_groups g;
+    lab_classes live[LAB_NFEATURES], sim[LAB_NFEATURES];
+    CHECKF(lab_groups_from_nodes(nodes, &g, &err) == 0, "%s", err.msg);
+    CHECKF(lab_groups_all_classes(&g, live, &err) == 0, "%s", err.msg);
+    CHECKF(sim_label_classes(c, sim, &err) == 0, "%s", err.msg);
+    for (int f = 0; f < LAB_NFEATURES; f++) {
+        CHECK_INT(sim[f].n, live[f].n);
+        for (int i = 0; i < sim[f].n && i < live[f].n; i++)
+            CHECK_NEAR(sim[f].cores[i], live[f].cores[i], 1e-9);
+    }
+    /* 5;4;4;2: cpu classes e2+n1 (9 x 6 cores), n2 (4 x 8), c2 (2 x 16); io one class */
+    CHECK_INT(sim[LAB_CPU].n, 3);
+    CHECK_NEAR(sim[LAB_CPU].cores[0], 54, 1e-9);
+    CHECK_NEAR(sim[LAB_CPU].cores[1], 32, 1e-9);
+    CHECK_NEAR(sim[LAB_CPU].cores[2], 32, 1e-9);
+    CHECK_INT(sim[LAB_IO].n, 1);
+    json_decref(nodes);
+    sim_cluster_free(c);
 }
 
 /* The pod Nextflow would submit for task idx of process p, created at second `at`. */
@@ -188,5 +223,6 @@ static void test_same_placement_every_policy(void) {
 
 int main(void) {
     RUN(test_same_placement_every_policy);
+    RUN(test_same_label_classes);
     return TEST_SUMMARY();
 }

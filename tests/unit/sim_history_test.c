@@ -30,7 +30,8 @@ static double draw(uint64_t *s, int f) {
 
 /* Compares every process's labels and mean runtime of h with lab_label_compute's; returns the
  * number of mismatches (and prints the first). */
-static int compare(sim_history *h, const lab_sample *smp, size_t n, const lab_classes *cls) {
+static int compare(sim_history *h, int nprocs, const lab_sample *smp, size_t n,
+                   const lab_classes *cls) {
     tm_err err = {0};
     lab_labeling *l = lab_label_compute(smp, n, cls, &err);
     if (!l) {
@@ -38,7 +39,7 @@ static int compare(sim_history *h, const lab_sample *smp, size_t n, const lab_cl
         return 1;
     }
     int bad = 0;
-    for (int p = 0; p < NPROCS; p++) {
+    for (int p = 0; p < nprocs; p++) {
         int lab[LAB_NFEATURES];
         double rt;
         long runs = sim_history_label(h, p, lab, &rt);
@@ -50,14 +51,15 @@ static int compare(sim_history *h, const lab_sample *smp, size_t n, const lab_cl
             bad += runs != 0;
             continue;
         }
-        int same = runs == want->runs && (rt == want->mean_realtime_ms ||
-                                          (isnan(rt) && isnan(want->mean_realtime_ms)));
+        int same = runs == want->runs &&
+                   (rt == want->mean_realtime_ms || (isnan(rt) && isnan(want->mean_realtime_ms)));
         for (int f = 0; f < LAB_NFEATURES; f++)
             same &= lab[f] == want->label[f];
         if (!same && bad++ == 0)
-            printf("    after %zu samples, %s: labels %d %d %d runs %ld, labeler %d %d %d runs %ld\n",
-                   n, procs[p], lab[0], lab[1], lab[2], runs, want->label[0], want->label[1],
-                   want->label[2], want->runs);
+            printf(
+                "    after %zu samples, %s: labels %d %d %d runs %ld, labeler %d %d %d runs %ld\n",
+                n, procs[p], lab[0], lab[1], lab[2], runs, want->label[0], want->label[1],
+                want->label[2], want->runs);
     }
     lab_labeling_free(l);
     return bad;
@@ -100,7 +102,7 @@ static void run_case(int nclasses, uint64_t seed, size_t nsamples) {
         smp[i].realtime_ms = (double)(1000 * (1 + next(&s) % 50));
         CHECK(sim_history_add(h, p, smp[i].value, smp[i].realtime_ms, &err) == 0);
         CHECK_INT((long)sim_history_count(h), (long)i + 1);
-        bad = compare(h, smp, i + 1, cls);
+        bad = compare(h, NPROCS, smp, i + 1, cls);
     }
     CHECKF(bad == 0, "%d classes, seed %llu: %d mismatches", nclasses, (unsigned long long)seed,
            bad);
@@ -134,7 +136,7 @@ static void test_value_on_bound(void) {
         smp[i] = (lab_sample){procs[i], {vals[i], vals[i], vals[i]}, 1000.0 * (i + 1)};
         CHECK(sim_history_add(h, i, smp[i].value, smp[i].realtime_ms, &err) == 0);
     }
-    CHECK_INT(compare(h, smp, 3, cls), 0);
+    CHECK_INT(compare(h, 3, smp, 3, cls), 0);
     int lab[LAB_NFEATURES];
     double rt;
     CHECK_INT(sim_history_label(h, 1, lab, &rt), 1);
@@ -144,6 +146,8 @@ static void test_value_on_bound(void) {
     const double odd[LAB_NFEATURES] = {15, NAN, NAN};
     CHECK(sim_history_add(h, 0, odd, 1, &err) < 0);
     CHECKF(strstr(err.msg, "15") != NULL, "%s", err.msg);
+    /* a process out of range has no samples (and is no out-of-bounds read) */
+    CHECK_INT(sim_history_label(h, 3, lab, &rt), 0);
     /* a process without samples is unlabeled and has no runtime */
     sim_history *e = sim_history_new(1, cls, u, nu, &err);
     CHECK(e != NULL);
@@ -153,6 +157,38 @@ static void test_value_on_bound(void) {
         CHECK(isnan(rt));
     }
     sim_history_free(e);
+    sim_history_free(h);
+}
+
+/* Where the labeler's snap matters: classes of 7, 11 and 7 cores and 26 samples put the first
+ * bound at h = 25 * 7/25 = 7.000000000000001, a hair above the order statistic 7. Snapped, the
+ * bound is exactly sorted[7] = 8 and a process measuring 8 goes up to label 2; unsnapped it
+ * would be 8 + 1e-12 and label 1. */
+static void test_snap_on_bound(void) {
+    lab_classes cls[LAB_NFEATURES];
+    for (int f = 0; f < LAB_NFEATURES; f++)
+        cls[f] = (lab_classes){3, {7, 11, 7}};
+    double vals[26];
+    for (int i = 0; i < 26; i++)
+        vals[i] = i < 8 ? i + 1 : 992 + i; /* 1..8, then 1000..1017 */
+    const double *u[LAB_NFEATURES] = {vals, vals, vals};
+    size_t nu[LAB_NFEATURES] = {26, 26, 26};
+    tm_err err = {0};
+    sim_history *h = sim_history_new(3, cls, u, nu, &err);
+    CHECKF(h != NULL, "%s", err.msg);
+    if (!h)
+        return;
+    lab_sample smp[26];
+    for (int i = 0; i < 26; i++) {
+        int p = vals[i] == 8 ? 0 : vals[i] < 8 ? 1 : 2;
+        smp[i] = (lab_sample){procs[p], {vals[i], vals[i], vals[i]}, 1000};
+        CHECK(sim_history_add(h, p, smp[i].value, 1000, &err) == 0);
+    }
+    CHECK_INT(compare(h, 3, smp, 26, cls), 0);
+    int lab[LAB_NFEATURES];
+    double rt;
+    sim_history_label(h, 0, lab, &rt);
+    CHECK_INT(lab[LAB_CPU], 2);
     sim_history_free(h);
 }
 
@@ -173,6 +209,7 @@ static void test_bad_classes(void) {
 int main(void) {
     RUN(test_matches_labeler);
     RUN(test_value_on_bound);
+    RUN(test_snap_on_bound);
     RUN(test_bad_classes);
     return TEST_SUMMARY();
 }

@@ -86,6 +86,22 @@ static void test_unknown_keys(void) {
     sim_cluster_free(c);
 }
 
+/* Node names are "<type>-<i>": a type name too long for that used to be cut, two long types
+ * then shared node names and the run failed with "snapshot node 0 has no simulated node". */
+static void test_long_type_name(void) {
+    char yaml[512];
+    snprintf(yaml, sizeof yaml,
+             "node_types:\n"
+             "  - {name: %0105da, count: 1, cores: 2, memory: 1Gi}\n"
+             "  - {name: %0105db, count: 1, cores: 2, memory: 1Gi}\n",
+             0, 0);
+    tm_err err = {0};
+    sim_cluster *c = cluster_of(yaml, &err);
+    CHECK(c == NULL);
+    CHECKF(strstr(err.msg, "longer than 100") && strstr(err.msg, "node_types[0]"), "%s", err.msg);
+    sim_cluster_free(c);
+}
+
 static void test_other_errors(void) {
     expect_error("workflows:\n"
                  "  - name: m\n"
@@ -128,6 +144,48 @@ static void test_other_errors(void) {
     CHECK(c == NULL);
     CHECKF(strstr(err.msg, "bench.cpu") != NULL, "%s", err.msg);
     sim_cluster_free(c);
+}
+
+/* A repeated dependency used to overflow the engine's successor lists (sized 2 per process):
+ * now it is refused at load time. */
+static void test_duplicate_dependency(void) {
+    expect_error("workflows:\n"
+                 "  - name: m\n"
+                 "    processes:\n"
+                 "      - {name: A, instances: 1, base_runtime: 1}\n"
+                 "      - {name: B, instances: 1, base_runtime: 1, after: [A, A, A, A, A, A]}\n",
+                 (const char *const[]){"process B", "after names 'A' twice", NULL});
+    expect_error("workflows:\n"
+                 "  - name: m\n"
+                 "    processes:\n"
+                 "      - {name: A, instances: 1, base_runtime: 1}\n"
+                 "      - {name: B, instances: 1, base_runtime: 1, after_each: [A, A]}\n",
+                 (const char *const[]){"after_each names 'A' twice", NULL});
+}
+
+/* Explicit arrivals are kept in time order, so "run 1" is the earliest (the unlabeled one);
+ * gap belongs to start/runs and is refused next to arrivals instead of being ignored. */
+static void test_arrivals(void) {
+    tm_err err = {0};
+    sim_workload *w = workload_of("workflows:\n"
+                                  "  - name: m\n"
+                                  "    arrivals: [300, 0, 100]\n"
+                                  "    processes: [{name: A, instances: 1, base_runtime: 1}]\n",
+                                  NULL, &err);
+    CHECKF(w != NULL, "%s", err.msg);
+    if (w) {
+        CHECK_INT(w->wfs[0].runs, 3);
+        CHECK_NEAR(w->wfs[0].arrivals[0], 0, 0);
+        CHECK_NEAR(w->wfs[0].arrivals[1], 100, 0);
+        CHECK_NEAR(w->wfs[0].arrivals[2], 300, 0);
+    }
+    sim_workload_free(w);
+    expect_error("workflows:\n"
+                 "  - name: m\n"
+                 "    arrivals: [0, 100]\n"
+                 "    gap: 10\n"
+                 "    processes: [{name: A, instances: 1, base_runtime: 1}]\n",
+                 (const char *const[]){"either arrivals or start/runs/gap", NULL});
 }
 
 static void test_lotaru_reader(void) {
@@ -246,6 +304,28 @@ static void test_measurement_errors(void) {
         CHECK(sim_meas_read(&t, path, "lotaru", NULL, NULL, &err) < 0);
         CHECKF(strstr(err.msg, ":3:") != NULL, "%s", err.msg);
         sim_meas_table_free(&t);
+        /* a negative runtime is corrupt data, not a row to skip silently */
+        f = fopen(path, "w");
+        fputs("Label,Machine,Task,Realtime,%cpu,peak_rss,rchar,wchar,TaskInputSize\n"
+              "a,n1,A,100,50,1,1,1,1\n"
+              "a,n1,A,-100,50,1,1,1,1\n",
+              f);
+        fclose(f);
+        CHECK(sim_meas_read(&t, path, "lotaru", NULL, NULL, &err) < 0);
+        CHECKF(strstr(err.msg, ":3:") && strstr(err.msg, "negative"), "%s", err.msg);
+        sim_meas_table_free(&t);
+        /* a line longer than the reader's buffer is an error, not two half rows */
+        f = fopen(path, "w");
+        fputs("Label,Machine,Task,Realtime,%cpu,peak_rss,rchar,wchar,TaskInputSize\na,n1,A,100,50,"
+              "1,1,1,",
+              f);
+        for (int i = 0; i < 10000; i++)
+            fputc('1', f);
+        fputs("\na,n1,A,100,50,1,1,1,1\n", f);
+        fclose(f);
+        CHECK(sim_meas_read(&t, path, "lotaru", NULL, NULL, &err) < 0);
+        CHECKF(strstr(err.msg, ":2:") && strstr(err.msg, "longer"), "%s", err.msg);
+        sim_meas_table_free(&t);
         f = fopen(path, "w");
         fputs("Label,Machine,Realtime\n", f);
         fclose(f);
@@ -254,6 +334,17 @@ static void test_measurement_errors(void) {
         sim_meas_table_free(&t);
         remove(path);
     }
+    /* a missing file named relative to the workload says where it was looked for */
+    sim_workload *w = workload_of("workflows:\n"
+                                  "  - name: m\n"
+                                  "    measurements: [{file: ../data/none.csv}]\n"
+                                  "    processes: [{name: A}]\n",
+                                  "/tmp/sim-model-test-dir", &err);
+    CHECK(w == NULL);
+    CHECKF(strstr(err.msg, "/tmp/sim-model-test-dir/../data/none.csv") &&
+               strstr(err.msg, "No such file") && strstr(err.msg, "resolved against"),
+           "%s", err.msg);
+    sim_workload_free(w);
     CHECK(sim_meas_read(&t, "x.bin", "parquet", NULL, NULL, &err) < 0);
     CHECKF(strstr(err.msg, "parquet") != NULL, "%s", err.msg);
 }
@@ -262,7 +353,10 @@ int main(void) {
     RUN(test_cycle);
     RUN(test_too_big);
     RUN(test_unknown_keys);
+    RUN(test_long_type_name);
     RUN(test_other_errors);
+    RUN(test_duplicate_dependency);
+    RUN(test_arrivals);
     RUN(test_lotaru_reader);
     RUN(test_lotaru_workload);
     RUN(test_trace_reader);

@@ -45,6 +45,21 @@ static sim_result *run(const sim_cluster *c, const sim_workload *w, const char *
     return r;
 }
 
+/* Loads a cluster and a workload and runs one policy on them; *c and *w stay for the result
+ * (free all three with release). NULL when any step failed (printed). */
+static sim_result *simulate(const char *cluster_yaml, const char *workload_yaml, const char *policy,
+                            bool contention, sim_cluster **c, sim_workload **w) {
+    *c = cluster_of(cluster_yaml);
+    *w = *c ? workload_of(workload_yaml, *c) : NULL;
+    return *w ? run(*c, *w, policy, contention) : NULL;
+}
+
+static void release(sim_result *r, sim_workload *w, sim_cluster *c) {
+    sim_result_free(r);
+    sim_workload_free(w);
+    sim_cluster_free(c);
+}
+
 /* Two nodes with room for two tasks each; fast has twice slow's cpu and memory speed. */
 static const char *tiny_cluster = "node_types:\n"
                                   "  - {name: slow, count: 1, cores: 4, memory: 8Gi,\n"
@@ -135,9 +150,9 @@ static void test_tiny_policies(void) {
 
 /* Where tarema put each task: run 1 like fair (unlabeled), run 2 by label. */
 static void test_tiny_tarema_placements(void) {
-    sim_cluster *c = cluster_of(tiny_cluster);
-    sim_workload *w = workload_of(tiny_workload, c);
-    sim_result *r = w ? run(c, w, "tarema", false) : NULL;
+    sim_cluster *c;
+    sim_workload *w;
+    sim_result *r = simulate(tiny_cluster, tiny_workload, "tarema", false, &c, &w);
     CHECK(r != NULL);
     if (r) {
         /* task order: run 1 small, big, mid; run 2 small, big, mid. node 0 slow, 1 fast */
@@ -151,26 +166,24 @@ static void test_tiny_tarema_placements(void) {
         /* busy core-seconds on slow: big 20 s and small 8 s at 2 cores */
         CHECK_NEAR(r->groups[0].busy_core_s, 2 * (20 + 8), 1e-9);
     }
-    sim_result_free(r);
-    sim_workload_free(w);
-    sim_cluster_free(c);
+    release(r, w, c);
 }
 
 /* One node, one task at a time (2 of 2 cores): a chain A(x2, 5 s) -each-> B(x2, 3 s) -all->
  * C(1, 4 s). A0 0-5, A1 5-10, B0 is ready at 5 but waits (FIFO: A1 was queued first) and runs
  * 10-13, B1 13-16, C 16-20. Makespan 20; pending: A0 0, A1 5, B0 5, B1 3, C 0 -> mean 13/5. */
 static void test_dag_and_queueing(void) {
-    sim_cluster *c = cluster_of("node_types:\n  - {name: one, count: 1, cores: 2, memory: 4Gi}\n");
-    sim_workload *w =
-        workload_of("workflows:\n"
-                    "  - name: chain\n"
-                    "    requests: {cpu: 2, memory: 1Gi}\n"
-                    "    processes:\n"
-                    "      - {name: C, instances: 1, after: [B], base_runtime: 4}\n"
-                    "      - {name: B, instances: 2, after_each: [A], base_runtime: 3}\n"
-                    "      - {name: A, instances: 2, base_runtime: 5}\n",
-                    c);
-    sim_result *r = w ? run(c, w, "fair", false) : NULL;
+    sim_cluster *c;
+    sim_workload *w;
+    sim_result *r = simulate("node_types:\n  - {name: one, count: 1, cores: 2, memory: 4Gi}\n",
+                             "workflows:\n"
+                             "  - name: chain\n"
+                             "    requests: {cpu: 2, memory: 1Gi}\n"
+                             "    processes:\n"
+                             "      - {name: C, instances: 1, after: [B], base_runtime: 4}\n"
+                             "      - {name: B, instances: 2, after_each: [A], base_runtime: 3}\n"
+                             "      - {name: A, instances: 2, base_runtime: 5}\n",
+                             "fair", false, &c, &w);
     CHECK(r != NULL);
     if (r) {
         CHECK_NEAR(r->runs[0].end, 20, 1e-9);
@@ -180,9 +193,7 @@ static void test_dag_and_queueing(void) {
         /* topological order puts A first even though it is listed last */
         CHECK_STR(w->wfs[0].procs[0].name, "A");
     }
-    sim_result_free(r);
-    sim_workload_free(w);
-    sim_cluster_free(c);
+    release(r, w, c);
 }
 
 /* Contention: one 2-core node, X (10 s) and Y (4 s) each request 1 cpu but use 200 % and are
@@ -190,18 +201,19 @@ static void test_dag_and_queueing(void) {
  * work end at 8; X has done 4 of 10 and finishes the other 6 alone: 14. Without contention:
  * 10. */
 static void test_contention(void) {
-    sim_cluster *c = cluster_of("node_types:\n  - {name: one, count: 1, cores: 2, memory: 4Gi}\n");
-    sim_workload *w =
-        workload_of("workflows:\n"
-                    "  - name: pair\n"
-                    "    requests: {cpu: 1, memory: 1Gi}\n"
-                    "    processes:\n"
-                    "      - {name: X, instances: 1, base_runtime: 10, usage: {cpu_pct: 200},\n"
-                    "         sensitivity: {cpu: 1}}\n"
-                    "      - {name: Y, instances: 1, base_runtime: 4, usage: {cpu_pct: 200},\n"
-                    "         sensitivity: {cpu: 1}}\n",
-                    c);
-    sim_result *r = w ? run(c, w, "fair", true) : NULL;
+    sim_cluster *c;
+    sim_workload *w;
+    sim_result *r =
+        simulate("node_types:\n  - {name: one, count: 1, cores: 2, memory: 4Gi}\n",
+                 "workflows:\n"
+                 "  - name: pair\n"
+                 "    requests: {cpu: 1, memory: 1Gi}\n"
+                 "    processes:\n"
+                 "      - {name: X, instances: 1, base_runtime: 10, usage: {cpu_pct: 200},\n"
+                 "         sensitivity: {cpu: 1}}\n"
+                 "      - {name: Y, instances: 1, base_runtime: 4, usage: {cpu_pct: 200},\n"
+                 "         sensitivity: {cpu: 1}}\n",
+                 "fair", true, &c, &w);
     CHECK(r != NULL);
     if (r) {
         CHECK_NEAR(r->task_recs[1].end, 8, 1e-9);
@@ -212,8 +224,120 @@ static void test_contention(void) {
     CHECK(r != NULL);
     if (r)
         CHECK_NEAR(r->horizon, 10, 1e-9);
-    sim_result_free(r);
-    sim_workload_free(w);
+    release(r, w, c);
+}
+
+/* Memory-bandwidth contention: one 4-core node with a bandwidth of 1 busy core. X (10 s) and
+ * Y (4 s) each use 100 % cpu and are fully memory-bound, so D_mem = 2 over 1: both run at
+ * half speed (cpu is not short: 2 of 4 cores). Y ends at 8, X has 6 s left alone: 14. */
+static void test_memory_contention(void) {
+    sim_cluster *c;
+    sim_workload *w;
+    sim_result *r =
+        simulate("node_types:\n"
+                 "  - {name: one, count: 1, cores: 4, memory: 4Gi, mem_bandwidth: 1}\n",
+                 "workflows:\n"
+                 "  - name: pair\n"
+                 "    requests: {cpu: 1, memory: 1Gi}\n"
+                 "    processes:\n"
+                 "      - {name: X, instances: 1, base_runtime: 10, usage: {cpu_pct: 100},\n"
+                 "         sensitivity: {mem: 1}}\n"
+                 "      - {name: Y, instances: 1, base_runtime: 4, usage: {cpu_pct: 100},\n"
+                 "         sensitivity: {mem: 1}}\n",
+                 "fair", true, &c, &w);
+    CHECK(r != NULL);
+    if (r) {
+        CHECK_NEAR(r->task_recs[1].end, 8, 1e-9);
+        CHECK_NEAR(r->task_recs[0].end, 14, 1e-9);
+    }
+    release(r, w, c);
+}
+
+/* Overlapping explicit arrivals, given out of order: one slot, a 10 s task per run. The run
+ * arriving at 0 runs 0-10 (makespan 10), the one arriving at 5 waits and runs 10-20 (15). The
+ * earliest is "run 1", the unlabeled one: first 10, later 15, pending mean 2.5. */
+static void test_arrivals_overlap(void) {
+    sim_cluster *c;
+    sim_workload *w;
+    sim_result *r = simulate("node_types:\n  - {name: one, count: 1, cores: 2, memory: 4Gi}\n",
+                             "workflows:\n"
+                             "  - name: a\n"
+                             "    arrivals: [5, 0]\n"
+                             "    requests: {cpu: 2}\n"
+                             "    processes: [{name: T, instances: 1, base_runtime: 10}]\n",
+                             "fair", false, &c, &w);
+    CHECK(r != NULL);
+    if (r) {
+        CHECK_NEAR(r->wf[0].makespan_first, 10, 1e-9);
+        CHECK_NEAR(r->wf[0].makespan_rest_mean, 15, 1e-9);
+        CHECK_NEAR(r->wf[0].pending_mean, 2.5, 1e-9);
+        CHECK_NEAR(r->horizon, 20, 1e-9);
+    }
+    release(r, w, c);
+}
+
+/* Recurring runs with a gap: start 3, runs 3, gap 5, one 10 s task per run on one slot. Run 1
+ * arrives at 3 and ends at 13, run 2 arrives 5 s later at 18 and ends 28, run 3 33-43. */
+static void test_start_runs_gap(void) {
+    sim_cluster *c;
+    sim_workload *w;
+    sim_result *r = simulate("node_types:\n  - {name: one, count: 1, cores: 2, memory: 4Gi}\n",
+                             "workflows:\n"
+                             "  - {name: g, start: 3, runs: 3, gap: 5, requests: {cpu: 2},\n"
+                             "     processes: [{name: T, instances: 1, base_runtime: 10}]}\n",
+                             "fair", false, &c, &w);
+    CHECK(r != NULL);
+    if (r) {
+        static const double arrival[3] = {3, 18, 33};
+        CHECK_INT(r->nruns, 3);
+        for (int i = 0; i < 3 && i < r->nruns; i++) {
+            CHECK_NEAR(r->runs[i].arrival, arrival[i], 1e-9);
+            CHECK_NEAR(r->runs[i].end, arrival[i] + 10, 1e-9);
+        }
+        CHECK_NEAR(r->wf[0].makespan_mean, 10, 1e-9);
+    }
+    release(r, w, c);
+}
+
+/* A process may wait for the same predecessor both ways (after and after_each): B#i starts
+ * when A#i is done and every A is done. One 4-core node, A (x2: 3 s and 3 s), B 1 s: 4 s. */
+static void test_after_and_after_each(void) {
+    sim_cluster *c;
+    sim_workload *w;
+    sim_result *r = simulate("node_types:\n  - {name: one, count: 1, cores: 4, memory: 4Gi}\n",
+                             "workflows:\n"
+                             "  - name: d\n"
+                             "    requests: {cpu: 2}\n"
+                             "    processes:\n"
+                             "      - {name: A, instances: 2, base_runtime: 3}\n"
+                             "      - {name: B, instances: 2, base_runtime: 1, after: [A],\n"
+                             "         after_each: [A]}\n",
+                             "fair", false, &c, &w);
+    CHECK(r != NULL);
+    if (r) {
+        CHECK_NEAR(r->horizon, 4, 1e-9);
+        CHECK_NEAR(r->task_recs[2].start, 3, 1e-9);
+        CHECK_NEAR(r->task_recs[3].start, 3, 1e-9);
+    }
+    release(r, w, c);
+}
+
+/* Relative speeds alone (no bench figures) group like figures would: two groups, the faster
+ * type labelled higher. */
+static void test_speed_only_grouping(void) {
+    sim_cluster *c =
+        cluster_of("node_types:\n"
+                   "  - {name: old, count: 3, cores: 4, memory: 8Gi, speed: {cpu: 1, mem: 1}}\n"
+                   "  - {name: new, count: 2, cores: 4, memory: 8Gi,\n"
+                   "     speed: {cpu: 1.5, mem: 1.3}}\n");
+    CHECK(c != NULL);
+    if (!c)
+        return;
+    CHECK_INT(c->ngroups, 2);
+    CHECK_INT(c->nodes[0].group, 0);
+    CHECK_INT(c->nodes[4].group, 1);
+    CHECK(c->nodes[4].label[LAB_CPU] > c->nodes[0].label[LAB_CPU]);
+    CHECK(c->nodes[4].label[LAB_MEM] > c->nodes[0].label[LAB_MEM]);
     sim_cluster_free(c);
 }
 
@@ -327,6 +451,11 @@ int main(void) {
     RUN(test_tiny_tarema_placements);
     RUN(test_dag_and_queueing);
     RUN(test_contention);
+    RUN(test_memory_contention);
+    RUN(test_arrivals_overlap);
+    RUN(test_start_runs_gap);
+    RUN(test_after_and_after_each);
+    RUN(test_speed_only_grouping);
     RUN(test_runtime_model);
     RUN(test_isolated);
     RUN(test_seed_repeatable);

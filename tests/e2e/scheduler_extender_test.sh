@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# tests/e2e/scheduler_extender_test.sh: the real kube-scheduler with tarema-scheduler as its
+# extender (--mode extender, filter + prioritize, nodeCacheCapable true) places pods where
+# tarema's prioritize says, even where kube-scheduler's own scoring prefers another node:
+# a task labelled (1,1,1) goes to the small slow node although the big fast node is emptier.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/scheduler_lib.sh"
+
+ID=$SCHED_E2E_ID
+NS=sched-ext-$ID
+PROFILE=kube-ext-$ID
+P=sx$ID
+WORK=$(mktemp -d)
+STARTED_KS=0
+cleanup() {
+  [ "$STARTED_KS" = 1 ] && bash "$REPO_ROOT/hack/cluster.sh" scheduler stop >/dev/null 2>&1
+  stop_schedulers
+  kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
+  kubectl get nodes -o name 2>/dev/null | grep "^node/$P" | xargs -r kubectl delete --wait=false >/dev/null 2>&1 || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+if bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | grep -qE '^ +scheduler +running'; then
+  fail "kube-scheduler of this cluster is free for the test" "another test left it running (hack/cluster.sh scheduler stop)"
+  summary
+  exit 1
+fi
+kubectl create namespace "$NS" >/dev/null
+wait_for 30 kubectl get serviceaccount default -n "$NS"
+cat >"$WORK/nodes.yaml" <<EOF
+nodes:
+  - {prefix: ${P}slow, count: 1, cpu: 4, memory: 8Gi, pods: 20,
+     labels: {tarema.io/cpu: "1", tarema.io/mem: "1", tarema.io/io: "1", tarema.io/group: "slow", tarema.io/e2e: "$ID"},
+     taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
+  - {prefix: ${P}fast, count: 1, cpu: 32, memory: 64Gi, pods: 20,
+     labels: {tarema.io/cpu: "3", tarema.io/mem: "3", tarema.io/io: "3", tarema.io/group: "fast", tarema.io/e2e: "$ID"},
+     taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
+EOF
+check "test nodes created" bash "$REPO_ROOT/hack/cluster.sh" nodes "$WORK/nodes.yaml"
+
+if ! start_scheduler "$WORK/ext.log" --mode extender --scheduler-name "$PROFILE"; then
+  fail "tarema-scheduler --mode extender starts" "$(tail -n 5 "$WORK/ext.log")"
+  summary
+  exit 1
+fi
+pass "tarema-scheduler --mode extender starts"
+PORT=$SCHED_PORT
+cat >"$WORK/ks.yaml" <<EOF
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+  - schedulerName: $PROFILE
+extenders:
+  - urlPrefix: "http://127.0.0.1:$PORT"
+    filterVerb: filter
+    prioritizeVerb: prioritize
+    weight: 100
+    enableHTTPS: false
+    nodeCacheCapable: true
+    httpTimeout: 5s
+EOF
+if bash "$REPO_ROOT/hack/cluster.sh" scheduler start "$WORK/ks.yaml" >"$WORK/ks.out" 2>&1; then
+  STARTED_KS=1
+  pass "kube-scheduler starts with tarema as extender"
+else
+  fail "kube-scheduler starts with tarema as extender" "$(tail -n 5 "$WORK/ks.out")"
+  summary
+  exit 1
+fi
+
+# pod_on NAME CPU MEM IO: a pod of the extender profile restricted to this test's two nodes.
+pod_on() {
+  pod_json "$NS" "$1" "$PROFILE" 500m 512Mi \
+    "$(jq -cn --arg c "$2" --arg m "$3" --arg i "$4" '{"tarema.io/cpu": $c, "tarema.io/mem": $m, "tarema.io/io": $i}')" "$ID" |
+    jq -c --arg id "$ID" '.spec.nodeSelector = {"tarema.io/e2e": $id}'
+}
+pod_on slow-task 1 1 1 | kubectl create -f - >/dev/null
+pod_on fast-task 3 3 3 | kubectl create -f - >/dev/null
+bound2() { [ -n "$(pod_node "$NS" slow-task)" ] && [ -n "$(pod_node "$NS" fast-task)" ]; }
+if wait_for 60 bound2; then pass "kube-scheduler binds both pods"; else fail "kube-scheduler binds both pods" "$(kubectl get pods -n "$NS" -o wide 2>&1)"; fi
+
+# What tarema's prioritize says for the slow task, asked directly with the same arguments.
+args=$(kubectl get pod -n "$NS" slow-task -o json | jq -c --arg a "${P}slow-1" --arg b "${P}fast-1" '{Pod: ., Nodes: null, NodeNames: [$a, $b]}')
+prio=$(curl -sf -X POST -H 'Content-Type: application/json' -d "$args" "http://127.0.0.1:$PORT/prioritize")
+best=$(jq -r 'max_by(.Score).Host' <<<"$prio" 2>/dev/null)
+if [ "$best" = "${P}slow-1" ]; then pass "tarema's prioritize ranks the slow node first for a (1,1,1) task"; else fail "tarema's prioritize ranks the slow node first for a (1,1,1) task" "$prio"; fi
+node=$(pod_node "$NS" slow-task)
+if [ "$node" = "$best" ]; then pass "kube-scheduler placed the (1,1,1) task where tarema's prioritize says ($node), not on the emptier fast node"; else fail "kube-scheduler placed the (1,1,1) task where tarema's prioritize says" "bound to '$node', tarema says '$best'"; fi
+node=$(pod_node "$NS" fast-task)
+if [ "$node" = "${P}fast-1" ]; then pass "the (3,3,3) task went to the fast node"; else fail "the (3,3,3) task went to the fast node" "bound to '$node'"; fi
+
+# Filter: a pod too big for the slow node only may go to the fast one, and the reason is given.
+args=$(pod_on big 1 1 1 | jq -c '.spec.containers[0].resources.requests.cpu = "8" | .metadata.uid = "u-big"' | jq -c --arg a "${P}slow-1" --arg b "${P}fast-1" '{Pod: ., Nodes: null, NodeNames: [$a, $b]}')
+res=$(curl -sf -X POST -H 'Content-Type: application/json' -d "$args" "http://127.0.0.1:$PORT/filter")
+if jq -e --arg a "${P}slow-1" --arg b "${P}fast-1" '.NodeNames == [$b] and (.FailedNodes[$a] | test("Insufficient cpu"))' <<<"$res" >/dev/null; then
+  pass "filter keeps only nodes with room and says why the others failed"
+else
+  fail "filter keeps only nodes with room and says why the others failed" "$res"
+fi
+summary
