@@ -3,7 +3,10 @@
  * nodes with 5,000 and 10,000 pods, the sizes of the live benchmark. Plain pods first; then
  * pods using the inter-pod filters (every pod labelled, one in ten with required hostname
  * anti-affinity against its service, one in ten with a zone spread constraint), which every
- * later pod must check (the symmetry rule). Prints figures only. */
+ * later pod must check (the symmetry rule). Prints figures only.
+ *
+ *   scheduler_policy_bench                          every case
+ *   scheduler_policy_bench POLICY|inter-pod [NODES [PODS]]   one case (for perf record) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,8 +160,20 @@ static void run_interpod(const char *policy, int nodes, int pods) {
     sched_snapshot_free(s);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
     static const char *const policies[] = {"tarema", "fair", "round-robin", "fill-nodes", "sjfn"};
+    if (argc > 1) { /* one case, for profiling: POLICY|inter-pod [NODES [PODS]] */
+        int nodes = argc > 2 ? atoi(argv[2]) : 5000, pods = argc > 3 ? atoi(argv[3]) : 10000;
+        if (nodes < 1 || pods < 1) {
+            fprintf(stderr, "usage: %s [POLICY|inter-pod [NODES [PODS]]]\n", argv[0]);
+            return 2;
+        }
+        if (strcmp(argv[1], "inter-pod") == 0)
+            run_interpod("tarema", nodes, pods);
+        else
+            run(argv[1], nodes, pods);
+        return 0;
+    }
     for (size_t p = 0; p < sizeof policies / sizeof *policies; p++) {
         run(policies[p], 500, 5000);
         run(policies[p], 5000, 10000);

@@ -79,7 +79,9 @@ for scale in $SCALES; do
   pods=${scale##*:}
   step "scale $nodes nodes / $pods pods: cluster '$TAREMA_CLUSTER_NAME'"
   nodes_file "$nodes" >"$WORK/nodes.yaml"
-  bash hack/cluster.sh up --nodes "$WORK/nodes.yaml" || die "cluster did not come up"
+  # kwok readies a few dozen nodes a second on a busy machine: 5,000 take minutes.
+  TAREMA_START_TIMEOUT=${TAREMA_START_TIMEOUT:-900} bash hack/cluster.sh up --nodes "$WORK/nodes.yaml" ||
+    die "cluster did not come up"
   eval "$(bash hack/cluster.sh env)"
 
   # ---- kube-scheduler, with the same client budget

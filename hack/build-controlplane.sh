@@ -34,9 +34,13 @@ if [ $need_k8s = 1 ]; then
   dir="$TAREMA_CACHE/build/k8s-$KUBERNETES_VERSION"
   mkdir -p "$dir"
   step "fetching k8s.io/kubernetes $KUBERNETES_VERSION module metadata"
-  modfile=$(cd "$dir" && go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" |
-    sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
-  [ -f "$modfile" ] || die "could not fetch go.mod of k8s.io/kubernetes $KUBERNETES_VERSION"
+  # A failing `go` must end in the one message below, not in a silent `set -e` exit.
+  modfile=$(cd "$dir" && go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" 2>"$(log_of k8s-fetch)" |
+    sed -n 's/.*"GoMod": "\(.*\)".*/\1/p') || true
+  if [ ! -f "$modfile" ]; then
+    tail -n 20 "$(log_of k8s-fetch)" >&2
+    die "could not fetch go.mod of k8s.io/kubernetes $KUBERNETES_VERSION from the Go module proxy (full log: $(log_of k8s-fetch))"
+  fi
   staging=$(sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/src/.*#\1#p' "$modfile")
   {
     echo "module tarema.local/k8s-build"

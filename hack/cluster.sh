@@ -683,8 +683,31 @@ cmd_start() {
   [ "$c" = scheduler ] && { cmd_scheduler start; return; }
   step "starting $c"
   start_component "$c"
-  [ "$c" = etcd ] && is_running apiserver && wait_api_recovered
+  case $c in
+    apiserver) restart_api_clients ;;
+    etcd) is_running apiserver && { wait_api_recovered; restart_api_clients; } ;;
+  esac
   step "$c healthy"
+}
+
+# After the API was away, the client-go programs of the instance are not usable for a while:
+# their reflectors retried while the API was down and back off exponentially (0.8 s doubling to
+# 30 s, jittered up to twice that), and a restarted kube-apiserver serves requests before its
+# RBAC authorizer has loaded the roles, so identities outside system:masters (the
+# controller-manager and the scheduler) get 403 Forbidden in its first second, which backs
+# them off further. A new namespace then got no `default` ServiceAccount (pods: 403) and
+# pending pods stayed unscheduled for up to a minute. Both are stateless here (no leader
+# election), so they are restarted once the API is ready: their first list succeeds at once.
+# kwok is left running: it holds the countdown of every running pod's tarema.io/duration, and
+# as a system:masters client it is never refused.
+restart_api_clients() {
+  local c
+  for c in controller-manager scheduler; do
+    is_running "$c" || continue
+    step "restarting $c so that it does not wait out client-go's reconnect backoff"
+    stop_component "$c" TERM
+    start_component "$c"
+  done
 }
 
 # After an etcd restart the apiserver reconnects its many etcd clients one by one, with

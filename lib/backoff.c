@@ -35,6 +35,17 @@ void tm_backoff_ok(tm_backoff *b, int64_t now_ms) {
         b->ok_since_ms = now_ms;
 }
 
+/* a * 3 without overflowing: the growth of a huge cap saturates instead of wrapping. */
+static int64_t times3(int64_t a) {
+    return a > INT64_MAX / 3 ? INT64_MAX : a * 3;
+}
+
+/* uniform(0, span], as an integer that never exceeds span (the double product may round up). */
+static int64_t scaled(tm_backoff *b, int64_t span) {
+    int64_t x = (int64_t)(tm_backoff_rand(b) * (double)span);
+    return x < 0 || x > span ? span : x;
+}
+
 int64_t tm_backoff_next(tm_backoff *b, int64_t now_ms) {
     if (b->ok_since_ms >= 0 && b->reset_after_ms > 0 &&
         now_ms - b->ok_since_ms >= b->reset_after_ms) {
@@ -44,22 +55,18 @@ int64_t tm_backoff_next(tm_backoff *b, int64_t now_ms) {
     b->ok_since_ms = -1;
     int64_t delay;
     if (b->kind == TM_BACKOFF_DECORRELATED) {
-        int64_t hi = b->prev_ms * 3;
-        if (hi > b->cap_ms * 3 || hi < b->prev_ms) /* keep the range bounded */
-            hi = b->cap_ms * 3;
-        delay = b->base_ms + (int64_t)(tm_backoff_rand(b) * (double)(hi - b->base_ms));
+        int64_t hi = times3(b->prev_ms), top = times3(b->cap_ms);
+        if (hi > top) /* keep the range bounded */
+            hi = top;
+        delay = b->base_ms + scaled(b, hi - b->base_ms);
         if (delay > b->cap_ms)
             delay = b->cap_ms;
         b->prev_ms = delay;
     } else {
         int64_t ceil = b->base_ms;
         for (unsigned i = 0; i < b->attempt && ceil < b->cap_ms; i++)
-            ceil *= 2;
-        if (ceil > b->cap_ms)
-            ceil = b->cap_ms;
-        delay = (int64_t)(tm_backoff_rand(b) * (double)(ceil + 1));
-        if (delay > ceil)
-            delay = ceil;
+            ceil = ceil > b->cap_ms / 2 ? b->cap_ms : ceil * 2;
+        delay = scaled(b, ceil);
     }
     if (b->attempt < 64)
         b->attempt++;

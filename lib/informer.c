@@ -169,9 +169,14 @@ static void list_done(void *ud, tm_xfer *x, CURLcode rc, long status) {
         page = json_loadb(x->resp.data ? x->resp.data : "", x->resp.len, 0, NULL);
     if (!page || !json_is_array(json_object_get(page, "items"))) {
         if (rc == CURLE_OK && status == 410 && inf->cont && !inf->list_restarted) {
-            inf->list_restarted = true; /* expired continue token: start over once */
+            /* The continue token expired (etcd compacted past it): start over once, in one
+             * unpaged request that no compaction can break, as client-go's pager does. */
+            inf->list_restarted = true;
             json_decref(page);
-            start_list(inf);
+            json_object_clear(inf->fresh);
+            free(inf->cont);
+            inf->cont = NULL;
+            list_page(inf);
             return;
         }
         tm_err err = {0};
@@ -210,7 +215,10 @@ static const tm_xfer_ops list_ops = {NULL, list_done};
 static void list_page(tm_informer *inf) {
     char num[32];
     snprintf(num, sizeof num, "%d", inf->page_size);
-    char *p = with_selectors(inf, tm_kube_query_add(strdup(inf->path), "limit", num));
+    char *p = strdup(inf->path);
+    if (!inf->list_restarted)
+        p = tm_kube_query_add(p, "limit", num);
+    p = with_selectors(inf, p);
     if (inf->cont)
         p = tm_kube_query_add(p, "continue", inf->cont);
     inf->xfer = tm_xfer_start(inf->k, "GET", p, NULL, 0, NULL, false, 0, &list_ops, inf);

@@ -182,6 +182,11 @@ void tm_kube_free(tm_kube *k) {
         return;
     tm_kube_informers_free_all(k);
     tm_kube_leaders_free_all(k);
+    if (k->running > 0) { /* called from a callback: tm_kube_run finishes the job */
+        tm_kube_loop_stop(k);
+        k->dying = true;
+        return;
+    }
     tm_kube_loop_free(k);
     for (int i = 0; i < k->npool; i++)
         curl_easy_cleanup(k->pool[i]);
@@ -249,6 +254,22 @@ int64_t tm_kube_ratelimit_reserve(tm_kube *k) {
     return wait;
 }
 
+/* A PEM credential given inline (copied into the handle) or as a file, whichever is set;
+ * type_opt (client certificate and key; 0 for the CA) says the bytes are PEM. */
+static void set_pem(CURL *e, const char *data, size_t len, const char *file, CURLoption blob_opt,
+                    CURLoption file_opt, CURLoption type_opt) {
+    if (data) {
+        struct curl_blob blob = {(void *)data, len, CURL_BLOB_COPY};
+        curl_easy_setopt(e, blob_opt, &blob);
+    } else if (file) {
+        curl_easy_setopt(e, file_opt, file);
+    } else {
+        return;
+    }
+    if (type_opt)
+        curl_easy_setopt(e, type_opt, "PEM");
+}
+
 int tm_kube_setup_easy(tm_kube *k, CURL *e, const char *method, const char *url, const char *body,
                        size_t body_len, const char *content_type, bool watch, long timeout_s,
                        struct curl_slist **hdrs, char *errbuf, tm_err *err) {
@@ -266,32 +287,15 @@ int tm_kube_setup_easy(tm_kube *k, CURL *e, const char *method, const char *url,
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, watch ? NULL : "");
     if (errbuf)
         errbuf[0] = '\0';
-    if (k->ca_data) {
-        struct curl_blob blob = {k->ca_data, k->ca_len, CURL_BLOB_COPY};
-        curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &blob);
-    } else if (k->ca_file) {
-        curl_easy_setopt(e, CURLOPT_CAINFO, k->ca_file);
-    }
+    set_pem(e, k->ca_data, k->ca_len, k->ca_file, CURLOPT_CAINFO_BLOB, CURLOPT_CAINFO, 0);
     if (k->insecure) {
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
     }
-    if (k->cert_data) {
-        struct curl_blob blob = {k->cert_data, k->cert_len, CURL_BLOB_COPY};
-        curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &blob);
-        curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
-    } else if (k->cert_file) {
-        curl_easy_setopt(e, CURLOPT_SSLCERT, k->cert_file);
-        curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
-    }
-    if (k->key_data) {
-        struct curl_blob blob = {k->key_data, k->key_len, CURL_BLOB_COPY};
-        curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &blob);
-        curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
-    } else if (k->key_file) {
-        curl_easy_setopt(e, CURLOPT_SSLKEY, k->key_file);
-        curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
-    }
+    set_pem(e, k->cert_data, k->cert_len, k->cert_file, CURLOPT_SSLCERT_BLOB, CURLOPT_SSLCERT,
+            CURLOPT_SSLCERTTYPE);
+    set_pem(e, k->key_data, k->key_len, k->key_file, CURLOPT_SSLKEY_BLOB, CURLOPT_SSLKEY,
+            CURLOPT_SSLKEYTYPE);
     struct curl_slist *h = NULL;
     h = curl_slist_append(h, "Accept: application/json");
     h = curl_slist_append(h, "Expect:");
@@ -549,7 +553,7 @@ json_t *tm_kube_list(tm_kube *k, const char *path, const tm_list_opts *opts,
     for (;;) {
         char num[32];
         snprintf(num, sizeof num, "%d", limit);
-        char *p = tm_kube_query_add(strdup(path), "limit", num);
+        char *p = restarted ? strdup(path) : tm_kube_query_add(strdup(path), "limit", num);
         if (opts && opts->label_selector && *opts->label_selector)
             p = tm_kube_query_add(p, "labelSelector", opts->label_selector);
         if (opts && opts->field_selector && *opts->field_selector)
@@ -561,7 +565,8 @@ json_t *tm_kube_list(tm_kube *k, const char *path, const tm_list_opts *opts,
         free(p);
         if (!page) {
             if (local.http_status == 410 && cont && !restarted) {
-                /* The continue token expired (compaction): start over, once. */
+                /* The continue token expired (compaction): start over once, unpaged, so
+                 * no token can expire again (client-go's pager does the same). */
                 restarted = true;
                 json_array_clear(items);
                 free(cont);

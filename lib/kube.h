@@ -61,7 +61,9 @@ void tm_kube_config_free(tm_kube_config *cfg);
 typedef struct tm_kube tm_kube;
 
 /* Copies what it needs from cfg. Caller frees with tm_kube_free (stops informers, timers,
- * leader election and in-flight requests first). */
+ * leader election and in-flight requests first, without calling their callbacks). A callback
+ * running on the loop may free the client too: everything stops at once and the memory is
+ * released when tm_kube_run returns (do not call tm_kube_run again). */
 tm_kube *tm_kube_new(const tm_kube_config *cfg, tm_err *err);
 void tm_kube_free(tm_kube *k);
 const char *tm_kube_namespace(const tm_kube *k); /* the configured default namespace */
@@ -101,13 +103,13 @@ typedef struct tm_list_opts {
 
 /* Lists a collection, following `continue` tokens until the end. Returns a new JSON array of
  * items; *resource_version (optional, caller frees) gets the list's resourceVersion. A 410 on
- * a continue token restarts the list from the beginning once. */
+ * a continue token (expired by compaction) restarts the list once, unpaged. */
 json_t *tm_kube_list(tm_kube *k, const char *path, const tm_list_opts *opts,
                      char **resource_version, tm_err *err);
 
 /* POST /api/v1/namespaces/{ns}/pods/{pod}/binding. pod_uid optional (precondition). */
-int tm_kube_bind(tm_kube *k, const char *ns, const char *pod, const char *pod_uid,
-                 const char *node, tm_err *err);
+int tm_kube_bind(tm_kube *k, const char *ns, const char *pod, const char *pod_uid, const char *node,
+                 tm_err *err);
 
 /* An events.k8s.io/v1 Event about `regarding` (a full object: kind, apiVersion, metadata)
  * as kube-scheduler writes them. type "Normal"/"Warning". New reference. */
@@ -149,7 +151,7 @@ void tm_timer_cancel(tm_kube *k, tm_timer *t);
 typedef enum { TM_WATCH_ADDED, TM_WATCH_MODIFIED, TM_WATCH_DELETED } tm_watch_type;
 
 typedef struct tm_informer_opts {
-    const char *path;           /* collection, e.g. "/api/v1/pods", "/apis/tarema.io/v1alpha1/taskprofiles" */
+    const char *path; /* collection, e.g. "/api/v1/pods", "/apis/tarema.io/v1alpha1/taskprofiles" */
     const char *label_selector; /* optional */
     const char *field_selector; /* optional, e.g. "spec.schedulerName=tarema" */
     int page_size;              /* list limit; 0 = 500 */

@@ -139,11 +139,15 @@ struct tm_kube {
     uint64_t timer_seq;
     tm_informer *informers; /* so tm_kube_free can stop them */
     tm_leader *leaders;
+    int running; /* tm_kube_run calls on the stack */
+    bool dying;  /* tm_kube_free was called from a callback: free when the loop returns */
 };
 
 /* Registration of informers and leaders with the client (for tm_kube_free). */
 void tm_kube_informers_free_all(tm_kube *k);
 void tm_kube_leaders_free_all(tm_kube *k);
+/* Cancels every transfer and timer (no callbacks); the multi handle stays usable. */
+void tm_kube_loop_stop(tm_kube *k);
 void tm_kube_loop_free(tm_kube *k);
 int tm_kube_loop_init(tm_kube *k, tm_err *err);
 

@@ -137,26 +137,25 @@ static void xfer_unref(tm_xfer *x) {
         xfer_destroy(x);
 }
 
-static void active_unlink(tm_kube *k, tm_xfer *x) {
+/* Takes x out of a doubly linked list (the active list has no tail pointer). */
+static void list_unlink(tm_xfer **head, tm_xfer **tail, tm_xfer *x) {
     if (x->prev)
         x->prev->next = x->next;
     else
-        k->active = x->next;
+        *head = x->next;
     if (x->next)
         x->next->prev = x->prev;
+    else if (tail)
+        *tail = x->prev;
     x->prev = x->next = NULL;
 }
 
+static void active_unlink(tm_kube *k, tm_xfer *x) {
+    list_unlink(&k->active, NULL, x);
+}
+
 static void pending_unlink(tm_kube *k, tm_xfer *x) {
-    if (x->prev)
-        x->prev->next = x->next;
-    else
-        k->pending = x->next;
-    if (x->next)
-        x->next->prev = x->prev;
-    else
-        k->pending_tail = x->prev;
-    x->prev = x->next = NULL;
+    list_unlink(&k->pending, &k->pending_tail, x);
     x->queued = false;
 }
 
@@ -445,16 +444,21 @@ int tm_kube_loop_init(tm_kube *k, tm_err *err) {
     return 0;
 }
 
-void tm_kube_loop_free(tm_kube *k) {
+void tm_kube_loop_stop(tm_kube *k) {
     while (k->pending)
         tm_xfer_cancel(k->pending);
     while (k->active)
         tm_xfer_cancel(k->active);
     for (size_t i = 0; i < k->ntimers; i++)
         free(k->timers[i]);
+    k->ntimers = 0;
+}
+
+void tm_kube_loop_free(tm_kube *k) {
+    tm_kube_loop_stop(k);
     free(k->timers);
     k->timers = NULL;
-    k->ntimers = 0;
+    k->timers_cap = 0;
     if (k->multi)
         curl_multi_cleanup(k->multi);
     k->multi = NULL;
@@ -472,13 +476,13 @@ static int process(tm_kube *k, tm_err *err) {
     return n;
 }
 
-int tm_kube_run(tm_kube *k, int timeout_ms, tm_err *err) {
+static int run_once(tm_kube *k, int timeout_ms, tm_err *err) {
     int64_t deadline = tm_kube_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
     start_due(k);
     int n = process(k, err);
     if (n < 0)
         return -1;
-    if (n > 0 || timeout_ms <= 0)
+    if (n > 0 || timeout_ms <= 0 || k->dying)
         return 0;
     int64_t now = tm_kube_now_ms();
     int64_t wait = deadline - now;
@@ -496,6 +500,18 @@ int tm_kube_run(tm_kube *k, int timeout_ms, tm_err *err) {
     if (mc != CURLM_OK)
         return tm_err_set(err, "kube loop: curl_multi_poll: %s", curl_multi_strerror(mc));
     return process(k, err) < 0 ? -1 : 0;
+}
+
+/* A callback may free the client (tm_kube_free from inside the loop): everything is stopped at
+ * once, and the memory goes when the outermost tm_kube_run returns. */
+int tm_kube_run(tm_kube *k, int timeout_ms, tm_err *err) {
+    k->running++;
+    int rc = run_once(k, timeout_ms, err);
+    if (--k->running == 0 && k->dying) {
+        tm_kube_free(k);
+        return 0;
+    }
+    return rc;
 }
 
 void tm_kube_wakeup(tm_kube *k) {

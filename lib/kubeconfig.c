@@ -87,20 +87,63 @@ void tm_kube_config_free(tm_kube_config *cfg) {
     free(cfg);
 }
 
-/* Finds {name: X, <field>: {...}} in a named list (clusters, users, contexts). */
-static json_t *named_entry(const json_t *root, const char *list, const char *name,
-                           const char *field) {
+static const char *type_name(const json_t *v) {
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "a mapping";
+    case JSON_ARRAY:
+        return "a list";
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+    case JSON_REAL:
+        return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "a boolean";
+    default:
+        return "null";
+    }
+}
+
+/* Field `key` of obj as a string into *out: NULL when absent or null, -1 with err when it has
+ * another type (YAML reads `token: 12345` as a number: silently dropping it would leave the
+ * client anonymous, which is much harder to diagnose than this message). */
+static int str_field(const json_t *obj, const char *key, const char **out, const char *what,
+                     tm_err *err) {
+    json_t *v = json_object_get(obj, key);
+    *out = NULL;
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_string(v))
+        return tm_err_set(err, "%s: %s must be a string, not %s (quote it)", what, key,
+                          type_name(v));
+    *out = json_string_value(v);
+    return 0;
+}
+
+/* Finds {name: X, <field>: {...}} in a named list (clusters, users, contexts) into *out (NULL
+ * when there is no entry of that name); -1 with err when the list or the entry is malformed. */
+static int named_entry(const json_t *root, const char *list, const char *name, const char *field,
+                       json_t **out, const char *what, tm_err *err) {
     json_t *arr = json_object_get(root, list);
+    *out = NULL;
+    if (arr && !json_is_null(arr) && !json_is_array(arr))
+        return tm_err_set(err, "%s: %s must be a list, not %s", what, list, type_name(arr));
     size_t i;
     json_t *e;
     json_array_foreach(arr, i, e) {
         const char *n = tm_json_str(e, "name", NULL);
-        if (n && strcmp(n, name) == 0) {
-            json_t *v = json_object_get(e, field);
-            return json_is_object(v) ? v : NULL;
-        }
+        if (!n || strcmp(n, name) != 0)
+            continue;
+        json_t *v = json_object_get(e, field);
+        if (!json_is_object(v))
+            return tm_err_set(err, "%s: %s[%zu] '%s' has no `%s` mapping", what, list, i, name,
+                              field);
+        *out = v;
+        return 0;
     }
-    return NULL;
+    return 0;
 }
 
 /* Resolves a relative path against the kubeconfig's directory (as kubectl does). */
@@ -116,10 +159,22 @@ static char *resolve_path(const char *dir, const char *p) {
     return out;
 }
 
+/* A path field of obj resolved against dir into *out (NULL when absent). */
+static int path_field(const json_t *obj, const char *key, const char *dir, char **out,
+                      const char *what, tm_err *err) {
+    const char *v;
+    if (str_field(obj, key, &v, what, err) < 0)
+        return -1;
+    *out = resolve_path(dir, v);
+    return 0;
+}
+
 /* Decodes field `key` (base64) of obj into *out; 0 if absent, -1 on malformed data. */
 static int decode_field(const json_t *obj, const char *key, char **out, const char *what,
                         tm_err *err) {
-    const char *v = tm_json_str(obj, key, NULL);
+    const char *v;
+    if (str_field(obj, key, &v, what, err) < 0)
+        return -1;
     if (!v || !*v)
         return 0;
     size_t n;
@@ -149,17 +204,23 @@ static char *default_kubeconfig_path(tm_err *err) {
 
 static int fill_cluster(tm_kube_config *cfg, const json_t *cl, const char *dir, const char *what,
                         tm_err *err) {
-    const char *server = tm_json_str(cl, "server", NULL);
+    const char *server;
+    if (str_field(cl, "server", &server, what, err) < 0)
+        return -1;
     if (!server || !*server)
         return tm_err_set(err, "%s: cluster has no server", what);
     size_t sl = strlen(server);
     cfg->server = strndup(server, server[sl - 1] == '/' ? sl - 1 : sl);
-    cfg->ca_file = resolve_path(dir, tm_json_str(cl, "certificate-authority", NULL));
-    if (decode_field(cl, "certificate-authority-data", &cfg->ca_data, what, err) < 0)
+    if (path_field(cl, "certificate-authority", dir, &cfg->ca_file, what, err) < 0 ||
+        decode_field(cl, "certificate-authority-data", &cfg->ca_data, what, err) < 0)
         return -1;
     json_t *insecure = json_object_get(cl, "insecure-skip-tls-verify");
-    cfg->insecure = json_is_true(insecure) ||
-                    (json_is_string(insecure) && strcmp(json_string_value(insecure), "true") == 0);
+    const char *is = json_string_value(insecure);
+    if (insecure && !json_is_boolean(insecure) && !json_is_null(insecure) &&
+        !(is && (strcmp(is, "true") == 0 || strcmp(is, "false") == 0)))
+        return tm_err_set(err, "%s: insecure-skip-tls-verify must be true or false, not %s", what,
+                          is ? is : type_name(insecure));
+    cfg->insecure = json_is_true(insecure) || (is && strcmp(is, "true") == 0);
     return 0;
 }
 
@@ -167,14 +228,15 @@ static int fill_user(tm_kube_config *cfg, const json_t *u, const char *dir, cons
                      tm_err *err) {
     if (!u)
         return 0; /* anonymous */
-    cfg->cert_file = resolve_path(dir, tm_json_str(u, "client-certificate", NULL));
-    cfg->key_file = resolve_path(dir, tm_json_str(u, "client-key", NULL));
-    if (decode_field(u, "client-certificate-data", &cfg->cert_data, what, err) < 0 ||
-        decode_field(u, "client-key-data", &cfg->key_data, what, err) < 0)
+    const char *token;
+    if (path_field(u, "client-certificate", dir, &cfg->cert_file, what, err) < 0 ||
+        path_field(u, "client-key", dir, &cfg->key_file, what, err) < 0 ||
+        decode_field(u, "client-certificate-data", &cfg->cert_data, what, err) < 0 ||
+        decode_field(u, "client-key-data", &cfg->key_data, what, err) < 0 ||
+        str_field(u, "token", &token, what, err) < 0 ||
+        path_field(u, "tokenFile", dir, &cfg->token_file, what, err) < 0)
         return -1;
-    const char *token = tm_json_str(u, "token", NULL);
     cfg->token = token && *token ? strdup(token) : NULL;
-    cfg->token_file = resolve_path(dir, tm_json_str(u, "tokenFile", NULL));
     bool has_cert = cfg->cert_file || cfg->cert_data;
     bool has_key = cfg->key_file || cfg->key_data;
     if (has_cert != has_key)
@@ -214,27 +276,39 @@ tm_kube_config *tm_kube_config_load(const char *path, const char *context, tm_er
     }
     const char *slash = strrchr(p, '/');
     dir = slash ? strndup(p, (size_t)(slash - p) + (slash == p)) : NULL;
-    const char *ctx_name = context ? context : tm_json_str(root, "current-context", NULL);
+    const char *ctx_name = context;
+    if (!ctx_name && str_field(root, "current-context", &ctx_name, what, err) < 0)
+        goto fail;
     if (!ctx_name || !*ctx_name) {
         tm_err_set(err, "%s: no current-context set and no context given", what);
         goto fail;
     }
-    json_t *ctx = named_entry(root, "contexts", ctx_name, "context");
+    json_t *ctx, *cl = NULL, *u = NULL;
+    if (named_entry(root, "contexts", ctx_name, "context", &ctx, what, err) < 0)
+        goto fail;
     if (!ctx) {
         tm_err_set(err, "%s: context '%s' not found", what, ctx_name);
         goto fail;
     }
     snprintf(what, sizeof what, "kubeconfig %s, context '%s'", p, ctx_name);
-    const char *cl_name = tm_json_str(ctx, "cluster", NULL);
-    json_t *cl = cl_name ? named_entry(root, "clusters", cl_name, "cluster") : NULL;
-    if (!cl) {
-        tm_err_set(err, "%s: cluster '%s' not found", what, cl_name ? cl_name : "(none)");
+    const char *cl_name, *user_name, *ns;
+    if (str_field(ctx, "cluster", &cl_name, what, err) < 0 ||
+        str_field(ctx, "user", &user_name, what, err) < 0 ||
+        str_field(ctx, "namespace", &ns, what, err) < 0)
+        goto fail;
+    if (!cl_name || !*cl_name) {
+        tm_err_set(err, "%s: the context names no cluster", what);
         goto fail;
     }
-    const char *user_name = tm_json_str(ctx, "user", NULL);
-    json_t *u = NULL;
+    if (named_entry(root, "clusters", cl_name, "cluster", &cl, what, err) < 0)
+        goto fail;
+    if (!cl) {
+        tm_err_set(err, "%s: cluster '%s' not found", what, cl_name);
+        goto fail;
+    }
     if (user_name && *user_name) {
-        u = named_entry(root, "users", user_name, "user");
+        if (named_entry(root, "users", user_name, "user", &u, what, err) < 0)
+            goto fail;
         if (!u) {
             tm_err_set(err, "%s: user '%s' not found", what, user_name);
             goto fail;
@@ -242,7 +316,6 @@ tm_kube_config *tm_kube_config_load(const char *path, const char *context, tm_er
     }
     if (fill_cluster(cfg, cl, dir, what, err) < 0 || fill_user(cfg, u, dir, what, err) < 0)
         goto fail;
-    const char *ns = tm_json_str(ctx, "namespace", NULL);
     cfg->namespace = strdup(ns && *ns ? ns : "default");
     cfg->context = strdup(ctx_name);
     json_decref(root);
@@ -267,6 +340,18 @@ static char *read_trimmed(const char *path, tm_err *err) {
     return s;
 }
 
+/* root/name if it is readable (caller frees); NULL with err naming the file otherwise. */
+static char *sa_file(const char *root, const char *name, const char *what, tm_err *err) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", root, name);
+    if (access(path, R_OK) != 0) {
+        tm_err_set(err, "in-cluster config: cannot read the %s %s: %s", what, path,
+                   strerror(errno));
+        return NULL;
+    }
+    return strdup(path);
+}
+
 tm_kube_config *tm_kube_config_in_cluster(const char *root, tm_err *err) {
     const char *host = getenv("KUBERNETES_SERVICE_HOST");
     const char *port = getenv("KUBERNETES_SERVICE_PORT");
@@ -277,30 +362,20 @@ tm_kube_config *tm_kube_config_in_cluster(const char *root, tm_err *err) {
     }
     if (!root)
         root = SA_ROOT;
-    char path[PATH_MAX];
     tm_kube_config *cfg = calloc(1, sizeof *cfg);
     size_t n = strlen(host) + strlen(port) + 16;
     cfg->server = malloc(n);
     /* An IPv6 service host needs brackets in a URL. */
     snprintf(cfg->server, n, strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host, port);
-    snprintf(path, sizeof path, "%s/token", root);
-    if (access(path, R_OK) != 0) {
-        tm_err_set(err, "in-cluster config: cannot read the service account token %s: %s", path,
-                   strerror(errno));
+    cfg->token_file = sa_file(root, "token", "service account token", err);
+    cfg->ca_file = cfg->token_file ? sa_file(root, "ca.crt", "cluster CA", err) : NULL;
+    if (!cfg->ca_file) {
         tm_kube_config_free(cfg);
         return NULL;
     }
-    cfg->token_file = strdup(path);
-    snprintf(path, sizeof path, "%s/ca.crt", root);
-    if (access(path, R_OK) != 0) {
-        tm_err_set(err, "in-cluster config: cannot read the cluster CA %s: %s", path,
-                   strerror(errno));
-        tm_kube_config_free(cfg);
-        return NULL;
-    }
-    cfg->ca_file = strdup(path);
-    snprintf(path, sizeof path, "%s/namespace", root);
-    cfg->namespace = access(path, R_OK) == 0 ? read_trimmed(path, NULL) : NULL;
+    char *nsfile = sa_file(root, "namespace", "namespace file", NULL);
+    cfg->namespace = nsfile ? read_trimmed(nsfile, NULL) : NULL;
+    free(nsfile);
     if (!cfg->namespace || !*cfg->namespace) {
         free(cfg->namespace);
         cfg->namespace = strdup("default");

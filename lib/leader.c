@@ -148,16 +148,19 @@ static void succeeded(tm_leader *l) {
     schedule(l, l->retry_ms);
 }
 
+/* status: the HTTP status (0 when the server was not reached). A 409 is the expected outcome
+ * of a lost race and not worth a warning; anything else (unreachable, 403 from RBAC) is, or a
+ * replica would retry silently forever. */
 static void failed(tm_leader *l, long status, const char *why) {
+    if (status != 409)
+        tm_warn("leader election: lease request failed lease=%s/%s error=\"%s\"", l->ns, l->name,
+                why);
     if (l->leading) {
         if (status == 409)
             lose(l, "lease update conflict (409): another replica holds the lease");
         else if (tm_kube_now_ms() - l->renewed_ms >= l->renew_deadline_ms)
             lose(l, why);
     }
-    if (status != 409 && status != 0)
-        tm_warn("leader election: lease request failed lease=%s/%s error=\"%s\"", l->ns, l->name,
-                why);
     schedule(l, l->leading ? l->retry_ms : jittered_retry(l));
 }
 
@@ -184,6 +187,8 @@ static void write_done(void *ud, tm_xfer *x, CURLcode rc, long status) {
 static const tm_xfer_ops write_ops = {NULL, write_done};
 
 static void write_lease(tm_leader *l, const char *method, const char *path, json_t *lease) {
+    if (l->stopped) /* a callback stopped the elector: it must not write any more */
+        return;
     char *body = json_dumps(lease, JSON_COMPACT);
     long timeout = (l->renew_deadline_ms + 999) / 1000;
     l->xfer = tm_xfer_start(l->k, method, path, body, strlen(body), "application/json", false,
@@ -237,7 +242,7 @@ static void get_done(void *ud, tm_xfer *x, CURLcode rc, long status) {
         tm_err err = {0};
         tm_kube_fill_error(&err, x->method, x->path, l->k->server, rc, x->errbuf, status,
                            x->resp.data, x->resp.len);
-        failed(l, 0, err.msg);
+        failed(l, rc == CURLE_OK ? status : 0, err.msg);
         leave(l);
         return;
     }
@@ -248,7 +253,9 @@ static void get_done(void *ud, tm_xfer *x, CURLcode rc, long status) {
     int64_t now = tm_kube_now_ms();
     bool other = *holder && strcmp(holder, l->identity) != 0;
     report_leader(l, holder);
-    if (other && l->obs_ms + dur_ms > now) {
+    if (l->stopped) {
+        /* on_new_leader stopped the elector: no claim, nothing more in flight. */
+    } else if (other && l->obs_ms + dur_ms > now) {
         if (l->leading)
             lose(l, "the lease is held by another replica");
         /* Try again as soon as the lease would expire if the holder stays silent. */

@@ -9,6 +9,7 @@
 struct tm_watchstream {
     char *buf;
     size_t off, len, cap, max_line;
+    size_t tail; /* bytes after the last newline buffered */
 };
 
 tm_watchstream *tm_watchstream_new(size_t max_line) {
@@ -48,10 +49,11 @@ int tm_watchstream_feed(tm_watchstream *ws, const char *data, size_t len, tm_err
     memcpy(ws->buf + ws->len, data, len);
     ws->len += len;
     ws->buf[ws->len] = '\0';
-    /* Only the unterminated tail can be too long; whole lines are checked when taken. */
-    const char *nl = memrchr(ws->buf + ws->off, '\n', ws->len - ws->off);
-    size_t tail = nl ? (size_t)(ws->buf + ws->len - nl - 1) : ws->len - ws->off;
-    if (tail > ws->max_line)
+    /* Only the unterminated tail can be too long; whole lines are checked when taken. Only the
+     * new bytes are searched, so a long line arriving in small chunks costs linear time. */
+    const char *nl = len ? memrchr(data, '\n', len) : NULL;
+    ws->tail = nl ? (size_t)(data + len - nl - 1) : ws->tail + len;
+    if (ws->tail > ws->max_line)
         return tm_err_set(err, "watch stream: event longer than %zu bytes without a newline",
                           ws->max_line);
     return 0;

@@ -3,7 +3,16 @@
  *
  * The cycle allocates nothing per node: per-node outcomes live in buffers owned by the
  * framework, grown only when the node count grows. The inter-pod filters' per-cycle state
- * (sched_prefilter) is computed once per cycle and its buffers are kept across cycles. */
+ * (sched_prefilter) is computed once per cycle and its buffers are kept across cycles.
+ *
+ * The cycle is the hot path of the simulator (every node for every task), so it runs in three
+ * passes over the snapshot's node columns (sched_node_cols) rather than over the nodes: filter
+ * (a node whose flags say it is ready, schedulable and without NoSchedule/NoExecute taints
+ * skips the first three filters, a pod without node selector or affinity skips NodeAffinity,
+ * and the resource check compares only the slots the pod requests against precomputed free
+ * amounts; any other node takes the full per-node filter_run), score (the plugin's
+ * score_batch over the feasible nodes, reading cached loads), select. Outcomes are exactly
+ * those of filter_run and the plugin's per-node score. */
 #include "scheduler/framework.h"
 
 #include <inttypes.h>
@@ -16,6 +25,8 @@ struct sched_framework {
     uint8_t *status;  /* sched_filter_id per node */
     uint32_t *detail; /* filter detail per node */
     int64_t *score;   /* raw score per feasible node */
+    uint32_t *feas;   /* indices of the feasible nodes of the cycle */
+    int64_t *fscore;  /* their scores, parallel to feas */
     size_t cap, n_nodes;
     sched_cycle cyc;
     bool have_cycle;
@@ -467,6 +478,8 @@ void sched_framework_free(sched_framework *fw) {
     free(fw->status);
     free(fw->detail);
     free(fw->score);
+    free(fw->feas);
+    free(fw->fscore);
     sched_prefilter_free(fw->pf);
     free(fw);
 }
@@ -490,10 +503,145 @@ static int ensure_cap(sched_framework *fw, size_t n, tm_err *err) {
     int64_t *sc = realloc(fw->score, ncap * sizeof *sc);
     if (sc)
         fw->score = sc;
-    if (!st || !de || !sc)
+    uint32_t *fe = realloc(fw->feas, ncap * sizeof *fe);
+    if (fe)
+        fw->feas = fe;
+    int64_t *fs = realloc(fw->fscore, ncap * sizeof *fs);
+    if (fs)
+        fw->fscore = fs;
+    if (!st || !de || !sc || !fe || !fs)
         return tm_err_set(err, "out of memory for %zu nodes", n);
     fw->cap = ncap;
     return 0;
+}
+
+/* Per-cycle constants of the column scan. The first SCAN_FIXED requested slots are checked
+ * by straight-line code (cpu, memory, pods: what nearly every pod requests); slots the pod does
+ * not request are padded with want INT64_MIN (never short) and bit 0. */
+#define SCAN_FIXED 4
+typedef struct scan_ctx {
+    uint8_t slow; /* node flags that send a node through the full filter_run */
+    bool aff;     /* the pod has a node selector or required node affinity */
+    int nslots;   /* resource slots the pod requests (pods always), >= SCAN_FIXED when padded */
+    uint32_t bit[SCHED_RES_MAX];
+    int64_t want[SCHED_RES_MAX];
+    const int64_t *free[SCHED_RES_MAX];
+} scan_ctx;
+
+static void scan_prepare(scan_ctx *x, const sched_snapshot *s, const sched_pod *p,
+                         const sched_node_cols *cols) {
+    /* a node failing readiness, schedulability (untolerated) or carrying a NoSchedule/NoExecute
+     * taint needs the full filters for its reason; every other node passes those three */
+    bool tol_unsched =
+        pod_tolerates(p, "node.kubernetes.io/unschedulable", "", SCHED_EFFECT_NO_SCHEDULE);
+    x->slow =
+        SCHED_NODE_NOT_READY | SCHED_NODE_HARD_TAINT | (tol_unsched ? 0 : SCHED_NODE_UNSCHEDULABLE);
+    x->aff = p->n_node_selector > 0 || p->has_affinity;
+    x->nslots = 0;
+    int nres = sched_snapshot_resource_count(s); /* as short_resources */
+    for (int r = 0; r < nres && r < SCHED_RES_MAX; r++) {
+        int64_t want = r == SCHED_RES_PODS ? 1 : p->requests.v[r];
+        if (want <= 0)
+            continue; /* a slot the pod does not request can never be short */
+        x->bit[x->nslots] = 1u << r;
+        x->want[x->nslots] = want;
+        x->free[x->nslots++] = cols->free[r];
+    }
+    for (; x->nslots < SCAN_FIXED; x->nslots++) {
+        x->bit[x->nslots] = 0;
+        x->want[x->nslots] = INT64_MIN;
+        x->free[x->nslots] = cols->free[0];
+    }
+}
+
+/* Bit mask of the requested slots on which node i is short (short_resources, from the
+ * columns). Branch-free: whether a node fits is what the scan cannot predict. */
+static inline __attribute__((always_inline)) uint32_t short_cols(const scan_ctx *x, size_t i) {
+    uint32_t d = 0;
+    for (int k = 0; k < SCAN_FIXED; k++)
+        d |= -(uint32_t)(x->want[k] > x->free[k][i]) & x->bit[k];
+    for (int k = SCAN_FIXED; k < x->nslots; k++)
+        d |= -(uint32_t)(x->want[k] > x->free[k][i]) & x->bit[k];
+    return d;
+}
+
+/* filter_run for node i, from the columns where they decide. */
+static inline __attribute__((always_inline)) sched_filter_id
+filter_cols(const sched_snapshot *s, const sched_pod *p, const sched_node_cols *cols,
+            const scan_ctx *x, size_t i, const sched_prefilter *pf, bool aff, uint32_t *detail) {
+    if (cols->flags[i] & x->slow)
+        return filter_run(s, p, sched_snapshot_node(s, i), i, pf, detail);
+    *detail = 0;
+    const sched_node *n = NULL;
+    if (aff && !affinity_matches(p, n = sched_snapshot_node(s, i)))
+        return SCHED_FILTER_NODE_AFFINITY;
+    if (pf && pf->ports_on && !sched_nodeports_fits(pf->ports, i))
+        return SCHED_FILTER_NODE_PORTS;
+    uint32_t d = short_cols(x, i);
+    if (d) {
+        *detail = d;
+        return SCHED_FILTER_RESOURCES;
+    }
+    int r;
+    if (pf && pf->spread_on &&
+        (r = sched_spread_filter(pf->spread, p, n ? n : (n = sched_snapshot_node(s, i)))) >= 0) {
+        *detail = (uint32_t)r;
+        return SCHED_FILTER_SPREAD;
+    }
+    if (pf && pf->interpod_on &&
+        (r = sched_interpod_filter(pf->interpod, p, n ? n : sched_snapshot_node(s, i))) >= 0) {
+        *detail = (uint32_t)r;
+        return SCHED_FILTER_INTERPOD;
+    }
+    return SCHED_FILTER_OK;
+}
+
+/* Filters every node into fw->status/detail; returns the number of feasible nodes, whose
+ * indices (ascending) are in fw->feas. */
+static size_t scan(sched_framework *fw, const sched_snapshot *s, const sched_pod *p,
+                   const sched_node_cols *cols, const scan_ctx *x, const sched_prefilter *pf,
+                   bool aff) {
+    size_t nf = 0, n = cols->n;
+    for (size_t i = 0; i < n; i++) {
+        sched_filter_id id = filter_cols(s, p, cols, x, i, pf, aff, &fw->detail[i]);
+        fw->status[i] = (uint8_t)id;
+        fw->feas[nf] = (uint32_t)i;
+        nf += id == SCHED_FILTER_OK;
+    }
+    return nf;
+}
+
+/* scan for a pod without node affinity or inter-pod filters: a node that is ready,
+ * schedulable and untainted (the usual case) costs a flag test and the resource compares, with
+ * the per-cycle constants in registers. */
+static size_t scan_plain(sched_framework *fw, const sched_snapshot *s, const sched_pod *p,
+                         const sched_node_cols *cols, const scan_ctx *x) {
+    size_t nf = 0, n = cols->n;
+    const uint8_t *flags = cols->flags;
+    const uint8_t slow = x->slow;
+    const int64_t w0 = x->want[0], w1 = x->want[1], w2 = x->want[2], w3 = x->want[3];
+    const int64_t *f0 = x->free[0], *f1 = x->free[1], *f2 = x->free[2], *f3 = x->free[3];
+    const uint32_t b0 = x->bit[0], b1 = x->bit[1], b2 = x->bit[2], b3 = x->bit[3];
+    const bool more = x->nslots > SCAN_FIXED;
+    uint8_t *status = fw->status;
+    uint32_t *detail = fw->detail, *feas = fw->feas;
+    for (size_t i = 0; i < n; i++) {
+        sched_filter_id id;
+        if (__builtin_expect((flags[i] & slow) != 0, 0)) {
+            id = filter_run(s, p, sched_snapshot_node(s, i), i, NULL, &detail[i]);
+        } else {
+            uint32_t d = (-(uint32_t)(w0 > f0[i]) & b0) | (-(uint32_t)(w1 > f1[i]) & b1) |
+                         (-(uint32_t)(w2 > f2[i]) & b2) | (-(uint32_t)(w3 > f3[i]) & b3);
+            if (__builtin_expect(more, 0))
+                d = short_cols(x, i);
+            detail[i] = d;
+            id = d ? SCHED_FILTER_RESOURCES : SCHED_FILTER_OK;
+        }
+        status[i] = (uint8_t)id;
+        feas[nf] = (uint32_t)i;
+        nf += id == SCHED_FILTER_OK;
+    }
+    return nf;
 }
 
 int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
@@ -515,29 +663,46 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
     if (fw->pl.pre_score && fw->pl.pre_score(fw->pl.state, &fw->cyc, err) != 0)
         return tm_err_wrap(err, "policy %s", fw->pl.name);
     fw->have_cycle = true;
+    sched_node_cols cols;
+    sched_snapshot_node_cols(s, &cols);
+    scan_ctx x;
+    scan_prepare(&x, s, p, &cols);
+    size_t nf =
+        pf || x.aff ? scan(fw, s, p, &cols, &x, pf, x.aff) : scan_plain(fw, s, p, &cols, &x);
+    if (fw->pl.score_batch) {
+        fw->pl.score_batch(fw->pl.state, &fw->cyc, fw->feas, nf, fw->fscore);
+    } else {
+        for (size_t k = 0; k < nf; k++)
+            fw->fscore[k] =
+                fw->pl.score(fw->pl.state, &fw->cyc, sched_snapshot_node(s, fw->feas[k]));
+    }
+    /* the highest score wins, ties go to the first in name order: find the maximum, then the
+     * smallest name rank among the nodes that reach it (two predictable loops) */
     int best = -1;
     int64_t best_score = 0;
-    uint32_t best_rank = 0;
-    for (size_t i = 0; i < n; i++) {
-        const sched_node *node = sched_snapshot_node(s, i);
-        /* two inlined copies: a plain pod's loop carries no inter-pod check at all */
-        fw->status[i] = (uint8_t)(pf ? filter_run(s, p, node, i, pf, &fw->detail[i])
-                                     : filter_run(s, p, node, i, NULL, &fw->detail[i]));
-        if (fw->status[i] != SCHED_FILTER_OK)
-            continue;
-        int64_t sc = fw->pl.score(fw->pl.state, &fw->cyc, node);
-        fw->score[i] = sc;
-        if (d->n_feasible == 0 || sc < fw->min_score)
-            fw->min_score = sc;
-        if (d->n_feasible == 0 || sc > fw->max_score)
-            fw->max_score = sc;
-        d->n_feasible++;
-        if (best < 0 || sc > best_score || (sc == best_score && node->name_rank < best_rank)) {
-            best = (int)i;
-            best_score = sc;
-            best_rank = node->name_rank;
+    if (nf) {
+        int64_t mn = fw->fscore[0], mx = fw->fscore[0];
+        for (size_t k = 0; k < nf; k++) {
+            int64_t sc = fw->fscore[k];
+            fw->score[fw->feas[k]] = sc;
+            mn = sc < mn ? sc : mn;
+            mx = sc > mx ? sc : mx;
         }
+        fw->min_score = mn;
+        fw->max_score = mx;
+        uint32_t best_rank = 0;
+        for (size_t k = 0; k < nf; k++) {
+            if (fw->fscore[k] != mx)
+                continue;
+            uint32_t i = fw->feas[k];
+            if (best < 0 || cols.name_rank[i] < best_rank) {
+                best = (int)i;
+                best_rank = cols.name_rank[i];
+            }
+        }
+        best_score = mx;
     }
+    d->n_feasible = nf;
     d->n_nodes = n;
     d->node = best;
     if (best >= 0) {

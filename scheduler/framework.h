@@ -282,6 +282,12 @@ typedef struct sched_plugin {
     /* Queue order: negative when a goes before b. NULL = priority desc, creation time asc. */
     int (*queue_cmp)(void *state, const sched_snapshot *s, const sched_pod *a, const sched_pod *b);
     void (*free_state)(void *state);
+    /* Optional, the fast path of score: the scores of the feasible nodes with indices
+     * nodes[0..n-1] into out[0..n-1], exactly the values score would give, read from the
+     * snapshot's columns (sched_snapshot_node_cols) in one call per cycle. NULL = score is
+     * called per node. */
+    void (*score_batch)(void *state, const sched_cycle *c, const uint32_t *nodes, size_t n,
+                        int64_t *out);
 } sched_plugin;
 
 typedef struct sched_framework sched_framework;

@@ -36,6 +36,19 @@ static int64_t rr_score(void *st, const sched_cycle *c, const sched_node *n) {
     return -(int64_t)dist;
 }
 
+/* rr_score from the snapshot's name-rank column. */
+static void rr_score_batch(void *st, const sched_cycle *c, const uint32_t *nodes, size_t n,
+                           int64_t *out) {
+    const rr_state *rs = st;
+    sched_node_cols cols;
+    sched_snapshot_node_cols(c->snap, &cols);
+    size_t count = sched_snapshot_node_count(c->snap);
+    for (size_t k = 0; k < n; k++) {
+        size_t dist = (cols.name_rank[nodes[k]] + count - rs->start) % count;
+        out[k] = -(int64_t)dist;
+    }
+}
+
 static void rr_reserved(void *st, const sched_cycle *c, const sched_node *n) {
     (void)c;
     rr_state *rs = st;
@@ -61,6 +74,7 @@ int sched_plugin_round_robin(sched_plugin *out) {
                           .state = rs,
                           .pre_score = rr_pre_score,
                           .score = rr_score,
+                          .score_batch = rr_score_batch,
                           .reserved = rr_reserved,
                           .free_state = rr_free};
     return 0;

@@ -4,17 +4,30 @@
  * (largest label sum of its group; unprofiled nodes count 0), the least loaded among equals. */
 #include "scheduler/policy.h"
 
-static int64_t sjfn_score(void *st, const sched_cycle *c, const sched_node *n) {
-    (void)st;
-    const sched_group *g = n->group >= 0 ? sched_snapshot_group(c->snap, (size_t)n->group) : NULL;
+static inline int64_t sjfn_of(const sched_snapshot *s, int32_t group, double l) {
+    const sched_group *g = group >= 0 ? sched_snapshot_group(s, (size_t)group) : NULL;
     int64_t power = g ? g->power : 0;
     if (power > 0xfffff)
         power = 0xfffff;
-    double l = sched_node_load(n);
     if (l > 1)
         l = 1;
     int64_t idle = (int64_t)((1.0 - l) * (double)0x7fffffff);
     return (power << 32) | idle;
+}
+
+static int64_t sjfn_score(void *st, const sched_cycle *c, const sched_node *n) {
+    (void)st;
+    return sjfn_of(c->snap, n->group, sched_node_load(n));
+}
+
+/* sjfn_score from the snapshot's columns. */
+static void sjfn_score_batch(void *st, const sched_cycle *c, const uint32_t *nodes, size_t n,
+                             int64_t *out) {
+    (void)st;
+    sched_node_cols cols;
+    sched_snapshot_node_cols(c->snap, &cols);
+    for (size_t k = 0; k < n; k++)
+        out[k] = sjfn_of(c->snap, cols.group[nodes[k]], cols.load[nodes[k]]);
 }
 
 static int sjfn_queue_cmp(void *st, const sched_snapshot *s, const sched_pod *a,
@@ -36,6 +49,9 @@ static int sjfn_queue_cmp(void *st, const sched_snapshot *s, const sched_pod *a,
 }
 
 int sched_plugin_sjfn(sched_plugin *out) {
-    *out = (sched_plugin){.name = "sjfn", .score = sjfn_score, .queue_cmp = sjfn_queue_cmp};
+    *out = (sched_plugin){.name = "sjfn",
+                          .score = sjfn_score,
+                          .score_batch = sjfn_score_batch,
+                          .queue_cmp = sjfn_queue_cmp};
     return 0;
 }

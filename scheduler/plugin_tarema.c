@@ -66,8 +66,8 @@ static int tarema_pre_score(void *st, const sched_cycle *c, tm_err *err) {
     return 0;
 }
 
-static int64_t load_part(const sched_node *n) {
-    double l = sched_node_load(n);
+/* The load bits from a node's load (sched_node_load, or the snapshot's cached copy of it). */
+static inline int64_t load_part(double l) {
     if (l > 1)
         l = 1;
     if (l < 0)
@@ -78,7 +78,21 @@ static int64_t load_part(const sched_node *n) {
 static int64_t tarema_score(void *st, const sched_cycle *c, const sched_node *n) {
     const tarema_state *ts = st;
     int64_t gk = n->group >= 0 && (size_t)n->group < ts->cap ? ts->gkey[n->group] : 0;
-    return (gk << LOAD_BITS) | load_part(n);
+    return (gk << LOAD_BITS) | load_part(sched_node_load(n));
+}
+
+/* tarema_score for many nodes at once, from the snapshot's columns. */
+static void tarema_score_batch(void *st, const sched_cycle *c, const uint32_t *nodes, size_t n,
+                               int64_t *out) {
+    const tarema_state *ts = st;
+    sched_node_cols cols;
+    sched_snapshot_node_cols(c->snap, &cols);
+    for (size_t k = 0; k < n; k++) {
+        uint32_t i = nodes[k];
+        int32_t g = cols.group[i];
+        int64_t gk = g >= 0 && (size_t)g < ts->cap ? ts->gkey[g] : 0;
+        out[k] = (gk << LOAD_BITS) | load_part(cols.load[i]);
+    }
 }
 
 /* Extender scale: the preferred group present among the feasible nodes gets 10, the most
@@ -120,6 +134,7 @@ int sched_plugin_tarema(sched_plugin *out) {
                           .state = ts,
                           .pre_score = tarema_pre_score,
                           .score = tarema_score,
+                          .score_batch = tarema_score_batch,
                           .extender_score = tarema_extender_score,
                           .free_state = tarema_free};
     return 0;

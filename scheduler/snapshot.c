@@ -2,7 +2,11 @@
  *
  * Lookups by name go through small open-addressing string maps so that the live cache can apply
  * watch events one by one on 5,000 nodes and 10,000 pods without scans; the scans that remain
- * (a node removed, a node added while pods already name it) are rare events. */
+ * (a node removed, a node added while pods already name it) are rare events.
+ *
+ * Next to the nodes the snapshot keeps their hot fields as columns (sched_node_cols: flags,
+ * free resources, load, group, name rank), re-derived from the node on every change to it, so
+ * the scheduling cycle scans arrays and never recomputes a node's load per pod. */
 #include "scheduler/snapshot.h"
 
 #include <stdio.h>
@@ -134,6 +138,15 @@ struct sched_snapshot {
     bool dirty;
     spod **sets[SCHED_PODSET_COUNT]; /* dense pod sets, see sched_podset */
     size_t set_n[SCHED_PODSET_COUNT], set_cap[SCHED_PODSET_COUNT];
+    /* node columns (sched_node_cols), cols_cap entries each, carved from one block so that
+     * growing them either fully succeeds or changes nothing */
+    void *cols_block;
+    size_t cols_cap;
+    uint8_t *c_flags;
+    double *c_load;
+    int32_t *c_group;
+    uint32_t *c_rank;
+    int64_t *c_free[SCHED_RES_MAX];
 };
 
 static const char *const builtin_res[SCHED_RES_FIRST_EXT] = {"cpu", "memory", "ephemeral-storage",
@@ -197,6 +210,7 @@ void sched_snapshot_free(sched_snapshot *s) {
     free(s->tasks.e);
     free_groups(s);
     free(s->by_name);
+    free(s->cols_block);
     free(s);
 }
 
@@ -244,6 +258,89 @@ static void node_parse_tarema(sched_node *n) {
         n->labels_t[k] = parse_label_int(sched_node_label(n, keys[k]));
 }
 
+/* ---- node columns ---- */
+
+/* Makes room for `need` nodes in the columns, keeping the first n_nodes entries. 0, or -1 on
+ * OOM with the old columns untouched. */
+static int cols_reserve(sched_snapshot *s, size_t need) {
+    if (need <= s->cols_cap)
+        return 0;
+    size_t ncap = s->cols_cap ? s->cols_cap * 2 : 64;
+    while (ncap < need)
+        ncap *= 2;
+    /* 8-byte columns first, then 4-byte, then bytes: every column stays aligned */
+    size_t per = sizeof(double) + SCHED_RES_MAX * sizeof(int64_t) + sizeof(int32_t) +
+                 sizeof(uint32_t) + sizeof(uint8_t);
+    char *b = malloc(ncap * per);
+    if (!b)
+        return -1;
+    double *load = (double *)(void *)b;
+    int64_t *fr[SCHED_RES_MAX];
+    char *at = b + ncap * sizeof(double);
+    for (int r = 0; r < SCHED_RES_MAX; r++, at += ncap * sizeof(int64_t))
+        fr[r] = (int64_t *)(void *)at;
+    int32_t *group = (int32_t *)(void *)at;
+    at += ncap * sizeof(int32_t);
+    uint32_t *rank = (uint32_t *)(void *)at;
+    at += ncap * sizeof(uint32_t);
+    uint8_t *flags = (uint8_t *)at;
+    size_t n = s->n_nodes;
+    if (n) {
+        memcpy(load, s->c_load, n * sizeof *load);
+        for (int r = 0; r < SCHED_RES_MAX; r++)
+            memcpy(fr[r], s->c_free[r], n * sizeof *fr[r]);
+        memcpy(group, s->c_group, n * sizeof *group);
+        memcpy(rank, s->c_rank, n * sizeof *rank);
+        memcpy(flags, s->c_flags, n * sizeof *flags);
+    }
+    free(s->cols_block);
+    s->cols_block = b;
+    s->cols_cap = ncap;
+    s->c_load = load;
+    for (int r = 0; r < SCHED_RES_MAX; r++)
+        s->c_free[r] = fr[r];
+    s->c_group = group;
+    s->c_rank = rank;
+    s->c_flags = flags;
+    return 0;
+}
+
+/* Re-derives the columns that depend on requests and allocatable for node i. */
+static void cols_sync_res(sched_snapshot *s, size_t i) {
+    const sched_node *n = s->nodes[i];
+    s->c_load[i] = sched_node_load(n);
+    for (int r = 0; r < SCHED_RES_MAX; r++)
+        s->c_free[r][i] = n->allocatable.v[r] - n->requested.v[r];
+}
+
+/* Re-derives every column of node i (after it was put or moved). */
+static void cols_sync(sched_snapshot *s, size_t i) {
+    const sched_node *n = s->nodes[i];
+    uint8_t f = 0;
+    if (!n->ready)
+        f |= SCHED_NODE_NOT_READY;
+    if (n->unschedulable)
+        f |= SCHED_NODE_UNSCHEDULABLE;
+    for (size_t t = 0; t < n->n_taints; t++)
+        if (n->taints[t].effect == SCHED_EFFECT_NO_SCHEDULE ||
+            n->taints[t].effect == SCHED_EFFECT_NO_EXECUTE)
+            f |= SCHED_NODE_HARD_TAINT;
+    s->c_flags[i] = f;
+    s->c_group[i] = n->group;
+    s->c_rank[i] = n->name_rank;
+    cols_sync_res(s, i);
+}
+
+void sched_snapshot_node_cols(const sched_snapshot *s, sched_node_cols *out) {
+    out->n = s->n_nodes;
+    out->flags = s->c_flags;
+    out->load = s->c_load;
+    out->group = s->c_group;
+    out->name_rank = s->c_rank;
+    for (int r = 0; r < SCHED_RES_MAX; r++)
+        out->free[r] = s->c_free[r];
+}
+
 /* Counts every recorded pod naming node n that is not counted yet. */
 static void attach_pods(sched_snapshot *s, sched_node *n) {
     if (!s->n_uncounted)
@@ -274,10 +371,15 @@ int sched_snapshot_put_node(sched_snapshot *s, sched_node *node, tm_err *err) {
         sched_node *old = s->nodes[idx1 - 1];
         node->requested = old->requested;
         s->nodes[idx1 - 1] = node;
+        cols_sync(s, idx1 - 1);
         /* the map key points into the node's name: repoint it before freeing the old one */
         smap_put(&s->node_idx, node->name, (void *)idx1);
         sched_node_free(old);
         return 0;
+    }
+    if (cols_reserve(s, s->n_nodes + 1) != 0) {
+        sched_node_free(node);
+        return tm_err_set(err, "out of memory adding a node");
     }
     if (s->n_nodes == s->cap_nodes) {
         size_t ncap = s->cap_nodes ? s->cap_nodes * 2 : 64;
@@ -296,6 +398,7 @@ int sched_snapshot_put_node(sched_snapshot *s, sched_node *node, tm_err *err) {
     }
     s->nodes[s->n_nodes++] = node;
     attach_pods(s, node);
+    cols_sync(s, s->n_nodes - 1);
     return 0;
 }
 
@@ -321,6 +424,7 @@ int sched_snapshot_remove_node(sched_snapshot *s, const char *name) {
     if (i != s->n_nodes) {
         s->nodes[i] = s->nodes[s->n_nodes];
         smap_put(&s->node_idx, s->nodes[i]->name, (void *)(uintptr_t)(i + 1));
+        cols_sync(s, i);
     }
     s->dirty = true;
     return 0;
@@ -347,8 +451,10 @@ const sched_node *sched_snapshot_node_by_name(const sched_snapshot *s, const cha
 static void pod_uncount(sched_snapshot *s, spod *p) {
     if (p->counted) {
         int i = sched_snapshot_node_index(s, p->node);
-        if (i >= 0)
+        if (i >= 0) {
             res_add(&s->nodes[i]->requested, &p->req, -1);
+            cols_sync_res(s, (size_t)i);
+        }
         p->counted = false;
     } else {
         s->n_uncounted--;
@@ -474,6 +580,7 @@ static int add_pod(sched_snapshot *s, const char *uid, const char *node_name,
     int i = sched_snapshot_node_index(s, node_name);
     if (i >= 0) {
         res_add(&s->nodes[i]->requested, &p->req, 1);
+        cols_sync_res(s, (size_t)i);
         p->counted = true;
     } else {
         p->counted = false;
@@ -687,6 +794,11 @@ void sched_snapshot_refresh(sched_snapshot *s) {
         return;
     if (rebuild(s) == 0)
         s->dirty = false;
+    /* mirror whatever rebuild left in the nodes, also after a failed (out of memory) one */
+    for (size_t i = 0; i < s->n_nodes; i++) {
+        s->c_group[i] = s->nodes[i]->group;
+        s->c_rank[i] = s->nodes[i]->name_rank;
+    }
 }
 
 size_t sched_snapshot_group_count(const sched_snapshot *s) {

@@ -253,6 +253,28 @@ const sched_group *sched_snapshot_group(const sched_snapshot *s, size_t i);
 /* Node indices in name order (after refresh). Borrowed, count = node count. */
 const uint32_t *sched_snapshot_by_name(const sched_snapshot *s);
 
+/* Column view of the per-node fields every scheduling cycle scans, indexed like the nodes
+ * (0..n-1), so that the framework's per-node loop reads contiguous arrays instead of chasing
+ * one sched_node pointer per node. The snapshot keeps the columns equal to what the nodes say
+ * on every change (put/remove node, add/remove pod); group and name_rank, like the nodes' own
+ * fields, are current after sched_snapshot_refresh. Read-only; the pointers are valid until
+ * the next node or pod change. */
+enum {
+    SCHED_NODE_NOT_READY = 1u << 0,     /* !ready */
+    SCHED_NODE_UNSCHEDULABLE = 1u << 1, /* spec.unschedulable */
+    SCHED_NODE_HARD_TAINT = 1u << 2     /* at least one NoSchedule or NoExecute taint */
+};
+typedef struct sched_node_cols {
+    size_t n;
+    const uint8_t *flags;      /* SCHED_NODE_* */
+    const double *load;        /* sched_node_load of the node, bit for bit */
+    const int32_t *group;      /* sched_node.group */
+    const uint32_t *name_rank; /* sched_node.name_rank */
+    /* allocatable - requested, per resource slot (every slot, used or not) */
+    const int64_t *free[SCHED_RES_MAX];
+} sched_node_cols;
+void sched_snapshot_node_cols(const sched_snapshot *s, sched_node_cols *out);
+
 /* Requested share of a node: the larger of its cpu and memory shares (requested /
  * allocatable, 0..1, above 1 when overcommitted, 1 when allocatable is 0), the "load" that fair,
  * fill-nodes and tarema's within-group choice compare. The dominant share is used, not the mean,

@@ -65,11 +65,27 @@ check "create a ConfigMap before the restart" k create configmap before-restart 
 check "kill apiserver" cl kill apiserver
 if ! k get --raw /readyz >/dev/null 2>&1; then pass "the API is down after kill"; else fail "the API is down after kill"; fi
 check "status exits non-zero while the apiserver is down" bash -c "! bash '$CLUSTER' status"
+# Down long enough for client-go's reconnect backoff to grow (it reaches tens of seconds): the
+# controller-manager must still serve a new namespace at once after `start`.
+sleep 10
 check "start apiserver" cl start apiserver
 check "the API answers again, the ConfigMap is still there" k get configmap before-restart
+has_default_sa() { k -n "$1" get serviceaccount default; }
+k create namespace after-restart >/dev/null 2>&1
+if wait_for 10 has_default_sa after-restart; then
+  pass "a namespace created right after the restart gets its default ServiceAccount within 10 s"
+else
+  fail "a namespace created right after the restart gets its default ServiceAccount within 10 s" "$(tail -n 5 "$DIR/logs/controller-manager.log")"
+fi
 check "kill etcd" cl kill etcd
 check "start etcd" cl start etcd
 check "after an etcd restart the API writes again" wait_for 30 k create configmap after-etcd --from-literal=a=1
+k create namespace after-etcd >/dev/null 2>&1
+if wait_for 10 has_default_sa after-etcd; then
+  pass "a namespace created after the etcd restart gets its default ServiceAccount within 10 s"
+else
+  fail "a namespace created after the etcd restart gets its default ServiceAccount within 10 s" "$(tail -n 5 "$DIR/logs/controller-manager.log")"
+fi
 check "kill kwok" cl kill kwok
 check "start kwok" cl start kwok
 

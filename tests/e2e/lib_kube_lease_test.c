@@ -11,6 +11,7 @@
 #include "harness.h"
 #include "lib/jsonutil.h"
 #include "lib/kube.h"
+#include "lib_kube_e2e.h"
 
 typedef struct {
     const char *id;
@@ -28,22 +29,6 @@ static void on_new_leader(void *ud, const char *id) {
     snprintf(((cand *)ud)->leader, sizeof((cand *)ud)->leader, "%s", id);
 }
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static tm_kube *client(void) {
-    tm_err err = {0};
-    tm_kube_config *cfg = tm_kube_config_load(NULL, NULL, &err);
-    tm_kube *k = cfg ? tm_kube_new(cfg, &err) : NULL;
-    if (!k)
-        printf("    client: %s\n", err.msg);
-    tm_kube_config_free(cfg);
-    return k;
-}
-
 static tm_kube *ka, *kb;
 static cand ca = {"cand-a", 0, 0, ""}, cb = {"cand-b", 0, 0, ""};
 static tm_leader *la, *lb;
@@ -51,9 +36,9 @@ static char lease_name[64];
 
 /* Runs the loops of the clients whose flag is set, in turns, for `secs` or until pred(). */
 static void run_both(bool run_a, bool run_b, double secs, bool (*pred)(void)) {
-    double end = now_s() + secs;
+    double end = e2e_now_s() + secs;
     tm_err err = {0};
-    while (now_s() < end && !(pred && pred())) {
+    while (e2e_now_s() < end && !(pred && pred())) {
         if (run_a)
             tm_kube_run(ka, 20, &err);
         if (run_b)
@@ -121,9 +106,9 @@ static void test_takeover_when_holder_stops_renewing(void) {
     long long transitions = tm_json_int(lease, "spec.leaseTransitions", -1);
     json_decref(lease);
     /* Freeze the holder: its loop no longer runs, so it neither renews nor notices. */
-    double frozen = now_s();
+    double frozen = e2e_now_s();
     run_both(holder == lb, holder == la, 25, waiter_leads);
-    double took = now_s() - frozen;
+    double took = e2e_now_s() - frozen;
     CHECK(tm_leader_is_leader(waiter));
     CHECKF(took <= 20.0, "takeover took %.1f s", took);
     printf("    takeover %.1f s after the holder stopped renewing\n", took);
@@ -133,13 +118,13 @@ static void test_takeover_when_holder_stops_renewing(void) {
     json_decref(lease);
     free(path);
     /* The old holder resumes: its renew deadline has passed, so it stops at once. */
-    double resumed = now_s();
+    double resumed = e2e_now_s();
     run_both(true, true, 5, old_holder_caught_up);
     CHECK(!tm_leader_is_leader(holder));
     CHECK_INT(hc->stopped, 1);
     CHECK_STR(hc->leader, wc->id);
     printf("    old holder stopped leading and saw the new leader %.2f s after it resumed\n",
-           now_s() - resumed);
+           e2e_now_s() - resumed);
     run_both(true, true, 5, NULL);
     CHECK(tm_leader_is_leader(waiter) && !tm_leader_is_leader(holder));
 }
@@ -150,14 +135,14 @@ static bool holder_leads(void) {
 
 static void test_release_hands_over_at_once(void) {
     /* Now `waiter` leads; it releases, the old holder takes over without waiting 15 s. */
-    double t0 = now_s();
+    double t0 = e2e_now_s();
     tm_leader_stop(waiter, true);
     if (waiter == la)
         la = NULL;
     else
         lb = NULL;
     run_both(holder == la, holder == lb, 10, holder_leads);
-    double took = now_s() - t0;
+    double took = e2e_now_s() - t0;
     CHECK(tm_leader_is_leader(holder));
     CHECKF(took < 6.0, "took %.1f s", took);
     printf("    released lease taken over in %.1f s\n", took);
@@ -174,8 +159,8 @@ static void test_bad_options(void) {
 }
 
 int main(void) {
-    ka = client();
-    kb = client();
+    ka = e2e_client(0, 0);
+    kb = e2e_client(0, 0);
     if (!ka || !kb) {
         printf("0 passed, 1 failed\n");
         return 1;

@@ -11,25 +11,11 @@
 #include "harness.h"
 #include "lib/jsonutil.h"
 #include "lib/kube.h"
+#include "lib/kube_internal.h"
+#include "lib_kube_e2e.h"
 
 static tm_kube *kube;
 static char ns[64];
-
-static tm_kube *client(double qps, int burst) {
-    tm_err err = {0};
-    tm_kube_config *cfg = tm_kube_config_load(NULL, NULL, &err);
-    if (!cfg) {
-        printf("    cannot load kubeconfig: %s\n", err.msg);
-        return NULL;
-    }
-    cfg->qps = qps;
-    cfg->burst = burst;
-    tm_kube *k = tm_kube_new(cfg, &err);
-    if (!k)
-        printf("    cannot create client: %s\n", err.msg);
-    tm_kube_config_free(cfg);
-    return k;
-}
 
 static json_t *pod_manifest(const char *name) {
     return json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:s, s:[{s:s, s:s}]}}", "apiVersion", "v1",
@@ -201,7 +187,7 @@ static void on_async(void *ud, int status, json_t *body, const tm_err *err) {
 }
 
 static void test_async_requests_and_qps(void) {
-    tm_kube *k = client(10, 2);
+    tm_kube *k = e2e_client(10, 2);
     if (!k) {
         CHECK(0);
         return;
@@ -235,32 +221,54 @@ static void test_async_requests_and_qps(void) {
     tm_kube_free(k);
 }
 
-/* A new namespace can take pods only once the controller-manager has made its "default"
- * ServiceAccount (the ServiceAccount admission plugin refuses them before). Waits for it. */
-static bool wait_default_sa(const char *namespace, double timeout_s) {
-    char *path = tm_kube_path("v1", "serviceaccounts", namespace, "default", NULL);
-    struct timespec ts, pause = {0, 200000000};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double end = ts.tv_sec + timeout_s;
-    json_t *sa = NULL;
-    for (;;) {
-        tm_err err = {0};
-        sa = tm_kube_get(kube, path, &err);
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        if (sa || ts.tv_sec >= end)
-            break;
-        nanosleep(&pause, NULL);
+typedef struct {
+    int done, h2, ok;
+    long connects;
+} mux_state;
+
+static void mux_done(void *ud, tm_xfer *x, CURLcode rc, long status) {
+    mux_state *m = ud;
+    long version = 0, connects = 0;
+    curl_easy_getinfo(x->easy, CURLINFO_HTTP_VERSION, &version);
+    curl_easy_getinfo(x->easy, CURLINFO_NUM_CONNECTS, &connects);
+    m->done++;
+    m->h2 += version == CURL_HTTP_VERSION_2_0;
+    m->ok += rc == CURLE_OK && status == 200;
+    m->connects += connects;
+}
+
+/* The loop's transfers go over HTTP/2 (the API server offers it over TLS) and share one
+ * connection: 20 requests plus a watch in flight at once on one thread open one connection. */
+static void test_http2_multiplexed_on_one_connection(void) {
+    tm_kube *k = e2e_client(0, 0);
+    if (!k) {
+        CHECK(0);
+        return;
     }
-    if (!sa)
-        printf("    namespace %s has no default ServiceAccount after %.0f s\n", namespace,
-               timeout_s);
-    json_decref(sa);
-    free(path);
-    return sa != NULL;
+    static const tm_xfer_ops ops = {NULL, mux_done};
+    mux_state m = {0}, w = {0};
+    /* The first request opens the connection; the others wait for it (PIPEWAIT). */
+    tm_xfer *watch = tm_xfer_start(k, "GET", "/api/v1/nodes?watch=1&timeoutSeconds=30", NULL, 0,
+                                   NULL, true, 0, &ops, &w);
+    CHECK(watch != NULL);
+    for (int i = 0; i < 20; i++)
+        CHECK(tm_xfer_start(k, "GET", "/api/v1/nodes?limit=1", NULL, 0, NULL, false, 0, &ops, &m) !=
+              NULL);
+    tm_err err = {0};
+    for (int i = 0; i < 300 && m.done < 20; i++)
+        tm_kube_run(k, 20, &err);
+    CHECK_INT(m.done, 20);
+    CHECK_INT(m.ok, 20);
+    CHECK_INT(m.h2, 20);
+    CHECKF(m.connects <= 1, "the requests opened %ld connections", m.connects);
+    printf("    20 requests + 1 watch: HTTP/2 on %ld new connection(s)\n", m.connects);
+    tm_xfer_cancel(watch);
+    CHECK_INT(w.done, 0);
+    tm_kube_free(k);
 }
 
 int main(void) {
-    kube = client(0, 0);
+    kube = e2e_client(0, 0);
     if (!kube) {
         printf("0 passed, 1 failed\n");
         return 1;
@@ -274,12 +282,13 @@ int main(void) {
         printf("    cannot create namespace %s: %s\n", ns, err.msg);
     json_decref(r);
     json_decref(nsobj);
-    wait_default_sa(ns, 120);
+    e2e_wait_default_sa(kube, ns, 120);
     RUN(test_list_kwok_nodes_paged);
     RUN(test_error_carries_status_message);
     RUN(test_create_get_patch_replace_delete);
     RUN(test_strategic_patch_bind_and_event);
     RUN(test_async_requests_and_qps);
+    RUN(test_http2_multiplexed_on_one_connection);
     char *path = tm_kube_path("v1", "namespaces", NULL, ns, NULL);
     tm_kube_delete(kube, path, &err);
     free(path);

@@ -14,6 +14,7 @@
 #include "harness.h"
 #include "lib/jsonutil.h"
 #include "lib/kube.h"
+#include "lib_kube_e2e.h"
 
 static tm_kube *kube; /* synchronous helper client */
 static char ns[64];
@@ -34,22 +35,6 @@ static void on_event(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
 
 static void on_synced(void *ud) {
     ((watch_log *)ud)->synced++;
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static tm_kube *client(void) {
-    tm_err err = {0};
-    tm_kube_config *cfg = tm_kube_config_load(NULL, NULL, &err);
-    tm_kube *k = cfg ? tm_kube_new(cfg, &err) : NULL;
-    if (!k)
-        printf("    client: %s\n", err.msg);
-    tm_kube_config_free(cfg);
-    return k;
 }
 
 static int create_pod(const char *name) {
@@ -86,9 +71,9 @@ static bool seen_as(const watch_log *w, const char *name, const char *type) {
 /* Runs the loop until every name in `names` was last seen as `type` or timeout_s passes. */
 static bool run_until_seen(tm_kube *k, const watch_log *w, const char *const *names, int n,
                            const char *type, double timeout_s) {
-    double end = now_s() + timeout_s;
+    double end = e2e_now_s() + timeout_s;
     tm_err err = {0};
-    while (now_s() < end) {
+    while (e2e_now_s() < end) {
         int ok = 0;
         for (int i = 0; i < n; i++)
             ok += seen_as(w, names[i], type);
@@ -143,8 +128,8 @@ static void test_informers_share_one_loop_and_sync(void) {
                            .ud = &nlog};
     tm_informer *nodes = tm_informer_start(loop, &no, &err);
     CHECKF(nodes != NULL, "%s", err.msg);
-    double end = now_s() + 20;
-    while (now_s() < end && !(tm_informer_synced(pods) && tm_informer_synced(nodes)))
+    double end = e2e_now_s() + 20;
+    while (e2e_now_s() < end && !(tm_informer_synced(pods) && tm_informer_synced(nodes)))
         tm_kube_run(loop, 100, &err);
     CHECK(tm_informer_synced(pods));
     CHECK(tm_informer_synced(nodes));
@@ -171,20 +156,27 @@ static void test_watch_sees_pods_created_after_start(void) {
     CHECK_INT(tm_informer_relists(pods), 0);
 }
 
+/* kill -9 the API server under the informer, let it notice and back off for 2 s, start the
+ * server again (hack/cluster.sh waits until it is healthy). Returns when it was back. */
+static double kill9_and_restart_apiserver(void) {
+    tm_err err = {0};
+    CHECK_INT(cluster_cmd("kill", "apiserver"), 0);
+    double killed = e2e_now_s();
+    while (e2e_now_s() < killed + 2)
+        tm_kube_run(loop, 100, &err);
+    CHECK_INT(cluster_cmd("start", "apiserver"), 0);
+    double back = e2e_now_s();
+    printf("    apiserver down for %.1f s\n", back - killed);
+    return back;
+}
+
 static void test_apiserver_kill9_restart_nothing_lost(void) {
     tm_err err = {0};
     /* Let the watch be established and idle, then kill the API server under it. */
     for (int i = 0; i < 10; i++)
         tm_kube_run(loop, 100, &err);
     unsigned reconnects0 = tm_informer_reconnects(pods);
-    CHECK_INT(cluster_cmd("kill", "apiserver"), 0);
-    double killed = now_s();
-    /* The informer notices and starts backing off while the server is down. */
-    while (now_s() < killed + 2)
-        tm_kube_run(loop, 100, &err);
-    CHECK_INT(cluster_cmd("start", "apiserver"), 0);
-    double back = now_s();
-    printf("    apiserver down for %.1f s\n", back - killed);
+    double back = kill9_and_restart_apiserver();
     /* Changes the informer cannot have watched: its loop does not run until they are done. */
     const char *names[] = {"during-1", "during-2", "during-3", "during-4", "during-5"};
     for (int i = 0; i < 5; i++)
@@ -196,7 +188,8 @@ static void test_apiserver_kill9_restart_nothing_lost(void) {
     CHECK(added);
     CHECK(deleted);
     printf("    all changes observed %.1f s after the restart (reconnects %u, re-lists %u)\n",
-           now_s() - back, tm_informer_reconnects(pods) - reconnects0, tm_informer_relists(pods));
+           e2e_now_s() - back, tm_informer_reconnects(pods) - reconnects0,
+           tm_informer_relists(pods));
     CHECK(tm_informer_reconnects(pods) > reconnects0 || tm_informer_relists(pods) > 0);
     CHECK_INT(tm_informer_size(pods), 8);
     CHECK(tm_informer_get(pods, ns, "before-1") == NULL);
@@ -256,12 +249,7 @@ static void test_kill9_then_etcd_compaction_nothing_lost(void) {
     for (int i = 0; i < 10; i++)
         tm_kube_run(loop, 100, &err);
     unsigned relists0 = tm_informer_relists(pods);
-    CHECK_INT(cluster_cmd("kill", "apiserver"), 0);
-    double killed = now_s();
-    while (now_s() < killed + 2)
-        tm_kube_run(loop, 100, &err);
-    CHECK_INT(cluster_cmd("start", "apiserver"), 0);
-    double back = now_s();
+    double back = kill9_and_restart_apiserver();
     const char *names[] = {"compact-1", "compact-2", "compact-3"};
     for (int i = 0; i < 3; i++)
         CHECK(create_pod(names[i]) == 0);
@@ -270,7 +258,7 @@ static void test_kill9_then_etcd_compaction_nothing_lost(void) {
     CHECK(run_until_seen(loop, &plog, names, 3, "ADDED", 60));
     const char *gone[] = {"during-1"};
     CHECK(run_until_seen(loop, &plog, gone, 1, "DELETED", 30));
-    printf("    all changes observed %.1f s after the restart (re-lists %u)\n", now_s() - back,
+    printf("    all changes observed %.1f s after the restart (re-lists %u)\n", e2e_now_s() - back,
            tm_informer_relists(pods) - relists0);
     CHECK_INT(tm_informer_size(pods), 11);
     CHECK(create_pod("after-compaction") == 0);
@@ -278,11 +266,10 @@ static void test_kill9_then_etcd_compaction_nothing_lost(void) {
     CHECK(run_until_seen(loop, &plog, later, 1, "ADDED", 20));
 }
 
-static bool wait_default_sa(const char *namespace, double timeout_s);
-
-/* After API server restarts the controller-manager may be refused (RBAC not warm yet) and back
- * off; tests that run after this one need it working: a new namespace must get its default
- * ServiceAccount again. */
+/* Tests that run after this one need the controller-manager working at once: its watches must
+ * not sit in client-go's reconnect backoff (up to a minute) after the restarts, which
+ * hack/cluster.sh start prevents by restarting it. A new namespace gets its default
+ * ServiceAccount within seconds. */
 static void test_cluster_whole_again(void) {
     char probe[80];
     snprintf(probe, sizeof probe, "%s-probe", ns);
@@ -291,9 +278,9 @@ static void test_cluster_whole_again(void) {
     tm_err err = {0};
     json_t *r = tm_kube_create(kube, "/api/v1/namespaces", nsobj, &err);
     CHECKF(r != NULL, "%s", err.msg);
-    double t0 = now_s();
-    CHECK(wait_default_sa(probe, 180));
-    printf("    controller-manager serving again after %.1f s\n", now_s() - t0);
+    double t0 = e2e_now_s();
+    CHECK(e2e_wait_default_sa(kube, probe, 15));
+    printf("    controller-manager serving again after %.1f s\n", e2e_now_s() - t0);
     json_decref(r);
     json_decref(nsobj);
     char *path = tm_kube_path("v1", "namespaces", NULL, probe, NULL);
@@ -301,33 +288,9 @@ static void test_cluster_whole_again(void) {
     free(path);
 }
 
-/* A new namespace can take pods only once the controller-manager has made its "default"
- * ServiceAccount (the ServiceAccount admission plugin refuses them before). Waits for it. */
-static bool wait_default_sa(const char *namespace, double timeout_s) {
-    char *path = tm_kube_path("v1", "serviceaccounts", namespace, "default", NULL);
-    struct timespec ts, pause = {0, 200000000};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double end = ts.tv_sec + timeout_s;
-    json_t *sa = NULL;
-    for (;;) {
-        tm_err err = {0};
-        sa = tm_kube_get(kube, path, &err);
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        if (sa || ts.tv_sec >= end)
-            break;
-        nanosleep(&pause, NULL);
-    }
-    if (!sa)
-        printf("    namespace %s has no default ServiceAccount after %.0f s\n", namespace,
-               timeout_s);
-    json_decref(sa);
-    free(path);
-    return sa != NULL;
-}
-
 int main(void) {
-    kube = client();
-    loop = client();
+    kube = e2e_client(0, 0);
+    loop = e2e_client(0, 0);
     if (!kube || !loop) {
         printf("0 passed, 1 failed\n");
         return 1;
@@ -341,7 +304,7 @@ int main(void) {
         printf("    cannot create namespace %s: %s\n", ns, err.msg);
     json_decref(r);
     json_decref(nsobj);
-    wait_default_sa(ns, 120);
+    e2e_wait_default_sa(kube, ns, 120);
     RUN(test_informers_share_one_loop_and_sync);
     RUN(test_watch_sees_pods_created_after_start);
     RUN(test_apiserver_kill9_restart_nothing_lost);

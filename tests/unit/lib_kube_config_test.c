@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "lib/kube.h"
@@ -158,6 +159,43 @@ static void test_kubeconfig_env_and_errors(void) {
     CHECK(c == NULL);
 }
 
+/* Bad input: wrong types, malformed lists, missing fields. Each error names the field and the
+ * context, never a crash and never a silently dropped value. */
+static void test_wrong_types_are_named(void) {
+    static const struct {
+        const char *context, *want;
+    } cases[] = {
+        {"numtoken", "context 'numtoken': token must be a string, not a number (quote it)"},
+        {"numserver", "server must be a string, not a number"},
+        {"maybe", "insecure-skip-tls-verify must be true or false, not maybe"},
+        {"flat", "clusters[3] 'flat' has no `cluster` mapping"},
+        {"cadata-list", "certificate-authority-data must be a string, not a list"},
+        {"keymap", "client-key must be a string, not a mapping"},
+        {"nocluster", "context 'nocluster': the context names no cluster"},
+        {"nsnumber", "namespace must be a string, not a number"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tm_err err = {0};
+        tm_kube_config *c = tm_kube_config_load(fx("wrongtypes.yaml"), cases[i].context, &err);
+        CHECKF(c == NULL, "context %s loaded", cases[i].context);
+        tm_kube_config_free(c);
+        CHECKF(strstr(err.msg, cases[i].want) != NULL, "%s: %s", cases[i].context, err.msg);
+        CHECKF(strstr(err.msg, "wrongtypes.yaml") != NULL, "%s", err.msg);
+    }
+    tm_err err = {0};
+    tm_kube_config *c = tm_kube_config_load(fx("notlists.yaml"), NULL, &err);
+    CHECK(c == NULL);
+    CHECKF(strstr(err.msg, "users must be a list, not a mapping") != NULL, "%s", err.msg);
+    /* An empty file is not a kubeconfig either. */
+    char empty[] = "/tmp/tarema-empty-kubeconfig-XXXXXX";
+    int fd = mkstemp(empty);
+    close(fd);
+    c = tm_kube_config_load(empty, NULL, &err);
+    CHECK(c == NULL);
+    CHECKF(strstr(err.msg, "not a kubeconfig") != NULL, "%s", err.msg);
+    unlink(empty);
+}
+
 static void test_in_cluster(void) {
     tm_err err = {0};
     unsetenv("KUBERNETES_SERVICE_HOST");
@@ -236,6 +274,7 @@ int main(void) {
     RUN(test_files_relative_to_kubeconfig);
     RUN(test_token_file_and_string_insecure);
     RUN(test_kubeconfig_env_and_errors);
+    RUN(test_wrong_types_are_named);
     RUN(test_in_cluster);
     RUN(test_client_validation);
     RUN(test_sync_calls_are_rate_limited);

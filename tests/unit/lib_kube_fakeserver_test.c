@@ -486,6 +486,196 @@ static void test_timers_and_cancel(void) {
     tm_kube_free(k);
 }
 
+/* ---- callbacks that stop or free what calls them ------------------------------------------ */
+
+static const response one_ok[] = {{"200 OK", {"{\"n\":1}"}, 0, NULL}};
+
+static tm_kube *doomed;
+
+static void free_client_in_done(void *ud, int status, json_t *body, const tm_err *err) {
+    on_done(ud, status, body, err);
+    tm_kube_free(doomed);
+}
+
+/* A done callback frees the client while another request waits for the rate limiter, an
+ * informer's list is queued and a timer is pending: nothing runs afterwards and nothing is
+ * touched after the free (valgrind: no invalid read, no leak). */
+static void test_free_client_inside_callback(void) {
+    pthread_t t = server_start(one_ok, 1);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", srv.port);
+    tm_kube_config cfg = {.server = url, .qps = 1, .burst = 1};
+    tm_err err = {0};
+    doomed = tm_kube_new(&cfg, &err);
+    async_res first = {0}, second = {0};
+    CHECK(tm_kube_request_async(doomed, "GET", "/a", NULL, NULL, free_client_in_done, &first) == 0);
+    CHECK(tm_kube_request_async(doomed, "GET", "/b", NULL, NULL, on_done, &second) == 0);
+    ilog l = {"", 0};
+    tm_informer_opts o = {.path = "/api/v1/pods", .on_event = on_event, .ud = &l};
+    CHECK(tm_informer_start(doomed, &o, &err) != NULL);
+    int order[8] = {0};
+    CHECK(tm_timer_add(doomed, 100000, tick, order) != NULL);
+    for (int i = 0; i < 200 && !first.done; i++)
+        tm_kube_run(doomed, 20, &err); /* the last call returns after freeing the client */
+    CHECK_INT(first.done, 1);
+    CHECK_INT(first.status, 200);
+    CHECK_INT(second.done, 0);
+    CHECK_INT(order[0], 0);
+    CHECK_STR(l.log, "");
+    server_stop(t);
+}
+
+#define HELD_LEASE(holder)                                                                         \
+    "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{\"name\":"        \
+    "\"l\",\"namespace\":\"ns\",\"resourceVersion\":\"7\"},\"spec\":{\"holderIdentity\":\"" holder \
+    "\",\"leaseDurationSeconds\":15}}"
+
+static const response held_by_me[] = {{"200 OK", {HELD_LEASE("me")}, 0, NULL}};
+
+typedef struct {
+    tm_leader *l;
+    int told;
+} stopper;
+
+static void stop_on_new_leader(void *ud, const char *identity) {
+    stopper *s = ud;
+    s->told++;
+    tm_leader_stop(s->l, false);
+}
+
+/* on_new_leader stops the elector (a replica shutting down when it sees the record): it must
+ * not go on to write the Lease it read, with a request whose callback would find it freed. */
+static void test_leader_stopped_in_new_leader_callback(void) {
+    pthread_t t = server_start(held_by_me, 1);
+    tm_kube *k = fake_client(NULL);
+    stopper st = {0};
+    tm_leader_opts o = {
+        .ns = "ns", .name = "l", .identity = "me", .on_new_leader = stop_on_new_leader, .ud = &st};
+    tm_err err = {0};
+    st.l = tm_leader_start(k, &o, &err);
+    CHECKF(st.l != NULL, "%s", err.msg);
+    for (int i = 0; i < 30; i++)
+        tm_kube_run(k, 10, &err);
+    CHECK_INT(st.told, 1);
+    pthread_mutex_lock(&srv.mu);
+    int n = srv.nreqs;
+    pthread_mutex_unlock(&srv.mu);
+    CHECKF(n == 1, "%d requests, the 2nd: %s", n, req(1));
+    tm_kube_free(k);
+    server_stop(t);
+}
+
+/* ---- an expired continue token -------------------------------------------------------------- */
+
+static const response expired_script[] = {
+    {"200 OK",
+     {"{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"10\","
+      "\"continue\":\"c1\"},\"items\":[" LISTPOD("a", "5") "]}"},
+     0,
+     NULL},
+    {"410 Gone",
+     {"{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\",\"message\":\"The provided "
+      "continue parameter is too old\"}"},
+     0,
+     NULL},
+    {"200 OK",
+     {"{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"12\"},"
+      "\"items\":[" LISTPOD("a", "5") "," LISTPOD("b", "11") "]}"},
+     0,
+     NULL},
+    {"200 OK", {""}, 2000, NULL}, /* the informer's watch */
+};
+
+/* A continue token that expires mid-list: the list starts over once, unpaged (client-go's
+ * pager does the same: a paged retry could expire again and again on a busy cluster). */
+static void test_expired_continue_relists_unpaged(void) {
+    pthread_t t = server_start(expired_script, 4);
+    tm_kube *k = fake_client(NULL);
+    ilog l = {"", 0};
+    tm_informer_opts o = {.path = "/api/v1/pods",
+                          .page_size = 1,
+                          .on_event = on_event,
+                          .on_synced = on_synced,
+                          .ud = &l};
+    tm_err err = {0};
+    tm_informer *inf = tm_informer_start(k, &o, &err);
+    for (int i = 0; i < 200 && !tm_informer_synced(inf); i++)
+        tm_kube_run(k, 20, &err);
+    CHECK(tm_informer_synced(inf));
+    CHECK_STR(l.log, "+a@5 +b@11 ");
+    CHECK(strstr(req(1), "continue=c1") != NULL);
+    CHECKF(strncmp(req(2), "GET /api/v1/pods HTTP", 21) == 0, "%s", req(2));
+    tm_informer_stop(inf);
+    tm_kube_free(k);
+    server_stop(t);
+
+    /* The synchronous list behaves alike. */
+    t = server_start(expired_script, 3);
+    k = fake_client(NULL);
+    tm_list_opts lo = {.limit = 1};
+    char *rv = NULL;
+    json_t *items = tm_kube_list(k, "/api/v1/pods", &lo, &rv, &err);
+    CHECKF(items != NULL, "%s", err.msg);
+    CHECK_INT(json_array_size(items), 2);
+    CHECK_STR(rv, "12");
+    CHECKF(strncmp(req(2), "GET /api/v1/pods HTTP", 21) == 0, "%s", req(2));
+    json_decref(items);
+    free(rv);
+    tm_kube_free(k);
+    server_stop(t);
+}
+
+/* ---- a failing lease GET is reported ---------------------------------------------------- */
+
+static const response forbidden_lease[] = {
+    {"403 Forbidden",
+     {"{\"kind\":\"Status\",\"code\":403,\"reason\":\"Forbidden\",\"message\":\"leases.coordination"
+      ".k8s.io \\\"l\\\" is forbidden: User \\\"x\\\" cannot get resource \\\"leases\\\"\"}"},
+     0,
+     NULL},
+};
+
+/* A replica whose GETs of the Lease fail (RBAC, say) must say so in its log instead of retrying
+ * in silence forever. */
+static void test_leader_get_failure_is_logged(void) {
+    pthread_t t = server_start(forbidden_lease, 1);
+    tm_kube *k = fake_client(NULL);
+    char logf[] = "/tmp/tarema-leader-log-XXXXXX";
+    int fd = mkstemp(logf);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2);
+    tm_leader_opts o = {.ns = "ns", .name = "l", .identity = "me"};
+    tm_err err = {0};
+    tm_leader *l = tm_leader_start(k, &o, &err);
+    pthread_mutex_lock(&srv.mu);
+    for (int i = 0; i < 100 && srv.nreqs < 1; i++) {
+        pthread_mutex_unlock(&srv.mu);
+        tm_kube_run(k, 10, &err);
+        pthread_mutex_lock(&srv.mu);
+    }
+    pthread_mutex_unlock(&srv.mu);
+    for (int i = 0; i < 10; i++)
+        tm_kube_run(k, 10, &err);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(fd);
+    char buf[4096] = "";
+    FILE *f = fopen(logf, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[n] = '\0';
+    if (f)
+        fclose(f);
+    unlink(logf);
+    CHECKF(strstr(buf, "lease request failed") != NULL && strstr(buf, "is forbidden") != NULL,
+           "log: %s", buf);
+    CHECK(!tm_leader_is_leader(l));
+    tm_leader_stop(l, false);
+    tm_kube_free(k);
+    server_stop(t);
+}
+
 int main(void) {
     pthread_mutex_init(&srv.mu, NULL);
     RUN(test_leader_loses_at_once_on_409);
@@ -493,5 +683,9 @@ int main(void) {
     RUN(test_token_rotation_and_async_status);
     RUN(test_429_retried_after_retry_after);
     RUN(test_timers_and_cancel);
+    RUN(test_free_client_inside_callback);
+    RUN(test_leader_stopped_in_new_leader_callback);
+    RUN(test_expired_continue_relists_unpaged);
+    RUN(test_leader_get_failure_is_logged);
     return TEST_SUMMARY();
 }

@@ -146,8 +146,43 @@ static void test_many_events_compact_buffer(void) {
     tm_watchstream_free(ws);
 }
 
+/* A large object (1 MiB here, etcd allows 1.5) fed in tiny chunks: each feed looks only at the
+ * new bytes for the line limit, not at the whole buffered line again, so this takes linear
+ * time (re-scanning made it 5e11 byte comparisons, minutes); the limit still holds after a
+ * newline was seen, and the event after it is intact. */
+static void test_long_line_in_tiny_chunks(void) {
+    size_t body = (size_t)1 << 20;
+    const char *head =
+        "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"big\"},\"data\":\"";
+    size_t hn = strlen(head);
+    char *buf = malloc(hn + body + 8);
+    memcpy(buf, head, hn);
+    memset(buf + hn, 'x', body);
+    memcpy(buf + hn + body, "\"}}\n", 5);
+    size_t n = hn + body + 4;
+    tm_watchstream *ws = tm_watchstream_new(2u << 20);
+    tm_err err = {0};
+    int bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += tm_watchstream_feed(ws, buf + i, 1, &err) != 0;
+    CHECK_INT(bad, 0);
+    tm_watch_event ev;
+    CHECK_INT(tm_watchstream_next(ws, &ev, &err), 1);
+    CHECK_STR(tm_json_str(ev.object, "metadata.name", NULL), "big");
+    CHECK_INT(strlen(tm_json_str(ev.object, "data", "")), body);
+    json_decref(ev.object);
+    /* After the newline, the limit counts from zero again: 2 MiB more without one is too long. */
+    memset(buf, 'y', hn + body);
+    CHECK(tm_watchstream_feed(ws, buf, hn + body, &err) == 0);
+    CHECK(tm_watchstream_feed(ws, buf, hn + body, &err) == -1);
+    CHECKF(strstr(err.msg, "without a newline") != NULL, "%s", err.msg);
+    tm_watchstream_free(ws);
+    free(buf);
+}
+
 int main(void) {
     RUN(test_whole_stream);
+    RUN(test_long_line_in_tiny_chunks);
     RUN(test_split_every_size);
     RUN(test_partial_line_waits);
     RUN(test_bad_lines_are_reported_and_skipped);
