@@ -515,15 +515,13 @@ static int ensure_cap(sched_framework *fw, size_t n, tm_err *err) {
     return 0;
 }
 
-/* Per-cycle constants of the column scan. The first SCAN_FIXED requested slots are checked
- * by straight-line code (cpu, memory, pods: what nearly every pod requests); slots the pod does
- * not request are padded with want INT64_MIN (never short) and bit 0. */
-#define SCAN_FIXED 4
+/* Per-cycle constants of the column scan: which node flags need the full filters, and the
+ * resource slots the pod requests with the amounts. */
 typedef struct scan_ctx {
     uint8_t slow; /* node flags that send a node through the full filter_run */
     bool aff;     /* the pod has a node selector or required node affinity */
-    int nslots;   /* resource slots the pod requests (pods always), >= SCAN_FIXED when padded */
-    uint32_t bit[SCHED_RES_MAX];
+    int nslots;   /* resource slots the pod requests (pods always, so at least 1) */
+    int slot[SCHED_RES_MAX];
     int64_t want[SCHED_RES_MAX];
     const int64_t *free[SCHED_RES_MAX];
 } scan_ctx;
@@ -543,14 +541,9 @@ static void scan_prepare(scan_ctx *x, const sched_snapshot *s, const sched_pod *
         int64_t want = r == SCHED_RES_PODS ? 1 : p->requests.v[r];
         if (want <= 0)
             continue; /* a slot the pod does not request can never be short */
-        x->bit[x->nslots] = 1u << r;
+        x->slot[x->nslots] = r;
         x->want[x->nslots] = want;
         x->free[x->nslots++] = cols->free[r];
-    }
-    for (; x->nslots < SCAN_FIXED; x->nslots++) {
-        x->bit[x->nslots] = 0;
-        x->want[x->nslots] = INT64_MIN;
-        x->free[x->nslots] = cols->free[0];
     }
 }
 
@@ -558,10 +551,8 @@ static void scan_prepare(scan_ctx *x, const sched_snapshot *s, const sched_pod *
  * columns). Branch-free: whether a node fits is what the scan cannot predict. */
 static inline __attribute__((always_inline)) uint32_t short_cols(const scan_ctx *x, size_t i) {
     uint32_t d = 0;
-    for (int k = 0; k < SCAN_FIXED; k++)
-        d |= -(uint32_t)(x->want[k] > x->free[k][i]) & x->bit[k];
-    for (int k = SCAN_FIXED; k < x->nslots; k++)
-        d |= -(uint32_t)(x->want[k] > x->free[k][i]) & x->bit[k];
+    for (int k = 0; k < x->nslots; k++)
+        d |= (uint32_t)(x->want[k] > x->free[k][i]) << x->slot[k];
     return d;
 }
 
@@ -597,7 +588,7 @@ filter_cols(const sched_snapshot *s, const sched_pod *p, const sched_node_cols *
 }
 
 /* Filters every node into fw->status/detail; returns the number of feasible nodes, whose
- * indices (ascending) are in fw->feas. */
+ * indices are in fw->feas. */
 static size_t scan(sched_framework *fw, const sched_snapshot *s, const sched_pod *p,
                    const sched_node_cols *cols, const scan_ctx *x, const sched_prefilter *pf,
                    bool aff) {
@@ -611,37 +602,98 @@ static size_t scan(sched_framework *fw, const sched_snapshot *s, const sched_pod
     return nf;
 }
 
-/* scan for a pod without node affinity or inter-pod filters: a node that is ready,
- * schedulable and untainted (the usual case) costs a flag test and the resource compares, with
- * the per-cycle constants in registers. */
-static size_t scan_plain(sched_framework *fw, const sched_snapshot *s, const sched_pod *p,
-                         const sched_node_cols *cols, const scan_ctx *x) {
+/* scan for a pod without node affinity or inter-pod filters that requests K resource slots
+ * (K a constant after inlining, so the compares unroll with the amounts in registers). Two
+ * passes: the first decides every node from its free resources alone and lists those that fit
+ * and need no full filters (no branch, no call: that loop is the hot path); the second runs the
+ * full filters on the few nodes whose flags ask for them (not ready, unschedulable, tainted),
+ * appending those that pass, so fw->feas is not in index order. */
+static inline __attribute__((always_inline)) size_t
+scan_plain_k(sched_framework *fw, const sched_snapshot *s, const sched_pod *p,
+             const sched_node_cols *cols, const scan_ctx *x, const int K, const bool cpu_mem_pods,
+             const bool flagged) {
     size_t nf = 0, n = cols->n;
     const uint8_t *flags = cols->flags;
     const uint8_t slow = x->slow;
-    const int64_t w0 = x->want[0], w1 = x->want[1], w2 = x->want[2], w3 = x->want[3];
-    const int64_t *f0 = x->free[0], *f1 = x->free[1], *f2 = x->free[2], *f3 = x->free[3];
-    const uint32_t b0 = x->bit[0], b1 = x->bit[1], b2 = x->bit[2], b3 = x->bit[3];
-    const bool more = x->nslots > SCAN_FIXED;
+    int64_t w[4];
+    const int64_t *f[4];
+    int sl[4];
+    for (int k = 0; k < K; k++) {
+        w[k] = x->want[k];
+        f[k] = x->free[k];
+        sl[k] = x->slot[k];
+    }
     uint8_t *status = fw->status;
     uint32_t *detail = fw->detail, *feas = fw->feas;
+    uint32_t any = 0;
     for (size_t i = 0; i < n; i++) {
-        sched_filter_id id;
-        if (__builtin_expect((flags[i] & slow) != 0, 0)) {
-            id = filter_run(s, p, sched_snapshot_node(s, i), i, NULL, &detail[i]);
+        uint32_t d;
+        if (K == 3 && cpu_mem_pods) { /* constant shifts */
+            d = (uint32_t)(w[0] > f[0][i]) | (uint32_t)(w[1] > f[1][i]) << SCHED_RES_MEMORY |
+                (uint32_t)(w[2] > f[2][i]) << SCHED_RES_PODS;
         } else {
-            uint32_t d = (-(uint32_t)(w0 > f0[i]) & b0) | (-(uint32_t)(w1 > f1[i]) & b1) |
-                         (-(uint32_t)(w2 > f2[i]) & b2) | (-(uint32_t)(w3 > f3[i]) & b3);
-            if (__builtin_expect(more, 0))
-                d = short_cols(x, i);
-            detail[i] = d;
-            id = d ? SCHED_FILTER_RESOURCES : SCHED_FILTER_OK;
+            d = (uint32_t)(w[0] > f[0][i]) << sl[0];
+            if (K > 1)
+                d |= (uint32_t)(w[1] > f[1][i]) << sl[1];
+            if (K > 2)
+                d |= (uint32_t)(w[2] > f[2][i]) << sl[2];
+            if (K > 3)
+                d |= (uint32_t)(w[3] > f[3][i]) << sl[3];
         }
-        status[i] = (uint8_t)id;
+        uint32_t fl = flagged ? flags[i] & slow : 0; /* no flagged node: no flag to load */
+        any |= fl;
+        detail[i] = d;
+        status[i] = (uint8_t)(d ? SCHED_FILTER_RESOURCES : SCHED_FILTER_OK);
         feas[nf] = (uint32_t)i;
-        nf += id == SCHED_FILTER_OK;
+        nf += (d | fl) == 0;
+    }
+    for (size_t j = 0; any && j < n; j++) { /* the flagged nodes, if any */
+        uint8_t fj = flags[j] & slow;
+        if (!fj)
+            continue;
+        sched_filter_id id;
+        if (!p->n_tolerations) { /* the flags say it all: see filter_run */
+            id = fj & SCHED_NODE_NOT_READY       ? SCHED_FILTER_NODE_READY
+                 : fj & SCHED_NODE_UNSCHEDULABLE ? SCHED_FILTER_NODE_UNSCHEDULABLE
+                                                 : SCHED_FILTER_TAINT;
+            detail[j] = id == SCHED_FILTER_TAINT ? cols->hard_taint[j] : 0;
+        } else {
+            id = filter_run(s, p, sched_snapshot_node(s, j), j, NULL, &detail[j]);
+        }
+        status[j] = (uint8_t)id;
+        if (id == SCHED_FILTER_OK)
+            feas[nf++] = (uint32_t)j;
     }
     return nf;
+}
+
+/* scan_plain_k for the pod's resource slots and whether any node is flagged at all. */
+static inline __attribute__((always_inline)) size_t
+scan_plain_f(sched_framework *fw, const sched_snapshot *s, const sched_pod *p,
+             const sched_node_cols *cols, const scan_ctx *x, const bool flagged) {
+    switch (x->nslots) {
+    case 1:
+        return scan_plain_k(fw, s, p, cols, x, 1, false, flagged);
+    case 2:
+        return scan_plain_k(fw, s, p, cols, x, 2, false, flagged);
+    case 3:
+        if (x->slot[0] == SCHED_RES_CPU && x->slot[1] == SCHED_RES_MEMORY &&
+            x->slot[2] == SCHED_RES_PODS) /* nearly every pod */
+            return scan_plain_k(fw, s, p, cols, x, 3, true, flagged);
+        return scan_plain_k(fw, s, p, cols, x, 3, false, flagged);
+    case 4:
+        return scan_plain_k(fw, s, p, cols, x, 4, false, flagged);
+    default: /* extended resources: the general scan */
+        return scan(fw, s, p, cols, x, NULL, false);
+    }
+}
+
+static size_t scan_plain(sched_framework *fw, const sched_snapshot *s, const sched_pod *p,
+                         const sched_node_cols *cols, const scan_ctx *x) {
+    /* a cluster where every node is ready, schedulable and untainted (the simulator's) */
+    if (cols->n_flagged == 0)
+        return scan_plain_f(fw, s, p, cols, x, false);
+    return scan_plain_f(fw, s, p, cols, x, true);
 }
 
 int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
@@ -676,30 +728,32 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
             fw->fscore[k] =
                 fw->pl.score(fw->pl.state, &fw->cyc, sched_snapshot_node(s, fw->feas[k]));
     }
-    /* the highest score wins, ties go to the first in name order: find the maximum, then the
-     * smallest name rank among the nodes that reach it (two predictable loops) */
+    /* the highest score wins, ties go to the first in name order (and, should ranks repeat
+     * after a failed refresh, to the lowest index, so the order of fw->feas does not matter);
+     * a score at or above the best so far is rare once the scan is under way */
     int best = -1;
     int64_t best_score = 0;
     if (nf) {
         int64_t mn = fw->fscore[0], mx = fw->fscore[0];
-        for (size_t k = 0; k < nf; k++) {
+        uint32_t bi = fw->feas[0], br = cols.name_rank[bi];
+        fw->score[bi] = mx;
+        for (size_t k = 1; k < nf; k++) {
             int64_t sc = fw->fscore[k];
-            fw->score[fw->feas[k]] = sc;
+            uint32_t i = fw->feas[k];
+            fw->score[i] = sc;
             mn = sc < mn ? sc : mn;
-            mx = sc > mx ? sc : mx;
+            if (__builtin_expect(sc >= mx, 0)) {
+                uint32_t r = cols.name_rank[i];
+                if (sc > mx || r < br || (r == br && i < bi)) {
+                    mx = sc;
+                    br = r;
+                    bi = i;
+                }
+            }
         }
         fw->min_score = mn;
         fw->max_score = mx;
-        uint32_t best_rank = 0;
-        for (size_t k = 0; k < nf; k++) {
-            if (fw->fscore[k] != mx)
-                continue;
-            uint32_t i = fw->feas[k];
-            if (best < 0 || cols.name_rank[i] < best_rank) {
-                best = (int)i;
-                best_rank = cols.name_rank[i];
-            }
-        }
+        best = (int)bi;
         best_score = mx;
     }
     d->n_feasible = nf;
@@ -969,8 +1023,20 @@ int sched_tpmap_add(sched_tpmap *m, const char *key, const char *value, int64_t 
     return 0;
 }
 
+/* Up to this many pairs a lookup compares the strings directly: hashing key and value byte by
+ * byte costs more than a few strcmp calls that mostly stop at the first differing byte, and
+ * the per-node filters look up one pair per node per cycle. */
+#define TP_LINEAR_MAX 8
+
 int64_t sched_tpmap_get(const sched_tpmap *m, const char *key, const char *value, bool *found) {
-    const tp_ent *e = m->n ? tp_find(m, key, value, tp_hash(key, value), NULL) : NULL;
+    const tp_ent *e = NULL;
+    if (m->n <= TP_LINEAR_MAX) {
+        for (size_t i = 0; i < m->n && !e; i++) /* pairs are unique: at most one matches */
+            if (strcmp(m->e[i].value, value) == 0 && strcmp(m->e[i].key, key) == 0)
+                e = &m->e[i];
+    } else {
+        e = tp_find(m, key, value, tp_hash(key, value), NULL);
+    }
     if (found)
         *found = e != NULL;
     return e ? e->count : 0;

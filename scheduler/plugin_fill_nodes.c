@@ -26,6 +26,7 @@ static void fill_score_batch(void *st, const sched_cycle *c, const uint32_t *nod
 }
 
 int sched_plugin_fill_nodes(sched_plugin *out) {
-    *out = (sched_plugin){.name = "fill-nodes", .score = fill_score, .score_batch = fill_score_batch};
+    *out =
+        (sched_plugin){.name = "fill-nodes", .score = fill_score, .score_batch = fill_score_batch};
     return 0;
 }

@@ -143,9 +143,11 @@ struct sched_snapshot {
     void *cols_block;
     size_t cols_cap;
     uint8_t *c_flags;
+    size_t n_flagged; /* nodes whose c_flags is not 0 */
     double *c_load;
     int32_t *c_group;
     uint32_t *c_rank;
+    uint32_t *c_taint;
     int64_t *c_free[SCHED_RES_MAX];
 };
 
@@ -270,7 +272,7 @@ static int cols_reserve(sched_snapshot *s, size_t need) {
         ncap *= 2;
     /* 8-byte columns first, then 4-byte, then bytes: every column stays aligned */
     size_t per = sizeof(double) + SCHED_RES_MAX * sizeof(int64_t) + sizeof(int32_t) +
-                 sizeof(uint32_t) + sizeof(uint8_t);
+                 2 * sizeof(uint32_t) + sizeof(uint8_t);
     char *b = malloc(ncap * per);
     if (!b)
         return -1;
@@ -283,6 +285,8 @@ static int cols_reserve(sched_snapshot *s, size_t need) {
     at += ncap * sizeof(int32_t);
     uint32_t *rank = (uint32_t *)(void *)at;
     at += ncap * sizeof(uint32_t);
+    uint32_t *taint = (uint32_t *)(void *)at;
+    at += ncap * sizeof(uint32_t);
     uint8_t *flags = (uint8_t *)at;
     size_t n = s->n_nodes;
     if (n) {
@@ -291,6 +295,7 @@ static int cols_reserve(sched_snapshot *s, size_t need) {
             memcpy(fr[r], s->c_free[r], n * sizeof *fr[r]);
         memcpy(group, s->c_group, n * sizeof *group);
         memcpy(rank, s->c_rank, n * sizeof *rank);
+        memcpy(taint, s->c_taint, n * sizeof *taint);
         memcpy(flags, s->c_flags, n * sizeof *flags);
     }
     free(s->cols_block);
@@ -301,6 +306,7 @@ static int cols_reserve(sched_snapshot *s, size_t need) {
         s->c_free[r] = fr[r];
     s->c_group = group;
     s->c_rank = rank;
+    s->c_taint = taint;
     s->c_flags = flags;
     return 0;
 }
@@ -313,19 +319,26 @@ static void cols_sync_res(sched_snapshot *s, size_t i) {
         s->c_free[r][i] = n->allocatable.v[r] - n->requested.v[r];
 }
 
-/* Re-derives every column of node i (after it was put or moved). */
-static void cols_sync(sched_snapshot *s, size_t i) {
+/* Re-derives every column of node i (after it was put or moved); fresh: the slot held no
+ * counted node before. */
+static void cols_sync(sched_snapshot *s, size_t i, bool fresh) {
     const sched_node *n = s->nodes[i];
+    if (!fresh && s->c_flags[i])
+        s->n_flagged--;
     uint8_t f = 0;
     if (!n->ready)
         f |= SCHED_NODE_NOT_READY;
     if (n->unschedulable)
         f |= SCHED_NODE_UNSCHEDULABLE;
-    for (size_t t = 0; t < n->n_taints; t++)
-        if (n->taints[t].effect == SCHED_EFFECT_NO_SCHEDULE ||
-            n->taints[t].effect == SCHED_EFFECT_NO_EXECUTE)
+    uint32_t first = 0;
+    for (size_t t = n->n_taints; t-- > 0;)
+        if (n->taints[t].effect != SCHED_EFFECT_PREFER_NO_SCHEDULE) { /* as the taint filter */
             f |= SCHED_NODE_HARD_TAINT;
+            first = (uint32_t)t;
+        }
+    s->c_taint[i] = first;
     s->c_flags[i] = f;
+    s->n_flagged += f != 0;
     s->c_group[i] = n->group;
     s->c_rank[i] = n->name_rank;
     cols_sync_res(s, i);
@@ -333,10 +346,12 @@ static void cols_sync(sched_snapshot *s, size_t i) {
 
 void sched_snapshot_node_cols(const sched_snapshot *s, sched_node_cols *out) {
     out->n = s->n_nodes;
+    out->n_flagged = s->n_flagged;
     out->flags = s->c_flags;
     out->load = s->c_load;
     out->group = s->c_group;
     out->name_rank = s->c_rank;
+    out->hard_taint = s->c_taint;
     for (int r = 0; r < SCHED_RES_MAX; r++)
         out->free[r] = s->c_free[r];
 }
@@ -371,7 +386,7 @@ int sched_snapshot_put_node(sched_snapshot *s, sched_node *node, tm_err *err) {
         sched_node *old = s->nodes[idx1 - 1];
         node->requested = old->requested;
         s->nodes[idx1 - 1] = node;
-        cols_sync(s, idx1 - 1);
+        cols_sync(s, idx1 - 1, false);
         /* the map key points into the node's name: repoint it before freeing the old one */
         smap_put(&s->node_idx, node->name, (void *)idx1);
         sched_node_free(old);
@@ -398,7 +413,7 @@ int sched_snapshot_put_node(sched_snapshot *s, sched_node *node, tm_err *err) {
     }
     s->nodes[s->n_nodes++] = node;
     attach_pods(s, node);
-    cols_sync(s, s->n_nodes - 1);
+    cols_sync(s, s->n_nodes - 1, true);
     return 0;
 }
 
@@ -420,11 +435,13 @@ int sched_snapshot_remove_node(sched_snapshot *s, const char *name) {
     }
     smap_del(&s->node_idx, name);
     sched_node_free(n);
+    s->n_flagged -= s->c_flags[i] != 0;
     s->n_nodes--;
-    if (i != s->n_nodes) {
+    if (i != s->n_nodes) { /* the last node moves into the hole */
+        s->n_flagged -= s->c_flags[s->n_nodes] != 0;
         s->nodes[i] = s->nodes[s->n_nodes];
         smap_put(&s->node_idx, s->nodes[i]->name, (void *)(uintptr_t)(i + 1));
-        cols_sync(s, i);
+        cols_sync(s, i, true);
     }
     s->dirty = true;
     return 0;

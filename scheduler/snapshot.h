@@ -262,14 +262,18 @@ const uint32_t *sched_snapshot_by_name(const sched_snapshot *s);
 enum {
     SCHED_NODE_NOT_READY = 1u << 0,     /* !ready */
     SCHED_NODE_UNSCHEDULABLE = 1u << 1, /* spec.unschedulable */
-    SCHED_NODE_HARD_TAINT = 1u << 2     /* at least one NoSchedule or NoExecute taint */
+    SCHED_NODE_HARD_TAINT = 1u << 2     /* a taint that is not PreferNoSchedule (NoSchedule,
+                                           NoExecute: what the taint filter checks) */
 };
 typedef struct sched_node_cols {
     size_t n;
+    size_t n_flagged;          /* nodes with any flag set */
     const uint8_t *flags;      /* SCHED_NODE_* */
     const double *load;        /* sched_node_load of the node, bit for bit */
     const int32_t *group;      /* sched_node.group */
     const uint32_t *name_rank; /* sched_node.name_rank */
+    /* index of the node's first such taint (with SCHED_NODE_HARD_TAINT) */
+    const uint32_t *hard_taint;
     /* allocatable - requested, per resource slot (every slot, used or not) */
     const int64_t *free[SCHED_RES_MAX];
 } sched_node_cols;
