@@ -5,7 +5,7 @@
  * anti-affinity against its service, one in ten with a zone spread constraint), which every
  * later pod must check (the symmetry rule). Prints figures only.
  *
- *   scheduler_policy_bench                          every case
+ *   scheduler_policy_bench                                   every case
  *   scheduler_policy_bench POLICY|inter-pod [NODES [PODS]]   one case (for perf record) */
 #include <stdio.h>
 #include <stdlib.h>

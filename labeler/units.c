@@ -187,19 +187,20 @@ int lab_parse_timestamp_ms_cached(const char *s, int64_t *out, lab_ts_cache *cac
     /* Zone offsets change on whole hours (or at least not within the hours traces cover),
      * so the hour's start converted once plus minutes and seconds is exact. */
     int minsec = tmv.tm_min * 60 + tmv.tm_sec;
-    if (cache && strncmp(cache->hour, p, 13) == 0 && cache->hour[13] == '\0') {
+    if (cache && cache->valid && cache->year == tmv.tm_year && cache->mon == tmv.tm_mon &&
+        cache->mday == tmv.tm_mday && cache->hour == tmv.tm_hour) {
         *out = (int64_t)(cache->base + minsec) * 1000 + ms;
         return 0;
     }
+    int year = tmv.tm_year, mon = tmv.tm_mon, mday = tmv.tm_mday, hour = tmv.tm_hour;
     tmv.tm_min = tmv.tm_sec = 0;
     tmv.tm_isdst = -1; /* Nextflow writes the submitting machine's local time */
     time_t t = mktime(&tmv);
     if (t == (time_t)-1)
         return tm_err_set(err, "timestamp '%s' is out of range", s);
     if (cache) {
-        memcpy(cache->hour, p, 13);
-        cache->hour[13] = '\0';
-        cache->base = (long long)t;
+        *cache = (lab_ts_cache){
+            .valid = 1, .year = year, .mon = mon, .mday = mday, .hour = hour, .base = (long long)t};
     }
     *out = ((int64_t)t + minsec) * 1000 + ms;
     return 0;

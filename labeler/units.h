@@ -23,8 +23,10 @@ int lab_parse_timestamp_ms(const char *s, int64_t *out, tm_err *err);
  * timestamps from a handful of hours: a reader keeps the last hour it converted. Zero it
  * before first use. */
 typedef struct lab_ts_cache {
-    char hour[16];  /* "YYYY-MM-DD HH" */
-    long long base; /* epoch seconds of hour:00:00 local time */
+    int valid;                 /* 0 until the first conversion */
+    int year, mon, mday, hour; /* the hour converted last, as parsed (not as written:
+                                  "2023-5-1 7" and "2023-05-01 07" are one hour) */
+    long long base;            /* epoch seconds of hour:00:00 local time */
 } lab_ts_cache;
 /* lab_parse_timestamp_ms with the cache (NULL = no cache). */
 int lab_parse_timestamp_ms_cached(const char *s, int64_t *out, lab_ts_cache *cache, tm_err *err);

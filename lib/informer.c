@@ -3,8 +3,14 @@
  *
  *   list (paged) --done--> diff against store, emit, synced --> watch from the list's RV
  *   watch: events update store and RV; BOOKMARK updates RV only
- *   watch ends normally (server timeout) --> watch again from the last RV, no re-list
+ *   watch ends normally (server timeout, or the server shedding watchers during a burst)
+ *       --> watch again at once from the last RV, no re-list (client-go does the same); only a
+ *       stream that ended quickly without a single event, several times in a row, backs off,
+ *       so that a server answering every watch with an empty 200 is not hammered
  *   watch fails (connection refused, reset, 5xx) --> backoff, watch again from the last RV
+ *
+ * Every listed or watched object passes through the caller's transform (if any) before it is
+ * stored or delivered, so the store holds only what the caller reads.
  *   HTTP 410 or an ERROR event with code 410 --> re-list at once (the RV is too old)
  *   list fails --> backoff, list again
  *
@@ -26,8 +32,10 @@
 #define BACKOFF_BASE_MS  500
 #define BACKOFF_CAP_MS   10000
 #define BACKOFF_RESET_MS 60000
-/* A stream that ends sooner than this counts as a failure (backoff), not a server timeout. */
+/* A stream that ends sooner than this without any event is "empty"; after QUICK_EMPTY_FREE
+ * empty streams in a row, the next re-watches back off as after a failure. */
 #define WATCH_HEALTHY_MS 1000
+#define QUICK_EMPTY_FREE 2
 
 struct tm_informer {
     tm_kube *k;
@@ -36,6 +44,8 @@ struct tm_informer {
     void (*on_event)(void *ud, tm_watch_type type, json_t *obj, json_t *old);
     void (*on_synced)(void *ud);
     void *ud;
+    json_t *(*transform)(void *tud, json_t *obj);
+    void *transform_ud;
 
     json_t *store; /* "ns/name" (or "name") -> object */
     json_t *fresh; /* a list in progress */
@@ -47,6 +57,8 @@ struct tm_informer {
     tm_timer *timer;
     tm_backoff bo;
     int64_t watch_started_ms;
+    unsigned watch_events; /* events (bookmarks included) of the current stream */
+    unsigned quick_empty;  /* streams in a row that ended quickly without an event */
     tm_informer *prev, *next;
 };
 
@@ -91,6 +103,11 @@ static void set_rv(tm_informer *inf, const char *rv) {
         free(inf->rv);
         inf->rv = strdup(rv);
     }
+}
+
+/* The caller's transform: takes obj (a reference), returns the reference to keep or NULL. */
+static json_t *keep(tm_informer *inf, json_t *obj) {
+    return inf->transform ? inf->transform(inf->transform_ud, obj) : obj;
 }
 
 static void emit(tm_informer *inf, tm_watch_type t, json_t *obj, json_t *old) {
@@ -189,13 +206,20 @@ static void list_done(void *ud, tm_xfer *x, CURLcode rc, long status) {
         retry_later(inf, on_timer_list, "list", err.msg);
         return;
     }
+    /* The page's text is not needed once parsed: free it before the next page is fetched. */
+    tm_kbuf_free(&x->resp);
     size_t i;
     json_t *it;
     char key[600];
-    json_array_foreach(json_object_get(page, "items"), i, it) {
+    json_t *items = json_object_get(page, "items");
+    json_array_foreach(items, i, it) {
         tm_kube_fill_kind(it, page);
         obj_key(it, key, sizeof key);
-        json_object_set(inf->fresh, key, it);
+        json_t *kept = keep(inf, json_incref(it));
+        /* drop the page's reference now: an object the transform replaced is freed at once */
+        json_array_set_new(items, i, json_null());
+        if (kept)
+            json_object_set_new(inf->fresh, key, kept);
     }
     const char *rv = tm_json_str(page, "metadata.resourceVersion", NULL);
     const char *cont = tm_json_str(page, "metadata.continue", NULL);
@@ -249,8 +273,17 @@ static void relist_now(tm_informer *inf, tm_xfer *x) {
 
 static void handle_event(tm_informer *inf, tm_watch_event *ev) {
     char key[600];
-    json_t *obj = ev->object;
-    obj_key(obj, key, sizeof key);
+    if (ev->type == TM_WS_BOOKMARK || ev->type == TM_WS_ERROR) {
+        set_rv(inf, obj_rv(ev->object));
+        return;
+    }
+    obj_key(ev->object, key, sizeof key);
+    /* ev->object stays alive (the stream's reference) while the transformed copy is used */
+    json_t *obj = keep(inf, json_incref(ev->object));
+    if (!obj) {
+        set_rv(inf, obj_rv(ev->object));
+        return;
+    }
     json_t *old = json_incref(json_object_get(inf->store, key));
     switch (ev->type) {
     case TM_WS_ADDED:
@@ -269,12 +302,11 @@ static void handle_event(tm_informer *inf, tm_watch_event *ev) {
         }
         break;
     case TM_WS_BOOKMARK:
-        set_rv(inf, obj_rv(obj));
-        break;
     case TM_WS_ERROR:
         break;
     }
     json_decref(old);
+    json_decref(obj);
 }
 
 static void watch_data(void *ud, tm_xfer *x) {
@@ -306,6 +338,7 @@ static void watch_data(void *ud, tm_xfer *x) {
             }
             break;
         }
+        inf->watch_events++;
         handle_event(inf, &ev);
         json_decref(ev.object);
     }
@@ -321,15 +354,22 @@ static void watch_done(void *ud, tm_xfer *x, CURLcode rc, long status) {
         return;
     }
     int64_t lasted = tm_kube_now_ms() - inf->watch_started_ms;
-    if (rc == CURLE_OK && status == 200 && lasted >= WATCH_HEALTHY_MS) {
-        tm_backoff_ok(&inf->bo, inf->watch_started_ms);
-        start_watch(inf); /* the server's timeout: resume from the last RV */
-        return;
-    }
     tm_err err = {0};
-    if (rc == CURLE_OK && status == 200)
-        tm_err_set(&err, "watch %s ended after %lld ms", inf->path, (long long)lasted);
-    else
+    if (rc == CURLE_OK && status == 200) {
+        /* A normal end (the server's timeout, or the server closing watches to shed load):
+         * resume from the last RV at once. Waiting here delays every change made meanwhile. */
+        if (inf->watch_events > 0 || lasted >= WATCH_HEALTHY_MS)
+            inf->quick_empty = 0;
+        else
+            inf->quick_empty++;
+        if (inf->quick_empty <= QUICK_EMPTY_FREE) {
+            tm_backoff_ok(&inf->bo, inf->watch_started_ms);
+            start_watch(inf);
+            return;
+        }
+        tm_err_set(&err, "watch %s ended after %lld ms without an event, %u times in a row",
+                   inf->path, (long long)lasted, inf->quick_empty);
+    } else
         tm_kube_fill_error(&err, x->method, x->path, inf->k->server, rc, x->errbuf, status,
                            x->resp.data, x->resp.len);
     retry_later(inf, on_timer_watch, "watch", err.msg);
@@ -350,6 +390,7 @@ static void start_watch(tm_informer *inf) {
     if (inf->watches++ > 0)
         tm_debug("informer watch reconnect path=%s rv=%s", inf->path, inf->rv ? inf->rv : "");
     inf->watch_started_ms = tm_kube_now_ms();
+    inf->watch_events = 0;
     /* The transfer limit backs up the server's timeout against half-open connections. */
     inf->xfer = tm_xfer_start(inf->k, "GET", p, NULL, 0, NULL, true, timeout + 30, &watch_ops, inf);
     free(p);
@@ -383,6 +424,8 @@ tm_informer *tm_informer_start(tm_kube *k, const tm_informer_opts *opts, tm_err 
     inf->on_event = opts->on_event;
     inf->on_synced = opts->on_synced;
     inf->ud = opts->ud;
+    inf->transform = opts->transform;
+    inf->transform_ud = opts->transform_ud;
     inf->store = json_object();
     tm_backoff_init(
         &inf->bo, TM_BACKOFF_DECORRELATED, BACKOFF_BASE_MS, BACKOFF_CAP_MS, BACKOFF_RESET_MS,

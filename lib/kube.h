@@ -161,13 +161,24 @@ typedef struct tm_informer_opts {
     void (*on_event)(void *ud, tm_watch_type type, json_t *obj, json_t *old);
     void (*on_synced)(void *ud); /* after the first list has been delivered (and each re-list) */
     void *ud;
+    /* Optional, like client-go's SetTransform: called on every listed or watched object
+     * (BOOKMARKs excepted) before it is stored or delivered, so that a large cluster's store
+     * holds only what the caller reads. Takes ownership of obj (a reference) and returns the
+     * reference to keep: obj itself after in-place edits, or a new object (then it decrefs obj);
+     * NULL drops the object (as if it were never seen). The result must keep metadata.name,
+     * metadata.namespace and metadata.resourceVersion: the store is keyed and diffed by them.
+     * transform_ud is passed as its first argument. */
+    json_t *(*transform)(void *transform_ud, json_t *obj);
+    void *transform_ud;
 } tm_informer_opts;
 
 typedef struct tm_informer tm_informer;
 
 /* Lists then watches (allowWatchBookmarks, resourceVersion), re-lists on 410 Gone (HTTP 410 or
- * an ERROR event in the stream), reconnects after errors or stream ends with jittered
- * exponential backoff. Runs on the loop. Caller stops with tm_informer_stop. */
+ * an ERROR event in the stream). A watch the server ends normally is resumed at once from the
+ * last resourceVersion (as client-go does; only streams that repeatedly end at once without a
+ * single event back off); errors reconnect with jittered exponential backoff. Runs on the
+ * loop. Caller stops with tm_informer_stop. */
 tm_informer *tm_informer_start(tm_kube *k, const tm_informer_opts *opts, tm_err *err);
 void tm_informer_stop(tm_informer *inf);
 bool tm_informer_synced(const tm_informer *inf);

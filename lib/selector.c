@@ -162,11 +162,9 @@ static int parse_set(scan *sc, const char *key, char ***vals, size_t *nv, tm_err
         }
         return tm_err_set(err, "%s: missing ')' after the values of key '%s'", sc->what, key);
     }
-    /* "in ()" scans as one empty value: that is an empty set. */
-    if (*nv == 1 && (*vals)[0][0] == '\0') {
-        free((*vals)[0]);
-        *nv = 0;
-    }
+    /* "in ()" scans as one empty value and means exactly that, as in Kubernetes' parser
+     * (labels.Parse gives the set {""}): it matches a label present with an empty value, and
+     * it is what tm_selector_string prints for values [""]. */
     return 0;
 }
 

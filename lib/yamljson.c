@@ -150,8 +150,8 @@ static json_t *yj_node(yj_ctx *c, yaml_event_t *ev) {
         json_t *v;
         if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ev->data.scalar.tag)
             v = yj_plain_scalar(s, len);
-        else if (ev->data.scalar.tag && strcmp((const char *)ev->data.scalar.tag,
-                                               "tag:yaml.org,2002:int") == 0)
+        else if (ev->data.scalar.tag &&
+                 strcmp((const char *)ev->data.scalar.tag, "tag:yaml.org,2002:int") == 0)
             v = yj_plain_scalar(s, len);
         else
             v = json_stringn(s, len);

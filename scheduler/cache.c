@@ -223,6 +223,129 @@ int sched_cache_pod_event(sched_cache *c, tm_watch_type type, const json_t *obj,
     return 0;
 }
 
+/* ---- informer transforms ------------------------------------------------------------------- */
+
+/* Copies (by reference) the listed members of src that are present into a new object. A fresh
+ * object is smaller than one with members deleted: jansson's tables never shrink. */
+static json_t *pick(const json_t *src, const char *const *keys) {
+    json_t *o = json_object();
+    for (size_t i = 0; o && keys[i]; i++) {
+        json_t *v = json_object_get(src, keys[i]);
+        if (v)
+            json_object_set(o, keys[i], v);
+    }
+    return o;
+}
+
+/* Sets key to v (a new reference) unless v is NULL or an empty object. */
+static void put(json_t *o, const char *key, json_t *v) {
+    if (v && json_is_object(v) && json_object_size(v) == 0) {
+        json_decref(v);
+        return;
+    }
+    if (v)
+        json_object_set_new(o, key, v);
+}
+
+json_t *sched_cache_node_transform(void *cache, json_t *obj) {
+    (void)cache;
+    if (!json_is_object(obj))
+        return obj;
+    static const char *const meta_keys[] = {"name", "resourceVersion", "labels", NULL};
+    static const char *const spec_keys[] = {"unschedulable", "taints", NULL};
+    json_t *n = json_object();
+    put(n, "metadata", pick(json_object_get(obj, "metadata"), meta_keys));
+    put(n, "spec", pick(json_object_get(obj, "spec"), spec_keys));
+    const json_t *st = json_object_get(obj, "status");
+    json_t *status = json_object();
+    const json_t *alloc = json_object_get(st, "allocatable");
+    if (json_is_object(alloc) && json_object_size(alloc))
+        json_object_set(status, "allocatable", (json_t *)alloc);
+    else if (json_object_get(st, "capacity"))
+        json_object_set(status, "capacity", json_object_get(st, "capacity"));
+    size_t i;
+    json_t *cnd;
+    json_array_foreach(json_object_get(st, "conditions"), i, cnd) {
+        if (strcmp(tm_json_str(cnd, "type", ""), "Ready") == 0) {
+            static const char *const cond_keys[] = {"type", "status", NULL};
+            json_t *arr = json_array();
+            json_array_append_new(arr, pick(cnd, cond_keys));
+            json_object_set_new(status, "conditions", arr);
+            break;
+        }
+    }
+    put(n, "status", status);
+    json_decref(obj);
+    return n;
+}
+
+/* Of a container: what requests, host ports and sidecar accounting read. */
+static json_t *trim_containers(const json_t *arr) {
+    if (!json_is_array(arr))
+        return NULL;
+    static const char *const ctr_keys[] = {"name", "ports", "restartPolicy", NULL};
+    json_t *out = json_array();
+    size_t i;
+    json_t *c;
+    json_array_foreach(arr, i, c) {
+        json_t *t = pick(c, ctr_keys);
+        json_t *req = tm_json_path(c, "resources.requests");
+        if (req)
+            json_object_set_new(t, "resources", json_pack("{s:O}", "requests", req));
+        json_array_append_new(out, t);
+    }
+    return out;
+}
+
+json_t *sched_cache_pod_transform(void *cache, json_t *obj) {
+    const sched_cache *c = cache;
+    if (!json_is_object(obj))
+        return obj;
+    static const char *const meta_keys[] = {
+        "name",   "namespace", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp",
+        "labels", NULL};
+    static const char *const spec_keys[] = {"nodeName",
+                                            "schedulerName",
+                                            "priority",
+                                            "priorityClassName",
+                                            "preemptionPolicy",
+                                            "tolerations",
+                                            "nodeSelector",
+                                            "affinity",
+                                            "topologySpreadConstraints",
+                                            "overhead",
+                                            "schedulingGates",
+                                            "runtimeClassName",
+                                            "hostNetwork",
+                                            NULL};
+    const json_t *meta = json_object_get(obj, "metadata");
+    json_t *m = pick(meta, meta_keys);
+    /* Only the annotations the policy reads: kubectl's last-applied-configuration alone can be
+     * larger than everything else kept. */
+    json_t *ann = json_object();
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(meta, "annotations"), k, v) {
+        if (strcmp(k, c->keys.workflow_key) == 0 || strncmp(k, "tarema.io/", 10) == 0)
+            json_object_set(ann, k, v);
+    }
+    put(m, "annotations", ann);
+    json_t *p = json_object();
+    put(p, "metadata", m);
+    const json_t *spec = json_object_get(obj, "spec");
+    if (json_is_object(spec)) {
+        json_t *s = pick(spec, spec_keys);
+        put(s, "containers", trim_containers(json_object_get(spec, "containers")));
+        put(s, "initContainers", trim_containers(json_object_get(spec, "initContainers")));
+        json_object_set_new(p, "spec", s);
+    }
+    json_t *phase = tm_json_path(obj, "status.phase");
+    if (phase)
+        json_object_set_new(p, "status", json_pack("{s:O}", "phase", phase));
+    json_decref(obj);
+    return p;
+}
+
 /* ---- task profiles --------------------------------------------------------------------------- */
 
 int sched_cache_task_event(sched_cache *c, tm_watch_type type, const json_t *obj, tm_err *err) {

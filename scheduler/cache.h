@@ -69,6 +69,22 @@ int sched_cache_pod_event(sched_cache *c, tm_watch_type type, const json_t *obj,
                           tm_err *err);
 int sched_cache_task_event(sched_cache *c, tm_watch_type type, const json_t *obj, tm_err *err);
 
+/* Informer transforms (tm_informer_opts.transform, transform_ud = the cache): they rebuild a
+ * node or pod with only what the cache, the filters and the scores read, so the informers'
+ * stores stay small (managedFields, images, volumes, env, probes and most of status are most
+ * of an object's size).
+ *   node: metadata name/resourceVersion/labels; spec.unschedulable/taints; status.allocatable
+ *         (status.capacity when there is none) and the Ready condition (type and status)
+ *   pod:  metadata name/namespace/uid/resourceVersion/creationTimestamp/deletionTimestamp/
+ *         labels and the annotations the policy reads (the workflow key and tarema.io/...);
+ *         spec scheduling fields (nodeName, schedulerName, priority, tolerations,
+ *         nodeSelector, affinity, topologySpreadConstraints, overhead, ...) and of each
+ *         container its name, resources.requests, ports and restartPolicy; status.phase
+ * They take ownership of obj and return the new object (obj itself when it is not a JSON
+ * object). They read only the cache's fixed configuration, so they need not hold the lock. */
+json_t *sched_cache_node_transform(void *cache, json_t *obj);
+json_t *sched_cache_pod_transform(void *cache, json_t *obj);
+
 /* True when the pod is one we schedule: spec.schedulerName is ours and its namespace is
  * watched. */
 bool sched_cache_is_ours(const sched_cache *c, const json_t *pod);

@@ -999,10 +999,28 @@ static int tp_grow(sched_tpmap *m) {
     return 0;
 }
 
+/* Up to this many pairs a lookup compares the strings directly: hashing key and value byte by
+ * byte costs more than a few strcmp calls that mostly stop at the first differing byte, and
+ * the per-node filters look up one pair per node per cycle. */
+#define TP_LINEAR_MAX 8
+
+/* The pair's entry when the map is small enough to search linearly (NULL otherwise, or when
+ * absent). Pairs are unique, so at most one entry matches. */
+static tp_ent *tp_find_linear(const sched_tpmap *m, const char *key, const char *value) {
+    for (size_t i = 0; i < m->n; i++)
+        if (strcmp(m->e[i].value, value) == 0 && strcmp(m->e[i].key, key) == 0)
+            return &m->e[i];
+    return NULL;
+}
+
 int sched_tpmap_add(sched_tpmap *m, const char *key, const char *value, int64_t delta) {
-    uint64_t h = tp_hash(key, value);
-    tp_ent *e = tp_find(m, key, value, h, NULL);
+    tp_ent *e = m->n <= TP_LINEAR_MAX ? tp_find_linear(m, key, value) : NULL;
     if (e) {
+        e->count += delta;
+        return 0;
+    }
+    uint64_t h = tp_hash(key, value);
+    if (m->n > TP_LINEAR_MAX && (e = tp_find(m, key, value, h, NULL)) != NULL) {
         e->count += delta;
         return 0;
     }
@@ -1023,20 +1041,9 @@ int sched_tpmap_add(sched_tpmap *m, const char *key, const char *value, int64_t 
     return 0;
 }
 
-/* Up to this many pairs a lookup compares the strings directly: hashing key and value byte by
- * byte costs more than a few strcmp calls that mostly stop at the first differing byte, and
- * the per-node filters look up one pair per node per cycle. */
-#define TP_LINEAR_MAX 8
-
 int64_t sched_tpmap_get(const sched_tpmap *m, const char *key, const char *value, bool *found) {
-    const tp_ent *e = NULL;
-    if (m->n <= TP_LINEAR_MAX) {
-        for (size_t i = 0; i < m->n && !e; i++) /* pairs are unique: at most one matches */
-            if (strcmp(m->e[i].value, value) == 0 && strcmp(m->e[i].key, key) == 0)
-                e = &m->e[i];
-    } else {
-        e = tp_find(m, key, value, tp_hash(key, value), NULL);
-    }
+    const tp_ent *e = m->n <= TP_LINEAR_MAX ? tp_find_linear(m, key, value)
+                                            : tp_find(m, key, value, tp_hash(key, value), NULL);
     if (found)
         *found = e != NULL;
     return e ? e->count : 0;

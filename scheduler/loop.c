@@ -118,21 +118,6 @@ static void on_bind(void *ud, const char *ns, const char *name, const char *uid,
 
 /* ---- informer callbacks (loop thread) ------------------------------------------------------ */
 
-/* The informers keep every object as delivered, and a pod's managedFields and status are most
- * of its size. The cache compares only spec, labels and annotations of a stored pod (and the
- * informer only its name and resourceVersion), so the rest is dropped once the event has been
- * applied: it halves the scheduler's memory on large clusters. */
-static void trim_pod(json_t *obj) {
-    json_object_del(json_object_get(obj, "metadata"), "managedFields");
-    json_t *st = json_object_get(obj, "status");
-    if (!json_is_object(st))
-        return;
-    json_t *phase = json_incref(json_object_get(st, "phase"));
-    json_object_clear(st);
-    if (phase)
-        json_object_set_new(st, "phase", phase);
-}
-
 static void on_node(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
     sched_loop *l = ud;
     tm_err err = {0};
@@ -140,9 +125,6 @@ static void on_node(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
     if (sched_cache_node_event(l->cache, t, obj, old, &err))
         tm_warn("node skipped err=\"%s\"", err.msg);
     sched_cache_unlock(l->cache);
-    /* Conditions stay: the next event's comparison reads the Ready status of this one. */
-    json_object_del(json_object_get(obj, "metadata"), "managedFields");
-    json_object_del(json_object_get(obj, "status"), "images");
 }
 
 static void on_pod(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
@@ -152,8 +134,6 @@ static void on_pod(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
     if (sched_cache_pod_event(l->cache, t, obj, old, &err))
         tm_warn("pod skipped err=\"%s\"", err.msg);
     sched_cache_unlock(l->cache);
-    if (t != TM_WATCH_DELETED)
-        trim_pod(obj);
 }
 
 static void on_task(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
@@ -288,8 +268,14 @@ fail:
 }
 
 int sched_loop_start(sched_loop *l, tm_err *err) {
-    tm_informer_opts o = {
-        .path = "/api/v1/nodes", .on_event = on_node, .on_synced = synced_nodes, .ud = l};
+    /* The transforms keep only what the cache reads of each object: without them the stores
+     * (managedFields, images, full status and spec) are most of the scheduler's memory. */
+    tm_informer_opts o = {.path = "/api/v1/nodes",
+                          .on_event = on_node,
+                          .on_synced = synced_nodes,
+                          .ud = l,
+                          .transform = sched_cache_node_transform,
+                          .transform_ud = l->cache};
     if (!(l->nodes = tm_informer_start(l->k, &o, err)))
         return tm_err_wrap(err, "watching nodes");
     /* Finished pods hold no resources: leave them out, as kube-scheduler does. */
@@ -297,7 +283,9 @@ int sched_loop_start(sched_loop *l, tm_err *err) {
                            .field_selector = "status.phase!=Succeeded,status.phase!=Failed",
                            .on_event = on_pod,
                            .on_synced = synced_pods,
-                           .ud = l};
+                           .ud = l,
+                           .transform = sched_cache_pod_transform,
+                           .transform_ud = l->cache};
     if (!(l->pods = tm_informer_start(l->k, &o, err)))
         return tm_err_wrap(err, "watching pods");
     o = (tm_informer_opts){.path = "/apis/tarema.io/v1alpha1/taskprofiles",

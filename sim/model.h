@@ -59,6 +59,10 @@
 /* Benchmark figures a node type can carry (NAN when absent). */
 typedef enum { SIM_B_CPU = 0, SIM_B_MEM, SIM_B_IO, SIM_NBENCH } sim_bench_kind;
 
+/* Largest simulated cluster: grouping (k-means++ with k chosen by silhouette, as the profiler
+ * does) is quadratic in the node count. */
+#define SIM_MAX_NODES 10000
+
 typedef struct sim_node_type {
     char name[SIM_NAME_MAX];
     char measured_as[SIM_NAME_MAX];

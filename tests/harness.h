@@ -39,7 +39,7 @@ static const char *th_case;
         const char *th_a = (a), *th_b = (b);                                                       \
         if (!th_a || !th_b || strcmp(th_a, th_b) != 0) {                                           \
             th_case_failed++;                                                                      \
-            printf("    %s:%d: %s == \"%s\", expected \"%s\"\n", __FILE__, __LINE__, #a,          \
+            printf("    %s:%d: %s == \"%s\", expected \"%s\"\n", __FILE__, __LINE__, #a,           \
                    th_a ? th_a : "(null)", th_b ? th_b : "(null)");                                \
         }                                                                                          \
     } while (0)

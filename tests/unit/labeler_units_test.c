@@ -80,6 +80,16 @@ static void test_timestamp_cache(void) {
     CHECK_INT(v, 1682946000100LL);
     CHECK(lab_parse_timestamp_ms_cached("2023-05-02 13:00:00", &v, &c, &err) == 0);
     CHECK_INT(v, 1683032400000LL);
+    /* Regression (fuzzing): the cache compared and copied 13 bytes of raw text, reading past
+     * short but valid timestamps; it is keyed on the parsed hour, so spellings agree. */
+    int64_t plain;
+    CHECK(lab_parse_timestamp_ms_cached("2-4-3 4:4:6", &v, &c, &err) == 0);
+    CHECK(lab_parse_timestamp_ms("2-4-3 4:4:6", &plain, &err) == 0);
+    CHECK_INT(v, plain);
+    CHECK(lab_parse_timestamp_ms_cached("2023-5-2 13:0:1", &v, &c, &err) == 0);
+    CHECK_INT(v, 1683032401000LL);
+    CHECK(lab_parse_timestamp_ms_cached("2023-05-02 13:00:02", &v, &c, &err) == 0);
+    CHECK_INT(v, 1683032402000LL);
 }
 
 /* Regression: values beyond int64 went through llround(), which gives INT64_MIN (= LAB_NONE,

@@ -2,7 +2,8 @@
  * the test (no cluster): leader election losing at once on 409; informer paging, watch parameters,
  * events split across TCP writes (inside UTF-8 sequences too), BOOKMARK resourceVersions, re-list
  * on an ERROR 410 event and on HTTP 410 with the diff against the store (deletions included),
- * resume from the last RV after a normal stream end; the bearer token re-read when its file
+ * resume from the last RV after a normal stream end, at once (only repeated empty streams back
+ * off); the transform hook; the bearer token re-read when its file
  * rotates; Status messages in async errors. The server answers one connection at a time with the
  * next scripted response and closes it. */
 #include <arpa/inet.h>
@@ -625,6 +626,192 @@ static void test_expired_continue_relists_unpaged(void) {
     server_stop(t);
 }
 
+/* ---- re-watch after a normal stream end ------------------------------------------------------ */
+
+static int nreqs(void) {
+    pthread_mutex_lock(&srv.mu);
+    int n = srv.nreqs;
+    pthread_mutex_unlock(&srv.mu);
+    return n;
+}
+
+static int64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const response shedding_script[] = {
+    {"200 OK",
+     {"{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"10\"},"
+      "\"items\":[]}"},
+     0,
+     NULL},
+    /* The server closes each watch after one event, as an API server shedding watchers does. */
+    {"200 OK", {"{\"type\":\"ADDED\",\"object\":" POD("x", "11") "}\n"}, 0, NULL},
+    {"200 OK", {"{\"type\":\"ADDED\",\"object\":" POD("y", "12") "}\n"}, 0, NULL},
+    {"200 OK", {"{\"type\":\"ADDED\",\"object\":" POD("z", "13") "}\n"}, 0, NULL},
+    {"200 OK", {""}, 3000, NULL},
+};
+
+/* A watch that ended normally after delivering events is resumed at once from the last RV: any
+ * wait (the old code backed off at least 500 ms per such end) delays every change made
+ * meanwhile, by tens of seconds during a burst. */
+static void test_rewatch_at_once_after_normal_end(void) {
+    pthread_t t = server_start(shedding_script, 5);
+    tm_kube *k = fake_client(NULL);
+    ilog l = {"", 0};
+    tm_informer_opts o = {.path = "/api/v1/pods", .on_event = on_event, .ud = &l};
+    tm_err err = {0};
+    tm_informer *inf = tm_informer_start(k, &o, &err);
+    CHECKF(inf != NULL, "%s", err.msg);
+    for (int i = 0; i < 200 && !tm_informer_synced(inf); i++)
+        tm_kube_run(k, 10, &err);
+    int64_t t0 = now_ms();
+    while (!tm_informer_get(inf, "ns", "z") && now_ms() - t0 < 5000)
+        tm_kube_run(k, 10, &err);
+    int64_t took = now_ms() - t0;
+    CHECK_STR(l.log, "+x@11 +y@12 +z@13 ");
+    /* two stream ends before z: with any backoff (500 ms at least each) 1000 ms or more */
+    CHECKF(took < 800, "two re-watches took %lld ms", (long long)took);
+    while (nreqs() < 5 && now_ms() - t0 < 3000) /* the server records the last one late */
+        tm_kube_run(k, 10, &err);
+    CHECK(strstr(req(2), "resourceVersion=11&") != NULL);
+    CHECK(strstr(req(3), "resourceVersion=12&") != NULL);
+    CHECK(strstr(req(4), "resourceVersion=13&") != NULL);
+    CHECK_INT(tm_informer_relists(inf), 0);
+    tm_informer_stop(inf);
+    tm_kube_free(k);
+    server_stop(t);
+}
+
+static const response empty_script[] = {
+    {"200 OK",
+     {"{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"10\"},"
+      "\"items\":[]}"},
+     0,
+     NULL},
+    {"200 OK", {""}, 0, NULL},
+    {"200 OK", {""}, 0, NULL},
+    {"200 OK", {""}, 0, NULL},
+    {"200 OK", {""}, 0, NULL},
+    {"200 OK", {""}, 0, NULL},
+};
+
+/* The bound against a hot loop: streams that end at once without a single event are re-watched
+ * at once only twice in a row; the third such end backs off (at least 500 ms). */
+static void test_empty_streams_back_off(void) {
+    pthread_t t = server_start(empty_script, 6);
+    tm_kube *k = fake_client(NULL);
+    tm_informer_opts o = {.path = "/api/v1/pods"};
+    tm_err err = {0};
+    tm_informer *inf = tm_informer_start(k, &o, &err);
+    CHECKF(inf != NULL, "%s", err.msg);
+    int64_t t0 = now_ms();
+    while (nreqs() < 4 && now_ms() - t0 < 3000)
+        tm_kube_run(k, 10, &err);
+    CHECK_INT(nreqs(), 4); /* the list and three watches */
+    t0 = now_ms();
+    while (now_ms() - t0 < 250)
+        tm_kube_run(k, 10, &err);
+    CHECK_INT(nreqs(), 4); /* the fourth waits */
+    tm_informer_stop(inf);
+    tm_kube_free(k);
+    server_stop(t);
+}
+
+/* ---- transform ------------------------------------------------------------------------------- */
+
+#define BIGPOD(name, rv)                                                                           \
+    "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ns\",\"resourceVersion\":\"" rv          \
+    "\",\"managedFields\":[{\"manager\":\"kubectl\"}]},\"spec\":{\"nodeName\":\"n1\"}}"
+
+static const response transform_script[] = {
+    {"200 OK",
+     {"{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"10\"},"
+      "\"items\":[" BIGPOD("a", "5") "," BIGPOD("skip", "6") "]}"},
+     0,
+     NULL},
+    {"200 OK",
+     {"{\"type\":\"ADDED\",\"object\":" BIGPOD(
+         "b", "11") "}\n"
+                    "{\"type\":\"ADDED\",\"object\":" BIGPOD(
+                        "skip2", "12") "}\n"
+                                       "{\"type\":\"MODIFIED\",\"object\":" BIGPOD(
+                                           "a", "13") "}\n"
+                                                      "{\"type\":\"DELETED\",\"object\":" BIGPOD(
+                                                          "b", "14") "}\n"},
+     3000,
+     NULL},
+};
+
+typedef struct {
+    int calls, untrimmed; /* transform calls; events that delivered an untransformed object */
+    char log[256];
+} tlog;
+
+/* Drops managedFields in place; replaces the object by a fresh one for "b"; drops "skip*". */
+static json_t *trim(void *ud, json_t *obj) {
+    tlog *l = ud;
+    l->calls++;
+    const char *name = tm_json_str(obj, "metadata.name", "");
+    if (strncmp(name, "skip", 4) == 0) {
+        json_decref(obj);
+        return NULL;
+    }
+    if (strcmp(name, "b") == 0) {
+        json_t *n = json_pack("{s:O,s:{s:b}}", "metadata", json_object_get(obj, "metadata"), "spec",
+                              "copied", 1);
+        json_decref(obj);
+        json_object_del(json_object_get(n, "metadata"), "managedFields");
+        return n;
+    }
+    json_object_del(json_object_get(obj, "metadata"), "managedFields");
+    return obj;
+}
+
+static void on_tevent(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
+    tlog *l = ud;
+    static const char *c[] = {"+", "~", "-"};
+    size_t n = strlen(l->log);
+    snprintf(l->log + n, sizeof l->log - n, "%s%s@%s ", c[t],
+             tm_json_str(obj, "metadata.name", "?"),
+             tm_json_str(obj, "metadata.resourceVersion", "?"));
+    if (tm_json_path(obj, "metadata.managedFields") ||
+        (old && tm_json_path(old, "metadata.managedFields")))
+        l->untrimmed++;
+}
+
+/* Every listed and watched object passes through the transform before it is stored or
+ * delivered; NULL drops it. */
+static void test_transform(void) {
+    pthread_t t = server_start(transform_script, 2);
+    tm_kube *k = fake_client(NULL);
+    tlog l = {0, 0, ""};
+    tm_informer_opts o = {.path = "/api/v1/pods",
+                          .on_event = on_tevent,
+                          .ud = &l,
+                          .transform = trim,
+                          .transform_ud = &l};
+    tm_err err = {0};
+    tm_informer *inf = tm_informer_start(k, &o, &err);
+    CHECKF(inf != NULL, "%s", err.msg);
+    int64_t t0 = now_ms();
+    while (!strstr(l.log, "-b@") && now_ms() - t0 < 3000)
+        tm_kube_run(k, 10, &err);
+    CHECK_STR(l.log, "+a@5 +b@11 ~a@13 -b@14 ");
+    CHECK_INT(l.untrimmed, 0);
+    CHECK_INT(l.calls, 6);
+    CHECK_INT(tm_informer_size(inf), 1);
+    json_t *a = tm_informer_get(inf, "ns", "a");
+    CHECK(a != NULL && !tm_json_path(a, "metadata.managedFields"));
+    CHECK_STR(tm_json_str(a, "spec.nodeName", NULL), "n1");
+    CHECK(tm_informer_get(inf, "ns", "skip") == NULL);
+    tm_informer_stop(inf);
+    tm_kube_free(k);
+    server_stop(t);
+}
+
 /* ---- a failing lease GET is reported ---------------------------------------------------- */
 
 static const response forbidden_lease[] = {
@@ -686,6 +873,9 @@ int main(void) {
     RUN(test_free_client_inside_callback);
     RUN(test_leader_stopped_in_new_leader_callback);
     RUN(test_expired_continue_relists_unpaged);
+    RUN(test_rewatch_at_once_after_normal_end);
+    RUN(test_empty_streams_back_off);
+    RUN(test_transform);
     RUN(test_leader_get_failure_is_logged);
     return TEST_SUMMARY();
 }

@@ -1,10 +1,13 @@
 /* scheduler_cache_test.c: informer events into the cache: node add/update/delete (heartbeats
  * ignored), capacity of every pod counted, our pending pods handed to the queue hook (status-only
  * updates not), terminal and deleted pods released, assumptions confirmed or undone, TaskProfiles
- * into the task table, bad input rejected with the object named. */
+ * into the task table, bad input rejected with the object named; the informer transforms keep
+ * everything the scheduler reads of a pod or node. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "harness.h"
+#include "lib/jsonutil.h"
 #include "scheduler/cache.h"
 #include "scheduler/policy.h"
 
@@ -254,11 +257,170 @@ static void test_task_profiles(void) {
     sched_cache_free(c);
 }
 
+/* ---- informer transforms ---------------------------------------------------------------- */
+
+/* A pod as an API server sends it, with everything the transform must keep and a lot it must
+ * drop (managedFields, kubectl's last-applied annotation, volumes, env, image, status). */
+static const char *big_pod =
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\","
+    "\"uid\":\"u-p\",\"resourceVersion\":\"7\",\"creationTimestamp\":\"2024-01-01T00:00:05Z\","
+    "\"deletionTimestamp\":\"2024-01-01T00:01:00Z\","
+    "\"labels\":{\"nextflow.io/processName\":\"align\",\"app\":\"x\"},"
+    "\"annotations\":{\"tarema.io/workflow\":\"wf\",\"tarema.io/cpu\":\"2\","
+    "\"kubectl.kubernetes.io/last-applied-configuration\":\"{...huge...}\"},"
+    "\"managedFields\":[{\"manager\":\"kubectl\",\"fieldsV1\":{\"f:spec\":{}}}]},"
+    "\"spec\":{\"schedulerName\":\"tarema\",\"priority\":5,\"nodeName\":\"n1\","
+    "\"volumes\":[{\"name\":\"v\",\"emptyDir\":{}}],"
+    "\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}],"
+    "\"nodeSelector\":{\"disk\":\"ssd\"},"
+    "\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+    "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"In\","
+    "\"values\":[\"a\"]}]}]}},\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuring"
+    "Execution\":[{\"labelSelector\":{\"matchLabels\":{\"app\":\"x\"}},\"topologyKey\":"
+    "\"kubernetes.io/hostname\"}]}},"
+    "\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":\"zone\","
+    "\"whenUnsatisfiable\":\"DoNotSchedule\",\"labelSelector\":{\"matchLabels\":"
+    "{\"app\":\"x\"}}}],"
+    "\"overhead\":{\"cpu\":\"100m\"},"
+    "\"containers\":[{\"name\":\"c\",\"image\":\"img\",\"env\":[{\"name\":\"A\",\"value\":\"1\"}],"
+    "\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"},\"limits\":{\"cpu\":\"2\"}},"
+    "\"ports\":[{\"containerPort\":80,\"hostPort\":8080}]}],"
+    "\"initContainers\":[{\"name\":\"side\",\"image\":\"img\",\"restartPolicy\":\"Always\","
+    "\"resources\":{\"requests\":{\"cpu\":\"500m\"}},\"ports\":[{\"hostPort\":9090}]}]},"
+    "\"status\":{\"phase\":\"Running\",\"podIP\":\"10.0.0.1\",\"conditions\":[{\"type\":"
+    "\"Ready\",\"status\":\"True\"}],\"containerStatuses\":[{\"name\":\"c\"}]}}";
+
+static const char *big_node =
+    "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\","
+    "\"resourceVersion\":\"3\",\"labels\":{\"zone\":\"a\",\"tarema.io/cpu\":\"3\"},"
+    "\"annotations\":{\"node.alpha.kubernetes.io/ttl\":\"0\"},"
+    "\"managedFields\":[{\"manager\":\"kubelet\"}]},"
+    "\"spec\":{\"podCIDR\":\"10.0.0.0/24\",\"unschedulable\":true,\"taints\":[{\"key\":\"k\","
+    "\"value\":\"v\",\"effect\":\"NoSchedule\"}]},"
+    "\"status\":{\"capacity\":{\"cpu\":\"8\"},\"allocatable\":{\"cpu\":\"7\",\"memory\":\"6Gi\","
+    "\"pods\":\"110\"},\"images\":[{\"names\":[\"img\"],\"sizeBytes\":1}],"
+    "\"conditions\":[{\"type\":\"MemoryPressure\",\"status\":\"False\"},{\"type\":\"Ready\","
+    "\"status\":\"True\",\"lastHeartbeatTime\":\"t\"}],\"nodeInfo\":{\"kubeletVersion\":\"v1\"}}}";
+
+static json_t *parse(const char *text) {
+    json_error_t je;
+    json_t *j = json_loads(text, 0, &je);
+    CHECKF(j != NULL, "%s", je.text);
+    return j;
+}
+
+/* The trimmed pod gives the scheduler exactly the same sched_pod as the full one, and drops the
+ * bulk. */
+static void test_pod_transform_keeps_what_scheduling_reads(void) {
+    rec r = {0};
+    sched_cache *c = new_cache(&r, NULL);
+    tm_err err = {0};
+    json_t *full = parse(big_pod);
+    json_t *slim = sched_cache_pod_transform(c, json_deep_copy(full));
+    CHECK(slim != NULL);
+    CHECK(tm_json_path(slim, "metadata.managedFields") == NULL);
+    CHECK(tm_json_path(slim, "spec.volumes") == NULL);
+    CHECK(tm_json_path(slim, "spec.containers") != NULL &&
+          json_object_get(json_array_get(tm_json_path(slim, "spec.containers"), 0), "env") == NULL);
+    CHECK(json_object_get(tm_json_path(slim, "metadata.annotations"),
+                          "kubectl.kubernetes.io/last-applied-configuration") == NULL);
+    CHECK(tm_json_path(slim, "status.containerStatuses") == NULL);
+    CHECK_STR(tm_json_str(slim, "status.phase", NULL), "Running");
+    CHECK_STR(tm_json_str(slim, "metadata.resourceVersion", NULL), "7");
+    CHECK(tm_json_path(slim, "status.podIP") == NULL);
+
+    sched_snapshot *snap = sched_cache_snapshot(c);
+    sched_pod *a = sched_pod_from_json(snap, full, NULL, &err);
+    sched_pod *b = sched_pod_from_json(snap, slim, NULL, &err);
+    CHECKF(a && b, "%s", err.msg);
+    if (a && b) {
+        CHECK_STR(b->uid, a->uid);
+        CHECK_STR(b->node_name, a->node_name);
+        CHECK(memcmp(&a->requests, &b->requests, sizeof a->requests) == 0);
+        CHECK_INT(b->n_tolerations, 1);
+        CHECK_INT(b->n_node_selector, 1);
+        CHECK(b->has_affinity && b->n_affinity == 1);
+        CHECK_STR(b->workflow, "wf");
+        CHECK_STR(b->process, "align");
+        CHECK_INT(b->labels[SCHED_FEAT_CPU], 2);
+        CHECK_INT(b->priority, 5);
+        CHECK(b->created_ms == a->created_ms && b->created_ms > 0);
+        CHECK(json_equal(a->pod_labels, b->pod_labels));
+        CHECK_INT(b->n_host_ports, 2);
+        CHECK_INT(b->n_pod_anti_affinity, 1);
+        CHECK_INT(b->n_spread, 1);
+        CHECK(b->terminating);
+    }
+    sched_pod_free(a);
+    sched_pod_free(b);
+    CHECK(sched_cache_is_ours(c, slim));
+
+    /* A status-only update of a trimmed pending pod still does not requeue it. */
+    json_object_del(json_object_get(full, "spec"), "nodeName");
+    json_object_del(json_object_get(full, "metadata"), "deletionTimestamp");
+    json_t *p1 = sched_cache_pod_transform(c, json_deep_copy(full));
+    json_object_set_new(json_object_get(full, "status"), "podIP", json_string("10.0.0.2"));
+    json_t *p2 = sched_cache_pod_transform(c, json_deep_copy(full));
+    CHECK_INT(sched_cache_pod_event(c, TM_WATCH_ADDED, p1, NULL, &err), 0);
+    CHECK_INT(sched_cache_pod_event(c, TM_WATCH_MODIFIED, p2, p1, &err), 0);
+    CHECK_INT(r.pending, 1);
+    json_decref(p1);
+    json_decref(p2);
+    json_decref(full);
+    json_decref(slim);
+    CHECK(sched_cache_pod_transform(c, NULL) == NULL);
+    sched_cache_free(c);
+}
+
+static void test_node_transform_keeps_what_scheduling_reads(void) {
+    rec r = {0};
+    sched_cache *c = new_cache(&r, NULL);
+    tm_err err = {0};
+    json_t *full = parse(big_node);
+    json_t *slim = sched_cache_node_transform(c, json_deep_copy(full));
+    CHECK(tm_json_path(slim, "metadata.managedFields") == NULL);
+    CHECK(tm_json_path(slim, "status.images") == NULL);
+    CHECK(tm_json_path(slim, "status.nodeInfo") == NULL);
+    CHECK(tm_json_path(slim, "spec.podCIDR") == NULL);
+    CHECK_INT(json_array_size(tm_json_path(slim, "status.conditions")), 1);
+    sched_snapshot *snap = sched_cache_snapshot(c);
+    sched_node *a = sched_node_from_json(snap, full, &err);
+    sched_node *b = sched_node_from_json(snap, slim, &err);
+    CHECKF(a && b, "%s", err.msg);
+    if (a && b) {
+        CHECK(memcmp(&a->allocatable, &b->allocatable, sizeof a->allocatable) == 0);
+        CHECK(b->ready && b->unschedulable);
+        CHECK_INT(b->n_taints, 1);
+        CHECK_INT(b->n_labels, a->n_labels);
+    }
+    sched_node_free(a);
+    sched_node_free(b);
+    /* A heartbeat (only lastHeartbeatTime differs) stays invisible after trimming. */
+    CHECK_INT(sched_cache_node_event(c, TM_WATCH_ADDED, slim, NULL, &err), 0);
+    json_t *hb = json_deep_copy(full);
+    json_object_set_new(json_array_get(tm_json_path(hb, "status.conditions"), 1),
+                        "lastHeartbeatTime", json_string("t2"));
+    hb = sched_cache_node_transform(c, hb);
+    CHECK_INT(sched_cache_node_event(c, TM_WATCH_MODIFIED, hb, slim, &err), 0);
+    CHECK_INT(r.changed, 1);
+    /* Without allocatable, capacity is kept (the filters fall back to it). */
+    json_object_del(json_object_get(full, "status"), "allocatable");
+    json_t *cap = sched_cache_node_transform(c, json_deep_copy(full));
+    CHECK_STR(tm_json_str(cap, "status.capacity.cpu", NULL), "8");
+    json_decref(cap);
+    json_decref(hb);
+    json_decref(slim);
+    json_decref(full);
+    sched_cache_free(c);
+}
+
 int main(void) {
     RUN(test_nodes);
     RUN(test_pods_capacity_and_queue);
     RUN(test_namespaces);
     RUN(test_assume_forget);
     RUN(test_task_profiles);
+    RUN(test_pod_transform_keeps_what_scheduling_reads);
+    RUN(test_node_transform_keeps_what_scheduling_reads);
     return TEST_SUMMARY();
 }

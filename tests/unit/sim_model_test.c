@@ -102,6 +102,28 @@ static void test_long_type_name(void) {
     sim_cluster_free(c);
 }
 
+/* Regression (fuzzing): 40,000 nodes were accepted and grouping them took ~25 s. Sizes past
+ * SIM_MAX_NODES are refused at once, across node types too; the limit itself loads. */
+static void test_node_limit(void) {
+    char yaml[256];
+    tm_err err = {0};
+    snprintf(yaml, sizeof yaml,
+             "node_types:\n  - {name: a, count: %d, cores: 2, memory: 1Gi, speed: {cpu: 1}}\n",
+             SIM_MAX_NODES + 1);
+    sim_cluster *c = cluster_of(yaml, &err);
+    CHECK(c == NULL);
+    CHECKF(strstr(err.msg, "count must be an integer from 1 to") != NULL, "%s", err.msg);
+    sim_cluster_free(c);
+    snprintf(yaml, sizeof yaml,
+             "node_types:\n  - {name: a, count: %d, cores: 2, memory: 1Gi, speed: {cpu: 1}}\n"
+             "  - {name: b, count: 2, cores: 2, memory: 1Gi, speed: {cpu: 2}}\n",
+             SIM_MAX_NODES - 1);
+    c = cluster_of(yaml, &err);
+    CHECK(c == NULL);
+    CHECKF(strstr(err.msg, "quadratic") != NULL, "%s", err.msg);
+    sim_cluster_free(c);
+}
+
 static void test_other_errors(void) {
     expect_error("workflows:\n"
                  "  - name: m\n"
@@ -354,6 +376,7 @@ int main(void) {
     RUN(test_too_big);
     RUN(test_unknown_keys);
     RUN(test_long_type_name);
+    RUN(test_node_limit);
     RUN(test_other_errors);
     RUN(test_duplicate_dependency);
     RUN(test_arrivals);
