@@ -280,11 +280,17 @@ static void handle_event(tm_informer *inf, tm_watch_event *ev) {
     obj_key(ev->object, key, sizeof key);
     /* ev->object stays alive (the stream's reference) while the transformed copy is used */
     json_t *obj = keep(inf, json_incref(ev->object));
+    json_t *old = json_incref(json_object_get(inf->store, key));
     if (!obj) {
+        /* dropped by the transform: an earlier stored version goes, as a re-list would do */
         set_rv(inf, obj_rv(ev->object));
+        if (old) {
+            json_object_del(inf->store, key);
+            emit(inf, TM_WATCH_DELETED, old, old);
+        }
+        json_decref(old);
         return;
     }
-    json_t *old = json_incref(json_object_get(inf->store, key));
     switch (ev->type) {
     case TM_WS_ADDED:
     case TM_WS_MODIFIED:

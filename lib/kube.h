@@ -165,9 +165,9 @@ typedef struct tm_informer_opts {
      * (BOOKMARKs excepted) before it is stored or delivered, so that a large cluster's store
      * holds only what the caller reads. Takes ownership of obj (a reference) and returns the
      * reference to keep: obj itself after in-place edits, or a new object (then it decrefs obj);
-     * NULL drops the object (as if it were never seen). The result must keep metadata.name,
-     * metadata.namespace and metadata.resourceVersion: the store is keyed and diffed by them.
-     * transform_ud is passed as its first argument. */
+     * NULL drops the object (as if it were never seen: a stored earlier version is deleted).
+     * The result must keep metadata.name, metadata.namespace and metadata.resourceVersion: the
+     * store is keyed and diffed by them. transform_ud is passed as its first argument. */
     json_t *(*transform)(void *transform_ud, json_t *obj);
     void *transform_ud;
 } tm_informer_opts;

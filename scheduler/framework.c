@@ -632,6 +632,8 @@ scan_plain_k(sched_framework *fw, const sched_snapshot *s, const sched_pod *p,
             d = (uint32_t)(w[0] > f[0][i]) | (uint32_t)(w[1] > f[1][i]) << SCHED_RES_MEMORY |
                 (uint32_t)(w[2] > f[2][i]) << SCHED_RES_PODS;
         } else {
+            /* K is a constant 1..4 at every call site, so w, f and sl are set up to K. */
+            // cppcheck-suppress uninitvar
             d = (uint32_t)(w[0] > f[0][i]) << sl[0];
             if (K > 1)
                 d |= (uint32_t)(w[1] > f[1][i]) << sl[1];

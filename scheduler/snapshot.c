@@ -859,6 +859,8 @@ static int label_cmp(const void *k, const void *e) {
 }
 
 const char *sched_node_label(const sched_node *n, const char *key) {
+    if (n->n_labels == 0) /* labels is NULL then, and bsearch's base must not be (fuzzing) */
+        return NULL;
     const sched_label *l = bsearch(key, n->labels, n->n_labels, sizeof *n->labels, label_cmp);
     return l ? l->value : NULL;
 }
