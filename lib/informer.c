@@ -56,6 +56,7 @@ struct tm_informer {
     tm_xfer *xfer;
     tm_timer *timer;
     tm_backoff bo;
+    unsigned backoffs; /* waits scheduled by retry_later (tm_informer_backoffs) */
     int64_t watch_started_ms;
     unsigned watch_events; /* events (bookmarks included) of the current stream */
     unsigned quick_empty;  /* streams in a row that ended quickly without an event */
@@ -137,6 +138,7 @@ static void on_timer_watch(void *ud) {
 
 static void retry_later(tm_informer *inf, void (*fn)(void *), const char *what, const char *why) {
     int64_t d = tm_backoff_next(&inf->bo, tm_kube_now_ms());
+    inf->backoffs++;
     tm_warn("informer %s failed path=%s retry_ms=%lld error=\"%s\"", what, inf->path, (long long)d,
             why);
     inf->timer = tm_timer_add(inf->k, d, fn, inf);
@@ -502,6 +504,10 @@ void tm_informer_foreach(const tm_informer *inf, void (*fn)(void *ud, json_t *ob
 /* Re-lists after the first list. */
 unsigned tm_informer_relists(const tm_informer *inf) {
     return inf && inf->lists > 0 ? inf->lists - 1 : 0;
+}
+
+unsigned tm_informer_backoffs(const tm_informer *inf) {
+    return inf ? inf->backoffs : 0;
 }
 
 /* Watch connections after the first. */

@@ -283,6 +283,10 @@ int tm_kube_setup_easy(tm_kube *k, CURL *e, const char *method, const char *url,
     curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, 30L);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 10L);
     curl_easy_setopt(e, CURLOPT_USERAGENT, k->user_agent);
+    /* Every transfer in flight holds an upload buffer, 64 KiB by default; our bodies (a binding,
+     * an event, a patch) are a few hundred bytes, and a scheduler keeps hundreds of transfers in
+     * flight. 16 KiB is curl's minimum. */
+    curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, 16384L);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, watch ? NULL : "");
     if (errbuf)

@@ -189,6 +189,9 @@ void tm_informer_foreach(const tm_informer *inf, void (*fn)(void *ud, json_t *ob
 /* Counters for tests and metrics: watch (re)connects and full re-lists so far. */
 unsigned tm_informer_relists(const tm_informer *inf);
 unsigned tm_informer_reconnects(const tm_informer *inf);
+/* Times it waited out a backoff before listing or watching again (errors, or a run of streams
+ * that ended at once without an event). */
+unsigned tm_informer_backoffs(const tm_informer *inf);
 
 /* ---- leader election (coordination.k8s.io/v1 Lease, client-go semantics) ---------------- */
 
