@@ -403,7 +403,7 @@ static void relabel(server *sv, time_t now) {
         return; /* update_groups only keeps usable groups */
     pthread_mutex_lock(&sv->mu);
     int rc = run_scan(sv, &err);
-    json_t *todo = sv->dirty;
+    json_t *pending = sv->dirty;
     sv->dirty = json_object();
     pthread_mutex_unlock(&sv->mu);
     if (rc < 0)
@@ -411,14 +411,14 @@ static void relabel(server *sv, time_t now) {
     const char *wf;
     json_t *v;
     json_t *failed = json_object();
-    json_object_foreach(todo, wf, v) {
+    json_object_foreach(pending, wf, v) {
         if (relabel_workflow(sv, wf, classes, &err) < 0) {
             tm_warn("labels of workflow %s not published, retrying in %d s: %s", wf, RETRY_S,
                     err.msg);
             json_object_set_new(failed, wf, json_true());
         }
     }
-    json_decref(todo);
+    json_decref(pending);
     if (rc < 0 || json_object_size(failed) > 0)
         sv->retry_at = now + RETRY_S;
     pthread_mutex_lock(&sv->mu);
