@@ -58,6 +58,30 @@ static sched_snapshot *make_cluster(int nodes) {
     return s;
 }
 
+/* Schedules and reserves every pod in order, prints the figures, frees pods, framework and
+ * snapshot. label prefixes the line ("" or "inter-pod "). */
+static void time_stream(const char *label, const char *policy, int nodes, sched_framework *fw,
+                        sched_snapshot *s, sched_pod **ps, int pods) {
+    tm_err err = {0};
+    int placed = 0;
+    double t0 = now_s();
+    for (int i = 0; i < pods; i++) {
+        sched_decision d;
+        if (ps[i] && sched_framework_schedule(fw, s, ps[i], 0, &d, &err) == 0 && d.node >= 0 &&
+            sched_framework_reserve(fw, s, ps[i], d.node, &err) == 0)
+            placed++;
+    }
+    double dt = now_s() - t0;
+    printf("%spolicy=%-11s nodes=%5d pods=%6d placed=%6d seconds=%.3f decisions_per_s=%.0f "
+           "us_per_decision=%.1f\n",
+           label, policy, nodes, pods, placed, dt, pods / dt, dt * 1e6 / pods);
+    for (int i = 0; i < pods; i++)
+        sched_pod_free(ps[i]);
+    free(ps);
+    sched_framework_free(fw);
+    sched_snapshot_free(s);
+}
+
 static void run(const char *policy, int nodes, int pods) {
     sched_snapshot *s = make_cluster(nodes);
     tm_err err = {0};
@@ -83,23 +107,7 @@ static void run(const char *policy, int nodes, int pods) {
         ps[i]->process = malloc(32);
         snprintf(ps[i]->process, 32, "PROC_%d", i % 20);
     }
-    int placed = 0;
-    double t0 = now_s();
-    for (int i = 0; i < pods; i++) {
-        sched_decision d;
-        if (sched_framework_schedule(fw, s, ps[i], 0, &d, &err) == 0 && d.node >= 0 &&
-            sched_framework_reserve(fw, s, ps[i], d.node, &err) == 0)
-            placed++;
-    }
-    double dt = now_s() - t0;
-    printf("policy=%-11s nodes=%5d pods=%6d placed=%6d seconds=%.3f decisions_per_s=%.0f "
-           "us_per_decision=%.1f\n",
-           policy, nodes, pods, placed, dt, pods / dt, dt * 1e6 / pods);
-    for (int i = 0; i < pods; i++)
-        sched_pod_free(ps[i]);
-    free(ps);
-    sched_framework_free(fw);
-    sched_snapshot_free(s);
+    time_stream("", policy, nodes, fw, s, ps, pods);
 }
 
 /* Pod i of the inter-pod case, from JSON like the live scheduler's pods. */
@@ -141,23 +149,7 @@ static void run_interpod(const char *policy, int nodes, int pods) {
     sched_pod **ps = calloc((size_t)pods, sizeof *ps);
     for (int i = 0; i < pods; i++)
         ps[i] = interpod_pod(s, i);
-    int placed = 0;
-    double t0 = now_s();
-    for (int i = 0; i < pods; i++) {
-        sched_decision d;
-        if (ps[i] && sched_framework_schedule(fw, s, ps[i], 0, &d, &err) == 0 && d.node >= 0 &&
-            sched_framework_reserve(fw, s, ps[i], d.node, &err) == 0)
-            placed++;
-    }
-    double dt = now_s() - t0;
-    printf("inter-pod policy=%-11s nodes=%5d pods=%6d placed=%6d seconds=%.3f "
-           "decisions_per_s=%.0f us_per_decision=%.1f\n",
-           policy, nodes, pods, placed, dt, pods / dt, dt * 1e6 / pods);
-    for (int i = 0; i < pods; i++)
-        sched_pod_free(ps[i]);
-    free(ps);
-    sched_framework_free(fw);
-    sched_snapshot_free(s);
+    time_stream("inter-pod ", policy, nodes, fw, s, ps, pods);
 }
 
 int main(int argc, char **argv) {

@@ -778,27 +778,13 @@ usage() {
   exit 2
 }
 
-# One command at a time per instance: two `up`s racing (two test runs, say) would start
-# everything twice. The lock lives outside the state dir, which `down` removes.
+# One command at a time per instance (lock_instance in hack/lib.sh).
 LOCK=$CLUSTERS/.$NAME.lock
-lock_instance() {
-  mkdir -p "$CLUSTERS"
-  while :; do
-    exec 8>>"$LOCK"
-    flock -w 600 8 || die "another hack/cluster.sh command on cluster '$NAME' has held its lock for 10 minutes"
-    # `down` deletes the lock file while holding it; a lock on a deleted file guards nothing.
-    [ "$(stat -c %i "$LOCK" 2>/dev/null)" = "$(stat -L -c %i "/proc/$$/fd/8")" ] && { HAVE_LOCK=1; return 0; }
-    exec 8>&-
-  done
-}
-
-# Deletes the lock file of an instance that does not exist (any more); only its holder may.
-drop_lock() { [ "${HAVE_LOCK:-0}" = 1 ] && rm -f "$LOCK" || true; }
 
 cmd=${1:-}
 shift || true
 case $cmd in
-  up | down | nodes | kill | start | scheduler) lock_instance ;;
+  up | down | nodes | kill | start | scheduler) lock_instance 600 "cluster '$NAME' (hack/cluster.sh)" ;;
 esac
 case $cmd in
   up) cmd_up "$@" ;;

@@ -249,26 +249,12 @@ cmd_env() {
   echo "export TAREMA_PG_DIR=$DIR"
 }
 
-# One command at a time per instance (two test runs starting the same instance, say). The
-# lock lives outside the state dir, which `down` removes.
+# One command at a time per instance (lock_instance in hack/lib.sh).
 LOCK=$TAREMA_CACHE/postgres/.$NAME.lock
-lock_instance() {
-  mkdir -p "$TAREMA_CACHE/postgres"
-  while :; do
-    exec 8>>"$LOCK"
-    flock -w 300 8 || die "another hack/postgres.sh command on instance '$NAME' has held its lock for 5 minutes"
-    # `down` deletes the lock file while holding it; a lock on a deleted file guards nothing.
-    [ "$(stat -c %i "$LOCK" 2>/dev/null)" = "$(stat -L -c %i "/proc/$$/fd/8")" ] && { HAVE_LOCK=1; return 0; }
-    exec 8>&-
-  done
-}
-
-# Deletes the lock file of an instance that does not exist (any more); only its holder may.
-drop_lock() { [ "${HAVE_LOCK:-0}" = 1 ] && rm -f "$LOCK" || true; }
 
 cmd=${1:-}
 case $cmd in
-  up | down | start | stop) lock_instance ;;
+  up | down | start | stop) lock_instance 300 "PostgreSQL instance '$NAME' (hack/postgres.sh)" ;;
 esac
 case $cmd in
   up) cmd_up ;;

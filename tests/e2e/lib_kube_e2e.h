@@ -56,4 +56,18 @@ static inline bool e2e_wait_default_sa(tm_kube *k, const char *ns, double timeou
     return sa != NULL;
 }
 
+/* Creates namespace ns (printing why when it cannot) and waits for its default ServiceAccount,
+ * so the test's pods are admitted. */
+static inline bool e2e_create_namespace(tm_kube *k, const char *ns) {
+    tm_err err = {0};
+    json_t *nsobj = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
+                              "metadata", "name", ns);
+    json_t *r = tm_kube_create(k, "/api/v1/namespaces", nsobj, &err);
+    if (!r)
+        printf("    cannot create namespace %s: %s\n", ns, err.msg);
+    json_decref(r);
+    json_decref(nsobj);
+    return e2e_wait_default_sa(k, ns, 120);
+}
+
 #endif

@@ -275,14 +275,7 @@ int main(void) {
     }
     snprintf(ns, sizeof ns, "kube-sync-%d", (int)getpid());
     tm_err err = {0};
-    json_t *nsobj = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
-                              "metadata", "name", ns);
-    json_t *r = tm_kube_create(kube, "/api/v1/namespaces", nsobj, &err);
-    if (!r)
-        printf("    cannot create namespace %s: %s\n", ns, err.msg);
-    json_decref(r);
-    json_decref(nsobj);
-    e2e_wait_default_sa(kube, ns, 120);
+    e2e_create_namespace(kube, ns);
     RUN(test_list_kwok_nodes_paged);
     RUN(test_error_carries_status_message);
     RUN(test_create_get_patch_replace_delete);

@@ -297,14 +297,7 @@ int main(void) {
     }
     snprintf(ns, sizeof ns, "kube-watch-%d", (int)getpid());
     tm_err err = {0};
-    json_t *nsobj = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
-                              "metadata", "name", ns);
-    json_t *r = tm_kube_create(kube, "/api/v1/namespaces", nsobj, &err);
-    if (!r)
-        printf("    cannot create namespace %s: %s\n", ns, err.msg);
-    json_decref(r);
-    json_decref(nsobj);
-    e2e_wait_default_sa(kube, ns, 120);
+    e2e_create_namespace(kube, ns);
     RUN(test_informers_share_one_loop_and_sync);
     RUN(test_watch_sees_pods_created_after_start);
     RUN(test_apiserver_kill9_restart_nothing_lost);
