@@ -146,13 +146,20 @@ pid_of() { [ -f "$RUN/$1.pid" ] && cat "$RUN/$1.pid" || true; }
 
 # Running means: the recorded pid is alive, not a zombie, and its command line names this
 # instance's state dir (so a recycled pid is never taken for ours).
-is_running() {
+# is_alive NAME: its recorded process exists and is not a zombie.
+is_alive() {
   local pid state
   pid=$(pid_of "$1")
   [ -n "$pid" ] && [ -d "/proc/$pid" ] || return 1
   state=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$pid/status" 2>/dev/null) || return 1
-  [ "$state" != Z ] || return 1
-  tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF -- "$DIR/"
+  [ "$state" != Z ]
+}
+
+# is_running NAME: alive and really ours (its command line names this instance's files), so a
+# stale pid file whose pid was reused does not count.
+is_running() {
+  is_alive "$1" || return 1
+  tr '\0' ' ' 2>/dev/null <"/proc/$(pid_of "$1")/cmdline" | grep -qF -- "$DIR/"
 }
 
 # args_of NAME: the flags of a component, one per line; the same every time, so `start` after
@@ -256,7 +263,9 @@ start_component() {
 wait_healthy() {
   local c=$1 deadline=$((SECONDS + START_TIMEOUT))
   until healthy "$c"; do
-    if ! is_running "$c"; then
+    # is_alive, not is_running: the pid is the one just started, and until the child has
+    # exec'd the binary its command line is still this script's (is_running would say "gone").
+    if ! is_alive "$c"; then
       tail -n 20 "$LOGS/$c.log" >&2 || true
       die "$c exited while starting (log: $LOGS/$c.log)"
     fi
