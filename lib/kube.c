@@ -139,6 +139,10 @@ tm_kube *tm_kube_new(const tm_kube_config *cfg, tm_err *err) {
         check_readable(cfg->key_file, "client key", err) < 0 ||
         check_readable(cfg->token_file, "token file", err) < 0)
         return NULL;
+    if (cfg->max_active < 0) {
+        tm_err_set(err, "kube client: max_active (%d) must not be negative", cfg->max_active);
+        return NULL;
+    }
     if (cfg->qps < 0 || cfg->burst < 0) {
         tm_err_set(err, "kube client: qps (%g) and burst (%d) must not be negative", cfg->qps,
                    cfg->burst);
@@ -168,6 +172,7 @@ tm_kube *tm_kube_new(const tm_kube_config *cfg, tm_err *err) {
     k->qps = cfg->qps;
     k->burst = cfg->burst > 0 ? cfg->burst : (cfg->qps > 1 ? cfg->qps : 1);
     k->tokens = k->burst;
+    k->max_active = cfg->max_active > 0 ? cfg->max_active : TM_KUBE_DEFAULT_MAX_ACTIVE;
     k->bucket_ms = tm_kube_now_ms();
     pthread_mutex_init(&k->mu, NULL);
     if (tm_kube_loop_init(k, err) < 0) {

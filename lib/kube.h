@@ -36,6 +36,8 @@ typedef struct tm_kube_config {
     char *context;    /* name of the context in use (NULL in-cluster) */
     double qps;       /* client-side rate limit for requests (not watches); 0 = unlimited */
     int burst;        /* token bucket size for qps; 0 = max(1, qps) */
+    int max_active;   /* asynchronous requests handed to curl at once (watches excluded); more
+                       * wait in order. 0 = TM_KUBE_DEFAULT_MAX_ACTIVE */
     char *user_agent; /* NULL = "tarema/<version>" */
 } tm_kube_config;
 
@@ -57,6 +59,13 @@ tm_kube_config *tm_kube_config_auto(const char *path, const char *context, tm_er
 void tm_kube_config_free(tm_kube_config *cfg);
 
 /* ---- client --------------------------------------------------------------------------------- */
+
+/* Why a cap on requests at the wire at all: curl visits every transfer of a multi handle on
+ * each pass of its loop (one poll(2) and clock read each), so a thousand requests waiting on a
+ * busy API server cost the client more than the answers do, and gain nothing: past the server's
+ * own concurrency they only queue there. 200 is below the API server's default of 250 HTTP/2
+ * streams per connection, so every request fits on one connection (one TLS handshake). */
+#define TM_KUBE_DEFAULT_MAX_ACTIVE 200
 
 typedef struct tm_kube tm_kube;
 
@@ -128,6 +137,8 @@ int tm_kube_run(tm_kube *k, int timeout_ms, tm_err *err);
 void tm_kube_wakeup(tm_kube *k);
 /* Number of asynchronous requests in flight (not counting watches). */
 int tm_kube_inflight(const tm_kube *k);
+/* How many of those are at the wire (handed to curl); never more than max_active. */
+int tm_kube_active(const tm_kube *k);
 
 /* Called on the loop thread when an async request completes. body is borrowed (NULL if none or
  * unparsable); err is NULL on 2xx, else the Status message and http_status. */

@@ -133,7 +133,11 @@ struct tm_kube {
     tm_xfer *pending; /* waiting for the rate limiter, in start order */
     tm_xfer *pending_tail;
     tm_xfer *active; /* handed to curl */
-    int inflight;
+    int inflight;    /* requests started and not finished (queued or at the wire) */
+    int nactive;     /* requests (not watches) handed to curl */
+    int max_active;  /* cap on nactive */
+    CURL *idle[64];  /* reset easy handles kept for the next transfers */
+    int nidle;
     struct tm_timer **timers; /* binary heap by (when, seq) */
     size_t ntimers, timers_cap;
     uint64_t timer_seq;

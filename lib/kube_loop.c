@@ -118,9 +118,28 @@ static int fire_timers(tm_kube *k) {
 
 /* ---- transfers --------------------------------------------------------------------------- */
 
+/* An easy handle for a new transfer: a reset idle one when there is one. Reuse spares curl's
+ * per-handle allocations (several large buffers), which otherwise churn the allocator at every
+ * request. */
+static CURL *easy_take(tm_kube *k) {
+    if (k->nidle > 0) {
+        CURL *e = k->idle[--k->nidle];
+        curl_easy_reset(e);
+        return e;
+    }
+    return curl_easy_init();
+}
+
+static void easy_put(tm_kube *k, CURL *e) {
+    if (k->multi && k->nidle < (int)(sizeof k->idle / sizeof k->idle[0]))
+        k->idle[k->nidle++] = e;
+    else
+        curl_easy_cleanup(e);
+}
+
 static void xfer_destroy(tm_xfer *x) {
     if (x->easy)
-        curl_easy_cleanup(x->easy);
+        easy_put(x->k, x->easy);
     curl_slist_free_all(x->hdrs);
     free(x->method);
     free(x->path);
@@ -210,7 +229,23 @@ static void xfer_begin(tm_kube *k, tm_xfer *x) {
         k->active->prev = x;
     k->active = x;
     x->in_multi = true;
+    if (!x->watch)
+        k->nactive++;
     curl_multi_add_handle(k->multi, x->easy);
+}
+
+/* Leaves curl: the transfer is done, cancelled or going back to the queue (429). */
+static void xfer_leave_multi(tm_kube *k, tm_xfer *x) {
+    curl_multi_remove_handle(k->multi, x->easy);
+    x->in_multi = false;
+    if (!x->watch)
+        k->nactive--;
+    active_unlink(k, x);
+}
+
+/* Whether a queued request may be handed to curl now (see TM_KUBE_DEFAULT_MAX_ACTIVE). */
+static bool may_begin(const tm_kube *k) {
+    return k->nactive < k->max_active;
 }
 
 tm_xfer *tm_xfer_start(tm_kube *k, const char *method, const char *path, const char *body,
@@ -221,7 +256,7 @@ tm_xfer *tm_xfer_start(tm_kube *k, const char *method, const char *path, const c
         return NULL;
     x->k = k;
     x->refs = 1;
-    x->easy = curl_easy_init();
+    x->easy = easy_take(k);
     x->method = strdup(method);
     x->path = strdup(path);
     x->url = tm_kube_url(k, path);
@@ -249,7 +284,7 @@ tm_xfer *tm_xfer_start(tm_kube *k, const char *method, const char *path, const c
     k->inflight++;
     int64_t wait = tm_kube_ratelimit_reserve(k);
     x->start_at_ms = tm_kube_now_ms() + wait;
-    if (wait <= 0 && !k->pending) {
+    if (wait <= 0 && !k->pending && may_begin(k)) {
         xfer_begin(k, x);
         return x;
     }
@@ -260,7 +295,7 @@ tm_xfer *tm_xfer_start(tm_kube *k, const char *method, const char *path, const c
 static int start_due(tm_kube *k) {
     int64_t now = tm_kube_now_ms();
     int n = 0;
-    while (k->pending && k->pending->start_at_ms <= now) {
+    while (k->pending && k->pending->start_at_ms <= now && may_begin(k)) {
         tm_xfer *x = k->pending;
         pending_unlink(k, x);
         xfer_begin(k, x);
@@ -280,9 +315,7 @@ void tm_xfer_cancel(tm_xfer *x) {
         pending_unlink(k, x);
         xfer_unref(x);
     } else if (x->in_multi) {
-        curl_multi_remove_handle(k->multi, x->easy);
-        x->in_multi = false;
-        active_unlink(k, x);
+        xfer_leave_multi(k, x);
         xfer_unref(x);
     }
     /* else: the loop is completing it and drops the reference itself. */
@@ -362,11 +395,11 @@ static int complete_done(tm_kube *k) {
         CURLcode rc = msg->data.result; /* msg is invalid after remove_handle */
         tm_xfer *x = NULL;
         curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&x);
-        curl_multi_remove_handle(k->multi, e);
-        if (!x)
+        if (!x) {
+            curl_multi_remove_handle(k->multi, e);
             continue;
-        x->in_multi = false;
-        active_unlink(k, x);
+        }
+        xfer_leave_multi(k, x);
         curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &x->status);
         finish_xfer(k, x, rc);
         n++;
@@ -441,6 +474,9 @@ int tm_kube_loop_init(tm_kube *k, tm_err *err) {
     if (!k->multi)
         return tm_err_set(err, "kube client: cannot create a curl multi handle");
     curl_multi_setopt(k->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+    /* curl's own default is 100 streams per connection, so more requests than that opened more
+     * connections (each a TLS handshake). The server's SETTINGS still apply (250 by default). */
+    curl_multi_setopt(k->multi, CURLMOPT_MAX_CONCURRENT_STREAMS, 1000L);
     return 0;
 }
 
@@ -462,6 +498,8 @@ void tm_kube_loop_free(tm_kube *k) {
     if (k->multi)
         curl_multi_cleanup(k->multi);
     k->multi = NULL;
+    while (k->nidle > 0)
+        curl_easy_cleanup(k->idle[--k->nidle]);
 }
 
 static int process(tm_kube *k, tm_err *err) {
@@ -488,7 +526,8 @@ static int run_once(tm_kube *k, int timeout_ms, tm_err *err) {
     int64_t wait = deadline - now;
     if (k->ntimers > 0 && k->timers[0]->when - now < wait)
         wait = k->timers[0]->when - now;
-    if (k->pending && k->pending->start_at_ms - now < wait)
+    /* A queue held back by the cap moves when a transfer ends, which wakes the poll. */
+    if (k->pending && may_begin(k) && k->pending->start_at_ms - now < wait)
         wait = k->pending->start_at_ms - now;
     long ct = -1;
     curl_multi_timeout(k->multi, &ct);
@@ -521,4 +560,8 @@ void tm_kube_wakeup(tm_kube *k) {
 
 int tm_kube_inflight(const tm_kube *k) {
     return k->inflight;
+}
+
+int tm_kube_active(const tm_kube *k) {
+    return k->nactive;
 }

@@ -25,6 +25,9 @@
 /* How long to wait for TaskProfiles after nodes and pods are listed before scheduling anyway
  * (the CRD may not be installed: tasks are then unknown, which the policy handles). */
 #define TASKS_GRACE_MS 3000
+/* An unchanged FailedScheduling is reported again after this long (events expire after an
+ * hour; the condition stays). */
+#define REPORT_REPEAT_MS (5 * 60 * 1000)
 
 struct sched_loop {
     const sched_config *cfg;
@@ -42,7 +45,7 @@ struct sched_loop {
     int64_t last_flush_ms;
     sched_loop_stats stats;
     tm_metric *m_attempts, *m_attempt_s, *m_e2e_s, *m_pending, *m_binds_inflight, *m_binds,
-        *m_leader, *m_nodes, *m_pods;
+        *m_leader, *m_nodes, *m_pods, *m_api;
 };
 
 static int64_t mono_ms(void) {
@@ -222,6 +225,13 @@ static int register_metrics(sched_loop *l, tm_metrics *reg, tm_err *err) {
     l->m_nodes = tm_metrics_gauge(reg, "tarema_cache_nodes", "Nodes in the cache.", NULL, err);
     if (!l->m_nodes)
         return -1;
+    l->m_api = tm_metrics_gauge(reg, "tarema_api_requests",
+                                "API requests of this process not answered yet, by state (wire: "
+                                "sent; queued: held by the client's qps limit or its cap on "
+                                "requests at the wire).",
+                                TM_LABELS("state"), err);
+    if (!l->m_api)
+        return -1;
     l->m_pods =
         tm_metrics_gauge(reg, "tarema_cache_pods",
                          "Pods counted on nodes in the cache (bound and assumed).", NULL, err);
@@ -355,9 +365,15 @@ static void schedule_one(sched_loop *l, sched_snapshot *snap, sched_pod *pod, in
         sched_framework_fit_message(l->fw, snap, msg, sizeof msg);
         l->stats.unschedulable++;
         tm_metrics_inc(l->m_attempts, TM_LABELS("unschedulable"));
-        tm_info("unschedulable pod=%s/%s msg=\"%s\"", pod->ns, pod->name, msg);
-        if (sched_binder_unschedulable(l->binder, pod, msg, &err))
-            tm_warn("%s", err.msg);
+        if (sched_queue_should_report(l->queue, pod->uid, msg, now, REPORT_REPEAT_MS)) {
+            tm_info("unschedulable pod=%s/%s msg=\"%s\"", pod->ns, pod->name, msg);
+            if (sched_binder_unschedulable(l->binder, pod, msg, &err))
+                tm_warn("%s", err.msg);
+        } else {
+            l->stats.unreported++;
+            tm_debug("unschedulable (unchanged, not reported again) pod=%s/%s", pod->ns,
+                     pod->name);
+        }
         sched_queue_unschedulable(l->queue, pod->uid, now);
         return;
     }
@@ -431,6 +447,9 @@ static void update_gauges(sched_loop *l) {
                        (double)sched_queue_count(l->queue, SCHED_Q_IN_FLIGHT));
         tm_metrics_set(l->m_binds_inflight, NULL, (double)sched_binder_inflight(l->binder));
     }
+    int wire = tm_kube_active(l->k);
+    tm_metrics_set(l->m_api, TM_LABELS("wire"), (double)wire);
+    tm_metrics_set(l->m_api, TM_LABELS("queued"), (double)(tm_kube_inflight(l->k) - wire));
     sched_snapshot *snap = sched_cache_snapshot(l->cache);
     tm_metrics_set(l->m_nodes, NULL, (double)sched_snapshot_node_count(snap));
     tm_metrics_set(l->m_pods, NULL, (double)sched_snapshot_pod_count(snap));

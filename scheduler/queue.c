@@ -13,6 +13,8 @@ typedef struct qent {
     int64_t ready_ms;      /* backoff: when it may go active */
     int64_t unsched_since; /* unschedulable: since when */
     uint64_t seq;          /* insertion order, for FIFO ties in the backoff heap */
+    char *reported;        /* the last FailedScheduling message reported, or NULL */
+    int64_t reported_ms;   /* when */
     size_t idx;            /* position in the heap or vector of its state */
     struct qent *hnext;
 } qent;
@@ -202,6 +204,7 @@ void sched_queue_free(sched_queue *q) {
         for (qent *e = q->buckets[i], *next; e; e = next) {
             next = e->hnext;
             sched_pod_free(e->pod);
+            free(e->reported);
             free(e);
         }
     }
@@ -271,6 +274,7 @@ int sched_queue_remove(sched_queue *q, const char *uid) {
     *slot = e->hnext;
     q->nents--;
     sched_pod_free(e->pod);
+    free(e->reported);
     free(e);
     return 0;
 }
@@ -327,6 +331,22 @@ int sched_queue_unschedulable(sched_queue *q, const char *uid, int64_t now_ms) {
     e->ready_ms = now_ms + sched_queue_backoff_ms(q, e->attempts);
     e->unsched_since = now_ms;
     return attach(q, e, SCHED_Q_UNSCHEDULABLE);
+}
+
+bool sched_queue_should_report(sched_queue *q, const char *uid, const char *message,
+                               int64_t now_ms, int64_t repeat_ms) {
+    qent *e = *slot_of(q, uid);
+    if (!e || !message)
+        return true;
+    if (e->reported && strcmp(e->reported, message) == 0 && now_ms - e->reported_ms < repeat_ms)
+        return false;
+    char *m = strdup(message);
+    if (m) { /* without memory, report every time rather than never */
+        free(e->reported);
+        e->reported = m;
+        e->reported_ms = now_ms;
+    }
+    return true;
 }
 
 static size_t move_unsched(sched_queue *q, int64_t now_ms, int64_t max_age_ms) {

@@ -64,6 +64,14 @@ int sched_queue_done(sched_queue *q, const char *uid);
 int sched_queue_backoff(sched_queue *q, const char *uid, int64_t now_ms);
 int sched_queue_unschedulable(sched_queue *q, const char *uid, int64_t now_ms);
 
+/* Whether a FailedScheduling outcome with this message should be reported (event and
+ * PodScheduled condition) now: yes the first time, when the message changed, or when the same
+ * one was last reported repeat_ms ago or more; records it when yes. Like kube-scheduler, which
+ * does not rewrite an unchanged condition and folds repeated events into a series: a pod
+ * retried after every cluster change would otherwise cost two API calls per retry. */
+bool sched_queue_should_report(sched_queue *q, const char *uid, const char *message,
+                               int64_t now_ms, int64_t repeat_ms);
+
 /* The cluster changed (capacity freed, a node added or changed): every unschedulable pod
  * moves to backoff (active if its backoff already expired). Returns how many moved. */
 size_t sched_queue_move_all(sched_queue *q, int64_t now_ms);

@@ -2,8 +2,9 @@
 # tests/e2e/scheduler_live_test.sh: tarema-scheduler against the real local control plane.
 #  1. labeled pods land in the node group tarema's formula predicts, and fall through to the
 #     next group when the preferred one is full (own tainted kwok nodes with tarema labels);
-#  2. a pod that fits nowhere gets PodScheduled=False/Unschedulable and a FailedScheduling event,
-#     and is bound as soon as a node with room appears (retry on cluster change);
+#  2. a pod that fits nowhere gets PodScheduled=False/Unschedulable and a FailedScheduling event
+#     (once: a retry with the same outcome does not post it again), and is bound as soon as a
+#     node with room appears (retry on cluster change);
 #  3. 1,000 pods on the heterogeneous paper nodes: all bound, none onto a node where it does not
 #     fit (every pod of every scheduler counted), no pod bound twice, one Scheduled event each;
 #  4. pods of another scheduler are left alone; explain describes a bound pod.
@@ -96,6 +97,19 @@ failed_event() {
   kubectl get events.events.k8s.io -n "$NS" -o json | jq -e '.items[] | select(.reason == "FailedScheduling" and .regarding.name == "big" and .type == "Warning" and (.note | test("^0/[0-9]+ nodes are available: .*Insufficient cpu")))'
 }
 if wait_for 30 failed_event; then pass "FailedScheduling event with kube-scheduler's per-reason node counts"; else fail "FailedScheduling event with kube-scheduler's per-reason node counts" "$(events_per_pod "$NS" FailedScheduling)"; fi
+# A cluster change that does not help (a node label) makes it retry with the same outcome:
+# reported once, not once per retry.
+u0=$(metric "$PORT" 'tarema_schedule_attempts_total{result="unschedulable"}')
+kubectl label node "${P}slow-1" "tarema.io/e2e-touch=$ID" >/dev/null
+retried() { [ "$(metric "$PORT" 'tarema_schedule_attempts_total{result="unschedulable"}')" -gt "$u0" ]; }
+big_events() { kubectl get events.events.k8s.io -n "$NS" -o json | jq '[.items[] | select(.reason == "FailedScheduling" and .regarding.name == "big")] | length'; }
+if wait_for 30 retried; then
+  sleep 2 # an event it posted would be there by now
+  n=$(big_events)
+  if [ "$n" = 1 ]; then pass "an unchanged FailedScheduling is not reported again on retry"; else fail "an unchanged FailedScheduling is not reported again on retry" "$n FailedScheduling events for big"; fi
+else
+  fail "unschedulable pod retried after a node changed" "attempts stayed at $u0"
+fi
 cat >"$WORK/huge.yaml" <<EOF
 nodes:
   - {prefix: ${P}huge, count: 1, cpu: 64, memory: 64Gi, pods: 20,
@@ -147,7 +161,7 @@ if [ "$(wc -l <<<"$ev")" = "$want" ] && [ -z "$twice" ]; then pass "exactly one 
 ok=$(metric "$PORT" 'tarema_binds_total{result="ok"}')
 conflicts=$(metric "$PORT" 'tarema_binds_total{result="conflict"}')
 if [ "$ok" = "$want" ] && [ "$conflicts" = 0 ]; then pass "one bind per pod, no conflicts (binds ok=$ok)"; else fail "one bind per pod, no conflicts" "binds ok=$ok conflict=$conflicts, want $want and 0"; fi
-for m in tarema_pending_pods tarema_binds_in_flight tarema_scheduling_attempt_duration_seconds_count 'tarema_schedule_attempts_total{result="scheduled"}'; do
+for m in tarema_pending_pods tarema_binds_in_flight 'tarema_api_requests{state="wire"}' tarema_scheduling_attempt_duration_seconds_count 'tarema_schedule_attempts_total{result="scheduled"}'; do
   if curl -sf "http://127.0.0.1:$PORT/metrics" | grep -q "^$m"; then pass "metric $m served"; else fail "metric $m served"; fi
 done
 

@@ -1,5 +1,5 @@
 /* Unit tests of the client's wire behaviour against a scripted HTTP server on 127.0.0.1 inside
- * the test (no cluster): leader election losing at once on 409; informer paging, watch parameters,
+ * the test (no cluster): leader election losing at once on 409; the cap on requests at the wire; informer paging, watch parameters,
  * events split across TCP writes (inside UTF-8 sequences too), BOOKMARK resourceVersions, re-list
  * on an ERROR 410 event and on HTTP 410 with the diff against the store (deletions included),
  * resume from the last RV after a normal stream end, at once (only repeated empty streams back
@@ -462,6 +462,51 @@ static void test_429_retried_after_retry_after(void) {
     server_stop(t);
 }
 
+/* ---- the cap on requests at the wire ------------------------------------------------------ */
+
+#define OK_SLOW {"200 OK", {"{}"}, 40, NULL}
+static const response slow_script[] = {OK_SLOW, OK_SLOW, OK_SLOW, OK_SLOW,
+                                       OK_SLOW, OK_SLOW, OK_SLOW, OK_SLOW};
+
+/* Eight requests through a client capped at three: never more than three at the wire, the cap
+ * reached (the rest really queued), every one answered, and the reused easy handles work. */
+static void test_max_active_queues_the_rest(void) {
+    pthread_t t = server_start(slow_script, 8);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", srv.port);
+    tm_kube_config cfg = {.server = url, .max_active = 3};
+    tm_err err = {0};
+    tm_kube *k = tm_kube_new(&cfg, &err);
+    CHECKF(k != NULL, "%s", err.msg);
+    async_res r[8] = {{0}};
+    for (int i = 0; i < 8; i++) {
+        char path[32];
+        snprintf(path, sizeof path, "/r%d", i);
+        CHECK(tm_kube_request_async(k, "GET", path, NULL, NULL, on_done, &r[i]) == 0);
+    }
+    CHECK_INT(tm_kube_inflight(k), 8);
+    int most = tm_kube_active(k), done = 0;
+    for (int i = 0; i < 500 && done < 8; i++) {
+        tm_kube_run(k, 20, &err);
+        if (tm_kube_active(k) > most)
+            most = tm_kube_active(k);
+        done = 0;
+        for (int j = 0; j < 8; j++)
+            done += r[j].done;
+    }
+    CHECK_INT(most, 3);
+    CHECK_INT(done, 8);
+    for (int j = 0; j < 8; j++)
+        CHECKF(r[j].status == 200, "request %d: status %d %s", j, r[j].status, r[j].msg);
+    CHECK_INT(tm_kube_inflight(k), 0);
+    CHECK_INT(tm_kube_active(k), 0);
+    tm_kube_free(k);
+    server_stop(t);
+    cfg.max_active = -1;
+    CHECK(tm_kube_new(&cfg, &err) == NULL);
+    CHECKF(strstr(err.msg, "max_active (-1) must not be negative") != NULL, "%s", err.msg);
+}
+
 /* ---- timers ---------------------------------------------------------------------------------- */
 
 static void tick(void *ud) {
@@ -876,6 +921,7 @@ int main(void) {
     RUN(test_informer_relist_and_resume);
     RUN(test_token_rotation_and_async_status);
     RUN(test_429_retried_after_retry_after);
+    RUN(test_max_active_queues_the_rest);
     RUN(test_timers_and_cancel);
     RUN(test_free_client_inside_callback);
     RUN(test_leader_stopped_in_new_leader_callback);

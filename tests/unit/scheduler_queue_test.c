@@ -1,5 +1,6 @@
 /* scheduler_queue_test.c: the scheduling queue: order, backoff growth and cap, the
- * unschedulable set and its moves, updates of queued and in-flight pods, removal. */
+ * unschedulable set and its moves, updates of queued and in-flight pods, removal, and which
+ * FailedScheduling outcomes are reported. */
 #include <stdlib.h>
 
 #include "harness.h"
@@ -172,6 +173,24 @@ static void test_many(void) {
     sched_queue_free(q);
 }
 
+/* FailedScheduling is reported the first time, when its message changes, and again only after
+ * the repeat interval; a pod forgotten and seen again starts afresh. */
+static void test_report_only_changes(void) {
+    sched_queue *q = newq();
+    CHECK(sched_queue_should_report(q, "x", "m1", 0, 1000)); /* unknown pod: report */
+    sched_queue_add(q, pod("a", 0), 0);
+    CHECK(sched_queue_should_report(q, "a", "0/3 nodes are available", 0, 1000));
+    CHECK(!sched_queue_should_report(q, "a", "0/3 nodes are available", 999, 1000));
+    CHECK(sched_queue_should_report(q, "a", "0/4 nodes are available", 999, 1000));
+    CHECK(!sched_queue_should_report(q, "a", "0/4 nodes are available", 1500, 1000));
+    CHECK(sched_queue_should_report(q, "a", "0/4 nodes are available", 1999, 1000));
+    CHECK(!sched_queue_should_report(q, "a", "0/4 nodes are available", 2000, 1000));
+    CHECK_INT(sched_queue_remove(q, "a"), 0);
+    sched_queue_add(q, pod("a", 0), 3000);
+    CHECK(sched_queue_should_report(q, "a", "0/4 nodes are available", 3000, 1000));
+    sched_queue_free(q);
+}
+
 int main(void) {
     RUN(test_pop_order);
     RUN(test_backoff_growth_and_cap);
@@ -179,5 +198,6 @@ int main(void) {
     RUN(test_unschedulable_moves);
     RUN(test_update_and_remove);
     RUN(test_many);
+    RUN(test_report_only_changes);
     return TEST_SUMMARY();
 }
