@@ -47,8 +47,8 @@ typedef struct bench {
     int next, inflight, created, create_failed, bound;
     double *created_at, *bound_at; /* seconds (monotonic), 0 = not yet */
     double t_first_create, t_last_create;
-    const char *then;    /* backlog mode: command that starts the scheduler, NULL = streaming */
-    double t_then;       /* when it was run */
+    const char *then;   /* backlog mode: command that starts the scheduler, NULL = streaming */
+    double t_then;      /* when it was run */
     pthread_mutex_t mu; /* created_at, bound_at, bound: shared with the watch thread */
 } bench;
 
@@ -383,8 +383,9 @@ int main(int argc, char **argv) {
             break;
         if (b.then && !b.t_then && b.next >= b.n && b.inflight == 0) {
             if (bound > 0) {
-                fprintf(stderr, "scheduler_live_bench: %d pods were bound before --then ran: a "
-                                "scheduler named %s is already running\n",
+                fprintf(stderr,
+                        "scheduler_live_bench: %d pods were bound before --then ran: a "
+                        "scheduler named %s is already running\n",
                         bound, b.sched);
                 break;
             }

@@ -23,6 +23,7 @@
 #include "lib/jsonutil.h"
 #include "lib/kube.h"
 #include "lib/log.h"
+#include "lib/malloc_tune.h"
 
 /* Set by SIGINT/SIGTERM; the serve loop polls it. The one piece of mutable global state. */
 static volatile sig_atomic_t stop_requested;
@@ -312,6 +313,7 @@ out:
 }
 
 int main(int argc, char **argv) {
+    tm_malloc_tune();
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -22,6 +22,7 @@
 #include "lib/jsonutil.h"
 #include "lib/kube.h"
 #include "lib/log.h"
+#include "lib/malloc_tune.h"
 #include "profiler/apply.h"
 #include "profiler/bench.h"
 #include "profiler/grouping.h"
@@ -458,6 +459,7 @@ static int cmd_run(cli *c, tm_err *err) {
 }
 
 int main(int argc, char **argv) {
+    tm_malloc_tune();
     if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;

@@ -301,6 +301,14 @@ json_t *sched_cache_pod_transform(void *cache, json_t *obj) {
     const sched_cache *c = cache;
     if (!json_is_object(obj))
         return obj;
+    /* Another scheduler's pod that is not on a node yet holds no capacity and is never ours to
+     * place: not kept (on a large cluster these are most of the listed pods). Once bound it
+     * comes back as an update, which the informer delivers as an add. */
+    const char *node = tm_json_str(obj, "spec.nodeName", "");
+    if (!node[0] && !sched_cache_is_ours(c, obj)) {
+        json_decref(obj);
+        return NULL;
+    }
     static const char *const meta_keys[] = {
         "name",   "namespace", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp",
         "labels", NULL};

@@ -18,6 +18,7 @@
 #include "lib/jsonutil.h"
 #include "lib/kube.h"
 #include "lib/log.h"
+#include "lib/malloc_tune.h"
 #include "lib/metrics.h"
 #include "scheduler/cache.h"
 #include "scheduler/config.h"
@@ -197,6 +198,7 @@ out:
 }
 
 int main(int argc, char **argv) {
+    tm_malloc_tune();
     const char *cmd = "run";
     int first = 1; /* index of the first flag */
     if (argc > 1 && argv[1][0] != '-') {

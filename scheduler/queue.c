@@ -333,8 +333,8 @@ int sched_queue_unschedulable(sched_queue *q, const char *uid, int64_t now_ms) {
     return attach(q, e, SCHED_Q_UNSCHEDULABLE);
 }
 
-bool sched_queue_should_report(sched_queue *q, const char *uid, const char *message,
-                               int64_t now_ms, int64_t repeat_ms) {
+bool sched_queue_should_report(sched_queue *q, const char *uid, const char *message, int64_t now_ms,
+                               int64_t repeat_ms) {
     qent *e = *slot_of(q, uid);
     if (!e || !message)
         return true;

@@ -69,8 +69,8 @@ int sched_queue_unschedulable(sched_queue *q, const char *uid, int64_t now_ms);
  * one was last reported repeat_ms ago or more; records it when yes. Like kube-scheduler, which
  * does not rewrite an unchanged condition and folds repeated events into a series: a pod
  * retried after every cluster change would otherwise cost two API calls per retry. */
-bool sched_queue_should_report(sched_queue *q, const char *uid, const char *message,
-                               int64_t now_ms, int64_t repeat_ms);
+bool sched_queue_should_report(sched_queue *q, const char *uid, const char *message, int64_t now_ms,
+                               int64_t repeat_ms);
 
 /* The cluster changed (capacity freed, a node added or changed): every unschedulable pod
  * moves to backoff (active if its backoff already expired). Returns how many moved. */

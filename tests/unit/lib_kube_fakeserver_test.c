@@ -1,9 +1,9 @@
 /* Unit tests of the client's wire behaviour against a scripted HTTP server on 127.0.0.1 inside
- * the test (no cluster): leader election losing at once on 409; the cap on requests at the wire; informer paging, watch parameters,
- * events split across TCP writes (inside UTF-8 sequences too), BOOKMARK resourceVersions, re-list
- * on an ERROR 410 event and on HTTP 410 with the diff against the store (deletions included),
- * resume from the last RV after a normal stream end, at once (only repeated empty streams back
- * off); the transform hook; the bearer token re-read when its file
+ * the test (no cluster): leader election losing at once on 409; the cap on requests at the wire;
+ * informer paging, watch parameters, events split across TCP writes (inside UTF-8 sequences too),
+ * BOOKMARK resourceVersions, re-list on an ERROR 410 event and on HTTP 410 with the diff against
+ * the store (deletions included), resume from the last RV after a normal stream end, at once (only
+ * repeated empty streams back off); the transform hook; the bearer token re-read when its file
  * rotates; Status messages in async errors. The server answers one connection at a time with the
  * next scripted response and closes it. */
 #include <arpa/inet.h>
@@ -464,7 +464,8 @@ static void test_429_retried_after_retry_after(void) {
 
 /* ---- the cap on requests at the wire ------------------------------------------------------ */
 
-#define OK_SLOW {"200 OK", {"{}"}, 40, NULL}
+#define OK_SLOW                                                                                    \
+    { "200 OK", {"{}"}, 40, NULL }
 static const response slow_script[] = {OK_SLOW, OK_SLOW, OK_SLOW, OK_SLOW,
                                        OK_SLOW, OK_SLOW, OK_SLOW, OK_SLOW};
 

@@ -372,6 +372,29 @@ static void test_pod_transform_keeps_what_scheduling_reads(void) {
     sched_cache_free(c);
 }
 
+/* Another scheduler's pod is kept once it is on a node (it holds capacity) and dropped while it
+ * is not (it never will be ours); our own pending pods are kept. */
+static void test_pod_transform_drops_others_unbound(void) {
+    rec r = {0};
+    sched_cache *c = new_cache(&r, NULL);
+    json_t *other = parse(big_pod);
+    json_object_set_new(json_object_get(other, "spec"), "schedulerName",
+                        json_string("default-scheduler"));
+    json_t *kept = sched_cache_pod_transform(c, json_deep_copy(other));
+    CHECK(kept != NULL); /* bound (nodeName n1) */
+    json_decref(kept);
+    json_object_del(json_object_get(other, "spec"), "nodeName");
+    CHECK(sched_cache_pod_transform(c, json_deep_copy(other)) == NULL);
+    json_t *ours = parse(big_pod);
+    json_object_del(json_object_get(ours, "spec"), "nodeName");
+    kept = sched_cache_pod_transform(c, json_deep_copy(ours));
+    CHECK(kept != NULL);
+    json_decref(kept);
+    json_decref(ours);
+    json_decref(other);
+    sched_cache_free(c);
+}
+
 static void test_node_transform_keeps_what_scheduling_reads(void) {
     rec r = {0};
     sched_cache *c = new_cache(&r, NULL);
@@ -421,6 +444,7 @@ int main(void) {
     RUN(test_assume_forget);
     RUN(test_task_profiles);
     RUN(test_pod_transform_keeps_what_scheduling_reads);
+    RUN(test_pod_transform_drops_others_unbound);
     RUN(test_node_transform_keeps_what_scheduling_reads);
     return TEST_SUMMARY();
 }
