@@ -60,12 +60,14 @@ void tm_kube_config_free(tm_kube_config *cfg);
 
 /* ---- client --------------------------------------------------------------------------------- */
 
-/* Why a cap on requests at the wire at all: curl visits every transfer of a multi handle on
- * each pass of its loop (one poll(2) and clock read each), so a thousand requests waiting on a
- * busy API server cost the client more than the answers do, and gain nothing: past the server's
- * own concurrency they only queue there. 200 is below the API server's default of 250 HTTP/2
- * streams per connection, so every request fits on one connection (one TLS handshake). */
-#define TM_KUBE_DEFAULT_MAX_ACTIVE 200
+/* Why a cap on requests at the wire: curl visits every transfer of a multi handle on each pass
+ * of its loop (a poll(2) and a clock read each), so an unbounded burst (binds plus their events
+ * during a storm) costs the client more per answer the larger it gets. Why not lower: a busy API
+ * server answers a bind in a second or more, and the requests at the wire bound the rate. On a
+ * 5,000-node kwok cluster 200 gave 196-218 binds/s with a p50 of 17-19 s, 1,000 gave 266-302
+ * with 4.3-4.7 s (docs/performance.md). The API server allows 250 streams per HTTP/2
+ * connection, so 1,000 is four connections. */
+#define TM_KUBE_DEFAULT_MAX_ACTIVE 1000
 
 typedef struct tm_kube tm_kube;
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lib/jsonutil.h"
+#include "lib/kube.h"
 #include "lib/yamljson.h"
 #include "scheduler/policy.h"
 
@@ -41,6 +42,7 @@ sched_config *sched_config_new(void) {
     c->qps = 200;
     c->burst = 400;
     c->max_binds_in_flight = 512;
+    c->api_concurrency = TM_KUBE_DEFAULT_MAX_ACTIVE;
     c->pod_initial_backoff_ms = 1000;
     c->pod_max_backoff_ms = 10000;
     c->unschedulable_flush_ms = 60000;
@@ -199,6 +201,7 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
                                        "qps",
                                        "burst",
                                        "maxBindsInFlight",
+                                       "apiConcurrency",
                                        "podInitialBackoffMs",
                                        "podMaxBackoffMs",
                                        "unschedulableFlushMs",
@@ -218,6 +221,7 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
         get_int(doc, "port", &c->port, 0, 65535, what, err) ||
         get_int(doc, "burst", &c->burst, 0, 1000000, what, err) ||
         get_int(doc, "maxBindsInFlight", &c->max_binds_in_flight, 1, 1000000, what, err) ||
+        get_int(doc, "apiConcurrency", &c->api_concurrency, 1, 100000, what, err) ||
         get_int(doc, "podInitialBackoffMs", &c->pod_initial_backoff_ms, 1, 3600000, what, err) ||
         get_int(doc, "podMaxBackoffMs", &c->pod_max_backoff_ms, 1, 3600000, what, err) ||
         get_int(doc, "unschedulableFlushMs", &c->unschedulable_flush_ms, 100, 86400000, what, err))
@@ -303,6 +307,7 @@ enum {
     OPT_QPS,
     OPT_BURST,
     OPT_MAX_BINDS,
+    OPT_API_CONCURRENCY,
     OPT_LEADER,
     OPT_LEASE_NS,
     OPT_LEASE_NAME,
@@ -325,6 +330,7 @@ static const struct option long_opts[] = {
     {"qps", required_argument, NULL, OPT_QPS},
     {"burst", required_argument, NULL, OPT_BURST},
     {"max-binds-in-flight", required_argument, NULL, OPT_MAX_BINDS},
+    {"api-concurrency", required_argument, NULL, OPT_API_CONCURRENCY},
     {"leader-elect", optional_argument, NULL, OPT_LEADER},
     {"lease-namespace", required_argument, NULL, OPT_LEASE_NS},
     {"lease-name", required_argument, NULL, OPT_LEASE_NAME},
@@ -349,6 +355,8 @@ const char *sched_config_usage(void) {
            "  --port N                 its port (default 10260, 0 = any free port)\n"
            "  --qps N --burst N        API client rate limit (default 200/400, 0 = none)\n"
            "  --max-binds-in-flight N  concurrent binds (default 512)\n"
+           "  --api-concurrency N      API requests at the wire at once (default 1000; more wait "
+           "in the client)\n"
            "  --leader-elect[=BOOL]    run as one of several replicas, active with the Lease\n"
            "  --lease-namespace NS --lease-name NAME --identity ID\n"
            "  --log-level debug|info|warn|error  --log-format text|json\n";
@@ -396,6 +404,8 @@ static int apply_flag(sched_config *c, int opt, const char *arg, tm_err *err) {
         return parse_int_arg("burst", arg, 0, 1000000, &c->burst, err);
     case OPT_MAX_BINDS:
         return parse_int_arg("max-binds-in-flight", arg, 1, 1000000, &c->max_binds_in_flight, err);
+    case OPT_API_CONCURRENCY:
+        return parse_int_arg("api-concurrency", arg, 1, 100000, &c->api_concurrency, err);
     case OPT_LEADER:
         return parse_bool_arg("leader-elect", arg, &c->leader_elect, err);
     case OPT_LEASE_NS:

@@ -12,6 +12,7 @@
  *   qps: 200                       # client-side API rate limit (binds, events, patches)
  *   burst: 400
  *   maxBindsInFlight: 512          # binds started but not answered yet
+ *   apiConcurrency: 1000           # API requests at the wire at once; more wait in the client
  *   podInitialBackoffMs: 1000      # retry delay after a failed attempt, doubling per attempt
  *   podMaxBackoffMs: 10000
  *   unschedulableFlushMs: 60000    # unschedulable pods are retried at least this often
@@ -45,6 +46,7 @@ typedef struct sched_config {
     double qps;
     int burst;
     int max_binds_in_flight;
+    int api_concurrency;
     int pod_initial_backoff_ms;
     int pod_max_backoff_ms;
     int unschedulable_flush_ms;

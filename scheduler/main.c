@@ -40,6 +40,7 @@ static tm_kube *connect_api(const sched_config *cfg, tm_err *err) {
         return NULL;
     kc->qps = cfg->qps;
     kc->burst = cfg->burst;
+    kc->max_active = cfg->api_concurrency;
     tm_kube *k = tm_kube_new(kc, err);
     tm_kube_config_free(kc);
     return k;

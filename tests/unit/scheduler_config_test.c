@@ -17,6 +17,7 @@ static void test_defaults(void) {
     CHECK_INT(c->n_namespaces, 0);
     CHECK(sched_config_watches_namespace(c, "anything"));
     CHECK(!c->leader_elect);
+    CHECK_INT(c->api_concurrency, 1000);
     CHECK_INT(sched_config_validate(c, &err), 0);
     sched_config_free(c);
 }
@@ -34,7 +35,7 @@ static void test_file(void) {
     sched_config *c = sched_config_new();
     tm_err err = {0};
     const char *y = "schedulerName: mysched\npolicy: fair\nmode: extender\n"
-                    "namespaces: [a, b]\nport: 0\nqps: 12.5\nburst: 30\n"
+                    "namespaces: [a, b]\nport: 0\nqps: 12.5\nburst: 30\napiConcurrency: 64\n"
                     "taskKeys: {processLabel: proc}\n"
                     "leaderElection: {enabled: true, namespace: ops, leaseMs: 20000}\n"
                     "log: {level: debug, format: json}\n";
@@ -48,6 +49,7 @@ static void test_file(void) {
     CHECK_INT(c->port, 0);
     CHECK_NEAR(c->qps, 12.5, 1e-9);
     CHECK_INT(c->burst, 30);
+    CHECK_INT(c->api_concurrency, 64);
     CHECK_STR(c->process_label, "proc");
     CHECK_STR(c->workflow_key, "tarema.io/workflow");
     CHECK(c->leader_elect);
@@ -143,6 +145,7 @@ static void test_flag_errors(void) {
     } cases[] = {
         {{"--port", "http", NULL}, "--port: 'http' is not an integer"},
         {{"--qps", "-3", NULL}, "--qps: '-3' is not a number"},
+        {{"--api-concurrency", "0", NULL}, "--api-concurrency: '0' is not an integer from 1"},
         {{"--leader-elect=maybe", NULL}, "--leader-elect: 'maybe'"},
         {{"--polcy", "fair", NULL}, "unknown or incomplete flag '--polcy'"},
         {{"--policy", NULL}, "needs a value"},
