@@ -240,7 +240,10 @@ cat <<'TXT'
   eager from the Lotaru measurements), seven runs each. kube-scheduler's default scoring spreads
   by free resources (LeastAllocated), which is the "fair" baseline here.
 TXT
+# The scenario names the measurements relative to a checkout next to the shared data; point it
+# at $LOTARU instead, so the demo works from a clone anywhere.
+sed "s#\.\./\.\./\.\./shared/data/lotaru#$LOTARU#g" "$REPO_ROOT/sim/scenarios/nfcore5.yaml" >"$WORK/nfcore5.yaml"
 "$BIN/tarema-sim" --cluster "$REPO_ROOT/sim/scenarios/cluster-5442.yaml" \
-  --workload "$REPO_ROOT/sim/scenarios/nfcore5.yaml" --policy all 2>&1 |
+  --workload "$WORK/nfcore5.yaml" --policy all 2>&1 |
   sed -n '/mean makespan per workflow/,$p' | sed 's/^/  /'
 say "done: cleaning up (DEMO_KEEP=1 keeps the cluster)"
