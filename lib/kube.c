@@ -172,6 +172,8 @@ tm_kube *tm_kube_new(const tm_kube_config *cfg, tm_err *err) {
     k->qps = cfg->qps;
     k->burst = cfg->burst > 0 ? cfg->burst : (cfg->qps > 1 ? cfg->qps : 1);
     k->tokens = k->burst;
+    k->sync_pool.cap = 8; /* a CLI's threads: a few at a time */
+    k->idle.cap = 64;     /* the loop: binds and events come and go by the hundred */
     k->max_active = cfg->max_active > 0 ? cfg->max_active : TM_KUBE_DEFAULT_MAX_ACTIVE;
     k->bucket_ms = tm_kube_now_ms();
     pthread_mutex_init(&k->mu, NULL);
@@ -193,8 +195,7 @@ void tm_kube_free(tm_kube *k) {
         return;
     }
     tm_kube_loop_free(k);
-    for (int i = 0; i < k->npool; i++)
-        curl_easy_cleanup(k->pool[i]);
+    tm_easy_pool_clear(&k->sync_pool);
     pthread_mutex_destroy(&k->mu);
     free(k->server);
     free(k->ca_file);
@@ -398,26 +399,39 @@ static void sleep_ms(int64_t ms) {
         ;
 }
 
+CURL *tm_easy_pool_take(tm_easy_pool *p) {
+    if (p->n > 0) {
+        CURL *e = p->idle[--p->n];
+        curl_easy_reset(e); /* keeps the handle's connection cache */
+        return e;
+    }
+    return curl_easy_init();
+}
+
+void tm_easy_pool_put(tm_easy_pool *p, CURL *e) {
+    if (p->n < p->cap && p->n < (int)(sizeof p->idle / sizeof p->idle[0]))
+        p->idle[p->n++] = e;
+    else
+        curl_easy_cleanup(e);
+}
+
+void tm_easy_pool_clear(tm_easy_pool *p) {
+    while (p->n > 0)
+        curl_easy_cleanup(p->idle[--p->n]);
+}
+
+/* Synchronous calls come from any thread: their pool is used under k->mu. */
 static CURL *pool_take(tm_kube *k) {
     pthread_mutex_lock(&k->mu);
-    CURL *e = k->npool > 0 ? k->pool[--k->npool] : NULL;
+    CURL *e = tm_easy_pool_take(&k->sync_pool);
     pthread_mutex_unlock(&k->mu);
-    if (e)
-        curl_easy_reset(e); /* keeps the handle's connection cache */
-    else
-        e = curl_easy_init();
     return e;
 }
 
 static void pool_put(tm_kube *k, CURL *e) {
     pthread_mutex_lock(&k->mu);
-    if (k->npool < (int)(sizeof k->pool / sizeof k->pool[0])) {
-        k->pool[k->npool++] = e;
-        e = NULL;
-    }
+    tm_easy_pool_put(&k->sync_pool, e);
     pthread_mutex_unlock(&k->mu);
-    if (e)
-        curl_easy_cleanup(e);
 }
 
 /* Parses a 2xx body: JSON, json null when empty, else the text as a JSON string (e.g. the

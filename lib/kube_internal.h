@@ -111,6 +111,21 @@ char *tm_kube_url(const tm_kube *k, const char *path);
 /* Appends "?key=value" or "&key=value" (value URL-escaped) to a malloc'd string. */
 char *tm_kube_query_add(char *path, const char *key, const char *value);
 
+/* Idle curl easy handles kept for reuse: a reused handle spares curl's per-handle allocations
+ * (several large buffers) and keeps its connection cache. Not locked: the caller serialises. */
+typedef struct tm_easy_pool {
+    CURL *idle[64];
+    int n;
+    int cap; /* at most this many kept (<= 64); 0 keeps none */
+} tm_easy_pool;
+
+/* A reset idle handle, or a new one; NULL when curl cannot make one. */
+CURL *tm_easy_pool_take(tm_easy_pool *p);
+/* Keeps e for reuse, or cleans it up when the pool is full. */
+void tm_easy_pool_put(tm_easy_pool *p, CURL *e);
+/* Cleans up every kept handle. */
+void tm_easy_pool_clear(tm_easy_pool *p);
+
 struct tm_kube {
     char *server, *ca_file, *cert_file, *key_file, *token_file, *namespace, *user_agent;
     char *ca_data, *cert_data, *key_data;
@@ -125,19 +140,17 @@ struct tm_kube {
     off_t token_size;
     double qps, burst, tokens;
     int64_t bucket_ms;
-    CURL *pool[8]; /* idle easy handles for synchronous calls: keep their connections */
-    int npool;
+    tm_easy_pool sync_pool; /* synchronous calls' handles: keep their own connections */
 
     /* loop state: loop thread only */
     CURLM *multi;
-    tm_xfer *pending; /* waiting for the rate limiter, in start order */
+    tm_xfer *pending; /* waiting for the rate limiter or the cap, in start order */
     tm_xfer *pending_tail;
-    tm_xfer *active; /* handed to curl */
-    int inflight;    /* requests started and not finished (queued or at the wire) */
-    int nactive;     /* requests (not watches) handed to curl */
-    int max_active;  /* cap on nactive */
-    CURL *idle[64];  /* reset easy handles kept for the next transfers */
-    int nidle;
+    tm_xfer *active;          /* handed to curl */
+    int inflight;             /* requests started and not finished (queued or at the wire) */
+    int nactive;              /* requests (not watches) handed to curl */
+    int max_active;           /* cap on nactive */
+    tm_easy_pool idle;        /* the loop's handles (its connections are the multi's) */
     struct tm_timer **timers; /* binary heap by (when, seq) */
     size_t ntimers, timers_cap;
     uint64_t timer_seq;

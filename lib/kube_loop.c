@@ -118,28 +118,11 @@ static int fire_timers(tm_kube *k) {
 
 /* ---- transfers --------------------------------------------------------------------------- */
 
-/* An easy handle for a new transfer: a reset idle one when there is one. Reuse spares curl's
- * per-handle allocations (several large buffers), which otherwise churn the allocator at every
- * request. */
-static CURL *easy_take(tm_kube *k) {
-    if (k->nidle > 0) {
-        CURL *e = k->idle[--k->nidle];
-        curl_easy_reset(e);
-        return e;
-    }
-    return curl_easy_init();
-}
-
-static void easy_put(tm_kube *k, CURL *e) {
-    if (k->multi && k->nidle < (int)(sizeof k->idle / sizeof k->idle[0]))
-        k->idle[k->nidle++] = e;
-    else
-        curl_easy_cleanup(e);
-}
-
 static void xfer_destroy(tm_xfer *x) {
-    if (x->easy)
-        easy_put(x->k, x->easy);
+    if (x->easy && x->k->multi)
+        tm_easy_pool_put(&x->k->idle, x->easy);
+    else if (x->easy)
+        curl_easy_cleanup(x->easy);
     curl_slist_free_all(x->hdrs);
     free(x->method);
     free(x->path);
@@ -256,7 +239,7 @@ tm_xfer *tm_xfer_start(tm_kube *k, const char *method, const char *path, const c
         return NULL;
     x->k = k;
     x->refs = 1;
-    x->easy = easy_take(k);
+    x->easy = tm_easy_pool_take(&k->idle);
     x->method = strdup(method);
     x->path = strdup(path);
     x->url = tm_kube_url(k, path);
@@ -498,8 +481,7 @@ void tm_kube_loop_free(tm_kube *k) {
     if (k->multi)
         curl_multi_cleanup(k->multi);
     k->multi = NULL;
-    while (k->nidle > 0)
-        curl_easy_cleanup(k->idle[--k->nidle]);
+    tm_easy_pool_clear(&k->idle);
 }
 
 static int process(tm_kube *k, tm_err *err) {

@@ -370,7 +370,6 @@ static void schedule_one(sched_loop *l, sched_snapshot *snap, sched_pod *pod, in
             if (sched_binder_unschedulable(l->binder, pod, msg, &err))
                 tm_warn("%s", err.msg);
         } else {
-            l->stats.unreported++;
             tm_debug("unschedulable (unchanged, not reported again) pod=%s/%s", pod->ns, pod->name);
         }
         sched_queue_unschedulable(l->queue, pod->uid, now);

@@ -53,7 +53,6 @@ sched_cache *sched_loop_cache(sched_loop *l);
 /* Counters for tests and logs. */
 typedef struct sched_loop_stats {
     size_t scheduled, unschedulable, errors, bound, bind_failures, conflicts;
-    size_t unreported; /* unschedulable attempts whose unchanged message was not posted again */
 } sched_loop_stats;
 sched_loop_stats sched_loop_get_stats(const sched_loop *l);
 
