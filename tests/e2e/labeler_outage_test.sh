@@ -70,7 +70,7 @@ if bash hack/postgres.sh start >"$work/pg-start.log" 2>&1; then pg_started=1; pa
 [ -z "$bad" ] && pass "all 100 events acknowledged (200/202)" || fail "events acknowledged" "not acknowledged: $bad"
 stored_all() { [ "$(count)" = "$acked $acked" ]; }
 if wait_for 60 stored_all; then pass "every acknowledged event stored exactly once ($acked)"; else fail "every event stored exactly once" "stored/distinct: $(count), acknowledged: $acked"; fi
-drained() { curl -sf "$url/metrics" | grep -q '^tarema_labeler_spool_pending 0'; }
+drained() { local m; m=$(curl -sf "$url/metrics") && grep -q '^tarema_labeler_spool_pending 0' <<<"$m"; } # no SIGPIPE under pipefail
 wait_for 20 drained && pass "spool drained" || fail "spool drained" "$(curl -sf "$url/metrics" | grep spool_pending)"
 post_range 101 105
 if wait_for 20 stored_all; then pass "events after recovery are stored directly"; else fail "events after recovery" "$(count) vs $acked"; fi
