@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lib/jsonutil.h"
+#include "scheduler/volumes.h"
 
 struct sched_cache {
     pthread_mutex_t mu;
@@ -297,6 +298,31 @@ static json_t *trim_containers(const json_t *arr) {
     return out;
 }
 
+/* Of the volumes: those that name a claim (persistentVolumeClaim, generic ephemeral). */
+static json_t *trim_volumes(const json_t *arr) {
+    if (!json_is_array(arr))
+        return NULL;
+    json_t *out = json_array();
+    size_t i;
+    json_t *v;
+    json_array_foreach(arr, i, v) {
+        json_t *pvc = json_object_get(v, "persistentVolumeClaim");
+        if (pvc)
+            json_array_append_new(out,
+                                  json_pack("{s:O?, s:{s:O?}}", "name", json_object_get(v, "name"),
+                                            "persistentVolumeClaim", "claimName",
+                                            json_object_get(pvc, "claimName")));
+        else if (json_object_get(v, "ephemeral"))
+            json_array_append_new(
+                out, json_pack("{s:O?, s:{}}", "name", json_object_get(v, "name"), "ephemeral"));
+    }
+    if (json_array_size(out) == 0) {
+        json_decref(out);
+        return NULL;
+    }
+    return out;
+}
+
 json_t *sched_cache_pod_transform(void *cache, json_t *obj) {
     const sched_cache *c = cache;
     if (!json_is_object(obj))
@@ -345,6 +371,8 @@ json_t *sched_cache_pod_transform(void *cache, json_t *obj) {
         json_t *s = pick(spec, spec_keys);
         put(s, "containers", trim_containers(json_object_get(spec, "containers")));
         put(s, "initContainers", trim_containers(json_object_get(spec, "initContainers")));
+        if (!node[0]) /* VolumeBinding reads the claims of the pods it places */
+            put(s, "volumes", trim_volumes(json_object_get(spec, "volumes")));
         json_object_set_new(p, "spec", s);
     }
     json_t *phase = tm_json_path(obj, "status.phase");
@@ -367,6 +395,59 @@ int sched_cache_task_event(sched_cache *c, tm_watch_type type, const json_t *obj
         return 0;
     }
     return sched_snapshot_set_task(c->snap, wf, proc, &tp, err);
+}
+
+/* ---- volumes --------------------------------------------------------------------------------- */
+
+int sched_cache_track_volumes(sched_cache *c, tm_err *err) {
+    if (sched_snapshot_volumes(c->snap))
+        return 0;
+    sched_volumes *v = sched_volumes_new();
+    if (!v)
+        return tm_err_set(err, "out of memory");
+    sched_snapshot_set_volumes(c->snap, v);
+    return 0;
+}
+
+/* What VolumeBinding reads of a claim or volume; other changes (status, annotations) are not
+ * worth retrying unschedulable pods for. */
+static bool volume_relevant_change(const json_t *a, const json_t *b) {
+    return !same_json(tm_json_path(a, "spec.volumeName"), tm_json_path(b, "spec.volumeName")) ||
+           !same_json(tm_json_path(a, "spec.nodeAffinity"), tm_json_path(b, "spec.nodeAffinity")) ||
+           !same_json(tm_json_path(a, "metadata.deletionTimestamp"),
+                      tm_json_path(b, "metadata.deletionTimestamp"));
+}
+
+static int volume_event(sched_cache *c, bool claim, tm_watch_type type, const json_t *obj,
+                        const json_t *old, tm_err *err) {
+    sched_volumes *v = sched_snapshot_volumes(c->snap);
+    if (!v)
+        return 0; /* not tracked */
+    if (type == TM_WATCH_DELETED) {
+        const char *name = tm_json_str(obj, "metadata.name", "");
+        if (claim)
+            sched_volumes_remove_claim(v, tm_json_str(obj, "metadata.namespace", ""), name);
+        else
+            sched_volumes_remove_volume(v, name);
+        return 0; /* a claim or volume gone lets no pod fit that did not */
+    }
+    if (type == TM_WATCH_MODIFIED && old && !volume_relevant_change(old, obj))
+        return 0;
+    if ((claim ? sched_volumes_put_claim(v, obj, err) : sched_volumes_put_volume(v, obj, err)) != 0)
+        return -1;
+    if (c->hooks.cluster_changed)
+        c->hooks.cluster_changed(c->hooks.ud);
+    return 0;
+}
+
+int sched_cache_claim_event(sched_cache *c, tm_watch_type type, const json_t *obj,
+                            const json_t *old, tm_err *err) {
+    return volume_event(c, true, type, obj, old, err);
+}
+
+int sched_cache_volume_event(sched_cache *c, tm_watch_type type, const json_t *obj,
+                             const json_t *old, tm_err *err) {
+    return volume_event(c, false, type, obj, old, err);
 }
 
 /* ---- assumptions ----------------------------------------------------------------------------- */

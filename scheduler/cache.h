@@ -12,6 +12,7 @@
  *                           its spec, labels or annotations changed: status updates, such as our
  *                           own PodScheduled condition, do not requeue it)
  *   TaskProfile          -> the snapshot's task table
+ *   claim / volume       -> the snapshot's volume tables, when tracked (sched_cache_track_volumes)
  *
  * Locking: the cache owns one mutex. The scheduler's loop thread holds it while applying events
  * and while running a batch of scheduling cycles; the HTTP handler threads (explain, extender)
@@ -69,6 +70,15 @@ int sched_cache_pod_event(sched_cache *c, tm_watch_type type, const json_t *obj,
                           tm_err *err);
 int sched_cache_task_event(sched_cache *c, tm_watch_type type, const json_t *obj, tm_err *err);
 
+/* Makes the snapshot keep PersistentVolumeClaims and PersistentVolumes (volumes.h), so that the
+ * VolumeBinding filter runs; then feed it their events (ignored while not tracking). A changed
+ * claim binding or volume node affinity counts as a cluster change. 0, or -1 with err. */
+int sched_cache_track_volumes(sched_cache *c, tm_err *err);
+int sched_cache_claim_event(sched_cache *c, tm_watch_type type, const json_t *obj,
+                            const json_t *old, tm_err *err);
+int sched_cache_volume_event(sched_cache *c, tm_watch_type type, const json_t *obj,
+                             const json_t *old, tm_err *err);
+
 /* Informer transforms (tm_informer_opts.transform, transform_ud = the cache): they rebuild a
  * node or pod with only what the cache, the filters and the scores read, so the informers'
  * stores stay small (managedFields, images, volumes, env, probes and most of status are most
@@ -79,7 +89,8 @@ int sched_cache_task_event(sched_cache *c, tm_watch_type type, const json_t *obj
  *         labels and the annotations the policy reads (the workflow key and tarema.io/...);
  *         spec scheduling fields (nodeName, schedulerName, priority, tolerations,
  *         nodeSelector, affinity, topologySpreadConstraints, overhead, ...) and of each
- *         container its name, resources.requests, ports and restartPolicy; status.phase
+ *         container its name, resources.requests, ports and restartPolicy; status.phase;
+ *         for a pod not on a node yet, the volumes that name a claim (name and claimName)
  * They take ownership of obj and return the new object (obj itself when it is not a JSON
  * object). They read only the cache's fixed configuration, so they need not hold the lock. */
 json_t *sched_cache_node_transform(void *cache, json_t *obj);

@@ -69,6 +69,8 @@ static json_t *groups_json(const sched_snapshot *s, const sched_framework *fw,
 }
 
 static json_t *nodes_json(const sched_snapshot *s, const sched_framework *fw) {
+    const sched_cycle *cyc = sched_framework_last_cycle(fw);
+    const sched_pod *p = cyc ? cyc->pod : NULL; /* names claims in VolumeBinding reasons */
     json_t *arr = json_array();
     const uint32_t *by_name = sched_snapshot_by_name(s);
     for (size_t k = 0; arr && k < sched_snapshot_node_count(s); k++) {
@@ -88,7 +90,7 @@ static json_t *nodes_json(const sched_snapshot *s, const sched_framework *fw) {
                                 json_integer(sched_framework_extender_score(fw, i)));
         } else {
             char reason[512];
-            sched_filter_reason(s, n, id, detail, reason, sizeof reason);
+            sched_filter_reason(s, n, p, id, detail, reason, sizeof reason);
             json_object_set_new(o, "filter", json_string(sched_filter_name(id)));
             json_object_set_new(o, "reason", json_string(reason));
         }

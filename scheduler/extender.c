@@ -173,8 +173,8 @@ json_t *sched_extender_filter(sched_extender *x, const json_t *args, tm_err *err
             continue;
         }
         char reason[512];
-        sched_filter_reason(e.snap, sched_snapshot_node(e.snap, (size_t)e.idx[i]), id, detail,
-                            reason, sizeof reason);
+        sched_filter_reason(e.snap, sched_snapshot_node(e.snap, (size_t)e.idx[i]), e.pod, id,
+                            detail, reason, sizeof reason);
         /* FailedNodes may become feasible when pods leave (kube's Unschedulable); the rest
          * (taints, affinity, ...) cannot, so preemption need not try them. */
         json_object_set_new(sched_filter_resolvable(id, detail) ? failed : unres, e.names[i],

@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scheduler/volumes.h"
+
 struct sched_framework {
     sched_plugin pl;
     uint8_t *status;  /* sched_filter_id per node */
@@ -35,10 +37,11 @@ struct sched_framework {
 };
 
 struct sched_prefilter {
-    bool ports_on, spread_on, interpod_on; /* which inter-pod filters run this cycle */
+    bool ports_on, spread_on, interpod_on, volume_on; /* which cluster-wide filters run */
     sched_nodeports_state *ports;
     sched_spread_state *spread;
     sched_interpod_state *interpod;
+    sched_volume_state *volume;
 };
 
 /* ---- pods ---- */
@@ -60,6 +63,20 @@ sched_pod *sched_pod_new(const char *ns, const char *name, const char *uid) {
     return p;
 }
 
+void sched_sel_terms_free(sched_sel_term *terms, size_t n) {
+    for (size_t t = 0; t < n; t++) {
+        sched_sel_term *term = &terms[t];
+        for (size_t r = 0; r < term->n_reqs; r++) {
+            for (size_t v = 0; v < term->reqs[r].n_values; v++)
+                free(term->reqs[r].values[v]);
+            free(term->reqs[r].values);
+            free(term->reqs[r].key);
+        }
+        free(term->reqs);
+    }
+    free(terms);
+}
+
 void sched_pod_free(sched_pod *p) {
     if (!p)
         return;
@@ -73,17 +90,10 @@ void sched_pod_free(sched_pod *p) {
         free(p->node_selector[i].value);
     }
     free(p->node_selector);
-    for (size_t t = 0; t < p->n_affinity; t++) {
-        sched_sel_term *term = &p->affinity[t];
-        for (size_t r = 0; r < term->n_reqs; r++) {
-            for (size_t v = 0; v < term->reqs[r].n_values; v++)
-                free(term->reqs[r].values[v]);
-            free(term->reqs[r].values);
-            free(term->reqs[r].key);
-        }
-        free(term->reqs);
-    }
-    free(p->affinity);
+    sched_sel_terms_free(p->affinity, p->n_affinity);
+    for (size_t i = 0; i < p->n_claims; i++)
+        free(p->claims[i]);
+    free(p->claims);
     json_decref(p->pod_labels);
     sched_host_ports_free(p->host_ports, p->n_host_ports);
     sched_pod_terms_free(p->pod_affinity, p->n_pod_affinity);
@@ -152,7 +162,8 @@ static const char *const filter_names[SCHED_FILTER_COUNT] = {"",
                                                              "NodeResourcesFit",
                                                              "NodePorts",
                                                              "PodTopologySpread",
-                                                             "InterPodAffinity"};
+                                                             "InterPodAffinity",
+                                                             "VolumeBinding"};
 
 bool sched_filter_resolvable(sched_filter_id id, uint32_t detail) {
     switch (id) {
@@ -231,18 +242,11 @@ static bool req_matches(const sched_sel_req *r, const sched_node *n) {
     return false;
 }
 
-/* Static so that it inlines into the per-node loop (sched_pod_node_affinity_matches wraps it). */
-static inline __attribute__((always_inline)) bool affinity_matches(const sched_pod *p,
-                                                                   const sched_node *n) {
-    for (size_t i = 0; i < p->n_node_selector; i++) {
-        const char *v = sched_node_label(n, p->node_selector[i].key);
-        if (!v || strcmp(v, p->node_selector[i].value) != 0)
-            return false;
-    }
-    if (!p->has_affinity)
-        return true;
-    for (size_t t = 0; t < p->n_affinity; t++) {
-        const sched_sel_term *term = &p->affinity[t];
+/* Any term matches: every requirement of it holds. */
+static inline __attribute__((always_inline)) bool terms_match(const sched_sel_term *terms,
+                                                              size_t nt, const sched_node *n) {
+    for (size_t t = 0; t < nt; t++) {
+        const sched_sel_term *term = &terms[t];
         if (!term->n_reqs)
             continue; /* an empty term matches nothing */
         size_t r = 0;
@@ -252,6 +256,21 @@ static inline __attribute__((always_inline)) bool affinity_matches(const sched_p
             return true;
     }
     return false;
+}
+
+bool sched_sel_terms_match(const sched_sel_term *terms, size_t n_terms, const sched_node *n) {
+    return terms_match(terms, n_terms, n);
+}
+
+/* Static so that it inlines into the per-node loop (sched_pod_node_affinity_matches wraps it). */
+static inline __attribute__((always_inline)) bool affinity_matches(const sched_pod *p,
+                                                                   const sched_node *n) {
+    for (size_t i = 0; i < p->n_node_selector; i++) {
+        const char *v = sched_node_label(n, p->node_selector[i].key);
+        if (!v || strcmp(v, p->node_selector[i].value) != 0)
+            return false;
+    }
+    return !p->has_affinity || terms_match(p->affinity, p->n_affinity, n);
 }
 
 bool sched_pod_node_affinity_matches(const sched_pod *p, const sched_node *n) {
@@ -312,6 +331,9 @@ filter_run(const sched_snapshot *s, const sched_pod *p, const sched_node *n, siz
         id = SCHED_FILTER_NODE_PORTS;
     } else if ((d = short_resources(s, p, n)) != 0) {
         id = SCHED_FILTER_RESOURCES;
+    } else if (pf && pf->volume_on && (r = sched_volume_filter(pf->volume, n)) >= 0) {
+        id = SCHED_FILTER_VOLUME;
+        d = (uint32_t)r;
     } else if (pf && pf->spread_on && (r = sched_spread_filter(pf->spread, p, n)) >= 0) {
         id = SCHED_FILTER_SPREAD;
         d = (uint32_t)r;
@@ -327,7 +349,8 @@ filter_run(const sched_snapshot *s, const sched_pod *p, const sched_node *n, siz
 sched_prefilter *sched_prefilter_new(void) {
     sched_prefilter *pf = calloc(1, sizeof *pf);
     if (!pf || !(pf->ports = sched_nodeports_state_new()) ||
-        !(pf->spread = sched_spread_state_new()) || !(pf->interpod = sched_interpod_state_new())) {
+        !(pf->spread = sched_spread_state_new()) || !(pf->interpod = sched_interpod_state_new()) ||
+        !(pf->volume = sched_volume_state_new())) {
         sched_prefilter_free(pf);
         return NULL;
     }
@@ -340,16 +363,18 @@ void sched_prefilter_free(sched_prefilter *pf) {
     sched_nodeports_state_free(pf->ports);
     sched_spread_state_free(pf->spread);
     sched_interpod_state_free(pf->interpod);
+    sched_volume_state_free(pf->volume);
     free(pf);
 }
 
 int sched_prefilter_compute(sched_prefilter *pf, const sched_snapshot *s, const sched_pod *p,
                             tm_err *err) {
-    pf->ports_on = pf->spread_on = pf->interpod_on = false;
+    pf->ports_on = pf->spread_on = pf->interpod_on = pf->volume_on = false;
     if (sched_nodeports_prefilter(pf->ports, s, p, &pf->ports_on, err) != 0 ||
         sched_spread_prefilter(pf->spread, s, p, &pf->spread_on, err) != 0 ||
-        sched_interpod_prefilter(pf->interpod, s, p, &pf->interpod_on, err) != 0) {
-        pf->ports_on = pf->spread_on = pf->interpod_on = false;
+        sched_interpod_prefilter(pf->interpod, s, p, &pf->interpod_on, err) != 0 ||
+        sched_volume_prefilter(pf->volume, s, p, &pf->volume_on, err) != 0) {
+        pf->ports_on = pf->spread_on = pf->interpod_on = pf->volume_on = false;
         return -1;
     }
     return 0;
@@ -369,6 +394,7 @@ sched_filter_id sched_filter_node_pre(const sched_snapshot *s, const sched_pod *
 /* Whether p needs the cluster-wide state at all (else the inter-pod filters pass trivially). */
 static bool needs_prefilter(const sched_snapshot *s, const sched_pod *p) {
     return p->n_host_ports || p->n_spread || p->n_pod_affinity || p->n_pod_anti_affinity ||
+           (p->n_claims && sched_snapshot_volumes(s)) ||
            sched_snapshot_podset_count(s, SCHED_PODSET_ANTI);
 }
 
@@ -389,8 +415,8 @@ sched_filter_id sched_filter_node(const sched_snapshot *s, const sched_pod *p, c
 }
 
 /* Appends the reasons of one rejection to buf (", "-separated); returns buf. */
-char *sched_filter_reason(const sched_snapshot *s, const sched_node *n, sched_filter_id id,
-                          uint32_t detail, char *buf, size_t size) {
+char *sched_filter_reason(const sched_snapshot *s, const sched_node *n, const sched_pod *p,
+                          sched_filter_id id, uint32_t detail, char *buf, size_t size) {
     if (!size)
         return buf;
     buf[0] = '\0';
@@ -444,6 +470,9 @@ char *sched_filter_reason(const sched_snapshot *s, const sched_node *n, sched_fi
                  : detail == SCHED_INTERPOD_ANTI_AFFINITY
                      ? "node(s) didn't match pod anti-affinity rules"
                      : "node(s) didn't satisfy existing pods anti-affinity rules");
+        break;
+    case SCHED_FILTER_VOLUME:
+        sched_volume_reason(p, detail, buf, size);
         break;
     case SCHED_FILTER_COUNT:
         break;
@@ -574,6 +603,11 @@ filter_cols(const sched_snapshot *s, const sched_pod *p, const sched_node_cols *
         return SCHED_FILTER_RESOURCES;
     }
     int r;
+    if (pf && pf->volume_on &&
+        (r = sched_volume_filter(pf->volume, n ? n : (n = sched_snapshot_node(s, i)))) >= 0) {
+        *detail = (uint32_t)r;
+        return SCHED_FILTER_VOLUME;
+    }
     if (pf && pf->spread_on &&
         (r = sched_spread_filter(pf->spread, p, n ? n : (n = sched_snapshot_node(s, i)))) >= 0) {
         *detail = (uint32_t)r;
@@ -713,7 +747,8 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
     if (sched_prefilter_compute(fw->pf, s, p, err) != 0)
         return tm_err_wrap(err, "pre-filter of pod %s/%s", p->ns, p->name);
     const sched_prefilter *pf =
-        fw->pf->ports_on || fw->pf->spread_on || fw->pf->interpod_on ? fw->pf : NULL;
+        fw->pf->ports_on || fw->pf->spread_on || fw->pf->interpod_on || fw->pf->volume_on ? fw->pf
+                                                                                          : NULL;
     if (fw->pl.pre_score && fw->pl.pre_score(fw->pl.state, &fw->cyc, err) != 0)
         return tm_err_wrap(err, "policy %s", fw->pl.name);
     fw->have_cycle = true;
@@ -889,11 +924,12 @@ char *sched_framework_fit_message(const sched_framework *fw, const sched_snapsho
         if (id == SCHED_FILTER_RESOURCES) { /* each short resource is its own reason */
             for (int r = 0; r < SCHED_RES_MAX; r++)
                 if (fw->detail[i] & (1u << r)) {
-                    sched_filter_reason(s, NULL, id, 1u << r, one, sizeof one);
+                    sched_filter_reason(s, NULL, NULL, id, 1u << r, one, sizeof one);
                     add_reason(&rs, &nr, &cap, one);
                 }
         } else {
-            sched_filter_reason(s, sched_snapshot_node(s, i), id, fw->detail[i], one, sizeof one);
+            sched_filter_reason(s, sched_snapshot_node(s, i), fw->cyc.pod, id, fw->detail[i], one,
+                                sizeof one);
             add_reason(&rs, &nr, &cap, one);
         }
     }

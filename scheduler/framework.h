@@ -18,6 +18,10 @@
  *                      anti-affinity rules", "node(s) didn't satisfy existing pods anti-affinity
  *                      rules" (required terms only; preferred terms are scoring in
  *                      kube-scheduler and ignored here)
+ *   VolumeBinding      runs between NodeResourcesFit and PodTopologySpread: "node(s) had volume
+ *                      node affinity conflict", and for a claim the pod cannot use every node
+ *                      gets "persistentvolumeclaim "x" not found" (or "is being deleted", "is
+ *                      not bound"); only where the snapshot tracks volumes (volumes.h)
  * The last three need the whole cluster (pods on other nodes): like kube-scheduler's PreFilter,
  * they count matching pods per topology domain once per cycle (sched_prefilter) so that each
  * node's check is O(terms). A pod that uses none of them, in a snapshot where no placed pod has
@@ -124,9 +128,17 @@ typedef struct sched_pod {
     sched_spread *spread; /* DoNotSchedule topology spread constraints */
     size_t n_spread;
     bool terminating; /* metadata.deletionTimestamp is set */
+    /* PersistentVolumeClaims of spec.volumes (generic ephemeral volumes as <pod>-<volume>), in
+     * the pod's namespace; the VolumeBinding filter reads them. */
+    char **claims;
+    size_t n_claims;
 } sched_pod;
 
 sched_pod *sched_pod_new(const char *ns, const char *name, const char *uid); /* NULL on OOM */
+/* Frees n terms and their requirements (sched_sel_terms_from_json in podspec.h builds them). */
+void sched_sel_terms_free(sched_sel_term *terms, size_t n);
+/* Whether node n matches any of the terms (an empty term matches nothing, no terms nothing). */
+bool sched_sel_terms_match(const sched_sel_term *terms, size_t n_terms, const sched_node *n);
 void sched_pod_free(sched_pod *p);
 
 /* Records p on node_name in s (sched_snapshot_add_pod_meta, keyed by p->uid) with its requests
@@ -158,6 +170,8 @@ typedef enum {
     SCHED_FILTER_NODE_PORTS,
     SCHED_FILTER_SPREAD,   /* detail: SCHED_SPREAD_* */
     SCHED_FILTER_INTERPOD, /* detail: SCHED_INTERPOD_* */
+    /* runs after NodeResourcesFit, before PodTopologySpread (volumes.h) */
+    SCHED_FILTER_VOLUME, /* detail: SCHED_VOLUME_* | claim index << 8 */
     SCHED_FILTER_COUNT
 } sched_filter_id;
 
@@ -253,9 +267,10 @@ int sched_interpod_prefilter(sched_interpod_state *st, const sched_snapshot *s, 
 int sched_interpod_filter(const sched_interpod_state *st, const sched_pod *p, const sched_node *n);
 
 /* kube-scheduler's reason text for one node's rejection, e.g. "Insufficient cpu" (for several
- * short resources, the reasons joined by ", "). Writes into buf, returns buf. */
-char *sched_filter_reason(const sched_snapshot *s, const sched_node *n, sched_filter_id id,
-                          uint32_t detail, char *buf, size_t size);
+ * short resources, the reasons joined by ", "). p (may be NULL) names a claim in VolumeBinding's
+ * reasons. Writes into buf, returns buf. */
+char *sched_filter_reason(const sched_snapshot *s, const sched_node *n, const sched_pod *p,
+                          sched_filter_id id, uint32_t detail, char *buf, size_t size);
 
 /* Per-cycle context handed to the plugin. task is resolved once per cycle. */
 typedef struct sched_cycle {

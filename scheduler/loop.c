@@ -36,7 +36,7 @@ struct sched_loop {
     sched_queue *queue;
     sched_framework *fw;
     sched_binder *binder;
-    tm_informer *nodes, *pods, *tasks;
+    tm_informer *nodes, *pods, *tasks, *claims, *volumes; /* the last two: scheduler mode */
     tm_leader *leader;
     atomic_bool leading, synced;
     atomic_int sync_state; /* bit 0 nodes, bit 1 pods, bit 2 tasks */
@@ -139,6 +139,24 @@ static void on_pod(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
     sched_cache_unlock(l->cache);
 }
 
+static void on_claim(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
+    sched_loop *l = ud;
+    tm_err err = {0};
+    sched_cache_lock(l->cache);
+    if (sched_cache_claim_event(l->cache, t, obj, old, &err))
+        tm_warn("PersistentVolumeClaim skipped err=\"%s\"", err.msg);
+    sched_cache_unlock(l->cache);
+}
+
+static void on_volume(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
+    sched_loop *l = ud;
+    tm_err err = {0};
+    sched_cache_lock(l->cache);
+    if (sched_cache_volume_event(l->cache, t, obj, old, &err))
+        tm_warn("PersistentVolume skipped err=\"%s\"", err.msg);
+    sched_cache_unlock(l->cache);
+}
+
 static void on_task(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
     (void)old;
     sched_loop *l = ud;
@@ -157,6 +175,12 @@ static void synced_pods(void *ud) {
 }
 static void synced_tasks(void *ud) {
     atomic_fetch_or(&((sched_loop *)ud)->sync_state, 4);
+}
+static void synced_claims(void *ud) {
+    atomic_fetch_or(&((sched_loop *)ud)->sync_state, 8);
+}
+static void synced_volumes(void *ud) {
+    atomic_fetch_or(&((sched_loop *)ud)->sync_state, 16);
 }
 
 /* ---- leader election ----------------------------------------------------------------------- */
@@ -304,6 +328,28 @@ int sched_loop_start(sched_loop *l, tm_err *err) {
                            .ud = l};
     if (!(l->tasks = tm_informer_start(l->k, &o, err)))
         return tm_err_wrap(err, "watching TaskProfiles");
+    /* VolumeBinding: only when we bind. As an extender, kube-scheduler checks volumes itself. */
+    if (l->cfg->mode == SCHED_MODE_SCHEDULER) {
+        sched_cache_lock(l->cache);
+        int rc = sched_cache_track_volumes(l->cache, err);
+        sched_cache_unlock(l->cache);
+        if (rc)
+            return -1;
+        o = (tm_informer_opts){.path = "/api/v1/persistentvolumeclaims",
+                               .on_event = on_claim,
+                               .on_synced = synced_claims,
+                               .ud = l};
+        if (!(l->claims = tm_informer_start(l->k, &o, err)))
+            return tm_err_wrap(err, "watching PersistentVolumeClaims");
+        o = (tm_informer_opts){.path = "/api/v1/persistentvolumes",
+                               .on_event = on_volume,
+                               .on_synced = synced_volumes,
+                               .ud = l};
+        if (!(l->volumes = tm_informer_start(l->k, &o, err)))
+            return tm_err_wrap(err, "watching PersistentVolumes");
+    } else {
+        atomic_fetch_or(&l->sync_state, 8 | 16);
+    }
     if (l->cfg->leader_elect && l->cfg->mode == SCHED_MODE_SCHEDULER) {
         tm_leader_opts lo = {.ns = l->cfg->lease_namespace,
                              .name = l->cfg->lease_name,
@@ -325,12 +371,13 @@ int sched_loop_start(sched_loop *l, tm_err *err) {
     return 0;
 }
 
-/* Synced once nodes and pods are listed and TaskProfiles too (or their grace time passed). */
+/* Synced once nodes, pods, claims and volumes are listed and TaskProfiles too (or their grace
+ * time passed). */
 static void check_synced(sched_loop *l, int64_t now) {
     if (atomic_load(&l->synced))
         return;
     int s = atomic_load(&l->sync_state);
-    if ((s & 3) != 3)
+    if ((s & (1 | 2 | 8 | 16)) != (1 | 2 | 8 | 16))
         return;
     if (!l->listed_ms)
         l->listed_ms = now;
@@ -486,7 +533,9 @@ void sched_loop_stop(sched_loop *l) {
     tm_informer_stop(l->nodes);
     tm_informer_stop(l->pods);
     tm_informer_stop(l->tasks);
-    l->nodes = l->pods = l->tasks = NULL;
+    tm_informer_stop(l->claims);
+    tm_informer_stop(l->volumes);
+    l->nodes = l->pods = l->tasks = l->claims = l->volumes = NULL;
 }
 
 void sched_loop_free(sched_loop *l) {
@@ -504,8 +553,11 @@ bool sched_loop_ready(void *loop, char *reason, size_t reason_size) {
     if (atomic_load(&l->synced))
         return true;
     int s = atomic_load(&l->sync_state);
-    snprintf(reason, reason_size, "cache not synced yet: nodes %s, pods %s",
-             (s & 1) ? "listed" : "not listed", (s & 2) ? "listed" : "not listed");
+    snprintf(reason, reason_size,
+             "cache not synced yet: nodes %s, pods %s, persistentvolumeclaims %s, "
+             "persistentvolumes %s",
+             (s & 1) ? "listed" : "not listed", (s & 2) ? "listed" : "not listed",
+             (s & 8) ? "listed" : "not listed", (s & 16) ? "listed" : "not listed");
     return false;
 }
 

@@ -103,6 +103,23 @@ out:
 
 /* ---- explain ------------------------------------------------------------------------------- */
 
+/* Every listed object into the cache as an ADDED event; kind: 0 nodes, 1 pods, 2 TaskProfiles,
+ * 3 PersistentVolumeClaims, 4 PersistentVolumes. Objects it cannot understand are skipped. */
+static void feed_items(sched_cache *c, const json_t *items, int kind) {
+    size_t i;
+    json_t *it;
+    json_array_foreach(items, i, it) {
+        tm_err e = {0};
+        int rc = kind == 0   ? sched_cache_node_event(c, TM_WATCH_ADDED, it, NULL, &e)
+                 : kind == 1 ? sched_cache_pod_event(c, TM_WATCH_ADDED, it, NULL, &e)
+                 : kind == 2 ? sched_cache_task_event(c, TM_WATCH_ADDED, it, &e)
+                 : kind == 3 ? sched_cache_claim_event(c, TM_WATCH_ADDED, it, NULL, &e)
+                             : sched_cache_volume_event(c, TM_WATCH_ADDED, it, NULL, &e);
+        if (rc)
+            fprintf(stderr, "note: skipped: %s\n", e.msg);
+    }
+}
+
 static int feed_list(tm_kube *k, sched_cache *c, const char *path, const char *field_selector,
                      int kind, bool optional, tm_err *err) {
     tm_list_opts lo = {.field_selector = field_selector};
@@ -114,16 +131,7 @@ static int feed_list(tm_kube *k, sched_cache *c, const char *path, const char *f
         }
         return -1;
     }
-    size_t i;
-    json_t *it;
-    json_array_foreach(items, i, it) {
-        tm_err e = {0};
-        int rc = kind == 0   ? sched_cache_node_event(c, TM_WATCH_ADDED, it, NULL, &e)
-                 : kind == 1 ? sched_cache_pod_event(c, TM_WATCH_ADDED, it, NULL, &e)
-                             : sched_cache_task_event(c, TM_WATCH_ADDED, it, &e);
-        if (rc)
-            fprintf(stderr, "note: skipped: %s\n", e.msg);
-    }
+    feed_items(c, items, kind);
     json_decref(items);
     return 0;
 }
@@ -164,6 +172,24 @@ static int cmd_explain(sched_config *cfg, const char *target, bool as_json) {
                   &err) ||
         feed_list(k, c, "/apis/tarema.io/v1alpha1/taskprofiles", NULL, 2, true, &err))
         goto out;
+    if (cfg->mode == SCHED_MODE_SCHEDULER) { /* as the live scheduler: VolumeBinding too */
+        if (sched_cache_track_volumes(c, &err))
+            goto out;
+        tm_list_opts lo = {0};
+        json_t *claims = tm_kube_list(k, "/api/v1/persistentvolumeclaims", &lo, NULL, &err);
+        json_t *vols =
+            claims ? tm_kube_list(k, "/api/v1/persistentvolumes", &lo, NULL, &err) : NULL;
+        if (!vols) { /* e.g. RBAC: explain without the volume filter rather than not at all */
+            fprintf(stderr, "note: volumes unavailable (%s): VolumeBinding not evaluated\n",
+                    err.msg);
+            sched_snapshot_set_volumes(sched_cache_snapshot(c), NULL);
+        } else {
+            feed_items(c, claims, 3);
+            feed_items(c, vols, 4);
+        }
+        json_decref(claims);
+        json_decref(vols);
+    }
     sched_snapshot *snap = sched_cache_snapshot(c);
     if (!(sp = sched_pod_from_json(snap, pod, &keys, &err)))
         goto out;

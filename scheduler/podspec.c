@@ -574,11 +574,11 @@ static int parse_node_selector(sched_pod *p, const json_t *sel, tm_err *err) {
 
 static const char *const sel_ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
 
-static int parse_req(sched_pod *p, const json_t *j, bool is_field, sched_sel_req *r,
+static int parse_req(const char *owner, const json_t *j, bool is_field, sched_sel_req *r,
                      const char *where, tm_err *err) {
     const char *key = obj_str(j, "key"), *op = obj_str(j, "operator");
     if (!key || !*key)
-        return tm_err_set(err, "pod %s/%s: %s: key is missing", p->ns, p->name, where);
+        return tm_err_set(err, "%s: %s: key is missing", owner, where);
     r->is_field = is_field;
     if (!(r->key = strdup(key)))
         return tm_err_set(err, "out of memory");
@@ -586,29 +586,25 @@ static int parse_req(sched_pod *p, const json_t *j, bool is_field, sched_sel_req
     while (o < 6 && (!op || strcmp(op, sel_ops[o]) != 0))
         o++;
     if (o == 6 || (is_field && o > 1))
-        return tm_err_set(err, "pod %s/%s: %s: operator \"%s\" is not one of %s", p->ns, p->name,
-                          where, op ? op : "",
+        return tm_err_set(err, "%s: %s: operator \"%s\" is not one of %s", owner, where,
+                          op ? op : "",
                           is_field ? "In, NotIn" : "In, NotIn, Exists, DoesNotExist, Gt, Lt");
     r->op = (sched_sel_op)o;
     const json_t *vals = json_object_get(j, "values");
     size_t nv = json_is_array(vals) ? json_array_size(vals) : 0;
     if ((r->op == SCHED_SEL_IN || r->op == SCHED_SEL_NOT_IN) && nv == 0)
-        return tm_err_set(err, "pod %s/%s: %s: operator %s needs values", p->ns, p->name, where,
-                          op);
+        return tm_err_set(err, "%s: %s: operator %s needs values", owner, where, op);
     if ((r->op == SCHED_SEL_EXISTS || r->op == SCHED_SEL_DOES_NOT_EXIST) && nv != 0)
-        return tm_err_set(err, "pod %s/%s: %s: operator %s takes no values", p->ns, p->name, where,
-                          op);
+        return tm_err_set(err, "%s: %s: operator %s takes no values", owner, where, op);
     if ((r->op == SCHED_SEL_GT || r->op == SCHED_SEL_LT) && nv != 1)
-        return tm_err_set(err, "pod %s/%s: %s: operator %s needs exactly one value", p->ns, p->name,
-                          where, op);
+        return tm_err_set(err, "%s: %s: operator %s needs exactly one value", owner, where, op);
     r->values = calloc(nv + 1, sizeof *r->values);
     if (!r->values)
         return tm_err_set(err, "out of memory");
     for (size_t i = 0; i < nv; i++) {
         const json_t *v = json_array_get(vals, i);
         if (!json_is_string(v))
-            return tm_err_set(err, "pod %s/%s: %s: values[%zu] is not a string", p->ns, p->name,
-                              where, i);
+            return tm_err_set(err, "%s: %s: values[%zu] is not a string", owner, where, i);
         if (!(r->values[r->n_values++] = strdup(json_string_value(v))))
             return tm_err_set(err, "out of memory");
     }
@@ -616,9 +612,44 @@ static int parse_req(sched_pod *p, const json_t *j, bool is_field, sched_sel_req
         char *end;
         long long x = strtoll(r->values[0], &end, 10);
         if (!*r->values[0] || *end)
-            return tm_err_set(err, "pod %s/%s: %s: value \"%s\" of %s is not an integer", p->ns,
-                              p->name, where, r->values[0], op);
+            return tm_err_set(err, "%s: %s: value \"%s\" of %s is not an integer", owner, where,
+                              r->values[0], op);
         r->num = x;
+    }
+    return 0;
+}
+
+int sched_sel_terms_from_json(const json_t *terms, const char *owner, const char *where,
+                              sched_sel_term **out, size_t *n_out, tm_err *err) {
+    *out = NULL;
+    *n_out = 0;
+    if (!json_is_array(terms))
+        return 0; /* no terms: matches no node */
+    sched_sel_term *ts = calloc(json_array_size(terms) + 1, sizeof *ts);
+    if (!ts)
+        return tm_err_set(err, "out of memory");
+    *out = ts;
+    size_t t;
+    const json_t *term;
+    json_array_foreach(terms, t, term) {
+        sched_sel_term *o = &ts[(*n_out)++];
+        const json_t *ex = json_object_get(term, "matchExpressions");
+        const json_t *fi = json_object_get(term, "matchFields");
+        size_t ne = json_is_array(ex) ? json_array_size(ex) : 0;
+        size_t nf = json_is_array(fi) ? json_array_size(fi) : 0;
+        o->reqs = calloc(ne + nf + 1, sizeof *o->reqs);
+        if (!o->reqs)
+            return tm_err_set(err, "out of memory");
+        for (size_t i = 0; i < ne + nf; i++) {
+            char at[256];
+            snprintf(at, sizeof at, "%s[%zu].%s[%zu]", where, t,
+                     i < ne ? "matchExpressions" : "matchFields", i < ne ? i : i - ne);
+            const json_t *j = i < ne ? json_array_get(ex, i) : json_array_get(fi, i - ne);
+            int rc = parse_req(owner, j, i >= ne, &o->reqs[o->n_reqs], at, err);
+            o->n_reqs++; /* counted even on error so sched_sel_terms_free frees it */
+            if (rc != 0)
+                return -1;
+        }
     }
     return 0;
 }
@@ -629,35 +660,53 @@ static int parse_affinity(sched_pod *p, const json_t *spec, tm_err *err) {
     if (!req || json_is_null(req))
         return 0;
     p->has_affinity = true;
-    const json_t *terms = json_object_get(req, "nodeSelectorTerms");
-    if (!json_is_array(terms))
-        return 0; /* required affinity without terms matches no node */
-    p->affinity = calloc(json_array_size(terms) + 1, sizeof *p->affinity);
-    if (!p->affinity)
-        return tm_err_set(err, "out of memory");
-    size_t t;
-    const json_t *term;
-    json_array_foreach(terms, t, term) {
-        sched_sel_term *o = &p->affinity[p->n_affinity++];
-        const json_t *ex = json_object_get(term, "matchExpressions");
-        const json_t *fi = json_object_get(term, "matchFields");
-        size_t ne = json_is_array(ex) ? json_array_size(ex) : 0;
-        size_t nf = json_is_array(fi) ? json_array_size(fi) : 0;
-        o->reqs = calloc(ne + nf + 1, sizeof *o->reqs);
-        if (!o->reqs)
-            return tm_err_set(err, "out of memory");
-        for (size_t i = 0; i < ne + nf; i++) {
-            char where[160];
-            snprintf(where, sizeof where,
-                     "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
-                     "nodeSelectorTerms[%zu].%s[%zu]",
-                     t, i < ne ? "matchExpressions" : "matchFields", i < ne ? i : i - ne);
-            const json_t *j = i < ne ? json_array_get(ex, i) : json_array_get(fi, i - ne);
-            int rc = parse_req(p, j, i >= ne, &o->reqs[o->n_reqs], where, err);
-            o->n_reqs++; /* counted even on error so sched_pod_free frees it */
-            if (rc != 0)
-                return -1;
+    char owner[512];
+    snprintf(owner, sizeof owner, "pod %s/%s", p->ns, p->name);
+    return sched_sel_terms_from_json(
+        json_object_get(req, "nodeSelectorTerms"), owner,
+        "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+        "nodeSelectorTerms",
+        &p->affinity, &p->n_affinity, err);
+}
+
+/* The PersistentVolumeClaims the pod's volumes use: persistentVolumeClaim.claimName, and for a
+ * generic ephemeral volume the claim Kubernetes creates for it, named <pod>-<volume>. */
+static int parse_claims(sched_pod *p, const json_t *spec, tm_err *err) {
+    const json_t *vols = json_object_get(spec, "volumes");
+    if (!vols || json_is_null(vols))
+        return 0;
+    if (!json_is_array(vols))
+        return tm_err_set(err, "pod %s/%s: spec.volumes is not a list", p->ns, p->name);
+    size_t i;
+    const json_t *v;
+    json_array_foreach(vols, i, v) {
+        const json_t *pvc = json_object_get(v, "persistentVolumeClaim");
+        const char *vname = obj_str(v, "name");
+        char buf[512];
+        const char *claim = NULL;
+        if (pvc) {
+            claim = obj_str(pvc, "claimName");
+            if (!claim || !*claim)
+                return tm_err_set(err,
+                                  "pod %s/%s: spec.volumes[%zu].persistentVolumeClaim.claimName "
+                                  "is missing",
+                                  p->ns, p->name, i);
+        } else if (json_object_get(v, "ephemeral")) {
+            if (!vname || !*vname)
+                return tm_err_set(err, "pod %s/%s: spec.volumes[%zu].name is missing", p->ns,
+                                  p->name, i);
+            snprintf(buf, sizeof buf, "%s-%s", p->name, vname);
+            claim = buf;
+        } else {
+            continue;
         }
+        char **nc = realloc(p->claims, (p->n_claims + 1) * sizeof *nc);
+        if (!nc)
+            return tm_err_set(err, "out of memory");
+        p->claims = nc;
+        if (!(p->claims[p->n_claims] = strdup(claim)))
+            return tm_err_set(err, "out of memory");
+        p->n_claims++;
     }
     return 0;
 }
@@ -748,7 +797,8 @@ sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched
     if (sched_pod_requests_from_json(s, pod, &p->requests, err) != 0 ||
         parse_tolerations(p, json_object_get(spec, "tolerations"), err) != 0 ||
         parse_node_selector(p, json_object_get(spec, "nodeSelector"), err) != 0 ||
-        parse_affinity(p, spec, err) != 0 || parse_interpod(p, meta, spec, err) != 0)
+        parse_affinity(p, spec, err) != 0 || parse_interpod(p, meta, spec, err) != 0 ||
+        parse_claims(p, spec, err) != 0)
         goto fail;
     return p;
 fail:

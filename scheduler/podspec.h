@@ -3,7 +3,8 @@
  * Pure translation (no I/O): effective pod requests (containers, init containers including
  * restartable sidecars, overhead) as kube-scheduler computes them, tolerations, nodeSelector,
  * required node affinity, task identity, and for the inter-pod filters labels, host ports,
- * required pod (anti-)affinity terms and DoNotSchedule topology spread constraints; node
+ * required pod (anti-)affinity terms and DoNotSchedule topology spread constraints, and the
+ * PersistentVolumeClaims its volumes use (VolumeBinding); node
  * allocatable, labels, taints, Ready condition,
  * unschedulable; TaskProfile labels and mean runtime. Quantities go through lib/quantity.h.
  * Bad input (a malformed quantity, an unknown operator) is an error naming the object and the
@@ -55,6 +56,13 @@ sched_node *sched_node_from_json(sched_snapshot *s, const json_t *node, tm_err *
  * or spec.process is missing or a label is not an integer >= 1. */
 int sched_task_profile_from_json(const json_t *tp, const char **workflow, const char **process,
                                  sched_task_profile *out, tm_err *err);
+
+/* nodeSelectorTerms JSON (a pod's required node affinity, a PersistentVolume's
+ * spec.nodeAffinity.required) -> terms (*out, *n_out; free with sched_sel_terms_free, also after
+ * an error). Not an array: no terms (which match no node). owner and where name the object and
+ * field in errors ("pod ns/name", "spec....nodeSelectorTerms"). 0, or -1 with err. */
+int sched_sel_terms_from_json(const json_t *terms, const char *owner, const char *where,
+                              sched_sel_term **out, size_t *n_out, tm_err *err);
 
 /* True when the pod is finished (phase Succeeded or Failed) and so holds no resources. */
 bool sched_pod_json_terminal(const json_t *pod);

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scheduler/volumes.h"
+
 /* ---- string map: key -> void*, keys borrowed from the values' own storage ---- */
 
 typedef struct smap_ent {
@@ -130,7 +132,8 @@ struct sched_snapshot {
     smap node_idx; /* name -> (index + 1) */
     smap pods;     /* uid -> spod* */
     size_t n_uncounted;
-    smap tasks; /* key -> stask* */
+    smap tasks;             /* key -> stask* */
+    sched_volumes *volumes; /* NULL: not tracked (volumes.h) */
     sched_group *groups;
     char **group_ids;
     size_t n_groups;
@@ -182,6 +185,7 @@ static void free_groups(sched_snapshot *s) {
 void sched_snapshot_free(sched_snapshot *s) {
     if (!s)
         return;
+    sched_volumes_free(s->volumes);
     for (int i = 0; i < SCHED_RES_MAX; i++)
         free(s->res_names[i]);
     for (size_t i = 0; i < s->n_nodes; i++)
@@ -1055,4 +1059,14 @@ int sched_host_ports_copy(const sched_host_port *src, size_t n, sched_host_port 
     }
     *out = d;
     return 0;
+}
+
+void sched_snapshot_set_volumes(sched_snapshot *s, sched_volumes *v) {
+    if (s->volumes != v)
+        sched_volumes_free(s->volumes);
+    s->volumes = v;
+}
+
+sched_volumes *sched_snapshot_volumes(const sched_snapshot *s) {
+    return s->volumes;
 }

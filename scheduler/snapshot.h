@@ -244,6 +244,13 @@ int sched_snapshot_remove_task(sched_snapshot *s, const char *workflow, const ch
 const sched_task_profile *sched_snapshot_task(const sched_snapshot *s, const char *workflow,
                                               const char *process);
 
+/* The claim and volume tables of the VolumeBinding filter (volumes.h), NULL (the default) when
+ * nobody keeps them current: the filter then does not run. set takes ownership of v (NULL
+ * drops the tables) and frees tables it had. */
+typedef struct sched_volumes sched_volumes;
+void sched_snapshot_set_volumes(sched_snapshot *s, sched_volumes *v);
+sched_volumes *sched_snapshot_volumes(const sched_snapshot *s);
+
 /* Node groups, rebuilt lazily after node changes; call sched_snapshot_refresh (cheap when
  * nothing changed) before reading groups, group indices or name ranks. The policy functions
  * call it themselves. */

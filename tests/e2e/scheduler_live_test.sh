@@ -7,7 +7,10 @@
 #     node with room appears (retry on cluster change);
 #  3. 1,000 pods on the heterogeneous paper nodes: all bound, none onto a node where it does not
 #     fit (every pod of every scheduler counted), no pod bound twice, one Scheduled event each;
-#  4. pods of another scheduler are left alone; explain describes a bound pod.
+#  4. pods of another scheduler are left alone; explain describes a bound pod;
+#  5. volumes: a pod whose claim is bound to a volume with node affinity lands on that volume's
+#     node whatever its task labels prefer; a pod whose claim does not exist yet is reported
+#     (kube-scheduler's message, also in explain) and bound once the claim is.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"
@@ -19,7 +22,8 @@ P=se$ID # node prefix
 WORK=$(mktemp -d)
 cleanup() {
   stop_schedulers
-  kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
+  kubectl delete namespace "$NS" "$NS-vol" --wait=false >/dev/null 2>&1 || true
+  kubectl delete pv "e2e-local-$ID" "e2e-any-$ID" --wait=false >/dev/null 2>&1 || true
   kubectl get nodes -o name 2>/dev/null | grep "^node/$P" | xargs -r kubectl delete --wait=false >/dev/null 2>&1 || true
   rm -rf "$WORK"
 }
@@ -183,6 +187,53 @@ if grep -q "Insufficient cpu" <<<"$out"; then pass "explain (text) names why nod
 if "$BIN/tarema-scheduler" explain "$NS/no-such-pod" >/dev/null 2>"$WORK/err"; then
   fail "explain of a missing pod fails clearly"
 elif grep -q "no-such-pod" "$WORK/err"; then pass "explain of a missing pod fails clearly"; else fail "explain of a missing pod fails clearly" "$(cat "$WORK/err")"; fi
+
+# ---- 5. volumes ------------------------------------------------------------------------------
+VNS=$NS-vol
+kubectl create namespace "$VNS" >/dev/null
+wait_for 30 kubectl get serviceaccount default -n "$VNS"
+kubectl label node "${P}slow-2" "tarema.io/e2e-vol=$ID" >/dev/null
+# pv NAME [NODE-LABEL-VALUE]: a 1Gi volume; with a value, reachable only from nodes labelled so
+pv() {
+  jq -cn --arg n "$1" --arg v "${2:-}" --arg sc "e2e-$ID" '
+    {apiVersion: "v1", kind: "PersistentVolume", metadata: {name: $n},
+     spec: {capacity: {storage: "1Gi"}, accessModes: ["ReadWriteOnce"], storageClassName: $sc,
+            persistentVolumeReclaimPolicy: "Retain", hostPath: {path: "/tmp/tarema-e2e"}}}
+    | if $v != "" then .spec.nodeAffinity = {required: {nodeSelectorTerms: [{matchExpressions:
+        [{key: "tarema.io/e2e-vol", operator: "In", values: [$v]}]}]}} else . end'
+}
+# pvc NAME VOLUME: a claim pre-bound to VOLUME
+pvc() {
+  jq -cn --arg ns "$VNS" --arg n "$1" --arg v "$2" --arg sc "e2e-$ID" '
+    {apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: {namespace: $ns, name: $n},
+     spec: {accessModes: ["ReadWriteOnce"], storageClassName: $sc, volumeName: $v,
+            resources: {requests: {storage: "1Gi"}}}}'
+}
+# vol_pod NAME CLAIM: a (3,3,3)-labelled pod (it prefers the fast group) using CLAIM
+vol_pod() {
+  pod_json "$VNS" "$1" "$SCHED" 100m 64Mi "$(ann 3 3 3)" "$ID" |
+    jq -c --arg c "$2" '.spec.volumes = [{name: "work", persistentVolumeClaim: {claimName: $c}}]'
+}
+pv "e2e-local-$ID" "$ID" | kubectl create -f - >/dev/null
+pvc local "e2e-local-$ID" | kubectl create -f - >/dev/null
+vol_pod vol-local local | kubectl create -f - >/dev/null
+vol_local_bound() { [ -n "$(pod_node "$VNS" vol-local)" ]; }
+if wait_for 30 vol_local_bound && [ "$(pod_node "$VNS" vol-local)" = "${P}slow-2" ]; then
+  pass "a pod whose claim is bound to a node-local volume lands on that volume's node (not its preferred group)"
+else
+  fail "a pod whose claim is bound to a node-local volume lands on that volume's node" "bound to '$(pod_node "$VNS" vol-local)', want ${P}slow-2"
+fi
+vol_pod vol-later later | kubectl create -f - >/dev/null
+claim_event() {
+  kubectl get events.events.k8s.io -n "$VNS" -o json | jq -e '.items[] | select(.reason == "FailedScheduling" and .regarding.name == "vol-later" and (.note | test("persistentvolumeclaim \"later\" not found")))'
+}
+if wait_for 30 claim_event; then pass "a pod whose claim does not exist gets FailedScheduling naming the claim"; else fail "a pod whose claim does not exist gets FailedScheduling naming the claim" "$(events_per_pod "$VNS" FailedScheduling; pod_node "$VNS" vol-later)"; fi
+out=$("$BIN/tarema-scheduler" explain "$VNS/vol-later" --scheduler-name "$SCHED" 2>&1)
+if grep -q 'persistentvolumeclaim "later" not found' <<<"$out"; then pass "explain shows the VolumeBinding reason"; else fail "explain shows the VolumeBinding reason" "$(head -n 12 <<<"$out")"; fi
+pv "e2e-any-$ID" | kubectl create -f - >/dev/null
+pvc later "e2e-any-$ID" | kubectl create -f - >/dev/null
+vol_later_bound() { [ -n "$(pod_node "$VNS" vol-later)" ]; }
+if wait_for 30 vol_later_bound; then pass "the pod is bound once its claim exists and is bound (to $(pod_node "$VNS" vol-later))"; else fail "the pod is bound once its claim exists and is bound" "$(tail -n 5 "$WORK/sched.log")"; fi
 
 stop_schedulers
 if grep -q "stopping scheduled=" "$WORK/sched.log"; then pass "SIGTERM stops the scheduler cleanly"; else fail "SIGTERM stops the scheduler cleanly" "$(tail -n 3 "$WORK/sched.log")"; fi

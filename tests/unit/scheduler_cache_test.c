@@ -2,7 +2,7 @@
  * ignored), capacity of every pod counted, our pending pods handed to the queue hook (status-only
  * updates not), terminal and deleted pods released, assumptions confirmed or undone, TaskProfiles
  * into the task table, bad input rejected with the object named; the informer transforms keep
- * everything the scheduler reads of a pod or node. */
+ * everything the scheduler reads of a pod or node; claims and volumes into the volume tables. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +10,7 @@
 #include "lib/jsonutil.h"
 #include "scheduler/cache.h"
 #include "scheduler/policy.h"
+#include "scheduler/volumes.h"
 
 typedef struct rec {
     int pending, gone, changed;
@@ -395,6 +396,67 @@ static void test_pod_transform_drops_others_unbound(void) {
     sched_cache_free(c);
 }
 
+/* A pending pod keeps the volumes that name a claim (and only those, trimmed); claim and
+ * volume events reach the tables once tracking is on, a changed binding is a cluster change,
+ * a status-only update is not. */
+static void test_claims_and_volumes(void) {
+    rec r = {0};
+    sched_cache *c = new_cache(&r, NULL);
+    tm_err err = {0};
+    json_t *full = parse(big_pod);
+    json_object_del(json_object_get(full, "spec"), "nodeName");
+    json_object_set_new(json_object_get(full, "spec"), "volumes",
+                        parse("[{\"name\":\"v\",\"emptyDir\":{}},{\"name\":\"w\","
+                              "\"persistentVolumeClaim\":{\"claimName\":\"work\","
+                              "\"readOnly\":true}},{\"name\":\"t\",\"ephemeral\":{"
+                              "\"volumeClaimTemplate\":{\"spec\":{\"resources\":{}}}}}]"));
+    json_t *slim = sched_cache_pod_transform(c, json_deep_copy(full));
+    json_t *want = parse("[{\"name\":\"w\",\"persistentVolumeClaim\":{\"claimName\":"
+                         "\"work\"}},{\"name\":\"t\",\"ephemeral\":{}}]");
+    CHECK(json_equal(tm_json_path(slim, "spec.volumes"), want));
+    sched_pod *p = sched_pod_from_json(sched_cache_snapshot(c), slim, NULL, &err);
+    CHECKF(p && p->n_claims == 2, "%s", err.msg);
+    sched_pod_free(p);
+
+    json_t *pvc = parse("{\"metadata\":{\"namespace\":\"ns\",\"name\":\"work\"},"
+                        "\"spec\":{},\"status\":{\"phase\":\"Pending\"}}");
+    CHECK_INT(sched_cache_claim_event(c, TM_WATCH_ADDED, pvc, NULL, &err), 0);
+    CHECK(sched_snapshot_volumes(sched_cache_snapshot(c)) == NULL); /* not tracked: ignored */
+    CHECK_INT(r.changed, 0);
+    CHECK_INT(sched_cache_track_volumes(c, &err), 0);
+    sched_volumes *v = sched_snapshot_volumes(sched_cache_snapshot(c));
+    CHECK_INT(sched_cache_claim_event(c, TM_WATCH_ADDED, pvc, NULL, &err), 0);
+    CHECK_INT(sched_volumes_claim_count(v), 1);
+    CHECK_INT(r.changed, 1);
+    json_t *bound = json_deep_copy(pvc);
+    json_object_set_new(json_object_get(bound, "spec"), "volumeName", json_string("pv1"));
+    CHECK_INT(sched_cache_claim_event(c, TM_WATCH_MODIFIED, bound, pvc, &err), 0);
+    CHECK_INT(r.changed, 2);
+    json_t *status_only = json_deep_copy(bound);
+    json_object_set_new(json_object_get(status_only, "status"), "phase", json_string("Bound"));
+    CHECK_INT(sched_cache_claim_event(c, TM_WATCH_MODIFIED, status_only, bound, &err), 0);
+    CHECK_INT(r.changed, 2);
+    json_t *pv = parse("{\"metadata\":{\"name\":\"pv1\"},\"spec\":{}}");
+    CHECK_INT(sched_cache_volume_event(c, TM_WATCH_ADDED, pv, NULL, &err), 0);
+    CHECK_INT(sched_volumes_volume_count(v), 1);
+    CHECK_INT(sched_cache_volume_event(c, TM_WATCH_DELETED, pv, NULL, &err), 0);
+    CHECK_INT(sched_cache_claim_event(c, TM_WATCH_DELETED, bound, NULL, &err), 0);
+    CHECK_INT(sched_volumes_volume_count(v), 0);
+    CHECK_INT(sched_volumes_claim_count(v), 0);
+    json_t *bad = parse("{\"metadata\":{\"name\":\"x\"}}");
+    CHECK_INT(sched_cache_claim_event(c, TM_WATCH_ADDED, bad, NULL, &err), -1);
+    CHECK_STR(err.msg, "PersistentVolumeClaim without metadata.namespace and .name");
+    json_decref(bad);
+    json_decref(pv);
+    json_decref(status_only);
+    json_decref(bound);
+    json_decref(pvc);
+    json_decref(want);
+    json_decref(slim);
+    json_decref(full);
+    sched_cache_free(c);
+}
+
 static void test_node_transform_keeps_what_scheduling_reads(void) {
     rec r = {0};
     sched_cache *c = new_cache(&r, NULL);
@@ -446,5 +508,6 @@ int main(void) {
     RUN(test_pod_transform_keeps_what_scheduling_reads);
     RUN(test_pod_transform_drops_others_unbound);
     RUN(test_node_transform_keeps_what_scheduling_reads);
+    RUN(test_claims_and_volumes);
     return TEST_SUMMARY();
 }

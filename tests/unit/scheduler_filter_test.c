@@ -60,7 +60,7 @@ static sched_filter_id run1(const char *node_text, const char *pod_text, uint32_
         const sched_node *sn = sched_snapshot_node(s, 0);
         id = sched_filter_node(s, p, sn, detail);
         if (reason)
-            sched_filter_reason(s, sn, id, detail ? *detail : 0, reason, rsize);
+            sched_filter_reason(s, sn, p, id, detail ? *detail : 0, reason, rsize);
     } else if (!p) {
         printf("    pod_from_json: %s\n", err.msg);
     }
