@@ -5,7 +5,8 @@
 #   up      create the instance if needed (initdb, role tarema, database tarema) and start it
 #   stop    stop the server, keep the data        start   start it again (data kept)
 #   down    stop it and delete all its data       status  running or not; exit 0 when it answers
-#   env     export lines for eval: DATABASE_URL, PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD
+#   env     export lines for eval: DATABASE_URL, PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD,
+#           and TAREMA_PG_DIR: the directory that really holds data/, log/ and run/ (see below)
 #
 # Instances: TAREMA_PG_NAME (default tarema). State in $TAREMA_CACHE/postgres/NAME: ports.env,
 # password, and (normally) data/, log/postgres.log and the unix socket directory run/. It listens on 127.0.0.1
@@ -246,7 +247,8 @@ cmd_env() {
   echo "export PGUSER=$PG_USER"
   echo "export PGDATABASE=$PG_DB"
   echo "export PGPASSWORD=$PASSWORD"
-  echo "export TAREMA_PG_DIR=$DIR"
+  # Where the data really is: $DIR, or /var/tmp/tarema-postgres/NAME as root (home_dir).
+  echo "export TAREMA_PG_DIR=$HOME_DIR"
 }
 
 # One command at a time per instance (lock_instance in hack/lib.sh).

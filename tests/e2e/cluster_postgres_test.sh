@@ -37,6 +37,16 @@ env_out=$(pg env)
 ) >"$DIR.envcheck" 2>&1
 if [ $? = 0 ]; then pass "env sets DATABASE_URL and PGHOST/PGPORT/PGUSER/PGDATABASE/PGPASSWORD"; else fail "env sets the PostgreSQL variables" "$(cat "$DIR.envcheck")"; fi
 rm -f "$DIR.envcheck"
+# TAREMA_PG_DIR names where the data really lives (as root: /var/tmp/tarema-postgres/NAME when
+# the postgres user cannot reach the cache), the directory with data/, log/ and run/.
+pg_dir=$(sed -n 's/^export TAREMA_PG_DIR=//p' <<<"$env_out")
+status_data=$(pg status | sed -n 's/.*, data \(.*\)$/\1/p')
+if [ -n "$pg_dir" ] && [ -f "$pg_dir/data/PG_VERSION" ] && [ -f "$pg_dir/log/postgres.log" ] &&
+  [ "$status_data" = "$pg_dir/data" ]; then
+  pass "env's TAREMA_PG_DIR ($pg_dir) holds data/ and log/, as status says"
+else
+  fail "env's TAREMA_PG_DIR holds the data" "TAREMA_PG_DIR='$pg_dir', status says data '$status_data'"
+fi
 url=$(sed -n 's/^export DATABASE_URL=//p' <<<"$env_out")
 port=$(sed -n 's/^export PGPORT=//p' <<<"$env_out")
 q() { psql -X -v ON_ERROR_STOP=1 "$url" -tA -c "$1"; }
