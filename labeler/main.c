@@ -39,7 +39,10 @@ static void usage(FILE *out) {
           "  ingest --workflow NAME [--run RUN] TRACE.txt...\n"
           "                                store Nextflow trace files (raw or human units)\n"
           "  label --workflow W [--process P] [--groups GROUPS.json] [--json]\n"
-          "                                print task labels and the bounds behind them\n"
+          "                                print task labels and the bounds behind them;\n"
+          "                                node groups from --groups (the document\n"
+          "                                `tarema-profiler group -o GROUPS.json` writes),\n"
+          "                                else from the cluster's labelled Nodes\n"
           "  serve [--port 8080] [--bind 0.0.0.0] [--spool DIR] [--namespace NS]\n"
           "        [--workflow-key PATH] [--default-workflow W] [--groups GROUPS.json]\n"
           "        [--resync-seconds 300] [--no-publish]\n"
@@ -245,14 +248,28 @@ static int load_groups(const opts *o, lab_groups *g, tm_err *err) {
         return lab_groups_load_file(o->groups, g, err);
     tm_kube_config *cfg = tm_kube_config_auto(o->kubeconfig, NULL, err);
     if (!cfg)
-        return tm_err_wrap(err, "node groups from the cluster (or pass --groups GROUPS.json)");
+        return tm_err_wrap(err, "node groups from the cluster");
     tm_kube *k = tm_kube_new(cfg, err);
     tm_kube_config_free(cfg);
     if (!k)
-        return -1;
+        return tm_err_wrap(err, "node groups from the cluster");
     int rc = lab_groups_load_cluster(k, o->node_selector, g, err);
     tm_kube_free(k);
     return rc;
+}
+
+/* Without --groups the labels need the cluster; a user without one (a first try on a laptop)
+ * learns first that --groups exists and what to give it, then why the cluster failed. */
+static void print_groups_error(const opts *o, const tm_err *err) {
+    if (!o->groups)
+        fprintf(stderr,
+                "tarema-labeler: no node groups: pass --groups GROUPS.json (the node-groups "
+                "document `tarema-profiler group -o GROUPS.json` writes, see "
+                "docs/node-groups.md), or run where the cluster's Nodes carry the profiler's "
+                "tarema.io labels\n  %s\n",
+                err->msg);
+    else
+        fprintf(stderr, "tarema-labeler: %s\n", err->msg);
 }
 
 static int cmd_label(const opts *o) {
@@ -263,7 +280,11 @@ static int cmd_label(const opts *o) {
     tm_err err = {{0}, 0};
     lab_groups groups;
     lab_classes classes[LAB_NFEATURES];
-    if (load_groups(o, &groups, &err) < 0 || lab_groups_all_classes(&groups, classes, &err) < 0) {
+    if (load_groups(o, &groups, &err) < 0) {
+        print_groups_error(o, &err);
+        return 1;
+    }
+    if (lab_groups_all_classes(&groups, classes, &err) < 0) {
         fprintf(stderr, "tarema-labeler: %s\n", err.msg);
         return 1;
     }
