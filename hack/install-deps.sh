@@ -10,7 +10,7 @@ packages=(
   sysbench fio util-linux
   postgresql postgresql-client
   clang-format cppcheck valgrind
-  openssl curl procps psmisc jq python3 python3-yaml
+  openssl curl procps psmisc jq python3 python3-yaml python3-jsonschema
 )
 
 missing=()

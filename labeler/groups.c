@@ -7,58 +7,26 @@
 #include <string.h>
 
 #include "lib/jsonutil.h"
+#include "lib/nodegroups.h"
 #include "lib/quantity.h"
 
-/* A label given as a JSON integer or a numeric string (Node labels are strings). */
-static int label_value(const json_t *v, int *out) {
-    if (json_is_integer(v)) {
-        *out = (int)json_integer_value(v);
-    } else if (json_is_string(v)) {
-        char *end;
-        long x = strtol(json_string_value(v), &end, 10);
-        if (end == json_string_value(v) || *end)
-            return -1;
-        *out = (int)x;
-    } else {
-        return -1;
-    }
-    return *out >= 1 ? 0 : -1;
-}
+/* Feature order and label keys are the node-groups document's (lib/nodegroups.h). */
+_Static_assert((int)LAB_CPU == (int)TM_NG_CPU && (int)LAB_MEM == (int)TM_NG_MEM &&
+                   (int)LAB_IO == (int)TM_NG_IO && (int)LAB_NFEATURES == (int)TM_NG_NLABELS,
+               "labeler features and node-groups labels in the same order");
+_Static_assert(LAB_MAX_CLASSES >= TM_NG_MAX_GROUPS, "every group of a document fits");
 
 int lab_groups_from_json(const json_t *root, lab_groups *out, tm_err *err) {
     memset(out, 0, sizeof *out);
-    const json_t *arr = json_object_get(root, "groups");
-    if (!json_is_array(arr))
-        return tm_err_set(err, "node groups: no \"groups\" array (expected the profiler's "
-                               "`group` output)");
-    size_t i;
-    const json_t *g;
-    json_array_foreach(arr, i, g) {
-        if (out->n == LAB_MAX_CLASSES)
-            return tm_err_set(err, "node groups: more than %d groups", LAB_MAX_CLASSES);
-        lab_group *dst = &out->g[out->n];
-        const json_t *id = json_object_get(g, "id");
-        if (json_is_string(id))
-            snprintf(dst->id, sizeof dst->id, "%s", json_string_value(id));
-        else if (json_is_integer(id))
-            snprintf(dst->id, sizeof dst->id, "%lld", (long long)json_integer_value(id));
-        else
-            return tm_err_set(err, "node groups: groups[%zu] has no id", i);
-        dst->cores = tm_json_num(g, "total_cores", NAN);
-        if (!(dst->cores > 0))
-            return tm_err_set(err, "node groups: group %s: total_cores missing or not > 0",
-                              dst->id);
-        for (int f = 0; f < LAB_NFEATURES; f++) {
-            const json_t *lv =
-                json_object_get(json_object_get(g, "labels"), lab_feature_name((lab_feature)f));
-            if (label_value(lv, &dst->label[f]) < 0)
-                return tm_err_set(err, "node groups: group %s: labels.%s missing or not >= 1",
-                                  dst->id, lab_feature_name((lab_feature)f));
-        }
-        out->n++;
+    tm_ng_groups ng;
+    if (tm_ng_read_groups(root, &ng, err) != 0)
+        return tm_err_wrap(err, "node groups");
+    for (int i = 0; i < ng.n; i++) {
+        lab_group *dst = &out->g[out->n++];
+        snprintf(dst->id, sizeof dst->id, "%d", ng.g[i].id);
+        dst->cores = (double)ng.g[i].total_cores;
+        memcpy(dst->label, ng.g[i].label, sizeof dst->label);
     }
-    if (out->n == 0)
-        return tm_err_set(err, "node groups: the groups array is empty");
     return 0;
 }
 
@@ -76,7 +44,7 @@ int lab_groups_from_nodes(const json_t *nodes, lab_groups *out, tm_err *err) {
     json_array_foreach(nodes, i, node) {
         const char *name = tm_json_str(node, "metadata.name", "?");
         const json_t *labels = tm_json_path(node, "metadata.labels");
-        const char *gid = json_string_value(json_object_get(labels, "tarema.io/group"));
+        const char *gid = json_string_value(json_object_get(labels, TM_NG_LABEL_GROUP));
         if (!gid)
             continue; /* not profiled: the scheduler does not rank it either */
         const char *cpu =
@@ -84,13 +52,15 @@ int lab_groups_from_nodes(const json_t *nodes, lab_groups *out, tm_err *err) {
         int64_t milli;
         if (!cpu || tm_quantity_parse_milli(cpu, &milli, err) < 0)
             return tm_err_set(err, "node %s: status.capacity.cpu missing or unreadable", name);
+        /* A feature label the profiler did not write (not among its --features) is 0:
+         * unmeasured, one class for every group. */
         int lv[LAB_NFEATURES];
         for (int f = 0; f < LAB_NFEATURES; f++) {
-            char key[64];
-            snprintf(key, sizeof key, "tarema.io/%s", lab_feature_name((lab_feature)f));
-            if (label_value(json_object_get(labels, key), &lv[f]) < 0)
-                return tm_err_set(err, "node %s: label %s missing or not an integer >= 1", name,
-                                  key);
+            const char *key = tm_ng_label_key((tm_ng_label)f);
+            const json_t *v = json_object_get(labels, key);
+            lv[f] = 0;
+            if (v && tm_ng_label_value(v, &lv[f]) < 0)
+                return tm_err_set(err, "node %s: label %s is not an integer >= 1", name, key);
         }
         lab_group *g = find_group(out, gid);
         if (!g) {
@@ -110,6 +80,15 @@ int lab_groups_from_nodes(const json_t *nodes, lab_groups *out, tm_err *err) {
     if (out->n == 0)
         return tm_err_set(err, "no node has the label tarema.io/group: run the profiler first, "
                                "or pass --groups GROUPS.json");
+    for (int f = 0; f < LAB_NFEATURES; f++)
+        for (int j = 1; j < out->n; j++)
+            if ((out->g[j].label[f] > 0) != (out->g[0].label[f] > 0))
+                return tm_err_set(err,
+                                  "label %s is on the nodes of group %s but not on those of "
+                                  "group %s; re-run the profiler's apply",
+                                  tm_ng_label_key((tm_ng_label)f),
+                                  out->g[out->g[j].label[f] > 0 ? j : 0].id,
+                                  out->g[out->g[j].label[f] > 0 ? 0 : j].id);
     return 0;
 }
 
@@ -165,10 +144,10 @@ bool lab_groups_equal(const lab_groups *a, const lab_groups *b) {
 
 /* The Node fields the groups are computed from, NULL when absent. */
 static const char *node_field(const json_t *node, int i) {
-    static const char *const labels[] = {"tarema.io/group", "tarema.io/cpu", "tarema.io/mem",
-                                         "tarema.io/io"};
     if (i < 4)
-        return json_string_value(json_object_get(tm_json_path(node, "metadata.labels"), labels[i]));
+        return json_string_value(
+            json_object_get(tm_json_path(node, "metadata.labels"),
+                            i == 0 ? TM_NG_LABEL_GROUP : tm_ng_label_key((tm_ng_label)(i - 1))));
     return json_string_value(json_object_get(tm_json_path(node, "status.capacity"), "cpu"));
 }
 

@@ -2,8 +2,8 @@
  *
  * Two sources: the live cluster's Node objects (labels written by the profiler:
  * tarema.io/group, tarema.io/cpu, tarema.io/mem, tarema.io/io; cores from status.capacity.cpu)
- * or the JSON the profiler's `group` command prints ({"groups":[{"id","total_cores",
- * "labels":{"cpu","mem","io"}}]}). Both are parsed here from JSON already in memory; fetching
+ * or the node-groups document the profiler's `group -o` writes (lib/nodegroups.h reads it;
+ * docs/node-groups.md). Both are parsed here from JSON already in memory; fetching
  * the Node list is the caller's job, so this module does no I/O.
  *
  * Groups that share a feature label pool their cores into one class: they are equally fast for

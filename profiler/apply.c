@@ -6,15 +6,10 @@
 
 #include "lib/jsonutil.h"
 #include "lib/log.h"
-
-static const char *const managed_labels[] = {"tarema.io/cpu", "tarema.io/mem", "tarema.io/io",
-                                             "tarema.io/group", NULL};
+#include "lib/nodegroups.h"
 
 bool prof_is_managed_label(const char *key) {
-    for (const char *const *m = managed_labels; *m; m++)
-        if (strcmp(*m, key) == 0)
-            return true;
-    return false;
+    return tm_ng_is_label_key(key) != 0;
 }
 
 /* What the annotation snapshots of the Node, so --changed can tell that the machine under a
@@ -39,8 +34,8 @@ static json_t *node_snapshot(const json_t *node) {
 
 char *prof_profile_annotation(const json_t *groups_node, const json_t *cluster_node) {
     json_t *a = json_object();
-    json_object_set(a, "group", json_object_get(groups_node, "group"));
-    json_object_set(a, "figures", json_object_get(groups_node, "figures"));
+    json_object_set(a, "group", json_object_get(groups_node, TM_NG_N_GROUP));
+    json_object_set(a, "figures", json_object_get(groups_node, TM_NG_N_FIGURES));
     json_object_set_new(a, "node", node_snapshot(cluster_node));
     char *s = json_dumps(a, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(a);
@@ -65,32 +60,10 @@ bool prof_node_changed(const json_t *cluster_node) {
     return changed;
 }
 
-/* Validates one entry of the document's "nodes" array. */
+/* Validates one entry of the document's "nodes" array (lib/nodegroups.h: one definition). */
 static int check_doc_node(const json_t *n, size_t i, tm_err *err) {
-    if (!json_is_string(json_object_get(n, "node")))
-        return tm_err_set(err, "groups document: nodes[%zu] has no string 'node'", i);
-    const char *name = json_string_value(json_object_get(n, "node"));
-    json_t *labels = json_object_get(n, "labels");
-    if (!json_is_object(labels) || json_object_size(labels) == 0)
-        return tm_err_set(err, "groups document: node '%s' has no 'labels' object", name);
-    const char *key;
-    json_t *val;
-    json_object_foreach(labels, key, val) {
-        if (!prof_is_managed_label(key))
-            return tm_err_set(err,
-                              "groups document: node '%s': label '%s' is not one the profiler "
-                              "manages (tarema.io/cpu, mem, io, group)",
-                              name, key);
-        if (!json_is_string(val))
-            return tm_err_set(err, "groups document: node '%s': label '%s' must be a string", name,
-                              key);
-    }
-    if (!json_is_integer(json_object_get(n, "group")) ||
-        !json_is_object(json_object_get(n, "figures")))
-        return tm_err_set(err,
-                          "groups document: node '%s' needs integer 'group' and object "
-                          "'figures'",
-                          name);
+    if (tm_ng_check_node(n, i, err) != 0)
+        return tm_err_wrap(err, "groups document");
     return 0;
 }
 
@@ -100,13 +73,14 @@ static json_t *label_patch(const json_t *want, const json_t *node) {
     json_t *labels = json_object();
     const char *key;
     json_t *val;
-    json_object_foreach(json_object_get(want, "labels"), key, val) {
+    json_object_foreach(json_object_get(want, TM_NG_N_LABELS), key, val) {
         json_t *c = json_object_get(cur, key);
         if (!json_is_string(c) || strcmp(json_string_value(c), json_string_value(val)) != 0)
             json_object_set(labels, key, val);
     }
     json_object_foreach(cur, key, val) {
-        if (prof_is_managed_label(key) && !json_object_get(json_object_get(want, "labels"), key))
+        if (prof_is_managed_label(key) &&
+            !json_object_get(json_object_get(want, TM_NG_N_LABELS), key))
             json_object_set_new(labels, key, json_null());
     }
     char *annot = prof_profile_annotation(want, node);
@@ -144,7 +118,7 @@ static json_t *clean_patch(const json_t *node) {
 }
 
 json_t *prof_apply_plan(const json_t *groups, const json_t *nodes, tm_err *err) {
-    json_t *want = json_object_get(groups, "nodes");
+    json_t *want = json_object_get(groups, TM_NG_NODES);
     if (!json_is_array(want)) {
         tm_err_set(err, "groups document: no 'nodes' array (is this the output of "
                         "`tarema-profiler group`?)");
@@ -158,7 +132,7 @@ json_t *prof_apply_plan(const json_t *groups, const json_t *nodes, tm_err *err) 
     }
     json_t *by_name = json_object(); /* document node name -> entry */
     json_array_foreach(want, i, n) {
-        json_object_set(by_name, json_string_value(json_object_get(n, "node")), n);
+        json_object_set(by_name, json_string_value(json_object_get(n, TM_NG_N_NODE)), n);
     }
     json_t *plan = json_object(), *patches = json_array(), *missing = json_array();
     json_t *seen = json_object();

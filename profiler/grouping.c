@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/nodegroups.h"
 #include "profiler/kmeans.h"
 #include "profiler/silhouette.h"
 
@@ -13,8 +14,6 @@ static const char *const feature_names[PROF_F_COUNT] = {
     "cpu_single", "cpu_multi",  "mem",    "seq_read", "seq_write",
     "rand_read",  "rand_write", "seq_io", "rand_io",
 };
-static const char *const label_keys[PROF_L_COUNT] = {"tarema.io/cpu", "tarema.io/mem",
-                                                     "tarema.io/io"};
 
 const char *prof_feature_name(prof_feature f) {
     return (unsigned)f < PROF_F_COUNT ? feature_names[f] : "?";
@@ -44,8 +43,13 @@ prof_label prof_feature_label(prof_feature f) {
     }
 }
 
+/* The label keys are the node-groups document's (lib/nodegroups.h): one definition. */
+_Static_assert((int)PROF_L_CPU == (int)TM_NG_CPU && (int)PROF_L_MEM == (int)TM_NG_MEM &&
+                   (int)PROF_L_IO == (int)TM_NG_IO && (int)PROF_L_COUNT == (int)TM_NG_NLABELS,
+               "profiler labels and node-groups labels in the same order");
+
 const char *prof_label_key(prof_label l) {
-    return (unsigned)l < PROF_L_COUNT ? label_keys[l] : "?";
+    return (unsigned)l < PROF_L_COUNT ? tm_ng_label_key((tm_ng_label)l) : "?";
 }
 
 double prof_feature_value(const prof_profile *p, prof_feature f) {
@@ -416,74 +420,54 @@ int prof_group_nodes(const prof_profile *profiles, size_t n, const prof_group_op
     return rc;
 }
 
-static json_t *labels_json(const prof_group *gr) {
-    json_t *l = json_object();
-    char buf[16];
-    for (int i = 0; i < PROF_L_COUNT; i++) {
-        if (!gr->label[i])
-            continue;
-        snprintf(buf, sizeof buf, "%d", gr->label[i]);
-        json_object_set_new(l, prof_label_key((prof_label)i), json_string(buf));
-    }
-    snprintf(buf, sizeof buf, "%d", gr->id);
-    json_object_set_new(l, "tarema.io/group", json_string(buf));
-    return l;
-}
-
 json_t *prof_grouping_to_json(const prof_grouping *g, const prof_profile *profiles,
                               const prof_group_opts *opts) {
-    json_t *doc = json_object();
-    json_object_set_new(doc, "k", json_integer(g->k));
-    json_t *feat = json_array();
+    const char *feat[PROF_F_COUNT];
     for (int j = 0; j < g->nfeatures; j++)
-        json_array_append_new(feat, json_string(prof_feature_name(g->features[j])));
-    json_object_set_new(doc, "features", feat);
-    json_object_set_new(doc, "scaling", json_string("log, then z-score with a noise floor"));
-    json_object_set_new(doc, "noise", json_real(opts->noise));
-    json_object_set_new(doc, "seed", json_integer((json_int_t)opts->seed));
-    json_object_set_new(doc, "restarts", json_integer(opts->restarts));
-    json_t *sil = json_object(), *sep = json_object();
-    for (int k = 2; k <= g->k_tried_max || (k == 2 && g->n == 2 && g->k == 2); k++) {
-        char key[8];
-        snprintf(key, sizeof key, "%d", k);
-        json_object_set_new(sil, key,
-                            isnan(g->silhouette[k]) ? json_null() : json_real(g->silhouette[k]));
-        json_object_set_new(sep, key, json_boolean(g->separated[k]));
-    }
-    json_object_set_new(doc, "silhouette", sil);
-    json_object_set_new(doc, "separated", sep);
-    json_object_set_new(doc, "reason", json_string(g->reason));
+        feat[j] = prof_feature_name(g->features[j]);
+    /* Two nodes always form two groups without a silhouette to compare (see choose_k); the
+     * document still lists k = 2 for them. */
+    int k_last = g->k_tried_max;
+    if (k_last < 2 && g->n == 2 && g->k == 2)
+        k_last = 2;
+    tm_ng_header h = {.k = g->k,
+                      .features = feat,
+                      .nfeatures = g->nfeatures,
+                      .scaling = "log, then z-score with a noise floor",
+                      .noise = opts->noise,
+                      .seed = (long long)opts->seed,
+                      .restarts = opts->restarts,
+                      .silhouette = g->silhouette,
+                      .separated = g->separated,
+                      .k_last = k_last,
+                      .reason = g->reason};
     json_t *groups = json_array();
     for (int i = 0; i < g->k; i++) {
         const prof_group *gr = &g->groups[i];
-        json_t *o = json_object(), *nodes = json_array(), *cen = json_object(),
-               *ranks = json_object();
-        json_object_set_new(o, "id", json_integer(gr->id));
-        for (size_t m = 0; m < gr->nmembers; m++)
-            json_array_append_new(nodes, json_string(profiles[gr->members[m]].node));
-        for (int j = 0; j < g->nfeatures; j++) {
-            json_object_set_new(cen, prof_feature_name(g->features[j]), json_real(gr->centroid[j]));
-            json_object_set_new(ranks, prof_feature_name(g->features[j]),
-                                json_integer(gr->rank[j]));
+        const char **names = malloc((gr->nmembers ? gr->nmembers : 1) * sizeof *names);
+        if (!names) {
+            json_decref(groups);
+            return NULL;
         }
-        json_object_set_new(o, "nodes", nodes);
-        json_object_set_new(o, "centroid", cen);
-        json_object_set_new(o, "ranks", ranks);
-        json_object_set_new(o, "labels", labels_json(gr));
-        json_object_set_new(o, "total_cores", json_integer(gr->total_cores));
-        json_array_append_new(groups, o);
+        for (size_t m = 0; m < gr->nmembers; m++)
+            names[m] = profiles[gr->members[m]].node;
+        tm_ng_group_out o = {.id = gr->id,
+                             .total_cores = gr->total_cores,
+                             .nodes = names,
+                             .nnodes = gr->nmembers,
+                             .features = feat,
+                             .centroid = gr->centroid,
+                             .rank = gr->rank,
+                             .nfeatures = g->nfeatures};
+        memcpy(o.label, gr->label, sizeof o.label);
+        json_array_append_new(groups, tm_ng_group_json(&o));
+        free(names);
     }
-    json_object_set_new(doc, "groups", groups);
     json_t *nodes = json_array();
     for (size_t i = 0; i < g->n; i++) {
         const prof_group *gr = &g->groups[g->group_of[i]];
-        json_t *o = json_object();
-        json_object_set_new(o, "node", json_string(profiles[i].node));
-        json_object_set_new(o, "group", json_integer(gr->id));
-        json_object_set_new(o, "labels", labels_json(gr));
-        json_object_set_new(o, "figures", prof_profile_figures(&profiles[i]));
-        json_array_append_new(nodes, o);
+        json_array_append_new(nodes, tm_ng_node_json(profiles[i].node, gr->id, gr->label,
+                                                     prof_profile_figures(&profiles[i])));
     }
-    json_object_set_new(doc, "nodes", nodes);
-    return doc;
+    return tm_ng_doc_json(&h, groups, nodes);
 }

@@ -86,7 +86,7 @@ grep -q 'bounds (%cpu): 250 400' "$work/out" && grep -Eq '^B +2 +2 +3 +2 ' "$wor
   pass "label text shows bounds and the process row" || fail "label text" "$(cat "$work/out")"
 "$L" label --workflow "$wf-none" --groups tests/fixtures/labeler/groups_3.json >/dev/null 2>"$work/err"
 [ $? = 1 ] && grep -q "no completed task runs" "$work/err" && pass "workflow without history: unlabeled, said so" || fail "no history" "$(cat "$work/err")"
-echo '{"groups":[{"id":"x","total_cores":0,"labels":{"cpu":1,"mem":1,"io":1}}]}' >"$work/bad.json"
+echo '{"groups":[{"id":1,"nodes":["a"],"total_cores":0,"labels":{"tarema.io/group":"1"}}]}' >"$work/bad.json"
 "$L" label --workflow "$wf-hand" --groups "$work/bad.json" >/dev/null 2>"$work/err"
-[ $? = 1 ] && grep -q "group x: total_cores" "$work/err" && pass "bad groups file is reported" || fail "bad groups" "$(cat "$work/err")"
+[ $? = 1 ] && grep -q "group 1: \"total_cores\" must be an integer >= 1" "$work/err" && pass "bad groups file is reported" || fail "bad groups" "$(cat "$work/err")"
 summary

@@ -112,14 +112,17 @@ static void test_workflow(void) {
     lab_labeling_free(l);
 }
 
+/* The node-groups document in the shape `tarema-profiler group -o` writes (docs/node-groups.md):
+ * labels are the Node labels, string values. */
 static void test_groups_json_and_pooling(void) {
-    const char *text = "{\"k\":3,\"groups\":["
-                       "{\"id\":\"g-fast\",\"nodes\":[\"c2-1\"],\"total_cores\":8,"
-                       " \"labels\":{\"cpu\":3,\"mem\":2,\"io\":1}},"
-                       "{\"id\":\"g-slow\",\"nodes\":[\"n1-1\",\"n1-2\"],\"total_cores\":4,"
-                       " \"labels\":{\"cpu\":1,\"mem\":1,\"io\":2}},"
-                       "{\"id\":\"g-mid\",\"nodes\":[\"n2-1\"],\"total_cores\":4,"
-                       " \"labels\":{\"cpu\":2,\"mem\":1,\"io\":2}}]}";
+    const char *text =
+        "{\"k\":3,\"groups\":["
+        "{\"id\":3,\"nodes\":[\"c2-1\"],\"total_cores\":8,\"labels\":{\"tarema.io/cpu\":\"3\","
+        "\"tarema.io/mem\":\"2\",\"tarema.io/io\":\"1\",\"tarema.io/group\":\"3\"}},"
+        "{\"id\":1,\"nodes\":[\"n1-1\",\"n1-2\"],\"total_cores\":4,\"labels\":{\"tarema.io/cpu\":"
+        "\"1\",\"tarema.io/mem\":\"1\",\"tarema.io/io\":\"2\",\"tarema.io/group\":\"1\"}},"
+        "{\"id\":2,\"nodes\":[\"n2-1\"],\"total_cores\":4,\"labels\":{\"tarema.io/cpu\":\"2\","
+        "\"tarema.io/mem\":\"1\",\"tarema.io/io\":\"2\",\"tarema.io/group\":\"2\"}}]}";
     json_t *root = json_loads(text, 0, NULL);
     lab_groups g;
     tm_err err = {{0}, 0};
@@ -141,10 +144,31 @@ static void test_groups_json_and_pooling(void) {
     CHECK_NEAR(c.cores[1], 8, 0);
     json_decref(root);
 
-    root = json_loads("{\"groups\":[{\"id\":\"x\",\"total_cores\":4,\"labels\":{\"cpu\":1}}]}", 0,
-                      NULL);
+    /* The labeler's old hand-written shape is not the document. */
+    root = json_loads("{\"groups\":[{\"id\":1,\"nodes\":[\"a\"],\"total_cores\":4,"
+                      "\"labels\":{\"cpu\":1}}]}",
+                      0, NULL);
     CHECK(lab_groups_from_json(root, &g, &err) == -1);
-    CHECK(strstr(err.msg, "group x") != NULL && strstr(err.msg, "labels.mem") != NULL);
+    CHECKF(strstr(err.msg, "group 1") && strstr(err.msg, "label 'cpu' is not one of"), "%s",
+           err.msg);
+    json_decref(root);
+    /* A feature label in one group but not another. */
+    root = json_loads("{\"groups\":[{\"id\":1,\"nodes\":[\"a\"],\"total_cores\":4,\"labels\":"
+                      "{\"tarema.io/cpu\":\"1\",\"tarema.io/group\":\"1\"}},{\"id\":2,\"nodes\":"
+                      "[\"b\"],\"total_cores\":4,\"labels\":{\"tarema.io/group\":\"2\"}}]}",
+                      0, NULL);
+    CHECK(lab_groups_from_json(root, &g, &err) == -1);
+    CHECKF(strstr(err.msg, "tarema.io/cpu is in group 1 but not in group 2"), "%s", err.msg);
+    json_decref(root);
+    /* No feature label at all (grouped on features that feed none): one class per feature. */
+    root = json_loads("{\"groups\":[{\"id\":1,\"nodes\":[\"a\"],\"total_cores\":4,\"labels\":"
+                      "{\"tarema.io/group\":\"1\"}},{\"id\":2,\"nodes\":[\"b\"],\"total_cores\":"
+                      "8,\"labels\":{\"tarema.io/group\":\"2\"}}]}",
+                      0, NULL);
+    CHECKF(lab_groups_from_json(root, &g, &err) == 0, "%s", err.msg);
+    CHECK(lab_groups_classes(&g, LAB_MEM, &c, &err) == 0);
+    CHECK_INT(c.n, 1);
+    CHECK_NEAR(c.cores[0], 12, 0);
     json_decref(root);
 }
 
@@ -181,8 +205,25 @@ static void test_groups_from_nodes(void) {
     nodes = json_loads("[{\"metadata\":{\"name\":\"x\",\"labels\":{\"tarema.io/group\":\"0\"}},"
                        "\"status\":{\"capacity\":{\"cpu\":\"4\"}}}]",
                        0, NULL);
+    /* Only the group label (profiled on features that feed no cpu/mem/io label): unmeasured. */
+    CHECKF(lab_groups_from_nodes(nodes, &g, &err) == 0, "%s", err.msg);
+    CHECK_INT(g.n, 1);
+    CHECK_INT(g.g[0].label[LAB_CPU], 0);
+    json_decref(nodes);
+    nodes = json_loads("[{\"metadata\":{\"name\":\"x\",\"labels\":{\"tarema.io/group\":\"0\","
+                       "\"tarema.io/cpu\":\"fast\"}},\"status\":{\"capacity\":{\"cpu\":\"4\"}}}]",
+                       0, NULL);
     CHECK(lab_groups_from_nodes(nodes, &g, &err) == -1);
     CHECK(strstr(err.msg, "node x") != NULL && strstr(err.msg, "tarema.io/cpu") != NULL);
+    json_decref(nodes);
+    nodes = json_loads("[{\"metadata\":{\"name\":\"x\",\"labels\":{\"tarema.io/group\":\"1\","
+                       "\"tarema.io/io\":\"1\"}},\"status\":{\"capacity\":{\"cpu\":\"4\"}}},"
+                       "{\"metadata\":{\"name\":\"y\",\"labels\":{\"tarema.io/group\":\"2\"}},"
+                       "\"status\":{\"capacity\":{\"cpu\":\"4\"}}}]",
+                       0, NULL);
+    CHECK(lab_groups_from_nodes(nodes, &g, &err) == -1);
+    CHECKF(strstr(err.msg, "tarema.io/io is on the nodes of group 1 but not on those of group 2"),
+           "%s", err.msg);
     json_decref(nodes);
 }
 
