@@ -1,6 +1,7 @@
 /* explain.c: the explain document (see explain.h) and its text rendering. */
 #include "scheduler/explain.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +35,21 @@ static int gview_cmp(const void *a, const void *b) {
     return strcmp(x->id, y->id);
 }
 
+/* The distance's terms, one per feature both the task and the group have a label for. */
+static json_t *terms_json(const sched_group *g, const sched_task_info *t) {
+    static const char *const feat[SCHED_NFEAT] = {"cpu", "mem", "io"};
+    json_t *arr = json_array();
+    for (int k = 0; k < SCHED_NFEAT && !g->unprofiled && t->labeled; k++)
+        if (t->labels[k] > 0 && g->labels[k] > 0)
+            json_array_append_new(arr, json_pack("{s:s, s:i, s:i, s:i}", "feature", feat[k],
+                                                 "group", g->labels[k], "task", t->labels[k],
+                                                 "diff", abs(g->labels[k] - t->labels[k])));
+    return arr;
+}
+
+/* The groups in tarema's preference order; rank_of[g] gets each group's rank (1 = first). */
 static json_t *groups_json(const sched_snapshot *s, const sched_framework *fw,
-                           const sched_task_info *task) {
+                           const sched_task_info *task, int *rank_of) {
     size_t ng = sched_snapshot_group_count(s);
     gview *gv = calloc(ng ? ng : 1, sizeof *gv);
     json_t *arr = json_array();
@@ -57,18 +71,33 @@ static json_t *groups_json(const sched_snapshot *s, const sched_framework *fw,
     qsort(gv, ng, sizeof *gv, gview_cmp);
     for (size_t r = 0; r < ng; r++) {
         const sched_group *grp = sched_snapshot_group(s, gv[r].idx);
+        rank_of[gv[r].idx] = (int)(r + 1);
         json_t *d = gv[r].distance >= 0 ? json_integer(gv[r].distance) : json_null();
-        json_array_append_new(
-            arr, json_pack("{s:s, s:o, s:i, s:o, s:I, s:I, s:I}", "id", grp->id, "labels",
-                           labels_json(grp->labels), "power", grp->power, "distance", d, "nodes",
-                           (json_int_t)grp->n_nodes, "feasible", (json_int_t)gv[r].feasible, "rank",
-                           (json_int_t)(r + 1)));
+        json_array_append_new(arr,
+                              json_pack("{s:s, s:o, s:i, s:o, s:o, s:I, s:I, s:I}", "id", grp->id,
+                                        "labels", labels_json(grp->labels), "power", grp->power,
+                                        "distance", d, "distanceTerms", terms_json(grp, task),
+                                        "nodes", (json_int_t)grp->n_nodes, "feasible",
+                                        (json_int_t)gv[r].feasible, "rank", (json_int_t)(r + 1)));
     }
     free(gv);
     return arr;
 }
 
-static json_t *nodes_json(const sched_snapshot *s, const sched_framework *fw) {
+/* A node's load as the scheduler compares it (sched_node_load: the larger of the cpu and memory
+ * requested shares), with the numbers behind it. Requests are those of the pods on the node
+ * without the explained pod. */
+static json_t *load_json(const sched_node *n) {
+    return json_pack("{s:f, s:I, s:I, s:I, s:I, s:I, s:I}", "share", sched_node_load(n),
+                     "cpuRequestedMilli", (json_int_t)n->requested.v[SCHED_RES_CPU],
+                     "cpuAllocatableMilli", (json_int_t)n->allocatable.v[SCHED_RES_CPU],
+                     "memoryRequestedBytes", (json_int_t)n->requested.v[SCHED_RES_MEMORY],
+                     "memoryAllocatableBytes", (json_int_t)n->allocatable.v[SCHED_RES_MEMORY],
+                     "podsRequested", (json_int_t)n->requested.v[SCHED_RES_PODS], "podsAllocatable",
+                     (json_int_t)n->allocatable.v[SCHED_RES_PODS]);
+}
+
+static json_t *nodes_json(const sched_snapshot *s, const sched_framework *fw, const int *rank_of) {
     const sched_cycle *cyc = sched_framework_last_cycle(fw);
     const sched_pod *p = cyc ? cyc->pod : NULL; /* names claims in VolumeBinding reasons */
     json_t *arr = json_array();
@@ -80,8 +109,9 @@ static json_t *nodes_json(const sched_snapshot *s, const sched_framework *fw) {
         int64_t score;
         sched_filter_id id = sched_framework_node_status(fw, i, &detail, &score);
         const sched_group *g = n->group >= 0 ? sched_snapshot_group(s, (size_t)n->group) : NULL;
-        json_t *o = json_pack("{s:s, s:s, s:b}", "name", n->name, "group", g ? g->id : "",
-                              "feasible", id == SCHED_FILTER_OK);
+        json_t *o = json_pack("{s:s, s:s, s:i, s:b, s:o}", "name", n->name, "group", g ? g->id : "",
+                              "groupRank", g ? rank_of[n->group] : 0, "feasible",
+                              id == SCHED_FILTER_OK, "load", load_json(n));
         if (!o)
             continue;
         if (id == SCHED_FILTER_OK) {
@@ -115,23 +145,34 @@ json_t *sched_explain(sched_framework *fw, sched_snapshot *s, const sched_pod *p
     json_t *doc = NULL;
     if (rc == 0) {
         const sched_cycle *c = sched_framework_last_cycle(fw);
-        json_t *task =
-            json_pack("{s:s, s:s, s:o, s:o}", "workflow", pod->workflow ? pod->workflow : "",
-                      "process", pod->process ? pod->process : "", "labels",
-                      labels_json(c->task.labels), "expectedRuntimeMs",
-                      c->task.expected_runtime_ms >= 0 ? json_integer(c->task.expected_runtime_ms)
-                                                       : json_null());
+        json_t *task = json_pack(
+            "{s:s, s:s, s:o, s:o, s:{s:I, s:I}}", "workflow", pod->workflow ? pod->workflow : "",
+            "process", pod->process ? pod->process : "", "labels", labels_json(c->task.labels),
+            "expectedRuntimeMs",
+            c->task.expected_runtime_ms >= 0 ? json_integer(c->task.expected_runtime_ms)
+                                             : json_null(),
+            "requests", "cpuMilli", (json_int_t)pod->requests.v[SCHED_RES_CPU], "memoryBytes",
+            (json_int_t)pod->requests.v[SCHED_RES_MEMORY]);
         char podname[512], msg[2048] = "";
         snprintf(podname, sizeof podname, "%s/%s", pod->ns, pod->name);
         if (d.node < 0)
             sched_framework_fit_message(fw, s, msg, sizeof msg);
+        size_t ng = sched_snapshot_group_count(s);
+        int *rank_of = calloc(ng ? ng : 1, sizeof *rank_of);
+        json_t *groups = rank_of ? groups_json(s, fw, &c->task, rank_of) : NULL;
+        json_t *nodes = groups ? nodes_json(s, fw, rank_of) : NULL;
+        free(rank_of);
         doc = json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:s}", "pod", podname, "policy",
-                        sched_framework_name(fw), "task", task, "groups",
-                        groups_json(s, fw, &c->task), "nodes", nodes_json(s, fw), "selected",
-                        d.node_name ? json_string(d.node_name) : json_null(), "boundTo",
+                        sched_framework_name(fw), "task", task, "groups", groups, "nodes", nodes,
+                        "selected", d.node_name ? json_string(d.node_name) : json_null(), "boundTo",
                         bound ? json_string(bound) : json_null(), "message", msg);
-        if (!doc)
+        if (doc) {
+            char why[1024];
+            sched_explain_why(doc, why, sizeof why);
+            json_object_set_new(doc, "why", json_string(why));
+        } else {
             tm_err_set(err, "out of memory building the explanation");
+        }
     }
     if (bound) { /* with its metadata, so its ports and anti-affinity keep counting */
         tm_err put_back;
@@ -141,12 +182,159 @@ json_t *sched_explain(sched_framework *fw, sched_snapshot *s, const sched_pod *p
     return doc;
 }
 
+/* "3.5" for 3500 millicores, "8" for 8000. */
+static void cores_text(char *buf, size_t cap, long long milli) {
+    if (milli % 1000 == 0)
+        snprintf(buf, cap, "%lld", milli / 1000);
+    else if (milli % 100 == 0)
+        snprintf(buf, cap, "%.1f", (double)milli / 1000);
+    else
+        snprintf(buf, cap, "%.2f", (double)milli / 1000);
+}
+
+/* A number with at most one decimal, without a trailing ".0": "1", "1.5". */
+static void num_text(char *buf, size_t cap, double v) {
+    snprintf(buf, cap, "%.1f", v);
+    size_t n = strlen(buf);
+    if (n > 2 && strcmp(buf + n - 2, ".0") == 0)
+        buf[n - 2] = '\0';
+}
+
+/* Bytes in the unit of `scale_of` (GiB from 1 GiB on, else MiB); the unit name to *unit. */
+static void bytes_text(char *buf, size_t cap, long long b, long long scale_of, const char **unit) {
+    bool gib = scale_of >= (1LL << 30);
+    num_text(buf, cap, (double)b / (double)(gib ? 1LL << 30 : 1LL << 20));
+    *unit = gib ? "GiB" : "MiB";
+}
+
+static double pct(long long part, long long whole) {
+    return whole > 0 ? 100.0 * (double)part / (double)whole : 100.0;
+}
+
+void sched_explain_load_text(const json_t *load, char *buf, size_t cap) {
+    long long cr = tm_json_int(load, "cpuRequestedMilli", 0),
+              ca = tm_json_int(load, "cpuAllocatableMilli", 0),
+              mr = tm_json_int(load, "memoryRequestedBytes", 0),
+              ma = tm_json_int(load, "memoryAllocatableBytes", 0),
+              pr = tm_json_int(load, "podsRequested", 0),
+              pa = tm_json_int(load, "podsAllocatable", 0);
+    char c1[32], c2[32], m1[32], m2[32];
+    const char *unit;
+    cores_text(c1, sizeof c1, cr);
+    cores_text(c2, sizeof c2, ca);
+    bytes_text(m1, sizeof m1, mr, ma, &unit);
+    bytes_text(m2, sizeof m2, ma, ma, &unit);
+    snprintf(buf, cap,
+             "load %.0f %%: cpu requested %s of %s cores (%.0f %%), memory %s of %s %s (%.0f "
+             "%%), %lld of %lld pods",
+             100.0 * tm_json_num(load, "share", 0), c1, c2, pct(cr, ca), m1, m2, unit, pct(mr, ma),
+             pr, pa);
+}
+
+static const json_t *find_node(const json_t *doc, const char *name) {
+    size_t i;
+    const json_t *n;
+    json_array_foreach(json_object_get(doc, "nodes"), i, n) {
+        if (strcmp(tm_json_str(n, "name", ""), name) == 0)
+            return n;
+    }
+    return NULL;
+}
+
+void sched_explain_why(const json_t *doc, char *buf, size_t cap) {
+    const char *sel = tm_json_str(doc, "selected", NULL);
+    if (!sel) {
+        snprintf(buf, cap, "no node fits: %s", tm_json_str(doc, "message", ""));
+        return;
+    }
+    const json_t *sn = find_node(doc, sel);
+    const char *gid = tm_json_str(sn, "group", "");
+    double load = tm_json_num(json_object_get(sn, "load"), "share", 0);
+    /* The feasible nodes the winner was compared with within its group (tarema) or overall. */
+    bool tarema = strcmp(tm_json_str(doc, "policy", ""), "tarema") == 0;
+    bool labeled = json_is_object(json_object_get(json_object_get(doc, "task"), "labels"));
+    bool by_group = tarema && labeled && *gid;
+    size_t peers = 0, i;
+    const char *next = NULL;
+    double next_load = 0;
+    const json_t *n;
+    json_array_foreach(json_object_get(doc, "nodes"), i, n) {
+        if (!tm_json_bool(n, "feasible", false) ||
+            (by_group && strcmp(tm_json_str(n, "group", ""), gid) != 0))
+            continue;
+        peers++;
+        double l = tm_json_num(json_object_get(n, "load"), "share", 0);
+        if (strcmp(tm_json_str(n, "name", ""), sel) != 0 && (!next || l < next_load))
+            next = tm_json_str(n, "name", ""), next_load = l;
+    }
+    char tail[256] = "";
+    if (next)
+        snprintf(tail, sizeof tail, "; next: %s at %.0f %%", next, 100.0 * next_load);
+    if (!tarema) {
+        snprintf(buf, cap, "policy %s scored %s highest of the %zu node(s) that fit",
+                 tm_json_str(doc, "policy", "?"), sel, peers);
+        return;
+    }
+    if (!labeled) {
+        snprintf(buf, cap,
+                 "the task has no labels yet (no TaskProfile and no tarema.io annotations), so "
+                 "every group is alike: %s is the least-loaded of the %zu node(s) that fit "
+                 "(load %.0f %%%s)",
+                 sel, peers, 100.0 * load, tail);
+        return;
+    }
+    if (!*gid) {
+        snprintf(buf, cap,
+                 "no node of a profiled group fits; %s is an unprofiled node (no tarema.io "
+                 "labels), the least loaded of the %zu that fit (load %.0f %%%s)",
+                 sel, peers, 100.0 * load, tail);
+        return;
+    }
+    long long rank = tm_json_int(sn, "groupRank", 0), dist = -1;
+    char skipped[256] = "";
+    size_t off = 0;
+    const json_t *g;
+    json_array_foreach(json_object_get(doc, "groups"), i, g) {
+        if (strcmp(tm_json_str(g, "id", ""), gid) == 0)
+            dist = tm_json_int(g, "distance", -1);
+        else if (tm_json_int(g, "rank", 0) < rank && off < sizeof skipped)
+            off += (size_t)snprintf(skipped + off, sizeof skipped - off, "%s%s", off ? ", " : "",
+                                    *tm_json_str(g, "id", "") ? tm_json_str(g, "id", "")
+                                                              : "(unprofiled)");
+    }
+    char before[320] = "";
+    if (*skipped)
+        snprintf(before, sizeof before, " (better-ranked group(s) %s: no node fits)", skipped);
+    snprintf(buf, cap,
+             "group %s ranks %lld: label distance %lld, the best-ranked group with a node that "
+             "fits%s; within it %s is the least-loaded of %zu node(s) that fit (load %.0f %%%s)",
+             gid, rank, dist, before, sel, peers, 100.0 * load, tail);
+}
+
 static void labels_text(FILE *f, const json_t *l) {
     if (!json_is_object(l))
         fprintf(f, "unlabeled");
     else
-        fprintf(f, "cpu=%lld mem=%lld io=%lld", tm_json_int(l, "cpu", 0), tm_json_int(l, "mem", 0),
-                tm_json_int(l, "io", 0));
+        fprintf(f, "cpu %lld, mem %lld, io %lld", tm_json_int(l, "cpu", 0),
+                tm_json_int(l, "mem", 0), tm_json_int(l, "io", 0));
+}
+
+/* "|2-1| + |3-3| = 1", the distance written out. */
+static void distance_text(FILE *f, const json_t *g) {
+    const json_t *d = json_object_get(g, "distance");
+    if (!json_is_integer(d)) {
+        fprintf(f, "distance -");
+        return;
+    }
+    fprintf(f, "distance ");
+    size_t i;
+    const json_t *t;
+    json_array_foreach(json_object_get(g, "distanceTerms"), i, t) {
+        fprintf(f, "%s|%lld-%lld|", i ? " + " : "", tm_json_int(t, "group", 0),
+                tm_json_int(t, "task", 0));
+    }
+    fprintf(f, "%s%lld", json_array_size(json_object_get(g, "distanceTerms")) ? " = " : "",
+            (long long)json_integer_value(d));
 }
 
 char *sched_explain_text(const json_t *doc) {
@@ -158,48 +346,58 @@ char *sched_explain_text(const json_t *doc) {
     const json_t *task = json_object_get(doc, "task");
     fprintf(f, "pod %s (policy %s)\n", tm_json_str(doc, "pod", "?"),
             tm_json_str(doc, "policy", "?"));
-    fprintf(f, "task: workflow=\"%s\" process=\"%s\" labels: ", tm_json_str(task, "workflow", ""),
+    fprintf(f, "task: workflow \"%s\", process \"%s\"; labels ", tm_json_str(task, "workflow", ""),
             tm_json_str(task, "process", ""));
     labels_text(f, json_object_get(task, "labels"));
     long long rt = tm_json_int(task, "expectedRuntimeMs", -1);
     if (rt >= 0)
-        fprintf(f, " expected runtime %lld ms", rt);
-    fprintf(f, "\nnode groups (preference order):\n");
+        fprintf(f, "; expected runtime %.1f s", (double)rt / 1000);
+    char c[32], m[32];
+    const char *unit;
+    long long mem = tm_json_int(task, "requests.memoryBytes", 0);
+    cores_text(c, sizeof c, tm_json_int(task, "requests.cpuMilli", 0));
+    bytes_text(m, sizeof m, mem, mem, &unit);
+    fprintf(f, "; requests %s cores, %s %s memory\n", c, m, unit);
+    fprintf(f, "\nnode groups, best first: smallest label distance sum_k |group_k - task_k| "
+               "(features both have), ties to the more powerful group (larger label sum)\n");
     size_t i;
     const json_t *g;
     json_array_foreach(json_object_get(doc, "groups"), i, g) {
         const char *id = tm_json_str(g, "id", "");
-        fprintf(f, "  %lld. %-16s ", tm_json_int(g, "rank", 0), *id ? id : "(unprofiled)");
+        fprintf(f, "  rank %lld  group %-12s labels ", tm_json_int(g, "rank", 0),
+                *id ? id : "(unprofiled)");
         labels_text(f, json_object_get(g, "labels"));
-        const json_t *dist = json_object_get(g, "distance");
-        if (json_is_integer(dist))
-            fprintf(f, " distance=%lld", (long long)json_integer_value(dist));
-        else
-            fprintf(f, " distance=-");
-        fprintf(f, " power=%lld nodes=%lld feasible=%lld\n", tm_json_int(g, "power", 0),
+        fprintf(f, "  ");
+        distance_text(f, g);
+        fprintf(f, "  power %lld, %lld node(s), %lld fit\n", tm_json_int(g, "power", 0),
                 tm_json_int(g, "nodes", 0), tm_json_int(g, "feasible", 0));
     }
-    fprintf(f, "nodes:\n");
+    fprintf(f, "\nnodes (load without this pod):\n");
     const json_t *n;
     json_array_foreach(json_object_get(doc, "nodes"), i, n) {
         const char *gid = tm_json_str(n, "group", "");
-        fprintf(f, "  %-24s group %-16s ", tm_json_str(n, "name", "?"),
-                *gid ? gid : "(unprofiled)");
-        if (tm_json_bool(n, "feasible", false))
-            fprintf(f, "fits, score %lld (extender %lld)\n", tm_json_int(n, "score", 0),
-                    tm_json_int(n, "extenderScore", 0));
+        char grp[96];
+        if (*gid)
+            snprintf(grp, sizeof grp, "group %s (rank %lld)", gid, tm_json_int(n, "groupRank", 0));
         else
+            snprintf(grp, sizeof grp, "unprofiled");
+        fprintf(f, "  %-24s %-22s ", tm_json_str(n, "name", "?"), grp);
+        if (tm_json_bool(n, "feasible", false)) {
+            char load[256];
+            sched_explain_load_text(json_object_get(n, "load"), load, sizeof load);
+            fprintf(f, "fits; %s\n", load);
+        } else {
             fprintf(f, "filtered by %s: %s\n", tm_json_str(n, "filter", "?"),
                     tm_json_str(n, "reason", "?"));
+        }
     }
+    fprintf(f, "\n");
     const char *bound = tm_json_str(doc, "boundTo", NULL);
     if (bound)
         fprintf(f, "bound to: %s\n", bound);
     const char *sel = tm_json_str(doc, "selected", NULL);
-    if (sel)
-        fprintf(f, "selected: %s\n", sel);
-    else
-        fprintf(f, "selected: none: %s\n", tm_json_str(doc, "message", ""));
+    fprintf(f, "selected: %s\n", sel ? sel : "none");
+    fprintf(f, "why: %s\n", tm_json_str(doc, "why", ""));
     fclose(f);
     return out;
 }

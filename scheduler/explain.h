@@ -1,14 +1,25 @@
-/* explain.h: why a pod goes (or went, or cannot go) where it does: every node group's tarema
- * distance and preference rank, and for each node the filter that rejected it with
- * kube-scheduler's wording, or its score. Pure: runs the policy over a snapshot, no I/O.
+/* explain.h: why a pod goes (or went, or cannot go) where it does, for a person: every node
+ * group's preference rank and tarema label distance sum_k |group_k - task_k| with both label
+ * vectors, each node's load in numbers (cpu, memory, pods requested of allocatable, without
+ * the explained pod) or the filter that rejected it with kube-scheduler's wording, and in words
+ * why the selected node won. Pure: runs the policy over a snapshot, no I/O.
  *
- * JSON shape (sched_explain):
+ * JSON shape (sched_explain; -o json):
  *   {"pod": "ns/name", "policy": "tarema",
- *    "task": {"workflow", "process", "labels": {"cpu","mem","io"} | null, "expectedRuntimeMs"},
+ *    "task": {"workflow", "process", "labels": {"cpu","mem","io"} | null, "expectedRuntimeMs",
+ *             "requests": {"cpuMilli", "memoryBytes"}},
  *    "groups": [{"id", "labels": {"cpu","mem","io"} | null, "power", "distance" | null,
+ *                "distanceTerms": [{"feature", "group", "task", "diff"}],
  *                "nodes", "feasible", "rank"}],        (in tarema's preference order)
- *    "nodes": [{"name", "group", "feasible", "filter", "reason", "score", "extenderScore"}],
- *    "selected": "node" | null, "boundTo": "node" | null, "message": "0/3 nodes are ..."} */
+ *    "nodes": [{"name", "group", "groupRank", "feasible",
+ *               "load": {"share", "cpuRequestedMilli", "cpuAllocatableMilli",
+ *                        "memoryRequestedBytes", "memoryAllocatableBytes", "podsRequested",
+ *                        "podsAllocatable"},
+ *               "filter", "reason"            (filtered nodes)
+ *               "score", "extenderScore"}],   (feasible nodes; score is the policy's internal
+ *                                              ordering key, extenderScore its 0..10 scale)
+ *    "selected": "node" | null, "boundTo": "node" | null, "message": "0/3 nodes are ...",
+ *    "why": "group mid ranks 1: label distance 0, ..."} */
 #ifndef TAREMA_SCHED_EXPLAIN_H
 #define TAREMA_SCHED_EXPLAIN_H
 
@@ -22,6 +33,13 @@
  * a bound pod is judged against the cluster without itself. New reference; NULL with err. */
 json_t *sched_explain(sched_framework *fw, sched_snapshot *s, const sched_pod *pod, int64_t now_ms,
                       tm_err *err);
+
+/* Why the selected node won (or why none fits), in words, from an explain document. */
+void sched_explain_why(const json_t *doc, char *buf, size_t cap);
+
+/* A node's "load" object in words and numbers: "load 44 %: cpu requested 3.5 of 8 cores
+ * (44 %), memory 1.0 of 8.0 GiB (12 %), 3 of 110 pods". */
+void sched_explain_load_text(const json_t *load, char *buf, size_t cap);
 
 /* The explain document as text for a terminal. Caller frees; NULL on OOM. */
 char *sched_explain_text(const json_t *doc);
