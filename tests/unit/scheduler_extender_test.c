@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "harness.h"
+#include "labeler/labels.h"
+#include "labeler/taskprofile.h"
 #include "lib/jsonutil.h"
 #include "scheduler/explain.h"
 #include "scheduler/extender.h"
@@ -21,10 +23,36 @@ static json_t *load(const char *path) {
     return j;
 }
 
+/* The FASTQC TaskProfile as the labeler publishes it (its own code: labels from task runs,
+ * lab_taskprofile_object + lab_taskprofile_status), not a hand-written look-alike. Three
+ * processes on three equal node classes (quantiles 1/3, 2/3): FASTQC is in the middle for cpu
+ * and memory and the heaviest for I/O, so its labels are cpu 2, mem 2, io 3; realtime 95 s. */
+static json_t *fastqc_profile(void) {
+    lab_sample smp[] = {{"TRIM", {10, 10, 10}, 1000},
+                        {"FASTQC", {50, 50, 90}, 95000},
+                        {"ALIGN", {90, 90, 50}, 5000}};
+    lab_classes cls[LAB_NFEATURES];
+    for (int f = 0; f < LAB_NFEATURES; f++)
+        cls[f] = (lab_classes){.n = 3, .cores = {8, 8, 8}};
+    tm_err err = {0};
+    lab_labeling *l = lab_label_compute(smp, 3, cls, &err);
+    if (!l) {
+        printf("    labeling: %s\n", err.msg);
+        return NULL;
+    }
+    json_t *tp = lab_taskprofile_object("wf", "rnaseq", "FASTQC");
+    for (size_t i = 0; i < l->nprocs; i++)
+        if (strcmp(l->procs[i].process, "FASTQC") == 0)
+            json_object_set_new(tp, "status",
+                                lab_taskprofile_status(l, &l->procs[i], "2026-11-23T12:00:00Z"));
+    lab_labeling_free(l);
+    return tp;
+}
+
 /* A cache snapshot like the live scheduler keeps: the fixture nodes and the FASTQC profile. */
 static sched_snapshot *cache_snapshot(void) {
     sched_snapshot *s = sched_snapshot_new();
-    json_t *nodes = load(FIX "nodes.json"), *tp = load(FIX "taskprofile-fastqc.json");
+    json_t *nodes = load(FIX "nodes.json"), *tp = fastqc_profile();
     tm_err err = {0};
     size_t i;
     json_t *n;
@@ -44,7 +72,7 @@ static sched_snapshot *cache_snapshot(void) {
 }
 
 static void test_task_profile_json(void) {
-    json_t *tp = load(FIX "taskprofile-fastqc.json");
+    json_t *tp = fastqc_profile();
     const char *wf, *proc;
     sched_task_profile prof;
     tm_err err = {0};
