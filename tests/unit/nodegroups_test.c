@@ -1,7 +1,8 @@
 /* nodegroups_test.c: the node-groups document between its writer and its readers. The
  * profiler's grouping of Table IV-like profiles, serialised by prof_grouping_to_json, is read by
  * lib/nodegroups (tm_ng_read_groups), by the labeler (lab_groups_from_json, its classes) and by
- * the profiler's apply (prof_apply_plan): the same groups, cores and labels on every side. */
+ * the profiler's apply (prof_apply_plan), whose Node labels the scheduler reads back
+ * (sched_node_from_json): the same groups, cores and labels on every side. */
 #include <stdlib.h>
 
 #include "harness.h"
@@ -9,6 +10,8 @@
 #include "lib/nodegroups.h"
 #include "profiler/apply.h"
 #include "profiler/grouping.h"
+#include "scheduler/podspec.h"
+#include "scheduler/snapshot.h"
 
 static prof_profile mk(const char *name, long long cores, double cpu, double mem, double io) {
     prof_profile p;
@@ -98,6 +101,32 @@ static void test_profiler_output_read_by_labeler(void) {
     json_t *plan = prof_apply_plan(doc, nodes, &err);
     CHECKF(plan != NULL, "%s", err.msg);
     CHECK_INT(json_array_size(json_object_get(plan, "patches")), n);
+    /* ...and the scheduler reads those Node labels back into the same groups. */
+    sched_snapshot *snap = sched_snapshot_new();
+    size_t i;
+    json_t *pt;
+    json_array_foreach(json_object_get(plan, "patches"), i, pt) {
+        json_t *node = json_pack(
+            "{s:{s:s, s:O}, s:{s:{s:s, s:s, s:s}}}", "metadata", "name",
+            json_string_value(json_object_get(pt, "node")), "labels",
+            json_object_get(json_object_get(json_object_get(pt, "patch"), "metadata"), "labels"),
+            "status", "allocatable", "cpu", "4", "memory", "8Gi", "pods", "110");
+        sched_node *sn = sched_node_from_json(snap, node, &err);
+        CHECKF(sn && sched_snapshot_put_node(snap, sn, &err) == 0, "%s", err.msg);
+        json_decref(node);
+    }
+    sched_snapshot_refresh(snap);
+    CHECK_INT(sched_snapshot_group_count(snap), 3);
+    for (size_t g = 0; g < sched_snapshot_group_count(snap); g++) {
+        const sched_group *sg = sched_snapshot_group(snap, g);
+        int id = atoi(sg->id);
+        CHECKF(id >= 1 && id <= 3 && !sg->unprofiled, "group '%s'", sg->id);
+        if (id >= 1 && id <= 3) {
+            CHECK_INT(sg->labels[SCHED_FEAT_CPU], cpu[id - 1]);
+            CHECK_INT(sg->labels[SCHED_FEAT_IO], io[id - 1]);
+        }
+    }
+    sched_snapshot_free(snap);
     json_decref(plan);
     json_decref(nodes);
     json_decref(doc);

@@ -123,7 +123,7 @@ static void test_filter_nodes_not_cache_capable(void) {
         CHECK_INT(json_object_size(json_object_get(res, "FailedNodes")), 0);
     }
     json_decref(res);
-    /* prioritize: FASTQC (2,2,3) -> g2 (2,2,2) d=1 best, g3 d=2, g1 d=4 worst */
+    /* prioritize: FASTQC (2,2,3) -> group 2 (2,2,2) d=1 best, 3 d=2, 1 d=4 worst */
     res = sched_extender_prioritize(x, args, &err);
     CHECK(res != NULL);
     CHECK_INT(json_array_size(res), 7);
@@ -288,10 +288,10 @@ static void test_explain(void) {
         CHECK_STR(tm_json_str(doc, "selected", ""), "mid-1");
         CHECK_STR(tm_json_str(doc, "boundTo", ""), "slow-1");
         const json_t *groups = json_object_get(doc, "groups");
-        CHECK_STR(tm_json_str(json_array_get(groups, 0), "id", ""), "g2");
+        CHECK_STR(tm_json_str(json_array_get(groups, 0), "id", ""), "2");
         CHECK_INT(tm_json_int(json_array_get(groups, 0), "distance", -1), 1);
-        CHECK_STR(tm_json_str(json_array_get(groups, 1), "id", ""), "g3");
-        CHECK_STR(tm_json_str(json_array_get(groups, 2), "id", ""), "g1");
+        CHECK_STR(tm_json_str(json_array_get(groups, 1), "id", ""), "3");
+        CHECK_STR(tm_json_str(json_array_get(groups, 2), "id", ""), "1");
         CHECK_STR(tm_json_str(json_array_get(groups, 3), "id", "?"), "");
         CHECK_INT(tm_json_int(json_array_get(groups, 1), "feasible", -1), 1); /* gpu-1 tainted */
         const json_t *nodes = json_object_get(doc, "nodes");
