@@ -4,8 +4,8 @@
 #
 # kwok nodes are API objects: no container ever runs on them, so no benchmark can run "on" a
 # node. This test stands in for the node side honestly: it runs one real `bench --quick` on
-# this machine, and derives each node's NodeProfile from Table IV-shaped figures for its
-# machine type (label tarema.io/machine-type). For `run`, it publishes those profiles to the
+# this machine, and makes each node's NodeProfile with `bench` over the tools' recorded output
+# replayed at Table IV-shaped figures for its machine type (label tarema.io/machine-type). For `run`, it publishes those profiles to the
 # ConfigMaps the node-side Job would write (one of them through a real `bench --publish`),
 # while `run` waits for them.
 set -uo pipefail
@@ -26,7 +26,9 @@ nodes_of() { kubectl get nodes -l "tarema.io/machine-type=$1" -o jsonpath='{.ite
 label_of() { kubectl get node "$1" -o jsonpath="{.metadata.labels.tarema\.io/$2}"; }
 annot_of() { kubectl get node "$1" -o jsonpath='{.metadata.annotations.tarema\.io/profile}'; }
 
-# profile NODE TYPE: a NodeProfile with Table IV-like figures for the machine type.
+# profile NODE TYPE: the node's NodeProfile as `tarema-profiler bench` makes it, with sysbench,
+# fio and lscpu replaying their real recorded output (tests/fixtures/profiler/replay) at Table
+# IV-like figures for the machine type: the profiler's own code, not a hand-written look-alike.
 profile() {
   local cpu mem
   case $2 in
@@ -34,11 +36,10 @@ profile() {
     n2) cpu=$((469 + RANDOM % 2)) mem=$((17700 + RANDOM % 100)) ;;
     c2) cpu=$((522 + RANDOM % 3)) mem=19800 ;;
   esac
-  cat <<JSON
-{"node": "$1", "cores": 8, "memory_bytes": 34359738368, "cpu_single_eps": $cpu,
- "cpu_multi_eps": $((cpu * 8)), "mem_mibps": $mem, "seq_read_iops": 481, "seq_write_iops": 483,
- "rand_read_iops": 102, "rand_write_iops": 10$((7 + RANDOM % 2)), "static": {"machine_type": "$2"}}
-JSON
+  mkdir -p "$WORK/fio"
+  PATH="$REPO_ROOT/tests/fixtures/profiler/replay:$PATH" REPLAY_CPUS=8 REPLAY_CPU_EPS=$cpu \
+    REPLAY_MEM_MIBPS=$mem REPLAY_SEQ_IOPS=481 REPLAY_RAND_IOPS=10$((2 + RANDOM % 2)) \
+    "$P" bench --quick --node "$1" --dir "$WORK/fio" -o - --log-level error
 }
 
 if ! kubectl get nodes >/dev/null 2>&1; then
