@@ -47,20 +47,17 @@ if ! start_scheduler "$WORK/ext.log" --mode extender --scheduler-name "$PROFILE"
 fi
 pass "tarema-scheduler --mode extender starts"
 PORT=$SCHED_PORT
-cat >"$WORK/ks.yaml" <<EOF
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-  - schedulerName: $PROFILE
-extenders:
-  - urlPrefix: "http://127.0.0.1:$PORT"
-    filterVerb: filter
-    prioritizeVerb: prioritize
-    weight: 100
-    enableHTTPS: false
-    nodeCacheCapable: true
-    httpTimeout: 5s
-EOF
+# kube-scheduler's configuration is the one users are given (manifests/extender/
+# kube-scheduler-config.yaml), not a look-alike: only the extender's address (this test's
+# port) and the profile name (this test's) are changed; hack/cluster.sh sets its own kubeconfig
+# and turns leader election off.
+python3 - "$REPO_ROOT/manifests/extender/kube-scheduler-config.yaml" "$PORT" "$PROFILE" >"$WORK/ks.yaml" <<'PY'
+import sys, yaml
+cfg = yaml.safe_load(open(sys.argv[1]))
+cfg["profiles"][0]["schedulerName"] = sys.argv[3]
+cfg["extenders"][0]["urlPrefix"] = "http://127.0.0.1:" + sys.argv[2]
+print(yaml.safe_dump(cfg, sort_keys=False))
+PY
 ks_healthy() { bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | grep -qE '^ +scheduler +running .*healthy'; }
 if bash "$REPO_ROOT/hack/cluster.sh" scheduler start "$WORK/ks.yaml" >"$WORK/ks.out" 2>&1; then
   STARTED_KS=1
