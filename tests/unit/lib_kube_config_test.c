@@ -335,6 +335,12 @@ static void test_client_validation(void) {
     tm_kube_config cfg = {.server = "127.0.0.1:6443"};
     CHECK(tm_kube_new(&cfg, &err) == NULL);
     CHECKF(strstr(err.msg, "https://") != NULL, "%s", err.msg);
+    /* A config built in code gets the kubeconfig's rule too. */
+    tm_kube_config both = {.server = "https://127.0.0.1:6443", .ca_data = "PEM", .insecure = true};
+    CHECK(tm_kube_new(&both, &err) == NULL);
+    CHECKF(strstr(err.msg, "specifying a root certificates file with the insecure flag is not "
+                           "allowed") != NULL,
+           "%s", err.msg);
     tm_kube_config ok = {.server = "https://127.0.0.1:1/", .qps = -1};
     CHECK(tm_kube_new(&ok, &err) == NULL);
     ok.qps = 5;
