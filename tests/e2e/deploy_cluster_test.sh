@@ -251,6 +251,10 @@ profiler_job_denied "with its own command" "one container, image" "$SA_BENCH" '.
 profiler_job_denied "with a hostPath volume" "emptyDir volumes and field references only" "$SA_BENCH" '.spec.template.spec.volumes[0] = {name: "scratch", hostPath: {path: "/"}}'
 profiler_job_denied "privileged" "no host namespaces, privilege" "$SA_BENCH" '.spec.template.spec.containers[0].securityContext += {privileged: true, allowPrivilegeEscalation: true}'
 profiler_job_denied "on the host network" "no host namespaces, privilege" "$SA_BENCH" '.spec.template.spec.hostNetwork = true'
+profiler_job_denied "running as root" "non-root with a read-only root" "$SA_BENCH" \
+  '.spec.template.spec.securityContext.runAsUser = 0 | .spec.template.spec.containers[0].securityContext.runAsNonRoot = false'
+profiler_job_denied "with a writable root filesystem" "non-root with a read-only root" "$SA_BENCH" \
+  'del(.spec.template.spec.containers[0].securityContext.readOnlyRootFilesystem)'
 bench_job tarema-profile-probe "$SA_BENCH" >"$WORK/probe-job.json"
 out=$(kubectl --kubeconfig "$KC_PROF" -n "$NS" create -f "$WORK/probe-job.json" 2>&1) &&
   pass "profiler creates a bench Job as $SA_BENCH (the shape tarema-profiler run writes)" ||
@@ -305,12 +309,13 @@ node_patch_denied "sets a Node annotation not its own" "only the Node annotation
 node_patch_denied "taints a Node" "does not change a Node's spec" \
   '{"spec":{"taints":[{"key":"x","value":"y","effect":"NoSchedule"}]}}'
 node_patch_denied "cordons a Node" "does not change a Node's spec" '{"spec":{"unschedulable":true}}'
+node_patch_denied "puts a finalizer on a Node" "finalizers or owners" '{"metadata":{"finalizers":["x.io/block"]}}'
 cpu_label=$(kubectl get node "$NODE1" -o jsonpath='{.metadata.labels.tarema\.io/cpu}')
 out=$(node_patch '{"metadata":{"labels":{"tarema.io/cpu":"probe"}}}') && [[ $out == "200 "* ]] &&
   pass "profiler may still set its own tarema.io labels" || fail "profiler may set its tarema.io labels" "$out"
 kubectl label node "$NODE1" tarema.io/cpu="$cpu_label" --overwrite >/dev/null
 # Undo whatever a refused patch above would have done, had it been let through.
-kubectl patch node "$NODE1" --type merge -p '{"metadata":{"labels":{"node-role.kubernetes.io/control-plane":null,"kubernetes.io/hostname":"'"$NODE1"'","tarema.io/machine-type":"'"$mt_label"'"},"annotations":{"x":null}},"spec":{"taints":null,"unschedulable":null}}' >/dev/null
+kubectl patch node "$NODE1" --type merge -p '{"metadata":{"labels":{"node-role.kubernetes.io/control-plane":null,"kubernetes.io/hostname":"'"$NODE1"'","tarema.io/machine-type":"'"$mt_label"'"},"annotations":{"x":null},"finalizers":null},"spec":{"taints":null,"unschedulable":null}}' >/dev/null
 
 # ------------------------------------------------------------------ labeler
 WF=deploy-e2e-$$
