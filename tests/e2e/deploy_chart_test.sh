@@ -149,14 +149,15 @@ for d, ps in pod_specs():
 report("RBAC: one ServiceAccount per component, no wildcards, no Secrets, no escalate/bind", problems)
 
 # What RBAC cannot express is enforced by admission policies (issue 13, defect 7): one for the
-# profiler's Jobs, its ConfigMaps and its Node patches, each bound with Deny, failing closed,
-# and matching only requests of the profiler's ServiceAccounts.
+# profiler's Jobs, its ConfigMaps and its Node patches, one for the scheduler's pod status
+# patches, each bound with Deny, failing closed, matching only requests of those accounts.
 problems = []
 vaps = {d["metadata"]["name"]: d for d in docs if d["kind"] == "ValidatingAdmissionPolicy"}
 binds = {d["spec"]["policyName"]: d for d in docs if d["kind"] == "ValidatingAdmissionPolicyBinding"}
 prof_user, bench_user = "system:serviceaccount:tarema:tarema-profiler", "system:serviceaccount:tarema:tarema-profiler-bench"
+sched_user = "system:serviceaccount:tarema:tarema-scheduler"
 for name, users in (("tarema-profiler-jobs", [prof_user]), ("tarema-profiler-configmaps", [prof_user, bench_user]),
-                    ("tarema-profiler-nodes", [prof_user])):
+                    ("tarema-profiler-nodes", [prof_user]), ("tarema-scheduler-pod-status", [sched_user])):
     v = vaps.get(name)
     if not v: problems.append("no ValidatingAdmissionPolicy " + name); continue
     if v["spec"].get("failurePolicy") != "Fail": problems.append(name + ": failurePolicy is not Fail")
@@ -171,7 +172,7 @@ prof = next(d for d in docs if d["kind"] == "Job" and "profiler-run" in d["metad
 img = prof["spec"]["template"]["spec"]["containers"][0]["image"]
 for want in ('\\"tarema-profiler-bench\\"', '\\"%s\\"' % img):
     if want not in jobs: problems.append("tarema-profiler-jobs does not pin %s" % want)
-report("admission policies confine the profiler's Jobs, ConfigMaps and Node patches", problems)
+report("admission policies confine the profiler's Jobs, ConfigMaps and Node patches and the scheduler's pod status patches", problems)
 
 # values.yaml and the schema describe the same keys.
 vals = yaml.safe_load(open(sys.argv[2]))

@@ -281,17 +281,18 @@ refused_by_policy "profiler deletes a Job that is not a bench Job" "only bench J
 # kubectl label/patch read the Node first, which the profiler may not: a merge patch as
 # tarema-profiler apply sends it (no read), with the profiler's token; prints the HTTP status
 # and the message.
-node_patch() {
+api_patch() { # api_patch KUBECONFIG PATH PATCH-TYPE JSON: "HTTP-STATUS message"
   local token server
-  token=$(sed -n 's/.*token: "\(.*\)".*/\1/p' "$KC_PROF")
+  token=$(sed -n 's/.*token: "\(.*\)".*/\1/p' "$1")
   server=$(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')
   kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' |
     base64 -d >"$WORK/ca.crt"
   curl -s --cacert "$WORK/ca.crt" -H "Authorization: Bearer $token" -X PATCH \
-    -H 'Content-Type: application/merge-patch+json' --data "$1" -o "$WORK/patch.out" -w '%{http_code}' \
-    "$server/api/v1/nodes/$NODE1"
+    -H "Content-Type: application/$3-patch+json" --data "$4" -o "$WORK/patch.out" -w '%{http_code}' \
+    "$server$2"
   echo " $(jq -r '.message // empty' "$WORK/patch.out" 2>/dev/null)"
 }
+node_patch() { api_patch "$KC_PROF" "/api/v1/nodes/$NODE1" merge "$1"; }
 node_patch_denied() { # node_patch_denied NAME WHY PATCH
   local out
   out=$(node_patch "$3")
@@ -429,6 +430,21 @@ audit "$SA_PROF" "configmaps [] [list delete]
 jobs.batch [] [create get delete]
 nodes [] [list patch]"
 audit "$SA_BENCH" "configmaps [] [create update]"
+# pods/status is granted for the PodScheduled condition (checked working above); the admission
+# policy refuses every other change by the scheduler's token (status patches, no read first).
+status_patch_denied() { # status_patch_denied WHAT JSON WHY (a JSON merge patch: lists replaced)
+  local out
+  out=$(api_patch "$KC_SCHED" "/api/v1/namespaces/$NS/pods/task-ok/status" merge "$2")
+  [[ $out == "403 "*"ValidatingAdmissionPolicy"*"$3"* ]] && pass "denied: scheduler $1" ||
+    fail "denied: scheduler $1" "not refused by the rule '$3': $out"
+}
+status_patch_denied "marks a running pod not Ready" \
+  '{"status":{"conditions":[{"type":"PodScheduled","status":"True"},{"type":"Ready","status":"False"}]}}' \
+  "only a pod's PodScheduled condition"
+status_patch_denied "fails a pod (phase)" '{"status":{"phase":"Failed"}}' "no pod status field but"
+status_patch_denied "sets a pod's IP" '{"status":{"podIP":"10.9.9.9","podIPs":[{"ip":"10.9.9.9"}]}}' \
+  "no pod status field but"
+status_patch_denied "relabels a pod through its status" '{"metadata":{"labels":{"app":"x"}}}' "no pod status field but"
 
 # ------------------------------------------------------------------ extender wiring
 # The chart's extender ConfigMap drives a real kube-scheduler; tarema (extender mode, under
