@@ -134,6 +134,15 @@ tm_kube *tm_kube_new(const tm_kube_config *cfg, tm_err *err) {
                    cfg && cfg->server ? cfg->server : "(none)");
         return NULL;
     }
+    /* Whatever built the config: a CA that insecure would silently ignore is a mistake (the
+     * kubeconfig loader says which cluster; this covers every other source). */
+    if (cfg->insecure && (cfg->ca_file || cfg->ca_data)) {
+        tm_err_set(err,
+                   "kube client %s: specifying a root certificates file with the insecure "
+                   "flag is not allowed",
+                   cfg->server);
+        return NULL;
+    }
     if (check_readable(cfg->ca_file, "CA file", err) < 0 ||
         check_readable(cfg->cert_file, "client certificate", err) < 0 ||
         check_readable(cfg->key_file, "client key", err) < 0 ||

@@ -11,9 +11,14 @@
 #include "fileutil.h"
 #include "jsonutil.h"
 #include "kube_internal.h"
+#include "log.h"
 #include "yamljson.h"
 
 #define SA_ROOT "/var/run/secrets/kubernetes.io/serviceaccount"
+
+/* The opt-in for sending credentials to an http:// API server (in clear): "1" allows it, with
+ * a warning. Anything else refuses such a kubeconfig. */
+#define ALLOW_HTTP_ENV "TAREMA_ALLOW_INSECURE_HTTP"
 
 static int b64_value(unsigned char c) {
     if (c >= 'A' && c <= 'Z')
@@ -257,6 +262,44 @@ static int fill_user(tm_kube_config *cfg, const json_t *u, const char *dir, cons
     return 0;
 }
 
+/* How the kubeconfig protects the connection, checked once both the cluster and the user are
+ * read. Like kubectl, a CA together with insecure-skip-tls-verify is refused (the CA would be
+ * silently ignored); insecure alone is allowed with a warning naming the cluster. An http://
+ * server gets every request in clear: with credentials (token, token file, client
+ * certificate) it is refused unless allow_http, since the token would be readable by anyone
+ * on the path and a client certificate cannot authenticate without TLS; without credentials,
+ * or allowed, it is used with a warning. */
+static int check_transport(const tm_kube_config *cfg, const char *cluster, const char *what,
+                           bool allow_http, tm_err *err) {
+    bool has_ca = cfg->ca_file || cfg->ca_data;
+    if (cfg->insecure && has_ca)
+        return tm_err_set(err,
+                          "%s: cluster '%s': specifying a root certificates file with the "
+                          "insecure flag is not allowed (remove insecure-skip-tls-verify or the "
+                          "certificate-authority)",
+                          what, cluster);
+    bool http = strncmp(cfg->server, "http://", 7) == 0;
+    const char *cred = cfg->token                         ? "a bearer token"
+                       : cfg->token_file                  ? "a bearer token file"
+                       : cfg->cert_file || cfg->cert_data ? "a client certificate"
+                                                          : NULL;
+    if (http && cred && !allow_http)
+        return tm_err_set(err,
+                          "%s: cluster '%s': server %s is plain http:// and the user has %s, "
+                          "which would be sent in clear (use https://, or set " ALLOW_HTTP_ENV
+                          "=1 to allow it)",
+                          what, cluster, cfg->server, cred);
+    if (cfg->insecure && !http)
+        tm_warn("TLS verification of the API server is off (insecure-skip-tls-verify): anyone on "
+                "the network path can impersonate it cluster=%s server=%s",
+                cluster, cfg->server);
+    if (http)
+        tm_warn("API server connection is not encrypted (http://)%s cluster=%s server=%s",
+                cred ? ", credentials sent in clear as allowed by " ALLOW_HTTP_ENV "=1" : "",
+                cluster, cfg->server);
+    return 0;
+}
+
 tm_kube_config *tm_kube_config_load(const char *path, const char *context, tm_err *err) {
     char *p = path ? strdup(path) : default_kubeconfig_path(err);
     if (!p)
@@ -314,7 +357,9 @@ tm_kube_config *tm_kube_config_load(const char *path, const char *context, tm_er
             goto fail;
         }
     }
-    if (fill_cluster(cfg, cl, dir, what, err) < 0 || fill_user(cfg, u, dir, what, err) < 0)
+    const char *allow = getenv(ALLOW_HTTP_ENV);
+    if (fill_cluster(cfg, cl, dir, what, err) < 0 || fill_user(cfg, u, dir, what, err) < 0 ||
+        check_transport(cfg, cl_name, what, allow && strcmp(allow, "1") == 0, err) < 0)
         goto fail;
     cfg->namespace = strdup(ns && *ns ? ns : "default");
     cfg->context = strdup(ctx_name);

@@ -148,6 +148,32 @@ for d, ps in pod_specs():
         problems.append("%s runs as %s" % (d["metadata"]["name"], ps.get("serviceAccountName")))
 report("RBAC: one ServiceAccount per component, no wildcards, no Secrets, no escalate/bind", problems)
 
+# What RBAC cannot express is enforced by admission policies (issue 13, defect 7): one for the
+# profiler's Jobs, its ConfigMaps and its Node patches, one for the scheduler's pod status
+# patches, each bound with Deny, failing closed, matching only requests of those accounts.
+problems = []
+vaps = {d["metadata"]["name"]: d for d in docs if d["kind"] == "ValidatingAdmissionPolicy"}
+binds = {d["spec"]["policyName"]: d for d in docs if d["kind"] == "ValidatingAdmissionPolicyBinding"}
+prof_user, bench_user = "system:serviceaccount:tarema:tarema-profiler", "system:serviceaccount:tarema:tarema-profiler-bench"
+sched_user = "system:serviceaccount:tarema:tarema-scheduler"
+for name, users in (("tarema-profiler-jobs", [prof_user]), ("tarema-profiler-configmaps", [prof_user, bench_user]),
+                    ("tarema-profiler-nodes", [prof_user]), ("tarema-scheduler-pod-status", [sched_user])):
+    v = vaps.get(name)
+    if not v: problems.append("no ValidatingAdmissionPolicy " + name); continue
+    if v["spec"].get("failurePolicy") != "Fail": problems.append(name + ": failurePolicy is not Fail")
+    conds = " ".join(c["expression"] for c in v["spec"].get("matchConditions", []))
+    for u in users:
+        if '"%s"' % u not in conds: problems.append("%s: does not match requests of %s" % (name, u))
+    if not v["spec"].get("validations"): problems.append(name + ": no validations")
+    b = binds.get(name)
+    if not b or b["spec"].get("validationActions") != ["Deny"]: problems.append(name + ": not bound with Deny")
+jobs = json.dumps(vaps.get("tarema-profiler-jobs", {}))
+prof = next(d for d in docs if d["kind"] == "Job" and "profiler-run" in d["metadata"]["name"])
+img = prof["spec"]["template"]["spec"]["containers"][0]["image"]
+for want in ('\\"tarema-profiler-bench\\"', '\\"%s\\"' % img):
+    if want not in jobs: problems.append("tarema-profiler-jobs does not pin %s" % want)
+report("admission policies confine the profiler's Jobs, ConfigMaps and Node patches and the scheduler's pod status patches", problems)
+
 # values.yaml and the schema describe the same keys.
 vals = yaml.safe_load(open(sys.argv[2]))
 schema = json.load(open(sys.argv[3]))

@@ -145,8 +145,12 @@ NODES=$(kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name} {.metad
 NNODES=$(grep -c . <<<"$NODES")
 while read -r n t; do profile "$n" "${t:-e2}" >"$WORK/profiles/$n.json"; done <<<"$NODES"
 
+# The image the chart gives the profiler (and so its bench Jobs): the admission policy admits
+# bench Jobs of that image only.
+PROF_IMAGE=$(helm template "$REL" "$CHART" -n "$NS" "${SETS[@]}" -s templates/profiler-job.yaml |
+  awk -F= '/--image=/{print $2; exit}')
 "$BIN/tarema-profiler" run --kubeconfig "$KC_PROF" --namespace "$NS" --service-account "$SA_BENCH" \
-  --image tarema/profiler:e2e --timeout 90 --log-level warn >"$WORK/prof-run.log" 2>&1 &
+  --image "$PROF_IMAGE" --timeout 90 --log-level warn >"$WORK/prof-run.log" 2>&1 &
 PROF_PID=$!
 PIDS+=("$PROF_PID")
 jobs_created() { [ "$(kubectl -n "$NS" get jobs -l app.kubernetes.io/component=tarema-profile -o name | wc -l)" -ge "$NNODES" ]; }
@@ -181,6 +185,138 @@ denied "bench patches a Node" "$KC_BENCH" label node "$NODE1" tarema.io/x=1
 denied "bench deletes a ConfigMap" "$KC_BENCH" -n "$NS" delete configmap "tarema-profile-$NODE1"
 denied "bench reads Secrets" "$KC_BENCH" -n "$NS" get secrets
 denied "bench lists Jobs" "$KC_BENCH" -n "$NS" get jobs
+# refused_by_policy NAME WHY KUBECONFIG KUBECTL-ARGS...: Forbidden by the chart's admission
+# policy, with the message of the rule meant (not by RBAC, not by another rule).
+refused_by_policy() {
+  local name=$1 why=$2 kc=$3 out
+  shift 3
+  if out=$(kubectl --kubeconfig "$kc" "$@" 2>&1); then
+    fail "denied: $name" "it was allowed: $out"
+  elif grep -q 'forbidden: ValidatingAdmissionPolicy .* denied request: .*'"$why" <<<"$out"; then
+    pass "denied: $name"
+  else
+    fail "denied: $name" "not by the admission policy rule '$why': $out"
+  fi
+}
+# Issue 13, defect 7: the bench token could replace (PUT) any ConfigMap of the namespace, the
+# scheduler's config among them; and the profiler could start Jobs under any ServiceAccount of
+# the namespace (the scheduler's: cluster-wide pods/binding) or with any pod spec.
+SCHED_CM=$REL-scheduler-config
+kubectl -n "$NS" get configmap "$SCHED_CM" -o json >"$WORK/sched-cm.json"
+jq '.data["scheduler.yaml"] += "\n# overwritten by the bench\n"' "$WORK/sched-cm.json" >"$WORK/sched-cm-evil.json"
+refused_by_policy "bench replaces (update) the scheduler's ConfigMap" "only node profile ConfigMaps" "$KC_BENCH" -n "$NS" replace -f "$WORK/sched-cm-evil.json"
+kubectl -n "$NS" get configmap "$SCHED_CM" -o jsonpath='{.data.scheduler\.yaml}' | grep -q 'overwritten by the bench' &&
+  fail "scheduler's ConfigMap unchanged" "the bench token overwrote it" || pass "scheduler's ConfigMap unchanged"
+refused_by_policy "bench creates a ConfigMap that is not a node profile" "only node profile ConfigMaps" "$KC_BENCH" -n "$NS" create configmap "$REL-scheduler-config-2" --from-literal=a=b
+refused_by_policy "bench creates a profile-named ConfigMap without the profile label" "only node profile ConfigMaps" "$KC_BENCH" -n "$NS" create configmap tarema-profile-x --from-literal=a=b
+refused_by_policy "profiler deletes the scheduler's ConfigMap" "only node profile ConfigMaps" "$KC_PROF" -n "$NS" delete configmap "$SCHED_CM"
+# Put it back when a check above failed, so the scheduler part below runs on the chart's config.
+jq 'del(.metadata.resourceVersion, .metadata.uid, .metadata.creationTimestamp, .metadata.managedFields)' \
+  "$WORK/sched-cm.json" | kubectl -n "$NS" apply -f - >/dev/null 2>&1
+# bench_job NAME SA [JQ]: the Job the profiler creates for node NODE1, run as SA, changed by JQ.
+bench_job() {
+  jq -n --arg name "$1" --arg sa "$2" --arg node "$NODE1" --arg img "$PROF_IMAGE" --arg ns "$NS" '
+    {apiVersion: "batch/v1", kind: "Job",
+     metadata: {name: $name, labels: {"app.kubernetes.io/component": "tarema-profile"}},
+     spec: {backoffLimit: 0, template: {
+       metadata: {labels: {"app.kubernetes.io/component": "tarema-profile"}},
+       spec: {nodeName: $node, restartPolicy: "Never", serviceAccountName: $sa,
+              securityContext: {runAsUser: 10001, runAsGroup: 10001, seccompProfile: {type: "RuntimeDefault"}},
+              containers: [{name: "bench", image: $img,
+                args: ["bench", "--node", $node, "--publish", "--namespace", $ns, "--dir=/scratch"],
+                env: [{name: "NODE_NAME", valueFrom: {fieldRef: {fieldPath: "spec.nodeName"}}}],
+                volumeMounts: [{name: "scratch", mountPath: "/scratch"}],
+                securityContext: {runAsNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false,
+                                  capabilities: {drop: ["ALL"]}, seccompProfile: {type: "RuntimeDefault"}}}],
+              volumes: [{name: "scratch", emptyDir: {}}]}}}} | '"${3:-.}"
+}
+PROBES=0
+profiler_job_denied() { # profiler_job_denied WHAT WHY SA JQ
+  PROBES=$((PROBES + 1))
+  bench_job "tarema-profile-probe-$PROBES" "$3" "${4:-.}" >"$WORK/probe-job.json"
+  refused_by_policy "profiler creates a Job $1" "$2" "$KC_PROF" -n "$NS" create -f "$WORK/probe-job.json"
+  kubectl -n "$NS" delete job "tarema-profile-probe-$PROBES" --ignore-not-found --wait=false >/dev/null 2>&1
+}
+profiler_job_denied "running as the scheduler's ServiceAccount" "run as ServiceAccount" "$SA_SCHED"
+profiler_job_denied "running as the labeler's ServiceAccount" "run as ServiceAccount" "$SA_LAB"
+profiler_job_denied "running as the namespace's default ServiceAccount" "run as ServiceAccount" default
+profiler_job_denied "naming the scheduler's ServiceAccount in the deprecated serviceAccount field" "run as ServiceAccount" "$SA_BENCH" \
+  "del(.spec.template.spec.serviceAccountName) | .spec.template.spec.serviceAccount = \"$SA_SCHED\""
+profiler_job_denied "mounting a Secret" "emptyDir volumes and field references only" "$SA_BENCH" \
+  ".spec.template.spec.volumes += [{name: \"db\", secret: {secretName: \"$REL-postgresql\"}}]"
+profiler_job_denied "reading a Secret into its environment" "emptyDir volumes and field references only" "$SA_BENCH" \
+  ".spec.template.spec.containers[0].env += [{name: \"P\", valueFrom: {secretKeyRef: {name: \"$REL-postgresql\", key: \"password\"}}}]"
+profiler_job_denied "with another image" "one container, image" "$SA_BENCH" '.spec.template.spec.containers[0].image = "busybox"'
+profiler_job_denied "with its own command" "one container, image" "$SA_BENCH" '.spec.template.spec.containers[0].command = ["sh", "-c", "id"]'
+profiler_job_denied "with a hostPath volume" "emptyDir volumes and field references only" "$SA_BENCH" '.spec.template.spec.volumes[0] = {name: "scratch", hostPath: {path: "/"}}'
+profiler_job_denied "privileged" "no host namespaces, privilege" "$SA_BENCH" '.spec.template.spec.containers[0].securityContext += {privileged: true, allowPrivilegeEscalation: true}'
+profiler_job_denied "on the host network" "no host namespaces, privilege" "$SA_BENCH" '.spec.template.spec.hostNetwork = true'
+profiler_job_denied "running as root" "non-root with a read-only root" "$SA_BENCH" \
+  '.spec.template.spec.securityContext.runAsUser = 0 | .spec.template.spec.containers[0].securityContext.runAsNonRoot = false'
+profiler_job_denied "with a writable root filesystem" "non-root with a read-only root" "$SA_BENCH" \
+  'del(.spec.template.spec.containers[0].securityContext.readOnlyRootFilesystem)'
+bench_job tarema-profile-probe "$SA_BENCH" >"$WORK/probe-job.json"
+out=$(kubectl --kubeconfig "$KC_PROF" -n "$NS" create -f "$WORK/probe-job.json" 2>&1) &&
+  pass "profiler creates a bench Job as $SA_BENCH (the shape tarema-profiler run writes)" ||
+  fail "profiler creates a bench Job as $SA_BENCH" "$out"
+# A bench pod's token names its node: it writes that node's profile and no other. The probe
+# Job's pod (kwok runs it on NODE1) gets a token bound to it, as the kubelet would mount.
+probe_pod() { kubectl -n "$NS" get pods -l job-name=tarema-profile-probe -o jsonpath='{.items[0].metadata.name}' 2>/dev/null; }
+if wait_for 30 bash -c "[ -n \"\$(kubectl -n $NS get pods -l job-name=tarema-profile-probe -o name)\" ]"; then
+  pod_token=$(kubectl -n "$NS" create token "$SA_BENCH" --bound-object-kind Pod --bound-object-name "$(probe_pod)" --duration=10m)
+  sed "s|token: \".*\"|token: \"$pod_token\"|" "$KC_BENCH" >"$WORK/bench-pod.kubeconfig"
+  NODE2=$(kubectl get nodes -o jsonpath='{.items[1].metadata.name}')
+  jq --arg n "$NODE2" '.node = $n' "$WORK/profiles/$NODE1.json" >"$WORK/other-node.json"
+  out=$("$BIN/tarema-profiler" publish --kubeconfig "$WORK/bench-pod.kubeconfig" --namespace "$NS" "$WORK/other-node.json" 2>&1)
+  [ $? != 0 ] && grep -q 'only the profile of the node it runs on' <<<"$out" &&
+    pass "denied: bench pod on $NODE1 publishes $NODE2's profile" ||
+    fail "denied: bench pod on $NODE1 publishes $NODE2's profile" "$out"
+  check "bench pod on $NODE1 publishes its own node's profile" \
+    "$BIN/tarema-profiler" publish --kubeconfig "$WORK/bench-pod.kubeconfig" --namespace "$NS" "$WORK/profiles/$NODE1.json"
+else
+  fail "probe bench Job's pod created" "$(kubectl -n "$NS" get jobs,pods 2>&1)"
+fi
+kubectl -n "$NS" delete job tarema-profile-probe --wait=false >/dev/null 2>&1
+refused_by_policy "profiler deletes a Job that is not a bench Job" "only bench Jobs" "$KC_PROF" -n "$NS" delete job "$REL-profiler-run-1"
+# kubectl label/patch read the Node first, which the profiler may not: a merge patch as
+# tarema-profiler apply sends it (no read), with the profiler's token; prints the HTTP status
+# and the message.
+api_patch() { # api_patch KUBECONFIG PATH PATCH-TYPE JSON: "HTTP-STATUS message"
+  local token server
+  token=$(sed -n 's/.*token: "\(.*\)".*/\1/p' "$1")
+  server=$(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')
+  kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' |
+    base64 -d >"$WORK/ca.crt"
+  curl -s --cacert "$WORK/ca.crt" -H "Authorization: Bearer $token" -X PATCH \
+    -H "Content-Type: application/$3-patch+json" --data "$4" -o "$WORK/patch.out" -w '%{http_code}' \
+    "$server$2"
+  echo " $(jq -r '.message // empty' "$WORK/patch.out" 2>/dev/null)"
+}
+node_patch() { api_patch "$KC_PROF" "/api/v1/nodes/$NODE1" merge "$1"; }
+node_patch_denied() { # node_patch_denied NAME WHY PATCH
+  local out
+  out=$(node_patch "$3")
+  [[ $out == "403 "*"ValidatingAdmissionPolicy"*"$2"* ]] && pass "denied: profiler $1" ||
+    fail "denied: profiler $1" "not refused by the rule '$2': $out"
+}
+mt_label=$(kubectl get node "$NODE1" -o jsonpath='{.metadata.labels.tarema\.io/machine-type}')
+node_patch_denied "labels a Node outside tarema.io/{cpu,mem,io,group}" "only the Node labels" \
+  '{"metadata":{"labels":{"node-role.kubernetes.io/control-plane":""}}}'
+node_patch_denied "removes a Node label not its own" "only the Node labels" \
+  '{"metadata":{"labels":{"kubernetes.io/hostname":null}}}'
+node_patch_denied "changes tarema.io/machine-type (not a profiler label)" "only the Node labels" \
+  '{"metadata":{"labels":{"tarema.io/machine-type":"x"}}}'
+node_patch_denied "sets a Node annotation not its own" "only the Node annotation" '{"metadata":{"annotations":{"x":"y"}}}'
+node_patch_denied "taints a Node" "does not change a Node's spec" \
+  '{"spec":{"taints":[{"key":"x","value":"y","effect":"NoSchedule"}]}}'
+node_patch_denied "cordons a Node" "does not change a Node's spec" '{"spec":{"unschedulable":true}}'
+node_patch_denied "puts a finalizer on a Node" "finalizers or owners" '{"metadata":{"finalizers":["x.io/block"]}}'
+cpu_label=$(kubectl get node "$NODE1" -o jsonpath='{.metadata.labels.tarema\.io/cpu}')
+out=$(node_patch '{"metadata":{"labels":{"tarema.io/cpu":"probe"}}}') && [[ $out == "200 "* ]] &&
+  pass "profiler may still set its own tarema.io labels" || fail "profiler may set its tarema.io labels" "$out"
+kubectl label node "$NODE1" tarema.io/cpu="$cpu_label" --overwrite >/dev/null
+# Undo whatever a refused patch above would have done, had it been let through.
+kubectl patch node "$NODE1" --type merge -p '{"metadata":{"labels":{"node-role.kubernetes.io/control-plane":null,"kubernetes.io/hostname":"'"$NODE1"'","tarema.io/machine-type":"'"$mt_label"'"},"annotations":{"x":null},"finalizers":null},"spec":{"taints":null,"unschedulable":null}}' >/dev/null
 
 # ------------------------------------------------------------------ labeler
 WF=deploy-e2e-$$
@@ -262,6 +398,53 @@ cani "$SA_SCHED" update leases/tarema-scheduler -n "$NS" && ! cani "$SA_SCHED" u
 ! cani "$SA_SCHED" get secrets -A && ! cani "$SA_LAB" get secrets -A && ! cani "$SA_PROF" get secrets -A &&
   ! cani "$SA_BENCH" get secrets -A && pass "can-i: no component ServiceAccount can read Secrets anywhere" ||
   fail "can-i: no component can read Secrets"
+
+# The audit: every right each ServiceAccount holds in the release namespace (cluster-wide ones
+# included), as `kubectl auth can-i --list` reports it, equals the list docs/operations.md
+# ("Security: RBAC per component") explains verb by verb; the self-review and discovery rights
+# every authenticated user has are left out.
+rights() {
+  kubectl auth can-i --list --as="system:serviceaccount:$NS:$1" -n "$NS" |
+    awk 'NR > 1 && $1 !~ /^\[/ && $1 !~ /^selfsubject/ { print $1, $3, $4, $5, $6 }' | sed 's/ *$//' | sort
+}
+audit() { # audit SA EXPECTED
+  local got
+  got=$(rights "$1")
+  [ "$got" = "$(sort <<<"$2")" ] && pass "can-i --list: $1 has exactly the documented rights" ||
+    fail "can-i --list: $1 has exactly the documented rights" "got: $(tr '\n' ';' <<<"$got") want: $(sort <<<"$2" | tr '\n' ';')"
+}
+audit "$SA_SCHED" "events.events.k8s.io [] [create]
+leases.coordination.k8s.io [] [create]
+leases.coordination.k8s.io [tarema-scheduler] [get update]
+nodes [] [list watch]
+persistentvolumeclaims [] [list watch]
+persistentvolumes [] [list watch]
+pods [] [list watch]
+pods/binding [] [create]
+pods/status [] [patch]
+taskprofiles.tarema.io [] [list watch]"
+audit "$SA_LAB" "nodes [] [list watch]
+taskprofiles.tarema.io [] [create]
+taskprofiles.tarema.io/status [] [patch]"
+audit "$SA_PROF" "configmaps [] [list delete]
+jobs.batch [] [create get delete]
+nodes [] [list patch]"
+audit "$SA_BENCH" "configmaps [] [create update]"
+# pods/status is granted for the PodScheduled condition (checked working above); the admission
+# policy refuses every other change by the scheduler's token (status patches, no read first).
+status_patch_denied() { # status_patch_denied WHAT JSON WHY (a JSON merge patch: lists replaced)
+  local out
+  out=$(api_patch "$KC_SCHED" "/api/v1/namespaces/$NS/pods/task-ok/status" merge "$2")
+  [[ $out == "403 "*"ValidatingAdmissionPolicy"*"$3"* ]] && pass "denied: scheduler $1" ||
+    fail "denied: scheduler $1" "not refused by the rule '$3': $out"
+}
+status_patch_denied "marks a running pod not Ready" \
+  '{"status":{"conditions":[{"type":"PodScheduled","status":"True"},{"type":"Ready","status":"False"}]}}' \
+  "only a pod's PodScheduled condition"
+status_patch_denied "fails a pod (phase)" '{"status":{"phase":"Failed"}}' "no pod status field but"
+status_patch_denied "sets a pod's IP" '{"status":{"podIP":"10.9.9.9","podIPs":[{"ip":"10.9.9.9"}]}}' \
+  "no pod status field but"
+status_patch_denied "relabels a pod through its status" '{"metadata":{"labels":{"app":"x"}}}' "no pod status field but"
 
 # ------------------------------------------------------------------ extender wiring
 # The chart's extender ConfigMap drives a real kube-scheduler; tarema (extender mode, under

@@ -1,6 +1,7 @@
 /* Unit tests for lib/kubeconfig.c (each auth kind, contexts, relative paths, in-cluster,
  * errors) and the small pure helpers of the client: base64 and API paths. Fixtures are in
  * tests/fixtures/kubeconfig/ (self-made PEM text: parsing only, no TLS). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -112,7 +113,14 @@ static void test_files_relative_to_kubeconfig(void) {
 
 static void test_token_file_and_string_insecure(void) {
     tm_err err = {0};
+    /* An http:// server with a token file: refused unless explicitly allowed. */
+    unsetenv("TAREMA_ALLOW_INSECURE_HTTP");
     tm_kube_config *c = tm_kube_config_load(fx("tokenfile.yaml"), NULL, &err);
+    CHECK(c == NULL);
+    tm_kube_config_free(c);
+    setenv("TAREMA_ALLOW_INSECURE_HTTP", "1", 1);
+    c = tm_kube_config_load(fx("tokenfile.yaml"), NULL, &err);
+    unsetenv("TAREMA_ALLOW_INSECURE_HTTP");
     CHECKF(c != NULL, "%s", err.msg);
     if (!c)
         return;
@@ -121,6 +129,98 @@ static void test_token_file_and_string_insecure(void) {
     CHECK(c->insecure); /* "true" as a string, as some tools write it */
     CHECK_STR(c->server, "http://127.0.0.1:8080");
     tm_kube_config_free(c);
+}
+
+/* Loads context ctx of tls.yaml with stderr captured: returns the config (or NULL, err set)
+ * and puts what was logged into logged. */
+static tm_kube_config *load_logged(const char *ctx, char *logged, size_t cap, tm_err *err) {
+    char path[] = "/tmp/tarema-kubeconfig-log-XXXXXX";
+    int fd = mkstemp(path);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2);
+    tm_kube_config *c = tm_kube_config_load(fx("tls.yaml"), ctx, err);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    ssize_t n = pread(fd, logged, cap - 1, 0);
+    logged[n > 0 ? n : 0] = '\0';
+    close(fd);
+    unlink(path);
+    return c;
+}
+
+/* insecure-skip-tls-verify never silent: refused next to a CA (kubectl's rule and words),
+ * allowed alone with a warning naming the cluster. */
+static void test_insecure_skip_verify(void) {
+    char logged[4096];
+    const char *with_ca[] = {"ca-data-insecure", "ca-file-insecure"};
+    for (size_t i = 0; i < 2; i++) {
+        tm_err err = {0};
+        tm_kube_config *c = load_logged(with_ca[i], logged, sizeof logged, &err);
+        CHECKF(c == NULL, "context %s: a CA with insecure-skip-tls-verify was accepted",
+               with_ca[i]);
+        tm_kube_config_free(c);
+        CHECKF(strstr(err.msg, "specifying a root certificates file with the insecure flag is "
+                               "not allowed") != NULL,
+               "%s: %s", with_ca[i], err.msg);
+        CHECKF(strstr(err.msg, with_ca[i]) && strstr(err.msg, "-and-insecure'"), "%s", err.msg);
+    }
+    tm_err err = {0};
+    tm_kube_config *c = load_logged("insecure-only", logged, sizeof logged, &err);
+    CHECKF(c != NULL, "%s", err.msg);
+    CHECK(c && c->insecure);
+    tm_kube_config_free(c);
+    CHECKF(strstr(logged, "warn") && strstr(logged, "insecure-skip-tls-verify") &&
+               strstr(logged, "cluster=insecure-no-ca"),
+           "no warning naming the cluster: '%s'", logged);
+    /* A verified connection logs nothing. */
+    c = tm_kube_config_load(fx("files.yaml"), NULL, &err);
+    CHECKF(c != NULL && !c->insecure, "%s", err.msg);
+    tm_kube_config_free(c);
+}
+
+/* http:// servers: credentials are never sent in clear unless TAREMA_ALLOW_INSECURE_HTTP=1,
+ * and an unencrypted connection is always logged. */
+static void test_plain_http(void) {
+    char logged[4096];
+    const struct {
+        const char *ctx, *cred;
+    } creds[] = {{"http-token", "a bearer token"},
+                 {"http-tokenfile", "a bearer token file"},
+                 {"http-cert", "a client certificate"}};
+    unsetenv("TAREMA_ALLOW_INSECURE_HTTP");
+    for (size_t i = 0; i < 3; i++) {
+        tm_err err = {0};
+        tm_kube_config *c = load_logged(creds[i].ctx, logged, sizeof logged, &err);
+        CHECKF(c == NULL, "context %s: credentials over http:// accepted", creds[i].ctx);
+        tm_kube_config_free(c);
+        CHECKF(strstr(err.msg, "cluster 'plain-http'") && strstr(err.msg, creds[i].cred) &&
+                   strstr(err.msg, "TAREMA_ALLOW_INSECURE_HTTP=1"),
+               "%s: %s", creds[i].ctx, err.msg);
+    }
+    setenv("TAREMA_ALLOW_INSECURE_HTTP", "yes", 1); /* only "1" opts in */
+    tm_err err = {0};
+    tm_kube_config *c = load_logged("http-token", logged, sizeof logged, &err);
+    CHECK(c == NULL);
+    tm_kube_config_free(c);
+    setenv("TAREMA_ALLOW_INSECURE_HTTP", "1", 1);
+    c = load_logged("http-token", logged, sizeof logged, &err);
+    unsetenv("TAREMA_ALLOW_INSECURE_HTTP");
+    CHECKF(c != NULL, "%s", err.msg);
+    CHECK_STR(c ? c->token : NULL, "secret-bearer-token");
+    tm_kube_config_free(c);
+    CHECKF(strstr(logged, "warn") && strstr(logged, "cluster=plain-http") &&
+               strstr(logged, "credentials sent in clear"),
+           "no warning: '%s'", logged);
+    CHECKF(strstr(logged, "secret-bearer-token") == NULL, "the token was logged: %s", logged);
+    /* No credentials: nothing to leak, but the unencrypted connection is still logged. */
+    c = load_logged("http-anonymous", logged, sizeof logged, &err);
+    CHECKF(c != NULL, "%s", err.msg);
+    tm_kube_config_free(c);
+    CHECKF(strstr(logged, "warn") && strstr(logged, "http://") &&
+               strstr(logged, "cluster=plain-http"),
+           "no warning: '%s'", logged);
 }
 
 static void test_kubeconfig_env_and_errors(void) {
@@ -235,6 +335,12 @@ static void test_client_validation(void) {
     tm_kube_config cfg = {.server = "127.0.0.1:6443"};
     CHECK(tm_kube_new(&cfg, &err) == NULL);
     CHECKF(strstr(err.msg, "https://") != NULL, "%s", err.msg);
+    /* A config built in code gets the kubeconfig's rule too. */
+    tm_kube_config both = {.server = "https://127.0.0.1:6443", .ca_data = "PEM", .insecure = true};
+    CHECK(tm_kube_new(&both, &err) == NULL);
+    CHECKF(strstr(err.msg, "specifying a root certificates file with the insecure flag is not "
+                           "allowed") != NULL,
+           "%s", err.msg);
     tm_kube_config ok = {.server = "https://127.0.0.1:1/", .qps = -1};
     CHECK(tm_kube_new(&ok, &err) == NULL);
     ok.qps = 5;
@@ -273,6 +379,8 @@ int main(void) {
     RUN(test_named_context_token_insecure);
     RUN(test_files_relative_to_kubeconfig);
     RUN(test_token_file_and_string_insecure);
+    RUN(test_insecure_skip_verify);
+    RUN(test_plain_http);
     RUN(test_kubeconfig_env_and_errors);
     RUN(test_wrong_types_are_named);
     RUN(test_in_cluster);
