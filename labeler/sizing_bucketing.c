@@ -51,7 +51,7 @@ int sz_buckets_kmeans(const double *v, size_t n, int nb, double *out, int max) {
     sum[0] = 0;
     for (size_t i = 0; i < n; i++)
         sum[i + 1] = sum[i] + v[i];
-    size_t start[SZ_MAX_BUCKETS + 1], next[SZ_MAX_BUCKETS + 1];
+    size_t start[SZ_MAX_BUCKETS + 1] = {0}, next[SZ_MAX_BUCKETS + 1] = {0};
     int b = nb;
     for (int i = 0; i <= b; i++)
         start[i] = (size_t)i * n / (size_t)b;
