@@ -57,6 +57,12 @@ else
   echo "# lotaru data not found; lotaru case skipped"
 fi
 
+# a Nextflow trace (the fixture's first 20 rows; its later rows are deliberately malformed,
+# and the simulator's reader refuses a file with a bad row, naming the line)
+FXT="$REPO_ROOT/tests/fixtures/labeler/chipseq_trace_human.txt"
+head -21 "$FXT" > "$TMP/trace.txt"
+check "nextflow trace: two processes, recommendations" bash -c "'$SIM' sizing --dataset '$TMP/trace.txt' --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"tasks\"] == 18 and d[\"types\"] == 2, d; assert len(d[\"recommendations\"]) == 2'"
+check "malformed trace: error names the line" bash -c "'$SIM' sizing --dataset '$FXT' 2>&1 | grep -q 'chipseq_trace_human.txt:22:'"
 check "unknown dataset: clear error, exit 1" bash -c "'$SIM' sizing --dataset gamma 2>&1 >/dev/null | grep -q \"cannot open\\|unknown dataset\"; '$SIM' sizing --dataset gamma >/dev/null 2>&1; [ \$? = 1 ]"
 check "missing file: error names it" bash -c "'$SIM' sizing --dataset '$TMP/none.txt' 2>&1 | grep -q 'none.txt'"
 check "bad seed: usage error, exit 2" bash -c "'$SIM' sizing --dataset normal --seed -1 2>/dev/null; [ \$? = 2 ]"
