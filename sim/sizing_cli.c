@@ -1,0 +1,119 @@
+/* sizing_cli.c: `tarema-sim sizing --dataset NAME|FILE [--seed N] [--json] [--svg FILE]
+ * [--cores N]`: every sizing strategy at every level on one dataset (see sizing_eval.h). */
+#include "sim/sizing_cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sizing_eval.h"
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: tarema-sim sizing --dataset NAME|FILE [options]\n"
+               "  --dataset D   normal, uniform, exponential, bimodal, trimodal (2,000 synthetic\n"
+               "                tasks, docs/sizing.md), or a Nextflow trace / lotaru CSV file\n"
+               "  --seed N      synthetic draws (default 1)\n"
+               "  --cores N     cores every synthetic task uses (default 3; the paper varies only\n"
+               "                memory, see docs/sizing.md)\n"
+               "  --json        JSON instead of a table\n"
+               "  --svg FILE    the paper's Figure 6: peaks and bucket delimiters over time\n");
+}
+
+static int is_synthetic(const char *name) {
+    for (const char *const *n = sim_sz_synthetic_names(); *n; n++)
+        if (strcmp(*n, name) == 0)
+            return 1;
+    return 0;
+}
+
+int sim_sizing_main(int argc, char **argv) {
+    static const struct option longopts[] = {{"dataset", required_argument, 0, 'd'},
+                                             {"seed", required_argument, 0, 's'},
+                                             {"cores", required_argument, 0, 'c'},
+                                             {"json", no_argument, 0, 'j'},
+                                             {"svg", required_argument, 0, 'g'},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
+    const char *dataset = NULL, *svg = NULL;
+    unsigned long long seed = 1;
+    double cores = 3;
+    int as_json = 0, ch;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "d:s:c:jg:h", longopts, NULL)) != -1) {
+        char *end;
+        switch (ch) {
+        case 'd':
+            dataset = optarg;
+            break;
+        case 's':
+            seed = strtoull(optarg, &end, 10);
+            if (*end || !*optarg || optarg[0] == '-') {
+                fprintf(stderr, "tarema-sim sizing: --seed '%s' is not a non-negative integer\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case 'c':
+            cores = strtod(optarg, &end);
+            if (*end || !*optarg || !(cores >= 0 && cores <= 16)) {
+                fprintf(stderr, "tarema-sim sizing: --cores '%s' is not a number in [0, 16]\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case 'j':
+            as_json = 1;
+            break;
+        case 'g':
+            svg = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!dataset || optind < argc) {
+        usage(stderr);
+        return 2;
+    }
+    tm_err err = {0};
+    sim_sz_dataset d;
+    int synth = is_synthetic(dataset);
+    if ((synth ? sim_sz_synthetic(&d, dataset, seed, cores, &err)
+               : sim_sz_load_file(&d, dataset, &err)) < 0) {
+        fprintf(stderr, "tarema-sim sizing: %s\n", err.msg);
+        return 1;
+    }
+    sim_sz_result r[SIM_SZ_MAX_RESULTS];
+    sim_sz_recommendation *rec = NULL;
+    int n = sim_sz_evaluate_all(&d, r, &err), rc = n < 0;
+    if (rc == 0 && !synth) {
+        rec = calloc((size_t)d.ntypes, sizeof *rec);
+        if (!rec || sim_sz_recommend(&d, rec, &err) < 0) {
+            if (!rec)
+                snprintf(err.msg, sizeof err.msg, "out of memory");
+            rc = 1;
+        }
+    }
+    if (rc == 0 && svg && sim_sz_svg(svg, &d, &err) < 0)
+        rc = 1;
+    if (rc == 0) {
+        if (as_json) {
+            json_t *j = sim_sz_report_json(&d, r, n, rec);
+            json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+            fputc('\n', stdout);
+            json_decref(j);
+        } else {
+            sim_sz_report_table(stdout, &d, r, n, rec);
+        }
+    } else {
+        fprintf(stderr, "tarema-sim sizing: %s\n", err.msg);
+    }
+    free(rec);
+    sim_sz_dataset_free(&d);
+    return rc;
+}
