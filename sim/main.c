@@ -12,6 +12,7 @@
 #include "lib/error.h"
 #include "lib/log.h"
 #include "scheduler/policy.h"
+#include "sim/asa_cli.h"
 #include "sim/engine.h"
 #include "sim/model.h"
 #include "sim/report.h"
@@ -19,6 +20,8 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: tarema-sim --cluster FILE --workload FILE [options]\n"
+            "       tarema-sim asa --scenario figure5 [--policy naive|tuned] [--seed N] [--json] "
+            "[--svg FILE]\n"
             "  --policy NAME     tarema, round-robin, fair, fill-nodes, sjfn, or all (default "
             "tarema)\n"
             "  --seed N          node-order shuffle and bench draws (default 1)\n"
@@ -47,6 +50,8 @@ static void gantt_path(const char *file, const char *policy, char *out, size_t s
 }
 
 int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "asa") == 0) /* subcommand: ASA convergence (docs/asa.md) */
+        return sim_asa_main(argc - 1, argv + 1);
     static const struct option longopts[] = {
         {"cluster", required_argument, 0, 'c'}, {"workload", required_argument, 0, 'w'},
         {"policy", required_argument, 0, 'p'},  {"seed", required_argument, 0, 's'},
