@@ -34,6 +34,9 @@ double asa_alternative(int i) {
 int asa_closest(double wait_s) {
     if (!(wait_s >= 0)) /* also NaN */
         return -1;
+    /* beyond the grid every distance rounds to the same double: the end is the closest */
+    if (wait_s >= ASA_ALTERNATIVES[ASA_M - 1])
+        return ASA_M - 1;
     int best = 0;
     for (int i = 1; i < ASA_M; i++)
         if (fabs(ASA_ALTERNATIVES[i] - wait_s) < fabs(ASA_ALTERNATIVES[best] - wait_s))
