@@ -159,24 +159,26 @@ int asa_fig5_svg(const char *path, const asa_fig5 *f, tm_err *err) {
     }
     fprintf(o, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">iteration</text>\n",
             (ML + W - MR) / 2, H - 12);
-    fprintf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1\" points=\"", colour);
-    for (int i = 0; i < ASA_FIG5_ITERATIONS; i++)
-        fprintf(o, "%.1f,%.1f ", px(i), py(f->it[i].estimate_s));
-    fprintf(o, "\"><title>estimate (s)</title></polyline>\n");
+    /* the truth first, so that the estimate stays visible where it meets it */
     fprintf(o, "<polyline fill=\"none\" stroke=\"#1f3f9f\" stroke-width=\"2.5\" "
                "stroke-dasharray=\"8 4\" points=\"");
     for (int i = 0; i < ASA_FIG5_ITERATIONS; i++)
         fprintf(o, "%.1f,%.1f %.1f,%.1f ", px(i), py(f->it[i].true_s), px(i + 1),
                 py(f->it[i].true_s));
     fprintf(o, "\"><title>true wait (s)</title></polyline>\n");
+    fprintf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1\" points=\"", colour);
+    for (int i = 0; i < ASA_FIG5_ITERATIONS; i++)
+        fprintf(o, "%.1f,%.1f ", px(i), py(f->it[i].estimate_s));
+    fprintf(o, "\"><title>estimate (s)</title></polyline>\n");
+    /* legend, top right under the title */
     fprintf(o,
-            "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#1f3f9f\" stroke-width=\"2.5\" "
-            "stroke-dasharray=\"8 4\"/><text x=\"%d\" y=\"%d\">true wait</text>\n"
-            "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\"/>"
-            "<text x=\"%d\" y=\"%d\">estimate (%s)</text>\n",
-            W - 260, H - 30 + 4 - 20, W - 230, H - 30 + 4 - 20, W - 224, H - 26 - 20 + 4, W - 140,
-            H - 50 + 4, W - 110, H - 50 + 4, colour, W - 104, H - 46 + 4,
-            asa_policy_name(f->cfg.policy));
+            "<line x1=\"%d\" y1=\"30\" x2=\"%d\" y2=\"30\" stroke=\"#1f3f9f\" "
+            "stroke-width=\"2.5\" stroke-dasharray=\"8 4\"/>"
+            "<text x=\"%d\" y=\"34\">true wait</text>\n"
+            "<line x1=\"%d\" y1=\"30\" x2=\"%d\" y2=\"30\" stroke=\"%s\"/>"
+            "<text x=\"%d\" y=\"34\">estimate (%s)</text>\n",
+            W - MR - 300, W - MR - 270, W - MR - 264, W - MR - 170, W - MR - 140, colour,
+            W - MR - 134, asa_policy_name(f->cfg.policy));
     fprintf(o, "</svg>\n");
     if (fclose(o) != 0)
         return tm_err_set(err, "%s: cannot write: %s", path, strerror(errno));
