@@ -47,8 +47,10 @@ int asa_closest(double wait_s) {
 double asa_loss(asa_loss_kind kind, int action, double wait_s) {
     if (action < 0 || action >= ASA_M || !(wait_s >= 0) || isinf(wait_s))
         return 1.0;
+    if (action == asa_closest(wait_s))
+        return 0.0; /* the best the grid can do: definition (3)'s zero, for both kinds */
     if (kind == ASA_LOSS_HIT)
-        return action == asa_closest(wait_s) ? 0.0 : 1.0;
+        return 1.0;
     double a = ASA_ALTERNATIVES[action];
     /* a > wait: submitted a - wait too early, the allocation idles that long;
      * a < wait: submitted wait - a too late, the makespan grows by that much. */

@@ -42,7 +42,8 @@ typedef enum {
                       true wait, else 1 (the loss of the paper's evaluation and Figure 5) */
     ASA_LOSS_TIME, /* section 3.2: idle allocated time when the request started too early,
                       extra makespan when too late, relative to the larger of the two times so
-                      it lies in [0, 1] like definition (3) (the proof needs bounded losses) */
+                      it lies in [0, 1] like definition (3) (the proof needs bounded losses);
+                      0 for the closest alternative, as in definition (3) */
 } asa_loss_kind;
 
 typedef struct asa_config {

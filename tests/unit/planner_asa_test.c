@@ -73,8 +73,14 @@ static void test_losses(void) {
     /* 400 s ahead, waited 300: the allocation idles 100 s, 100/400 = 0.25 */
     CHECK_NEAR(asa_loss(ASA_LOSS_TIME, idx_of(400), 300), 0.25, 1e-12);
     CHECK(asa_loss(ASA_LOSS_TIME, idx_of(400), 400) == 0);
-    /* zero and huge waits stay in [0, 1] */
-    CHECK_NEAR(asa_loss(ASA_LOSS_TIME, 0, 0), 1.0, 1e-12);
+    /* the closest alternative costs 0 with either loss, even off the grid (2700 s: 3000 is
+     * the closest); without that zero Algorithm 1, which only charges sampled alternatives,
+     * does not settle when the truth lies between two alternatives (docs/asa.md) */
+    CHECK(asa_loss(ASA_LOSS_TIME, idx_of(3000), 2700) == 0);
+    CHECK_NEAR(asa_loss(ASA_LOSS_TIME, idx_of(2000), 2700), 700.0 / 2700, 1e-12);
+    /* zero and huge waits stay in [0, 1]: 15 s ahead, no wait: idles 15 s, 15/15 */
+    CHECK(asa_loss(ASA_LOSS_TIME, 0, 0) == 0);
+    CHECK_NEAR(asa_loss(ASA_LOSS_TIME, 1, 0), 1.0, 1e-12);
     double huge = asa_loss(ASA_LOSS_TIME, ASA_M - 1, DBL_MAX);
     CHECK(huge >= 0 && huge <= 1);
     /* invalid input is the worst loss, never NaN */
