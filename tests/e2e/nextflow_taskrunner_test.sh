@@ -21,6 +21,10 @@ chmod 755 "$work"
 pid=
 cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  # No volume protection controller runs locally: drop the finalizers it would remove, or the
+  # claims, volumes and namespace stay forever.
+  kubectl -n "$ns" patch pvc work moved --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1
+  kubectl patch pv "tr-ok-$ID" "tr-moved-$ID" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1
   kubectl delete namespace "$ns" "$other" --wait=false >/dev/null 2>&1
   kubectl delete pv "tr-ok-$ID" "tr-moved-$ID" --wait=false >/dev/null 2>&1
   kubectl delete node "$node" --wait=false >/dev/null 2>&1
