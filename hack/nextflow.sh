@@ -31,7 +31,7 @@ NF_CACHE=$TAREMA_CACHE/nextflow
 M2=$NF_CACHE/m2
 DEP_PLUGIN=org.apache.maven.plugins:maven-dependency-plugin:3.6.1
 
-usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit "${1:-2}"; }
 
 valid_version() { [[ $1 =~ ^[0-9]+\.[0-9]+\.[0-9]+(-edge)?$ ]] || die "'$1' is not a Nextflow version (e.g. 24.10.0)"; }
 
@@ -141,6 +141,6 @@ case $cmd in
     echo "$NF_CACHE/$1"
     ;;
   versions) printf '%s\n' "${PINNED[@]}" ;;
-  -h | --help | help) usage ;;
+  -h | --help | help) usage 0 ;;
   *) usage ;;
 esac
