@@ -20,23 +20,24 @@
 #include "sim/sizing_cli.h"
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: tarema-sim --cluster FILE --workload FILE [options]\n"
-            "  --policy NAME     tarema, round-robin, fair, fill-nodes, sjfn, or all (default "
-            "tarema)\n"
-            "  --seed N          node-order shuffle and bench draws (default 1)\n"
-            "  --isolate         run each workflow alone with its own history, one after the "
-            "other\n"
-            "                    (the paper's design); default: all workflows share the cluster\n"
-            "  --contention      slow down co-located tasks that oversubscribe cpu or memory "
-            "bandwidth\n"
-            "  --json            print JSON instead of tables\n"
-            "  --gantt FILE.svg  draw which task ran where and when (with several policies:\n"
-            "                    FILE-POLICY.svg for each)\n"
-            "  --no-shuffle      keep the cluster file's node order\n"
-            "  --log-level L     debug, info, warn, error (default warn)\n"
-            "   or: tarema-sim sizing --dataset NAME|FILE [--json] [--svg FILE]   (sizing --help)\n"
-            "   or: tarema-sim federation --setup 1|2 [--seed N] [--json]   (docs/dam.md)\n");
+    fprintf(
+        f,
+        "usage: tarema-sim --cluster FILE --workload FILE [options]\n"
+        "  --policy NAME     tarema, round-robin, fair, fill-nodes, sjfn, or all (default "
+        "tarema)\n"
+        "  --seed N          node-order shuffle and bench draws (default 1)\n"
+        "  --isolate         run each workflow alone with its own history, one after the "
+        "other\n"
+        "                    (the paper's design); default: all workflows share the cluster\n"
+        "  --contention      slow down co-located tasks that oversubscribe cpu or memory "
+        "bandwidth\n"
+        "  --json            print JSON instead of tables\n"
+        "  --gantt FILE.svg  draw which task ran where and when (with several policies:\n"
+        "                    FILE-POLICY.svg for each)\n"
+        "  --no-shuffle      keep the cluster file's node order\n"
+        "  --log-level L     debug, info, warn, error (default warn)\n"
+        "   or: tarema-sim sizing --dataset NAME|FILE [--json] [--svg FILE]   (sizing --help)\n");
+    fprintf(f, "   or: tarema-sim federation --setup 1|2 [--seed N] [--json]   (docs/dam.md)\n");
 }
 
 /* The Gantt file of one policy: FILE itself for a single policy, else FILE with "-POLICY"
