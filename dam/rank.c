@@ -276,8 +276,9 @@ static dam_exclusion incompatible(const dam_cluster *c, const dam_job *job, char
 /* ---- ranking ---- */
 
 static int better(const dam_input *in, const dam_result *a, const dam_result *b) {
-    if (a->excluded != b->excluded) /* ranked ones first */
-        return a->excluded == DAM_OK;
+    int a_ok = a->excluded == DAM_OK, b_ok = b->excluded == DAM_OK;
+    if (a_ok != b_ok) /* ranked ones first */
+        return a_ok;
     if (a->excluded == DAM_OK && fabs(a->mean - b->mean) > 1e-12)
         return a->mean > b->mean;
     return strcmp(in->clusters[a->cluster].name, in->clusters[b->cluster].name) < 0;
