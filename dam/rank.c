@@ -168,6 +168,9 @@ static int check_job(const dam_input *in, const dam_job *job, tm_err *err) {
         check_names(job->datasets, job->ndatasets, "job.datasets", err) < 0 ||
         check_names(job->failed_on, job->nfailed_on, "job.failed_on", err) < 0)
         return -1;
+    if (job->ndatasets > DAM_MAX_JOB_DATASETS)
+        return tm_err_set(err, "job.datasets: %zu given, at most %d", job->ndatasets,
+                          DAM_MAX_JOB_DATASETS);
     for (size_t i = 0; i < job->ndatasets; i++)
         if (!find_dataset(in, job->datasets[i]))
             return tm_err_set(err, "job.datasets[%zu]: unknown dataset '%s' (not in the registry)",
@@ -298,9 +301,9 @@ static void sort_results(const dam_input *in, dam_result *r, size_t n) {
 
 static void score_one(const dam_input *in, const dam_job *job, const dam_cluster *c, double perf,
                       double perf_max, dam_result *r) {
-    const dam_dataset *ds[64];
+    const dam_dataset *ds[DAM_MAX_JOB_DATASETS];
     size_t nds = 0;
-    for (size_t i = 0; i < job->ndatasets && nds < 64; i++)
+    for (size_t i = 0; i < job->ndatasets && nds < DAM_MAX_JOB_DATASETS; i++)
         ds[nds++] = find_dataset(in, job->datasets[i]);
     r->run_s = job->runtime_s;
     if (job->reference_perf > 0 && perf > 0)

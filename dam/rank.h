@@ -14,9 +14,10 @@
 
 #include "lib/error.h"
 
-#define DAM_MAX_CLUSTERS 64
-#define DAM_MAX_WINDOWS  64 /* per cluster */
-#define DAM_REASON_MAX   256
+#define DAM_MAX_CLUSTERS     64
+#define DAM_MAX_WINDOWS      64 /* per cluster */
+#define DAM_REASON_MAX       256
+#define DAM_MAX_JOB_DATASETS 64
 
 /* The paper's four metrics, in its order s1..s4. */
 typedef enum { DAM_S_LOAD, DAM_S_PERF, DAM_S_WAIT, DAM_S_DATA, DAM_NSCORES } dam_score_kind;
