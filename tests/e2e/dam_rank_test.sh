@@ -46,6 +46,27 @@ assert ex['gone']['kind'] == 'unreachable' and 'connection refused' in ex['gone'
 PY"
 check "--now after the windows: the fast cluster is back" bash -c "'$DAM' rank '$FX/job-wrf.yaml' --clusters '$FX/clusters-maintenance.yaml' --now 2026-11-24T03:00:00Z --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"chosen\"] == \"fast\", d'"
 
+# node groups exactly as tarema-profiler writes them (tests/fixtures/labeler/groups_3.json is the
+# profiler's output, checked by labeler_groups_pipe_test): the groups list goes in as it is
+NG="$REPO_ROOT/tests/fixtures/labeler/groups_3.json"
+python3 - "$NG" "$FX/clusters.yaml" > "$TMP/g.yaml" <<'PY'
+import json, sys
+groups = json.load(open(sys.argv[1]))['groups']
+text = open(sys.argv[2]).read()
+start = text.index('    node_groups:')
+end = text.index('    wait: {predicted: 30m}')
+print(text[:start] + '    node_groups: ' + json.dumps(groups) + chr(10) + text[end:], end='')
+PY
+check "node groups from the profiler's real output: cores-weighted cpu_single" bash -c "'$DAM' rank '$FX/job-wrf.yaml' --clusters '$TMP/g.yaml' --json > '$TMP/g.json' && python3 - '$NG' '$TMP/g.json' <<'PY'
+import json, sys
+g = json.load(open(sys.argv[1]))['groups']
+perf = sum(x['total_cores'] * x['centroid']['cpu_single'] for x in g) / sum(x['total_cores'] for x in g)
+d = json.load(open(sys.argv[2]))
+l = [r for r in d['ranking'] if r['cluster'] == 'lrz-linux'][0]
+assert abs(l['scores']['perf'] - perf / 523.0) < 1e-9, (l, perf)
+assert abs(l['run_s'] - 7200 * 450 / perf) < 1e-6, (l, perf)
+PY"
+
 sed 's/^datasets: \[era5-italy\]/datasets: [era5-italy]\nfailed_on: [it4i-barbora]/' "$FX/job-wrf.yaml" > "$TMP/failed.yaml"
 check "failover: a job that failed on barbora goes to lrz-linux" bash -c "'$DAM' rank '$TMP/failed.yaml' --clusters '$FX/clusters.yaml' --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"chosen\"] == \"lrz-linux\", d; assert any(e[\"kind\"] == \"banned\" for e in d[\"excluded\"])'"
 
