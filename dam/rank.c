@@ -77,8 +77,9 @@ static int check_cluster(const dam_cluster *c, size_t i, tm_err *err) {
         return tm_err_set(err, "clusters[%zu].name: missing", i);
     if (c->unreachable)
         return 0; /* its signals could not be collected: nothing else to check */
-    if (bad_num(c->cores_total) || c->cores_total <= 0)
-        return tm_err_set(err, "clusters[%zu].cores.total: %g must be > 0", i, c->cores_total);
+    /* 0 is a reachable cluster without nodes: excluded for cores, not an error */
+    if (bad_num(c->cores_total) || c->cores_total < 0)
+        return tm_err_set(err, "clusters[%zu].cores.total: %g must be >= 0", i, c->cores_total);
     if (bad_num(c->cores_used) || c->cores_used < 0)
         return tm_err_set(err, "clusters[%zu].cores.used: %g must be >= 0", i, c->cores_used);
     if (c->cores_used > c->cores_total)

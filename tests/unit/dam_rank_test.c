@@ -290,6 +290,14 @@ static void test_unreachable_still_answers(void) {
     CHECK_INT(dam_rank(&in, &j, &rk, &err), 0);
     CHECK_STR(c[rk.chosen].name, "up");
     CHECK_INT(find(&rk, &in, "down")->excluded, DAM_UNREACHABLE);
+    /* reachable but without nodes: excluded for cores, the others still ranked */
+    c[0].unreachable = 0;
+    c[0].wait_s = 0;
+    CHECK_INT(dam_rank(&in, &j, &rk, &err), 0);
+    CHECK_STR(c[rk.chosen].name, "up");
+    CHECK_INT(find(&rk, &in, "down")->excluded, DAM_NO_CORES);
+    c[0].cores_total = -1;
+    EXPECT_ERR(in, j, "clusters[0].cores.total: -1 must be >= 0");
 }
 
 int main(void) {
