@@ -3,7 +3,10 @@
  *
  *   tarema-sim --cluster C.yaml --workload W.yaml [--policy NAME|all] [--seed N] [--isolate]
  *              [--contention] [--json] [--gantt FILE.svg] [--no-shuffle]
- *   tarema-sim sizing --dataset NAME|FILE [--seed N] [--json] [--svg FILE]   (sim/sizing_cli.h) */
+ *   tarema-sim sizing --dataset NAME|FILE [--seed N] [--json] [--svg FILE]   (sim/sizing_cli.h)
+ *   tarema-sim asa --scenario figure5 [--policy naive|tuned] [--json] [--svg FILE] (sim/asa_cli.h)
+ *   tarema-sim federation --setup 1|2 [--seed N] [--json]   (sim/federation.h)
+ */
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -13,31 +16,33 @@
 #include "lib/error.h"
 #include "lib/log.h"
 #include "scheduler/policy.h"
+#include "sim/asa_cli.h"
 #include "sim/engine.h"
+#include "sim/federation.h"
 #include "sim/model.h"
 #include "sim/report.h"
-#include "sim/federation.h"
 #include "sim/sizing_cli.h"
 
 static void usage(FILE *f) {
-    fprintf(
-        f,
-        "usage: tarema-sim --cluster FILE --workload FILE [options]\n"
-        "  --policy NAME     tarema, round-robin, fair, fill-nodes, sjfn, or all (default "
-        "tarema)\n"
-        "  --seed N          node-order shuffle and bench draws (default 1)\n"
-        "  --isolate         run each workflow alone with its own history, one after the "
-        "other\n"
-        "                    (the paper's design); default: all workflows share the cluster\n"
-        "  --contention      slow down co-located tasks that oversubscribe cpu or memory "
-        "bandwidth\n"
-        "  --json            print JSON instead of tables\n"
-        "  --gantt FILE.svg  draw which task ran where and when (with several policies:\n"
-        "                    FILE-POLICY.svg for each)\n"
-        "  --no-shuffle      keep the cluster file's node order\n"
-        "  --log-level L     debug, info, warn, error (default warn)\n"
-        "   or: tarema-sim sizing --dataset NAME|FILE [--json] [--svg FILE]   (sizing --help)\n");
-    fprintf(f, "   or: tarema-sim federation --setup 1|2 [--seed N] [--json]   (docs/dam.md)\n");
+    fprintf(f,
+            "usage: tarema-sim --cluster FILE --workload FILE [options]\n"
+            "  --policy NAME     tarema, round-robin, fair, fill-nodes, sjfn, or all (default "
+            "tarema)\n"
+            "  --seed N          node-order shuffle and bench draws (default 1)\n"
+            "  --isolate         run each workflow alone with its own history, one after the "
+            "other\n"
+            "                    (the paper's design); default: all workflows share the cluster\n"
+            "  --contention      slow down co-located tasks that oversubscribe cpu or memory "
+            "bandwidth\n"
+            "  --json            print JSON instead of tables\n"
+            "  --gantt FILE.svg  draw which task ran where and when (with several policies:\n"
+            "                    FILE-POLICY.svg for each)\n"
+            "  --no-shuffle      keep the cluster file's node order\n"
+            "  --log-level L     debug, info, warn, error (default warn)\n"
+            "   or: tarema-sim sizing --dataset NAME|FILE [--json] [--svg FILE]   (sizing --help)\n"
+            "   or: tarema-sim asa --scenario figure5 [--policy naive|tuned] [--seed N] [--json]\n"
+            "                      [--svg FILE]                                   (asa --help)\n"
+            "   or: tarema-sim federation --setup 1|2 [--seed N] [--json]         (docs/dam.md)\n");
 }
 
 /* The Gantt file of one policy: FILE itself for a single policy, else FILE with "-POLICY"
@@ -55,7 +60,9 @@ static void gantt_path(const char *file, const char *policy, char *out, size_t s
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "sizing") == 0)
         return sim_sizing_main(argc - 1, argv + 1);
-    if (argc > 1 && strcmp(argv[1], "federation") == 0)
+    if (argc > 1 && strcmp(argv[1], "asa") == 0) /* subcommand: ASA convergence (docs/asa.md) */
+        return sim_asa_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "federation") == 0) /* DAM simulation (docs/dam.md) */
         return sim_federation_main(argc - 1, argv + 1);
     static const struct option longopts[] = {
         {"cluster", required_argument, 0, 'c'}, {"workload", required_argument, 0, 'w'},
