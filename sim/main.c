@@ -5,6 +5,7 @@
  *              [--contention] [--json] [--gantt FILE.svg] [--no-shuffle]
  *   tarema-sim sizing --dataset NAME|FILE [--seed N] [--json] [--svg FILE]   (sim/sizing_cli.h)
  *   tarema-sim asa --scenario figure5 [--policy naive|tuned] [--json] [--svg FILE] (sim/asa_cli.h)
+ *   tarema-sim federation --setup 1|2 [--seed N] [--json]   (sim/federation.h)
  */
 #include <getopt.h>
 #include <jansson.h>
@@ -17,6 +18,7 @@
 #include "scheduler/policy.h"
 #include "sim/asa_cli.h"
 #include "sim/engine.h"
+#include "sim/federation.h"
 #include "sim/model.h"
 #include "sim/report.h"
 #include "sim/sizing_cli.h"
@@ -39,7 +41,8 @@ static void usage(FILE *f) {
             "  --log-level L     debug, info, warn, error (default warn)\n"
             "   or: tarema-sim sizing --dataset NAME|FILE [--json] [--svg FILE]   (sizing --help)\n"
             "   or: tarema-sim asa --scenario figure5 [--policy naive|tuned] [--seed N] [--json]\n"
-            "                      [--svg FILE]                                   (asa --help)\n");
+            "                      [--svg FILE]                                   (asa --help)\n"
+            "   or: tarema-sim federation --setup 1|2 [--seed N] [--json]         (docs/dam.md)\n");
 }
 
 /* The Gantt file of one policy: FILE itself for a single policy, else FILE with "-POLICY"
@@ -59,6 +62,8 @@ int main(int argc, char **argv) {
         return sim_sizing_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "asa") == 0) /* subcommand: ASA convergence (docs/asa.md) */
         return sim_asa_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "federation") == 0) /* DAM simulation (docs/dam.md) */
+        return sim_federation_main(argc - 1, argv + 1);
     static const struct option longopts[] = {
         {"cluster", required_argument, 0, 'c'}, {"workload", required_argument, 0, 'w'},
         {"policy", required_argument, 0, 'p'},  {"seed", required_argument, 0, 's'},
