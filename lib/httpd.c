@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,6 +34,7 @@
 #define DEFAULT_PER_IP    64
 #define DEFAULT_TIMEOUT_S 10
 #define DEFAULT_THREADS   4
+#define DEFAULT_RELOAD_S  10
 #define HEALTH_MAX_CONNS  64
 #define HEALTH_PER_IP     16
 #define HEALTH_TIMEOUT_S  5
@@ -69,7 +71,16 @@ struct tm_httpd {
     tm_auth *auth;
     bool client_ca, tls;
     char *cert_pem, *key_pem, *ca_pem; /* libmicrohttpd keeps pointers to these */
-    pthread_rwlock_t routes_mu;        /* guards routes, nroutes, cap, ready*, metrics */
+    /* What a restart of the main daemon needs (TLS files changed, see tls_watch_main). */
+    unsigned threads, max_conns, per_ip, timeout_s, reload_s;
+    bool v6;
+    char *tls_path[3];            /* cert, key, client CA (NULL when not given) */
+    struct timespec tls_mtime[3]; /* their modification times when last read */
+    pthread_t watcher;
+    bool watching, watch_stop;
+    pthread_mutex_t watch_mu; /* guards watch_stop */
+    pthread_cond_t watch_cv;
+    pthread_rwlock_t routes_mu; /* guards routes, nroutes, cap, ready*, metrics */
     route *routes;
     size_t nroutes, cap;
     tm_httpd_ready_fn ready;
@@ -736,6 +747,13 @@ static bool is_loopback(const char *addr) {
            strcmp(addr, "localhost") == 0;
 }
 
+static struct timespec file_mtime(const char *path) {
+    struct stat st;
+    if (!path || stat(path, &st) != 0)
+        return (struct timespec){0};
+    return st.st_mtim;
+}
+
 /* Reads the PEM files of opts into srv. 0 or -1 with err naming the file. */
 static int load_tls(tm_httpd *srv, const tm_httpd_opts *o, tm_err *err) {
     if (!o->tls_cert_file != !o->tls_key_file)
@@ -759,7 +777,159 @@ static int load_tls(tm_httpd *srv, const tm_httpd_opts *o, tm_err *err) {
         return tm_err_wrap(err, "client CA");
     srv->tls = true;
     srv->client_ca = srv->ca_pem != NULL;
+    const char *paths[3] = {o->tls_cert_file, o->tls_key_file, o->client_ca_file};
+    for (int i = 0; i < 3; i++) {
+        if (paths[i] && !(srv->tls_path[i] = strdup(paths[i])))
+            return tm_err_set(err, "out of memory");
+        srv->tls_mtime[i] = file_mtime(paths[i]);
+    }
     return 0;
+}
+
+/* True when cert and key (PEM) form a usable pair and ca (when given) holds a certificate. */
+static bool tls_pair_ok(const char *cert, const char *key, const char *ca, tm_err *err) {
+    gnutls_certificate_credentials_t cred;
+    if (gnutls_certificate_allocate_credentials(&cred) < 0)
+        return tm_err_set(err, "out of memory"), false;
+    gnutls_datum_t c = {(unsigned char *)cert, (unsigned int)strlen(cert)};
+    gnutls_datum_t k = {(unsigned char *)key, (unsigned int)strlen(key)};
+    int rc = gnutls_certificate_set_x509_key_mem(cred, &c, &k, GNUTLS_X509_FMT_PEM);
+    if (rc < 0)
+        tm_err_set(err, "certificate and key: %s", gnutls_strerror(rc));
+    if (rc >= 0 && ca) {
+        gnutls_datum_t a = {(unsigned char *)ca, (unsigned int)strlen(ca)};
+        rc = gnutls_certificate_set_x509_trust_mem(cred, &a, GNUTLS_X509_FMT_PEM);
+        if (rc <= 0) {
+            tm_err_set(err, "client CA: %s", rc < 0 ? gnutls_strerror(rc) : "no certificate");
+            rc = -1;
+        }
+    }
+    gnutls_certificate_free_credentials(cred);
+    return rc >= 0;
+}
+
+/* Starts the main daemon: on sa:port, or on an already listening socket (fd, when TLS files
+ * are reloaded: the new daemon takes over the old one's socket, so no connection attempt is
+ * refused meanwhile). */
+static struct MHD_Daemon *start_main(tm_httpd *srv, const struct sockaddr *sa, int port,
+                                     MHD_socket fd) {
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG |
+                     MHD_USE_ITC | (srv->v6 ? MHD_USE_IPv6 : 0) | (srv->tls ? MHD_USE_TLS : 0);
+    struct MHD_OptionItem extra[] = {
+        {srv->tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, srv->cert_pem},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, srv->key_pem},
+        {srv->ca_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, srv->ca_pem},
+        {MHD_OPTION_END, 0, NULL}};
+    struct MHD_OptionItem where[] = {
+        {fd != MHD_INVALID_SOCKET ? MHD_OPTION_LISTEN_SOCKET : MHD_OPTION_SOCK_ADDR,
+         fd != MHD_INVALID_SOCKET ? (intptr_t)fd : 0, fd != MHD_INVALID_SOCKET ? NULL : (void *)sa},
+        {MHD_OPTION_END, 0, NULL}};
+    return MHD_start_daemon(
+        flags, (uint16_t)port, NULL, NULL, on_request, &srv->main_l, MHD_OPTION_ARRAY, where,
+        MHD_OPTION_THREAD_POOL_SIZE, srv->threads, MHD_OPTION_CONNECTION_LIMIT, srv->max_conns,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, srv->per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
+        srv->timeout_s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, &srv->main_l,
+        MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv, MHD_OPTION_ARRAY, extra, MHD_OPTION_END);
+}
+
+/* Re-reads the TLS files and moves serving to a daemon with the new certificate. Keeps the
+ * old certificate when a file cannot be read or the new daemon does not start. */
+static void reload_tls(tm_httpd *srv) {
+    tm_err err = {0};
+    char *pem[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < 3; i++) {
+        if (srv->tls_path[i] && !(pem[i] = tm_read_file(srv->tls_path[i], NULL, &err))) {
+            tm_warn("TLS files changed but cannot be read; keeping the current certificate "
+                    "server=%s err=\"%s\"",
+                    srv->name, err.msg);
+            for (int j = 0; j < 3; j++)
+                free(pem[j]);
+            return;
+        }
+    }
+    if (!tls_pair_ok(pem[0], pem[1], pem[2], &err)) {
+        tm_warn("TLS files changed but do not work together; keeping the current certificate "
+                "server=%s err=\"%s\"",
+                srv->name, err.msg);
+        for (int j = 0; j < 3; j++)
+            free(pem[j]);
+        return;
+    }
+    char *old_pem[3] = {srv->cert_pem, srv->key_pem, srv->ca_pem};
+    struct MHD_Daemon *old = srv->daemon;
+    MHD_socket fd = MHD_quiesce_daemon(old);
+    if (fd == MHD_INVALID_SOCKET) {
+        tm_warn("TLS reload: cannot take over the listening socket server=%s", srv->name);
+        for (int j = 0; j < 3; j++)
+            free(pem[j]);
+        return;
+    }
+    srv->cert_pem = pem[0];
+    srv->key_pem = pem[1];
+    srv->ca_pem = pem[2];
+    /* The new daemon gets a duplicate of the socket: libmicrohttpd closes a socket it was given
+     * when it fails to start, and the old pair must still be able to take over then. */
+    struct MHD_Daemon *fresh = start_main(srv, NULL, 0, dup(fd));
+    bool ok = fresh != NULL;
+    if (!ok) {
+        srv->cert_pem = old_pem[0];
+        srv->key_pem = old_pem[1];
+        srv->ca_pem = old_pem[2];
+        fresh = start_main(srv, NULL, 0, dup(fd));
+    }
+    close(fd); /* the new daemon holds its duplicate */
+    if (!fresh) {
+        tm_error("TLS reload: no daemon could take over the port server=%s port=%d: %s", srv->name,
+                 srv->port, srv->start_err);
+        return; /* the quiesced old daemon keeps its open connections until stop */
+    }
+    srv->daemon = fresh;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (atomic_load(&srv->inflight) > 0 && elapsed_ms(&t0) < 2000.0) {
+        struct timespec tick = {.tv_nsec = 5 * 1000 * 1000};
+        nanosleep(&tick, NULL);
+    }
+    MHD_stop_daemon(old);
+    char **unused = ok ? old_pem : pem;
+    for (int j = 0; j < 3; j++)
+        free(unused[j]);
+    if (ok)
+        tm_info("TLS certificate reloaded server=%s port=%d", srv->name, srv->port);
+    else
+        tm_warn("TLS files changed but do not work together; keeping the current certificate "
+                "server=%s err=\"%s\"",
+                srv->name, srv->start_err);
+}
+
+/* Checks the TLS files every reload_s seconds (cert-manager renews them in place) and reloads
+ * when one changed. */
+static void *tls_watch_main(void *arg) {
+    tm_httpd *srv = arg;
+    pthread_mutex_lock(&srv->watch_mu);
+    while (!srv->watch_stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += srv->reload_s;
+        pthread_cond_timedwait(&srv->watch_cv, &srv->watch_mu, &until);
+        if (srv->watch_stop)
+            break;
+        bool changed = false;
+        struct timespec now[3];
+        for (int i = 0; i < 3; i++) {
+            now[i] = file_mtime(srv->tls_path[i]);
+            changed |= srv->tls_path[i] && (now[i].tv_sec != srv->tls_mtime[i].tv_sec ||
+                                            now[i].tv_nsec != srv->tls_mtime[i].tv_nsec);
+        }
+        if (!changed)
+            continue;
+        memcpy(srv->tls_mtime, now, sizeof now);
+        pthread_mutex_unlock(&srv->watch_mu);
+        reload_tls(srv);
+        pthread_mutex_lock(&srv->watch_mu);
+    }
+    pthread_mutex_unlock(&srv->watch_mu);
+    return NULL;
 }
 
 /* The bind address as a sockaddr; -1 with err when it is not an IP literal. */
@@ -781,6 +951,10 @@ static int parse_addr(const char *addr, int port, struct sockaddr_in *sin,
 }
 
 static void free_srv(tm_httpd *srv) {
+    for (int i = 0; i < 3; i++)
+        free(srv->tls_path[i]);
+    pthread_mutex_destroy(&srv->watch_mu);
+    pthread_cond_destroy(&srv->watch_cv);
     free(srv->cert_pem);
     free(srv->key_pem);
     free(srv->ca_pem);
@@ -857,29 +1031,22 @@ tm_httpd *tm_httpd_start(const tm_httpd_opts *opts, tm_err *err) {
     srv->health_l = (listener){.srv = srv, .health_only = true};
     atomic_init(&srv->used, 0);
     pthread_rwlock_init(&srv->routes_mu, NULL);
+    pthread_mutex_init(&srv->watch_mu, NULL);
+    pthread_cond_init(&srv->watch_cv, NULL);
     atomic_init(&srv->starting, true);
     if (load_tls(srv, &o, err)) {
         free_srv(srv);
         return NULL;
     }
 
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG |
-                     MHD_USE_ITC | (v6 ? MHD_USE_IPv6 : 0) | (srv->tls ? MHD_USE_TLS : 0);
+    srv->v6 = v6;
+    srv->threads = o.threads ? o.threads : DEFAULT_THREADS;
+    srv->max_conns = o.max_conns ? o.max_conns : DEFAULT_MAX_CONNS;
+    srv->per_ip = o.per_ip_conns ? o.per_ip_conns : DEFAULT_PER_IP;
+    srv->timeout_s = o.timeout_s ? o.timeout_s : DEFAULT_TIMEOUT_S;
+    srv->reload_s = o.tls_reload_s ? o.tls_reload_s : DEFAULT_RELOAD_S;
     const struct sockaddr *sa = v6 ? (const struct sockaddr *)&sin6 : (const struct sockaddr *)&sin;
-    struct MHD_OptionItem tls_opts[] = {
-        {srv->tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, srv->cert_pem},
-        {MHD_OPTION_HTTPS_MEM_KEY, 0, srv->key_pem},
-        {srv->ca_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, srv->ca_pem},
-        {MHD_OPTION_END, 0, NULL}};
-    srv->daemon = MHD_start_daemon(
-        flags, (uint16_t)o.port, NULL, NULL, on_request, &srv->main_l, MHD_OPTION_SOCK_ADDR, sa,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(o.threads ? o.threads : DEFAULT_THREADS),
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)(o.max_conns ? o.max_conns : DEFAULT_MAX_CONNS),
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-        (unsigned)(o.per_ip_conns ? o.per_ip_conns : DEFAULT_PER_IP), MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)(o.timeout_s ? o.timeout_s : DEFAULT_TIMEOUT_S), MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, &srv->main_l, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv, MHD_OPTION_ARRAY,
-        tls_opts, MHD_OPTION_END);
+    srv->daemon = start_main(srv, sa, o.port, MHD_INVALID_SOCKET);
     if (!srv->daemon) {
         tm_err_set(err, "http listen %s%s%s:%d%s: %s", v6 ? "[" : "", addr, v6 ? "]" : "", o.port,
                    srv->tls ? " (TLS)" : "",
@@ -895,6 +1062,8 @@ tm_httpd *tm_httpd_start(const tm_httpd_opts *opts, tm_err *err) {
         return NULL;
     }
     atomic_store(&srv->starting, false);
+    if (srv->tls && pthread_create(&srv->watcher, NULL, tls_watch_main, srv) == 0)
+        srv->watching = true;
     if (!loopback && !has_auth)
         tm_warn("INSECURE: http server %s on %s:%d has NO AUTHENTICATION (--insecure-no-auth): "
                 "anyone who reaches this port can use every route",
@@ -929,6 +1098,14 @@ bool tm_httpd_has_auth(const tm_httpd *srv) {
 void tm_httpd_stop(tm_httpd *srv) {
     if (!srv || !srv->daemon)
         return;
+    if (srv->watching) { /* no reload may swap the daemon from here on */
+        pthread_mutex_lock(&srv->watch_mu);
+        srv->watch_stop = true;
+        pthread_cond_signal(&srv->watch_cv);
+        pthread_mutex_unlock(&srv->watch_mu);
+        pthread_join(srv->watcher, NULL);
+        srv->watching = false;
+    }
     /* Stop accepting, then let requests in progress finish sending their responses before
      * MHD_stop_daemon closes every connection; idle keep-alive connections hold no request. */
     MHD_socket lfd = MHD_quiesce_daemon(srv->daemon);

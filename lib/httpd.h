@@ -32,7 +32,10 @@
  *
  * TLS: tls_cert_file + tls_key_file (PEM) serve HTTPS on the main listener. client_ca_file
  * asks clients for a certificate; one that verifies against that CA authenticates the request
- * (mTLS; requests without one may still authenticate with a token).
+ * (mTLS; requests without one may still authenticate with a token). The three files are
+ * checked every tls_reload_s and re-read when one changed (cert-manager renews them in place):
+ * a new daemon with the new certificate takes over the listening socket; files that cannot be
+ * read or do not fit together leave the current certificate in place (logged).
  *
  * Authentication: when the server has an auth token (opts.auth) or a client CA, every route
  * requires it except those added with .open (the built-in health and metrics routes). A
@@ -74,6 +77,7 @@ typedef struct tm_httpd_opts {
     const char *tls_cert_file;  /* PEM server certificate (chain); NULL = plain HTTP */
     const char *tls_key_file;   /* PEM private key of tls_cert_file */
     const char *client_ca_file; /* PEM CA: client certificates it signed authenticate */
+    unsigned tls_reload_s;      /* TLS files checked for changes this often; 0 = 10 s */
     tm_auth *auth;              /* shared token (borrowed, must outlive the server); NULL none */
     bool insecure_no_auth;      /* allow a non-loopback address without authentication */
     const char *name;           /* for log lines ("extender", "weblog"); NULL = "httpd" */

@@ -29,6 +29,7 @@ typedef struct {
     const char *key;
     const char *userpwd; /* Basic credentials or NULL */
     long timeout_s;      /* 0 = 10 */
+    const char *cainfo;  /* CA to verify the server with; NULL = the test CA */
 } client;
 
 static size_t sink(char *p, size_t sz, size_t n, void *ud) {
@@ -52,7 +53,7 @@ static long req(int port, const client *c, const char *method, const char *path,
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink);
     curl_easy_setopt(h, CURLOPT_TIMEOUT, c->timeout_s ? c->timeout_s : 10L);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_CAINFO, TLS "ca.crt");
+    curl_easy_setopt(h, CURLOPT_CAINFO, c->cainfo ? c->cainfo : TLS "ca.crt");
     if (c->cert) {
         curl_easy_setopt(h, CURLOPT_SSLCERT, c->cert);
         curl_easy_setopt(h, CURLOPT_SSLKEY, c->key);
@@ -213,6 +214,59 @@ static void test_tls_and_client_certs(void) {
     CHECK(tm_httpd_start(&o, &err) == NULL && strstr(err.msg, "missing.crt") != NULL);
 }
 
+static int copy_file(const char *from, const char *to) {
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    char buf[8192];
+    size_t n;
+    int rc = in && out ? 0 : -1;
+    while (in && out && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        rc |= fwrite(buf, 1, n, out) == n ? 0 : -1;
+    if (in)
+        fclose(in);
+    if (out)
+        fclose(out);
+    return rc;
+}
+
+/* cert-manager renews certificates in place: the server picks the new pair up without a
+ * restart, and keeps the working one when the new files do not fit together. */
+static void test_tls_reload(void) {
+    char dir[] = "/tmp/tarema-tls-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char crt[256], key[256];
+    snprintf(crt, sizeof crt, "%s/tls.crt", dir);
+    snprintf(key, sizeof key, "%s/tls.key", dir);
+    CHECK(copy_file(TLS "server.crt", crt) == 0 && copy_file(TLS "server.key", key) == 0);
+    tm_httpd_opts o = {.tls_cert_file = crt, .tls_key_file = key, .tls_reload_s = 1};
+    tm_httpd *srv = serve(&o);
+    if (!srv)
+        return;
+    int p = tm_httpd_port(srv);
+    client old_ca = {.scheme = "https", .timeout_s = 3};
+    client new_ca = {.scheme = "https", .cainfo = TLS "rogue-ca.crt", .timeout_s = 3};
+    CHECK(req(p, &old_ca, "GET", "/healthz", NULL, 0) == 200);
+    CHECK(req(p, &new_ca, "GET", "/healthz", NULL, 0) == -1);
+    sleep(1); /* a different mtime */
+    CHECK(copy_file(TLS "server2.key", key) == 0 && copy_file(TLS "server2.crt", crt) == 0);
+    long st = -1;
+    for (int i = 0; i < 40 && st != 200; i++) {
+        usleep(100 * 1000);
+        st = req(p, &new_ca, "GET", "/healthz", NULL, 0);
+    }
+    CHECKF(st == 200, "the renewed certificate is not served (%ld)", st);
+    CHECK(req(p, &old_ca, "GET", "/healthz", NULL, 0) == -1);
+    CHECK(tm_httpd_port(srv) == p);
+    /* a key that does not match: the current pair stays */
+    sleep(1);
+    CHECK(copy_file(TLS "server.key", key) == 0);
+    sleep(3);
+    CHECK(req(p, &new_ca, "GET", "/healthz", NULL, 0) == 200);
+    tm_httpd_free(srv);
+    unlink(crt);
+    unlink(key);
+    rmdir(dir);
+}
+
 static void test_refuses_exposed_without_auth(void) {
     tm_err err = {0};
     tm_httpd_opts o = {.bind_addr = "0.0.0.0"};
@@ -307,6 +361,7 @@ int main(void) {
     RUN(test_token_auth);
     RUN(test_token_file_rotation);
     RUN(test_tls_and_client_certs);
+    RUN(test_tls_reload);
     RUN(test_refuses_exposed_without_auth);
     RUN(test_memory_budget);
     RUN(test_health_listener_when_slots_taken);
