@@ -11,10 +11,24 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <gnutls/crypto.h>
+#include <gnutls/gnutls.h>
+#include <jansson.h>
+
 #include "fileutil.h"
+#include "kube.h"
 #include "log.h"
 
-#define RECHECK_NS 1000000000LL
+#define RECHECK_NS   1000000000LL
+#define CACHE_SIZE   64
+#define CACHE_OK_NS  (60 * 1000000000LL)
+#define CACHE_BAD_NS (10 * 1000000000LL)
+
+typedef struct review_entry {
+    unsigned char hash[32];
+    long long expires_ns; /* 0 = empty */
+    bool ok;
+} review_entry;
 
 struct tm_auth {
     char *path;
@@ -24,6 +38,10 @@ struct tm_auth {
     struct timespec mtime;
     off_t size;
     long long checked_ns; /* monotonic time of the last stat */
+    tm_kube *kube;        /* TokenReview; NULL = off */
+    char **users;         /* allowed users, NULL-terminated */
+    review_entry cache[CACHE_SIZE];
+    size_t next; /* the cache slot replaced next */
 };
 
 static long long mono_ns(void) {
@@ -59,13 +77,16 @@ static int read_token(const char *path, char **tok, size_t *len, tm_err *err) {
 }
 
 tm_auth *tm_auth_new(const char *token_file, tm_err *err) {
-    if (!token_file || !token_file[0]) {
-        tm_err_set(err, "auth: no token file given");
+    tm_auth *a = calloc(1, sizeof *a);
+    if (!a) {
+        tm_err_set(err, "out of memory");
         return NULL;
     }
-    tm_auth *a = calloc(1, sizeof *a);
-    if (!a || !(a->path = strdup(token_file))) {
-        free(a);
+    pthread_mutex_init(&a->mu, NULL);
+    if (!token_file || !token_file[0])
+        return a;
+    if (!(a->path = strdup(token_file))) {
+        tm_auth_free(a);
         tm_err_set(err, "out of memory");
         return NULL;
     }
@@ -75,13 +96,36 @@ tm_auth *tm_auth_new(const char *token_file, tm_err *err) {
         a->size = st.st_size;
     }
     if (read_token(token_file, &a->token, &a->len, err)) {
-        free(a->path);
-        free(a);
+        tm_auth_free(a);
         return NULL;
     }
     a->checked_ns = mono_ns();
-    pthread_mutex_init(&a->mu, NULL);
     return a;
+}
+
+int tm_auth_enable_tokenreview(tm_auth *a, tm_kube *k, const char *const *users, tm_err *err) {
+    size_t n = 0;
+    while (users && users[n])
+        n++;
+    if (!k || n == 0)
+        return tm_err_set(err, "auth: TokenReview needs an API connection and at least one "
+                               "allowed user");
+    char **u = calloc(n + 1, sizeof *u);
+    if (!u)
+        return tm_err_set(err, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        if (!(u[i] = strdup(users[i]))) {
+            for (size_t j = 0; j < i; j++)
+                free(u[j]);
+            free(u);
+            return tm_err_set(err, "out of memory");
+        }
+    }
+    pthread_mutex_lock(&a->mu);
+    a->kube = k;
+    a->users = u;
+    pthread_mutex_unlock(&a->mu);
+    return 0;
 }
 
 void tm_auth_free(tm_auth *a) {
@@ -91,12 +135,17 @@ void tm_auth_free(tm_auth *a) {
         memset(a->token, 0, a->len);
     free(a->token);
     free(a->path);
+    for (size_t i = 0; a->users && a->users[i]; i++)
+        free(a->users[i]);
+    free(a->users);
     pthread_mutex_destroy(&a->mu);
     free(a);
 }
 
 /* Re-reads the file when its mtime or size changed. Called with mu held. */
 static void maybe_reload(tm_auth *a) {
+    if (!a->path)
+        return;
     long long now = mono_ns();
     if (now - a->checked_ns < RECHECK_NS)
         return;
@@ -135,12 +184,67 @@ bool tm_auth_equal(const char *a, size_t alen, const char *b, size_t blen) {
     return diff == 0;
 }
 
+/* Asks the API server who token belongs to; true when authenticated as an allowed user.
+ * Called without mu: the review is a network round trip. */
+static bool review(tm_kube *k, char *const *users, const char *token, size_t len) {
+    json_t *tr = json_pack("{s:s, s:s, s:{s:s%}}", "apiVersion", "authentication.k8s.io/v1", "kind",
+                           "TokenReview", "spec", "token", token, len);
+    if (!tr)
+        return false;
+    tm_err err = {0};
+    json_t *res = tm_kube_create(k, "/apis/authentication.k8s.io/v1/tokenreviews", tr, &err);
+    json_decref(tr);
+    if (!res) {
+        tm_warn("TokenReview failed; the request is refused err=\"%s\"", err.msg);
+        return false;
+    }
+    json_t *st = json_object_get(res, "status");
+    const char *user = json_string_value(json_object_get(json_object_get(st, "user"), "username"));
+    bool ok = false;
+    if (json_is_true(json_object_get(st, "authenticated")) && user)
+        for (size_t i = 0; users[i] && !ok; i++)
+            ok = strcmp(users[i], user) == 0;
+    if (!ok)
+        tm_info("token refused: user=%s authenticated=%s", user ? user : "-",
+                json_is_true(json_object_get(st, "authenticated")) ? "yes" : "no");
+    json_decref(res);
+    return ok;
+}
+
 bool tm_auth_check(tm_auth *a, const char *token, size_t len) {
-    if (!a || !token)
+    if (!a || !token || len == 0)
         return false;
     pthread_mutex_lock(&a->mu);
     maybe_reload(a);
-    bool ok = tm_auth_equal(token, len, a->token, a->len);
+    bool ok = a->token && tm_auth_equal(token, len, a->token, a->len);
+    if (ok || !a->kube) {
+        pthread_mutex_unlock(&a->mu);
+        return ok;
+    }
+    unsigned char h[32];
+    if (gnutls_hash_fast(GNUTLS_DIG_SHA256, token, len, h) < 0) {
+        pthread_mutex_unlock(&a->mu);
+        return false;
+    }
+    long long now = mono_ns();
+    for (size_t i = 0; i < CACHE_SIZE; i++) {
+        review_entry *e = &a->cache[i];
+        if (e->expires_ns > now && memcmp(e->hash, h, sizeof h) == 0) {
+            ok = e->ok;
+            pthread_mutex_unlock(&a->mu);
+            return ok;
+        }
+    }
+    tm_kube *k = a->kube;
+    char *const *users = a->users;
+    pthread_mutex_unlock(&a->mu);
+    ok = review(k, users, token, len);
+    pthread_mutex_lock(&a->mu);
+    review_entry *e = &a->cache[a->next];
+    a->next = (a->next + 1) % CACHE_SIZE;
+    memcpy(e->hash, h, sizeof h);
+    e->ok = ok;
+    e->expires_ns = mono_ns() + (ok ? CACHE_OK_NS : CACHE_BAD_NS);
     pthread_mutex_unlock(&a->mu);
     return ok;
 }

@@ -14,6 +14,14 @@
  *   Authorization: Basic base64(USER:TOKEN)   (any user; what Nextflow's weblog.basicToken
  *                                              "USER:PASSWORD" sends)
  *
+ * Kubernetes tokens (optional): with tm_auth_enable_tokenreview, a token that is not the shared
+ * one is sent to the API server as a TokenReview; it authenticates when the API server says
+ * so and the user it names is on the allowed list (e.g.
+ * "system:serviceaccount:nextflow:default"). Verdicts are cached by the token's SHA-256 (60 s
+ * when accepted, 10 s when refused, 64 entries), so a client posting events does not cost an
+ * API call each. The ServiceAccount of the component needs `create tokenreviews`
+ * (authentication.k8s.io, cluster scope).
+ *
  * Thread-safe: checks from any number of threads. */
 #ifndef TAREMA_AUTH_H
 #define TAREMA_AUTH_H
@@ -26,10 +34,14 @@
 #define TM_AUTH_MIN_TOKEN 16
 
 typedef struct tm_auth tm_auth;
+typedef struct tm_kube tm_kube;
 
 /* Reads the token file now (an unreadable, empty or too short file is an error naming it).
- * Free with tm_auth_free. */
+ * token_file NULL: no shared token (only TokenReview, once enabled). Free with tm_auth_free. */
 tm_auth *tm_auth_new(const char *token_file, tm_err *err);
+/* Accepts API-server tokens of the given users (NULL-terminated, copied) via TokenReview on k
+ * (borrowed, must outlive a; its synchronous calls are thread-safe). 0 or -1 with err. */
+int tm_auth_enable_tokenreview(tm_auth *a, tm_kube *k, const char *const *users, tm_err *err);
 void tm_auth_free(tm_auth *a);
 
 /* True when token (len bytes, not NUL-terminated necessarily) equals the current token. The

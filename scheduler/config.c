@@ -28,7 +28,8 @@ sched_config *sched_config_new(void) {
     if (!c)
         return NULL;
     c->namespaces = calloc(1, sizeof *c->namespaces);
-    int bad = !c->namespaces;
+    c->review_users = calloc(1, sizeof *c->review_users);
+    int bad = !c->namespaces || !c->review_users;
     bad |= set_str(&c->scheduler_name, "tarema");
     bad |= set_str(&c->policy, "tarema");
     bad |= set_str(&c->bind_address, "127.0.0.1");
@@ -86,6 +87,9 @@ void sched_config_free(sched_config *c) {
     free(c->tls_key_file);
     free(c->client_ca_file);
     free(c->auth_token_file);
+    for (size_t i = 0; c->review_users && c->review_users[i]; i++)
+        free(c->review_users[i]);
+    free(c->review_users);
     free(c);
 }
 
@@ -196,6 +200,26 @@ static int get_size(const json_t *o, const char *key, long long *dst, long long 
     return 0;
 }
 
+/* Replaces the TokenReview user list with names (n of them). */
+static int set_review_users(sched_config *c, const char *const *names, size_t n, tm_err *err) {
+    char **v = calloc(n + 1, sizeof *v);
+    if (!v)
+        return tm_err_set(err, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        if (!names[i][0] || !(v[i] = strdup(names[i]))) {
+            for (size_t j = 0; j < i; j++)
+                free(v[j]);
+            free(v);
+            return tm_err_set(err, "auth: tokenReviewUsers: empty user name in the list");
+        }
+    }
+    for (size_t i = 0; c->review_users[i]; i++)
+        free(c->review_users[i]);
+    free(c->review_users);
+    c->review_users = v;
+    return 0;
+}
+
 /* The HTTP security and limit sections: extender, tls, auth, limits. */
 static int apply_http(sched_config *c, const json_t *doc, const char *what, tm_err *err) {
     char where[256];
@@ -219,12 +243,25 @@ static int apply_http(sched_config *c, const json_t *doc, const char *what, tm_e
     }
     v = json_object_get(doc, "auth");
     if (v && !json_is_null(v)) {
-        static const char *const k[] = {"tokenFile", "insecureNoAuth", NULL};
+        static const char *const k[] = {"tokenFile", "tokenReviewUsers", "insecureNoAuth", NULL};
         snprintf(where, sizeof where, "%s: auth", what);
         if (tm_json_check_keys(v, k, where, err) ||
             get_str(v, "tokenFile", &c->auth_token_file, where, true, err) ||
             get_bool(v, "insecureNoAuth", &c->insecure_no_auth, where, err))
             return -1;
+        json_t *u = json_object_get(v, "tokenReviewUsers");
+        if (u && !json_is_null(u)) {
+            size_t n = json_array_size(u);
+            const char *names[64];
+            if (!json_is_array(u) || n > 64)
+                return tm_err_set(err, "%s: tokenReviewUsers must be a list of at most 64 names",
+                                  where);
+            for (size_t i = 0; i < n; i++)
+                if (!(names[i] = json_string_value(json_array_get(u, i))))
+                    return tm_err_set(err, "%s: tokenReviewUsers[%zu] must be a string", where, i);
+            if (set_review_users(c, names, n, err))
+                return -1;
+        }
     }
     v = json_object_get(doc, "limits");
     if (v && !json_is_null(v)) {
@@ -386,6 +423,7 @@ enum {
     OPT_TLS_KEY,
     OPT_CLIENT_CA,
     OPT_TOKEN_FILE,
+    OPT_REVIEW_USERS,
     OPT_INSECURE,
     OPT_HEALTH_PORT,
     OPT_MAX_BODY,
@@ -418,6 +456,7 @@ static const struct option long_opts[] = {
     {"tls-key-file", required_argument, NULL, OPT_TLS_KEY},
     {"client-ca-file", required_argument, NULL, OPT_CLIENT_CA},
     {"auth-token-file", required_argument, NULL, OPT_TOKEN_FILE},
+    {"auth-tokenreview-users", required_argument, NULL, OPT_REVIEW_USERS},
     {"insecure-no-auth", no_argument, NULL, OPT_INSECURE},
     {"health-port", required_argument, NULL, OPT_HEALTH_PORT},
     {"max-body-bytes", required_argument, NULL, OPT_MAX_BODY},
@@ -450,6 +489,8 @@ const char *sched_config_usage(void) {
            "  --tls-cert-file F --tls-key-file F   serve HTTPS with this PEM certificate and key\n"
            "  --client-ca-file F       accept client certificates signed by this CA (mTLS)\n"
            "  --auth-token-file F      accept \"Authorization: Bearer <contents of F>\"\n"
+           "  --auth-tokenreview-users U,V  accept API-server tokens of these users (TokenReview;\n"
+           "                           e.g. system:serviceaccount:NS:NAME)\n"
            "  --insecure-no-auth       allow a non-loopback --bind-address without either\n"
            "  --health-port N          plain-HTTP /healthz /readyz /metrics (default 0 = none)\n"
            "  --max-body-bytes N       per extender request (default 8 MiB)\n"
@@ -522,6 +563,19 @@ static int apply_flag(sched_config *c, int opt, const char *arg, tm_err *err) {
         return set_str(&c->client_ca_file, arg);
     case OPT_TOKEN_FILE:
         return set_str(&c->auth_token_file, arg);
+    case OPT_REVIEW_USERS: {
+        char *copy = strdup(arg);
+        if (!copy)
+            return tm_err_set(err, "out of memory");
+        const char *names[64];
+        size_t n = 0;
+        char *save = NULL;
+        for (char *t = strtok_r(copy, ",", &save); t && n < 64; t = strtok_r(NULL, ",", &save))
+            names[n++] = t;
+        int rc = set_review_users(c, names, n, err);
+        free(copy);
+        return rc;
+    }
     case OPT_INSECURE:
         c->insecure_no_auth = true;
         return 0;

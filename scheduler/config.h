@@ -25,8 +25,9 @@
  *   tls: {certFile: "", keyFile: "", clientCAFile: ""}
  *                                  # HTTPS on port; clientCAFile: client certificates it
  *                                  # signed authenticate (mTLS, what kube-scheduler can send)
- *   auth: {tokenFile: "", insecureNoAuth: false}
- *                                  # shared bearer token (file re-read on change); a
+ *   auth: {tokenFile: "", tokenReviewUsers: [], insecureNoAuth: false}
+ *                                  # shared bearer token (file re-read on change); API-server
+ *                                  # tokens of these users via TokenReview; a
  *                                  # non-loopback bindAddress without tokenFile or clientCAFile
  *                                  # is refused unless insecureNoAuth
  *   healthPort: 0                  # plain-HTTP /healthz /readyz /metrics listener (0 = none)
@@ -74,6 +75,7 @@ typedef struct sched_config {
     bool extender_bind;
     char *tls_cert_file, *tls_key_file, *client_ca_file; /* NULL = none */
     char *auth_token_file;                               /* NULL = none */
+    char **review_users; /* NULL-terminated; empty = no TokenReview */
     bool insecure_no_auth;
     int health_port;
     long long max_body_bytes, memory_budget_bytes;

@@ -61,7 +61,11 @@ sched_server *sched_server_start(const sched_config *cfg, sched_loop *loop, tm_m
     s->ext = sched_extender_new(&xo, err);
     if (!s->ext)
         goto fail;
-    if (cfg->auth_token_file && !(s->auth = tm_auth_new(cfg->auth_token_file, err)))
+    bool review = cfg->review_users && cfg->review_users[0];
+    if ((cfg->auth_token_file || review) && !(s->auth = tm_auth_new(cfg->auth_token_file, err)))
+        goto fail;
+    if (review &&
+        tm_auth_enable_tokenreview(s->auth, k, (const char *const *)cfg->review_users, err))
         goto fail;
     tm_httpd_opts ho = {.bind_addr = cfg->bind_address,
                         .port = cfg->port,

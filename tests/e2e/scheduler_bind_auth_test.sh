@@ -5,7 +5,8 @@
 # scheduler mode, stays unbound (404: no /bind route; before the fix it was bound, also onto a
 # node that does not exist); in extender mode with --extender-bind, /bind without credentials
 # is 401 and the pod stays unbound, with the token it binds (the route works when configured).
-# A non-loopback address without authentication is refused at start unless --insecure-no-auth.
+# API-server tokens are accepted through TokenReview for the allowed ServiceAccount only. A
+# non-loopback address without authentication is refused at start unless --insecure-no-auth.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"
@@ -67,6 +68,30 @@ if start_scheduler "$WORK/ext.log" --mode extender --extender-bind --scheduler-n
   fi
 else
   fail "tarema-scheduler --mode extender --extender-bind starts" "$(tail -n 5 "$WORK/ext.log")"
+fi
+stop_schedulers
+
+# ---- Kubernetes tokens via TokenReview: only the allowed ServiceAccount
+kubectl -n "$NS" create serviceaccount binder >/dev/null
+kubectl -n "$NS" create serviceaccount intruder >/dev/null
+if start_scheduler "$WORK/review.log" --mode extender --extender-bind --scheduler-name "rev-$ID" \
+  --tls-cert-file "$TLS/server.crt" --tls-key-file "$TLS/server.key" \
+  --auth-tokenreview-users "system:serviceaccount:$NS:binder"; then
+  pass "tarema-scheduler starts with TokenReview for system:serviceaccount:$NS:binder"
+  URL=https://127.0.0.1:$SCHED_PORT/bind
+  T_IN=$(kubectl -n "$NS" create token intruder)
+  T_OK=$(kubectl -n "$NS" create token binder)
+  code=$(status --cacert "$TLS/ca.crt" -H "Authorization: Bearer $T_IN" -X POST -d "$(bind_args victim2 "$NODE")" "$URL")
+  [ "$code" = 401 ] && pass "TokenReview: another ServiceAccount's valid token: 401" || fail "TokenReview: another ServiceAccount's token refused" "status $code"
+  code=$(status --cacert "$TLS/ca.crt" -H "Authorization: Bearer not-a-token-at-all-xx" -X POST -d "$(bind_args victim2 "$NODE")" "$URL")
+  [ "$code" = 401 ] && pass "TokenReview: an invalid token: 401" || fail "TokenReview: an invalid token refused" "status $code"
+  [ -z "$(pod_node "$NS" victim2)" ] && pass "TokenReview: refused calls bound nothing" || fail "TokenReview: refused calls bound nothing"
+  code=$(status --cacert "$TLS/ca.crt" -H "Authorization: Bearer $T_OK" -X POST -d "$(bind_args victim2 "$NODE")" "$URL")
+  v2_bound() { [ -n "$(pod_node "$NS" victim2)" ]; }
+  [ "$code" = 200 ] && wait_for 10 v2_bound && pass "TokenReview: the allowed ServiceAccount's token binds" ||
+    fail "TokenReview: the allowed ServiceAccount's token binds" "status $code: $(cat "$WORK/resp")"
+else
+  fail "tarema-scheduler starts with TokenReview" "$(tail -n 5 "$WORK/review.log")"
 fi
 stop_schedulers
 
