@@ -209,6 +209,13 @@ static void test_security_keys(void) {
     c->max_body_bytes = 2 << 20;
     CHECK(sched_config_validate(c, &err) == -1 && strstr(err.msg, "memoryBudgetBytes"));
     CHECK(apply_yaml(c, "auth: {token: x}\n", &err) == -1 && strstr(err.msg, "token"));
+    CHECKF(apply_yaml(c, "auth: {tokenReviewUsers: [system:serviceaccount:a:b, u2]}\n", &err) == 0,
+           "%s", err.msg);
+    CHECK_STR(c->review_users[0], "system:serviceaccount:a:b");
+    CHECK_STR(c->review_users[1], "u2");
+    CHECK(c->review_users[2] == NULL);
+    CHECK(apply_yaml(c, "auth: {tokenReviewUsers: [1]}\n", &err) == -1 &&
+          strstr(err.msg, "tokenReviewUsers[0]"));
     CHECK(apply_yaml(c, "extender: {bind: yes-please}\n", &err) == -1 && strstr(err.msg, "bind"));
     sched_config_free(c);
 
