@@ -12,7 +12,7 @@
 O       ?= build
 BINDIR  ?= bin
 CC      ?= cc
-PKGS    := libcurl jansson libpq yaml-0.1 libmicrohttpd
+PKGS    := libcurl jansson libpq yaml-0.1 libmicrohttpd gnutls
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 OPT     ?= -O2 -g
 CFLAGS  += -std=c17 -D_GNU_SOURCE $(OPT) $(WARN) -MMD -MP -I. -Itests

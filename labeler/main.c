@@ -43,9 +43,14 @@ static void usage(FILE *out) {
           "                                node groups from --groups (the document\n"
           "                                `tarema-profiler group -o GROUPS.json` writes),\n"
           "                                else from the cluster's labelled Nodes\n"
-          "  serve [--port 8080] [--bind 0.0.0.0] [--spool DIR] [--namespace NS]\n"
+          "  serve [--port 8080] [--bind 127.0.0.1] [--spool DIR] [--namespace NS]\n"
           "        [--workflow-key PATH] [--default-workflow W] [--groups GROUPS.json]\n"
           "        [--resync-seconds 300] [--no-publish]\n"
+          "        [--tls-cert-file F --tls-key-file F] [--client-ca-file F]\n"
+          "        [--auth-token-file F] [--insecure-no-auth] [--health-port N]\n"
+          "        [--max-body-bytes N] [--memory-budget-bytes N]\n"
+          "                                a non-loopback --bind needs --auth-token-file or\n"
+          "                                --client-ca-file (or --insecure-no-auth)\n"
           "                                weblog receiver, TaskProfile publisher; labels are\n"
           "                                refreshed when runs are stored or node groups change\n"
           "common: --db URI (else $DATABASE_URL, else PG* variables), --kubeconfig PATH,\n"
@@ -58,6 +63,9 @@ typedef struct opts {
     const char *db, *workflow, *run, *process, *groups, *kubeconfig, *spool, *bind, *ns;
     const char *workflow_key, *default_workflow, *node_selector;
     int port, json, no_publish, resync_s;
+    const char *tls_cert, *tls_key, *client_ca, *token_file;
+    int insecure_no_auth, health_port;
+    long long max_body, memory_budget;
 } opts;
 
 /* A --workflow or --run value must fit the store's columns and be UTF-8, like trace values. */
@@ -91,6 +99,14 @@ static int parse_opts(int argc, char **argv, opts *o) {
         {"no-publish", no_argument, 0, 'N'},
         {"log-level", required_argument, 0, 'L'},
         {"log-format", required_argument, 0, 'F'},
+        {"tls-cert-file", required_argument, 0, 1001},
+        {"tls-key-file", required_argument, 0, 1002},
+        {"client-ca-file", required_argument, 0, 1003},
+        {"auth-token-file", required_argument, 0, 1004},
+        {"insecure-no-auth", no_argument, 0, 1005},
+        {"health-port", required_argument, 0, 1006},
+        {"max-body-bytes", required_argument, 0, 1007},
+        {"memory-budget-bytes", required_argument, 0, 1008},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -143,6 +159,37 @@ static int parse_opts(int argc, char **argv, opts *o) {
         case 'j':
             o->json = 1;
             break;
+        case 1001:
+            o->tls_cert = optarg;
+            break;
+        case 1002:
+            o->tls_key = optarg;
+            break;
+        case 1003:
+            o->client_ca = optarg;
+            break;
+        case 1004:
+            o->token_file = optarg;
+            break;
+        case 1005:
+            o->insecure_no_auth = 1;
+            break;
+        case 1006:
+        case 1007:
+        case 1008: {
+            char *end;
+            long long v = strtoll(optarg, &end, 10);
+            long long hi = c == 1006 ? 65535 : 1LL << 34;
+            if (!*optarg || *end || v < 0 || v > hi) {
+                fprintf(stderr, "tarema-labeler: '%s' is not a number in 0..%lld\n", optarg, hi);
+                return -1;
+            }
+            if (c == 1006)
+                o->health_port = (int)v;
+            else
+                *(c == 1007 ? &o->max_body : &o->memory_budget) = v;
+            break;
+        }
         case 'N':
             o->no_publish = 1;
             break;
@@ -358,7 +405,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "serve") == 0) {
         lab_serve_opts so = {
             .db = o.db,
-            .bind = o.bind ? o.bind : "0.0.0.0",
+            .bind = o.bind ? o.bind : "127.0.0.1",
             .port = o.port,
             .spool_dir = o.spool ? o.spool : "/var/lib/tarema-labeler/spool",
             .ns = o.ns,
@@ -369,6 +416,14 @@ int main(int argc, char **argv) {
             .node_selector = o.node_selector,
             .resync_s = o.resync_s,
             .publish = !o.no_publish,
+            .tls_cert_file = o.tls_cert,
+            .tls_key_file = o.tls_key,
+            .client_ca_file = o.client_ca,
+            .auth_token_file = o.token_file,
+            .insecure_no_auth = o.insecure_no_auth,
+            .health_port = o.health_port,
+            .max_body = o.max_body,
+            .memory_budget = o.memory_budget,
         };
         struct sigaction sa = {.sa_handler = on_signal};
         sigemptyset(&sa.sa_mask);

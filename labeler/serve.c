@@ -22,6 +22,7 @@
 #include "labeler/store.h"
 #include "labeler/taskprofile.h"
 #include "labeler/weblog.h"
+#include "lib/auth.h"
 #include "lib/httpd.h"
 #include "lib/jsonutil.h"
 #include "lib/kube.h"
@@ -500,7 +501,12 @@ int lab_serve_main(const lab_serve_opts *o, volatile sig_atomic_t *stop) {
     sv.published = json_object();
     tm_err err = {{0}, 0};
     tm_httpd *srv = NULL;
+    tm_auth *auth = NULL;
     int rc = 1;
+    if (o->auth_token_file && !(auth = tm_auth_new(o->auth_token_file, &err))) {
+        tm_error("labeler not started: %s", err.msg);
+        goto out;
+    }
     if (setup_metrics(&sv, &err) < 0 || setup_kube(&sv, &err) < 0 ||
         !(sv.spool = lab_spool_open(o->spool_dir, &err))) {
         tm_error("labeler not started: %s", err.msg);
@@ -510,10 +516,22 @@ int lab_serve_main(const lab_serve_opts *o, volatile sig_atomic_t *stop) {
     sv.last_connect = time(NULL);
     connect_db(&sv);
     sv.next_resync = time(NULL) + o->resync_s;
-    tm_httpd_opts ho = {.bind_addr = o->bind, .port = o->port, .name = "weblog"};
+    tm_httpd_opts ho = {.bind_addr = o->bind,
+                        .port = o->port,
+                        .name = "weblog",
+                        .max_body = o->max_body > 0 ? (size_t)o->max_body : (size_t)2 << 20,
+                        .memory_budget = o->memory_budget > 0 ? (size_t)o->memory_budget : 0,
+                        .health_port = o->health_port,
+                        .tls_cert_file = o->tls_cert_file,
+                        .tls_key_file = o->tls_key_file,
+                        .client_ca_file = o->client_ca_file,
+                        .auth = auth,
+                        .insecure_no_auth = o->insecure_no_auth != 0};
+    /* Nextflow's weblog can only be given a URL (and, with nf-weblog, Basic credentials). */
+    tm_httpd_route_opts wro = {.token_in_query = true};
     if (!(srv = tm_httpd_start(&ho, &err)) ||
-        tm_httpd_route(srv, "POST", "/weblog*", on_weblog, &sv, &err) < 0 ||
-        tm_httpd_route(srv, "POST", "/", on_weblog, &sv, &err) < 0 ||
+        tm_httpd_route_ex(srv, "POST", "/weblog*", on_weblog, &sv, &wro, &err) < 0 ||
+        tm_httpd_route_ex(srv, "POST", "/", on_weblog, &sv, &wro, &err) < 0 ||
         tm_httpd_enable_health(srv, is_ready, &sv, &err) < 0 ||
         tm_httpd_enable_metrics(srv, sv.reg, &err) < 0) {
         tm_error("labeler not started: %s", err.msg);
@@ -536,6 +554,7 @@ int lab_serve_main(const lab_serve_opts *o, volatile sig_atomic_t *stop) {
     rc = 0;
 out:
     tm_httpd_free(srv); /* no handler runs after this */
+    tm_auth_free(auth);
     lab_node_watch_stop(sv.watch);
     lab_store_close(sv.store);
     lab_spool_close(sv.spool);

@@ -1,6 +1,8 @@
 /* serve.h: `tarema-labeler serve`: the weblog receiver and TaskProfile publisher.
  *
- * POST /weblog (any path under it, and POST /) takes Nextflow weblog events. An event is
+ * POST /weblog (any path under it, and POST /) takes Nextflow weblog events; with an auth
+ * token configured they need it (Basic password from Nextflow's weblog.basicToken, a Bearer
+ * header, or ?token= in the URL for Nextflow versions without basicToken). An event is
  * acknowledged (200 stored, 202 spooled) only once it is in PostgreSQL or fsync'ed in the
  * spool; while the spool holds events, new ones queue behind them so they are stored in
  * arrival order. /healthz, /readyz, /metrics as usual.
@@ -28,6 +30,13 @@ typedef struct lab_serve_opts {
     const char *node_selector;    /* label selector for the Nodes to watch; NULL = all */
     int resync_s;                 /* full relabel and republish interval (safety net) */
     int publish;                  /* publish TaskProfiles (needs a cluster) */
+    /* HTTP security and limits (lib/httpd.h): TLS, mTLS, a shared token (Bearer, Basic
+     * password, or ?token= in the weblog URL), a plain-HTTP health port, body limits. */
+    const char *tls_cert_file, *tls_key_file, *client_ca_file, *auth_token_file;
+    int insecure_no_auth;
+    int health_port;         /* 0 = none */
+    long long max_body;      /* per weblog event; 0 = 2 MiB */
+    long long memory_budget; /* all requests at once; 0 = 64 MiB */
 } lab_serve_opts;
 
 /* Runs until *stop becomes non-zero. Returns the process exit status (0, or 1 on a start-up

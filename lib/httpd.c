@@ -1,12 +1,15 @@
-/* httpd.c: the HTTP server behind httpd.h, on libmicrohttpd in thread-per-connection mode.
+/* httpd.c: the HTTP server behind httpd.h, on libmicrohttpd: a pool of epoll worker threads
+ * for the main listener, one more thread for the optional health listener.
  *
  * libmicrohttpd calls on_request several times per request: once when the headers are in (we
- * attach a req_ctx and may refuse an announced oversized body right away), once per chunk of
- * body (appended to the buffer), and once at the end, when the route's handler runs and its
- * response is queued. on_completed frees the req_ctx whatever happened in between. */
+ * attach a req_ctx, pick the route, authenticate, and refuse an oversized or over-budget body
+ * right away), once per chunk of body (appended to the buffer), and once at the end, when the
+ * route's handler runs and its response is queued. on_completed frees the req_ctx and returns
+ * what it held to the memory budget whatever happened in between. */
 #include "httpd.h"
 
 #include <arpa/inet.h>
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -17,32 +20,67 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "auth.h"
+#include "fileutil.h"
 #include "log.h"
 
 #define DEFAULT_MAX_BODY  ((size_t)8 << 20)
-#define DEFAULT_MAX_CONNS 256
-#define DEFAULT_TIMEOUT_S 30
+#define DEFAULT_BUDGET    ((size_t)64 << 20)
+#define DEFAULT_MAX_CONNS 1024
+#define DEFAULT_PER_IP    64
+#define DEFAULT_TIMEOUT_S 10
+#define DEFAULT_THREADS   4
+#define DEFAULT_RELOAD_S  10
+#define HEALTH_MAX_CONNS  64
+#define HEALTH_PER_IP     16
+#define HEALTH_TIMEOUT_S  5
 #define STOP_GRACE_MS     10000.0
+#define JSON_CHARGE_CHUNK ((size_t)64 << 10)
+#define MALLOC_OVERHEAD   16 /* glibc's per-block header, counted with every JSON block */
+#define TOKEN_BUF         1024
 
 typedef struct route {
     char *method; /* NULL: any method */
     char *pattern;
     size_t plen; /* pattern length without the trailing '*' */
     bool prefix;
+    bool builtin; /* health or metrics: also served by the health listener */
+    tm_httpd_route_opts ro;
     tm_httpd_handler fn;
     void *ud;
 } route;
 
+/* What libmicrohttpd passes back to the callbacks: the server and which listener. */
+typedef struct listener {
+    struct tm_httpd *srv;
+    bool health_only;
+} listener;
+
 struct tm_httpd {
-    struct MHD_Daemon *daemon;
+    struct MHD_Daemon *daemon, *health;
+    listener main_l, health_l;
     char name[32];
     char bind_addr[INET6_ADDRSTRLEN];
-    int port;
-    size_t max_body;
-    pthread_rwlock_t routes_mu; /* guards routes, nroutes, cap */
+    int port, health_port;
+    size_t max_body, budget;
+    atomic_size_t used; /* bytes of the budget charged by requests in progress */
+    tm_auth *auth;
+    bool client_ca, tls;
+    char *cert_pem, *key_pem, *ca_pem; /* libmicrohttpd keeps pointers to these */
+    /* What a restart of the main daemon needs (TLS files changed, see tls_watch_main). */
+    unsigned threads, max_conns, per_ip, timeout_s, reload_s;
+    bool v6;
+    char *tls_path[3];            /* cert, key, client CA (NULL when not given) */
+    struct timespec tls_mtime[3]; /* their modification times when last read */
+    pthread_t watcher;
+    bool watching, watch_stop;
+    pthread_mutex_t watch_mu; /* guards watch_stop */
+    pthread_cond_t watch_cv;
+    pthread_rwlock_t routes_mu; /* guards routes, nroutes, cap, ready*, metrics */
     route *routes;
     size_t nroutes, cap;
     tm_httpd_ready_fn ready;
@@ -50,7 +88,7 @@ struct tm_httpd {
     tm_metrics *metrics;
     atomic_int inflight;  /* requests between their headers and their completed response */
     atomic_bool starting; /* MHD errors go into start_err instead of the log */
-    char start_err[256];
+    char start_err[512];
 };
 
 typedef struct hdr {
@@ -68,11 +106,73 @@ struct tm_httpd_resp {
 
 /* Per-request state from the first on_request call to on_completed. */
 typedef struct req_ctx {
+    tm_httpd *srv;
     char *body;
     size_t len, cap;
-    bool too_large;
+    size_t max_body;
+    size_t charged; /* bytes of the budget this request holds (body buffer and JSON) */
+    int reject;     /* non-zero: the status to answer once the body is drained (413, 503) */
+    tm_httpd_handler fn;
+    void *ud;
+    const char *auth_by;
     struct timespec start;
 } req_ctx;
+
+/* ---- memory budget ---- */
+
+static bool budget_charge(tm_httpd *srv, req_ctx *ctx, size_t n) {
+    size_t cur = atomic_load(&srv->used);
+    do {
+        if (n > srv->budget || cur > srv->budget - n)
+            return false;
+    } while (!atomic_compare_exchange_weak(&srv->used, &cur, cur + n));
+    ctx->charged += n;
+    return true;
+}
+
+static void budget_release(tm_httpd *srv, req_ctx *ctx) {
+    if (ctx->charged)
+        atomic_fetch_sub(&srv->used, ctx->charged);
+    ctx->charged = 0;
+}
+
+size_t tm_httpd_budget_used(const tm_httpd *srv) {
+    return srv ? atomic_load(&((tm_httpd *)srv)->used) : 0;
+}
+
+/* JSON parsing is charged through jansson's allocator: jansson has one process-wide allocator
+ * hook, so it is installed once, and it counts only on a thread that is parsing a request body
+ * (tl_meter set by tm_httpd_req_json), passing straight to malloc everywhere else. A 5 MB body
+ * can take 11x (objects) to 46x (arrays of empty arrays) its size once parsed, which is why
+ * bounding body sizes alone does not bound memory. */
+typedef struct json_meter {
+    req_ctx *ctx;
+    size_t avail; /* charged but not yet used by this parse */
+    bool exhausted;
+} json_meter;
+
+static _Thread_local json_meter *tl_meter;
+
+static void *metered_malloc(size_t n) {
+    json_meter *m = tl_meter;
+    if (m) {
+        size_t need = n + MALLOC_OVERHEAD;
+        if (need > m->avail) {
+            size_t chunk = need > JSON_CHARGE_CHUNK ? need : JSON_CHARGE_CHUNK;
+            if (!budget_charge(m->ctx->srv, m->ctx, chunk)) {
+                m->exhausted = true;
+                return NULL;
+            }
+            m->avail += chunk;
+        }
+        m->avail -= need;
+    }
+    return malloc(n);
+}
+
+static void install_json_meter(void) {
+    json_set_alloc_funcs(metered_malloc, free);
+}
 
 /* ---- responses ---- */
 
@@ -214,15 +314,16 @@ static size_t strength(const route *rt) {
     return rt->prefix ? rt->plen : SIZE_MAX;
 }
 
-/* Finds the handler for method and path. On no match, fills allow (comma-separated methods
- * of routes matching the path; empty for an unknown path). Called with routes_mu held. */
+/* Finds the handler for method and path (only built-in routes when builtin_only). On no
+ * match, fills allow (comma-separated methods of routes matching the path; empty for an
+ * unknown path). Called with routes_mu held. */
 static const route *find_route(const tm_httpd *srv, const char *method, const char *path,
-                               char *allow, size_t allow_size) {
+                               bool builtin_only, char *allow, size_t allow_size) {
     const route *best = NULL;
     allow[0] = '\0';
     for (size_t i = 0; i < srv->nroutes; i++) {
         const route *rt = &srv->routes[i];
-        if (!path_matches(rt, path))
+        if ((builtin_only && !rt->builtin) || !path_matches(rt, path))
             continue;
         if (method_matches(rt, method)) {
             if (!best || strength(rt) > strength(best))
@@ -240,8 +341,8 @@ static const route *find_route(const tm_httpd *srv, const char *method, const ch
     return best;
 }
 
-int tm_httpd_route(tm_httpd *srv, const char *method, const char *pattern, tm_httpd_handler fn,
-                   void *ud, tm_err *err) {
+static int route_add(tm_httpd *srv, const char *method, const char *pattern, tm_httpd_handler fn,
+                     void *ud, const tm_httpd_route_opts *ro, bool builtin, tm_err *err) {
     if (!pattern || pattern[0] != '/')
         return tm_err_set(err, "http route \"%s\": path must start with '/'",
                           pattern ? pattern : "(null)");
@@ -259,6 +360,8 @@ int tm_httpd_route(tm_httpd *srv, const char *method, const char *pattern, tm_ht
         if (same_method && strcmp(rt->pattern, pattern) == 0) {
             rt->fn = fn;
             rt->ud = ud;
+            rt->ro = ro ? *ro : (tm_httpd_route_opts){0};
+            rt->builtin = builtin;
             pthread_rwlock_unlock(&srv->routes_mu);
             return 0;
         }
@@ -277,6 +380,8 @@ int tm_httpd_route(tm_httpd *srv, const char *method, const char *pattern, tm_ht
                 .pattern = strdup(pattern),
                 .plen = len - (prefix ? 1 : 0),
                 .prefix = prefix,
+                .builtin = builtin,
+                .ro = ro ? *ro : (tm_httpd_route_opts){0},
                 .fn = fn,
                 .ud = ud};
     if (!rt.pattern || (!any && !rt.method)) {
@@ -288,6 +393,16 @@ int tm_httpd_route(tm_httpd *srv, const char *method, const char *pattern, tm_ht
     srv->routes[srv->nroutes++] = rt;
     pthread_rwlock_unlock(&srv->routes_mu);
     return 0;
+}
+
+int tm_httpd_route_ex(tm_httpd *srv, const char *method, const char *pattern, tm_httpd_handler fn,
+                      void *ud, const tm_httpd_route_opts *ro, tm_err *err) {
+    return route_add(srv, method, pattern, fn, ud, ro, false, err);
+}
+
+int tm_httpd_route(tm_httpd *srv, const char *method, const char *pattern, tm_httpd_handler fn,
+                   void *ud, tm_err *err) {
+    return route_add(srv, method, pattern, fn, ud, NULL, false, err);
 }
 
 /* ---- built-in endpoints ---- */
@@ -335,8 +450,9 @@ int tm_httpd_enable_health(tm_httpd *srv, tm_httpd_ready_fn ready, void *ud, tm_
     srv->ready = ready;
     srv->ready_ud = ud;
     pthread_rwlock_unlock(&srv->routes_mu);
-    if (tm_httpd_route(srv, "GET", "/healthz", on_healthz, srv, err) < 0 ||
-        tm_httpd_route(srv, "GET", "/readyz", on_readyz, srv, err) < 0)
+    tm_httpd_route_opts open = {.open = true};
+    if (route_add(srv, "GET", "/healthz", on_healthz, srv, &open, true, err) < 0 ||
+        route_add(srv, "GET", "/readyz", on_readyz, srv, &open, true, err) < 0)
         return -1;
     return 0;
 }
@@ -347,7 +463,9 @@ int tm_httpd_enable_metrics(tm_httpd *srv, tm_metrics *reg, tm_err *err) {
     pthread_rwlock_wrlock(&srv->routes_mu);
     srv->metrics = reg;
     pthread_rwlock_unlock(&srv->routes_mu);
-    return tm_httpd_route(srv, "GET", "/metrics", on_metrics, srv, err);
+    /* Open: aggregate counters Prometheus scrapes without credentials (see httpd.h). */
+    tm_httpd_route_opts open = {.open = true};
+    return route_add(srv, "GET", "/metrics", on_metrics, srv, &open, true, err);
 }
 
 /* ---- request accessors ---- */
@@ -366,8 +484,13 @@ json_t *tm_httpd_req_json(const tm_httpd_req *req, tm_httpd_resp *resp) {
         return NULL;
     }
     json_error_t jerr;
+    json_meter m = {.ctx = req->ctx_};
+    tl_meter = req->ctx_ ? &m : NULL;
     json_t *j = json_loadb(req->body, req->body_len, 0, &jerr);
-    if (!j)
+    tl_meter = NULL;
+    if (!j && m.exhausted)
+        tm_httpd_error(resp, 503, "server busy: the memory for request bodies is in use, retry");
+    else if (!j)
         tm_httpd_error(resp, 400, "invalid JSON body: %s at line %d column %d", jerr.text,
                        jerr.line, jerr.column);
     return j;
@@ -397,21 +520,160 @@ static void remote_addr(struct MHD_Connection *conn, char *buf, size_t size) {
                   (socklen_t)size);
 }
 
-/* Runs the handler for a complete request and queues its response. */
-static enum MHD_Result dispatch(tm_httpd *srv, struct MHD_Connection *conn, const char *method,
-                                const char *url, req_ctx *ctx) {
+/* True when the connection's TLS client presented a certificate that verifies against the
+ * client CA (libmicrohttpd asks for one but leaves the verdict to us). */
+static bool client_cert_ok(struct MHD_Connection *conn) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    if (!ci || !ci->tls_session)
+        return false;
+    gnutls_session_t session = (gnutls_session_t)ci->tls_session;
+    unsigned int n = 0;
+    if (!gnutls_certificate_get_peers(session, &n) || n == 0)
+        return false;
+    unsigned int status = 0;
+    return gnutls_certificate_verify_peers2(session, &status) == 0 && status == 0;
+}
+
+/* Authenticates a request to a protected route; NULL when it is not. */
+static const char *authenticate(tm_httpd *srv, struct MHD_Connection *conn, const route *rt) {
+    if (srv->client_ca && client_cert_ok(conn))
+        return "client-cert";
+    if (!srv->auth)
+        return NULL;
+    char buf[TOKEN_BUF];
+    size_t len = 0;
+    const char *tok = tm_auth_from_header(
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION), buf,
+        sizeof buf, &len);
+    if (!tok && rt->ro.token_in_query) {
+        tok = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "token");
+        len = tok ? strlen(tok) : 0;
+    }
+    bool ok = tok && tm_auth_check(srv->auth, tok, len);
+    memset(buf, 0, sizeof buf);
+    return ok ? "token" : NULL;
+}
+
+/* Answers resp at once (before the body is read: libmicrohttpd closes the connection after). */
+static enum MHD_Result finish(tm_httpd *srv, struct MHD_Connection *conn, const char *method,
+                              const char *url, req_ctx *ctx, tm_httpd_resp *resp) {
+    if (resp->status < 100 || resp->status > 599) {
+        tm_warn("http handler returned an invalid status server=%s path=%s status=%d", srv->name,
+                url, resp->status);
+        tm_httpd_error(resp, 500, "handler returned invalid HTTP status %d", resp->status);
+    }
+    tm_debug("http request server=%s method=%s path=%s status=%d body_bytes=%zu auth=%s ms=%.3f",
+             srv->name, method, url, resp->status, ctx->len, ctx->auth_by ? ctx->auth_by : "-",
+             elapsed_ms(&ctx->start));
+    return send_resp(conn, resp);
+}
+
+/* The headers are in: route, authenticate, check the announced body. Answers at once when the
+ * request cannot succeed, so a refused body is never read into memory. */
+static enum MHD_Result on_headers(const listener *l, struct MHD_Connection *conn,
+                                  const char *method, const char *url, req_ctx *ctx) {
+    tm_httpd *srv = l->srv;
     tm_httpd_resp resp = {.status = 200};
     char allow[256];
     pthread_rwlock_rdlock(&srv->routes_mu);
-    const route *rt = find_route(srv, method, url, allow, sizeof allow);
-    tm_httpd_handler fn = rt ? rt->fn : NULL;
-    void *ud = rt ? rt->ud : NULL;
+    const route *found = find_route(srv, method, url, l->health_only, allow, sizeof allow);
+    route rt = found ? *found : (route){0};
     pthread_rwlock_unlock(&srv->routes_mu);
-
-    if (ctx->too_large) {
+    if (!found) {
+        if (allow[0]) {
+            tm_httpd_error(&resp, 405, "method %s not allowed for %s; allowed: %s", method, url,
+                           allow);
+            tm_httpd_header_set(&resp, MHD_HTTP_HEADER_ALLOW, allow);
+        } else {
+            tm_httpd_error(&resp, 404, "no such endpoint: %s %s", method, url);
+        }
+        return finish(srv, conn, method, url, ctx, &resp);
+    }
+    ctx->fn = rt.fn;
+    ctx->ud = rt.ud;
+    ctx->max_body = rt.ro.max_body ? rt.ro.max_body : srv->max_body;
+    if (!rt.ro.open && (srv->auth || srv->client_ca)) {
+        ctx->auth_by = authenticate(srv, conn, &rt);
+        if (!ctx->auth_by) {
+            tm_httpd_error(&resp, 401, "authentication required: %s",
+                           srv->client_ca && srv->auth
+                               ? "a client certificate of the configured CA or a bearer token"
+                           : srv->client_ca ? "a client certificate of the configured CA"
+                                            : "a bearer token");
+            tm_httpd_header_set(&resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"tarema\"");
+            return finish(srv, conn, method, url, ctx, &resp);
+        }
+    }
+    const char *cl =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    unsigned long long announced = cl ? strtoull(cl, NULL, 10) : 0;
+    if (announced > ctx->max_body) {
         tm_httpd_error(&resp, 413, "request body larger than the limit of %zu bytes",
-                       srv->max_body);
-    } else if (fn) {
+                       ctx->max_body);
+        return finish(srv, conn, method, url, ctx, &resp);
+    }
+    if (announced) { /* one buffer of the announced size, charged before a byte is read */
+        if (!budget_charge(srv, ctx, (size_t)announced + 1)) {
+            tm_httpd_error(&resp, 503,
+                           "server busy: the memory for request bodies is in use, "
+                           "retry");
+            tm_httpd_header_set(&resp, "Retry-After", "1");
+            return finish(srv, conn, method, url, ctx, &resp);
+        }
+        ctx->body = malloc((size_t)announced + 1);
+        if (!ctx->body)
+            return MHD_NO;
+        ctx->cap = (size_t)announced + 1;
+    }
+    return MHD_YES;
+}
+
+/* One chunk of body. Chunked bodies (no Content-Length) grow their buffer, charging the
+ * budget for every growth; past the route's limit or the budget they are drained unstored and
+ * answered 413 or 503 at the end. */
+static void on_body_chunk(tm_httpd *srv, req_ctx *ctx, const char *data, size_t n) {
+    if (ctx->reject)
+        return;
+    if (n > ctx->max_body - ctx->len) {
+        ctx->reject = 413;
+    } else if (ctx->len + n + 1 > ctx->cap) {
+        size_t cap = ctx->cap ? ctx->cap * 2 : 4096;
+        while (cap < ctx->len + n + 1)
+            cap *= 2;
+        if (cap > ctx->max_body + 1)
+            cap = ctx->max_body + 1;
+        char *grown = budget_charge(srv, ctx, cap - ctx->cap) ? realloc(ctx->body, cap) : NULL;
+        if (!grown) {
+            ctx->reject = 503;
+        } else {
+            ctx->body = grown;
+            ctx->cap = cap;
+        }
+    }
+    if (ctx->reject) {
+        free(ctx->body);
+        ctx->body = NULL;
+        ctx->len = ctx->cap = 0;
+        budget_release(srv, ctx);
+        return;
+    }
+    memcpy(ctx->body + ctx->len, data, n);
+    ctx->len += n;
+    ctx->body[ctx->len] = '\0';
+}
+
+/* The whole request is in: run the handler (or answer the rejection) and queue the response. */
+static enum MHD_Result dispatch(tm_httpd *srv, struct MHD_Connection *conn, const char *method,
+                                const char *url, req_ctx *ctx) {
+    tm_httpd_resp resp = {.status = 200};
+    if (ctx->reject == 413) {
+        tm_httpd_error(&resp, 413, "request body larger than the limit of %zu bytes",
+                       ctx->max_body);
+    } else if (ctx->reject) {
+        tm_httpd_error(&resp, 503, "server busy: the memory for request bodies is in use, retry");
+        tm_httpd_header_set(&resp, "Retry-After", "1");
+    } else {
         char addr[INET6_ADDRSTRLEN];
         remote_addr(conn, addr, sizeof addr);
         tm_httpd_req req = {.method = method,
@@ -419,68 +681,33 @@ static enum MHD_Result dispatch(tm_httpd *srv, struct MHD_Connection *conn, cons
                             .body = ctx->body ? ctx->body : "",
                             .body_len = ctx->len,
                             .remote_addr = addr,
-                            .conn_ = conn};
-        fn(&req, &resp, ud);
-    } else if (allow[0]) {
-        tm_httpd_error(&resp, 405, "method %s not allowed for %s; allowed: %s", method, url, allow);
-        tm_httpd_header_set(&resp, MHD_HTTP_HEADER_ALLOW, allow);
-    } else {
-        tm_httpd_error(&resp, 404, "no such endpoint: %s %s", method, url);
+                            .auth_by = ctx->auth_by,
+                            .conn_ = conn,
+                            .ctx_ = ctx};
+        ctx->fn(&req, &resp, ctx->ud);
     }
-    if (resp.status < 100 || resp.status > 599) {
-        tm_warn("http handler returned an invalid status server=%s path=%s status=%d", srv->name,
-                url, resp.status);
-        tm_httpd_error(&resp, 500, "handler returned invalid HTTP status %d", resp.status);
-    }
-    tm_debug("http request server=%s method=%s path=%s status=%d body_bytes=%zu ms=%.3f", srv->name,
-             method, url, resp.status, ctx->len, elapsed_ms(&ctx->start));
-    return send_resp(conn, &resp);
+    return finish(srv, conn, method, url, ctx, &resp);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls) {
-    tm_httpd *srv = cls;
+    const listener *l = cls;
+    tm_httpd *srv = l->srv;
     req_ctx *ctx = *con_cls;
     if (!ctx) { /* headers are in; the body, if any, follows in later calls */
         ctx = calloc(1, sizeof *ctx);
         if (!ctx)
             return MHD_NO;
+        ctx->srv = srv;
         clock_gettime(CLOCK_MONOTONIC, &ctx->start);
         *con_cls = ctx;
         atomic_fetch_add(&srv->inflight, 1);
-        const char *cl =
-            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (cl && strtoull(cl, NULL, 10) > srv->max_body) {
-            /* Refuse before reading: libmicrohttpd then closes the connection. */
-            ctx->too_large = true;
-            return dispatch(srv, conn, method, url, ctx);
-        }
-        return MHD_YES;
+        return on_headers(l, conn, method, url, ctx);
     }
     if (*upload_data_size) {
-        size_t n = *upload_data_size;
+        on_body_chunk(srv, ctx, upload_data, *upload_data_size);
         *upload_data_size = 0;
-        if (ctx->too_large || n > srv->max_body - ctx->len) {
-            ctx->too_large = true; /* keep draining so the 413 can be sent at the end */
-            free(ctx->body);
-            ctx->body = NULL;
-            ctx->len = ctx->cap = 0;
-            return MHD_YES;
-        }
-        if (ctx->len + n + 1 > ctx->cap) {
-            size_t cap = ctx->cap ? ctx->cap : 4096;
-            while (cap < ctx->len + n + 1)
-                cap *= 2;
-            char *grown = realloc(ctx->body, cap);
-            if (!grown)
-                return MHD_NO;
-            ctx->body = grown;
-            ctx->cap = cap;
-        }
-        memcpy(ctx->body + ctx->len, upload_data, n);
-        ctx->len += n;
-        ctx->body[ctx->len] = '\0';
         return MHD_YES;
     }
     return dispatch(srv, conn, method, url, ctx);
@@ -488,11 +715,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
-    tm_httpd *srv = cls;
+    const listener *l = cls;
+    tm_httpd *srv = l->srv;
     req_ctx *ctx = *con_cls;
     if (!ctx)
         return;
     free(ctx->body);
+    budget_release(srv, ctx);
     free(ctx);
     *con_cls = NULL;
     atomic_fetch_sub(&srv->inflight, 1);
@@ -500,65 +729,353 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
     tm_httpd *srv = cls;
-    char msg[512];
+    char msg[sizeof srv->start_err];
     vsnprintf(msg, sizeof msg, fmt, ap);
     size_t n = strlen(msg);
     while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
         msg[--n] = '\0';
     if (atomic_load(&srv->starting))
-        snprintf(srv->start_err, sizeof srv->start_err, "%s", msg);
+        memcpy(srv->start_err, msg, n + 1);
     else
         tm_warn("http server message server=%s msg=\"%s\"", srv->name, msg);
 }
 
 /* ---- lifecycle ---- */
 
+static bool is_loopback(const char *addr) {
+    return strncmp(addr, "127.", 4) == 0 || strcmp(addr, "::1") == 0 ||
+           strcmp(addr, "localhost") == 0;
+}
+
+static struct timespec file_mtime(const char *path) {
+    struct stat st;
+    if (!path || stat(path, &st) != 0)
+        return (struct timespec){0};
+    return st.st_mtim;
+}
+
+/* Reads the PEM files of opts into srv. 0 or -1 with err naming the file. */
+static int load_tls(tm_httpd *srv, const tm_httpd_opts *o, tm_err *err) {
+    if (!o->tls_cert_file != !o->tls_key_file)
+        return tm_err_set(err, "http server %s: TLS needs both a certificate and a key file",
+                          srv->name);
+    if (o->client_ca_file && !o->tls_cert_file)
+        return tm_err_set(err,
+                          "http server %s: a client CA (mTLS) needs TLS: give a certificate "
+                          "and a key file too",
+                          srv->name);
+    if (!o->tls_cert_file)
+        return 0;
+    if (!MHD_is_feature_supported(MHD_FEATURE_TLS))
+        return tm_err_set(err, "http server %s: this libmicrohttpd was built without TLS",
+                          srv->name);
+    if (!(srv->cert_pem = tm_read_file(o->tls_cert_file, NULL, err)))
+        return tm_err_wrap(err, "TLS certificate");
+    if (!(srv->key_pem = tm_read_file(o->tls_key_file, NULL, err)))
+        return tm_err_wrap(err, "TLS key");
+    if (o->client_ca_file && !(srv->ca_pem = tm_read_file(o->client_ca_file, NULL, err)))
+        return tm_err_wrap(err, "client CA");
+    srv->tls = true;
+    srv->client_ca = srv->ca_pem != NULL;
+    const char *paths[3] = {o->tls_cert_file, o->tls_key_file, o->client_ca_file};
+    for (int i = 0; i < 3; i++) {
+        if (paths[i] && !(srv->tls_path[i] = strdup(paths[i])))
+            return tm_err_set(err, "out of memory");
+        srv->tls_mtime[i] = file_mtime(paths[i]);
+    }
+    return 0;
+}
+
+/* True when cert and key (PEM) form a usable pair and ca (when given) holds a certificate. */
+static bool tls_pair_ok(const char *cert, const char *key, const char *ca, tm_err *err) {
+    gnutls_certificate_credentials_t cred;
+    if (gnutls_certificate_allocate_credentials(&cred) < 0)
+        return tm_err_set(err, "out of memory"), false;
+    gnutls_datum_t c = {(unsigned char *)cert, (unsigned int)strlen(cert)};
+    gnutls_datum_t k = {(unsigned char *)key, (unsigned int)strlen(key)};
+    int rc = gnutls_certificate_set_x509_key_mem(cred, &c, &k, GNUTLS_X509_FMT_PEM);
+    if (rc < 0)
+        tm_err_set(err, "certificate and key: %s", gnutls_strerror(rc));
+    if (rc >= 0 && ca) {
+        gnutls_datum_t a = {(unsigned char *)ca, (unsigned int)strlen(ca)};
+        rc = gnutls_certificate_set_x509_trust_mem(cred, &a, GNUTLS_X509_FMT_PEM);
+        if (rc <= 0) {
+            tm_err_set(err, "client CA: %s", rc < 0 ? gnutls_strerror(rc) : "no certificate");
+            rc = -1;
+        }
+    }
+    gnutls_certificate_free_credentials(cred);
+    return rc >= 0;
+}
+
+/* Starts the main daemon: on sa:port, or on an already listening socket (fd, when TLS files
+ * are reloaded: the new daemon takes over the old one's socket, so no connection attempt is
+ * refused meanwhile). */
+static struct MHD_Daemon *start_main(tm_httpd *srv, const struct sockaddr *sa, int port,
+                                     MHD_socket fd) {
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG |
+                     MHD_USE_ITC | (srv->v6 ? MHD_USE_IPv6 : 0) | (srv->tls ? MHD_USE_TLS : 0);
+    struct MHD_OptionItem extra[] = {
+        {srv->tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, srv->cert_pem},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, srv->key_pem},
+        {srv->ca_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, srv->ca_pem},
+        {MHD_OPTION_END, 0, NULL}};
+    struct MHD_OptionItem where[] = {
+        {fd != MHD_INVALID_SOCKET ? MHD_OPTION_LISTEN_SOCKET : MHD_OPTION_SOCK_ADDR,
+         fd != MHD_INVALID_SOCKET ? (intptr_t)fd : 0, fd != MHD_INVALID_SOCKET ? NULL : (void *)sa},
+        {MHD_OPTION_END, 0, NULL}};
+    return MHD_start_daemon(
+        flags, (uint16_t)port, NULL, NULL, on_request, &srv->main_l, MHD_OPTION_ARRAY, where,
+        MHD_OPTION_THREAD_POOL_SIZE, srv->threads, MHD_OPTION_CONNECTION_LIMIT, srv->max_conns,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, srv->per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
+        srv->timeout_s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, &srv->main_l,
+        MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv, MHD_OPTION_ARRAY, extra, MHD_OPTION_END);
+}
+
+/* Re-reads the TLS files and moves serving to a daemon with the new certificate. Keeps the
+ * old certificate when a file cannot be read or the new daemon does not start. */
+static void reload_tls(tm_httpd *srv) {
+    tm_err err = {0};
+    char *pem[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < 3; i++) {
+        if (srv->tls_path[i] && !(pem[i] = tm_read_file(srv->tls_path[i], NULL, &err))) {
+            tm_warn("TLS files changed but cannot be read; keeping the current certificate "
+                    "server=%s err=\"%s\"",
+                    srv->name, err.msg);
+            for (int j = 0; j < 3; j++)
+                free(pem[j]);
+            return;
+        }
+    }
+    if (!tls_pair_ok(pem[0], pem[1], pem[2], &err)) {
+        tm_warn("TLS files changed but do not work together; keeping the current certificate "
+                "server=%s err=\"%s\"",
+                srv->name, err.msg);
+        for (int j = 0; j < 3; j++)
+            free(pem[j]);
+        return;
+    }
+    char *old_pem[3] = {srv->cert_pem, srv->key_pem, srv->ca_pem};
+    struct MHD_Daemon *old = srv->daemon;
+    MHD_socket fd = MHD_quiesce_daemon(old);
+    if (fd == MHD_INVALID_SOCKET) {
+        tm_warn("TLS reload: cannot take over the listening socket server=%s", srv->name);
+        for (int j = 0; j < 3; j++)
+            free(pem[j]);
+        return;
+    }
+    srv->cert_pem = pem[0];
+    srv->key_pem = pem[1];
+    srv->ca_pem = pem[2];
+    /* The new daemon gets a duplicate of the socket: libmicrohttpd closes a socket it was given
+     * when it fails to start, and the old pair must still be able to take over then. */
+    struct MHD_Daemon *fresh = start_main(srv, NULL, 0, dup(fd));
+    bool ok = fresh != NULL;
+    if (!ok) {
+        srv->cert_pem = old_pem[0];
+        srv->key_pem = old_pem[1];
+        srv->ca_pem = old_pem[2];
+        fresh = start_main(srv, NULL, 0, dup(fd));
+    }
+    close(fd); /* the new daemon holds its duplicate */
+    if (!fresh) {
+        tm_error("TLS reload: no daemon could take over the port server=%s port=%d: %s", srv->name,
+                 srv->port, srv->start_err);
+        return; /* the quiesced old daemon keeps its open connections until stop */
+    }
+    srv->daemon = fresh;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (atomic_load(&srv->inflight) > 0 && elapsed_ms(&t0) < 2000.0) {
+        struct timespec tick = {.tv_nsec = 5 * 1000 * 1000};
+        nanosleep(&tick, NULL);
+    }
+    MHD_stop_daemon(old);
+    char **unused = ok ? old_pem : pem;
+    for (int j = 0; j < 3; j++)
+        free(unused[j]);
+    if (ok)
+        tm_info("TLS certificate reloaded server=%s port=%d", srv->name, srv->port);
+    else
+        tm_warn("TLS files changed but do not work together; keeping the current certificate "
+                "server=%s err=\"%s\"",
+                srv->name, srv->start_err);
+}
+
+/* Checks the TLS files every reload_s seconds (cert-manager renews them in place) and reloads
+ * when one changed. */
+static void *tls_watch_main(void *arg) {
+    tm_httpd *srv = arg;
+    pthread_mutex_lock(&srv->watch_mu);
+    while (!srv->watch_stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += srv->reload_s;
+        pthread_cond_timedwait(&srv->watch_cv, &srv->watch_mu, &until);
+        if (srv->watch_stop)
+            break;
+        bool changed = false;
+        struct timespec now[3];
+        for (int i = 0; i < 3; i++) {
+            now[i] = file_mtime(srv->tls_path[i]);
+            changed |= srv->tls_path[i] && (now[i].tv_sec != srv->tls_mtime[i].tv_sec ||
+                                            now[i].tv_nsec != srv->tls_mtime[i].tv_nsec);
+        }
+        if (!changed)
+            continue;
+        memcpy(srv->tls_mtime, now, sizeof now);
+        pthread_mutex_unlock(&srv->watch_mu);
+        reload_tls(srv);
+        pthread_mutex_lock(&srv->watch_mu);
+    }
+    pthread_mutex_unlock(&srv->watch_mu);
+    return NULL;
+}
+
+/* The bind address as a sockaddr; -1 with err when it is not an IP literal. */
+static int parse_addr(const char *addr, int port, struct sockaddr_in *sin,
+                      struct sockaddr_in6 *sin6, bool *v6, tm_err *err) {
+    *sin = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    *sin6 = (struct sockaddr_in6){.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port)};
+    *v6 = false;
+    if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1)
+        return 0;
+    if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
+        *v6 = true;
+        return 0;
+    }
+    return tm_err_set(err,
+                      "http listen address \"%s\" is not an IPv4 or IPv6 address "
+                      "(e.g. 127.0.0.1, 0.0.0.0, ::1)",
+                      addr);
+}
+
+static void free_srv(tm_httpd *srv) {
+    for (int i = 0; i < 3; i++)
+        free(srv->tls_path[i]);
+    pthread_mutex_destroy(&srv->watch_mu);
+    pthread_cond_destroy(&srv->watch_cv);
+    free(srv->cert_pem);
+    free(srv->key_pem);
+    free(srv->ca_pem);
+    for (size_t i = 0; i < srv->nroutes; i++) {
+        free(srv->routes[i].method);
+        free(srv->routes[i].pattern);
+    }
+    free(srv->routes);
+    pthread_rwlock_destroy(&srv->routes_mu);
+    free(srv);
+}
+
+/* The health listener: plain HTTP, one thread, few slots, short timeout. */
+static int start_health(tm_httpd *srv, const tm_httpd_opts *o, bool v6, tm_err *err) {
+    int port = o->health_port < 0 ? 0 : o->health_port;
+    struct sockaddr_in sin;
+    struct sockaddr_in6 sin6;
+    if (parse_addr(srv->bind_addr, port, &sin, &sin6, &v6, err))
+        return -1;
+    const struct sockaddr *sa = v6 ? (const struct sockaddr *)&sin6 : (const struct sockaddr *)&sin;
+    srv->start_err[0] = '\0';
+    srv->health = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG | MHD_USE_ITC |
+            (v6 ? MHD_USE_IPv6 : 0),
+        (uint16_t)port, NULL, NULL, on_request, &srv->health_l, MHD_OPTION_SOCK_ADDR, sa,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)HEALTH_MAX_CONNS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        (unsigned)HEALTH_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HEALTH_TIMEOUT_S,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, &srv->health_l, MHD_OPTION_EXTERNAL_LOGGER,
+        on_mhd_log, srv, MHD_OPTION_END);
+    if (!srv->health)
+        return tm_err_set(err, "http health listener %s:%d: %s", srv->bind_addr, port,
+                          srv->start_err[0] ? srv->start_err : "libmicrohttpd could not start");
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(srv->health, MHD_DAEMON_INFO_BIND_PORT);
+    srv->health_port = di ? di->port : port;
+    return 0;
+}
+
 tm_httpd *tm_httpd_start(const tm_httpd_opts *opts, tm_err *err) {
+    static pthread_once_t meter_once = PTHREAD_ONCE_INIT;
+    pthread_once(&meter_once, install_json_meter);
     tm_httpd_opts o = opts ? *opts : (tm_httpd_opts){0};
     const char *addr = o.bind_addr ? o.bind_addr : "127.0.0.1";
+    const char *name = o.name ? o.name : "httpd";
     if (o.port < 0 || o.port > 65535)
         return tm_err_set(err, "http listen %s:%d: port must be 0..65535", addr, o.port), NULL;
-    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)o.port)};
-    struct sockaddr_in6 sin6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)o.port)};
-    bool v6 = false;
-    if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1) {
-        if (inet_pton(AF_INET6, addr, &sin6.sin6_addr) != 1)
-            return tm_err_set(err,
-                              "http listen address \"%s\" is not an IPv4 or IPv6 address "
-                              "(e.g. 127.0.0.1, 0.0.0.0, ::1)",
-                              addr),
-                   NULL;
-        v6 = true;
-    }
+    if (o.health_port < -1 || o.health_port > 65535)
+        return tm_err_set(err, "http health port %d: must be 1..65535, 0 (none) or -1 (any)",
+                          o.health_port),
+               NULL;
+    struct sockaddr_in sin;
+    struct sockaddr_in6 sin6;
+    bool v6;
+    if (parse_addr(addr, o.port, &sin, &sin6, &v6, err))
+        return NULL;
+    bool loopback = is_loopback(addr);
+    bool has_auth = o.auth || o.client_ca_file;
+    if (!loopback && !has_auth && !o.insecure_no_auth)
+        return tm_err_set(err,
+                          "refusing to serve %s on %s without authentication: anyone who reaches "
+                          "the port could use its state-changing routes; give an auth token file "
+                          "and/or a client CA (mTLS), bind to 127.0.0.1, or accept the risk "
+                          "explicitly with --insecure-no-auth",
+                          name, addr),
+               NULL;
     tm_httpd *srv = calloc(1, sizeof *srv);
     if (!srv)
         return tm_err_set(err, "http server: out of memory"), NULL;
-    snprintf(srv->name, sizeof srv->name, "%s", o.name ? o.name : "httpd");
+    snprintf(srv->name, sizeof srv->name, "%s", name);
     snprintf(srv->bind_addr, sizeof srv->bind_addr, "%s", addr);
     srv->max_body = o.max_body ? o.max_body : DEFAULT_MAX_BODY;
+    srv->budget = o.memory_budget ? o.memory_budget : DEFAULT_BUDGET;
+    srv->auth = o.auth;
+    srv->main_l = (listener){.srv = srv, .health_only = false};
+    srv->health_l = (listener){.srv = srv, .health_only = true};
+    atomic_init(&srv->used, 0);
     pthread_rwlock_init(&srv->routes_mu, NULL);
+    pthread_mutex_init(&srv->watch_mu, NULL);
+    pthread_cond_init(&srv->watch_cv, NULL);
     atomic_init(&srv->starting, true);
+    if (load_tls(srv, &o, err)) {
+        free_srv(srv);
+        return NULL;
+    }
 
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                     MHD_USE_AUTO | MHD_USE_ERROR_LOG | MHD_USE_ITC | (v6 ? MHD_USE_IPv6 : 0);
+    srv->v6 = v6;
+    srv->threads = o.threads ? o.threads : DEFAULT_THREADS;
+    srv->max_conns = o.max_conns ? o.max_conns : DEFAULT_MAX_CONNS;
+    srv->per_ip = o.per_ip_conns ? o.per_ip_conns : DEFAULT_PER_IP;
+    srv->timeout_s = o.timeout_s ? o.timeout_s : DEFAULT_TIMEOUT_S;
+    srv->reload_s = o.tls_reload_s ? o.tls_reload_s : DEFAULT_RELOAD_S;
     const struct sockaddr *sa = v6 ? (const struct sockaddr *)&sin6 : (const struct sockaddr *)&sin;
-    srv->daemon = MHD_start_daemon(
-        flags, (uint16_t)o.port, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, sa,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)(o.max_conns ? o.max_conns : DEFAULT_MAX_CONNS),
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(o.timeout_s ? o.timeout_s : DEFAULT_TIMEOUT_S),
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv,
-        MHD_OPTION_END);
+    srv->daemon = start_main(srv, sa, o.port, MHD_INVALID_SOCKET);
     if (!srv->daemon) {
-        tm_err_set(err, "http listen %s%s%s:%d: %s", v6 ? "[" : "", addr, v6 ? "]" : "", o.port,
+        tm_err_set(err, "http listen %s%s%s:%d%s: %s", v6 ? "[" : "", addr, v6 ? "]" : "", o.port,
+                   srv->tls ? " (TLS)" : "",
                    srv->start_err[0] ? srv->start_err : "libmicrohttpd could not start");
-        pthread_rwlock_destroy(&srv->routes_mu);
-        free(srv);
+        free_srv(srv);
+        return NULL;
+    }
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    srv->port = di ? di->port : o.port;
+    if (o.health_port && start_health(srv, &o, v6, err)) {
+        MHD_stop_daemon(srv->daemon);
+        free_srv(srv);
         return NULL;
     }
     atomic_store(&srv->starting, false);
-    const union MHD_DaemonInfo *di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    srv->port = di ? di->port : o.port;
-    tm_info("http server listening server=%s addr=%s port=%d", srv->name, addr, srv->port);
+    if (srv->tls && pthread_create(&srv->watcher, NULL, tls_watch_main, srv) == 0)
+        srv->watching = true;
+    if (!loopback && !has_auth)
+        tm_warn("INSECURE: http server %s on %s:%d has NO AUTHENTICATION (--insecure-no-auth): "
+                "anyone who reaches this port can use every route",
+                srv->name, addr, srv->port);
+    else if (!loopback && !srv->tls)
+        tm_warn("http server %s on %s:%d checks tokens over plain HTTP: they travel in clear; "
+                "configure a TLS certificate",
+                srv->name, addr, srv->port);
+    tm_info("http server listening server=%s addr=%s port=%d tls=%s auth=%s%s health_port=%d",
+            srv->name, addr, srv->port, srv->tls ? "on" : "off", o.auth ? "token" : "",
+            srv->client_ca ? (o.auth ? "+client-cert" : "client-cert") : (o.auth ? "" : "none"),
+            srv->health_port);
     return srv;
 }
 
@@ -566,12 +1083,33 @@ int tm_httpd_port(const tm_httpd *srv) {
     return srv ? srv->port : 0;
 }
 
+int tm_httpd_health_port(const tm_httpd *srv) {
+    return srv ? srv->health_port : 0;
+}
+
+bool tm_httpd_is_tls(const tm_httpd *srv) {
+    return srv && srv->tls;
+}
+
+bool tm_httpd_has_auth(const tm_httpd *srv) {
+    return srv && (srv->auth || srv->client_ca);
+}
+
 void tm_httpd_stop(tm_httpd *srv) {
     if (!srv || !srv->daemon)
         return;
+    if (srv->watching) { /* no reload may swap the daemon from here on */
+        pthread_mutex_lock(&srv->watch_mu);
+        srv->watch_stop = true;
+        pthread_cond_signal(&srv->watch_cv);
+        pthread_mutex_unlock(&srv->watch_mu);
+        pthread_join(srv->watcher, NULL);
+        srv->watching = false;
+    }
     /* Stop accepting, then let requests in progress finish sending their responses before
      * MHD_stop_daemon closes every connection; idle keep-alive connections hold no request. */
     MHD_socket lfd = MHD_quiesce_daemon(srv->daemon);
+    MHD_socket hfd = srv->health ? MHD_quiesce_daemon(srv->health) : MHD_INVALID_SOCKET;
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     while (atomic_load(&srv->inflight) > 0 && elapsed_ms(&t0) < STOP_GRACE_MS) {
@@ -581,10 +1119,15 @@ void tm_httpd_stop(tm_httpd *srv) {
     if (atomic_load(&srv->inflight) > 0)
         tm_warn("http server stopping with requests still in progress server=%s requests=%d",
                 srv->name, atomic_load(&srv->inflight));
-    MHD_stop_daemon(srv->daemon); /* joins every connection thread */
+    MHD_stop_daemon(srv->daemon); /* joins the worker threads */
+    if (srv->health)
+        MHD_stop_daemon(srv->health);
     if (lfd != MHD_INVALID_SOCKET)
         close(lfd); /* a quiesced daemon leaves its listening socket to us */
+    if (hfd != MHD_INVALID_SOCKET)
+        close(hfd);
     srv->daemon = NULL;
+    srv->health = NULL;
     tm_info("http server stopped server=%s port=%d", srv->name, srv->port);
 }
 
@@ -592,11 +1135,5 @@ void tm_httpd_free(tm_httpd *srv) {
     if (!srv)
         return;
     tm_httpd_stop(srv);
-    for (size_t i = 0; i < srv->nroutes; i++) {
-        free(srv->routes[i].method);
-        free(srv->routes[i].pattern);
-    }
-    free(srv->routes);
-    pthread_rwlock_destroy(&srv->routes_mu);
-    free(srv);
+    free_srv(srv);
 }

@@ -28,7 +28,8 @@ sched_config *sched_config_new(void) {
     if (!c)
         return NULL;
     c->namespaces = calloc(1, sizeof *c->namespaces);
-    int bad = !c->namespaces;
+    c->review_users = calloc(1, sizeof *c->review_users);
+    int bad = !c->namespaces || !c->review_users;
     bad |= set_str(&c->scheduler_name, "tarema");
     bad |= set_str(&c->policy, "tarema");
     bad |= set_str(&c->bind_address, "127.0.0.1");
@@ -49,6 +50,8 @@ sched_config *sched_config_new(void) {
     c->lease_ms = 15000;
     c->renew_deadline_ms = 10000;
     c->retry_ms = 2000;
+    c->max_body_bytes = 8LL << 20;
+    c->memory_budget_bytes = 64LL << 20;
     if (bad) {
         sched_config_free(c);
         return NULL;
@@ -80,6 +83,13 @@ void sched_config_free(sched_config *c) {
     free(c->identity);
     free(c->log_level);
     free(c->log_format);
+    free(c->tls_cert_file);
+    free(c->tls_key_file);
+    free(c->client_ca_file);
+    free(c->auth_token_file);
+    for (size_t i = 0; c->review_users && c->review_users[i]; i++)
+        free(c->review_users[i]);
+    free(c->review_users);
     free(c);
 }
 
@@ -179,6 +189,93 @@ static int apply_leader(sched_config *c, const json_t *le, const char *what, tm_
     return 0;
 }
 
+static int get_size(const json_t *o, const char *key, long long *dst, long long lo, long long hi,
+                    const char *what, tm_err *err) {
+    json_t *v = json_object_get(o, key);
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+        return tm_err_set(err, "%s: %s must be an integer from %lld to %lld", what, key, lo, hi);
+    *dst = json_integer_value(v);
+    return 0;
+}
+
+/* Replaces the TokenReview user list with names (n of them). */
+static int set_review_users(sched_config *c, const char *const *names, size_t n, tm_err *err) {
+    char **v = calloc(n + 1, sizeof *v);
+    if (!v)
+        return tm_err_set(err, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        if (!names[i][0] || !(v[i] = strdup(names[i]))) {
+            for (size_t j = 0; j < i; j++)
+                free(v[j]);
+            free(v);
+            return tm_err_set(err, "auth: tokenReviewUsers: empty user name in the list");
+        }
+    }
+    for (size_t i = 0; c->review_users[i]; i++)
+        free(c->review_users[i]);
+    free(c->review_users);
+    c->review_users = v;
+    return 0;
+}
+
+/* The HTTP security and limit sections: extender, tls, auth, limits. */
+static int apply_http(sched_config *c, const json_t *doc, const char *what, tm_err *err) {
+    char where[256];
+    json_t *v = json_object_get(doc, "extender");
+    if (v && !json_is_null(v)) {
+        static const char *const k[] = {"bind", NULL};
+        snprintf(where, sizeof where, "%s: extender", what);
+        if (tm_json_check_keys(v, k, where, err) ||
+            get_bool(v, "bind", &c->extender_bind, where, err))
+            return -1;
+    }
+    v = json_object_get(doc, "tls");
+    if (v && !json_is_null(v)) {
+        static const char *const k[] = {"certFile", "keyFile", "clientCAFile", NULL};
+        snprintf(where, sizeof where, "%s: tls", what);
+        if (tm_json_check_keys(v, k, where, err) ||
+            get_str(v, "certFile", &c->tls_cert_file, where, true, err) ||
+            get_str(v, "keyFile", &c->tls_key_file, where, true, err) ||
+            get_str(v, "clientCAFile", &c->client_ca_file, where, true, err))
+            return -1;
+    }
+    v = json_object_get(doc, "auth");
+    if (v && !json_is_null(v)) {
+        static const char *const k[] = {"tokenFile", "tokenReviewUsers", "insecureNoAuth", NULL};
+        snprintf(where, sizeof where, "%s: auth", what);
+        if (tm_json_check_keys(v, k, where, err) ||
+            get_str(v, "tokenFile", &c->auth_token_file, where, true, err) ||
+            get_bool(v, "insecureNoAuth", &c->insecure_no_auth, where, err))
+            return -1;
+        json_t *u = json_object_get(v, "tokenReviewUsers");
+        if (u && !json_is_null(u)) {
+            size_t n = json_array_size(u);
+            const char *names[64];
+            if (!json_is_array(u) || n > 64)
+                return tm_err_set(err, "%s: tokenReviewUsers must be a list of at most 64 names",
+                                  where);
+            for (size_t i = 0; i < n; i++)
+                if (!(names[i] = json_string_value(json_array_get(u, i))))
+                    return tm_err_set(err, "%s: tokenReviewUsers[%zu] must be a string", where, i);
+            if (set_review_users(c, names, n, err))
+                return -1;
+        }
+    }
+    v = json_object_get(doc, "limits");
+    if (v && !json_is_null(v)) {
+        static const char *const k[] = {"maxBodyBytes", "memoryBudgetBytes", NULL};
+        snprintf(where, sizeof where, "%s: limits", what);
+        if (tm_json_check_keys(v, k, where, err) ||
+            get_size(v, "maxBodyBytes", &c->max_body_bytes, 1024, 1LL << 30, where, err) ||
+            get_size(v, "memoryBudgetBytes", &c->memory_budget_bytes, 1LL << 20, 1LL << 34, where,
+                     err))
+            return -1;
+    }
+    return get_int(doc, "healthPort", &c->health_port, 0, 65535, what, err);
+}
+
 static int apply_mode(sched_config *c, const char *mode, const char *what, tm_err *err) {
     if (strcmp(mode, "scheduler") == 0)
         c->mode = SCHED_MODE_SCHEDULER;
@@ -208,6 +305,11 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
                                        "taskKeys",
                                        "leaderElection",
                                        "log",
+                                       "extender",
+                                       "tls",
+                                       "auth",
+                                       "healthPort",
+                                       "limits",
                                        NULL};
     if (json_is_null(doc))
         return 0; /* an empty file keeps every default */
@@ -224,7 +326,9 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
         get_int(doc, "apiConcurrency", &c->api_concurrency, 1, 100000, what, err) ||
         get_int(doc, "podInitialBackoffMs", &c->pod_initial_backoff_ms, 1, 3600000, what, err) ||
         get_int(doc, "podMaxBackoffMs", &c->pod_max_backoff_ms, 1, 3600000, what, err) ||
-        get_int(doc, "unschedulableFlushMs", &c->unschedulable_flush_ms, 100, 86400000, what, err))
+        get_int(doc, "unschedulableFlushMs", &c->unschedulable_flush_ms, 100, 86400000, what,
+                err) ||
+        apply_http(c, doc, what, err))
         return -1;
     json_t *v = json_object_get(doc, "mode");
     if (v && !json_is_null(v)) {
@@ -314,6 +418,16 @@ enum {
     OPT_IDENTITY,
     OPT_LOG_LEVEL,
     OPT_LOG_FORMAT,
+    OPT_EXT_BIND,
+    OPT_TLS_CERT,
+    OPT_TLS_KEY,
+    OPT_CLIENT_CA,
+    OPT_TOKEN_FILE,
+    OPT_REVIEW_USERS,
+    OPT_INSECURE,
+    OPT_HEALTH_PORT,
+    OPT_MAX_BODY,
+    OPT_BUDGET,
     OPT_HELP
 };
 
@@ -337,6 +451,16 @@ static const struct option long_opts[] = {
     {"identity", required_argument, NULL, OPT_IDENTITY},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
     {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+    {"extender-bind", optional_argument, NULL, OPT_EXT_BIND},
+    {"tls-cert-file", required_argument, NULL, OPT_TLS_CERT},
+    {"tls-key-file", required_argument, NULL, OPT_TLS_KEY},
+    {"client-ca-file", required_argument, NULL, OPT_CLIENT_CA},
+    {"auth-token-file", required_argument, NULL, OPT_TOKEN_FILE},
+    {"auth-tokenreview-users", required_argument, NULL, OPT_REVIEW_USERS},
+    {"insecure-no-auth", no_argument, NULL, OPT_INSECURE},
+    {"health-port", required_argument, NULL, OPT_HEALTH_PORT},
+    {"max-body-bytes", required_argument, NULL, OPT_MAX_BODY},
+    {"memory-budget-bytes", required_argument, NULL, OPT_BUDGET},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0}};
 
@@ -359,7 +483,18 @@ const char *sched_config_usage(void) {
            "in the client)\n"
            "  --leader-elect[=BOOL]    run as one of several replicas, active with the Lease\n"
            "  --lease-namespace NS --lease-name NAME --identity ID\n"
-           "  --log-level debug|info|warn|error  --log-format text|json\n";
+           "  --log-level debug|info|warn|error  --log-format text|json\n"
+           "HTTP security and limits (docs/operations.md, \"Security\"):\n"
+           "  --extender-bind[=BOOL]   serve /bind (mode extender only; default off: no /bind)\n"
+           "  --tls-cert-file F --tls-key-file F   serve HTTPS with this PEM certificate and key\n"
+           "  --client-ca-file F       accept client certificates signed by this CA (mTLS)\n"
+           "  --auth-token-file F      accept \"Authorization: Bearer <contents of F>\"\n"
+           "  --auth-tokenreview-users U,V  accept API-server tokens of these users (TokenReview;\n"
+           "                           e.g. system:serviceaccount:NS:NAME)\n"
+           "  --insecure-no-auth       allow a non-loopback --bind-address without either\n"
+           "  --health-port N          plain-HTTP /healthz /readyz /metrics (default 0 = none)\n"
+           "  --max-body-bytes N       per extender request (default 8 MiB)\n"
+           "  --memory-budget-bytes N  request bodies and their JSON, all at once (64 MiB)\n";
 }
 
 static int parse_int_arg(const char *flag, const char *s, long lo, long hi, int *out, tm_err *err) {
@@ -418,6 +553,47 @@ static int apply_flag(sched_config *c, int opt, const char *arg, tm_err *err) {
         return set_str(&c->log_level, arg);
     case OPT_LOG_FORMAT:
         return set_str(&c->log_format, arg);
+    case OPT_EXT_BIND:
+        return parse_bool_arg("extender-bind", arg, &c->extender_bind, err);
+    case OPT_TLS_CERT:
+        return set_str(&c->tls_cert_file, arg);
+    case OPT_TLS_KEY:
+        return set_str(&c->tls_key_file, arg);
+    case OPT_CLIENT_CA:
+        return set_str(&c->client_ca_file, arg);
+    case OPT_TOKEN_FILE:
+        return set_str(&c->auth_token_file, arg);
+    case OPT_REVIEW_USERS: {
+        char *copy = strdup(arg);
+        if (!copy)
+            return tm_err_set(err, "out of memory");
+        const char *names[64];
+        size_t n = 0;
+        char *save = NULL;
+        for (char *t = strtok_r(copy, ",", &save); t && n < 64; t = strtok_r(NULL, ",", &save))
+            names[n++] = t;
+        int rc = set_review_users(c, names, n, err);
+        free(copy);
+        return rc;
+    }
+    case OPT_INSECURE:
+        c->insecure_no_auth = true;
+        return 0;
+    case OPT_HEALTH_PORT:
+        return parse_int_arg("health-port", arg, 0, 65535, &c->health_port, err);
+    case OPT_MAX_BODY:
+    case OPT_BUDGET: {
+        char *end;
+        errno = 0;
+        long long v = strtoll(arg, &end, 10);
+        bool body = opt == OPT_MAX_BODY;
+        long long lo = body ? 1024 : 1LL << 20, hi = body ? 1LL << 30 : 1LL << 34;
+        if (errno || end == arg || *end || v < lo || v > hi)
+            return tm_err_set(err, "--%s: '%s' is not an integer from %lld to %lld",
+                              body ? "max-body-bytes" : "memory-budget-bytes", arg, lo, hi);
+        *(body ? &c->max_body_bytes : &c->memory_budget_bytes) = v;
+        return 0;
+    }
     case OPT_QPS: {
         char *end;
         errno = 0;
@@ -488,6 +664,18 @@ int sched_config_validate(const sched_config *c, tm_err *err) {
     if (c->leader_elect && c->retry_ms >= c->renew_deadline_ms)
         return tm_err_set(err, "leaderElection: retryMs (%d) must be below renewDeadlineMs (%d)",
                           c->retry_ms, c->renew_deadline_ms);
+    if (c->extender_bind && c->mode != SCHED_MODE_EXTENDER)
+        return tm_err_set(err, "extender.bind (--extender-bind) needs mode: extender; in scheduler "
+                               "mode tarema binds its own pods and serves no /bind");
+    if (!c->tls_cert_file != !c->tls_key_file)
+        return tm_err_set(err, "tls: certFile and keyFile go together (one is missing)");
+    if (c->client_ca_file && !c->tls_cert_file)
+        return tm_err_set(err, "tls: clientCAFile (mTLS) needs certFile and keyFile too");
+    if (c->health_port && c->health_port == c->port)
+        return tm_err_set(err, "healthPort %d is the same as port", c->health_port);
+    if (c->memory_budget_bytes < c->max_body_bytes)
+        return tm_err_set(err, "limits: memoryBudgetBytes (%lld) is below maxBodyBytes (%lld)",
+                          c->memory_budget_bytes, c->max_body_bytes);
     if (strcmp(c->log_format, "text") != 0 && strcmp(c->log_format, "json") != 0)
         return tm_err_set(err, "log format '%s' is unknown (use text or json)", c->log_format);
     static const char *const levels[] = {"debug", "info", "warn", "error", NULL};

@@ -20,6 +20,19 @@
  *   leaderElection: {enabled: false, namespace: kube-system, name: tarema-scheduler,
  *                    identity: "", leaseMs: 15000, renewDeadlineMs: 10000, retryMs: 2000}
  *   log: {level: info, format: text}
+ *   extender: {bind: false}        # serve /bind (mode extender only): tarema binds the pods
+ *                                  # kube-scheduler chose; without it /bind does not exist
+ *   tls: {certFile: "", keyFile: "", clientCAFile: ""}
+ *                                  # HTTPS on port; clientCAFile: client certificates it
+ *                                  # signed authenticate (mTLS, what kube-scheduler can send)
+ *   auth: {tokenFile: "", tokenReviewUsers: [], insecureNoAuth: false}
+ *                                  # shared bearer token (file re-read on change); API-server
+ *                                  # tokens of these users via TokenReview; a
+ *                                  # non-loopback bindAddress without tokenFile or clientCAFile
+ *                                  # is refused unless insecureNoAuth
+ *   healthPort: 0                  # plain-HTTP /healthz /readyz /metrics listener (0 = none)
+ *   limits: {maxBodyBytes: 8388608, memoryBudgetBytes: 67108864}
+ *                                  # per extender request, and for all requests at once
  *
  * Unknown keys are errors naming the key, so a typo never silently falls back to a default. */
 #ifndef TAREMA_SCHED_CONFIG_H
@@ -59,6 +72,13 @@ typedef struct sched_config {
     int lease_ms, renew_deadline_ms, retry_ms;
     char *log_level;
     char *log_format;
+    bool extender_bind;
+    char *tls_cert_file, *tls_key_file, *client_ca_file; /* NULL = none */
+    char *auth_token_file;                               /* NULL = none */
+    char **review_users; /* NULL-terminated; empty = no TokenReview */
+    bool insecure_no_auth;
+    int health_port;
+    long long max_body_bytes, memory_budget_bytes;
 } sched_config;
 
 /* A config holding every default. Caller frees with sched_config_free. NULL on OOM. */

@@ -269,10 +269,14 @@ int sched_extender_register(sched_extender *x, tm_httpd *srv, const char *prefix
         const char *verb;
         tm_httpd_handler fn;
     } routes[] = {{"filter", on_filter}, {"prioritize", on_prioritize}, {"bind", on_bind}};
-    for (size_t i = 0; i < 3; i++) {
+    /* No bind function, no /bind route: a 404 tells a misconfigured kube-scheduler (bindVerb
+     * set) what is wrong, and nobody can bind through an extender that is not the binder. */
+    for (size_t i = 0; i < (x->o.bind ? 3u : 2u); i++) {
         char path[256];
         snprintf(path, sizeof path, "%s/%s", prefix ? prefix : "", routes[i].verb);
-        if (tm_httpd_route(srv, "POST", path, routes[i].fn, x, err) != 0)
+        /* ExtenderBindingArgs are four short strings: no reason to take megabytes there. */
+        tm_httpd_route_opts ro = {.max_body = i == 2 ? (size_t)64 << 10 : 0};
+        if (tm_httpd_route_ex(srv, "POST", path, routes[i].fn, x, &ro, err) != 0)
             return -1;
     }
     return 0;

@@ -63,8 +63,9 @@ json_t *sched_extender_prioritize(sched_extender *x, const json_t *args, tm_err 
 /* ExtenderBindingArgs -> ExtenderBindingResult (never NULL except on OOM). New reference. */
 json_t *sched_extender_bind(sched_extender *x, const json_t *args);
 
-/* Serves POST <prefix>/filter, <prefix>/prioritize, <prefix>/bind on srv (prefix "" or like
- * "/tarema"). x must outlive the server. 0 or -1 with err. */
+/* Serves POST <prefix>/filter, <prefix>/prioritize, and <prefix>/bind when opts.bind is set,
+ * on srv (prefix "" or like "/tarema"); they require authentication when srv has it. x must
+ * outlive the server. 0 or -1 with err. */
 int sched_extender_register(sched_extender *x, tm_httpd *srv, const char *prefix, tm_err *err);
 
 #endif

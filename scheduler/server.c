@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "lib/auth.h"
 #include "lib/httpd.h"
 #include "lib/log.h"
 #include "scheduler/extender.h"
@@ -13,6 +14,7 @@ struct sched_server {
     sched_extender *ext;
     sched_cache *cache;
     tm_kube *k;
+    tm_auth *auth;
 };
 
 static void lock_cache(void *ud) {
@@ -52,13 +54,30 @@ sched_server *sched_server_start(const sched_config *cfg, sched_loop *loop, tm_m
                               .cache_lock = lock_cache,
                               .cache_unlock = unlock_cache,
                               .cache_ud = s->cache,
-                              .bind = ext_bind,
+                              /* /bind exists only when extender binding is configured */
+                              .bind = cfg->extender_bind ? ext_bind : NULL,
                               .bind_ud = s,
                               .now_ms = now_ms};
     s->ext = sched_extender_new(&xo, err);
     if (!s->ext)
         goto fail;
-    tm_httpd_opts ho = {.bind_addr = cfg->bind_address, .port = cfg->port, .name = "scheduler"};
+    bool review = cfg->review_users && cfg->review_users[0];
+    if ((cfg->auth_token_file || review) && !(s->auth = tm_auth_new(cfg->auth_token_file, err)))
+        goto fail;
+    if (review &&
+        tm_auth_enable_tokenreview(s->auth, k, (const char *const *)cfg->review_users, err))
+        goto fail;
+    tm_httpd_opts ho = {.bind_addr = cfg->bind_address,
+                        .port = cfg->port,
+                        .name = "scheduler",
+                        .max_body = (size_t)cfg->max_body_bytes,
+                        .memory_budget = (size_t)cfg->memory_budget_bytes,
+                        .health_port = cfg->health_port,
+                        .tls_cert_file = cfg->tls_cert_file,
+                        .tls_key_file = cfg->tls_key_file,
+                        .client_ca_file = cfg->client_ca_file,
+                        .auth = s->auth,
+                        .insecure_no_auth = cfg->insecure_no_auth};
     s->httpd = tm_httpd_start(&ho, err);
     if (!s->httpd)
         goto fail;
@@ -66,8 +85,10 @@ sched_server *sched_server_start(const sched_config *cfg, sched_loop *loop, tm_m
         tm_httpd_enable_metrics(s->httpd, reg, err) ||
         sched_extender_register(s->ext, s->httpd, "", err))
         goto fail;
-    tm_info("serving addr=%s port=%d routes=/healthz,/readyz,/metrics,/filter,/prioritize,/bind",
-            cfg->bind_address, tm_httpd_port(s->httpd));
+    tm_info("serving addr=%s port=%d health_port=%d tls=%s "
+            "routes=/healthz,/readyz,/metrics,/filter,/prioritize%s",
+            cfg->bind_address, tm_httpd_port(s->httpd), tm_httpd_health_port(s->httpd),
+            tm_httpd_is_tls(s->httpd) ? "on" : "off", cfg->extender_bind ? ",/bind" : "");
     return s;
 fail:
     sched_server_free(s);
@@ -83,5 +104,6 @@ void sched_server_free(sched_server *s) {
         return;
     tm_httpd_free(s->httpd); /* stops and waits for handlers before the extender goes */
     sched_extender_free(s->ext);
+    tm_auth_free(s->auth);
     free(s);
 }

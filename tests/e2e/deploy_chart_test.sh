@@ -173,6 +173,30 @@ img = prof["spec"]["template"]["spec"]["containers"][0]["image"]
 for want in ('\\"tarema-profiler-bench\\"', '\\"%s\\"' % img):
     if want not in jobs: problems.append("tarema-profiler-jobs does not pin %s" % want)
 report("admission policies confine the profiler's Jobs, ConfigMaps and Node patches and the scheduler's pod status patches", problems)
+# Security defaults (issue 13): TLS, client CA and auth token on both servers, probes on the
+# plain health port, NetworkPolicies, the token and certificate Secrets, the extender over mTLS.
+problems = []
+for name in ("tarema-scheduler", "tarema-labeler"):
+    d = dep.get(name)
+    if not d:
+        problems.append("no Deployment " + name); continue
+    c = d["spec"]["template"]["spec"]["containers"][0]
+    for f in ("--tls-cert-file=", "--tls-key-file=", "--client-ca-file=", "--auth-token-file=", "--health-port="):
+        if not any(a.startswith(f) for a in c["args"]): problems.append("%s: no %s" % (name, f))
+    for probe in ("livenessProbe", "readinessProbe"):
+        if c[probe]["httpGet"]["port"] != "health": problems.append("%s: %s not on the health port" % (name, probe))
+nps = sorted(d["metadata"]["name"] for d in docs if d["kind"] == "NetworkPolicy")
+if nps != ["tarema-labeler", "tarema-postgresql", "tarema-scheduler"]: problems.append("NetworkPolicies %s" % nps)
+secrets = {d["metadata"]["name"] for d in docs if d["kind"] == "Secret"}
+for want_secret in ("tarema-auth", "tarema-tls", "tarema-extender-client-tls"):
+    if want_secret not in secrets: problems.append("no Secret " + want_secret)
+ext = next((d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"] == "tarema-extender-config"), None)
+e = yaml.safe_load(ext["data"]["kube-scheduler-config.yaml"])["extenders"][0] if ext else {}
+if not (e.get("urlPrefix", "").startswith("https://") and e.get("enableHTTPS") is True and
+        set(e.get("tlsConfig", {})) == {"certFile", "keyFile", "caFile"}):
+    problems.append("extender config not HTTPS with a client certificate: %s" % e)
+if "bindVerb" in e: problems.append("extender config has bindVerb although extender.bind is false")
+report("security defaults: TLS + client CA + token on both servers, probes on the health port, NetworkPolicies, Secrets, extender over mTLS", problems)
 
 # values.yaml and the schema describe the same keys.
 vals = yaml.safe_load(open(sys.argv[2]))

@@ -451,17 +451,25 @@ status_patch_denied "relabels a pod through its status" '{"metadata":{"labels":{
 # its ServiceAccount token) answers filter/prioritize/bind. Only the Service URL is replaced
 # by the local address, since cluster DNS does not exist here.
 EXT_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$BIN/tarema-scheduler" run --config "$WORK/sched.yaml" --mode extender --kubeconfig "$KC_SCHED" \
-  --bind-address 127.0.0.1 --port "$EXT_PORT" --namespaces "$NS" --log-format text --log-level debug >"$WORK/ext.log" 2>&1 &
+# As deployed: HTTPS, kube-scheduler authenticated by its client certificate (the test PKI of
+# tests/fixtures/tls stands in for the chart's Secrets, which only exist inside the cluster).
+TLS=$REPO_ROOT/tests/fixtures/tls
+"$BIN/tarema-scheduler" run --config "$WORK/sched.yaml" --mode extender --extender-bind --kubeconfig "$KC_SCHED" \
+  --bind-address 127.0.0.1 --port "$EXT_PORT" --namespaces "$NS" --log-format text --log-level debug \
+  --tls-cert-file "$TLS/server.crt" --tls-key-file "$TLS/server.key" --client-ca-file "$TLS/ca.crt" >"$WORK/ext.log" 2>&1 &
 PIDS+=("$!")
 helm template "$REL" "$CHART" -n "$NS" "${SETS[@]}" --set scheduler.mode=extender --set extender.enabled=true \
   --set extender.bind=true -s templates/extender-configmap.yaml >"$WORK/ext-cm.yaml"
-python3 - "$WORK/ext-cm.yaml" "$WORK/kube-sched.yaml" "$EXT_PORT" "${TAREMA_CLUSTER_DIR:-}" "$KUBECONFIG" <<'PY'
+python3 - "$WORK/ext-cm.yaml" "$WORK/kube-sched.yaml" "$EXT_PORT" "${TAREMA_CLUSTER_DIR:-}" "$KUBECONFIG" "$TLS" <<'PY'
 import sys, yaml
 cm = yaml.safe_load(open(sys.argv[1]))
 c = yaml.safe_load(cm["data"]["kube-scheduler-config.yaml"])
-assert c["extenders"][0]["urlPrefix"].endswith(".svc:10260"), c["extenders"][0]["urlPrefix"]
-c["extenders"][0]["urlPrefix"] = "http://127.0.0.1:%s" % sys.argv[3]
+e = c["extenders"][0]
+assert e["urlPrefix"].startswith("https://") and e["urlPrefix"].endswith(".svc:10260"), e["urlPrefix"]
+assert e["enableHTTPS"] is True and set(e["tlsConfig"]) == {"certFile", "keyFile", "caFile"}, e
+e["urlPrefix"] = "https://127.0.0.1:%s" % sys.argv[3]
+e["tlsConfig"] = {"certFile": sys.argv[6] + "/client.crt", "keyFile": sys.argv[6] + "/client.key",
+                  "caFile": sys.argv[6] + "/ca.crt"}
 c["clientConnection"] = {"kubeconfig": sys.argv[5]}
 c["leaderElection"]["leaderElect"] = False
 yaml.safe_dump(c, open(sys.argv[2], "w"))
@@ -488,7 +496,7 @@ else
   fail "extender ConfigMap: pod bound via tarema" "kube-scheduler: $(grep -iE 'error|extender' "$WORK/kube-sched.log" | tail -n 5) tarema: $(tail -n 5 "$WORK/ext.log")"
 fi
 for verb in filter prioritize bind; do
-  grep -q "path=/$verb status=200" "$WORK/ext.log" && pass "kube-scheduler called tarema's /$verb (200)" ||
+  grep -q "path=/$verb status=200 .*auth=client-cert" "$WORK/ext.log" && pass "kube-scheduler called tarema's /$verb (200, mTLS)" ||
     fail "kube-scheduler called tarema's /$verb" "$(grep 'http request' "$WORK/ext.log" | tail -n 5)"
 done
 grep -qi 'forbidden\|status=403' "$WORK/ext.log" && fail "extender log has no Forbidden" "$(grep -i forbidden "$WORK/ext.log" | head -3)" ||

@@ -3,6 +3,10 @@
 # extender (--mode extender, filter + prioritize, nodeCacheCapable true) places pods where
 # tarema's prioritize says, even where kube-scheduler's own scoring prefers another node:
 # a task labelled (1,1,1) goes to the small slow node although the big fast node is emptier.
+# The extender is served over HTTPS and kube-scheduler authenticates with a client certificate
+# (tlsConfig certFile/keyFile/caFile, the only credential its extender client can send): calls
+# without one, or with one from another CA, are refused 401; /bind does not exist (no bindVerb,
+# no --extender-bind).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"
@@ -40,7 +44,9 @@ nodes:
 EOF
 check "test nodes created" bash "$REPO_ROOT/hack/cluster.sh" nodes "$WORK/nodes.yaml"
 
-if ! start_scheduler "$WORK/ext.log" --mode extender --scheduler-name "$PROFILE"; then
+TLS=$REPO_ROOT/tests/fixtures/tls
+if ! start_scheduler "$WORK/ext.log" --mode extender --scheduler-name "$PROFILE" --log-level debug \
+  --tls-cert-file "$TLS/server.crt" --tls-key-file "$TLS/server.key" --client-ca-file "$TLS/ca.crt"; then
   fail "tarema-scheduler --mode extender starts" "$(tail -n 5 "$WORK/ext.log")"
   summary
   exit 1
@@ -49,13 +55,16 @@ pass "tarema-scheduler --mode extender starts"
 PORT=$SCHED_PORT
 # kube-scheduler's configuration is the one users are given (manifests/extender/
 # kube-scheduler-config.yaml), not a look-alike: only the extender's address (this test's
-# port) and the profile name (this test's) are changed; hack/cluster.sh sets its own kubeconfig
-# and turns leader election off.
-python3 - "$REPO_ROOT/manifests/extender/kube-scheduler-config.yaml" "$PORT" "$PROFILE" >"$WORK/ks.yaml" <<'PY'
+# port), the profile name (this test's) and the TLS files (this test's PKI) are changed;
+# hack/cluster.sh sets its own kubeconfig and turns leader election off.
+python3 - "$REPO_ROOT/manifests/extender/kube-scheduler-config.yaml" "$PORT" "$PROFILE" "$TLS" >"$WORK/ks.yaml" <<'PY'
 import sys, yaml
 cfg = yaml.safe_load(open(sys.argv[1]))
 cfg["profiles"][0]["schedulerName"] = sys.argv[3]
-cfg["extenders"][0]["urlPrefix"] = "http://127.0.0.1:" + sys.argv[2]
+ext = cfg["extenders"][0]
+ext["urlPrefix"] = "https://127.0.0.1:" + sys.argv[2]
+ext["tlsConfig"] = {"certFile": sys.argv[4] + "/client.crt", "keyFile": sys.argv[4] + "/client.key",
+                    "caFile": sys.argv[4] + "/ca.crt"}
 print(yaml.safe_dump(cfg, sort_keys=False))
 PY
 ks_healthy() { bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | grep -qE '^ +scheduler +running .*healthy'; }
@@ -85,7 +94,8 @@ if wait_for 60 bound2; then pass "kube-scheduler binds both pods"; else fail "ku
 
 # What tarema's prioritize says for the slow task, asked directly with the same arguments.
 args=$(kubectl get pod -n "$NS" slow-task -o json | jq -c --arg a "${P}slow-1" --arg b "${P}fast-1" '{Pod: ., Nodes: null, NodeNames: [$a, $b]}')
-prio=$(curl -sf -X POST -H 'Content-Type: application/json' -d "$args" "http://127.0.0.1:$PORT/prioritize")
+MTLS=(--cacert "$TLS/ca.crt" --cert "$TLS/client.crt" --key "$TLS/client.key")
+prio=$(curl -sf "${MTLS[@]}" -X POST -H 'Content-Type: application/json' -d "$args" "https://127.0.0.1:$PORT/prioritize")
 best=$(jq -r 'max_by(.Score).Host' <<<"$prio" 2>/dev/null)
 if [ "$best" = "${P}slow-1" ]; then pass "tarema's prioritize ranks the slow node first for a (1,1,1) task"; else fail "tarema's prioritize ranks the slow node first for a (1,1,1) task" "$prio"; fi
 node=$(pod_node "$NS" slow-task)
@@ -95,10 +105,28 @@ if [ "$node" = "${P}fast-1" ]; then pass "the (3,3,3) task went to the fast node
 
 # Filter: a pod too big for the slow node only may go to the fast one, and the reason is given.
 args=$(pod_on big 1 1 1 | jq -c '.spec.containers[0].resources.requests.cpu = "8" | .metadata.uid = "u-big"' | jq -c --arg a "${P}slow-1" --arg b "${P}fast-1" '{Pod: ., Nodes: null, NodeNames: [$a, $b]}')
-res=$(curl -sf -X POST -H 'Content-Type: application/json' -d "$args" "http://127.0.0.1:$PORT/filter")
+res=$(curl -sf "${MTLS[@]}" -X POST -H 'Content-Type: application/json' -d "$args" "https://127.0.0.1:$PORT/filter")
 if jq -e --arg a "${P}slow-1" --arg b "${P}fast-1" '.NodeNames == [$b] and (.FailedNodes[$a] | test("Insufficient cpu"))' <<<"$res" >/dev/null; then
   pass "filter keeps only nodes with room and says why the others failed"
 else
   fail "filter keeps only nodes with room and says why the others failed" "$res"
 fi
+
+# Authentication: kube-scheduler's calls came with its client certificate; nobody else's do.
+if grep -q 'path=/prioritize status=200 .*auth=client-cert' "$WORK/ext.log"; then
+  pass "kube-scheduler called /prioritize over mTLS (auth=client-cert)"
+else
+  fail "kube-scheduler called /prioritize over mTLS" "$(grep 'http request' "$WORK/ext.log" | tail -n 3)"
+fi
+status() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+code=$(status --cacert "$TLS/ca.crt" -X POST -d "$args" "https://127.0.0.1:$PORT/filter")
+[ "$code" = 401 ] && pass "/filter without a client certificate or token: 401" || fail "/filter without credentials refused" "status $code"
+code=$(status --cacert "$TLS/ca.crt" --cert "$TLS/rogue-client.crt" --key "$TLS/rogue-client.key" -X POST -d "$args" "https://127.0.0.1:$PORT/filter")
+case $code in 401 | 000) pass "/filter with a certificate of another CA refused ($code)" ;; *) fail "/filter with a certificate of another CA refused" "status $code" ;; esac
+code=$(status -X POST -d "$args" "http://127.0.0.1:$PORT/filter")
+[ "$code" != 200 ] && pass "no plain HTTP on the extender port ($code)" || fail "no plain HTTP on the extender port" "status $code"
+code=$(status "${MTLS[@]}" -X POST -d '{"PodName":"slow-task","PodNamespace":"'"$NS"'","Node":"'"${P}fast-1"'"}' "https://127.0.0.1:$PORT/bind")
+[ "$code" = 404 ] && pass "/bind does not exist without extender binding (404, even with a valid certificate)" || fail "/bind absent without extender binding" "status $code"
+code=$(status --cacert "$TLS/ca.crt" "https://127.0.0.1:$PORT/healthz")
+[ "$code" = 200 ] && pass "/healthz stays open (200 without credentials)" || fail "/healthz stays open" "status $code"
 summary

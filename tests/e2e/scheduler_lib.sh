@@ -27,7 +27,12 @@ start_scheduler() {
     tail -n 20 "$log" >&2
     return 1
   fi
-  wait_for 30 curl -sf "http://127.0.0.1:$SCHED_PORT/readyz"
+  wait_for 30 sched_ready "$SCHED_PORT"
+}
+
+# sched_ready PORT: /readyz answers 200, over plain HTTP or (a scheduler with TLS) HTTPS.
+sched_ready() {
+  curl -sf "http://127.0.0.1:$1/readyz" >/dev/null 2>&1 || curl -sfk "https://127.0.0.1:$1/readyz" >/dev/null 2>&1
 }
 
 # stop_schedulers: SIGTERM to every scheduler this test started (by pid), then wait.

@@ -170,6 +170,86 @@ static void test_flag_errors(void) {
     sched_config_free(c);
 }
 
+/* The HTTP security and limit keys (issue 13): file keys, flags, and the checks that keep an
+ * unsafe or inconsistent combination from starting. */
+static void test_security_keys(void) {
+    sched_config *c = sched_config_new();
+    tm_err err = {0};
+    CHECK(!c->extender_bind && !c->tls_cert_file && !c->auth_token_file && !c->insecure_no_auth);
+    CHECK(c->health_port == 0 && c->max_body_bytes == 8LL << 20 &&
+          c->memory_budget_bytes == 64LL << 20);
+    const char *y = "mode: extender\nextender: {bind: true}\n"
+                    "tls: {certFile: /c.crt, keyFile: /c.key, clientCAFile: /ca.crt}\n"
+                    "auth: {tokenFile: /tok, insecureNoAuth: false}\nhealthPort: 10261\n"
+                    "limits: {maxBodyBytes: 1048576, memoryBudgetBytes: 33554432}\n";
+    CHECKF(apply_yaml(c, y, &err) == 0, "%s", err.msg);
+    CHECK(c->extender_bind && c->mode == SCHED_MODE_EXTENDER);
+    CHECK_STR(c->tls_cert_file, "/c.crt");
+    CHECK_STR(c->client_ca_file, "/ca.crt");
+    CHECK_STR(c->auth_token_file, "/tok");
+    CHECK(c->health_port == 10261 && c->max_body_bytes == 1048576);
+    CHECKF(sched_config_validate(c, &err) == 0, "%s", err.msg);
+    /* /bind only in extender mode */
+    c->mode = SCHED_MODE_SCHEDULER;
+    CHECK(sched_config_validate(c, &err) == -1 && strstr(err.msg, "needs mode: extender"));
+    c->mode = SCHED_MODE_EXTENDER;
+    /* half a TLS pair, a CA without TLS, the health port on the main port, budget < body */
+    free(c->tls_key_file);
+    c->tls_key_file = NULL;
+    CHECK(sched_config_validate(c, &err) == -1 && strstr(err.msg, "keyFile"));
+    free(c->tls_cert_file);
+    c->tls_cert_file = NULL;
+    CHECK(sched_config_validate(c, &err) == -1 && strstr(err.msg, "clientCAFile"));
+    free(c->client_ca_file);
+    c->client_ca_file = NULL;
+    c->health_port = c->port;
+    CHECK(sched_config_validate(c, &err) == -1 && strstr(err.msg, "healthPort"));
+    c->health_port = 0;
+    c->memory_budget_bytes = 1 << 20;
+    c->max_body_bytes = 2 << 20;
+    CHECK(sched_config_validate(c, &err) == -1 && strstr(err.msg, "memoryBudgetBytes"));
+    CHECK(apply_yaml(c, "auth: {token: x}\n", &err) == -1 && strstr(err.msg, "token"));
+    CHECKF(apply_yaml(c, "auth: {tokenReviewUsers: [system:serviceaccount:a:b, u2]}\n", &err) == 0,
+           "%s", err.msg);
+    CHECK_STR(c->review_users[0], "system:serviceaccount:a:b");
+    CHECK_STR(c->review_users[1], "u2");
+    CHECK(c->review_users[2] == NULL);
+    CHECK(apply_yaml(c, "auth: {tokenReviewUsers: [1]}\n", &err) == -1 &&
+          strstr(err.msg, "tokenReviewUsers[0]"));
+    CHECK(apply_yaml(c, "extender: {bind: yes-please}\n", &err) == -1 && strstr(err.msg, "bind"));
+    sched_config_free(c);
+
+    c = sched_config_new();
+    bool help;
+    const char *args[] = {"--mode",
+                          "extender",
+                          "--extender-bind",
+                          "--tls-cert-file",
+                          "/a",
+                          "--tls-key-file",
+                          "/b",
+                          "--client-ca-file",
+                          "/ca",
+                          "--auth-token-file",
+                          "/t",
+                          "--insecure-no-auth",
+                          "--health-port",
+                          "9999",
+                          "--max-body-bytes",
+                          "4096",
+                          "--memory-budget-bytes",
+                          "2097152",
+                          NULL};
+    CHECKF(parse(c, args, &help, &err) == 0, "%s", err.msg);
+    CHECK(c->extender_bind && c->insecure_no_auth && c->health_port == 9999);
+    CHECK(c->max_body_bytes == 4096 && c->memory_budget_bytes == 2097152);
+    CHECK_STR(c->auth_token_file, "/t");
+    CHECKF(sched_config_validate(c, &err) == 0, "%s", err.msg);
+    const char *bad[] = {"--max-body-bytes", "12", NULL};
+    CHECK(parse(c, bad, &help, &err) == -1 && strstr(err.msg, "max-body-bytes"));
+    sched_config_free(c);
+}
+
 int main(void) {
     RUN(test_defaults);
     RUN(test_file);
@@ -177,5 +257,6 @@ int main(void) {
     RUN(test_validate_errors);
     RUN(test_flags_override_file);
     RUN(test_flag_errors);
+    RUN(test_security_keys);
     return TEST_SUMMARY();
 }

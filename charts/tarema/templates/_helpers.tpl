@@ -114,6 +114,62 @@ affinity:
 {{- $_ := set $c "bindAddress" "0.0.0.0" -}}
 {{- $_ := set $c "port" (int .Values.scheduler.port) -}}
 {{- $le := .Values.scheduler.leaderElection -}}
+{{- if eq .Values.scheduler.mode "extender" -}}
+{{- $_ := set $c "extender" (dict "bind" .Values.extender.bind) -}}
+{{- end -}}
 {{- $_ := set $c "leaderElection" (dict "enabled" $le.enabled "namespace" .Release.Namespace "name" $le.leaseName "leaseMs" (int $le.leaseMs) "renewDeadlineMs" (int $le.renewDeadlineMs) "retryMs" (int $le.retryMs)) -}}
 {{- toYaml $c -}}
+{{- end -}}
+
+{{/* TLS: "true" when cert-manager issues the certificates (provider cert-manager, or auto with
+   the cert-manager.io/v1 API present). */}}
+{{- define "tarema.tls.certManager" -}}
+{{- $p := .Values.tls.provider -}}
+{{- if or (eq $p "cert-manager") (and (eq $p "auto") (.Capabilities.APIVersions.Has "cert-manager.io/v1")) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret holding the shared auth token (key "token"). */}}
+{{- define "tarema.auth.secretName" -}}
+{{- .Values.auth.existingSecret | default (printf "%s-auth" (include "tarema.fullname" .)) -}}
+{{- end -}}
+
+{{/* DNS names of the server certificate: both Services in every short and long form. */}}
+{{- define "tarema.tls.dnsNames" -}}
+{{- $full := include "tarema.fullname" . -}}
+{{- $ns := .Release.Namespace -}}
+{{- $names := list -}}
+{{- range $c := list "scheduler" "labeler" -}}
+{{- $svc := printf "%s-%s" $full $c -}}
+{{- $names = concat $names (list $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.cluster.local" $svc $ns)) -}}
+{{- end -}}
+{{- concat $names .Values.tls.extraDnsNames | toJson -}}
+{{- end -}}
+
+{{/* Volumes and flags for TLS and the auth token, shared by the scheduler and the labeler:
+   include "tarema.security.args" . / "tarema.security.mounts" . / "tarema.security.volumes" . */}}
+{{- define "tarema.security.args" -}}
+{{- if .Values.tls.enabled }}
+- --tls-cert-file=/etc/tarema/tls/tls.crt
+- --tls-key-file=/etc/tarema/tls/tls.key
+- --client-ca-file=/etc/tarema/tls/ca.crt
+{{- end }}
+- --auth-token-file=/etc/tarema/auth/token
+{{- end -}}
+{{- define "tarema.security.mounts" -}}
+{{- if .Values.tls.enabled }}
+- {name: tls, mountPath: /etc/tarema/tls, readOnly: true}
+{{- end }}
+- {name: auth, mountPath: /etc/tarema/auth, readOnly: true}
+{{- end -}}
+{{- define "tarema.security.volumes" -}}
+{{- if .Values.tls.enabled }}
+- name: tls
+  secret: {secretName: {{ include "tarema.fullname" . }}-tls}
+{{- end }}
+- name: auth
+  secret:
+    secretName: {{ include "tarema.auth.secretName" . }}
+    items: [{key: token, path: token}]
 {{- end -}}
