@@ -1,17 +1,35 @@
 /* binder.c: asynchronous binds, Scheduled/FailedScheduling events and the PodScheduled
  * condition. Each request carries a small context; the contexts of unanswered requests are kept
- * on a list so that freeing the binder after the client frees them all. */
+ * on a list so that freeing the binder after the client frees them all.
+ *
+ * A bind whose outcome is unknown (no HTTP status: the connection broke or timed out; or a 5xx,
+ * which the API server also answers when etcd committed and the reply was lost) may have bound
+ * the pod. Reporting it as failed would free the node's capacity for other pods while the pod
+ * may sit there (seen: 1,131 pods on capacity for 1,080 after an API server kill -9). So the
+ * binder reads the pod back (GET, retried until the API server answers) and reports what it
+ * finds: bound there = success, not bound = failure, bound elsewhere = 409, gone = 404. Until
+ * then the bind counts as in flight, and the caller keeps its reservation. */
 #include "scheduler/binder.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "lib/jsonutil.h"
 #include "lib/log.h"
+
+/* Reading a pod back after an unknown outcome: first after VERIFY_FIRST_MS, then doubling up to
+ * VERIFY_MAX_MS while the API server does not answer, so the truth is known within about a
+ * second of its return. */
+#define VERIFY_FIRST_MS 250
+#define VERIFY_MAX_MS   1000
 
 typedef struct bind_ctx {
     sched_binder *b;
     char *ns, *name, *uid, *node;
+    int first_status; /* the bind's answer when its outcome was unknown */
+    int verify_tries; /* GETs sent so far */
+    char why[256];    /* the bind's error, for the log and the final report */
     struct bind_ctx *prev, *next;
 } bind_ctx;
 
@@ -20,8 +38,9 @@ struct sched_binder {
     char *controller, *instance;
     sched_bind_result_fn on_result;
     void *ud;
-    bind_ctx *ctxs; /* unanswered binds */
-    size_t inflight;
+    bind_ctx *ctxs; /* unanswered or unverified binds */
+    size_t inflight, verifying;
+    size_t unknown_total; /* binds whose outcome had to be read back */
 };
 
 sched_binder *sched_binder_new(tm_kube *k, const char *scheduler_name, const char *identity,
@@ -66,6 +85,20 @@ size_t sched_binder_inflight(const sched_binder *b) {
     return b->inflight;
 }
 
+size_t sched_binder_verifying(const sched_binder *b) {
+    return b->verifying;
+}
+
+size_t sched_binder_unknown_total(const sched_binder *b) {
+    return b->unknown_total;
+}
+
+bool sched_binder_outcome_unknown(int status) {
+    /* 0: no answer. 5xx: the server failed somewhere, possibly after etcd committed (a 504
+     * "Timeout" is exactly that case). A 4xx is a refusal: the pod was not bound by us. */
+    return status == 0 || status >= 500;
+}
+
 static json_t *regarding(const char *ns, const char *name, const char *uid) {
     return json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "kind", "Pod", "apiVersion", "v1", "metadata",
                      "name", name, "namespace", ns, "uid", uid);
@@ -91,9 +124,7 @@ static void post_event(sched_binder *b, const char *ns, const char *name, const 
     json_decref(reg);
 }
 
-static void bind_done(void *ud, int status, json_t *body, const tm_err *err) {
-    (void)body;
-    bind_ctx *c = ud;
+static void unlink_ctx(bind_ctx *c) {
     sched_binder *b = c->b;
     if (c->prev)
         c->prev->next = c->next;
@@ -102,6 +133,12 @@ static void bind_done(void *ud, int status, json_t *body, const tm_err *err) {
     if (c->next)
         c->next->prev = c->prev;
     b->inflight--;
+}
+
+/* The final outcome of a bind: reported once, then the context goes. */
+static void finish(bind_ctx *c, int status, const tm_err *err) {
+    sched_binder *b = c->b;
+    unlink_ctx(c);
     if (!err) {
         char note[1024];
         snprintf(note, sizeof note, "Successfully assigned %s/%s to %s", c->ns, c->name, c->node);
@@ -110,6 +147,89 @@ static void bind_done(void *ud, int status, json_t *body, const tm_err *err) {
     if (b->on_result)
         b->on_result(b->ud, c->ns, c->name, c->uid, c->node, status, err);
     ctx_free(c);
+}
+
+static void verify_start(void *ud);
+
+static void verify_later(bind_ctx *c) {
+    int64_t d = VERIFY_FIRST_MS;
+    for (int i = 0; i < c->verify_tries && d < VERIFY_MAX_MS; i++)
+        d *= 2;
+    if (d > VERIFY_MAX_MS)
+        d = VERIFY_MAX_MS;
+    if (!tm_timer_add(c->b->k, d, verify_start, c)) {
+        /* No timer (out of memory): the outcome stays unknown. Failing safe means keeping the
+         * reservation; report the bind as not bound only if we cannot even wait. */
+        tm_err err = {0};
+        tm_err_set(&err, "bind %s/%s to %s: outcome unknown and cannot be checked (out of memory)",
+                   c->ns, c->name, c->node);
+        c->b->verifying--;
+        finish(c, c->first_status, &err);
+    }
+}
+
+static void verify_done(void *ud, int status, json_t *body, const tm_err *err) {
+    bind_ctx *c = ud;
+    sched_binder *b = c->b;
+    const char *uid = tm_json_str(body, "metadata.uid", "");
+    if (err && status != 404) {
+        if (c->verify_tries == 1 || c->verify_tries % 20 == 0)
+            tm_warn("bind outcome still unknown pod=%s/%s node=%s tries=%d err=\"%s\"", c->ns,
+                    c->name, c->node, c->verify_tries, err->msg);
+        verify_later(c);
+        return;
+    }
+    b->verifying--;
+    tm_err e = {0};
+    if (status == 404 || strcmp(uid, c->uid) != 0) {
+        tm_err_set(&e, "bind %s/%s: outcome unknown (%s), and the pod is gone", c->ns, c->name,
+                   c->why);
+        tm_info("bind outcome resolved: pod gone pod=%s/%s", c->ns, c->name);
+        finish(c, 404, &e);
+        return;
+    }
+    const char *on = tm_json_str(body, "spec.nodeName", "");
+    if (strcmp(on, c->node) == 0) {
+        tm_info("bind outcome resolved: bound pod=%s/%s node=%s", c->ns, c->name, c->node);
+        finish(c, 201, NULL);
+    } else if (on[0]) {
+        tm_err_set(&e, "bind %s/%s to %s: outcome unknown (%s); the pod is bound to %s", c->ns,
+                   c->name, c->node, c->why, on);
+        tm_info("bind outcome resolved: bound elsewhere pod=%s/%s node=%s", c->ns, c->name, on);
+        finish(c, 409, &e);
+    } else {
+        tm_err_set(&e, "bind %s/%s to %s: outcome unknown (%s); the pod is not bound", c->ns,
+                   c->name, c->node, c->why);
+        tm_info("bind outcome resolved: not bound pod=%s/%s", c->ns, c->name);
+        finish(c, c->first_status, &e);
+    }
+}
+
+static void verify_start(void *ud) {
+    bind_ctx *c = ud;
+    char *path = tm_kube_path("v1", "pods", c->ns, c->name, NULL);
+    c->verify_tries++;
+    if (!path || tm_kube_request_async(c->b->k, "GET", path, NULL, NULL, verify_done, c))
+        verify_later(c);
+    free(path);
+}
+
+static void bind_done(void *ud, int status, json_t *body, const tm_err *err) {
+    (void)body;
+    bind_ctx *c = ud;
+    sched_binder *b = c->b;
+    if (err && sched_binder_outcome_unknown(status)) {
+        c->first_status = status;
+        snprintf(c->why, sizeof c->why, "status %d: %.200s", status, err->msg);
+        b->verifying++;
+        b->unknown_total++;
+        tm_warn("bind outcome unknown, node capacity stays reserved until the pod is read back "
+                "pod=%s/%s node=%s status=%d err=\"%s\"",
+                c->ns, c->name, c->node, status, err->msg);
+        verify_later(c);
+        return;
+    }
+    finish(c, status, err);
 }
 
 int sched_binder_bind(sched_binder *b, const sched_pod *p, const char *node, tm_err *err) {
