@@ -42,7 +42,7 @@ static void usage(FILE *out) {
           "                                print task labels and the bounds behind them\n"
           "  serve [--port 8080] [--bind 0.0.0.0] [--spool DIR] [--namespace NS]\n"
           "        [--workflow-key PATH] [--default-workflow W] [--groups GROUPS.json]\n"
-          "        [--resync-seconds 300] [--no-publish]\n"
+          "        [--resync-seconds 300] [--no-publish] [--db-timeout-seconds 10]\n"
           "                                weblog receiver, TaskProfile publisher; labels are\n"
           "                                refreshed when runs are stored or node groups change\n"
           "common: --db URI (else $DATABASE_URL, else PG* variables), --kubeconfig PATH,\n"
@@ -54,7 +54,7 @@ static void usage(FILE *out) {
 typedef struct opts {
     const char *db, *workflow, *run, *process, *groups, *kubeconfig, *spool, *bind, *ns;
     const char *workflow_key, *default_workflow, *node_selector;
-    int port, json, no_publish, resync_s;
+    int port, json, no_publish, resync_s, db_timeout_s;
 } opts;
 
 /* A --workflow or --run value must fit the store's columns and be UTF-8, like trace values. */
@@ -82,6 +82,7 @@ static int parse_opts(int argc, char **argv, opts *o) {
         {"workflow-key", required_argument, 0, 'K'},
         {"default-workflow", required_argument, 0, 'D'},
         {"resync-seconds", required_argument, 0, 'R'},
+        {"db-timeout-seconds", required_argument, 0, 'T'},
         {"refresh-seconds", required_argument, 0, 'O'},
         {"node-selector", required_argument, 0, 'S'},
         {"json", no_argument, 0, 'j'},
@@ -150,15 +151,19 @@ static int parse_opts(int argc, char **argv, opts *o) {
             format = optarg;
             break;
         case 'P':
-        case 'R': {
+        case 'R':
+        case 'T': {
             char *end;
             long v = strtol(optarg, &end, 10);
             if (!*optarg || *end || v < (c == 'P' ? 0 : 1) || v > 65535) {
                 fprintf(stderr, "tarema-labeler: --%s '%s' is not a number in %d..65535\n",
-                        c == 'P' ? "port" : "resync-seconds", optarg, c == 'P' ? 0 : 1);
+                        c == 'P'   ? "port"
+                        : c == 'R' ? "resync-seconds"
+                                   : "db-timeout-seconds",
+                        optarg, c == 'P' ? 0 : 1);
                 return -1;
             }
-            *(c == 'P' ? &o->port : &o->resync_s) = (int)v;
+            *(c == 'P' ? &o->port : c == 'R' ? &o->resync_s : &o->db_timeout_s) = (int)v;
             break;
         }
         case 'h':
@@ -323,7 +328,7 @@ int main(int argc, char **argv) {
         usage(stdout);
         return 0;
     }
-    opts o = {.port = 8080, .resync_s = 300};
+    opts o = {.port = 8080, .resync_s = 300, .db_timeout_s = 10};
     if (parse_opts(argc - 1, argv + 1, &o) < 0)
         return 2;
     int nrest = argc - 1 - optind;
@@ -348,6 +353,7 @@ int main(int argc, char **argv) {
             .node_selector = o.node_selector,
             .resync_s = o.resync_s,
             .publish = !o.no_publish,
+            .db_timeout_s = o.db_timeout_s,
         };
         struct sigaction sa = {.sa_handler = on_signal};
         sigemptyset(&sa.sa_mask);

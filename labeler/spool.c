@@ -228,3 +228,42 @@ long lab_spool_pending(lab_spool *sp) {
     pthread_mutex_unlock(&sp->mu);
     return n;
 }
+
+int lab_spool_foreach(lab_spool *sp, void (*fn)(void *ud, const char *rec), void *ud, tm_err *err) {
+    pthread_mutex_lock(&sp->mu);
+    int rc = 0;
+    size_t cap = 65536, len = 0;
+    char *buf = malloc(cap);
+    off_t pos = sp->off;
+    while (buf && pos < sp->size) {
+        if (len + 4096 > cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb)
+                break;
+            buf = nb;
+            cap *= 2;
+        }
+        ssize_t n = pread(sp->fd, buf + len, cap - len - 1, pos);
+        if (n <= 0) {
+            rc = tm_err_set(err, "spool: read %s: %s", sp->log_path,
+                            n < 0 ? strerror(errno) : "unexpected end");
+            goto out;
+        }
+        pos += n;
+        len += (size_t)n;
+        char *start = buf, *nl;
+        while ((nl = memchr(start, '\n', len - (size_t)(start - buf)))) {
+            *nl = '\0';
+            fn(ud, start);
+            start = nl + 1;
+        }
+        len -= (size_t)(start - buf); /* the unfinished line moves to the front */
+        memmove(buf, start, len);
+    }
+    if (!buf || pos < sp->size)
+        rc = tm_err_set(err, "out of memory reading the spool");
+out:
+    pthread_mutex_unlock(&sp->mu);
+    free(buf);
+    return rc;
+}
