@@ -66,6 +66,7 @@ typedef struct server {
     char db_err[TM_ERR_MAX];    /* why the database is down, "" when connected */
     atomic_llong db_busy_since; /* monotonic ms when the current database call began, 0 idle */
     atomic_int db_up;
+    atomic_int db_failing; /* connected, but the last call failed (lock or statement timeout) */
     /* Shared with the handlers, under mu. */
     pthread_mutex_t mu;
     lab_store *store; /* NULL while the database is unreachable */
@@ -171,10 +172,15 @@ static void drop_store(server *sv, const char *why) {
 /* A retryable failure: the connection goes only when it is broken. A live one (a lock or
  * statement timeout) is kept and the work retried on a later tick. */
 static void db_trouble(server *sv, const char *why) {
-    if (!lab_store_connected(sv->store))
+    if (!lab_store_connected(sv->store)) {
         drop_store(sv, why);
-    else
-        tm_warn("database busy, retrying shortly: %s", why);
+        return;
+    }
+    tm_warn("database busy, retrying shortly: %s", why);
+    atomic_store(&sv->db_failing, 1);
+    pthread_mutex_lock(&sv->shared);
+    snprintf(sv->db_err, sizeof sv->db_err, "%s", why);
+    pthread_mutex_unlock(&sv->shared);
 }
 
 /* The event label of the metric: Nextflow's event names, anything else "other", so a client
@@ -335,8 +341,10 @@ static void drain_spool(server *sv, int max) {
             db_trouble(sv, err.msg);
             break;
         }
-        if (r == EV_STORED)
+        if (r == EV_STORED) {
             count_event(sv, ev->event, "stored");
+            atomic_store(&sv->db_failing, 0);
+        }
         if (r == EV_REJECTED && dead_letter(sv, rec, ev->event, err.msg) < 0) {
             free(rec);
             break;
@@ -396,6 +404,7 @@ static void connect_db(server *sv) {
     raise_scan(sv, SCAN_SINCE);
     pthread_mutex_unlock(&sv->mu);
     tm_metrics_set(sv->m_db_up, NULL, 1);
+    atomic_store(&sv->db_failing, 0);
     atomic_store(&sv->db_up, 1);
     tm_info("database connected, schema up to date, listening for new runs");
 }
@@ -631,6 +640,10 @@ static void on_ready_db(const tm_httpd_req *req, tm_httpd_resp *resp, void *ud) 
         status = 503;
         snprintf(text, sizeof text, "database down: %s; %ld events spooled\n",
                  sv->db_err[0] ? sv->db_err : "not connected yet", pending);
+    } else if (atomic_load(&sv->db_failing) && busy < 1000) {
+        status = 503;
+        snprintf(text, sizeof text, "database blocked: %s; %ld events spooled\n", sv->db_err,
+                 pending);
     } else if (busy >= 1000) {
         status = 503;
         snprintf(text, sizeof text,
@@ -728,6 +741,7 @@ int lab_serve_main(const lab_serve_opts *o, volatile sig_atomic_t *stop) {
     pthread_cond_init(&sv.wake_cv, NULL);
     atomic_init(&sv.db_busy_since, 0);
     atomic_init(&sv.db_up, 0);
+    atomic_init(&sv.db_failing, 0);
     /* statement_timeout bounds work the server does; lock_timeout a table lock held elsewhere;
      * the answer limit a server that stopped answering (it cannot enforce its own). */
     int t_ms = (o->db_timeout_s > 0 ? o->db_timeout_s : 10) * 1000;

@@ -67,8 +67,10 @@ PGconn *tm_pg_connect_limited(const char *conninfo, const tm_pg_limits *lim, tm_
     keys[n] = "keepalives_interval", vals[n++] = "5";
     keys[n] = "keepalives_count", vals[n++] = "3";
     keys[n] = "tcp_user_timeout", vals[n++] = TM_PG_TCP_USER_TIMEOUT_MS;
-    if (lim && (lim->statement_ms > 0 || lim->lock_ms > 0)) {
+    if (lim && (lim->statement_ms > 0 || lim->lock_ms > 0 || lim->sync_commit)) {
         size_t o = 0;
+        if (lim->sync_commit)
+            o += (size_t)snprintf(options + o, sizeof options - o, "-c synchronous_commit=on ");
         if (lim->statement_ms > 0)
             o += (size_t)snprintf(options + o, sizeof options - o, "-c statement_timeout=%d ",
                                   lim->statement_ms);

@@ -36,6 +36,10 @@ void tm_pg_close(PGconn *c);
  *                 shut down and the statement fails as "connection lost" (retryable). */
 typedef struct tm_pg_limits {
     int statement_ms, lock_ms, answer_ms;
+    /* synchronous_commit=on for this session whatever the server's default: for a caller that
+     * discards its own copy of the data once COMMIT returns (a server set to `off` can lose
+     * the last commits in a crash after acknowledging them). */
+    bool sync_commit;
 } tm_pg_limits;
 
 /* tm_pg_connect with limits; the server limits ride in the startup packet (`options`), so they
