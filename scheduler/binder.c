@@ -19,10 +19,10 @@
 #include "lib/log.h"
 
 /* Reading a pod back after an unknown outcome: first after VERIFY_FIRST_MS, then doubling up to
- * VERIFY_MAX_MS while the API server does not answer, so the truth is known within about a
+ * VERIFY_MAX_MS while the API server does not answer, so the truth is known within half a
  * second of its return. */
 #define VERIFY_FIRST_MS 250
-#define VERIFY_MAX_MS   1000
+#define VERIFY_MAX_MS   500
 
 typedef struct bind_ctx {
     sched_binder *b;
