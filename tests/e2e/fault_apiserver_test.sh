@@ -12,6 +12,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"
+. "$(dirname "$0")/fault_lib.sh"
 cd "$REPO_ROOT" || exit 1
 
 ID=$SCHED_E2E_ID
@@ -25,12 +26,12 @@ cleanup() {
   for p in "${SCHED_PIDS[@]}"; do kill -CONT "$p" 2>/dev/null; done
   stop_schedulers
   bash hack/cluster.sh status >/dev/null 2>&1 || bash hack/cluster.sh start apiserver >/dev/null 2>&1
+  # The pods fill the cluster: free it before the next test (no kubelet to wait for).
+  kubectl delete pods --all -n "$NS" --grace-period=0 --force --wait=false >/dev/null 2>&1
   kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-now() { date +%s.%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1f", b - a}'; }
 
 kubectl create namespace "$NS" >/dev/null
 wait_for 30 kubectl get serviceaccount default -n "$NS"
@@ -93,41 +94,15 @@ wait "$start_pid" || fail "hack/cluster.sh start apiserver" "$(tail -n 5 "$WORK/
 settled() { [ "$(metric "$PORT" tarema_binds_in_flight)" = 0 ] && [ "$(metric "$PORT" 'tarema_pending_pods{queue="active"}')" = 0 ] && [ "$(metric "$PORT" 'tarema_pending_pods{queue="backoff"}')" = 0 ]; }
 wait_for 60 settled || fail "scheduler settles" "in flight $(metric "$PORT" tarema_binds_in_flight), active $(metric "$PORT" 'tarema_pending_pods{queue="active"}'), backoff $(metric "$PORT" 'tarema_pending_pods{queue="backoff"}')"
 sleep 1
-kubectl get pods -A -o json >"$WORK/allpods.json"
-kubectl get nodes -o json >"$WORK/nodes.json"
-bound=$(jq --arg ns "$NS" '[.items[] | select(.metadata.namespace == $ns and (.spec.nodeName // "") != "")] | length' "$WORK/allpods.json")
-# Pods over allocatable per node: the smallest number of pods whose removal makes cpu, memory
-# and pod count fit, counted in this test's pod size.
-over=$(jq -rn --slurpfile pods "$WORK/allpods.json" --slurpfile nodes "$WORK/nodes.json" --arg cpu "$CPU" '
-  def qty: tostring | capture("^(?<n>[0-9.]+)(?<u>[a-zA-Z]*)$") as $c | ($c.n | tonumber) *
-    ({"": 1, "m": 0.001, "k": 1e3, "M": 1e6, "G": 1e9, "Ki": 1024, "Mi": 1048576, "Gi": 1073741824}[$c.u]);
-  def req($r): [.spec.containers[] | .resources.requests[$r] // "0" | qty] | add;
-  ($cpu | qty) as $pc |
-  ($pods[0].items | map(select((.spec.nodeName // "") != "" and (.status.phase | IN("Succeeded", "Failed") | not)))
-   | group_by(.spec.nodeName) | map({key: .[0].spec.nodeName, value: {cpu: (map(req("cpu")) | add), pods: length}}) | from_entries) as $used |
-  [$nodes[0].items[] | .metadata.name as $n | select($used[$n]) | .status.allocatable as $a |
-   ([((($used[$n].cpu - ($a.cpu | qty)) / $pc) - 1e-9 | ceil), ($used[$n].pods - ($a.pods | qty)), 0] | max)] |
-  "\(map(select(. > 0)) | length) \(add // 0)"')
-read -r over_nodes over_pods <<<"$over"
-ev=$(events_per_pod "$NS" Scheduled)
-double=$(awk '$2 > 1' <<<"$ev" | grep -c . || true)
-pending_total=0
-for q in active backoff unschedulable inflight; do
-  v=$(metric "$PORT" "tarema_pending_pods{queue=\"$q\"}")
-  pending_total=$((pending_total + ${v%.*}))
-done
-lost=$((N - bound - pending_total))
-[ $lost -lt 0 ] && lost=0
+fault_figures "$NS" "$N" "$CPU" "$PORT"
 unknown=$(grep -c 'bind outcome unknown, node capacity stays reserved' "$WORK/sched.log" || true)
 resolved_bound=$(grep -c 'bind outcome resolved: bound ' "$WORK/sched.log" || true)
 
-[ "$over_nodes" = 0 ] && pass "no node over its allocatable" || fail "no node over its allocatable" "$over_nodes nodes, $over_pods pods over: $(check_fit | head -n 5)"
-[ "$double" = 0 ] && pass "no pod bound twice (Scheduled events)" || fail "no pod bound twice" "$double pods with more than one Scheduled event"
-[ "$lost" = 0 ] && pass "no pod lost: every unbound pod is still queued ($((N - bound)) unbound, $pending_total queued)" || fail "no pod lost" "$lost pods neither bound nor queued"
-[ "$bound" -lt "$N" ] && pass "the cluster was full: $bound of $N pods fit" || fail "the test filled the cluster" "all $N bound: raise FAULT_PODS"
+fault_checks "apiserver kill"
+[ "$F_BOUND" -lt "$N" ] && pass "the cluster was full: $F_BOUND of $N pods fit" || fail "the test filled the cluster" "all $N bound: raise FAULT_PODS"
 
 echo "# fault figures (kube-apiserver kill -9 ${KILL_AFTER} s after resuming the scheduler):"
-echo "#   pods $N  bound $bound  in flight at kill $inflight  outcomes unknown $unknown (read back bound $resolved_bound)"
-echo "#   over-allocated nodes $over_nodes pods $over_pods  double-bound $double  lost $lost  recovery ${rec} s (API ready -> first bind)"
+echo "#   pods $N  bound $F_BOUND  in flight at kill $inflight  outcomes unknown $unknown (read back bound $resolved_bound)"
+echo "#   over-allocated nodes $F_OVER_NODES pods $F_OVER_PODS  double-bound $F_DOUBLE  lost $F_LOST  recovery ${rec} s (API ready -> first bind)"
 stop_schedulers
 summary
