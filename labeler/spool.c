@@ -251,16 +251,20 @@ long lab_spool_pending(lab_spool *sp) {
 }
 
 int lab_spool_foreach(lab_spool *sp, void (*fn)(void *ud, const char *rec), void *ud, tm_err *err) {
-    pthread_mutex_lock(&sp->mu);
-    int rc = 0;
     size_t cap = 65536, len = 0;
     char *buf = malloc(cap);
+    if (!buf)
+        return tm_err_set(err, "out of memory reading the spool");
+    pthread_mutex_lock(&sp->mu);
+    int rc = 0;
     off_t pos = sp->off;
-    while (buf && pos < sp->size) {
+    while (pos < sp->size) {
         if (len + 4096 > cap) {
             char *nb = realloc(buf, cap * 2);
-            if (!nb)
+            if (!nb) {
+                rc = tm_err_set(err, "out of memory reading the spool");
                 break;
+            }
             buf = nb;
             cap *= 2;
         }
@@ -268,7 +272,7 @@ int lab_spool_foreach(lab_spool *sp, void (*fn)(void *ud, const char *rec), void
         if (n <= 0) {
             rc = tm_err_set(err, "spool: read %s: %s", sp->log_path,
                             n < 0 ? strerror(errno) : "unexpected end");
-            goto out;
+            break;
         }
         pos += n;
         len += (size_t)n;
@@ -281,9 +285,6 @@ int lab_spool_foreach(lab_spool *sp, void (*fn)(void *ud, const char *rec), void
         len -= (size_t)(start - buf); /* the unfinished line moves to the front */
         memmove(buf, start, len);
     }
-    if (!buf || pos < sp->size)
-        rc = tm_err_set(err, "out of memory reading the spool");
-out:
     pthread_mutex_unlock(&sp->mu);
     free(buf);
     return rc;

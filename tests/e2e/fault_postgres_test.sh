@@ -37,8 +37,9 @@ trap cleanup EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 url=http://127.0.0.1:$port
 start_labeler() { # SPOOL_DIR LOG
+  # shellcheck disable=SC2086 # LABELER_FLAGS: words (empty to run a build without the flag)
   "$BIN/tarema-labeler" serve --bind 127.0.0.1 --port "$port" --spool "$1" --no-publish \
-    --db-timeout-seconds 2 >"$2" 2>&1 &
+    ${LABELER_FLAGS---db-timeout-seconds 2} >"$2" 2>&1 &
   lab_pid=$!
   pids+=("$lab_pid")
   wait_for 20 curl -sf "$url/readyz"
