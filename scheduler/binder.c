@@ -18,18 +18,23 @@
 #include "lib/jsonutil.h"
 #include "lib/log.h"
 
-/* Reading a pod back after an unknown outcome: first after VERIFY_FIRST_MS, then doubling up to
- * VERIFY_MAX_MS while the API server does not answer, so the truth is known within half a
- * second of its return. */
+/* Reading pods back after unknown outcomes. They wait in one FIFO, and at most VERIFY_PARALLEL
+ * are being read (or waiting to retry) at once: after an API server crash there are hundreds,
+ * and hundreds of requests a second against a server that is starting slow its start. While
+ * the server does not answer, each slot retries after VERIFY_FIRST_MS doubling up to
+ * VERIFY_MAX_MS, so the truth is known within half a second of its return; once it answers,
+ * the queue drains without pauses. */
 #define VERIFY_FIRST_MS 250
 #define VERIFY_MAX_MS   500
+#define VERIFY_PARALLEL 16
 
 typedef struct bind_ctx {
     sched_binder *b;
     char *ns, *name, *uid, *node;
-    int first_status; /* the bind's answer when its outcome was unknown */
-    int verify_tries; /* GETs sent so far */
-    char why[256];    /* the bind's error, for the log and the final report */
+    int first_status;       /* the bind's answer when its outcome was unknown */
+    int verify_tries;       /* GETs sent so far */
+    struct bind_ctx *vnext; /* the verification FIFO */
+    char why[256];          /* the bind's error, for the log and the final report */
     struct bind_ctx *prev, *next;
 } bind_ctx;
 
@@ -40,7 +45,10 @@ struct sched_binder {
     void *ud;
     bind_ctx *ctxs; /* unanswered or unverified binds */
     size_t inflight, verifying;
-    size_t unknown_total; /* binds whose outcome had to be read back */
+    bind_ctx *vq_head, *vq_tail; /* waiting for a verification slot */
+    int vslots;                  /* verifications being read or waiting to retry */
+    bool api_answers;            /* the last read-back got an answer from the API server */
+    size_t unknown_total;        /* binds whose outcome had to be read back */
 };
 
 sched_binder *sched_binder_new(tm_kube *k, const char *scheduler_name, const char *identity,
@@ -150,21 +158,40 @@ static void finish(bind_ctx *c, int status, const tm_err *err) {
 }
 
 static void verify_start(void *ud);
+static void verify_pump(sched_binder *b);
 
-static void verify_later(bind_ctx *c) {
-    int64_t d = VERIFY_FIRST_MS;
-    for (int i = 0; i < c->verify_tries && d < VERIFY_MAX_MS; i++)
-        d *= 2;
-    if (d > VERIFY_MAX_MS)
-        d = VERIFY_MAX_MS;
-    if (!tm_timer_add(c->b->k, d, verify_start, c)) {
-        /* No timer (out of memory): the outcome stays unknown. Failing safe means keeping the
-         * reservation; report the bind as not bound only if we cannot even wait. */
-        tm_err err = {0};
-        tm_err_set(&err, "bind %s/%s to %s: outcome unknown and cannot be checked (out of memory)",
-                   c->ns, c->name, c->node);
-        c->b->verifying--;
-        finish(c, c->first_status, &err);
+/* Back into the FIFO for another read later. */
+static void verify_enqueue(bind_ctx *c) {
+    sched_binder *b = c->b;
+    c->vnext = NULL;
+    if (b->vq_tail)
+        b->vq_tail->vnext = c;
+    else
+        b->vq_head = c;
+    b->vq_tail = c;
+}
+
+/* Gives free slots to the oldest waiting verifications. */
+static void verify_pump(sched_binder *b) {
+    while (b->vslots < VERIFY_PARALLEL && b->vq_head) {
+        bind_ctx *c = b->vq_head;
+        b->vq_head = c->vnext;
+        if (!b->vq_head)
+            b->vq_tail = NULL;
+        int64_t d = 0;
+        if (!b->api_answers || c->verify_tries == 0) {
+            d = VERIFY_FIRST_MS;
+            for (int i = 1; i < c->verify_tries && d < VERIFY_MAX_MS; i++)
+                d *= 2;
+            if (d > VERIFY_MAX_MS)
+                d = VERIFY_MAX_MS;
+        }
+        if (!tm_timer_add(b->k, d, verify_start, c)) {
+            /* No timer (out of memory): try again at the next pump. */
+            verify_enqueue(c);
+            return;
+        }
+        b->vslots++;
     }
 }
 
@@ -172,14 +199,19 @@ static void verify_done(void *ud, int status, json_t *body, const tm_err *err) {
     bind_ctx *c = ud;
     sched_binder *b = c->b;
     const char *uid = tm_json_str(body, "metadata.uid", "");
+    b->vslots--;
     if (err && status != 404) {
         if (c->verify_tries == 1 || c->verify_tries % 20 == 0)
             tm_warn("bind outcome still unknown pod=%s/%s node=%s tries=%d err=\"%s\"", c->ns,
                     c->name, c->node, c->verify_tries, err->msg);
-        verify_later(c);
+        b->api_answers = status > 0 && status < 500;
+        verify_enqueue(c);
+        verify_pump(b);
         return;
     }
+    b->api_answers = true;
     b->verifying--;
+    verify_pump(b);
     tm_err e = {0};
     if (status == 404 || strcmp(uid, c->uid) != 0) {
         tm_err_set(&e, "bind %s/%s: outcome unknown (%s), and the pod is gone", c->ns, c->name,
@@ -207,10 +239,14 @@ static void verify_done(void *ud, int status, json_t *body, const tm_err *err) {
 
 static void verify_start(void *ud) {
     bind_ctx *c = ud;
+    sched_binder *b = c->b;
     char *path = tm_kube_path("v1", "pods", c->ns, c->name, NULL);
     c->verify_tries++;
-    if (!path || tm_kube_request_async(c->b->k, "GET", path, NULL, NULL, verify_done, c))
-        verify_later(c);
+    if (!path || tm_kube_request_async(b->k, "GET", path, NULL, NULL, verify_done, c)) {
+        b->vslots--;
+        verify_enqueue(c);
+        verify_pump(b);
+    }
     free(path);
 }
 
@@ -226,7 +262,8 @@ static void bind_done(void *ud, int status, json_t *body, const tm_err *err) {
         tm_warn("bind outcome unknown, node capacity stays reserved until the pod is read back "
                 "pod=%s/%s node=%s status=%d err=\"%s\"",
                 c->ns, c->name, c->node, status, err->msg);
-        verify_later(c);
+        verify_enqueue(c);
+        verify_pump(b);
         return;
     }
     finish(c, status, err);

@@ -20,7 +20,7 @@ NS=fault-api-$ID
 SCHED=tarema-fa-$ID
 N=${FAULT_PODS:-650}    # pods of CPU each: more than the 15 paper nodes' 118 cores hold
 CPU=${FAULT_POD_CPU:-200m}
-KILL_INFLIGHT=${KILL_INFLIGHT:-100} # kill once this many binds are in flight (or after 5 s)
+KILL_INFLIGHT=${KILL_INFLIGHT:-300} # kill once this many binds are in flight (or after 5 s)
 WORK=$(mktemp -d)
 cleanup() {
   for p in "${SCHED_PIDS[@]}"; do kill -CONT "$p" 2>/dev/null; done
@@ -29,7 +29,7 @@ cleanup() {
   # The pods fill the cluster: free it before the next test (no kubelet to wait for).
   kubectl delete pods --all -n "$NS" --grace-period=0 --force --wait=false >/dev/null 2>&1
   kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
-  rm -rf "$WORK"
+  [ -n "${KEEP_WORK:-}" ] && echo "# kept $WORK" || rm -rf "$WORK"
 }
 trap cleanup EXIT
 
