@@ -18,15 +18,17 @@
 #include "lib/jsonutil.h"
 #include "lib/log.h"
 
-/* Reading pods back after unknown outcomes. They wait in one FIFO, and at most VERIFY_PARALLEL
- * are being read (or waiting to retry) at once: after an API server crash there are hundreds,
- * and hundreds of requests a second against a server that is starting slow its start. While
+/* Reading pods back after unknown outcomes. They wait in one FIFO, and only a few are being read
+ * (or waiting to retry) at once while the API server does not answer (VERIFY_PARALLEL_DOWN):
+ * after an API server crash there are hundreds, and hundreds of requests a second against a
+ * server that is starting slow its start. Once it answers, VERIFY_PARALLEL at a time. While
  * the server does not answer, each slot retries after VERIFY_FIRST_MS doubling up to
  * VERIFY_MAX_MS, so the truth is known within half a second of its return; once it answers,
  * the queue drains without pauses. */
-#define VERIFY_FIRST_MS 250
-#define VERIFY_MAX_MS   500
-#define VERIFY_PARALLEL 16
+#define VERIFY_FIRST_MS      250
+#define VERIFY_MAX_MS        500
+#define VERIFY_PARALLEL      64
+#define VERIFY_PARALLEL_DOWN 8
 
 typedef struct bind_ctx {
     sched_binder *b;
@@ -173,7 +175,7 @@ static void verify_enqueue(bind_ctx *c) {
 
 /* Gives free slots to the oldest waiting verifications. */
 static void verify_pump(sched_binder *b) {
-    while (b->vslots < VERIFY_PARALLEL && b->vq_head) {
+    while (b->vslots < (b->api_answers ? VERIFY_PARALLEL : VERIFY_PARALLEL_DOWN) && b->vq_head) {
         bind_ctx *c = b->vq_head;
         b->vq_head = c->vnext;
         if (!b->vq_head)
