@@ -58,34 +58,34 @@ KILL_AFTER=$(secs "$t_cont" "$(now)")
 echo "# killed kube-apiserver ${KILL_AFTER} s after resuming: $bound_before binds answered, $inflight in flight"
 [ "${inflight%.*}" -gt 0 ] && pass "binds were in flight at the kill ($inflight)" || fail "binds in flight at the kill" "none: the scheduler was done already ($bound_before bound); raise FAULT_PODS"
 sleep 2
-# The start command also restarts kube-scheduler and the controller-manager: time from the
-# moment the API server answers, polled here.
+# The start command also restarts kube-scheduler and the controller-manager, and /readyz turns
+# 200 only after every post-start hook, seconds after the API server serves requests: time from
+# its first answer (any HTTP status) to the scheduler's next successful bind, polled here.
 bash hack/cluster.sh start apiserver >"$WORK/start.log" 2>&1 &
 start_pid=$!
 api=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
 pki=$TAREMA_CLUSTER_DIR/pki
-t_up=
-for _ in $(seq 1 600); do
-  if curl -sf --max-time 1 --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" "$api/readyz" >/dev/null 2>&1; then
-    t_up=$(now)
-    break
+t_up= t_bind=
+for _ in $(seq 1 1200); do
+  if [ -z "$t_up" ]; then
+    code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" "$api/healthz" 2>/dev/null)
+    if [ "${code:-000}" != 000 ]; then
+      t_up=$(now)
+      ok_up=$(metric "$PORT" 'tarema_binds_total{result="ok"}')
+    fi
+  else
+    ok=$(metric "$PORT" 'tarema_binds_total{result="ok"}')
+    [ "${ok%.*}" -gt "${ok_up%.*}" ] && { t_bind=$(now); break; }
   fi
   sleep 0.05
 done
-ok0=$(metric "$PORT" 'tarema_binds_total{result="ok"}')
 [ -n "$t_up" ] && pass "kube-apiserver answers again" || fail "kube-apiserver answers again" "$(tail -n 5 "$WORK/start.log")"
-t_bind=
-for _ in $(seq 1 300); do
-  ok=$(metric "$PORT" 'tarema_binds_total{result="ok"}')
-  [ "${ok%.*}" -gt "${ok0%.*}" ] && { t_bind=$(now); break; }
-  sleep 0.1
-done
 if [ -n "$t_bind" ]; then
   rec=$(secs "$t_up" "$t_bind")
   awk -v r="$rec" 'BEGIN {exit !(r <= 2.0)}' && pass "binding resumes ${rec} s after the API server answers (<= 2 s)" || fail "binding resumes within 2 s" "${rec} s"
 else
   rec=none
-  fail "binding resumes after the restart" "no bind within 30 s"
+  fail "binding resumes after the restart" "no bind within 60 s of the API server's first answer"
 fi
 
 wait "$start_pid" || fail "hack/cluster.sh start apiserver" "$(tail -n 5 "$WORK/start.log")"
@@ -103,6 +103,6 @@ fault_checks "apiserver kill"
 
 echo "# fault figures (kube-apiserver kill -9 ${KILL_AFTER} s after resuming the scheduler):"
 echo "#   pods $N  bound $F_BOUND  in flight at kill $inflight  outcomes unknown $unknown (read back bound $resolved_bound)"
-echo "#   over-allocated nodes $F_OVER_NODES pods $F_OVER_PODS  double-bound $F_DOUBLE  lost $F_LOST  recovery ${rec} s (API ready -> first bind)"
+echo "#   over-allocated nodes $F_OVER_NODES pods $F_OVER_PODS  double-bound $F_DOUBLE  lost $F_LOST  recovery ${rec} s (first answer of the API server -> next bind)"
 stop_schedulers
 summary
