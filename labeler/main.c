@@ -45,7 +45,7 @@ static void usage(FILE *out) {
           "                                else from the cluster's labelled Nodes\n"
           "  serve [--port 8080] [--bind 127.0.0.1] [--spool DIR] [--namespace NS]\n"
           "        [--workflow-key PATH] [--default-workflow W] [--groups GROUPS.json]\n"
-          "        [--resync-seconds 300] [--no-publish]\n"
+          "        [--resync-seconds 300] [--no-publish] [--db-timeout-seconds 10]\n"
           "        [--tls-cert-file F --tls-key-file F] [--client-ca-file F]\n"
           "        [--auth-token-file F] [--insecure-no-auth] [--health-port N]\n"
           "        [--max-body-bytes N] [--memory-budget-bytes N]\n"
@@ -62,7 +62,7 @@ static void usage(FILE *out) {
 typedef struct opts {
     const char *db, *workflow, *run, *process, *groups, *kubeconfig, *spool, *bind, *ns;
     const char *workflow_key, *default_workflow, *node_selector;
-    int port, json, no_publish, resync_s;
+    int port, json, no_publish, resync_s, db_timeout_s;
     const char *tls_cert, *tls_key, *client_ca, *token_file;
     int insecure_no_auth, health_port;
     long long max_body, memory_budget;
@@ -93,6 +93,7 @@ static int parse_opts(int argc, char **argv, opts *o) {
         {"workflow-key", required_argument, 0, 'K'},
         {"default-workflow", required_argument, 0, 'D'},
         {"resync-seconds", required_argument, 0, 'R'},
+        {"db-timeout-seconds", required_argument, 0, 'T'},
         {"refresh-seconds", required_argument, 0, 'O'},
         {"node-selector", required_argument, 0, 'S'},
         {"json", no_argument, 0, 'j'},
@@ -200,15 +201,19 @@ static int parse_opts(int argc, char **argv, opts *o) {
             format = optarg;
             break;
         case 'P':
-        case 'R': {
+        case 'R':
+        case 'T': {
             char *end;
             long v = strtol(optarg, &end, 10);
             if (!*optarg || *end || v < (c == 'P' ? 0 : 1) || v > 65535) {
                 fprintf(stderr, "tarema-labeler: --%s '%s' is not a number in %d..65535\n",
-                        c == 'P' ? "port" : "resync-seconds", optarg, c == 'P' ? 0 : 1);
+                        c == 'P'   ? "port"
+                        : c == 'R' ? "resync-seconds"
+                                   : "db-timeout-seconds",
+                        optarg, c == 'P' ? 0 : 1);
                 return -1;
             }
-            *(c == 'P' ? &o->port : &o->resync_s) = (int)v;
+            *(c == 'P' ? &o->port : c == 'R' ? &o->resync_s : &o->db_timeout_s) = (int)v;
             break;
         }
         case 'h':
@@ -391,7 +396,7 @@ int main(int argc, char **argv) {
         usage(stdout);
         return 0;
     }
-    opts o = {.port = 8080, .resync_s = 300};
+    opts o = {.port = 8080, .resync_s = 300, .db_timeout_s = 10};
     if (parse_opts(argc - 1, argv + 1, &o) < 0)
         return 2;
     int nrest = argc - 1 - optind;
@@ -424,6 +429,7 @@ int main(int argc, char **argv) {
             .health_port = o.health_port,
             .max_body = o.max_body,
             .memory_budget = o.memory_budget,
+            .db_timeout_s = o.db_timeout_s,
         };
         struct sigaction sa = {.sa_handler = on_signal};
         sigemptyset(&sa.sa_mask);

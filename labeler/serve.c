@@ -3,14 +3,22 @@
  * Threads. libmicrohttpd runs every weblog connection on a thread of its own (on_weblog).
  * Everything else runs on the main thread, which drives the tm_kube event loop: the Node
  * informer, database reconnects, reading NOTIFYs, draining the spool, labelling and publishing
- * TaskProfiles. The two sides share only what `mu` guards: the database connection (libpq
- * allows one thread at a time on it) and the dirty set. A handler that stored a run wakes the
- * loop with tm_kube_wakeup, the one loop call kube.h allows from other threads. Everything
- * below "loop thread only" is never touched by handlers, and the loop never holds mu across a
- * Kubernetes call, so a slow API server cannot stall the weblog. */
+ * TaskProfiles.
+ *
+ * Durability. A handler never touches the database: it checks the event (the same limits the
+ * store enforces, and that its run is known), appends it to the spool (fdatasync) and answers
+ * 202. Only the loop thread stores, from the spool, in order, under time limits on every
+ * statement (tm_pg_limits), so a hung or locked PostgreSQL delays labels but never a POST. An
+ * event the store still refuses on replay goes to the dead-letter spool (<spool>/dead-letter,
+ * kept, counted in tarema_weblog_dead_letters_total, logged), never dropped.
+ *
+ * Shared with handlers: the spools (thread-safe), the known runs and the state /readyz reads
+ * (under `shared`, held only for memory operations), and tm_kube_wakeup / the wake condition.
+ * `mu` guards the database connection and the dirty set among the loop's own steps. */
 #include "labeler/serve.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,10 +51,23 @@ typedef enum {
 
 typedef struct server {
     const lab_serve_opts *o;
+    tm_pg_limits limits;
     tm_metrics *reg;
-    tm_metric *m_events, *m_pending, *m_db_up, *m_profiles, *m_group_changes;
+    tm_metric *m_events, *m_pending, *m_db_up, *m_profiles, *m_group_changes, *m_dead;
     tm_kube *kube;    /* set before the HTTP server starts; handlers only call tm_kube_wakeup */
     lab_spool *spool; /* thread-safe on its own */
+    lab_spool *dead;  /* dead letters: events the store refused on replay */
+    /* Shared with the handlers, under `shared` (memory operations only). */
+    pthread_mutex_t shared;
+    pthread_cond_t wake_cv; /* without a kube loop, the main loop sleeps on this */
+    bool woken;
+    json_t *runs;     /* run_id -> workflow: runs whose `started` event we know */
+    bool runs_loaded; /* the database's runs were read since start: an unknown run is unknown */
+    char spool_err[TM_ERR_MAX]; /* last spool write failure, "" when the last write worked */
+    char db_err[TM_ERR_MAX];    /* why the database is down, "" when connected */
+    atomic_llong db_busy_since; /* monotonic ms when the current database call began, 0 idle */
+    atomic_int db_up;
+    atomic_int db_failing; /* connected, but the last call failed (lock or statement timeout) */
     /* Shared with the handlers, under mu. */
     pthread_mutex_t mu;
     lab_store *store; /* NULL while the database is unreachable */
@@ -65,8 +86,39 @@ typedef struct server {
 } server;
 
 static void wake(server *sv) {
-    if (sv->kube)
+    if (sv->kube) {
         tm_kube_wakeup(sv->kube);
+        return;
+    }
+    pthread_mutex_lock(&sv->shared);
+    sv->woken = true;
+    pthread_cond_signal(&sv->wake_cv);
+    pthread_mutex_unlock(&sv->shared);
+}
+
+static long long mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Brackets every database call of the loop thread, so /readyz/database can tell "stuck". */
+static void db_enter(server *sv) {
+    atomic_store(&sv->db_busy_since, mono_ms());
+}
+static void db_leave(server *sv) {
+    atomic_store(&sv->db_busy_since, 0);
+}
+
+static void remember_run(server *sv, const char *run_id, const char *workflow) {
+    pthread_mutex_lock(&sv->shared);
+    json_object_set_new(sv->runs, run_id, json_string(workflow));
+    pthread_mutex_unlock(&sv->shared);
+}
+
+/* For lab_store_weblog_runs and lab_spool_foreach. */
+static void on_stored_run(void *ud, const char *run_id, const char *workflow) {
+    remember_run(ud, run_id, workflow);
 }
 
 typedef enum { EV_STORED, EV_REJECTED, EV_RETRY } ev_result;
@@ -108,10 +160,28 @@ static ev_result process_event(server *sv, const lab_weblog_event *ev, tm_err *e
 }
 
 static void drop_store(server *sv, const char *why) {
-    tm_warn("database unavailable, spooling events: %s", why);
+    tm_warn("database unavailable, events stay in the spool: %s", why);
     lab_store_close(sv->store);
     sv->store = NULL;
     tm_metrics_set(sv->m_db_up, NULL, 0);
+    atomic_store(&sv->db_up, 0);
+    pthread_mutex_lock(&sv->shared);
+    snprintf(sv->db_err, sizeof sv->db_err, "%s", why);
+    pthread_mutex_unlock(&sv->shared);
+}
+
+/* A retryable failure: the connection goes only when it is broken. A live one (a lock or
+ * statement timeout) is kept and the work retried on a later tick. */
+static void db_trouble(server *sv, const char *why) {
+    if (!lab_store_connected(sv->store)) {
+        drop_store(sv, why);
+        return;
+    }
+    tm_warn("database busy, retrying shortly: %s", why);
+    atomic_store(&sv->db_failing, 1);
+    pthread_mutex_lock(&sv->shared);
+    snprintf(sv->db_err, sizeof sv->db_err, "%s", why);
+    pthread_mutex_unlock(&sv->shared);
 }
 
 /* The event label of the metric: Nextflow's event names, anything else "other", so a client
@@ -125,6 +195,37 @@ static void count_event(server *sv, const char *event, const char *result) {
         if (strcmp(event, known[i]) == 0)
             label = known[i];
     tm_metrics_inc(sv->m_events, TM_LABELS(label, result));
+}
+
+/* What the store would refuse, checked before acknowledging: the limits of its columns, a
+ * started event naming no workflow, a task of a run never started. 0, or -1 with err naming the
+ * field. A run unknown while the database's runs have not been read yet (it was down since we
+ * started) is accepted: the replay decides, and the dead-letter spool keeps it if refused. */
+static int check_event(server *sv, const lab_weblog_event *ev, tm_err *err) {
+    if (lab_weblog_validate(ev, err) < 0)
+        return -1;
+    const char *dflt = sv->o->default_workflow;
+    if (ev->kind == LAB_WEBLOG_STARTED) {
+        if (!ev->workflow[0] && !(dflt && *dflt))
+            return tm_err_set(err,
+                              "metadata.workflow.%s: the started event of run %s names no "
+                              "workflow and there is no --default-workflow",
+                              sv->o->workflow_key ? sv->o->workflow_key : "manifest.name",
+                              ev->run_name);
+        return 0;
+    }
+    if (ev->kind != LAB_WEBLOG_PROCESS_COMPLETED || (dflt && *dflt))
+        return 0;
+    pthread_mutex_lock(&sv->shared);
+    bool known = json_object_get(sv->runs, ev->run_id) != NULL;
+    bool loaded = sv->runs_loaded;
+    pthread_mutex_unlock(&sv->shared);
+    if (!known && loaded)
+        return tm_err_set(err,
+                          "runId: run %s (%s) is unknown: no started event was received for it "
+                          "and there is no --default-workflow",
+                          ev->run_id, ev->run_name);
+    return 0;
 }
 
 static void on_weblog(const tm_httpd_req *req, tm_httpd_resp *resp, void *ud) {
@@ -149,44 +250,70 @@ static void on_weblog(const tm_httpd_req *req, tm_httpd_resp *resp, void *ud) {
         tm_httpd_json(resp, 200, json_pack("{s:b}", "ignored", 1));
         goto out;
     }
-    pthread_mutex_lock(&sv->mu);
-    if (sv->store && lab_spool_pending(sv->spool) == 0) {
-        ev_result r = process_event(sv, ev, &err);
-        if (r == EV_STORED) {
-            pthread_mutex_unlock(&sv->mu);
-            wake(sv);
-            count_event(sv, ev->event, "stored");
-            tm_httpd_json(resp, 200, json_pack("{s:b}", "stored", 1));
-            goto out;
-        }
-        if (r == EV_REJECTED) {
-            pthread_mutex_unlock(&sv->mu);
-            count_event(sv, ev->event, "rejected");
-            tm_warn("weblog event rejected: %s", err.msg);
-            tm_httpd_error(resp, 422, "%s", err.msg);
-            goto out;
-        }
-        drop_store(sv, err.msg);
+    if (check_event(sv, ev, &err) < 0) {
+        count_event(sv, ev->event, "rejected");
+        tm_info("weblog event refused before acknowledging: %s", err.msg);
+        tm_httpd_error(resp, 400, "%s", err.msg);
+        goto out;
     }
     char *line = json_dumps(body, JSON_COMPACT);
-    int rc = line ? lab_spool_append(sv->spool, line, strlen(line), &err) : -1;
+    int rc = line ? lab_spool_append(sv->spool, line, strlen(line), &err)
+                  : tm_err_set(&err, "out of memory");
     free(line);
+    pthread_mutex_lock(&sv->shared);
+    snprintf(sv->spool_err, sizeof sv->spool_err, "%s", rc < 0 ? err.msg : "");
+    if (rc == 0 && ev->kind == LAB_WEBLOG_STARTED)
+        json_object_set_new(sv->runs, ev->run_id,
+                            json_string(ev->workflow[0] ? ev->workflow : sv->o->default_workflow));
+    pthread_mutex_unlock(&sv->shared);
     tm_metrics_set(sv->m_pending, NULL, (double)lab_spool_pending(sv->spool));
-    pthread_mutex_unlock(&sv->mu);
     if (rc < 0) {
         count_event(sv, ev->event, "failed");
-        tm_error("weblog event lost: database down and spool failed: %s", err.msg);
-        tm_httpd_error(resp, 503, "database unavailable and spool failed: %s", err.msg);
+        tm_error("weblog event not accepted: the spool cannot write: %s", err.msg);
+        tm_httpd_error(resp, 503, "event not accepted: the spool cannot write: %s", err.msg);
     } else {
         count_event(sv, ev->event, "spooled");
         tm_httpd_json(resp, 202, json_pack("{s:b}", "spooled", 1));
+        wake(sv);
     }
 out:
     free(ev);
     json_decref(body);
 }
 
-/* Stores spooled events in order, at most `max` per call so handlers are not starved. */
+/* Keeps an event the store refused in the dead-letter spool, with why and when. 0, or -1 when
+ * even that failed (the event then stays in the main spool). */
+static int dead_letter(server *sv, const char *rec, const char *event, const char *why) {
+    char now[32];
+    time_t t = time(NULL);
+    struct tm tmv;
+    gmtime_r(&t, &tmv);
+    strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+    json_t *orig = json_loads(rec, 0, NULL);
+    json_t *d = json_pack("{s:s, s:s, s:o}", "deadAt", now, "error", why, "event",
+                          orig ? orig : json_string(rec));
+    char *line = d ? json_dumps(d, JSON_COMPACT) : NULL;
+    json_decref(d);
+    tm_err err = {{0}, 0};
+    int rc = line ? lab_spool_append(sv->dead, line, strlen(line), &err)
+                  : tm_err_set(&err, "out of memory");
+    free(line);
+    if (rc < 0) {
+        tm_error("weblog event refused by the store and the dead-letter spool cannot write, "
+                 "keeping it in the spool: %s; refused because: %s",
+                 err.msg, why);
+        return -1;
+    }
+    tm_metrics_inc(sv->m_dead, NULL);
+    count_event(sv, event, "dead_letter");
+    tm_error("weblog event refused by the store, kept in the dead-letter spool "
+             "(tarema_weblog_dead_letters_total): %s",
+             why);
+    return 0;
+}
+
+/* Stores spooled events in order, at most `max` per call. A retryable failure stops the drain
+ * (the event stays first in line); a refusal moves the event to the dead letters. */
 static void drain_spool(server *sv, int max) {
     pthread_mutex_lock(&sv->mu);
     lab_weblog_event *ev = malloc(sizeof *ev);
@@ -201,18 +328,29 @@ static void drain_spool(server *sv, int max) {
         }
         json_t *body = json_loads(rec, 0, NULL);
         ev_result r = EV_REJECTED;
-        if (!body || lab_weblog_parse(body, sv->o->workflow_key, ev, &err) < 0)
-            tm_error("spooled event unreadable, dropped: %.200s", rec);
-        else
+        if (!body)
+            tm_err_set(&err, "spooled record is not JSON");
+        else if (lab_weblog_parse(body, sv->o->workflow_key, ev, &err) == 0 &&
+                 lab_weblog_validate(ev, &err) == 0) {
+            db_enter(sv);
             r = process_event(sv, ev, &err);
+            db_leave(sv);
+        }
         json_decref(body);
-        free(rec);
         if (r == EV_RETRY) {
-            drop_store(sv, err.msg);
+            free(rec);
+            db_trouble(sv, err.msg);
             break;
         }
-        if (r == EV_REJECTED)
-            tm_error("spooled event rejected, dropped: %s", err.msg);
+        if (r == EV_STORED) {
+            count_event(sv, ev->event, "stored");
+            atomic_store(&sv->db_failing, 0);
+        }
+        if (r == EV_REJECTED && dead_letter(sv, rec, ev->event, err.msg) < 0) {
+            free(rec);
+            break;
+        }
+        free(rec);
         if (lab_spool_ack(sv->spool, &err) < 0) {
             tm_error("%s", err.msg);
             break;
@@ -232,11 +370,18 @@ static void raise_scan(server *sv, scan_mode m) {
 
 static void connect_db(server *sv) {
     tm_err err = {{0}, 0};
-    lab_store *s = lab_store_open(sv->o->db, &err);
+    db_enter(sv);
+    lab_store *s = lab_store_open_limited(sv->o->db, &sv->limits, &err);
     if (s && lab_store_listen(s, &err) < 0) {
         lab_store_close(s);
         s = NULL;
     }
+    /* Every run the database knows: from now on a task of any other run is refused at once. */
+    if (s && lab_store_weblog_runs(s, on_stored_run, sv, &err) < 0) {
+        lab_store_close(s);
+        s = NULL;
+    }
+    db_leave(sv);
     if (!s) {
         /* Say it once per outage, then quietly retry every second. */
         if (!sv->db_down_logged)
@@ -244,15 +389,24 @@ static void connect_db(server *sv) {
         else
             tm_debug("database still unavailable: %s", err.msg);
         sv->db_down_logged = 1;
+        pthread_mutex_lock(&sv->shared);
+        snprintf(sv->db_err, sizeof sv->db_err, "%s", err.msg);
+        pthread_mutex_unlock(&sv->shared);
         return;
     }
     sv->db_down_logged = 0;
+    pthread_mutex_lock(&sv->shared);
+    sv->runs_loaded = true;
+    sv->db_err[0] = '\0';
+    pthread_mutex_unlock(&sv->shared);
     pthread_mutex_lock(&sv->mu);
     sv->store = s;
     /* Runs other writers stored while we were not listening sent NOTIFYs we never got. */
     raise_scan(sv, SCAN_SINCE);
     pthread_mutex_unlock(&sv->mu);
     tm_metrics_set(sv->m_db_up, NULL, 1);
+    atomic_store(&sv->db_failing, 0);
+    atomic_store(&sv->db_up, 1);
     tm_info("database connected, schema up to date, listening for new runs");
 }
 
@@ -267,7 +421,7 @@ static void maintain_db(server *sv, time_t now) {
     tm_err err = {{0}, 0};
     pthread_mutex_lock(&sv->mu);
     if (sv->store && lab_store_notifications(sv->store, on_notified, sv, &err) < 0)
-        drop_store(sv, err.msg);
+        db_trouble(sv, err.msg);
     int have_store = sv->store != NULL;
     pthread_mutex_unlock(&sv->mu);
     if (!have_store && now - sv->last_connect >= 1) {
@@ -354,8 +508,12 @@ static int publish_one(server *sv, const char *wf, const lab_labeling *l,
 static int relabel_workflow(server *sv, const char *wf, const lab_classes *classes, tm_err *err) {
     lab_samples smp;
     pthread_mutex_lock(&sv->mu);
+    db_enter(sv);
     int rc = sv->store ? lab_store_samples(sv->store, wf, &smp, err)
                        : tm_err_set(err, "database unavailable");
+    db_leave(sv);
+    if (rc < 0 && sv->store && lab_store_retryable(sv->store, err))
+        db_trouble(sv, err->msg);
     pthread_mutex_unlock(&sv->mu);
     if (rc < 0)
         return -1;
@@ -379,11 +537,13 @@ static int run_scan(server *sv, tm_err *err) {
     if (!sv->store)
         return tm_err_set(err, "database unavailable");
     char now[64] = "";
+    db_enter(sv);
     char **changed =
         lab_store_changed_workflows(sv->store, sv->scan == SCAN_ALL ? "" : sv->since, now, err);
+    db_leave(sv);
     if (!changed) {
         if (lab_store_retryable(sv->store, err))
-            drop_store(sv, err->msg);
+            db_trouble(sv, err->msg);
         return -1;
     }
     for (char **p = changed; *p; p++)
@@ -441,7 +601,7 @@ static void resync(server *sv, time_t now) {
 static void tick(server *sv) {
     time_t now = time(NULL);
     maintain_db(sv, now);
-    drain_spool(sv, 500);
+    drain_spool(sv, 2000);
     if (!sv->kube)
         return;
     if (now >= sv->next_resync)
@@ -450,16 +610,60 @@ static void tick(server *sv) {
     relabel(sv, now);
 }
 
+/* Readiness is "can accept events": Kubernetes takes a pod that is not ready out of its
+ * Service, and Nextflow's events would then be refused, which is what the spool exists to
+ * prevent. So a database that is down or stuck does not make the labeler unready (that is
+ * /readyz/database); a spool that cannot write does. */
 static bool is_ready(void *ud, char *reason, size_t size) {
-    (void)ud, (void)reason, (void)size;
-    return true; /* events are accepted durably whether or not the database is up */
+    server *sv = ud;
+    pthread_mutex_lock(&sv->shared);
+    bool ok = sv->spool_err[0] == '\0';
+    if (!ok)
+        snprintf(reason, size, "events cannot be accepted: the spool cannot write: %s",
+                 sv->spool_err);
+    pthread_mutex_unlock(&sv->shared);
+    return ok;
+}
+
+/* GET /readyz/database: the database as the store sees it, like kube-apiserver's per-check
+ * /readyz/<check>: 200 when connected and answering, 503 with the reason when down or when a
+ * call has been waiting longer than a second (hung or locked). Events are accepted either way. */
+static void on_ready_db(const tm_httpd_req *req, tm_httpd_resp *resp, void *ud) {
+    (void)req;
+    server *sv = ud;
+    long long since = atomic_load(&sv->db_busy_since);
+    long long busy = since ? mono_ms() - since : 0;
+    long pending = lab_spool_pending(sv->spool);
+    char text[TM_ERR_MAX + 256];
+    int status = 200;
+    pthread_mutex_lock(&sv->shared);
+    if (!atomic_load(&sv->db_up) && busy < 1000) {
+        status = 503;
+        snprintf(text, sizeof text, "database down: %s; %ld events spooled\n",
+                 sv->db_err[0] ? sv->db_err : "not connected yet", pending);
+    } else if (atomic_load(&sv->db_failing) && busy < 1000) {
+        status = 503;
+        snprintf(text, sizeof text, "database blocked: %s; %ld events spooled\n", sv->db_err,
+                 pending);
+    } else if (busy >= 1000) {
+        status = 503;
+        snprintf(text, sizeof text,
+                 "database stuck: a call has been waiting %lld ms (limit %d ms); %ld events "
+                 "spooled\n",
+                 busy, sv->limits.answer_ms, pending);
+    } else {
+        snprintf(text, sizeof text, "ok: database connected; %ld events spooled\n", pending);
+    }
+    pthread_mutex_unlock(&sv->shared);
+    tm_httpd_text(resp, status, text);
 }
 
 static int setup_metrics(server *sv, tm_err *err) {
     sv->reg = tm_metrics_new();
     sv->m_events = tm_metrics_counter(sv->reg, "tarema_labeler_weblog_events_total",
                                       "Weblog events by event type and outcome "
-                                      "(stored, spooled, ignored, rejected, failed).",
+                                      "(spooled, stored, ignored, rejected, failed, "
+                                      "dead_letter).",
                                       TM_LABELS("event", "result"), err);
     sv->m_pending = tm_metrics_gauge(sv->reg, "tarema_labeler_spool_pending",
                                      "Events in the spool waiting for the database.", NULL, err);
@@ -471,7 +675,12 @@ static int setup_metrics(server *sv, tm_err *err) {
     sv->m_group_changes =
         tm_metrics_counter(sv->reg, "tarema_labeler_node_group_changes_total",
                            "Node group changes that relabelled every workflow.", NULL, err);
-    return sv->m_events && sv->m_pending && sv->m_db_up && sv->m_profiles && sv->m_group_changes
+    sv->m_dead = tm_metrics_counter(sv->reg, "tarema_weblog_dead_letters_total",
+                                    "Acknowledged weblog events the store refused on replay, "
+                                    "kept in the dead-letter spool (<spool>/dead-letter).",
+                                    NULL, err);
+    return sv->m_events && sv->m_pending && sv->m_db_up && sv->m_profiles && sv->m_group_changes &&
+                   sv->m_dead
                ? 0
                : -1;
 }
@@ -494,9 +703,52 @@ static int setup_kube(server *sv, tm_err *err) {
     return sv->watch ? 0 : -1;
 }
 
+/* Started events still in the spool name runs the database may not know yet. */
+static void remember_spooled_run(void *ud, const char *rec) {
+    server *sv = ud;
+    json_t *body = json_loads(rec, 0, NULL);
+    lab_weblog_event *ev = body ? malloc(sizeof *ev) : NULL;
+    tm_err err = {{0}, 0};
+    if (ev && lab_weblog_parse(body, sv->o->workflow_key, ev, &err) == 0 &&
+        ev->kind == LAB_WEBLOG_STARTED)
+        remember_run(sv, ev->run_id,
+                     ev->workflow[0] ? ev->workflow
+                                     : (sv->o->default_workflow ? sv->o->default_workflow : ""));
+    free(ev);
+    json_decref(body);
+}
+
+/* Sleeps until a handler spooled an event or ms passed (no kube loop to wake). */
+static void wait_for_wake(server *sv, int ms) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += ms / 1000;
+    until.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&sv->shared);
+    while (!sv->woken && pthread_cond_timedwait(&sv->wake_cv, &sv->shared, &until) == 0) {
+    }
+    sv->woken = false;
+    pthread_mutex_unlock(&sv->shared);
+}
+
 int lab_serve_main(const lab_serve_opts *o, volatile sig_atomic_t *stop) {
     server sv = {.o = o, .scan = SCAN_ALL};
     pthread_mutex_init(&sv.mu, NULL);
+    pthread_mutex_init(&sv.shared, NULL);
+    pthread_cond_init(&sv.wake_cv, NULL);
+    atomic_init(&sv.db_busy_since, 0);
+    atomic_init(&sv.db_up, 0);
+    atomic_init(&sv.db_failing, 0);
+    /* statement_timeout bounds work the server does; lock_timeout a table lock held elsewhere;
+     * the answer limit a server that stopped answering (it cannot enforce its own). */
+    int t_ms = (o->db_timeout_s > 0 ? o->db_timeout_s : 10) * 1000;
+    sv.limits = (tm_pg_limits){
+        .statement_ms = t_ms, .lock_ms = t_ms / 2 > 0 ? t_ms / 2 : 1, .answer_ms = t_ms + 2000};
+    sv.runs = json_object();
     sv.dirty = json_object();
     sv.published = json_object();
     tm_err err = {{0}, 0};
@@ -507,11 +759,18 @@ int lab_serve_main(const lab_serve_opts *o, volatile sig_atomic_t *stop) {
         tm_error("labeler not started: %s", err.msg);
         goto out;
     }
+    char dead_dir[4200];
+    snprintf(dead_dir, sizeof dead_dir, "%s/dead-letter", o->spool_dir);
     if (setup_metrics(&sv, &err) < 0 || setup_kube(&sv, &err) < 0 ||
-        !(sv.spool = lab_spool_open(o->spool_dir, &err))) {
+        !(sv.spool = lab_spool_open(o->spool_dir, &err)) ||
+        !(sv.dead = lab_spool_open(dead_dir, &err)) ||
+        lab_spool_foreach(sv.spool, remember_spooled_run, &sv, &err) < 0) {
         tm_error("labeler not started: %s", err.msg);
         goto out;
     }
+    if (lab_spool_pending(sv.dead) > 0)
+        tm_warn("the dead-letter spool holds %ld events the store refused: %s/events.log",
+                lab_spool_pending(sv.dead), dead_dir);
     tm_metrics_set(sv.m_pending, NULL, (double)lab_spool_pending(sv.spool));
     sv.last_connect = time(NULL);
     connect_db(&sv);
@@ -533,6 +792,7 @@ int lab_serve_main(const lab_serve_opts *o, volatile sig_atomic_t *stop) {
         tm_httpd_route_ex(srv, "POST", "/weblog*", on_weblog, &sv, &wro, &err) < 0 ||
         tm_httpd_route_ex(srv, "POST", "/", on_weblog, &sv, &wro, &err) < 0 ||
         tm_httpd_enable_health(srv, is_ready, &sv, &err) < 0 ||
+        tm_httpd_route(srv, "GET", "/readyz/database", on_ready_db, &sv, &err) < 0 ||
         tm_httpd_enable_metrics(srv, sv.reg, &err) < 0) {
         tm_error("labeler not started: %s", err.msg);
         goto out;
@@ -543,7 +803,7 @@ int lab_serve_main(const lab_serve_opts *o, volatile sig_atomic_t *stop) {
             sv.kube ? "yes" : "no", o->groups_file ? o->groups_file : "nodes", o->resync_s);
     while (!*stop) {
         if (!sv.kube) {
-            usleep(TICK_MS * 1000);
+            wait_for_wake(&sv, TICK_MS);
         } else if (tm_kube_run(sv.kube, TICK_MS, &err) < 0) {
             tm_error("kube event loop: %s", err.msg);
             usleep(TICK_MS * 1000);
@@ -558,10 +818,14 @@ out:
     lab_node_watch_stop(sv.watch);
     lab_store_close(sv.store);
     lab_spool_close(sv.spool);
+    lab_spool_close(sv.dead);
     tm_kube_free(sv.kube);
     tm_metrics_free(sv.reg);
     json_decref(sv.dirty);
     json_decref(sv.published);
+    json_decref(sv.runs);
+    pthread_cond_destroy(&sv.wake_cv);
+    pthread_mutex_destroy(&sv.shared);
     pthread_mutex_destroy(&sv.mu);
     return rc;
 }

@@ -3,9 +3,12 @@
  * POST /weblog (any path under it, and POST /) takes Nextflow weblog events; with an auth
  * token configured they need it (Basic password from Nextflow's weblog.basicToken, a Bearer
  * header, or ?token= in the URL for Nextflow versions without basicToken). An event is
- * acknowledged (200 stored, 202 spooled) only once it is in PostgreSQL or fsync'ed in the
- * spool; while the spool holds events, new ones queue behind them so they are stored in
- * arrival order. /healthz, /readyz, /metrics as usual.
+ * checked against what the store accepts (400 naming the field otherwise), appended to the
+ * spool and fsync'ed, then acknowledged (202); the main loop stores the spool in order, so a
+ * slow, locked or hung PostgreSQL never holds a POST. Events the store still refuses on replay
+ * are kept in <spool>/dead-letter and counted (tarema_weblog_dead_letters_total).
+ * /healthz; /readyz (ready = events can be accepted: the spool writes); /readyz/database
+ * (503 while the database is down or a call to it is stuck); /metrics.
  *
  * Labels are refreshed on events, not by polling: a workflow is relabelled when new runs of
  * it are stored (the store NOTIFYs on every write, whether from this server's weblog or from
@@ -37,6 +40,8 @@ typedef struct lab_serve_opts {
     int health_port;         /* 0 = none */
     long long max_body;      /* per weblog event; 0 = 2 MiB */
     long long memory_budget; /* all requests at once; 0 = 64 MiB */
+    int db_timeout_s;             /* statement_timeout; lock_timeout is half; the client gives
+                                     up on an unanswering server 2 s later (0 = 10) */
 } lab_serve_opts;
 
 /* Runs until *stop becomes non-zero. Returns the process exit status (0, or 1 on a start-up

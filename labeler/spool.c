@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +13,14 @@
 
 #include "lib/fileutil.h"
 
+/* The log is cut back to empty only once this much of it is consumed and nothing is pending:
+ * a cut costs fsyncs under the lock, which every append would wait for. */
+#define TRUNCATE_AT (1 << 20)
+
 struct lab_spool {
     pthread_mutex_t mu;
     int fd;
+    int off_fd; /* events.offset, rewritten in place */
     char log_path[4096], off_path[4096];
     off_t off;       /* first unconsumed byte */
     off_t size;      /* bytes in the log */
@@ -38,10 +44,16 @@ static int mkdir_p(const char *dir, tm_err *err) {
     return 0;
 }
 
-static int write_offset(lab_spool *sp, tm_err *err) {
+/* The read position, as a fixed-width record rewritten in place. Not synced after an ordinary
+ * ack: a position lost in a crash is an older one, and replaying records is harmless (storing
+ * is idempotent). Synced (durable) when the log was cut back to empty, before any new append,
+ * so that an old position can never skip records appended after the cut. */
+static int write_offset(lab_spool *sp, bool durable, tm_err *err) {
     char buf[32];
-    int n = snprintf(buf, sizeof buf, "%lld\n", (long long)sp->off);
-    return tm_write_file_atomic(sp->off_path, buf, (size_t)n, err);
+    int n = snprintf(buf, sizeof buf, "%019lld\n", (long long)sp->off);
+    if (pwrite(sp->off_fd, buf, (size_t)n, 0) != n || (durable && fdatasync(sp->off_fd) < 0))
+        return tm_err_set(err, "spool: writing %s: %s", sp->off_path, strerror(errno));
+    return 0;
 }
 
 /* Reads the whole unconsumed part to count records and to find a torn tail. */
@@ -101,6 +113,12 @@ lab_spool *lab_spool_open(const char *dir, tm_err *err) {
     free(off);
     if (sp->off < 0)
         sp->off = 0;
+    sp->off_fd = open(sp->off_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (sp->off_fd < 0) {
+        tm_err_set(err, "spool: cannot open %s: %s", sp->off_path, strerror(errno));
+        lab_spool_close(sp);
+        return NULL;
+    }
     if (scan(sp, err) < 0) {
         lab_spool_close(sp);
         return NULL;
@@ -113,6 +131,8 @@ void lab_spool_close(lab_spool *sp) {
         return;
     if (sp->fd >= 0)
         close(sp->fd);
+    if (sp->off_fd > 0)
+        close(sp->off_fd);
     pthread_mutex_destroy(&sp->mu);
     free(sp);
 }
@@ -209,14 +229,15 @@ int lab_spool_ack(lab_spool *sp, tm_err *err) {
     sp->off = sp->peek_next;
     sp->peek_next = -1;
     sp->pending--;
-    if (sp->off == sp->size) {
+    bool cut = false;
+    if (sp->off == sp->size && sp->off >= TRUNCATE_AT) {
         /* All consumed: start over so the file does not grow forever. */
-        if (ftruncate(sp->fd, 0) == 0) {
-            fdatasync(sp->fd);
+        if (ftruncate(sp->fd, 0) == 0 && fdatasync(sp->fd) == 0) {
             sp->off = sp->size = 0;
+            cut = true;
         }
     }
-    rc = write_offset(sp, err);
+    rc = write_offset(sp, cut, err);
 out:
     pthread_mutex_unlock(&sp->mu);
     return rc;
@@ -227,4 +248,44 @@ long lab_spool_pending(lab_spool *sp) {
     long n = sp->pending;
     pthread_mutex_unlock(&sp->mu);
     return n;
+}
+
+int lab_spool_foreach(lab_spool *sp, void (*fn)(void *ud, const char *rec), void *ud, tm_err *err) {
+    size_t cap = 65536, len = 0;
+    char *buf = malloc(cap);
+    if (!buf)
+        return tm_err_set(err, "out of memory reading the spool");
+    pthread_mutex_lock(&sp->mu);
+    int rc = 0;
+    off_t pos = sp->off;
+    while (pos < sp->size) {
+        if (len + 4096 > cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                rc = tm_err_set(err, "out of memory reading the spool");
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        ssize_t n = pread(sp->fd, buf + len, cap - len - 1, pos);
+        if (n <= 0) {
+            rc = tm_err_set(err, "spool: read %s: %s", sp->log_path,
+                            n < 0 ? strerror(errno) : "unexpected end");
+            break;
+        }
+        pos += n;
+        len += (size_t)n;
+        char *start = buf, *nl;
+        while ((nl = memchr(start, '\n', len - (size_t)(start - buf)))) {
+            *nl = '\0';
+            fn(ud, start);
+            start = nl + 1;
+        }
+        len -= (size_t)(start - buf); /* the unfinished line moves to the front */
+        memmove(buf, start, len);
+    }
+    pthread_mutex_unlock(&sp->mu);
+    free(buf);
+    return rc;
 }

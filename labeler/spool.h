@@ -33,4 +33,8 @@ int lab_spool_ack(lab_spool *sp, tm_err *err);
 /* Records appended and not yet consumed. */
 long lab_spool_pending(lab_spool *sp);
 
+/* Calls fn with each unconsumed record in order (NUL-terminated, borrowed for the call), e.g.
+ * to rebuild in-memory state at start. Appends wait meanwhile. 0, or -1 with err. */
+int lab_spool_foreach(lab_spool *sp, void (*fn)(void *ud, const char *rec), void *ud, tm_err *err);
+
 #endif

@@ -15,12 +15,16 @@ struct lab_store {
 };
 
 lab_store *lab_store_open(const char *conninfo, tm_err *err) {
+    return lab_store_open_limited(conninfo, NULL, err);
+}
+
+lab_store *lab_store_open_limited(const char *conninfo, const tm_pg_limits *lim, tm_err *err) {
     lab_store *s = calloc(1, sizeof *s);
     if (!s) {
         tm_err_set(err, "out of memory");
         return NULL;
     }
-    s->conn = tm_pg_connect(conninfo, err);
+    s->conn = tm_pg_connect_limited(conninfo, lim, err);
     size_t n;
     const tm_pg_migration *m = lab_migrations(&n);
     if (!s->conn || tm_pg_migrate(s->conn, m, n, NULL, err) < 0) {
@@ -239,6 +243,19 @@ int lab_store_put_weblog_run(lab_store *s, const char *run_id, const char *run_n
                      " workflow = EXCLUDED.workflow, started_at = EXCLUDED.started_at,"
                      " updated_at = now()",
                      4, params, err);
+}
+
+int lab_store_weblog_runs(lab_store *s,
+                          void (*fn)(void *ud, const char *run_id, const char *workflow), void *ud,
+                          tm_err *err) {
+    PGresult *r = tm_pg_exec(s->conn, "SELECT run_id, workflow FROM weblog_runs", 0, NULL, err);
+    if (!r)
+        return -1;
+    int n = PQntuples(r);
+    for (int i = 0; i < n; i++)
+        fn(ud, PQgetvalue(r, i, 0), PQgetvalue(r, i, 1));
+    PQclear(r);
+    return n;
 }
 
 int lab_store_weblog_workflow(lab_store *s, const char *run_id, char *out, size_t size,

@@ -19,6 +19,9 @@ typedef struct lab_store lab_store;
 /* Connects (conninfo: URI or "" for the PG* variables) and applies pending migrations.
  * Free with lab_store_close. */
 lab_store *lab_store_open(const char *conninfo, tm_err *err);
+/* The same with limits on waiting for the server (lib/pg.h), for a store a server process
+ * uses: migrations and every statement run under them. lim NULL = none. */
+lab_store *lab_store_open_limited(const char *conninfo, const tm_pg_limits *lim, tm_err *err);
 void lab_store_close(lab_store *s);
 
 /* Is the connection up? Reconnects once when it is not. */
@@ -53,6 +56,12 @@ int lab_store_put_weblog_run(lab_store *s, const char *run_id, const char *run_n
 /* The workflow of a weblog run: 1 found (copied to out), 0 unknown, -1 error. */
 int lab_store_weblog_workflow(lab_store *s, const char *run_id, char *out, size_t size,
                               tm_err *err);
+
+/* Every weblog run known (run_id, workflow), for callers that check events without asking the
+ * database each time. Returns how many, or -1 with err. */
+int lab_store_weblog_runs(lab_store *s,
+                          void (*fn)(void *ud, const char *run_id, const char *workflow), void *ud,
+                          tm_err *err);
 
 /* A workflow's completed runs as labelling samples. The process strings are owned by the
  * returned set; free it with lab_samples_free. */

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -156,5 +157,42 @@ int lab_weblog_parse(const json_t *body, const char *workflow_key, lab_weblog_ev
         return 0;
     }
     ev->kind = LAB_WEBLOG_OTHER;
+    return 0;
+}
+
+/* task_runs.attempt, exit_code and cpus are `integer`. */
+static int int32_field(const char *name, int64_t v, tm_err *err) {
+    if (v == LAB_NONE || (v >= INT32_MIN && v <= INT32_MAX))
+        return 0;
+    return tm_err_set(err,
+                      "trace.%s: %lld is out of range (the store keeps a 32-bit integer, "
+                      "%d..%d)",
+                      name, (long long)v, INT32_MIN, INT32_MAX);
+}
+
+/* Epoch milliseconds of 9999-12-31T23:59:59.999Z: later (or negative) times are no task's. */
+#define MAX_EPOCH_MS 253402300799999LL
+
+static int time_field(const char *name, int64_t v, tm_err *err) {
+    if (v == LAB_NONE || (v >= 0 && v <= MAX_EPOCH_MS))
+        return 0;
+    return tm_err_set(err,
+                      "%s: %lld is not a time (epoch milliseconds between 1970 and the year "
+                      "9999)",
+                      name, (long long)v);
+}
+
+int lab_weblog_validate(const lab_weblog_event *ev, tm_err *err) {
+    if (ev->kind == LAB_WEBLOG_STARTED)
+        return time_field("utcTime", ev->utc_ms, err);
+    if (ev->kind != LAB_WEBLOG_PROCESS_COMPLETED)
+        return 0;
+    const lab_task_run *r = &ev->run;
+    if (int32_field("attempt", r->attempt, err) < 0 || int32_field("exit", r->exit_code, err) < 0 ||
+        int32_field("cpus", r->cpus, err) < 0 ||
+        time_field("trace.submit", r->submit_ms, err) < 0 ||
+        time_field("trace.start", r->start_ms, err) < 0 ||
+        time_field("trace.complete", r->complete_ms, err) < 0)
+        return tm_err_wrap(err, "weblog process_completed (run %s)", ev->run_name);
     return 0;
 }

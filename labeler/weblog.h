@@ -35,4 +35,10 @@ typedef struct lab_weblog_event {
 int lab_weblog_parse(const json_t *body, const char *workflow_key, lab_weblog_event *ev,
                      tm_err *err);
 
+/* Checks a parsed event against what the store accepts (labeler/migrations: integer columns
+ * are 32-bit, timestamps must be real dates), so an event the database would refuse is
+ * refused before it is acknowledged instead of being dropped later. Returns 0, or -1 with err
+ * naming the field and the limit. (Whether the run is known is the caller's to check.) */
+int lab_weblog_validate(const lab_weblog_event *ev, tm_err *err);
+
 #endif

@@ -7,7 +7,10 @@
  *       --> watch again at once from the last RV, no re-list (client-go does the same); only a
  *       stream that ended quickly without a single event, several times in a row, backs off,
  *       so that a server answering every watch with an empty 200 is not hammered
- *   watch fails (connection refused, reset, 5xx) --> backoff, watch again from the last RV
+ *   watch fails (connection refused, reset, 5xx) --> backoff, watch again from the last RV;
+ *       while the server is down (connection refused, 503) the wait stays under a second, so
+ *       watches resume promptly once it answers again: a refused connection costs the server
+ *       nothing, and an API server restart otherwise left the pod watch at its 10 s cap
  *
  * Every listed or watched object passes through the caller's transform (if any) before it is
  * stored or delivered, so the store holds only what the caller reads.
@@ -36,6 +39,10 @@
  * empty streams in a row, the next re-watches back off as after a failure. */
 #define WATCH_HEALTHY_MS 1000
 #define QUICK_EMPTY_FREE 2
+/* The wait after a failure that says the server is down or starting (connection refused, 503):
+ * DOWN_BASE_MS plus up to DOWN_JITTER_MS, whatever the backoff reached. */
+#define DOWN_BASE_MS   200
+#define DOWN_JITTER_MS 600
 
 struct tm_informer {
     tm_kube *k;
@@ -136,8 +143,19 @@ static void on_timer_watch(void *ud) {
     start_watch(inf);
 }
 
-static void retry_later(tm_informer *inf, void (*fn)(void *), const char *what, const char *why) {
+/* Does this failure say the server is down or starting, rather than overloaded or refusing? */
+static bool server_down(CURLcode rc, long status) {
+    return rc == CURLE_COULDNT_CONNECT || (rc == CURLE_OK && status == 503);
+}
+
+static void retry_later(tm_informer *inf, void (*fn)(void *), const char *what, const char *why,
+                        bool down) {
     int64_t d = tm_backoff_next(&inf->bo, tm_kube_now_ms());
+    if (down) {
+        int64_t quick = DOWN_BASE_MS + (int64_t)(tm_backoff_rand(&inf->bo) * DOWN_JITTER_MS);
+        if (d > quick)
+            d = quick;
+    }
     inf->backoffs++;
     tm_warn("informer %s failed path=%s retry_ms=%lld error=\"%s\"", what, inf->path, (long long)d,
             why);
@@ -205,7 +223,7 @@ static void list_done(void *ud, tm_xfer *x, CURLcode rc, long status) {
             tm_kube_fill_error(&err, x->method, x->path, inf->k->server, rc, x->errbuf, status,
                                x->resp.data, x->resp.len);
         json_decref(page);
-        retry_later(inf, on_timer_list, "list", err.msg);
+        retry_later(inf, on_timer_list, "list", err.msg, server_down(rc, status));
         return;
     }
     /* The page's text is not needed once parsed: free it before the next page is fetched. */
@@ -250,7 +268,7 @@ static void list_page(tm_informer *inf) {
     inf->xfer = tm_xfer_start(inf->k, "GET", p, NULL, 0, NULL, false, 0, &list_ops, inf);
     free(p);
     if (!inf->xfer)
-        retry_later(inf, on_timer_list, "list", "out of memory");
+        retry_later(inf, on_timer_list, "list", "out of memory", false);
 }
 
 static void start_list(tm_informer *inf) {
@@ -342,7 +360,7 @@ static void watch_data(void *ud, tm_xfer *x) {
                 tm_xfer_cancel(x);
                 char why[700];
                 snprintf(why, sizeof why, "watch ERROR event code=%d: %s", ev.code, msg);
-                retry_later(inf, on_timer_watch, "watch", why);
+                retry_later(inf, on_timer_watch, "watch", why, false);
             }
             break;
         }
@@ -380,7 +398,7 @@ static void watch_done(void *ud, tm_xfer *x, CURLcode rc, long status) {
     } else
         tm_kube_fill_error(&err, x->method, x->path, inf->k->server, rc, x->errbuf, status,
                            x->resp.data, x->resp.len);
-    retry_later(inf, on_timer_watch, "watch", err.msg);
+    retry_later(inf, on_timer_watch, "watch", err.msg, server_down(rc, status));
 }
 
 static const tm_xfer_ops watch_ops = {watch_data, watch_done};
@@ -403,7 +421,7 @@ static void start_watch(tm_informer *inf) {
     inf->xfer = tm_xfer_start(inf->k, "GET", p, NULL, 0, NULL, true, timeout + 30, &watch_ops, inf);
     free(p);
     if (!inf->xfer)
-        retry_later(inf, on_timer_watch, "watch", "out of memory");
+        retry_later(inf, on_timer_watch, "watch", "out of memory", false);
 }
 
 /* ---- public ------------------------------------------------------------------------------ */

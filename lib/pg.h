@@ -26,6 +26,26 @@
 PGconn *tm_pg_connect(const char *conninfo, tm_err *err);
 void tm_pg_close(PGconn *c);
 
+/* Limits for a connection that must never hold its thread long (a server process receiving
+ * data while PostgreSQL hangs). 0 leaves a limit unset.
+ *   statement_ms: the server's statement_timeout;
+ *   lock_ms:      the server's lock_timeout (a table lock held elsewhere fails fast);
+ *   answer_ms:    the client's own limit on waiting for any answer. A hung server (SIGSTOPped,
+ *                 swapped out) enforces no statement_timeout, and its kernel still ACKs, so
+ *                 neither TCP timeouts nor keepalives fire: past this limit the connection is
+ *                 shut down and the statement fails as "connection lost" (retryable). */
+typedef struct tm_pg_limits {
+    int statement_ms, lock_ms, answer_ms;
+    /* synchronous_commit=on for this session whatever the server's default: for a caller that
+     * discards its own copy of the data once COMMIT returns (a server set to `off` can lose
+     * the last commits in a crash after acknowledging them). */
+    bool sync_commit;
+} tm_pg_limits;
+
+/* tm_pg_connect with limits; the server limits ride in the startup packet (`options`), so they
+ * also hold after a PQreset. The conninfo's own settings still win. */
+PGconn *tm_pg_connect_limited(const char *conninfo, const tm_pg_limits *lim, tm_err *err);
+
 /* Is the connection usable? When it is not, tries one PQreset. */
 bool tm_pg_ensure(PGconn *c);
 

@@ -1,17 +1,42 @@
 /* binder.c: asynchronous binds, Scheduled/FailedScheduling events and the PodScheduled
  * condition. Each request carries a small context; the contexts of unanswered requests are kept
- * on a list so that freeing the binder after the client frees them all. */
+ * on a list so that freeing the binder after the client frees them all.
+ *
+ * A bind whose outcome is unknown (no HTTP status: the connection broke or timed out; or a 5xx,
+ * which the API server also answers when etcd committed and the reply was lost) may have bound
+ * the pod. Reporting it as failed would free the node's capacity for other pods while the pod
+ * may sit there (seen: 1,131 pods on capacity for 1,080 after an API server kill -9). So the
+ * binder reads the pod back (GET, retried until the API server answers) and reports what it
+ * finds: bound there = success, not bound = failure, bound elsewhere = 409, gone = 404. Until
+ * then the bind counts as in flight, and the caller keeps its reservation. */
 #include "scheduler/binder.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "lib/jsonutil.h"
 #include "lib/log.h"
+
+/* Reading pods back after unknown outcomes. They wait in one FIFO, and only a few are being read
+ * (or waiting to retry) at once while the API server does not answer (VERIFY_PARALLEL_DOWN):
+ * after an API server crash there are hundreds, and hundreds of requests a second against a
+ * server that is starting slow its start. Once it answers, VERIFY_PARALLEL at a time. While
+ * the server does not answer, each slot retries after VERIFY_FIRST_MS doubling up to
+ * VERIFY_MAX_MS, so the truth is known within half a second of its return; once it answers,
+ * the queue drains without pauses. */
+#define VERIFY_FIRST_MS      250
+#define VERIFY_MAX_MS        500
+#define VERIFY_PARALLEL      64
+#define VERIFY_PARALLEL_DOWN 8
 
 typedef struct bind_ctx {
     sched_binder *b;
     char *ns, *name, *uid, *node;
+    int first_status;       /* the bind's answer when its outcome was unknown */
+    int verify_tries;       /* GETs sent so far */
+    struct bind_ctx *vnext; /* the verification FIFO */
+    char why[256];          /* the bind's error, for the log and the final report */
     struct bind_ctx *prev, *next;
 } bind_ctx;
 
@@ -20,8 +45,12 @@ struct sched_binder {
     char *controller, *instance;
     sched_bind_result_fn on_result;
     void *ud;
-    bind_ctx *ctxs; /* unanswered binds */
-    size_t inflight;
+    bind_ctx *ctxs; /* unanswered or unverified binds */
+    size_t inflight, verifying;
+    bind_ctx *vq_head, *vq_tail; /* waiting for a verification slot */
+    int vslots;                  /* verifications being read or waiting to retry */
+    bool api_answers;            /* the last read-back got an answer from the API server */
+    size_t unknown_total;        /* binds whose outcome had to be read back */
 };
 
 sched_binder *sched_binder_new(tm_kube *k, const char *scheduler_name, const char *identity,
@@ -66,6 +95,20 @@ size_t sched_binder_inflight(const sched_binder *b) {
     return b->inflight;
 }
 
+size_t sched_binder_verifying(const sched_binder *b) {
+    return b->verifying;
+}
+
+size_t sched_binder_unknown_total(const sched_binder *b) {
+    return b->unknown_total;
+}
+
+bool sched_binder_outcome_unknown(int status) {
+    /* 0: no answer. 5xx: the server failed somewhere, possibly after etcd committed (a 504
+     * "Timeout" is exactly that case). A 4xx is a refusal: the pod was not bound by us. */
+    return status == 0 || status >= 500;
+}
+
 static json_t *regarding(const char *ns, const char *name, const char *uid) {
     return json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "kind", "Pod", "apiVersion", "v1", "metadata",
                      "name", name, "namespace", ns, "uid", uid);
@@ -91,9 +134,7 @@ static void post_event(sched_binder *b, const char *ns, const char *name, const 
     json_decref(reg);
 }
 
-static void bind_done(void *ud, int status, json_t *body, const tm_err *err) {
-    (void)body;
-    bind_ctx *c = ud;
+static void unlink_ctx(bind_ctx *c) {
     sched_binder *b = c->b;
     if (c->prev)
         c->prev->next = c->next;
@@ -102,6 +143,12 @@ static void bind_done(void *ud, int status, json_t *body, const tm_err *err) {
     if (c->next)
         c->next->prev = c->prev;
     b->inflight--;
+}
+
+/* The final outcome of a bind: reported once, then the context goes. */
+static void finish(bind_ctx *c, int status, const tm_err *err) {
+    sched_binder *b = c->b;
+    unlink_ctx(c);
     if (!err) {
         char note[1024];
         snprintf(note, sizeof note, "Successfully assigned %s/%s to %s", c->ns, c->name, c->node);
@@ -110,6 +157,118 @@ static void bind_done(void *ud, int status, json_t *body, const tm_err *err) {
     if (b->on_result)
         b->on_result(b->ud, c->ns, c->name, c->uid, c->node, status, err);
     ctx_free(c);
+}
+
+static void verify_start(void *ud);
+static void verify_pump(sched_binder *b);
+
+/* Back into the FIFO for another read later. */
+static void verify_enqueue(bind_ctx *c) {
+    sched_binder *b = c->b;
+    c->vnext = NULL;
+    if (b->vq_tail)
+        b->vq_tail->vnext = c;
+    else
+        b->vq_head = c;
+    b->vq_tail = c;
+}
+
+/* Gives free slots to the oldest waiting verifications. */
+static void verify_pump(sched_binder *b) {
+    while (b->vslots < (b->api_answers ? VERIFY_PARALLEL : VERIFY_PARALLEL_DOWN) && b->vq_head) {
+        bind_ctx *c = b->vq_head;
+        b->vq_head = c->vnext;
+        if (!b->vq_head)
+            b->vq_tail = NULL;
+        int64_t d = 0;
+        if (!b->api_answers || c->verify_tries == 0) {
+            d = VERIFY_FIRST_MS;
+            for (int i = 1; i < c->verify_tries && d < VERIFY_MAX_MS; i++)
+                d *= 2;
+            if (d > VERIFY_MAX_MS)
+                d = VERIFY_MAX_MS;
+        }
+        if (!tm_timer_add(b->k, d, verify_start, c)) {
+            /* No timer (out of memory): try again at the next pump. */
+            verify_enqueue(c);
+            return;
+        }
+        b->vslots++;
+    }
+}
+
+static void verify_done(void *ud, int status, json_t *body, const tm_err *err) {
+    bind_ctx *c = ud;
+    sched_binder *b = c->b;
+    const char *uid = tm_json_str(body, "metadata.uid", "");
+    b->vslots--;
+    if (err && status != 404) {
+        if (c->verify_tries == 1 || c->verify_tries % 20 == 0)
+            tm_warn("bind outcome still unknown pod=%s/%s node=%s tries=%d err=\"%s\"", c->ns,
+                    c->name, c->node, c->verify_tries, err->msg);
+        b->api_answers = status > 0 && status < 500;
+        verify_enqueue(c);
+        verify_pump(b);
+        return;
+    }
+    b->api_answers = true;
+    b->verifying--;
+    verify_pump(b);
+    tm_err e = {0};
+    if (status == 404 || strcmp(uid, c->uid) != 0) {
+        tm_err_set(&e, "bind %s/%s: outcome unknown (%s), and the pod is gone", c->ns, c->name,
+                   c->why);
+        tm_info("bind outcome resolved: pod gone pod=%s/%s", c->ns, c->name);
+        finish(c, 404, &e);
+        return;
+    }
+    const char *on = tm_json_str(body, "spec.nodeName", "");
+    if (strcmp(on, c->node) == 0) {
+        tm_info("bind outcome resolved: bound pod=%s/%s node=%s", c->ns, c->name, c->node);
+        finish(c, 201, NULL);
+    } else if (on[0]) {
+        tm_err_set(&e, "bind %s/%s to %s: outcome unknown (%s); the pod is bound to %s", c->ns,
+                   c->name, c->node, c->why, on);
+        tm_info("bind outcome resolved: bound elsewhere pod=%s/%s node=%s", c->ns, c->name, on);
+        finish(c, 409, &e);
+    } else {
+        tm_err_set(&e, "bind %s/%s to %s: outcome unknown (%s); the pod is not bound", c->ns,
+                   c->name, c->node, c->why);
+        tm_info("bind outcome resolved: not bound pod=%s/%s", c->ns, c->name);
+        finish(c, c->first_status, &e);
+    }
+}
+
+static void verify_start(void *ud) {
+    bind_ctx *c = ud;
+    sched_binder *b = c->b;
+    char *path = tm_kube_path("v1", "pods", c->ns, c->name, NULL);
+    c->verify_tries++;
+    if (!path || tm_kube_request_async(b->k, "GET", path, NULL, NULL, verify_done, c)) {
+        b->vslots--;
+        verify_enqueue(c);
+        verify_pump(b);
+    }
+    free(path);
+}
+
+static void bind_done(void *ud, int status, json_t *body, const tm_err *err) {
+    (void)body;
+    bind_ctx *c = ud;
+    sched_binder *b = c->b;
+    if (err && sched_binder_outcome_unknown(status)) {
+        c->first_status = status;
+        snprintf(c->why, sizeof c->why, "status %d: %.200s", status, err->msg);
+        b->verifying++;
+        b->unknown_total++;
+        tm_warn("bind outcome unknown, node capacity stays reserved until the pod is read back "
+                "pod=%s/%s node=%s status=%d err=\"%s\"",
+                c->ns, c->name, c->node, status, err->msg);
+        verify_enqueue(c);
+        verify_pump(b);
+        return;
+    }
+    finish(c, status, err);
 }
 
 int sched_binder_bind(sched_binder *b, const sched_pod *p, const char *node, tm_err *err) {

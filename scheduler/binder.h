@@ -5,19 +5,24 @@
  *     merge patch of pods/{name}/status, merged by condition type) and a `FailedScheduling`
  *     Warning event carrying kube-scheduler's "0/N nodes are available: ..." message.
  * Many binds are in flight at once; the outcome of each comes back through the result callback
- * on the loop thread. Events and status patches are best effort (a failure is logged, never
- * retried), as in kube-scheduler. */
+ * on the loop thread. A bind whose outcome is unknown (no HTTP status, or a 5xx) may have bound
+ * the pod: the binder reads the pod back (retrying until the API server answers) and reports
+ * what it finds, so the caller keeps its reservation until the truth is known. Events and status
+ * patches are best effort (a failure is logged, never retried), as in kube-scheduler. */
 #ifndef TAREMA_SCHED_BINDER_H
 #define TAREMA_SCHED_BINDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "lib/error.h"
 #include "lib/kube.h"
 #include "scheduler/framework.h"
 
-/* A bind finished. status is the HTTP status (0 when the request never got an answer); err is
- * NULL on success. Called on the loop thread. */
+/* A bind finished. err NULL: the pod is bound to node (status 201, also when an unknown outcome
+ * was read back as bound). Otherwise the pod is not bound to node: status is the refusal's HTTP
+ * status (409 also when a read-back found it bound elsewhere, 404 when the pod is gone), or the
+ * unknown outcome's status (0 or 5xx) when the read-back found it unbound. Loop thread. */
 typedef void (*sched_bind_result_fn)(void *ud, const char *ns, const char *name, const char *uid,
                                      const char *node, int status, const tm_err *err);
 
@@ -38,8 +43,14 @@ int sched_binder_bind(sched_binder *b, const sched_pod *p, const char *node, tm_
 int sched_binder_unschedulable(sched_binder *b, const sched_pod *p, const char *message,
                                tm_err *err);
 
-/* Binds started and not answered yet. */
+/* Binds started whose outcome is not known yet (unanswered, or being read back). */
 size_t sched_binder_inflight(const sched_binder *b);
+/* Of those, the ones whose answer left the outcome unknown and are being read back. */
+size_t sched_binder_verifying(const sched_binder *b);
+/* Binds so far whose outcome had to be read back. */
+size_t sched_binder_unknown_total(const sched_binder *b);
+/* Does a bind answered with this HTTP status (0 = none) leave its outcome unknown? */
+bool sched_binder_outcome_unknown(int status);
 
 /* The PodScheduled=False status patch body (new reference), exposed for tests. */
 json_t *sched_binder_condition_patch(const char *message, const char *now_rfc3339);

@@ -45,7 +45,7 @@ struct sched_loop {
     int64_t last_flush_ms;
     sched_loop_stats stats;
     tm_metric *m_attempts, *m_attempt_s, *m_e2e_s, *m_pending, *m_binds_inflight, *m_binds,
-        *m_leader, *m_nodes, *m_pods, *m_api;
+        *m_binds_unknown, *m_leader, *m_nodes, *m_pods, *m_api;
 };
 
 static int64_t mono_ms(void) {
@@ -241,6 +241,12 @@ static int register_metrics(sched_loop *l, tm_metrics *reg, tm_err *err) {
     l->m_binds = tm_metrics_counter(
         reg, "tarema_binds_total", "Bind results (ok, conflict, error).", TM_LABELS("result"), err);
     if (!l->m_binds)
+        return -1;
+    l->m_binds_unknown = tm_metrics_gauge(reg, "tarema_binds_outcome_unknown",
+                                          "Binds whose answer was lost (no HTTP status, or 5xx), "
+                                          "their node capacity held until the pod is read back.",
+                                          NULL, err);
+    if (!l->m_binds_unknown)
         return -1;
     l->m_leader =
         tm_metrics_gauge(reg, "tarema_leader", "1 while this replica is active.", NULL, err);
@@ -491,6 +497,7 @@ static void update_gauges(sched_loop *l) {
         tm_metrics_set(l->m_pending, TM_LABELS("inflight"),
                        (double)sched_queue_count(l->queue, SCHED_Q_IN_FLIGHT));
         tm_metrics_set(l->m_binds_inflight, NULL, (double)sched_binder_inflight(l->binder));
+        tm_metrics_set(l->m_binds_unknown, NULL, (double)sched_binder_verifying(l->binder));
     }
     int wire = tm_kube_active(l->k);
     tm_metrics_set(l->m_api, TM_LABELS("wire"), (double)wire);

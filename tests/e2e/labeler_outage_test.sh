@@ -47,8 +47,8 @@ post_range() { # FROM TO: posts events FROM..TO, counts acknowledgements (200/20
 count() { psql "$DATABASE_URL" -Atc "SELECT count(*) || ' ' || count(DISTINCT task_key) FROM task_runs WHERE workflow = '$wf'" 2>/dev/null; }
 
 if start_labeler; then pass "labeler starts"; else fail "labeler starts" "$(tail -5 "$work/serve.log")"; fi
-[ "$(post '{"runName":"outage_run","runId":"'$run_id'","event":"started","utcTime":"2023-05-01T12:00:00Z","metadata":{"workflow":{"projectName":"'$wf'"}}}')" = 200 ] &&
-  pass "started event stored" || fail "started event stored"
+[ "$(post '{"runName":"outage_run","runId":"'$run_id'","event":"started","utcTime":"2023-05-01T12:00:00Z","metadata":{"workflow":{"projectName":"'$wf'"}}}')" = 202 ] &&
+  pass "started event acknowledged" || fail "started event acknowledged"
 
 post_range 1 20
 # Stop PostgreSQL while events keep coming.

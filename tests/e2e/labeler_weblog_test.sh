@@ -44,7 +44,7 @@ completed() { # N PROCESS CPU
   echo '{"runName":"e2e_run","runId":"'$run_id'","event":"process_completed","utcTime":"2023-05-01T12:10:00Z","trace":{"task_id":'$1',"hash":"e2/'$(printf %06d "$1")'","name":"E2E:'$2' (s'$1')","process":"E2E:'$2'","status":"COMPLETED","exit":0,"attempt":1,"cpus":2,"memory":4294967296,"realtime":'$(( $1 * 1000 ))',"%cpu":'$3',"peak_rss":'$(( $1 * 1048576 ))',"rchar":'$(( $1 * 1000 ))',"wchar":0,"submit":1682942400000,"start":1682942401000,"complete":1682942500000}}'
 }
 
-[ "$(post "$started")" = 200 ] && pass "started event stored" || fail "started event stored" "$(cat "$work/resp")"
+[ "$(post "$started")" = 202 ] && pass "started event spooled and acknowledged (202)" || fail "started event acknowledged" "$(cat "$work/resp")"
 codes=""
 # Hand-computed labels (groups_3.json: cpu classes of 20, 20, 40 cores, p = 0.25, 0.5):
 # samples 100..600 -> h = 1.25 -> 225 and h = 2.5 -> 350.
@@ -56,7 +56,8 @@ for spec in ALIGN:100 ALIGN:300 SORT:200 SORT:400 CALL:500 CALL:600; do
   bodies+=("$(completed $i "${spec%%:*}" "${spec##*:}.0")")
   codes+="$(post "${bodies[-1]}") "
 done
-[ "$codes" = "200 200 200 200 200 200 " ] && pass "process_completed events stored" || fail "process_completed events stored" "codes: $codes"
+[ "$codes" = "202 202 202 202 202 202 " ] && pass "process_completed events acknowledged (202)" || fail "process_completed events acknowledged" "codes: $codes"
+drained() { local m; m=$(curl -sf "$url/metrics") && grep -q '^tarema_labeler_spool_pending 0' <<<"$m"; }
 
 tp_label() { # PROCESS FEATURE
   kubectl -n "$ns" get taskprofiles -o jsonpath="{.items[?(@.spec.process==\"E2E:$1\")].status.labels.$2}"
@@ -71,6 +72,7 @@ runs=$(kubectl -n "$ns" get taskprofile "$name" -o jsonpath='{.status.runs} {.st
 
 # Replayed events (Nextflow retries, or a second labeler) are stored once.
 for b in "${bodies[@]}"; do post "$b" >/dev/null; done
+wait_for 20 drained || fail "spool drained after the replays" "$(curl -sf "$url/metrics" | grep spool_pending)"
 n=$(psql "$DATABASE_URL" -Atc "SELECT count(*) FROM task_runs WHERE workflow = '$wf'")
 [ "$n" = 6 ] && pass "re-posted events are not duplicated" || fail "re-posted events are not duplicated" "rows: $n"
 
@@ -80,8 +82,9 @@ if wait_for 30 labels_are 323; then pass "labels refresh when new runs arrive"; 
 
 [ "$(post '{"event":"process_completed","runName":"x","runId":"y","trace":{"task_id":1,"name":"P (1)","peak_rss":"lots"}}')" = 400 ] &&
   grep -q 'trace.peak_rss' "$work/resp" && pass "malformed event gets 400 naming the field" || fail "malformed event gets 400" "$(cat "$work/resp")"
-[ "$(post '{"event":"process_completed","runName":"x","runId":"never-started","trace":{"task_id":1,"name":"P (1)"}}')" = 422 ] &&
-  pass "event of an unknown run is refused (no --default-workflow)" || fail "unknown run refused" "$(cat "$work/resp")"
+[ "$(post '{"event":"process_completed","runName":"x","runId":"never-started","trace":{"task_id":1,"name":"P (1)"}}')" = 400 ] &&
+  grep -q 'runId: run never-started' "$work/resp" &&
+  pass "event of an unknown run is refused before acknowledging (400 naming runId)" || fail "unknown run refused" "$(cat "$work/resp")"
 [ "$(post '{"event":"process_started","runName":"e2e_run","runId":"'$run_id'","trace":{}}')" = 200 ] && pass "other events are accepted and ignored" || fail "other events ignored" "$(cat "$work/resp")"
 
 # Bodies that are not events: each gets a clear 4xx, and the server keeps serving.
@@ -100,6 +103,7 @@ kubectl -n "$ns" delete taskprofile "$name" >/dev/null
 back() { [ "$(kubectl -n "$ns" get taskprofile "$name" -o jsonpath='{.status.labels.cpu}' 2>/dev/null)" = 2 ]; }
 if wait_for 20 back; then pass "a deleted TaskProfile comes back at the resync"; else fail "deleted TaskProfile republished" "$(tail -3 "$work/serve.log")"; fi
 
+wait_for 20 drained
 metrics=$(curl -sf "$url/metrics")
 echo "$metrics" | grep -q 'tarema_labeler_weblog_events_total{event="process_completed",result="stored"} 13' &&
   pass "metrics count stored events" || fail "metrics count stored events" "$(echo "$metrics" | grep weblog_events)"

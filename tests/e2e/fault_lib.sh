@@ -1,0 +1,62 @@
+# tests/e2e/fault_lib.sh: the figures every scheduler fault test prints (sourced after lib.sh and
+# scheduler_lib.sh): of namespace NS with N pods of CPU each,
+#   F_BOUND       pods bound
+#   F_OVER_NODES  nodes whose pods (any scheduler's) exceed allocatable cpu or pod count
+#   F_OVER_PODS   the fewest pods of size CPU whose removal makes every node fit
+#   F_DOUBLE      pods with more than one Scheduled event
+#   F_LOST        pods neither bound nor queued by any of the schedulers (PORTS...)
+
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1f", b - a}'; }
+
+# fault_figures NS N CPU PORT...: sets the F_* variables.
+fault_figures() {
+  local ns=$1 n=$2 cpu=$3 dir over q v p
+  shift 3
+  dir=$(mktemp -d)
+  kubectl get pods -A -o json >"$dir/pods.json"
+  kubectl get nodes -o json >"$dir/nodes.json"
+  F_BOUND=$(jq --arg ns "$ns" '[.items[] | select(.metadata.namespace == $ns and (.spec.nodeName // "") != "")] | length' "$dir/pods.json")
+  over=$(jq -rn --slurpfile pods "$dir/pods.json" --slurpfile nodes "$dir/nodes.json" --arg cpu "$cpu" '
+    def qty: tostring | capture("^(?<n>[0-9.]+)(?<u>[a-zA-Z]*)$") as $c | ($c.n | tonumber) *
+      ({"": 1, "m": 0.001, "k": 1e3, "M": 1e6, "G": 1e9, "Ki": 1024, "Mi": 1048576, "Gi": 1073741824}[$c.u]);
+    def req($r): [.spec.containers[] | .resources.requests[$r] // "0" | qty] | add;
+    ($cpu | qty) as $pc |
+    ($pods[0].items | map(select((.spec.nodeName // "") != "" and (.status.phase | IN("Succeeded", "Failed") | not)))
+     | group_by(.spec.nodeName) | map({key: .[0].spec.nodeName, value: {cpu: (map(req("cpu")) | add), pods: length}}) | from_entries) as $used |
+    [$nodes[0].items[] | .metadata.name as $n | select($used[$n]) | .status.allocatable as $a |
+     ([((($used[$n].cpu - ($a.cpu | qty)) / $pc) - 1e-9 | ceil), ($used[$n].pods - ($a.pods | qty)), 0] | max)] |
+    "\(map(select(. > 0)) | length) \(add // 0)"')
+  read -r F_OVER_NODES F_OVER_PODS <<<"$over"
+  F_DOUBLE=$(events_per_pod "$ns" Scheduled | awk '$2 > 1' | grep -c . || true)
+  local queued=0
+  for p in "$@"; do
+    for q in active backoff unschedulable inflight; do
+      v=$(metric "$p" "tarema_pending_pods{queue=\"$q\"}")
+      queued=$((queued + ${v%.*}))
+    done
+  done
+  F_QUEUED=$queued
+  F_LOST=$((n - F_BOUND - queued))
+  [ $F_LOST -lt 0 ] && F_LOST=0
+  rm -rf "$dir"
+}
+
+# fault_checks NAME: the pass/fail lines on the F_* variables.
+fault_checks() {
+  [ "$F_OVER_NODES" = 0 ] && pass "$1: no node over its allocatable" || fail "$1: no node over its allocatable" "$F_OVER_NODES nodes, $F_OVER_PODS pods over: $(check_fit | head -n 5)"
+  [ "$F_DOUBLE" = 0 ] && pass "$1: no pod bound twice (Scheduled events)" || fail "$1: no pod bound twice" "$F_DOUBLE pods with more than one Scheduled event"
+  [ "$F_LOST" = 0 ] && pass "$1: no pod lost (every unbound pod is still queued: $F_QUEUED)" || fail "$1: no pod lost" "$F_LOST pods neither bound nor queued"
+}
+
+# first_bind_after PORT TIMEOUT_S: waits until tarema_binds_total{result="ok"} of PORT grows;
+# prints the time it did (empty on timeout).
+first_bind_after() {
+  local ok0 ok i
+  ok0=$(metric "$1" 'tarema_binds_total{result="ok"}')
+  for i in $(seq 1 $(($2 * 10))); do
+    ok=$(metric "$1" 'tarema_binds_total{result="ok"}')
+    [ "${ok%.*}" -gt "${ok0%.*}" ] && { now; return 0; }
+    sleep 0.1
+  done
+}
