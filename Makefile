@@ -19,7 +19,7 @@ CFLAGS  += -std=c17 -D_GNU_SOURCE $(OPT) $(WARN) -MMD -MP -I. -Itests
 CFLAGS  += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lglpk -lm -lpthread
 
-COMPONENTS := profiler labeler scheduler sim
+COMPONENTS := profiler labeler scheduler sim planner
 LIB_SRCS   := $(wildcard lib/*.c)
 LIB_OBJS   := $(LIB_SRCS:%.c=$(O)/%.o)
 comp_srcs   = $(filter-out $(1)/main.c,$(wildcard $(1)/*.c))
