@@ -31,6 +31,7 @@ typedef struct cwl_ctx {
     const json_t *deploy; /* deployment file root */
     const char *source, *deploy_source;
     tm_err *err;
+    const char *wf_id; /* the Workflow's bare id: packed sources read "#main/LES/fields" */
 } cwl_ctx;
 
 static int namespace_declared(const cwl_ctx *c, const char *prefix) {
@@ -231,6 +232,9 @@ static int parse_tool(cwl_ctx *c, const json_t *tool, const char *step_name, pl_
 static int add_source(cwl_ctx *c, const char *src, const json_t *steps_ids, char **names, int *n,
                       int cap, const char *what) {
     const char *s = src[0] == '#' ? src + 1 : src;
+    size_t idl = c->wf_id ? strlen(c->wf_id) : 0;
+    if (src[0] == '#' && idl && strncmp(s, c->wf_id, idl) == 0 && s[idl] == '/')
+        s += idl + 1;
     const char *slash = strchr(s, '/');
     if (!slash) {
         json_t *inputs = json_object_get(c->root, "inputs");
@@ -310,7 +314,7 @@ static int workflow_requirement(cwl_ctx *c, const char *cls, const json_t *body,
 
 pl_workflow *pl_workflow_from_cwl(const json_t *root, const char *source, const json_t *deploy,
                                   const char *deploy_source, tm_err *err) {
-    cwl_ctx c = {root, NULL, deploy, source, deploy_source, err};
+    cwl_ctx c = {root, NULL, deploy, source, deploy_source, err, NULL};
     const json_t *wfj = root;
     if (!json_is_object(root)) {
         tm_err_set(err, "%s: expected a CWL document (a mapping)", source);
@@ -342,6 +346,8 @@ pl_workflow *pl_workflow_from_cwl(const json_t *root, const char *source, const 
             return NULL;
         }
     }
+    if (tm_json_str(wfj, "id", NULL))
+        c.wf_id = bare_id(tm_json_str(wfj, "id", NULL));
     if (strcmp(tm_json_str(wfj, "class", ""), "Workflow") != 0) {
         tm_err_set(err, "%s: class must be Workflow (a single tool is not a workflow)", source);
         return NULL;
@@ -400,6 +406,8 @@ pl_workflow *pl_workflow_from_cwl(const json_t *root, const char *source, const 
             }
         }
         id = bare_id(id);
+        if (strrchr(id, '/')) /* packed: "#main/LES" */
+            id = strrchr(id, '/') + 1;
         if (!*id || strlen(id) >= PL_NAME_MAX || !json_is_object(bodies[i])) {
             tm_err_set(err, "%s: steps[%zu]: needs an id of 1 to %d characters and a mapping",
                        source, i, PL_NAME_MAX - 1);

@@ -1,6 +1,8 @@
 /* problem.c: the occupancy model, problem set-up and the plan checker (problem.h). */
 #include "planner/problem.h"
 
+#include "lib/quantity.h"
+
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,12 +171,15 @@ int pl_problem_init(pl_problem *p, const pl_workflow *wf, const pl_cluster *cl, 
         long room = 0;
         for (int nd = 0; nd < cl->nnodes && room < s->pods; nd++)
             room += pl_step_node_cap(p, i, nd);
-        if (room < s->pods)
+        if (room < s->pods) {
+            char cpu[TM_QUANTITY_BUF], mem[TM_QUANTITY_BUF];
             return tm_err_set(err,
-                              "step '%s' is larger than the cluster: %d pods of %lld m cpu and "
-                              "%lld MiB fit only %ld at a time on the empty cluster",
-                              s->name, s->pods, (long long)s->cpu_milli,
-                              (long long)(s->mem_bytes >> 20), room);
+                              "step '%s' is larger than the cluster: %d pods of cpu %s and "
+                              "memory %s, only %ld fit at a time on the empty cluster",
+                              s->name, s->pods,
+                              tm_quantity_format_milli(s->cpu_milli, cpu, sizeof cpu),
+                              tm_quantity_format_bytes(s->mem_bytes, mem, sizeof mem), room);
+        }
         for (int k = 0; k < s->nafter; k++)
             p->nsucc[s->after[k]]++;
     }
