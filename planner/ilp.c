@@ -283,6 +283,8 @@ int pl_ilp_solve(const pl_problem *p, const pl_plan *seed, double time_limit_s, 
         if (seed->start[i] <= u && u < seed->end[i])
             seedx[qinfo[k].col] = seedx[m.xcol[(size_t)i * N + qinfo[k].n]];
     }
+    /* glp_adv_basis prints "Constructing initial basis..." whatever msg_lev says */
+    int term_was = glp_term_out(GLP_OFF);
     glp_smcp smcp;
     glp_init_smcp(&smcp);
     smcp.msg_lev = GLP_MSG_OFF;
@@ -290,6 +292,7 @@ int pl_ilp_solve(const pl_problem *p, const pl_plan *seed, double time_limit_s, 
     smcp.tm_lim = left_ms > 1 ? (int)left_ms : 1;
     int lr = glp_simplex(lp, &smcp);
     if (lr != 0 || glp_get_status(lp) != GLP_OPT) {
+        glp_term_out(term_was);
         res->status = PL_ILP_NONE;
         rc = 0;
         goto done;
@@ -304,6 +307,7 @@ int pl_ilp_solve(const pl_problem *p, const pl_plan *seed, double time_limit_s, 
     left_ms = time_limit_s * 1000 - (now_s() - t0) * 1000;
     iocp.tm_lim = left_ms > 1 ? (int)left_ms : 1;
     int ir = glp_intopt(lp, &iocp);
+    glp_term_out(term_was);
     int st = glp_mip_status(lp);
     if (st != GLP_OPT && st != GLP_FEAS) {
         res->status = PL_ILP_NONE;
