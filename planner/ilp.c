@@ -209,6 +209,8 @@ int pl_ilp_solve(const pl_problem *p, const pl_plan *seed, double time_limit_s, 
     for (int n = 0; n < N; n++) {
         for (int u = 0; u < H; u++) {
             pl_cell free_ = pl_occ_get(&p->base, n, u);
+            /* Rows in fractions of the node: KiB next to 0/1 starts made the simplex fail. */
+            pl_cell full = p->base.full[n];
             double dcpu = 0, dmem = 0;
             for (int i = 0; i < S; i++) {
                 int c = m.cap[(size_t)i * N + n];
@@ -224,12 +226,12 @@ int pl_ilp_solve(const pl_problem *p, const pl_plan *seed, double time_limit_s, 
             if (need_cpu) {
                 glp_add_rows(lp, 1);
                 rcpu = ++row;
-                glp_set_row_bnds(lp, rcpu, GLP_UP, 0, free_.cpu);
+                glp_set_row_bnds(lp, rcpu, GLP_UP, 0, (double)free_.cpu / full.cpu);
             }
             if (need_mem) {
                 glp_add_rows(lp, 1);
                 rmem = ++row;
-                glp_set_row_bnds(lp, rmem, GLP_UP, 0, free_.mem);
+                glp_set_row_bnds(lp, rmem, GLP_UP, 0, (double)free_.mem / full.mem);
             }
             for (int i = 0; i < S; i++) {
                 int c = m.cap[(size_t)i * N + n];
@@ -258,8 +260,8 @@ int pl_ilp_solve(const pl_problem *p, const pl_plan *seed, double time_limit_s, 
                 for (int t = lo; t <= hi; t++)
                     if (trip_add(&a, rl, m.scol[i] + t - m.es[i], -c) < 0)
                         goto oom;
-                if ((rcpu && trip_add(&a, rcpu, q, p->cpu[i]) < 0) ||
-                    (rmem && trip_add(&a, rmem, q, p->mem[i]) < 0))
+                if ((rcpu && trip_add(&a, rcpu, q, (double)p->cpu[i] / full.cpu) < 0) ||
+                    (rmem && trip_add(&a, rmem, q, (double)p->mem[i] / full.mem) < 0))
                     goto oom;
             }
         }
@@ -285,6 +287,7 @@ int pl_ilp_solve(const pl_problem *p, const pl_plan *seed, double time_limit_s, 
     }
     /* glp_adv_basis prints "Constructing initial basis..." whatever msg_lev says */
     int term_was = glp_term_out(GLP_OFF);
+    glp_scale_prob(lp, GLP_SF_AUTO);
     glp_smcp smcp;
     glp_init_smcp(&smcp);
     smcp.msg_lev = GLP_MSG_OFF;

@@ -4,6 +4,7 @@
 #include "lib/quantity.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -211,6 +212,20 @@ int pl_problem_init(pl_problem *p, const pl_workflow *wf, const pl_cluster *cl, 
         if (p->head[i] + p->tail[i] > p->critical)
             p->critical = p->head[i] + p->tail[i];
     }
+    /* Work bound: all pods' core-slots (memory-slots) fit in the cluster's cores (memory) per
+     * slot at best, whatever the placement; busy entries only lower what is there. */
+    double wcpu = 0, wmem = 0, ccpu = 0, cmem = 0;
+    for (int i = 0; i < wf->nsteps; i++) {
+        wcpu += (double)wf->steps[i].pods * p->cpu[i] * p->w[i];
+        wmem += (double)wf->steps[i].pods * p->mem[i] * p->w[i];
+    }
+    for (int nd = 0; nd < cl->nnodes; nd++) {
+        ccpu += p->base.full[nd].cpu;
+        cmem += p->base.full[nd].mem;
+    }
+    double wb = wcpu / ccpu > wmem / cmem ? wcpu / ccpu : wmem / cmem;
+    p->work_bound = (int)ceil(wb - 1e-9);
+    p->lower = p->critical > p->work_bound ? p->critical : p->work_bound;
     return 0;
 oom:
     return tm_err_set(err, "planner: out of memory");

@@ -58,6 +58,8 @@ typedef struct pl_problem {
     int *nsucc, **succ; /* successors of each step */
     int release;        /* first slot from which no busy entry holds anything */
     int critical;       /* critical path length in slots: a lower bound on the makespan */
+    int work_bound;     /* slots the steps' core- and memory-slots need on the whole cluster */
+    int lower;          /* max(critical, work_bound): a lower bound on makespan and end */
     pl_occ base;        /* the busy entries */
 } pl_problem;
 

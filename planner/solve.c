@@ -23,8 +23,8 @@ int pl_solve(const pl_problem *p, pl_solver solver, double time_limit_s, pl_plan
         return tm_err_wrap(err, "heuristic plan failed its check (a planner bug)");
     out->solver = "heuristic";
     out->heuristic_score = pl_plan_score(p, plan);
-    out->bound = p->critical;
-    out->bound_from = "critical-path";
+    out->bound = p->lower;
+    out->bound_from = p->critical >= p->work_bound ? "critical-path" : "work";
     if (solver != PL_SOLVER_HEURISTIC) {
         pl_plan ilp_plan;
         if (pl_plan_init(&ilp_plan, p) < 0)

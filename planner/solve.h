@@ -4,7 +4,8 @@
  * horizon. auto: the ILP when the model is within PL_ILP_MAX_COLS, its plan when it has one in
  * the time limit, else the heuristic's; ilp: the ILP whatever its size, an error when it finds
  * no plan in time; heuristic: the heuristic only. The lower bound is the best of the critical
- * path and the ILP's best bound. */
+ * path, the work bound (core- and memory-slots over the cluster's capacity) and the ILP's best
+ * bound. */
 #ifndef TAREMA_PLANNER_SOLVE_H
 #define TAREMA_PLANNER_SOLVE_H
 
@@ -17,7 +18,7 @@ typedef struct pl_outcome {
     const char *solver;     /* "ilp" or "heuristic": which produced the plan */
     int optimal;            /* proven optimal for the objective */
     int bound;              /* lower bound on the objective in slots */
-    const char *bound_from; /* "ilp" or "critical-path" */
+    const char *bound_from; /* "ilp", "critical-path" or "work" */
     int ilp_tried;
     pl_ilp_result ilp;
     double heuristic_score; /* the heuristic's objective in slots (tie-break included) */
