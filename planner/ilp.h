@@ -28,6 +28,10 @@ typedef enum {
 /* Auto mode does not try the ILP when it would have more than this many columns: GLPK's LP
  * relaxation alone takes seconds beyond it (measured in bench/planner_bench.c). */
 #define PL_ILP_MAX_COLS 20000L
+/* Even when asked for (--solver ilp), no larger model is built: one of 320,000 columns (300
+ * steps on 14 nodes) took 17 s (7 s CPU) to build and not finish its LP relaxation under a
+ * 10 s limit; building is not interrupted by the limit. */
+#define PL_ILP_HARD_MAX_COLS 200000L
 
 typedef struct pl_ilp_result {
     pl_ilp_status status;

@@ -30,7 +30,7 @@ int pl_solve(const pl_problem *p, pl_solver solver, double time_limit_s, pl_plan
         if (pl_plan_init(&ilp_plan, p) < 0)
             return tm_err_set(err, "planner: out of memory");
         out->ilp_tried = 1;
-        long cut = solver == PL_SOLVER_AUTO ? PL_ILP_MAX_COLS : 0;
+        long cut = solver == PL_SOLVER_AUTO ? PL_ILP_MAX_COLS : PL_ILP_HARD_MAX_COLS;
         if (pl_ilp_solve(p, plan, time_limit_s, cut, &ilp_plan, &out->ilp, err) < 0) {
             pl_plan_free(&ilp_plan);
             return -1;
@@ -51,13 +51,17 @@ int pl_solve(const pl_problem *p, pl_solver solver, double time_limit_s, pl_plan
             out->bound = out->ilp.bound;
             out->bound_from = "ilp";
         }
-        if (solver == PL_SOLVER_ILP && !have)
+        if (solver == PL_SOLVER_ILP && !have) {
+            if (out->ilp.status == PL_ILP_TOO_LARGE)
+                return tm_err_set(err,
+                                  "ILP: the model would have %ld columns, more than the %ld the "
+                                  "planner builds; use --solver heuristic or auto",
+                                  out->ilp.cols, PL_ILP_HARD_MAX_COLS);
             return tm_err_set(err,
-                              out->ilp.status == PL_ILP_TOO_LARGE
-                                  ? "ILP: the model is too large"
-                                  : "ILP: no plan within the time limit of %.0f s (try a longer "
-                                    "--time-limit or --solver auto)",
+                              "ILP: no plan within the time limit of %.0f s (try a longer "
+                              "--time-limit or --solver auto)",
                               time_limit_s);
+        }
         if (out->ilp.status == PL_ILP_OPTIMAL && !strcmp(out->solver, "ilp"))
             out->optimal = 1;
     }

@@ -89,6 +89,16 @@ bad "bad objective" "--objective must be makespan or end" plan "$FX/turbine.yaml
 bad "bad solver" "--solver must be auto, ilp or heuristic" plan "$FX/turbine.yaml" --cluster "$CL" --solver cplex
 bad "bad slot" "duration '0x'" plan "$FX/turbine.yaml" --cluster "$CL" --slot 0x
 bad "missing file" "nope.yaml" plan "$TMP/nope.yaml" --cluster "$CL"
+# 300 independent steps on 14 nodes: auto falls back to the heuristic (model over the cut-off);
+# a forced ILP refuses to build a model over its hard limit instead of running out of memory
+python3 -c '
+print("name: wide\nsteps:")
+for i in range(300):
+    print("  - {name: s%d, requests: {cpu: 4, memory: 4Gi}, duration: %dm, image: x}" % (i, 5 + i % 50))
+' > "$TMP/wide.yaml"
+check "wide: auto uses the heuristic" bash -c "'$PL' plan '$TMP/wide.yaml' --cluster '$CL' --json |
+  python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"solver\"]==\"heuristic\" and d[\"ilp\"][\"status\"]==\"too-large\" and len(d[\"steps\"])==300, d[\"ilp\"]'"
+bad "wide: forced ILP too large" "more than the 200000 the planner builds" plan "$TMP/wide.yaml" --cluster "$CL" --solver ilp
 bad "unknown command" "unknown command 'submit'" submit "$FX/turbine.yaml"
 
 summary
