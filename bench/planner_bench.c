@@ -9,6 +9,8 @@
  *    mode: the ILP only within its size cut-off) solve time, makespan, and the gap to the best
  *    lower bound (the critical path, or the ILP's bound).
  * 3. A 1,000-step DAG on 5,000 nodes with the heuristic (target < 1 s).
+ * 4. 20 small resource-bound instances where the solvers differ: how often and by how much the
+ *    ILP beats the heuristic, and its solve times.
  * Prints wall and CPU time (the machine is shared); asserts nothing about time; exits non-zero
  * only when a plan fails its check. */
 #include <stdio.h>
@@ -159,6 +161,80 @@ static int turbine(double limit) {
     return rc;
 }
 
+/* Small resource-bound instances, where the two solvers differ: 8 steps of 1-4 pods (2-16
+ * cores, 1-32 GiB), 1-10 minutes, at most one predecessor, on 6 nodes of the 3 types (2 each).
+ * Prints how often the ILP beats the heuristic, by how much, and its solve times. */
+static int tight(double limit) {
+    int cases = 20, better = 0, optimal = 0, rc = 0;
+    double sum_gain = 0, max_gain = 0, ilp_wall = 0, ilp_cpu = 0, max_wall = 0;
+    for (int k = 0; k < cases; k++) {
+        pl_cluster *c = three_types(6);
+        pl_workflow *wf = calloc(1, sizeof *wf);
+        wf->nsteps = 8;
+        wf->steps = calloc(8, sizeof *wf->steps);
+        char ***names = calloc(8, sizeof *names);
+        for (int i = 0; i < 8; i++) {
+            pl_step *s = &wf->steps[i];
+            snprintf(s->name, sizeof s->name, "t%d", i);
+            s->pods = 1 + (int)rnd(4);
+            s->cpu_milli = 2000 * (1 + rnd(8));
+            s->mem_bytes = (int64_t)(1 + rnd(32)) << 30;
+            s->duration_s = 60 * (1 + (int)rnd(10));
+            names[i] = calloc(1, sizeof *names[i]);
+            if (i && rnd(2)) {
+                names[i][0] = strdup(wf->steps[rnd((unsigned)i)].name);
+                s->nafter = 1;
+            }
+        }
+        tm_err err = {0};
+        pl_problem p;
+        if (pl_workflow_finish(wf, names, "tight", &err) < 0 ||
+            pl_problem_init(&p, wf, c, NULL, 0, 60, PL_OBJ_MAKESPAN, &err) < 0) {
+            pl_workflow_free(wf);
+            pl_cluster_free(c);
+            continue; /* a gang larger than these 6 nodes: drawn again by the next case */
+        }
+        pl_plan h, i2;
+        pl_outcome oh, oi;
+        pl_plan_init(&h, &p);
+        pl_plan_init(&i2, &p);
+        int r1 = pl_solve(&p, PL_SOLVER_HEURISTIC, limit, &h, &oh, &err);
+        double w1 = clock_s(CLOCK_MONOTONIC), c1 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+        int r2 = pl_solve(&p, PL_SOLVER_ILP, limit, &i2, &oi, &err);
+        double w2 = clock_s(CLOCK_MONOTONIC), c2 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+        if (r1 < 0 || r2 < 0 || pl_plan_check(&p, &h, &err) < 0 ||
+            pl_plan_check(&p, &i2, &err) < 0) {
+            printf("tight case %d FAILED: %s\n", k, err.msg);
+            rc = -1;
+        } else {
+            int mh = pl_plan_last(&h) - pl_plan_first(&h);
+            int mi = pl_plan_last(&i2) - pl_plan_first(&i2);
+            double gain = mh ? 100.0 * (mh - mi) / mh : 0;
+            better += mi < mh;
+            optimal += oi.optimal;
+            sum_gain += gain;
+            if (gain > max_gain)
+                max_gain = gain;
+            ilp_wall += w2 - w1;
+            ilp_cpu += c2 - c1;
+            if (w2 - w1 > max_wall)
+                max_wall = w2 - w1;
+        }
+        pl_plan_free(&h);
+        pl_plan_free(&i2);
+        pl_problem_free(&p);
+        pl_workflow_free(wf);
+        pl_cluster_free(c);
+    }
+    printf("\nresource-bound: %d cases of 8 steps on 6 nodes (3 types), heuristic vs ILP:\n"
+           "  ILP optimal in %d, shorter than the heuristic in %d; makespan %.1f %% shorter on "
+           "average, %.1f %% at most;\n  ILP (after the heuristic) %.3f s wall, %.3f s CPU on "
+           "average, %.3f s wall at most\n",
+           cases, optimal, better, sum_gain / cases, max_gain, ilp_wall / cases, ilp_cpu / cases,
+           max_wall);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     double limit = argc > 1 ? atof(argv[1]) : 10;
     if (!(limit > 0))
@@ -208,5 +284,6 @@ int main(int argc, char **argv) {
         pl_cluster_free(c);
         free(b);
     }
+    rc |= tight(limit) ? 1 : 0;
     return rc;
 }
