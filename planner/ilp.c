@@ -273,7 +273,10 @@ int pl_ilp_solve(const pl_problem *p, const pl_plan *seed, double time_limit_s, 
     /* The seed as a full solution vector: GLPK checks it and keeps it as the incumbent. */
     if (!(seedx = calloc((size_t)col + 1, sizeof *seedx)))
         goto oom;
-    for (int i = 0; i < S; i++) {
+    int seed_ok = 1;
+    for (int i = 0; i < S; i++)
+        seed_ok &= seed->start[i] >= m.es[i] && seed->start[i] <= m.ls[i];
+    for (int i = 0; i < S && seed_ok; i++) {
         seedx[m.scol[i] + seed->start[i] - m.es[i]] = 1;
         for (int k = seed->off[i]; k < seed->off[i + 1]; k++)
             seedx[m.xcol[(size_t)i * N + seed->node[k]]] += 1;
@@ -300,7 +303,8 @@ int pl_ilp_solve(const pl_problem *p, const pl_plan *seed, double time_limit_s, 
         rc = 0;
         goto done;
     }
-    cb_ctx cb = {seedx, 0, 0, 0};
+    /* the seed lies in every window by the horizon's construction; never index outside one */
+    cb_ctx cb = {seedx, !seed_ok, 0, 0};
     glp_iocp iocp;
     glp_init_iocp(&iocp);
     iocp.msg_lev = GLP_MSG_OFF;
