@@ -142,7 +142,15 @@ int pl_problem_init(pl_problem *p, const pl_workflow *wf, const pl_cluster *cl, 
     for (int b = 0; b < nbusy; b++)
         if (busy[b].until_s > release_s)
             release_s = busy[b].until_s;
-    p->release = (int)((release_s + slot_s - 1) / slot_s);
+    int64_t release = (release_s + slot_s - 1) / slot_s;
+    /* Each node keeps a cell per slot up to the last busy entry: refuse what would take more
+     * than ~1 GiB rather than fail somewhere in malloc. */
+    if (release * (int64_t)(cl->nnodes ? cl->nnodes : 1) > (int64_t)1 << 27)
+        return tm_err_set(err,
+                          "busy entries reach %lld slots of %lld s ahead on %d nodes, too many "
+                          "to model: use a longer --slot",
+                          (long long)release, (long long)slot_s, cl->nnodes);
+    p->release = (int)release;
     if (pl_occ_init(&p->base, cl, p->release + 1) < 0)
         goto oom;
     for (int b = 0; b < nbusy; b++) {

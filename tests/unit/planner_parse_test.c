@@ -395,6 +395,27 @@ static void test_step_larger_than_cluster(void) {
     pl_cluster_free(c);
 }
 
+/* A busy entry 400 days ahead in 1 s slots would need 34.6 million cells per node: refused
+ * with advice instead of an allocation of gigabytes. 60 s slots make it 576,000: fine. */
+static void test_busy_too_far_for_the_slot(void) {
+    tm_err err = {0};
+    pl_cluster *c = cluster_of(two_types, &err);
+    pl_workflow *wf = native("name: w\nsteps:\n"
+                             "  - {name: a, requests: {cpu: 1, memory: 1Gi}, duration: 1m, "
+                             "image: x}\n",
+                             &err);
+    pl_busy b = {0, 1000, 0, 400LL * 86400};
+    pl_problem p;
+    CHECK(c && wf && pl_problem_init(&p, wf, c, &b, 1, 1, PL_OBJ_MAKESPAN, &err) < 0);
+    CHECKF(strstr(err.msg, "use a longer --slot") != NULL, "%s", err.msg);
+    pl_problem_free(&p);
+    CHECK(pl_problem_init(&p, wf, c, &b, 1, 60, PL_OBJ_MAKESPAN, &err) == 0);
+    CHECK_INT(p.release, 576000);
+    pl_problem_free(&p);
+    pl_workflow_free(wf);
+    pl_cluster_free(c);
+}
+
 static void test_durations(void) {
     tm_err err = {0};
     int64_t s = -1;
@@ -422,6 +443,7 @@ int main(void) {
     RUN(test_cluster_names);
     RUN(test_busy);
     RUN(test_step_larger_than_cluster);
+    RUN(test_busy_too_far_for_the_slot);
     RUN(test_durations);
     return TEST_SUMMARY();
 }
