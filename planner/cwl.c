@@ -26,7 +26,8 @@ static const char *bare_id(const char *id) {
 }
 
 typedef struct cwl_ctx {
-    const json_t *root;   /* the document: namespaces and $graph */
+    const json_t *root;   /* the document: $namespaces and $graph */
+    const json_t *wf;     /* the Workflow object: its inputs */
     const json_t *graph;  /* $graph array or NULL */
     const json_t *deploy; /* deployment file root */
     const char *source, *deploy_source;
@@ -237,7 +238,7 @@ static int add_source(cwl_ctx *c, const char *src, const json_t *steps_ids, char
         s += idl + 1;
     const char *slash = strchr(s, '/');
     if (!slash) {
-        json_t *inputs = json_object_get(c->root, "inputs");
+        json_t *inputs = json_object_get(c->wf, "inputs");
         int known = 0;
         if (json_is_object(inputs))
             known = json_object_get(inputs, s) != NULL;
@@ -292,11 +293,10 @@ static int step_inputs(cwl_ctx *c, const json_t *in, const json_t *ids, char **n
         } else if (json_is_array(src)) {
             for (size_t k = 0; k < json_array_size(src); k++) {
                 json_t *e = json_array_get(src, k);
-                if (!json_is_string(e) ||
-                    add_source(c, json_string_value(e), ids, names, n, cap, what) < 0)
-                    return json_is_string(e)
-                               ? -1
-                               : tm_err_set(c->err, "%s: a source must be a string", what);
+                if (!json_is_string(e))
+                    return tm_err_set(c->err, "%s: a source must be a string", what);
+                if (add_source(c, json_string_value(e), ids, names, n, cap, what) < 0)
+                    return -1;
             }
         } else {
             return tm_err_set(c->err, "%s: a source must be a string or a list", what);
@@ -314,7 +314,7 @@ static int workflow_requirement(cwl_ctx *c, const char *cls, const json_t *body,
 
 pl_workflow *pl_workflow_from_cwl(const json_t *root, const char *source, const json_t *deploy,
                                   const char *deploy_source, tm_err *err) {
-    cwl_ctx c = {root, NULL, deploy, source, deploy_source, err, NULL};
+    cwl_ctx c = {root, root, NULL, deploy, source, deploy_source, err, NULL};
     const json_t *wfj = root;
     if (!json_is_object(root)) {
         tm_err_set(err, "%s: expected a CWL document (a mapping)", source);
@@ -367,8 +367,7 @@ pl_workflow *pl_workflow_from_cwl(const json_t *root, const char *source, const 
     snprintf(w, sizeof w, "%s: Workflow hints", source);
     if (each_requirement(&c, json_object_get(wfj, "hints"), workflow_requirement, NULL, w) < 0)
         return NULL;
-    if (c.graph)
-        c.root = root; /* inputs live in the Workflow entry; namespaces at the top */
+    c.wf = wfj;
     /* Steps as a list with ids or a mapping id -> step; ids collects the names. */
     json_t *steps = json_object_get(wfj, "steps");
     json_t *ids = json_object();
@@ -416,9 +415,6 @@ pl_workflow *pl_workflow_from_cwl(const json_t *root, const char *source, const 
         snprintf(wf->steps[i].name, PL_NAME_MAX, "%s", id);
         json_object_set_new(ids, id, json_true());
     }
-    /* the workflow's inputs are looked up on the Workflow object */
-    c.root = root;
-    const json_t *saved_root = c.root;
     for (size_t i = 0; i < n; i++) {
         pl_step *s = &wf->steps[i];
         snprintf(w, sizeof w, "%s: step '%s'", source, s->name);
@@ -452,9 +448,7 @@ pl_workflow *pl_workflow_from_cwl(const json_t *root, const char *source, const 
             tm_err_set(err, "%s: out of memory", w);
             goto fail;
         }
-        c.root = wfj; /* sources without a step name are the Workflow's inputs */
         int rc = step_inputs(&c, in, ids, names[i], &cnt, (int)cap, w);
-        c.root = saved_root;
         s->nafter = cnt;
         if (rc < 0)
             goto fail;
