@@ -1,0 +1,138 @@
+/* cluster.c: nodes from the simulator's cluster format, and the busy list (cluster.h). */
+#include "planner/cluster.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/jsonutil.h"
+#include "planner/units.h"
+#include "sim/model.h"
+
+void pl_cluster_free(pl_cluster *c) {
+    if (!c)
+        return;
+    free(c->type_names);
+    free(c->nodes);
+    free(c);
+}
+
+int pl_cluster_find_node(const pl_cluster *c, const char *name) {
+    for (int i = 0; i < c->nnodes; i++)
+        if (strcmp(c->nodes[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+pl_cluster *pl_cluster_make(int ntypes, const char *const *names, const int *count,
+                            const double *cores, const int64_t *mem, tm_err *err) {
+    pl_cluster *c = calloc(1, sizeof *c);
+    long total = 0;
+    for (int t = 0; t < ntypes; t++)
+        total += count[t];
+    if (!c || !(c->type_names = calloc((size_t)ntypes, sizeof *c->type_names)) ||
+        !(c->nodes = calloc((size_t)(total ? total : 1), sizeof *c->nodes))) {
+        pl_cluster_free(c);
+        tm_err_set(err, "cluster: out of memory");
+        return NULL;
+    }
+    c->ntypes = ntypes;
+    for (int t = 0; t < ntypes; t++) {
+        snprintf(c->type_names[t], PL_NAME_MAX, "%.100s", names[t]);
+        for (int j = 0; j < count[t]; j++) {
+            pl_node *nd = &c->nodes[c->nnodes++];
+            snprintf(nd->name, sizeof nd->name, "%.100s-%d", names[t], j + 1);
+            nd->type = t;
+            nd->cpu_milli = (int64_t)(cores[t] * 1000 + 0.5);
+            nd->mem_bytes = mem[t];
+        }
+    }
+    return c;
+}
+
+pl_cluster *pl_cluster_from_json(const json_t *root, const char *source, tm_err *err) {
+    sim_cluster *sc = sim_cluster_from_json(root, source, 1, err);
+    if (!sc)
+        return NULL;
+    const char **names = calloc((size_t)sc->ntypes, sizeof *names);
+    int *count = calloc((size_t)sc->ntypes, sizeof *count);
+    double *cores = calloc((size_t)sc->ntypes, sizeof *cores);
+    int64_t *mem = calloc((size_t)sc->ntypes, sizeof *mem);
+    pl_cluster *c = NULL;
+    if (names && count && cores && mem) {
+        for (int t = 0; t < sc->ntypes; t++) {
+            names[t] = sc->types[t].name;
+            count[t] = sc->types[t].count;
+            cores[t] = sc->types[t].cores;
+            mem[t] = sc->types[t].memory;
+        }
+        c = pl_cluster_make(sc->ntypes, names, count, cores, mem, err);
+    } else {
+        tm_err_set(err, "%s: out of memory", source);
+    }
+    free(names);
+    free(count);
+    free(cores);
+    free(mem);
+    sim_cluster_free(sc);
+    return c;
+}
+
+int pl_busy_from_json(const json_t *root, const char *source, const pl_cluster *c, pl_busy **out,
+                      int *n, tm_err *err) {
+    *out = NULL;
+    *n = 0;
+    if (json_is_null(root))
+        return 0;
+    if (!json_is_array(root))
+        return tm_err_set(err, "%s: expected a list of {node, cores, memory, until}", source);
+    size_t cnt = json_array_size(root);
+    pl_busy *b = calloc(cnt ? cnt : 1, sizeof *b);
+    if (!b)
+        return tm_err_set(err, "%s: out of memory", source);
+    for (size_t i = 0; i < cnt; i++) {
+        static const char *const keys[] = {"node", "cores", "memory", "until", NULL};
+        json_t *e = json_array_get(root, i);
+        char what[300];
+        snprintf(what, sizeof what, "%s: [%zu]", source, i);
+        if (tm_json_check_keys(e, keys, what, err) < 0)
+            goto fail;
+        const char *node = tm_json_str(e, "node", NULL);
+        if (!node) {
+            tm_err_set(err, "%s: node is required", what);
+            goto fail;
+        }
+        if ((b[i].node = pl_cluster_find_node(c, node)) < 0) {
+            tm_err_set(err, "%s: node '%s' is not in the cluster (names are TYPE-N from 1)", what,
+                       node);
+            goto fail;
+        }
+        snprintf(what, sizeof what, "%s: [%zu] (%s)", source, i, node);
+        json_t *cores = json_object_get(e, "cores"), *mem = json_object_get(e, "memory");
+        if (!cores && !mem) {
+            tm_err_set(err, "%s: give cores, memory or both", what);
+            goto fail;
+        }
+        char w[360];
+        snprintf(w, sizeof w, "%s: cores", what);
+        if (cores && pl_json_cpu_milli(cores, w, &b[i].cpu_milli, err) < 0)
+            goto fail;
+        snprintf(w, sizeof w, "%s: memory", what);
+        if (mem && pl_json_bytes(mem, w, 1, &b[i].mem_bytes, err) < 0)
+            goto fail;
+        json_t *until = json_object_get(e, "until");
+        if (!until) {
+            tm_err_set(err, "%s: until is required (how long from now it holds the capacity)",
+                       what);
+            goto fail;
+        }
+        snprintf(w, sizeof w, "%s: until", what);
+        if (pl_json_duration(until, w, &b[i].until_s, err) < 0)
+            goto fail;
+    }
+    *out = b;
+    *n = (int)cnt;
+    return 0;
+fail:
+    free(b);
+    return -1;
+}

@@ -1,0 +1,197 @@
+/* main.c: tarema-planner, the workflow reservation planner's command line (WARP on
+ * Kubernetes). Offline planning for now:
+ *
+ *   tarema-planner plan FILE --cluster CLUSTER.yaml [--busy BUSY.yaml] [--deployment D.yaml]
+ *                  [--slot 60s] [--time-limit 10s] [--objective makespan|end]
+ *                  [--solver auto|ilp|heuristic] [--json]
+ *
+ * Reading files and printing happen here; everything else in planner/ is pure. */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/error.h"
+#include "lib/yamljson.h"
+#include "planner/answer.h"
+#include "planner/cluster.h"
+#include "planner/solve.h"
+#include "planner/units.h"
+#include "planner/workflow.h"
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: tarema-planner plan FILE --cluster CLUSTER.yaml [options]\n"
+               "  FILE                 native workflow YAML, or CWL v1.2 (with --deployment)\n"
+               "  --cluster FILE       the simulator's cluster format (node_types); nodes TYPE-N\n"
+               "  --busy FILE          capacity already held: - {node, cores, memory, until}\n"
+               "  --deployment FILE    CWL only: tools: {NAME: {image: IMAGE}}\n"
+               "  --slot D             time slot (default 60s)\n"
+               "  --time-limit D       ILP time limit (default 10s)\n"
+               "  --objective O        makespan (default: first start to end) or end\n"
+               "  --solver S           auto (default), ilp or heuristic\n"
+               "  --json               print the plan as JSON\n"
+               "The cluster controller (submit, list, show, cancel, run) comes with issue 15's\n"
+               "execution part; see docs/planner.md.\n");
+}
+
+static int fail(const char *msg) {
+    fprintf(stderr, "tarema-planner: %s\n", msg);
+    return 1;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "plan") != 0) {
+        fprintf(stderr, "tarema-planner: unknown command '%s' (only plan works offline)\n",
+                argv[1]);
+        usage(stderr);
+        return 2;
+    }
+    static const struct option longopts[] = {{"cluster", required_argument, 0, 'c'},
+                                             {"busy", required_argument, 0, 'b'},
+                                             {"deployment", required_argument, 0, 'd'},
+                                             {"slot", required_argument, 0, 's'},
+                                             {"time-limit", required_argument, 0, 't'},
+                                             {"objective", required_argument, 0, 'o'},
+                                             {"solver", required_argument, 0, 'S'},
+                                             {"json", no_argument, 0, 'j'},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
+    const char *cluster_path = NULL, *busy_path = NULL, *deploy_path = NULL;
+    int64_t slot_s = 60, limit_s = 10;
+    pl_objective obj = PL_OBJ_MAKESPAN;
+    pl_solver solver = PL_SOLVER_AUTO;
+    int as_json = 0, c;
+    tm_err err = {0};
+    optind = 2;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'c':
+            cluster_path = optarg;
+            break;
+        case 'b':
+            busy_path = optarg;
+            break;
+        case 'd':
+            deploy_path = optarg;
+            break;
+        case 's':
+            if (pl_duration_parse(optarg, &slot_s, &err) < 0 || slot_s < 1)
+                return fail(slot_s < 1 ? "--slot must be at least 1s" : err.msg);
+            break;
+        case 't':
+            if (pl_duration_parse(optarg, &limit_s, &err) < 0 || limit_s < 1)
+                return fail(limit_s < 1 ? "--time-limit must be at least 1s" : err.msg);
+            break;
+        case 'o':
+            if (!strcmp(optarg, "makespan"))
+                obj = PL_OBJ_MAKESPAN;
+            else if (!strcmp(optarg, "end"))
+                obj = PL_OBJ_END;
+            else
+                return fail("--objective must be makespan or end");
+            break;
+        case 'S':
+            if (!strcmp(optarg, "auto"))
+                solver = PL_SOLVER_AUTO;
+            else if (!strcmp(optarg, "ilp"))
+                solver = PL_SOLVER_ILP;
+            else if (!strcmp(optarg, "heuristic"))
+                solver = PL_SOLVER_HEURISTIC;
+            else
+                return fail("--solver must be auto, ilp or heuristic");
+            break;
+        case 'j':
+            as_json = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        usage(stderr);
+        return fail("plan needs exactly one workflow FILE");
+    }
+    if (!cluster_path)
+        return fail("--cluster CLUSTER.yaml is required");
+    const char *wf_path = argv[optind];
+    json_t *wfj = NULL, *dj = NULL, *cj = NULL, *bj = NULL;
+    pl_workflow *wf = NULL;
+    pl_cluster *cl = NULL;
+    pl_busy *busy = NULL;
+    int nbusy = 0, rc = 1;
+    pl_problem prob = {0};
+    pl_plan plan = {0};
+    if (!(wfj = tm_yaml_load_file(wf_path, &err)))
+        goto out;
+    if (pl_is_cwl(wfj)) {
+        if (!deploy_path) {
+            tm_err_set(&err,
+                       "%s is CWL: --deployment FILE (tools: {NAME: {image: ...}}) is "
+                       "required",
+                       wf_path);
+            goto out;
+        }
+        if (!(dj = tm_yaml_load_file(deploy_path, &err)))
+            goto out;
+        wf = pl_workflow_from_cwl(wfj, wf_path, dj, deploy_path, &err);
+    } else {
+        wf = pl_workflow_from_native(wfj, wf_path, &err);
+    }
+    if (!wf)
+        goto out;
+    if (!(cj = tm_yaml_load_file(cluster_path, &err)) ||
+        !(cl = pl_cluster_from_json(cj, cluster_path, &err)))
+        goto out;
+    if (busy_path && (!(bj = tm_yaml_load_file(busy_path, &err)) ||
+                      pl_busy_from_json(bj, busy_path, cl, &busy, &nbusy, &err) < 0))
+        goto out;
+    if (pl_problem_init(&prob, wf, cl, busy, nbusy, slot_s, obj, &err) < 0) {
+        tm_err_wrap(&err, "%s", wf_path);
+        goto out;
+    }
+    if (pl_plan_init(&plan, &prob) < 0) {
+        tm_err_set(&err, "out of memory");
+        goto out;
+    }
+    pl_outcome o;
+    if (pl_solve(&prob, solver, (double)limit_s, &plan, &o, &err) < 0)
+        goto out;
+    if (as_json) {
+        json_t *j = pl_answer_json(&prob, &plan, &o);
+        char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+        if (s)
+            printf("%s\n", s);
+        free(s);
+        json_decref(j);
+        rc = s ? 0 : 1;
+    } else {
+        char *t = pl_answer_table(&prob, &plan, &o);
+        if (t)
+            fputs(t, stdout);
+        free(t);
+        rc = t ? 0 : 1;
+    }
+out:
+    if (rc && err.msg[0])
+        fprintf(stderr, "tarema-planner: %s\n", err.msg);
+    pl_plan_free(&plan);
+    if (prob.wf)
+        pl_problem_free(&prob);
+    free(busy);
+    pl_cluster_free(cl);
+    pl_workflow_free(wf);
+    json_decref(wfj);
+    json_decref(dj);
+    json_decref(cj);
+    json_decref(bj);
+    return rc;
+}
