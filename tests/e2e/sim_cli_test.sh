@@ -12,8 +12,8 @@ trap 'rm -rf "$TMP"' EXIT
 
 # tarema's two runs are 20 s (unlabeled, like fair) and 10 s (labeled): mean 15 (see
 # tests/unit/sim_tiny_test.c for the hand computation)
-check "tiny tarema table" bash -c "'$SIM' --cluster '$FX/tiny-cluster.yaml' --workload '$FX/tiny-workload.yaml' --no-shuffle | grep -E '^tiny +2 +15\.0s +20\.0s +10\.0s'"
-check "tiny all policies json" bash -c "'$SIM' --cluster '$FX/tiny-cluster.yaml' --workload '$FX/tiny-workload.yaml' --no-shuffle --policy all --json > '$TMP/all.json' && python3 - '$TMP/all.json' <<'PY'
+check "tiny tarema table" bash -c "'$SIM' --cluster '$FX/tiny-cluster.yaml' --workload '$FX/tiny-workload.yaml' --no-shuffle --ideal | grep -E '^tiny +2 +15\.0s +20\.0s +10\.0s'"
+check "tiny all policies json" bash -c "'$SIM' --cluster '$FX/tiny-cluster.yaml' --workload '$FX/tiny-workload.yaml' --no-shuffle --ideal --policy all --json > '$TMP/all.json' && python3 - '$TMP/all.json' <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 got = {p['policy']: p['workflows'][0]['makespan_mean_s'] for p in d['policies']}

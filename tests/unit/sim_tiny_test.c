@@ -33,7 +33,7 @@ static sim_workload *workload_of(const char *yaml, const sim_cluster *c) {
 static sim_result *run(const sim_cluster *c, const sim_workload *w, const char *policy,
                        bool contention) {
     sim_opts o;
-    sim_opts_default(&o);
+    sim_opts_ideal(&o);
     o.policy = policy;
     o.shuffle = false;
     o.contention = contention;
@@ -384,7 +384,7 @@ static void test_isolated(void) {
                                   "     processes: [{name: B, instances: 1, base_runtime: 3}]}\n",
                                   c);
     sim_opts o;
-    sim_opts_default(&o);
+    sim_opts_ideal(&o);
     o.shuffle = false;
     o.record_tasks = true;
     tm_err err = {0};
@@ -414,7 +414,7 @@ static void test_seed_repeatable(void) {
     sim_cluster *c = cluster_of(tiny_cluster);
     sim_workload *w = workload_of(tiny_workload, c);
     sim_opts o;
-    sim_opts_default(&o);
+    sim_opts_ideal(&o);
     o.policy = "round-robin";
     o.seed = 7;
     tm_err err = {0};
@@ -434,7 +434,7 @@ static void test_unknown_policy(void) {
     sim_cluster *c = cluster_of(tiny_cluster);
     sim_workload *w = workload_of(tiny_workload, c);
     sim_opts o;
-    sim_opts_default(&o);
+    sim_opts_ideal(&o);
     o.policy = "fastest";
     tm_err err = {0};
     sim_result *r = w ? sim_run(c, w, &o, &err) : NULL;
