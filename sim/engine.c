@@ -82,6 +82,9 @@ typedef struct history {
     long pending;       /* the workflow's tasks waiting for a node: only they read its labels */
     long *proc_pending; /* the same per process */
     sched_task_profile *published; /* per process; labels all 0 and runtime -1 before */
+    double *grp_sum;               /* per process x node group: summed runtime (ms) */
+    long *grp_n;                   /* per process x node group: runs */
+    bool structure_known;          /* a run completed: what runs after what was seen */
 } history;
 
 typedef struct wfinfo {
@@ -123,6 +126,8 @@ typedef struct sim {
     double now;
     double *io_cap;    /* per node type, bytes/s (sim_io_capacity) */
     uint64_t shuffles; /* node shuffles so far (the first is the snapshot's own) */
+    int64_t *tail;     /* scratch of upward_tails: tails, then ranks */
+    size_t ntail;
     long attempts;
     tm_err *err;
     char namebuf[2 * SIM_NAME_MAX + 48];
@@ -409,17 +414,20 @@ static int new_history(sim *s, int i) {
     size_t nuf[LAB_NFEATURES];
     h->proc_pending = calloc((size_t)wf->nprocs, sizeof *h->proc_pending);
     h->published = malloc((size_t)wf->nprocs * sizeof *h->published);
+    h->grp_sum = calloc((size_t)wf->nprocs * (size_t)s->c->ngroups, sizeof *h->grp_sum);
+    h->grp_n = calloc((size_t)wf->nprocs * (size_t)s->c->ngroups, sizeof *h->grp_n);
     for (int f = 0; f < LAB_NFEATURES; f++) {
         u[f] = malloc((nu + 1) * sizeof *u[f]);
         nuf[f] = nu;
     }
     int rc = -1;
-    if (!h->proc_pending || !h->published || !u[0] || !u[1] || !u[2]) {
+    if (!h->proc_pending || !h->published || !h->grp_sum || !h->grp_n || !u[0] || !u[1] || !u[2]) {
         tm_err_set(s->err, "out of memory for the history of workflow %s", wf->name);
         goto out;
     }
     for (int p = 0; p < wf->nprocs; p++) {
-        h->published[p] = (sched_task_profile){{0, 0, 0}, -1};
+        memset(&h->published[p], 0, sizeof h->published[p]);
+        h->published[p].expected_runtime_ms = -1;
         for (int inst = 0; inst < wf->procs[p].instances; inst++)
             for (int t = 0; t < s->c->ntypes; t++, k++) {
                 sim_meas m = sim_usage(s->c, wf, &wf->procs[p], inst, t);
@@ -738,6 +746,10 @@ static int record_sample(sim *s, const task *t) {
     const double v[LAB_NFEATURES] = {t->usage.cpu_pct, t->usage.peak_rss, t->usage.io_bytes};
     if (sim_history_add(s->hist[t->wf].h, t->proc, v, (t->end - t->start) * 1000.0, s->err) < 0)
         return tm_err_wrap(s->err, "workflow %s", s->w->wfs[t->wf].name);
+    /* the node group it ran on, as the labeler records per run from the pod's node */
+    size_t k = (size_t)t->proc * (size_t)s->c->ngroups + (size_t)s->c->nodes[t->node].group;
+    s->hist[t->wf].grp_sum[k] += (t->end - t->start) * 1000.0;
+    s->hist[t->wf].grp_n[k]++;
     return 0;
 }
 
@@ -776,6 +788,7 @@ static int finish_task(sim *s, long ti) {
     }
     if (--ru->left == 0) {
         ru->end = s->now;
+        s->hist[t->wf].structure_known = true;
         if (!wf->narrivals && ru->idx + 1 < wf->runs &&
             ev_push(s, s->now + wf->gap, EV_ARRIVE, t->run + 1, 0) < 0)
             return -1;
@@ -784,6 +797,41 @@ static int finish_task(sim *s, long ti) {
 }
 
 /* ---- labels from history ---- */
+
+/* s->tail[p] for workflow i: the longest expected path (ms, mean runtimes from history) from
+ * the end of process p through its successors to the end of a run, as HEFT's upward rank. */
+static int upward_tails(sim *s, int i) {
+    const sim_workflow *wf = &s->w->wfs[i];
+    const wfinfo *wi = &s->wi[i];
+    const history *h = &s->hist[i];
+    int ng = s->c->ngroups;
+    if ((size_t)wf->nprocs > s->ntail) {
+        int64_t *nt = realloc(s->tail, 2 * (size_t)wf->nprocs * sizeof *nt);
+        if (!nt)
+            return tm_err_set(s->err, "out of memory");
+        s->tail = nt;
+        s->ntail = (size_t)wf->nprocs;
+    }
+    int64_t *rank = s->tail + wf->nprocs;
+    for (int p = wf->nprocs; p-- > 0;) { /* procs are in topological order */
+        double sum = 0;
+        long n = 0;
+        for (int g = 0; g < ng; g++) {
+            sum += h->grp_sum[(size_t)p * (size_t)ng + (size_t)g];
+            n += h->grp_n[(size_t)p * (size_t)ng + (size_t)g];
+        }
+        int64_t tail = 0;
+        for (int k = 0; k < wi->nsucc_all[p]; k++)
+            if (rank[wi->succ_all[p][k]] > tail)
+                tail = rank[wi->succ_all[p][k]];
+        for (int k = 0; k < wi->nsucc_each[p]; k++)
+            if (rank[wi->succ_each[p][k]] > tail)
+                tail = rank[wi->succ_each[p][k]];
+        s->tail[p] = tail;
+        rank[p] = tail + (n ? (int64_t)llround(sum / (double)n) : 0);
+    }
+    return 0;
+}
 
 /* Publishes every changed task profile of the workflows with pending tasks into the
  * snapshot, as the labeler relabels on every stored run; the queue is re-sorted when a
@@ -798,15 +846,27 @@ static int refresh_labels(sim *s) {
         if (h->pending == 0 || n == h->n_at_refresh)
             continue;
         const sim_workflow *wf = &s->w->wfs[i];
+        if (h->structure_known && upward_tails(s, i) < 0)
+            return -1;
         for (int p = 0; p < wf->nprocs; p++) {
             sched_task_profile tp;
             double rt;
+            memset(&tp, 0, sizeof tp);
             if (sim_history_label(h->h, p, tp.labels, &rt) == 0)
                 continue;
             tp.expected_runtime_ms = isnan(rt) ? -1 : (int64_t)llround(rt);
+            for (int g = 0; g < s->c->ngroups && tp.n_group_rt < SCHED_TASK_MAX_GROUPS; g++) {
+                size_t k = (size_t)p * (size_t)s->c->ngroups + (size_t)g;
+                if (h->grp_n[k] == 0)
+                    continue;
+                sched_group_runtime *gr = &tp.group_rt[tp.n_group_rt++];
+                snprintf(gr->group, sizeof gr->group, "%d", g + 1);
+                gr->runtime_ms = (int64_t)llround(h->grp_sum[k] / (double)h->grp_n[k]);
+                gr->runs = (int32_t)h->grp_n[k];
+            }
+            tp.tail_ms = h->structure_known ? s->tail[p] : 0;
             const sched_task_profile *old = &h->published[p];
-            if (tp.expected_runtime_ms == old->expected_runtime_ms &&
-                memcmp(tp.labels, old->labels, sizeof tp.labels) == 0)
+            if (memcmp(&tp, old, sizeof tp) == 0)
                 continue;
             if (sched_snapshot_set_task(s->snap, wf->name, wf->procs[p].name, &tp, s->err) < 0)
                 return tm_err_wrap(s->err, "labelling workflow %s", wf->name);
@@ -984,6 +1044,8 @@ static void sim_cleanup(sim *s) {
             sim_history_free(s->hist[i].h);
             free(s->hist[i].proc_pending);
             free(s->hist[i].published);
+            free(s->hist[i].grp_sum);
+            free(s->hist[i].grp_n);
         }
     if (s->runs)
         for (int i = 0; i < s->nruns; i++)
@@ -1005,6 +1067,7 @@ static void sim_cleanup(sim *s) {
     free(s->ev);
     free(s->snap2sim);
     free(s->io_cap);
+    free(s->tail);
     sched_framework_free(s->fw);
     sched_snapshot_free(s->snap);
 }
