@@ -116,16 +116,18 @@ static void test_tiny_grouping(void) {
  *   fair:        as run 1 -> 20
  *   round-robin: cursor after fast: small -> slow (8), big -> fast (10), mid -> slow (12) -> 12
  *   fill-nodes:  as run 1 -> 12
- *   sjfn:        expected 4 (small), 10 (big), 12 (mid): same order, same nodes -> 12 */
+ *   sjfn:        expected 4 (small), 10 (big), 12 (mid): same order, same nodes -> 12
+ *   adaptive:    run 1 as tarema (no history) -> 20. run 2: ranks (runtime, no successors)
+ *                big 20 s, mid 6 s, small 4 s -> queue big, mid, small. big ran on slow (20 s),
+ *                fast has no runs and takes its mean 20 s: equal finish, labels (2,2) -> fast;
+ *                mid ran on fast (6 s), slow takes 6 s: equal, (2,2) -> fast (2 + 2 of 4 cores);
+ *                small ran on fast (4 s), slow 4 s: equal, (1,1) -> slow: ends 10, 6, 8 -> 10 */
 static void test_tiny_policies(void) {
     static const struct {
         const char *policy;
         double run1, run2;
-    } want[] = {{"tarema", 20, 10},
-                {"fair", 20, 20},
-                {"round-robin", 20, 12},
-                {"fill-nodes", 12, 12},
-                {"sjfn", 12, 12}};
+    } want[] = {{"tarema", 20, 10},     {"fair", 20, 20}, {"round-robin", 20, 12},
+                {"fill-nodes", 12, 12}, {"sjfn", 12, 12}, {"adaptive", 20, 10}};
     sim_cluster *c = cluster_of(tiny_cluster);
     sim_workload *w = workload_of(tiny_workload, c);
     CHECK(w != NULL);
