@@ -133,38 +133,50 @@ static void test_fallback_to_labels(void) {
     sched_snapshot_free(s);
 }
 
-/* Runs only on group 2 (90 s), mean over all runs 70 s: group 1 has no runs and takes the
- * mean as its prediction: finish group 1 = 0 + 70 < group 2 = 0 + 90 -> a weak node, although
- * the task's labels (2,2,2) point at group 2. */
-static void test_unmeasured_group_takes_mean(void) {
+/* Runs only on one group: the other is bounded by it in power order.
+ * C (labels (1,1,1)) ran only on group 2 (90 s; mean 70 s): group 1 is less powerful, so no
+ * faster: predicted 90. Finish group 1 = 0 + 90 = group 2 = 0 + 90; the task has runs, so the
+ * more powerful group wins the tie -> strong-0 (tarema's labels would say weak).
+ * F ran only on group 1 (100 s): group 2 is more powerful, so no slower: predicted 100, equal
+ * finish -> strong-0 again (the faster group is tried). */
+static void test_unmeasured_group_bounded(void) {
     sched_snapshot *s = two_groups();
-    set_profile(s, "C", 2, 70000, -1, 90000, 0);
-    sched_pod *p = mkpod("c", "C");
+    set_profile(s, "C", 1, 70000, -1, 90000, 0);
+    set_profile(s, "F", 1, 100000, 100000, -1, 0);
+    sched_pod *c = mkpod("c", "C"), *f = mkpod("f", "F");
     tm_err err = {0};
     sched_framework *fw = sched_policy_new("adaptive", &err);
-    CHECK(strncmp(pick(fw, s, p), "weak-", 5) == 0);
-    const sched_task_profile *tp = sched_snapshot_task(s, "wf", "C");
+    CHECK_STR(pick(fw, s, c), "strong-0");
+    CHECK_STR(pick(fw, s, f), "strong-0");
     sched_snapshot_refresh(s);
+    const sched_task_profile *tc = sched_snapshot_task(s, "wf", "C");
+    const sched_task_profile *tf = sched_snapshot_task(s, "wf", "F");
     for (size_t g = 0; g < sched_snapshot_group_count(s); g++) {
         const sched_group *gr = sched_snapshot_group(s, g);
-        CHECK_INT((int)sched_adaptive_predict_ms(tp, gr), !strcmp(gr->id, "2") ? 90000 : 70000);
+        bool m;
+        CHECK_INT((int)sched_adaptive_predict_ms(s, tc, gr, &m), 90000);
+        CHECK(m == !strcmp(gr->id, "2"));
+        CHECK_INT((int)sched_adaptive_predict_ms(s, tf, gr, &m), 100000);
+        CHECK(m == !strcmp(gr->id, "1"));
     }
     sched_framework_free(fw);
-    sched_pod_free(p);
+    sched_pod_free(c);
+    sched_pod_free(f);
     sched_snapshot_free(s);
 }
 
-/* Predictions equal at 1 s resolution (60.4 s on group 1 and 60.2 s on group 2 both round to
- * 60): the labels decide, task (1,1,1) -> group 1. A whole second apart (61 vs 60) -> group 2. */
-static void test_equal_finish_labels_decide(void) {
+/* Measured on both groups. D: 60.4 s on group 1, 60.2 s on group 2, both 60 at 1 s
+ * resolution: equal finish, power decides -> strong-0. G: 59 s on group 1, 60 s on group 2:
+ * group 1 finishes a second earlier -> a weak node. */
+static void test_equal_and_earlier_finish(void) {
     sched_snapshot *s = two_groups();
     set_profile(s, "D", 1, 60000, 60400, 60200, 0);
-    set_profile(s, "E", 1, 60000, 61000, 60000, 0);
-    sched_pod *d = mkpod("d", "D"), *e = mkpod("e", "E");
+    set_profile(s, "G", 2, 60000, 59000, 60000, 0);
+    sched_pod *d = mkpod("d", "D"), *e = mkpod("g", "G");
     tm_err err = {0};
     sched_framework *fw = sched_policy_new("adaptive", &err);
-    CHECK(strncmp(pick(fw, s, d), "weak-", 5) == 0);
-    CHECK_STR(pick(fw, s, e), "strong-0");
+    CHECK_STR(pick(fw, s, d), "strong-0");
+    CHECK(strncmp(pick(fw, s, e), "weak-", 5) == 0);
     sched_framework_free(fw);
     sched_pod_free(d);
     sched_pod_free(e);
@@ -227,8 +239,8 @@ static void test_registered(void) {
 int main(void) {
     RUN(test_faster_group_wins);
     RUN(test_fallback_to_labels);
-    RUN(test_unmeasured_group_takes_mean);
-    RUN(test_equal_finish_labels_decide);
+    RUN(test_unmeasured_group_bounded);
+    RUN(test_equal_and_earlier_finish);
     RUN(test_only_groups_with_room);
     RUN(test_critical_path_first);
     RUN(test_registered);

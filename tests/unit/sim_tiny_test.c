@@ -118,10 +118,11 @@ static void test_tiny_grouping(void) {
  *   fill-nodes:  as run 1 -> 12
  *   sjfn:        expected 4 (small), 10 (big), 12 (mid): same order, same nodes -> 12
  *   adaptive:    run 1 as tarema (no history) -> 20. run 2: ranks (runtime, no successors)
- *                big 20 s, mid 6 s, small 4 s -> queue big, mid, small. big ran on slow (20 s),
- *                fast has no runs and takes its mean 20 s: equal finish, labels (2,2) -> fast;
- *                mid ran on fast (6 s), slow takes 6 s: equal, (2,2) -> fast (2 + 2 of 4 cores);
- *                small ran on fast (4 s), slow 4 s: equal, (1,1) -> slow: ends 10, 6, 8 -> 10 */
+ *                big 20 s, mid 6 s, small 4 s -> queue big, mid, small. big ran on slow (20 s):
+ *                fast is more powerful, so no slower: 20 s, equal finish, power -> fast; mid
+ *                ran on fast (6 s): slow is no faster, 6 s, equal, power -> fast (2 + 2 of 4
+ *                cores); small ran on fast (4 s): fast is full, only slow has room -> slow:
+ *                ends 10, 6, 8 -> 10 */
 static void test_tiny_policies(void) {
     static const struct {
         const char *policy;
