@@ -622,7 +622,8 @@ static int reshuffle(sim *s) {
 
 static int arrive(sim *s, int r) {
     run *ru = &s->runs[r];
-    if (s->o->shuffle && s->o->reshuffle_runs && r != 0 && reshuffle(s) < 0)
+    if (s->o->shuffle && s->o->reshuffle_runs && r != 0 &&
+        s->c->nnodes <= SIM_RESHUFFLE_MAX_NODES && reshuffle(s) < 0)
         return -1;
     ru->arrival = s->now;
     const sim_workflow *wf = &s->w->wfs[ru->wf];
