@@ -867,6 +867,7 @@ fail:
 
 int sched_task_profile_from_json(const json_t *tp, const char **workflow, const char **process,
                                  sched_task_profile *out, tm_err *err) {
+    memset(out, 0, sizeof *out); /* fields this parser does not fill yet read as unknown */
     const char *name = tm_json_str(tp, "metadata.name", "?");
     *workflow = tm_json_str(tp, "spec.workflow", NULL);
     *process = tm_json_str(tp, "spec.process", NULL);

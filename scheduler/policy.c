@@ -11,11 +11,11 @@ typedef struct policy_entry {
 static const policy_entry policies[] = {
     {"tarema", sched_plugin_tarema}, {"round-robin", sched_plugin_round_robin},
     {"fair", sched_plugin_fair},     {"fill-nodes", sched_plugin_fill_nodes},
-    {"sjfn", sched_plugin_sjfn},
+    {"sjfn", sched_plugin_sjfn},     {"adaptive", sched_plugin_adaptive},
 };
 
-static const char *const policy_names[] = {"tarema",     "round-robin", "fair",
-                                           "fill-nodes", "sjfn",        NULL};
+static const char *const policy_names[] = {"tarema", "round-robin", "fair", "fill-nodes",
+                                           "sjfn",   "adaptive",    NULL};
 
 const char *const *sched_policy_names(void) {
     return policy_names;
@@ -34,7 +34,7 @@ sched_framework *sched_policy_new(const char *name, tm_err *err) {
     }
     tm_err_set(err,
                "unknown scheduling policy \"%s\": use one of tarema, round-robin, fair, "
-               "fill-nodes, sjfn",
+               "fill-nodes, sjfn, adaptive",
                name ? name : "(null)");
     return NULL;
 }

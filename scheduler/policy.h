@@ -13,6 +13,10 @@
  *   fill-nodes   the most-loaded fitting node (fill one node before the next), in name order.
  *   sjfn         queue: shortest expected runtime first (unknown runtimes last); node: the
  *                most powerful fitting node (largest label sum), then least loaded.
+ *   adaptive     beyond the paper (plugin_adaptive.c): the group where the task is expected to
+ *                finish first from its runtime per node group in the task profile; groups
+ *                without runs are bounded by the measured ones in power order; no runs at
+ *                all: as tarema (the labels as prior). Queue: critical path first.
  * "Load" is sched_node_load (dominant cpu/memory requested share). Every tie ends on node
  * name, so decisions are deterministic. */
 #ifndef TAREMA_SCHED_POLICY_H
@@ -34,6 +38,17 @@ int sched_plugin_round_robin(sched_plugin *out);
 int sched_plugin_fair(sched_plugin *out);
 int sched_plugin_fill_nodes(sched_plugin *out);
 int sched_plugin_sjfn(sched_plugin *out);
+int sched_plugin_adaptive(sched_plugin *out);
+
+/* Adaptive's arithmetic, exposed for explain and tests (plugin_adaptive.c). predict: the
+ * task's runtime on group g of s (*measured: from its runs there), -1 unknown. group_key: the
+ * group part of the score (finish, then prior), larger is better. rank: the queue key,
+ * expected runtime + tail_ms. */
+int64_t sched_adaptive_predict_ms(const sched_snapshot *s, const sched_task_profile *tp,
+                                  const sched_group *g, bool *measured);
+int64_t sched_adaptive_group_key(const sched_snapshot *s, const sched_task_profile *tp,
+                                 const sched_group *g, const sched_task_info *t);
+int64_t sched_adaptive_rank_ms(const sched_task_profile *tp);
 
 /* Tarema's distance between a group's labels and a task's: sum over features where both are
  * known of |g_k - t_k|; -1 when the group is unprofiled. Exposed for explain and tests. */

@@ -104,10 +104,28 @@ typedef struct sched_group {
     size_t n_nodes;
 } sched_group;
 
-/* What the labeler knows about one task (process of a workflow). */
+/* Per node group runtime statistics of one task (the adaptive policy, policy.h). */
+#define SCHED_TASK_MAX_GROUPS 8
+#define SCHED_GROUP_ID_MAX    16
+typedef struct sched_group_runtime {
+    char group[SCHED_GROUP_ID_MAX]; /* tarema.io/group value of the nodes it ran on */
+    int64_t runtime_ms;             /* mean realtime of its runs there */
+    int32_t runs;                   /* runs there; 0 = nothing known */
+} sched_group_runtime;
+
+/* What the labeler knows about one task (process of a workflow). A zeroed tail (all fields
+ * after expected_runtime_ms 0) means "no per-group history", which is what every producer that
+ * predates them gives. */
 typedef struct sched_task_profile {
     int labels[SCHED_NFEAT];     /* 1..n; 0 = that feature is unlabeled */
     int64_t expected_runtime_ms; /* mean realtime of past runs; -1 = unknown */
+    /* runtime per node group (TaskProfile status, filled by the labeler from the node group
+     * recorded per run; the simulator fills it from its history) */
+    int n_group_rt;
+    sched_group_runtime group_rt[SCHED_TASK_MAX_GROUPS];
+    /* the workflow's structure from history: expected time from this task's end to the end of
+     * its workflow run along the longest path of successors; 0 = unknown */
+    int64_t tail_ms;
 } sched_task_profile;
 
 /* A host port a container binds on its node (containers[].ports[].hostPort > 0). */

@@ -22,6 +22,18 @@ void sim_opts_default(sim_opts *o) {
     o->policy = "tarema";
     o->seed = 1;
     o->shuffle = true;
+    o->contention = true;
+    o->calibrated = true;
+    o->reshuffle_runs = true;
+    o->noise_sigma = SIM_NOISE_SIGMA_DEFAULT;
+}
+
+void sim_opts_ideal(sim_opts *o) {
+    sim_opts_default(o);
+    o->contention = false;
+    o->calibrated = false;
+    o->reshuffle_runs = false;
+    o->noise_sigma = 0;
 }
 
 typedef struct task {
@@ -34,8 +46,9 @@ typedef struct task {
     double ready, start, end;
     double remaining, rate, last; /* work in uncontended seconds, progress per second */
     double cpu_demand, mem_demand;
-    sim_meas usage; /* what monitoring reports when it completes */
-    sched_pod *pod; /* while pending or running */
+    sim_demand dem, w; /* calibrated model: demands and weights (sim_contention_slowdown) */
+    sim_meas usage;    /* what monitoring reports when it completes */
+    sched_pod *pod;    /* while pending or running */
 } task;
 
 typedef struct run {
@@ -69,6 +82,9 @@ typedef struct history {
     long pending;       /* the workflow's tasks waiting for a node: only they read its labels */
     long *proc_pending; /* the same per process */
     sched_task_profile *published; /* per process; labels all 0 and runtime -1 before */
+    double *grp_sum;               /* per process x node group: summed runtime (ms) */
+    long *grp_n;                   /* per process x node group: runs */
+    bool structure_known;          /* a run completed: what runs after what was seen */
 } history;
 
 typedef struct wfinfo {
@@ -108,6 +124,10 @@ typedef struct sim {
     lab_classes classes[LAB_NFEATURES];
     int queue_dirty;
     double now;
+    double *io_cap;    /* per node type, bytes/s (sim_io_capacity) */
+    uint64_t shuffles; /* node shuffles so far (the first is the snapshot's own) */
+    int64_t *tail;     /* scratch of upward_tails: tails, then ranks */
+    size_t ntail;
     long attempts;
     tm_err *err;
     char namebuf[2 * SIM_NAME_MAX + 48];
@@ -206,16 +226,8 @@ static void pend_heapify(sim *s) {
 
 /* ---- setup ---- */
 
-sched_snapshot *sim_snapshot_new(const sim_cluster *c, bool shuffle, uint64_t seed, tm_err *err) {
-    int n = c->nnodes;
-    sched_snapshot *snap = sched_snapshot_new();
-    int *perm = malloc((size_t)n * sizeof *perm);
-    if (!snap || !perm) {
-        free(perm);
-        sched_snapshot_free(snap);
-        tm_err_set(err, "out of memory for %d nodes", n);
-        return NULL;
-    }
+/* The node list order for seed: identity without shuffle, else a seeded permutation. */
+static void node_order(int *perm, int n, bool shuffle, uint64_t seed) {
     for (int i = 0; i < n; i++)
         perm[i] = i;
     if (shuffle) {
@@ -231,6 +243,12 @@ sched_snapshot *sim_snapshot_new(const sim_cluster *c, bool shuffle, uint64_t se
             perm[j] = tmp;
         }
     }
+}
+
+/* Puts the cluster's nodes into snap in the order perm, named for that order. */
+static int put_nodes(sched_snapshot *snap, const sim_cluster *c, const int *perm, bool shuffle,
+                     tm_err *err) {
+    int n = c->nnodes;
     static const char *const keys[LAB_NFEATURES] = {"tarema.io/cpu", "tarema.io/mem",
                                                     "tarema.io/io"};
     int rc = 0;
@@ -271,6 +289,21 @@ sched_snapshot *sim_snapshot_new(const sim_cluster *c, bool shuffle, uint64_t se
         }
         rc = sched_snapshot_put_node(snap, sn, err);
     }
+    return rc;
+}
+
+sched_snapshot *sim_snapshot_new(const sim_cluster *c, bool shuffle, uint64_t seed, tm_err *err) {
+    int n = c->nnodes;
+    sched_snapshot *snap = sched_snapshot_new();
+    int *perm = malloc((size_t)n * sizeof *perm);
+    if (!snap || !perm) {
+        free(perm);
+        sched_snapshot_free(snap);
+        tm_err_set(err, "out of memory for %d nodes", n);
+        return NULL;
+    }
+    node_order(perm, n, shuffle, seed);
+    int rc = put_nodes(snap, c, perm, shuffle, err);
     free(perm);
     if (rc < 0) {
         sched_snapshot_free(snap);
@@ -303,6 +336,8 @@ sched_pod *sim_pod_new(const sim_workflow *wf, const sim_process *p, long task_i
     return pod;
 }
 
+static int map_nodes(sim *s);
+
 static int build_snapshot(sim *s) {
     s->snap = sim_snapshot_new(s->c, s->o->shuffle, s->o->seed, s->err);
     if (!s->snap)
@@ -311,6 +346,12 @@ static int build_snapshot(sim *s) {
     s->snap2sim = malloc((size_t)n * sizeof *s->snap2sim);
     if (!s->snap2sim)
         return tm_err_set(s->err, "out of memory for %d nodes", n);
+    return map_nodes(s);
+}
+
+/* snap2sim from the snapshot's tarema.io/sim-node labels. */
+static int map_nodes(sim *s) {
+    int n = s->c->nnodes;
     for (int idx = 0; idx < n; idx++) {
         const sched_node *sn = sched_snapshot_node(s->snap, (size_t)idx);
         const char *simname = sn ? sched_node_label(sn, "tarema.io/sim-node") : NULL;
@@ -373,17 +414,20 @@ static int new_history(sim *s, int i) {
     size_t nuf[LAB_NFEATURES];
     h->proc_pending = calloc((size_t)wf->nprocs, sizeof *h->proc_pending);
     h->published = malloc((size_t)wf->nprocs * sizeof *h->published);
+    h->grp_sum = calloc((size_t)wf->nprocs * (size_t)s->c->ngroups, sizeof *h->grp_sum);
+    h->grp_n = calloc((size_t)wf->nprocs * (size_t)s->c->ngroups, sizeof *h->grp_n);
     for (int f = 0; f < LAB_NFEATURES; f++) {
         u[f] = malloc((nu + 1) * sizeof *u[f]);
         nuf[f] = nu;
     }
     int rc = -1;
-    if (!h->proc_pending || !h->published || !u[0] || !u[1] || !u[2]) {
+    if (!h->proc_pending || !h->published || !h->grp_sum || !h->grp_n || !u[0] || !u[1] || !u[2]) {
         tm_err_set(s->err, "out of memory for the history of workflow %s", wf->name);
         goto out;
     }
     for (int p = 0; p < wf->nprocs; p++) {
-        h->published[p] = (sched_task_profile){{0, 0, 0}, -1};
+        memset(&h->published[p], 0, sizeof h->published[p]);
+        h->published[p].expected_runtime_ms = -1;
         for (int inst = 0; inst < wf->procs[p].instances; inst++)
             for (int t = 0; t < s->c->ntypes; t++, k++) {
                 sim_meas m = sim_usage(s->c, wf, &wf->procs[p], inst, t);
@@ -541,8 +585,46 @@ static int make_ready(sim *s, long ti) {
     return 0;
 }
 
+/* A new node shuffle (the paper shuffles the node list before every run): the snapshot's
+ * nodes are put back under names of a new seeded order and the running tasks' pods moved
+ * along, so only the names (every policy's tie-break) change. */
+static int reshuffle(sim *s) {
+    int n = s->c->nnodes;
+    int *perm = malloc((size_t)n * sizeof *perm);
+    char(*old)[SIM_NAME_MAX + 16] = malloc((size_t)n * sizeof *old);
+    int rc = perm && old ? 0 : tm_err_set(s->err, "out of memory for %d nodes", n);
+    for (int i = 0; rc == 0 && i < n; i++)
+        snprintf(old[i], sizeof old[i], "%s", sched_snapshot_node(s->snap, (size_t)i)->name);
+    for (int i = 0; rc == 0 && i < n; i++)
+        sched_snapshot_remove_node(s->snap, old[i]);
+    s->shuffles++;
+    if (rc == 0) {
+        node_order(perm, n, true, s->o->seed ^ (s->shuffles * 0xa0761d6478bd642fULL));
+        rc = put_nodes(s->snap, s->c, perm, true, s->err);
+    }
+    if (rc == 0) {
+        sched_snapshot_refresh(s->snap);
+        rc = map_nodes(s);
+    }
+    /* perm now maps snapshot index -> sim node as well; invert for the running pods */
+    for (int i = 0; rc == 0 && i < n; i++)
+        perm[s->snap2sim[i]] = i;
+    for (int nd = 0; rc == 0 && nd < n; nd++)
+        for (int k = 0; rc == 0 && k < s->nrunning[nd]; k++) {
+            const task *t = &s->tasks[s->running[nd][k]];
+            const sched_node *sn = sched_snapshot_node(s->snap, (size_t)perm[nd]);
+            rc = sched_snapshot_add_pod(s->snap, t->pod->uid, sn->name, &t->pod->requests, s->err);
+        }
+    free(perm);
+    free(old);
+    return rc;
+}
+
 static int arrive(sim *s, int r) {
     run *ru = &s->runs[r];
+    if (s->o->shuffle && s->o->reshuffle_runs && r != 0 &&
+        s->c->nnodes <= SIM_RESHUFFLE_MAX_NODES && reshuffle(s) < 0)
+        return -1;
     ru->arrival = s->now;
     const sim_workflow *wf = &s->w->wfs[ru->wf];
     for (int p = 0; p < wf->nprocs; p++) {
@@ -551,6 +633,31 @@ static int arrive(sim *s, int r) {
         for (int i = 0; i < wf->procs[p].instances; i++)
             if (make_ready(s, ru->base + s->wi[ru->wf].proc_off[p] + i) < 0)
                 return -1;
+    }
+    return 0;
+}
+
+/* The calibrated model's rates on node n (tasks already brought up to now). */
+static int rerate_calibrated(sim *s, int n, long only) {
+    const sim_node_type *nt = &s->c->types[s->c->nodes[n].type];
+    sim_demand d = {0, 0, 0};
+    for (int k = 0; k < s->nrunning[n]; k++) {
+        const task *t = &s->tasks[s->running[n][k]];
+        d.cpu += t->dem.cpu;
+        d.mem += t->dem.mem;
+        d.io += t->dem.io;
+    }
+    double bw = nt->mem_bandwidth > 0 ? nt->mem_bandwidth : nt->cores;
+    for (int k = 0; k < s->nrunning[n]; k++) {
+        long ti = s->running[n][k];
+        task *t = &s->tasks[ti];
+        double rate =
+            1.0 / sim_contention_slowdown(d, nt->cores, bw, s->io_cap[s->c->nodes[n].type], t->w);
+        if (ti != only && fabs(rate - t->rate) < 1e-12)
+            continue;
+        t->rate = rate;
+        if (ev_push(s, s->now + t->remaining / rate, EV_FINISH, ti, ++t->version) < 0)
+            return -1;
     }
     return 0;
 }
@@ -575,6 +682,8 @@ static int rerate(sim *s, int n, long only) {
         dcpu += t->cpu_demand;
         dmem += t->mem_demand;
     }
+    if (s->o->calibrated)
+        return rerate_calibrated(s, n, only);
     double fcpu = fmax(1.0, dcpu / nt->cores);
     double fmem = nt->mem_bandwidth > 0 ? fmax(1.0, dmem / nt->mem_bandwidth) : 1.0;
     for (int k = 0; k < s->nrunning[n]; k++) {
@@ -600,10 +709,31 @@ static int start_task(sim *s, long ti, int n) {
     int type = s->c->nodes[n].type;
     t->node = n;
     t->start = s->now;
-    t->remaining = sim_runtime(s->c, wf, p, t->inst, type);
     t->usage = sim_usage(s->c, wf, p, t->inst, type);
     t->cpu_demand = isnan(t->usage.cpu_pct) ? p->req_cpu : t->usage.cpu_pct / 100.0;
     t->mem_demand = p->sens[LAB_MEM] * t->cpu_demand;
+    if (s->o->calibrated) {
+        const sim_node_type *nt = &s->c->types[type];
+        double base = sim_runtime_fitted(s->c, wf, p, t->inst, type);
+        /* the share of a core's memory a task's resident set takes: large working sets stream
+         * more memory per busy core */
+        double r = isnan(t->usage.peak_rss) || nt->memory <= 0
+                       ? 0
+                       : fmin(1.0, t->usage.peak_rss / ((double)nt->memory / nt->cores));
+        double io_cap = s->io_cap[type];
+        double io_rate = isnan(t->usage.io_bytes) || !(base > 0) ? 0 : t->usage.io_bytes / base;
+        t->dem = (sim_demand){t->cpu_demand, t->cpu_demand * r, io_rate};
+        t->w = (sim_demand){p->fit_sens[LAB_CPU], p->fit_sens[LAB_CPU] * r + p->fit_sens[LAB_MEM],
+                            io_cap > 0 ? fmin(1.0, io_rate / io_cap) : 0};
+        /* the key names the task (workflow name, index), not the node, so every policy sees
+         * the same draw for the same task */
+        uint64_t key = (uint64_t)ti;
+        for (const char *q = wf->name; *q; q++)
+            key = (key ^ (unsigned char)*q) * 0x100000001b3ULL;
+        t->remaining = base * sim_noise_factor(s->o->seed, key, s->o->noise_sigma);
+    } else {
+        t->remaining = sim_runtime(s->c, wf, p, t->inst, type);
+    }
     t->rate = 1;
     t->last = s->now;
     if (sim_grow(&s->running[n], (size_t)s->nrunning[n], &s->caprunning[n], sizeof(int), 8) < 0)
@@ -617,6 +747,10 @@ static int record_sample(sim *s, const task *t) {
     const double v[LAB_NFEATURES] = {t->usage.cpu_pct, t->usage.peak_rss, t->usage.io_bytes};
     if (sim_history_add(s->hist[t->wf].h, t->proc, v, (t->end - t->start) * 1000.0, s->err) < 0)
         return tm_err_wrap(s->err, "workflow %s", s->w->wfs[t->wf].name);
+    /* the node group it ran on, as the labeler records per run from the pod's node */
+    size_t k = (size_t)t->proc * (size_t)s->c->ngroups + (size_t)s->c->nodes[t->node].group;
+    s->hist[t->wf].grp_sum[k] += (t->end - t->start) * 1000.0;
+    s->hist[t->wf].grp_n[k]++;
     return 0;
 }
 
@@ -655,6 +789,7 @@ static int finish_task(sim *s, long ti) {
     }
     if (--ru->left == 0) {
         ru->end = s->now;
+        s->hist[t->wf].structure_known = true;
         if (!wf->narrivals && ru->idx + 1 < wf->runs &&
             ev_push(s, s->now + wf->gap, EV_ARRIVE, t->run + 1, 0) < 0)
             return -1;
@@ -663,6 +798,41 @@ static int finish_task(sim *s, long ti) {
 }
 
 /* ---- labels from history ---- */
+
+/* s->tail[p] for workflow i: the longest expected path (ms, mean runtimes from history) from
+ * the end of process p through its successors to the end of a run, as HEFT's upward rank. */
+static int upward_tails(sim *s, int i) {
+    const sim_workflow *wf = &s->w->wfs[i];
+    const wfinfo *wi = &s->wi[i];
+    const history *h = &s->hist[i];
+    int ng = s->c->ngroups;
+    if ((size_t)wf->nprocs > s->ntail) {
+        int64_t *nt = realloc(s->tail, 2 * (size_t)wf->nprocs * sizeof *nt);
+        if (!nt)
+            return tm_err_set(s->err, "out of memory");
+        s->tail = nt;
+        s->ntail = (size_t)wf->nprocs;
+    }
+    int64_t *rank = s->tail + wf->nprocs;
+    for (int p = wf->nprocs; p-- > 0;) { /* procs are in topological order */
+        double sum = 0;
+        long n = 0;
+        for (int g = 0; g < ng; g++) {
+            sum += h->grp_sum[(size_t)p * (size_t)ng + (size_t)g];
+            n += h->grp_n[(size_t)p * (size_t)ng + (size_t)g];
+        }
+        int64_t tail = 0;
+        for (int k = 0; k < wi->nsucc_all[p]; k++)
+            if (rank[wi->succ_all[p][k]] > tail)
+                tail = rank[wi->succ_all[p][k]];
+        for (int k = 0; k < wi->nsucc_each[p]; k++)
+            if (rank[wi->succ_each[p][k]] > tail)
+                tail = rank[wi->succ_each[p][k]];
+        s->tail[p] = tail;
+        rank[p] = tail + (n ? (int64_t)llround(sum / (double)n) : 0);
+    }
+    return 0;
+}
 
 /* Publishes every changed task profile of the workflows with pending tasks into the
  * snapshot, as the labeler relabels on every stored run; the queue is re-sorted when a
@@ -677,15 +847,27 @@ static int refresh_labels(sim *s) {
         if (h->pending == 0 || n == h->n_at_refresh)
             continue;
         const sim_workflow *wf = &s->w->wfs[i];
+        if (h->structure_known && upward_tails(s, i) < 0)
+            return -1;
         for (int p = 0; p < wf->nprocs; p++) {
             sched_task_profile tp;
             double rt;
+            memset(&tp, 0, sizeof tp);
             if (sim_history_label(h->h, p, tp.labels, &rt) == 0)
                 continue;
             tp.expected_runtime_ms = isnan(rt) ? -1 : (int64_t)llround(rt);
+            for (int g = 0; g < s->c->ngroups && tp.n_group_rt < SCHED_TASK_MAX_GROUPS; g++) {
+                size_t k = (size_t)p * (size_t)s->c->ngroups + (size_t)g;
+                if (h->grp_n[k] == 0)
+                    continue;
+                sched_group_runtime *gr = &tp.group_rt[tp.n_group_rt++];
+                snprintf(gr->group, sizeof gr->group, "%d", g + 1);
+                gr->runtime_ms = (int64_t)llround(h->grp_sum[k] / (double)h->grp_n[k]);
+                gr->runs = (int32_t)h->grp_n[k];
+            }
+            tp.tail_ms = h->structure_known ? s->tail[p] : 0;
             const sched_task_profile *old = &h->published[p];
-            if (tp.expected_runtime_ms == old->expected_runtime_ms &&
-                memcmp(tp.labels, old->labels, sizeof tp.labels) == 0)
+            if (memcmp(&tp, old, sizeof tp) == 0)
                 continue;
             if (sched_snapshot_set_task(s->snap, wf->name, wf->procs[p].name, &tp, s->err) < 0)
                 return tm_err_wrap(s->err, "labelling workflow %s", wf->name);
@@ -863,6 +1045,8 @@ static void sim_cleanup(sim *s) {
             sim_history_free(s->hist[i].h);
             free(s->hist[i].proc_pending);
             free(s->hist[i].published);
+            free(s->hist[i].grp_sum);
+            free(s->hist[i].grp_n);
         }
     if (s->runs)
         for (int i = 0; i < s->nruns; i++)
@@ -883,6 +1067,8 @@ static void sim_cleanup(sim *s) {
     free(s->shapes);
     free(s->ev);
     free(s->snap2sim);
+    free(s->io_cap);
+    free(s->tail);
     sched_framework_free(s->fw);
     sched_snapshot_free(s->snap);
 }
@@ -899,6 +1085,12 @@ sim_result *sim_run(const sim_cluster *c, const sim_workload *w, const sim_opts 
     if (sim_label_classes(c, s.classes, err) < 0 || build_snapshot(&s) < 0 ||
         build_workflows(&s) < 0)
         goto out;
+    if (!(s.io_cap = calloc((size_t)c->ntypes, sizeof *s.io_cap))) {
+        tm_err_set(err, "out of memory");
+        goto out;
+    }
+    for (int t = 0; t < c->ntypes; t++)
+        s.io_cap[t] = sim_io_capacity(c, w, t);
     while (s.nev > 0) {
         s.now = s.ev[0].t;
         /* every event of this instant first, then one scheduling pass */

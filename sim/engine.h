@@ -11,11 +11,12 @@
  * completion, as the live labeler relabels on every stored run, and are written into the
  * snapshot's task-profile table, so the first run of a workflow starts unlabeled.
  *
- * With contention on, a task's progress rate on a node is
+ * Ideal model (--ideal --contention): a task's progress rate on a node is
  *   1 / (s0 + s_cpu * max(1, D_cpu / cores) + s_mem * max(1, D_mem / mem_bandwidth))
  * where D_cpu is the sum of %cpu/100 of the node's running tasks, D_mem the same weighted by
  * each task's memory sensitivity, and s_* the task's sensitivities (model.h); rates are
- * recomputed whenever a task starts or ends on the node. */
+ * recomputed whenever a task starts or ends on the node. The calibrated model (default) uses
+ * sim_contention_slowdown (model.h) with per-task demands and weights from the measurements. */
 #ifndef TAREMA_SIM_ENGINE_H
 #define TAREMA_SIM_ENGINE_H
 
@@ -30,15 +31,35 @@
 
 #define SIM_POD_SLOTS 110 /* pods per node, kubelet's default */
 
+/* Run-to-run noise of the calibrated model: the sigma of log runtime between repeated
+ * measurements of the same task and input on identical machines (lotaru asok01 vs asok02,
+ * pooled over chipseq and eager; docs/simulation.md). */
+#define SIM_NOISE_SIGMA_DEFAULT 0.09
+
+/* Largest cluster reshuffled per run: a reshuffle re-puts every node of the snapshot, whose
+ * node removal scans every recorded pod, so it costs nodes x pods per run (54 s of 57 s on the
+ * 5,000-node, 100,000-task benchmark). Larger, generated clusters keep one shuffle. */
+#define SIM_RESHUFFLE_MAX_NODES 1000
+
 typedef struct sim_opts {
     const char *policy; /* a name from sched_policy_names() */
-    uint64_t seed;      /* node-order shuffle (the paper shuffles the node list per run) */
+    uint64_t seed;      /* node-order shuffle, noise (the paper shuffles the node list per run) */
     bool shuffle;       /* false: nodes keep their cluster-file order (tests) */
     bool contention;    /* slow co-located tasks down (see above) */
     bool record_tasks;  /* keep every task's placement and times (for --gantt) */
+    /* The calibrated model (default; docs/simulation.md): sensitivities fitted to measured
+     * speed-ups, contention with cpu, memory-bandwidth and I/O terms. false: the ideal model
+     * (the cpu/mem contention term above, sensitivity from %cpu). */
+    bool calibrated;
+    bool reshuffle_runs; /* a new node shuffle at every workflow-run arrival (clusters of up
+                          * to SIM_RESHUFFLE_MAX_NODES nodes) */
+    double noise_sigma;  /* lognormal run-to-run noise, 0 = off */
 } sim_opts;
 
+/* The calibrated model: contention, noise SIM_NOISE_SIGMA_DEFAULT, a shuffle per run. */
 void sim_opts_default(sim_opts *o);
+/* The ideal model (--ideal): no contention, no noise, one shuffle per simulation. */
+void sim_opts_ideal(sim_opts *o);
 
 /* The snapshot the simulator schedules against, as the live cache would hold it for the same
  * cluster: one ready node per simulated node with allocatable cpu (millicores), memory and

@@ -2,13 +2,15 @@
  * simulated heterogeneous cluster with the scheduler's own policy code.
  *
  *   tarema-sim --cluster C.yaml --workload W.yaml [--policy NAME|all] [--seed N] [--isolate]
- *              [--contention] [--json] [--gantt FILE.svg] [--no-shuffle]
+ *              [--contention] [--json] [--gantt FILE.svg] [--no-shuffle] [--ideal]
+ *              [--noise SIGMA] [--seeds N]
  *   tarema-sim sizing --dataset NAME|FILE [--seed N] [--json] [--svg FILE]   (sim/sizing_cli.h)
  *   tarema-sim asa --scenario figure5 [--policy naive|tuned] [--json] [--svg FILE] (sim/asa_cli.h)
  *   tarema-sim federation --setup 1|2 [--seed N] [--json]   (sim/federation.h)
  */
 #include <getopt.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,25 +26,28 @@
 #include "sim/sizing_cli.h"
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: tarema-sim --cluster FILE --workload FILE [options]\n"
-            "  --policy NAME     tarema, round-robin, fair, fill-nodes, sjfn, or all (default "
-            "tarema)\n"
-            "  --seed N          node-order shuffle and bench draws (default 1)\n"
-            "  --isolate         run each workflow alone with its own history, one after the "
-            "other\n"
-            "                    (the paper's design); default: all workflows share the cluster\n"
-            "  --contention      slow down co-located tasks that oversubscribe cpu or memory "
-            "bandwidth\n"
-            "  --json            print JSON instead of tables\n"
-            "  --gantt FILE.svg  draw which task ran where and when (with several policies:\n"
-            "                    FILE-POLICY.svg for each)\n"
-            "  --no-shuffle      keep the cluster file's node order\n"
-            "  --log-level L     debug, info, warn, error (default warn)\n"
-            "   or: tarema-sim sizing --dataset NAME|FILE [--json] [--svg FILE]   (sizing --help)\n"
-            "   or: tarema-sim asa --scenario figure5 [--policy naive|tuned] [--seed N] [--json]\n"
-            "                      [--svg FILE]                                   (asa --help)\n"
-            "   or: tarema-sim federation --setup 1|2 [--seed N] [--json]         (docs/dam.md)\n");
+    fprintf(
+        f, "usage: tarema-sim --cluster FILE --workload FILE [options]\n"
+           "  --policy NAME     tarema, round-robin, fair, fill-nodes, sjfn, or all (default "
+           "tarema)\n"
+           "  --seed N          node-order shuffle and bench draws (default 1)\n"
+           "  --isolate         run each workflow alone with its own history, one after the "
+           "other\n"
+           "                    (the paper's design); default: all workflows share the cluster\n"
+           "  --contention      with --ideal: the ideal model's cpu/memory contention term\n"
+           "                    (the calibrated model has contention on; docs/simulation.md)\n"
+           "  --ideal           the ideal model: no contention, no noise, one node shuffle\n"
+           "  --noise SIGMA     lognormal run-to-run noise of task runtimes (default 0.09, 0 off)\n"
+           "  --seeds N         run seeds 1..N and report mean and spread over them\n"
+           "  --json            print JSON instead of tables\n"
+           "  --gantt FILE.svg  draw which task ran where and when (with several policies:\n"
+           "                    FILE-POLICY.svg for each)\n"
+           "  --no-shuffle      keep the cluster file's node order\n"
+           "  --log-level L     debug, info, warn, error (default warn)\n"
+           "   or: tarema-sim sizing --dataset NAME|FILE [--json] [--svg FILE]   (sizing --help)\n"
+           "   or: tarema-sim asa --scenario figure5 [--policy naive|tuned] [--seed N] [--json]\n"
+           "                      [--svg FILE]                                   (asa --help)\n"
+           "   or: tarema-sim federation --setup 1|2 [--seed N] [--json]         (docs/dam.md)\n");
 }
 
 /* The Gantt file of one policy: FILE itself for a single policy, else FILE with "-POLICY"
@@ -57,6 +62,63 @@ static void gantt_path(const char *file, const char *policy, char *out, size_t s
         snprintf(out, size, "%s-%s", file, policy);
 }
 
+/* --seeds N: every policy under seeds 1..N (cluster bench draws, shuffles and noise all
+ * follow the seed), reported as mean and spread over the seeds. */
+static int run_seeds(const char *cluster_path, const char *workload_path, const char *policy,
+                     int isolate, int as_json, int nseeds, const sim_opts *base) {
+    const char *const *names = sched_policy_names();
+    const char *single[2] = {policy, NULL};
+    const char *const *policies = strcmp(policy, "all") == 0 ? names : single;
+    int n = 0;
+    while (policies[n])
+        n++;
+    sim_result **rs = calloc((size_t)n * (size_t)nseeds, sizeof *rs);
+    sim_cluster **cs = calloc((size_t)nseeds, sizeof *cs);
+    sim_workload **ws = calloc((size_t)nseeds, sizeof *ws);
+    int rc = rs && cs && ws ? 0 : 1;
+    tm_err err = {0};
+    for (int k = 0; k < nseeds && rc == 0; k++) {
+        sim_opts o = *base;
+        o.seed = (uint64_t)k + 1;
+        cs[k] = sim_cluster_load(cluster_path, o.seed, &err);
+        ws[k] = cs[k] ? sim_workload_load(workload_path, cs[k], &err) : NULL;
+        if (!ws[k]) {
+            fprintf(stderr, "tarema-sim: %s\n", err.msg);
+            rc = 1;
+        }
+        for (int j = 0; j < n && rc == 0; j++) {
+            o.policy = policies[j];
+            sim_result *r = isolate ? sim_run_isolated(cs[k], ws[k], &o, &err)
+                                    : sim_run(cs[k], ws[k], &o, &err);
+            if (!r) {
+                fprintf(stderr, "tarema-sim: %s\n", err.msg);
+                rc = 1;
+            }
+            rs[k * n + j] = r;
+        }
+    }
+    if (rc == 0) {
+        if (as_json) {
+            json_t *j = sim_report_seeds_json(rs, n, nseeds);
+            json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+            fputc('\n', stdout);
+            json_decref(j);
+        } else {
+            sim_report_seeds_table(stdout, rs, n, nseeds);
+        }
+    }
+    for (int k = 0; rs && k < n * nseeds; k++)
+        sim_result_free(rs[k]);
+    for (int k = 0; k < nseeds && cs && ws; k++) {
+        sim_workload_free(ws[k]);
+        sim_cluster_free(cs[k]);
+    }
+    free(rs);
+    free(cs);
+    free(ws);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "sizing") == 0)
         return sim_sizing_main(argc - 1, argv + 1);
@@ -64,20 +126,29 @@ int main(int argc, char **argv) {
         return sim_asa_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "federation") == 0) /* DAM simulation (docs/dam.md) */
         return sim_federation_main(argc - 1, argv + 1);
-    static const struct option longopts[] = {
-        {"cluster", required_argument, 0, 'c'}, {"workload", required_argument, 0, 'w'},
-        {"policy", required_argument, 0, 'p'},  {"seed", required_argument, 0, 's'},
-        {"isolate", no_argument, 0, 'i'},       {"contention", no_argument, 0, 'C'},
-        {"json", no_argument, 0, 'j'},          {"gantt", required_argument, 0, 'g'},
-        {"no-shuffle", no_argument, 0, 'N'},    {"log-level", required_argument, 0, 'l'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    static const struct option longopts[] = {{"cluster", required_argument, 0, 'c'},
+                                             {"workload", required_argument, 0, 'w'},
+                                             {"policy", required_argument, 0, 'p'},
+                                             {"seed", required_argument, 0, 's'},
+                                             {"isolate", no_argument, 0, 'i'},
+                                             {"contention", no_argument, 0, 'C'},
+                                             {"json", no_argument, 0, 'j'},
+                                             {"gantt", required_argument, 0, 'g'},
+                                             {"no-shuffle", no_argument, 0, 'N'},
+                                             {"log-level", required_argument, 0, 'l'},
+                                             {"help", no_argument, 0, 'h'},
+                                             {"ideal", no_argument, 0, 'I'},
+                                             {"noise", required_argument, 0, 'n'},
+                                             {"seeds", required_argument, 0, 'S'},
+                                             {0, 0, 0, 0}};
     const char *cluster_path = NULL, *workload_path = NULL, *policy = "tarema", *gantt = NULL;
-    int isolate = 0, as_json = 0;
+    int isolate = 0, as_json = 0, ideal = 0, contention = 0, nseeds = 0;
+    double noise = NAN;
     sim_opts o;
     sim_opts_default(&o);
     tm_log_configure("warn", "text");
     int ch;
-    while ((ch = getopt_long(argc, argv, "c:w:p:s:iCjg:Nl:h", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "c:w:p:s:iCjg:Nl:hIn:S:", longopts, NULL)) != -1) {
         char *end;
         switch (ch) {
         case 'c':
@@ -100,7 +171,24 @@ int main(int argc, char **argv) {
             isolate = 1;
             break;
         case 'C':
-            o.contention = true;
+            contention = 1;
+            break;
+        case 'I':
+            ideal = 1;
+            break;
+        case 'n':
+            noise = strtod(optarg, &end);
+            if (*end || !*optarg || !(noise >= 0) || noise > 2) {
+                fprintf(stderr, "tarema-sim: --noise '%s' is not a sigma from 0 to 2\n", optarg);
+                return 2;
+            }
+            break;
+        case 'S':
+            nseeds = (int)strtol(optarg, &end, 10);
+            if (*end || !*optarg || nseeds < 1 || nseeds > 1000) {
+                fprintf(stderr, "tarema-sim: --seeds '%s' is not a count from 1 to 1000\n", optarg);
+                return 2;
+            }
             break;
         case 'j':
             as_json = 1;
@@ -129,6 +217,18 @@ int main(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
+    if (ideal) {
+        sim_opts m;
+        sim_opts_ideal(&m);
+        o.calibrated = m.calibrated;
+        o.reshuffle_runs = m.reshuffle_runs;
+        o.noise_sigma = m.noise_sigma;
+        o.contention = contention;
+    }
+    if (!isnan(noise))
+        o.noise_sigma = noise;
+    if (nseeds > 0)
+        return run_seeds(cluster_path, workload_path, policy, isolate, as_json, nseeds, &o);
     const char *const *names = sched_policy_names();
     const char *single[2] = {policy, NULL};
     const char *const *policies = strcmp(policy, "all") == 0 ? names : single;

@@ -818,6 +818,37 @@ static int topo_order(sim_workflow *wf, const char *what, tm_err *err) {
 static int mean_usage(const sim_process *p, int nm, sim_meas *out);
 
 /* Everything the event loop relies on: requests fit a node, a runtime exists everywhere. */
+/* The compute share fitted to the speed-up of p between the pair of measured node types with
+ * the largest cpu speed ratio, from the runtimes summed over instances measured on both. */
+static int machine_of_type(const sim_cluster *c, const sim_workflow *wf, int t);
+static double fit_process_sens(const sim_cluster *c, const sim_workflow *wf, const sim_process *p) {
+    if (!p->meas)
+        return NAN;
+    double best = NAN, best_ratio = 1.0;
+    for (int u = 0; u < c->ntypes; u++)
+        for (int v = 0; v < c->ntypes; v++) {
+            int mu = machine_of_type(c, wf, u), mv = machine_of_type(c, wf, v);
+            double su = c->types[u].speed[LAB_CPU], sv = c->types[v].speed[LAB_CPU];
+            if (mu < 0 || mv < 0 || mu == mv || !(sv / su > best_ratio))
+                continue;
+            double tu = 0, tv = 0;
+            for (int i = 0; i < p->instances; i++) {
+                double a = p->meas[(size_t)i * (size_t)wf->nmachines + (size_t)mu].runtime_s;
+                double b = p->meas[(size_t)i * (size_t)wf->nmachines + (size_t)mv].runtime_s;
+                if (a > 0 && b > 0) {
+                    tu += a;
+                    tv += b;
+                }
+            }
+            double fs = sim_speedup_sens(tu, tv, su, sv);
+            if (!isnan(fs)) {
+                best = fs;
+                best_ratio = sv / su;
+            }
+        }
+    return best;
+}
+
 static int check_against_cluster(sim_workflow *wf, const sim_cluster *c, const char *what,
                                  tm_err *err) {
     for (int i = 0; i < wf->nprocs; i++) {
@@ -842,6 +873,7 @@ static int check_against_cluster(sim_workflow *wf, const sim_cluster *c, const c
                               "%s: process %s requests %.3g cpu and %lld bytes of memory, more "
                               "than any node type offers",
                               what, p->name, p->req_cpu, (long long)p->req_mem);
+        int declared = !isnan(p->sens[LAB_CPU]);
         if (isnan(p->sens[LAB_CPU])) {
             sim_meas mu;
             double cpu = p->usage.cpu_pct;
@@ -850,6 +882,13 @@ static int check_against_cluster(sim_workflow *wf, const sim_cluster *c, const c
             double req = p->req_cpu > 0 ? p->req_cpu : 1;
             p->sens[LAB_CPU] = isnan(cpu) ? 1.0 : fmin(1.0, cpu / (100.0 * req));
             p->sens[LAB_MEM] = p->sens[LAB_IO] = 0;
+        }
+        for (int f = 0; f < LAB_NFEATURES; f++)
+            p->fit_sens[f] = p->sens[f];
+        if (!declared) {
+            double fs = fit_process_sens(c, wf, p);
+            if (!isnan(fs))
+                p->fit_sens[LAB_CPU] = fs;
         }
         for (int t = 0; t < c->ntypes; t++)
             for (int inst = 0; inst < p->instances; inst++) {
@@ -907,12 +946,51 @@ static int parse_arrivals(const json_t *o, sim_workflow *wf, const char *what, t
     return 0;
 }
 
+static int read_one_measurement(const json_t *arr, size_t i, const char *label,
+                                const char *base_dir, sim_meas_table *t, const char *what,
+                                tm_err *err);
+
 static int parse_measurements(const json_t *arr, const char *label, const char *base_dir,
                               sim_meas_table *t, const char *what, tm_err *err) {
-    static const char *const keys[] = {"file", "format", "machine", NULL};
     if (!json_is_array(arr))
         return tm_err_set(err, "%s: measurements must be a list of {file, format, machine}", what);
-    for (size_t i = 0; i < json_array_size(arr); i++) {
+    size_t nfiles = json_array_size(arr);
+    size_t *start = calloc(nfiles + 1, sizeof *start);
+    if (!start)
+        return tm_err_set(err, "%s: out of memory", what);
+    for (size_t i = 0; i < nfiles; i++) {
+        start[i] = t->n;
+        if (read_one_measurement(arr, i, label, base_dir, t, what, err) < 0) {
+            free(start);
+            return -1;
+        }
+        start[i + 1] = t->n;
+        /* a file copying another machine's rows makes both machines look identical */
+        for (size_t j = 0; j < i; j++) {
+            if (start[i + 1] == start[i] || start[j + 1] == start[j] ||
+                strcmp(t->rows[start[i]].machine, t->rows[start[j]].machine) == 0)
+                continue;
+            size_t d = sim_meas_duplicates(t->rows + start[j], start[j + 1] - start[j],
+                                           t->rows + start[i], start[i + 1] - start[i]);
+            if (d > 0)
+                fprintf(stderr,
+                        "tarema-sim: warning: %s: %zu of %zu rows of %s (machine %s) duplicate "
+                        "rows of %s (machine %s) except for the machine column\n",
+                        what, d, start[i + 1] - start[i],
+                        tm_json_str(json_array_get(arr, i), "file", "?"), t->rows[start[i]].machine,
+                        tm_json_str(json_array_get(arr, j), "file", "?"),
+                        t->rows[start[j]].machine);
+        }
+    }
+    free(start);
+    return 0;
+}
+
+static int read_one_measurement(const json_t *arr, size_t i, const char *label,
+                                const char *base_dir, sim_meas_table *t, const char *what,
+                                tm_err *err) {
+    static const char *const keys[] = {"file", "format", "machine", NULL};
+    {
         json_t *m = json_array_get(arr, i);
         char w[700];
         snprintf(w, sizeof w, "%s: measurements[%zu]", what, i);
@@ -1115,17 +1193,30 @@ static int machine_of_type(const sim_cluster *c, const sim_workflow *wf, int t) 
     return -1;
 }
 
-static double scale(const sim_process *p, const double *from, const double *to) {
+static double scale(const double *sens, const double *from, const double *to) {
     double s0 = 1.0, f = 0;
     for (int k = 0; k < LAB_NFEATURES; k++) {
-        s0 -= p->sens[k];
-        f += p->sens[k] * from[k] / to[k];
+        s0 -= sens[k];
+        f += sens[k] * from[k] / to[k];
     }
     return fmax(0.0, s0) + f;
 }
 
+static double runtime_with(const sim_cluster *c, const sim_workflow *wf, const sim_process *p,
+                           int inst, int t, const double *sens);
+
 double sim_runtime(const sim_cluster *c, const sim_workflow *wf, const sim_process *p, int inst,
                    int t) {
+    return runtime_with(c, wf, p, inst, t, p->sens);
+}
+
+double sim_runtime_fitted(const sim_cluster *c, const sim_workflow *wf, const sim_process *p,
+                          int inst, int t) {
+    return runtime_with(c, wf, p, inst, t, p->fit_sens);
+}
+
+static double runtime_with(const sim_cluster *c, const sim_workflow *wf, const sim_process *p,
+                           int inst, int t, const double *sens) {
     if (p->meas) {
         int m = machine_of_type(c, wf, t);
         if (m >= 0) {
@@ -1150,12 +1241,12 @@ double sim_runtime(const sim_cluster *c, const sim_workflow *wf, const sim_proce
         if (best >= 0) {
             int mb = machine_of_type(c, wf, best);
             return p->meas[(size_t)inst * (size_t)wf->nmachines + (size_t)mb].runtime_s *
-                   scale(p, c->types[best].speed, c->types[t].speed);
+                   scale(sens, c->types[best].speed, c->types[t].speed);
         }
     }
     if (!isnan(p->base_runtime)) {
         static const double one[LAB_NFEATURES] = {1, 1, 1};
-        return p->base_runtime * scale(p, one, c->types[t].speed);
+        return p->base_runtime * scale(sens, one, c->types[t].speed);
     }
     return NAN;
 }
@@ -1210,4 +1301,84 @@ sim_meas sim_usage(const sim_cluster *c, const sim_workflow *wf, const sim_proce
     if (n[2])
         u.io_bytes = s[2] / n[2];
     return u;
+}
+
+/* ---- calibrated model: speed-up, duplicates, noise, contention ---- */
+
+double sim_speedup_sens(double t_slow, double t_fast, double speed_slow, double speed_fast) {
+    if (!(t_slow > 0) || !(t_fast > 0) || !(speed_slow > 0) || !(speed_fast > 0))
+        return NAN;
+    double q = speed_fast / speed_slow;
+    if (fabs(q - 1.0) < 0.02) /* the speed-up of nearly equal machines is mostly noise */
+        return NAN;
+    double s = (t_slow / t_fast - 1.0) / (q - 1.0);
+    return fmin(1.0, fmax(0.0, s));
+}
+
+static int same_but_machine(const sim_meas_row *a, const sim_meas_row *b) {
+    if (strcmp(a->process, b->process) != 0 || strcmp(a->label, b->label) != 0 ||
+        a->order != b->order)
+        return 0;
+    const double x[4] = {a->m.runtime_s, a->m.cpu_pct, a->m.peak_rss, a->m.io_bytes};
+    const double y[4] = {b->m.runtime_s, b->m.cpu_pct, b->m.peak_rss, b->m.io_bytes};
+    for (int k = 0; k < 4; k++)
+        if (!(x[k] == y[k] || (isnan(x[k]) && isnan(y[k]))))
+            return 0;
+    return 1;
+}
+
+size_t sim_meas_duplicates(const sim_meas_row *a, size_t na, const sim_meas_row *b, size_t nb) {
+    size_t n = 0;
+    for (size_t j = 0; j < nb; j++)
+        for (size_t i = 0; i < na; i++)
+            if (same_but_machine(&a[i], &b[j])) {
+                n++;
+                break;
+            }
+    return n;
+}
+
+double sim_noise_factor(uint64_t seed, uint64_t key, double sigma) {
+    if (!(sigma > 0))
+        return 1.0;
+    uint64_t st = seed * 0xd1b54a32d192ed03ULL ^ (key + 0x632be59bd9b4e019ULL);
+    double u1 = ((double)(mix64(&st) >> 11) + 0.5) / 9007199254740992.0; /* (0, 1) */
+    double u2 = ((double)(mix64(&st) >> 11) + 0.5) / 9007199254740992.0;
+    double z = sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2); /* Box-Muller */
+    return exp(sigma * z - 0.5 * sigma * sigma);
+}
+
+static double over(double demand, double cap) {
+    return cap > 0 ? fmax(1.0, demand / cap) - 1.0 : 0.0;
+}
+
+double sim_contention_slowdown(sim_demand d, double cores, double mem_bw, double io_bw,
+                               sim_demand w) {
+    return 1.0 + w.cpu * over(d.cpu, cores) + w.mem * over(d.mem, mem_bw) +
+           w.io * over(d.io, io_bw);
+}
+
+double sim_io_capacity(const sim_cluster *c, const sim_workload *w, int t) {
+    double own = 0, any = 0;
+    for (int i = 0; i < w->nworkflows; i++) {
+        const sim_workflow *wf = &w->wfs[i];
+        for (int u = 0; u < c->ntypes; u++) {
+            int m = machine_of_type(c, wf, u);
+            if (m < 0)
+                continue;
+            for (int p = 0; p < wf->nprocs; p++) {
+                const sim_process *pr = &wf->procs[p];
+                for (int k = 0; pr->meas && k < pr->instances; k++) {
+                    const sim_meas *r = &pr->meas[(size_t)k * (size_t)wf->nmachines + (size_t)m];
+                    if (!(r->runtime_s > 0) || !(r->io_bytes >= 0))
+                        continue;
+                    double rate = r->io_bytes / r->runtime_s;
+                    any = fmax(any, rate);
+                    if (u == t)
+                        own = fmax(own, rate);
+                }
+            }
+        }
+    }
+    return own > 0 ? own : any;
 }

@@ -113,6 +113,10 @@ typedef struct sim_process {
     sim_meas usage;      /* declared usage (runtime_s unused); NAN where not declared */
     double base_runtime; /* NAN when absent */
     double sens[LAB_NFEATURES];
+    /* The calibrated model's sensitivities (docs/simulation.md): the declared ones, else cpu =
+     * the compute share fitted to the measured speed-up between machine types
+     * (sim_speedup_sens), mem = io = 0; where no speed-up is measured, sens. */
+    double fit_sens[LAB_NFEATURES];
     int nall, neach;
     int *after_all;  /* process indices */
     int *after_each; /* process indices, same instance count */
@@ -150,6 +154,49 @@ void sim_workload_free(sim_workload *w);
 /* Runtime in seconds of instance inst of process p (of workflow wf) on node type t. */
 double sim_runtime(const sim_cluster *c, const sim_workflow *wf, const sim_process *p, int inst,
                    int t);
+/* The same under the calibrated model: types without a measurement scale with fit_sens. */
+double sim_runtime_fitted(const sim_cluster *c, const sim_workflow *wf, const sim_process *p,
+                          int inst, int t);
+
+/* The compute share s of a runtime that the model T_t = T_m * (1 - s + s * speed_m / speed_t)
+ * needs to reproduce a measured speed-up: a task taking t_slow seconds on a machine of cpu speed
+ * speed_slow and t_fast on one of speed_fast has s = (t_slow / t_fast - 1) /
+ * (speed_fast / speed_slow - 1), clamped to [0, 1]. NAN when the speeds are (nearly) equal or a
+ * value is not positive. */
+double sim_speedup_sens(double t_slow, double t_fast, double speed_slow, double speed_fast);
+
+/* Rows of b[0..nb) that equal a row of a[0..na) in every field except the machine: process,
+ * label, order and every measured value. A measurement file of one machine type that copies
+ * another's (seen in public data) makes both types look identical. */
+struct sim_meas_row;
+size_t sim_meas_duplicates(const struct sim_meas_row *a, size_t na, const struct sim_meas_row *b,
+                           size_t nb);
+
+/* Run-to-run noise: a lognormal factor exp(sigma z - sigma^2 / 2), z standard normal drawn
+ * from (seed, key) alone, so its mean is 1 and a run is reproducible. sigma 0 gives 1. */
+double sim_noise_factor(uint64_t seed, uint64_t key, double sigma);
+
+/* Contention on one node (docs/simulation.md): demands of the running tasks summed per
+ * resource, against the node's capacities. */
+typedef struct sim_demand {
+    double cpu; /* busy cores: %cpu / 100 */
+    double mem; /* memory-streaming busy cores: cpu * min(1, rss / (memory / cores)) */
+    double io;  /* bytes/s: (rchar + wchar) / runtime */
+} sim_demand;
+/* A task's slowdown factor (>= 1) from the node's total demand d against cores, mem_bw (busy
+ * cores) and io_bw (bytes/s; <= 0 switches the term off), with the task's weights w (the share
+ * of its runtime each resource accounts for):
+ *   1 + w.cpu (max(1, d.cpu / cores) - 1) + w.mem (max(1, d.mem / mem_bw) - 1)
+ *     + w.io (max(1, d.io / io_bw) - 1) */
+double sim_contention_slowdown(sim_demand d, double cores, double mem_bw, double io_bw,
+                               sim_demand w);
+
+/* The I/O capacity of node type t in bytes/s, calibrated from the measurements: the highest
+ * rate (rchar + wchar) / runtime any measured task reached on t's machine alone (the disk
+ * delivered at least that), over every workflow of w; types without measurements take the
+ * highest over all types. 0 when nothing is measured (the I/O term is then off). */
+double sim_io_capacity(const sim_cluster *c, const sim_workload *w, int t);
+
 /* Usage of instance inst on node type t: the machine's measurement when there is one, else the
  * mean over measured machines, else the declared usage. */
 sim_meas sim_usage(const sim_cluster *c, const sim_workflow *wf, const sim_process *p, int inst,

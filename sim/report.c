@@ -465,3 +465,152 @@ int sim_report_gantt(const char *path, const sim_result *r, tm_err *err) {
     free(recs), free(lane), free(gn), free(row_of), free(lane_end), free(proc_base);
     return rc;
 }
+
+/* ---- several seeds ---- */
+
+typedef struct seed_stat {
+    double mean, sd;
+} seed_stat;
+
+/* Mean and sample standard deviation of v[0..n) (sd 0 for one value; NAN values skipped). */
+static seed_stat stat_of(const double *v, int n) {
+    double s = 0, q = 0;
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (!isnan(v[i])) {
+            s += v[i];
+            k++;
+        }
+    if (k == 0)
+        return (seed_stat){NAN, NAN};
+    double m = s / k;
+    for (int i = 0; i < n; i++)
+        if (!isnan(v[i]))
+            q += (v[i] - m) * (v[i] - m);
+    return (seed_stat){m, k > 1 ? sqrt(q / (k - 1)) : 0};
+}
+
+/* The policies the seeds report is about: tarema (the paper) and adaptive when present, else
+ * the first. */
+static int seed_refs(sim_result *const *rs, int n, int refs[2]) {
+    int k = 0;
+    for (int j = 0; j < n; j++)
+        if (!strcmp(rs[j]->policy, "tarema") || !strcmp(rs[j]->policy, "adaptive"))
+            refs[k++] = j;
+    if (k == 0)
+        refs[k++] = 0;
+    return k;
+}
+
+/* Decrease (percent) of ref against policy j over seeds: row i < nworkflows is workflow i, row
+ * nworkflows the geometric mean, nworkflows + 1 the pooled standard baselines (j ignored). */
+static seed_stat seed_decrease(sim_result *const *rs, int n, int nseeds, int ref, int j, int row) {
+    double *v = calloc((size_t)nseeds, sizeof *v);
+    if (!v)
+        return (seed_stat){NAN, NAN};
+    int nwf = rs[0]->workload->nworkflows;
+    for (int k = 0; k < nseeds; k++) {
+        sim_result *const *r = rs + (size_t)k * (size_t)n;
+        if (row < nwf) {
+            double other = r[j]->wf[row].makespan_mean;
+            v[k] = other > 0 ? 100.0 * (1.0 - r[ref]->wf[row].makespan_mean / other) : NAN;
+        } else if (row == nwf) {
+            v[k] = 100.0 * sim_report_decrease(r[ref], r[j]);
+        } else {
+            v[k] = 100.0 * pooled_standard(r, n, ref);
+        }
+    }
+    seed_stat st = stat_of(v, nseeds);
+    free(v);
+    return st;
+}
+
+void sim_report_seeds_table(FILE *out, sim_result *const *rs, int n, int nseeds) {
+    if (n == 0 || nseeds == 0)
+        return;
+    const sim_workload *w = rs[0]->workload;
+    int nwf = w->nworkflows, refs[2];
+    int nref = seed_refs(rs, n, refs);
+    fprintf(out, "%d seeds (1..%d); figures are mean +- standard deviation over seeds\n\n", nseeds,
+            nseeds);
+    fprintf(out, "mean makespan per workflow (seconds)\n%-20s", "workflow");
+    for (int j = 0; j < n; j++)
+        fprintf(out, " %18s", rs[j]->policy);
+    fprintf(out, "\n");
+    for (int i = 0; i < nwf; i++) {
+        fprintf(out, "%-20.20s", w->wfs[i].name);
+        for (int j = 0; j < n; j++) {
+            double *v = calloc((size_t)nseeds, sizeof *v);
+            for (int k = 0; v && k < nseeds; k++)
+                v[k] = rs[(size_t)k * (size_t)n + (size_t)j]->wf[i].makespan_mean;
+            seed_stat st = v ? stat_of(v, nseeds) : (seed_stat){NAN, NAN};
+            free(v);
+            fprintf(out, " %9.1f +- %5.1f", st.mean, st.sd);
+        }
+        fprintf(out, "\n");
+    }
+    for (int r = 0; r < nref; r++) {
+        int ref = refs[r];
+        fprintf(out, "\n%s runtime decrease vs each policy (100 * (1 - %s / other), %%)\n%-20s",
+                rs[ref]->policy, rs[ref]->policy, "workflow");
+        for (int j = 0; j < n; j++)
+            if (j != ref)
+                fprintf(out, " %15s", rs[j]->policy);
+        fprintf(out, "\n");
+        for (int row = 0; row <= nwf; row++) {
+            fprintf(out, "%-20.20s", row < nwf ? w->wfs[row].name : "geometric mean");
+            for (int j = 0; j < n; j++) {
+                if (j == ref)
+                    continue;
+                seed_stat st = seed_decrease(rs, n, nseeds, ref, j, row);
+                fprintf(out, " %6.1f +- %5.1f", st.mean, st.sd);
+            }
+            fprintf(out, "\n");
+        }
+        seed_stat p = seed_decrease(rs, n, nseeds, ref, 0, nwf + 1);
+        if (!isnan(p.mean))
+            fprintf(out, "%s vs round-robin, fair, fill-nodes pooled: %.1f +- %.1f %%\n",
+                    rs[ref]->policy, p.mean, p.sd);
+    }
+}
+
+json_t *sim_report_seeds_json(sim_result *const *rs, int n, int nseeds) {
+    json_t *o = json_object(), *refs_j = json_object();
+    json_object_set_new(o, "seeds", json_integer(nseeds));
+    if (n == 0 || nseeds == 0) {
+        json_object_set_new(o, "decrease", refs_j);
+        return o;
+    }
+    const sim_workload *w = rs[0]->workload;
+    int nwf = w->nworkflows, refs[2];
+    int nref = seed_refs(rs, n, refs);
+    for (int r = 0; r < nref; r++) {
+        int ref = refs[r];
+        json_t *per = json_object();
+        for (int j = 0; j < n; j++) {
+            if (j == ref)
+                continue;
+            json_t *pj = json_object(), *wfj = json_object();
+            for (int row = 0; row <= nwf; row++) {
+                seed_stat st = seed_decrease(rs, n, nseeds, ref, j, row);
+                json_t *sj = json_object();
+                json_object_set_new(sj, "mean", num(st.mean));
+                json_object_set_new(sj, "sd", num(st.sd));
+                if (row < nwf)
+                    json_object_set_new(wfj, w->wfs[row].name, sj);
+                else
+                    json_object_set_new(pj, "geomean", sj);
+            }
+            json_object_set_new(pj, "workflows", wfj);
+            json_object_set_new(per, rs[j]->policy, pj);
+        }
+        seed_stat p = seed_decrease(rs, n, nseeds, ref, 0, nwf + 1);
+        json_t *pooled = json_object();
+        json_object_set_new(pooled, "mean", num(p.mean));
+        json_object_set_new(pooled, "sd", num(p.sd));
+        json_object_set_new(per, "pooled_standard", pooled);
+        json_object_set_new(refs_j, rs[ref]->policy, per);
+    }
+    json_object_set_new(o, "decrease", refs_j);
+    return o;
+}

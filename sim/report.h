@@ -26,6 +26,13 @@ double sim_report_decrease(const sim_result *a, const sim_result *b);
 void sim_report_compare_table(FILE *out, sim_result *const *rs, int n);
 json_t *sim_report_compare_json(sim_result *const *rs, int n);
 
+/* Results of n policies under nseeds seeds, rs[seed * n + policy]: mean makespans and the
+ * decrease of tarema and of adaptive (when present) against every other policy, per workflow,
+ * geometric mean and pooled standard baselines, each as mean and sample standard deviation
+ * over the seeds. */
+void sim_report_seeds_table(FILE *out, sim_result *const *rs, int n, int nseeds);
+json_t *sim_report_seeds_json(sim_result *const *rs, int n, int nseeds);
+
 /* Gantt chart of a result recorded with record_tasks: one row per node, nodes grouped by node
  * group (strongest on top), one lane per concurrently running task, a rectangle per task
  * coloured by process, time axis with ticks and a legend. Returns 0 or -1 with err. */

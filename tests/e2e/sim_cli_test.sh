@@ -12,12 +12,12 @@ trap 'rm -rf "$TMP"' EXIT
 
 # tarema's two runs are 20 s (unlabeled, like fair) and 10 s (labeled): mean 15 (see
 # tests/unit/sim_tiny_test.c for the hand computation)
-check "tiny tarema table" bash -c "'$SIM' --cluster '$FX/tiny-cluster.yaml' --workload '$FX/tiny-workload.yaml' --no-shuffle | grep -E '^tiny +2 +15\.0s +20\.0s +10\.0s'"
-check "tiny all policies json" bash -c "'$SIM' --cluster '$FX/tiny-cluster.yaml' --workload '$FX/tiny-workload.yaml' --no-shuffle --policy all --json > '$TMP/all.json' && python3 - '$TMP/all.json' <<'PY'
+check "tiny tarema table" bash -c "'$SIM' --cluster '$FX/tiny-cluster.yaml' --workload '$FX/tiny-workload.yaml' --no-shuffle --ideal | grep -E '^tiny +2 +15\.0s +20\.0s +10\.0s'"
+check "tiny all policies json" bash -c "'$SIM' --cluster '$FX/tiny-cluster.yaml' --workload '$FX/tiny-workload.yaml' --no-shuffle --ideal --policy all --json > '$TMP/all.json' && python3 - '$TMP/all.json' <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 got = {p['policy']: p['workflows'][0]['makespan_mean_s'] for p in d['policies']}
-want = {'tarema': 15, 'round-robin': 16, 'fair': 20, 'fill-nodes': 12, 'sjfn': 12}
+want = {'tarema': 15, 'round-robin': 16, 'fair': 20, 'fill-nodes': 12, 'sjfn': 12, 'adaptive': 15}
 assert got == want, got
 assert abs(d['decrease_pct']['fair'] - 25.0) < 1e-9, d['decrease_pct']
 PY"
@@ -27,9 +27,32 @@ if [ -f "$REPO_ROOT/../shared/data/lotaru/chipseq_n1.csv" ]; then
   for cl in 555 5442; do
     check "paper cluster $cl, five workflows, all policies" bash -c "'$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-$cl.yaml' --workload '$REPO_ROOT/sim/scenarios/nfcore5.yaml' --policy all --isolate | grep -q 'pooled'"
   done
+  # the calibrated model (default) and --ideal differ; --seeds reports mean and spread with
+  # tarema next to adaptive
+  check "calibrated differs from --ideal" bash -c "! diff -q <('$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$REPO_ROOT/sim/scenarios/nfcore5.yaml' --isolate --json | grep -v wall_s) <('$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$REPO_ROOT/sim/scenarios/nfcore5.yaml' --isolate --ideal --json | grep -v wall_s) >/dev/null"
+  check "--seeds 3 shows adaptive with spread" bash -c "'$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$REPO_ROOT/sim/scenarios/nfcore5.yaml' --isolate --policy all --seeds 3 | grep -E '^adaptive vs round-robin, fair, fill-nodes pooled: -?[0-9.]+ \+- [0-9.]+ %'"
+  check "--seeds json" bash -c "'$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$REPO_ROOT/sim/scenarios/nfcore5.yaml' --isolate --policy all --seeds 2 --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"seeds\"]==2; assert \"sd\" in d[\"decrease\"][\"adaptive\"][\"sjfn\"][\"geomean\"]'"
+  # a measurement file that copies another machine's rows is warned about, naming both files
+  sed 's/,n1,chipseq,/,n2,chipseq,/' "$REPO_ROOT/../shared/data/lotaru/chipseq_n1.csv" > "$TMP/chipseq_fake_n2.csv"
+  cat > "$TMP/dup.yaml" <<EOF2
+workflows:
+  - name: chipseq
+    runs: 1
+    requests: {cpu: 2, memory: 5Gi}
+    label: train-2
+    measurements:
+      - {file: $(cd "$REPO_ROOT/../shared/data/lotaru" && pwd)/chipseq_n1.csv}
+      - {file: $TMP/chipseq_fake_n2.csv}
+      - {file: $(cd "$REPO_ROOT/../shared/data/lotaru" && pwd)/chipseq_c2.csv}
+    processes:
+      - {name: FASTQC}
+EOF2
+  check "duplicate machine rows are warned" bash -c "'$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$TMP/dup.yaml' 2>&1 >/dev/null | grep -E 'warning: .*[0-9]+ of [0-9]+ rows of .*chipseq_fake_n2.csv \(machine n2\) duplicate rows of .*chipseq_n1.csv \(machine n1\)'"
+  check "real files are not warned" bash -c "! '$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$REPO_ROOT/sim/scenarios/nfcore5.yaml' 2>&1 >/dev/null | grep -q warning"
 else
   echo "# lotaru data not found next to the repository; paper scenarios skipped"
 fi
+check "--noise out of range is refused" bash -c "'$SIM' --cluster '$FX/tiny-cluster.yaml' --workload '$FX/tiny-workload.yaml' --noise -1 2>&1 | grep -q 'noise'; [ \${PIPESTATUS[0]} = 2 ]"
 
 # with several policies, one Gantt chart per policy
 check "gantt per policy" bash -c "'$SIM' --cluster '$FX/tiny-cluster.yaml' --workload '$FX/tiny-workload.yaml' --policy all --gantt '$TMP/p.svg' >/dev/null && for p in tarema round-robin fair fill-nodes sjfn; do [ \$(grep -c '<title>' \"$TMP/p-\$p.svg\") = 6 ] || exit 1; done"

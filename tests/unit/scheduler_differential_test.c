@@ -247,6 +247,19 @@ static int64_t ref_score(const char *policy, const sched_snapshot *s, const sche
         double c = l > 1 ? 1 : l < 0 ? 0 : l;
         return gk << 24 | (0xffffff - (int64_t)(c * 0xffffff));
     }
+    if (!strcmp(policy, "adaptive")) {
+        /* (finish, prior, 1 - load): without per-group runs every group's prediction is the
+         * expected runtime in whole seconds; prior = (255 - distance) << 8 | power */
+        const sched_group *g = n->group >= 0 ? sched_snapshot_group(s, (size_t)n->group) : NULL;
+        int d = g && t->labeled ? sched_tarema_distance(g, t) : -1;
+        int64_t prior =
+            d >= 0 ? ((int64_t)(255 - (d > 255 ? 255 : d)) << 8) | (g->power > 255 ? 255 : g->power)
+                   : 0;
+        int64_t sec = (t->expected_runtime_ms + 500) / 1000;
+        int64_t fin = t->expected_runtime_ms < 0 ? 0 : 0xfffff - (sec > 0xfffff ? 0xfffff : sec);
+        double c = l > 1 ? 1 : l < 0 ? 0 : l;
+        return ((fin << 16 | prior) << 24) | (0xffffff - (int64_t)(c * 0xffffff));
+    }
     if (!strcmp(policy, "fair"))
         return -(int64_t)((l > 4 ? 4 : l) * 1e9);
     if (!strcmp(policy, "fill-nodes"))
@@ -365,19 +378,20 @@ static void run_stream(const char *policy, uint64_t seed, int nodes, int steps, 
     for (int t = 0; t < 8; t++) { /* PROC_6 and PROC_7 stay unlabeled */
         char proc[16];
         snprintf(proc, sizeof proc, "PROC_%d", t);
-        sched_task_profile tp = {{1 + t % 4, 1 + (t / 2) % 4, t % 3 ? 1 + t % 3 : 0},
-                                 1000 * (t + 1)};
+        sched_task_profile tp = {.labels = {1 + t % 4, 1 + (t / 2) % 4, t % 3 ? 1 + t % 3 : 0},
+                                 .expected_runtime_ms = 1000 * (t + 1)};
         if (t < 6)
             CHECK(sched_snapshot_set_task(s, "wf", proc, &tp, &err) == 0);
     }
     sched_framework *fw;
     if (seed % 3 == 2) { /* the same plugin without its batch scorer: the per-node fallback */
-        static const char *const names[] = {"tarema", "round-robin", "fair", "fill-nodes", "sjfn"};
+        static const char *const names[] = {"tarema",     "round-robin", "fair",
+                                            "fill-nodes", "sjfn",        "adaptive"};
         int (*makers[])(sched_plugin *) = {sched_plugin_tarema, sched_plugin_round_robin,
-                                           sched_plugin_fair, sched_plugin_fill_nodes,
-                                           sched_plugin_sjfn};
+                                           sched_plugin_fair,   sched_plugin_fill_nodes,
+                                           sched_plugin_sjfn,   sched_plugin_adaptive};
         sched_plugin pl = {0};
-        for (int k = 0; k < 5; k++)
+        for (int k = 0; k < 6; k++)
             if (!strcmp(policy, names[k]))
                 CHECK(makers[k](&pl) == 0);
         CHECK(pl.score_batch != NULL);
@@ -428,7 +442,8 @@ static void run_stream(const char *policy, uint64_t seed, int nodes, int steps, 
             node_name(name, sizeof name, rint_(&r, 100) < 50 ? rint_(&r, next_node) : next_node++);
             CHECK(sched_snapshot_put_node(s, random_node(&r, name, gpu), &err) == 0);
         } else if (what < 32) { /* a task profile changes */
-            sched_task_profile tp = {{1 + rint_(&r, 4), 1 + rint_(&r, 4), rint_(&r, 5)}, -1};
+            sched_task_profile tp = {.labels = {1 + rint_(&r, 4), 1 + rint_(&r, 4), rint_(&r, 5)},
+                                     .expected_runtime_ms = -1};
             char proc[16];
             snprintf(proc, sizeof proc, "PROC_%d", rint_(&r, 6));
             CHECK(sched_snapshot_set_task(s, "wf", proc, &tp, &err) == 0);
@@ -503,7 +518,7 @@ static void test_every_policy_matches_reference(void) {
     printf("    %ld decisions (%ld placed, %ld unplaced, %ld with inter-pod filters, %ld with node "
            "selector or affinity), %ld feasible flagged nodes\n",
            st.decisions, st.placed, st.unplaced, st.inter_pod, st.affinity, st.flagged_feasible);
-    CHECK(st.decisions == 5 * 3 * 700);
+    CHECK(st.decisions == 6 * 3 * 700);
     /* the stream must exercise both outcomes and the paths it is meant to */
     CHECK(st.placed > 1000 && st.unplaced > 100);
     CHECK(st.inter_pod > 100 && st.decisions - st.inter_pod > 5000); /* both scans */
@@ -530,7 +545,7 @@ static void test_reference_matches_plugin_score(void) {
         snprintf(uid, sizeof uid, "u%d", i);
         sched_snapshot_add_pod(s, uid, name, &req, &err);
     }
-    sched_task_profile tp = {{2, 3, 1}, 500};
+    sched_task_profile tp = {.labels = {2, 3, 1}, .expected_runtime_ms = 500};
     sched_snapshot_set_task(s, "wf", "PROC_1", &tp, &err);
     sched_snapshot_refresh(s);
     int compared = 0, bad = 0;

@@ -121,8 +121,8 @@ static const struct {
 static void set_profiles(sched_snapshot *sim_snap, sched_snapshot *kube_snap) {
     for (size_t i = 0; i < sizeof profiles / sizeof profiles[0]; i++) {
         tm_err err = {0};
-        sched_task_profile tp = {{profiles[i].cpu, profiles[i].mem, profiles[i].io},
-                                 profiles[i].runtime_ms};
+        sched_task_profile tp = {.labels = {profiles[i].cpu, profiles[i].mem, profiles[i].io},
+                                 .expected_runtime_ms = profiles[i].runtime_ms};
         CHECK(sched_snapshot_set_task(sim_snap, "wf", profiles[i].process, &tp, &err) == 0);
         json_t *j =
             json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:s}, s:{s:{s:i, s:i, s:i}, "

@@ -33,7 +33,7 @@ static sim_workload *workload_of(const char *yaml, const sim_cluster *c) {
 static sim_result *run(const sim_cluster *c, const sim_workload *w, const char *policy,
                        bool contention) {
     sim_opts o;
-    sim_opts_default(&o);
+    sim_opts_ideal(&o);
     o.policy = policy;
     o.shuffle = false;
     o.contention = contention;
@@ -116,16 +116,19 @@ static void test_tiny_grouping(void) {
  *   fair:        as run 1 -> 20
  *   round-robin: cursor after fast: small -> slow (8), big -> fast (10), mid -> slow (12) -> 12
  *   fill-nodes:  as run 1 -> 12
- *   sjfn:        expected 4 (small), 10 (big), 12 (mid): same order, same nodes -> 12 */
+ *   sjfn:        expected 4 (small), 10 (big), 12 (mid): same order, same nodes -> 12
+ *   adaptive:    run 1 as tarema (no history) -> 20. run 2: ranks (runtime, no successors)
+ *                big 20 s, mid 6 s, small 4 s -> queue big, mid, small. big ran on slow (20 s):
+ *                fast is more powerful, so no slower: 20 s, equal finish, power -> fast; mid
+ *                ran on fast (6 s): slow is no faster, 6 s, equal, power -> fast (2 + 2 of 4
+ *                cores); small ran on fast (4 s): fast is full, only slow has room -> slow:
+ *                ends 10, 6, 8 -> 10 */
 static void test_tiny_policies(void) {
     static const struct {
         const char *policy;
         double run1, run2;
-    } want[] = {{"tarema", 20, 10},
-                {"fair", 20, 20},
-                {"round-robin", 20, 12},
-                {"fill-nodes", 12, 12},
-                {"sjfn", 12, 12}};
+    } want[] = {{"tarema", 20, 10},     {"fair", 20, 20}, {"round-robin", 20, 12},
+                {"fill-nodes", 12, 12}, {"sjfn", 12, 12}, {"adaptive", 20, 10}};
     sim_cluster *c = cluster_of(tiny_cluster);
     sim_workload *w = workload_of(tiny_workload, c);
     CHECK(w != NULL);
@@ -384,7 +387,7 @@ static void test_isolated(void) {
                                   "     processes: [{name: B, instances: 1, base_runtime: 3}]}\n",
                                   c);
     sim_opts o;
-    sim_opts_default(&o);
+    sim_opts_ideal(&o);
     o.shuffle = false;
     o.record_tasks = true;
     tm_err err = {0};
@@ -414,7 +417,7 @@ static void test_seed_repeatable(void) {
     sim_cluster *c = cluster_of(tiny_cluster);
     sim_workload *w = workload_of(tiny_workload, c);
     sim_opts o;
-    sim_opts_default(&o);
+    sim_opts_ideal(&o);
     o.policy = "round-robin";
     o.seed = 7;
     tm_err err = {0};
@@ -434,7 +437,7 @@ static void test_unknown_policy(void) {
     sim_cluster *c = cluster_of(tiny_cluster);
     sim_workload *w = workload_of(tiny_workload, c);
     sim_opts o;
-    sim_opts_default(&o);
+    sim_opts_ideal(&o);
     o.policy = "fastest";
     tm_err err = {0};
     sim_result *r = w ? sim_run(c, w, &o, &err) : NULL;

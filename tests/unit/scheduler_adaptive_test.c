@@ -1,0 +1,248 @@
+/* scheduler_adaptive_test.c: the adaptive policy (plugin_adaptive.c) on hand-built snapshots:
+ * the group with the earliest expected finish from per-group runtimes, the tarema labels as the
+ * prior when a process has no runs on a group (or none at all), equal predictions decided by
+ * the labels, only groups with room, and the critical path first in the queue. Expected finish
+ * arithmetic is in each test's comment; every group with a feasible node has room now (wait 0). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "scheduler/framework.h"
+#include "scheduler/policy.h"
+
+#define GI (1024LL * 1024 * 1024)
+
+/* A node of 4 cores, 32Gi with labels (l, l, l) in group g ("1" weak, "2" strong). */
+static void add_node(sched_snapshot *s, const char *name, int l, const char *g) {
+    sched_node *n = sched_node_new(name);
+    n->ready = true;
+    n->allocatable.v[SCHED_RES_CPU] = 4000;
+    n->allocatable.v[SCHED_RES_MEMORY] = 32 * GI;
+    n->allocatable.v[SCHED_RES_PODS] = 110;
+    char b[16];
+    snprintf(b, sizeof b, "%d", l);
+    sched_node_set_label(n, "tarema.io/cpu", b);
+    sched_node_set_label(n, "tarema.io/mem", b);
+    sched_node_set_label(n, "tarema.io/io", b);
+    sched_node_set_label(n, "tarema.io/group", g);
+    tm_err err;
+    if (sched_snapshot_put_node(s, n, &err) != 0)
+        printf("    put_node: %s\n", err.msg);
+}
+
+/* weak-0, weak-1 in group 1 (labels 1); strong-0 in group 2 (labels 2). */
+static sched_snapshot *two_groups(void) {
+    sched_snapshot *s = sched_snapshot_new();
+    add_node(s, "weak-0", 1, "1");
+    add_node(s, "weak-1", 1, "1");
+    add_node(s, "strong-0", 2, "2");
+    return s;
+}
+
+static sched_pod *mkpod(const char *name, const char *process) {
+    char uid[64];
+    snprintf(uid, sizeof uid, "uid-%s", name);
+    sched_pod *p = sched_pod_new("ns", name, uid);
+    free(p->workflow);
+    free(p->process);
+    p->workflow = strdup("wf");
+    p->process = strdup(process);
+    p->requests.v[SCHED_RES_CPU] = 2000;
+    p->requests.v[SCHED_RES_MEMORY] = GI;
+    p->requests.v[SCHED_RES_PODS] = 1;
+    return p;
+}
+
+/* Profile with labels (l, l, l), mean runtime ms and per-group runtimes g1, g2 (ms; < 0 = no
+ * runs there). */
+static void set_profile(sched_snapshot *s, const char *process, int l, int64_t mean, int64_t g1,
+                        int64_t g2, int64_t tail) {
+    sched_task_profile tp;
+    memset(&tp, 0, sizeof tp);
+    for (int k = 0; k < SCHED_NFEAT; k++)
+        tp.labels[k] = l;
+    tp.expected_runtime_ms = mean;
+    const int64_t rt[2] = {g1, g2};
+    for (int g = 0; g < 2; g++)
+        if (rt[g] >= 0) {
+            sched_group_runtime *gr = &tp.group_rt[tp.n_group_rt++];
+            snprintf(gr->group, sizeof gr->group, "%d", g + 1);
+            gr->runtime_ms = rt[g];
+            gr->runs = 3;
+        }
+    tp.tail_ms = tail;
+    tm_err err;
+    if (sched_snapshot_set_task(s, "wf", process, &tp, &err) != 0)
+        printf("    set_task: %s\n", err.msg);
+}
+
+static const char *pick(sched_framework *fw, sched_snapshot *s, const sched_pod *p) {
+    sched_decision d;
+    tm_err err = {0};
+    if (sched_framework_schedule(fw, s, p, 0, &d, &err) != 0) {
+        printf("    schedule: %s\n", err.msg);
+        return "";
+    }
+    return d.node >= 0 ? d.node_name : "";
+}
+
+/* Labels say weak (task (1,1,1), distance 0 to group 1), history says the task runs 100 s on
+ * group 1 and 60 s on group 2: finish group 1 = 0 + 100, group 2 = 0 + 60 -> strong-0.
+ * tarema keeps the label choice (a weak node). */
+static void test_faster_group_wins(void) {
+    sched_snapshot *s = two_groups();
+    set_profile(s, "A", 1, 80000, 100000, 60000, 0);
+    sched_pod *p = mkpod("a", "A");
+    tm_err err = {0};
+    sched_framework *fw = sched_policy_new("adaptive", &err);
+    CHECK(fw != NULL);
+    CHECK_STR(pick(fw, s, p), "strong-0");
+    sched_framework *ta = sched_policy_new("tarema", &err);
+    CHECK(strncmp(pick(ta, s, p), "weak-", 5) == 0);
+    sched_framework_free(ta);
+    sched_framework_free(fw);
+    sched_pod_free(p);
+    sched_snapshot_free(s);
+}
+
+/* No per-group runs at all, mean 80 s: both groups predict 80 -> equal finish; the labels
+ * decide as in tarema: task (2,2,2) -> group 2 (distance 0), task (1,1,1) -> group 1, the less
+ * loaded of its nodes (weak-1 carries 2 of 4 cores, so weak-0). */
+static void test_fallback_to_labels(void) {
+    sched_snapshot *s = two_groups();
+    set_profile(s, "BIG", 2, 80000, -1, -1, 0);
+    set_profile(s, "SMALL", 1, 80000, -1, -1, 0);
+    sched_resources r = {0};
+    r.v[SCHED_RES_CPU] = 2000;
+    r.v[SCHED_RES_PODS] = 1;
+    tm_err err = {0};
+    sched_snapshot_add_pod(s, "busy", "weak-1", &r, &err);
+    sched_pod *big = mkpod("big", "BIG"), *small = mkpod("small", "SMALL");
+    sched_framework *fw = sched_policy_new("adaptive", &err);
+    CHECK_STR(pick(fw, s, big), "strong-0");
+    CHECK_STR(pick(fw, s, small), "weak-0");
+    /* no profile at all: unlabeled, unknown runtime -> least loaded overall, as tarema */
+    sched_pod *unknown = mkpod("u", "UNKNOWN");
+    sched_framework *ta = sched_policy_new("tarema", &err);
+    CHECK_STR(pick(fw, s, unknown), pick(ta, s, unknown));
+    sched_framework_free(ta);
+    sched_pod_free(unknown);
+    sched_pod_free(big);
+    sched_pod_free(small);
+    sched_framework_free(fw);
+    sched_snapshot_free(s);
+}
+
+/* Runs only on one group: the other is bounded by it in power order.
+ * C (labels (1,1,1)) ran only on group 2 (90 s; mean 70 s): group 1 is less powerful, so no
+ * faster: predicted 90. Finish group 1 = 0 + 90 = group 2 = 0 + 90; the task has runs, so the
+ * more powerful group wins the tie -> strong-0 (tarema's labels would say weak).
+ * F ran only on group 1 (100 s): group 2 is more powerful, so no slower: predicted 100, equal
+ * finish -> strong-0 again (the faster group is tried). */
+static void test_unmeasured_group_bounded(void) {
+    sched_snapshot *s = two_groups();
+    set_profile(s, "C", 1, 70000, -1, 90000, 0);
+    set_profile(s, "F", 1, 100000, 100000, -1, 0);
+    sched_pod *c = mkpod("c", "C"), *f = mkpod("f", "F");
+    tm_err err = {0};
+    sched_framework *fw = sched_policy_new("adaptive", &err);
+    CHECK_STR(pick(fw, s, c), "strong-0");
+    CHECK_STR(pick(fw, s, f), "strong-0");
+    sched_snapshot_refresh(s);
+    const sched_task_profile *tc = sched_snapshot_task(s, "wf", "C");
+    const sched_task_profile *tf = sched_snapshot_task(s, "wf", "F");
+    for (size_t g = 0; g < sched_snapshot_group_count(s); g++) {
+        const sched_group *gr = sched_snapshot_group(s, g);
+        bool m;
+        CHECK_INT((int)sched_adaptive_predict_ms(s, tc, gr, &m), 90000);
+        CHECK(m == !strcmp(gr->id, "2"));
+        CHECK_INT((int)sched_adaptive_predict_ms(s, tf, gr, &m), 100000);
+        CHECK(m == !strcmp(gr->id, "1"));
+    }
+    sched_framework_free(fw);
+    sched_pod_free(c);
+    sched_pod_free(f);
+    sched_snapshot_free(s);
+}
+
+/* Measured on both groups. D: 60.4 s on group 1, 60.2 s on group 2, both 60 at 1 s
+ * resolution: equal finish, power decides -> strong-0. G: 59 s on group 1, 60 s on group 2:
+ * group 1 finishes a second earlier -> a weak node. */
+static void test_equal_and_earlier_finish(void) {
+    sched_snapshot *s = two_groups();
+    set_profile(s, "D", 1, 60000, 60400, 60200, 0);
+    set_profile(s, "G", 2, 60000, 59000, 60000, 0);
+    sched_pod *d = mkpod("d", "D"), *e = mkpod("g", "G");
+    tm_err err = {0};
+    sched_framework *fw = sched_policy_new("adaptive", &err);
+    CHECK_STR(pick(fw, s, d), "strong-0");
+    CHECK(strncmp(pick(fw, s, e), "weak-", 5) == 0);
+    sched_framework_free(fw);
+    sched_pod_free(d);
+    sched_pod_free(e);
+    sched_snapshot_free(s);
+}
+
+/* Group 2 is full (strong-0 has 4 of 4 cores taken): only group 1 has room, so the task goes
+ * there although group 2 predicts 60 s against 100 s. */
+static void test_only_groups_with_room(void) {
+    sched_snapshot *s = two_groups();
+    set_profile(s, "A", 1, 80000, 100000, 60000, 0);
+    sched_resources r = {0};
+    r.v[SCHED_RES_CPU] = 4000;
+    r.v[SCHED_RES_PODS] = 1;
+    tm_err err = {0};
+    sched_snapshot_add_pod(s, "busy", "strong-0", &r, &err);
+    sched_pod *p = mkpod("a", "A");
+    sched_framework *fw = sched_policy_new("adaptive", &err);
+    CHECK(strncmp(pick(fw, s, p), "weak-", 5) == 0);
+    sched_framework_free(fw);
+    sched_pod_free(p);
+    sched_snapshot_free(s);
+}
+
+/* Queue: rank = mean runtime + tail. X: 10 s + 100 s of successors = 110 s; Y: 50 s, no
+ * successors = 50 s; Z unknown = 0: X, Y, Z. W: 60 s + 100 s = 160 s goes before Y, where sjfn
+ * (shortest first) runs Y (50 s) before W (60 s). */
+static void test_critical_path_first(void) {
+    sched_snapshot *s = two_groups();
+    set_profile(s, "X", 1, 10000, -1, -1, 100000);
+    set_profile(s, "Y", 1, 50000, -1, -1, 0);
+    set_profile(s, "W", 1, 60000, -1, -1, 100000);
+    /* pod names run against the expected order, so the final name tie-break cannot pass it */
+    sched_pod *x = mkpod("c", "X"), *y = mkpod("b", "Y"), *z = mkpod("a", "Z");
+    sched_pod *w = mkpod("d", "W");
+    tm_err err = {0};
+    sched_framework *fw = sched_policy_new("adaptive", &err);
+    CHECK(sched_framework_queue_cmp(fw, s, x, y) < 0);
+    CHECK(sched_framework_queue_cmp(fw, s, y, z) < 0);
+    CHECK(sched_framework_queue_cmp(fw, s, w, y) < 0); /* 160 s before 50 s */
+    sched_framework *sj = sched_policy_new("sjfn", &err);
+    CHECK(sched_framework_queue_cmp(sj, s, y, w) < 0); /* sjfn: 50 s before 60 s */
+    CHECK_INT((int)sched_adaptive_rank_ms(sched_snapshot_task(s, "wf", "X")), 110000);
+    sched_framework_free(sj);
+    sched_framework_free(fw);
+    sched_pod_free(x);
+    sched_pod_free(y);
+    sched_pod_free(z);
+    sched_pod_free(w);
+    sched_snapshot_free(s);
+}
+
+static void test_registered(void) {
+    int found = 0;
+    for (const char *const *n = sched_policy_names(); *n; n++)
+        found += !strcmp(*n, "adaptive");
+    CHECK_INT(found, 1);
+}
+
+int main(void) {
+    RUN(test_faster_group_wins);
+    RUN(test_fallback_to_labels);
+    RUN(test_unmeasured_group_bounded);
+    RUN(test_equal_and_earlier_finish);
+    RUN(test_only_groups_with_room);
+    RUN(test_critical_path_first);
+    RUN(test_registered);
+    return TEST_SUMMARY();
+}
