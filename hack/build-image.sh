@@ -108,7 +108,12 @@ bash "$HACK_DIR/image/layer.sh" "$APP" "$OUT/layers/app.tar"
 # 4. Assemble with crane in a throwaway loopback registry.
 REG_PID=
 REG_LOG=$OUT/registry.log
-stop_registry() { [ -n "$REG_PID" ] && kill "$REG_PID" 2>/dev/null && wait "$REG_PID" 2>/dev/null; REG_PID=; return 0; }
+stop_registry() {
+  [ -n "$REG_PID" ] || return 0
+  kill "$REG_PID" 2>/dev/null || true
+  wait "$REG_PID" 2>/dev/null || true # 143: it ended on our SIGTERM
+  REG_PID=
+}
 trap stop_registry EXIT
 start_registry() {
   [ -n "$REG_PID" ] && return
