@@ -7,10 +7,12 @@
 #
 # Two cache levels under $TAREMA_CACHE/image/ (debootstrap and apt download from the mirror
 # only on a miss):
-#   base-KEY/     debootstrap output; KEY = suite, mirror, variant, debootstrap version, this
-#                 script
+#   base-KEY/     debootstrap output, slimmed; KEY = suite, mirror, variant, debootstrap
+#                 version and the functions below that shape it
 #   rootfs-KEY/   base + runtime packages; KEY = base key, the lists' contents and
 #                 install-runtime.sh
+# Package versions are whatever the mirror had when an entry was made (.packages records
+# them); delete $TAREMA_CACHE/image to take newer ones (security updates).
 # Each holds .packages (name=version of every installed package) and is complete only when
 # .done exists, so an interrupted build is redone, never used. Needs root (chroot, mount).
 set -euo pipefail
@@ -129,6 +131,15 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOF
 }
 
+# Account files carry the day they were written ("last password change" in shadow) and
+# backups of themselves: blank the day (no account in the image has a password) and drop the
+# backups, so roots made on different days are the same bytes.
+normalize_accounts() {
+  local r=$1
+  sed -i -E 's/^([^:]*:[^:]*:)[0-9]*:/\1:/' "$r/etc/shadow"
+  rm -f "$r"/etc/{passwd,group,shadow,gshadow,subuid,subgid}-
+}
+
 packages_of() { chroot "$1" dpkg-query -W -f '${binary:Package}=${Version}\n' | sort; }
 
 MIRROR=$(mirror)
@@ -159,7 +170,7 @@ if [ ! -e "$BASE/.done" ]; then
   touch "$BASE/.done"
 fi
 
-ROOT_KEY=$(printf '%s\n' "$BASE_KEY" "$(cat "$@")" "$(sha256sum <"$INSTALL")" "$(declare -f mount_sys clean_root)" | sha256sum | cut -c1-16)
+ROOT_KEY=$(printf '%s\n' "$BASE_KEY" "$(cat "$@")" "$(sha256sum <"$INSTALL")" "$(declare -f mount_sys clean_root normalize_accounts)" | sha256sum | cut -c1-16)
 ROOT=$IMG_CACHE/rootfs-$ROOT_KEY
 if [ ! -e "$ROOT/.done" ]; then
   step "installing the runtime packages ($(sed 's/#.*//' "$@" | awk NF | paste -sd' ')) into $ROOT"
@@ -192,6 +203,7 @@ if [ ! -e "$ROOT/.done" ]; then
   done
   umount_sys
   clean_root "$TMPROOT"
+  normalize_accounts "$TMPROOT"
   packages_of "$TMPROOT" >"$TMPROOT/.packages"
   touch "$TMPROOT/.done"
   mv "$TMPROOT" "$ROOT"

@@ -20,7 +20,7 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 # Objects in this checkout's build tree (not a cache shared by every checkout, where another
 # branch's objects were linked in), so repeated runs are incremental.
-IMG=$REPO_ROOT/${O:-build}/image
+case ${O:-build} in /*) IMG=$O/image ;; *) IMG=$REPO_ROOT/${O:-build}/image ;; esac
 export O=$IMG/obj
 
 if bash "$REPO_ROOT/hack/image/build.sh" "$WORK/out" >"$WORK/build.log" 2>&1; then
