@@ -98,6 +98,10 @@ PROFILER_LAYER=
 for c in "${COMPONENTS[@]}"; do
   [ "$c" = profiler ] && PROFILER_LAYER=$(rootfs_layer "$OUT/lists/runtime-packages.txt" "$OUT/lists/runtime-packages-profiler.txt")
 done
+# Layers of root filesystems this build does not use are stale.
+for l in "$OUT"/layers/rootfs-*.tar; do
+  [ "$l" = "$BASE_LAYER" ] || [ "$l" = "$PROFILER_LAYER" ] || rm -f "$l"
+done
 APP=$OUT/app
 rm -rf "$APP"
 mkdir -p "$APP/usr/local/bin"

@@ -14,7 +14,8 @@
 # Package versions are whatever the mirror had when an entry was made (.packages records
 # them); delete $TAREMA_CACHE/image to take newer ones (security updates).
 # Each holds .packages (name=version of every installed package) and is complete only when
-# .done exists, so an interrupted build is redone, never used. Needs root (chroot, mount).
+# .done exists, so an interrupted build is redone, never used. Entries unused for
+# TAREMA_IMAGE_CACHE_DAYS (default 14) are removed. Needs root (chroot, mount).
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 [ $# -ge 1 ] || { echo "usage: hack/image/rootfs.sh LIST..." >&2; exit 2; }
@@ -209,4 +210,13 @@ if [ ! -e "$ROOT/.done" ]; then
   mv "$TMPROOT" "$ROOT"
   TMPROOT=
 fi
+# .used marks the last use; entries unused for TAREMA_IMAGE_CACHE_DAYS (default 14) go.
+touch "$BASE/.used" "$ROOT/.used"
+find "$IMG_CACHE" -mindepth 1 -maxdepth 1 -type d \( -name 'base-*' -o -name 'rootfs-*' \) |
+  while read -r d; do
+    [ "$d" = "$BASE" ] || [ "$d" = "$ROOT" ] && continue
+    [ -n "$(find "$d/.used" -mtime -"${TAREMA_IMAGE_CACHE_DAYS:-14}" 2>/dev/null)" ] && continue
+    step "removing $d (unused for ${TAREMA_IMAGE_CACHE_DAYS:-14} days)"
+    rm -rf --one-file-system "$d"
+  done
 echo "$ROOT"
