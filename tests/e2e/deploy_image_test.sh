@@ -342,7 +342,7 @@ if [ -n "${DATABASE_URL:-}" ]; then
     in_root "$R" "$T" "$U" tarema-labeler ingest --db "$DATABASE_URL" --workflow "$wf" --run image-run /tmp/trace.txt 2>&1)
   rc=$?
   stored=$(psql "$DATABASE_URL" -Atc "select count(*) from information_schema.tables where table_schema not in ('pg_catalog','information_schema')" 2>/dev/null)
-  [ $rc = 0 ] && grep -q "$wf\|stored\|ingested\|tasks" <<<"$out" &&
+  [ $rc = 0 ] && grep -qE 'stored [1-9][0-9]* task runs' <<<"$out" &&
     pass "labeler image: tarema-labeler migrate and ingest a trace into PostgreSQL ($(tail -n 1 <<<"$out" | cut -c1-80))" ||
     fail "labeler image: tarema-labeler migrate, ingest" "exit $rc: $out (tables: $stored)"
 else
