@@ -1,11 +1,14 @@
 # Dockerfile: the tarema component images, from Debian bookworm, in stages:
 #   build      compiler and -dev packages; compiles the binaries and computes the runtime
 #              package list from them (hack/image/build.sh)
-#   runtime    only the runtime libraries that list names, the binaries, user tarema (10001)
+#   runtime    only the runtime libraries that list names, the binaries in /usr/local/bin,
+#              user tarema (10001)
 #   scheduler, labeler, profiler   one image per component (the profiler adds sysbench and
 #              fio for the per-node benchmarks)
-# Every RUN step is a script in hack/image/, which tests/e2e/deploy_image_test.sh runs on the
-# host (no Docker engine is needed to test them). Build one component with, e.g.:
+# Every RUN step is a script in hack/image/. Without a Docker daemon, `make image`
+# (hack/build-image.sh) builds the same images from a debootstrap of the same suite with the same
+# package list and install script; tests/e2e/deploy_image_test.sh checks that both, and the
+# chart, agree on ENTRYPOINT, CMD, USER and WORKDIR. Build one component with, e.g.:
 #   docker build --target scheduler -t tarema/scheduler:0.1.0 .
 ARG DEBIAN_TAG=bookworm-slim
 
@@ -26,7 +29,7 @@ USER 10001:10001
 
 FROM runtime AS labeler
 EXPOSE 8080
-ENTRYPOINT ["tarema-labeler"]
+ENTRYPOINT ["/usr/local/bin/tarema-labeler"]
 CMD ["serve"]
 
 FROM runtime AS profiler
@@ -34,10 +37,10 @@ USER root
 RUN bash /usr/local/lib/tarema/install-runtime.sh /usr/local/lib/tarema/runtime-packages.txt \
       /usr/local/lib/tarema/runtime-packages-profiler.txt
 USER 10001:10001
-ENTRYPOINT ["tarema-profiler"]
+ENTRYPOINT ["/usr/local/bin/tarema-profiler"]
 CMD ["--help"]
 
 FROM runtime AS scheduler
 EXPOSE 10260
-ENTRYPOINT ["tarema-scheduler"]
+ENTRYPOINT ["/usr/local/bin/tarema-scheduler"]
 CMD ["run"]

@@ -32,7 +32,7 @@ BENCHES    := $(patsubst bench/%.c,$(O)/bench/%,$(wildcard bench/*_bench.c))
 LINK_LIBS   = -Wl,--start-group $(COMP_LIBS) $(O)/libtarema.a -Wl,--end-group $(LDLIBS)
 
 .SECONDARY:
-.PHONY: all deps test test-unit test-e2e bench demo fuzz lint format clean help
+.PHONY: all deps test test-unit test-e2e bench demo fuzz image lint format clean help
 all: $(BINS) $(UNIT_TESTS) $(E2E_TESTS) $(BENCHES)
 
 help:
@@ -42,6 +42,7 @@ help:
 	@echo "make test-e2e   only the end-to-end tests"
 	@echo "make bench      benchmarks (figures printed, nothing asserted on time)"
 	@echo "make demo       the whole system on a local heterogeneous cluster"
+	@echo "make image      OCI images of scheduler, labeler, profiler in $(O)/image (no Docker needed)"
 	@echo "make lint       clang-format check and cppcheck"
 
 # Installs Debian packages when a library is missing; a no-op once they are there.
@@ -89,6 +90,11 @@ demo: all
 
 fuzz: all
 	@bash hack/fuzz.sh
+
+# Daemonless: debootstrap root filesystem (cached in ~/.cache/tarema/image) + the binaries,
+# packed by crane. Pushing: docs/operations.md, "Images".
+image: $(BINS)
+	@bash hack/build-image.sh --bin $(BINDIR) --out $(O)/image
 
 SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 lint: | $(O)/.deps-ok

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# hack/image/build.sh OUT: the Dockerfile's build step. Compiles the deployed binaries
-# (tarema-scheduler, tarema-labeler, tarema-profiler) into OUT/bin and writes the runtime
-# package lists next to them (OUT/runtime-packages.txt for every image, and
-# OUT/runtime-packages-profiler.txt, the benchmarks the profiler image adds), computed from the
-# binaries by hack/image/runtime-deps.sh. Objects go to $O (default OUT/obj), so a repeated
-# run with the same O is incremental.
+# hack/image/build.sh OUT: the Dockerfile's build step. Compiles the binaries (tarema-scheduler,
+# tarema-labeler, tarema-profiler, tarema-sim) into OUT/bin and writes the runtime package
+# lists next to them: OUT/runtime-packages.txt for every image, computed from the binaries by
+# hack/image/runtime-deps.sh, and OUT/runtime-packages-profiler.txt, the benchmarks the
+# profiler image adds (a copy of hack/image/profiler-packages.txt). hack/build-image.sh makes
+# the same lists the same way. Objects go to $O (default OUT/obj), so a repeated run with the
+# same O is incremental.
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: hack/image/build.sh OUT" >&2; exit 2; }
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -26,8 +27,8 @@ if [ -n "$missing" ]; then
   exit 1
 fi
 touch "$O/.deps-ok"
-BINS=(tarema-scheduler tarema-labeler tarema-profiler)
+BINS=(tarema-scheduler tarema-labeler tarema-profiler tarema-sim)
 make -C "$ROOT" -j"${JOBS:-2}" O="$O" BINDIR="$OUT/bin" "${BINS[@]/#/$OUT/bin/}"
 bash "$HERE/runtime-deps.sh" "${BINS[@]/#/$OUT/bin/}" >"$OUT/runtime-packages.txt"
-printf '%s\n' sysbench fio >"$OUT/runtime-packages-profiler.txt"
+cp "$HERE/profiler-packages.txt" "$OUT/runtime-packages-profiler.txt"
 echo "built ${BINS[*]} into $OUT/bin; runtime packages: $(paste -sd' ' "$OUT/runtime-packages.txt")"

@@ -14,7 +14,7 @@ owner() { # owner PATH: the package owning the file (tries /usr-merged and split
   done
   return 1
 }
-declare -A pkgs=()
+declare -A pkgs=() seen=()
 for bin in "$@"; do
   [ -x "$bin" ] || { echo "error: $bin is not an executable" >&2; exit 1; }
   needed=$(objdump -p "$bin" | awk '$1 == "NEEDED" {print $2}')
@@ -22,6 +22,9 @@ for bin in "$@"; do
   for lib in $needed; do
     path=$(awk -v l="$lib" '$1 == l && $2 == "=>" {print $3}' <<<"$resolved")
     [ -n "$path" ] && [ "$path" != "not" ] || { echo "error: $bin needs $lib, which ldd cannot find" >&2; exit 1; }
+    # dpkg -S reads every package's file list: ask once per library, not once per binary.
+    [ -n "${seen[$path]:-}" ] && continue
+    seen[$path]=1
     pkg=$(owner "$path") || { echo "error: no Debian package owns $path (needed by $bin)" >&2; exit 1; }
     pkg=${pkg%%:*}
     [ "$pkg" = libc6 ] || pkgs[$pkg]=1

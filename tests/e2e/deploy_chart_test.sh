@@ -126,8 +126,9 @@ open(sys.argv[1] + ".sched.yaml", "w").write(cm["data"]["scheduler.yaml"] if cm 
 # the real binaries to parse below.
 for d, ps in pod_specs():
     for c in ps["containers"]:
-        if c.get("command") in (["tarema-labeler"], ["tarema-profiler"]):
-            open("%s.args.%s.%s" % (sys.argv[1], d["kind"], c["command"][0]), "w").write("\n".join(c["args"]) + "\n")
+        prog = c.get("command", [""])[0].rsplit("/", 1)[-1]
+        if prog in ("tarema-labeler", "tarema-profiler"):
+            open("%s.args.%s.%s" % (sys.argv[1], d["kind"], prog), "w").write("\n".join(c["args"]) + "\n")
 
 # RBAC: no wildcards, no Secrets, one ServiceAccount per component, each bound.
 problems = []

@@ -12,7 +12,7 @@ containers:
   - name: profiler
     image: {{ include "tarema.image" (list $ $p.image) }}
     imagePullPolicy: {{ $.Values.image.pullPolicy }}
-    command: [tarema-profiler]
+    command: [/usr/local/bin/tarema-profiler]
     args:
       - run
       - --namespace={{ $.Release.Namespace }}
