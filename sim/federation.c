@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "dam/rank.h"
+#include "sim/model.h"
+#include "sim/rng.h"
 
 /* ---- the platform (our choice: the paper's Figure 2 is not in its text) ---- */
 
@@ -74,24 +76,20 @@ const char *fed_hpc_name(size_t i) {
     return NULL;
 }
 
-/* ---- random numbers (splitmix64; one stream per cluster and one per strategy) ---- */
+/* ---- random numbers: sim/rng.h, one stream per cluster and one per strategy ---- */
 
 typedef struct fed_rng {
     uint64_t s;
 } fed_rng;
 
 static uint64_t rng_next(fed_rng *r) {
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    return sim_rng_next(&r->s);
 }
 static double rng_unit(fed_rng *r) { /* (0, 1) */
-    return ((double)(rng_next(r) >> 11) + 0.5) / 9007199254740992.0;
+    return sim_rng_unit(&r->s);
 }
 static double rng_normal(fed_rng *r, double mean, double sd) {
-    double u = rng_unit(r), v = rng_unit(r);
-    return mean + sd * sqrt(-2 * log(u)) * cos(2 * M_PI * v);
+    return sim_rng_normal(&r->s, mean, sd);
 }
 
 /* ---- each cluster's Monte Carlo state: occupancy and queue wait redrawn at Poisson times ---- */
