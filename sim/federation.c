@@ -94,8 +94,12 @@ static double rng_normal(fed_rng *r, double mean, double sd) {
 
 /* ---- each cluster's Monte Carlo state: occupancy and queue wait redrawn at Poisson times ---- */
 
+typedef struct fed_state {
+    double t, occ, queue; /* from time t on: occupancy share and queue wait (s) */
+} fed_state;
+
 typedef struct fed_timeline {
-    double *t, *occ, *queue;
+    fed_state *s;
     size_t n, cap;
     fed_rng rng;
 } fed_timeline;
@@ -114,39 +118,24 @@ typedef struct fed_cluster {
 
 static int tl_draw(fed_cluster *c, double t) {
     fed_timeline *tl = &c->tl;
-    if (tl->n == tl->cap) {
-        size_t cap = tl->cap ? 2 * tl->cap : 256;
-        double *a = realloc(tl->t, cap * sizeof *a), *b, *q;
-        if (!a)
-            return -1;
-        tl->t = a;
-        if (!(b = realloc(tl->occ, cap * sizeof *b)))
-            return -1;
-        tl->occ = b;
-        if (!(q = realloc(tl->queue, cap * sizeof *q)))
-            return -1;
-        tl->queue = q;
-        tl->cap = cap;
-    }
+    if (sim_grow(&tl->s, tl->n, &tl->cap, sizeof *tl->s, 256) < 0)
+        return -1;
     double occ = rng_normal(&tl->rng, c->occ_mean, OCC_SD);
     double queue = rng_normal(&tl->rng, c->spec->queue_mean_s, c->spec->queue_sd_s);
-    tl->t[tl->n] = t;
-    tl->occ[tl->n] = occ < 0 ? 0 : occ > 0.99 ? 0.99 : occ;
-    tl->queue[tl->n] = queue < 0 ? 0 : queue;
-    tl->n++;
+    tl->s[tl->n++] = (fed_state){t, occ < 0 ? 0 : occ > 0.99 ? 0.99 : occ, queue < 0 ? 0 : queue};
     return 0;
 }
 
 /* Index of the state in force at time t (drawing the timeline that far). */
 static long tl_at(fed_cluster *c, double t) {
     fed_timeline *tl = &c->tl;
-    while (tl->t[tl->n - 1] <= t)
-        if (tl_draw(c, tl->t[tl->n - 1] - UPDATE_MEAN_S * log(rng_unit(&tl->rng))) < 0)
+    while (tl->s[tl->n - 1].t <= t)
+        if (tl_draw(c, tl->s[tl->n - 1].t - UPDATE_MEAN_S * log(rng_unit(&tl->rng))) < 0)
             return -1;
-    size_t lo = 0, hi = tl->n - 1; /* t[lo] <= t < t[hi] */
+    size_t lo = 0, hi = tl->n - 1; /* s[lo].t <= t < s[hi].t */
     while (hi - lo > 1) {
         size_t mid = (lo + hi) / 2;
-        if (tl->t[mid] <= t)
+        if (tl->s[mid].t <= t)
             lo = mid;
         else
             hi = mid;
@@ -168,10 +157,10 @@ static double first_free(fed_cluster *c, double t, double cores) {
         long k = tl_at(c, t);
         if (k < 0)
             return -1;
-        double free_cores = c->spec->cores * (1 - c->tl.occ[k]) - ours_at(c, t);
+        double free_cores = c->spec->cores * (1 - c->tl.s[k].occ) - ours_at(c, t);
         if (free_cores >= cores)
             return t;
-        double next = c->tl.t[k + 1];
+        double next = c->tl.s[k + 1].t;
         for (size_t i = 0; i < c->njobs; i++)
             if (c->jobs[i].end > t && c->jobs[i].end < next)
                 next = c->jobs[i].end;
@@ -186,8 +175,8 @@ static double first_free(fed_cluster *c, double t, double cores) {
  * a learned waiting time would be; no peeking at future draws). When even that never frees
  * enough, one mean update interval more. */
 static double predicted_wait(fed_cluster *c, long k, double t, double cores) {
-    double wait = c->tl.queue[k];
-    double free_cores = c->spec->cores * (1 - c->tl.occ[k]) - ours_at(c, t);
+    double wait = c->tl.s[k].queue;
+    double free_cores = c->spec->cores * (1 - c->tl.s[k].occ) - ours_at(c, t);
     while (free_cores < cores) {
         double next = -1, released = 0;
         for (size_t i = 0; i < c->njobs; i++)
@@ -206,14 +195,8 @@ static double predicted_wait(fed_cluster *c, long k, double t, double cores) {
 }
 
 static int add_job(fed_cluster *c, double start, double end, double cores) {
-    if (c->njobs == c->capjobs) {
-        size_t cap = c->capjobs ? 2 * c->capjobs : 64;
-        fed_job *j = realloc(c->jobs, cap * sizeof *j);
-        if (!j)
-            return -1;
-        c->jobs = j;
-        c->capjobs = cap;
-    }
+    if (sim_grow(&c->jobs, c->njobs, &c->capjobs, sizeof *c->jobs, 64) < 0)
+        return -1;
     c->jobs[c->njobs++] = (fed_job){start, end, cores};
     return 0;
 }
@@ -246,7 +229,7 @@ static int pick_greedy(fed_world *w, const fed_stage *st, const char *loc, const
         long k = tl_at(c, now);
         if (k < 0)
             return tm_err_set(err, "out of memory");
-        double used = c->spec->cores * c->tl.occ[k] + ours_at(c, now);
+        double used = c->spec->cores * c->tl.s[k].occ + ours_at(c, now);
         dc[i].name = c->spec->name;
         dc[i].site = c->spec->site;
         dc[i].location = c->spec->location;
@@ -304,9 +287,7 @@ typedef struct fed_flow {
 
 static void world_free(fed_world *w) {
     for (size_t i = 0; i < NCLUSTERS; i++) {
-        free(w->c[i].tl.t);
-        free(w->c[i].tl.occ);
-        free(w->c[i].tl.queue);
+        free(w->c[i].tl.s);
         free(w->c[i].jobs);
     }
 }
@@ -335,7 +316,7 @@ static int simulate(fed_world *w, fed_result *out, tm_err *err) {
         if (k < 0)
             return tm_err_set(err, "out of memory");
         double queued =
-            fl->ready + transfer_s(fl->loc, fl->site, c->spec, st->input_bytes) + c->tl.queue[k];
+            fl->ready + transfer_s(fl->loc, fl->site, c->spec, st->input_bytes) + c->tl.s[k].queue;
         double start = first_free(c, queued, st->cores);
         if (start < 0)
             return tm_err_set(err, "cluster %s never had %g cores free", c->spec->name, st->cores);
