@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dam/rank.h"
+#include "sim/cli.h"
 #include "sim/model.h"
 #include "sim/rng.h"
 
@@ -428,12 +429,8 @@ int sim_federation_main(int argc, char **argv) {
             }
             break;
         case 's':
-            seed = strtoull(optarg, &end, 10);
-            if (*end || !*optarg || optarg[0] == '-') {
-                fprintf(stderr, "tarema-sim federation: --seed: '%s' is not a number >= 0\n",
-                        optarg);
+            if (sim_cli_seed("federation", optarg, &seed) < 0)
                 return 2;
-            }
             break;
         case 'j':
             as_json = 1;
@@ -465,9 +462,7 @@ int sim_federation_main(int argc, char **argv) {
                                                fed_strategy_name((fed_strategy)s), "mean_s",
                                                r[s].mean_s, "stddev_s", r[s].stddev_s));
         json_object_set_new(o, "results", a);
-        json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
-        fputc('\n', stdout);
-        json_decref(o);
+        sim_cli_print_json(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
         return 0;
     }
     printf("setup %d, seed %llu: time to solution of %d workflows [10^3 s]\n", setup, seed,
