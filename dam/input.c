@@ -7,8 +7,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "lib/jsonutil.h"
 #include "dam/scores.h"
+#include "lib/jsonutil.h"
+#include "lib/nodegroups.h"
 #include "lib/quantity.h"
 
 struct dam_request {
@@ -334,8 +335,10 @@ static int parse_transfers(dam_request *r, const json_t *doc, tm_err *err) {
     return 0;
 }
 
-/* node_groups: groups as in the node-groups document (docs/node-groups.md); each one's
- * total_cores and centroid.cpu_single (sysbench events/s of one thread) are used. */
+/* node_groups: groups as in the node-groups document (docs/node-groups.md, field names from
+ * lib/nodegroups.h); each one's total_cores and centroid.cpu_single (sysbench events/s of one
+ * thread, the profiler's feature name) are used. */
+#define CPU_SINGLE "cpu_single"
 static int parse_node_groups(const json_t *a, const char *f, double *perf, tm_err *err) {
     if (!json_is_array(a))
         return tm_err_set(err, "%s.node_groups: expected a list of node groups", f);
@@ -349,12 +352,12 @@ static int parse_node_groups(const json_t *a, const char *f, double *perf, tm_er
         snprintf(gf, sizeof gf, "%s.node_groups[%zu]", f, i);
         if (!json_is_object(g))
             return tm_err_set(err, "%s: expected a node group", gf);
-        const json_t *c = json_object_get(g, "total_cores");
-        const json_t *s = tm_json_path(g, "centroid.cpu_single");
+        const json_t *c = json_object_get(g, TM_NG_G_TOTAL_CORES);
+        const json_t *s = tm_json_path(g, TM_NG_G_CENTROID "." CPU_SINGLE);
         if (!json_is_number(c) || json_number_value(c) <= 0)
-            return tm_err_set(err, "%s.total_cores: expected a number > 0", gf);
+            return tm_err_set(err, "%s." TM_NG_G_TOTAL_CORES ": expected a number > 0", gf);
         if (s && !json_is_number(s))
-            return tm_err_set(err, "%s.centroid.cpu_single: expected a number", gf);
+            return tm_err_set(err, "%s." TM_NG_G_CENTROID "." CPU_SINGLE ": expected a number", gf);
         cores[i] = json_number_value(c);
         eps[i] = s ? json_number_value(s) : 0;
     }
