@@ -59,14 +59,22 @@ void dam_request_set_now(dam_request *r, double now_s) {
 
 /* ---- scalars ---- */
 
+/* obj.key into *v: 1 when present, 0 when absent (or null) and optional, -1 with err when
+ * absent and required. */
+static int lookup(const json_t *obj, const char *key, const char *field, int required,
+                  const json_t **v, tm_err *err) {
+    *v = json_object_get(obj, key);
+    if (*v && !json_is_null(*v))
+        return 1;
+    return required ? tm_err_set(err, "%s.%s: missing", field, key) : 0;
+}
+
 static int get_string(const json_t *obj, const char *key, const char *field, int required,
                       const char **out, tm_err *err) {
-    const json_t *v = json_object_get(obj, key);
-    if (!v || json_is_null(v)) {
-        if (required)
-            return tm_err_set(err, "%s.%s: missing", field, key);
-        return 0;
-    }
+    const json_t *v;
+    int present = lookup(obj, key, field, required, &v, err);
+    if (present <= 0)
+        return present;
     if (!json_is_string(v) || !*json_string_value(v))
         return tm_err_set(err, "%s.%s: expected a non-empty string", field, key);
     *out = json_string_value(v);
@@ -75,12 +83,10 @@ static int get_string(const json_t *obj, const char *key, const char *field, int
 
 static int get_number(const json_t *obj, const char *key, const char *field, int required,
                       double *out, tm_err *err) {
-    const json_t *v = json_object_get(obj, key);
-    if (!v || json_is_null(v)) {
-        if (required)
-            return tm_err_set(err, "%s.%s: missing", field, key);
-        return 0;
-    }
+    const json_t *v;
+    int present = lookup(obj, key, field, required, &v, err);
+    if (present <= 0)
+        return present;
     if (!json_is_number(v))
         return tm_err_set(err, "%s.%s: expected a number", field, key);
     *out = json_number_value(v);
@@ -90,12 +96,10 @@ static int get_number(const json_t *obj, const char *key, const char *field, int
 /* A byte size: a number or a Kubernetes quantity ("40Gi"). */
 static int get_bytes(const json_t *obj, const char *key, const char *field, int required,
                      double *out, tm_err *err) {
-    const json_t *v = json_object_get(obj, key);
-    if (!v || json_is_null(v)) {
-        if (required)
-            return tm_err_set(err, "%s.%s: missing", field, key);
-        return 0;
-    }
+    const json_t *v;
+    int present = lookup(obj, key, field, required, &v, err);
+    if (present <= 0)
+        return present;
     if (json_is_number(v)) {
         *out = json_number_value(v);
         return 0;
@@ -168,11 +172,11 @@ int dam_parse_time(const json_t *v, const char *field, double *out, tm_err *err)
 
 static int get_time(const json_t *obj, const char *key, const char *field, double *out,
                     tm_err *err) {
+    const json_t *v;
+    if (lookup(obj, key, field, 1, &v, err) < 0)
+        return -1;
     char f[160];
     snprintf(f, sizeof f, "%s.%s", field, key);
-    const json_t *v = json_object_get(obj, key);
-    if (!v || json_is_null(v))
-        return tm_err_set(err, "%s: missing", f);
     return dam_parse_time(v, f, out, err);
 }
 
