@@ -7,8 +7,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "lib/jsonutil.h"
 #include "dam/scores.h"
+#include "lib/jsonutil.h"
+#include "lib/nodegroups.h"
 #include "lib/quantity.h"
 
 struct dam_request {
@@ -58,14 +59,22 @@ void dam_request_set_now(dam_request *r, double now_s) {
 
 /* ---- scalars ---- */
 
+/* obj.key into *v: 1 when present, 0 when absent (or null) and optional, -1 with err when
+ * absent and required. */
+static int lookup(const json_t *obj, const char *key, const char *field, int required,
+                  const json_t **v, tm_err *err) {
+    *v = json_object_get(obj, key);
+    if (*v && !json_is_null(*v))
+        return 1;
+    return required ? tm_err_set(err, "%s.%s: missing", field, key) : 0;
+}
+
 static int get_string(const json_t *obj, const char *key, const char *field, int required,
                       const char **out, tm_err *err) {
-    const json_t *v = json_object_get(obj, key);
-    if (!v || json_is_null(v)) {
-        if (required)
-            return tm_err_set(err, "%s.%s: missing", field, key);
-        return 0;
-    }
+    const json_t *v;
+    int present = lookup(obj, key, field, required, &v, err);
+    if (present <= 0)
+        return present;
     if (!json_is_string(v) || !*json_string_value(v))
         return tm_err_set(err, "%s.%s: expected a non-empty string", field, key);
     *out = json_string_value(v);
@@ -74,12 +83,10 @@ static int get_string(const json_t *obj, const char *key, const char *field, int
 
 static int get_number(const json_t *obj, const char *key, const char *field, int required,
                       double *out, tm_err *err) {
-    const json_t *v = json_object_get(obj, key);
-    if (!v || json_is_null(v)) {
-        if (required)
-            return tm_err_set(err, "%s.%s: missing", field, key);
-        return 0;
-    }
+    const json_t *v;
+    int present = lookup(obj, key, field, required, &v, err);
+    if (present <= 0)
+        return present;
     if (!json_is_number(v))
         return tm_err_set(err, "%s.%s: expected a number", field, key);
     *out = json_number_value(v);
@@ -89,12 +96,10 @@ static int get_number(const json_t *obj, const char *key, const char *field, int
 /* A byte size: a number or a Kubernetes quantity ("40Gi"). */
 static int get_bytes(const json_t *obj, const char *key, const char *field, int required,
                      double *out, tm_err *err) {
-    const json_t *v = json_object_get(obj, key);
-    if (!v || json_is_null(v)) {
-        if (required)
-            return tm_err_set(err, "%s.%s: missing", field, key);
-        return 0;
-    }
+    const json_t *v;
+    int present = lookup(obj, key, field, required, &v, err);
+    if (present <= 0)
+        return present;
     if (json_is_number(v)) {
         *out = json_number_value(v);
         return 0;
@@ -167,11 +172,11 @@ int dam_parse_time(const json_t *v, const char *field, double *out, tm_err *err)
 
 static int get_time(const json_t *obj, const char *key, const char *field, double *out,
                     tm_err *err) {
+    const json_t *v;
+    if (lookup(obj, key, field, 1, &v, err) < 0)
+        return -1;
     char f[160];
     snprintf(f, sizeof f, "%s.%s", field, key);
-    const json_t *v = json_object_get(obj, key);
-    if (!v || json_is_null(v))
-        return tm_err_set(err, "%s: missing", f);
     return dam_parse_time(v, f, out, err);
 }
 
@@ -334,8 +339,10 @@ static int parse_transfers(dam_request *r, const json_t *doc, tm_err *err) {
     return 0;
 }
 
-/* node_groups: groups as in the node-groups document (docs/node-groups.md); each one's
- * total_cores and centroid.cpu_single (sysbench events/s of one thread) are used. */
+/* node_groups: groups as in the node-groups document (docs/node-groups.md, field names from
+ * lib/nodegroups.h); each one's total_cores and centroid.cpu_single (sysbench events/s of one
+ * thread, the profiler's feature name) are used. */
+#define CPU_SINGLE "cpu_single"
 static int parse_node_groups(const json_t *a, const char *f, double *perf, tm_err *err) {
     if (!json_is_array(a))
         return tm_err_set(err, "%s.node_groups: expected a list of node groups", f);
@@ -349,12 +356,12 @@ static int parse_node_groups(const json_t *a, const char *f, double *perf, tm_er
         snprintf(gf, sizeof gf, "%s.node_groups[%zu]", f, i);
         if (!json_is_object(g))
             return tm_err_set(err, "%s: expected a node group", gf);
-        const json_t *c = json_object_get(g, "total_cores");
-        const json_t *s = tm_json_path(g, "centroid.cpu_single");
+        const json_t *c = json_object_get(g, TM_NG_G_TOTAL_CORES);
+        const json_t *s = tm_json_path(g, TM_NG_G_CENTROID "." CPU_SINGLE);
         if (!json_is_number(c) || json_number_value(c) <= 0)
-            return tm_err_set(err, "%s.total_cores: expected a number > 0", gf);
+            return tm_err_set(err, "%s." TM_NG_G_TOTAL_CORES ": expected a number > 0", gf);
         if (s && !json_is_number(s))
-            return tm_err_set(err, "%s.centroid.cpu_single: expected a number", gf);
+            return tm_err_set(err, "%s." TM_NG_G_CENTROID "." CPU_SINGLE ": expected a number", gf);
         cores[i] = json_number_value(c);
         eps[i] = s ? json_number_value(s) : 0;
     }

@@ -223,13 +223,13 @@ static double resource_count(const dam_resource *r, size_t n, const char *name) 
     return 0;
 }
 
-static void fmt_time(double t, char *buf, size_t size) {
+int dam_format_time(double t, char *buf, size_t size) {
     time_t s = (time_t)floor(t);
     struct tm tm;
-    if (gmtime_r(&s, &tm))
-        strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    else
-        snprintf(buf, size, "%.0f", t);
+    if (gmtime_r(&s, &tm) && strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        return 0;
+    snprintf(buf, size, "%.0f", t);
+    return -1;
 }
 
 /* The hardware and reachability checks (everything but maintenance and scores). */
@@ -324,9 +324,9 @@ static void mask(const dam_input *in, const dam_cluster *c, dam_result *r) {
     if (!hit)
         return;
     char a[32], b[32], e[32];
-    fmt_time(hit->start_s, a, sizeof a);
-    fmt_time(hit->end_s, b, sizeof b);
-    fmt_time(r->expected_end_s, e, sizeof e);
+    dam_format_time(hit->start_s, a, sizeof a);
+    dam_format_time(hit->end_s, b, sizeof b);
+    dam_format_time(r->expected_end_s, e, sizeof e);
     r->excluded = DAM_MAINTENANCE;
     if (hit->start_s <= in->now_s)
         snprintf(r->reason, sizeof r->reason, "maintenance: in a window now (%s to %s)", a, b);

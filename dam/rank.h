@@ -140,6 +140,10 @@ typedef struct dam_ranking {
     int chosen; /* index into dam_input.clusters of r[0] when nranked > 0, else -1 */
 } dam_ranking;
 
+/* t (seconds since the epoch) as "2026-11-23T21:00:00Z", the form dam_parse_time reads. Returns
+ * 0, or -1 with t as a plain number ("%.0f") when it is no calendar time. */
+int dam_format_time(double t, char *buf, size_t size);
+
 /* Checks every field of in and job; err names the field ("clusters[2].cores_used: 500 is more
  * than cores_total 400", "job.datasets[1]: unknown dataset 'x'"). 0 or -1. */
 int dam_validate(const dam_input *in, const dam_job *job, tm_err *err);

@@ -1,16 +1,9 @@
 /* report.c: a ranking as JSON and as a table (see report.h). */
 #include "dam/report.h"
 
-#include <math.h>
-#include <time.h>
-
 static json_t *time_json(double t) {
-    time_t s = (time_t)floor(t);
-    struct tm tm;
     char buf[32];
-    if (!gmtime_r(&s, &tm) || !strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm))
-        return json_real(t);
-    return json_string(buf);
+    return dam_format_time(t, buf, sizeof buf) == 0 ? json_string(buf) : json_real(t);
 }
 
 static json_t *scores_json(const dam_result *r) {

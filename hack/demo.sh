@@ -12,6 +12,11 @@
 #   6. runs a chipseq-shaped set of task pods through tarema-scheduler, and the same pods
 #      through the real kube-scheduler, and prints where each went and the labels behind it
 #   7. prints the simulated makespans of tarema and the baselines (tarema-sim, same policy code)
+#   8. right-sizes chipseq's task requests from the Lotaru history (tarema-sim sizing)
+#   9. learns a queue's waiting time as it changes (tarema-sim asa, the ASA paper's Figure 5)
+#  10. ranks whole clusters for a job and replays the DAM paper's federation (tarema-dam rank,
+#      tarema-sim federation)
+#  Steps 8-10 are offline and take about a second together.
 # Everything it started is stopped on exit or Ctrl-C (DEMO_KEEP=1 keeps the cluster and
 # database up for poking around; they are then stopped with `TAREMA_CLUSTER_NAME=demo
 # hack/cluster.sh down` and `TAREMA_PG_NAME=demo hack/postgres.sh down`). DEMO_NAME changes
@@ -55,19 +60,19 @@ trap cleanup EXIT
 trap 'echo; step "interrupted: cleaning up"; exit 130' INT TERM
 
 # ------------------------------------------------------------------ 1. dependencies
-say "1/7 dependencies"
+say "1/10 dependencies"
 bash "$HACK_DIR/install-deps.sh"
 if [ ! -x "$BIN/tarema-scheduler" ] || [ ! -x "$BIN/tarema-labeler" ] ||
-  [ ! -x "$BIN/tarema-profiler" ] || [ ! -x "$BIN/tarema-sim" ]; then
+  [ ! -x "$BIN/tarema-profiler" ] || [ ! -x "$BIN/tarema-sim" ] || [ ! -x "$BIN/tarema-dam" ]; then
   step "building tarema (make -j2, a minute or two)"
   make -C "$REPO_ROOT" -j2 O="$WORK/obj" BINDIR="$BIN" \
-    "$BIN/tarema-scheduler" "$BIN/tarema-labeler" "$BIN/tarema-profiler" "$BIN/tarema-sim" >"$WORK/make.log" 2>&1 ||
+    "$BIN/tarema-scheduler" "$BIN/tarema-labeler" "$BIN/tarema-profiler" "$BIN/tarema-sim" "$BIN/tarema-dam" >"$WORK/make.log" 2>&1 ||
     { tail -n 20 "$WORK/make.log" >&2; die "build failed (log above)"; }
 fi
 [ -d "$LOTARU" ] || die "Lotaru measurements not found in $LOTARU (set LOTARU_DIR)"
 
 # ------------------------------------------------------------------ 2. cluster and database
-say "2/7 local control plane (paper's 5;4;4;2 cluster) and PostgreSQL"
+say "2/10 local control plane (paper's 5;4;4;2 cluster) and PostgreSQL"
 step "starting cluster '$DEMO_NAME' (the first time builds kube-apiserver & co from source: about 10 minutes)"
 STARTED+=(cluster)
 bash "$HACK_DIR/cluster.sh" up --nodes "$NODES_FILE"
@@ -81,7 +86,7 @@ kubectl create namespace "$NS_D" >/dev/null
 kubectl get nodes -L tarema.io/machine-type --no-headers | awk '{printf "  %-6s %-7s %s\n", $1, $2, $NF}'
 
 # ------------------------------------------------------------------ 3. profiles
-say "3/7 profiling"
+say "3/10 profiling"
 step "running a real benchmark on this machine: tarema-profiler bench --quick (sysbench, fio)"
 mkdir -p "$WORK/profiles" "$WORK/scratch"
 "$BIN/tarema-profiler" bench --quick --node "$(hostname)" --dir "$WORK/scratch" \
@@ -117,14 +122,14 @@ done < <(kubectl get nodes -o json | jq -r '.items[] | [.metadata.name, .metadat
   .status.capacity.cpu, .status.capacity.memory] | @tsv')
 
 # ------------------------------------------------------------------ 4. group and label
-say "4/7 grouping and labelling the nodes"
+say "4/10 grouping and labelling the nodes"
 "$BIN/tarema-profiler" group -o "$WORK/groups.json" "$WORK"/profiles/*.json
 "$BIN/tarema-profiler" apply --log-level warn "$WORK/groups.json"
 kubectl get nodes -L tarema.io/machine-type,tarema.io/group,tarema.io/cpu,tarema.io/mem,tarema.io/io |
   awk '{printf "  %-8s %-14s %-7s %-5s %-5s %s\n", $1, $6, $7, $8, $9, $10}'
 
 # ------------------------------------------------------------------ 5. history and labels
-say "5/7 workflow history and task labels"
+say "5/10 workflow history and task labels"
 step "building a Nextflow trace of nf-core/chipseq from the Lotaru measurements (runs on n1, n2, c2 machines)"
 python3 - "$LOTARU" "$WORK/chipseq_trace.txt" <<'PY'
 # Nextflow raw-unit trace rows from the Lotaru CSVs (label train-1). Each run's hostname is a
@@ -164,7 +169,7 @@ kubectl -n "$NS_T" get taskprofiles -o json | jq -r '.items[] | [.spec.process, 
   sort | awk 'BEGIN{printf "  %-22s %4s %4s %4s %5s\n", "process", "cpu", "mem", "io", "runs"} {printf "  %-22s %4s %4s %4s %5s\n", $1, $2, $3, $4, $5}'
 
 # ------------------------------------------------------------------ 6. scheduling
-say "6/7 scheduling the same task pods with tarema and with kube-scheduler"
+say "6/10 scheduling the same task pods with tarema and with kube-scheduler"
 # Two tasks of each of these processes, 2 CPUs and 5 GiB each as in the paper.
 PROCS=(FASTQC TRIMGALORE BWA_MEM SORT_BAM MERGED_BAM_FILTER PHANTOMPEAKQUALTOOLS BIGWIG MACS2)
 pods() { # pods NS SCHEDULER: the pod list as YAML
@@ -233,7 +238,7 @@ echo "  Why tarema put $NS_T/$first where it did (tarema-scheduler explain):"
 "$BIN/tarema-scheduler" explain "$NS_T/$first" 2>&1 | sed 's/^/    /' | head -n 30
 
 # ------------------------------------------------------------------ 7. simulation
-say "7/7 simulated makespans (tarema-sim: same policy code, simulated clock)"
+say "7/10 simulated makespans (tarema-sim: same policy code, simulated clock)"
 cat <<'TXT'
   Placement on kwok nodes shows decisions, not run times (fake pods do no work). Makespans come
   from the simulator: the paper's 5;4;4;2 cluster and five nf-core-shaped workflows (chipseq and
@@ -246,4 +251,40 @@ sed "s#\.\./\.\./\.\./shared/data/lotaru#$LOTARU#g" "$REPO_ROOT/sim/scenarios/nf
 "$BIN/tarema-sim" --cluster "$REPO_ROOT/sim/scenarios/cluster-5442.yaml" \
   --workload "$WORK/nfcore5.yaml" --policy all 2>&1 |
   sed -n '/mean makespan per workflow/,$p' | sed 's/^/  /'
+# ------------------------------------------------------------------ 8. right-sizing
+say "8/10 right-sizing task requests from history (tarema-sim sizing, docs/sizing.md)"
+cat <<'TXT'
+  Each task of nf-core/chipseq (Lotaru, n1 machines, 500 tasks in file order) is sized from the
+  peaks of the tasks of its process that ran before it, retried on the next bucket when it does
+  not fit, on a 16-core 64 GiB machine. WRR: share of the whole machine's waste saved; ATE: mean
+  peak over what was allocated (higher is tighter). Level 1 = one history for the workflow,
+  3 = one per process.
+TXT
+"$BIN/tarema-sim" sizing --dataset "$LOTARU/chipseq_n1.csv" >"$WORK/sizing.txt"
+awk '$1 == "strategy" || $1 == "whole-machine" || $1 == "kmeans" { print "  " $0 }' "$WORK/sizing.txt"
+echo
+sed -n '/^recommended allocation per process/,/^$/p' "$WORK/sizing.txt" | sed '/^$/d; s/^/  /'
+
+# ------------------------------------------------------------------ 9. learned waiting times
+say "9/10 learned queue waiting times (tarema-sim asa, docs/asa.md)"
+cat <<'TXT'
+  1000 requests to a simulated queue whose true wait changes every 200 (the ASA paper's
+  Figure 5); the learner estimates each wait and learns from the one it observes. hit: the
+  estimate is the grid value closest to the truth; converged: requests until 10 hits in a row.
+TXT
+"$BIN/tarema-sim" asa --scenario figure5 --policy tuned --svg "$WORK/asa-figure5.svg" | sed 's/^/  /'
+[ -s "$WORK/asa-figure5.svg" ] || die "tarema-sim asa wrote no figure to $WORK/asa-figure5.svg"
+echo "  figure (true wait and estimate): $WORK/asa-figure5.svg$([ "${DEMO_KEEP:-0}" = 1 ] || echo ' (removed on exit; DEMO_KEEP=1 keeps it)')"
+
+# ------------------------------------------------------------------ 10. multi-cluster ranking
+say "10/10 ranking whole clusters for a job (tarema-dam rank, tarema-sim federation, docs/dam.md)"
+step "tarema-dam rank tests/fixtures/dam/job-wrf.yaml --clusters tests/fixtures/dam/clusters.yaml"
+echo "  scores in [0,1]: load (free cores), perf (core speed), wait (predicted queue wait), data (where the inputs are)"
+"$BIN/tarema-dam" rank "$REPO_ROOT/tests/fixtures/dam/job-wrf.yaml" \
+  --clusters "$REPO_ROOT/tests/fixtures/dam/clusters.yaml" | sed 's/^/  /'
+step "the same job against a cluster in maintenance and one unreachable (clusters-maintenance.yaml)"
+"$BIN/tarema-dam" rank "$REPO_ROOT/tests/fixtures/dam/job-wrf.yaml" \
+  --clusters "$REPO_ROOT/tests/fixtures/dam/clusters-maintenance.yaml" | grep -E '^(chosen|excluded)' | sed 's/^/  /'
+step "tarema-sim federation --setup 1: 100 workflows of 3 jobs over HPC clusters and cloud partitions, placed by each strategy"
+"$BIN/tarema-sim" federation --setup 1 | sed 's/^/  /'
 say "done: cleaning up (DEMO_KEEP=1 keeps the cluster)"

@@ -134,6 +134,11 @@ static int insert(sz_alloc *a, double x, double wt) {
     return 0;
 }
 
+/* VPA's answer to an OOM kill with `failed`: at least the minimum bump, at least 20 % more. */
+static double vpa_bump(const sz_alloc *a, double failed) {
+    return fmax(failed + a->c.vpa_bump_min, failed * 1.2);
+}
+
 int sz_alloc_record(sz_alloc *a, double peak, double runtime, bool success) {
     if (!a || !isfinite(peak) || peak < 0)
         return -1;
@@ -143,8 +148,7 @@ int sz_alloc_record(sz_alloc *a, double peak, double runtime, bool success) {
         return insert(a, peak, wt);
     if (!success && a->c.strategy == SZ_VPA) {
         /* the recommender records an OOM as a sample of the bumped figure */
-        double bumped = fmax(peak + a->c.vpa_bump_min, peak * 1.2);
-        return insert(a, clamp(a, bumped), wt);
+        return insert(a, clamp(a, vpa_bump(a, peak)), wt);
     }
     return 0;
 }
@@ -223,7 +227,7 @@ double sz_alloc_retry(sz_alloc *a, double failed) {
         next = failed > 0 ? 2 * failed : a->c.double_first * m;
         break;
     case SZ_VPA:
-        next = fmax(failed + a->c.vpa_bump_min, failed * 1.2);
+        next = vpa_bump(a, failed);
         break;
     case SZ_QUANTIZED:
     case SZ_KMEANS:

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim/asa_scenario.h"
+#include "sim/cli.h"
 
 static void usage(FILE *f) {
     fprintf(f, "usage: tarema-sim asa --scenario figure5 [options]\n"
@@ -35,7 +36,6 @@ int sim_asa_main(int argc, char **argv) {
     int as_json = 0, ch;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        char *end;
         switch (ch) {
         case 'S':
             scenario = optarg;
@@ -53,12 +53,8 @@ int sim_asa_main(int argc, char **argv) {
             }
             break;
         case 's':
-            seed = strtoull(optarg, &end, 10);
-            if (*end || !*optarg || optarg[0] == '-') {
-                fprintf(stderr, "tarema-sim asa: --seed '%s' is not a non-negative integer\n",
-                        optarg);
+            if (sim_cli_seed("asa", optarg, &seed) < 0)
                 return 2;
-            }
             break;
         case 'j':
             as_json = 1;
@@ -93,10 +89,7 @@ int sim_asa_main(int argc, char **argv) {
         return 1;
     }
     if (as_json) {
-        json_t *j = asa_fig5_json(f);
-        json_dumpf(j, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
-        fputc('\n', stdout);
-        json_decref(j);
+        sim_cli_print_json(asa_fig5_json(f), JSON_INDENT(1) | JSON_REAL_PRECISION(10));
     } else {
         asa_fig5_table(stdout, f);
     }

@@ -12,10 +12,6 @@
  * 14000 (10000), 600 (600). */
 static const double FIG5_TRUTH[ASA_FIG5_SEGMENTS] = {2700, 420, 75, 14000, 600};
 
-double asa_fig5_truth(int segment) {
-    return segment >= 0 && segment < ASA_FIG5_SEGMENTS ? FIG5_TRUTH[segment] : 0;
-}
-
 static void summarise(asa_fig5 *f) {
     const int len = ASA_FIG5_ITERATIONS / ASA_FIG5_SEGMENTS;
     int hits = 0, overs = 0;

@@ -39,9 +39,6 @@ typedef struct asa_fig5 {
     double hit_ratio, over_ratio;
 } asa_fig5;
 
-/* The true wait (s) of segment s; see docs/asa.md for why these values. */
-double asa_fig5_truth(int segment);
-
 /* Runs the scenario with a fresh learner: deterministic for a given config and seed. */
 int asa_fig5_run(asa_fig5 *out, const asa_config *cfg, uint64_t seed, tm_err *err);
 

@@ -9,6 +9,9 @@
 #include <string.h>
 
 #include "dam/rank.h"
+#include "sim/cli.h"
+#include "sim/model.h"
+#include "sim/rng.h"
 
 /* ---- the platform (our choice: the paper's Figure 2 is not in its text) ---- */
 
@@ -74,30 +77,30 @@ const char *fed_hpc_name(size_t i) {
     return NULL;
 }
 
-/* ---- random numbers (splitmix64; one stream per cluster and one per strategy) ---- */
+/* ---- random numbers: sim/rng.h, one stream per cluster and one per strategy ---- */
 
 typedef struct fed_rng {
     uint64_t s;
 } fed_rng;
 
 static uint64_t rng_next(fed_rng *r) {
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    return sim_rng_next(&r->s);
 }
 static double rng_unit(fed_rng *r) { /* (0, 1) */
-    return ((double)(rng_next(r) >> 11) + 0.5) / 9007199254740992.0;
+    return sim_rng_unit(&r->s);
 }
 static double rng_normal(fed_rng *r, double mean, double sd) {
-    double u = rng_unit(r), v = rng_unit(r);
-    return mean + sd * sqrt(-2 * log(u)) * cos(2 * M_PI * v);
+    return sim_rng_normal(&r->s, mean, sd);
 }
 
 /* ---- each cluster's Monte Carlo state: occupancy and queue wait redrawn at Poisson times ---- */
 
+typedef struct fed_state {
+    double t, occ, queue; /* from time t on: occupancy share and queue wait (s) */
+} fed_state;
+
 typedef struct fed_timeline {
-    double *t, *occ, *queue;
+    fed_state *s;
     size_t n, cap;
     fed_rng rng;
 } fed_timeline;
@@ -116,39 +119,24 @@ typedef struct fed_cluster {
 
 static int tl_draw(fed_cluster *c, double t) {
     fed_timeline *tl = &c->tl;
-    if (tl->n == tl->cap) {
-        size_t cap = tl->cap ? 2 * tl->cap : 256;
-        double *a = realloc(tl->t, cap * sizeof *a), *b, *q;
-        if (!a)
-            return -1;
-        tl->t = a;
-        if (!(b = realloc(tl->occ, cap * sizeof *b)))
-            return -1;
-        tl->occ = b;
-        if (!(q = realloc(tl->queue, cap * sizeof *q)))
-            return -1;
-        tl->queue = q;
-        tl->cap = cap;
-    }
+    if (sim_grow(&tl->s, tl->n, &tl->cap, sizeof *tl->s, 256) < 0)
+        return -1;
     double occ = rng_normal(&tl->rng, c->occ_mean, OCC_SD);
     double queue = rng_normal(&tl->rng, c->spec->queue_mean_s, c->spec->queue_sd_s);
-    tl->t[tl->n] = t;
-    tl->occ[tl->n] = occ < 0 ? 0 : occ > 0.99 ? 0.99 : occ;
-    tl->queue[tl->n] = queue < 0 ? 0 : queue;
-    tl->n++;
+    tl->s[tl->n++] = (fed_state){t, occ < 0 ? 0 : occ > 0.99 ? 0.99 : occ, queue < 0 ? 0 : queue};
     return 0;
 }
 
 /* Index of the state in force at time t (drawing the timeline that far). */
 static long tl_at(fed_cluster *c, double t) {
     fed_timeline *tl = &c->tl;
-    while (tl->t[tl->n - 1] <= t)
-        if (tl_draw(c, tl->t[tl->n - 1] - UPDATE_MEAN_S * log(rng_unit(&tl->rng))) < 0)
+    while (tl->s[tl->n - 1].t <= t)
+        if (tl_draw(c, tl->s[tl->n - 1].t - UPDATE_MEAN_S * log(rng_unit(&tl->rng))) < 0)
             return -1;
-    size_t lo = 0, hi = tl->n - 1; /* t[lo] <= t < t[hi] */
+    size_t lo = 0, hi = tl->n - 1; /* s[lo].t <= t < s[hi].t */
     while (hi - lo > 1) {
         size_t mid = (lo + hi) / 2;
-        if (tl->t[mid] <= t)
+        if (tl->s[mid].t <= t)
             lo = mid;
         else
             hi = mid;
@@ -170,10 +158,10 @@ static double first_free(fed_cluster *c, double t, double cores) {
         long k = tl_at(c, t);
         if (k < 0)
             return -1;
-        double free_cores = c->spec->cores * (1 - c->tl.occ[k]) - ours_at(c, t);
+        double free_cores = c->spec->cores * (1 - c->tl.s[k].occ) - ours_at(c, t);
         if (free_cores >= cores)
             return t;
-        double next = c->tl.t[k + 1];
+        double next = c->tl.s[k + 1].t;
         for (size_t i = 0; i < c->njobs; i++)
             if (c->jobs[i].end > t && c->jobs[i].end < next)
                 next = c->jobs[i].end;
@@ -188,8 +176,8 @@ static double first_free(fed_cluster *c, double t, double cores) {
  * a learned waiting time would be; no peeking at future draws). When even that never frees
  * enough, one mean update interval more. */
 static double predicted_wait(fed_cluster *c, long k, double t, double cores) {
-    double wait = c->tl.queue[k];
-    double free_cores = c->spec->cores * (1 - c->tl.occ[k]) - ours_at(c, t);
+    double wait = c->tl.s[k].queue;
+    double free_cores = c->spec->cores * (1 - c->tl.s[k].occ) - ours_at(c, t);
     while (free_cores < cores) {
         double next = -1, released = 0;
         for (size_t i = 0; i < c->njobs; i++)
@@ -208,14 +196,8 @@ static double predicted_wait(fed_cluster *c, long k, double t, double cores) {
 }
 
 static int add_job(fed_cluster *c, double start, double end, double cores) {
-    if (c->njobs == c->capjobs) {
-        size_t cap = c->capjobs ? 2 * c->capjobs : 64;
-        fed_job *j = realloc(c->jobs, cap * sizeof *j);
-        if (!j)
-            return -1;
-        c->jobs = j;
-        c->capjobs = cap;
-    }
+    if (sim_grow(&c->jobs, c->njobs, &c->capjobs, sizeof *c->jobs, 64) < 0)
+        return -1;
     c->jobs[c->njobs++] = (fed_job){start, end, cores};
     return 0;
 }
@@ -248,7 +230,7 @@ static int pick_greedy(fed_world *w, const fed_stage *st, const char *loc, const
         long k = tl_at(c, now);
         if (k < 0)
             return tm_err_set(err, "out of memory");
-        double used = c->spec->cores * c->tl.occ[k] + ours_at(c, now);
+        double used = c->spec->cores * c->tl.s[k].occ + ours_at(c, now);
         dc[i].name = c->spec->name;
         dc[i].site = c->spec->site;
         dc[i].location = c->spec->location;
@@ -306,9 +288,7 @@ typedef struct fed_flow {
 
 static void world_free(fed_world *w) {
     for (size_t i = 0; i < NCLUSTERS; i++) {
-        free(w->c[i].tl.t);
-        free(w->c[i].tl.occ);
-        free(w->c[i].tl.queue);
+        free(w->c[i].tl.s);
         free(w->c[i].jobs);
     }
 }
@@ -337,7 +317,7 @@ static int simulate(fed_world *w, fed_result *out, tm_err *err) {
         if (k < 0)
             return tm_err_set(err, "out of memory");
         double queued =
-            fl->ready + transfer_s(fl->loc, fl->site, c->spec, st->input_bytes) + c->tl.queue[k];
+            fl->ready + transfer_s(fl->loc, fl->site, c->spec, st->input_bytes) + c->tl.s[k].queue;
         double start = first_free(c, queued, st->cores);
         if (start < 0)
             return tm_err_set(err, "cluster %s never had %g cores free", c->spec->name, st->cores);
@@ -449,12 +429,8 @@ int sim_federation_main(int argc, char **argv) {
             }
             break;
         case 's':
-            seed = strtoull(optarg, &end, 10);
-            if (*end || !*optarg || optarg[0] == '-') {
-                fprintf(stderr, "tarema-sim federation: --seed: '%s' is not a number >= 0\n",
-                        optarg);
+            if (sim_cli_seed("federation", optarg, &seed) < 0)
                 return 2;
-            }
             break;
         case 'j':
             as_json = 1;
@@ -486,9 +462,7 @@ int sim_federation_main(int argc, char **argv) {
                                                fed_strategy_name((fed_strategy)s), "mean_s",
                                                r[s].mean_s, "stddev_s", r[s].stddev_s));
         json_object_set_new(o, "results", a);
-        json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
-        fputc('\n', stdout);
-        json_decref(o);
+        sim_cli_print_json(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
         return 0;
     }
     printf("setup %d, seed %llu: time to solution of %d workflows [10^3 s]\n", setup, seed,

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/cli.h"
 #include "sim/sizing_eval.h"
 
 static void usage(FILE *f) {
@@ -47,12 +48,8 @@ int sim_sizing_main(int argc, char **argv) {
             dataset = optarg;
             break;
         case 's':
-            seed = strtoull(optarg, &end, 10);
-            if (*end || !*optarg || optarg[0] == '-') {
-                fprintf(stderr, "tarema-sim sizing: --seed '%s' is not a non-negative integer\n",
-                        optarg);
+            if (sim_cli_seed("sizing", optarg, &seed) < 0)
                 return 2;
-            }
             break;
         case 'c':
             cores = strtod(optarg, &end);
@@ -103,10 +100,8 @@ int sim_sizing_main(int argc, char **argv) {
         rc = 1;
     if (rc == 0) {
         if (as_json) {
-            json_t *j = sim_sz_report_json(&d, r, n, rec);
-            json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
-            fputc('\n', stdout);
-            json_decref(j);
+            sim_cli_print_json(sim_sz_report_json(&d, r, n, rec),
+                               JSON_INDENT(2) | JSON_REAL_PRECISION(6));
         } else {
             sim_sz_report_table(stdout, &d, r, n, rec);
         }

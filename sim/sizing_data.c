@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sim/model.h"
+#include "sim/rng.h"
 #include "sim/sizing_eval.h"
 
 #define GIB     1073741824.0
@@ -44,27 +45,14 @@ const char *const *sim_sz_synthetic_names(void) {
     return names;
 }
 
-/* splitmix64: a small, seedable generator owned by the caller (no global state). */
-static uint64_t next_u64(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-/* Uniform in (0, 1). */
-static double unit(uint64_t *s) {
-    return ((double)(next_u64(s) >> 11) + 0.5) / 9007199254740992.0;
-}
-
 static double draw(const mode *m, uint64_t *s) {
     switch (m->kind) {
-    case D_NORMAL: /* Box-Muller */
-        return m->a + m->b * sqrt(-2 * log(unit(s))) * cos(2 * M_PI * unit(s));
+    case D_NORMAL:
+        return sim_rng_normal(s, m->a, m->b);
     case D_UNIFORM:
-        return m->a + (m->b - m->a) * unit(s);
+        return m->a + (m->b - m->a) * sim_rng_unit(s);
     default:
-        return -m->a * log(unit(s));
+        return -m->a * log(sim_rng_unit(s));
     }
 }
 
@@ -114,7 +102,7 @@ int sim_sz_synthetic(sim_sz_dataset *d, const char *name, uint64_t seed, double 
     uint64_t s = seed * 0x2545f4914f6cdd1dULL + 1;
     for (int i = 0; i < NTASKS; i++) {
         /* the mode first, then its value: modes interleave in time as task types would */
-        double u = unit(&s), acc = 0;
+        double u = sim_rng_unit(&s), acc = 0;
         int k = 0;
         while (k < syn->nmodes - 1 && u > (acc += syn->modes[k].weight))
             k++;

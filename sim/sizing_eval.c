@@ -34,6 +34,13 @@ static double peak_of(const sim_sz_dataset *d, const sim_sz_task *t, int r) {
     return p > d->machine[r] ? d->machine[r] : p;
 }
 
+/* Strategy s on resource r of d's machine; VPA bumps memory by at least 100 MiB after an OOM
+ * (the recommender's default), cores by 20 % only. */
+static void config_for(sz_config *c, sz_strategy s, const sim_sz_dataset *d, int r) {
+    sz_config_default(c, s, d->machine[r]);
+    c->vpa_bump_min = r == SZ_CORES ? 0 : 100 * MIB;
+}
+
 int sim_sz_evaluate(const sim_sz_dataset *d, sz_strategy s, int level, sim_sz_result *out,
                     tm_err *err) {
     if (level != -1 && (level < 1 || level > 3))
@@ -51,10 +58,9 @@ int sim_sz_evaluate(const sim_sz_dataset *d, sz_strategy s, int level, sim_sz_re
         has[r] = measured(d, r);
         for (int k = 0; has[r] && k < nkeys && rc == 0; k++) {
             sz_config c;
-            sz_config_default(&c, s, d->machine[r]);
+            config_for(&c, s, d, r);
             c.buckets = nb;
             c.declared = declared_of(d, r);
-            c.vpa_bump_min = r == SZ_CORES ? 0 : 100 * MIB;
             if (!(al[k * SZ_NRES + r] = sz_alloc_new(&c, err)))
                 rc = -1;
         }
@@ -148,10 +154,9 @@ int sim_sz_recommend(const sim_sz_dataset *d, sim_sz_recommendation *out, tm_err
         o->type = d->types[k];
         for (int r = 0; r < SZ_NRES; r++) {
             sz_config cg, cv;
-            sz_config_default(&cg, SZ_GREEDY, d->machine[r]);
-            sz_config_default(&cv, SZ_VPA, d->machine[r]);
+            config_for(&cg, SZ_GREEDY, d, r);
+            config_for(&cv, SZ_VPA, d, r);
             cg.cold_start = cv.cold_start = 1; /* the whole history is known here */
-            cv.vpa_bump_min = r == SZ_CORES ? 0 : 100 * MIB;
             sz_alloc *g = sz_alloc_new(&cg, err), *v = g ? sz_alloc_new(&cv, err) : NULL;
             if (!v) {
                 sz_alloc_free(g);

@@ -2,7 +2,8 @@
 # deploy_demo_test.sh: `make demo` (hack/demo.sh) end to end with its own instance name: every
 # step reports, tarema and kube-scheduler both bind all task pods, tarema puts the CPU-heavy
 # BWA_MEM tasks (labels 3/3/x) on the strongest group, the simulator's makespans are printed,
-# and nothing of the demo is left running afterwards. Also: Ctrl-C (SIGINT) mid-run cleans up.
+# the offline steps show right-sizing, learned waits and the cluster ranking, and nothing of
+# the demo is left running afterwards. Also: Ctrl-C (SIGINT) mid-run cleans up.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$REPO_ROOT/hack/lib.sh"
@@ -14,8 +15,8 @@ trap 'TAREMA_CLUSTER_NAME=$NAME bash "$REPO_ROOT/hack/cluster.sh" down >/dev/nul
 DEMO_NAME=$NAME TAREMA_BIN=$BIN timeout 600 bash "$REPO_ROOT/hack/demo.sh" >"$LOG" 2>&1
 rc=$?
 [ $rc = 0 ] && pass "hack/demo.sh exits 0" || fail "hack/demo.sh exits 0" "exit $rc: $(tail -n 15 "$LOG")"
-for s in 1 2 3 4 5 6 7; do
-  grep -q "== $s/7 " "$LOG" && pass "demo step $s/7 reported" || fail "demo step $s/7 reported"
+for s in 1 2 3 4 5 6 7 8 9 10; do
+  grep -q "== $s/10 " "$LOG" && pass "demo step $s/10 reported" || fail "demo step $s/10 reported"
 done
 grep -q 'running a real benchmark on this machine' "$LOG" && grep -q 'scaled by machine type' "$LOG" &&
   pass "demo says which profiles are measured and which are scaled" || fail "demo explains the scaled profiles"
@@ -31,6 +32,20 @@ grep -q 'tarema-scheduler explain' "$LOG" && grep -q 'bound to:' "$LOG" && pass 
   fail "demo shows explain output"
 grep -q 'mean makespan per workflow' "$LOG" && grep -qE '^ +chipseq +[0-9.]+ +[0-9.]+' "$LOG" &&
   pass "demo prints simulated makespans" || fail "demo prints simulated makespans"
+# Steps 8-10: the tools' own tables, indented by the demo.
+grep -qE '^ +whole-machine +- +[0-9.]+% +[0-9.]+%' "$LOG" && grep -qE '^ +kmeans +3 +-?[0-9.]+% +[0-9.]+%' "$LOG" &&
+  grep -qE '^ +BWA_MEM +[0-9]+ +[0-9.]+G [0-9. ]+ +[0-9.]+G' "$LOG" &&
+  pass "demo shows right-sizing: WRR/ATE of whole machine and k-means, allocation per process" ||
+  fail "demo shows right-sizing" "$(grep -A 8 '== 8/10' "$LOG")"
+grep -qE '^ +800-999 +[0-9]+ +[0-9]+ +[0-9.]+%' "$LOG" && grep -qE '^ +all +[0-9.]+%' "$LOG" &&
+  grep -qE 'figure \(true wait and estimate\): /tmp/tarema-demo\.[^/ ]+/asa-figure5\.svg' "$LOG" &&
+  pass "demo shows ASA hit ratios per segment and where the figure is" ||
+  fail "demo shows ASA hit ratios" "$(grep -A 12 '== 9/10' "$LOG")"
+grep -qE '^ +chosen: [a-z0-9-]+$' "$LOG" && grep -qE '^ +1 +[a-z0-9-]+ +[0-9.]+ ' "$LOG" &&
+  grep -q 'excluded gone: unreachable' "$LOG" && grep -qE '^ +greedy +[0-9.]+ +[0-9.]+' "$LOG" &&
+  grep -q 'simulation jobs per HPC cluster (greedy)' "$LOG" &&
+  pass "demo shows the cluster ranking and the federation summary" ||
+  fail "demo shows the cluster ranking" "$(grep -A 20 '== 10/10' "$LOG")"
 [ ! -d "$TAREMA_CACHE/clusters/$NAME" ] && pass "demo cluster torn down on exit" || fail "demo cluster torn down on exit"
 grep -q "PostgreSQL '$NAME' stopped" "$LOG" && pass "demo PostgreSQL torn down on exit" || fail "demo PostgreSQL torn down"
 
@@ -41,7 +56,7 @@ DEMO_NAME=$NAME-i TAREMA_BIN=$BIN setsid python3 -c 'import os, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_DFL)
 os.execvp("bash", ["bash"] + sys.argv[1:])' "$REPO_ROOT/hack/demo.sh" >"$LOG" 2>&1 &
 pid=$!
-wait_for 120 grep -q '== 3/7' "$LOG" || fail "demo reached step 3 for the interrupt test" "$(tail -n 5 "$LOG")"
+wait_for 120 grep -q '== 3/10' "$LOG" || fail "demo reached step 3 for the interrupt test" "$(tail -n 5 "$LOG")"
 kill -INT -- -"$pid" 2>/dev/null
 wait "$pid"
 rc=$?
