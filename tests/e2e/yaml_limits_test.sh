@@ -19,7 +19,7 @@ DB=postgres://nobody@127.0.0.1:1/none # never reached: the kubeconfig fails firs
 # A memory cap keeps an unfixed build from taking gigabytes; AddressSanitizer builds (make
 # test-sanitize) reserve terabytes of address space up front, so they run without it.
 VMEM_KB=1000000
-ldd "$BIN/tarema-sim" 2>/dev/null | grep -q libasan && VMEM_KB=unlimited
+case $(ldd "$BIN/tarema-sim" 2>/dev/null) in *libasan*) VMEM_KB=unlimited ;; esac
 
 # refuses NAME FILE WANT COMMAND...: COMMAND (with FILE in it) exits 1 or 2 within 5 s, its
 # output contains WANT, and it took under a second.
