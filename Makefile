@@ -94,17 +94,20 @@ fuzz: all
 	@bash hack/fuzz.sh
 
 # `make test-sanitize`: the unit tests and the e2e tests of our own programs, built by gcc with
-# AddressSanitizer and UndefinedBehaviorSanitizer into a tree of their own (never mixed with the
-# normal objects). Every report is fatal (-fno-sanitize-recover, halt_on_error), so the test
-# that triggered it fails. SANITIZE_E2E lists the e2e tests run (tests/run.sh TEST_FILTER): those
-# whose subject is our binaries, not the control plane, chart or image scripts; see
-# docs/testing.md for why each other one is left out.
+# AddressSanitizer and UndefinedBehaviorSanitizer into a tree of their own (build/sanitize,
+# never mixed with the normal objects). Every report is fatal (-fno-sanitize-recover,
+# halt_on_error; LeakSanitizer at exit), so the test that triggered it fails. SANITIZE_E2E
+# names the e2e tests run (through tests/run.sh TEST_FILTER): every one whose subject is our
+# binaries. Left out, as they run no binary of this build: cluster_* (hack/cluster.sh and
+# hack/postgres.sh themselves), deploy_chart (Helm lint and templates), deploy_image
+# (hack/image's build steps compile their own binaries) and deploy_demo (`make demo` builds and
+# runs the normal bin/). About 10 minutes on 2 cores.
 SAN_O        ?= build/sanitize
 SAN_FLAGS    := -O2 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
                 -fno-omit-frame-pointer
 SANITIZE_E2E ?= lib_kube_lease lib_kube_sync lib_kube_watch labeler_store yaml_limits sim_cli \
                 labeler_cli labeler_groups labeler_weblog labeler_outage profiler_apply \
-                scheduler_extender scheduler_live scheduler_conflict scheduler_leader
+                scheduler_extender scheduler_live scheduler_conflict scheduler_leader deploy_cluster
 SAN_ENV      := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=0 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
                 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitize/lsan.supp:print_suppressions=0
@@ -112,7 +115,8 @@ san_space    := $(san_empty) $(san_empty)
 sanitize-build: $(BINS) $(UNIT_TESTS) $(E2E_TESTS)
 
 test-sanitize:
-	@$(MAKE) --no-print-directory O=$(SAN_O) BINDIR=$(SAN_O)/bin OPT="$(SAN_FLAGS)" sanitize-build
+	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j2) O=$(SAN_O) \
+	  BINDIR=$(SAN_O)/bin OPT="$(SAN_FLAGS)" sanitize-build
 	@$(SAN_ENV) O=$(SAN_O) BINDIR=$(SAN_O)/bin \
 	  TEST_FILTER='^(unit/.*|e2e/($(subst $(san_space),|,$(strip $(SANITIZE_E2E))))_test(\.sh)?)$$' \
 	  bash tests/run.sh all
