@@ -44,6 +44,10 @@ int lab_groups_from_json(const json_t *root, lab_groups *out, tm_err *err) {
             snprintf(dst->id, sizeof dst->id, "%lld", (long long)json_integer_value(id));
         else
             return tm_err_set(err, "node groups: groups[%zu] has no id", i);
+        /* Groups are told apart by id (lab_groups_equal, the labels' group names). */
+        for (int k = 0; k < out->n; k++)
+            if (strcmp(out->g[k].id, dst->id) == 0)
+                return tm_err_set(err, "node groups: group id %s appears twice", dst->id);
         dst->cores = tm_json_num(g, "total_cores", NAN);
         if (!(dst->cores > 0))
             return tm_err_set(err, "node groups: group %s: total_cores missing or not > 0",
