@@ -32,7 +32,8 @@ BENCHES    := $(patsubst bench/%.c,$(O)/bench/%,$(wildcard bench/*_bench.c))
 LINK_LIBS   = -Wl,--start-group $(COMP_LIBS) $(O)/libtarema.a -Wl,--end-group $(LDLIBS)
 
 .SECONDARY:
-.PHONY: all deps test test-unit test-e2e bench demo fuzz image lint format clean help
+.PHONY: all deps test test-unit test-e2e test-sanitize sanitize-build bench demo fuzz image lint \
+        format clean help
 all: $(BINS) $(UNIT_TESTS) $(E2E_TESTS) $(BENCHES)
 
 help:
@@ -40,6 +41,8 @@ help:
 	@echo "make test       all tests: unit and end-to-end (real control plane and PostgreSQL)"
 	@echo "make test-unit  only the fast unit tests"
 	@echo "make test-e2e   only the end-to-end tests"
+	@echo "make test-sanitize  unit tests and our programs' e2e tests built with ASan+UBSan"
+	@echo "make fuzz       libFuzzer harnesses of every parser (FUZZ_RUNS or FUZZ_SECONDS each)"
 	@echo "make bench      benchmarks (figures printed, nothing asserted on time)"
 	@echo "make demo       the whole system on a local heterogeneous cluster"
 	@echo "make image      OCI images of scheduler, labeler, profiler in $(O)/image (no Docker needed)"
@@ -95,6 +98,34 @@ fuzz: all
 # packed by crane. Pushing: docs/operations.md, "Images".
 image: $(BINS)
 	@bash hack/build-image.sh --bin $(BINDIR) --out $(O)/image
+
+# `make test-sanitize`: the unit tests and the e2e tests of our own programs, built by gcc with
+# AddressSanitizer and UndefinedBehaviorSanitizer into a tree of their own (build/sanitize,
+# never mixed with the normal objects). Every report is fatal (-fno-sanitize-recover,
+# halt_on_error; LeakSanitizer at exit), so the test that triggered it fails. SANITIZE_E2E
+# names the e2e tests run (through tests/run.sh TEST_FILTER): every one whose subject is our
+# binaries. Left out, as they run no binary of this build: cluster_* (hack/cluster.sh and
+# hack/postgres.sh themselves), deploy_chart (Helm lint and templates), deploy_image
+# (hack/image's build steps compile their own binaries) and deploy_demo (`make demo` builds and
+# runs the normal bin/). About 10 minutes on 2 cores.
+SAN_O        ?= build/sanitize
+SAN_FLAGS    := -O2 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
+                -fno-omit-frame-pointer
+SANITIZE_E2E ?= lib_kube_lease lib_kube_sync lib_kube_watch labeler_store yaml_limits sim_cli \
+                labeler_cli labeler_groups labeler_weblog labeler_outage profiler_apply \
+                scheduler_extender scheduler_live scheduler_conflict scheduler_leader deploy_cluster
+SAN_ENV      := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=0 \
+                UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+                LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitize/lsan.supp:print_suppressions=0
+san_space    := $(san_empty) $(san_empty)
+sanitize-build: $(BINS) $(UNIT_TESTS) $(E2E_TESTS)
+
+test-sanitize:
+	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j2) O=$(SAN_O) \
+	  BINDIR=$(SAN_O)/bin OPT="$(SAN_FLAGS)" sanitize-build
+	@$(SAN_ENV) O=$(SAN_O) BINDIR=$(SAN_O)/bin \
+	  TEST_FILTER='^(unit/.*|e2e/($(subst $(san_space),|,$(strip $(SANITIZE_E2E))))_test(\.sh)?)$$' \
+	  bash tests/run.sh all
 
 SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 lint: | $(O)/.deps-ok

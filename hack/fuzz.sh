@@ -4,6 +4,9 @@
 # each for a bounded time, one after the other (the machine is shared), and prints a summary.
 #
 #   FUZZ_SECONDS=60      seconds per target
+#   FUZZ_RUNS=n          instead: n executions per target (libFuzzer -runs; e.g. 1000000), each
+#                        still stopped after FUZZ_MAX_SECONDS (default 3600)
+#   FUZZ_NICE=10         niceness of the fuzzers (the machine is shared)
 #   FUZZ_TARGET=names    only these targets (e.g. "quantity" or "quantity,selector"); default:
 #                        every tests/fuzz/*_fuzz.c
 #   FUZZ_NO_SANITIZE=x   checks to leave out (clang -fno-sanitize=x), to fuzz past a known,
@@ -25,6 +28,8 @@ cd "$REPO_ROOT" || exit 1
 export REPO_ROOT # the harnesses find tests/fixtures through it
 
 SECONDS_PER_TARGET=${FUZZ_SECONDS:-60}
+RUNS=${FUZZ_RUNS:-}
+NICE=${FUZZ_NICE:-10}
 ONLY=${FUZZ_TARGET:-}
 NO_SANITIZE=${FUZZ_NO_SANITIZE:-}
 B=${FUZZ_BUILD:-${O:-build}/fuzz}
@@ -37,6 +42,12 @@ PKGS="libcurl jansson libpq yaml-0.1 libmicrohttpd"
 COMPONENTS="profiler labeler scheduler sim"
 
 case $SECONDS_PER_TARGET in '' | *[!0-9]*) die "FUZZ_SECONDS must be a whole number of seconds" ;; esac
+if [ -n "$RUNS" ]; then
+  case $RUNS in *[!0-9]*) die "FUZZ_RUNS must be a whole number of executions" ;; esac
+  SECONDS_PER_TARGET=${FUZZ_MAX_SECONDS:-3600}
+  case $SECONDS_PER_TARGET in '' | *[!0-9]*) die "FUZZ_MAX_SECONDS must be a whole number" ;; esac
+fi
+case $NICE in '' | *[!0-9-]*) die "FUZZ_NICE must be a number" ;; esac
 mkdir -p "$B" || die "cannot create $B"
 B=$(cd "$B" && pwd)
 
@@ -133,12 +144,15 @@ for t in "${targets[@]}"; do
   art="$B/artifacts/$t"
   mkdir -p "$work" "$(dirname "$log")" "$art"
   [ -d "$seeds" ] || step "warning: no seed corpus $seeds"
-  step "fuzzing $t for ${SECONDS_PER_TARGET}s (log: $log)"
-  timeout --kill-after=10 $((SECONDS_PER_TARGET + 120)) "$B/bin/${t}_fuzz" \
+  step "fuzzing $t for ${RUNS:+$RUNS runs or }${SECONDS_PER_TARGET}s (log: $log)"
+  t0=$SECONDS
+  timeout --kill-after=10 $((SECONDS_PER_TARGET + 120)) nice -n "$NICE" "$B/bin/${t}_fuzz" \
+    ${RUNS:+-runs=$RUNS} \
     -max_total_time="$SECONDS_PER_TARGET" -timeout="$UNIT_TIMEOUT" -rss_limit_mb="$RSS_MB" \
     -print_final_stats=1 -artifact_prefix="$art/" \
     "$work" $([ -d "$seeds" ] && echo "$seeds") >"$log" 2>&1
   rc=$?
+  took=$((SECONDS - t0))
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   eps=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   cov=$(grep -Eo 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+' "$log" | tail -1)
@@ -161,12 +175,12 @@ for t in "${targets[@]}"; do
     done
     [ "$result" = "FAILED (exit $rc)" ] && tail -30 "$log"
   fi
-  step "$t: $result; ${execs:-?} runs, ${eps:-?} exec/s, ${cov:-no coverage figure}"
-  summary+=("$(printf '%-14s %8s exec/s %10s runs  %-30s %s' "$t" "${eps:-?}" "${execs:-?}" "${cov:-?}" "$result")")
+  step "$t: $result; ${execs:-?} runs in ${took}s, ${eps:-?} exec/s, ${cov:-no coverage figure}"
+  summary+=("$(printf '%-14s %10s runs %6ss %8s exec/s  %-30s %s' "$t" "${execs:-?}" "$took" "${eps:-?}" "${cov:-?}" "$result")")
 done
 
 echo
-echo "fuzz summary (${SECONDS_PER_TARGET}s per target, ASan+UBSan${NO_SANITIZE:+ without $NO_SANITIZE}, logs in $B/logs):"
+echo "fuzz summary (${RUNS:+$RUNS runs or }${SECONDS_PER_TARGET}s per target, ASan+UBSan${NO_SANITIZE:+ without $NO_SANITIZE}, logs in $B/logs):"
 printf '  %s\n' "${summary[@]}"
 if [ "$found" != 0 ]; then
   echo "fuzzing found problems: reproducers are in $CRASH_DIR/"

@@ -3,7 +3,16 @@
  *
  * Plain scalars follow the YAML 1.2 core schema (null, true/false, integers, floats);
  * quoted scalars and anything else stay strings. Anchors and aliases are resolved; merge keys
- * (`<<`) are not supported and are kept as ordinary keys. */
+ * (`<<`) are not supported and are kept as ordinary keys.
+ *
+ * Limits, so that a hostile file costs an error message and not the process:
+ * - nesting: at most TM_YAML_MAX_DEPTH collections inside each other, aliases expanded
+ *   included ("f.yaml: YAML nesting deeper than 256 levels at line L");
+ * - aliases: the rule of Go's gopkg.in/yaml.v3: once a stream has over
+ *   1,000 nodes, at most 99 % of them may be alias copies (falling to 10 % from 4,000,000
+ *   nodes), so a "billion laughs" bomb stops after a few thousand nodes
+ *   ("f.yaml:L: document contains excessive aliasing: ...").
+ * Every failure fills err; none is reported with an empty message. */
 #ifndef TAREMA_YAMLJSON_H
 #define TAREMA_YAMLJSON_H
 
@@ -11,6 +20,8 @@
 #include <stddef.h>
 
 #include "error.h"
+
+#define TM_YAML_MAX_DEPTH 256
 
 /* Parses the first document of `text`. Returns a new reference (caller json_decref()s) or
  * NULL with err naming the line and column. An empty document yields json null. */

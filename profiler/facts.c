@@ -1,6 +1,7 @@
 /* facts.c: see facts.h. */
 #include "profiler/facts.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,11 +21,15 @@ static int key_value(const char *line, const char *key, char *val, size_t cap) {
     return 1;
 }
 
-static int positive_int(const char *s, long long *out) {
+/* A whole count in 1..PROF_MAX_CPUS, nothing after it: 0, else -1 (out of range: -2). */
+static int plausible_count(const char *s, long long *out) {
     char *end;
+    errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (end == s || v < 1)
+    if (end == s || *end != '\0')
         return -1;
+    if (errno == ERANGE || v < 1 || v > PROF_MAX_CPUS)
+        return -2;
     *out = v;
     return 0;
 }
@@ -72,9 +77,17 @@ json_t *prof_lscpu_parse(const char *text, tm_err *err) {
             if (!key_value(line, int_keys[i].lscpu, val, 8192))
                 continue;
             long long v;
-            if (positive_int(val, &v) != 0) {
+            if (strcmp(val, "-") == 0) /* lscpu's "unknown" (e.g. Socket(s) on some arm64) */
+                continue;
+            int rc = plausible_count(val, &v);
+            if (rc == -2) {
+                tm_err_set(err, "lscpu: line %d: '%s' is %.100s, outside 1..%lld", lineno,
+                           int_keys[i].lscpu, val, PROF_MAX_CPUS);
+            } else if (rc != 0) {
                 tm_err_set(err, "lscpu: line %d: '%s' is not a positive integer: '%.200s'", lineno,
                            int_keys[i].lscpu, line);
+            }
+            if (rc != 0) {
                 free(val);
                 json_decref(o);
                 return NULL;
@@ -95,10 +108,20 @@ json_t *prof_lscpu_parse(const char *text, tm_err *err) {
         tm_err_set(err, "lscpu: no 'CPU(s):' line in %d lines of output", lineno);
         return NULL;
     }
+    /* Both factors are at most PROF_MAX_CPUS (10^6), so the product fits (10^12). */
     long long cps = json_integer_value(json_object_get(o, "cores_per_socket"));
     long long sockets = json_integer_value(json_object_get(o, "sockets"));
-    if (cps > 0 && sockets > 0)
+    if (cps > 0 && sockets > 0) {
+        if (cps * sockets > PROF_MAX_CPUS) {
+            json_decref(o);
+            tm_err_set(err,
+                       "lscpu: 'Core(s) per socket' %lld x 'Socket(s)' %lld = %lld cores, "
+                       "outside 1..%lld",
+                       cps, sockets, cps * sockets, PROF_MAX_CPUS);
+            return NULL;
+        }
         json_object_set_new(o, "cores", json_integer(cps * sockets));
+    }
     return o;
 }
 
@@ -107,12 +130,22 @@ int prof_meminfo_total(const char *text, long long *bytes, tm_err *err) {
     if (!m)
         return tm_err_set(err, "/proc/meminfo: no 'MemTotal:' line");
     char *end;
-    long long kb = strtoll(m + strlen("MemTotal:"), &end, 10);
+    const char *num = m + strlen("MemTotal:");
+    errno = 0;
+    long long kb = strtoll(num, &end, 10);
+    int range = errno == ERANGE;
     while (*end == ' ')
         end++;
-    if (kb < 1 || strncmp(end, "kB", 2) != 0)
+    if (end == num || strncmp(end, "kB", 2) != 0)
         return tm_err_set(err, "/proc/meminfo: 'MemTotal:' is not '<number> kB'");
-    *bytes = kb * 1024;
+    if (range || kb < 1 || kb > PROF_MAX_MEMORY_KB) {
+        while (*num == ' ' || *num == '\t')
+            num++;
+        return tm_err_set(err, "/proc/meminfo: 'MemTotal:' is %.*s kB, outside 1..%lld kB",
+                          (int)(strcspn(num, " \t\n") < 40 ? strcspn(num, " \t\n") : 40), num,
+                          PROF_MAX_MEMORY_KB);
+    }
+    *bytes = kb * 1024; /* at most 2^50: no overflow */
     return 0;
 }
 

@@ -29,6 +29,9 @@ static int direction_iops(const json_t *job, const char *jobname, const char *di
     if (!isfinite(*out) || *out < 0)
         return tm_err_set(err, "fio: job '%s' section '%s' has an invalid iops figure", jobname,
                           dir);
+    if (*out > PROF_MAX_IOPS)
+        return tm_err_set(err, "fio: job '%s' section '%s': %g IOPS is above the plausible %g",
+                          jobname, dir, *out, PROF_MAX_IOPS);
     return 0;
 }
 

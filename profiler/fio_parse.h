@@ -10,6 +10,9 @@
 #include "lib/error.h"
 
 #define PROF_FIO_MAX_JOBS 8
+/* Physical bound: the fastest NVMe devices do some 10^7 IOPS; above 10^9 a report is broken or
+ * forged, and refused with the job, direction and figure named. */
+#define PROF_MAX_IOPS 1e9
 
 typedef struct prof_fio_job {
     char name[64];

@@ -21,8 +21,9 @@ static const char *next_line(const char *p, char *line, size_t cap) {
     return nl ? nl + 1 : p + len;
 }
 
-/* Parses the number after `key` in line; 0 if found and valid, -1 with err otherwise. */
-static int number_after(const char *line, const char *key, const char *tool, int lineno,
+/* Parses the number after `key` in line, which must be in 0..max; 0 if found and valid, -1
+ * with err otherwise. */
+static int number_after(const char *line, const char *key, double max, const char *tool, int lineno,
                         double *out, tm_err *err) {
     const char *p = strstr(line, key) + strlen(key);
     char *end;
@@ -30,6 +31,9 @@ static int number_after(const char *line, const char *key, const char *tool, int
     if (end == p || !isfinite(v) || v < 0)
         return tm_err_set(err, "%s: line %d: '%s' has no valid number: '%.200s'", tool, lineno, key,
                           line);
+    if (v > max)
+        return tm_err_set(err, "%s: line %d: '%s' is %g, above the plausible %g", tool, lineno, key,
+                          v, max);
     *out = v;
     return 0;
 }
@@ -52,21 +56,24 @@ int prof_sysbench_parse_cpu(const char *text, double *eps, tm_err *err) {
         if (check_fatal(line, tool, lineno, err) != 0)
             return -1;
         if (strstr(line, "events per second:")) {
-            if (number_after(line, "events per second:", tool, lineno, eps, err) != 0)
+            if (number_after(line, "events per second:", PROF_MAX_CPU_EPS, tool, lineno, eps,
+                             err) != 0)
                 return -1;
             eps_found = 1;
         } else if (strstr(line, "events/s (eps):")) { /* 1.1's "Throughput:" section */
-            if (number_after(line, "events/s (eps):", tool, lineno, eps, err) != 0)
+            if (number_after(line, "events/s (eps):", PROF_MAX_CPU_EPS, tool, lineno, eps, err) !=
+                0)
                 return -1;
             eps_found = 1;
         } else if (strstr(line, "time elapsed:")) {
-            if (number_after(line, "time elapsed:", tool, lineno, &total_time, err) != 0)
+            if (number_after(line, "time elapsed:", HUGE_VAL, tool, lineno, &total_time, err) != 0)
                 return -1;
         } else if (strstr(line, "total time:")) {
-            if (number_after(line, "total time:", tool, lineno, &total_time, err) != 0)
+            if (number_after(line, "total time:", HUGE_VAL, tool, lineno, &total_time, err) != 0)
                 return -1;
         } else if (strstr(line, "total number of events:")) {
-            if (number_after(line, "total number of events:", tool, lineno, &events, err) != 0)
+            if (number_after(line, "total number of events:", HUGE_VAL, tool, lineno, &events,
+                             err) != 0)
                 return -1;
         }
     }
@@ -76,7 +83,13 @@ int prof_sysbench_parse_cpu(const char *text, double *eps, tm_err *err) {
         return 0;
     }
     if (total_time > 0 && events > 0) {
-        *eps = events / total_time;
+        double rate = events / total_time;
+        if (rate > PROF_MAX_CPU_EPS)
+            return tm_err_set(err,
+                              "%s: %g events in %g s is %g events per second, above the "
+                              "plausible %g",
+                              tool, events, total_time, rate, PROF_MAX_CPU_EPS);
+        *eps = rate;
         return 0;
     }
     return tm_err_set(err,
@@ -110,6 +123,10 @@ int prof_sysbench_parse_mem(const char *text, double *mibps, tm_err *err) {
         if (v <= 0)
             return tm_err_set(err, "%s: line %d: transfer rate is 0: the benchmark did no work",
                               tool, lineno);
+        if (v > PROF_MAX_MEM_MIBPS)
+            return tm_err_set(err,
+                              "%s: line %d: transfer rate %g MiB/sec is above the plausible %g",
+                              tool, lineno, v, PROF_MAX_MEM_MIBPS);
         *mibps = v;
         return 0;
     }

@@ -9,12 +9,19 @@
 
 #include "lib/error.h"
 
+/* Physical bounds: above them a report is broken or forged, and refused with the figure named.
+ * A CPU event is one prime search (microseconds per core); 10^12 events/s would take 10^6
+ * cores at 10^6 events/s each. 10^9 MiB/s is a PiB per second. */
+#define PROF_MAX_CPU_EPS   1e12
+#define PROF_MAX_MEM_MIBPS 1e9
+
 /* Events per second of a CPU run: the "events per second:" line (1.0) or "events/s (eps):"
- * (1.1), else total number of events / total time (0.4.x prints no rate). */
+ * (1.1), else total number of events / total time (0.4.x prints no rate); in (0, PROF_MAX_CPU_EPS].
+ */
 int prof_sysbench_parse_cpu(const char *text, double *eps, tm_err *err);
 
 /* MiB per second of a memory run: "N MiB transferred (R MiB/sec)" (1.0+) or the 0.4.x
- * "N MB transferred (R MB/sec)" (whose MB are MiB). */
+ * "N MB transferred (R MB/sec)" (whose MB are MiB); in (0, PROF_MAX_MEM_MIBPS]. */
 int prof_sysbench_parse_mem(const char *text, double *mibps, tm_err *err);
 
 #endif

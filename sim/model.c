@@ -153,6 +153,11 @@ static int parse_type(const json_t *o, sim_node_type *t, const char *what, tm_er
         return tm_err_wrap(err, "%s (%s)", what, t->name);
     if (cores <= 0 || mem <= 0)
         return tm_err_set(err, "%s (%s): cores and memory must be > 0", what, t->name);
+    /* Physical bounds, which also keep the conversion to int64_t below defined (found by
+     * fuzzing: memory 8.7e36 overflowed it). */
+    if (cores > 1e6 || mem > 0x1p60)
+        return tm_err_set(err, "%s (%s): cores %g or memory %g bytes above 1e6 cores / 1 EiB", what,
+                          t->name, cores, mem);
     t->cores = cores;
     t->memory = (int64_t)mem;
     t->mem_bandwidth = cores;

@@ -1,6 +1,6 @@
 /* fio_fuzz.c: fuzzes the fio JSON report parser (profiler/fio_parse.h), including the warning
  * lines fio prints before the document. Accepted figures must be usable (finite, not
- * negative) and names NUL-terminated. */
+ * negative, at most PROF_MAX_IOPS) and names NUL-terminated. */
 #include <math.h>
 
 #include "fuzz/fuzz_util.h"
@@ -21,11 +21,12 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size) {
         for (int i = 0; i < res.njobs; i++) {
             const prof_fio_job *j = &res.jobs[i];
             FZ_CHECK(memchr(j->name, 0, sizeof j->name) != NULL);
-            if (!(isfinite(j->read_iops) && j->read_iops >= 0 && isfinite(j->write_iops) &&
-                  j->write_iops >= 0)) {
+            if (!(isfinite(j->read_iops) && j->read_iops >= 0 && j->read_iops <= PROF_MAX_IOPS &&
+                  isfinite(j->write_iops) && j->write_iops >= 0 &&
+                  j->write_iops <= PROF_MAX_IOPS)) {
                 fprintf(stderr, "job '%s': read %g write %g IOPS\n", j->name, j->read_iops,
                         j->write_iops);
-                FZ_FAIL("prof_fio_parse accepted IOPS that are not finite and >= 0");
+                FZ_FAIL("prof_fio_parse accepted IOPS outside 0..PROF_MAX_IOPS");
             }
             FZ_CHECK(prof_fio_job_find(&res, j->name) != NULL);
         }

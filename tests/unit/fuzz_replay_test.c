@@ -62,6 +62,18 @@ static int replay_broken; /* invariants broken by the input being replayed */
 #define FUZZ_ENTRY fuzz_sim_workload
 #include "fuzz/sim_workload_fuzz.c"
 #undef FUZZ_ENTRY
+#define FUZZ_ENTRY fuzz_sim_meas
+#include "fuzz/sim_meas_fuzz.c"
+#undef FUZZ_ENTRY
+#define FUZZ_ENTRY fuzz_facts
+#include "fuzz/facts_fuzz.c"
+#undef FUZZ_ENTRY
+#define FUZZ_ENTRY fuzz_schedconfig
+#include "fuzz/schedconfig_fuzz.c"
+#undef FUZZ_ENTRY
+#define FUZZ_ENTRY fuzz_groups
+#include "fuzz/groups_fuzz.c"
+#undef FUZZ_ENTRY
 
 typedef int (*replay_fn)(const uint8_t *data, size_t size);
 
@@ -126,6 +138,10 @@ REPLAY_TEST(podspec)
 REPLAY_TEST(extender)
 REPLAY_TEST(sim_cluster)
 REPLAY_TEST(sim_workload)
+REPLAY_TEST(sim_meas)
+REPLAY_TEST(facts)
+REPLAY_TEST(schedconfig)
+REPLAY_TEST(groups)
 
 int main(void) {
     RUN(test_replay_watchstream);
@@ -143,5 +159,9 @@ int main(void) {
     RUN(test_replay_extender);
     RUN(test_replay_sim_cluster);
     RUN(test_replay_sim_workload);
+    RUN(test_replay_sim_meas);
+    RUN(test_replay_facts);
+    RUN(test_replay_schedconfig);
+    RUN(test_replay_groups);
     return TEST_SUMMARY();
 }

@@ -179,6 +179,78 @@ static void test_facts(void) {
     CHECK(prof_lsblk_parse("{\"x\": 1}", &err) == NULL);
 }
 
+/* Issue 13 defect 10: figures no machine can have were taken as they came: lscpu's
+ * 9223372036854775807 cores per socket times 2 sockets overflowed a long long (UBSan:
+ * "signed integer overflow" in facts.c; `make test-sanitize` runs this test with UBSan set to
+ * abort), 10^20 CPUs clamped to 9223372036854775807, 10^23 sysbench events/s stored. Each is
+ * now an error naming the field, the value and the bound. */
+static void test_absurd_figures_are_refused(void) {
+    tm_err err;
+    static const struct {
+        const char *file, *want;
+    } lscpu[] = {
+        {"lscpu-absurd-overflow.txt",
+         "lscpu: line 12: 'Core(s) per socket' is 9223372036854775807, outside 1..1000000"},
+        {"lscpu-absurd-cpus.txt", "lscpu: line 5: 'CPU(s)' is 99999999999999999999, outside "
+                                  "1..1000000"},
+        {"lscpu-absurd-cores.txt", "lscpu: 'Core(s) per socket' 1000000 x 'Socket(s)' 64 = "
+                                   "64000000 cores, outside 1..1000000"},
+    };
+    for (size_t i = 0; i < sizeof lscpu / sizeof lscpu[0]; i++) {
+        char *t = fixture(lscpu[i].file);
+        err.msg[0] = '\0';
+        json_t *c = t ? prof_lscpu_parse(t, &err) : NULL;
+        CHECKF(c == NULL, "%s accepted: cores %lld", lscpu[i].file,
+               (long long)json_integer_value(json_object_get(c, "cores")));
+        CHECK_STR(err.msg, lscpu[i].want);
+        json_decref(c);
+        free(t);
+    }
+    /* the largest plausible figures still pass, "-" means unknown, trailing junk does not */
+    json_t *c =
+        prof_lscpu_parse("CPU(s): 1000000\nCore(s) per socket: 1000\nSocket(s): 1000\n", &err);
+    CHECKF(c != NULL, "%s", err.msg);
+    CHECK_INT(json_integer_value(json_object_get(c, "cores")), 1000000);
+    json_decref(c);
+    c = prof_lscpu_parse("CPU(s): 8\nCore(s) per socket: 4\nSocket(s): -\n", &err);
+    CHECKF(c != NULL && !json_object_get(c, "sockets") && !json_object_get(c, "cores"), "%s",
+           err.msg);
+    json_decref(c);
+    CHECK(prof_lscpu_parse("CPU(s): 8x\n", &err) == NULL);
+    CHECKF(strstr(err.msg, "'CPU(s)' is not a positive integer"), "%s", err.msg);
+
+    long long b = -1;
+    char *t = fixture("meminfo-absurd.txt");
+    CHECK_INT(t ? prof_meminfo_total(t, &b, &err) : 0, -1);
+    free(t);
+    CHECK_STR(err.msg, "/proc/meminfo: 'MemTotal:' is 99999999999999999 kB, outside "
+                       "1..1099511627776 kB");
+    CHECK_INT(prof_meminfo_total("MemTotal: 99999999999999999999999 kB\n", &b, &err), -1);
+    CHECKF(strstr(err.msg, "outside 1..1099511627776 kB"), "%s", err.msg);
+    CHECK_INT(prof_meminfo_total("MemTotal: 1099511627776 kB\n", &b, &err), 0);
+    CHECK_INT(b, 1LL << 50);
+
+    int rc;
+    cpu_of("sysbench-absurd-cpu.txt", &rc, &err);
+    CHECK_INT(rc, -1);
+    CHECK_STR(err.msg, "sysbench cpu: line 15: 'events per second:' is 1e+23, above the "
+                       "plausible 1e+12");
+    cpu_of("sysbench-absurd-cpu-0.4.txt", &rc, &err); /* the rate computed from the totals */
+    CHECK_INT(rc, -1);
+    CHECKF(strstr(err.msg, "3.671e+18 events in 10.0004 s") && strstr(err.msg, "plausible 1e+12"),
+           "%s", err.msg);
+    mem_of("sysbench-absurd-mem.txt", &rc, &err);
+    CHECK_INT(rc, -1);
+    CHECK_STR(err.msg, "sysbench memory: line 20: transfer rate 2.5e+12 MiB/sec is above the "
+                       "plausible 1e+09");
+
+    prof_fio_result r;
+    t = fixture("fio-absurd-iops.json");
+    CHECK_INT(t ? prof_fio_parse(t, &r, &err) : 0, -1);
+    free(t);
+    CHECK_STR(err.msg, "fio: job 'seq' section 'write': 4.6e+15 IOPS is above the plausible 1e+09");
+}
+
 static const char *good =
     "{\"node\": \"n1\", \"cores\": 8, \"memory_bytes\": 34359738368, \"cpu_single_eps\": 380,"
     " \"cpu_multi_eps\": 3000, \"mem_mibps\": 14000, \"seq_read_iops\": 481, "
@@ -234,6 +306,7 @@ int main(void) {
     RUN(test_fio_versions);
     RUN(test_fio_malformed);
     RUN(test_facts);
+    RUN(test_absurd_figures_are_refused);
     RUN(test_nodeprofile);
     return TEST_SUMMARY();
 }
