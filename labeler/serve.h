@@ -40,8 +40,8 @@ typedef struct lab_serve_opts {
     int health_port;         /* 0 = none */
     long long max_body;      /* per weblog event; 0 = 2 MiB */
     long long memory_budget; /* all requests at once; 0 = 64 MiB */
-    int db_timeout_s;             /* statement_timeout; lock_timeout is half; the client gives
-                                     up on an unanswering server 2 s later (0 = 10) */
+    int db_timeout_s;        /* statement_timeout; lock_timeout is half; the client gives
+                                up on an unanswering server 2 s later (0 = 10) */
 } lab_serve_opts;
 
 /* Runs until *stop becomes non-zero. Returns the process exit status (0, or 1 on a start-up
