@@ -16,7 +16,8 @@
 #   9. learns a queue's waiting time as it changes (tarema-sim asa, the ASA paper's Figure 5)
 #  10. ranks whole clusters for a job and replays the DAM paper's federation (tarema-dam rank,
 #      tarema-sim federation)
-#  Steps 8-10 are offline and take about a second together.
+#  11. plans WARP's turbine workflow ahead in time on busy nodes (tarema-planner plan)
+#  Steps 8-11 are offline and take about a second together.
 # Everything it started is stopped on exit or Ctrl-C (DEMO_KEEP=1 keeps the cluster and
 # database up for poking around; they are then stopped with `TAREMA_CLUSTER_NAME=demo
 # hack/cluster.sh down` and `TAREMA_PG_NAME=demo hack/postgres.sh down`). DEMO_NAME changes
@@ -60,19 +61,21 @@ trap cleanup EXIT
 trap 'echo; step "interrupted: cleaning up"; exit 130' INT TERM
 
 # ------------------------------------------------------------------ 1. dependencies
-say "1/10 dependencies"
+say "1/11 dependencies"
 bash "$HACK_DIR/install-deps.sh"
 if [ ! -x "$BIN/tarema-scheduler" ] || [ ! -x "$BIN/tarema-labeler" ] ||
-  [ ! -x "$BIN/tarema-profiler" ] || [ ! -x "$BIN/tarema-sim" ] || [ ! -x "$BIN/tarema-dam" ]; then
+  [ ! -x "$BIN/tarema-profiler" ] || [ ! -x "$BIN/tarema-sim" ] || [ ! -x "$BIN/tarema-dam" ] ||
+  [ ! -x "$BIN/tarema-planner" ]; then
   step "building tarema (make -j2, a minute or two)"
   make -C "$REPO_ROOT" -j2 O="$WORK/obj" BINDIR="$BIN" \
-    "$BIN/tarema-scheduler" "$BIN/tarema-labeler" "$BIN/tarema-profiler" "$BIN/tarema-sim" "$BIN/tarema-dam" >"$WORK/make.log" 2>&1 ||
+    "$BIN/tarema-scheduler" "$BIN/tarema-labeler" "$BIN/tarema-profiler" "$BIN/tarema-sim" "$BIN/tarema-dam" \
+    "$BIN/tarema-planner" >"$WORK/make.log" 2>&1 ||
     { tail -n 20 "$WORK/make.log" >&2; die "build failed (log above)"; }
 fi
 [ -d "$LOTARU" ] || die "Lotaru measurements not found in $LOTARU (set LOTARU_DIR)"
 
 # ------------------------------------------------------------------ 2. cluster and database
-say "2/10 local control plane (paper's 5;4;4;2 cluster) and PostgreSQL"
+say "2/11 local control plane (paper's 5;4;4;2 cluster) and PostgreSQL"
 step "starting cluster '$DEMO_NAME' (the first time builds kube-apiserver & co from source: about 10 minutes)"
 STARTED+=(cluster)
 bash "$HACK_DIR/cluster.sh" up --nodes "$NODES_FILE"
@@ -86,7 +89,7 @@ kubectl create namespace "$NS_D" >/dev/null
 kubectl get nodes -L tarema.io/machine-type --no-headers | awk '{printf "  %-6s %-7s %s\n", $1, $2, $NF}'
 
 # ------------------------------------------------------------------ 3. profiles
-say "3/10 profiling"
+say "3/11 profiling"
 step "running a real benchmark on this machine: tarema-profiler bench --quick (sysbench, fio)"
 mkdir -p "$WORK/profiles" "$WORK/scratch"
 "$BIN/tarema-profiler" bench --quick --node "$(hostname)" --dir "$WORK/scratch" \
@@ -122,14 +125,14 @@ done < <(kubectl get nodes -o json | jq -r '.items[] | [.metadata.name, .metadat
   .status.capacity.cpu, .status.capacity.memory] | @tsv')
 
 # ------------------------------------------------------------------ 4. group and label
-say "4/10 grouping and labelling the nodes"
+say "4/11 grouping and labelling the nodes"
 "$BIN/tarema-profiler" group -o "$WORK/groups.json" "$WORK"/profiles/*.json
 "$BIN/tarema-profiler" apply --log-level warn "$WORK/groups.json"
 kubectl get nodes -L tarema.io/machine-type,tarema.io/group,tarema.io/cpu,tarema.io/mem,tarema.io/io |
   awk '{printf "  %-8s %-14s %-7s %-5s %-5s %s\n", $1, $6, $7, $8, $9, $10}'
 
 # ------------------------------------------------------------------ 5. history and labels
-say "5/10 workflow history and task labels"
+say "5/11 workflow history and task labels"
 step "building a Nextflow trace of nf-core/chipseq from the Lotaru measurements (runs on n1, n2, c2 machines)"
 python3 - "$LOTARU" "$WORK/chipseq_trace.txt" <<'PY'
 # Nextflow raw-unit trace rows from the Lotaru CSVs (label train-1). Each run's hostname is a
@@ -169,7 +172,7 @@ kubectl -n "$NS_T" get taskprofiles -o json | jq -r '.items[] | [.spec.process, 
   sort | awk 'BEGIN{printf "  %-22s %4s %4s %4s %5s\n", "process", "cpu", "mem", "io", "runs"} {printf "  %-22s %4s %4s %4s %5s\n", $1, $2, $3, $4, $5}'
 
 # ------------------------------------------------------------------ 6. scheduling
-say "6/10 scheduling the same task pods with tarema and with kube-scheduler"
+say "6/11 scheduling the same task pods with tarema and with kube-scheduler"
 # Two tasks of each of these processes, 2 CPUs and 5 GiB each as in the paper.
 PROCS=(FASTQC TRIMGALORE BWA_MEM SORT_BAM MERGED_BAM_FILTER PHANTOMPEAKQUALTOOLS BIGWIG MACS2)
 pods() { # pods NS SCHEDULER: the pod list as YAML
@@ -238,7 +241,7 @@ echo "  Why tarema put $NS_T/$first where it did (tarema-scheduler explain):"
 "$BIN/tarema-scheduler" explain "$NS_T/$first" 2>&1 | sed 's/^/    /' | head -n 30
 
 # ------------------------------------------------------------------ 7. simulation
-say "7/10 simulated makespans (tarema-sim: same policy code, simulated clock)"
+say "7/11 simulated makespans (tarema-sim: same policy code, simulated clock)"
 cat <<'TXT'
   Placement on kwok nodes shows decisions, not run times (fake pods do no work). Makespans come
   from the simulator: the paper's 5;4;4;2 cluster and five nf-core-shaped workflows (chipseq and
@@ -252,7 +255,7 @@ sed "s#\.\./\.\./\.\./shared/data/lotaru#$LOTARU#g" "$REPO_ROOT/sim/scenarios/nf
   --workload "$WORK/nfcore5.yaml" --policy all 2>&1 |
   sed -n '/mean makespan per workflow/,$p' | sed 's/^/  /'
 # ------------------------------------------------------------------ 8. right-sizing
-say "8/10 right-sizing task requests from history (tarema-sim sizing, docs/sizing.md)"
+say "8/11 right-sizing task requests from history (tarema-sim sizing, docs/sizing.md)"
 cat <<'TXT'
   Each task of nf-core/chipseq (Lotaru, n1 machines, 500 tasks in file order) is sized from the
   peaks of the tasks of its process that ran before it, retried on the next bucket when it does
@@ -266,7 +269,7 @@ echo
 sed -n '/^recommended allocation per process/,/^$/p' "$WORK/sizing.txt" | sed '/^$/d; s/^/  /'
 
 # ------------------------------------------------------------------ 9. learned waiting times
-say "9/10 learned queue waiting times (tarema-sim asa, docs/asa.md)"
+say "9/11 learned queue waiting times (tarema-sim asa, docs/asa.md)"
 cat <<'TXT'
   1000 requests to a simulated queue whose true wait changes every 200 (the ASA paper's
   Figure 5); the learner estimates each wait and learns from the one it observes. hit: the
@@ -277,7 +280,7 @@ TXT
 echo "  figure (true wait and estimate): $WORK/asa-figure5.svg$([ "${DEMO_KEEP:-0}" = 1 ] || echo ' (removed on exit; DEMO_KEEP=1 keeps it)')"
 
 # ------------------------------------------------------------------ 10. multi-cluster ranking
-say "10/10 ranking whole clusters for a job (tarema-dam rank, tarema-sim federation, docs/dam.md)"
+say "10/11 ranking whole clusters for a job (tarema-dam rank, tarema-sim federation, docs/dam.md)"
 step "tarema-dam rank tests/fixtures/dam/job-wrf.yaml --clusters tests/fixtures/dam/clusters.yaml"
 echo "  scores in [0,1]: load (free cores), perf (core speed), wait (predicted queue wait), data (where the inputs are)"
 "$BIN/tarema-dam" rank "$REPO_ROOT/tests/fixtures/dam/job-wrf.yaml" \
@@ -287,4 +290,10 @@ step "the same job against a cluster in maintenance and one unreachable (cluster
   --clusters "$REPO_ROOT/tests/fixtures/dam/clusters-maintenance.yaml" | grep -E '^(chosen|excluded)' | sed 's/^/  /'
 step "tarema-sim federation --setup 1: 100 workflows of 3 jobs over HPC clusters and cloud partitions, placed by each strategy"
 "$BIN/tarema-sim" federation --setup 1 | sed 's/^/  /'
+say "11/11 planning a workflow's steps ahead in time (tarema-planner plan, docs/planner.md)"
+step "WARP's turbine workflow: LES (2 whole nodes, 15 min) then HPDA (5 nodes, 30 min), on 14 nodes that are busy for a while"
+echo "  the plan starts LES late enough that HPDA's 5 nodes are free the moment LES ends: no gap between steps"
+"$BIN/tarema-planner" plan "$REPO_ROOT/tests/fixtures/planner/turbine.yaml" \
+  --cluster "$REPO_ROOT/tests/fixtures/planner/cluster-14.yaml" \
+  --busy "$REPO_ROOT/tests/fixtures/planner/busy-turbine.yaml" | sed 's/^/  /'
 say "done: cleaning up (DEMO_KEEP=1 keeps the cluster)"

@@ -15,8 +15,8 @@ trap 'TAREMA_CLUSTER_NAME=$NAME bash "$REPO_ROOT/hack/cluster.sh" down >/dev/nul
 DEMO_NAME=$NAME TAREMA_BIN=$BIN timeout 600 bash "$REPO_ROOT/hack/demo.sh" >"$LOG" 2>&1
 rc=$?
 [ $rc = 0 ] && pass "hack/demo.sh exits 0" || fail "hack/demo.sh exits 0" "exit $rc: $(tail -n 15 "$LOG")"
-for s in 1 2 3 4 5 6 7 8 9 10; do
-  grep -q "== $s/10 " "$LOG" && pass "demo step $s/10 reported" || fail "demo step $s/10 reported"
+for s in 1 2 3 4 5 6 7 8 9 10 11; do
+  grep -q "== $s/11 " "$LOG" && pass "demo step $s/11 reported" || fail "demo step $s/11 reported"
 done
 grep -q 'running a real benchmark on this machine' "$LOG" && grep -q 'scaled by machine type' "$LOG" &&
   pass "demo says which profiles are measured and which are scaled" || fail "demo explains the scaled profiles"
@@ -36,16 +36,20 @@ grep -q 'mean makespan per workflow' "$LOG" && grep -qE '^ +chipseq +[0-9.]+ +[0
 grep -qE '^ +whole-machine +- +[0-9.]+% +[0-9.]+%' "$LOG" && grep -qE '^ +kmeans +3 +-?[0-9.]+% +[0-9.]+%' "$LOG" &&
   grep -qE '^ +BWA_MEM +[0-9]+ +[0-9.]+G [0-9. ]+ +[0-9.]+G' "$LOG" &&
   pass "demo shows right-sizing: WRR/ATE of whole machine and k-means, allocation per process" ||
-  fail "demo shows right-sizing" "$(grep -A 8 '== 8/10' "$LOG")"
+  fail "demo shows right-sizing" "$(grep -A 8 '== 8/11' "$LOG")"
 grep -qE '^ +800-999 +[0-9]+ +[0-9]+ +[0-9.]+%' "$LOG" && grep -qE '^ +all +[0-9.]+%' "$LOG" &&
   grep -qE 'figure \(true wait and estimate\): /tmp/tarema-demo\.[^/ ]+/asa-figure5\.svg' "$LOG" &&
   pass "demo shows ASA hit ratios per segment and where the figure is" ||
-  fail "demo shows ASA hit ratios" "$(grep -A 12 '== 9/10' "$LOG")"
+  fail "demo shows ASA hit ratios" "$(grep -A 12 '== 9/11' "$LOG")"
 grep -qE '^ +chosen: [a-z0-9-]+$' "$LOG" && grep -qE '^ +1 +[a-z0-9-]+ +[0-9.]+ ' "$LOG" &&
   grep -q 'excluded gone: unreachable' "$LOG" && grep -qE '^ +greedy +[0-9.]+ +[0-9.]+' "$LOG" &&
   grep -q 'simulation jobs per HPC cluster (greedy)' "$LOG" &&
   pass "demo shows the cluster ranking and the federation summary" ||
-  fail "demo shows the cluster ranking" "$(grep -A 20 '== 10/10' "$LOG")"
+  fail "demo shows the cluster ranking" "$(grep -A 20 '== 10/11' "$LOG")"
+grep -qE '^ +step LES starts at \+[0-9:]+ on ' "$LOG" && grep -qE '^ +step HPDA starts at ' "$LOG" &&
+  grep -qE '^ +makespan [0-9:]+ .*solver (ilp|heuristic)' "$LOG" &&
+  pass "demo shows the planner's plan (steps, nodes, makespan, solver)" ||
+  fail "demo shows the planner's plan" "$(grep -A 8 '== 11/11' "$LOG")"
 [ ! -d "$TAREMA_CACHE/clusters/$NAME" ] && pass "demo cluster torn down on exit" || fail "demo cluster torn down on exit"
 grep -q "PostgreSQL '$NAME' stopped" "$LOG" && pass "demo PostgreSQL torn down on exit" || fail "demo PostgreSQL torn down"
 
@@ -56,7 +60,7 @@ DEMO_NAME=$NAME-i TAREMA_BIN=$BIN setsid python3 -c 'import os, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_DFL)
 os.execvp("bash", ["bash"] + sys.argv[1:])' "$REPO_ROOT/hack/demo.sh" >"$LOG" 2>&1 &
 pid=$!
-wait_for 120 grep -q '== 3/10' "$LOG" || fail "demo reached step 3 for the interrupt test" "$(tail -n 5 "$LOG")"
+wait_for 120 grep -q '== 3/11' "$LOG" || fail "demo reached step 3 for the interrupt test" "$(tail -n 5 "$LOG")"
 kill -INT -- -"$pid" 2>/dev/null
 wait "$pid"
 rc=$?
