@@ -28,7 +28,7 @@ WORKDIR /
 USER 10001:10001
 
 FROM runtime AS labeler
-EXPOSE 8080
+EXPOSE 8080 8081
 ENTRYPOINT ["/usr/local/bin/tarema-labeler"]
 CMD ["serve"]
 
@@ -41,6 +41,6 @@ ENTRYPOINT ["/usr/local/bin/tarema-profiler"]
 CMD ["--help"]
 
 FROM runtime AS scheduler
-EXPOSE 10260
+EXPOSE 10260 10261
 ENTRYPOINT ["/usr/local/bin/tarema-scheduler"]
 CMD ["run"]

@@ -53,7 +53,8 @@ WORKDIR=/
 IMAGE_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 entrypoint() { echo "/usr/local/bin/tarema-$1"; }
 cmd() { case $1 in scheduler) echo run ;; labeler) echo serve ;; profiler) echo --help ;; esac; }
-port() { case $1 in scheduler) echo 10260/tcp ;; labeler) echo 8080/tcp ;; profiler) ;; esac; }
+# The serving port and the plain-HTTP health port (chart: scheduler.healthPort, labeler.healthPort).
+port() { case $1 in scheduler) echo 10260/tcp,10261/tcp ;; labeler) echo 8080/tcp,8081/tcp ;; profiler) ;; esac; }
 description() {
   case $1 in
     scheduler) echo "tarema scheduler: binds workflow task pods to the node group their TaskProfile asks for" ;;

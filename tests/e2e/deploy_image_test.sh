@@ -232,8 +232,8 @@ for c in "${COMPONENTS[@]}"; do
   d_cmd=$(stage_value "$c" CMD | jq -c . 2>/dev/null)
   d_user=$(stage_value "$c" USER)
   d_wd=$(stage_value "$c" WORKDIR)
-  d_ports=$(stage_value "$c" EXPOSE)
-  [ "$ep" = "$d_ep" ] && [ "$cmd" = "$d_cmd" ] && [ "$user" = "$d_user" ] && [ "$wd" = "$d_wd" ] && [ "$ports" = "${d_ports:+$d_ports/tcp}" ] &&
+  d_ports=$(stage_value "$c" EXPOSE | tr -s ' ' '\n' | grep . | sed 's#$#/tcp#' | sort | paste -sd,)
+  [ "$ep" = "$d_ep" ] && [ "$cmd" = "$d_cmd" ] && [ "$user" = "$d_user" ] && [ "$wd" = "$d_wd" ] && [ "$ports" = "$d_ports" ] &&
     pass "$c: Dockerfile stage $c has the same ENTRYPOINT, CMD, USER $user, WORKDIR $wd, EXPOSE '$ports'" ||
     fail "$c: image config equals the Dockerfile" "image: $ep $cmd $user $wd '$ports'; Dockerfile: $d_ep $d_cmd $d_user $d_wd '$d_ports'"
   # Every chart container of this component's image.
