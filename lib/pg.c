@@ -103,8 +103,15 @@ PGconn *tm_pg_connect_limited(const char *conninfo, const tm_pg_limits *lim, tm_
         }
         *ms = lim->answer_ms;
     }
-    /* Our own sessions never depend on the server's locale for numbers or times. */
-    PGresult *r = exec_simple(c, "SET client_encoding = 'UTF8'; SET TIME ZONE 'UTC'", err);
+    /* Our own sessions never depend on the server's locale for numbers or times. The
+     * synchronous commit is set again here: an `options` in the caller's conninfo replaces the
+     * startup one above, and a caller that asked for it must not lose it silently. */
+    PGresult *r =
+        exec_simple(c,
+                    lim && lim->sync_commit ? "SET client_encoding = 'UTF8'; SET TIME ZONE 'UTC'; "
+                                              "SET synchronous_commit = on"
+                                            : "SET client_encoding = 'UTF8'; SET TIME ZONE 'UTC'",
+                    err);
     if (!r && PQstatus(c) != CONNECTION_OK) {
         tm_err_wrap(err, "connecting to PostgreSQL");
         PQfinish(c);
