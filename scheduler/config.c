@@ -93,19 +93,31 @@ void sched_config_free(sched_config *c) {
     free(c);
 }
 
-/* Replaces the namespace list with the given names (comma-separated string or JSON array). */
-static int set_namespaces(sched_config *c, const char *const *names, size_t n, tm_err *err) {
+/* A NULL-terminated copy of names (n of them); NULL with err naming the list when a name is
+ * empty. Shared by every string-list setting, so each replaces its list only when all is well. */
+static char **copy_names(const char *const *names, size_t n, const char *what, tm_err *err) {
     char **v = calloc(n + 1, sizeof *v);
-    if (!v)
-        return tm_err_set(err, "out of memory");
+    if (!v) {
+        tm_err_set(err, "out of memory");
+        return NULL;
+    }
     for (size_t i = 0; i < n; i++) {
         if (!names[i][0] || !(v[i] = strdup(names[i]))) {
             for (size_t j = 0; j < i; j++)
                 free(v[j]);
             free(v);
-            return tm_err_set(err, "namespaces: empty namespace name in the list");
+            tm_err_set(err, "%s in the list", what);
+            return NULL;
         }
     }
+    return v;
+}
+
+/* Replaces the namespace list with the given names (comma-separated string or JSON array). */
+static int set_namespaces(sched_config *c, const char *const *names, size_t n, tm_err *err) {
+    char **v = copy_names(names, n, "namespaces: empty namespace name", err);
+    if (!v)
+        return -1;
     free_namespaces(c);
     c->namespaces = v;
     c->n_namespaces = n;
@@ -202,17 +214,9 @@ static int get_size(const json_t *o, const char *key, long long *dst, long long 
 
 /* Replaces the TokenReview user list with names (n of them). */
 static int set_review_users(sched_config *c, const char *const *names, size_t n, tm_err *err) {
-    char **v = calloc(n + 1, sizeof *v);
+    char **v = copy_names(names, n, "auth: tokenReviewUsers: empty user name", err);
     if (!v)
-        return tm_err_set(err, "out of memory");
-    for (size_t i = 0; i < n; i++) {
-        if (!names[i][0] || !(v[i] = strdup(names[i]))) {
-            for (size_t j = 0; j < i; j++)
-                free(v[j]);
-            free(v);
-            return tm_err_set(err, "auth: tokenReviewUsers: empty user name in the list");
-        }
-    }
+        return -1;
     for (size_t i = 0; c->review_users[i]; i++)
         free(c->review_users[i]);
     free(c->review_users);

@@ -2,6 +2,7 @@
  * formats) and implements the runtime model. All checks happen here, at load time, so the
  * event loop can trust its input: every message names the file and the offending key. */
 #include "sim/model.h"
+#include "sim/rng.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -79,14 +80,6 @@ static json_t *top_list(const json_t *root, const char *const *keys, const char 
         return NULL;
     }
     return arr;
-}
-
-/* splitmix64: the node bench draws need a reproducible stream without shared state. */
-static uint64_t mix64(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
 }
 
 /* ---- cluster ---- */
@@ -288,7 +281,7 @@ sim_cluster *sim_cluster_from_json(const void *json_root, const char *source, ui
             snprintf(nd->name, sizeof nd->name, "%.100s-%d", t->name, j); /* names <= 100: no cut */
             nd->type = i;
             for (int k = 0; k < SIM_NBENCH; k++) {
-                double u = (double)(mix64(&rs) >> 11) / 9007199254740992.0;
+                double u = (double)(sim_rng_next(&rs) >> 11) / 9007199254740992.0;
                 nd->bench[k] = t->bench_lo[k] + u * (t->bench_hi[k] - t->bench_lo[k]);
             }
         }
@@ -1347,8 +1340,8 @@ double sim_noise_factor(uint64_t seed, uint64_t key, double sigma) {
     if (!(sigma > 0))
         return 1.0;
     uint64_t st = seed * 0xd1b54a32d192ed03ULL ^ (key + 0x632be59bd9b4e019ULL);
-    double u1 = ((double)(mix64(&st) >> 11) + 0.5) / 9007199254740992.0; /* (0, 1) */
-    double u2 = ((double)(mix64(&st) >> 11) + 0.5) / 9007199254740992.0;
+    double u1 = sim_rng_unit(&st); /* (0, 1) */
+    double u2 = sim_rng_unit(&st);
     double z = sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2); /* Box-Muller */
     return exp(sigma * z - 0.5 * sigma * sigma);
 }
