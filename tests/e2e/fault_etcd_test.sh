@@ -51,22 +51,11 @@ echo "# etcd paused: $answered binds answered, $inflight in flight"
 sleep "$PAUSE_S"
 kill -CONT "$ETCD_PID"
 t_thaw=$(now)
-t_bind=$(first_bind_after "$PORT" 30)
-[ -n "$t_bind" ] && rec=$(secs "$t_thaw" "$t_bind") || rec=none
-all_bound() { [ "$(bound_count "$NS")" -ge "$N" ]; }
-if wait_for 60 all_bound; then
-  rec_all=$(secs "$t_thaw" "$(now)")
-  pass "all $N pods bound ${rec_all} s after etcd resumed (first bind after ${rec} s)"
-else
-  rec_all=none
-  fail "all pods bound after etcd resumed" "$(bound_count "$NS") of $N"
-fi
-settled() { [ "$(metric "$PORT" tarema_binds_in_flight)" = 0 ]; }
-wait_for 30 settled
+fault_recovery "$NS" "$N" "$PORT" "$t_thaw" "etcd resumed"
 fault_figures "$NS" "$N" "$CPU" "$PORT"
 fault_checks "etcd pause"
 echo "# fault figures (etcd SIGSTOP ${PAUSE_S} s with binds in flight):"
 echo "#   pods $N  bound $F_BOUND  in flight at pause $inflight  over-allocated nodes $F_OVER_NODES pods $F_OVER_PODS  double-bound $F_DOUBLE  lost $F_LOST"
-echo "#   recovery: first bind ${rec} s, all bound ${rec_all} s after etcd resumed"
+echo "#   recovery: first bind ${REC} s, all bound ${REC_ALL} s after etcd resumed"
 stop_schedulers
 summary

@@ -69,22 +69,11 @@ else
   takeover=none
   fail "the standby takes over" "tarema_leader=$(metric "$STBY_PORT" tarema_leader)"
 fi
-t_bind=$(first_bind_after "$STBY_PORT" 30)
-[ -n "$t_bind" ] && rec=$(secs "$t_kill" "$t_bind") || rec=none
-all_bound() { [ "$(bound_count "$NS")" -ge "$N" ]; }
-if wait_for 60 all_bound; then
-  rec_all=$(secs "$t_kill" "$(now)")
-  pass "all $N pods bound ${rec_all} s after the kill"
-else
-  rec_all=none
-  fail "all pods bound after the kill" "$(bound_count "$NS") of $N"
-fi
-settled() { [ "$(metric "$STBY_PORT" tarema_binds_in_flight)" = 0 ]; }
-wait_for 30 settled
+fault_recovery "$NS" "$N" "$STBY_PORT" "$t_kill" "the kill"
 fault_figures "$NS" "$N" "$CPU" "$STBY_PORT"
 fault_checks "leader kill"
 echo "# fault figures (leader SIGKILL with binds in flight; Lease 3 s):"
 echo "#   pods $N  bound $F_BOUND  in flight at kill $inflight  over-allocated nodes $F_OVER_NODES pods $F_OVER_PODS  double-bound $F_DOUBLE  lost $F_LOST"
-echo "#   takeover ${takeover} s, first bind by the new leader ${rec} s, all bound ${rec_all} s after the kill"
+echo "#   takeover ${takeover} s, first bind by the new leader ${REC} s, all bound ${REC_ALL} s after the kill"
 stop_schedulers
 summary

@@ -60,3 +60,22 @@ first_bind_after() {
     sleep 0.1
   done
 }
+
+# fault_recovery NS N PORT T0 SINCE: after a fault that ended at T0, measures REC (seconds to
+# the next bind on PORT) and REC_ALL (seconds until all N pods of NS are bound; "none" on
+# timeout), reports the latter ("... after SINCE"), then waits until no bind is in flight.
+fault_recovery() {
+  local ns=$1 n=$2 port=$3 t0=$4 since=$5 t_bind
+  t_bind=$(first_bind_after "$port" 30)
+  [ -n "$t_bind" ] && REC=$(secs "$t0" "$t_bind") || REC=none
+  all_bound() { [ "$(bound_count "$ns")" -ge "$n" ]; }
+  if wait_for 60 all_bound; then
+    REC_ALL=$(secs "$t0" "$(now)")
+    pass "all $n pods bound ${REC_ALL} s after $since (first bind after ${REC} s)"
+  else
+    REC_ALL=none
+    fail "all pods bound after $since" "$(bound_count "$ns") of $n"
+  fi
+  settled() { [ "$(metric "$port" tarema_binds_in_flight)" = 0 ]; }
+  wait_for 30 settled
+}
