@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fake_http.h"
 #include "harness.h"
 #include "lib/jsonutil.h"
 #include "lib/kube.h"
@@ -67,29 +68,10 @@ static void record(const char *head, const char *body) {
 }
 
 static void serve_one(int c) {
-    char head[8192] = "";
-    size_t n = 0;
-    while (n < sizeof head - 1 && !strstr(head, "\r\n\r\n")) {
-        ssize_t r = recv(c, head + n, sizeof head - 1 - n, 0);
-        if (r <= 0)
-            return;
-        n += (size_t)r;
-        head[n] = '\0';
-    }
-    /* Read the body too: closing with unread data would reset the connection. */
-    char *end = strstr(head, "\r\n\r\n") + 4;
-    const char *cl = strcasestr(head, "\r\nContent-Length:");
-    size_t want = cl && cl < end ? (size_t)strtoul(cl + 17, NULL, 10) : 0;
-    size_t have = n - (size_t)(end - head);
-    char *body = calloc(1, want + 1);
-    memcpy(body, end, have < want ? have : want);
-    while (have < want) {
-        ssize_t r = recv(c, body + have, want - have, 0);
-        if (r <= 0)
-            break;
-        have += (size_t)r;
-    }
-    *end = '\0';
+    char head[8192];
+    char *body = fake_http_read(c, head, sizeof head);
+    if (!body)
+        return;
     record(head, body);
     free(body);
     pthread_mutex_lock(&srv.mu);

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fake_http.h"
 #include "harness.h"
 #include "lib/kube.h"
 #include "scheduler/binder.h"
@@ -40,26 +41,11 @@ static struct {
 } fk = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static void serve_one(int c) {
-    char head[8192] = "";
-    size_t n = 0;
-    while (n < sizeof head - 1 && !strstr(head, "\r\n\r\n")) {
-        ssize_t r = recv(c, head + n, sizeof head - 1 - n, 0);
-        if (r <= 0)
-            return;
-        n += (size_t)r;
-        head[n] = '\0';
-    }
-    char *end = strstr(head, "\r\n\r\n") + 4;
-    const char *cl = strcasestr(head, "\r\nContent-Length:");
-    size_t want = cl && cl < end ? (size_t)strtoul(cl + 17, NULL, 10) : 0;
-    size_t have = n - (size_t)(end - head);
-    char buf[4096];
-    while (have < want) {
-        ssize_t r = recv(c, buf, sizeof buf, 0);
-        if (r <= 0)
-            break;
-        have += (size_t)r;
-    }
+    char head[8192];
+    char *body = fake_http_read(c, head, sizeof head);
+    if (!body)
+        return;
+    free(body);
     answer a = {"201 Created", "{}"};
     pthread_mutex_lock(&fk.mu);
     if (strncmp(head, "POST ", 5) == 0 && strstr(head, "/binding ")) {
