@@ -5,6 +5,7 @@
  *   tarema-labeler label --workflow W [--process P] [--groups GROUPS.json] [--json] [--db URI]
  *   tarema-labeler serve [--port N] [--bind ADDR] [--spool DIR] [--namespace NS] ...
  *                        [--node-selector SEL] [--resync-seconds N]
+ *   tarema-labeler webhook [--port N] [--bind ADDR] [--strategy S] [--cold-start N] ...
  *
  * The database is --db, else $DATABASE_URL, else libpq's PG* environment variables. */
 #include <getopt.h>
@@ -19,6 +20,8 @@
 #include "labeler/labels.h"
 #include "labeler/report.h"
 #include "labeler/serve.h"
+#include "labeler/sizing_plan.h"
+#include "labeler/webhook.h"
 #include "labeler/store.h"
 #include "lib/jsonutil.h"
 #include "lib/kube.h"
@@ -53,6 +56,12 @@ static void usage(FILE *out) {
           "                                --client-ca-file (or --insecure-no-auth)\n"
           "                                weblog receiver, TaskProfile publisher; labels are\n"
           "                                refreshed when runs are stored or node groups change\n"
+          "  webhook [--port 8080] [--bind 127.0.0.1] [--strategy best|quantized|kmeans|greedy|\n"
+          "          exhaustive|vpa] [--cold-start 2] [--buckets 1] [--resync-seconds 300]\n"
+          "          [--tls-cert-file F --tls-key-file F] [--auth-token-file F] [--health-port N]\n"
+          "                                mutating admission webhook (POST /mutate): sets the\n"
+          "                                requests of Nextflow task pods from their process's\n"
+          "                                history (docs/sizing.md)\n"
           "common: --db URI (else $DATABASE_URL, else PG* variables), --kubeconfig PATH,\n"
           "        --node-selector SEL (the Nodes whose groups count; default all),\n"
           "        --log-level debug|info|warn|error, --log-format text|json\n",
@@ -66,6 +75,7 @@ typedef struct opts {
     const char *tls_cert, *tls_key, *client_ca, *token_file;
     int insecure_no_auth, health_port;
     long long max_body, memory_budget;
+    int strategy, cold_start, buckets; /* webhook */
 } opts;
 
 /* A --workflow or --run value must fit the store's columns and be UTF-8, like trace values. */
@@ -108,6 +118,9 @@ static int parse_opts(int argc, char **argv, opts *o) {
         {"health-port", required_argument, 0, 1006},
         {"max-body-bytes", required_argument, 0, 1007},
         {"memory-budget-bytes", required_argument, 0, 1008},
+        {"strategy", required_argument, 0, 1009},
+        {"cold-start", required_argument, 0, 1010},
+        {"buckets", required_argument, 0, 1011},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -189,6 +202,31 @@ static int parse_opts(int argc, char **argv, opts *o) {
                 o->health_port = (int)v;
             else
                 *(c == 1007 ? &o->max_body : &o->memory_budget) = v;
+            break;
+        }
+        case 1009:
+            o->strategy =
+                strcmp(optarg, "best") == 0 ? SZ_STRATEGY_BEST : sz_strategy_parse(optarg);
+            if (strcmp(optarg, "best") != 0 &&
+                (o->strategy < 0 || !sz_strategy_uses_history((sz_strategy)o->strategy))) {
+                fprintf(stderr,
+                        "tarema-labeler: --strategy '%s': expected best, quantized, kmeans, "
+                        "greedy, exhaustive or vpa\n",
+                        optarg);
+                return -1;
+            }
+            break;
+        case 1010:
+        case 1011: {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            long hi = c == 1010 ? 1000000 : SZ_MAX_BUCKETS;
+            if (!*optarg || *end || v < 1 || v > hi) {
+                fprintf(stderr, "tarema-labeler: --%s '%s' is not a number in 1..%ld\n",
+                        c == 1010 ? "cold-start" : "buckets", optarg, hi);
+                return -1;
+            }
+            *(c == 1010 ? &o->cold_start : &o->buckets) = (int)v;
             break;
         }
         case 'N':
@@ -396,7 +434,12 @@ int main(int argc, char **argv) {
         usage(stdout);
         return 0;
     }
-    opts o = {.port = 8080, .resync_s = 300, .db_timeout_s = 10};
+    opts o = {.port = 8080,
+              .resync_s = 300,
+              .db_timeout_s = 10,
+              .strategy = SZ_STRATEGY_BEST,
+              .cold_start = 2,
+              .buckets = 1};
     if (parse_opts(argc - 1, argv + 1, &o) < 0)
         return 2;
     int nrest = argc - 1 - optind;
@@ -437,6 +480,31 @@ int main(int argc, char **argv) {
         sigaction(SIGTERM, &sa, NULL);
         signal(SIGPIPE, SIG_IGN);
         return lab_serve_main(&so, &stop_requested);
+    }
+    if (strcmp(cmd, "webhook") == 0) {
+        lab_webhook_opts wo = {
+            .db = o.db,
+            .bind = o.bind ? o.bind : "127.0.0.1",
+            .port = o.port,
+            .kubeconfig = o.kubeconfig,
+            .tls_cert_file = o.tls_cert,
+            .tls_key_file = o.tls_key,
+            .client_ca_file = o.client_ca,
+            .auth_token_file = o.token_file,
+            .insecure_no_auth = o.insecure_no_auth,
+            .health_port = o.health_port,
+            .strategy = o.strategy,
+            .cold_start = o.cold_start,
+            .buckets = o.buckets,
+            .refresh_s = o.resync_s,
+            .db_timeout_s = o.db_timeout_s,
+        };
+        struct sigaction sa = {.sa_handler = on_signal};
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+        signal(SIGPIPE, SIG_IGN);
+        return lab_webhook_main(&wo, &stop_requested);
     }
     fprintf(stderr, "tarema-labeler: unknown command '%s'\n", cmd);
     usage(stderr);
