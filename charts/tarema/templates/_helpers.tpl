@@ -135,12 +135,12 @@ true
 {{- .Values.auth.existingSecret | default (printf "%s-auth" (include "tarema.fullname" .)) -}}
 {{- end -}}
 
-{{/* DNS names of the server certificate: both Services in every short and long form. */}}
+{{/* DNS names of the server certificate: the Services in every short and long form. */}}
 {{- define "tarema.tls.dnsNames" -}}
 {{- $full := include "tarema.fullname" . -}}
 {{- $ns := .Release.Namespace -}}
 {{- $names := list -}}
-{{- range $c := list "scheduler" "labeler" -}}
+{{- range $c := list "scheduler" "labeler" "webhook" -}}
 {{- $svc := printf "%s-%s" $full $c -}}
 {{- $names = concat $names (list $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.cluster.local" $svc $ns)) -}}
 {{- end -}}
