@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "labeler/groupsrc.h"
+#include "labeler/sizing_samples.h"
 #include "labeler/spool.h"
 #include "labeler/store.h"
 #include "labeler/taskprofile.h"
@@ -481,8 +482,11 @@ static void now_rfc3339(char *buf, size_t size) {
 
 /* Publishes one process's status unless it is what was last published. */
 static int publish_one(server *sv, const char *wf, const lab_labeling *l,
-                       const lab_process_label *p, const char *now, tm_err *err) {
+                       const lab_process_label *p, const lab_samples *smp, const char *now,
+                       tm_err *err) {
     json_t *st = lab_taskprofile_status(l, p, now);
+    /* the buckets and the current recommendation (docs/sizing.md) */
+    json_object_set_new(st, "sizing", lab_sizing_status(smp->v, smp->n, p->process));
     json_t *cmp = json_deep_copy(st);
     json_object_del(cmp, "lastUpdate");
     char *text = json_dumps(cmp, JSON_COMPACT | JSON_SORT_KEYS);
@@ -523,7 +527,7 @@ static int relabel_workflow(server *sv, const char *wf, const lab_classes *class
     char now[32];
     now_rfc3339(now, sizeof now);
     for (size_t i = 0; l && i < l->nprocs && rc == 0; i++)
-        rc = publish_one(sv, wf, l, &l->procs[i], now, err);
+        rc = publish_one(sv, wf, l, &l->procs[i], &smp, now, err);
     lab_labeling_free(l);
     lab_samples_free(&smp);
     return rc;

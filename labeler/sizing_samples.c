@@ -24,3 +24,15 @@ int lab_sizing_plan(const lab_sample *v, size_t n, const char *process, const sz
     free(buf);
     return rc;
 }
+
+json_t *lab_sizing_status(const lab_sample *v, size_t n, const char *process) {
+    sz_plan_opts o;
+    sz_plan_opts_default(&o, 16, 64.0 * 1073741824);
+    sz_plan p;
+    tm_err err = {{0}, 0};
+    if (lab_sizing_plan(v, n, process, &o, &p, &err) < 0)
+        return json_null();
+    json_t *j = sz_plan_json(&p);
+    sz_plan_free(&p);
+    return j ? j : json_null();
+}

@@ -6,6 +6,7 @@
 #ifndef TAREMA_LABELER_SIZING_SAMPLES_H
 #define TAREMA_LABELER_SIZING_SAMPLES_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "labeler/labels.h"
@@ -16,5 +17,11 @@
  * are skipped). Returns 0, or -1 with err (bad options, out of memory). */
 int lab_sizing_plan(const lab_sample *v, size_t n, const char *process, const sz_plan_opts *o,
                     sz_plan *out, tm_err *err);
+
+/* TaskProfile status.sizing of `process` (sz_plan_json of its plan, strategy best, cold start
+ * 2, against the paper's machine of 16 cores and 64 GiB like `tarema-sim sizing`: the webhook
+ * recomputes against the cluster's largest node when it applies it); JSON null when the plan
+ * cannot be made. New reference. */
+json_t *lab_sizing_status(const lab_sample *v, size_t n, const char *process);
 
 #endif

@@ -12,6 +12,8 @@
 #   - with the webhook down, pods are still created (Ignore), unchanged.
 # History: process SZ:BIG with peaks 1, 1, 1, 8 GiB at 150 % cpu; --strategy quantized
 # --buckets 2 makes the chain 1 GiB, 8 GiB (ranks ceil(4/2) = 2 and 4), cores 1.5.
+# Also: `tarema-labeler serve` publishes the process's buckets and recommendation in its
+# TaskProfile's status.sizing (the CRD keeps the field).
 # Needs KUBECONFIG and DATABASE_URL (hack/cluster.sh, hack/postgres.sh).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -51,6 +53,28 @@ G=1073741824
 } >"$work/trace.txt"
 check "history of SZ:BIG stored" "$BIN/tarema-labeler" ingest --workflow "$wf" --run r1 "$work/trace.txt"
 
+# ---- the labeler publishes the buckets and the recommendation in TaskProfile status --------
+kubectl create namespace "$ns" >/dev/null && kubectl label namespace "$ns" tarema.io/sizing=enabled >/dev/null
+check "TaskProfile CRD applies" kubectl apply -f manifests/crds/taskprofile.yaml
+kubectl wait --for=condition=Established --timeout=30s crd/taskprofiles.tarema.io >/dev/null
+"$BIN/tarema-labeler" serve --bind 127.0.0.1 --port 0 --spool "$work/spool" --namespace "$ns" \
+  --groups tests/fixtures/labeler/groups_3.json --resync-seconds 3600 >"$work/serve.log" 2>&1 &
+spid=$!
+tp_sizing() { kubectl -n "$ns" get taskprofiles -o json | jq -c '.items[] | select(.spec.process == "SZ:BIG") | .status.sizing'; }
+tp_ready() { [ "$(tp_sizing | jq -r '.ready')" = true ]; }
+if wait_for 30 tp_ready; then
+  s=$(tp_sizing)
+  jq -e '.samples == 4 and (.buckets.memoryBytes | length) >= 1
+         and .recommendation.memoryBytes == .buckets.memoryBytes[0]
+         and .recommendation.cores == .buckets.cores[0]
+         and (.strategy.memory | IN("quantized", "kmeans", "greedy", "exhaustive", "vpa"))' <<<"$s" >/dev/null &&
+    pass "TaskProfile status.sizing: strategy, 4 samples, buckets, recommendation = first bucket" ||
+    fail "TaskProfile status.sizing content" "$s"
+else
+  fail "TaskProfile status.sizing published (not pruned by the CRD)" "$(tp_sizing); $(tail -n 5 "$work/serve.log")"
+fi
+kill "$spid" && wait "$spid" 2>/dev/null
+
 # ---- the webhook and its registration ----------------------------------------------------
 "$BIN/tarema-labeler" webhook --bind 127.0.0.1 --port "$PORT" --health-port "$HPORT" \
   --tls-cert-file "$TLS/server.crt" --tls-key-file "$TLS/server.key" \
@@ -63,7 +87,6 @@ else
   summary
   exit 1
 fi
-kubectl create namespace "$ns" >/dev/null && kubectl label namespace "$ns" tarema.io/sizing=enabled >/dev/null
 kubectl create namespace "$ns_off" >/dev/null
 cat >"$work/hook.yaml" <<EOF
 apiVersion: admissionregistration.k8s.io/v1

@@ -131,11 +131,33 @@ static void test_from_samples(void) {
     sz_plan_free(&p);
 }
 
+/* TaskProfile status.sizing: the plan's JSON, null recommendation until ready. */
+static void test_status(void) {
+    lab_sample v[] = {{"A", {100, 1 * GIB, NAN}, 1000},
+                      {"A", {100, 1 * GIB, NAN}, 1000},
+                      {"A", {100, 1 * GIB, NAN}, 1000},
+                      {"A", {100, 8 * GIB, NAN}, 1000}};
+    json_t *j = lab_sizing_status(v, 4, "A");
+    CHECK(json_is_true(json_object_get(j, "ready")));
+    CHECK_INT(json_integer_value(json_object_get(j, "samples")), 4);
+    json_t *mb = json_object_get(json_object_get(j, "buckets"), "memoryBytes");
+    CHECK(json_array_size(mb) >= 1);
+    CHECK_NEAR(
+        json_number_value(json_object_get(json_object_get(j, "recommendation"), "memoryBytes")),
+        json_number_value(json_array_get(mb, 0)), 0);
+    json_decref(j);
+    j = lab_sizing_status(v, 1, "A");
+    CHECK(json_is_false(json_object_get(j, "ready")));
+    CHECK(json_is_null(json_object_get(j, "recommendation")));
+    json_decref(j);
+}
+
 int main(void) {
     RUN(test_fixed_strategy);
     RUN(test_cold_start);
     RUN(test_bad_figures);
     RUN(test_best_replay);
     RUN(test_from_samples);
+    RUN(test_status);
     return TEST_SUMMARY();
 }
