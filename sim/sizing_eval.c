@@ -66,7 +66,7 @@ int sim_sz_evaluate(const sim_sz_dataset *d, sz_strategy s, int level, sim_sz_re
         }
     }
     double waste[SZ_NRES] = {0}, whole[SZ_NRES] = {0}, eff[SZ_NRES] = {0};
-    long counted[SZ_NRES] = {0}, failures = 0;
+    long counted[SZ_NRES] = {0}, failures = 0, oom = 0;
     for (size_t i = 0; i < d->n && rc == 0; i++) {
         const sim_sz_task *t = &d->tasks[i];
         sz_alloc **a = &al[(level == 3 ? t->type : 0) * SZ_NRES];
@@ -89,6 +89,8 @@ int sim_sz_evaluate(const sim_sz_dataset *d, sz_strategy s, int level, sim_sz_re
             if (!fail)
                 break;
             failures++;
+            if (has[SZ_MEMORY] && isfinite(peak[SZ_MEMORY]) && peak[SZ_MEMORY] > alloc[SZ_MEMORY])
+                oom++;
             for (int r = 0; r < SZ_NRES; r++) {
                 if (!has[r])
                     continue;
@@ -112,7 +114,9 @@ int sim_sz_evaluate(const sim_sz_dataset *d, sz_strategy s, int level, sim_sz_re
         out->strategy = s;
         out->level = level;
         out->failures = failures;
+        out->oom = oom;
         for (int r = 0; r < SZ_NRES; r++) {
+            out->waste[r] = counted[r] ? waste[r] : NAN;
             out->wrr[r] = counted[r] == 0 ? NAN
                           : whole[r] <= 0 ? 0
                                           : 100.0 * (1.0 - waste[r] / whole[r]);

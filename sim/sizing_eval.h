@@ -65,6 +65,10 @@ typedef struct sim_sz_result {
     int level;                         /* 1..3, or -1 for none */
     double wrr[SZ_NRES], ate[SZ_NRES]; /* percent; NAN for an unmeasured resource */
     long failures;                     /* failed attempts over all tasks */
+    double waste[SZ_NRES];             /* total waste, unit x seconds (bytes x s for memory);
+                                          NAN for an unmeasured resource */
+    long oom;                          /* failed attempts in which memory ran out (the OOM
+                                          kills a cluster would see) */
 } sim_sz_result;
 
 /* Scores one strategy at one level (-1 when it takes none). Returns 0 or -1 with err. */

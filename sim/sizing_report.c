@@ -16,15 +16,16 @@ void sim_sz_report_table(FILE *f, const sim_sz_dataset *d, const sim_sz_result *
                          const sim_sz_recommendation *rec) {
     fprintf(f, "dataset %s: %zu tasks, %d task types; machine 16 cores, 64 GiB\n", d->name, d->n,
             d->ntypes);
-    fprintf(f, "%-16s %5s %9s %9s %9s %9s %9s\n", "strategy", "level", "mem WRR", "mem ATE",
-            "cpu WRR", "cpu ATE", "failures");
+    fprintf(f, "%-16s %5s %9s %9s %9s %9s %9s %12s %6s\n", "strategy", "level", "mem WRR",
+            "mem ATE", "cpu WRR", "cpu ATE", "failures", "mem GiB-h", "OOM");
     for (int i = 0; i < n; i++) {
         char lv[16] = "-";
         if (r[i].level > 0)
             snprintf(lv, sizeof lv, "%d", r[i].level);
-        fprintf(f, "%-16s %5s %8.1f%% %8.1f%% %8.1f%% %8.1f%% %9ld\n",
+        fprintf(f, "%-16s %5s %8.1f%% %8.1f%% %8.1f%% %8.1f%% %9ld %12.1f %6ld\n",
                 sz_strategy_name(r[i].strategy), lv, r[i].wrr[SZ_MEMORY], r[i].ate[SZ_MEMORY],
-                r[i].wrr[SZ_CORES], r[i].ate[SZ_CORES], r[i].failures);
+                r[i].wrr[SZ_CORES], r[i].ate[SZ_CORES], r[i].failures,
+                r[i].waste[SZ_MEMORY] / GIB / 3600.0, r[i].oom);
     }
     if (!rec)
         return;
@@ -65,11 +66,12 @@ json_t *sim_sz_report_json(const sim_sz_dataset *d, const sim_sz_result *r, int 
         json_object_set_new(o, "wrr", num(r[i].wrr[SZ_MEMORY]));
         json_object_set_new(o, "ate", num(r[i].ate[SZ_MEMORY]));
         json_object_set_new(o, "failures", json_integer(r[i].failures));
+        json_object_set_new(o, "oomRetries", json_integer(r[i].oom));
         for (int k = 0; k < SZ_NRES; k++)
             if (isfinite(r[i].ate[k]))
-                json_object_set_new(
-                    per, res_names[k],
-                    json_pack("{s:o,s:o}", "wrr", num(r[i].wrr[k]), "ate", num(r[i].ate[k])));
+                json_object_set_new(per, res_names[k],
+                                    json_pack("{s:o,s:o,s:o}", "wrr", num(r[i].wrr[k]), "ate",
+                                              num(r[i].ate[k]), "waste", num(r[i].waste[k])));
         json_object_set_new(o, "resources", per);
         json_array_append_new(arr, o);
     }
