@@ -1,5 +1,6 @@
 /* sizing_cli.c: `tarema-sim sizing --dataset NAME|FILE [--seed N] [--json] [--svg FILE]
- * [--cores N]`: every sizing strategy at every level on one dataset (see sizing_eval.h). */
+ * [--cores N] [--cold-start N]`: every sizing strategy at every level on one dataset (see
+ * sizing_eval.h). */
 #include "sim/sizing_cli.h"
 
 #include <getopt.h>
@@ -17,6 +18,8 @@ static void usage(FILE *f) {
                "  --seed N      synthetic draws (default 1)\n"
                "  --cores N     cores every synthetic task uses (default 3; the paper varies only\n"
                "                memory, see docs/sizing.md)\n"
+               "  --cold-start N  tasks per key on the whole machine before the history is used\n"
+               "                (default 10, the paper's; the webhook uses 2)\n"
                "  --json        JSON instead of a table\n"
                "  --svg FILE    the paper's Figure 6: peaks and bucket delimiters over time\n");
 }
@@ -29,19 +32,17 @@ static int is_synthetic(const char *name) {
 }
 
 int sim_sizing_main(int argc, char **argv) {
-    static const struct option longopts[] = {{"dataset", required_argument, 0, 'd'},
-                                             {"seed", required_argument, 0, 's'},
-                                             {"cores", required_argument, 0, 'c'},
-                                             {"json", no_argument, 0, 'j'},
-                                             {"svg", required_argument, 0, 'g'},
-                                             {"help", no_argument, 0, 'h'},
-                                             {0, 0, 0, 0}};
+    static const struct option longopts[] = {
+        {"dataset", required_argument, 0, 'd'}, {"seed", required_argument, 0, 's'},
+        {"cores", required_argument, 0, 'c'},   {"cold-start", required_argument, 0, 'C'},
+        {"json", no_argument, 0, 'j'},          {"svg", required_argument, 0, 'g'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     const char *dataset = NULL, *svg = NULL;
     unsigned long long seed = 1;
     double cores = 3;
-    int as_json = 0, ch;
+    int as_json = 0, ch, cold_start = 0;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "d:s:c:jg:h", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "d:s:c:C:jg:h", longopts, NULL)) != -1) {
         char *end;
         switch (ch) {
         case 'd':
@@ -59,6 +60,18 @@ int sim_sizing_main(int argc, char **argv) {
                 return 2;
             }
             break;
+        case 'C': {
+            long v = strtol(optarg, &end, 10);
+            if (*end || !*optarg || v < 1 || v > 100000) {
+                fprintf(stderr,
+                        "tarema-sim sizing: --cold-start '%s' is not a number in "
+                        "1..100000\n",
+                        optarg);
+                return 2;
+            }
+            cold_start = (int)v;
+            break;
+        }
         case 'j':
             as_json = 1;
             break;
@@ -85,6 +98,7 @@ int sim_sizing_main(int argc, char **argv) {
         fprintf(stderr, "tarema-sim sizing: %s\n", err.msg);
         return 1;
     }
+    d.cold_start = cold_start;
     sim_sz_result r[SIM_SZ_MAX_RESULTS];
     sim_sz_recommendation *rec = NULL;
     int n = sim_sz_evaluate_all(&d, r, &err), rc = n < 0;

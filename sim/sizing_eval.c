@@ -39,6 +39,8 @@ static double peak_of(const sim_sz_dataset *d, const sim_sz_task *t, int r) {
 static void config_for(sz_config *c, sz_strategy s, const sim_sz_dataset *d, int r) {
     sz_config_default(c, s, d->machine[r]);
     c->vpa_bump_min = r == SZ_CORES ? 0 : 100 * MIB;
+    if (d->cold_start > 0)
+        c->cold_start = d->cold_start;
 }
 
 int sim_sz_evaluate(const sim_sz_dataset *d, sz_strategy s, int level, sim_sz_result *out,

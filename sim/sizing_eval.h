@@ -44,6 +44,8 @@ typedef struct sim_sz_dataset {
     size_t n, cap;
     sim_sz_task *tasks;
     double machine[SZ_NRES]; /* 16 cores, 64 GiB, 64 GiB */
+    int cold_start;          /* tasks per key on the whole machine before the history is
+                                used; 0 = the paper's 10 (the webhook's default is 2) */
 } sim_sz_dataset;
 
 /* Names of the synthetic datasets, NULL-terminated. */

@@ -54,8 +54,27 @@ static void test_cores_failure_is_not_oom(void) {
     sim_sz_dataset_free(&d);
 }
 
+/* --cold-start: two tasks of peak 3 (t 1), machine 8, quantized level 3. The paper's cold
+ * start (10) puts both on the machine: waste 5 + 5 = 10; a cold start of 1 only the first,
+ * the second gets the history's 3: waste 5. */
+static void test_cold_start(void) {
+    sim_sz_dataset d;
+    dataset(&d);
+    double p[SZ_NRES] = {NAN, 3, NAN};
+    CHECK_INT(sim_sz_add(&d, "a", 1, p, NULL), 0);
+    CHECK_INT(sim_sz_add(&d, "a", 1, p, NULL), 0);
+    sim_sz_result r;
+    CHECK_INT(sim_sz_evaluate(&d, SZ_QUANTIZED, 3, &r, NULL), 0);
+    CHECK_NEAR(r.waste[SZ_MEMORY], 10, 1e-9);
+    d.cold_start = 1;
+    CHECK_INT(sim_sz_evaluate(&d, SZ_QUANTIZED, 3, &r, NULL), 0);
+    CHECK_NEAR(r.waste[SZ_MEMORY], 5, 1e-9);
+    sim_sz_dataset_free(&d);
+}
+
 int main(void) {
     RUN(test_memory_waste);
     RUN(test_cores_failure_is_not_oom);
+    RUN(test_cold_start);
     return TEST_SUMMARY();
 }
