@@ -12,12 +12,13 @@
 #   6. runs a chipseq-shaped set of task pods through tarema-scheduler, and the same pods
 #      through the real kube-scheduler, and prints where each went and the labels behind it
 #   7. prints the simulated makespans of tarema and the baselines (tarema-sim, same policy code)
-#   8. right-sizes chipseq's task requests from the Lotaru history (tarema-sim sizing)
+#   8. right-sizes chipseq's task requests from the Lotaru history (tarema-sim sizing) and
+#      applies it to task pods (tarema-labeler webhook, a mutating admission webhook)
 #   9. learns a queue's waiting time as it changes (tarema-sim asa, the ASA paper's Figure 5)
 #  10. ranks whole clusters for a job and replays the DAM paper's federation (tarema-dam rank,
 #      tarema-sim federation)
 #  11. plans WARP's turbine workflow ahead in time on busy nodes (tarema-planner plan)
-#  Steps 8-11 are offline and take about a second together.
+#  Steps 8 (but its webhook part) to 11 are offline and take about a second together.
 # Everything it started is stopped on exit or Ctrl-C (DEMO_KEEP=1 keeps the cluster and
 # database up for poking around; they are then stopped with `TAREMA_CLUSTER_NAME=demo
 # hack/cluster.sh down` and `TAREMA_PG_NAME=demo hack/postgres.sh down`). DEMO_NAME changes
@@ -267,6 +268,42 @@ TXT
 awk '$1 == "strategy" || $1 == "whole-machine" || $1 == "kmeans" { print "  " $0 }' "$WORK/sizing.txt"
 echo
 sed -n '/^recommended allocation per process/,/^$/p' "$WORK/sizing.txt" | sed '/^$/d; s/^/  /'
+step "applying it to pods: tarema-labeler webhook sizes task pods of namespaces labelled tarema.io/sizing=enabled"
+TLS=$REPO_ROOT/tests/fixtures/tls NS_S=demo-sizing
+WPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$BIN/tarema-labeler" webhook --bind 127.0.0.1 --port "$WPORT" --tls-cert-file "$TLS/server.crt" \
+  --tls-key-file "$TLS/server.key" --log-level warn >"$WORK/webhook.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 50); do curl -sf --cacert "$TLS/ca.crt" "https://127.0.0.1:$WPORT/readyz" >/dev/null && break; sleep 0.2; done
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: demo-sizing}
+webhooks:
+  - name: sizing.tarema.io
+    admissionReviewVersions: [v1]
+    sideEffects: None
+    failurePolicy: Ignore
+    clientConfig: {url: "https://127.0.0.1:$WPORT/mutate", caBundle: $(base64 -w0 <"$TLS/ca.crt")}
+    namespaceSelector: {matchLabels: {tarema.io/sizing: enabled}}
+    rules: [{operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [pods]}]
+YAML
+kubectl create namespace "$NS_S" >/dev/null && kubectl label namespace "$NS_S" tarema.io/sizing=enabled >/dev/null
+echo "  task pods as Nextflow creates them, cpu 2 and no memory declared -> requests set from history:"
+for p in FASTQC BWA_MEM SORT_BAM MACS2; do
+  kubectl -n "$NS_S" create -o json -f - <<YAML | jq -r '[.metadata.labels["nextflow.io/processName"], .spec.containers[0].resources.requests.cpu, .spec.containers[0].resources.requests.memory, .spec.containers[0].resources.limits.memory] | @tsv'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $(tr 'A-Z_' 'a-z-' <<<"$p")-1
+  labels: {nextflow.io/app: nextflow, nextflow.io/processName: $p, nextflow.io/taskName: ${p}_1, nextflow.io/runName: demo}
+  annotations: {tarema.io/workflow: $WF}
+spec:
+  schedulerName: none
+  containers: [{name: task, image: busybox, resources: {requests: {cpu: "2"}}}]
+YAML
+done | awk -F'\t' 'BEGIN { printf "  %-12s %8s %12s %12s\n", "process", "cpu", "memory", "mem limit" } { printf "  %-12s %8s %12s %12s\n", $1, $2, $3, $4 }'
+kubectl delete mutatingwebhookconfiguration demo-sizing >/dev/null
 
 # ------------------------------------------------------------------ 9. learned waiting times
 say "9/11 learned queue waiting times (tarema-sim asa, docs/asa.md)"
