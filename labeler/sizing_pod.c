@@ -41,7 +41,10 @@ static int quantity(const json_t *res, const char *kind, const char *name, bool 
     int64_t q;
     if (!s || (milli ? tm_quantity_parse_milli(s, &q, err) : tm_quantity_parse(s, &q, err)) < 0)
         return tm_err_set(err, "resources.%s.%s is not a quantity", kind, name);
-    *out = milli ? (double)q / 1000.0 : (double)q;
+    if (q < 0)
+        return tm_err_set(err, "resources.%s.%s is negative (%s)", kind, name, s);
+    /* zero bounds nothing: as if unset (a limit of 0 would otherwise cap every request) */
+    *out = q == 0 ? NAN : milli ? (double)q / 1000.0 : (double)q;
     return 0;
 }
 

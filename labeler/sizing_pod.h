@@ -50,8 +50,8 @@ typedef struct sz_pod {
 } sz_pod;
 
 /* Reads a pod object (AdmissionReview request.object). A pod without metadata, with labels
- * that are not strings, or with unparsable quantities is malformed: -1 with err (the webhook
- * lets it pass untouched). */
+ * that are not strings, or with unparsable or negative quantities is malformed: -1 with err
+ * (the webhook lets it pass untouched). A quantity of 0 counts as unset. */
 int sz_pod_parse(const json_t *pod, sz_pod *out, tm_err *err);
 
 /* The memory limit (else request) of the largest earlier attempt whose container terminated

@@ -188,7 +188,12 @@ static void note_workflow(void *ud, const char *wf) {
 
 /* The earlier pods of the same task: the largest memory an OOMKilled one had (NAN none). */
 static double earlier_oom(webhook *w, const char *ns, const sz_pod *pod) {
-    if (!ns || !pod->task_name[0] || !pod->run[0])
+    /* Webhooks run before validation: a value that is not a label value could add terms to
+     * the selector; such a pod is sized as a first attempt (the API server then refuses it). */
+    char v[SCHED_LABEL_VALUE_MAX + 1];
+    if (!ns || !pod->task_name[0] || !pod->run[0] ||
+        strcmp(pod->task_name, (sched_label_value_sanitize(pod->task_name, v), v)) != 0 ||
+        strcmp(pod->run, (sched_label_value_sanitize(pod->run, v), v)) != 0)
         return NAN;
     char sel[2 * SZ_POD_NAME_MAX + 64];
     snprintf(sel, sizeof sel, "nextflow.io/taskName=%s,nextflow.io/runName=%s", pod->task_name,

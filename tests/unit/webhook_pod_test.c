@@ -76,6 +76,8 @@ static void test_parse(void) {
         "{\"metadata\": {}, \"spec\": {\"containers\": [{\"resources\": {\"requests\": "
         "{\"memory\": \"lots\"}}}]}}",
         "{\"metadata\": {}, \"spec\": {\"containers\": {}}}",
+        "{\"metadata\": {}, \"spec\": {\"containers\": [{\"resources\": {\"limits\": "
+        "{\"cpu\": \"-1\"}}}]}}",
         "[]",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -178,6 +180,10 @@ static void test_decide(void) {
     CHECK_NEAR(d.value[SZ_RES_CORES], 2.5, 1e-9);
     d = decide("{\"limits\": {\"cpu\": \"500m\"}}", NULL, &plan, NODE, NAN);
     CHECK_NEAR(d.value[SZ_RES_CORES], 0.5, 1e-9);
+    /* a zero cpu limit or memory bounds nothing (it used to make the request 0) */
+    d = decide("{\"limits\": {\"cpu\": \"0\", \"memory\": \"0\"}}", NULL, &plan, NODE, NAN);
+    CHECK_NEAR(d.value[SZ_RES_CORES], 2, 1e-9);
+    CHECK_NEAR(d.value[SZ_RES_MEMORY], 4 * GIB, 0);
     /* opted out, node sizes unknown: untouched */
     d = decide("", ", \"tarema.io/sizing\": \"off\"", &plan, NODE, NAN);
     CHECK(!d.patch);
@@ -238,10 +244,99 @@ static void test_patch_and_response(void) {
     json_decref(pod);
 }
 
+/* A process whose peaks exceed the machine: its plan says the machine, the pod gets the
+ * largest node, never more. */
+static void test_peak_above_machine(void) {
+    double mem[] = {100 * GIB, 200 * GIB}, cores[] = {40, 50};
+    sz_plan plan = plan_of(mem, cores, 2);
+    sz_decision d = decide("", NULL, &plan, NODE, NAN);
+    CHECK(d.patch);
+    CHECK_NEAR(d.value[SZ_RES_MEMORY], NODE[SZ_RES_MEMORY], 0);
+    CHECK_NEAR(d.value[SZ_RES_CORES], NODE[SZ_RES_CORES], 0);
+    d = decide("", NULL, &plan, NODE, NODE[SZ_RES_MEMORY]);
+    CHECK_NEAR(d.value[SZ_RES_MEMORY], NODE[SZ_RES_MEMORY], 0);
+    sz_plan_free(&plan);
+}
+
+/* Random damage to a task pod: every field replaced by a random JSON value. Parsing either
+ * refuses the pod or yields a decision within the node; nothing crashes (run under
+ * make test-sanitize too). */
+static json_t *random_value(unsigned *seed) {
+    *seed = *seed * 1103515245u + 12345u;
+    switch ((*seed >> 16) % 7) {
+    case 0:
+        return json_null();
+    case 1:
+        return json_integer((json_int_t)(*seed % 100000) - 50000);
+    case 2:
+        return json_real(-1e300 * ((*seed >> 3) % 3));
+    case 3:
+        return json_string("1e400");
+    case 4:
+        return json_array();
+    case 5:
+        return json_string(((*seed >> 8) & 1) ? "-5Gi" : "x,y=z");
+    default:
+        return json_object();
+    }
+}
+
+static void damage(json_t *j, unsigned *seed, int depth) {
+    const char *key;
+    json_t *v;
+    void *tmp;
+    json_object_foreach_safe(j, tmp, key, v) {
+        *seed = *seed * 1103515245u + 12345u;
+        if ((*seed >> 16) % 5 == 0)
+            json_object_set_new(j, key, random_value(seed));
+        else if (json_is_object(v) && depth < 6)
+            damage(v, seed, depth + 1);
+        else if (json_is_array(v) && json_is_object(json_array_get(v, 0)) && depth < 6)
+            damage(json_array_get(v, 0), seed, depth + 1);
+    }
+}
+
+static void test_random_damage(void) {
+    double mem[] = {2 * GIB, 3 * GIB}, cores[] = {1, 2};
+    sz_plan plan = plan_of(mem, cores, 2);
+    unsigned seed = 7;
+    int parsed = 0, refused = 0;
+    for (int i = 0; i < 3000; i++) {
+        json_t *pod = task_pod("{\"requests\": {\"cpu\": \"1\", \"memory\": \"1Gi\"}, "
+                               "\"limits\": {\"cpu\": \"2\", \"memory\": \"1Gi\"}}",
+                               NULL);
+        damage(pod, &seed, 0);
+        sz_pod p;
+        tm_err err = {0};
+        if (sz_pod_parse(pod, &p, &err) < 0) {
+            refused++;
+            json_decref(pod);
+            continue;
+        }
+        parsed++;
+        sz_decision d;
+        sz_pod_decide(&p, &plan, NODE, (i % 3) ? NAN : GIB, &d);
+        if (d.patch) {
+            CHECKF(d.value[SZ_RES_MEMORY] > 0 && d.value[SZ_RES_MEMORY] <= NODE[SZ_RES_MEMORY],
+                   "memory %g", d.value[SZ_RES_MEMORY]);
+            CHECKF(d.value[SZ_RES_CORES] > 0 && d.value[SZ_RES_CORES] <= NODE[SZ_RES_CORES],
+                   "cores %g", d.value[SZ_RES_CORES]);
+            json_t *patch = sz_pod_patch(pod, &d);
+            CHECK(patch != NULL);
+            json_decref(patch);
+        }
+        json_decref(pod);
+    }
+    CHECK(parsed > 100 && refused > 100); /* both paths were exercised */
+    sz_plan_free(&plan);
+}
+
 int main(void) {
     RUN(test_parse);
     RUN(test_failed_memory);
     RUN(test_decide);
     RUN(test_patch_and_response);
+    RUN(test_peak_above_machine);
+    RUN(test_random_damage);
     return TEST_SUMMARY();
 }
