@@ -200,6 +200,11 @@ code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$TLS/ca.crt" --data '{"n
 mkpod "$ns_off" big-x SZ_BIG SZ_BIG_s13 '{"requests": {"cpu": "4"}}' >/dev/null
 expect "namespace without tarema.io/sizing=enabled: unchanged" "$ns_off" big-x '. == {"requests": {"cpu": "4"}}'
 
+m=$(curl -sf "http://127.0.0.1:$HPORT/metrics")
+grep -q 'tarema_webhook_reviews_total{result="retry"} 2' <<<"$m" && grep -q 'tarema_webhook_reviews_total{result="malformed"} 2' <<<"$m" &&
+  pass "metrics count the reviews by result (2 retries, 2 malformed)" ||
+  fail "metrics count the reviews by result" "$(grep tarema_webhook <<<"$m")"
+
 # ---- webhook down ------------------------------------------------------------------------
 kill "$pid" && wait "$pid" 2>/dev/null
 pid=
