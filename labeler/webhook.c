@@ -30,6 +30,8 @@
 #include "scheduler/snapshot.h" /* sched_label_value_sanitize: the key form pods carry */
 
 #define TICK_MS 500
+/* New runs (NOTIFY) rebuild the plans at most this often. */
+#define MIN_REBUILD_S 5
 
 /* Every process's plan, keyed "workflow\x1fprocess" in label-value form. */
 typedef struct plan_table {
@@ -317,17 +319,22 @@ int lab_webhook_main(const lab_webhook_opts *o, volatile sig_atomic_t *stop) {
             o->bind, tm_httpd_port(srv), tm_httpd_is_tls(srv) ? "yes" : "no",
             o->strategy < 0 ? "best" : sz_strategy_name((sz_strategy)o->strategy), o->cold_start,
             o->refresh_s);
-    time_t next = time(NULL) + o->refresh_s;
+    time_t next = time(NULL) + o->refresh_s, last = time(NULL);
+    int notified = 0;
     while (!*stop) {
         usleep(TICK_MS * 1000);
-        int notified = 0;
         if (w.store && lab_store_notifications(w.store, note_workflow, &notified, &err) < 0) {
             lab_store_close(w.store);
             w.store = NULL;
         }
-        if (notified || time(NULL) >= next) {
+        /* a busy pipeline stores runs all the time: rebuild for them at most every
+         * MIN_REBUILD_S (a rebuild replays every process's history) */
+        time_t now = time(NULL);
+        if ((notified && now - last >= MIN_REBUILD_S) || now >= next) {
             refresh(&w);
-            next = time(NULL) + o->refresh_s;
+            notified = 0;
+            last = time(NULL);
+            next = last + o->refresh_s;
         }
     }
     tm_info("webhook stopping");
