@@ -56,8 +56,8 @@ static void usage(FILE *out) {
           "                                --client-ca-file (or --insecure-no-auth)\n"
           "                                weblog receiver, TaskProfile publisher; labels are\n"
           "                                refreshed when runs are stored or node groups change\n"
-          "  webhook [--port 8080] [--bind 127.0.0.1] [--strategy best|quantized|kmeans|greedy|\n"
-          "          exhaustive|vpa] [--cold-start 2] [--buckets 1] [--resync-seconds 300]\n"
+          "  webhook [--port 8080] [--bind 127.0.0.1] [--strategy paper|best|quantized|kmeans|\n"
+          "          greedy|exhaustive|vpa] [--cold-start 2] [--buckets 1] [--resync-seconds 300]\n"
           "          [--tls-cert-file F --tls-key-file F] [--auth-token-file F] [--health-port N]\n"
           "                                mutating admission webhook (POST /mutate): sets the\n"
           "                                requests of Nextflow task pods from their process's\n"
@@ -205,13 +205,11 @@ static int parse_opts(int argc, char **argv, opts *o) {
             break;
         }
         case 1009:
-            o->strategy =
-                strcmp(optarg, "best") == 0 ? SZ_STRATEGY_BEST : sz_strategy_parse(optarg);
-            if (strcmp(optarg, "best") != 0 &&
-                (o->strategy < 0 || !sz_strategy_uses_history((sz_strategy)o->strategy))) {
+            o->strategy = sz_plan_strategy_parse(optarg);
+            if (o->strategy == -3) {
                 fprintf(stderr,
-                        "tarema-labeler: --strategy '%s': expected best, quantized, kmeans, "
-                        "greedy, exhaustive or vpa\n",
+                        "tarema-labeler: --strategy '%s': expected paper, best, quantized, "
+                        "kmeans, greedy, exhaustive or vpa\n",
                         optarg);
                 return -1;
             }
@@ -437,7 +435,7 @@ int main(int argc, char **argv) {
     opts o = {.port = 8080,
               .resync_s = 300,
               .db_timeout_s = 10,
-              .strategy = SZ_STRATEGY_BEST,
+              .strategy = SZ_STRATEGY_PAPER,
               .cold_start = 2,
               .buckets = 1};
     if (parse_opts(argc - 1, argv + 1, &o) < 0)

@@ -18,7 +18,7 @@
 int lab_sizing_plan(const lab_sample *v, size_t n, const char *process, const sz_plan_opts *o,
                     sz_plan *out, tm_err *err);
 
-/* TaskProfile status.sizing of `process` (sz_plan_json of its plan, strategy best, cold start
+/* TaskProfile status.sizing of `process` (sz_plan_json of its plan, strategy paper, cold start
  * 2, against the paper's machine of 16 cores and 64 GiB like `tarema-sim sizing`: the webhook
  * recomputes against the cluster's largest node when it applies it); JSON null when the plan
  * cannot be made. New reference. */

@@ -317,8 +317,7 @@ int lab_webhook_main(const lab_webhook_opts *o, volatile sig_atomic_t *stop) {
     }
     tm_info("webhook serving addr=%s port=%d tls=%s strategy=%s cold_start=%d refresh_s=%d",
             o->bind, tm_httpd_port(srv), tm_httpd_is_tls(srv) ? "yes" : "no",
-            o->strategy < 0 ? "best" : sz_strategy_name((sz_strategy)o->strategy), o->cold_start,
-            o->refresh_s);
+            sz_plan_strategy_name(o->strategy), o->cold_start, o->refresh_s);
     time_t next = time(NULL) + o->refresh_s, last = time(NULL);
     int notified = 0;
     while (!*stop) {

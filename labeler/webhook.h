@@ -28,7 +28,7 @@ typedef struct lab_webhook_opts {
     const char *tls_cert_file, *tls_key_file, *client_ca_file, *auth_token_file;
     int insecure_no_auth;
     int health_port;  /* 0 = none */
-    int strategy;     /* an sz_strategy or SZ_STRATEGY_BEST */
+    int strategy;     /* a history sz_strategy, SZ_STRATEGY_BEST or SZ_STRATEGY_PAPER */
     int cold_start;   /* samples before a process's plan is used (>= 1) */
     int buckets;      /* n of quantized and kmeans */
     int refresh_s;    /* plans and node sizes re-read at least this often */

@@ -110,6 +110,38 @@ static void test_best_replay(void) {
     sz_plan_free(&p);
 }
 
+/* "paper" (the default) chooses among the paper's quantized and k-means with 1-4 buckets: on
+ * the same bimodal history one bucket (10 GiB for everything) loses to two (1 GiB, then
+ * 10 GiB), so the plan has n >= 2 and starts at 1 GiB. */
+static void test_paper_replay(void) {
+    double mem[60], cores[60];
+    for (int i = 0; i < 60; i++) {
+        mem[i] = (i % 6 == 5 ? 10 : 1) * GIB;
+        cores[i] = 1;
+    }
+    sz_plan_opts o;
+    sz_plan_opts_default(&o, 16, 64 * GIB);
+    CHECK_INT(o.strategy, SZ_STRATEGY_PAPER);
+    sz_plan p;
+    tm_err err = {0};
+    CHECK_INT(sz_plan_build(&p, &o, cores, mem, NULL, 60, &err), 0);
+    CHECK(p.strategy[SZ_RES_MEMORY] == SZ_QUANTIZED || p.strategy[SZ_RES_MEMORY] == SZ_KMEANS);
+    CHECK(p.n[SZ_RES_MEMORY] >= 2);
+    CHECK_NEAR(sz_plan_first(&p, SZ_RES_MEMORY), 1 * GIB, 1);
+    CHECK_NEAR(sz_plan_retry(&p, SZ_RES_MEMORY, 1 * GIB), 10 * GIB, 1);
+    json_t *j = sz_plan_json(&p);
+    CHECK_INT(json_integer_value(json_object_get(json_object_get(j, "n"), "memory")),
+              p.n[SZ_RES_MEMORY]);
+    json_decref(j);
+    sz_plan_free(&p);
+    CHECK_INT(sz_plan_strategy_parse("paper"), SZ_STRATEGY_PAPER);
+    CHECK_INT(sz_plan_strategy_parse("best"), SZ_STRATEGY_BEST);
+    CHECK_INT(sz_plan_strategy_parse("vpa"), SZ_VPA);
+    CHECK_INT(sz_plan_strategy_parse("double"), -3);
+    CHECK_INT(sz_plan_strategy_parse(NULL), -3);
+    CHECK_STR(sz_plan_strategy_name(SZ_STRATEGY_PAPER), "paper");
+}
+
 /* From the store's samples: only the named process, cores from %cpu. */
 static void test_from_samples(void) {
     lab_sample v[] = {
@@ -157,6 +189,7 @@ int main(void) {
     RUN(test_cold_start);
     RUN(test_bad_figures);
     RUN(test_best_replay);
+    RUN(test_paper_replay);
     RUN(test_from_samples);
     RUN(test_status);
     return TEST_SUMMARY();
