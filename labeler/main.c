@@ -20,6 +20,7 @@
 #include "labeler/report.h"
 #include "labeler/serve.h"
 #include "labeler/store.h"
+#include "labeler/waits_feed.h"
 #include "lib/jsonutil.h"
 #include "lib/kube.h"
 #include "lib/log.h"
@@ -48,11 +49,13 @@ static void usage(FILE *out) {
           "        [--resync-seconds 300] [--no-publish] [--db-timeout-seconds 10]\n"
           "        [--tls-cert-file F --tls-key-file F] [--client-ca-file F]\n"
           "        [--auth-token-file F] [--insecure-no-auth] [--health-port N]\n"
-          "        [--max-body-bytes N] [--memory-budget-bytes N]\n"
+          "        [--max-body-bytes N] [--memory-budget-bytes N] [--waits]\n"
           "                                a non-loopback --bind needs --auth-token-file or\n"
           "                                --client-ca-file (or --insecure-no-auth)\n"
           "                                weblog receiver, TaskProfile publisher; labels are\n"
           "                                refreshed when runs are stored or node groups change\n"
+          "                                --waits: learn queue waits from every pod, write\n"
+          "                                tarema.io/predicted-start on pending pods\n"
           "common: --db URI (else $DATABASE_URL, else PG* variables), --kubeconfig PATH,\n"
           "        --node-selector SEL (the Nodes whose groups count; default all),\n"
           "        --log-level debug|info|warn|error, --log-format text|json\n",
@@ -64,7 +67,7 @@ typedef struct opts {
     const char *workflow_key, *default_workflow, *node_selector;
     int port, json, no_publish, resync_s, db_timeout_s;
     const char *tls_cert, *tls_key, *client_ca, *token_file;
-    int insecure_no_auth, health_port;
+    int insecure_no_auth, health_port, waits;
     long long max_body, memory_budget;
 } opts;
 
@@ -108,6 +111,7 @@ static int parse_opts(int argc, char **argv, opts *o) {
         {"health-port", required_argument, 0, 1006},
         {"max-body-bytes", required_argument, 0, 1007},
         {"memory-budget-bytes", required_argument, 0, 1008},
+        {"waits", no_argument, 0, 1009},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -174,6 +178,9 @@ static int parse_opts(int argc, char **argv, opts *o) {
             break;
         case 1005:
             o->insecure_no_auth = 1;
+            break;
+        case 1009:
+            o->waits = 1;
             break;
         case 1006:
         case 1007:
@@ -436,7 +443,22 @@ int main(int argc, char **argv) {
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
         signal(SIGPIPE, SIG_IGN);
-        return lab_serve_main(&so, &stop_requested);
+        /* The queue-wait feed (labeler/waits_feed.h) runs beside serve on a thread of its own. */
+        lab_waits_feed *wf = NULL;
+        if (o.waits) {
+            lab_waits_feed_opts wo = {.db = o.db,
+                                      .kubeconfig = o.kubeconfig,
+                                      .annotate = 1,
+                                      .db_timeout_s = o.db_timeout_s};
+            tm_err err = {{0}, 0};
+            if (!(wf = lab_waits_feed_start(&wo, &err))) {
+                fprintf(stderr, "tarema-labeler: --waits: %s\n", err.msg);
+                return 1;
+            }
+        }
+        int rc = lab_serve_main(&so, &stop_requested);
+        lab_waits_feed_stop(wf);
+        return rc;
     }
     fprintf(stderr, "tarema-labeler: unknown command '%s'\n", cmd);
     usage(stderr);
