@@ -11,7 +11,8 @@
 #     stored state;
 #  5. a corrupt row is ignored with a warning (planner and labeler), and replaced on the shape's
 #     next wait;
-#  6. once learned, a new pending pod's prediction is queued-at + the learned estimate.
+#  6. once learned, a new pending pod's prediction is queued-at + the learned estimate, and
+#     `tarema-scheduler explain` shows it.
 # Pods wait for a node label this test sets, on its own tainted kwok node.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -151,4 +152,6 @@ s5=$(ann k5 tarema.io/predicted-start) q5=$(ann k5 tarema.io/queued-at)
 check "learned shape: predicted start = queued-at + the learned estimate ($q5 + $learned s = $s5)" \
   test "$(( $(epoch "$s5") - $(epoch "$q5") ))" = "${learned%.*}"
 check "the prediction says it is learned" grep -q "learned" <<<"$(ann k5 tarema.io/predicted-wait)"
+"$BIN/tarema-scheduler" explain "$NS/k5" >"$WORK/explain.txt" 2>&1
+check "tarema-scheduler explain shows the predicted start" grep -q "^predicted start: $s5 (.*queued at $q5, estimated wait ${learned%.*}s learned)" "$WORK/explain.txt"
 summary

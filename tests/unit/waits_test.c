@@ -9,6 +9,7 @@
 #include "labeler/waits_pod.h"
 #include "labeler/waits_track.h"
 #include "planner/waits.h"
+#include "scheduler/explain.h"
 
 static asa_key key1(void) {
     asa_key k;
@@ -283,6 +284,37 @@ static void test_track_gang(void) {
     lab_waits_tracker_free(t);
 }
 
+/* explain's block (scheduler/explain.c): the feed's annotations on a pending pod, in JSON and
+ * text; nothing for a pod without them or already bound. */
+static void test_explain_block(void) {
+    json_t *p = pod("{\"metadata\":{\"annotations\":{"
+                    "\"tarema.io/predicted-start\":\"2026-01-01T00:10:00Z\","
+                    "\"tarema.io/queued-at\":\"2026-01-01T00:00:00Z\","
+                    "\"tarema.io/predicted-wait\":\"600s learned\"}},\"spec\":{}}");
+    json_t *doc = json_object();
+    sched_explain_predicted_start(doc, p, (int64_t)(T0 + 540) * 1000);
+    const json_t *ps = json_object_get(doc, "predictedStart");
+    CHECK(json_integer_value(json_object_get(ps, "inSeconds")) == 60);
+    CHECK_STR(json_string_value(json_object_get(ps, "wait")), "600s learned");
+    char *text = sched_explain_text(doc);
+    CHECKF(text && strstr(text, "predicted start: 2026-01-01T00:10:00Z (in 60 s; queued at "
+                                "2026-01-01T00:00:00Z, estimated wait 600s learned)"),
+           "%s", text ? text : "(null)");
+    free(text);
+    sched_explain_predicted_start(doc, p, (int64_t)(T0 + 700) * 1000);
+    text = sched_explain_text(doc);
+    CHECK(text && strstr(text, "(overdue by 100 s;"));
+    free(text);
+    json_object_set_new(json_object_get(p, "spec"), "nodeName", json_string("n1"));
+    sched_explain_predicted_start(doc, p, (int64_t)(T0 + 540) * 1000);
+    CHECK(json_is_null(json_object_get(doc, "predictedStart")));
+    text = sched_explain_text(doc);
+    CHECK(text && !strstr(text, "predicted start"));
+    free(text);
+    json_decref(doc);
+    json_decref(p);
+}
+
 int main(void) {
     RUN(test_record_learns);
     RUN(test_overhead);
@@ -294,5 +326,6 @@ int main(void) {
     RUN(test_track_pod);
     RUN(test_track_gated);
     RUN(test_track_gang);
+    RUN(test_explain_block);
     return TEST_SUMMARY();
 }
