@@ -271,7 +271,9 @@ lab_waits_feed *lab_waits_feed_start(const lab_waits_feed_opts *o, tm_err *err) 
     f->o.db = f->db;
     f->o.kubeconfig = NULL;
     atomic_init(&f->stop, 0);
-    asa_config_default(&f->cfg, ASA_POLICY_TUNED);
+    /* Full feedback: a cluster's waits are noisy, and Algorithm 1's bandit update (naive or
+     * tuned) keeps p near uniform on a noisy queue (docs/asa.md, "Tables 1 and 2"). */
+    asa_config_default(&f->cfg, ASA_POLICY_FULL);
     asa_rng_seed(&f->rng, (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)f);
     f->tr = lab_waits_tracker_new();
     f->estimates = json_object();

@@ -144,7 +144,7 @@ int planner_waits_main(int argc, char **argv) {
             json_array_append_new(shapes, record_json(&v[i]));
         json_t *doc =
             json_pack("{s:f, s:s, s:s, s:o}", "default_estimate_s", ASA_DEFAULT_ESTIMATE_S,
-                      "estimate", "mode of p", "policy", "tuned", "shapes", shapes);
+                      "estimate", "mode of p", "policy", "full", "shapes", shapes);
         json_dumpf(doc, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
         fputc('\n', stdout);
         json_decref(doc);

@@ -137,7 +137,8 @@ check "the learner went on from the stored state (cases 4)" test "$(state 300 31
 sql "UPDATE asa_waits SET state = '{\"version\":1,\"p\":[\"NaN\"' WHERE namespace = '$NS' AND cpu_milli = 200"
 "$BIN/tarema-planner" waits --namespace "$NS" --json >"$WORK/waits2.json" 2>"$WORK/waits2.err"
 check "tarema-planner waits warns about the corrupt row" grep -q "asa_waits row ignored (namespace $NS" "$WORK/waits2.err"
-check "and lists the others" test "$(jq '.shapes | length' "$WORK/waits2.json")" = 3
+n2=$(jq '.shapes | length' "$WORK/waits2.json")
+check "and lists the others (got $n2 of 3: $(cat "$WORK/waits2.err"))" test "$n2" = 3
 pod t2 200m 200Mi "$SCHED"
 check "the corrupt row's shape starts afresh on its next wait" wait_for 20 test "$(obs 200 209715200)" = 1
 check "the labeler warned about it" grep -q "asa_waits row ignored (namespace $NS, node group '', 1 pods of 200m" "$WORK/labeler.log"
