@@ -158,6 +158,17 @@ static void on_pod(void *ud, tm_watch_type type, json_t *obj, json_t *old) {
         push(f, &o);
 }
 
+static void on_synced(void *ud) {
+    lab_waits_feed *f = ud;
+    lab_waits_obs o[64];
+    int n;
+    do { /* at most 64 at a time: every gang is judged once the list is in */
+        n = lab_waits_tracker_synced(f->tr, now_s(), o, 64);
+        for (int i = 0; i < n; i++)
+            push(f, &o[i]);
+    } while (n == 64);
+}
+
 static void on_patched(void *ud, int status, json_t *body, const tm_err *err) {
     (void)ud;
     (void)body;
@@ -230,8 +241,11 @@ static void tick(lab_waits_feed *f) {
 
 static void *run(void *arg) {
     lab_waits_feed *f = arg;
-    tm_informer_opts io = {
-        .path = "/api/v1/pods", .on_event = on_pod, .ud = f, .transform = lab_waits_pod_transform};
+    tm_informer_opts io = {.path = "/api/v1/pods",
+                           .on_event = on_pod,
+                           .on_synced = on_synced,
+                           .ud = f,
+                           .transform = lab_waits_pod_transform};
     tm_err err = {0};
     f->inf = tm_informer_start(f->kube, &io, &err);
     if (!f->inf)

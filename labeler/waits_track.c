@@ -10,6 +10,7 @@
 
 struct lab_waits_tracker {
     json_t *pods, *gangs;
+    bool synced; /* the pod list was delivered: gangs can be judged */
 };
 
 lab_waits_tracker *lab_waits_tracker_new(void) {
@@ -111,7 +112,7 @@ int lab_waits_tracker_update(lab_waits_tracker *t, const lab_waits_pod *p, doubl
             json_object_set_new(t->gangs, gid, g);
         }
         json_object_set_new(json_object_get(g, "members"), p->uid, json_true());
-        if (p->bound < 0 || json_is_true(json_object_get(g, "done")))
+        if (!t->synced || p->bound < 0 || json_is_true(json_object_get(g, "done")))
             return 0;
         int rc = gang_complete(t, gid, g, now, obs, err);
         if (rc == 1)
@@ -127,6 +128,25 @@ int lab_waits_tracker_update(lab_waits_tracker *t, const lab_waits_pod *p, doubl
     snprintf(obs->request_id, sizeof obs->request_id, "pod:%s", p->uid);
     obs->wait_s = fmax(0, p->bound - queued);
     return 1;
+}
+
+int lab_waits_tracker_synced(lab_waits_tracker *t, double now, lab_waits_obs *obs, int max) {
+    t->synced = true;
+    int n = 0;
+    const char *gid;
+    json_t *g;
+    json_object_foreach(t->gangs, gid, g) {
+        if (n == max)
+            break;
+        if (json_is_true(json_object_get(g, "done")))
+            continue;
+        int rc = gang_complete(t, gid, g, now, &obs[n], NULL);
+        if (rc == 1) {
+            json_object_set_new(g, "done", json_true());
+            n++;
+        }
+    }
+    return n;
 }
 
 void lab_waits_tracker_delete(lab_waits_tracker *t, const lab_waits_pod *p) {

@@ -5,7 +5,8 @@
  * lifted is the owner's choice, not the queue's); a queued time the feed wrote on the pod before
  * (LAB_WAITS_ANN_QUEUED) is taken back after a restart. Its wait ends when it is bound
  * (PodScheduled True). A gang's wait is its last member's: from the last member queued to the
- * last member bound, counted once every member seen is bound. Requests bound more than a day
+ * last member bound, counted once every member seen is bound (judged only once the pod list has
+ * been delivered: lab_waits_tracker_synced). Requests bound more than a day
  * before they are seen are not counted (a restarted feed re-lists old pods; the store's
  * request ids catch the rest). */
 #ifndef TAREMA_LABELER_WAITS_TRACK_H
@@ -33,6 +34,11 @@ void lab_waits_tracker_free(lab_waits_tracker *t);
  * not a valid key (nothing recorded). */
 int lab_waits_tracker_update(lab_waits_tracker *t, const lab_waits_pod *p, double now,
                              lab_waits_obs *obs, tm_err *err);
+/* The informer delivered its (re-)list: gangs are judged from here on. Before, a re-list
+ * delivers a gang's members one by one, and the first one bound would look like a whole gang
+ * of one. Writes up to max observations of gangs complete now to obs; returns how many. */
+int lab_waits_tracker_synced(lab_waits_tracker *t, double now, lab_waits_obs *obs, int max);
+
 /* Forgets a deleted pod. */
 void lab_waits_tracker_delete(lab_waits_tracker *t, const lab_waits_pod *p);
 

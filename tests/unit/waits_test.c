@@ -267,6 +267,7 @@ static void test_track_gang(void) {
     double q;
     lab_waits_pod a = mk("a", "pg", T0, -1, false), b = mk("b", "pg", T0 + 5, -1, false);
     b.mem_bytes = 2LL << 30;
+    CHECK(lab_waits_tracker_synced(t, T0, &o, 1) == 0); /* the (empty) list is in */
     CHECK(lab_waits_tracker_update(t, &a, T0 + 6, &o, NULL) == 0);
     CHECK(lab_waits_tracker_update(t, &b, T0 + 6, &o, NULL) == 0);
     CHECK(lab_waits_tracker_pending(t, &a, &k, &q) == 1 && k.pods == 2 && q == T0 + 5);
@@ -286,6 +287,21 @@ static void test_track_gang(void) {
 
 /* explain's block (scheduler/explain.c): the feed's annotations on a pending pod, in JSON and
  * text; nothing for a pod without them or already bound. */
+/* A re-list (a restarted feed) delivers a gang's bound members one by one: nothing is judged
+ * until the list is in, then the gang once, whole. (Seen in asa_waits_test before the fix: the
+ * first member alone was fed as a gang of one, a shape of its own.) */
+static void test_track_gang_relist(void) {
+    lab_waits_tracker *t = lab_waits_tracker_new();
+    lab_waits_obs o[4];
+    lab_waits_pod a = mk("a", "pg", T0, T0 + 60, false), b = mk("b", "pg", T0 + 5, T0 + 65, false);
+    CHECK(lab_waits_tracker_update(t, &a, T0 + 100, &o[0], NULL) == 0);
+    CHECK(lab_waits_tracker_update(t, &b, T0 + 100, &o[0], NULL) == 0);
+    CHECK(lab_waits_tracker_synced(t, T0 + 100, o, 4) == 1);
+    CHECK(o[0].key.pods == 2 && o[0].wait_s == 60);
+    CHECK(lab_waits_tracker_synced(t, T0 + 100, o, 4) == 0); /* once */
+    lab_waits_tracker_free(t);
+}
+
 static void test_explain_block(void) {
     json_t *p = pod("{\"metadata\":{\"annotations\":{"
                     "\"tarema.io/predicted-start\":\"2026-01-01T00:10:00Z\","
@@ -326,6 +342,7 @@ int main(void) {
     RUN(test_track_pod);
     RUN(test_track_gated);
     RUN(test_track_gang);
+    RUN(test_track_gang_relist);
     RUN(test_explain_block);
     return TEST_SUMMARY();
 }
