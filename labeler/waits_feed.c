@@ -126,9 +126,9 @@ static void flush(lab_waits_feed *f) {
             tm_warn("waits feed: wait of %s not stored: %s", o->request_id, err.msg);
         else if (rc == 1) {
             remember(f, &rec);
-            tm_info("waits feed: %s waited %.0f s (namespace %s, %d pods); estimate for its "
-                    "shape now %.0f s",
-                    o->request_id, o->wait_s, o->key.ns, o->key.pods, waits_estimate(&rec));
+            tm_debug("waits feed: %s waited %.0f s (namespace %s, %d pods); estimate for its "
+                     "shape now %.0f s",
+                     o->request_id, o->wait_s, o->key.ns, o->key.pods, waits_estimate(&rec));
         }
         done++;
     }
@@ -196,7 +196,7 @@ static void annotate_one(void *ud, json_t *obj) {
     const json_t *sent = json_object_get(f->sent, p.uid);
     if (sent && json_number_value(sent) == target)
         return; /* patched already, the watch has not shown it yet */
-    if (p.predicted >= 0 && p.queued_at >= 0 && fabs(target - p.predicted) <= slot)
+    if (!lab_waits_prediction_stale(&p, queued, target, slot))
         return;
     char start[32], q[32], w[64];
     lab_waits_time_format(target, start, sizeof start);

@@ -49,6 +49,12 @@ void lab_waits_time_format(double t, char *buf, size_t size) {
     strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tmv);
 }
 
+bool lab_waits_prediction_stale(const lab_waits_pod *p, double queued, double target,
+                                double slot_s) {
+    return p->predicted < 0 || p->queued_at < 0 || fabs(floor(queued) - p->queued_at) >= 1 ||
+           fabs(target - p->predicted) > slot_s;
+}
+
 /* requests.cpu and requests.memory of one container (absent = 0). */
 static int requests(const json_t *c, long long *cpu, long long *mem, tm_err *err) {
     const json_t *req = tm_json_path(c, "resources.requests");

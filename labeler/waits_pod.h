@@ -40,6 +40,12 @@ int lab_waits_pod_parse(const json_t *pod, lab_waits_pod *out, tm_err *err);
  * obj's). */
 json_t *lab_waits_pod_transform(void *ud, json_t *obj);
 
+/* Whether a pending pod's prediction needs (re)writing for a request queued at `queued` and
+ * predicted to start at `target` (unix seconds): none written yet or unreadable, the queued time
+ * changed (a gang grew), or the target moved more than slot_s seconds. */
+bool lab_waits_prediction_stale(const lab_waits_pod *p, double queued, double target,
+                                double slot_s);
+
 /* RFC 3339 with a Z or numeric offset, fraction allowed, into unix seconds; -1 when s is not
  * one. */
 double lab_waits_time_parse(const char *s);

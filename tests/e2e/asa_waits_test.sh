@@ -96,6 +96,11 @@ check "unknown shape: predicted start = queued-at + the default 0 s" test "$star
 check "the prediction names its source" test "$(ann k1 tarema.io/predicted-wait)" = "0s default"
 check "tarema's pending pod annotated too" test -n "$(ann t1 tarema.io/predicted-start)"
 check "a gated pod gets no prediction" test -z "$(ann gated tarema.io/predicted-start)"
+wait_for 10 bash -c "[ -n \"\$(kubectl get pod -n $NS gb -o jsonpath='{.metadata.annotations.tarema\\.io/predicted-start}')\" ]"
+check "a gang's members share one prediction, queued when its last member was" \
+  test -n "$(ann ga tarema.io/queued-at)" -a "$(ann ga tarema.io/queued-at)" = "$(ann gb tarema.io/queued-at)" \
+  -a "$(ann ga tarema.io/predicted-start)" = "$(ann gb tarema.io/predicted-start)" \
+  -a "$(epoch "$(ann gb tarema.io/queued-at)")" = "$(epoch "$(kubectl get pod -n "$NS" gb -o jsonpath='{.metadata.creationTimestamp}')")"
 
 # ---- 2. waits observed -----------------------------------------------------------------------
 sleep 8
