@@ -83,7 +83,7 @@ static int put_row(lab_waits_store *s, const waits_record *r, tm_err *err) {
     char *state = waits_state_to_json(r);
     if (!state)
         return tm_err_set(err, "out of memory writing the asa state");
-    key_params kp;
+    key_params kp = {.v = {0}};
     key_params_make(&kp, &r->key);
     char est[40], obs[24];
     snprintf(est, sizeof est, "%.17g", waits_estimate(r));
@@ -122,7 +122,7 @@ static int lock_row(lab_waits_store *s, const asa_key *k, waits_record *rec, tm_
     char *fresh = waits_state_to_json(rec);
     if (!fresh)
         return tm_err_set(err, "out of memory writing the asa state");
-    key_params kp;
+    key_params kp = {.v = {0}};
     key_params_make(&kp, k);
     const char *ins[] = {kp.v[0], kp.v[1], kp.v[2], kp.v[3], kp.v[4], fresh};
     int rc = tm_pg_run(s->conn,

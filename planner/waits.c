@@ -155,7 +155,7 @@ int waits_state_from_json(const char *text, waits_record *r, tm_err *err) {
         return tm_err_set(err, "not JSON (%s)", text ? jerr.text : "no text");
     waits_record tmp;
     waits_record_init(&tmp, &k);
-    double alts[ASA_M];
+    double alts[ASA_M] = {0};
     long long version = 0;
     int rc = 0;
     if (get_int(doc, "version", &version) < 0 || version != WAITS_STATE_VERSION)
