@@ -41,7 +41,9 @@ typedef struct asa_tab_asa {
 
 typedef struct asa_tables {
     int runs;
-    int policy; /* asa_policy of the learners */
+    int policy;     /* asa_policy of the learners */
+    int free_early; /* an early grant costs nothing until the predecessor ends (Slurm's job
+                       dependencies, the paper's setting) instead of holding its cores */
     uint64_t seed;
     asa_tab_cell cell[ASA_TAB_WORKFLOWS][ASA_TAB_SIZES][ASA_TAB_STRATEGIES];
     asa_tab_asa asa[ASA_TAB_WORKFLOWS][ASA_TAB_SIZES];
@@ -53,7 +55,7 @@ int asa_tab_size(int i); /* peak cores */
 
 /* Runs every workflow x size x strategy `runs` times (1..1000) with ASA learners of the given
  * asa_policy (planner/asa.h). Deterministic per seed. */
-int asa_tables_run(asa_tables *t, int runs, uint64_t seed, int policy, tm_err *err);
+int asa_tables_run(asa_tables *t, int runs, uint64_t seed, int policy, int free_early, tm_err *err);
 json_t *asa_tables_json(const asa_tables *t);
 void asa_tables_print(FILE *out, const asa_tables *t);
 

@@ -31,6 +31,13 @@ check "full feedback: ASA's makespan within 20 % of Big Job's at 160+ cores" \
   jq -e '[.rows[] | select(.cores >= 160) | .strategies | .asa.makespan_s < 1.2 * .bigjob.makespan_s] | all' "$WORK/full.json"
 check "tuned (published) update on a noisy queue: mean estimate over 3x the real wait in most rows" \
   jq -e '[.rows[] | .asa_accuracy | (.asa_wt_s / .real_wt_s) > 3] | map(select(.)) | length >= 12' "$WORK/tuned.json"
+sim --policy full --early free --json >"$WORK/free.json"
+check "--early free (job dependencies): ASA holds exactly per-stage's core-hours" \
+  jq -e '[.rows[] | .strategies | (.asa.core_h - .perstage.core_h) | fabs < 1e-6] | all' "$WORK/free.json"
+check "--early free changes only the idle cost: same makespans as hold" \
+  test "$(jq -c '[.rows[].strategies.asa.makespan_s]' "$WORK/free.json")" = "$(jq -c '[.rows[].strategies.asa.makespan_s]' "$WORK/full.json")"
+check "--early hold: early grants cost idle core-hours" \
+  jq -e '[.rows[] | .asa_accuracy.oh_core_h > 0] | all' "$WORK/full.json"
 "$BIN/tarema-sim" asa --scenario tables --runs 2 >"$WORK/table.txt"
 check "text tables print Table 1 and Table 2" grep -q "ASA Table 2" "$WORK/table.txt"
 check "--runs out of range refused" bash -c "! '$BIN/tarema-sim' asa --scenario tables --runs 0 2>/dev/null"
