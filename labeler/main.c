@@ -23,6 +23,7 @@
 #include "labeler/sizing_plan.h"
 #include "labeler/webhook.h"
 #include "labeler/store.h"
+#include "labeler/waits_feed.h"
 #include "lib/jsonutil.h"
 #include "lib/kube.h"
 #include "lib/log.h"
@@ -51,11 +52,13 @@ static void usage(FILE *out) {
           "        [--resync-seconds 300] [--no-publish] [--db-timeout-seconds 10]\n"
           "        [--tls-cert-file F --tls-key-file F] [--client-ca-file F]\n"
           "        [--auth-token-file F] [--insecure-no-auth] [--health-port N]\n"
-          "        [--max-body-bytes N] [--memory-budget-bytes N]\n"
+          "        [--max-body-bytes N] [--memory-budget-bytes N] [--waits]\n"
           "                                a non-loopback --bind needs --auth-token-file or\n"
           "                                --client-ca-file (or --insecure-no-auth)\n"
           "                                weblog receiver, TaskProfile publisher; labels are\n"
           "                                refreshed when runs are stored or node groups change\n"
+          "                                --waits: learn queue waits from every pod, write\n"
+          "                                tarema.io/predicted-start on pending pods\n"
           "  webhook [--port 8080] [--bind 127.0.0.1] [--strategy paper|best|quantized|kmeans|\n"
           "          greedy|exhaustive|vpa] [--cold-start 2] [--buckets 1] [--resync-seconds 300]\n"
           "          [--tls-cert-file F --tls-key-file F] [--auth-token-file F] [--health-port N]\n"
@@ -73,7 +76,7 @@ typedef struct opts {
     const char *workflow_key, *default_workflow, *node_selector;
     int port, json, no_publish, resync_s, db_timeout_s;
     const char *tls_cert, *tls_key, *client_ca, *token_file;
-    int insecure_no_auth, health_port;
+    int insecure_no_auth, health_port, waits;
     long long max_body, memory_budget;
     int strategy, cold_start, buckets; /* webhook */
 } opts;
@@ -121,6 +124,7 @@ static int parse_opts(int argc, char **argv, opts *o) {
         {"strategy", required_argument, 0, 1009},
         {"cold-start", required_argument, 0, 1010},
         {"buckets", required_argument, 0, 1011},
+        {"waits", no_argument, 0, 1012},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -187,6 +191,9 @@ static int parse_opts(int argc, char **argv, opts *o) {
             break;
         case 1005:
             o->insecure_no_auth = 1;
+            break;
+        case 1012:
+            o->waits = 1;
             break;
         case 1006:
         case 1007:
@@ -477,7 +484,22 @@ int main(int argc, char **argv) {
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
         signal(SIGPIPE, SIG_IGN);
-        return lab_serve_main(&so, &stop_requested);
+        /* The queue-wait feed (labeler/waits_feed.h) runs beside serve on a thread of its own. */
+        lab_waits_feed *wf = NULL;
+        if (o.waits) {
+            lab_waits_feed_opts wo = {.db = o.db,
+                                      .kubeconfig = o.kubeconfig,
+                                      .annotate = 1,
+                                      .db_timeout_s = o.db_timeout_s};
+            tm_err err = {{0}, 0};
+            if (!(wf = lab_waits_feed_start(&wo, &err))) {
+                fprintf(stderr, "tarema-labeler: --waits: %s\n", err.msg);
+                return 1;
+            }
+        }
+        int rc = lab_serve_main(&so, &stop_requested);
+        lab_waits_feed_stop(wf);
+        return rc;
     }
     if (strcmp(cmd, "webhook") == 0) {
         lab_webhook_opts wo = {

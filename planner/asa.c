@@ -68,7 +68,8 @@ void asa_config_default(asa_config *c, asa_policy policy) {
 }
 
 int asa_config_check(const asa_config *c, tm_err *err) {
-    if (c->policy != ASA_POLICY_NAIVE && c->policy != ASA_POLICY_TUNED)
+    if (c->policy != ASA_POLICY_NAIVE && c->policy != ASA_POLICY_TUNED &&
+        c->policy != ASA_POLICY_FULL)
         return tm_err_set(err, "asa: unknown policy %d", (int)c->policy);
     if (c->loss != ASA_LOSS_HIT && c->loss != ASA_LOSS_TIME)
         return tm_err_set(err, "asa: unknown loss %d", (int)c->loss);
@@ -90,7 +91,7 @@ double asa_gamma(const asa_config *c, long long t) {
 }
 
 const char *asa_policy_name(asa_policy p) {
-    return p == ASA_POLICY_TUNED ? "tuned" : "naive";
+    return p == ASA_POLICY_TUNED ? "tuned" : p == ASA_POLICY_FULL ? "full" : "naive";
 }
 
 int asa_policy_parse(const char *name, asa_policy *out) {
@@ -98,6 +99,8 @@ int asa_policy_parse(const char *name, asa_policy *out) {
         *out = ASA_POLICY_NAIVE;
     else if (strcmp(name, "tuned") == 0)
         *out = ASA_POLICY_TUNED;
+    else if (strcmp(name, "full") == 0)
+        *out = ASA_POLICY_FULL;
     else
         return -1;
     return 0;
@@ -185,7 +188,18 @@ int asa_observe(asa_learner *l, const asa_config *c, int acted, double wait_s, a
         return tm_err_set(err, "asa: observed wait %g s is not a finite non-negative time", wait_s);
     if (acted < -1 || acted >= ASA_M)
         return tm_err_set(err, "asa: acted alternative %d not in -1..%d", acted, ASA_M - 1);
-    int ended = add_case(l, c, acted >= 0 ? acted : asa_sample(l, r), wait_s);
+    int ended = 0;
+    if (c->policy == ASA_POLICY_FULL) {
+        /* Line 5 for every alternative. Each charge is at most the bound, so a round of one
+         * observed wait keeps line 3's bound; the round ends at once (line 7). */
+        for (int a = 0; a < ASA_M; a++)
+            l->round_loss[a] = asa_loss(c->loss, a, wait_s);
+        l->samples++;
+        l->cases++;
+        asa_end_round(l, c);
+        return 1;
+    }
+    ended = add_case(l, c, acted >= 0 ? acted : asa_sample(l, r), wait_s);
     for (int k = 1; k < c->repetitions; k++)
         ended += add_case(l, c, asa_sample(l, r), wait_s);
     l->cases++;

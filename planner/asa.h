@@ -35,6 +35,12 @@ typedef enum {
     ASA_POLICY_NAIVE, /* section 4.4 "ASA's default": one sampled case per observed wait */
     ASA_POLICY_TUNED, /* section 4.4 "ASA tuned": each observed wait is replayed as
                          `repetitions` sampled cases */
+    ASA_POLICY_FULL,  /* not in the paper: every alternative is charged its loss against each
+                         observed wait (the wait is known, so the feedback is full, not a
+                         bandit's), one observed wait per round, then line 7's update. Algorithm 1
+                         charges only sampled alternatives and does not weight by p, so with a
+                         noisy queue p stays near uniform (docs/asa.md, "Tables 1 and 2");
+                         this one settles on the alternative with the least loss. */
 } asa_policy;
 
 typedef enum {

@@ -34,8 +34,8 @@ int asa_key_make(asa_key *k, const char *ns, const char *group, int pods, long l
         return tm_err_set(err, "asa key: node group '%.80s' is longer than 63", group);
     if (pods < 1 || pods > 100000)
         return tm_err_set(err, "asa key: pods %d not in 1..100000", pods);
-    if (cpu_milli < 1 || cpu_milli > 1000000000LL)
-        return tm_err_set(err, "asa key: cpu %lldm per pod not in 1..10^9 millicores", cpu_milli);
+    if (cpu_milli < 0 || cpu_milli > 1000000000LL) /* 0: a pod that requests no cpu */
+        return tm_err_set(err, "asa key: cpu %lldm per pod not in 0..10^9 millicores", cpu_milli);
     if (mem_bytes < 0 || mem_bytes > (1LL << 50))
         return tm_err_set(err, "asa key: memory %lld bytes per pod not in 0..2^50", mem_bytes);
     memset(k, 0, sizeof *k);

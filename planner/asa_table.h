@@ -31,7 +31,8 @@ typedef struct asa_key {
 } asa_key;
 
 /* Fills a key; -1 with a message naming the bad field when a name is empty (namespace) or too
- * long, pods is not in 1..100000, cpu not in 1..10^9 millicores, memory not in 0..2^50 bytes. */
+ * long, pods is not in 1..100000, cpu not in 0..10^9 millicores (0: a BestEffort pod), memory not
+ * in 0..2^50 bytes. */
 int asa_key_make(asa_key *k, const char *ns, const char *group, int pods, long long cpu_milli,
                  long long mem_bytes, tm_err *err);
 

@@ -18,6 +18,7 @@
 #include "planner/cluster.h"
 #include "planner/solve.h"
 #include "planner/units.h"
+#include "planner/waits_cli.h"
 #include "planner/workflow.h"
 
 static void usage(FILE *f) {
@@ -45,6 +46,8 @@ int main(int argc, char **argv) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    if (strcmp(argv[1], "waits") == 0) /* the learned queue waits: planner/waits_cli.c */
+        return planner_waits_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "plan") != 0) {
         fprintf(stderr, "tarema-planner: unknown command '%s' (only plan works offline)\n",
                 argv[1]);

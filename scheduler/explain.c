@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lib/jsonutil.h"
 #include "scheduler/policy.h"
@@ -337,6 +338,8 @@ static void distance_text(FILE *f, const json_t *g) {
             (long long)json_integer_value(d));
 }
 
+static void predicted_start_text(FILE *f, const json_t *doc);
+
 char *sched_explain_text(const json_t *doc) {
     char *out = NULL;
     size_t len = 0;
@@ -398,6 +401,38 @@ char *sched_explain_text(const json_t *doc) {
     const char *sel = tm_json_str(doc, "selected", NULL);
     fprintf(f, "selected: %s\n", sel ? sel : "none");
     fprintf(f, "why: %s\n", tm_json_str(doc, "why", ""));
+    predicted_start_text(f, doc);
     fclose(f);
     return out;
+}
+
+/* ---- Predicted start (issue 18): the labeler's waits feed writes tarema.io/predicted-start,
+ * tarema.io/queued-at and tarema.io/predicted-wait on pending pods (labeler/waits_pod.h). ---- */
+
+void sched_explain_predicted_start(json_t *doc, const json_t *pod, int64_t now_ms) {
+    const json_t *ann = tm_json_path(pod, "metadata.annotations");
+    const char *at = json_string_value(json_object_get(ann, "tarema.io/predicted-start"));
+    const char *q = json_string_value(json_object_get(ann, "tarema.io/queued-at"));
+    const char *w = json_string_value(json_object_get(ann, "tarema.io/predicted-wait"));
+    struct tm tmv;
+    memset(&tmv, 0, sizeof tmv);
+    const char *end = at ? strptime(at, "%Y-%m-%dT%H:%M:%SZ", &tmv) : NULL;
+    if (!end || *end || *tm_json_str(pod, "spec.nodeName", "")) { /* none, unreadable, bound */
+        json_object_set_new(doc, "predictedStart", json_null());
+        return;
+    }
+    long long in_s = (long long)timegm(&tmv) - now_ms / 1000;
+    json_object_set_new(doc, "predictedStart",
+                        json_pack("{s:s, s:s, s:s, s:I}", "at", at, "queuedAt", q ? q : "", "wait",
+                                  w ? w : "", "inSeconds", (json_int_t)in_s));
+}
+
+static void predicted_start_text(FILE *f, const json_t *doc) {
+    const json_t *ps = json_object_get(doc, "predictedStart");
+    if (!json_is_object(ps))
+        return;
+    long long in_s = tm_json_int(ps, "inSeconds", 0);
+    fprintf(f, "predicted start: %s (%s%lld s; queued at %s, estimated wait %s)\n",
+            tm_json_str(ps, "at", "?"), in_s < 0 ? "overdue by " : "in ", in_s < 0 ? -in_s : in_s,
+            tm_json_str(ps, "queuedAt", "?"), tm_json_str(ps, "wait", "?"));
 }

@@ -41,6 +41,11 @@ void sched_explain_why(const json_t *doc, char *buf, size_t cap);
  * (44 %), memory 1.0 of 8.0 GiB (12 %), 3 of 110 pods". */
 void sched_explain_load_text(const json_t *load, char *buf, size_t cap);
 
+/* Issue 18 (the labeler's waits feed writes tarema.io/predicted-start on pending pods): adds
+ * "predictedStart": {"at", "queuedAt", "wait", "inSeconds"} to doc from the pod's annotations,
+ * or null when the pod has none or is bound. sched_explain_text prints it last. */
+void sched_explain_predicted_start(json_t *doc, const json_t *pod, int64_t now_ms);
+
 /* The explain document as text for a terminal. Caller frees; NULL on OOM. */
 char *sched_explain_text(const json_t *doc);
 

@@ -198,6 +198,7 @@ static int cmd_explain(sched_config *cfg, const char *target, bool as_json) {
     doc = sched_explain(fw, snap, sp, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, &err);
     if (!doc)
         goto out;
+    sched_explain_predicted_start(doc, pod, (int64_t)ts.tv_sec * 1000); /* issue 18 */
     if (as_json) {
         json_dumpf(doc, stdout, JSON_INDENT(2));
         putchar('\n');

@@ -285,7 +285,8 @@ static void test_key_table(void) {
     asa_key k;
     CHECK(asa_key_make(&k, "", "g", 1, 1000, 0, &err) < 0 && strstr(err.msg, "namespace"));
     CHECK(asa_key_make(&k, "ns", "g", 0, 1000, 0, &err) < 0 && strstr(err.msg, "pods"));
-    CHECK(asa_key_make(&k, "ns", "g", 1, 0, 0, &err) < 0 && strstr(err.msg, "cpu"));
+    CHECK(asa_key_make(&k, "ns", "g", 1, -1, 0, &err) < 0 && strstr(err.msg, "cpu"));
+    CHECK(asa_key_make(&k, "ns", "g", 1, 0, 0, &err) == 0); /* BestEffort: no cpu request */
     CHECK(asa_key_make(&k, "ns", "g", 1, 1000, -1, &err) < 0 && strstr(err.msg, "memory"));
     char longname[80];
     memset(longname, 'x', 70);
@@ -461,7 +462,51 @@ static void test_learner_check(void) {
     CHECK(asa_learner_check(&l, &err) < 0 && strstr(err.msg, "round loss[5]"));
 }
 
+/* A noisy queue (log-normal waits, mean 150 s, CV 0.6): the published update (tuned) keeps p
+ * near uniform, because only sampled alternatives are charged and nothing is divided by p;
+ * full feedback puts most of p on one or two alternatives near the waits within 100 of them
+ * (the last wait tilts between neighbours, hence > 0.4, not ~1). By hand: one
+ * wait of 150 s under `full` charges every alternative but 150 s (loss 1) and leaves 150 s at
+ * 0, so p(150) becomes e / (e + 52) = 0.0497 from 1/53 (checked below). */
+static double lognormal150(asa_rng *r) {
+    double u1 = asa_rng_uniform(r), u2 = asa_rng_uniform(r);
+    double z = sqrt(-2 * log(u1 > 0 ? u1 : 1e-300)) * cos(2 * M_PI * u2), s2 = log(1.36);
+    return 150 * exp(sqrt(s2) * z - s2 / 2);
+}
+
+static void test_full_feedback_noisy_queue(void) {
+    asa_config full, tuned;
+    asa_config_default(&full, ASA_POLICY_FULL);
+    asa_config_default(&tuned, ASA_POLICY_TUNED);
+    tm_err err = {0};
+    CHECKF(asa_config_check(&full, &err) == 0, "%s", err.msg);
+    asa_learner one;
+    asa_learner_init(&one);
+    asa_rng r;
+    asa_rng_seed(&r, 1);
+    CHECK(asa_observe(&one, &full, -1, 150, &r, NULL) == 1);
+    CHECK_NEAR(one.p[asa_closest(150)], exp(1) / (exp(1) + 52), 1e-12);
+    CHECK(one.round == 2 && one.cases == 1);
+    for (int seed = 1; seed <= 5; seed++) {
+        asa_learner f, t;
+        asa_learner_init(&f);
+        asa_learner_init(&t);
+        asa_rng_seed(&r, (uint64_t)seed);
+        for (int i = 0; i < 100; i++) {
+            double w = lognormal150(&r);
+            asa_observe(&f, &full, -1, w, &r, NULL);
+            asa_observe(&t, &tuned, -1, w, &r, NULL);
+        }
+        double fm = asa_alternative(asa_mode(&f));
+        CHECKF(f.p[asa_mode(&f)] > 0.4 && fm >= 100 && fm <= 200, "seed %d: full mode %g p %g",
+               seed, fm, f.p[asa_mode(&f)]);
+        CHECKF(t.p[asa_mode(&t)] < 0.2, "seed %d: tuned p(mode) %g", seed, t.p[asa_mode(&t)]);
+        CHECK(asa_learner_check(&f, NULL) == 0);
+    }
+}
+
 int main(void) {
+    RUN(test_full_feedback_noisy_queue);
     RUN(test_alternatives_grid);
     RUN(test_closest);
     RUN(test_losses);

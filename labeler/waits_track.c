@@ -1,0 +1,194 @@
+/* waits_track.c: see waits_track.h. State as jansson objects used as maps:
+ *   pods: uid -> {ns, gang, group, cpu, mem, queued, had_gates, bound, done}
+ *   gangs: "ns/gang" -> {members: {uid: true}, done: bool} */
+#include "labeler/waits_track.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct lab_waits_tracker {
+    json_t *pods, *gangs;
+    bool synced; /* the pod list was delivered: gangs can be judged */
+};
+
+lab_waits_tracker *lab_waits_tracker_new(void) {
+    lab_waits_tracker *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->pods = json_object();
+    t->gangs = json_object();
+    if (!t->pods || !t->gangs) {
+        lab_waits_tracker_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void lab_waits_tracker_free(lab_waits_tracker *t) {
+    if (!t)
+        return;
+    json_decref(t->pods);
+    json_decref(t->gangs);
+    free(t);
+}
+
+static double num(const json_t *o, const char *k) {
+    return json_number_value(json_object_get(o, k));
+}
+
+static void gang_id(const char *ns, const char *gang, char *out, size_t size) {
+    snprintf(out, size, "%s/%s", ns, gang);
+}
+
+/* A gang whose every member is bound: its observation. 1 when complete. */
+static int gang_complete(lab_waits_tracker *t, const char *gid, const json_t *g, double now,
+                         lab_waits_obs *obs, tm_err *err) {
+    const char *uid;
+    json_t *v;
+    double qmax = -1, bmax = -1;
+    long long cpu = 0, mem = 0;
+    int n = 0;
+    const json_t *first = NULL;
+    json_object_foreach((json_t *)json_object_get(g, "members"), uid, v) {
+        const json_t *p = json_object_get(t->pods, uid);
+        if (!p || num(p, "bound") < 0 || num(p, "queued") < 0)
+            return 0;
+        first = first ? first : p;
+        qmax = fmax(qmax, num(p, "queued"));
+        bmax = fmax(bmax, num(p, "bound"));
+        cpu = (long long)fmax((double)cpu, num(p, "cpu"));
+        mem = (long long)fmax((double)mem, num(p, "mem"));
+        n++;
+    }
+    if (n == 0 || bmax < now - LAB_WAITS_RECENT_S)
+        return 0;
+    if (asa_key_make(&obs->key, json_string_value(json_object_get(first, "ns")),
+                     json_string_value(json_object_get(first, "group")), n, cpu, mem, err) < 0)
+        return -1;
+    snprintf(obs->request_id, sizeof obs->request_id, "gang:%.300s@%.0f", gid, bmax);
+    obs->wait_s = fmax(0, bmax - qmax);
+    return 1;
+}
+
+int lab_waits_tracker_update(lab_waits_tracker *t, const lab_waits_pod *p, double now,
+                             lab_waits_obs *obs, tm_err *err) {
+    if (p->mirror)
+        return 0;
+    asa_key probe;
+    if (asa_key_make(&probe, p->ns, p->group, 1, p->cpu_milli, p->mem_bytes, err) < 0)
+        return -1;
+    json_t *st = json_object_get(t->pods, p->uid);
+    if (!st) {
+        st = json_pack("{s:s, s:s, s:f, s:b, s:f, s:b}", "ns", p->ns, "gang", p->gang, "queued",
+                       -1.0, "had_gates", 0, "bound", -1.0, "done", 0);
+        if (!st || json_object_set_new(t->pods, p->uid, st) < 0)
+            return tm_err_set(err, "out of memory tracking pod %s/%s", p->ns, p->name);
+    }
+    json_object_set_new(st, "group", json_string(p->group));
+    json_object_set_new(st, "cpu", json_real((double)p->cpu_milli));
+    json_object_set_new(st, "mem", json_real((double)p->mem_bytes));
+    double queued = num(st, "queued");
+    if (p->gated) {
+        json_object_set_new(st, "had_gates", json_true());
+        queued = -1;
+    } else if (queued < 0) {
+        if (p->queued_at >= 0)
+            queued = p->queued_at; /* written by this feed before a restart */
+        else if (json_is_true(json_object_get(st, "had_gates")))
+            queued = p->bound >= 0 ? fmin(now, p->bound) : now; /* first seen ungated */
+        else
+            queued = p->created;
+    }
+    json_object_set_new(st, "queued", json_real(queued));
+    json_object_set_new(st, "bound", json_real(p->bound));
+    if (p->gang[0]) {
+        char gid[400];
+        gang_id(p->ns, p->gang, gid, sizeof gid);
+        json_t *g = json_object_get(t->gangs, gid);
+        if (!g) {
+            g = json_pack("{s:{}, s:b}", "members", "done", 0);
+            json_object_set_new(t->gangs, gid, g);
+        }
+        json_object_set_new(json_object_get(g, "members"), p->uid, json_true());
+        if (!t->synced || p->bound < 0 || json_is_true(json_object_get(g, "done")))
+            return 0;
+        int rc = gang_complete(t, gid, g, now, obs, err);
+        if (rc == 1)
+            json_object_set_new(g, "done", json_true());
+        return rc;
+    }
+    if (p->bound < 0 || json_is_true(json_object_get(st, "done")) || queued < 0)
+        return 0;
+    json_object_set_new(st, "done", json_true());
+    if (p->bound < now - LAB_WAITS_RECENT_S)
+        return 0;
+    obs->key = probe;
+    snprintf(obs->request_id, sizeof obs->request_id, "pod:%s", p->uid);
+    obs->wait_s = fmax(0, p->bound - queued);
+    return 1;
+}
+
+int lab_waits_tracker_synced(lab_waits_tracker *t, double now, lab_waits_obs *obs, int max) {
+    t->synced = true;
+    int n = 0;
+    const char *gid;
+    json_t *g;
+    json_object_foreach(t->gangs, gid, g) {
+        if (n == max)
+            break;
+        if (json_is_true(json_object_get(g, "done")))
+            continue;
+        int rc = gang_complete(t, gid, g, now, &obs[n], NULL);
+        if (rc == 1) {
+            json_object_set_new(g, "done", json_true());
+            n++;
+        }
+    }
+    return n;
+}
+
+void lab_waits_tracker_delete(lab_waits_tracker *t, const lab_waits_pod *p) {
+    json_object_del(t->pods, p->uid);
+    if (!p->gang[0])
+        return;
+    char gid[400];
+    gang_id(p->ns, p->gang, gid, sizeof gid);
+    json_t *g = json_object_get(t->gangs, gid);
+    json_t *members = json_object_get(g, "members");
+    json_object_del(members, p->uid);
+    if (g && json_object_size(members) == 0)
+        json_object_del(t->gangs, gid);
+}
+
+int lab_waits_tracker_pending(const lab_waits_tracker *t, const lab_waits_pod *p, asa_key *key,
+                              double *queued_at) {
+    const json_t *st = json_object_get(t->pods, p->uid);
+    if (!st || p->bound >= 0 || p->gated || num(st, "queued") < 0)
+        return 0;
+    if (!p->gang[0]) {
+        *queued_at = num(st, "queued");
+        return asa_key_make(key, p->ns, p->group, 1, p->cpu_milli, p->mem_bytes, NULL) == 0;
+    }
+    char gid[400];
+    gang_id(p->ns, p->gang, gid, sizeof gid);
+    const char *uid;
+    json_t *v;
+    double qmax = -1;
+    long long cpu = 0, mem = 0;
+    int n = 0;
+    json_object_foreach(json_object_get(json_object_get(t->gangs, gid), "members"), uid, v) {
+        const json_t *m = json_object_get(t->pods, uid);
+        if (!m || num(m, "queued") < 0)
+            return 0; /* a member still gated: the gang is not queued yet */
+        qmax = fmax(qmax, num(m, "queued"));
+        cpu = (long long)fmax((double)cpu, num(m, "cpu"));
+        mem = (long long)fmax((double)mem, num(m, "mem"));
+        n++;
+    }
+    if (n == 0)
+        return 0;
+    *queued_at = qmax;
+    return asa_key_make(key, p->ns, p->group, n, cpu, mem, NULL) == 0;
+}

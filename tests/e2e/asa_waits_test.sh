@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# tests/e2e/asa_waits_test.sh: the learned queue waits on the real control plane and PostgreSQL
+# (issue 18, docs/asa.md):
+#  1. pending pods get tarema.io/predicted-start (queued-at + the estimate; the default for a
+#     shape never seen);
+#  2. waits of pods bound by the real kube-scheduler and by tarema-scheduler land in PostgreSQL
+#     per shape, measured from creation, or from the ungating for a pod that had gates, and a
+#     gang's once, with its member count;
+#  3. `tarema-planner waits` shows them;
+#  4. a labeler restart re-lists every pod and counts none twice; the learner goes on from the
+#     stored state;
+#  5. a corrupt row is ignored with a warning (planner and labeler), and replaced on the shape's
+#     next wait;
+#  6. once learned, a new pending pod's prediction is queued-at + the learned estimate, and
+#     `tarema-scheduler explain` shows it.
+# Pods wait for a node label this test sets, on its own tainted kwok node.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/scheduler_lib.sh"
+cd "$REPO_ROOT"
+: "${DATABASE_URL:?DATABASE_URL must point at the test PostgreSQL}"
+
+ID=$SCHED_E2E_ID
+NS=asa-e2e-$ID
+NODE=asa${ID}
+SCHED=tarema-asa-$ID
+WORK=$(mktemp -d)
+LPID=
+KS_STARTED=
+cleanup() {
+  [ -n "$LPID" ] && kill "$LPID" 2>/dev/null && wait "$LPID" 2>/dev/null
+  stop_schedulers
+  [ -n "$KS_STARTED" ] && bash hack/cluster.sh scheduler stop >/dev/null 2>&1
+  kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
+  kubectl delete node "${NODE}-1" --wait=false >/dev/null 2>&1 || true
+  psql "$DATABASE_URL" -qAtc "DELETE FROM asa_waits WHERE namespace = '$NS'" >/dev/null 2>&1
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+sql() { psql "$DATABASE_URL" -qAtc "$1" 2>/dev/null; }
+# observations of shape CPU_MILLI MEM_BYTES [PODS]
+obs() { sql "SELECT observations FROM asa_waits WHERE namespace = '$NS' AND cpu_milli = $1 AND memory_bytes = $2 AND pods = ${3:-1}"; }
+state() { sql "SELECT state FROM asa_waits WHERE namespace = '$NS' AND cpu_milli = $1 AND memory_bytes = $2 AND pods = ${3:-1}"; }
+ann() { kubectl get pod -n "$NS" "$1" -o json | jq -r --arg k "$2" '.metadata.annotations[$k] // ""'; }
+epoch() { date -u -d "$1" +%s; }
+# pod NAME CPU MEM [SCHEDULER] [GANG] [GATED]: a pod that waits for the node label open=ID
+pod() {
+  pod_json "$NS" "$1" "${4:-default-scheduler}" "$2" "$3" '{}' "$ID" |
+    jq -c --arg id "$ID" --arg gang "${5:-}" --arg gated "${6:-}" '
+      .spec.nodeSelector = {("asa-e2e-open"): $id}
+      | if $gang != "" then .metadata.labels = {"scheduling.x-k8s.io/pod-group": $gang} else . end
+      | if $gated != "" then .spec.schedulingGates = [{name: "tarema.io/e2e"}] else . end' |
+    kubectl create -f - >/dev/null
+}
+all_bound() { [ "$(bound_count "$NS")" = "$1" ]; }
+connected() { [ "$(grep -c "waits feed: database connected" "$WORK/labeler.log")" -gt "$1" ]; }
+start_labeler() { # waits until this start's feed has read the learned state
+  local before
+  before=$(grep -c "waits feed: database connected" "$WORK/labeler.log" 2>/dev/null || true)
+  "$BIN/tarema-labeler" serve --bind 127.0.0.1 --port 0 --spool "$WORK/spool" --no-publish \
+    --groups tests/fixtures/labeler/groups_3.json --waits >>"$WORK/labeler.log" 2>&1 &
+  LPID=$!
+  wait_for 20 connected "${before:-0}"
+}
+
+command -v kubectl >/dev/null && command -v jq >/dev/null ||
+  { fail "kubectl and jq in PATH"; summary; exit 1; }
+if ! bash hack/cluster.sh status 2>/dev/null | grep -q "scheduler  *running"; then
+  bash hack/cluster.sh scheduler start >"$WORK/ks.log" 2>&1 && KS_STARTED=1
+fi
+check "kube-scheduler runs" bash -c "bash hack/cluster.sh status | grep -q 'scheduler  *running'"
+kubectl create namespace "$NS" >/dev/null
+cat >"$WORK/nodes.yaml" <<EOF
+nodes:
+  - {prefix: ${NODE}, count: 1, cpu: 32, memory: 64Gi, pods: 50,
+     taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
+EOF
+check "own node created" bash hack/cluster.sh nodes "$WORK/nodes.yaml"
+start_scheduler "$WORK/sched.log" --scheduler-name "$SCHED" >/dev/null 2>&1 ||
+  fail "tarema-scheduler starts" "$(tail -n 5 "$WORK/sched.log")"
+if start_labeler; then pass "labeler --waits starts"; else fail "labeler --waits starts" "$(tail -5 "$WORK/labeler.log")"; fi
+
+# ---- 1. predictions on pending pods --------------------------------------------------------
+pod k1 300m 300Mi
+pod k2 300m 300Mi
+pod k3 300m 300Mi
+pod t1 200m 200Mi "$SCHED"
+pod ga 100m 100Mi default-scheduler gang-a
+pod gb 100m 100Mi default-scheduler gang-a
+pod gated 400m 400Mi default-scheduler "" yes
+wait_for 20 bash -c "[ -n \"\$(kubectl get pod -n $NS k1 -o jsonpath='{.metadata.annotations.tarema\\.io/predicted-start}')\" ]"
+start=$(ann k1 tarema.io/predicted-start) queued=$(ann k1 tarema.io/queued-at)
+check "pending pod annotated with its predicted start" test -n "$start"
+check "unknown shape: predicted start = queued-at + the default 0 s" test "$start" = "$queued"
+check "the prediction names its source" test "$(ann k1 tarema.io/predicted-wait)" = "0s default"
+check "tarema's pending pod annotated too" test -n "$(ann t1 tarema.io/predicted-start)"
+check "a gated pod gets no prediction" test -z "$(ann gated tarema.io/predicted-start)"
+wait_for 10 bash -c "[ -n \"\$(kubectl get pod -n $NS gb -o jsonpath='{.metadata.annotations.tarema\\.io/predicted-start}')\" ]"
+check "a gang's members share one prediction, queued when its last member was" \
+  test -n "$(ann ga tarema.io/queued-at)" -a "$(ann ga tarema.io/queued-at)" = "$(ann gb tarema.io/queued-at)" \
+  -a "$(ann ga tarema.io/predicted-start)" = "$(ann gb tarema.io/predicted-start)" \
+  -a "$(epoch "$(ann gb tarema.io/queued-at)")" = "$(epoch "$(kubectl get pod -n "$NS" gb -o jsonpath='{.metadata.creationTimestamp}')")"
+
+# ---- 2. waits observed -----------------------------------------------------------------------
+sleep 8
+kubectl patch pod -n "$NS" gated --type=json -p '[{"op":"remove","path":"/spec/schedulingGates"}]' >/dev/null
+ungated=$(date +%s)
+sleep 6
+kubectl label node "${NODE}-1" "asa-e2e-open=$ID" >/dev/null
+check "all 7 pods bound (kube-scheduler and tarema)" wait_for 60 all_bound 7
+check "3 waits of the kube-scheduler shape stored" wait_for 20 test "$(obs 300 314572800)" = 3
+check "tarema's pod's wait stored" wait_for 10 test "$(obs 200 209715200)" = 1
+check "the gang's wait stored once, as a 2-pod shape" wait_for 10 test "$(obs 100 104857600 2)" = 1
+check "no gang member counted alone" test -z "$(obs 100 104857600 1)"
+w_k=$(state 300 314572800 | jq '.stats.wait_max_s')
+w_g=$(state 400 419430400 | jq '.stats.last_wait_s')
+check "kube-scheduler pods waited from creation to the label (>= 14 s, got $w_k)" test "${w_k%.*}" -ge 14
+check "the gated pod's wait counts from its ungating (<= 9 s, got $w_g)" test "${w_g%.*}" -le 9
+
+# ---- 3. tarema-planner waits -----------------------------------------------------------------
+"$BIN/tarema-planner" waits --namespace "$NS" --json >"$WORK/waits.json" 2>"$WORK/waits.err"
+check "tarema-planner waits --json lists the 4 shapes" test "$(jq '.shapes | length' "$WORK/waits.json")" = 4
+est=$(jq '[.shapes[] | select(.cpu_milli == 300)][0].estimate_s' "$WORK/waits.json")
+check "the learned estimate is a grid value near the waits (got $est)" \
+  python3 -c "import sys; e=float('$est'); sys.exit(0 if 10 <= e <= 100 else 1)"
+check "hit ratio and over-prediction overhead reported" \
+  jq -e '.shapes[0] | has("hit_ratio") and has("miss_ratio") and (.over_prediction | has("core_hours")) and (.distribution | has("p50_s"))' "$WORK/waits.json"
+"$BIN/tarema-planner" waits --namespace "$NS" >"$WORK/waits.txt" 2>&1
+check "table shows the namespace" grep -q "^$NS" "$WORK/waits.txt"
+
+# ---- 4. restart: nothing counted twice, the learner goes on -----------------------------------
+before=$(state 300 314572800 | jq -c '[.cases, .samples, .p[0:5]]')
+kill "$LPID"; wait "$LPID" 2>/dev/null; LPID=
+start_labeler || fail "labeler restarts" "$(tail -5 "$WORK/labeler.log")"
+sleep 4
+check "after a restart (re-listing every bound pod) nothing is counted twice" \
+  test "$(obs 300 314572800)/$(obs 200 209715200)/$(obs 100 104857600 2)" = "3/1/1"
+check "the stored learner is unchanged by the restart" test "$(state 300 314572800 | jq -c '[.cases, .samples, .p[0:5]]')" = "$before"
+pod k4 300m 300Mi
+check "a new wait after the restart is the 4th of its shape" wait_for 20 test "$(obs 300 314572800)" = 4
+check "the learner went on from the stored state (cases 4)" test "$(state 300 314572800 | jq .cases)" = 4
+check "after the restart no gang member was counted alone (a re-list delivers them one by one)" \
+  test -z "$(obs 100 104857600 1)"
+
+# ---- 5. a corrupt row -------------------------------------------------------------------------
+sql "UPDATE asa_waits SET state = '{\"version\":1,\"p\":[\"NaN\"' WHERE namespace = '$NS' AND cpu_milli = 200"
+"$BIN/tarema-planner" waits --namespace "$NS" --json >"$WORK/waits2.json" 2>"$WORK/waits2.err"
+check "tarema-planner waits warns about the corrupt row" grep -q "asa_waits row ignored (namespace $NS" "$WORK/waits2.err"
+n2=$(jq '.shapes | length' "$WORK/waits2.json")
+check "and lists the others (got $n2 of 3: $(cat "$WORK/waits2.err"))" test "$n2" = 3
+pod t2 200m 200Mi "$SCHED"
+check "the corrupt row's shape starts afresh on its next wait" wait_for 20 test "$(obs 200 209715200)" = 1
+check "the labeler warned about it" grep -q "asa_waits row ignored (namespace $NS, node group '', 1 pods of 200m" "$WORK/labeler.log"
+check "the fresh row is readable again" test "$(state 200 209715200 | jq .version)" = 1
+
+# ---- 6. a prediction from the learned estimate ------------------------------------------------
+kubectl label node "${NODE}-1" asa-e2e-open- >/dev/null
+pod k5 300m 300Mi
+wait_for 20 bash -c "[ -n \"\$(kubectl get pod -n $NS k5 -o jsonpath='{.metadata.annotations.tarema\\.io/predicted-start}')\" ]"
+learned=$(sql "SELECT estimate_s FROM asa_waits WHERE namespace = '$NS' AND cpu_milli = 300")
+s5=$(ann k5 tarema.io/predicted-start) q5=$(ann k5 tarema.io/queued-at)
+check "learned shape: predicted start = queued-at + the learned estimate ($q5 + $learned s = $s5)" \
+  test "$(( $(epoch "$s5") - $(epoch "$q5") ))" = "${learned%.*}"
+check "the prediction says it is learned" grep -q "learned" <<<"$(ann k5 tarema.io/predicted-wait)"
+"$BIN/tarema-scheduler" explain "$NS/k5" >"$WORK/explain.txt" 2>&1
+check "tarema-scheduler explain shows the predicted start" grep -q "^predicted start: $s5 (.*queued at $q5, estimated wait ${learned%.*}s learned)" "$WORK/explain.txt"
+summary

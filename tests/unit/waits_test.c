@@ -1,0 +1,366 @@
+/* waits_test.c: the per-shape wait record (planner/waits.h), what the feed reads from a pod
+ * (labeler/waits_pod.h) and how pods become observed waits (labeler/waits_track.h). */
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "labeler/waits_pod.h"
+#include "labeler/waits_track.h"
+#include "planner/waits.h"
+#include "scheduler/explain.h"
+
+static asa_key key1(void) {
+    asa_key k;
+    asa_key_make(&k, "ns", "fast", 1, 500, 1LL << 30, NULL);
+    return k;
+}
+
+static waits_record learned(int n, double wait_s) {
+    asa_key k = key1();
+    waits_record r;
+    waits_record_init(&r, &k);
+    asa_config c;
+    asa_config_default(&c, ASA_POLICY_TUNED);
+    asa_rng rng;
+    asa_rng_seed(&rng, 7);
+    for (int i = 0; i < n; i++)
+        waits_observe(&r, &c, wait_s, &rng, NULL);
+    return r;
+}
+
+/* Unknown shape: the documented default; after enough waits of 420 s the estimate is its
+ * closest alternative (400 s) and later estimates are scored as hits. */
+static void test_record_learns(void) {
+    asa_key k = key1();
+    waits_record r;
+    waits_record_init(&r, &k);
+    CHECK(waits_estimate(&r) == ASA_DEFAULT_ESTIMATE_S);
+    r = learned(40, 420);
+    CHECK(waits_estimate(&r) == 400);
+    CHECK_INT(r.st.observations, 40);
+    CHECK_INT(r.st.scored, 39); /* the first had no learned estimate */
+    CHECKF(waits_hit_ratio(&r) > 0.5, "%g", waits_hit_ratio(&r));
+    CHECK(r.st.wait_min_s == 420 && r.st.wait_max_s == 420 && r.st.wait_sum_s == 40 * 420);
+    CHECK(waits_quantile(&r.l, 0.5) == 400);
+    CHECK(waits_miss_ratio(&r) < 0.5); /* 400 < 420: hits are no over-predictions */
+}
+
+/* Over-predictions: a learner at 400 s shown waits of 100 s counts misses and the idle
+ * core-hours (estimate - wait) x pods x cores. */
+static void test_overhead(void) {
+    waits_record r = learned(40, 420);
+    asa_config c;
+    asa_config_default(&c, ASA_POLICY_TUNED);
+    asa_rng rng;
+    asa_rng_seed(&rng, 3);
+    long long overs = r.st.overs;
+    double over = r.st.over_s;
+    CHECK(waits_observe(&r, &c, 100, &rng, NULL) == 0);
+    CHECK_INT(r.st.overs, overs + 1);
+    CHECK_NEAR(r.st.over_s - over, 300, 1e-9); /* estimated 400, waited 100 */
+    CHECK_NEAR(waits_overhead_core_h(&r), r.st.over_s * 1 * 0.5 / 3600, 1e-12);
+}
+
+static void test_observe_refuses(void) {
+    waits_record r = learned(3, 60), before = r;
+    asa_config c;
+    asa_config_default(&c, ASA_POLICY_TUNED);
+    asa_rng rng;
+    asa_rng_seed(&rng, 1);
+    tm_err err = {0};
+    CHECK(waits_observe(&r, &c, -1, &rng, &err) < 0);
+    CHECK(waits_observe(&r, &c, NAN, &rng, &err) < 0);
+    CHECK(waits_observe(&r, &c, INFINITY, &rng, &err) < 0);
+    CHECK(waits_observe(&r, &c, 400 * 86400.0, &rng, &err) < 0 && strstr(err.msg, "not in"));
+    CHECK(memcmp(&r, &before, sizeof r) == 0);
+}
+
+static void test_json_round_trip(void) {
+    waits_record r = learned(25, 1800);
+    char *a = waits_state_to_json(&r);
+    waits_record back;
+    asa_key k = key1();
+    waits_record_init(&back, &k);
+    tm_err err = {0};
+    CHECKF(waits_state_from_json(a, &back, &err) == 0, "%s", err.msg);
+    char *b = waits_state_to_json(&back);
+    CHECK_STR(a, b);
+    CHECK(waits_estimate(&back) == waits_estimate(&r));
+    free(a);
+    free(b);
+}
+
+/* Replaces the first occurrence of `from` in text by `to` (the test's corruptions). */
+static char *edit(const char *text, const char *from, const char *to) {
+    const char *at = strstr(text, from);
+    if (!at)
+        return NULL;
+    size_t n = strlen(text) - strlen(from) + strlen(to) + 1;
+    char *out = malloc(n);
+    snprintf(out, n, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+    return out;
+}
+
+/* Corrupt or absurd stored states are refused (the store then ignores the row with a warning)
+ * and leave a fresh record: the estimate is the default, never negative or NaN. */
+static void test_json_corrupt(void) {
+    waits_record r = learned(10, 60);
+    char *good = waits_state_to_json(&r);
+    const char *cases[][2] = {
+        {"\"version\":1", "\"version\":2"},
+        {"\"alternatives_s\":[10", "\"alternatives_s\":[11"},
+        {"\"hits\":", "\"hits\":-"},
+        {"\"observations\":10", "\"observations\":1"}, /* fewer than scored and than cases */
+        {"\"wait_min_s\":60", "\"wait_min_s\":99"},    /* min above max */
+        {"\"wait_sum_s\":", "\"wait_sum_s\":-"},
+        {"\"round_loss\":[", "\"round_loss\":[7,"},
+        {"\"p\":[", "\"p\":[0.5,"},
+        {"\"cases\":10", "\"cases\":11"}, /* learner and record disagree */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *bad = edit(good, cases[i][0], cases[i][1]);
+        CHECKF(bad != NULL, "case %zu: pattern %s not found", i, cases[i][0]);
+        if (!bad)
+            continue;
+        waits_record back;
+        asa_key k = key1();
+        waits_record_init(&back, &k);
+        back.st.observations = 99; /* must be reset */
+        tm_err err = {0};
+        CHECKF(waits_state_from_json(bad, &back, &err) < 0, "case %zu accepted", i);
+        CHECK(back.st.observations == 0 && waits_estimate(&back) == ASA_DEFAULT_ESTIMATE_S);
+        CHECK(strcmp(back.key.ns, "ns") == 0);
+        free(bad);
+    }
+    waits_record back;
+    asa_key k = key1();
+    waits_record_init(&back, &k);
+    tm_err err = {0};
+    CHECK(waits_state_from_json("{not json", &back, &err) < 0 && strstr(err.msg, "not JSON"));
+    CHECK(waits_state_from_json("{\"version\":1,\"p\":[NaN]}", &back, &err) < 0);
+    free(good);
+}
+
+static json_t *pod(const char *json) {
+    json_error_t e;
+    json_t *p = json_loads(json, 0, &e);
+    if (!p)
+        printf("    bad test pod: %s\n", e.text);
+    return p;
+}
+
+static void test_time(void) {
+    CHECK(lab_waits_time_parse("2026-01-01T00:00:10Z") == 1767225610);
+    CHECK(lab_waits_time_parse("2026-01-01T01:00:10+01:00") == 1767225610);
+    CHECK_NEAR(lab_waits_time_parse("2026-01-01T00:00:10.5Z"), 1767225610.5, 1e-6);
+    CHECK(lab_waits_time_parse("2026-01-01 00:00:10") < 0);
+    CHECK(lab_waits_time_parse("2026-01-01T00:00:10") < 0); /* no zone */
+    CHECK(lab_waits_time_parse(NULL) < 0);
+    char buf[32];
+    lab_waits_time_format(1767225610.9, buf, sizeof buf);
+    CHECK_STR(buf, "2026-01-01T00:00:10Z");
+}
+
+static void test_pod_parse(void) {
+    json_t *p = pod("{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"uid\":\"u1\","
+                    "\"creationTimestamp\":\"2026-01-01T00:00:00Z\","
+                    "\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"pg\"},"
+                    "\"annotations\":{\"tarema.io/queued-at\":\"2026-01-01T00:00:05Z\"}},"
+                    "\"spec\":{\"nodeSelector\":{\"tarema.io/group\":\"fast\"},"
+                    "\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"250m\","
+                    "\"memory\":\"1Gi\"}}},{\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],"
+                    "\"initContainers\":[{\"resources\":{\"requests\":{\"memory\":\"2Gi\"}}}],"
+                    "\"overhead\":{\"cpu\":\"10m\"}},"
+                    "\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"True\","
+                    "\"lastTransitionTime\":\"2026-01-01T00:01:00Z\"}]}}");
+    lab_waits_pod w;
+    tm_err err = {0};
+    CHECKF(lab_waits_pod_parse(p, &w, &err) == 0, "%s", err.msg);
+    CHECK_STR(w.gang, "pg");
+    CHECK_STR(w.group, "fast");
+    CHECK_INT(w.cpu_milli, 1260);      /* 250m + 1 + 10m overhead */
+    CHECK_INT(w.mem_bytes, 2LL << 30); /* the init container's 2Gi beats 1Gi */
+    CHECK(w.bound == w.created + 60 && !w.gated && !w.mirror);
+    CHECK(w.queued_at == w.created + 5 && w.predicted < 0);
+    /* the informer transform keeps everything parse reads */
+    json_t *small = lab_waits_pod_transform(NULL, json_deep_copy(p));
+    lab_waits_pod w2;
+    CHECK(lab_waits_pod_parse(small, &w2, &err) == 0);
+    CHECK(memcmp(&w, &w2, sizeof w) == 0);
+    json_decref(small);
+    json_decref(p);
+    p = pod("{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\","
+            "\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},"
+            "\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"lots\"}}}]}}");
+    CHECK(lab_waits_pod_parse(p, &w, &err) < 0 && strstr(err.msg, "lots"));
+    json_decref(p);
+}
+
+static lab_waits_pod mk(const char *name, const char *gang, double created, double bound,
+                        bool gated);
+
+/* A prediction is rewritten only when missing or moved by more than a slot. */
+static void test_prediction_refresh(void) {
+    lab_waits_pod p = mk("a", "", 1000, -1, false);
+    CHECK(lab_waits_prediction_stale(&p, 1000, 1000, 60)); /* none written yet */
+    p.predicted = 1000;
+    CHECK(lab_waits_prediction_stale(&p, 1000, 1000, 60)); /* no queued-at: an old writer's */
+    p.queued_at = 1000;
+    CHECK(!lab_waits_prediction_stale(&p, 1000.7, 1000, 60)); /* the annotation's seconds */
+    CHECK(!lab_waits_prediction_stale(&p, 1000, 1060, 60));   /* moved by a slot: kept */
+    CHECK(lab_waits_prediction_stale(&p, 1000, 1061, 60));
+    CHECK(lab_waits_prediction_stale(&p, 1000, 900, 60));
+    CHECK(lab_waits_prediction_stale(&p, 1002, 1002, 60)); /* a gang grew: queued later */
+}
+
+static lab_waits_pod mk(const char *name, const char *gang, double created, double bound,
+                        bool gated) {
+    lab_waits_pod p;
+    memset(&p, 0, sizeof p);
+    snprintf(p.ns, sizeof p.ns, "ns");
+    snprintf(p.name, sizeof p.name, "%s", name);
+    snprintf(p.uid, sizeof p.uid, "uid-%s", name);
+    snprintf(p.gang, sizeof p.gang, "%s", gang);
+    p.cpu_milli = 500;
+    p.mem_bytes = 1 << 30;
+    p.created = created;
+    p.bound = bound;
+    p.gated = gated;
+    p.queued_at = p.predicted = -1;
+    return p;
+}
+
+static const double T0 = 1767225600; /* 2026-01-01 */
+
+static void test_track_pod(void) {
+    lab_waits_tracker *t = lab_waits_tracker_new();
+    lab_waits_obs o;
+    lab_waits_pod p = mk("a", "", T0, -1, false);
+    CHECK(lab_waits_tracker_update(t, &p, T0 + 1, &o, NULL) == 0);
+    asa_key k;
+    double q;
+    CHECK(lab_waits_tracker_pending(t, &p, &k, &q) == 1 && q == T0 && k.pods == 1);
+    p.bound = T0 + 42;
+    CHECK(lab_waits_tracker_update(t, &p, T0 + 43, &o, NULL) == 1);
+    CHECK(o.wait_s == 42 && strcmp(o.request_id, "pod:uid-a") == 0 && o.key.cpu_milli == 500);
+    CHECK(lab_waits_tracker_pending(t, &p, &k, &q) == 0);
+    /* the same pod again (a re-list, a later update): counted once */
+    CHECK(lab_waits_tracker_update(t, &p, T0 + 50, &o, NULL) == 0);
+    /* a pod bound more than a day before it is seen is not counted */
+    lab_waits_pod old = mk("old", "", T0, T0 + 10, false);
+    CHECK(lab_waits_tracker_update(t, &old, T0 + 2 * 86400, &o, NULL) == 0);
+    lab_waits_tracker_free(t);
+}
+
+/* A gated pod waits from when it is first seen without gates, not from its creation. */
+static void test_track_gated(void) {
+    lab_waits_tracker *t = lab_waits_tracker_new();
+    lab_waits_obs o;
+    asa_key k;
+    double q;
+    lab_waits_pod p = mk("g", "", T0, -1, true);
+    CHECK(lab_waits_tracker_update(t, &p, T0 + 1, &o, NULL) == 0);
+    CHECK(lab_waits_tracker_pending(t, &p, &k, &q) == 0); /* gated: no prediction */
+    p.gated = false;
+    CHECK(lab_waits_tracker_update(t, &p, T0 + 300, &o, NULL) == 0);
+    CHECK(lab_waits_tracker_pending(t, &p, &k, &q) == 1 && q == T0 + 300);
+    p.bound = T0 + 320;
+    CHECK(lab_waits_tracker_update(t, &p, T0 + 321, &o, NULL) == 1 && o.wait_s == 20);
+    /* after a restart the queued time comes back from the annotation the feed wrote */
+    lab_waits_tracker *t2 = lab_waits_tracker_new();
+    p.queued_at = T0 + 300;
+    CHECK(lab_waits_tracker_update(t2, &p, T0 + 400, &o, NULL) == 1 && o.wait_s == 20);
+    lab_waits_tracker_free(t2);
+    lab_waits_tracker_free(t);
+}
+
+/* A gang's wait is its last member's: last queued to last bound, once all are bound. */
+static void test_track_gang(void) {
+    lab_waits_tracker *t = lab_waits_tracker_new();
+    lab_waits_obs o;
+    asa_key k;
+    double q;
+    lab_waits_pod a = mk("a", "pg", T0, -1, false), b = mk("b", "pg", T0 + 5, -1, false);
+    b.mem_bytes = 2LL << 30;
+    CHECK(lab_waits_tracker_synced(t, T0, &o, 1) == 0); /* the (empty) list is in */
+    CHECK(lab_waits_tracker_update(t, &a, T0 + 6, &o, NULL) == 0);
+    CHECK(lab_waits_tracker_update(t, &b, T0 + 6, &o, NULL) == 0);
+    CHECK(lab_waits_tracker_pending(t, &a, &k, &q) == 1 && k.pods == 2 && q == T0 + 5);
+    CHECK(k.mem_bytes == 2LL << 30);
+    a.bound = T0 + 60;
+    CHECK(lab_waits_tracker_update(t, &a, T0 + 61, &o, NULL) == 0); /* b still pending */
+    b.bound = T0 + 65;
+    CHECK(lab_waits_tracker_update(t, &b, T0 + 66, &o, NULL) == 1);
+    CHECK(o.wait_s == 60 && o.key.pods == 2);
+    CHECK(strstr(o.request_id, "gang:ns/pg@") == o.request_id);
+    CHECK(lab_waits_tracker_update(t, &b, T0 + 70, &o, NULL) == 0); /* once */
+    lab_waits_tracker_delete(t, &a);
+    lab_waits_tracker_delete(t, &b);
+    CHECK(lab_waits_tracker_pending(t, &a, &k, &q) == 0);
+    lab_waits_tracker_free(t);
+}
+
+/* explain's block (scheduler/explain.c): the feed's annotations on a pending pod, in JSON and
+ * text; nothing for a pod without them or already bound. */
+/* A re-list (a restarted feed) delivers a gang's bound members one by one: nothing is judged
+ * until the list is in, then the gang once, whole. (Seen in asa_waits_test before the fix: the
+ * first member alone was fed as a gang of one, a shape of its own.) */
+static void test_track_gang_relist(void) {
+    lab_waits_tracker *t = lab_waits_tracker_new();
+    lab_waits_obs o[4];
+    lab_waits_pod a = mk("a", "pg", T0, T0 + 60, false), b = mk("b", "pg", T0 + 5, T0 + 65, false);
+    CHECK(lab_waits_tracker_update(t, &a, T0 + 100, &o[0], NULL) == 0);
+    CHECK(lab_waits_tracker_update(t, &b, T0 + 100, &o[0], NULL) == 0);
+    CHECK(lab_waits_tracker_synced(t, T0 + 100, o, 4) == 1);
+    CHECK(o[0].key.pods == 2 && o[0].wait_s == 60);
+    CHECK(lab_waits_tracker_synced(t, T0 + 100, o, 4) == 0); /* once */
+    lab_waits_tracker_free(t);
+}
+
+static void test_explain_block(void) {
+    json_t *p = pod("{\"metadata\":{\"annotations\":{"
+                    "\"tarema.io/predicted-start\":\"2026-01-01T00:10:00Z\","
+                    "\"tarema.io/queued-at\":\"2026-01-01T00:00:00Z\","
+                    "\"tarema.io/predicted-wait\":\"600s learned\"}},\"spec\":{}}");
+    json_t *doc = json_object();
+    sched_explain_predicted_start(doc, p, (int64_t)(T0 + 540) * 1000);
+    const json_t *ps = json_object_get(doc, "predictedStart");
+    CHECK(json_integer_value(json_object_get(ps, "inSeconds")) == 60);
+    CHECK_STR(json_string_value(json_object_get(ps, "wait")), "600s learned");
+    char *text = sched_explain_text(doc);
+    CHECKF(text && strstr(text, "predicted start: 2026-01-01T00:10:00Z (in 60 s; queued at "
+                                "2026-01-01T00:00:00Z, estimated wait 600s learned)"),
+           "%s", text ? text : "(null)");
+    free(text);
+    sched_explain_predicted_start(doc, p, (int64_t)(T0 + 700) * 1000);
+    text = sched_explain_text(doc);
+    CHECK(text && strstr(text, "(overdue by 100 s;"));
+    free(text);
+    json_object_set_new(json_object_get(p, "spec"), "nodeName", json_string("n1"));
+    sched_explain_predicted_start(doc, p, (int64_t)(T0 + 540) * 1000);
+    CHECK(json_is_null(json_object_get(doc, "predictedStart")));
+    text = sched_explain_text(doc);
+    CHECK(text && !strstr(text, "predicted start"));
+    free(text);
+    json_decref(doc);
+    json_decref(p);
+}
+
+int main(void) {
+    RUN(test_record_learns);
+    RUN(test_overhead);
+    RUN(test_observe_refuses);
+    RUN(test_json_round_trip);
+    RUN(test_json_corrupt);
+    RUN(test_time);
+    RUN(test_pod_parse);
+    RUN(test_track_pod);
+    RUN(test_track_gated);
+    RUN(test_track_gang);
+    RUN(test_track_gang_relist);
+    RUN(test_prediction_refresh);
+    RUN(test_explain_block);
+    return TEST_SUMMARY();
+}
