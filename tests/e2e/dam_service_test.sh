@@ -110,7 +110,16 @@ TAREMA_CLUSTER_NAME=$DAM_PREFIX-c bash "$REPO_ROOT/hack/cluster.sh" start apiser
 
 # ---- restart keeps requests; an acknowledged request is never lost
 ID_DONE=$(jq -r .id <<<"$R")
-ID_NEW=$(post_job "$JOB") && dam_stop -KILL # kill -9 right after the 202
+# b's API server hangs (SIGSTOP), so the worker is stuck collecting when the 202 comes back:
+# the request is acknowledged and still PENDING when the service is killed with -9.
+APIPID=$(cat "$DAM_CACHE/clusters/$DAM_PREFIX-b/run/apiserver.pid")
+kill -STOP "$APIPID"
+ID_NEW=$(post_job "$JOB")
+sleep 0.5
+STATE=$(psql "$DATABASE_URL" -Atc "SELECT state FROM dam_requests WHERE id = '$ID_NEW'")
+dam_stop -KILL
+kill -CONT "$APIPID"
+check "kill -9 after the 202: the request is in PostgreSQL, still PENDING" test "$STATE" = PENDING
 dam_start "$FED" || fail "restart"
 check "restart: the request ranked before is still DONE with its ranking" bash -c "
   source '$REPO_ROOT/tests/e2e/lib.sh'; $(declare -f api api_body); DAM_TMP='$DAM_TMP' DAM_TOKEN='$DAM_TOKEN' DAM_URL='$DAM_URL'
