@@ -38,27 +38,27 @@ pods_on() { kc "$1" get pods -l "tarema.io/dam-request=$2" --no-headers 2>/dev/n
 
 ID=$(post_job "$SUBMIT")
 R=$(wait_state "$ID" '.submission.state == "RUNNING"')
-check "submitted to the best cluster (a, faster cores): DONE, submission RUNNING on a" jq -e '
-  .state == "DONE" and .result.chosen == "a" and .submission.cluster == "a"' <<<"$R"
+check "submitted to the best cluster (a, faster cores): DONE, submission RUNNING on a" has '
+  .state == "DONE" and .result.chosen == "a" and .submission.cluster == "a"' "$R"
 check "the pod on a carries the request label, the template's labels and restartPolicy Never" bash -c "
   $(declare -f kc dam_kubeconfig); DAM_CACHE='$DAM_CACHE' DAM_PREFIX='$DAM_PREFIX'
-  kc a get pods -l tarema.io/dam-request=$ID,app=wrf -o json | jq -e '.items | length == 1 and .[0].spec.restartPolicy == \"Never\"'"
+  set -o pipefail; kc a get pods -l tarema.io/dam-request=$ID,app=wrf -o json | jq -e '.items | length == 1 and .[0].spec.restartPolicy == \"Never\"'"
 
 set_phase a "$ID" Failed OOMKilled
 R=$(wait_state "$ID" '.submission.cluster == "b" and .submission.state == "RUNNING"')
-check "failover: a failed pod bans a for the request and moves it to b" jq -e '
+check "failover: a failed pod bans a for the request and moves it to b" has '
   .failed_on == ["a"] and .result.chosen == "b" and
   (.result.excluded[] | select(.cluster == "a") | .kind == "banned") and
   .submission.attempts[0].cluster == "a" and .submission.attempts[0].outcome == "failed" and
-  (.submission.attempts[0].reason | test("OOMKilled")) and .submission.attempts[1].cluster == "b"' <<<"$R"
+  (.submission.attempts[0].reason | test("OOMKilled")) and .submission.attempts[1].cluster == "b"' "$R"
 check "failover: the failed attempt's pods are deleted from a" wait_for 20 test "$(pods_on a "$ID")" = 0
 
 dam_stop
 dam_start "$FED" || fail "restart"
 set_phase b "$ID" Succeeded
 R=$(wait_state "$ID" '.submission.state != "RUNNING"')
-check "after a restart the submission is still followed: SUCCEEDED on b" jq -e '
-  .submission.state == "SUCCEEDED" and .submission.cluster == "b" and .submission.attempts[1].outcome == "succeeded"' <<<"$R"
+check "after a restart the submission is still followed: SUCCEEDED on b" has '
+  .submission.state == "SUCCEEDED" and .submission.cluster == "b" and .submission.attempts[1].outcome == "succeeded"' "$R"
 
 ID2=$(post_job "$SUBMIT")
 wait_state "$ID2" '.submission.cluster == "a"' >/dev/null
@@ -66,9 +66,9 @@ set_phase a "$ID2" Failed Error
 wait_state "$ID2" '.submission.cluster == "b"' >/dev/null
 set_phase b "$ID2" Failed Error
 R=$(wait_state "$ID2" '.submission.state != "RUNNING"')
-check "failing on every cluster: submission FAILED, both banned, no cluster chosen" jq -e '
+check "failing on every cluster: submission FAILED, both banned, no cluster chosen" has '
   .submission.state == "FAILED" and (.failed_on | sort) == ["a", "b"] and .result.chosen == null and
-  (.submission.attempts | length) == 2' <<<"$R"
+  (.submission.attempts | length) == 2' "$R"
 
 ID3=$(post_job "$SUBMIT")
 wait_state "$ID3" '.submission.state == "RUNNING"' >/dev/null

@@ -84,6 +84,8 @@ wait_state() {
     sleep 0.3
   done
 }
+# has JQ_EXPR JSON: the JSON (non-empty: a timed-out wait leaves none) satisfies the expression.
+has() { [ -n "$2" ] && jq -e "$1" <<<"$2" >/dev/null; }
 # rank_job JSON: posts, waits until DONE, prints the record.
 rank_job() { local id; id=$(post_job "$1") && wait_state "$id" '.state == "DONE"'; }
 

@@ -65,47 +65,47 @@ check "400: submit without pods" bad '{"job": {"name": "x", "cores": 1, "runtime
 # ---- the ranking follows load, speed, data, maintenance
 load a 3 # 24 of a's 32 cores
 R=$(rank_job "$JOB")
-check "load: a busy (24/32 cores), an idle cluster chosen, every score reported" jq -e '
+check "load: a busy (24/32 cores), an idle cluster chosen, every score reported" has '
   .result.chosen != "a" and (.result.ranking | length) == 3 and
   (.result.ranking[] | select(.cluster == "a") | (.scores.load - 1/(1+24/32) | fabs) < 1e-9 and .rank == 3) and
-  (.result.ranking[0].scores | keys == ["data", "load", "perf", "wait"])' <<<"$R"
+  (.result.ranking[0].scores | keys == ["data", "load", "perf", "wait"])' "$R"
 
 speed a 600; speed b 300; speed c 300
 R=$(rank_job "$JOB")
-check "node speed: a's cores twice as fast outweigh its load" jq -e '
-  .result.chosen == "a" and (.result.ranking[] | select(.cluster == "b") | (.scores.perf - 0.5 | fabs) < 1e-9)' <<<"$R"
+check "node speed: a's cores twice as fast outweigh its load" has '
+  .result.chosen == "a" and (.result.ranking[] | select(.cluster == "b") | (.scores.perf - 0.5 | fabs) < 1e-9)' "$R"
 
 R=$(rank_job "$JOB_DATA")
-check "data location: the dataset at b's storage (40Gi, 10Mi/s elsewhere) moves the job to b" jq -e '
+check "data location: the dataset at b's storage (40Gi, 10Mi/s elsewhere) moves the job to b" has '
   .result.chosen == "b" and (.result.ranking[] | select(.cluster == "b") | .data_x == 0) and
-  (.result.ranking[] | select(.cluster == "a") | .data_x > 1)' <<<"$R"
+  (.result.ranking[] | select(.cluster == "a") | .data_x > 1)' "$R"
 
 NOW=$(date -u +%s)
 iso() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
 kc b create configmap tarema-dam-maintenance --from-literal=windows="- {start: $(iso $((NOW - 600))), end: $(iso $((NOW + 1800))), reason: kernel}
 - {start: $(iso $((NOW + 1200))), end: $(iso $((NOW + 7200))), reason: storage}" >/dev/null
 R=$(rank_job "$JOB_DATA")
-check "maintenance: b in a window now (two overlapping windows merged) is masked, a chosen" jq -e '
-  .result.chosen == "a" and (.result.excluded[] | select(.cluster == "b") | .kind == "maintenance" and .windows_merged == 1)' <<<"$R"
+check "maintenance: b in a window now (two overlapping windows merged) is masked, a chosen" has '
+  .result.chosen == "a" and (.result.excluded[] | select(.cluster == "b") | .kind == "maintenance" and .windows_merged == 1)' "$R"
 kc b delete configmap tarema-dam-maintenance >/dev/null
 kc b create configmap tarema-dam-maintenance --from-literal=windows="- {start: $(iso $((NOW + 1800))), end: $(iso $((NOW + 3600)))}" >/dev/null
 R=$(rank_job "$JOB_DATA")
-check "maintenance: a window starting before the job's expected end masks b too" jq -e '
-  .result.chosen == "a" and (.result.excluded[] | select(.cluster == "b") | .reason | test("before the job.s expected end"))' <<<"$R"
+check "maintenance: a window starting before the job's expected end masks b too" has '
+  .result.chosen == "a" and (.result.excluded[] | select(.cluster == "b") | .reason | test("before the job.s expected end"))' "$R"
 kc b delete configmap tarema-dam-maintenance >/dev/null
 kc b create configmap tarema-dam-maintenance --from-literal=windows="- {start: tomorrow}" >/dev/null
 R=$(rank_job "$JOB_DATA")
-check "maintenance: an unreadable ConfigMap excludes b, naming it (never placed blind)" jq -e '
-  (.result.excluded[] | select(.cluster == "b") | .kind == "unreachable" and (.reason | test("tarema-dam-maintenance")))' <<<"$R"
+check "maintenance: an unreadable ConfigMap excludes b, naming it (never placed blind)" has '
+  (.result.excluded[] | select(.cluster == "b") | .kind == "unreachable" and (.reason | test("tarema-dam-maintenance")))' "$R"
 kc b delete configmap tarema-dam-maintenance >/dev/null
 
 # ---- an unreachable cluster: excluded and reported, the ranking still answers
 TAREMA_CLUSTER_NAME=$DAM_PREFIX-c bash "$REPO_ROOT/hack/cluster.sh" kill apiserver >/dev/null 2>&1
 R=$(rank_job "$JOB")
-check "unreachable: c's API server down, c excluded with the reason, a chosen" jq -e '
-  .result.chosen == "a" and (.result.excluded[] | select(.cluster == "c") | .kind == "unreachable" and (.reason | length) > 0)' <<<"$R"
+check "unreachable: c's API server down, c excluded with the reason, a chosen" has '
+  .result.chosen == "a" and (.result.excluded[] | select(.cluster == "c") | .kind == "unreachable" and (.reason | length) > 0)' "$R"
 check "metrics: c reported unreachable" bash -c "curl -sf '$DAM_HEALTH/metrics' | grep -q 'tarema_dam_cluster_reachable{cluster=\"c\"} 0'"
-check "GET /api/v1/clusters reports c unreachable, a collected" bash -c "curl -sf --cacert '$DAM_TMP/tls.crt' -H 'Authorization: Bearer $DAM_TOKEN' '$DAM_URL/api/v1/clusters' | jq -e '(.clusters[] | select(.name == \"c\") | .unreachable | length > 0) and (.clusters[] | select(.name == \"a\") | .cores.used == 24)'"
+check "GET /api/v1/clusters reports c unreachable, a collected" bash -c "set -o pipefail; curl -sf --cacert '$DAM_TMP/tls.crt' -H 'Authorization: Bearer $DAM_TOKEN' '$DAM_URL/api/v1/clusters' | jq -e '(.clusters[] | select(.name == \"c\") | .unreachable | length > 0) and (.clusters[] | select(.name == \"a\") | .cores.used == 24)'"
 TAREMA_CLUSTER_NAME=$DAM_PREFIX-c bash "$REPO_ROOT/hack/cluster.sh" start apiserver >/dev/null 2>&1
 
 # ---- restart keeps requests; an acknowledged request is never lost
@@ -123,9 +123,9 @@ check "kill -9 after the 202: the request is in PostgreSQL, still PENDING" test 
 dam_start "$FED" || fail "restart"
 check "restart: the request ranked before is still DONE with its ranking" bash -c "
   source '$REPO_ROOT/tests/e2e/lib.sh'; $(declare -f api api_body); DAM_TMP='$DAM_TMP' DAM_TOKEN='$DAM_TOKEN' DAM_URL='$DAM_URL'
-  api_body GET /api/v1/requests/$ID_DONE | jq -e '.state == \"DONE\" and .result.chosen == \"a\"'"
+  set -o pipefail; api_body GET /api/v1/requests/$ID_DONE | jq -e '.state == \"DONE\" and .result.chosen == \"a\"'"
 R=$(wait_state "$ID_NEW" '.state == "DONE"')
-check "restart: the request acknowledged just before kill -9 is ranked after the restart" jq -e '.result.chosen != null' <<<"$R"
+check "restart: the request acknowledged just before kill -9 is ranked after the restart" has '.result.chosen != null' "$R"
 
 # ---- DELETE
 check "DELETE forgets the request: 200, then GET 404, DELETE again 404" bash -c "
