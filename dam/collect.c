@@ -42,7 +42,7 @@ static char *dup_or_null(const char *s) {
 
 /* path relative to the federation file's folder unless absolute. */
 static char *resolve(const char *fed_path, const char *p) {
-    if (!p || p[0] == '/')
+    if (!p || p[0] == '/' || strcmp(p, DAM_IN_CLUSTER) == 0)
         return dup_or_null(p);
     char *copy = strdup(fed_path);
     char *dir = dirname(copy);
@@ -158,7 +158,10 @@ int dam_federation_find(const dam_federation *f, const char *name) {
 }
 
 tm_kube *dam_federation_client(const dam_federation *f, size_t i, tm_err *err) {
-    tm_kube_config *cfg = tm_kube_config_load(f->c[i].kubeconfig, f->c[i].context, err);
+    const char *kc = f->c[i].kubeconfig;
+    tm_kube_config *cfg = kc && strcmp(kc, DAM_IN_CLUSTER) == 0
+                              ? tm_kube_config_in_cluster(NULL, err)
+                              : tm_kube_config_load(kc, f->c[i].context, err);
     if (!cfg)
         return NULL;
     tm_kube *k = tm_kube_new(cfg, err);

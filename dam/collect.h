@@ -6,7 +6,8 @@
  *   clusters:
  *     - name: hpc-a                  required, unique
  *       kubeconfig: /etc/dam/a.kubeconfig   optional: $KUBECONFIG / ~/.kube/config otherwise;
- *                                    relative paths are against the federation file's folder
+ *                                    relative paths are against the federation file's folder;
+ *                                    "in-cluster": the DAM's own cluster, its ServiceAccount
  *       context: hpc-a               optional: the kubeconfig's current-context otherwise
  *       namespace: tarema            where its maintenance and ASA ConfigMaps are and a
  *                                    submitted job's pods go; default "default"
@@ -29,6 +30,7 @@
 
 #define DAM_MAINTENANCE_CM "tarema-dam-maintenance"
 #define DAM_ASA_CM         "tarema-asa-state"
+#define DAM_IN_CLUSTER     "in-cluster"
 
 typedef struct dam_federation dam_federation;
 
