@@ -2,7 +2,8 @@
 # dam_service_test.sh: `tarema-dam serve` against three local control planes at once (a, b, c:
 # 4 kwok nodes of 8 cores each) and PostgreSQL, over TLS with a bearer token. The ranking
 # follows load (pods bound on a), node speed (tarema.io/profile annotations), data location
-# (a dataset at b's storage, a slow transfer to a) and maintenance (a ConfigMap on b with
+# (a dataset at b's storage, a slow transfer to a), the predicted wait (an ASA learner state
+# ConfigMap on a) and maintenance (a ConfigMap on b with
 # overlapping windows); an unreachable cluster (c's API server killed) is excluded and
 # reported while the ranking still answers; a request acknowledged just before a kill -9 is
 # ranked after the restart; DELETE forgets; malformed requests get 400 naming the field;
@@ -74,6 +75,23 @@ speed a 600; speed b 300; speed c 300
 R=$(rank_job "$JOB")
 check "node speed: a's cores twice as fast outweigh its load" has '
   .result.chosen == "a" and (.result.ranking[] | select(.cluster == "b") | (.scores.perf - 0.5 | fabs) < 1e-9)' "$R"
+
+# the ASA learner state of a (docs/asa.md): the job's shape (1 pod of 4 cores) most likely waits 3000 s
+python3 - >"$DAM_TMP/asa.json" <<'PY'
+import json
+alts = [float(x) for x in list(range(10, 95, 5)) + list(range(100, 950, 50)) + list(range(1000, 10000, 1000)) + list(range(10000, 100000, 10000)) + [100000]]
+p = [0.5 / (len(alts) - 1)] * len(alts)
+p[alts.index(3000.0)] = 0.5
+print(json.dumps({"version": 1, "alternatives_s": alts, "round_bound": 1.0, "seq": 1, "entries": [
+    {"namespace": "default", "node_group": "", "pods": 1, "cpu_milli": 4000, "memory_bytes": 0, "round": 1,
+     "cases": 1, "samples": 1, "last_seq": 1, "p": p, "round_loss": [0.0] * len(alts)}]}))
+PY
+kc a create configmap tarema-asa-state --from-file=state.json="$DAM_TMP/asa.json" >/dev/null
+R=$(rank_job "$JOB")
+check "predicted wait: a's ASA learner for the job's shape (3000 s) is its wait; b falls back to pending pods or none" has '
+  (.result.ranking[] | select(.cluster == "a") | .wait_source == "predicted" and .wait_s == 3000 and (.scores.wait - 3600/6600 | fabs) < 1e-9) and
+  (.result.ranking[] | select(.cluster == "b") | .wait_source != "predicted")' "$R"
+kc a delete configmap tarema-asa-state >/dev/null
 
 R=$(rank_job "$JOB_DATA")
 check "data location: the dataset at b's storage (40Gi, 10Mi/s elsewhere) moves the job to b" has '
