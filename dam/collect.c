@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lib/jsonutil.h"
 #include "lib/log.h"
@@ -157,18 +158,6 @@ int dam_federation_find(const dam_federation *f, const char *name) {
     return -1;
 }
 
-tm_kube *dam_federation_client(const dam_federation *f, size_t i, tm_err *err) {
-    const char *kc = f->c[i].kubeconfig;
-    tm_kube_config *cfg = kc && strcmp(kc, DAM_IN_CLUSTER) == 0
-                              ? tm_kube_config_in_cluster(NULL, err)
-                              : tm_kube_config_load(kc, f->c[i].context, err);
-    if (!cfg)
-        return NULL;
-    tm_kube *k = tm_kube_new(cfg, err);
-    tm_kube_config_free(cfg);
-    return k;
-}
-
 /* A ConfigMap of the cluster's namespace, or NULL: *missing set when it does not exist. */
 static json_t *get_cm(tm_kube *k, const char *ns, const char *name, int *missing, tm_err *err) {
     char *p = tm_kube_path("v1", "configmaps", ns, name, NULL);
@@ -181,19 +170,55 @@ static json_t *get_cm(tm_kube *k, const char *ns, const char *name, int *missing
     return cm;
 }
 
+/* One cluster's collection. It owns copies of everything it reads, so a thread the caller
+ * stopped waiting for (a hung API server) can finish on its own after the federation is gone;
+ * the last of the caller and the thread to let go frees it. */
 typedef struct job_ctx {
-    const dam_federation *f;
-    size_t i;
-    const dam_shape *shape;
+    pthread_mutex_t mu;
+    int refs;
+    fed_cluster c; /* copies */
+    dam_shape shape;
+    int has_shape;
     double now_s;
     json_t *entry;
     char reason[TM_ERR_MAX];
 } job_ctx;
 
+static void job_unref(job_ctx *j) {
+    pthread_mutex_lock(&j->mu);
+    int left = --j->refs;
+    pthread_mutex_unlock(&j->mu);
+    if (left > 0)
+        return;
+    free(j->c.name);
+    free(j->c.kubeconfig);
+    free(j->c.context);
+    free(j->c.ns);
+    json_decref(j->c.statics);
+    json_decref(j->entry);
+    pthread_mutex_destroy(&j->mu);
+    free(j);
+}
+
+static tm_kube *client_of(const fed_cluster *c, tm_err *err) {
+    tm_kube_config *cfg = c->kubeconfig && strcmp(c->kubeconfig, DAM_IN_CLUSTER) == 0
+                              ? tm_kube_config_in_cluster(NULL, err)
+                              : tm_kube_config_load(c->kubeconfig, c->context, err);
+    if (!cfg)
+        return NULL;
+    tm_kube *k = tm_kube_new(cfg, err);
+    tm_kube_config_free(cfg);
+    return k;
+}
+
+tm_kube *dam_federation_client(const dam_federation *f, size_t i, tm_err *err) {
+    return client_of(&f->c[i], err);
+}
+
 static int collect_one(job_ctx *j) {
-    const fed_cluster *fc = &j->f->c[j->i];
+    const fed_cluster *fc = &j->c;
     tm_err err = {0};
-    tm_kube *k = dam_federation_client(j->f, j->i, &err);
+    tm_kube *k = client_of(fc, &err);
     json_t *nodes = NULL, *pods = NULL, *scs = NULL, *mcm = NULL, *acm = NULL;
     int rc = -1, missing;
     if (!k)
@@ -217,12 +242,9 @@ static int collect_one(job_ctx *j) {
         goto out;
     dam_cluster_objects o = {
         .nodes = nodes, .pods = pods, .storage_classes = scs, .maintenance_cm = mcm, .asa_cm = acm};
-    dam_shape shape;
-    if (j->shape) {
-        shape = *j->shape;
-        shape.ns = fc->ns;
-    }
-    rc = dam_signals_fill(j->entry, &o, j->shape ? &shape : NULL, j->now_s, &err);
+    dam_shape shape = j->shape;
+    shape.ns = fc->ns;
+    rc = dam_signals_fill(j->entry, &o, j->has_shape ? &shape : NULL, j->now_s, &err);
 out:
     if (rc < 0)
         snprintf(j->reason, sizeof j->reason, "%s", err.msg);
@@ -235,55 +257,93 @@ out:
     return rc;
 }
 
+/* The entry of a cluster that could not be read: its static site and location, the reason. */
+static json_t *unreachable_entry(const fed_cluster *c, const char *reason) {
+    json_t *e = json_object(), *v;
+    json_object_set_new(e, "name", json_string(c->name));
+    if ((v = json_object_get(c->statics, "site")))
+        json_object_set(e, "site", v);
+    if ((v = json_object_get(c->statics, "location")))
+        json_object_set(e, "location", v);
+    json_object_set_new(e, "unreachable", json_string(reason));
+    tm_log(TM_LOG_WARN, "dam: cluster %s excluded: %s", c->name, reason);
+    return e;
+}
+
 static void *collect_thread(void *arg) {
     job_ctx *j = arg;
     if (collect_one(j) < 0) {
-        /* Unreachable: only the static facts stay, with the reason. */
-        json_t *e = json_object();
-        json_object_set_new(e, "name", json_string(j->f->c[j->i].name));
-        json_t *v;
-        if ((v = json_object_get(j->entry, "site")))
-            json_object_set(e, "site", v);
-        if ((v = json_object_get(j->entry, "location")))
-            json_object_set(e, "location", v);
-        json_object_set_new(e, "unreachable", json_string(j->reason));
         json_decref(j->entry);
-        j->entry = e;
-        tm_log(TM_LOG_WARN, "dam: cluster %s excluded: %s", j->f->c[j->i].name, j->reason);
+        j->entry = unreachable_entry(&j->c, j->reason);
     }
+    job_unref(j);
     return NULL;
 }
 
-json_t *dam_collect(const dam_federation *f, const dam_shape *shape, double now_s, tm_err *err) {
-    job_ctx *jobs = calloc(f->n, sizeof *jobs);
-    pthread_t *th = calloc(f->n, sizeof *th);
-    int *started = calloc(f->n, sizeof *started);
-    if (!jobs || !th || !started) {
-        free(jobs);
-        free(th);
-        free(started);
-        tm_err_set(err, "out of memory");
+static job_ctx *job_new(const fed_cluster *c, const dam_shape *shape, double now_s) {
+    job_ctx *j = calloc(1, sizeof *j);
+    if (!j)
         return NULL;
+    pthread_mutex_init(&j->mu, NULL);
+    j->refs = 1;
+    j->c.name = strdup(c->name);
+    j->c.kubeconfig = dup_or_null(c->kubeconfig);
+    j->c.context = dup_or_null(c->context);
+    j->c.ns = strdup(c->ns);
+    j->c.statics = json_deep_copy(c->statics);
+    j->entry = json_deep_copy(c->statics);
+    if (shape) {
+        j->shape = *shape;
+        j->has_shape = 1;
     }
+    j->now_s = now_s;
+    return j;
+}
+
+json_t *dam_collect(const dam_federation *f, const dam_shape *shape, double now_s, double timeout_s,
+                    tm_err *err) {
+    job_ctx *jobs[DAM_MAX_CLUSTERS] = {0};
+    pthread_t th[DAM_MAX_CLUSTERS];
+    int started[DAM_MAX_CLUSTERS] = {0};
     for (size_t i = 0; i < f->n; i++) {
-        jobs[i] = (job_ctx){.f = f, .i = i, .shape = shape, .now_s = now_s};
-        jobs[i].entry = json_deep_copy(f->c[i].statics);
-        started[i] = pthread_create(&th[i], NULL, collect_thread, &jobs[i]) == 0;
+        if (!(jobs[i] = job_new(&f->c[i], shape, now_s)))
+            continue;
+        jobs[i]->refs = 2; /* this caller and the thread */
+        started[i] = pthread_create(&th[i], NULL, collect_thread, jobs[i]) == 0;
         if (!started[i])
-            collect_thread(&jobs[i]);
+            collect_thread(jobs[i]); /* drops the thread's reference itself */
+    }
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    double secs = timeout_s > 0 ? timeout_s : DAM_COLLECT_TIMEOUT_S;
+    deadline.tv_sec += (time_t)secs;
+    deadline.tv_nsec += (long)((secs - (double)(time_t)secs) * 1e9);
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
     }
     json_t *doc = json_deep_copy(f->doc);
     json_t *arr = json_array();
     for (size_t i = 0; i < f->n; i++) {
-        if (started[i])
-            pthread_join(th[i], NULL);
-        json_array_append_new(arr, jobs[i].entry);
+        char why[128];
+        if (!jobs[i]) {
+            json_array_append_new(arr, unreachable_entry(&f->c[i], "out of memory"));
+            continue;
+        }
+        if (started[i] && pthread_timedjoin_np(th[i], NULL, &deadline) != 0) {
+            /* A hung API server: leave its thread to finish alone, rank without it. */
+            pthread_detach(th[i]);
+            snprintf(why, sizeof why, "no answer from the API server within %g s", secs);
+            json_array_append_new(arr, unreachable_entry(&f->c[i], why));
+            job_unref(jobs[i]);
+            continue;
+        }
+        json_array_append(arr, jobs[i]->entry);
+        job_unref(jobs[i]);
     }
     json_object_set_new(doc, "clusters", arr);
     json_object_set_new(doc, "now", json_real(now_s));
-    free(jobs);
-    free(th);
-    free(started);
+    (void)err;
     return doc;
 }
 

@@ -50,9 +50,15 @@ int dam_federation_find(const dam_federation *f, const char *name);
  * before it is stored. New reference. */
 json_t *dam_federation_skeleton(const dam_federation *f);
 
-/* Collects every cluster now. Returns the CLUSTERS document (new reference) with "now" set to
- * now_s; never fails for one cluster (it is marked unreachable), NULL only when memory runs
- * out. shape (may be NULL) selects the ASA learner. */
-json_t *dam_collect(const dam_federation *f, const dam_shape *shape, double now_s, tm_err *err);
+/* How long a collection waits for the slowest cluster by default (seconds). */
+#define DAM_COLLECT_TIMEOUT_S 10.0
+
+/* Collects every cluster now, all at once. Returns the CLUSTERS document (new reference) with
+ * "now" set to now_s; never fails for one cluster (it is marked unreachable, also when it has
+ * not answered within timeout_s, 0 = DAM_COLLECT_TIMEOUT_S: a hung API server does not hold
+ * the ranking), NULL only when memory runs out. shape (may be NULL) selects the ASA
+ * learner. */
+json_t *dam_collect(const dam_federation *f, const dam_shape *shape, double now_s, double timeout_s,
+                    tm_err *err);
 
 #endif

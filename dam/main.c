@@ -33,21 +33,23 @@ static void on_signal(int sig) {
 }
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: tarema-dam rank JOB.yaml (--clusters CLUSTERS.yaml | --federation FED.yaml)\n"
-            "                  [--json] [--now TIME]\n"
-            "       tarema-dam collect --federation FED.yaml\n"
-            "       tarema-dam serve --federation FED.yaml [--db URI] [--bind ADDR] [--port N]\n"
-            "                  [--tls-cert-file F --tls-key-file F] [--client-ca-file F]\n"
-            "                  [--auth-token-file F] [--insecure-no-auth] [--health-port N]\n"
-            "                  [--poll-ms N] [--db-timeout-seconds N] [--log-level L]\n"
-            "  --clusters FILE  each cluster's collected signals (docs/dam.md)\n"
-            "  --federation F   the clusters' kubeconfig contexts and the dataset registry;\n"
-            "                   their signals are collected from the API servers now\n"
-            "  --json           print the ranking as JSON\n"
-            "  --now TIME       rank as of TIME (2026-11-23T21:00:00Z or epoch seconds);\n"
-            "                   default: the file's 'now', else the clock\n"
-            "exit status: 0 a cluster chosen, 3 none qualifies, 1 bad input, 2 usage\n");
+    fprintf(
+        f,
+        "usage: tarema-dam rank JOB.yaml (--clusters CLUSTERS.yaml | --federation FED.yaml)\n"
+        "                  [--json] [--now TIME]\n"
+        "       tarema-dam collect --federation FED.yaml\n"
+        "       tarema-dam serve --federation FED.yaml [--db URI] [--bind ADDR] [--port N]\n"
+        "                  [--tls-cert-file F --tls-key-file F] [--client-ca-file F]\n"
+        "                  [--auth-token-file F] [--insecure-no-auth] [--health-port N]\n"
+        "                  [--poll-ms N] [--db-timeout-seconds N] [--cluster-timeout-seconds S]\n"
+        "                  [--log-level L]\n"
+        "  --clusters FILE  each cluster's collected signals (docs/dam.md)\n"
+        "  --federation F   the clusters' kubeconfig contexts and the dataset registry;\n"
+        "                   their signals are collected from the API servers now\n"
+        "  --json           print the ranking as JSON\n"
+        "  --now TIME       rank as of TIME (2026-11-23T21:00:00Z or epoch seconds);\n"
+        "                   default: the file's 'now', else the clock\n"
+        "exit status: 0 a cluster chosen, 3 none qualifies, 1 bad input, 2 usage\n");
 }
 
 static int rank_main(int argc, char **argv) {
@@ -90,7 +92,7 @@ static int rank_main(int argc, char **argv) {
         clusters_doc = tm_yaml_load_file(clusters_path, &err);
     } else if (job_doc) {
         dam_federation *fed = dam_federation_load(fed_path, &err);
-        clusters_doc = fed ? dam_collect(fed, NULL, (double)time(NULL), &err) : NULL;
+        clusters_doc = fed ? dam_collect(fed, NULL, (double)time(NULL), 0, &err) : NULL;
         dam_federation_free(fed);
     }
     dam_request *req =
@@ -136,7 +138,7 @@ static int collect_main(int argc, char **argv) {
     }
     tm_err err = {0};
     dam_federation *fed = dam_federation_load(argv[2], &err);
-    json_t *doc = fed ? dam_collect(fed, NULL, (double)time(NULL), &err) : NULL;
+    json_t *doc = fed ? dam_collect(fed, NULL, (double)time(NULL), 0, &err) : NULL;
     dam_federation_free(fed);
     if (!doc) {
         fprintf(stderr, "tarema-dam collect: %s\n", err.msg);
@@ -149,21 +151,23 @@ static int collect_main(int argc, char **argv) {
 }
 
 static int serve_main(int argc, char **argv) {
-    static const struct option longopts[] = {{"federation", required_argument, 0, 'f'},
-                                             {"db", required_argument, 0, 'd'},
-                                             {"bind", required_argument, 0, 'b'},
-                                             {"port", required_argument, 0, 'p'},
-                                             {"tls-cert-file", required_argument, 0, 1001},
-                                             {"tls-key-file", required_argument, 0, 1002},
-                                             {"client-ca-file", required_argument, 0, 1003},
-                                             {"auth-token-file", required_argument, 0, 1004},
-                                             {"insecure-no-auth", no_argument, 0, 1005},
-                                             {"health-port", required_argument, 0, 1006},
-                                             {"poll-ms", required_argument, 0, 1007},
-                                             {"db-timeout-seconds", required_argument, 0, 1008},
-                                             {"log-level", required_argument, 0, 'L'},
-                                             {"help", no_argument, 0, 'h'},
-                                             {0, 0, 0, 0}};
+    static const struct option longopts[] = {
+        {"federation", required_argument, 0, 'f'},
+        {"db", required_argument, 0, 'd'},
+        {"bind", required_argument, 0, 'b'},
+        {"port", required_argument, 0, 'p'},
+        {"tls-cert-file", required_argument, 0, 1001},
+        {"tls-key-file", required_argument, 0, 1002},
+        {"client-ca-file", required_argument, 0, 1003},
+        {"auth-token-file", required_argument, 0, 1004},
+        {"insecure-no-auth", no_argument, 0, 1005},
+        {"health-port", required_argument, 0, 1006},
+        {"poll-ms", required_argument, 0, 1007},
+        {"db-timeout-seconds", required_argument, 0, 1008},
+        {"cluster-timeout-seconds", required_argument, 0, 1009},
+        {"log-level", required_argument, 0, 'L'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     dam_serve_opts o = {0};
     const char *level = "info";
     int ch;
@@ -204,6 +208,9 @@ static int serve_main(int argc, char **argv) {
             break;
         case 1008:
             o.db_timeout_s = atoi(optarg);
+            break;
+        case 1009:
+            o.cluster_timeout_s = atof(optarg);
             break;
         case 'L':
             level = optarg;

@@ -38,6 +38,7 @@ typedef struct server {
     pthread_cond_t cv;
     int wake;
     int poll_ms;
+    double cluster_timeout_s;
     volatile sig_atomic_t *stop;
 } server;
 
@@ -228,7 +229,7 @@ static void on_delete(const tm_httpd_req *req, tm_httpd_resp *resp, void *ud) {
 static void on_clusters(const tm_httpd_req *req, tm_httpd_resp *resp, void *ud) {
     server *sv = ud;
     tm_err err = {0};
-    json_t *doc = dam_collect(sv->fed, NULL, now_s(), &err);
+    json_t *doc = dam_collect(sv->fed, NULL, now_s(), sv->cluster_timeout_s, &err);
     if (!doc)
         tm_httpd_error(resp, 500, "%s", err.msg);
     else
@@ -264,7 +265,7 @@ static int rank_record(server *sv, json_t *rec, tm_err *err) {
         return -2;
     }
     double t0 = now_s();
-    json_t *doc = dam_collect(sv->fed, &shape, t0, err);
+    json_t *doc = dam_collect(sv->fed, &shape, t0, sv->cluster_timeout_s, err);
     dam_request *r = doc ? dam_request_new(job, doc, t0, err) : NULL;
     json_decref(job);
     int chosen = -2;
@@ -502,7 +503,9 @@ static int make_metrics(server *sv, tm_err *err) {
 }
 
 int dam_serve_main(const dam_serve_opts *o, volatile sig_atomic_t *stop) {
-    server sv = {.stop = stop, .poll_ms = o->poll_ms > 0 ? o->poll_ms : 2000};
+    server sv = {.stop = stop,
+                 .poll_ms = o->poll_ms > 0 ? o->poll_ms : 2000,
+                 .cluster_timeout_s = o->cluster_timeout_s};
     pthread_mutex_init(&sv.mu, NULL);
     pthread_cond_init(&sv.cv, NULL);
     tm_err err = {0};

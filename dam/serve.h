@@ -26,9 +26,10 @@ typedef struct dam_serve_opts {
     int port;               /* 0 = a free port (logged) */
     const char *tls_cert_file, *tls_key_file, *client_ca_file, *auth_token_file;
     int insecure_no_auth;
-    int health_port;  /* 0 = none */
-    int poll_ms;      /* how often the worker looks at running submissions; 0 = 2000 */
-    int db_timeout_s; /* statement timeout; 0 = 10 */
+    int health_port;          /* 0 = none */
+    int poll_ms;              /* how often the worker looks at running submissions; 0 = 2000 */
+    int db_timeout_s;         /* statement timeout; 0 = 10 */
+    double cluster_timeout_s; /* a cluster not answered within it is unreachable; 0 = 10 */
 } dam_serve_opts;
 
 /* Runs until *stop becomes non-zero. Returns the exit status (1 on a start-up error, logged). */

@@ -21,6 +21,7 @@ EOF
 for c in a b; do unload "$c"; kc "$c" delete pods -l tarema.io/dam-request --grace-period=0 --force >/dev/null 2>&1; done
 speed a 600
 speed b 300
+dam_reset_db
 dam_start "$FED" || { fail "tarema-dam serve starts"; summary; exit 1; }
 
 SUBMIT='{"job": {"name": "wrf", "cores": 2, "runtime": "1h"},

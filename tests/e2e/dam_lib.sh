@@ -41,6 +41,9 @@ dam_secrets() {
   DAM_TOKEN=$(cat "$DAM_TMP/token")
 }
 
+# Requests left by an earlier run would be followed (and failed over) by this run's server.
+dam_reset_db() { psql "$DATABASE_URL" -qc 'DELETE FROM dam_requests' >/dev/null 2>&1 || true; }
+
 # dam_start FEDERATION [extra args]: serve over TLS with the token; sets DAM_URL, DAM_HEALTH.
 dam_start() {
   local fed=$1; shift

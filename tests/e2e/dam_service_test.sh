@@ -6,7 +6,7 @@
 # ConfigMap on a) and maintenance (a ConfigMap on b with
 # overlapping windows); an unreachable cluster (c's API server killed) is excluded and
 # reported while the ranking still answers; a request acknowledged just before a kill -9 is
-# ranked after the restart; DELETE forgets; malformed requests get 400 naming the field;
+# ranked after the restart; a hung API server is excluded after the timeout; DELETE forgets; malformed requests get 400 naming the field;
 # /healthz, /readyz, /metrics.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -33,7 +33,9 @@ for c in a b c; do
   kc "$c" annotate nodes --all tarema.io/profile- >/dev/null 2>&1
   kc "$c" delete configmap tarema-dam-maintenance --ignore-not-found >/dev/null 2>&1
 done
-dam_start "$FED" || { fail "tarema-dam serve starts"; summary; exit 1; }
+# a cluster that has not answered within 5 s counts as unreachable
+dam_reset_db
+dam_start "$FED" --cluster-timeout-seconds 5 || { fail "tarema-dam serve starts"; summary; exit 1; }
 
 JOB='{"job": {"name": "wrf", "cores": 4, "runtime": "1h"}}'
 JOB_DATA='{"job": {"name": "wrf", "cores": 4, "runtime": "1h", "datasets": ["era5"]}}'
@@ -125,6 +127,16 @@ check "unreachable: c's API server down, c excluded with the reason, a chosen" h
 check "metrics: c reported unreachable" bash -c "curl -sf '$DAM_HEALTH/metrics' | grep -q 'tarema_dam_cluster_reachable{cluster=\"c\"} 0'"
 check "GET /api/v1/clusters reports c unreachable, a collected" bash -c "set -o pipefail; curl -sf --cacert '$DAM_TMP/tls.crt' -H 'Authorization: Bearer $DAM_TOKEN' '$DAM_URL/api/v1/clusters' | jq -e '(.clusters[] | select(.name == \"c\") | .unreachable | length > 0) and (.clusters[] | select(.name == \"a\") | .cores.used == 24)'"
 TAREMA_CLUSTER_NAME=$DAM_PREFIX-c bash "$REPO_ROOT/hack/cluster.sh" start apiserver >/dev/null 2>&1
+# a hung API server (SIGSTOP: the kernel still accepts, nothing answers) does not hold the ranking
+APIPID=$(cat "$DAM_CACHE/clusters/$DAM_PREFIX-b/run/apiserver.pid")
+kill -STOP "$APIPID"
+T0=$(date +%s)
+R=$(rank_job "$JOB")
+T1=$(date +%s)
+kill -CONT "$APIPID"
+check "hung API server: b excluded after the 5 s timeout, the ranking answers in $((T1 - T0)) s" has "
+  (.result.excluded[] | select(.cluster == \"b\") | .kind == \"unreachable\" and (.reason | test(\"no answer\"))) and
+  .result.chosen != null and $((T1 - T0)) < 15" "$R"
 
 # ---- restart keeps requests; an acknowledged request is never lost
 ID_DONE=$(jq -r .id <<<"$R")
@@ -138,7 +150,7 @@ STATE=$(psql "$DATABASE_URL" -Atc "SELECT state FROM dam_requests WHERE id = '$I
 dam_stop -KILL
 kill -CONT "$APIPID"
 check "kill -9 after the 202: the request is in PostgreSQL, still PENDING" test "$STATE" = PENDING
-dam_start "$FED" || fail "restart"
+dam_start "$FED" --cluster-timeout-seconds 5 || fail "restart"
 check "restart: the request ranked before is still DONE with its ranking" bash -c "
   source '$REPO_ROOT/tests/e2e/lib.sh'; $(declare -f api api_body); DAM_TMP='$DAM_TMP' DAM_TOKEN='$DAM_TOKEN' DAM_URL='$DAM_URL'
   set -o pipefail; api_body GET /api/v1/requests/$ID_DONE | jq -e '.state == \"DONE\" and .result.chosen == \"a\"'"
