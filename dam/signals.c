@@ -79,7 +79,10 @@ static int pod_cpu_milli(const json_t *pod, int64_t *out, tm_err *err) {
 static int add_name(json_t *arr, const char *s) {
     size_t i;
     json_t *v;
-    json_array_foreach(arr, i, v) if (strcmp(json_string_value(v), s) == 0) return 0;
+    json_array_foreach(arr, i, v) {
+        if (strcmp(json_string_value(v), s) == 0)
+            return 0;
+    }
     return json_array_append_new(arr, json_string(s));
 }
 
@@ -278,7 +281,9 @@ int dam_signals_fill(json_t *entry, const dam_cluster_objects *o, const dam_shap
         json_t *names = json_array();
         size_t i;
         json_t *sc;
-        json_array_foreach(o->storage_classes, i, sc) add_name(names, obj_name(sc));
+        json_array_foreach(o->storage_classes, i, sc) {
+            add_name(names, obj_name(sc));
+        }
         json_object_set_new(entry, "storage", names);
     }
     double predicted = -1;
