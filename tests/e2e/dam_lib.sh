@@ -1,6 +1,6 @@
 # tests/e2e/dam_lib.sh: helpers of the DAM service's e2e tests (dam_service_test.sh,
 # dam_failover_test.sh); sourced after lib.sh. Several local control planes at once: instances
-# ${DAM_PREFIX}-a, -b, -c of hack/cluster.sh (4 kwok nodes of 8 cores each,
+# ${DAM_PREFIX}-a, -b, -c of hack/cluster.sh (small kwok node sets,
 # tests/fixtures/dam/nodes-*.yaml), brought up here and down on exit unless DAM_KEEP_CLUSTERS=1.
 # Needs DATABASE_URL (hack/postgres.sh env), openssl, curl, jq.
 DAM="$BIN/tarema-dam"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # dam_service_test.sh: `tarema-dam serve` against three local control planes at once (a, b, c:
-# 4 kwok nodes of 8 cores each) and PostgreSQL, over TLS with a bearer token. The ranking
+# 4 kwok nodes of 8 cores, 8 of 4, 4 of 16) and PostgreSQL, over TLS with a bearer token. The ranking
 # follows load (pods bound on a), node speed (tarema.io/profile annotations), data location
 # (a dataset at b's storage, a slow transfer to a), the predicted wait (an ASA learner state
 # ConfigMap on a) and maintenance (a ConfigMap on b with
@@ -50,6 +50,11 @@ check "plain HTTP on the TLS port is refused" bash -c "! curl -s -m 5 -o /dev/nu
 check "healthz, readyz (database) and metrics on the health port without a token" bash -c "
   curl -sf '$DAM_HEALTH/healthz' | grep -q ok && curl -sf '$DAM_HEALTH/readyz' | grep -q ok &&
   curl -sf '$DAM_HEALTH/metrics' | grep -q '^tarema_dam_requests_accepted_total'"
+
+# ---- the collector reads each cluster's own nodes
+check "collected: a 4x8 cores, b 8x4 (largest node 16Gi), c 4x16 (64Gi)" bash -c "set -o pipefail
+  curl -sf --cacert '$DAM_TMP/tls.crt' -H 'Authorization: Bearer $DAM_TOKEN' '$DAM_URL/api/v1/clusters' | jq -e '
+  [.clusters[] | {(.name): [.cores.total, .memory / 1073741824]}] | add == {\"a\": [32, 32], \"b\": [32, 16], \"c\": [64, 64]}'"
 
 # ---- malformed requests: 400 naming the field, nothing stored
 bad() { # BODY FIELD
