@@ -341,6 +341,18 @@ static void submit_to(server *sv, json_t *rec, int ci) {
     tm_metrics_inc(sv->m_submissions, (const char *[]){"failed"});
 }
 
+/* Whether the request is still there and not being deleted (a DELETE may come while it is
+ * ranked: its pods must then not be created). On a database error, yes: the update after
+ * will tell. */
+static int still_wanted(server *sv, const json_t *rec) {
+    tm_err err = {0};
+    int found;
+    json_t *now = dam_store_get(sv->store, tm_json_str(rec, "id", ""), &found, &err);
+    int wanted = found && (!now || strcmp(tm_json_str(now, "state", ""), "DELETED") != 0);
+    json_decref(now);
+    return wanted;
+}
+
 static void work_pending(server *sv, json_t *rec) {
     tm_err err = {0};
     int ci = rank_record(sv, rec, &err);
@@ -350,6 +362,11 @@ static void work_pending(server *sv, json_t *rec) {
         tm_warn("dam: request %s cannot be ranked: %s", tm_json_str(rec, "id", ""), err.msg);
     } else {
         set_state(rec, "DONE");
+        if (json_object_get(rec, "submit") && !still_wanted(sv, rec)) {
+            tm_info("dam: request %s was deleted while it was ranked: not submitted",
+                    tm_json_str(rec, "id", ""));
+            return;
+        }
         if (json_object_get(rec, "submit")) {
             if (ci >= 0) {
                 submit_to(sv, rec, ci);

@@ -4,7 +4,7 @@
 # fails on a (its status set Failed, as a kubelet reports it), a is banned for the request, its
 # pods there are deleted and the request goes to b; a restart while the pods run keeps
 # following them; success on b ends it SUCCEEDED. A request failing everywhere ends FAILED;
-# DELETE of a running submission deletes its pods.
+# DELETE of a running submission deletes its pods, and one during the ranking creates none.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/dam_lib.sh"
@@ -22,7 +22,7 @@ for c in a b; do unload "$c"; kc "$c" delete pods -l tarema.io/dam-request --gra
 speed a 600
 speed b 300
 dam_reset_db
-dam_start "$FED" || { fail "tarema-dam serve starts"; summary; exit 1; }
+dam_start "$FED" --cluster-timeout-seconds 3 || { fail "tarema-dam serve starts"; summary; exit 1; }
 
 SUBMIT='{"job": {"name": "wrf", "cores": 2, "runtime": "1h"},
   "submit": {"pods": [{"metadata": {"labels": {"app": "wrf"}},
@@ -55,7 +55,7 @@ check "failover: a failed pod bans a for the request and moves it to b" has '
 check "failover: the failed attempt's pods are deleted from a" wait_for 20 test "$(pods_on a "$ID")" = 0
 
 dam_stop
-dam_start "$FED" || fail "restart"
+dam_start "$FED" --cluster-timeout-seconds 3 || fail "restart"
 set_phase b "$ID" Succeeded
 R=$(wait_state "$ID" '.submission.state != "RUNNING"')
 check "after a restart the submission is still followed: SUCCEEDED on b" has '
@@ -77,6 +77,16 @@ check "DELETE of a running submission: 200, its pods deleted, then 404" bash -c 
   $(declare -f api api_body kc dam_kubeconfig pods_on wait_for); DAM_TMP='$DAM_TMP' DAM_TOKEN='$DAM_TOKEN' DAM_URL='$DAM_URL' DAM_CACHE='$DAM_CACHE' DAM_PREFIX='$DAM_PREFIX'
   [ \$(api DELETE /api/v1/requests/$ID3 | tail -n 1) = 200 ] && [ \$(api GET /api/v1/requests/$ID3 | tail -n 1) = 404 ] &&
   wait_for 20 test \"\$(pods_on a $ID3)\" = 0 && wait_for 10 bash -c \"psql '$DATABASE_URL' -Atc \\\"SELECT count(*) FROM dam_requests WHERE id = '$ID3'\\\" | grep -qx 0\""
+# DELETE while the request is being ranked (b's API server hangs: the worker waits 3 s for it):
+# the ranking must not create the pods of a request that is gone
+APIPID=$(cat "$DAM_CACHE/clusters/$DAM_PREFIX-b/run/apiserver.pid")
+kill -STOP "$APIPID"
+ID4=$(post_job "$SUBMIT")
+DEL=$(api DELETE "/api/v1/requests/$ID4" | tail -n 1)
+wait_for 20 grep -q "request $ID4 was deleted while it was ranked" "$DAM_TMP/serve.log"
+kill -CONT "$APIPID"
+sleep 1
+check "DELETE while ranking: 200, and no pod created anywhere" test "$DEL:$(pods_on a "$ID4"):$(pods_on b "$ID4")" = "200:0:0"
 check "metrics: one failover per failed attempt, the outcomes counted" bash -c "
   m=\$(curl -sf '$DAM_HEALTH/metrics'); grep -q '^tarema_dam_failovers_total [1-9]' <<<\"\$m\" &&
   grep -q 'tarema_dam_submissions_total{outcome=\"failed\"} 1' <<<\"\$m\""
