@@ -86,6 +86,28 @@ assert vol['secret']['secretName'] == 't-tarema-dam-auth', vol
 assert any(d['kind'] == 'Secret' and d['metadata']['name'] == 't-tarema-dam-auth' for d in docs)
 assert spec['serviceAccountName'] == 't-tarema-dam' and dep['spec']['replicas'] == 1
 PY
+check "the bundled PostgreSQL admits the DAM (its NetworkPolicy admitted only the labeler)" python3 - "$TMP/all.yaml" <<'PY'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+dam = [d for d in docs if d['kind'] == 'Deployment' and d['metadata']['name'].endswith('-dam')][0]
+pg = [d for d in docs if d['kind'] in ('StatefulSet', 'Deployment') and 'postgresql' in d['metadata']['name']][0]
+dam_labels = dam['spec']['template']['metadata']['labels']
+pg_labels = pg['spec']['template']['metadata']['labels']
+ok = False
+for d in docs:
+    if d['kind'] != 'NetworkPolicy':
+        continue
+    sel = d['spec']['podSelector'].get('matchLabels', {})
+    if not all(pg_labels.get(k) == v for k, v in sel.items()):
+        continue
+    for rule in d['spec'].get('ingress', []):
+        ports = [p['port'] for p in rule.get('ports', [])]
+        for f in rule.get('from', []):
+            m = f.get('podSelector', {}).get('matchLabels', {})
+            if 5432 in ports and m and all(dam_labels.get(k) == v for k, v in m.items()):
+                ok = True
+assert ok, 'no NetworkPolicy lets the DAM reach PostgreSQL on 5432'
+PY
 check "schema: an unknown dam key is refused, naming it" bash -c "'$HELM' template t '$CHART' --set dam.enabled=true --set dam.bogus=1 2>&1 | grep -q \"'bogus' not allowed\""
 check "dam disabled by default: no DAM object rendered" bash -c "! '$HELM' template t '$CHART' | grep -q 'component: dam'"
 summary
