@@ -1,39 +1,65 @@
 /* main.c: tarema-dam, rank whole clusters for a job (the LEXIS DAM's greedy strategy).
  *
- *   tarema-dam rank JOB.yaml --clusters CLUSTERS.yaml [--json] [--now TIME]
+ *   tarema-dam rank JOB.yaml --clusters CLUSTERS.yaml | --federation FED.yaml [--json] [--now T]
+ *   tarema-dam collect --federation FED.yaml
+ *   tarema-dam serve --federation FED.yaml [--db URI] [--port N] ...
  *
- * Offline: CLUSTERS.yaml holds each cluster's collected signals (docs/dam.md). Exit status 0
- * with a chosen cluster, 3 when every cluster is excluded, 1 on bad input, 2 on usage. */
+ * rank: CLUSTERS.yaml holds each cluster's collected signals, or FED.yaml names the clusters'
+ * kubeconfig contexts and they are collected now (docs/dam.md). Exit status 0 with a chosen
+ * cluster, 3 when every cluster is excluded, 1 on bad input, 2 on usage. collect prints the
+ * collected CLUSTERS document (JSON). serve runs the REST service (dam/serve.h). */
 #include <getopt.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "dam/collect.h"
 #include "dam/input.h"
 #include "dam/rank.h"
 #include "dam/report.h"
+#include "dam/serve.h"
 #include "lib/error.h"
+#include "lib/log.h"
 #include "lib/yamljson.h"
 
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig) {
+    (void)sig;
+    stop_requested = 1;
+}
+
 static void usage(FILE *f) {
-    fprintf(f, "usage: tarema-dam rank JOB.yaml --clusters CLUSTERS.yaml [--json] [--now TIME]\n"
-               "  --clusters FILE  each cluster's collected signals (docs/dam.md)\n"
-               "  --json           print the ranking as JSON\n"
-               "  --now TIME       rank as of TIME (2026-11-23T21:00:00Z or epoch seconds);\n"
-               "                   default: the file's 'now', else the clock\n"
-               "exit status: 0 a cluster chosen, 3 none qualifies, 1 bad input, 2 usage\n");
+    fprintf(
+        f,
+        "usage: tarema-dam rank JOB.yaml (--clusters CLUSTERS.yaml | --federation FED.yaml)\n"
+        "                  [--json] [--now TIME]\n"
+        "       tarema-dam collect --federation FED.yaml\n"
+        "       tarema-dam serve --federation FED.yaml [--db URI] [--bind ADDR] [--port N]\n"
+        "                  [--tls-cert-file F --tls-key-file F] [--client-ca-file F]\n"
+        "                  [--auth-token-file F] [--insecure-no-auth] [--health-port N]\n"
+        "                  [--poll-ms N] [--db-timeout-seconds N] [--cluster-timeout-seconds S]\n"
+        "                  [--log-level L]\n"
+        "  --clusters FILE  each cluster's collected signals (docs/dam.md)\n"
+        "  --federation F   the clusters' kubeconfig contexts and the dataset registry;\n"
+        "                   their signals are collected from the API servers now\n"
+        "  --json           print the ranking as JSON\n"
+        "  --now TIME       rank as of TIME (2026-11-23T21:00:00Z or epoch seconds);\n"
+        "                   default: the file's 'now', else the clock\n"
+        "exit status: 0 a cluster chosen, 3 none qualifies, 1 bad input, 2 usage\n");
 }
 
 static int rank_main(int argc, char **argv) {
-    static const struct option longopts[] = {{"clusters", required_argument, 0, 'c'},
-                                             {"json", no_argument, 0, 'j'},
-                                             {"now", required_argument, 0, 'n'},
-                                             {"help", no_argument, 0, 'h'},
-                                             {0, 0, 0, 0}};
-    const char *clusters_path = NULL, *now_arg = NULL;
+    static const struct option longopts[] = {
+        {"clusters", required_argument, 0, 'c'}, {"json", no_argument, 0, 'j'},
+        {"now", required_argument, 0, 'n'},      {"federation", required_argument, 0, 'f'},
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+    const char *clusters_path = NULL, *now_arg = NULL, *fed_path = NULL;
     int as_json = 0, ch;
-    while ((ch = getopt_long(argc, argv, "c:jn:h", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "c:jn:f:h", longopts, NULL)) != -1) {
         switch (ch) {
         case 'c':
             clusters_path = optarg;
@@ -44,6 +70,9 @@ static int rank_main(int argc, char **argv) {
         case 'n':
             now_arg = optarg;
             break;
+        case 'f':
+            fed_path = optarg;
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -52,13 +81,20 @@ static int rank_main(int argc, char **argv) {
             return 2;
         }
     }
-    if (optind + 1 != argc || !clusters_path) {
+    if (optind + 1 != argc || !clusters_path == !fed_path) {
         usage(stderr);
         return 2;
     }
     tm_err err = {0};
     json_t *job_doc = tm_yaml_load_file(argv[optind], &err);
-    json_t *clusters_doc = job_doc ? tm_yaml_load_file(clusters_path, &err) : NULL;
+    json_t *clusters_doc = NULL;
+    if (job_doc && clusters_path) {
+        clusters_doc = tm_yaml_load_file(clusters_path, &err);
+    } else if (job_doc) {
+        dam_federation *fed = dam_federation_load(fed_path, &err);
+        clusters_doc = fed ? dam_collect(fed, NULL, (double)time(NULL), 0, &err) : NULL;
+        dam_federation_free(fed);
+    }
     dam_request *req =
         clusters_doc ? dam_request_new(job_doc, clusters_doc, (double)time(NULL), &err) : NULL;
     json_decref(job_doc);
@@ -95,9 +131,124 @@ static int rank_main(int argc, char **argv) {
     return chosen >= 0 ? 0 : 3;
 }
 
+static int collect_main(int argc, char **argv) {
+    if (argc != 3 || strcmp(argv[1], "--federation") != 0) {
+        usage(stderr);
+        return 2;
+    }
+    tm_err err = {0};
+    dam_federation *fed = dam_federation_load(argv[2], &err);
+    json_t *doc = fed ? dam_collect(fed, NULL, (double)time(NULL), 0, &err) : NULL;
+    dam_federation_free(fed);
+    if (!doc) {
+        fprintf(stderr, "tarema-dam collect: %s\n", err.msg);
+        return 1;
+    }
+    json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    fputc('\n', stdout);
+    json_decref(doc);
+    return 0;
+}
+
+static int serve_main(int argc, char **argv) {
+    static const struct option longopts[] = {
+        {"federation", required_argument, 0, 'f'},
+        {"db", required_argument, 0, 'd'},
+        {"bind", required_argument, 0, 'b'},
+        {"port", required_argument, 0, 'p'},
+        {"tls-cert-file", required_argument, 0, 1001},
+        {"tls-key-file", required_argument, 0, 1002},
+        {"client-ca-file", required_argument, 0, 1003},
+        {"auth-token-file", required_argument, 0, 1004},
+        {"insecure-no-auth", no_argument, 0, 1005},
+        {"health-port", required_argument, 0, 1006},
+        {"poll-ms", required_argument, 0, 1007},
+        {"db-timeout-seconds", required_argument, 0, 1008},
+        {"cluster-timeout-seconds", required_argument, 0, 1009},
+        {"log-level", required_argument, 0, 'L'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    dam_serve_opts o = {0};
+    const char *level = "info";
+    int ch;
+    while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'f':
+            o.federation = optarg;
+            break;
+        case 'd':
+            o.db = optarg;
+            break;
+        case 'b':
+            o.bind = optarg;
+            break;
+        case 'p':
+            o.port = atoi(optarg);
+            break;
+        case 1001:
+            o.tls_cert_file = optarg;
+            break;
+        case 1002:
+            o.tls_key_file = optarg;
+            break;
+        case 1003:
+            o.client_ca_file = optarg;
+            break;
+        case 1004:
+            o.auth_token_file = optarg;
+            break;
+        case 1005:
+            o.insecure_no_auth = 1;
+            break;
+        case 1006:
+            o.health_port = atoi(optarg);
+            break;
+        case 1007:
+            o.poll_ms = atoi(optarg);
+            break;
+        case 1008:
+            o.db_timeout_s = atoi(optarg);
+            break;
+        case 1009:
+            o.cluster_timeout_s = atof(optarg);
+            break;
+        case 'L':
+            level = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind != argc || !o.federation) {
+        fprintf(stderr, "tarema-dam serve: --federation FILE is required\n");
+        usage(stderr);
+        return 2;
+    }
+    if (!o.db)
+        o.db = getenv("DATABASE_URL");
+    if (tm_log_configure(level, "text") < 0) {
+        fprintf(stderr, "tarema-dam serve: --log-level: unknown level '%s'\n", level);
+        return 2;
+    }
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    return dam_serve_main(&o, &stop_requested);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "rank") == 0)
         return rank_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "collect") == 0)
+        return collect_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "serve") == 0)
+        return serve_main(argc - 1, argv + 1);
     if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         usage(stdout);
         return 0;

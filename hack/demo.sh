@@ -15,10 +15,12 @@
 #   8. right-sizes chipseq's task requests from the Lotaru history (tarema-sim sizing) and
 #      applies it to task pods (tarema-labeler webhook, a mutating admission webhook)
 #   9. learns a queue's waiting time as it changes (tarema-sim asa, the ASA paper's Figure 5)
-#  10. ranks whole clusters for a job and replays the DAM paper's federation (tarema-dam rank,
+#  10. ranks whole clusters for a job (from a file, then live from the demo cluster's API server
+#      with an unreachable second context excluded) and replays the DAM paper's federation (tarema-dam rank,
 #      tarema-sim federation)
 #  11. plans WARP's turbine workflow ahead in time on busy nodes (tarema-planner plan)
-#  Steps 8 (but its webhook part) to 11 are offline and take about a second together.
+#  Steps 8 (but its webhook part), 9 and 11 are offline; 10 reads the demo cluster; together
+#  they take a few seconds.
 # Everything it started is stopped on exit or Ctrl-C (DEMO_KEEP=1 keeps the cluster and
 # database up for poking around; they are then stopped with `TAREMA_CLUSTER_NAME=demo
 # hack/cluster.sh down` and `TAREMA_PG_NAME=demo hack/postgres.sh down`). DEMO_NAME changes
@@ -325,6 +327,15 @@ echo "  scores in [0,1]: load (free cores), perf (core speed), wait (predicted q
 step "the same job against a cluster in maintenance and one unreachable (clusters-maintenance.yaml)"
 "$BIN/tarema-dam" rank "$REPO_ROOT/tests/fixtures/dam/job-wrf.yaml" \
   --clusters "$REPO_ROOT/tests/fixtures/dam/clusters-maintenance.yaml" | grep -E '^(chosen|excluded)' | sed 's/^/  /'
+step "the same ranking live: the demo cluster collected from its API server, and a second context that does not answer"
+cat >"$WORK/federation.yaml" <<EOF
+clusters:
+  - {name: demo, kubeconfig: $KUBECONFIG}
+  - {name: offline, kubeconfig: $WORK/offline.kubeconfig}
+EOF
+sed -E 's#server: https://[^ ]+#server: https://127.0.0.1:1#' "$KUBECONFIG" >"$WORK/offline.kubeconfig"
+printf 'name: demo-job\ncores: 8\nruntime: 1h\n' >"$WORK/dam-job.yaml"
+"$BIN/tarema-dam" rank "$WORK/dam-job.yaml" --federation "$WORK/federation.yaml" 2>/dev/null | sed 's/^/  /'
 step "tarema-sim federation --setup 1: 100 workflows of 3 jobs over HPC clusters and cloud partitions, placed by each strategy"
 "$BIN/tarema-sim" federation --setup 1 | sed 's/^/  /'
 say "11/11 planning a workflow's steps ahead in time (tarema-planner plan, docs/planner.md)"
