@@ -111,6 +111,11 @@ int resv_parse_duration_ms(const char *s, int64_t *out, tm_err *err) {
     return 0;
 }
 
+const char *reservation_scheduler_name(const json_t *obj) {
+    const char *s = tm_json_str(obj, "spec.schedulerName", "");
+    return *s ? s : "tarema";
+}
+
 char *reservation_key(const reservation *r, char *buf, size_t size) {
     snprintf(buf, size, "%s/%s", r->ns, r->name);
     return buf;
@@ -154,6 +159,7 @@ void reservation_free(reservation *r) {
     free(r->node_group);
     free(r->owner_name);
     tm_selector_free(r->owner_sel);
+    free(r->scheduler_name);
     resv_holds_free(r->holds, r->n_holds);
     free(r->message);
     free(r);
@@ -354,6 +360,10 @@ reservation *reservation_from_json(sched_snapshot *s, const json_t *obj, tm_err 
         goto fail;
     }
     r->owner_started = tm_json_bool(st, "ownerStarted", false);
+    if (!(r->scheduler_name = strdup(reservation_scheduler_name(obj)))) {
+        tm_err_set(err, "out of memory");
+        goto fail;
+    }
     if (parse_window(r, spec, err) || parse_owner(r, json_object_get(spec, "owner"), err) ||
         parse_placement(s, r, spec, err) || parse_holds(s, r, json_object_get(st, "nodes"), err))
         goto fail;

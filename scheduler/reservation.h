@@ -11,6 +11,8 @@
  *   spec.nodeGroup         shorthand for nodeSelector tarema.io/group=VALUE
  *   spec.owner             {kind: PodGroup|Workload, name} or {selector: LabelSelector}: the
  *                          pods the capacity is held for (same namespace)
+ *   spec.schedulerName     the scheduler that admits and honours it (default "tarema"), as a
+ *                          pod's spec.schedulerName: other schedulers leave it alone
  *   status.phase           Pending, Admitted, Active, Released, Expired, Failed
  *   status.nodes           [{name, pods, requests}]: what is held on each node
  *   status.message         why (Failed: the reason; Released: which release path)
@@ -62,6 +64,7 @@ typedef struct reservation {
     resv_owner_kind owner_kind;
     char *owner_name;       /* PodGroup or Workload name */
     tm_selector *owner_sel; /* RESV_OWNER_SELECTOR */
+    char *scheduler_name;   /* spec.schedulerName, "tarema" when absent */
     /* status */
     resv_phase phase;
     resv_hold *holds;
@@ -75,6 +78,9 @@ typedef struct reservation {
  * status.nodes). NULL with err naming the reservation and the field on bad input. */
 reservation *reservation_from_json(sched_snapshot *s, const json_t *obj, tm_err *err);
 void reservation_free(reservation *r);
+
+/* The scheduler a Reservation object is for (spec.schedulerName, default "tarema"). Borrowed. */
+const char *reservation_scheduler_name(const json_t *obj);
 
 /* "namespace/name" of r into buf; returns buf. */
 char *reservation_key(const reservation *r, char *buf, size_t size);
