@@ -56,7 +56,7 @@ struct resv_controller {
     sched_keys keys;
     tm_informer *resvs, *podgroups, *workloads;
     bool on, pg_api, wl_api, synced;
-    bool restored; /* the first tick after the list ran: held reservations are in the table */
+    bool restored; /* the list was delivered: the held reservations are in the table */
     rentry **ents;
     size_t n_ents, cap_ents;
     rpod **pods;
@@ -103,7 +103,7 @@ static void pod_remove(resv_controller *c, const char *uid) {
 }
 
 void resv_controller_pod_event(resv_controller *c, tm_watch_type type, const json_t *obj) {
-    if (!c)
+    if (!c || !c->on) /* decided before the informers deliver anything */
         return;
     const char *uid = tm_json_str(obj, "metadata.uid", NULL);
     if (!uid)
@@ -345,12 +345,31 @@ oom:
     tm_error("reservations: out of memory keeping reservation=%s", key);
 }
 
+/* Puts an Admitted or Active reservation's holds (its status.nodes) into the table when it is
+ * not there: after a restart, before anything else is placed or admitted. */
+static void restore(resv_controller *c, rentry *e) {
+    const reservation *r = e->r;
+    if (!r || !resv_phase_holds(e->phase) || resv_plan_has(c->plan, e->key))
+        return;
+    tm_err err = {0};
+    if (resv_plan_put(c->plan, e->key, r->start_ms, r->end_ms, r->holds, r->n_holds, &err)) {
+        tm_error("reservation=%s not restored err=\"%s\"", e->key, err.msg);
+        return;
+    }
+    tm_info("reservation=%s restored phase=%s nodes=%zu", e->key, resv_phase_name(e->phase),
+            r->n_holds);
+    c->changed = true;
+}
+
 static void on_resv_synced(void *ud) {
     resv_controller *c = ud;
     sched_cache_lock(c->cache);
+    for (size_t i = 0; i < c->n_ents; i++)
+        restore(c, c->ents[i]);
     if (!c->synced)
-        tm_info("reservations listed count=%zu", c->n_ents);
+        tm_info("reservations listed count=%zu held=%zu", c->n_ents, resv_plan_count(c->plan));
     c->synced = true;
+    c->restored = true;
     sched_cache_unlock(c->cache);
 }
 
@@ -467,14 +486,18 @@ fail:
     return NULL;
 }
 
-/* Whether the API server serves a collection (a CRD may be absent): 404 = no. */
+/* Whether the API server serves a collection to us: a CRD may be absent (404), RBAC may not
+ * allow it (403). Either way the feature stays off: waiting for a list that never comes would
+ * keep the scheduler from ever becoming ready. */
 static bool api_served(tm_kube *k, const char *path) {
     char p[256];
     snprintf(p, sizeof p, "%s?limit=1", path);
     tm_err err = {0};
     json_t *r = tm_kube_get(k, p, &err);
     json_decref(r);
-    return r != NULL || (err.http_status != 404 && err.http_status != 0);
+    if (!r && err.http_status != 404)
+        tm_warn("%s not readable status=%d err=\"%s\"", path, err.http_status, err.msg);
+    return r != NULL;
 }
 
 int resv_controller_start(resv_controller *c, tm_err *err) {
@@ -506,7 +529,7 @@ int resv_controller_start(resv_controller *c, tm_err *err) {
 }
 
 bool resv_controller_synced(const resv_controller *c) {
-    return c && c->synced;
+    return !c || !c->on || c->synced;
 }
 
 void resv_controller_stop(resv_controller *c) {
@@ -614,33 +637,31 @@ static void admit(resv_controller *c, rentry *e, int64_t now) {
 /* Admitted or Active: restore into the table after a restart, count the owner's pods, decide. */
 static void keep(resv_controller *c, rentry *e, int64_t now) {
     reservation *r = e->r;
-    if (!resv_plan_has(c->plan, e->key)) {
-        tm_err err = {0};
-        if (resv_plan_put(c->plan, e->key, r->start_ms, r->end_ms, r->holds, r->n_holds, &err)) {
-            tm_error("reservation=%s not restored err=\"%s\"", e->key, err.msg);
-            return;
-        }
-        tm_info("reservation=%s restored phase=%s nodes=%zu", e->key, resv_phase_name(e->phase),
-                r->n_holds);
-        c->changed = true;
-    }
+    restore(c, e);
+    if (!resv_plan_has(c->plan, e->key))
+        return;
+    /* the owner's pods: how many are left, and what they use of each hold */
     size_t owner_pods = 0;
     bool started_now = false;
-    for (size_t h = 0; h < r->n_holds; h++) {
-        sched_resources used = {0};
-        for (size_t i = 0; i < c->n_pods; i++) {
-            const rpod *p = c->pods[i];
-            if (p->node && strcmp(p->node, r->holds[h].node) == 0 && owns(r, p))
+    sched_resources *used = calloc(r->n_holds ? r->n_holds : 1, sizeof *used);
+    if (!used)
+        return;
+    for (size_t i = 0; i < c->n_pods; i++) {
+        const rpod *p = c->pods[i];
+        if (!owns(r, p))
+            continue;
+        owner_pods++;
+        started_now |= p->node != NULL && now >= r->start_ms;
+        for (size_t h = 0; p->node && h < r->n_holds; h++)
+            if (strcmp(p->node, r->holds[h].node) == 0) {
                 for (int k = 0; k < SCHED_RES_MAX; k++)
-                    used.v[k] += p->req.v[k];
-        }
-        resv_plan_set_used(c->plan, e->key, r->holds[h].node, &used);
+                    used[h].v[k] += p->req.v[k];
+                break;
+            }
     }
-    for (size_t i = 0; i < c->n_pods; i++)
-        if (owns(r, c->pods[i])) {
-            owner_pods++;
-            started_now |= c->pods[i]->node != NULL && now >= r->start_ms;
-        }
+    for (size_t h = 0; h < r->n_holds; h++)
+        resv_plan_set_used(c->plan, e->key, r->holds[h].node, &used[h]);
+    free(used);
     char why[512];
     resv_facts f = {.phase = e->phase,
                     .start_ms = r->start_ms,
@@ -691,10 +712,6 @@ bool resv_controller_tick(resv_controller *c, int64_t now) {
         rentry *e = c->ents[i];
         if (e->r && e->phase == RESV_PENDING && !e->pending_write && !e->r->deleting)
             admit(c, e, now);
-    }
-    if (!c->restored) {
-        c->restored = true;
-        c->changed = true; /* pods held back while starting may go now */
     }
     bool ch = c->changed;
     c->changed = false;

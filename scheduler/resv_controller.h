@@ -43,7 +43,8 @@ void resv_controller_pod_event(resv_controller *c, tm_watch_type type, const jso
 /* Admits, activates, releases, expires (cache lock held; now_ms wall clock). Returns true when
  * capacity or a window changed (unschedulable pods should be retried). */
 bool resv_controller_tick(resv_controller *c, int64_t now_ms);
-/* Reservations API served and listed. */
+/* Ready for scheduling: reservations listed and the held ones in the table (true as well
+ * when reservations are off, or c is NULL). The loop waits for it before its first cycle. */
 bool resv_controller_synced(const resv_controller *c);
 void resv_controller_stop(resv_controller *c);
 void resv_controller_free(resv_controller *c);

@@ -266,6 +266,48 @@ static void test_whole_nodes(void) {
     teardown(&f);
 }
 
+/* The planning copy of the cluster follows the live nodes: a node added, or relabelled into
+ * the group a reservation asks for, between two admissions is used by the second. */
+static void test_planning_follows_node_changes(void) {
+    fixture f = setup("tarema");
+    reservation *a = resv(f.s, "a", 1, 1, 12, "2", NULL); /* fills all 24 cpu */
+    reservation *b = resv(f.s, "b", 1, 1, 2, "2", NULL);
+    reservation *g = resv(f.s, "g", 5, 1, 1, "1", NULL);
+    json_object_set_new(g->node_selector = json_object(), "tarema.io/group", json_string("g7"));
+    g->node_group = strdup("g7");
+    resv_admission ra = {0}, rb = {0}, rg = {0};
+    CHECK(admit(&f, a, NULL, 0, &ra));
+    CHECK(!admit(&f, b, NULL, 0, &rb));
+    resv_admission_clear(&rb);
+    sched_node *n = sched_node_new("n5");
+    n->ready = true;
+    n->allocatable.v[SCHED_RES_CPU] = 4000;
+    n->allocatable.v[SCHED_RES_MEMORY] = 16LL << 30;
+    n->allocatable.v[SCHED_RES_PODS] = 110;
+    tm_err err = {0};
+    sched_snapshot_put_node(f.s, n, &err);
+    CHECK(admit(&f, b, NULL, 0, &rb));
+    CHECK(rb.n_holds == 1 && strcmp(rb.holds[0].node, "n5") == 0);
+    CHECK(!admit(&f, g, NULL, 0, &rg)); /* nobody is in g7 yet */
+    resv_admission_clear(&rg);
+    n = sched_node_new("n1"); /* n1 relabelled into g7 */
+    n->ready = true;
+    n->allocatable.v[SCHED_RES_CPU] = 4000;
+    n->allocatable.v[SCHED_RES_MEMORY] = 16LL << 30;
+    n->allocatable.v[SCHED_RES_PODS] = 110;
+    sched_node_set_label(n, "tarema.io/group", "g7");
+    sched_snapshot_put_node(f.s, n, &err);
+    CHECK(admit(&f, g, NULL, 0, &rg));
+    CHECK(rg.n_holds == 1 && strcmp(rg.holds[0].node, "n1") == 0);
+    resv_admission_clear(&ra);
+    resv_admission_clear(&rb);
+    resv_admission_clear(&rg);
+    reservation_free(a);
+    reservation_free(b);
+    reservation_free(g);
+    teardown(&f);
+}
+
 static void test_peak_not_sum(void) {
     resv_plan *p = resv_plan_new();
     resv_hold h = {.node = "n1"};
@@ -459,6 +501,7 @@ int main(void) {
     RUN(test_policy_prefers_matching_group);
     RUN(test_not_admissible_reasons);
     RUN(test_whole_nodes);
+    RUN(test_planning_follows_node_changes);
     RUN(test_peak_not_sum);
     RUN(test_honour_rule);
     RUN(test_plan_filter_elsewhere);
