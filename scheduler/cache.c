@@ -339,6 +339,7 @@ json_t *sched_cache_pod_transform(void *cache, json_t *obj) {
         "name",   "namespace", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp",
         "labels", NULL};
     static const char *const spec_keys[] = {"nodeName",
+                                            "activeDeadlineSeconds", /* reservations' backfill */
                                             "schedulerName",
                                             "priority",
                                             "priorityClassName",
@@ -351,7 +352,6 @@ json_t *sched_cache_pod_transform(void *cache, json_t *obj) {
                                             "schedulingGates",
                                             "runtimeClassName",
                                             "hostNetwork",
-                                            "activeDeadlineSeconds", /* reservations' backfill */
                                             NULL};
     const json_t *meta = json_object_get(obj, "metadata");
     json_t *m = pick(meta, meta_keys);
