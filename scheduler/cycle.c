@@ -57,9 +57,8 @@ static int pre_filter(sched_framework *fw, tm_err *err) {
         fw->reject_all[k] = false;
         if (pl->filter_id == SCHED_FILTER_RESOURCES)
             after_resources = true;
-        if ((fw->columns & FW_COLUMN_FILTERS) == FW_COLUMN_FILTERS && pl->filter_id &&
-            (FW_COLUMN_FILTERS >> pl->filter_id) & 1u)
-            continue; /* the column scan checks it */
+        if (pl->filter_id && (FW_COLUMN_FILTERS >> pl->filter_id) & 1u)
+            continue; /* node-local: checked inline by scan.c, from the columns or not */
         uint32_t d = 0;
         sched_status st =
             pl->pre_filter ? pl->pre_filter(pl->state, &fw->cyc, &d, err) : SCHED_STATUS_OK;
