@@ -477,6 +477,28 @@ static void test_empty_framework_runs_only_its_filters(void) {
     sched_framework_free(fw);
 }
 
+static int64_t prefer_b2(void *st, const sched_cycle *c, const sched_node *n) {
+    return strcmp(n->name, "b-2") == 0 ? INT64_C(1) << 40 : 0;
+}
+
+/* An added Score plugin's scores add to the policy's: it can outweigh the policy's choice. */
+static void test_added_score_plugin(void) {
+    tm_err err;
+    sched_framework *fw = sched_policy_new("fair", &err);
+    sched_snapshot *s = cluster();
+    sched_pod *p = pod("p", 1000);
+    sched_decision d;
+    CHECK_INT(sched_framework_schedule(fw, s, p, 0, &d, &err), 0);
+    CHECK_STR(d.node_name, "a-1"); /* fair: all empty, the first in name order */
+    sched_plugin sp = {.name = "PreferB2", .score = prefer_b2};
+    CHECK_INT(sched_framework_add_plugin(fw, &sp, &err), 0);
+    CHECK_INT(sched_framework_schedule(fw, s, p, 0, &d, &err), 0);
+    CHECK_STR(d.node_name, "b-2");
+    sched_pod_free(p);
+    sched_snapshot_free(s);
+    sched_framework_free(fw);
+}
+
 static void count_forget(void *arg, sched_snapshot *s, const char *uid) {
     (*(int *)arg)++;
 }
@@ -520,6 +542,7 @@ int main(void) {
     RUN(test_bind_failure_unreserves);
     RUN(test_filter_plugin_reason);
     RUN(test_pre_enqueue_and_queue_sort);
+    RUN(test_added_score_plugin);
     RUN(test_empty_framework_runs_only_its_filters);
     RUN(test_unreserve_uses_the_forget_function);
     RUN(test_add_plugin_errors);
