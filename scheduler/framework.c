@@ -96,8 +96,8 @@ char *sched_framework_node_reason(const sched_framework *fw, size_t node, char *
     sched_filter_id id = sched_framework_node_status(fw, node, &detail, NULL);
     const sched_plugin *pl = filter_plugin(fw, id);
     if (pl && pl->filter_reason)
-        pl->filter_reason(pl->state, &fw->cyc, sched_snapshot_node(fw->cyc.snap, node), detail,
-                          buf, size);
+        pl->filter_reason(pl->state, &fw->cyc, sched_snapshot_node(fw->cyc.snap, node), detail, buf,
+                          size);
     else if (pl)
         snprintf(buf, size, "node(s) were rejected by plugin %s", pl->name);
     return buf;

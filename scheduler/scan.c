@@ -249,8 +249,9 @@ scan_plain_f(sched_framework *fw, const sched_snapshot *s, const sched_pod *p,
     }
 }
 
-static __attribute__((noinline)) size_t scan_plain(sched_framework *fw, const sched_snapshot *s, const sched_pod *p,
-                         const sched_node_cols *cols, const scan_ctx *x) {
+static __attribute__((noinline)) size_t scan_plain(sched_framework *fw, const sched_snapshot *s,
+                                                   const sched_pod *p, const sched_node_cols *cols,
+                                                   const scan_ctx *x) {
     /* a cluster where every node is ready, schedulable and untainted (the simulator's) */
     if (cols->n_flagged == 0)
         return scan_plain_f(fw, s, p, cols, x, false);
