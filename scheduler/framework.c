@@ -88,6 +88,17 @@ const char *sched_framework_filter_name(const sched_framework *fw, sched_filter_
     return pl ? pl->name : "";
 }
 
+/* A Filter plugin's reason text: node_reason, else filter_reason, else a generic one. */
+static void plugin_reason(const sched_plugin *pl, const sched_cycle *c, const sched_node *n,
+                          uint32_t detail, char *buf, size_t size) {
+    if (pl->node_reason)
+        pl->node_reason(pl->state, c, n, detail, buf, size);
+    else if (pl->filter_reason)
+        pl->filter_reason(pl->state, c, detail, buf, size);
+    else
+        snprintf(buf, size, "node(s) were rejected by plugin %s", pl->name);
+}
+
 char *sched_framework_node_reason(const sched_framework *fw, size_t node, char *buf, size_t size) {
     if (!size)
         return buf;
@@ -95,11 +106,8 @@ char *sched_framework_node_reason(const sched_framework *fw, size_t node, char *
     uint32_t detail;
     sched_filter_id id = sched_framework_node_status(fw, node, &detail, NULL);
     const sched_plugin *pl = filter_plugin(fw, id);
-    if (pl && pl->filter_reason)
-        pl->filter_reason(pl->state, &fw->cyc, sched_snapshot_node(fw->cyc.snap, node), detail, buf,
-                          size);
-    else if (pl)
-        snprintf(buf, size, "node(s) were rejected by plugin %s", pl->name);
+    if (pl)
+        plugin_reason(pl, &fw->cyc, sched_snapshot_node(fw->cyc.snap, node), detail, buf, size);
     return buf;
 }
 
@@ -244,10 +252,10 @@ char *sched_framework_fit_message(const sched_framework *fw, const sched_snapsho
         }
         char one[192];
         const sched_plugin *pl = id == SCHED_FILTER_RESOURCES ? filter_plugin(fw, id) : NULL;
-        if (pl && pl->filter_reason) { /* each short resource is its own reason */
+        if (pl) { /* each short resource is its own reason */
             for (int r = 0; r < SCHED_RES_MAX; r++)
                 if (fw->detail[i] & (1u << r)) {
-                    pl->filter_reason(pl->state, &fw->cyc, NULL, 1u << r, one, sizeof one);
+                    plugin_reason(pl, &fw->cyc, NULL, 1u << r, one, sizeof one);
                     add_reason(&rs, &nr, &cap, one);
                 }
         } else {

@@ -260,10 +260,10 @@ typedef struct sched_plugin {
      * into the node's reason. Runs after the built-in filters, on nodes they passed, in the
      * order the plugins were added; the first plugin that rejects a node decides its reason. */
     int (*filter)(void *state, const sched_cycle *c, size_t node, const sched_node *n);
-    /* The reason text of node n's rejection (as in FailedScheduling: "node(s) were
-     * reserved"); NULL: "node(s) were rejected by plugin NAME". */
-    void (*filter_reason)(void *state, const sched_cycle *c, const sched_node *n, uint32_t detail,
-                          char *buf, size_t size);
+    /* The reason text of a rejection (as in FailedScheduling: "node(s) were reserved"); NULL:
+     * "node(s) were rejected by plugin NAME". See also node_reason. */
+    void (*filter_reason)(void *state, const sched_cycle *c, uint32_t detail, char *buf,
+                          size_t size);
     /* PostFilter: when no node fits (sched_framework_post_filter). OK with *nominated >= 0 when
      * it made room on that node index, UNSCHEDULABLE when it could not help, ERROR. The node
      * outcomes of the failed cycle are readable (sched_framework_node_status(c->fw, ...)). */
@@ -285,6 +285,11 @@ typedef struct sched_plugin {
      * NodeAffinity, NodeResourcesFit) itself from the snapshot's node columns, exactly as their
      * filter hooks would; 0 for every other plugin. */
     sched_filter_id filter_id;
+    /* filter_reason with the rejected node n (NULL when the reason is wanted without one), for
+     * reasons that name something of the node (TaintToleration names the taint); used instead
+     * of filter_reason when set. */
+    void (*node_reason)(void *state, const sched_cycle *c, const sched_node *n, uint32_t detail,
+                        char *buf, size_t size);
 } sched_plugin;
 
 /* A framework running the in-tree filters (filters.h, kube-scheduler's order) and plugin

@@ -20,7 +20,7 @@ static void affinity_reason(void *state, const sched_cycle *c, const sched_node 
 int sched_filter_node_affinity(sched_plugin *out, bool with_state) {
     *out = (sched_plugin){.name = "NodeAffinity",
                           .filter = affinity_filter,
-                          .filter_reason = affinity_reason,
+                          .node_reason = affinity_reason,
                           .filter_id = SCHED_FILTER_NODE_AFFINITY};
     return 0;
 }

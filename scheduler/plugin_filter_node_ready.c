@@ -16,7 +16,7 @@ static void ready_reason(void *state, const sched_cycle *c, const sched_node *n,
 int sched_filter_node_ready(sched_plugin *out, bool with_state) {
     *out = (sched_plugin){.name = "NodeReady",
                           .filter = ready_filter,
-                          .filter_reason = ready_reason,
+                          .node_reason = ready_reason,
                           .filter_id = SCHED_FILTER_NODE_READY};
     return 0;
 }

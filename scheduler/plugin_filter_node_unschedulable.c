@@ -22,7 +22,7 @@ static void unsched_reason(void *state, const sched_cycle *c, const sched_node *
 int sched_filter_node_unschedulable(sched_plugin *out, bool with_state) {
     *out = (sched_plugin){.name = "NodeUnschedulable",
                           .filter = unsched_filter,
-                          .filter_reason = unsched_reason,
+                          .node_reason = unsched_reason,
                           .filter_id = SCHED_FILTER_NODE_UNSCHEDULABLE};
     return 0;
 }

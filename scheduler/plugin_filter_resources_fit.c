@@ -41,7 +41,7 @@ static void fit_reason(void *state, const sched_cycle *c, const sched_node *n, u
 int sched_filter_resources_fit(sched_plugin *out, bool with_state) {
     *out = (sched_plugin){.name = "NodeResourcesFit",
                           .filter = fit_filter,
-                          .filter_reason = fit_reason,
+                          .node_reason = fit_reason,
                           .filter_id = SCHED_FILTER_RESOURCES};
     return 0;
 }

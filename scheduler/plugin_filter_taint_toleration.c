@@ -21,7 +21,7 @@ static void taint_reason(void *state, const sched_cycle *c, const sched_node *n,
 int sched_filter_taint_toleration(sched_plugin *out, bool with_state) {
     *out = (sched_plugin){.name = "TaintToleration",
                           .filter = taint_filter,
-                          .filter_reason = taint_reason,
+                          .node_reason = taint_reason,
                           .filter_id = SCHED_FILTER_TAINT};
     return 0;
 }

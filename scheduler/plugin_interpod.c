@@ -225,7 +225,7 @@ int sched_filter_interpod_affinity(sched_plugin *out, bool with_state) {
     *out = (sched_plugin){.name = "InterPodAffinity",
                           .pre_filter = interpod_pre_filter,
                           .filter = interpod_filter,
-                          .filter_reason = interpod_reason,
+                          .node_reason = interpod_reason,
                           .free_state = interpod_free,
                           .filter_id = SCHED_FILTER_INTERPOD};
     return with_state && !(out->state = sched_interpod_state_new()) ? -1 : 0;

@@ -97,7 +97,7 @@ int sched_filter_node_ports(sched_plugin *out, bool with_state) {
     *out = (sched_plugin){.name = "NodePorts",
                           .pre_filter = ports_pre_filter,
                           .filter = ports_filter,
-                          .filter_reason = ports_reason,
+                          .node_reason = ports_reason,
                           .free_state = ports_free,
                           .filter_id = SCHED_FILTER_NODE_PORTS};
     return with_state && !(out->state = sched_nodeports_state_new()) ? -1 : 0;

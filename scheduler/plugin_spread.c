@@ -207,7 +207,7 @@ int sched_filter_topology_spread(sched_plugin *out, bool with_state) {
     *out = (sched_plugin){.name = "PodTopologySpread",
                           .pre_filter = spread_pre_filter,
                           .filter = spread_filter,
-                          .filter_reason = spread_reason,
+                          .node_reason = spread_reason,
                           .free_state = spread_free,
                           .filter_id = SCHED_FILTER_SPREAD};
     return with_state && !(out->state = sched_spread_state_new()) ? -1 : 0;

@@ -30,7 +30,7 @@ int sched_filter_volume_binding(sched_plugin *out, bool with_state) {
     *out = (sched_plugin){.name = "VolumeBinding",
                           .pre_filter = volume_pre_filter,
                           .filter = volume_filter,
-                          .filter_reason = volume_reason,
+                          .node_reason = volume_reason,
                           .free_state = volume_free,
                           .filter_id = SCHED_FILTER_VOLUME};
     return with_state && !(out->state = sched_volume_state_new()) ? -1 : 0;

@@ -74,7 +74,7 @@ char *sched_filter_reason(const sched_snapshot *s, const sched_node *n, const sc
     sched_plugin pl;
     if (id > 0 && id < SCHED_FILTER_COUNT && in_tree(id, &pl)) {
         sched_cycle c = {.snap = (sched_snapshot *)s, .pod = p};
-        pl.filter_reason(NULL, &c, n, detail, buf, size);
+        pl.node_reason(NULL, &c, n, detail, buf, size);
     }
     return buf;
 }

@@ -62,8 +62,7 @@ static int rec_filter(void *st, const sched_cycle *c, size_t node, const sched_n
     return r->reject && strstr(n->name, r->reject) ? 7 : -1;
 }
 
-static void rec_reason(void *st, const sched_cycle *c, const sched_node *n, uint32_t detail,
-                       char *buf, size_t size) {
+static void rec_reason(void *st, const sched_cycle *c, uint32_t detail, char *buf, size_t size) {
     snprintf(buf, size, "node(s) were reserved by %s (%u)", ((rec *)st)->name, detail);
 }
 
