@@ -1,8 +1,15 @@
-/* framework.h: the scheduling framework: the pod being scheduled, the filters every policy
- * runs, and the one small interface a scoring/queue-sort plugin implements.
+/* framework.h: the scheduling framework: the pod being scheduled, the plugin interface (one
+ * struct with a hook per extension point), and the framework that runs the plugins.
  *
- * Shape of kube-scheduler's framework: QueueSort -> Filter -> Score -> (select) -> Reserve.
- * Filters are always on, run in this order, and the first that rejects a node decides its
+ * Shape of kube-scheduler's framework: PreEnqueue, QueueSort, PreFilter -> Filter ->
+ * PostFilter -> PreScore -> Score -> (select) -> Reserve -> Permit, then PreBind -> Bind, with
+ * Unreserve on failure (the extension points, at the end of this file; the flow in cycle.c).
+ * A framework holds the policy's plugin (scoring, queue order; policy.h), the in-tree Filter
+ * plugins (filters.h, registered by sched_framework_new) and the plugins a caller adds with
+ * sched_framework_add_plugin (gangs, reservations, the live binder). Layers, from the bottom:
+ * match.h (matching rules) < plugins (plugin_*.c) < framework (framework.c, cycle.c, scan.c,
+ * permit.c, which include no plugin); tests/e2e/scheduler_layering_test.sh checks it.
+ * The in-tree filters run in this order, and the first that rejects a node decides its
  * reason, as in kube-scheduler:
  *   NodeReady          "node(s) were not ready"
  *   NodeUnschedulable  "node(s) were unschedulable"
@@ -22,16 +29,18 @@
  *                      node affinity conflict", and for a claim the pod cannot use every node
  *                      gets "persistentvolumeclaim "x" not found" (or "is being deleted", "is
  *                      not bound"); only where the snapshot tracks volumes (volumes.h)
- * The last three need the whole cluster (pods on other nodes): like kube-scheduler's PreFilter,
- * they count matching pods per topology domain once per cycle (sched_prefilter) so that each
- * node's check is O(terms). A pod that uses none of them, in a snapshot where no placed pod has
- * required anti-affinity, pays one flag check per node.
+ * NodePorts and the last three need the whole cluster (pods on other nodes): like
+ * kube-scheduler's, their PreFilter counts matching pods per topology domain once per cycle so
+ * that each node's check is O(terms), or skips the filter when the pod needs none of it. A pod
+ * that uses none of them, in a snapshot where no placed pod has required anti-affinity, pays
+ * one flag check per node (the column scan, scan.c). Filter plugins added by a caller run after
+ * them, in the order added.
  * The score plugin gives every feasible node an int64 (higher is better); the framework picks
  * the best, breaking ties by node name. Everything here is pure: no I/O, no locks, no clock
  * (time comes in as now_ms). A sched_framework holds per-cycle buffers and plugin state (the
  * round-robin cursor), so use one per scheduling thread.
  *
- * Typical cycle (live scheduler or simulator):
+ * Typical cycle (live scheduler or simulator; Permit and binding: the end of this file):
  *   sched_framework *fw = sched_policy_new("tarema", &err);        // policy.h
  *   sched_decision d;
  *   if (sched_framework_schedule(fw, snap, pod, now_ms, &d, &err) == 0 && d.node >= 0)
@@ -46,46 +55,8 @@
 #include <stdint.h>
 
 #include "lib/error.h"
+#include "scheduler/match.h"
 #include "scheduler/snapshot.h"
-
-typedef enum {
-    SCHED_TOL_EQUAL = 0, /* also the default when operator is empty */
-    SCHED_TOL_EXISTS
-} sched_tol_op;
-
-typedef struct sched_toleration {
-    char *key; /* "" with Exists tolerates every taint */
-    sched_tol_op op;
-    char *value;         /* "" when absent */
-    sched_effect effect; /* SCHED_EFFECT_NONE = every effect */
-} sched_toleration;
-
-typedef enum {
-    SCHED_SEL_IN = 0,
-    SCHED_SEL_NOT_IN,
-    SCHED_SEL_EXISTS,
-    SCHED_SEL_DOES_NOT_EXIST,
-    SCHED_SEL_GT,
-    SCHED_SEL_LT
-} sched_sel_op;
-
-/* One node selector requirement (matchExpressions entry, or matchFields on metadata.name when
- * is_field). For Gt/Lt, values[0] was checked to be an integer and is kept in num. */
-typedef struct sched_sel_req {
-    char *key;
-    sched_sel_op op;
-    char **values;
-    size_t n_values;
-    int64_t num;
-    bool is_field;
-} sched_sel_req;
-
-/* A nodeSelectorTerm: all requirements must hold. A term without requirements matches no node
- * (as in Kubernetes). */
-typedef struct sched_sel_term {
-    sched_sel_req *reqs;
-    size_t n_reqs;
-} sched_sel_term;
 
 /* One topologySpreadConstraint with whenUnsatisfiable: DoNotSchedule (ScheduleAnyway ones are
  * scoring and not kept). matchLabelKeys are already merged into selector. */
@@ -132,13 +103,13 @@ typedef struct sched_pod {
      * the pod's namespace; the VolumeBinding filter reads them. */
     char **claims;
     size_t n_claims;
+    /* How long the pod is expected to run, for reservations' backfill (resv_plan.h): annotation
+     * tarema.io/expected-duration in ms and spec.activeDeadlineSeconds; 0 = not given. */
+    int64_t expected_duration_ms;
+    int64_t active_deadline_s;
 } sched_pod;
 
 sched_pod *sched_pod_new(const char *ns, const char *name, const char *uid); /* NULL on OOM */
-/* Frees n terms and their requirements (sched_sel_terms_from_json in podspec.h builds them). */
-void sched_sel_terms_free(sched_sel_term *terms, size_t n);
-/* Whether node n matches any of the terms (an empty term matches nothing, no terms nothing). */
-bool sched_sel_terms_match(const sched_sel_term *terms, size_t n_terms, const sched_node *n);
 void sched_pod_free(sched_pod *p);
 
 /* Records p on node_name in s (sched_snapshot_add_pod_meta, keyed by p->uid) with its requests
@@ -218,53 +189,8 @@ sched_filter_id sched_filter_node_pre(const sched_snapshot *s, const sched_pod *
 bool sched_pod_node_affinity_matches(const sched_pod *p, const sched_node *n);
 bool sched_pod_tolerates_node_taints(const sched_pod *p, const sched_node *n);
 
-/* ---- building blocks of the inter-pod filter plugins (plugin_*.c) ---- */
-
-/* Counts per topology pair (topology key, label value): the PreFilter tables of
- * InterPodAffinity and PodTopologySpread. Key and value strings are borrowed (node labels and
- * pod terms), so a map is valid only while those are. */
-typedef struct sched_tpmap sched_tpmap;
-sched_tpmap *sched_tpmap_new(void); /* NULL on OOM; free with sched_tpmap_free */
-void sched_tpmap_free(sched_tpmap *m);
-void sched_tpmap_clear(sched_tpmap *m); /* forget every pair, keep the buffers */
-/* Adds delta to a pair's count, creating the pair (even with delta 0). 0, or -1 on OOM. */
-int sched_tpmap_add(sched_tpmap *m, const char *key, const char *value, int64_t delta);
-/* A pair's count; *found (may be NULL) says whether the pair exists. */
-int64_t sched_tpmap_get(const sched_tpmap *m, const char *key, const char *value, bool *found);
-size_t sched_tpmap_size(const sched_tpmap *m); /* pairs */
-/* The i-th pair (0..size-1, insertion order). */
-void sched_tpmap_at(const sched_tpmap *m, size_t i, const char **key, const char **value,
-                    int64_t *count);
-
-/* NodePorts (plugin_nodeports.c). Whether binding want conflicts with used, as kube-scheduler's
- * HostPortInfo.CheckConflict: same protocol and port, and same hostIP or either is 0.0.0.0. */
-bool sched_host_port_conflict(const sched_host_port *want, const sched_host_port *used);
-typedef struct sched_nodeports_state sched_nodeports_state;
-sched_nodeports_state *sched_nodeports_state_new(void); /* NULL on OOM */
-void sched_nodeports_state_free(sched_nodeports_state *st);
-/* Marks every node where a placed pod holds a port p wants. *active is false when p wants no
- * host port (then the filter need not run). 0, or -1 with err. */
-int sched_nodeports_prefilter(sched_nodeports_state *st, const sched_snapshot *s,
-                              const sched_pod *p, bool *active, tm_err *err);
-bool sched_nodeports_fits(const sched_nodeports_state *st, size_t node);
-
-/* PodTopologySpread, DoNotSchedule constraints (plugin_spread.c). */
-typedef struct sched_spread_state sched_spread_state;
-sched_spread_state *sched_spread_state_new(void); /* NULL on OOM */
-void sched_spread_state_free(sched_spread_state *st);
-int sched_spread_prefilter(sched_spread_state *st, const sched_snapshot *s, const sched_pod *p,
-                           bool *active, tm_err *err);
-/* -1 when n satisfies every constraint, else SCHED_SPREAD_SKEW or SCHED_SPREAD_MISSING_LABEL. */
-int sched_spread_filter(const sched_spread_state *st, const sched_pod *p, const sched_node *n);
-
-/* InterPodAffinity, required terms (plugin_interpod.c). */
-typedef struct sched_interpod_state sched_interpod_state;
-sched_interpod_state *sched_interpod_state_new(void); /* NULL on OOM */
-void sched_interpod_state_free(sched_interpod_state *st);
-int sched_interpod_prefilter(sched_interpod_state *st, const sched_snapshot *s, const sched_pod *p,
-                             bool *active, tm_err *err);
-/* -1 when n passes, else SCHED_INTERPOD_AFFINITY, _ANTI_AFFINITY or _EXISTING_ANTI. */
-int sched_interpod_filter(const sched_interpod_state *st, const sched_pod *p, const sched_node *n);
+/* The matching helpers the filters share (selectors, taints, topology maps, host ports) are in
+ * match.h; the in-tree Filter plugins' own state in filters.h. */
 
 /* kube-scheduler's reason text for one node's rejection, e.g. "Insufficient cpu" (for several
  * short resources, the reasons joined by ", "). p (may be NULL) names a claim in VolumeBinding's
@@ -272,15 +198,36 @@ int sched_interpod_filter(const sched_interpod_state *st, const sched_pod *p, co
 char *sched_filter_reason(const sched_snapshot *s, const sched_node *n, const sched_pod *p,
                           sched_filter_id id, uint32_t detail, char *buf, size_t size);
 
-/* Per-cycle context handed to the plugin. task is resolved once per cycle. */
+typedef struct sched_framework sched_framework;
+
+/* What an extension point hook answers (kube-scheduler's framework.Status codes). */
+typedef enum {
+    SCHED_STATUS_OK = 0,        /* success; Permit: allow */
+    SCHED_STATUS_SKIP,          /* PreFilter: nothing to check, Filter is not called this cycle;
+                                 * Bind: not mine, ask the next Bind plugin */
+    SCHED_STATUS_UNSCHEDULABLE, /* reject: PreEnqueue keeps the pod out of the active queue,
+                                 * PreFilter rejects every node, Permit rejects the pod,
+                                 * PostFilter found nothing to do */
+    SCHED_STATUS_WAIT,          /* Permit: hold the reserved pod until allowed or timed out */
+    SCHED_STATUS_ERROR          /* failure, err set */
+} sched_status;
+
+/* Per-cycle context handed to every hook. task is resolved once per cycle. fw is the framework
+ * running the hook (a Permit plugin allows its waiting siblings through it). */
 typedef struct sched_cycle {
     sched_snapshot *snap;
     const sched_pod *pod;
     sched_task_info task;
     int64_t now_ms;
+    sched_framework *fw;
 } sched_cycle;
 
-/* The plugin interface: a policy's scoring and queue order. Only score is required. */
+/* The plugin interface, one struct for every extension point, as a Go plugin implements several
+ * interfaces: a plugin sets the hooks of the points it sits at and leaves the others NULL.
+ * The policy's plugin (sched_framework_new) scores and sorts the queue; plugins added with
+ * sched_framework_add_plugin (gangs, reservations, the live binder) run beside it, in the order
+ * they were added. Hooks are pure: no I/O except in PreBind/Bind, whose implementations live
+ * with the caller (the live scheduler's binder, the simulator's). */
 typedef struct sched_plugin {
     const char *name; /* "tarema", "round-robin", ... (static string) */
     void *state;      /* plugin state, freed by free_state */
@@ -303,13 +250,58 @@ typedef struct sched_plugin {
      * called per node. */
     void (*score_batch)(void *state, const sched_cycle *c, const uint32_t *nodes, size_t n,
                         int64_t *out);
+
+    /* ---- the other extension points (all optional) ---- */
+    /* PreEnqueue: may p enter the active queue? OK, or UNSCHEDULABLE with a reason in msg (the
+     * pod waits outside the queue, e.g. until its gang has minMember pods). */
+    sched_status (*pre_enqueue)(void *state, const sched_snapshot *s, const sched_pod *p,
+                                int64_t now_ms, char *msg, size_t size);
+    /* PreFilter: once per cycle before Filter. OK (Filter runs on every node), SKIP (Filter is
+     * not called this cycle), UNSCHEDULABLE (every node the built-in filters passed is
+     * rejected with *detail, the reason given by filter_reason), ERROR. */
+    sched_status (*pre_filter)(void *state, const sched_cycle *c, uint32_t *detail, tm_err *err);
+    /* Filter: -1 when node index `node` (n) passes, else a detail >= 0 that filter_reason turns
+     * into the node's reason. Runs after the built-in filters, on nodes they passed, in the
+     * order the plugins were added; the first plugin that rejects a node decides its reason. */
+    int (*filter)(void *state, const sched_cycle *c, size_t node, const sched_node *n);
+    /* The reason text of a rejection (as in FailedScheduling: "node(s) were reserved"); NULL:
+     * "node(s) were rejected by plugin NAME". See also node_reason. */
+    void (*filter_reason)(void *state, const sched_cycle *c, uint32_t detail, char *buf,
+                          size_t size);
+    /* PostFilter: when no node fits (sched_framework_post_filter). OK with *nominated >= 0 when
+     * it made room on that node index, UNSCHEDULABLE when it could not help, ERROR. The node
+     * outcomes of the failed cycle are readable (sched_framework_node_status(c->fw, ...)). */
+    sched_status (*post_filter)(void *state, const sched_cycle *c, int *nominated, tm_err *err);
+    /* Unreserve: undo what reserved did (rejected by Permit, timed out, bind failed). Runs in
+     * the reverse order of Reserve. */
+    void (*unreserve)(void *state, const sched_cycle *c, const sched_node *n);
+    /* Permit: after Reserve. OK (allow), UNSCHEDULABLE (reject, reason in msg), or WAIT with
+     * *timeout_ms (how long to wait at most, from c->now_ms). */
+    sched_status (*permit)(void *state, const sched_cycle *c, const sched_node *n,
+                           int64_t *timeout_ms, char *msg, size_t size);
+    /* PreBind: before Bind (e.g. write the pod's annotations). OK or ERROR. */
+    sched_status (*pre_bind)(void *state, const sched_cycle *c, const sched_node *n, tm_err *err);
+    /* Bind: bind p to n. OK (bound), SKIP (not mine: the next Bind plugin), ERROR. No Bind
+     * plugin at all: the pod stays bound in the snapshot only (the simulator). */
+    sched_status (*bind)(void *state, const sched_cycle *c, const sched_node *n, tm_err *err);
+    /* In-tree Filter plugins only (filters.h): the sched_filter_id their rejections carry.
+     * The cycle checks the node-local ones (NodeReady, NodeUnschedulable, TaintToleration,
+     * NodeAffinity, NodeResourcesFit) itself from the snapshot's node columns, exactly as their
+     * filter hooks would; 0 for every other plugin. */
+    sched_filter_id filter_id;
+    /* filter_reason with the rejected node n (NULL when the reason is wanted without one), for
+     * reasons that name something of the node (TaintToleration names the taint); used instead
+     * of filter_reason when set. */
+    void (*node_reason)(void *state, const sched_cycle *c, const sched_node *n, uint32_t detail,
+                        char *buf, size_t size);
 } sched_plugin;
 
-typedef struct sched_framework sched_framework;
-
-/* A framework running the filters and plugin (copied; its state is owned and freed by the
- * framework from now on, also on error). NULL with err on OOM. Free with sched_framework_free. */
+/* A framework running the in-tree filters (filters.h, kube-scheduler's order) and plugin
+ * (copied; its state is owned and freed by the framework from now on, also on error). NULL
+ * with err on OOM. Free with sched_framework_free. */
 sched_framework *sched_framework_new(const sched_plugin *plugin, tm_err *err);
+/* The same without any Filter plugin: for a caller that registers its own filters. */
+sched_framework *sched_framework_new_empty(const sched_plugin *plugin, tm_err *err);
 void sched_framework_free(sched_framework *fw);
 const char *sched_framework_name(const sched_framework *fw);
 
@@ -352,5 +344,114 @@ int sched_framework_extender_score(const sched_framework *fw, size_t node);
  * Insufficient cpu." Writes into buf (truncated to size), returns buf. */
 char *sched_framework_fit_message(const sched_framework *fw, const sched_snapshot *s, char *buf,
                                   size_t size);
+
+/* ---- extension points beyond Filter/Score (the scheduling and binding cycles) ----
+ *
+ * Scheduling cycle (cycle.c), per pod:
+ *   PreEnqueue (sched_framework_pre_enqueue, before the pod enters the active queue)
+ *   QueueSort  (sched_framework_queue_cmp: added plugins' queue_cmp first, latest added first,
+ *               the first non-zero answer decides; then the policy's; then priority/creation)
+ *   PreFilter -> Filter -> PreScore -> Score -> select   (sched_framework_schedule)
+ *   PostFilter when nothing fits                          (sched_framework_post_filter)
+ *   Reserve                                               (sched_framework_reserve)
+ *   Permit: allow / reject / wait                         (sched_framework_permit)
+ * Binding cycle: PreBind -> Bind, Unreserve on failure    (sched_framework_bind)
+ *
+ * Permit WAIT, for a caller that holds the pod (the live loop) and resolves it later:
+ *
+ *   sched_framework_reserve(fw, s, p, node, &err);
+ *   int64_t deadline;
+ *   switch (sched_framework_permit(fw, s, p, node, now_ms, &deadline, msg, sizeof msg, &err)) {
+ *   case SCHED_STATUS_OK: bind(p); break;            // sched_framework_bind(...)
+ *   case SCHED_STATUS_UNSCHEDULABLE: requeue(p, msg); // already unreserved
+ *       break;
+ *   case SCHED_STATUS_WAIT: hold(p); break;         // p and s must stay valid until resolved
+ *   default: error
+ *   }
+ *   // later (each loop turn, after events, or at deadline): for each held pod
+ *   switch (sched_framework_waiting_resolve(fw, p->uid, now_ms, msg, sizeof msg)) {
+ *   case SCHED_STATUS_WAIT: break;                    // keep holding
+ *   case SCHED_STATUS_OK: bind(p); break;            // every waiting plugin allowed it
+ *   case SCHED_STATUS_UNSCHEDULABLE: requeue(p, msg); // rejected or timed out; unreserved
+ *   }
+ *
+ * A plugin whose Permit said WAIT resolves pods with sched_framework_allow/_reject (from any
+ * hook, through c->fw), e.g. a gang's Permit allowing every waiting member once minMember are
+ * reserved; sched_framework_waiting_each lists the waiting pods. A pod deleted while waiting:
+ * sched_framework_waiting_forget (no unreserve; the caller drops its reservation). */
+
+#define SCHED_MAX_PLUGINS 48 /* plugins per framework, the policy's and the built-ins included */
+/* Filter ids of added plugins in sched_framework_node_status: SCHED_FILTER_PLUGIN + k for the
+ * k-th plugin (sched_framework_plugin_name names it; the reason from its filter_reason). */
+#define SCHED_FILTER_PLUGIN 64
+
+/* Adds a plugin (copied; the framework frees its state with free_state from now on, also on
+ * error; free_state NULL leaves the state to the caller). 0, or -1 with err (too many
+ * plugins, no name, out of memory). Add plugins before the first cycle. */
+int sched_framework_add_plugin(sched_framework *fw, const sched_plugin *p, tm_err *err);
+/* The state of the added plugin called name (NULL when none): lets a caller reach its plugin's
+ * state after handing it over. */
+void *sched_framework_plugin_state(const sched_framework *fw, const char *name);
+/* The name of the plugin behind a filter id (built-in or SCHED_FILTER_PLUGIN + k), "" if none. */
+const char *sched_framework_filter_name(const sched_framework *fw, sched_filter_id id);
+/* The reason text of node `node` in the last cycle (sched_filter_reason for the built-in
+ * filters, the plugin's filter_reason for added ones); "" for a feasible node. Returns buf. */
+char *sched_framework_node_reason(const sched_framework *fw, size_t node, char *buf, size_t size);
+
+/* PreEnqueue: every plugin's pre_enqueue in order; the first UNSCHEDULABLE decides (msg says
+ * why, prefixed with the plugin's name). OK when the pod may enter the active queue. */
+sched_status sched_framework_pre_enqueue(sched_framework *fw, const sched_snapshot *s,
+                                         const sched_pod *p, int64_t now_ms, char *msg,
+                                         size_t size);
+
+/* PostFilter after a schedule call that found no node: every post_filter in order until one
+ * returns OK. OK with *nominated (node index), UNSCHEDULABLE (none could help), ERROR. */
+sched_status sched_framework_post_filter(sched_framework *fw, int *nominated, tm_err *err);
+
+/* Permit for p reserved on node index `node`: every permit hook in order. Any reject: p is
+ * unreserved (sched_framework_unreserve) and UNSCHEDULABLE returned with the reason. Else any
+ * wait: p is held as waiting until the earliest timeout (*deadline_ms, may be NULL) and WAIT
+ * returned; p and s are borrowed until sched_framework_waiting_resolve returns OK or
+ * UNSCHEDULABLE or sched_framework_waiting_forget. Else OK. ERROR with err. */
+sched_status sched_framework_permit(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
+                                    int node, int64_t now_ms, int64_t *deadline_ms, char *msg,
+                                    size_t size, tm_err *err);
+/* A plugin (named) allows a waiting pod: once every plugin that made it wait allowed it, the
+ * pod is allowed. 0, or -1 when no pod with that uid waits. */
+int sched_framework_allow(sched_framework *fw, const char *uid, const char *plugin);
+/* Rejects a waiting pod (the reason in msg). 0, or -1 when no pod with that uid waits. */
+int sched_framework_reject(sched_framework *fw, const char *uid, const char *plugin,
+                           const char *msg);
+/* The outcome of a waiting pod at now_ms: WAIT (still waiting), OK (allowed: bind it), or
+ * UNSCHEDULABLE (rejected or timed out: already unreserved; msg says why). OK and
+ * UNSCHEDULABLE end the wait. UNSCHEDULABLE with "not waiting" for an unknown uid. */
+sched_status sched_framework_waiting_resolve(sched_framework *fw, const char *uid, int64_t now_ms,
+                                             char *msg, size_t size);
+/* Calls fn for every waiting pod (node index, deadline); fn must not add or resolve pods. */
+void sched_framework_waiting_each(const sched_framework *fw,
+                                  void (*fn)(void *arg, const sched_pod *p, int node,
+                                             int64_t deadline_ms),
+                                  void *arg);
+size_t sched_framework_waiting_count(const sched_framework *fw);
+/* Drops a waiting pod without unreserve (the caller undoes the reservation). 0 or -1. */
+int sched_framework_waiting_forget(sched_framework *fw, const char *uid);
+
+/* Unreserve: every plugin's unreserve, latest first, then removes p's record from s (what
+ * sched_framework_reserve recorded; nothing when absent) with the forget function. */
+void sched_framework_unreserve(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int node,
+                               int64_t now_ms);
+
+/* How Unreserve removes a pod's record: by default sched_snapshot_remove_pod(s, uid). The live
+ * scheduler, whose cache tracks its assumptions (and must not erase a pod the watch already
+ * showed bound), sets a function that calls sched_cache_forget. fn NULL restores the default. */
+void sched_framework_set_forget(sched_framework *fw,
+                                void (*fn)(void *arg, sched_snapshot *s, const char *uid),
+                                void *arg);
+
+/* Binding cycle for p reserved (and permitted) on node index `node`: every pre_bind, then the
+ * bind hooks in order until one returns OK (none: bound in the snapshot only). On failure p is
+ * unreserved and -1 returned with err naming the plugin. 0 when bound. */
+int sched_framework_bind(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int node,
+                         int64_t now_ms, tm_err *err);
 
 #endif

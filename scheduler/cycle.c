@@ -1,0 +1,311 @@
+/* cycle.c: the scheduling cycle and the binding cycle, top to bottom, as kube-scheduler runs
+ * them:
+ *   PreEnqueue                   sched_framework_pre_enqueue (before the active queue)
+ *   PreFilter -> Filter          pre_filter + fw_filter_nodes (scan.c)
+ *   PreScore -> Score -> select  sched_framework_schedule
+ *   PostFilter                   sched_framework_post_filter, when nothing fits
+ *   Reserve                      sched_framework_reserve
+ *   Permit                       sched_framework_permit (waiting pods: permit.c)
+ *   PreBind -> Bind              sched_framework_bind, Unreserve on failure
+ *   Unreserve                    sched_framework_unreserve
+ * Pure: the only I/O is whatever the caller's Bind/PreBind hooks do. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/framework_internal.h"
+
+sched_cycle fw_cycle_for(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
+                         int64_t now_ms) {
+    sched_cycle c = {.snap = s, .pod = p, .now_ms = now_ms, .fw = fw};
+    sched_task_resolve(s, p, &c.task);
+    return c;
+}
+
+/* ---- PreEnqueue ---- */
+
+sched_status sched_framework_pre_enqueue(sched_framework *fw, const sched_snapshot *s,
+                                         const sched_pod *p, int64_t now_ms, char *msg,
+                                         size_t size) {
+    if (size)
+        msg[0] = '\0';
+    for (size_t k = 0; k < fw->n_plugins; k++) {
+        const sched_plugin *pl = &fw->plugins[k];
+        if (!pl->pre_enqueue)
+            continue;
+        char why[256] = "";
+        sched_status st = pl->pre_enqueue(pl->state, s, p, now_ms, why, sizeof why);
+        if (st != SCHED_STATUS_OK) {
+            if (size)
+                snprintf(msg, size, "%s: %s", pl->name, why);
+            return SCHED_STATUS_UNSCHEDULABLE;
+        }
+    }
+    return SCHED_STATUS_OK;
+}
+
+/* ---- the scheduling cycle ---- */
+
+/* PreFilter of every Filter plugin that has one, in order: which filters run through their
+ * hooks this cycle (before or after NodeResourcesFit), and which reject every node. */
+static int pre_filter(sched_framework *fw, tm_err *err) {
+    fw->n_hook_pre = fw->n_hook_post = 0;
+    bool after_resources = false;
+    for (size_t f = 0; f < fw->n_filt; f++) {
+        size_t k = fw->filt[f];
+        const sched_plugin *pl = &fw->plugins[k];
+        fw->reject_all[k] = false;
+        if (pl->filter_id == SCHED_FILTER_RESOURCES)
+            after_resources = true;
+        if (pl->filter_id && (FW_COLUMN_FILTERS >> pl->filter_id) & 1u)
+            continue; /* node-local: checked inline by scan.c, from the columns or not */
+        uint32_t d = 0;
+        sched_status st =
+            pl->pre_filter ? pl->pre_filter(pl->state, &fw->cyc, &d, err) : SCHED_STATUS_OK;
+        if (st == SCHED_STATUS_ERROR)
+            return tm_err_wrap(err, "pre-filter %s of pod %s/%s", pl->name, fw->cyc.pod->ns,
+                               fw->cyc.pod->name);
+        if (st == SCHED_STATUS_SKIP || (st == SCHED_STATUS_OK && !pl->filter))
+            continue;
+        if (st == SCHED_STATUS_UNSCHEDULABLE) {
+            fw->reject_all[k] = true;
+            fw->reject_detail[k] = d;
+        }
+        if (after_resources)
+            fw->hook_post[fw->n_hook_post++] = (uint8_t)k;
+        else
+            fw->hook_pre[fw->n_hook_pre++] = (uint8_t)k;
+    }
+    return 0;
+}
+
+/* PreFilter -> Filter -> PreScore -> Score -> select. PostFilter, when nothing fits, is the
+ * caller's next step (sched_framework_post_filter): explain and the extender run this same
+ * function and must not trigger it. */
+int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
+                             int64_t now_ms, sched_decision *d, tm_err *err) {
+    memset(d, 0, sizeof *d);
+    d->node = -1;
+    fw->have_cycle = false;
+    sched_snapshot_refresh(s);
+    size_t n = sched_snapshot_node_count(s);
+    if (fw_ensure_cap(fw, n, err) != 0)
+        return -1;
+    fw->n_nodes = n;
+    fw->cyc = (sched_cycle){.snap = s, .pod = p, .now_ms = now_ms, .fw = fw};
+    sched_task_resolve(s, p, &fw->cyc.task);
+
+    /* PreFilter, Filter */
+    if (pre_filter(fw, err) != 0)
+        return -1;
+    size_t nf = fw_filter_nodes(fw, s, p);
+
+    /* PreScore */
+    for (size_t k = 0; k < fw->n_plugins; k++) {
+        const sched_plugin *pl = &fw->plugins[k];
+        if (pl->pre_score && pl->pre_score(pl->state, &fw->cyc, err) != 0)
+            return tm_err_wrap(err, "%s %s", k ? "plugin" : "policy", pl->name);
+    }
+    fw->have_cycle = true;
+
+    /* Score: the policy's (in one batch when it can), plus any added Score plugin's */
+    if (fw->plugins[0].score_batch) {
+        fw->plugins[0].score_batch(fw->plugins[0].state, &fw->cyc, fw->feas, nf, fw->fscore);
+    } else {
+        for (size_t k = 0; k < nf; k++)
+            fw->fscore[k] = fw->plugins[0].score(fw->plugins[0].state, &fw->cyc,
+                                                 sched_snapshot_node(s, fw->feas[k]));
+    }
+    for (size_t j = 1; j < fw->n_plugins; j++) {
+        const sched_plugin *pl = &fw->plugins[j];
+        for (size_t k = 0; pl->score && k < nf; k++)
+            fw->fscore[k] += pl->score(pl->state, &fw->cyc, sched_snapshot_node(s, fw->feas[k]));
+    }
+
+    /* select */
+    sched_node_cols cols;
+    sched_snapshot_node_cols(s, &cols);
+    const uint32_t *name_rank = cols.name_rank;
+    /* the highest score wins, ties go to the first in name order (and, should ranks repeat
+     * after a failed refresh, to the lowest index, so the order of fw->feas does not matter);
+     * a score at or above the best so far is rare once the scan is under way */
+    int best = -1;
+    int64_t best_score = 0;
+    if (nf) {
+        int64_t mn = fw->fscore[0], mx = fw->fscore[0];
+        uint32_t bi = fw->feas[0], br = name_rank[bi];
+        fw->score[bi] = mx;
+        for (size_t k = 1; k < nf; k++) {
+            int64_t sc = fw->fscore[k];
+            uint32_t i = fw->feas[k];
+            fw->score[i] = sc;
+            mn = sc < mn ? sc : mn;
+            if (__builtin_expect(sc >= mx, 0)) {
+                uint32_t r = name_rank[i];
+                if (sc > mx || r < br || (r == br && i < bi)) {
+                    mx = sc;
+                    br = r;
+                    bi = i;
+                }
+            }
+        }
+        fw->min_score = mn;
+        fw->max_score = mx;
+        best = (int)bi;
+        best_score = mx;
+    }
+    d->n_feasible = nf;
+    d->n_nodes = n;
+    d->node = best;
+    if (best >= 0) {
+        d->node_name = sched_snapshot_node(s, (size_t)best)->name;
+        d->score = best_score;
+    }
+    return 0;
+}
+
+/* ---- PostFilter ---- */
+
+sched_status sched_framework_post_filter(sched_framework *fw, int *nominated, tm_err *err) {
+    *nominated = -1;
+    if (!fw->have_cycle)
+        return tm_err_set(err, "post-filter without a scheduling cycle"), SCHED_STATUS_ERROR;
+    for (size_t k = 0; k < fw->n_plugins; k++) {
+        const sched_plugin *pl = &fw->plugins[k];
+        if (!pl->post_filter)
+            continue;
+        int node = -1;
+        sched_status st = pl->post_filter(pl->state, &fw->cyc, &node, err);
+        if (st == SCHED_STATUS_ERROR) {
+            tm_err_wrap(err, "post-filter %s", pl->name);
+            return st;
+        }
+        if (st == SCHED_STATUS_OK) {
+            *nominated = node;
+            return st;
+        }
+    }
+    return SCHED_STATUS_UNSCHEDULABLE;
+}
+
+/* ---- Reserve ---- */
+
+int sched_framework_reserve(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int node,
+                            tm_err *err) {
+    const sched_node *n = sched_snapshot_node(s, (size_t)node);
+    if (!n)
+        return tm_err_set(err, "reserve %s/%s: no node with index %d", p->ns, p->name, node);
+    if (sched_pod_record(s, p, n->name, err) != 0)
+        return tm_err_wrap(err, "reserve %s/%s on %s", p->ns, p->name, n->name);
+    sched_cycle c = {.snap = s, .pod = p, .now_ms = fw->cyc.now_ms, .fw = fw};
+    bool resolved = false;
+    for (size_t k = 0; k < fw->n_plugins; k++) {
+        const sched_plugin *pl = &fw->plugins[k];
+        if (!pl->reserved)
+            continue;
+        if (!resolved)
+            sched_task_resolve(s, p, &c.task);
+        resolved = true;
+        pl->reserved(pl->state, &c, n);
+    }
+    return 0;
+}
+
+/* ---- Permit ---- */
+
+sched_status sched_framework_permit(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
+                                    int node, int64_t now_ms, int64_t *deadline_ms, char *msg,
+                                    size_t size, tm_err *err) {
+    if (size)
+        msg[0] = '\0';
+    const sched_node *n = sched_snapshot_node(s, (size_t)node);
+    if (!n) {
+        tm_err_set(err, "permit %s/%s: no node with index %d", p->ns, p->name, node);
+        return SCHED_STATUS_ERROR;
+    }
+    if (fw_find_waiting(fw, p->uid)) {
+        tm_err_set(err, "permit %s/%s: the pod is already waiting", p->ns, p->name);
+        return SCHED_STATUS_ERROR;
+    }
+    sched_cycle c = fw_cycle_for(fw, s, p, now_ms);
+    uint64_t pending = 0;
+    int64_t deadline = INT64_MAX;
+    for (size_t k = 0; k < fw->n_plugins; k++) {
+        const sched_plugin *pl = &fw->plugins[k];
+        if (!pl->permit)
+            continue;
+        int64_t timeout = 0;
+        char why[256] = "";
+        sched_status st = pl->permit(pl->state, &c, n, &timeout, why, sizeof why);
+        if (st == SCHED_STATUS_WAIT) {
+            pending |= 1ull << k;
+            int64_t d = now_ms + (timeout > 0 ? timeout : 0);
+            deadline = d < deadline ? d : deadline;
+        } else if (st != SCHED_STATUS_OK) { /* a reject (or a failing hook) ends it */
+            if (size)
+                snprintf(msg, size, "rejected by %s: %s", pl->name, why);
+            sched_framework_unreserve(fw, s, p, node, now_ms);
+            return SCHED_STATUS_UNSCHEDULABLE;
+        }
+    }
+    if (!pending)
+        return SCHED_STATUS_OK;
+    if (fw_hold(fw, s, p, node, deadline, pending, err) != 0)
+        return SCHED_STATUS_ERROR;
+    if (deadline_ms)
+        *deadline_ms = deadline;
+    return SCHED_STATUS_WAIT;
+}
+
+/* ---- Unreserve ---- */
+
+void sched_framework_unreserve(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int node,
+                               int64_t now_ms) {
+    const sched_node *n = sched_snapshot_node(s, (size_t)node);
+    sched_cycle c = fw_cycle_for(fw, s, p, now_ms);
+    for (size_t k = fw->n_plugins; k-- > 0;)
+        if (fw->plugins[k].unreserve && n)
+            fw->plugins[k].unreserve(fw->plugins[k].state, &c, n);
+    if (fw->forget)
+        fw->forget(fw->forget_arg, s, p->uid);
+    else
+        sched_snapshot_remove_pod(s, p->uid); /* -1 when absent: nothing was recorded */
+}
+
+void sched_framework_set_forget(sched_framework *fw,
+                                void (*fn)(void *arg, sched_snapshot *s, const char *uid),
+                                void *arg) {
+    fw->forget = fn;
+    fw->forget_arg = arg;
+}
+
+/* ---- binding cycle ---- */
+
+int sched_framework_bind(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int node,
+                         int64_t now_ms, tm_err *err) {
+    const sched_node *n = sched_snapshot_node(s, (size_t)node);
+    if (!n)
+        return tm_err_set(err, "bind %s/%s: no node with index %d", p->ns, p->name, node);
+    tm_err_clear(err); /* a hook may fail without a message */
+    sched_cycle c = fw_cycle_for(fw, s, p, now_ms);
+    const char *failed = NULL, *point = NULL;
+    for (size_t k = 0; !failed && k < fw->n_plugins; k++) {
+        const sched_plugin *pl = &fw->plugins[k];
+        if (pl->pre_bind && pl->pre_bind(pl->state, &c, n, err) != SCHED_STATUS_OK)
+            failed = pl->name, point = "pre-bind";
+    }
+    for (size_t k = 0; !failed && k < fw->n_plugins; k++) {
+        const sched_plugin *pl = &fw->plugins[k];
+        sched_status st = pl->bind ? pl->bind(pl->state, &c, n, err) : SCHED_STATUS_SKIP;
+        if (st == SCHED_STATUS_OK)
+            break;
+        if (st != SCHED_STATUS_SKIP)
+            failed = pl->name, point = "bind";
+    }
+    if (!failed)
+        return 0;
+    /* the hook's err first, then ours around it; unreserve only after (it may not fail) */
+    tm_err_wrap(err, "%s %s of %s/%s on %s", point, failed, p->ns, p->name, n->name);
+    sched_framework_unreserve(fw, s, p, node, now_ms);
+    return -1;
+}

@@ -1,0 +1,80 @@
+/* framework_internal.h: the framework's own state, shared by the files that implement it:
+ * framework.c (the object, registration, per-node outcomes, messages), cycle.c (the scheduling
+ * and binding cycles), scan.c (the Filter pass over the snapshot's node columns) and permit.c
+ * (the pods Permit holds). No plugin includes it: plugins see framework.h alone. */
+#ifndef TAREMA_SCHED_FRAMEWORK_INTERNAL_H
+#define TAREMA_SCHED_FRAMEWORK_INTERNAL_H
+
+#include "scheduler/framework.h"
+
+/* A pod held by Permit WAIT until every plugin that made it wait allowed it, one rejected it,
+ * or the deadline passed. pod and snap are borrowed from the caller. */
+typedef struct fw_waiting {
+    char *uid;
+    const sched_pod *pod;
+    sched_snapshot *snap;
+    int node;
+    int64_t deadline_ms;
+    uint64_t pending; /* bit k: plugins[k] said WAIT and has not allowed yet */
+    bool rejected;
+    char msg[256];
+} fw_waiting;
+
+/* The node-local in-tree filters the column scan decides itself (bit 1u << sched_filter_id). */
+#define FW_COLUMN_FILTERS                                                                          \
+    ((1u << SCHED_FILTER_NODE_READY) | (1u << SCHED_FILTER_NODE_UNSCHEDULABLE) |                   \
+     (1u << SCHED_FILTER_TAINT) | (1u << SCHED_FILTER_NODE_AFFINITY) |                             \
+     (1u << SCHED_FILTER_RESOURCES))
+
+struct sched_framework {
+    /* plugins[0] is the policy's (scoring, queue order); the rest were added in order: the
+     * in-tree filters (sched_framework_new), then the caller's */
+    sched_plugin plugins[SCHED_MAX_PLUGINS];
+    size_t n_plugins;
+    uint8_t sid[SCHED_MAX_PLUGINS];  /* the status id a plugin's rejections carry */
+    uint8_t filt[SCHED_MAX_PLUGINS]; /* the Filter plugins (indices into plugins), in order */
+    size_t n_filt;
+    uint32_t columns; /* FW_COLUMN_FILTERS bits registered */
+    /* per cycle: the Filter plugins that run through their hooks (the cluster-wide in-tree
+     * ones and the caller's, when their PreFilter did not skip them), before and after
+     * NodeResourcesFit; reject[k]: plugins[k]'s PreFilter rejected every node with detail */
+    uint8_t hook_pre[SCHED_MAX_PLUGINS], hook_post[SCHED_MAX_PLUGINS];
+    size_t n_hook_pre, n_hook_post;
+    bool reject_all[SCHED_MAX_PLUGINS];
+    uint32_t reject_detail[SCHED_MAX_PLUGINS];
+    /* per-node outcomes of the last cycle */
+    uint8_t *status;  /* sched_filter_id (or SCHED_FILTER_PLUGIN + k) per node */
+    uint32_t *detail; /* filter detail per node */
+    int64_t *score;   /* raw score per feasible node */
+    uint32_t *feas;   /* indices of the feasible nodes of the cycle */
+    int64_t *fscore;  /* their scores, parallel to feas */
+    size_t cap, n_nodes;
+    sched_cycle cyc;
+    bool have_cycle;
+    int64_t min_score, max_score;
+    /* Unreserve's way to drop a pod's record (NULL: sched_snapshot_remove_pod) */
+    void (*forget)(void *arg, sched_snapshot *s, const char *uid);
+    void *forget_arg;
+    fw_waiting *waiting;
+    size_t n_waiting, cap_waiting;
+};
+
+/* framework.c: grows the per-node buffers to n nodes. 0, or -1 with err. */
+int fw_ensure_cap(sched_framework *fw, size_t n, tm_err *err);
+
+/* permit.c: the waiting pod of that uid, NULL when none. */
+fw_waiting *fw_find_waiting(const sched_framework *fw, const char *uid);
+/* permit.c: holds p (reserved on node) until the plugins in pending allow it or deadline_ms.
+ * 0, or -1 with err (out of memory). */
+int fw_hold(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int node,
+            int64_t deadline_ms, uint64_t pending, tm_err *err);
+
+/* scan.c: Filter over every node of s for p into fw->status/detail (the hooked filters' PreFilter
+ * already ran: fw->hook_pre/post); returns the number of feasible nodes, listed in fw->feas. */
+size_t fw_filter_nodes(sched_framework *fw, const sched_snapshot *s, const sched_pod *p);
+
+/* cycle.c: a cycle for the hooks that run outside sched_framework_schedule. */
+sched_cycle fw_cycle_for(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
+                         int64_t now_ms);
+
+#endif
