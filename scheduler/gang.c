@@ -660,3 +660,26 @@ bool sched_gang_timed_out(const sched_gang *g, int64_t now_ms) {
     return g->spec.timeout_ms > 0 && g->wait_since_ms > 0 &&
            now_ms - g->wait_since_ms >= g->spec.timeout_ms;
 }
+
+json_t *sched_gang_describe(const sched_gang *g) {
+    json_t *m = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "pending",
+                          (json_int_t)sched_gang_count(g, SCHED_GANG_POD_PENDING), "assumed",
+                          (json_int_t)sched_gang_count(g, SCHED_GANG_POD_ASSUMED), "bound",
+                          (json_int_t)sched_gang_count(g, SCHED_GANG_POD_BOUND), "running",
+                          (json_int_t)sched_gang_count(g, SCHED_GANG_POD_RUNNING), "succeeded",
+                          (json_int_t)sched_gang_count(g, SCHED_GANG_POD_SUCCEEDED), "failed",
+                          (json_int_t)sched_gang_count(g, SCHED_GANG_POD_FAILED));
+    if (!m)
+        return NULL;
+    const char *msg = g->spec_error ? g->spec_error : g->message;
+    if (!g->declared && !g->spec_error)
+        msg = g->kind == SCHED_GANG_PODGROUP ? "waiting: the PodGroup does not exist (yet)"
+                                             : "waiting: the Workload does not exist (yet)";
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:i, s:I, s:s, s:o, s:i, s:s}", "gang", g->key,
+                     "kind", g->kind == SCHED_GANG_PODGROUP ? "PodGroup" : "Workload", "name",
+                     g->owner, "podGroup", g->group, "replicaKey", g->replica, "declared",
+                     g->declared, "minMember", (int)g->spec.min_member, "timeoutSeconds",
+                     (json_int_t)(g->spec.timeout_ms / 1000), "phase",
+                     sched_gang_phase_name(sched_gang_phase_of(g)), "members", m, "attempts",
+                     g->attempts, "message", msg);
+}

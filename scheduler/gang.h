@@ -17,6 +17,7 @@
 #ifndef TAREMA_SCHED_GANG_H
 #define TAREMA_SCHED_GANG_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -96,6 +97,9 @@ typedef struct sched_gang {
     int attempts;          /* failed attempts since the last success or timeout */
     int timeouts;          /* timeouts so far (backoff grows with them) */
     char message[1024];    /* why it waits, or what happened last */
+    /* for the live scheduler's reports: the last status written and event message sent */
+    char status_sent[256];
+    uint64_t event_sent;
 } sched_gang;
 
 typedef struct sched_gang_registry sched_gang_registry;
@@ -144,6 +148,12 @@ sched_gang_phase sched_gang_phase_of(const sched_gang *g);
 /* Whether pods of g are to be scheduled as a gang (declared, not basic). Pods of an undeclared
  * or invalid gang wait (PreEnqueue refuses them). */
 bool sched_gang_active(const sched_gang *g);
+
+/* The gang for explain and logs: {"gang": key, "kind": "PodGroup"|"Workload", "name",
+ * "podGroup", "replicaKey", "declared", "minMember", "timeoutSeconds", "phase", "members":
+ * {"pending", "assumed", "bound", "running", "succeeded", "failed"}, "attempts", "message"}.
+ * New reference, NULL on OOM. */
+json_t *sched_gang_describe(const sched_gang *g);
 
 /* Whether the current wait of g exceeded its scheduleTimeoutSeconds (never without one). */
 bool sched_gang_timed_out(const sched_gang *g, int64_t now_ms);
