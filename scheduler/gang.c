@@ -89,19 +89,21 @@ static int choose(sched_framework *fw, sched_snapshot *s, const sched_pod *p, in
     return 0;
 }
 
-/* Takes the reservations of pods[i] with nodes[i] >= 0 back; forget: set nodes[i] to -1. */
-static void unreserve(sched_snapshot *s, sched_pod *const *pods, size_t n, int *nodes,
-                      bool forget) {
+/* Takes the reservations of pods[i] with nodes[i] >= 0 back through the framework's Unreserve
+ * (plugins that reserved something for the pod undo it too); forget: set nodes[i] to -1. */
+static void unreserve(sched_framework *fw, sched_snapshot *s, sched_pod *const *pods, size_t n,
+                      int *nodes, bool forget, int64_t now_ms) {
     for (size_t i = 0; i < n; i++) {
         if (nodes[i] >= 0)
-            sched_snapshot_remove_pod(s, pods[i]->uid);
+            sched_framework_unreserve(fw, s, pods[i], nodes[i], now_ms);
         if (forget)
             nodes[i] = -1;
     }
 }
 
-static void undo(sched_snapshot *s, sched_pod *const *pods, size_t n, int *nodes) {
-    unreserve(s, pods, n, nodes, true);
+static void undo(sched_framework *fw, sched_snapshot *s, sched_pod *const *pods, size_t n,
+                 int *nodes, int64_t now_ms) {
+    unreserve(fw, s, pods, n, nodes, true, now_ms);
 }
 
 /* Places every pod inside group g (all n or nothing). 1 placed, 0 not, -1 error. */
@@ -112,11 +114,11 @@ static int place_in_group(sched_framework *fw, sched_snapshot *s, sched_pod *con
         int node;
         if (choose(fw, s, pods[i], now_ms, g, rank, ng, &node, err) ||
             (node >= 0 && sched_framework_reserve(fw, s, pods[i], node, err))) {
-            undo(s, pods, n, nodes);
+            undo(fw, s, pods, n, nodes, now_ms);
             return -1;
         }
         if (node < 0) {
-            undo(s, pods, n, nodes);
+            undo(fw, s, pods, n, nodes, now_ms);
             return 0;
         }
         nodes[i] = node;
@@ -180,7 +182,7 @@ int sched_gang_place(sched_framework *fw, sched_snapshot *s, sched_pod *const *p
             int node;
             if (choose(fw, s, pods[i], now_ms, -1, rank, ng, &node, err) ||
                 (node >= 0 && sched_framework_reserve(fw, s, pods[i], node, err))) {
-                undo(s, pods, n, out->nodes);
+                undo(fw, s, pods, n, out->nodes, now_ms);
                 out->placed = 0;
                 rc = -1;
                 goto done;
@@ -213,12 +215,12 @@ int sched_gang_place(sched_framework *fw, sched_snapshot *s, sched_pod *const *p
             snprintf(out->message, sizeof out->message,
                      "only %zu of the %zu pod(s) fit at once, %zu needed: %s", out->placed, n, need,
                      first_fail);
-            undo(s, pods, n, out->nodes);
+            undo(fw, s, pods, n, out->nodes, now_ms);
             out->placed = 0;
         }
     }
     if (out->ok && !keep)
-        unreserve(s, pods, n, out->nodes, false); /* the choices stay in out->nodes */
+        unreserve(fw, s, pods, n, out->nodes, false, now_ms); /* the choices stay in out->nodes */
 done:
     free(rank);
     return rc;
@@ -682,4 +684,50 @@ json_t *sched_gang_describe(const sched_gang *g) {
                      (json_int_t)(g->spec.timeout_ms / 1000), "phase",
                      sched_gang_phase_name(sched_gang_phase_of(g)), "members", m, "attempts",
                      g->attempts, "message", msg);
+}
+
+const char *sched_gang_try_name(sched_gang_try t) {
+    static const char *const names[] = {"scheduled", "waiting", "unschedulable", "error"};
+    return (unsigned)t < 4 ? names[t] : "error";
+}
+
+sched_gang_try sched_gang_try_place(sched_framework *fw, sched_snapshot *s, const sched_gang *g,
+                                    sched_pod *const *pods, size_t n, int64_t now_ms, bool keep,
+                                    sched_gang_placement *pl, char *why, size_t cap) {
+    if (cap)
+        why[0] = '\0';
+    pl->ok = false;
+    pl->placed = 0;
+    for (size_t i = 0; i < n; i++)
+        pl->nodes[i] = -1;
+    if (g->spec_error) {
+        snprintf(why, cap, "%s", g->spec_error);
+        return SCHED_GANG_TRY_WAITING;
+    }
+    if (!g->declared) {
+        snprintf(why, cap, "waiting for %s %s/%s to exist",
+                 g->kind == SCHED_GANG_PODGROUP ? "PodGroup" : "Workload", g->ns, g->owner);
+        return SCHED_GANG_TRY_WAITING;
+    }
+    size_t placed_before = sched_gang_placed_count(g);
+    size_t min = (size_t)g->spec.min_member;
+    size_t need = placed_before >= min ? 0 : min - placed_before;
+    if (need > n) {
+        snprintf(why, cap,
+                 "%zu pod(s) waiting and %zu placed, minMember %zu: waiting for %zu more pod(s)", n,
+                 placed_before, min, need - n);
+        return SCHED_GANG_TRY_WAITING;
+    }
+    /* minResources: not worth trying when the free capacity cannot hold it */
+    if (need > 0 && !sched_gang_min_resources_fit(s, &g->spec, why, cap))
+        return SCHED_GANG_TRY_UNSCHEDULABLE;
+    tm_err err = {0};
+    if (sched_gang_place(fw, s, pods, n, need, now_ms, keep, pl, &err)) {
+        snprintf(why, cap, "%s", err.msg);
+        return SCHED_GANG_TRY_ERROR;
+    }
+    if (pl->ok)
+        return SCHED_GANG_TRY_SCHEDULED;
+    snprintf(why, cap, "%s", pl->message);
+    return SCHED_GANG_TRY_UNSCHEDULABLE;
 }

@@ -5,7 +5,7 @@
  * Placement: the n queued pods of a gang are placed one after another on ONE snapshot through
  * the framework (schedule + reserve), so each sees the capacity the ones before it took. The
  * gang succeeds when at least `need` of them fit (minMember minus the members already bound);
- * otherwise every reservation is undone (sched_snapshot_remove_pod) and nothing is held, so a
+ * otherwise every reservation is undone (sched_framework_unreserve) and nothing is held, so a
  * gang that cannot fit never blocks capacity, and two gangs that fit alone but not together
  * never deadlock: the first placed takes what it needs, the second waits whole.
  *
@@ -40,7 +40,7 @@ typedef struct sched_gang_placement {
 
 /* Places pods[0..n-1] (n >= 1) on s. need: how many must fit (1..n; more than n is reported as
  * not placeable without trying). keep: on success the reservations stay in s (the caller binds
- * them, or undoes each with sched_snapshot_remove_pod); on failure they are always undone.
+ * them, or undoes each with sched_framework_unreserve); on failure they are always undone.
  * out->nodes must have room for n. 0 (also when the gang does not fit: out->ok false), or -1 with
  * err (plugin failure; nothing is left reserved). */
 int sched_gang_place(sched_framework *fw, sched_snapshot *s, sched_pod *const *pods, size_t n,
@@ -154,6 +154,22 @@ bool sched_gang_active(const sched_gang *g);
  * {"pending", "assumed", "bound", "running", "succeeded", "failed"}, "attempts", "message"}.
  * New reference, NULL on OOM. */
 json_t *sched_gang_describe(const sched_gang *g);
+
+/* One attempt of a gang (Permit's decision), the same for the live scheduler, explain and the
+ * simulator: */
+typedef enum {
+    SCHED_GANG_TRY_SCHEDULED = 0, /* placed: pl->nodes say where (reserved when keep) */
+    SCHED_GANG_TRY_WAITING,       /* not declared or invalid, or fewer pods than minMember */
+    SCHED_GANG_TRY_UNSCHEDULABLE, /* minResources not free, or the pods do not fit at once */
+    SCHED_GANG_TRY_ERROR          /* a plugin failed */
+} sched_gang_try;
+const char *sched_gang_try_name(sched_gang_try t); /* "scheduled", "waiting", ... (metrics) */
+/* Tries to place pods[0..n-1] (g's members waiting now) together with the members of g already
+ * placed counting toward minMember: declaration, pod count, minResources, then
+ * sched_gang_place. why gets the reason unless scheduled. pl->nodes must hold n entries. */
+sched_gang_try sched_gang_try_place(sched_framework *fw, sched_snapshot *s, const sched_gang *g,
+                                    sched_pod *const *pods, size_t n, int64_t now_ms, bool keep,
+                                    sched_gang_placement *pl, char *why, size_t cap);
 
 /* Whether the current wait of g exceeded its scheduleTimeoutSeconds (never without one). */
 bool sched_gang_timed_out(const sched_gang *g, int64_t now_ms);

@@ -295,40 +295,58 @@ static size_t take_members(sched_gang_live *gl, sched_gang *g, sched_pod *pod, s
 static void start_binds(sched_gang_live *gl, gang_bind *gb, size_t from, size_t to, int64_t now_ms);
 static void undo_rest(sched_gang_live *gl, gang_bind *gb, int status, int64_t now_ms);
 
+/* The gang waited scheduleTimeoutSeconds without fitting: say so, and start a new wait. */
+static void time_out(sched_gang_live *gl, sched_gang *g, const char *why, int64_t now_ms) {
+    g->timeouts++;
+    g->wait_since_ms = 0;
+    char msg[1024];
+    snprintf(msg, sizeof msg,
+             "gang not placed within scheduleTimeoutSeconds %lld: requeued with backoff: %s",
+             (long long)(g->spec.timeout_ms / 1000), why);
+    snprintf(g->message, sizeof g->message, "%s", msg);
+    tm_metrics_inc(gl->m_attempts, TM_LABELS("timeout"));
+    gang_event(gl, g, "Warning", "Timeout", msg, true);
+    tm_info("gang timed out gang=%s msg=\"%s\"", g->key, msg);
+    (void)now_ms;
+}
+
+void sched_gang_live_check_timeouts(sched_gang_live *gl, int64_t now_ms) {
+    size_t n = sched_gang_registry_count(gl->reg);
+    for (size_t i = 0; i < n; i++) {
+        sched_gang *g = sched_gang_registry_at(gl->reg, i);
+        if (!sched_gang_active(g) || !sched_gang_timed_out(g, now_ms))
+            continue;
+        /* Its members wait for a cluster change that may never come: the whole gang goes to
+         * backoff instead, and is retried when that ends (growing with each timeout). */
+        char why[1024];
+        snprintf(why, sizeof why, "%s", g->message);
+        time_out(gl, g, why, now_ms);
+        for (size_t k = 0; k < g->n_members; k++) {
+            const char *uid = g->members[k].uid;
+            if (g->members[k].state == SCHED_GANG_POD_PENDING &&
+                sched_queue_state(gl->q, uid) == SCHED_Q_UNSCHEDULABLE &&
+                sched_queue_take(gl->q, uid))
+                sched_queue_backoff(gl->q, uid, now_ms);
+        }
+    }
+}
+
 /* Permit: the gang's decision for the taken pods. */
 static void permit(sched_gang_live *gl, sched_gang *g, sched_pod **pods, size_t n, int64_t now_ms) {
     size_t placed_before = sched_gang_placed_count(g);
-    size_t min = (size_t)g->spec.min_member;
-    size_t need = placed_before >= min ? 0 : min - placed_before;
     char why[1024] = "";
-    const char *result = "unschedulable";
     sched_snapshot *snap = sched_cache_snapshot(gl->c);
     int *nodes = calloc(n, sizeof *nodes);
     sched_gang_placement pl = {.nodes = nodes};
-    if (!nodes) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t wall = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    sched_gang_try t = SCHED_GANG_TRY_ERROR;
+    if (!nodes)
         snprintf(why, sizeof why, "out of memory");
-        result = "error";
-    } else if (need > n) {
-        snprintf(why, sizeof why,
-                 "%zu pod(s) waiting and %zu placed, minMember %zu: waiting for %zu more pod(s)", n,
-                 placed_before, min, need - n);
-        result = "waiting";
-    } else if (need > 0 && !sched_gang_min_resources_fit(snap, &g->spec, why, sizeof why)) {
-        /* minResources: not worth trying when the free capacity cannot hold it */
-    } else {
-        tm_err err = {0};
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        int64_t wall = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-        if (sched_gang_place(gl->fw, snap, pods, n, need, wall, true, &pl, &err)) {
-            snprintf(why, sizeof why, "%s", err.msg);
-            result = "error";
-        } else if (pl.ok) {
-            result = "scheduled";
-        } else {
-            snprintf(why, sizeof why, "%s", pl.message);
-        }
-    }
+    else
+        t = sched_gang_try_place(gl->fw, snap, g, pods, n, wall, true, &pl, why, sizeof why);
+    const char *result = sched_gang_try_name(t);
     if (strcmp(result, "scheduled") == 0) {
         gang_bind *gb = calloc(1, sizeof *gb);
         size_t k = 0;
@@ -394,16 +412,7 @@ static void permit(sched_gang_live *gl, sched_gang *g, sched_pod **pods, size_t 
         g->wait_since_ms = now_ms;
     bool timeout = sched_gang_timed_out(g, now_ms);
     if (timeout) {
-        g->timeouts++;
-        g->wait_since_ms = 0;
-        char msg[1024];
-        snprintf(msg, sizeof msg,
-                 "gang not placed within scheduleTimeoutSeconds %lld: requeued with backoff: %s",
-                 (long long)(g->spec.timeout_ms / 1000), why);
-        snprintf(g->message, sizeof g->message, "%s", msg);
-        tm_metrics_inc(gl->m_attempts, TM_LABELS("timeout"));
-        gang_event(gl, g, "Warning", "Timeout", msg, true);
-        tm_info("gang timed out gang=%s msg=\"%s\"", g->key, msg);
+        time_out(gl, g, why, now_ms);
     } else {
         snprintf(g->message, sizeof g->message, "%s", why);
         tm_metrics_inc(gl->m_attempts, TM_LABELS(result));
@@ -411,7 +420,7 @@ static void permit(sched_gang_live *gl, sched_gang *g, sched_pod **pods, size_t 
         tm_debug("gang waits gang=%s msg=\"%s\"", g->key, why);
     }
     char msg[1200];
-    snprintf(msg, sizeof msg, "gang %s: %s", g->key, g->message);
+    snprintf(msg, sizeof msg, "gang %s: %s", g->key, timeout ? why : g->message);
     for (size_t i = 0; i < n; i++) {
         member_report(gl, pods[i], msg, now_ms);
         if (timeout || strcmp(result, "error") == 0)
@@ -520,4 +529,124 @@ void sched_gang_live_bind_result(sched_gang_live *gl, const char *uid, bool ok, 
             return;
     *pp = gb->next;
     bind_free(gb);
+}
+
+/* ---- explain -------------------------------------------------------------------------------- */
+
+json_t *sched_gang_explain(tm_kube *k, sched_framework *fw, sched_snapshot *snap, const json_t *pod,
+                           const sched_keys *keys, tm_err *err) {
+    sched_gang_ref ref;
+    if (sched_gang_ref_from_pod_json(pod, &ref, err))
+        return NULL;
+    if (ref.kind == SCHED_GANG_NONE)
+        return json_null();
+    char key[SCHED_GANG_KEY_MAX];
+    sched_gang_ref_key(&ref, key, sizeof key);
+    sched_gang_registry *r = sched_gang_registry_new();
+    bool pg = ref.kind == SCHED_GANG_PODGROUP;
+    char *path = tm_kube_path(pg ? SCHED_PODGROUP_API : SCHED_WORKLOAD_API,
+                              pg ? "podgroups" : "workloads", ref.ns, ref.owner, NULL);
+    json_t *owner = NULL, *pods = NULL, *out = NULL;
+    sched_pod **pend = NULL;
+    size_t n_pend = 0;
+    if (!r || !path) {
+        tm_err_set(err, "out of memory");
+        goto done;
+    }
+    tm_err oe = {0};
+    owner = tm_kube_get(k, path, &oe);
+    if (!owner && oe.http_status != 404) {
+        *err = oe;
+        tm_err_wrap(err, "reading the gang's %s", pg ? "PodGroup" : "Workload");
+        goto done;
+    }
+    if (owner && pg) {
+        sched_gang_spec spec;
+        tm_err pe = {0};
+        int rc = sched_podgroup_from_json(owner, &spec, &pe);
+        sched_gang_registry_podgroup(r, ref.ns, ref.owner, rc ? NULL : &spec, rc ? pe.msg : NULL,
+                                     0);
+    } else if (owner) {
+        sched_workload w;
+        tm_err pe = {0};
+        int rc = sched_workload_from_json(owner, &w, &pe);
+        sched_gang_registry_workload(r, ref.ns, ref.owner, rc ? NULL : &w, rc ? pe.msg : NULL);
+    }
+    char sel[600];
+    snprintf(sel, sizeof sel, "%s=%s", SCHED_PODGROUP_LABEL, ref.owner);
+    tm_list_opts lo = {.label_selector = pg ? sel : NULL};
+    char *ppath = tm_kube_path("v1", "pods", ref.ns, NULL, NULL);
+    pods = ppath ? tm_kube_list(k, ppath, &lo, NULL, err) : NULL;
+    free(ppath);
+    if (!pods)
+        goto done;
+    pend = calloc(json_array_size(pods) + 1, sizeof *pend);
+    if (!pend) {
+        tm_err_set(err, "out of memory");
+        goto done;
+    }
+    size_t i;
+    json_t *p;
+    json_array_foreach(pods, i, p) {
+        sched_gang_ref pr;
+        char pk[SCHED_GANG_KEY_MAX];
+        tm_err me = {0};
+        if (sched_gang_ref_from_pod_json(p, &pr, &me) || pr.kind == SCHED_GANG_NONE ||
+            strcmp(sched_gang_ref_key(&pr, pk, sizeof pk), key) != 0 ||
+            tm_json_str(p, "metadata.deletionTimestamp", "")[0])
+            continue;
+        const char *phase = tm_json_str(p, "status.phase", "");
+        sched_gang_pod_state st = strcmp(phase, "Succeeded") == 0 ? SCHED_GANG_POD_SUCCEEDED
+                                  : strcmp(phase, "Failed") == 0  ? SCHED_GANG_POD_FAILED
+                                  : strcmp(phase, "Running") == 0 ? SCHED_GANG_POD_RUNNING
+                                  : tm_json_str(p, "spec.nodeName", "")[0] ? SCHED_GANG_POD_BOUND
+                                                                           : SCHED_GANG_POD_PENDING;
+        sched_gang_registry_set_member(r, &pr, tm_json_str(p, "metadata.uid", ""),
+                                       tm_json_str(p, "metadata.name", ""), st, 0);
+        if (st == SCHED_GANG_POD_PENDING &&
+            (pend[n_pend] = sched_pod_from_json(snap, p, keys, &me)))
+            n_pend++;
+    }
+    sched_gang *g = sched_gang_registry_get(r, key);
+    if (!g) {
+        out = json_null();
+        goto done;
+    }
+    out = sched_gang_describe(g);
+    if (!out) {
+        tm_err_set(err, "out of memory");
+        goto done;
+    }
+    /* Why it waits, now: the live scheduler's decision run on this snapshot without keeping
+     * anything. */
+    char why[1024] = "";
+    int *nodes = calloc(n_pend + 1, sizeof *nodes);
+    sched_gang_placement pl = {.nodes = nodes};
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    sched_gang_try t = SCHED_GANG_TRY_ERROR;
+    if (nodes && n_pend)
+        t = sched_gang_try_place(fw, snap, g, pend, n_pend, (int64_t)ts.tv_sec * 1000, false, &pl,
+                                 why, sizeof why);
+    else if (!n_pend)
+        snprintf(why, sizeof why, "no member waits: %s",
+                 sched_gang_phase_name(sched_gang_phase_of(g)));
+    if (t == SCHED_GANG_TRY_SCHEDULED)
+        snprintf(why, sizeof why,
+                 "the %zu waiting pod(s) fit together now: the next attempt places them", n_pend);
+    json_object_set_new(out, "message", json_string(why));
+    json_object_set_new(out, "attempt", json_string(n_pend ? sched_gang_try_name(t) : "none"));
+    if (owner && pg)
+        json_object_set_new(out, "statusMessage",
+                            json_string(tm_json_str(owner, "status.message", "")));
+    free(nodes);
+done:
+    for (size_t j = 0; j < n_pend; j++)
+        sched_pod_free(pend[j]);
+    free(pend);
+    json_decref(pods);
+    json_decref(owner);
+    free(path);
+    sched_gang_registry_free(r);
+    return out;
 }

@@ -30,6 +30,7 @@
 #include "scheduler/binder.h"
 #include "scheduler/cache.h"
 #include "scheduler/gang.h"
+#include "scheduler/podspec.h"
 #include "scheduler/queue.h"
 
 #define SCHED_PODGROUP_API "scheduling.x-k8s.io/v1alpha1"
@@ -60,7 +61,18 @@ bool sched_gang_live_cycle(sched_gang_live *gl, sched_pod *pod, int64_t now_ms);
 void sched_gang_live_bind_result(sched_gang_live *gl, const char *uid, bool ok, int status,
                                  int64_t now_ms);
 
+/* Gangs whose wait passed scheduleTimeoutSeconds: Timeout event, members to backoff. */
+void sched_gang_live_check_timeouts(sched_gang_live *gl, int64_t now_ms);
+
 /* Writes the PodGroup statuses that changed. Cheap when nothing changed. */
 void sched_gang_live_sync_status(sched_gang_live *gl);
+
+/* explain: the gang of pod (JSON as read from the API server) read from the API server (its
+ * PodGroup or Workload, its member pods) and the gang's decision on snap without keeping
+ * anything: sched_gang_describe's document with "message" (why it waits now), "attempt" (the
+ * decision) and, for a PodGroup, "statusMessage" (what the running scheduler last wrote).
+ * json null when the pod is no gang member; NULL with err on an API or memory failure. */
+json_t *sched_gang_explain(tm_kube *k, sched_framework *fw, sched_snapshot *snap, const json_t *pod,
+                           const sched_keys *keys, tm_err *err);
 
 #endif

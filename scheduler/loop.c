@@ -598,6 +598,7 @@ int sched_loop_step(sched_loop *l, int max_wait_ms, tm_err *err) {
     int64_t t = mono_ms();
     if (l->gangs && atomic_load(&l->leading) && t - l->last_gang_sync_ms >= 200) {
         l->last_gang_sync_ms = t;
+        sched_gang_live_check_timeouts(l->gangs, t);
         sched_gang_live_sync_status(l->gangs);
     }
     sched_cache_unlock(l->cache);
