@@ -339,6 +339,7 @@ json_t *sched_cache_pod_transform(void *cache, json_t *obj) {
         "name",   "namespace", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp",
         "labels", NULL};
     static const char *const spec_keys[] = {"nodeName",
+                                            "activeDeadlineSeconds", /* reservations' backfill */
                                             "schedulerName",
                                             "priority",
                                             "priorityClassName",

@@ -135,6 +135,10 @@ typedef struct sched_pod {
      * the pod's namespace; the VolumeBinding filter reads them. */
     char **claims;
     size_t n_claims;
+    /* How long the pod is expected to run, for reservations' backfill (resv_plan.h): annotation
+     * tarema.io/expected-duration in ms and spec.activeDeadlineSeconds; 0 = not given. */
+    int64_t expected_duration_ms;
+    int64_t active_deadline_s;
 } sched_pod;
 
 sched_pod *sched_pod_new(const char *ns, const char *name, const char *uid); /* NULL on OOM */

@@ -17,6 +17,7 @@
 #include "scheduler/gang_live.h"
 #include "scheduler/policy.h"
 #include "scheduler/queue.h"
+#include "scheduler/resv_controller.h"
 
 /* Cycles per batch: enough to amortise the lock and the loop turn, small enough that watch
  * events and bind completions are handled promptly. A batch also ends after BATCH_MS: the API
@@ -50,6 +51,8 @@ struct sched_loop {
     sched_loop_stats stats;
     tm_metric *m_attempts, *m_attempt_s, *m_e2e_s, *m_pending, *m_binds_inflight, *m_binds,
         *m_binds_unknown, *m_leader, *m_nodes, *m_pods, *m_api;
+    resv_controller *resv; /* reservations (scheduler mode), resv_controller.h */
+    int64_t last_resv_tick_ms;
 };
 
 static int64_t mono_ms(void) {
@@ -145,6 +148,7 @@ static void on_pod(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
         sched_gang_live_pod_event(l->gangs, t, obj, mono_ms());
     if (sched_cache_pod_event(l->cache, t, obj, old, &err))
         tm_warn("pod skipped err=\"%s\"", err.msg);
+    resv_controller_pod_event(l->resv, t, obj); /* owners' pods, expected ends */
     sched_cache_unlock(l->cache);
 }
 
@@ -313,6 +317,9 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
     l->fw = sched_policy_new(cfg->policy, err);
     if (!l->fw)
         goto fail;
+    /* reservations: its Filter plugin joins the framework */
+    if (sched && !(l->resv = resv_controller_new(cfg, k, l->cache, l->fw, err)))
+        goto fail;
     if (sched) {
         l->queue =
             sched_queue_new(queue_cmp, l, cfg->pod_initial_backoff_ms, cfg->pod_max_backoff_ms);
@@ -400,6 +407,8 @@ int sched_loop_start(sched_loop *l, tm_err *err) {
                            .ud = l};
     if (!(l->tasks = tm_informer_start(l->k, &o, err)))
         return tm_err_wrap(err, "watching TaskProfiles");
+    if (l->resv && resv_controller_start(l->resv, err))
+        return -1;
     /* VolumeBinding: only when we bind. As an extender, kube-scheduler checks volumes itself. */
     if (l->cfg->mode == SCHED_MODE_SCHEDULER) {
         sched_cache_lock(l->cache);
@@ -456,6 +465,8 @@ static void check_synced(sched_loop *l, int64_t now) {
     if (!l->listed_ms)
         l->listed_ms = now;
     if (!(s & 4) && now - l->listed_ms < TASKS_GRACE_MS)
+        return;
+    if (!resv_controller_synced(l->resv)) /* held capacity known before the first cycle */
         return;
     atomic_store(&l->synced, true);
     sched_cache_lock(l->cache);
@@ -594,6 +605,14 @@ int sched_loop_step(sched_loop *l, int max_wait_ms, tm_err *err) {
     }
     int rc = tm_kube_run(l->k, wait, err);
     sched_cache_lock(l->cache);
+    /* reservations: admit, activate, release (wall clock: windows are absolute times) */
+    int64_t tr = mono_ms();
+    if (l->resv && atomic_load(&l->synced) && atomic_load(&l->leading) &&
+        tr - l->last_resv_tick_ms >= 500) {
+        l->last_resv_tick_ms = tr;
+        if (resv_controller_tick(l->resv, wall_ms()))
+            l->changed = true;
+    }
     update_gauges(l);
     int64_t t = mono_ms();
     if (l->gangs && atomic_load(&l->leading) && t - l->last_gang_sync_ms >= 200) {
@@ -613,6 +632,7 @@ void sched_loop_stop(sched_loop *l) {
         l->leader = NULL;
     }
     atomic_store(&l->leading, false);
+    resv_controller_stop(l->resv);
     tm_informer_stop(l->nodes);
     tm_informer_stop(l->pods);
     tm_informer_stop(l->tasks);
@@ -630,6 +650,7 @@ void sched_loop_free(sched_loop *l) {
     sched_gang_live_free(l->gangs);
     sched_binder_free(l->binder);
     sched_queue_free(l->queue);
+    resv_controller_free(l->resv); /* its plugin in fw has no free_state */
     sched_framework_free(l->fw);
     sched_cache_free(l->cache);
     free(l);
