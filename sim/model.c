@@ -587,6 +587,8 @@ static int parse_gang_resv(const json_t *o, sim_process *p, const char *what, tm
             return tm_err_set(err, "%s: gang must be from 1 to 1000000 tasks, got %lld", what,
                               (long long)json_integer_value(g));
         p->gang = (int)json_integer_value(g);
+        if (p->instances < 1 && !json_object_get(o, "instances"))
+            p->instances = p->gang; /* gang: N alone is one gang of N tasks */
     }
     json_t *r = json_object_get(o, "reservation");
     if (!r)
@@ -922,8 +924,6 @@ static int check_against_cluster(sim_workflow *wf, const sim_cluster *c, const c
                                  tm_err *err) {
     for (int i = 0; i < wf->nprocs; i++) {
         sim_process *p = &wf->procs[i];
-        if (p->instances < 1 && p->gang > 0)
-            p->instances = p->gang; /* gang: N alone is one gang of N tasks */
         if (p->instances < 1)
             return tm_err_set(err, "%s: process %s needs `instances` (or measurement rows)", what,
                               p->name);
