@@ -504,7 +504,15 @@ static gang_bind **find_bind(sched_gang_live *gl, const char *uid, size_t *idx) 
 
 void sched_gang_live_bind_result(sched_gang_live *gl, const char *uid, bool ok, int status,
                                  int64_t now_ms) {
-    sched_gang_registry_set_state(gl->reg, uid, ok ? SCHED_GANG_POD_BOUND : SCHED_GANG_POD_PENDING);
+    /* The watch may have shown the pod bound, even Running, before the bind's answer came:
+     * only a member still waiting moves. */
+    sched_gang *mg = sched_gang_registry_of(gl->reg, uid);
+    for (size_t i = 0; mg && i < mg->n_members; i++) {
+        sched_gang_member *m = &mg->members[i];
+        if (strcmp(m->uid, uid) == 0 &&
+            (m->state == SCHED_GANG_POD_PENDING || m->state == SCHED_GANG_POD_ASSUMED))
+            m->state = ok ? SCHED_GANG_POD_BOUND : SCHED_GANG_POD_PENDING;
+    }
     size_t idx;
     gang_bind **pp = find_bind(gl, uid, &idx);
     if (!pp)

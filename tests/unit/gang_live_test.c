@@ -318,7 +318,28 @@ static void test_plugin_points(void) {
     server_stop(t);
 }
 
+/* The watch showed a member Running before its bind's answer came: the answer must not move it
+ * back to bound (seen in e2e: PodGroup status stuck at running 3 of 4). */
+static void test_late_bind_answer_keeps_running(void) {
+    pthread_t t = server_start("201 Created");
+    world w;
+    world_new(&w, 0);
+    add_member(&w, 1, "1");
+    json_t *p = J("{\"metadata\":{\"name\":\"mpi-1\",\"namespace\":\"hpc\",\"uid\":\"u1\","
+                  "\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"mpi\"}},\"spec\":{"
+                  "\"schedulerName\":\"tarema\",\"nodeName\":\"n1\"},\"status\":{\"phase\":"
+                  "\"Running\"}}");
+    sched_gang_live_pod_event(w.gl, TM_WATCH_MODIFIED, p, 0);
+    json_decref(p);
+    sched_gang_live_bind_result(w.gl, "u1", true, 201, 0);
+    sched_gang *g = sched_gang_registry_get(sched_gang_live_registry(w.gl), "podgroup/hpc/mpi");
+    CHECK(g && sched_gang_count(g, SCHED_GANG_POD_RUNNING) == 1);
+    world_free(&w);
+    server_stop(t);
+}
+
 int main(void) {
+    RUN(test_late_bind_answer_keeps_running);
     RUN(test_plugin_points);
     RUN(test_first_bind_refused_undoes_the_rest);
     RUN(test_first_bind_ok_binds_the_rest);
