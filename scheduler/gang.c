@@ -485,7 +485,10 @@ sched_gang *sched_gang_registry_set_member(sched_gang_registry *r, const sched_g
     }
     if (g->n_members == 0)
         g->first_seen_ms = now_ms;
-    g->members[g->n_members++] = (sched_gang_member){u, nm, state};
+    sched_gang_member *nmem = &g->members[g->n_members++];
+    nmem->uid = u;
+    nmem->name = nm;
+    nmem->state = state;
     return g;
 }
 
