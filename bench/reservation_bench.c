@@ -24,6 +24,13 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* CPU time of this process: on a shared machine the wall time also counts other processes. */
+static double cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 static uint64_t next(void) { /* xorshift64*: deterministic figures run to run */
     rng ^= rng >> 12;
@@ -105,37 +112,45 @@ static int run(int nodes, int count) {
         pods[i].end_ms = i % 2 ? T0 + (int64_t)(next() % (12 * 60)) * 60000 : -1;
     }
     reservation **rs = calloc((size_t)count, sizeof *rs);
+    resv_admission *outs = calloc((size_t)count, sizeof *outs);
+    int admitted = 0, refused = 0, errors = 0, n = 0;
     for (int i = 0; i < count; i++)
-        rs[i] = make_resv(s, i);
-    int admitted = 0, refused = 0, errors = 0;
-    double t0 = now_s();
-    for (int i = 0; i < count; i++) {
-        resv_admission a;
-        if (!rs[i] || resv_plan_admit(plan, fw, s, rs[i], NULL, pods, n_pods, T0, &a, &err)) {
+        if (!(rs[n] = make_resv(s, i)))
             errors++;
-            continue;
-        }
-        if (a.ok)
+        else
+            n++;
+    /* one batch, in order, each against those admitted before it (as the controller does with
+     * the pending reservations of a tick) */
+    double t0 = now_s(), c0 = cpu_s();
+    if (resv_plan_admit_batch(plan, fw, s, (const reservation *const *)rs, (size_t)n, NULL, pods,
+                              n_pods, T0, outs, &err)) {
+        fprintf(stderr, "admission: %s\n", err.msg);
+        errors++;
+    }
+    double dt = now_s() - t0, dc = cpu_s() - c0;
+    for (int i = 0; i < n; i++) {
+        if (outs[i].ok)
             admitted++;
         else
             refused++;
-        resv_admission_clear(&a);
+        resv_admission_clear(&outs[i]);
     }
-    double dt = now_s() - t0;
+    free(outs);
     /* check: at no moment does any node hold more than its allocatable minus the pods that run
      * then (peak of the holds over the day + the pods of unknown end) */
     int over = 0;
     for (int i = 0; i < nodes; i++) {
-        const sched_node *n = sched_snapshot_node(s, (size_t)i);
+        const sched_node *nd = sched_snapshot_node(s, (size_t)i);
         sched_resources peak;
-        resv_plan_peak(plan, n->name, T0, T0 + 30 * H, NULL, &peak);
-        if (peak.v[SCHED_RES_CPU] + 1000 > n->allocatable.v[SCHED_RES_CPU])
+        resv_plan_peak(plan, nd->name, T0, T0 + 30 * H, NULL, &peak);
+        if (peak.v[SCHED_RES_CPU] + 1000 > nd->allocatable.v[SCHED_RES_CPU])
             over++;
     }
     printf("reservations=%d nodes=%d running_pods=%zu admitted=%d refused=%d errors=%d "
-           "seconds=%.3f ms_per_admission=%.3f overbooked_nodes=%d (target: under 1 s)\n",
-           count, nodes, n_pods, admitted, refused, errors, dt, dt * 1000 / count, over);
-    for (int i = 0; i < count; i++)
+           "seconds=%.3f cpu_seconds=%.3f ms_per_admission=%.3f overbooked_nodes=%d (target: "
+           "under 1 s)\n",
+           count, nodes, n_pods, admitted, refused, errors, dt, dc, dt * 1000 / count, over);
+    for (int i = 0; i < n; i++)
         reservation_free(rs[i]);
     free(rs);
     free(pods);

@@ -485,7 +485,10 @@ sched_gang *sched_gang_registry_set_member(sched_gang_registry *r, const sched_g
     }
     if (g->n_members == 0)
         g->first_seen_ms = now_ms;
-    g->members[g->n_members++] = (sched_gang_member){u, nm, state};
+    sched_gang_member *nmem = &g->members[g->n_members++];
+    nmem->uid = u;
+    nmem->name = nm;
+    nmem->state = state;
     return g;
 }
 
@@ -691,7 +694,7 @@ const char *sched_gang_try_name(sched_gang_try t) {
     return (unsigned)t < 4 ? names[t] : "error";
 }
 
-sched_gang_try sched_gang_try_place(sched_framework *fw, sched_snapshot *s, const sched_gang *g,
+sched_gang_try sched_gang_try_place(sched_framework *fw, sched_snapshot *s, sched_gang *g,
                                     sched_pod *const *pods, size_t n, int64_t now_ms, bool keep,
                                     sched_gang_placement *pl, char *why, size_t cap) {
     if (cap)
@@ -726,8 +729,49 @@ sched_gang_try sched_gang_try_place(sched_framework *fw, sched_snapshot *s, cons
         snprintf(why, cap, "%s", err.msg);
         return SCHED_GANG_TRY_ERROR;
     }
-    if (pl->ok)
+    if (!pl->ok) {
+        snprintf(why, cap, "%s", pl->message);
+        return SCHED_GANG_TRY_UNSCHEDULABLE;
+    }
+    if (!keep)
         return SCHED_GANG_TRY_SCHEDULED;
-    snprintf(why, cap, "%s", pl->message);
-    return SCHED_GANG_TRY_UNSCHEDULABLE;
+    /* Permit on every placed member, while the gang is marked as placing (the Gang plugin
+     * allows it then): any other plugin's reject or wait fails the whole gang. */
+    g->placing = true;
+    sched_gang_try t = SCHED_GANG_TRY_SCHEDULED;
+    size_t i;
+    for (i = 0; i < n && t == SCHED_GANG_TRY_SCHEDULED; i++) {
+        if (pl->nodes[i] < 0)
+            continue;
+        char msg[512];
+        sched_status st = sched_framework_permit(fw, s, pods[i], pl->nodes[i], now_ms, NULL, msg,
+                                                 sizeof msg, &err);
+        if (st == SCHED_STATUS_OK)
+            continue;
+        if (st == SCHED_STATUS_WAIT) {
+            /* a gang is decided in one cycle: a member cannot wait while the others are bound */
+            sched_framework_waiting_forget(fw, pods[i]->uid);
+            snprintf(msg, sizeof msg, "a plugin asked pod %s/%s to wait in Permit", pods[i]->ns,
+                     pods[i]->name);
+        } else if (st == SCHED_STATUS_ERROR) {
+            snprintf(msg, sizeof msg, "%.500s", err.msg);
+        }
+        /* a rejected member was unreserved by the framework already */
+        if (st != SCHED_STATUS_UNSCHEDULABLE)
+            sched_framework_unreserve(fw, s, pods[i], pl->nodes[i], now_ms);
+        pl->nodes[i] = -1;
+        snprintf(why, cap, "Permit: %s", msg);
+        t = st == SCHED_STATUS_ERROR ? SCHED_GANG_TRY_ERROR : SCHED_GANG_TRY_UNSCHEDULABLE;
+    }
+    g->placing = false;
+    if (t != SCHED_GANG_TRY_SCHEDULED) {
+        for (size_t k = 0; k < n; k++) {
+            if (pl->nodes[k] >= 0)
+                sched_framework_unreserve(fw, s, pods[k], pl->nodes[k], now_ms);
+            pl->nodes[k] = -1;
+        }
+        pl->ok = false;
+        pl->placed = 0;
+    }
+    return t;
 }

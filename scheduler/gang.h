@@ -96,6 +96,7 @@ typedef struct sched_gang {
     int64_t first_seen_ms; /* when the first member was seen (wait-time metric) */
     int attempts;          /* failed attempts since the last success or timeout */
     int timeouts;          /* timeouts so far (backoff grows with them) */
+    bool placing;          /* its cycle is placing it now: the Gang plugin's Permit allows it */
     char message[1024];    /* why it waits, or what happened last */
     /* for the live scheduler's reports: the last status written and event message sent */
     char status_sent[256];
@@ -167,7 +168,7 @@ const char *sched_gang_try_name(sched_gang_try t); /* "scheduled", "waiting", ..
 /* Tries to place pods[0..n-1] (g's members waiting now) together with the members of g already
  * placed counting toward minMember: declaration, pod count, minResources, then
  * sched_gang_place. why gets the reason unless scheduled. pl->nodes must hold n entries. */
-sched_gang_try sched_gang_try_place(sched_framework *fw, sched_snapshot *s, const sched_gang *g,
+sched_gang_try sched_gang_try_place(sched_framework *fw, sched_snapshot *s, sched_gang *g,
                                     sched_pod *const *pods, size_t n, int64_t now_ms, bool keep,
                                     sched_gang_placement *pl, char *why, size_t cap);
 

@@ -260,19 +260,6 @@ bool sched_gang_live_workload_event(sched_gang_live *gl, tm_watch_type t, const 
 
 /* ---- the cycle ------------------------------------------------------------------------------ */
 
-/* PreEnqueue: may a member of g be scheduled at all? No when its PodGroup or Workload is
- * missing or invalid: then *why says so. */
-static bool pre_enqueue(const sched_gang *g, char *why, size_t cap) {
-    if (g->declared)
-        return true;
-    if (g->spec_error)
-        snprintf(why, cap, "gang %s: %s", g->key, g->spec_error);
-    else
-        snprintf(why, cap, "gang %s: waiting for %s %s/%s to exist", g->key,
-                 g->kind == SCHED_GANG_PODGROUP ? "PodGroup" : "Workload", g->ns, g->owner);
-    return false;
-}
-
 /* The members of g waiting in the queue, taken (in flight); pod (already in flight) first. */
 static size_t take_members(sched_gang_live *gl, sched_gang *g, sched_pod *pod, sched_pod ***out) {
     sched_pod **v = malloc((g->n_members + 1) * sizeof *v);
@@ -431,18 +418,26 @@ static void permit(sched_gang_live *gl, sched_gang *g, sched_pod **pods, size_t 
     free(nodes);
 }
 
+void sched_gang_live_rejected(sched_gang_live *gl, const sched_pod *pod, const char *why,
+                              int64_t now_ms) {
+    sched_gang *g = sched_gang_registry_of(gl->reg, pod->uid);
+    if (!g || g->basic)
+        return;
+    /* the gang's wait starts now: scheduleTimeoutSeconds counts from here */
+    if (sched_gang_active(g) && !g->wait_since_ms)
+        g->wait_since_ms = now_ms;
+    const char *gw = strstr(why, ": gang ");
+    gw = gw ? strchr(gw + 7, ':') : NULL; /* "Gang: gang KEY: reason" -> "reason" */
+    snprintf(g->message, sizeof g->message, "%s", gw ? gw + 2 : why);
+    tm_metrics_inc(gl->m_attempts, TM_LABELS("waiting"));
+    if (g->declared)
+        gang_event(gl, g, "Warning", "FailedScheduling", g->message, false);
+}
+
 bool sched_gang_live_cycle(sched_gang_live *gl, sched_pod *pod, int64_t now_ms) {
     sched_gang *g = sched_gang_registry_of(gl->reg, pod->uid);
     if (!g || g->basic)
         return false;
-    char why[1024];
-    if (!pre_enqueue(g, why, sizeof why)) {
-        snprintf(g->message, sizeof g->message, "%s", why);
-        tm_metrics_inc(gl->m_attempts, TM_LABELS("waiting"));
-        member_report(gl, pod, why, now_ms);
-        sched_queue_unschedulable(gl->q, pod->uid, now_ms);
-        return true;
-    }
     sched_pod **pods = NULL;
     size_t n = take_members(gl, g, pod, &pods);
     if (!pods) {
@@ -509,7 +504,15 @@ static gang_bind **find_bind(sched_gang_live *gl, const char *uid, size_t *idx) 
 
 void sched_gang_live_bind_result(sched_gang_live *gl, const char *uid, bool ok, int status,
                                  int64_t now_ms) {
-    sched_gang_registry_set_state(gl->reg, uid, ok ? SCHED_GANG_POD_BOUND : SCHED_GANG_POD_PENDING);
+    /* The watch may have shown the pod bound, even Running, before the bind's answer came:
+     * only a member still waiting moves. */
+    sched_gang *mg = sched_gang_registry_of(gl->reg, uid);
+    for (size_t i = 0; mg && i < mg->n_members; i++) {
+        sched_gang_member *m = &mg->members[i];
+        if (strcmp(m->uid, uid) == 0 &&
+            (m->state == SCHED_GANG_POD_PENDING || m->state == SCHED_GANG_POD_ASSUMED))
+            m->state = ok ? SCHED_GANG_POD_BOUND : SCHED_GANG_POD_PENDING;
+    }
     size_t idx;
     gang_bind **pp = find_bind(gl, uid, &idx);
     if (!pp)

@@ -2,8 +2,8 @@
  * life. The functions map one-to-one onto kube-scheduler's extension points, so they can be
  * registered as plugins once the framework has them:
  *
- *   pre_enqueue  a popped pod of an undeclared or invalid gang waits (it is never scheduled
- *                alone), and says why
+ *   pre_enqueue  (the Gang plugin, gang_plugin.h) a pod of a missing or invalid gang, or of a
+ *                gang with fewer pods than minMember, waits; sched_gang_live_rejected records why
  *   permit       the gang's decision: every waiting member is taken from the queue and placed
  *                together on one snapshot (sched_gang_place); all bound, or none and all wait
  *                (unschedulable until the cluster changes; after scheduleTimeoutSeconds the
@@ -56,6 +56,11 @@ bool sched_gang_live_workload_event(sched_gang_live *gl, tm_watch_type t, const 
 /* The cycle of a popped pod (in flight). false: not a gang member, schedule it alone. true: the
  * gang side handled it and every member it took (bound, waiting or backing off). */
 bool sched_gang_live_cycle(sched_gang_live *gl, sched_pod *pod, int64_t now_ms);
+
+/* PreEnqueue refused a pod (why: the framework's message): when it is a gang member, the
+ * gang's message, wait clock (timeouts) and event follow. */
+void sched_gang_live_rejected(sched_gang_live *gl, const sched_pod *pod, const char *why,
+                              int64_t now_ms);
 
 /* A bind of ours finished (before the loop's own handling of that pod). */
 void sched_gang_live_bind_result(sched_gang_live *gl, const char *uid, bool ok, int status,

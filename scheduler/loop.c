@@ -15,6 +15,7 @@
 #include "lib/log.h"
 #include "scheduler/binder.h"
 #include "scheduler/gang_live.h"
+#include "scheduler/gang_plugin.h"
 #include "scheduler/policy.h"
 #include "scheduler/queue.h"
 #include "scheduler/resv_controller.h"
@@ -478,6 +479,39 @@ static void check_synced(sched_loop *l, int64_t now) {
     sched_cache_unlock(l->cache);
 }
 
+/* Permit for a single pod reserved on node: true when allowed. Otherwise the reservation is
+ * undone and the pod requeued: unschedulable with the reason (a reject), backoff (a wait, which
+ * the live loop does not hold pods for, or a failing hook). */
+static bool permit_one(sched_loop *l, sched_pod *pod, int node, int64_t now) {
+    char msg[512];
+    tm_err err = {0};
+    sched_snapshot *snap = sched_cache_snapshot(l->cache);
+    sched_status st =
+        sched_framework_permit(l->fw, snap, pod, node, wall_ms(), NULL, msg, sizeof msg, &err);
+    if (st == SCHED_STATUS_OK)
+        return true;
+    if (st == SCHED_STATUS_WAIT)
+        sched_framework_waiting_forget(l->fw, pod->uid);
+    if (st != SCHED_STATUS_UNSCHEDULABLE) /* a reject was unreserved by the framework */
+        sched_framework_unreserve(l->fw, snap, pod, node, wall_ms());
+    sched_cache_forget(l->cache, pod->uid);
+    if (st == SCHED_STATUS_UNSCHEDULABLE) {
+        l->stats.unschedulable++;
+        tm_metrics_inc(l->m_attempts, TM_LABELS("unschedulable"));
+        if (sched_queue_should_report(l->queue, pod->uid, msg, now, REPORT_REPEAT_MS) &&
+            sched_binder_unschedulable(l->binder, pod, msg, &err))
+            tm_warn("%s", err.msg);
+        sched_queue_unschedulable(l->queue, pod->uid, now);
+    } else {
+        l->stats.errors++;
+        tm_metrics_inc(l->m_attempts, TM_LABELS("error"));
+        tm_warn("permit did not allow pod=%s/%s status=%d err=\"%s\"", pod->ns, pod->name, st,
+                st == SCHED_STATUS_ERROR ? err.msg : "a plugin asked it to wait");
+        sched_queue_backoff(l->queue, pod->uid, now);
+    }
+    return false;
+}
+
 static void schedule_one(sched_loop *l, sched_snapshot *snap, sched_pod *pod, int64_t now) {
     tm_err err = {0};
     sched_decision d;
@@ -509,7 +543,10 @@ static void schedule_one(sched_loop *l, sched_snapshot *snap, sched_pod *pod, in
     }
     char node[256];
     snprintf(node, sizeof node, "%s", d.node_name);
-    if (sched_cache_assume(l->cache, l->fw, pod, d.node, &err) ||
+    if (sched_cache_assume(l->cache, l->fw, pod, d.node, &err) == 0 &&
+        !permit_one(l, pod, d.node, now))
+        return;
+    if (sched_cache_is_assumed(l->cache, pod->uid) == false ||
         sched_binder_bind(l->binder, pod, node, &err)) {
         sched_cache_forget(l->cache, pod->uid);
         l->stats.errors++;
@@ -554,6 +591,20 @@ static bool schedule_batch(sched_loop *l) {
         sched_pod *pod = sched_queue_pop(l->queue, now);
         if (!pod)
             break;
+        /* PreEnqueue (the Gang plugin: a gang that cannot be tried yet waits whole) */
+        char why[512];
+        if (sched_framework_pre_enqueue(l->fw, snap, pod, wall_ms(), why, sizeof why) !=
+            SCHED_STATUS_OK) {
+            l->stats.unschedulable++;
+            tm_metrics_inc(l->m_attempts, TM_LABELS("unschedulable"));
+            sched_gang_live_rejected(l->gangs, pod, why, now);
+            tm_err err = {0};
+            if (sched_queue_should_report(l->queue, pod->uid, why, now, REPORT_REPEAT_MS) &&
+                sched_binder_unschedulable(l->binder, pod, why, &err))
+                tm_warn("%s", err.msg);
+            sched_queue_unschedulable(l->queue, pod->uid, now);
+            continue;
+        }
         /* a gang member: the gang's cycle takes and places its waiting members together */
         if (!sched_gang_live_cycle(l->gangs, pod, now))
             schedule_one(l, snap, pod, now);

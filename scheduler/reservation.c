@@ -449,7 +449,20 @@ json_t *reservation_status_patch(const sched_snapshot *s, resv_phase phase, cons
                                  bool owner_started) {
     json_t *st = json_pack("{s:s, s:s, s:b}", "phase", resv_phase_name(phase), "message",
                            message ? message : "", "ownerStarted", owner_started);
-    if (st && set_holds)
+    if (st && set_holds) {
         json_object_set_new(st, "nodes", reservation_holds_json(s, holds, n));
+        /* kubectl's printer columns show one element of a list: the names joined for them */
+        size_t len = 1;
+        for (size_t i = 0; i < n; i++)
+            len += strlen(holds[i].node) + 1;
+        char *names = calloc(len, 1);
+        for (size_t i = 0; names && i < n; i++) {
+            if (i)
+                strcat(names, ",");
+            strcat(names, holds[i].node);
+        }
+        json_object_set_new(st, "nodeNames", json_string(names ? names : ""));
+        free(names);
+    }
     return st ? json_pack("{s:o}", "status", st) : NULL;
 }

@@ -15,6 +15,7 @@
  *                          pod's spec.schedulerName: other schedulers leave it alone
  *   status.phase           Pending, Admitted, Active, Released, Expired, Failed
  *   status.nodes           [{name, pods, requests}]: what is held on each node
+ *   status.nodeNames       the same nodes, comma-separated (kubectl get's NODES column)
  *   status.message         why (Failed: the reason; Released: which release path)
  *   status.ownerStarted    an owner's pod ran in the window (release on finish survives a
  *                          restart)

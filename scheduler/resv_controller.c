@@ -192,8 +192,11 @@ static void patch_done(void *ud, int status, json_t *body, const tm_err *err) {
                 status, err->msg);
         sched_cache_lock(w->c->cache);
         rentry *e = ent_find(w->c, w->key, NULL);
-        if (e) /* retried by the next tick from what the API says */
+        if (e) { /* back to what the API says: the next tick decides and writes again */
             e->pending_write = false;
+            if (resv_phase_parse(tm_json_str(e->obj, "status.phase", NULL), &e->phase))
+                e->phase = RESV_FAILED;
+        }
         sched_cache_unlock(w->c->cache);
     }
     free(w);
@@ -564,8 +567,9 @@ void resv_controller_free(resv_controller *c) {
 
 /* ---- the controller: admission, activation, release ----------------------------------------- */
 
-/* 1 when the owner exists, 0 when it is known not to, -1 when not known (yet). why gets a
- * reason for 0. */
+/* 1 when the owner exists, 0 when it is known not to, -1 when not known (yet), -2 when its
+ * API is not served (then it cannot be admitted, but a held reservation is not released for
+ * it: the CRD may be back soon). why gets a reason for 0 and -2. */
 static int owner_exists(const resv_controller *c, const reservation *r, char *why, size_t size) {
     if (r->owner_kind == RESV_OWNER_SELECTOR)
         return 1;
@@ -575,7 +579,7 @@ static int owner_exists(const resv_controller *c, const reservation *r, char *wh
     if (!inf) {
         snprintf(why, size, "owner %s %s/%s: the %s API is not served", kind, r->ns, r->owner_name,
                  kind);
-        return 0;
+        return -2;
     }
     if (!tm_informer_synced(inf))
         return -1;
@@ -585,53 +589,84 @@ static int owner_exists(const resv_controller *c, const reservation *r, char *wh
     return 0;
 }
 
-static void admit(resv_controller *c, rentry *e, int64_t now) {
-    reservation *r = e->r;
+/* Whether e can be planned now: its owner exists (else it fails here, or waits while the
+ * owners are not listed yet). */
+static bool admissible_owner(resv_controller *c, rentry *e) {
     char why[512];
-    int ex = owner_exists(c, r, why, sizeof why);
-    if (ex < 0)
-        return;
-    if (ex == 0) {
+    int ex = owner_exists(c, e->r, why, sizeof why);
+    if (ex == -1)
+        return false;
+    if (ex == 0 || ex == -2) {
         write_status(c, e, RESV_FAILED, why, NULL, 0, true);
         post_event(c, e, "Warning", "OwnerNotFound", why);
-        return;
+        return false;
     }
-    resv_running *run = calloc(c->n_pods ? c->n_pods : 1, sizeof *run);
-    if (!run)
-        return;
-    size_t n = 0;
-    for (size_t i = 0; i < c->n_pods; i++) {
-        if (!c->pods[i]->node)
-            continue;
-        run[n].node = c->pods[i]->node;
-        run[n].req = c->pods[i]->req;
-        run[n].end_ms = c->pods[i]->end_ms;
-        n++;
-    }
-    resv_admission a;
-    tm_err err = {0};
-    int rc = resv_plan_admit(c->plan, c->plan_fw, sched_cache_snapshot(c->cache), r, &c->keys, run,
-                             n, now, &a, &err);
-    free(run);
-    if (rc) {
-        tm_error("reservation=%s admission failed err=\"%s\"", e->key, err.msg);
-        return;
-    }
-    if (!a.ok) {
-        write_status(c, e, RESV_FAILED, a.reason, NULL, 0, true);
-        post_event(c, e, "Warning", "NotAdmissible", a.reason);
+    return true;
+}
+
+/* Writes the outcome of e's admission. */
+static void admitted(resv_controller *c, rentry *e, const resv_admission *a) {
+    const reservation *r = e->r;
+    if (!a->ok) {
+        write_status(c, e, RESV_FAILED, a->reason, NULL, 0, true);
+        post_event(c, e, "Warning", "NotAdmissible", a->reason);
         return;
     }
     char msg[512], st[32], en[32];
     size_t off = (size_t)snprintf(msg, sizeof msg, "holds from %s to %s on",
                                   resv_format_time(r->start_ms, st, sizeof st),
                                   resv_format_time(r->end_ms, en, sizeof en));
-    for (size_t i = 0; i < a.n_holds && off < sizeof msg; i++)
-        off += (size_t)snprintf(msg + off, sizeof msg - off, "%s %s (%d pods)", i ? "," : "",
-                                a.holds[i].node, a.holds[i].pods);
-    write_status(c, e, RESV_ADMITTED, msg, a.holds, a.n_holds, true);
+    for (size_t i = 0; i < a->n_holds && off < sizeof msg; i++)
+        off +=
+            (size_t)snprintf(msg + off, sizeof msg - off, "%s %s (%d pod%s)", i ? "," : "",
+                             a->holds[i].node, a->holds[i].pods, a->holds[i].pods == 1 ? "" : "s");
+    write_status(c, e, RESV_ADMITTED, msg, a->holds, a->n_holds, true);
     post_event(c, e, "Normal", "Admitted", msg);
-    resv_admission_clear(&a);
+}
+
+/* First come, first served: creation time, then namespace/name. */
+static int cmp_created(const void *a, const void *b) {
+    const rentry *x = *(rentry *const *)a, *y = *(rentry *const *)b;
+    int c = strcmp(tm_json_str(x->obj, "metadata.creationTimestamp", ""),
+                   tm_json_str(y->obj, "metadata.creationTimestamp", ""));
+    return c ? c : strcmp(x->key, y->key);
+}
+
+/* Admits the pending reservations in pend (in order, each against those before it) against
+ * the bound pods. */
+static void admit_pending(resv_controller *c, rentry **pend, size_t n, int64_t now) {
+    resv_running *run = calloc(c->n_pods ? c->n_pods : 1, sizeof *run);
+    const reservation **rs = calloc(n, sizeof *rs);
+    resv_admission *outs = calloc(n, sizeof *outs);
+    if (!run || !rs || !outs) {
+        tm_error("reservations: out of memory admitting count=%zu", n);
+        goto out;
+    }
+    size_t nr = 0;
+    for (size_t i = 0; i < c->n_pods; i++) {
+        if (!c->pods[i]->node)
+            continue;
+        run[nr].node = c->pods[i]->node;
+        run[nr].req = c->pods[i]->req;
+        run[nr].end_ms = c->pods[i]->end_ms;
+        nr++;
+    }
+    for (size_t i = 0; i < n; i++)
+        rs[i] = pend[i]->r;
+    tm_err err = {0};
+    if (resv_plan_admit_batch(c->plan, c->plan_fw, sched_cache_snapshot(c->cache), rs, n, &c->keys,
+                              run, nr, now, outs, &err))
+        tm_error("reservations: admission failed err=\"%s\"", err.msg);
+    for (size_t i = 0; i < n; i++) {
+        /* after a failure, the ones not reached are tried again next tick */
+        if (outs[i].ok || outs[i].reason[0])
+            admitted(c, pend[i], &outs[i]);
+        resv_admission_clear(&outs[i]);
+    }
+out:
+    free(run);
+    free(rs);
+    free(outs);
 }
 
 /* Admitted or Active: restore into the table after a restart, count the owner's pods, decide. */
@@ -708,11 +743,19 @@ bool resv_controller_tick(resv_controller *c, int64_t now) {
         else if (e->phase != RESV_PENDING && resv_plan_remove(c->plan, e->key) == 0)
             c->changed = true; /* terminal: nothing held */
     }
-    for (size_t i = 0; i < c->n_ents; i++) {
+    rentry **pend = calloc(c->n_ents ? c->n_ents : 1, sizeof *pend);
+    size_t np = 0;
+    for (size_t i = 0; pend && i < c->n_ents; i++) {
         rentry *e = c->ents[i];
-        if (e->r && e->phase == RESV_PENDING && !e->pending_write && !e->r->deleting)
-            admit(c, e, now);
+        if (e->r && e->phase == RESV_PENDING && !e->pending_write && !e->r->deleting &&
+            admissible_owner(c, e))
+            pend[np++] = e;
     }
+    if (np) {
+        qsort(pend, np, sizeof *pend, cmp_created);
+        admit_pending(c, pend, np, now);
+    }
+    free(pend);
     bool ch = c->changed;
     c->changed = false;
     return ch;

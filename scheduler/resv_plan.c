@@ -40,6 +40,11 @@ struct resv_plan {
     uint64_t ps_fingerprint;
     size_t ps_nodes;
     sched_resources *ps_occ; /* per planning node: the occupancy recorded there */
+    /* per planning node: its slot in the table (NULL: nothing held there), so admission does
+     * not hash every node name; kept on slot creation, recomputed after a rehash */
+    node_slot **ps_slot;
+    bool ps_slot_valid;
+    char **ps_uid; /* per planning node: the uid of its occupancy pod */
 };
 
 static uint64_t fnv(const char *s) {
@@ -84,6 +89,10 @@ void resv_plan_free(resv_plan *p) {
     }
     free(p->slots);
     free(p->ps_occ);
+    free(p->ps_slot);
+    for (size_t i = 0; p->ps_uid && i < p->ps_nodes; i++)
+        free(p->ps_uid[i]);
+    free(p->ps_uid);
     sched_snapshot_free(p->ps);
     free(p);
 }
@@ -106,6 +115,7 @@ static node_slot *slot_find(resv_plan *p, const char *name, bool create) {
         free(p->slots);
         p->slots = ns;
         p->n_slots = nn;
+        p->ps_slot_valid = false; /* every slot moved */
     }
     size_t j = fnv(name) & (p->n_slots - 1);
     while (p->slots[j].name) {
@@ -116,6 +126,11 @@ static node_slot *slot_find(resv_plan *p, const char *name, bool create) {
     if (!create || !(p->slots[j].name = strdup(name)))
         return NULL;
     p->used_slots++;
+    if (p->ps && p->ps_slot) {
+        int i = sched_snapshot_node_index(p->ps, name);
+        if (i >= 0 && (size_t)i < p->ps_nodes)
+            p->ps_slot[i] = &p->slots[j];
+    }
     return &p->slots[j];
 }
 
@@ -267,11 +282,10 @@ static void sum_at(const node_slot *s, int64_t t, const entry *except, sched_res
             out->v[k] = sum.v[k];
 }
 
-/* resv_plan_peak with the excluded entry resolved (NULL: none). */
-static void peak_of(const resv_plan *p, const char *node, int64_t t0, int64_t t1,
-                    const entry *except, sched_resources *out) {
+/* The peak on one node's slot (NULL: nothing held) over [t0, t1), without except. */
+static void peak_in(const node_slot *s, int64_t t0, int64_t t1, const entry *except,
+                    sched_resources *out) {
     memset(out, 0, sizeof *out);
-    const node_slot *s = slot_get(p, node);
     if (!s || !s->n)
         return;
     /* What is held only goes up at an entry's start: the peak is at t0 or at a start inside
@@ -284,7 +298,7 @@ static void peak_of(const resv_plan *p, const char *node, int64_t t0, int64_t t1
 
 void resv_plan_peak(const resv_plan *p, const char *node, int64_t t0, int64_t t1,
                     const char *except, sched_resources *out) {
-    peak_of(p, node, t0, t1, except ? entry_get(p, except, NULL) : NULL, out);
+    peak_in(slot_get(p, node), t0, t1, except ? entry_get(p, except, NULL) : NULL, out);
 }
 
 /* ---- expected ends ------------------------------------------------------------------------- */
@@ -504,6 +518,11 @@ static uint64_t fingerprint(const sched_snapshot *live) {
 }
 
 static int rebuild_planning(resv_plan *p, const sched_snapshot *live, tm_err *err) {
+    for (size_t i = 0; p->ps_uid && i < p->ps_nodes; i++)
+        free(p->ps_uid[i]);
+    free(p->ps_uid);
+    p->ps_uid = NULL;
+    p->ps_nodes = 0;
     sched_snapshot_free(p->ps);
     p->ps = sched_snapshot_new();
     if (!p->ps)
@@ -537,8 +556,25 @@ static int rebuild_planning(resv_plan *p, const sched_snapshot *live, tm_err *er
             return -1;
     }
     free(p->ps_occ);
-    if (!(p->ps_occ = calloc(n ? n : 1, sizeof *p->ps_occ)))
+    free(p->ps_slot);
+    p->ps_slot = NULL;
+    p->ps_slot_valid = false;
+    if (!(p->ps_occ = calloc(n ? n : 1, sizeof *p->ps_occ)) ||
+        !(p->ps_slot = calloc(n ? n : 1, sizeof *p->ps_slot)) ||
+        !(p->ps_uid = calloc(n ? n : 1, sizeof *p->ps_uid)))
         return tm_err_set(err, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const char *name = sched_snapshot_node(p->ps, i)->name;
+        size_t len = strlen(name) + sizeof "~occupied/";
+        if (!(p->ps_uid[i] = malloc(len))) {
+            for (size_t j = 0; j < i; j++)
+                free(p->ps_uid[j]);
+            free(p->ps_uid);
+            p->ps_uid = NULL;
+            return tm_err_set(err, "out of memory");
+        }
+        snprintf(p->ps_uid[i], len, "~occupied/%s", name);
+    }
     p->ps_nodes = n;
     p->ps_fingerprint = fingerprint(live);
     return 0;
@@ -568,12 +604,6 @@ static void res_fmt(const sched_snapshot *s, int k, int64_t v, char *buf, size_t
  * false with out->reason set when r cannot be admitted whatever else runs. */
 static bool check_static(sched_snapshot *live, const reservation *r, const sched_pod *pod,
                          resv_admission *out) {
-    for (size_t i = 0; i < r->n_nodes; i++)
-        if (!sched_snapshot_node_by_name(live, r->nodes[i])) {
-            snprintf(out->reason, sizeof out->reason, "spec.nodes: node %s does not exist",
-                     r->nodes[i]);
-            return false;
-        }
     size_t n = sched_snapshot_node_count(live), matching = 0;
     sched_resources total = {0};
     bool one_fits = false;
@@ -626,30 +656,32 @@ static bool check_static(sched_snapshot *live, const reservation *r, const sched
 /* Sets every planning node's occupancy to what the window [start, end) will see. Only nodes
  * whose occupancy changed since the last admission are touched. */
 static int set_occupancy(resv_plan *p, const reservation *r, const char *key,
-                         const resv_running *pods, size_t n_pods, tm_err *err) {
+                         const resv_running *pods, const int *pod_node, size_t n_pods,
+                         tm_err *err) {
     size_t n = sched_snapshot_node_count(p->ps);
     sched_resources *occ = calloc(n ? n : 1, sizeof *occ);
     if (!occ)
         return tm_err_set(err, "out of memory");
     for (size_t i = 0; i < n_pods; i++) {
-        if (pods[i].end_ms >= 0 && pods[i].end_ms <= r->start_ms)
-            continue; /* done before the window opens */
-        int idx = sched_snapshot_node_index(p->ps, pods[i].node);
-        if (idx >= 0)
-            add_res(&occ[idx], &pods[i].req, 1);
+        if (pod_node[i] < 0 || (pods[i].end_ms >= 0 && pods[i].end_ms <= r->start_ms))
+            continue; /* not on a known node, or done before the window opens */
+        add_res(&occ[pod_node[i]], &pods[i].req, 1);
     }
     const entry *self = entry_get(p, key, NULL); /* re-admission: not against itself */
+    if (!p->ps_slot_valid) {
+        for (size_t i = 0; i < n; i++)
+            p->ps_slot[i] = slot_find(p, sched_snapshot_node(p->ps, i)->name, false);
+        p->ps_slot_valid = true;
+    }
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
         const sched_node *nd = sched_snapshot_node(p->ps, i);
         sched_resources peak;
-        peak_of(p, nd->name, r->start_ms, r->end_ms, self, &peak);
+        peak_in(p->ps_slot[i], r->start_ms, r->end_ms, self, &peak);
         add_res(&occ[i], &peak, 1);
         if (memcmp(&occ[i], &p->ps_occ[i], sizeof occ[i]) == 0)
             continue;
-        char uid[300];
-        snprintf(uid, sizeof uid, "~occupied/%s", nd->name);
-        if (!(rc = sched_snapshot_add_pod(p->ps, uid, nd->name, &occ[i], err)))
+        if (!(rc = sched_snapshot_add_pod(p->ps, p->ps_uid[i], nd->name, &occ[i], err)))
             p->ps_occ[i] = occ[i];
     }
     free(occ);
@@ -726,12 +758,18 @@ static int place_template(resv_plan *p, sched_framework *fw, const reservation *
 }
 
 /* spec.nodes without a template: each node held whole, so it must be empty in the window. */
-static int hold_whole_nodes(resv_plan *p, const reservation *r, resv_admission *out, tm_err *err) {
+static int hold_whole_nodes(resv_plan *p, const reservation *r, const sched_pod *pod,
+                            resv_admission *out, tm_err *err) {
     out->holds = calloc(r->n_nodes, sizeof *out->holds);
     if (!out->holds)
         return tm_err_set(err, "out of memory");
     for (size_t i = 0; i < r->n_nodes; i++) {
         const sched_node *nd = sched_snapshot_node_by_name(p->ps, r->nodes[i]);
+        if (!sched_pod_node_affinity_matches(pod, nd)) {
+            snprintf(out->reason, sizeof out->reason,
+                     "spec.nodes: node %s does not match spec.nodeSelector/nodeGroup", nd->name);
+            return 0;
+        }
         if (!nd->ready || nd->unschedulable) {
             snprintf(out->reason, sizeof out->reason, "spec.nodes: node %s is %s", nd->name,
                      nd->ready ? "unschedulable" : "not ready");
@@ -758,9 +796,21 @@ static int hold_whole_nodes(resv_plan *p, const reservation *r, resv_admission *
     return 0;
 }
 
-int resv_plan_admit(resv_plan *p, sched_framework *fw, sched_snapshot *live, const reservation *r,
-                    const sched_keys *keys, const resv_running *pods, size_t n_pods, int64_t now_ms,
-                    resv_admission *out, tm_err *err) {
+/* The existence checks of spec.nodes (cheap: done before planning). */
+static bool nodes_exist(const sched_snapshot *live, const reservation *r, resv_admission *out) {
+    for (size_t i = 0; i < r->n_nodes; i++)
+        if (!sched_snapshot_node_by_name(live, r->nodes[i])) {
+            snprintf(out->reason, sizeof out->reason, "spec.nodes: node %s does not exist",
+                     r->nodes[i]);
+            return false;
+        }
+    return true;
+}
+
+/* One admission on a current planning snapshot; pod_node[i]: pods[i]'s planning node index. */
+static int admit_one(resv_plan *p, sched_framework *fw, sched_snapshot *live, const reservation *r,
+                     const sched_keys *keys, const resv_running *pods, const int *pod_node,
+                     size_t n_pods, int64_t now_ms, resv_admission *out, tm_err *err) {
     memset(out, 0, sizeof *out);
     char key[600];
     reservation_key(r, key, sizeof key);
@@ -768,28 +818,30 @@ int resv_plan_admit(resv_plan *p, sched_framework *fw, sched_snapshot *live, con
         snprintf(out->reason, sizeof out->reason, "endTime is already past");
         return 0;
     }
+    if (!nodes_exist(live, r, out))
+        return 0;
     json_t *pj = reservation_template_pod(r);
     sched_pod *pod = pj ? sched_pod_from_json(live, pj, keys, err) : NULL;
     json_decref(pj);
     if (!pod)
         return pj ? tm_err_wrap(err, "reservation %s", key) : tm_err_set(err, "out of memory");
-    int rc = 0;
-    if (!check_static(live, r, pod, out))
-        goto done;
     sched_task_info ti; /* the planning snapshot has no task table: carry the labels */
     sched_task_resolve(live, pod, &ti);
     if (ti.labeled)
         memcpy(pod->labels, ti.labels, sizeof pod->labels);
-    if (!p->ps || p->ps_nodes != sched_snapshot_node_count(live) ||
-        p->ps_fingerprint != fingerprint(live))
-        if ((rc = rebuild_planning(p, live, err)) != 0)
-            goto done;
-    if ((rc = set_occupancy(p, r, key, pods, n_pods, err)) != 0)
-        goto done;
-    rc = r->tmpl ? place_template(p, fw, r, pod, out, err) : hold_whole_nodes(p, r, out, err);
+    int rc = set_occupancy(p, r, key, pods, pod_node, n_pods, err);
+    if (!rc)
+        rc = r->tmpl ? place_template(p, fw, r, pod, out, err)
+                     : hold_whole_nodes(p, r, pod, out, err);
+    /* Not admitted: say why in the most useful words. Bad input and impossible requests
+     * (checked only now: they cost a pass over every node) come before "only 3 of 5 fit". */
+    if (!rc && !out->ok) {
+        resv_admission diag = {0};
+        if (!check_static(live, r, pod, &diag))
+            memcpy(out->reason, diag.reason, sizeof out->reason);
+    }
     if (!rc && out->ok)
         rc = resv_plan_put(p, key, r->start_ms, r->end_ms, out->holds, out->n_holds, err);
-done:
     if (rc || !out->ok) {
         resv_holds_free(out->holds, out->n_holds);
         out->holds = NULL;
@@ -798,4 +850,32 @@ done:
     }
     sched_pod_free(pod);
     return rc;
+}
+
+int resv_plan_admit_batch(resv_plan *p, sched_framework *fw, sched_snapshot *live,
+                          const reservation *const *rs, size_t n, const sched_keys *keys,
+                          const resv_running *pods, size_t n_pods, int64_t now_ms,
+                          resv_admission *outs, tm_err *err) {
+    for (size_t i = 0; i < n; i++)
+        memset(&outs[i], 0, sizeof outs[i]);
+    if (!p->ps || p->ps_nodes != sched_snapshot_node_count(live) ||
+        p->ps_fingerprint != fingerprint(live))
+        if (rebuild_planning(p, live, err))
+            return -1;
+    int *pod_node = calloc(n_pods ? n_pods : 1, sizeof *pod_node);
+    if (!pod_node)
+        return tm_err_set(err, "out of memory");
+    for (size_t i = 0; i < n_pods; i++)
+        pod_node[i] = sched_snapshot_node_index(p->ps, pods[i].node);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = admit_one(p, fw, live, rs[i], keys, pods, pod_node, n_pods, now_ms, &outs[i], err);
+    free(pod_node);
+    return rc;
+}
+
+int resv_plan_admit(resv_plan *p, sched_framework *fw, sched_snapshot *live, const reservation *r,
+                    const sched_keys *keys, const resv_running *pods, size_t n_pods, int64_t now_ms,
+                    resv_admission *out, tm_err *err) {
+    return resv_plan_admit_batch(p, fw, live, &r, 1, keys, pods, n_pods, now_ms, out, err);
 }

@@ -67,6 +67,15 @@ typedef struct resv_admission {
 } resv_admission;
 void resv_admission_clear(resv_admission *a);
 
+/* resv_plan_admit for n reservations in order (each against the ones admitted before it), the
+ * planning snapshot and the running pods' nodes resolved once: what a controller with several
+ * pending reservations, and the benchmark, call. outs[i] for rs[i]. 0, or -1 with err (the
+ * outcomes before the failing one stand). */
+int resv_plan_admit_batch(resv_plan *p, sched_framework *fw, sched_snapshot *live,
+                          const reservation *const *rs, size_t n, const sched_keys *keys,
+                          const resv_running *pods, size_t n_pods, int64_t now_ms,
+                          resv_admission *outs, tm_err *err);
+
 /* Admits r if it fits (keys: where the template's labels name its task, NULL = defaults): picks
  * nodes with fw (a framework used only for planning: its plugin state sees the template pods) on
  * the nodes, groups and task table of live, against pods and the table; on success puts r into the

@@ -199,9 +199,12 @@ if jq -e '.gang.name == "short" and .gang.minMember == 5 and (.gang.message | te
 # ---- 7. restart in the middle ------------------------------------------------------------------
 kubectl delete pods -n "$NS" --all --wait=false >/dev/null
 wait_for 60 bash -c "[ \$(kubectl get pods -n $NS -o name | wc -l) = 0 ]"
-for i in 1 2 3 4; do mk "r$i" 6 6 1; done
-sleep 0.3
+for i in 1 2 3 4; do mk "r$i" 6 6 1; done &
+# killed as soon as the first member is bound: the other gangs are being placed or bound
+any_bound() { [ "$(kubectl get pods -n "$NS" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c .)" -ge 1 ]; }
+for _ in $(seq 1 300); do any_bound && break; sleep 0.05; done
 kill -9 "$SCHED_PID"
+wait $! 2>/dev/null # the creating loop
 wait "$SCHED_PID" 2>/dev/null
 mid=$(for i in 1 2 3 4; do printf 'r%s %s/6; ' "$i" "$(bound_of "r$i")"; done)
 if ! start_scheduler "$WORK/sched2.log" --scheduler-name "$SCHED" --qps 2000 --burst 4000; then

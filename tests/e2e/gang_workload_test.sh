@@ -106,9 +106,12 @@ if wait_bound wbasic 2 60; then pass "basic policy: pods scheduled one by one"; 
 # ---- 6. restart -------------------------------------------------------------------------------
 kubectl delete pods -n "$NS" --all --wait=false >/dev/null
 wait_for 60 bash -c "[ \$(kubectl get pods -n $NS -o name | wc -l) = 0 ]"
-for i in 1 2 3; do gang_create workload "$NS" "wr$i" 4 4 "$SCHED" 1 1Gi; done
-sleep 0.3
+for i in 1 2 3; do gang_create workload "$NS" "wr$i" 4 4 "$SCHED" 1 1Gi; done &
+# killed as soon as the first member is bound: the other gangs are being placed or bound
+any_bound() { [ "$(kubectl get pods -n "$NS" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c .)" -ge 1 ]; }
+for _ in $(seq 1 300); do any_bound && break; sleep 0.05; done
 kill -9 "$SCHED_PID"
+wait $! 2>/dev/null # the creating loop
 wait "$SCHED_PID" 2>/dev/null
 mid=$(for i in 1 2 3; do printf 'wr%s %s/4; ' "$i" "$(bound_of "wr$i")"; done)
 start_scheduler "$WORK/sched2.log" --scheduler-name "$SCHED" --qps 2000 --burst 4000 || fail "the scheduler starts again" "$(tail -n 5 "$WORK/sched2.log")"

@@ -58,7 +58,8 @@ else
 fi
 if [ "$(reservation_events "$NS" step5 Admitted)" = 1 ]; then pass "Admitted event"; else fail "Admitted event" "$(kubectl get events.events.k8s.io -n "$NS" -o wide)"; fi
 kubectl get reservations -n "$NS" >"$WORK/get.txt"
-if head -1 "$WORK/get.txt" | grep -q "PHASE.*START.*END.*NODES.*AGE" && grep -q "step5 *Admitted" "$WORK/get.txt"; then
+if head -1 "$WORK/get.txt" | grep -q "PHASE.*START.*END.*NODES.*AGE" && grep -q "step5 *Admitted" "$WORK/get.txt" &&
+  grep -q "$(echo "$HELD" | paste -sd, -)" "$WORK/get.txt"; then
   pass "kubectl get reservations shows phase, start, end, nodes, age"
 else
   fail "kubectl get reservations shows phase, start, end, nodes, age" "$(cat "$WORK/get.txt")"

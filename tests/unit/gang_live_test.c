@@ -17,6 +17,7 @@
 #include "harness.h"
 #include "lib/kube.h"
 #include "scheduler/gang_live.h"
+#include "scheduler/gang_plugin.h"
 #include "scheduler/podspec.h"
 #include "scheduler/policy.h"
 
@@ -159,6 +160,7 @@ static void world_new(world *w, int timeout_s) {
     w->b = sched_binder_new(w->k, "tarema", "test", on_bind, w);
     w->gl = sched_gang_live_new(w->q, w->c, w->fw, w->b, w->reg, &err);
     CHECKF(w->gl != NULL, "%s", err.msg);
+    CHECK(sched_gang_plugin_add(w->fw, sched_gang_live_registry(w->gl), &err) == 0);
     for (int i = 1; i <= 3; i++) {
         json_t *n = J("{\"metadata\":{\"name\":\"n%d\"},\"status\":{\"allocatable\":{\"cpu\":\"4\","
                       "\"memory\":\"8Gi\",\"pods\":\"110\"},\"conditions\":[{\"type\":\"Ready\","
@@ -271,7 +273,74 @@ static void test_timeout_moves_the_gang_to_backoff(void) {
     server_stop(t);
 }
 
+/* The Gang plugin at the framework's points: PreEnqueue keeps a short gang out and says why,
+ * Permit refuses a member placed outside its gang's cycle, QueueSort puts the older gang first. */
+static void test_plugin_points(void) {
+    pthread_t t = server_start("201 Created");
+    world w;
+    world_new(&w, 0);
+    add_member(&w, 1, "1");
+    add_member(&w, 2, "1");
+    sched_snapshot *s = sched_cache_snapshot(w.c);
+    const sched_pod *p1 = sched_queue_get(w.q, "u1");
+    char msg[512];
+    CHECK_INT(sched_framework_pre_enqueue(w.fw, s, p1, 0, msg, sizeof msg),
+              SCHED_STATUS_UNSCHEDULABLE);
+    CHECKF(strstr(msg, "Gang: gang podgroup/hpc/mpi: 2 pod(s) exist, minMember 3: waiting for 1 "
+                       "more pod(s)") != NULL,
+           "%s", msg);
+    add_member(&w, 3, "1");
+    CHECK_INT(sched_framework_pre_enqueue(w.fw, s, p1, 0, msg, sizeof msg), SCHED_STATUS_OK);
+    /* a member scheduled alone (not by its gang's cycle) is refused at Permit */
+    tm_err err = {0};
+    sched_decision d;
+    CHECK(sched_framework_schedule(w.fw, s, p1, 0, &d, &err) == 0 && d.node >= 0);
+    CHECK(sched_framework_reserve(w.fw, s, p1, d.node, &err) == 0);
+    CHECK_INT(sched_framework_permit(w.fw, s, p1, d.node, 0, NULL, msg, sizeof msg, &err),
+              SCHED_STATUS_UNSCHEDULABLE);
+    CHECKF(strstr(msg, "a member is bound only with its gang") != NULL, "%s", msg);
+    CHECK_INT(sched_snapshot_pod_count(s), 0); /* the reject unreserved it */
+    /* QueueSort: a pod of a gang seen later goes after every member of the older gang */
+    json_t *pg = J("{\"metadata\":{\"name\":\"late\",\"namespace\":\"hpc\"},\"spec\":{"
+                   "\"minMember\":1}}");
+    sched_gang_live_podgroup_event(w.gl, TM_WATCH_ADDED, pg, 50);
+    json_decref(pg);
+    json_t *lp = J("{\"metadata\":{\"name\":\"late-1\",\"namespace\":\"hpc\",\"uid\":\"a0\","
+                   "\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"late\"}},\"spec\":{"
+                   "\"schedulerName\":\"tarema\"}}");
+    sched_gang_live_pod_event(w.gl, TM_WATCH_ADDED, lp, 50);
+    sched_pod *late = sched_pod_from_json(s, lp, NULL, &err);
+    CHECK(late && sched_framework_queue_cmp(w.fw, s, p1, late) < 0);
+    CHECK(late && sched_framework_queue_cmp(w.fw, s, late, p1) > 0);
+    sched_pod_free(late);
+    json_decref(lp);
+    world_free(&w);
+    server_stop(t);
+}
+
+/* The watch showed a member Running before its bind's answer came: the answer must not move it
+ * back to bound (seen in e2e: PodGroup status stuck at running 3 of 4). */
+static void test_late_bind_answer_keeps_running(void) {
+    pthread_t t = server_start("201 Created");
+    world w;
+    world_new(&w, 0);
+    add_member(&w, 1, "1");
+    json_t *p = J("{\"metadata\":{\"name\":\"mpi-1\",\"namespace\":\"hpc\",\"uid\":\"u1\","
+                  "\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"mpi\"}},\"spec\":{"
+                  "\"schedulerName\":\"tarema\",\"nodeName\":\"n1\"},\"status\":{\"phase\":"
+                  "\"Running\"}}");
+    sched_gang_live_pod_event(w.gl, TM_WATCH_MODIFIED, p, 0);
+    json_decref(p);
+    sched_gang_live_bind_result(w.gl, "u1", true, 201, 0);
+    sched_gang *g = sched_gang_registry_get(sched_gang_live_registry(w.gl), "podgroup/hpc/mpi");
+    CHECK(g && sched_gang_count(g, SCHED_GANG_POD_RUNNING) == 1);
+    world_free(&w);
+    server_stop(t);
+}
+
 int main(void) {
+    RUN(test_late_bind_answer_keeps_running);
+    RUN(test_plugin_points);
     RUN(test_first_bind_refused_undoes_the_rest);
     RUN(test_first_bind_ok_binds_the_rest);
     RUN(test_timeout_moves_the_gang_to_backoff);

@@ -194,6 +194,8 @@ static void test_status_round_trip(void) {
         CHECK_INT(r->phase, RESV_ADMITTED);
         CHECK_STR(r->message, "held");
         CHECK(r->owner_started);
+        CHECK_STR(json_string_value(json_object_get(json_object_get(patch, "status"), "nodeNames")),
+                  "n1,n2");
         CHECK_INT(r->n_holds, 2);
         for (size_t i = 0; i < 2 && i < r->n_holds; i++) {
             CHECK_STR(r->holds[i].node, h[i].node);

@@ -308,6 +308,42 @@ static void test_planning_follows_node_changes(void) {
     teardown(&f);
 }
 
+/* A batch decides exactly as the same admissions one by one, in order. */
+static void test_batch_equals_sequence(void) {
+    fixture one = setup("tarema"), batch = setup("tarema");
+    reservation *rs[6];
+    for (int i = 0; i < 6; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "r%d", i);
+        rs[i] = resv(one.s, name, 1 + 0.25 * i, 1, 2 + i % 3, i % 2 ? "2" : "1500m", NULL);
+    }
+    resv_running run = {.node = "n3", .end_ms = -1};
+    run.req.v[SCHED_RES_CPU] = 6000;
+    run.req.v[SCHED_RES_PODS] = 1;
+    resv_admission seq[6], bat[6];
+    tm_err err = {0};
+    for (int i = 0; i < 6; i++)
+        CHECK(resv_plan_admit(one.p, one.fw, one.s, rs[i], NULL, &run, 1, T0, &seq[i], &err) == 0);
+    CHECK(resv_plan_admit_batch(batch.p, batch.fw, batch.s, (const reservation *const *)rs, 6, NULL,
+                                &run, 1, T0, bat, &err) == 0);
+    int admitted = 0;
+    for (int i = 0; i < 6; i++) {
+        admitted += seq[i].ok;
+        CHECKF(seq[i].ok == bat[i].ok && seq[i].n_holds == bat[i].n_holds, "r%d", i);
+        CHECK_STR(bat[i].reason, seq[i].reason);
+        for (size_t h = 0; h < seq[i].n_holds && h < bat[i].n_holds; h++) {
+            CHECK_STR(bat[i].holds[h].node, seq[i].holds[h].node);
+            CHECK_INT(bat[i].holds[h].pods, seq[i].holds[h].pods);
+        }
+        resv_admission_clear(&seq[i]);
+        resv_admission_clear(&bat[i]);
+        reservation_free(rs[i]);
+    }
+    CHECKF(admitted > 0 && admitted < 6, "admitted %d of 6: the case must mix both", admitted);
+    teardown(&one);
+    teardown(&batch);
+}
+
 static void test_peak_not_sum(void) {
     resv_plan *p = resv_plan_new();
     resv_hold h = {.node = "n1"};
@@ -502,6 +538,7 @@ int main(void) {
     RUN(test_not_admissible_reasons);
     RUN(test_whole_nodes);
     RUN(test_planning_follows_node_changes);
+    RUN(test_batch_equals_sequence);
     RUN(test_peak_not_sum);
     RUN(test_honour_rule);
     RUN(test_plan_filter_elsewhere);
