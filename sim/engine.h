@@ -16,7 +16,12 @@
  * where D_cpu is the sum of %cpu/100 of the node's running tasks, D_mem the same weighted by
  * each task's memory sensitivity, and s_* the task's sensitivities (model.h); rates are
  * recomputed whenever a task starts or ends on the node. The calibrated model (default) uses
- * sim_contention_slowdown (model.h) with per-task demands and weights from the measurements. */
+ * sim_contention_slowdown (model.h) with per-task demands and weights from the measurements.
+ *
+ * Gangs and reservations (docs/simulation.md): a gang (gang: N) enters the queue once all its
+ * tasks are ready and is placed whole or not at all with sched_gang_try_place (scheduler/gang.h);
+ * a step's reservation is admitted at its run's arrival with resv_plan_admit, honoured by the
+ * Filter plugin of sim/resv_sim.h and released by resv_decide (scheduler/resv_plan.h). */
 #ifndef TAREMA_SIM_ENGINE_H
 #define TAREMA_SIM_ENGINE_H
 

@@ -260,6 +260,37 @@ static void test_overlapping_refused(void) {
     release(&f);
 }
 
+/* A gang with a reservation, on one node of 4 cores (two slots): the gang of 2 is ready at 0
+ * but waits for its window (30..130), then both start at 30 on the held node. filler (unknown
+ * end, 2 cores) may not take a held slot before the window: it waits until the gang is done at
+ * 45 (released then, the step's tasks all finished). */
+static void test_gang_with_reservation(void) {
+    const char *wl = "workflows:\n"
+                     "  - name: w\n"
+                     "    requests: {cpu: 2, memory: 1Gi}\n"
+                     "    processes:\n"
+                     "      - {name: mpi, gang: 2, runtime: {a: 15},\n"
+                     "         reservation: {start: 30, duration: 100}}\n"
+                     "      - {name: filler, instances: 1, runtime: {a: 10}}\n";
+    fixture f;
+    if (!simulate(&f, one_node, wl)) {
+        CHECK(0);
+        release(&f);
+        return;
+    }
+    for (int i = 0; i < 2; i++) {
+        const sim_task_rec *t = task(&f, 0, "mpi", i);
+        CHECK(t && fabs(t->start - 30) < 1e-9);
+    }
+    const sim_task_rec *fl = task(&f, 0, "filler", 0);
+    CHECK(fl && fabs(fl->start - 45) < 1e-9);
+    CHECK(f.r->ngangs == 1 && fabs(f.r->gangs[0].start - 30) < 1e-9 &&
+          fabs(f.r->gangs[0].ready - 30) < 1e-9);
+    CHECK(f.r->nresvs == 1 && strcmp(f.r->resvs[0].phase, "Released") == 0 &&
+          fabs(f.r->resvs[0].released - 45) < 1e-9);
+    release(&f);
+}
+
 static void check_bad(const char *wl, const char *want1, const char *want2) {
     sim_cluster *c = cluster_of(four_slots);
     char msg[1024];
@@ -306,6 +337,7 @@ int main(void) {
     RUN(test_backfill_rule);
     RUN(test_expiry_releases);
     RUN(test_overlapping_refused);
+    RUN(test_gang_with_reservation);
     RUN(test_bad_input);
     return TEST_SUMMARY();
 }
