@@ -1,75 +1,28 @@
-/* cycle.c: the extension points around Filter and Score: plugin registration, PreEnqueue,
- * PostFilter, Permit (allow, reject, wait with a timeout) and its waiting pods, Unreserve, and
- * the binding cycle (PreBind -> Bind, Unreserve on failure). Pure: the only I/O is whatever the
- * caller's Bind/PreBind hooks do. */
+/* cycle.c: the scheduling cycle and the binding cycle, top to bottom, as kube-scheduler runs
+ * them:
+ *   PreEnqueue                   sched_framework_pre_enqueue (before the active queue)
+ *   PreFilter -> Filter          pre_filter + fw_filter_nodes (scan.c)
+ *   PreScore -> Score -> select  sched_framework_schedule
+ *   PostFilter                   sched_framework_post_filter, when nothing fits
+ *   Reserve                      sched_framework_reserve
+ *   Permit                       sched_framework_permit (waiting pods: permit.c)
+ *   PreBind -> Bind              sched_framework_bind, Unreserve on failure
+ *   Unreserve                    sched_framework_unreserve
+ * Pure: the only I/O is whatever the caller's Bind/PreBind hooks do. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "scheduler/framework_internal.h"
 
-/* ---- registration ---- */
-
-int sched_framework_add_plugin(sched_framework *fw, const sched_plugin *p, tm_err *err) {
-    const char *why = !p->name || !*p->name                ? "a plugin without a name"
-                      : fw->n_plugins >= SCHED_MAX_PLUGINS ? "too many plugins"
-                                                           : NULL;
-    for (size_t k = 0; !why && k < fw->n_plugins; k++)
-        if (strcmp(fw->plugins[k].name, p->name) == 0)
-            why = "a plugin of that name is already registered";
-    if (why) {
-        if (p->free_state)
-            p->free_state(p->state);
-        return tm_err_set(err, "add plugin %s: %s", p->name ? p->name : "(null)", why);
-    }
-    fw->plugins[fw->n_plugins++] = *p;
-    fw->any_filter |= p->pre_filter || p->filter;
-    return 0;
-}
-
-void *sched_framework_plugin_state(const sched_framework *fw, const char *name) {
-    for (size_t k = 0; name && k < fw->n_plugins; k++)
-        if (strcmp(fw->plugins[k].name, name) == 0)
-            return fw->plugins[k].state;
-    return NULL;
-}
-
-static const sched_plugin *filter_plugin(const sched_framework *fw, sched_filter_id id) {
-    size_t k = (size_t)id - SCHED_FILTER_PLUGIN;
-    return id >= SCHED_FILTER_PLUGIN && k > 0 && k < fw->n_plugins ? &fw->plugins[k] : NULL;
-}
-
-const char *sched_framework_filter_name(const sched_framework *fw, sched_filter_id id) {
-    const sched_plugin *pl = filter_plugin(fw, id);
-    return pl ? pl->name : sched_filter_name(id);
-}
-
-char *sched_framework_node_reason(const sched_framework *fw, size_t node, char *buf, size_t size) {
-    if (!size)
-        return buf;
-    buf[0] = '\0';
-    uint32_t detail;
-    sched_filter_id id = sched_framework_node_status(fw, node, &detail, NULL);
-    const sched_plugin *pl = filter_plugin(fw, id);
-    if (pl && pl->filter_reason)
-        pl->filter_reason(pl->state, &fw->cyc, detail, buf, size);
-    else if (pl)
-        snprintf(buf, size, "node(s) were rejected by plugin %s", pl->name);
-    else if (id != SCHED_FILTER_COUNT)
-        sched_filter_reason(fw->cyc.snap, sched_snapshot_node(fw->cyc.snap, node), fw->cyc.pod, id,
-                            detail, buf, size);
-    return buf;
-}
-
-/* A cycle for the hooks that run outside sched_framework_schedule. */
-static sched_cycle cycle_for(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
-                             int64_t now_ms) {
+sched_cycle fw_cycle_for(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
+                         int64_t now_ms) {
     sched_cycle c = {.snap = s, .pod = p, .now_ms = now_ms, .fw = fw};
     sched_task_resolve(s, p, &c.task);
     return c;
 }
 
-/* ---- PreEnqueue, PostFilter ---- */
+/* ---- PreEnqueue ---- */
 
 sched_status sched_framework_pre_enqueue(sched_framework *fw, const sched_snapshot *s,
                                          const sched_pod *p, int64_t now_ms, char *msg,
@@ -90,6 +43,128 @@ sched_status sched_framework_pre_enqueue(sched_framework *fw, const sched_snapsh
     }
     return SCHED_STATUS_OK;
 }
+
+/* ---- the scheduling cycle ---- */
+
+/* PreFilter of every Filter plugin that has one, in order: which filters run through their
+ * hooks this cycle (before or after NodeResourcesFit), and which reject every node. */
+static int pre_filter(sched_framework *fw, tm_err *err) {
+    fw->n_hook_pre = fw->n_hook_post = 0;
+    bool after_resources = false;
+    for (size_t f = 0; f < fw->n_filt; f++) {
+        size_t k = fw->filt[f];
+        const sched_plugin *pl = &fw->plugins[k];
+        fw->reject_all[k] = false;
+        if (pl->filter_id == SCHED_FILTER_RESOURCES)
+            after_resources = true;
+        if (pl->filter_id && (FW_COLUMN_FILTERS >> pl->filter_id) & 1u)
+            continue; /* node-local: checked inline by scan.c, from the columns or not */
+        uint32_t d = 0;
+        sched_status st =
+            pl->pre_filter ? pl->pre_filter(pl->state, &fw->cyc, &d, err) : SCHED_STATUS_OK;
+        if (st == SCHED_STATUS_ERROR)
+            return tm_err_wrap(err, "pre-filter %s of pod %s/%s", pl->name, fw->cyc.pod->ns,
+                               fw->cyc.pod->name);
+        if (st == SCHED_STATUS_SKIP || (st == SCHED_STATUS_OK && !pl->filter))
+            continue;
+        if (st == SCHED_STATUS_UNSCHEDULABLE) {
+            fw->reject_all[k] = true;
+            fw->reject_detail[k] = d;
+        }
+        if (after_resources)
+            fw->hook_post[fw->n_hook_post++] = (uint8_t)k;
+        else
+            fw->hook_pre[fw->n_hook_pre++] = (uint8_t)k;
+    }
+    return 0;
+}
+
+/* PreFilter -> Filter -> PreScore -> Score -> select. PostFilter, when nothing fits, is the
+ * caller's next step (sched_framework_post_filter): explain and the extender run this same
+ * function and must not trigger it. */
+int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
+                             int64_t now_ms, sched_decision *d, tm_err *err) {
+    memset(d, 0, sizeof *d);
+    d->node = -1;
+    fw->have_cycle = false;
+    sched_snapshot_refresh(s);
+    size_t n = sched_snapshot_node_count(s);
+    if (fw_ensure_cap(fw, n, err) != 0)
+        return -1;
+    fw->n_nodes = n;
+    fw->cyc = (sched_cycle){.snap = s, .pod = p, .now_ms = now_ms, .fw = fw};
+    sched_task_resolve(s, p, &fw->cyc.task);
+
+    /* PreFilter, Filter */
+    if (pre_filter(fw, err) != 0)
+        return -1;
+    size_t nf = fw_filter_nodes(fw, s, p);
+
+    /* PreScore */
+    for (size_t k = 0; k < fw->n_plugins; k++) {
+        const sched_plugin *pl = &fw->plugins[k];
+        if (pl->pre_score && pl->pre_score(pl->state, &fw->cyc, err) != 0)
+            return tm_err_wrap(err, "%s %s", k ? "plugin" : "policy", pl->name);
+    }
+    fw->have_cycle = true;
+
+    /* Score: the policy's (in one batch when it can), plus any added Score plugin's */
+    if (fw->plugins[0].score_batch) {
+        fw->plugins[0].score_batch(fw->plugins[0].state, &fw->cyc, fw->feas, nf, fw->fscore);
+    } else {
+        for (size_t k = 0; k < nf; k++)
+            fw->fscore[k] = fw->plugins[0].score(fw->plugins[0].state, &fw->cyc,
+                                                 sched_snapshot_node(s, fw->feas[k]));
+    }
+    for (size_t j = 1; j < fw->n_plugins; j++) {
+        const sched_plugin *pl = &fw->plugins[j];
+        for (size_t k = 0; pl->score && k < nf; k++)
+            fw->fscore[k] += pl->score(pl->state, &fw->cyc, sched_snapshot_node(s, fw->feas[k]));
+    }
+
+    /* select */
+    sched_node_cols cols;
+    sched_snapshot_node_cols(s, &cols);
+    const uint32_t *name_rank = cols.name_rank;
+    /* the highest score wins, ties go to the first in name order (and, should ranks repeat
+     * after a failed refresh, to the lowest index, so the order of fw->feas does not matter);
+     * a score at or above the best so far is rare once the scan is under way */
+    int best = -1;
+    int64_t best_score = 0;
+    if (nf) {
+        int64_t mn = fw->fscore[0], mx = fw->fscore[0];
+        uint32_t bi = fw->feas[0], br = name_rank[bi];
+        fw->score[bi] = mx;
+        for (size_t k = 1; k < nf; k++) {
+            int64_t sc = fw->fscore[k];
+            uint32_t i = fw->feas[k];
+            fw->score[i] = sc;
+            mn = sc < mn ? sc : mn;
+            if (__builtin_expect(sc >= mx, 0)) {
+                uint32_t r = name_rank[i];
+                if (sc > mx || r < br || (r == br && i < bi)) {
+                    mx = sc;
+                    br = r;
+                    bi = i;
+                }
+            }
+        }
+        fw->min_score = mn;
+        fw->max_score = mx;
+        best = (int)bi;
+        best_score = mx;
+    }
+    d->n_feasible = nf;
+    d->n_nodes = n;
+    d->node = best;
+    if (best >= 0) {
+        d->node_name = sched_snapshot_node(s, (size_t)best)->name;
+        d->score = best_score;
+    }
+    return 0;
+}
+
+/* ---- PostFilter ---- */
 
 sched_status sched_framework_post_filter(sched_framework *fw, int *nominated, tm_err *err) {
     *nominated = -1;
@@ -113,48 +188,30 @@ sched_status sched_framework_post_filter(sched_framework *fw, int *nominated, tm
     return SCHED_STATUS_UNSCHEDULABLE;
 }
 
-/* ---- Unreserve ---- */
+/* ---- Reserve ---- */
 
-void sched_framework_unreserve(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int node,
-                               int64_t now_ms) {
+int sched_framework_reserve(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int node,
+                            tm_err *err) {
     const sched_node *n = sched_snapshot_node(s, (size_t)node);
-    sched_cycle c = cycle_for(fw, s, p, now_ms);
-    for (size_t k = fw->n_plugins; k-- > 0;)
-        if (fw->plugins[k].unreserve && n)
-            fw->plugins[k].unreserve(fw->plugins[k].state, &c, n);
-    if (fw->forget)
-        fw->forget(fw->forget_arg, s, p->uid);
-    else
-        sched_snapshot_remove_pod(s, p->uid); /* -1 when absent: nothing was recorded */
+    if (!n)
+        return tm_err_set(err, "reserve %s/%s: no node with index %d", p->ns, p->name, node);
+    if (sched_pod_record(s, p, n->name, err) != 0)
+        return tm_err_wrap(err, "reserve %s/%s on %s", p->ns, p->name, n->name);
+    sched_cycle c = {.snap = s, .pod = p, .now_ms = fw->cyc.now_ms, .fw = fw};
+    bool resolved = false;
+    for (size_t k = 0; k < fw->n_plugins; k++) {
+        const sched_plugin *pl = &fw->plugins[k];
+        if (!pl->reserved)
+            continue;
+        if (!resolved)
+            sched_task_resolve(s, p, &c.task);
+        resolved = true;
+        pl->reserved(pl->state, &c, n);
+    }
+    return 0;
 }
 
-void sched_framework_set_forget(sched_framework *fw,
-                                void (*fn)(void *arg, sched_snapshot *s, const char *uid),
-                                void *arg) {
-    fw->forget = fn;
-    fw->forget_arg = arg;
-}
-
-/* ---- Permit and the waiting pods ---- */
-
-static fw_waiting *find_waiting(const sched_framework *fw, const char *uid) {
-    for (size_t i = 0; uid && i < fw->n_waiting; i++)
-        if (strcmp(fw->waiting[i].uid, uid) == 0)
-            return &fw->waiting[i];
-    return NULL;
-}
-
-static void drop_waiting(sched_framework *fw, fw_waiting *w) {
-    free(w->uid);
-    *w = fw->waiting[--fw->n_waiting]; /* order does not matter */
-}
-
-static size_t plugin_index(const sched_framework *fw, const char *name) {
-    for (size_t k = 0; name && k < fw->n_plugins; k++)
-        if (strcmp(fw->plugins[k].name, name) == 0)
-            return k;
-    return SIZE_MAX;
-}
+/* ---- Permit ---- */
 
 sched_status sched_framework_permit(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
                                     int node, int64_t now_ms, int64_t *deadline_ms, char *msg,
@@ -166,11 +223,11 @@ sched_status sched_framework_permit(sched_framework *fw, sched_snapshot *s, cons
         tm_err_set(err, "permit %s/%s: no node with index %d", p->ns, p->name, node);
         return SCHED_STATUS_ERROR;
     }
-    if (find_waiting(fw, p->uid)) {
+    if (fw_find_waiting(fw, p->uid)) {
         tm_err_set(err, "permit %s/%s: the pod is already waiting", p->ns, p->name);
         return SCHED_STATUS_ERROR;
     }
-    sched_cycle c = cycle_for(fw, s, p, now_ms);
+    sched_cycle c = fw_cycle_for(fw, s, p, now_ms);
     uint64_t pending = 0;
     int64_t deadline = INT64_MAX;
     for (size_t k = 0; k < fw->n_plugins; k++) {
@@ -193,100 +250,33 @@ sched_status sched_framework_permit(sched_framework *fw, sched_snapshot *s, cons
     }
     if (!pending)
         return SCHED_STATUS_OK;
-    if (fw->n_waiting == fw->cap_waiting) {
-        size_t ncap = fw->cap_waiting ? fw->cap_waiting * 2 : 16;
-        fw_waiting *nw = realloc(fw->waiting, ncap * sizeof *nw);
-        if (!nw) {
-            tm_err_set(err, "out of memory holding pod %s/%s in Permit", p->ns, p->name);
-            return SCHED_STATUS_ERROR;
-        }
-        fw->waiting = nw;
-        fw->cap_waiting = ncap;
-    }
-    char *uid = strdup(p->uid);
-    if (!uid) {
-        tm_err_set(err, "out of memory holding pod %s/%s in Permit", p->ns, p->name);
+    if (fw_hold(fw, s, p, node, deadline, pending, err) != 0)
         return SCHED_STATUS_ERROR;
-    }
-    fw->waiting[fw->n_waiting++] = (fw_waiting){
-        .uid = uid, .pod = p, .snap = s, .node = node, .deadline_ms = deadline, .pending = pending};
     if (deadline_ms)
         *deadline_ms = deadline;
     return SCHED_STATUS_WAIT;
 }
 
-int sched_framework_allow(sched_framework *fw, const char *uid, const char *plugin) {
-    fw_waiting *w = find_waiting(fw, uid);
-    if (!w)
-        return -1;
-    size_t k = plugin_index(fw, plugin);
-    if (k < fw->n_plugins)
-        w->pending &= ~(1ull << k);
-    return 0;
+/* ---- Unreserve ---- */
+
+void sched_framework_unreserve(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int node,
+                               int64_t now_ms) {
+    const sched_node *n = sched_snapshot_node(s, (size_t)node);
+    sched_cycle c = fw_cycle_for(fw, s, p, now_ms);
+    for (size_t k = fw->n_plugins; k-- > 0;)
+        if (fw->plugins[k].unreserve && n)
+            fw->plugins[k].unreserve(fw->plugins[k].state, &c, n);
+    if (fw->forget)
+        fw->forget(fw->forget_arg, s, p->uid);
+    else
+        sched_snapshot_remove_pod(s, p->uid); /* -1 when absent: nothing was recorded */
 }
 
-int sched_framework_reject(sched_framework *fw, const char *uid, const char *plugin,
-                           const char *msg) {
-    fw_waiting *w = find_waiting(fw, uid);
-    if (!w)
-        return -1;
-    if (!w->rejected)
-        snprintf(w->msg, sizeof w->msg, "rejected by %s: %s", plugin ? plugin : "caller",
-                 msg ? msg : "");
-    w->rejected = true;
-    return 0;
-}
-
-sched_status sched_framework_waiting_resolve(sched_framework *fw, const char *uid, int64_t now_ms,
-                                             char *msg, size_t size) {
-    if (size)
-        msg[0] = '\0';
-    fw_waiting *w = find_waiting(fw, uid);
-    if (!w) {
-        if (size)
-            snprintf(msg, size, "pod %s is not waiting", uid ? uid : "(null)");
-        return SCHED_STATUS_UNSCHEDULABLE;
-    }
-    if (!w->rejected && !w->pending) {
-        drop_waiting(fw, w);
-        return SCHED_STATUS_OK;
-    }
-    if (!w->rejected && now_ms < w->deadline_ms)
-        return SCHED_STATUS_WAIT;
-    if (!w->rejected) {
-        size_t k = 0;
-        while (k < fw->n_plugins && !(w->pending & (1ull << k)))
-            k++;
-        snprintf(w->msg, sizeof w->msg, "timed out waiting for %s after %lld ms",
-                 k < fw->n_plugins ? fw->plugins[k].name : "permit",
-                 (long long)(now_ms - w->deadline_ms));
-    }
-    if (size)
-        snprintf(msg, size, "%s", w->msg);
-    fw_waiting held = *w;
-    drop_waiting(fw, w); /* before unreserve: a hook may look at the waiting pods */
-    sched_framework_unreserve(fw, held.snap, held.pod, held.node, now_ms);
-    return SCHED_STATUS_UNSCHEDULABLE;
-}
-
-void sched_framework_waiting_each(const sched_framework *fw,
-                                  void (*fn)(void *arg, const sched_pod *p, int node,
-                                             int64_t deadline_ms),
-                                  void *arg) {
-    for (size_t i = 0; i < fw->n_waiting; i++)
-        fn(arg, fw->waiting[i].pod, fw->waiting[i].node, fw->waiting[i].deadline_ms);
-}
-
-size_t sched_framework_waiting_count(const sched_framework *fw) {
-    return fw->n_waiting;
-}
-
-int sched_framework_waiting_forget(sched_framework *fw, const char *uid) {
-    fw_waiting *w = find_waiting(fw, uid);
-    if (!w)
-        return -1;
-    drop_waiting(fw, w);
-    return 0;
+void sched_framework_set_forget(sched_framework *fw,
+                                void (*fn)(void *arg, sched_snapshot *s, const char *uid),
+                                void *arg) {
+    fw->forget = fn;
+    fw->forget_arg = arg;
 }
 
 /* ---- binding cycle ---- */
@@ -297,7 +287,7 @@ int sched_framework_bind(sched_framework *fw, sched_snapshot *s, const sched_pod
     if (!n)
         return tm_err_set(err, "bind %s/%s: no node with index %d", p->ns, p->name, node);
     tm_err_clear(err); /* a hook may fail without a message */
-    sched_cycle c = cycle_for(fw, s, p, now_ms);
+    sched_cycle c = fw_cycle_for(fw, s, p, now_ms);
     const char *failed = NULL, *point = NULL;
     for (size_t k = 0; !failed && k < fw->n_plugins; k++) {
         const sched_plugin *pl = &fw->plugins[k];

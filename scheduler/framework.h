@@ -1,11 +1,15 @@
-/* framework.h: the scheduling framework: the pod being scheduled, the filters every policy
- * runs, and the one small interface a scoring/queue-sort plugin implements.
+/* framework.h: the scheduling framework: the pod being scheduled, the plugin interface (one
+ * struct with a hook per extension point), and the framework that runs the plugins.
  *
  * Shape of kube-scheduler's framework: PreEnqueue, QueueSort, PreFilter -> Filter ->
  * PostFilter -> PreScore -> Score -> (select) -> Reserve -> Permit, then PreBind -> Bind, with
- * Unreserve on failure (the extension points, at the end of this file; plugins added from
- * outside with sched_framework_add_plugin).
- * Filters are always on, run in this order, and the first that rejects a node decides its
+ * Unreserve on failure (the extension points, at the end of this file; the flow in cycle.c).
+ * A framework holds the policy's plugin (scoring, queue order; policy.h), the in-tree Filter
+ * plugins (filters.h, registered by sched_framework_new) and the plugins a caller adds with
+ * sched_framework_add_plugin (gangs, reservations, the live binder). Layers, from the bottom:
+ * match.h (matching rules) < plugins (plugin_*.c) < framework (framework.c, cycle.c, scan.c,
+ * permit.c, which include no plugin); tests/e2e/scheduler_layering_test.sh checks it.
+ * The in-tree filters run in this order, and the first that rejects a node decides its
  * reason, as in kube-scheduler:
  *   NodeReady          "node(s) were not ready"
  *   NodeUnschedulable  "node(s) were unschedulable"
@@ -25,16 +29,18 @@
  *                      node affinity conflict", and for a claim the pod cannot use every node
  *                      gets "persistentvolumeclaim "x" not found" (or "is being deleted", "is
  *                      not bound"); only where the snapshot tracks volumes (volumes.h)
- * The last three need the whole cluster (pods on other nodes): like kube-scheduler's PreFilter,
- * they count matching pods per topology domain once per cycle (sched_prefilter) so that each
- * node's check is O(terms). A pod that uses none of them, in a snapshot where no placed pod has
- * required anti-affinity, pays one flag check per node.
+ * NodePorts and the last three need the whole cluster (pods on other nodes): like
+ * kube-scheduler's, their PreFilter counts matching pods per topology domain once per cycle so
+ * that each node's check is O(terms), or skips the filter when the pod needs none of it. A pod
+ * that uses none of them, in a snapshot where no placed pod has required anti-affinity, pays
+ * one flag check per node (the column scan, scan.c). Filter plugins added by a caller run after
+ * them, in the order added.
  * The score plugin gives every feasible node an int64 (higher is better); the framework picks
  * the best, breaking ties by node name. Everything here is pure: no I/O, no locks, no clock
  * (time comes in as now_ms). A sched_framework holds per-cycle buffers and plugin state (the
  * round-robin cursor), so use one per scheduling thread.
  *
- * Typical cycle (live scheduler or simulator):
+ * Typical cycle (live scheduler or simulator; Permit and binding: the end of this file):
  *   sched_framework *fw = sched_policy_new("tarema", &err);        // policy.h
  *   sched_decision d;
  *   if (sched_framework_schedule(fw, snap, pod, now_ms, &d, &err) == 0 && d.node >= 0)
@@ -49,46 +55,8 @@
 #include <stdint.h>
 
 #include "lib/error.h"
+#include "scheduler/match.h"
 #include "scheduler/snapshot.h"
-
-typedef enum {
-    SCHED_TOL_EQUAL = 0, /* also the default when operator is empty */
-    SCHED_TOL_EXISTS
-} sched_tol_op;
-
-typedef struct sched_toleration {
-    char *key; /* "" with Exists tolerates every taint */
-    sched_tol_op op;
-    char *value;         /* "" when absent */
-    sched_effect effect; /* SCHED_EFFECT_NONE = every effect */
-} sched_toleration;
-
-typedef enum {
-    SCHED_SEL_IN = 0,
-    SCHED_SEL_NOT_IN,
-    SCHED_SEL_EXISTS,
-    SCHED_SEL_DOES_NOT_EXIST,
-    SCHED_SEL_GT,
-    SCHED_SEL_LT
-} sched_sel_op;
-
-/* One node selector requirement (matchExpressions entry, or matchFields on metadata.name when
- * is_field). For Gt/Lt, values[0] was checked to be an integer and is kept in num. */
-typedef struct sched_sel_req {
-    char *key;
-    sched_sel_op op;
-    char **values;
-    size_t n_values;
-    int64_t num;
-    bool is_field;
-} sched_sel_req;
-
-/* A nodeSelectorTerm: all requirements must hold. A term without requirements matches no node
- * (as in Kubernetes). */
-typedef struct sched_sel_term {
-    sched_sel_req *reqs;
-    size_t n_reqs;
-} sched_sel_term;
 
 /* One topologySpreadConstraint with whenUnsatisfiable: DoNotSchedule (ScheduleAnyway ones are
  * scoring and not kept). matchLabelKeys are already merged into selector. */
@@ -142,10 +110,6 @@ typedef struct sched_pod {
 } sched_pod;
 
 sched_pod *sched_pod_new(const char *ns, const char *name, const char *uid); /* NULL on OOM */
-/* Frees n terms and their requirements (sched_sel_terms_from_json in podspec.h builds them). */
-void sched_sel_terms_free(sched_sel_term *terms, size_t n);
-/* Whether node n matches any of the terms (an empty term matches nothing, no terms nothing). */
-bool sched_sel_terms_match(const sched_sel_term *terms, size_t n_terms, const sched_node *n);
 void sched_pod_free(sched_pod *p);
 
 /* Records p on node_name in s (sched_snapshot_add_pod_meta, keyed by p->uid) with its requests
@@ -225,53 +189,8 @@ sched_filter_id sched_filter_node_pre(const sched_snapshot *s, const sched_pod *
 bool sched_pod_node_affinity_matches(const sched_pod *p, const sched_node *n);
 bool sched_pod_tolerates_node_taints(const sched_pod *p, const sched_node *n);
 
-/* ---- building blocks of the inter-pod filter plugins (plugin_*.c) ---- */
-
-/* Counts per topology pair (topology key, label value): the PreFilter tables of
- * InterPodAffinity and PodTopologySpread. Key and value strings are borrowed (node labels and
- * pod terms), so a map is valid only while those are. */
-typedef struct sched_tpmap sched_tpmap;
-sched_tpmap *sched_tpmap_new(void); /* NULL on OOM; free with sched_tpmap_free */
-void sched_tpmap_free(sched_tpmap *m);
-void sched_tpmap_clear(sched_tpmap *m); /* forget every pair, keep the buffers */
-/* Adds delta to a pair's count, creating the pair (even with delta 0). 0, or -1 on OOM. */
-int sched_tpmap_add(sched_tpmap *m, const char *key, const char *value, int64_t delta);
-/* A pair's count; *found (may be NULL) says whether the pair exists. */
-int64_t sched_tpmap_get(const sched_tpmap *m, const char *key, const char *value, bool *found);
-size_t sched_tpmap_size(const sched_tpmap *m); /* pairs */
-/* The i-th pair (0..size-1, insertion order). */
-void sched_tpmap_at(const sched_tpmap *m, size_t i, const char **key, const char **value,
-                    int64_t *count);
-
-/* NodePorts (plugin_nodeports.c). Whether binding want conflicts with used, as kube-scheduler's
- * HostPortInfo.CheckConflict: same protocol and port, and same hostIP or either is 0.0.0.0. */
-bool sched_host_port_conflict(const sched_host_port *want, const sched_host_port *used);
-typedef struct sched_nodeports_state sched_nodeports_state;
-sched_nodeports_state *sched_nodeports_state_new(void); /* NULL on OOM */
-void sched_nodeports_state_free(sched_nodeports_state *st);
-/* Marks every node where a placed pod holds a port p wants. *active is false when p wants no
- * host port (then the filter need not run). 0, or -1 with err. */
-int sched_nodeports_prefilter(sched_nodeports_state *st, const sched_snapshot *s,
-                              const sched_pod *p, bool *active, tm_err *err);
-bool sched_nodeports_fits(const sched_nodeports_state *st, size_t node);
-
-/* PodTopologySpread, DoNotSchedule constraints (plugin_spread.c). */
-typedef struct sched_spread_state sched_spread_state;
-sched_spread_state *sched_spread_state_new(void); /* NULL on OOM */
-void sched_spread_state_free(sched_spread_state *st);
-int sched_spread_prefilter(sched_spread_state *st, const sched_snapshot *s, const sched_pod *p,
-                           bool *active, tm_err *err);
-/* -1 when n satisfies every constraint, else SCHED_SPREAD_SKEW or SCHED_SPREAD_MISSING_LABEL. */
-int sched_spread_filter(const sched_spread_state *st, const sched_pod *p, const sched_node *n);
-
-/* InterPodAffinity, required terms (plugin_interpod.c). */
-typedef struct sched_interpod_state sched_interpod_state;
-sched_interpod_state *sched_interpod_state_new(void); /* NULL on OOM */
-void sched_interpod_state_free(sched_interpod_state *st);
-int sched_interpod_prefilter(sched_interpod_state *st, const sched_snapshot *s, const sched_pod *p,
-                             bool *active, tm_err *err);
-/* -1 when n passes, else SCHED_INTERPOD_AFFINITY, _ANTI_AFFINITY or _EXISTING_ANTI. */
-int sched_interpod_filter(const sched_interpod_state *st, const sched_pod *p, const sched_node *n);
+/* The matching helpers the filters share (selectors, taints, topology maps, host ports) are in
+ * match.h; the in-tree Filter plugins' own state in filters.h. */
 
 /* kube-scheduler's reason text for one node's rejection, e.g. "Insufficient cpu" (for several
  * short resources, the reasons joined by ", "). p (may be NULL) names a claim in VolumeBinding's
@@ -346,7 +265,7 @@ typedef struct sched_plugin {
      * order the plugins were added; the first plugin that rejects a node decides its reason. */
     int (*filter)(void *state, const sched_cycle *c, size_t node, const sched_node *n);
     /* The reason text of a rejection (as in FailedScheduling: "node(s) were reserved"); NULL:
-     * "node(s) were rejected by plugin NAME". */
+     * "node(s) were rejected by plugin NAME". See also node_reason. */
     void (*filter_reason)(void *state, const sched_cycle *c, uint32_t detail, char *buf,
                           size_t size);
     /* PostFilter: when no node fits (sched_framework_post_filter). OK with *nominated >= 0 when
@@ -365,11 +284,24 @@ typedef struct sched_plugin {
     /* Bind: bind p to n. OK (bound), SKIP (not mine: the next Bind plugin), ERROR. No Bind
      * plugin at all: the pod stays bound in the snapshot only (the simulator). */
     sched_status (*bind)(void *state, const sched_cycle *c, const sched_node *n, tm_err *err);
+    /* In-tree Filter plugins only (filters.h): the sched_filter_id their rejections carry.
+     * The cycle checks the node-local ones (NodeReady, NodeUnschedulable, TaintToleration,
+     * NodeAffinity, NodeResourcesFit) itself from the snapshot's node columns, exactly as their
+     * filter hooks would; 0 for every other plugin. */
+    sched_filter_id filter_id;
+    /* filter_reason with the rejected node n (NULL when the reason is wanted without one), for
+     * reasons that name something of the node (TaintToleration names the taint); used instead
+     * of filter_reason when set. */
+    void (*node_reason)(void *state, const sched_cycle *c, const sched_node *n, uint32_t detail,
+                        char *buf, size_t size);
 } sched_plugin;
 
-/* A framework running the filters and plugin (copied; its state is owned and freed by the
- * framework from now on, also on error). NULL with err on OOM. Free with sched_framework_free. */
+/* A framework running the in-tree filters (filters.h, kube-scheduler's order) and plugin
+ * (copied; its state is owned and freed by the framework from now on, also on error). NULL
+ * with err on OOM. Free with sched_framework_free. */
 sched_framework *sched_framework_new(const sched_plugin *plugin, tm_err *err);
+/* The same without any Filter plugin: for a caller that registers its own filters. */
+sched_framework *sched_framework_new_empty(const sched_plugin *plugin, tm_err *err);
 void sched_framework_free(sched_framework *fw);
 const char *sched_framework_name(const sched_framework *fw);
 

@@ -1,6 +1,7 @@
-/* framework_internal.h: the framework's own state, shared by framework.c (filters, per-node
- * outcomes, messages) and cycle.c (the scheduling and binding cycles). Only those two files
- * include it: plugins see framework.h alone. */
+/* framework_internal.h: the framework's own state, shared by the files that implement it:
+ * framework.c (the object, registration, per-node outcomes, messages), cycle.c (the scheduling
+ * and binding cycles), scan.c (the Filter pass over the snapshot's node columns) and permit.c
+ * (the pods Permit holds). No plugin includes it: plugins see framework.h alone. */
 #ifndef TAREMA_SCHED_FRAMEWORK_INTERNAL_H
 #define TAREMA_SCHED_FRAMEWORK_INTERNAL_H
 
@@ -19,12 +20,30 @@ typedef struct fw_waiting {
     char msg[256];
 } fw_waiting;
 
+/* The node-local in-tree filters the column scan decides itself (bit 1u << sched_filter_id). */
+#define FW_COLUMN_FILTERS                                                                          \
+    ((1u << SCHED_FILTER_NODE_READY) | (1u << SCHED_FILTER_NODE_UNSCHEDULABLE) |                   \
+     (1u << SCHED_FILTER_TAINT) | (1u << SCHED_FILTER_NODE_AFFINITY) |                             \
+     (1u << SCHED_FILTER_RESOURCES))
+
 struct sched_framework {
-    /* plugins[0] is the policy's (scoring, queue order); the rest were added in order */
+    /* plugins[0] is the policy's (scoring, queue order); the rest were added in order: the
+     * in-tree filters (sched_framework_new), then the caller's */
     sched_plugin plugins[SCHED_MAX_PLUGINS];
     size_t n_plugins;
-    bool any_filter;  /* some added plugin has pre_filter or filter */
-    uint8_t *status;  /* sched_filter_id per node */
+    uint8_t sid[SCHED_MAX_PLUGINS];  /* the status id a plugin's rejections carry */
+    uint8_t filt[SCHED_MAX_PLUGINS]; /* the Filter plugins (indices into plugins), in order */
+    size_t n_filt;
+    uint32_t columns; /* FW_COLUMN_FILTERS bits registered */
+    /* per cycle: the Filter plugins that run through their hooks (the cluster-wide in-tree
+     * ones and the caller's, when their PreFilter did not skip them), before and after
+     * NodeResourcesFit; reject[k]: plugins[k]'s PreFilter rejected every node with detail */
+    uint8_t hook_pre[SCHED_MAX_PLUGINS], hook_post[SCHED_MAX_PLUGINS];
+    size_t n_hook_pre, n_hook_post;
+    bool reject_all[SCHED_MAX_PLUGINS];
+    uint32_t reject_detail[SCHED_MAX_PLUGINS];
+    /* per-node outcomes of the last cycle */
+    uint8_t *status;  /* sched_filter_id (or SCHED_FILTER_PLUGIN + k) per node */
     uint32_t *detail; /* filter detail per node */
     int64_t *score;   /* raw score per feasible node */
     uint32_t *feas;   /* indices of the feasible nodes of the cycle */
@@ -33,12 +52,29 @@ struct sched_framework {
     sched_cycle cyc;
     bool have_cycle;
     int64_t min_score, max_score;
-    sched_prefilter *pf;
-    bool filter_on[SCHED_MAX_PLUGINS]; /* added plugin k's Filter runs this cycle */
-    void (*forget)(void *arg, sched_snapshot *s, const char *uid); /* NULL: remove_pod */
+    /* Unreserve's way to drop a pod's record (NULL: sched_snapshot_remove_pod) */
+    void (*forget)(void *arg, sched_snapshot *s, const char *uid);
     void *forget_arg;
     fw_waiting *waiting;
     size_t n_waiting, cap_waiting;
 };
+
+/* framework.c: grows the per-node buffers to n nodes. 0, or -1 with err. */
+int fw_ensure_cap(sched_framework *fw, size_t n, tm_err *err);
+
+/* permit.c: the waiting pod of that uid, NULL when none. */
+fw_waiting *fw_find_waiting(const sched_framework *fw, const char *uid);
+/* permit.c: holds p (reserved on node) until the plugins in pending allow it or deadline_ms.
+ * 0, or -1 with err (out of memory). */
+int fw_hold(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int node,
+            int64_t deadline_ms, uint64_t pending, tm_err *err);
+
+/* scan.c: Filter over every node of s for p into fw->status/detail (the hooked filters' PreFilter
+ * already ran: fw->hook_pre/post); returns the number of feasible nodes, listed in fw->feas. */
+size_t fw_filter_nodes(sched_framework *fw, const sched_snapshot *s, const sched_pod *p);
+
+/* cycle.c: a cycle for the hooks that run outside sched_framework_schedule. */
+sched_cycle fw_cycle_for(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
+                         int64_t now_ms);
 
 #endif

@@ -628,6 +628,16 @@ size_t sched_gang_count(const sched_gang *g, sched_gang_pod_state state) {
     return c;
 }
 
+size_t sched_gang_succeeded(const sched_gang *g) {
+    size_t n = sched_gang_count(g, SCHED_GANG_POD_SUCCEEDED);
+    return g->seen_succeeded > 0 && (size_t)g->seen_succeeded > n ? (size_t)g->seen_succeeded : n;
+}
+
+size_t sched_gang_failed(const sched_gang *g) {
+    size_t n = sched_gang_count(g, SCHED_GANG_POD_FAILED);
+    return g->seen_failed > 0 && (size_t)g->seen_failed > n ? (size_t)g->seen_failed : n;
+}
+
 size_t sched_gang_placed_count(const sched_gang *g) {
     size_t c = 0;
     for (size_t i = 0; i < g->n_members; i++)
@@ -641,8 +651,8 @@ sched_gang_phase sched_gang_phase_of(const sched_gang *g) {
         return SCHED_GANG_FAILED;
     size_t min = g->spec.min_member > 0 ? (size_t)g->spec.min_member : 1;
     size_t running = sched_gang_count(g, SCHED_GANG_POD_RUNNING);
-    size_t succeeded = sched_gang_count(g, SCHED_GANG_POD_SUCCEEDED);
-    size_t failed = sched_gang_count(g, SCHED_GANG_POD_FAILED);
+    size_t succeeded = sched_gang_succeeded(g);
+    size_t failed = sched_gang_failed(g);
     size_t bound = sched_gang_count(g, SCHED_GANG_POD_BOUND) + running + succeeded;
     if (failed > 0 && running == 0)
         return SCHED_GANG_FAILED;
@@ -667,13 +677,13 @@ bool sched_gang_timed_out(const sched_gang *g, int64_t now_ms) {
 }
 
 json_t *sched_gang_describe(const sched_gang *g) {
-    json_t *m = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "pending",
-                          (json_int_t)sched_gang_count(g, SCHED_GANG_POD_PENDING), "assumed",
-                          (json_int_t)sched_gang_count(g, SCHED_GANG_POD_ASSUMED), "bound",
-                          (json_int_t)sched_gang_count(g, SCHED_GANG_POD_BOUND), "running",
-                          (json_int_t)sched_gang_count(g, SCHED_GANG_POD_RUNNING), "succeeded",
-                          (json_int_t)sched_gang_count(g, SCHED_GANG_POD_SUCCEEDED), "failed",
-                          (json_int_t)sched_gang_count(g, SCHED_GANG_POD_FAILED));
+    json_t *m =
+        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "pending",
+                  (json_int_t)sched_gang_count(g, SCHED_GANG_POD_PENDING), "assumed",
+                  (json_int_t)sched_gang_count(g, SCHED_GANG_POD_ASSUMED), "bound",
+                  (json_int_t)sched_gang_count(g, SCHED_GANG_POD_BOUND), "running",
+                  (json_int_t)sched_gang_count(g, SCHED_GANG_POD_RUNNING), "succeeded",
+                  (json_int_t)sched_gang_succeeded(g), "failed", (json_int_t)sched_gang_failed(g));
     if (!m)
         return NULL;
     const char *msg = g->spec_error ? g->spec_error : g->message;

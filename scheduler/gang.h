@@ -97,7 +97,10 @@ typedef struct sched_gang {
     int attempts;          /* failed attempts since the last success or timeout */
     int timeouts;          /* timeouts so far (backoff grows with them) */
     bool placing;          /* its cycle is placing it now: the Gang plugin's Permit allows it */
-    char message[1024];    /* why it waits, or what happened last */
+    /* status.succeeded/failed as the PodGroup last said: finished pods leave the scheduler's
+     * pod view, so after a restart these keep the counts (and a Finished phase) */
+    int32_t seen_succeeded, seen_failed;
+    char message[1024]; /* why it waits, or what happened last */
     /* for the live scheduler's reports: the last status written and event message sent */
     char status_sent[256];
     uint64_t event_sent;
@@ -143,6 +146,9 @@ void sched_gang_registry_forget_owner(sched_gang_registry *r, sched_gang_kind ki
 
 /* Members in a state. */
 size_t sched_gang_count(const sched_gang *g, sched_gang_pod_state state);
+/* Succeeded and failed members: those seen, or the PodGroup status's counts if larger. */
+size_t sched_gang_succeeded(const sched_gang *g);
+size_t sched_gang_failed(const sched_gang *g);
 /* Members bound or beyond (assumed, bound, running, succeeded): what counts toward minMember. */
 size_t sched_gang_placed_count(const sched_gang *g);
 sched_gang_phase sched_gang_phase_of(const sched_gang *g);

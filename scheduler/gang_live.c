@@ -137,12 +137,10 @@ void sched_gang_live_sync_status(sched_gang_live *gl) {
         if (g->kind != SCHED_GANG_PODGROUP || (!g->declared && !g->spec_error))
             continue;
         sched_gang_phase ph = sched_gang_phase_of(g);
-        size_t scheduled = sched_gang_count(g, SCHED_GANG_POD_BOUND) +
-                           sched_gang_count(g, SCHED_GANG_POD_RUNNING) +
-                           sched_gang_count(g, SCHED_GANG_POD_SUCCEEDED);
         size_t running = sched_gang_count(g, SCHED_GANG_POD_RUNNING);
-        size_t succeeded = sched_gang_count(g, SCHED_GANG_POD_SUCCEEDED);
-        size_t failed = sched_gang_count(g, SCHED_GANG_POD_FAILED);
+        size_t succeeded = sched_gang_succeeded(g);
+        size_t failed = sched_gang_failed(g);
+        size_t scheduled = sched_gang_count(g, SCHED_GANG_POD_BOUND) + running + succeeded;
         const char *msg = g->spec_error ? g->spec_error : g->message;
         char sig[256];
         snprintf(sig, sizeof sig, "%d/%zu/%zu/%zu/%zu/%016llx", (int)ph, scheduled, running,
@@ -225,6 +223,8 @@ bool sched_gang_live_podgroup_event(sched_gang_live *gl, tm_watch_type t, const 
         tm_error("gang registry: out of memory");
         return false;
     }
+    g->seen_succeeded = (int32_t)tm_json_int(obj, "status.succeeded", 0);
+    g->seen_failed = (int32_t)tm_json_int(obj, "status.failed", 0);
     if (rc) {
         tm_warn("PodGroup invalid: its pods wait err=\"%s\"", err.msg);
         gang_event(gl, g, "Warning", "Invalid", err.msg, false);
@@ -567,8 +567,12 @@ json_t *sched_gang_explain(tm_kube *k, sched_framework *fw, sched_snapshot *snap
         sched_gang_spec spec;
         tm_err pe = {0};
         int rc = sched_podgroup_from_json(owner, &spec, &pe);
-        sched_gang_registry_podgroup(r, ref.ns, ref.owner, rc ? NULL : &spec, rc ? pe.msg : NULL,
-                                     0);
+        sched_gang *og = sched_gang_registry_podgroup(r, ref.ns, ref.owner, rc ? NULL : &spec,
+                                                      rc ? pe.msg : NULL, 0);
+        if (og) {
+            og->seen_succeeded = (int32_t)tm_json_int(owner, "status.succeeded", 0);
+            og->seen_failed = (int32_t)tm_json_int(owner, "status.failed", 0);
+        }
     } else if (owner) {
         sched_workload w;
         tm_err pe = {0};

@@ -17,10 +17,11 @@
  * accepted: for anti-affinity it counts as matching every namespace, for affinity as matching
  * only the listed namespaces, and such a term turns the first-pod exception off. Pods recorded
  * without metadata are invisible here. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/framework.h"
+#include "scheduler/filters.h"
 
 struct sched_interpod_state {
     sched_tpmap *aff, *anti, *existing;
@@ -190,4 +191,42 @@ int sched_interpod_filter(const sched_interpod_state *st, const sched_pod *p, co
             return SCHED_INTERPOD_EXISTING_ANTI;
     }
     return -1;
+}
+
+/* ---- the plugin ---- */
+
+static sched_status interpod_pre_filter(void *state, const sched_cycle *c, uint32_t *detail,
+                                        tm_err *err) {
+    bool active = false;
+    if (sched_interpod_prefilter(state, c->snap, c->pod, &active, err) != 0)
+        return SCHED_STATUS_ERROR;
+    return active ? SCHED_STATUS_OK : SCHED_STATUS_SKIP;
+}
+
+static int interpod_filter(void *state, const sched_cycle *c, size_t node, const sched_node *n) {
+    return sched_interpod_filter(state, c->pod, n);
+}
+
+static void interpod_reason(void *state, const sched_cycle *c, const sched_node *n, uint32_t detail,
+                            char *buf, size_t size) {
+    snprintf(buf, size, "%s",
+             detail == SCHED_INTERPOD_AFFINITY ? "node(s) didn't match pod affinity rules"
+             : detail == SCHED_INTERPOD_ANTI_AFFINITY
+                 ? "node(s) didn't match pod anti-affinity rules"
+                 : "node(s) didn't satisfy existing pods "
+                   "anti-affinity rules");
+}
+
+static void interpod_free(void *state) {
+    sched_interpod_state_free(state);
+}
+
+int sched_filter_interpod_affinity(sched_plugin *out, bool with_state) {
+    *out = (sched_plugin){.name = "InterPodAffinity",
+                          .pre_filter = interpod_pre_filter,
+                          .filter = interpod_filter,
+                          .node_reason = interpod_reason,
+                          .free_state = interpod_free,
+                          .filter_id = SCHED_FILTER_INTERPOD};
+    return with_state && !(out->state = sched_interpod_state_new()) ? -1 : 0;
 }

@@ -5,28 +5,16 @@
  * the node; a port conflicts with a used one of the same protocol and number when the host IPs
  * are equal or either is 0.0.0.0. The PreFilter step walks only the placed pods that hold host
  * ports (a snapshot set), marking the nodes with a conflict, so the per-node check is one byte. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/framework.h"
+#include "scheduler/filters.h"
 
 struct sched_nodeports_state {
     uint8_t *conflict; /* per node index: 1 when a placed pod holds a wanted port */
     size_t n, cap;
 };
-
-static const char *const any_ip = "0.0.0.0";
-
-static bool is_any(const char *ip) {
-    return !ip || !*ip || strcmp(ip, any_ip) == 0;
-}
-
-bool sched_host_port_conflict(const sched_host_port *want, const sched_host_port *used) {
-    if (want->port <= 0 || want->port != used->port || want->proto != used->proto)
-        return false;
-    /* 0.0.0.0 binds every address, so it collides with any IP and any IP with it */
-    return is_any(want->ip) || is_any(used->ip) || strcmp(want->ip, used->ip) == 0;
-}
 
 sched_nodeports_state *sched_nodeports_state_new(void) {
     return calloc(1, sizeof(sched_nodeports_state));
@@ -80,4 +68,37 @@ int sched_nodeports_prefilter(sched_nodeports_state *st, const sched_snapshot *s
 
 bool sched_nodeports_fits(const sched_nodeports_state *st, size_t node) {
     return node >= st->n || !st->conflict[node];
+}
+
+/* ---- the plugin ---- */
+
+static sched_status ports_pre_filter(void *state, const sched_cycle *c, uint32_t *detail,
+                                     tm_err *err) {
+    bool active = false;
+    if (sched_nodeports_prefilter(state, c->snap, c->pod, &active, err) != 0)
+        return SCHED_STATUS_ERROR;
+    return active ? SCHED_STATUS_OK : SCHED_STATUS_SKIP;
+}
+
+static int ports_filter(void *state, const sched_cycle *c, size_t node, const sched_node *n) {
+    return sched_nodeports_fits(state, node) ? -1 : 0;
+}
+
+static void ports_reason(void *state, const sched_cycle *c, const sched_node *n, uint32_t detail,
+                         char *buf, size_t size) {
+    snprintf(buf, size, "node(s) didn't have free ports for the requested pod ports");
+}
+
+static void ports_free(void *state) {
+    sched_nodeports_state_free(state);
+}
+
+int sched_filter_node_ports(sched_plugin *out, bool with_state) {
+    *out = (sched_plugin){.name = "NodePorts",
+                          .pre_filter = ports_pre_filter,
+                          .filter = ports_filter,
+                          .node_reason = ports_reason,
+                          .free_state = ports_free,
+                          .filter_id = SCHED_FILTER_NODE_PORTS};
+    return with_state && !(out->state = sched_nodeports_state_new()) ? -1 : 0;
 }

@@ -12,10 +12,11 @@
  * required label"); otherwise count(node's domain) + (1 if the pod matches its own selector)
  * - global minimum must not exceed maxSkew. Pods recorded without metadata are not counted. */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/framework.h"
+#include "scheduler/filters.h"
 
 struct sched_spread_state {
     sched_tpmap *counts; /* (topology key, value) -> matching pods in that domain */
@@ -176,4 +177,38 @@ int sched_spread_filter(const sched_spread_state *st, const sched_pod *p, const 
             return SCHED_SPREAD_SKEW;
     }
     return -1;
+}
+
+/* ---- the plugin ---- */
+
+static sched_status spread_pre_filter(void *state, const sched_cycle *c, uint32_t *detail,
+                                      tm_err *err) {
+    bool active = false;
+    if (sched_spread_prefilter(state, c->snap, c->pod, &active, err) != 0)
+        return SCHED_STATUS_ERROR;
+    return active ? SCHED_STATUS_OK : SCHED_STATUS_SKIP;
+}
+
+static int spread_filter(void *state, const sched_cycle *c, size_t node, const sched_node *n) {
+    return sched_spread_filter(state, c->pod, n);
+}
+
+static void spread_reason(void *state, const sched_cycle *c, const sched_node *n, uint32_t detail,
+                          char *buf, size_t size) {
+    snprintf(buf, size, "node(s) didn't match pod topology spread constraints%s",
+             detail == SCHED_SPREAD_MISSING_LABEL ? " (missing required label)" : "");
+}
+
+static void spread_free(void *state) {
+    sched_spread_state_free(state);
+}
+
+int sched_filter_topology_spread(sched_plugin *out, bool with_state) {
+    *out = (sched_plugin){.name = "PodTopologySpread",
+                          .pre_filter = spread_pre_filter,
+                          .filter = spread_filter,
+                          .node_reason = spread_reason,
+                          .free_state = spread_free,
+                          .filter_id = SCHED_FILTER_SPREAD};
+    return with_state && !(out->state = sched_spread_state_new()) ? -1 : 0;
 }

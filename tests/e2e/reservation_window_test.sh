@@ -2,8 +2,9 @@
 # tests/e2e/reservation_window_test.sh: a Reservation 2 minutes ahead for 5 pods of 2 cores on
 # the live scheduler (own kwok nodes: 5 of 2 cores, so the reservation holds all of them):
 #  1. admitted: 5 pods held, one per node, phase Admitted, an Admitted event;
-#  2. before the window, a pod with a short known expected end (tarema.io/expected-duration)
-#     backfills; pods with a long or unknown expected end do not (FailedScheduling says why);
+#  2. before the window, pods with a short known expected end (annotation
+#     tarema.io/expected-duration, or spec.activeDeadlineSeconds) backfill; pods with a long or
+#     unknown expected end do not (FailedScheduling says why);
 #  3. the scheduler restarted in the middle: state rebuilt from the API server (same nodes, no
 #     second admission, the long pod still kept off), nothing double-booked;
 #  4. the owner's pods start on the reserved nodes when the window opens (phase Active);
@@ -68,6 +69,8 @@ fi
 # ---- 2. backfill before the window ---------------------------------------------------------------
 {
   set_pod_json "$NS" short "$SCHED" "$SET" 2 '{}' '{"tarema.io/expected-duration":"20s","tarema.io/duration":"20s"}'
+  # kwok ends it after 20 s; the scheduler only knows the kubelet would stop it at 40 s
+  set_pod_json "$NS" deadline "$SCHED" "$SET" 2 '{}' '{"tarema.io/duration":"20s"}' | jq -c '.spec.activeDeadlineSeconds = 40'
   set_pod_json "$NS" long "$SCHED" "$SET" 2 '{}' '{"tarema.io/expected-duration":"10m"}'
   set_pod_json "$NS" unknown "$SCHED" "$SET" 2 '{}' '{}'
   for i in 1 2 3 4 5; do
@@ -76,6 +79,7 @@ fi
 } >"$WORK/pods.json"
 kubectl create -f "$WORK/pods.json" >/dev/null
 if wait_for 30 is_bound "$NS" short; then pass "pod with a short expected end backfills before the window"; else fail "pod with a short expected end backfills before the window" "$(kubectl get pods -n "$NS" -o wide)"; fi
+if wait_for 15 is_bound "$NS" deadline; then pass "pod with a short activeDeadlineSeconds backfills before the window"; else fail "pod with a short activeDeadlineSeconds backfills before the window" "$(kubectl get pods -n "$NS" -o wide)"; fi
 sleep 8
 for p in long unknown owner-1; do
   if is_bound "$NS" "$p"; then fail "$p not bound before the window" "bound to $(pod_node "$NS" "$p")"; else pass "$p not bound before the window"; fi

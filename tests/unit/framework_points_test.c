@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "scheduler/filters.h"
 #include "scheduler/framework.h"
 #include "scheduler/policy.h"
 
@@ -443,6 +444,60 @@ static void test_pre_enqueue_and_queue_sort(void) {
     sched_framework_free(fw);
 }
 
+/* A framework without the in-tree filters runs only the Filter plugins registered on it (the
+ * per-node chain, without the column scan), in order, around an in-tree one added by hand. */
+static void test_empty_framework_runs_only_its_filters(void) {
+    rec a = mkrec("A");
+    a.reject = "b-1";
+    tm_err err;
+    sched_plugin fair, ports, pa = rec_plugin(&a);
+    CHECK_INT(sched_plugin_fair(&fair), 0);
+    sched_framework *fw = sched_framework_new_empty(&fair, &err);
+    CHECK_INT(sched_filter_node_affinity(&ports, true), 0); /* NodeAffinity, node-local */
+    CHECK_INT(sched_framework_add_plugin(fw, &ports, &err), 0);
+    CHECK_INT(sched_filter_node_ports(&ports, true), 0); /* NodePorts, with a PreFilter */
+    CHECK_INT(sched_framework_add_plugin(fw, &ports, &err), 0);
+    CHECK_INT(sched_framework_add_plugin(fw, &pa, &err), 0);
+    sched_snapshot *s = cluster();
+    sched_pod *p = pod("p", 64000); /* no NodeResourcesFit here: fits anywhere */
+    sched_decision d;
+    CHECK_INT(sched_framework_schedule(fw, s, p, 1000, &d, &err), 0);
+    CHECK_INT(d.n_feasible, 2);
+    char msg[256];
+    uint32_t detail;
+    int b1 = sched_snapshot_node_index(s, "b-1");
+    CHECK_STR(sched_framework_node_reason(fw, (size_t)b1, msg, sizeof msg),
+              "node(s) were reserved by A (7)");
+    CHECK_STR(
+        sched_framework_filter_name(fw, sched_framework_node_status(fw, (size_t)b1, &detail, NULL)),
+        "A");
+    sched_pod_free(p);
+    sched_snapshot_free(s);
+    sched_framework_free(fw);
+}
+
+static int64_t prefer_b2(void *st, const sched_cycle *c, const sched_node *n) {
+    return strcmp(n->name, "b-2") == 0 ? INT64_C(1) << 40 : 0;
+}
+
+/* An added Score plugin's scores add to the policy's: it can outweigh the policy's choice. */
+static void test_added_score_plugin(void) {
+    tm_err err;
+    sched_framework *fw = sched_policy_new("fair", &err);
+    sched_snapshot *s = cluster();
+    sched_pod *p = pod("p", 1000);
+    sched_decision d;
+    CHECK_INT(sched_framework_schedule(fw, s, p, 0, &d, &err), 0);
+    CHECK_STR(d.node_name, "a-1"); /* fair: all empty, the first in name order */
+    sched_plugin sp = {.name = "PreferB2", .score = prefer_b2};
+    CHECK_INT(sched_framework_add_plugin(fw, &sp, &err), 0);
+    CHECK_INT(sched_framework_schedule(fw, s, p, 0, &d, &err), 0);
+    CHECK_STR(d.node_name, "b-2");
+    sched_pod_free(p);
+    sched_snapshot_free(s);
+    sched_framework_free(fw);
+}
+
 static void count_forget(void *arg, sched_snapshot *s, const char *uid) {
     (*(int *)arg)++;
 }
@@ -486,6 +541,8 @@ int main(void) {
     RUN(test_bind_failure_unreserves);
     RUN(test_filter_plugin_reason);
     RUN(test_pre_enqueue_and_queue_sort);
+    RUN(test_added_score_plugin);
+    RUN(test_empty_framework_runs_only_its_filters);
     RUN(test_unreserve_uses_the_forget_function);
     RUN(test_add_plugin_errors);
     return TEST_SUMMARY();

@@ -338,7 +338,25 @@ static void test_late_bind_answer_keeps_running(void) {
     server_stop(t);
 }
 
+/* After a restart the finished members are not listed (the pod informer leaves finished pods
+ * out): the PodGroup's own counts keep it Finished instead of falling back to Pending. */
+static void test_restart_keeps_finished(void) {
+    pthread_t t = server_start("201 Created");
+    world w;
+    world_new(&w, 0);
+    json_t *pg = J("{\"metadata\":{\"name\":\"mpi\",\"namespace\":\"hpc\"},\"spec\":{"
+                   "\"minMember\":3},\"status\":{\"phase\":\"Finished\",\"succeeded\":3}}");
+    sched_gang_live_podgroup_event(w.gl, TM_WATCH_MODIFIED, pg, 0);
+    json_decref(pg);
+    sched_gang *g = sched_gang_registry_get(sched_gang_live_registry(w.gl), "podgroup/hpc/mpi");
+    CHECK(g && sched_gang_phase_of(g) == SCHED_GANG_FINISHED);
+    CHECK(g && sched_gang_succeeded(g) == 3);
+    world_free(&w);
+    server_stop(t);
+}
+
 int main(void) {
+    RUN(test_restart_keeps_finished);
     RUN(test_late_bind_answer_keeps_running);
     RUN(test_plugin_points);
     RUN(test_first_bind_refused_undoes_the_rest);

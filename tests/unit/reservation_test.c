@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "scheduler/cache.h"
 #include "scheduler/podspec.h"
 #include "scheduler/reservation.h"
 
@@ -211,11 +212,34 @@ static void test_status_round_trip(void) {
     sched_snapshot_free(s);
 }
 
+/* The live cache's pod transform keeps what backfill reads: the expected-duration annotation
+ * and activeDeadlineSeconds (without them every running pod's end would be unknown). */
+static void test_cache_keeps_backfill_fields(void) {
+    tm_err err = {0};
+    sched_cache *c = sched_cache_new("tarema", NULL, NULL, NULL, &err);
+    CHECK(c != NULL);
+    json_t *pod = parse("{\"metadata\":{\"name\":\"p\",\"namespace\":\"wf\",\"uid\":\"u\","
+                        "\"resourceVersion\":\"1\",\"annotations\":{\"tarema.io/expected-"
+                        "duration\":\"5m\",\"other\":\"x\"}},\"spec\":{\"nodeName\":\"n1\","
+                        "\"activeDeadlineSeconds\":30,\"containers\":[{\"name\":\"c\"}]}}");
+    json_t *t = c && pod ? sched_cache_pod_transform(c, pod) : NULL;
+    CHECK(t != NULL);
+    if (t) {
+        sched_pod *p = sched_pod_from_json(sched_cache_snapshot(c), t, NULL, &err);
+        CHECKF(p != NULL, "%s", err.msg);
+        CHECK(p && p->active_deadline_s == 30 && p->expected_duration_ms == 300000);
+        sched_pod_free(p);
+    }
+    json_decref(t);
+    sched_cache_free(c);
+}
+
 int main(void) {
     RUN(test_parse_template);
     RUN(test_bad_input_messages);
     RUN(test_durations_and_times);
     RUN(test_owner_matching);
     RUN(test_status_round_trip);
+    RUN(test_cache_keeps_backfill_fields);
     return TEST_SUMMARY();
 }

@@ -1,0 +1,71 @@
+/* filters.h: the in-tree Filter plugins, one file each, registered by sched_framework_new in
+ * kube-scheduler's order (registry.c):
+ *   NodeReady           plugin_filter_node_ready.c
+ *   NodeUnschedulable   plugin_filter_node_unschedulable.c
+ *   TaintToleration     plugin_filter_taint_toleration.c
+ *   NodeAffinity        plugin_filter_node_affinity.c
+ *   NodePorts           plugin_nodeports.c
+ *   NodeResourcesFit    plugin_filter_resources_fit.c
+ *   VolumeBinding       plugin_volume_binding.c (the tables in volumes.c)
+ *   PodTopologySpread   plugin_spread.c
+ *   InterPodAffinity    plugin_interpod.c
+ * Each fills a sched_plugin (framework.h) with its PreFilter (the cluster-wide ones), Filter and
+ * reason hooks and its sched_filter_id; with_state false leaves the state NULL (for the reason
+ * and name alone; the Filter hooks of the stateful ones need the state). 0, or -1 on OOM.
+ * They build on match.h, never on the framework's internals. */
+#ifndef TAREMA_SCHED_FILTERS_H
+#define TAREMA_SCHED_FILTERS_H
+
+#include <stdbool.h>
+
+#include "lib/error.h"
+#include "scheduler/framework.h"
+
+int sched_filter_node_ready(sched_plugin *out, bool with_state);
+int sched_filter_node_unschedulable(sched_plugin *out, bool with_state);
+int sched_filter_taint_toleration(sched_plugin *out, bool with_state);
+int sched_filter_node_affinity(sched_plugin *out, bool with_state);
+int sched_filter_node_ports(sched_plugin *out, bool with_state);
+int sched_filter_resources_fit(sched_plugin *out, bool with_state);
+int sched_filter_volume_binding(sched_plugin *out, bool with_state);
+int sched_filter_topology_spread(sched_plugin *out, bool with_state);
+int sched_filter_interpod_affinity(sched_plugin *out, bool with_state);
+
+/* The in-tree filters in run order, NULL-terminated. */
+typedef int (*sched_filter_ctor)(sched_plugin *out, bool with_state);
+extern const sched_filter_ctor sched_in_tree_filters[];
+
+/* Registers the in-tree filters on fw in run order. 0, or -1 with err. */
+int sched_framework_add_in_tree_filters(sched_framework *fw, tm_err *err);
+
+/* ---- the cluster-wide filters' own state (their PreFilter tables) ---- */
+
+/* NodePorts (plugin_nodeports.c). */
+typedef struct sched_nodeports_state sched_nodeports_state;
+sched_nodeports_state *sched_nodeports_state_new(void); /* NULL on OOM */
+void sched_nodeports_state_free(sched_nodeports_state *st);
+/* Marks every node where a placed pod holds a port p wants. *active is false when p wants no
+ * host port (then the filter need not run). 0, or -1 with err. */
+int sched_nodeports_prefilter(sched_nodeports_state *st, const sched_snapshot *s,
+                              const sched_pod *p, bool *active, tm_err *err);
+bool sched_nodeports_fits(const sched_nodeports_state *st, size_t node);
+
+/* PodTopologySpread, DoNotSchedule constraints (plugin_spread.c). */
+typedef struct sched_spread_state sched_spread_state;
+sched_spread_state *sched_spread_state_new(void); /* NULL on OOM */
+void sched_spread_state_free(sched_spread_state *st);
+int sched_spread_prefilter(sched_spread_state *st, const sched_snapshot *s, const sched_pod *p,
+                           bool *active, tm_err *err);
+/* -1 when n satisfies every constraint, else SCHED_SPREAD_SKEW or SCHED_SPREAD_MISSING_LABEL. */
+int sched_spread_filter(const sched_spread_state *st, const sched_pod *p, const sched_node *n);
+
+/* InterPodAffinity, required terms (plugin_interpod.c). */
+typedef struct sched_interpod_state sched_interpod_state;
+sched_interpod_state *sched_interpod_state_new(void); /* NULL on OOM */
+void sched_interpod_state_free(sched_interpod_state *st);
+int sched_interpod_prefilter(sched_interpod_state *st, const sched_snapshot *s, const sched_pod *p,
+                             bool *active, tm_err *err);
+/* -1 when n passes, else SCHED_INTERPOD_AFFINITY, _ANTI_AFFINITY or _EXISTING_ANTI. */
+int sched_interpod_filter(const sched_interpod_state *st, const sched_pod *p, const sched_node *n);
+
+#endif

@@ -1,0 +1,123 @@
+/* permit.c: the pods Permit holds (WAIT) until every plugin that made them wait allowed them,
+ * one rejected them, or their deadline passed; the caller resolves each with
+ * sched_framework_waiting_resolve (framework.h has the protocol). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/framework_internal.h"
+
+fw_waiting *fw_find_waiting(const sched_framework *fw, const char *uid) {
+    for (size_t i = 0; uid && i < fw->n_waiting; i++)
+        if (strcmp(fw->waiting[i].uid, uid) == 0)
+            return &fw->waiting[i];
+    return NULL;
+}
+
+static void drop_waiting(sched_framework *fw, fw_waiting *w) {
+    free(w->uid);
+    *w = fw->waiting[--fw->n_waiting]; /* order does not matter */
+}
+
+static size_t plugin_index(const sched_framework *fw, const char *name) {
+    for (size_t k = 0; name && k < fw->n_plugins; k++)
+        if (strcmp(fw->plugins[k].name, name) == 0)
+            return k;
+    return SIZE_MAX;
+}
+
+int fw_hold(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int node,
+            int64_t deadline_ms, uint64_t pending, tm_err *err) {
+    if (fw->n_waiting == fw->cap_waiting) {
+        size_t ncap = fw->cap_waiting ? fw->cap_waiting * 2 : 16;
+        fw_waiting *nw = realloc(fw->waiting, ncap * sizeof *nw);
+        if (!nw)
+            return tm_err_set(err, "out of memory holding pod %s/%s in Permit", p->ns, p->name);
+        fw->waiting = nw;
+        fw->cap_waiting = ncap;
+    }
+    char *uid = strdup(p->uid);
+    if (!uid)
+        return tm_err_set(err, "out of memory holding pod %s/%s in Permit", p->ns, p->name);
+    fw->waiting[fw->n_waiting++] = (fw_waiting){.uid = uid,
+                                                .pod = p,
+                                                .snap = s,
+                                                .node = node,
+                                                .deadline_ms = deadline_ms,
+                                                .pending = pending};
+    return 0;
+}
+
+int sched_framework_allow(sched_framework *fw, const char *uid, const char *plugin) {
+    fw_waiting *w = fw_find_waiting(fw, uid);
+    if (!w)
+        return -1;
+    size_t k = plugin_index(fw, plugin);
+    if (k < fw->n_plugins)
+        w->pending &= ~(1ull << k);
+    return 0;
+}
+
+int sched_framework_reject(sched_framework *fw, const char *uid, const char *plugin,
+                           const char *msg) {
+    fw_waiting *w = fw_find_waiting(fw, uid);
+    if (!w)
+        return -1;
+    if (!w->rejected)
+        snprintf(w->msg, sizeof w->msg, "rejected by %s: %s", plugin ? plugin : "caller",
+                 msg ? msg : "");
+    w->rejected = true;
+    return 0;
+}
+
+sched_status sched_framework_waiting_resolve(sched_framework *fw, const char *uid, int64_t now_ms,
+                                             char *msg, size_t size) {
+    if (size)
+        msg[0] = '\0';
+    fw_waiting *w = fw_find_waiting(fw, uid);
+    if (!w) {
+        if (size)
+            snprintf(msg, size, "pod %s is not waiting", uid ? uid : "(null)");
+        return SCHED_STATUS_UNSCHEDULABLE;
+    }
+    if (!w->rejected && !w->pending) {
+        drop_waiting(fw, w);
+        return SCHED_STATUS_OK;
+    }
+    if (!w->rejected && now_ms < w->deadline_ms)
+        return SCHED_STATUS_WAIT;
+    if (!w->rejected) {
+        size_t k = 0;
+        while (k < fw->n_plugins && !(w->pending & (1ull << k)))
+            k++;
+        snprintf(w->msg, sizeof w->msg, "timed out waiting for %s after %lld ms",
+                 k < fw->n_plugins ? fw->plugins[k].name : "permit",
+                 (long long)(now_ms - w->deadline_ms));
+    }
+    if (size)
+        snprintf(msg, size, "%s", w->msg);
+    fw_waiting held = *w;
+    drop_waiting(fw, w); /* before unreserve: a hook may look at the waiting pods */
+    sched_framework_unreserve(fw, held.snap, held.pod, held.node, now_ms);
+    return SCHED_STATUS_UNSCHEDULABLE;
+}
+
+void sched_framework_waiting_each(const sched_framework *fw,
+                                  void (*fn)(void *arg, const sched_pod *p, int node,
+                                             int64_t deadline_ms),
+                                  void *arg) {
+    for (size_t i = 0; i < fw->n_waiting; i++)
+        fn(arg, fw->waiting[i].pod, fw->waiting[i].node, fw->waiting[i].deadline_ms);
+}
+
+size_t sched_framework_waiting_count(const sched_framework *fw) {
+    return fw->n_waiting;
+}
+
+int sched_framework_waiting_forget(sched_framework *fw, const char *uid) {
+    fw_waiting *w = fw_find_waiting(fw, uid);
+    if (!w)
+        return -1;
+    drop_waiting(fw, w);
+    return 0;
+}

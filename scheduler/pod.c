@@ -1,0 +1,108 @@
+/* pod.c: the pod being scheduled: construction, freeing, recording it on a node of the
+ * snapshot (what Reserve does), the task it is for the policies, and the pod-level wrappers of
+ * match.h's node affinity and taint checks. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/framework.h"
+
+sched_pod *sched_pod_new(const char *ns, const char *name, const char *uid) {
+    sched_pod *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->ns = strdup(ns ? ns : "");
+    p->name = strdup(name ? name : "");
+    p->uid = strdup(uid ? uid : "");
+    p->workflow = strdup("");
+    p->process = strdup("");
+    if (!p->ns || !p->name || !p->uid || !p->workflow || !p->process) {
+        sched_pod_free(p);
+        return NULL;
+    }
+    p->requests.v[SCHED_RES_PODS] = 1;
+    return p;
+}
+
+void sched_pod_free(sched_pod *p) {
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n_tolerations; i++) {
+        free(p->tolerations[i].key);
+        free(p->tolerations[i].value);
+    }
+    free(p->tolerations);
+    for (size_t i = 0; i < p->n_node_selector; i++) {
+        free(p->node_selector[i].key);
+        free(p->node_selector[i].value);
+    }
+    free(p->node_selector);
+    sched_sel_terms_free(p->affinity, p->n_affinity);
+    for (size_t i = 0; i < p->n_claims; i++)
+        free(p->claims[i]);
+    free(p->claims);
+    json_decref(p->pod_labels);
+    sched_host_ports_free(p->host_ports, p->n_host_ports);
+    sched_pod_terms_free(p->pod_affinity, p->n_pod_affinity);
+    sched_pod_terms_free(p->pod_anti_affinity, p->n_pod_anti_affinity);
+    for (size_t i = 0; i < p->n_spread; i++) {
+        free(p->spread[i].topology_key);
+        tm_selector_free(p->spread[i].selector);
+    }
+    free(p->spread);
+    free(p->ns);
+    free(p->name);
+    free(p->uid);
+    free(p->node_name);
+    free(p->workflow);
+    free(p->process);
+    free(p);
+}
+
+int sched_pod_record(sched_snapshot *s, const sched_pod *p, const char *node_name, tm_err *err) {
+    sched_pod_meta *m = sched_pod_meta_new(p->ns);
+    bool ok = m && sched_host_ports_copy(p->host_ports, p->n_host_ports, &m->ports) == 0;
+    if (ok)
+        m->n_ports = p->n_host_ports;
+    ok = ok && sched_pod_terms_copy(p->pod_anti_affinity, p->n_pod_anti_affinity, &m->anti) == 0;
+    if (ok) {
+        m->n_anti = p->n_pod_anti_affinity;
+        m->labels = json_incref(p->pod_labels); /* labels are never modified once parsed */
+        m->terminating = p->terminating;
+    } else {
+        sched_pod_meta_free(m);
+        m = NULL;
+    }
+    if (sched_snapshot_add_pod_meta(s, p->uid, node_name, &p->requests, m, err) != 0)
+        return -1;
+    if (!ok)
+        return tm_err_set(err, "out of memory copying the metadata of pod %s/%s", p->ns, p->name);
+    return 0;
+}
+
+void sched_task_resolve(const sched_snapshot *s, const sched_pod *p, sched_task_info *out) {
+    memset(out, 0, sizeof *out);
+    out->expected_runtime_ms = -1;
+    const sched_task_profile *tp = sched_snapshot_task(s, p->workflow, p->process);
+    if (!tp && p->workflow && *p->workflow) /* a profile learned without workflow identity */
+        tp = sched_snapshot_task(s, "", p->process);
+    bool explicit_labels = false;
+    for (int k = 0; k < SCHED_NFEAT; k++)
+        explicit_labels |= p->labels[k] > 0;
+    for (int k = 0; k < SCHED_NFEAT; k++) {
+        out->labels[k] = explicit_labels ? p->labels[k] : tp ? tp->labels[k] : 0;
+        if (out->labels[k] < 0)
+            out->labels[k] = 0;
+        out->labeled |= out->labels[k] > 0;
+    }
+    if (tp)
+        out->expected_runtime_ms = tp->expected_runtime_ms;
+}
+
+bool sched_pod_node_affinity_matches(const sched_pod *p, const sched_node *n) {
+    return sched_match_node_affinity(p->node_selector, p->n_node_selector, p->has_affinity,
+                                     p->affinity, p->n_affinity, n);
+}
+
+bool sched_pod_tolerates_node_taints(const sched_pod *p, const sched_node *n) {
+    return sched_match_untolerated_taint(p->tolerations, p->n_tolerations, n) < 0;
+}
