@@ -4,7 +4,12 @@
 # which keeps every Node Ready and plays the pods bound to them (hack/kwok/stages.yaml).
 # No kubelets, no containers: nodes are API objects with the capacity a node file gives them.
 #
-#   up [--nodes FILE]       build the tools (cached), start everything, create the nodes, wait
+#   up [--nodes FILE] [--workload-api]
+#                           build the tools (cached), start everything, create the nodes, wait.
+#                           --workload-api: Kubernetes 1.35's Workload API (scheduling.k8s.io/
+#                           v1alpha1 Workload, pods' spec.workloadRef) on the API server, and
+#                           kube-scheduler (scheduler start) with its GangScheduling plugin;
+#                           kept for the instance's life (an `up` without it does not drop it)
 #   down                    stop every process of the instance and delete its state
 #   status                  each component, the API, nodes Ready; exit 0 when healthy
 #   env                     export lines for eval: KUBECONFIG, TAREMA_CLUSTER_DIR, ...
@@ -39,6 +44,16 @@ DEFAULT_NODES=${TAREMA_NODES:-$REPO_ROOT/tests/fixtures/nodes/paper-5442.yaml}
 # The control plane in start order; the scheduler is separate (scheduler start|stop).
 CORE=(etcd apiserver controller-manager kwok)
 START_TIMEOUT=${TAREMA_START_TIMEOUT:-120}
+# Instance options that change components' flags, recorded so that `start` after `kill` and a
+# later `up` run every component with the same ones: WORKLOAD_API=1 (up --workload-api).
+FEATURES=$DIR/features.env
+# Kubernetes 1.35 (both alpha, off by default): GenericWorkload serves the Workload API and
+# keeps pods' spec.workloadRef (the API server drops the field without it); GangScheduling
+# turns on kube-scheduler's plugin of that name (PreEnqueue until minCount pods exist, Permit
+# waits until minCount are placed). The scheduler needs GenericWorkload too, for its informers.
+WORKLOAD_GATES=GenericWorkload=true
+WORKLOAD_SCHEDULER_GATES=GenericWorkload=true,GangScheduling=true
+WORKLOAD_RUNTIME_CONFIG=scheduling.k8s.io/v1alpha1=true
 
 # ---------------------------------------------------------------------------------- helpers
 
@@ -188,6 +203,9 @@ args_of() {
       # in-cluster "kubernetes" service endpoints.
       a --endpoint-reconciler-type=none
       a --profiling=false --event-ttl=1h --v=0
+      if workload_api; then
+        a --feature-gates="$WORKLOAD_GATES" --runtime-config="$WORKLOAD_RUNTIME_CONFIG"
+      fi
       ;;
     controller-manager)
       a --kubeconfig="$DIR/controller-manager.kubeconfig"
@@ -220,9 +238,17 @@ args_of() {
       a --config="$DIR/scheduler-config.yaml"
       a --authentication-kubeconfig="$DIR/scheduler.kubeconfig" --authorization-kubeconfig="$DIR/scheduler.kubeconfig"
       a --bind-address=127.0.0.1 --secure-port="$SCHEDULER_PORT" --cert-dir="$PKI/scheduler-generated" --v=0
+      if workload_api; then a --feature-gates="$WORKLOAD_SCHEDULER_GATES"; fi
       ;;
   esac
 }
+
+# workload_api: the instance was brought up with --workload-api.
+workload_api() { grep -qx 'WORKLOAD_API=1' "$FEATURES" 2>/dev/null; }
+
+# started_with NAME FLAG: the running process of NAME has FLAG on its command line, so `up
+# --workload-api` on an instance already up without it restarts the API server with it.
+started_with() { is_running "$1" && tr '\0' '\n' <"/proc/$(pid_of "$1")/cmdline" | grep -qxF -- "$2"; }
 
 healthy() {
   case $1 in
@@ -519,12 +545,13 @@ wait_nodes_ready() {
 # ------------------------------------------------------------------------------ commands
 
 cmd_up() {
-  local nodes=$DEFAULT_NODES
+  local nodes=$DEFAULT_NODES want_workload=0
   while [ $# -gt 0 ]; do
     case $1 in
       --nodes) [ $# -ge 2 ] || die "--nodes needs a file"; nodes=$2; shift 2 ;;
       --nodes=*) nodes=${1#--nodes=}; shift ;;
-      *) die "up: unknown argument '$1' (usage: hack/cluster.sh up [--nodes FILE])" ;;
+      --workload-api) want_workload=1; shift ;;
+      *) die "up: unknown argument '$1' (usage: hack/cluster.sh up [--nodes FILE] [--workload-api])" ;;
     esac
   done
   [ -f "$nodes" ] || die "node file $nodes not found"
@@ -542,9 +569,21 @@ cmd_up() {
   fi
   make_pki
   [ -f "$DIR/admin.kubeconfig" ] || make_kubeconfigs
+  if [ $want_workload = 1 ] && ! workload_api; then
+    echo WORKLOAD_API=1 >>"$FEATURES"
+    step "Workload API on (feature gate $WORKLOAD_GATES, runtime-config $WORKLOAD_RUNTIME_CONFIG)"
+  fi
   local i=0 c
   for c in "${CORE[@]}"; do
     i=$((i + 1))
+    if [ "$c" = apiserver ] && workload_api && is_running apiserver &&
+      ! started_with apiserver "--feature-gates=$WORKLOAD_GATES"; then
+      step "restarting apiserver with the Workload API"
+      stop_component apiserver TERM
+      start_component apiserver
+      restart_api_clients
+      continue
+    fi
     if is_running "$c" && healthy "$c"; then
       step "$c already running ($i/${#CORE[@]})"
       continue
@@ -553,8 +592,19 @@ cmd_up() {
     start_component "$c"
   done
   wait_default_serviceaccount
+  workload_api && wait_workload_api
   create_nodes "$nodes"
   step "cluster '$NAME' up in $((SECONDS - t0))s: API $(api_url), eval \"\$(TAREMA_CLUSTER_NAME=$NAME hack/cluster.sh env)\""
+}
+
+# The Workload API is served once the API server's discovery lists it (its aggregated
+# discovery may lag the readyz answer by a moment).
+wait_workload_api() {
+  local deadline=$((SECONDS + START_TIMEOUT))
+  until api GET /apis/scheduling.k8s.io/v1alpha1 2>/dev/null | jq -e '.resources[] | select(.name == "workloads")' >/dev/null; do
+    [ $SECONDS -ge $deadline ] && die "the API server does not serve scheduling.k8s.io/v1alpha1 workloads ${START_TIMEOUT}s after start with --feature-gates=$WORKLOAD_GATES (log: $LOGS/apiserver.log)"
+    sleep 0.2
+  done
 }
 
 # Pods need their namespace's `default` ServiceAccount (admission rejects them without it);
@@ -647,6 +697,7 @@ cmd_status() {
     local nodes
     nodes=$(api GET /api/v1/nodes | jq -r '"\([.items[] | select(any(.status.conditions[]?; .type == "Ready" and .status == "True"))] | length)/\(.items | length)"')
     printf '  %-20s %s\n' nodes "Ready $nodes"
+    workload_api && printf '  %-20s %s\n' "Workload API" "on ($WORKLOAD_RUNTIME_CONFIG; kube-scheduler with $WORKLOAD_SCHEDULER_GATES)"
   else
     printf '  %-20s %s\n' API "NOT reachable at $(api_url)"
     ok=1
@@ -660,6 +711,7 @@ cmd_env() {
   echo "export TAREMA_CLUSTER_DIR=$DIR"
   echo "export TAREMA_CLUSTER_NAME=$NAME"
   echo "export TAREMA_APISERVER_URL=$(api_url)"
+  if workload_api; then echo "export TAREMA_WORKLOAD_API=1"; else echo "unset TAREMA_WORKLOAD_API"; fi
   # First on PATH, so `kubectl` is the one built for this Kubernetes version.
   case $PATH in
     "$TOOLS_BIN":*) ;;

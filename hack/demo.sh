@@ -205,6 +205,8 @@ wait_bound() {
   for i in $(seq 1 150); do [ "$(bound_count "$ns")" -ge "$NPODS" ] && return 0; sleep 0.2; done
   return 1
 }
+# the PodGroup CRD before the scheduler starts, so that its PodGroup informer runs (gang step)
+kubectl apply -f "$REPO_ROOT/charts/tarema/crds/scheduling.x-k8s.io_podgroups.yaml" >/dev/null
 step "starting tarema-scheduler (policy tarema)"
 "$BIN/tarema-scheduler" run --bind-address 127.0.0.1 --port 0 --namespaces "$NS_T" --log-level warn >"$WORK/scheduler.log" 2>&1 &
 PIDS+=($!)
@@ -242,6 +244,27 @@ first=$(head -n 1 "$WORK/place-t.tsv" | cut -f2)
 echo
 echo "  Why tarema put $NS_T/$first where it did (tarema-scheduler explain):"
 "$BIN/tarema-scheduler" explain "$NS_T/$first" 2>&1 | sed 's/^/    /' | head -n 30
+
+# ------------------------------------------------------------------ 6, gangs (docs/gangs.md)
+gang() { # name minMember pods cpu: a PodGroup and its pods for tarema-scheduler
+  jq -cn --arg ns "$NS_T" --arg n "$1" --argjson min "$2" --argjson pods "$3" --arg cpu "$4" '
+    {apiVersion: "scheduling.x-k8s.io/v1alpha1", kind: "PodGroup",
+     metadata: {namespace: $ns, name: $n}, spec: {minMember: $min}},
+    (range(1; $pods + 1) as $i |
+     {apiVersion: "v1", kind: "Pod",
+      metadata: {namespace: $ns, name: "\($n)-\($i)", labels: {"scheduling.x-k8s.io/pod-group": $n}},
+      spec: {schedulerName: "tarema", containers: [{name: "c", image: "busybox",
+             resources: {requests: {cpu: $cpu, memory: "1Gi"}}}]}})' | kubectl apply -f - >/dev/null
+}
+step "a gang: PodGroup mpi (minMember 4), 4 pods of 2 cores: bound together in one node group, or not at all"
+gang mpi 4 4 2
+for i in $(seq 1 100); do [ "$(kubectl -n "$NS_T" get pods -l scheduling.x-k8s.io/pod-group=mpi -o json | jq '[.items[] | select(.spec.nodeName != null)] | length')" = 4 ] && break; sleep 0.2; done
+kubectl -n "$NS_T" get pods -l scheduling.x-k8s.io/pod-group=mpi -o custom-columns=POD:.metadata.name,NODE:.spec.nodeName --no-headers | sed 's/^/  /'
+step "a gang larger than the cluster: PodGroup huge (minMember 40), 40 pods of 4 cores (118 cores exist): none bound, nothing held"
+gang huge 40 40 4
+sleep 3
+kubectl -n "$NS_T" get podgroups.scheduling.x-k8s.io | sed 's/^/  /'
+echo "  huge: $(kubectl -n "$NS_T" get podgroup huge -o jsonpath='{.status.message}')"
 
 # ------------------------------------------------------------------ 7. simulation
 say "7/11 simulated makespans (tarema-sim: same policy code, simulated clock)"

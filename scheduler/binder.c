@@ -330,3 +330,38 @@ int sched_binder_unschedulable(sched_binder *b, const sched_pod *p, const char *
     post_event(b, p->ns, p->name, p->uid, "Warning", "FailedScheduling", "Scheduling", message);
     return 0;
 }
+
+/* ---- gangs: events on any object, status patches of PodGroups -------------------------------- */
+
+int sched_binder_event(sched_binder *b, const char *api_version, const char *kind, const char *ns,
+                       const char *name, const char *uid, const char *type, const char *reason,
+                       const char *note, tm_err *err) {
+    json_t *reg = json_pack("{s:s, s:s, s:{s:s, s:s}}", "kind", kind, "apiVersion", api_version,
+                            "metadata", "name", name, "namespace", ns);
+    if (reg && uid && uid[0])
+        json_object_set_new(json_object_get(reg, "metadata"), "uid", json_string(uid));
+    json_t *ev =
+        reg ? tm_kube_event_new(reg, type, reason, "Scheduling", note, b->controller, b->instance)
+            : NULL;
+    /* reason is a string literal of the callers, so it outlives the request. */
+    int rc = ev ? tm_kube_event_post_async(b->k, ev, event_done, (void *)reason) : -1;
+    json_decref(ev);
+    json_decref(reg);
+    if (rc)
+        return tm_err_set(err, "%s %s/%s: event %s could not be started", kind, ns, name, reason);
+    return 0;
+}
+
+static void merge_done(void *ud, int status, json_t *body, const tm_err *err) {
+    (void)body;
+    (void)ud;
+    if (err && status != 404) /* deleted meanwhile: nothing to report on */
+        tm_warn("status patch failed status=%d err=\"%s\"", status, err->msg);
+}
+
+int sched_binder_merge_patch(sched_binder *b, const char *path, const json_t *patch, tm_err *err) {
+    if (tm_kube_request_async(b->k, "PATCH", path, patch, "application/merge-patch+json",
+                              merge_done, NULL))
+        return tm_err_set(err, "%s: the patch could not be started", path);
+    return 0;
+}

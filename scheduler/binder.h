@@ -43,6 +43,14 @@ int sched_binder_bind(sched_binder *b, const sched_pod *p, const char *node, tm_
 int sched_binder_unschedulable(sched_binder *b, const sched_pod *p, const char *message,
                                tm_err *err);
 
+/* Gangs: an event (events.k8s.io/v1) about any object (a PodGroup, a Workload, a pod; uid may
+ * be NULL), and a JSON merge patch of path (a PodGroup's status subresource). Best effort like
+ * the rest: a failure of the request is logged. 0, or -1 with err when it cannot be started. */
+int sched_binder_event(sched_binder *b, const char *api_version, const char *kind, const char *ns,
+                       const char *name, const char *uid, const char *type, const char *reason,
+                       const char *note, tm_err *err);
+int sched_binder_merge_patch(sched_binder *b, const char *path, const json_t *patch, tm_err *err);
+
 /* Binds started whose outcome is not known yet (unanswered, or being read back). */
 size_t sched_binder_inflight(const sched_binder *b);
 /* Of those, the ones whose answer left the outcome unknown and are being read back. */

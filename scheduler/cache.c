@@ -352,6 +352,7 @@ json_t *sched_cache_pod_transform(void *cache, json_t *obj) {
                                             "schedulingGates",
                                             "runtimeClassName",
                                             "hostNetwork",
+                                            "workloadRef", /* gang membership (gang.h) */
                                             NULL};
     const json_t *meta = json_object_get(obj, "metadata");
     json_t *m = pick(meta, meta_keys);
@@ -463,6 +464,20 @@ int sched_cache_assume(sched_cache *c, sched_framework *fw, const sched_pod *p, 
     if (!key || !tsearch(key, &c->assumed, cmp_str)) {
         free(key);
         sched_snapshot_remove_pod(c->snap, p->uid);
+        return tm_err_set(err, "out of memory");
+    }
+    c->n_assumed++;
+    return 0;
+}
+
+int sched_cache_assume_placed(sched_cache *c, const char *uid, tm_err *err) {
+    if (!sched_snapshot_pod_node(c->snap, uid))
+        return tm_err_set(err, "pod %s is not reserved on a node", uid);
+    if (tfind(uid, &c->assumed, cmp_str))
+        return 0;
+    char *key = strdup(uid);
+    if (!key || !tsearch(key, &c->assumed, cmp_str)) {
+        free(key);
         return tm_err_set(err, "out of memory");
     }
     c->n_assumed++;

@@ -88,11 +88,11 @@ int sched_cache_volume_event(sched_cache *c, tm_watch_type type, const json_t *o
  *   pod:  metadata name/namespace/uid/resourceVersion/creationTimestamp/deletionTimestamp/
  *         labels and the annotations the policy reads (the workflow key and tarema.io/...);
  *         spec scheduling fields (nodeName, schedulerName, priority, tolerations,
- *         nodeSelector, affinity, topologySpreadConstraints, overhead, ...) and of each
- *         container its name, resources.requests, ports and restartPolicy; status.phase;
- *         for a pod not on a node yet, the volumes that name a claim (name and claimName)
- * They take ownership of obj and return the new object (obj itself when it is not a JSON
- * object). They read only the cache's fixed configuration, so they need not hold the lock. */
+ *         nodeSelector, affinity, topologySpreadConstraints, overhead, workloadRef, ...) and of
+ * each container its name, resources.requests, ports and restartPolicy; status.phase; for a pod not
+ * on a node yet, the volumes that name a claim (name and claimName) They take ownership of obj and
+ * return the new object (obj itself when it is not a JSON object). They read only the cache's fixed
+ * configuration, so they need not hold the lock. */
 json_t *sched_cache_node_transform(void *cache, json_t *obj);
 json_t *sched_cache_pod_transform(void *cache, json_t *obj);
 
@@ -104,6 +104,9 @@ bool sched_cache_is_ours(const sched_cache *c, const json_t *pod);
  * the pod's watch event shows it bound, or sched_cache_forget undoes it. 0 or -1 with err. */
 int sched_cache_assume(sched_cache *c, sched_framework *fw, const sched_pod *p, int node,
                        tm_err *err);
+/* Remembers as assumed a pod already reserved in the snapshot (a gang placed all at once by
+ * sched_gang_place with keep). 0, or -1 with err when uid is not reserved or out of memory. */
+int sched_cache_assume_placed(sched_cache *c, const char *uid, tm_err *err);
 /* Undoes an assumption (bind failed). A pod the watch already showed bound is left alone, so
  * a late failure never erases real usage. Returns true when something was undone. */
 bool sched_cache_forget(sched_cache *c, const char *uid);

@@ -401,6 +401,22 @@ char *sched_explain_text(const json_t *doc) {
     const char *sel = tm_json_str(doc, "selected", NULL);
     fprintf(f, "selected: %s\n", sel ? sel : "none");
     fprintf(f, "why: %s\n", tm_json_str(doc, "why", ""));
+    const json_t *gang = json_object_get(doc, "gang");
+    if (json_is_object(gang)) {
+        /* a gang member: the gang decides, not this pod alone (gang.h) */
+        const json_t *gmem = json_object_get(gang, "members");
+        fprintf(f,
+                "gang: %s %s, minMember %lld, phase %s; members pending %lld, bound %lld, "
+                "running %lld, succeeded %lld, failed %lld\n",
+                tm_json_str(gang, "kind", ""), tm_json_str(gang, "name", ""),
+                (long long)tm_json_int(gang, "minMember", 0), tm_json_str(gang, "phase", ""),
+                (long long)tm_json_int(gmem, "pending", 0),
+                (long long)(tm_json_int(gmem, "bound", 0) + tm_json_int(gmem, "assumed", 0)),
+                (long long)tm_json_int(gmem, "running", 0),
+                (long long)tm_json_int(gmem, "succeeded", 0),
+                (long long)tm_json_int(gmem, "failed", 0));
+        fprintf(f, "gang now: %s\n", tm_json_str(gang, "message", ""));
+    }
     predicted_start_text(f, doc);
     fclose(f);
     return out;

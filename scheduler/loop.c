@@ -14,6 +14,8 @@
 
 #include "lib/log.h"
 #include "scheduler/binder.h"
+#include "scheduler/gang_live.h"
+#include "scheduler/gang_plugin.h"
 #include "scheduler/policy.h"
 #include "scheduler/queue.h"
 #include "scheduler/resv_controller.h"
@@ -38,6 +40,9 @@ struct sched_loop {
     sched_framework *fw;
     sched_binder *binder;
     tm_informer *nodes, *pods, *tasks, *claims, *volumes; /* the last two: scheduler mode */
+    tm_informer *podgroups, *workloads; /* gangs (gang_live.h); NULL when the API is absent */
+    sched_gang_live *gangs;             /* scheduler mode */
+    int64_t last_gang_sync_ms;
     tm_leader *leader;
     atomic_bool leading, synced;
     atomic_int sync_state; /* bit 0 nodes, bit 1 pods, bit 2 tasks */
@@ -96,6 +101,8 @@ static void on_bind(void *ud, const char *ns, const char *name, const char *uid,
                     int status, const tm_err *err) {
     sched_loop *l = ud;
     sched_cache_lock(l->cache);
+    if (l->gangs)
+        sched_gang_live_bind_result(l->gangs, uid, err == NULL, status, mono_ms());
     if (!err) {
         l->stats.bound++;
         tm_metrics_inc(l->m_binds, TM_LABELS("ok"));
@@ -137,6 +144,9 @@ static void on_pod(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
     sched_loop *l = ud;
     tm_err err = {0};
     sched_cache_lock(l->cache);
+    /* membership first: the cache queues the pod, and the cycle must know it is a member */
+    if (l->gangs)
+        sched_gang_live_pod_event(l->gangs, t, obj, mono_ms());
     if (sched_cache_pod_event(l->cache, t, obj, old, &err))
         tm_warn("pod skipped err=\"%s\"", err.msg);
     resv_controller_pod_event(l->resv, t, obj); /* owners' pods, expected ends */
@@ -158,6 +168,24 @@ static void on_volume(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
     sched_cache_lock(l->cache);
     if (sched_cache_volume_event(l->cache, t, obj, old, &err))
         tm_warn("PersistentVolume skipped err=\"%s\"", err.msg);
+    sched_cache_unlock(l->cache);
+}
+
+static void on_podgroup(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
+    (void)old;
+    sched_loop *l = ud;
+    sched_cache_lock(l->cache);
+    if (sched_gang_live_podgroup_event(l->gangs, t, obj, mono_ms()))
+        l->changed = true; /* its waiting members may be schedulable now */
+    sched_cache_unlock(l->cache);
+}
+
+static void on_workload(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
+    (void)old;
+    sched_loop *l = ud;
+    sched_cache_lock(l->cache);
+    if (sched_gang_live_workload_event(l->gangs, t, obj))
+        l->changed = true;
     sched_cache_unlock(l->cache);
 }
 
@@ -304,6 +332,8 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
     }
     if (register_metrics(l, reg, err))
         goto fail;
+    if (sched && !(l->gangs = sched_gang_live_new(l->queue, l->cache, l->fw, l->binder, reg, err)))
+        goto fail;
     atomic_init(&l->leading, !cfg->leader_elect);
     atomic_init(&l->synced, false);
     atomic_init(&l->sync_state, 0);
@@ -312,6 +342,43 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
 fail:
     sched_loop_free(l);
     return NULL;
+}
+
+/* Whether the API server serves a resource (a CRD or an alpha API may be absent). */
+static bool api_served(tm_kube *k, const char *path) {
+    char p[256];
+    snprintf(p, sizeof p, "%s?limit=1", path);
+    tm_err err = {0};
+    json_t *r = tm_kube_get(k, p, &err);
+    json_decref(r);
+    if (!r && err.http_status != 404 && err.http_status != 0)
+        return true; /* e.g. 403: let the informer report it */
+    return r != NULL;
+}
+
+/* Gangs: PodGroups (scheduler-plugins' CRD) and Workloads (Kubernetes 1.35, alpha). Each stays
+ * off, logged once, when its API is not served: pods that name one then wait. */
+static int start_gang_informers(sched_loop *l, tm_err *err) {
+    static const char *const pg_path = "/apis/" SCHED_PODGROUP_API "/podgroups";
+    static const char *const wl_path = "/apis/" SCHED_WORKLOAD_API "/workloads";
+    if (api_served(l->k, pg_path)) {
+        tm_informer_opts o = {.path = pg_path, .on_event = on_podgroup, .ud = l};
+        if (!(l->podgroups = tm_informer_start(l->k, &o, err)))
+            return tm_err_wrap(err, "watching PodGroups");
+    } else {
+        tm_warn("PodGroup API %s not served (CRD not installed?): PodGroup gangs off",
+                SCHED_PODGROUP_API);
+    }
+    if (api_served(l->k, wl_path)) {
+        tm_informer_opts o = {.path = wl_path, .on_event = on_workload, .ud = l};
+        if (!(l->workloads = tm_informer_start(l->k, &o, err)))
+            return tm_err_wrap(err, "watching Workloads");
+    } else {
+        tm_info("Workload API %s not served (feature gate GenericWorkload off?): Workload gangs "
+                "off",
+                SCHED_WORKLOAD_API);
+    }
+    return 0;
 }
 
 int sched_loop_start(sched_loop *l, tm_err *err) {
@@ -365,6 +432,8 @@ int sched_loop_start(sched_loop *l, tm_err *err) {
     } else {
         atomic_fetch_or(&l->sync_state, 8 | 16);
     }
+    if (l->gangs && start_gang_informers(l, err))
+        return -1;
     if (l->cfg->leader_elect && l->cfg->mode == SCHED_MODE_SCHEDULER) {
         tm_leader_opts lo = {.ns = l->cfg->lease_namespace,
                              .name = l->cfg->lease_name,
@@ -410,6 +479,39 @@ static void check_synced(sched_loop *l, int64_t now) {
     sched_cache_unlock(l->cache);
 }
 
+/* Permit for a single pod reserved on node: true when allowed. Otherwise the reservation is
+ * undone and the pod requeued: unschedulable with the reason (a reject), backoff (a wait, which
+ * the live loop does not hold pods for, or a failing hook). */
+static bool permit_one(sched_loop *l, sched_pod *pod, int node, int64_t now) {
+    char msg[512];
+    tm_err err = {0};
+    sched_snapshot *snap = sched_cache_snapshot(l->cache);
+    sched_status st =
+        sched_framework_permit(l->fw, snap, pod, node, wall_ms(), NULL, msg, sizeof msg, &err);
+    if (st == SCHED_STATUS_OK)
+        return true;
+    if (st == SCHED_STATUS_WAIT)
+        sched_framework_waiting_forget(l->fw, pod->uid);
+    if (st != SCHED_STATUS_UNSCHEDULABLE) /* a reject was unreserved by the framework */
+        sched_framework_unreserve(l->fw, snap, pod, node, wall_ms());
+    sched_cache_forget(l->cache, pod->uid);
+    if (st == SCHED_STATUS_UNSCHEDULABLE) {
+        l->stats.unschedulable++;
+        tm_metrics_inc(l->m_attempts, TM_LABELS("unschedulable"));
+        if (sched_queue_should_report(l->queue, pod->uid, msg, now, REPORT_REPEAT_MS) &&
+            sched_binder_unschedulable(l->binder, pod, msg, &err))
+            tm_warn("%s", err.msg);
+        sched_queue_unschedulable(l->queue, pod->uid, now);
+    } else {
+        l->stats.errors++;
+        tm_metrics_inc(l->m_attempts, TM_LABELS("error"));
+        tm_warn("permit did not allow pod=%s/%s status=%d err=\"%s\"", pod->ns, pod->name, st,
+                st == SCHED_STATUS_ERROR ? err.msg : "a plugin asked it to wait");
+        sched_queue_backoff(l->queue, pod->uid, now);
+    }
+    return false;
+}
+
 static void schedule_one(sched_loop *l, sched_snapshot *snap, sched_pod *pod, int64_t now) {
     tm_err err = {0};
     sched_decision d;
@@ -441,7 +543,10 @@ static void schedule_one(sched_loop *l, sched_snapshot *snap, sched_pod *pod, in
     }
     char node[256];
     snprintf(node, sizeof node, "%s", d.node_name);
-    if (sched_cache_assume(l->cache, l->fw, pod, d.node, &err) ||
+    if (sched_cache_assume(l->cache, l->fw, pod, d.node, &err) == 0 &&
+        !permit_one(l, pod, d.node, now))
+        return;
+    if (sched_cache_is_assumed(l->cache, pod->uid) == false ||
         sched_binder_bind(l->binder, pod, node, &err)) {
         sched_cache_forget(l->cache, pod->uid);
         l->stats.errors++;
@@ -486,7 +591,23 @@ static bool schedule_batch(sched_loop *l) {
         sched_pod *pod = sched_queue_pop(l->queue, now);
         if (!pod)
             break;
-        schedule_one(l, snap, pod, now);
+        /* PreEnqueue (the Gang plugin: a gang that cannot be tried yet waits whole) */
+        char why[512];
+        if (sched_framework_pre_enqueue(l->fw, snap, pod, wall_ms(), why, sizeof why) !=
+            SCHED_STATUS_OK) {
+            l->stats.unschedulable++;
+            tm_metrics_inc(l->m_attempts, TM_LABELS("unschedulable"));
+            sched_gang_live_rejected(l->gangs, pod, why, now);
+            tm_err err = {0};
+            if (sched_queue_should_report(l->queue, pod->uid, why, now, REPORT_REPEAT_MS) &&
+                sched_binder_unschedulable(l->binder, pod, why, &err))
+                tm_warn("%s", err.msg);
+            sched_queue_unschedulable(l->queue, pod->uid, now);
+            continue;
+        }
+        /* a gang member: the gang's cycle takes and places its waiting members together */
+        if (!sched_gang_live_cycle(l->gangs, pod, now))
+            schedule_one(l, snap, pod, now);
         more = i == BATCH - 1;
         if ((i & 15) == 15 && mono_ms() - now >= BATCH_MS) {
             more = true;
@@ -544,6 +665,12 @@ int sched_loop_step(sched_loop *l, int max_wait_ms, tm_err *err) {
             l->changed = true;
     }
     update_gauges(l);
+    int64_t t = mono_ms();
+    if (l->gangs && atomic_load(&l->leading) && t - l->last_gang_sync_ms >= 200) {
+        l->last_gang_sync_ms = t;
+        sched_gang_live_check_timeouts(l->gangs, t);
+        sched_gang_live_sync_status(l->gangs);
+    }
     sched_cache_unlock(l->cache);
     return rc;
 }
@@ -562,12 +689,16 @@ void sched_loop_stop(sched_loop *l) {
     tm_informer_stop(l->tasks);
     tm_informer_stop(l->claims);
     tm_informer_stop(l->volumes);
+    tm_informer_stop(l->podgroups);
+    tm_informer_stop(l->workloads);
     l->nodes = l->pods = l->tasks = l->claims = l->volumes = NULL;
+    l->podgroups = l->workloads = NULL;
 }
 
 void sched_loop_free(sched_loop *l) {
     if (!l)
         return;
+    sched_gang_live_free(l->gangs);
     sched_binder_free(l->binder);
     sched_queue_free(l->queue);
     resv_controller_free(l->resv); /* its plugin in fw has no free_state */

@@ -23,6 +23,7 @@
 #include "scheduler/cache.h"
 #include "scheduler/config.h"
 #include "scheduler/explain.h"
+#include "scheduler/gang_live.h"
 #include "scheduler/loop.h"
 #include "scheduler/policy.h"
 #include "scheduler/server.h"
@@ -198,6 +199,14 @@ static int cmd_explain(sched_config *cfg, const char *target, bool as_json) {
     doc = sched_explain(fw, snap, sp, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, &err);
     if (!doc)
         goto out;
+    /* a gang member: the gang's state and why it waits (gang_live.h) */
+    json_t *gang = sched_gang_explain(k, fw, snap, pod, &keys, &err);
+    if (!gang)
+        goto out;
+    if (json_is_object(gang))
+        json_object_set_new(doc, "gang", gang);
+    else
+        json_decref(gang);
     sched_explain_predicted_start(doc, pod, (int64_t)ts.tv_sec * 1000); /* issue 18 */
     if (as_json) {
         json_dumpf(doc, stdout, JSON_INDENT(2));

@@ -301,6 +301,15 @@ sched_pod *sched_queue_pop(sched_queue *q, int64_t now_ms) {
     return e->pod;
 }
 
+sched_pod *sched_queue_take(sched_queue *q, const char *uid) {
+    qent *e = *slot_of(q, uid);
+    if (!e || e->state == SCHED_Q_IN_FLIGHT || e->state == SCHED_Q_NONE)
+        return NULL;
+    detach(q, e);
+    attach(q, e, SCHED_Q_IN_FLIGHT);
+    return e->pod;
+}
+
 static qent *in_flight(const sched_queue *q, const char *uid) {
     qent *e = *slot_of(q, uid);
     return e && e->state == SCHED_Q_IN_FLIGHT ? e : NULL;

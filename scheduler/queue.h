@@ -55,6 +55,11 @@ int sched_queue_remove(sched_queue *q, const char *uid);
  * or NULL when no pod is ready. */
 sched_pod *sched_queue_pop(sched_queue *q, int64_t now_ms);
 
+/* Takes one queued pod (active, backoff or unschedulable, whatever its backoff) and marks it in
+ * flight, as pop does: a gang's cycle takes every waiting member together with the popped one.
+ * NULL when the uid is unknown or already in flight. */
+sched_pod *sched_queue_take(sched_queue *q, const char *uid);
+
 /* Outcomes of an in-flight pod (no-ops returning -1 when the uid is unknown or not in flight,
  * e.g. the pod was deleted meanwhile):
  *  done           bound: forget it

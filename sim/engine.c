@@ -13,9 +13,12 @@
 #include "labeler/groups.h"
 #include "labeler/labels.h"
 #include "scheduler/framework.h"
+#include "scheduler/gang.h"
 #include "scheduler/policy.h"
+#include "scheduler/resv_plan.h"
 #include "scheduler/snapshot.h"
 #include "sim/history.h"
+#include "sim/resv_sim.h"
 
 void sim_opts_default(sim_opts *o) {
     memset(o, 0, sizeof *o);
@@ -49,7 +52,37 @@ typedef struct task {
     sim_demand dem, w; /* calibrated model: demands and weights (sim_contention_slowdown) */
     sim_meas usage;    /* what monitoring reports when it completes */
     sched_pod *pod;    /* while pending or running */
+    int gang;          /* index in sim.gangs, -1 none */
+    int resv;          /* index in sim.resvs (its step's reservation in its run), -1 none */
+    bool held;         /* ready, waiting for its reservation's window to open */
+    bool rep;          /* in the queue for its whole gang */
 } task;
+
+/* A gang (gang: N) of one run: members are tasks first..first+size-1. */
+typedef struct gang_st {
+    int size, ready; /* members queued (ready and not held) */
+    long first;
+    int index;
+    double complete, start; /* when the last member was queued; when the gang started */
+    int attempts;
+    sched_gang *g; /* the registry's gang (declared when its first member is queued) */
+} gang_st;
+
+/* A step's reservation in one run. */
+typedef struct resv_st {
+    char name[64];
+    int wf, run, proc;
+    resv_phase phase;
+    bool owner_started;
+    double start, end, released; /* seconds */
+    char reason[768];
+    int nholds;
+    int *hnode;   /* sim node */
+    char **hname; /* snapshot node name at admission */
+    int *hpods;
+    sched_resources *hres, *hused; /* held; used by the step's tasks now */
+    double used_core_s;
+} resv_st;
 
 typedef struct run {
     int wf, idx; /* workflow, run number within it */
@@ -59,7 +92,7 @@ typedef struct run {
     int *proc_left; /* unfinished instances per process */
 } run;
 
-typedef enum { EV_ARRIVE = 0, EV_FINISH = 1 } ev_kind;
+typedef enum { EV_ARRIVE = 0, EV_FINISH = 1, EV_RESV_OPEN = 2, EV_RESV_CLOSE = 3 } ev_kind;
 
 typedef struct event {
     double t;
@@ -131,6 +164,13 @@ typedef struct sim {
     long attempts;
     tm_err *err;
     char namebuf[2 * SIM_NAME_MAX + 48];
+    gang_st *gangs;
+    int ngangs;
+    long gang_queued; /* gang representatives in the queue */
+    sched_gang_registry *gangreg;
+    resv_st *resvs;
+    int nresvs;
+    sim_resv *rv;
 } sim;
 
 /* ---- event heap ---- */
@@ -559,6 +599,64 @@ static int build_workflows(sim *s) {
     return 0;
 }
 
+/* The gangs and reservations of every run: gang: N makes instances/N gangs per run, a
+ * reservation one per run (admitted when the run arrives). */
+static int build_gangs_resvs(sim *s) {
+    long ng = 0, nr = 0;
+    for (long i = 0; i < s->ntasks; i++)
+        s->tasks[i].gang = s->tasks[i].resv = -1;
+    for (int r = 0; r < s->nruns; r++) {
+        const sim_workflow *wf = &s->w->wfs[s->runs[r].wf];
+        for (int p = 0; p < wf->nprocs; p++) {
+            if (wf->procs[p].gang > 0)
+                ng += wf->procs[p].instances / wf->procs[p].gang;
+            nr += wf->procs[p].resv_duration > 0;
+        }
+    }
+    if (ng == 0 && nr == 0)
+        return 0;
+    s->gangs = calloc((size_t)ng + 1, sizeof *s->gangs);
+    s->resvs = calloc((size_t)nr + 1, sizeof *s->resvs);
+    if (!s->gangs || !s->resvs)
+        return tm_err_set(s->err, "out of memory for %ld gangs and %ld reservations", ng, nr);
+    if (ng && !(s->gangreg = sched_gang_registry_new()))
+        return tm_err_set(s->err, "out of memory");
+    if (nr && !(s->rv = sim_resv_new(s->fw, s->o->policy, s->err)))
+        return -1;
+    for (int r = 0; r < s->nruns; r++) {
+        const run *ru = &s->runs[r];
+        const sim_workflow *wf = &s->w->wfs[ru->wf];
+        for (int p = 0; p < wf->nprocs; p++) {
+            const sim_process *pr = &wf->procs[p];
+            long first = ru->base + s->wi[ru->wf].proc_off[p];
+            if (pr->gang > 0)
+                for (int k = 0; k < pr->instances / pr->gang; k++) {
+                    gang_st *g = &s->gangs[s->ngangs];
+                    g->size = pr->gang;
+                    g->first = first + (long)k * pr->gang;
+                    g->index = k;
+                    g->complete = g->start = NAN;
+                    for (int i = 0; i < pr->gang; i++)
+                        s->tasks[g->first + i].gang = s->ngangs;
+                    s->ngangs++;
+                }
+            if (pr->resv_duration > 0) {
+                resv_st *rs = &s->resvs[s->nresvs];
+                snprintf(rs->name, sizeof rs->name, "r%d-%d-%d", ru->wf, ru->idx + 1, p);
+                rs->wf = ru->wf;
+                rs->run = r;
+                rs->proc = p;
+                rs->phase = RESV_PENDING;
+                rs->start = rs->end = rs->released = NAN;
+                for (int i = 0; i < pr->instances; i++)
+                    s->tasks[first + i].resv = s->nresvs;
+                s->nresvs++;
+            }
+        }
+    }
+    return 0;
+}
+
 /* ---- task lifecycle ---- */
 
 /* "workflow/process#instance (run r)" for messages; a static buffer per call site is not
@@ -570,6 +668,38 @@ static const char *task_name(sim *s, const task *t) {
     return s->namebuf;
 }
 
+/* A ready task enters the queue; a gang's member waits until the whole gang is ready, which
+ * then enters the queue as one entry (its last member's task). */
+static int enqueue(sim *s, long ti) {
+    task *t = &s->tasks[ti];
+    if (t->gang < 0) {
+        s->shapes[t->shape].pending++;
+        pend_push(s, ti);
+        return 0;
+    }
+    gang_st *g = &s->gangs[t->gang];
+    int64_t now_ms = (int64_t)llround(s->now * 1000);
+    char gname[96];
+    snprintf(gname, sizeof gname, "g%ld", g->first);
+    if (!g->g) {
+        sched_gang_spec spec = {.min_member = g->size};
+        if (!(g->g = sched_gang_registry_podgroup(s->gangreg, SIM_RESV_NS, gname, &spec, NULL,
+                                                  now_ms)))
+            return tm_err_set(s->err, "out of memory");
+    }
+    sched_gang_ref ref = {SCHED_GANG_PODGROUP, SIM_RESV_NS, gname, "", ""};
+    if (!sched_gang_registry_set_member(s->gangreg, &ref, t->pod->uid, t->pod->name,
+                                        SCHED_GANG_POD_PENDING, now_ms))
+        return tm_err_set(s->err, "out of memory");
+    if (++g->ready < g->size)
+        return 0;
+    g->complete = s->now;
+    t->rep = true;
+    s->gang_queued++;
+    pend_push(s, ti);
+    return 0;
+}
+
 static int make_ready(sim *s, long ti) {
     task *t = &s->tasks[ti];
     const sim_workflow *wf = &s->w->wfs[t->wf];
@@ -578,11 +708,18 @@ static int make_ready(sim *s, long ti) {
         return tm_err_set(s->err, "out of memory");
     t->pod = pod;
     t->ready = s->now;
-    s->shapes[t->shape].pending++;
     s->hist[t->wf].pending++;
     s->hist[t->wf].proc_pending[t->proc]++;
-    pend_push(s, ti);
-    return 0;
+    if (t->resv >= 0) {
+        resv_st *rs = &s->resvs[t->resv];
+        if (sim_resv_own(pod, rs->name) < 0)
+            return tm_err_set(s->err, "out of memory");
+        if (rs->phase == RESV_ADMITTED) { /* the step starts when its window opens */
+            t->held = true;
+            return 0;
+        }
+    }
+    return enqueue(s, ti);
 }
 
 /* A new node shuffle (the paper shuffles the node list before every run): the snapshot's
@@ -620,13 +757,163 @@ static int reshuffle(sim *s) {
     return rc;
 }
 
+/* ---- reservations ---- */
+
+static int64_t ms_of(double sec) {
+    return (int64_t)llround(sec * 1000);
+}
+
+/* The hold of reservation rs on sim node n, -1 when none. */
+static int hold_on(const resv_st *rs, int n) {
+    for (int h = 0; h < rs->nholds; h++)
+        if (rs->hnode[h] == n)
+            return h;
+    return -1;
+}
+
+/* Admits reservation ri when its run arrives: the running tasks with their expected ends (as
+ * the scheduler knows them: history, else unknown) and the other reservations. */
+static int resv_admit(sim *s, int ri) {
+    resv_st *rs = &s->resvs[ri];
+    const sim_workflow *wf = &s->w->wfs[rs->wf];
+    const sim_process *p = &wf->procs[rs->proc];
+    size_t nsnap = sched_snapshot_node_count(s->snap), nrun = 0;
+    const sched_node **by_sim = calloc((size_t)s->c->nnodes + 1, sizeof *by_sim);
+    for (size_t i = 0; by_sim && i < nsnap; i++)
+        by_sim[s->snap2sim[i]] = sched_snapshot_node(s->snap, i);
+    for (int n = 0; n < s->c->nnodes; n++)
+        nrun += (size_t)s->nrunning[n];
+    resv_running *pods = malloc((nrun + 1) * sizeof *pods);
+    if (!by_sim || !pods) {
+        free(by_sim);
+        free(pods);
+        return tm_err_set(s->err, "out of memory");
+    }
+    size_t k = 0;
+    for (int n = 0; n < s->c->nnodes; n++)
+        for (int j = 0; j < s->nrunning[n]; j++) {
+            const task *t = &s->tasks[s->running[n][j]];
+            pods[k].node = by_sim[n]->name;
+            pods[k].req = t->pod->requests;
+            pods[k].end_ms = resv_expected_end(s->snap, t->pod, by_sim[n], ms_of(t->start));
+            k++;
+        }
+    rs->start = s->now + p->resv_start;
+    rs->end = rs->start + p->resv_duration;
+    resv_admission a;
+    int rc = sim_resv_admit(s->rv, s->snap, rs->name, wf->name, p->name,
+                            (int64_t)llround(p->req_cpu * 1000), p->req_mem, p->instances,
+                            ms_of(rs->start), ms_of(rs->end), pods, k, ms_of(s->now), &a, s->err);
+    free(pods);
+    if (rc == 0 && !a.ok) {
+        rs->phase = RESV_FAILED;
+        snprintf(rs->reason, sizeof rs->reason, "%s", a.reason);
+    } else if (rc == 0) {
+        rs->phase = RESV_ADMITTED;
+        snprintf(rs->reason, sizeof rs->reason, "admitted");
+        rs->hnode = calloc(a.n_holds + 1, sizeof *rs->hnode);
+        rs->hname = calloc(a.n_holds + 1, sizeof *rs->hname);
+        rs->hpods = calloc(a.n_holds + 1, sizeof *rs->hpods);
+        rs->hres = calloc(a.n_holds + 1, sizeof *rs->hres);
+        rs->hused = calloc(a.n_holds + 1, sizeof *rs->hused);
+        if (!rs->hnode || !rs->hname || !rs->hpods || !rs->hres || !rs->hused)
+            rc = tm_err_set(s->err, "out of memory");
+        for (size_t h = 0; rc == 0 && h < a.n_holds; h++) {
+            int idx = sched_snapshot_node_index(s->snap, a.holds[h].node);
+            if (idx < 0 || !(rs->hname[h] = strdup(a.holds[h].node))) {
+                rc = tm_err_set(s->err, "reservation %s: hold on unknown node %s", rs->name,
+                                a.holds[h].node);
+                break;
+            }
+            rs->hnode[h] = s->snap2sim[idx];
+            rs->hpods[h] = a.holds[h].pods;
+            rs->hres[h] = a.holds[h].res;
+            rs->nholds++;
+        }
+        if (rc == 0 && (ev_push(s, rs->start, EV_RESV_OPEN, ri, 0) < 0 ||
+                        ev_push(s, rs->end, EV_RESV_CLOSE, ri, 0) < 0))
+            rc = -1;
+    }
+    free(by_sim);
+    resv_admission_clear(&a);
+    return rc;
+}
+
+static bool resv_holding(const sim *s) {
+    return s->rv && resv_plan_count(sim_resv_plan(s->rv)) > 0;
+}
+
+/* resv_decide on what the simulation knows of reservation ri now; releases its holds when it
+ * says so. */
+static int resv_step(sim *s, int ri) {
+    resv_st *rs = &s->resvs[ri];
+    const run *ru = &s->runs[rs->run];
+    resv_facts f = {.phase = rs->phase,
+                    .start_ms = ms_of(rs->start),
+                    .end_ms = ms_of(rs->end),
+                    .now_ms = ms_of(s->now),
+                    .owner_started = rs->owner_started,
+                    .owner_pods_now = (size_t)ru->proc_left[rs->proc]};
+    resv_decision d = resv_decide(&f);
+    bool opened = rs->phase == RESV_ADMITTED && d.phase == RESV_ACTIVE;
+    rs->phase = d.phase;
+    if (d.release) {
+        rs->released = s->now;
+        snprintf(rs->reason, sizeof rs->reason, "%s", d.message ? d.message : "");
+        sim_resv_drop(s->rv, rs->name);
+    }
+    if (!opened && !d.release)
+        return 0;
+    /* the window opened (or closed first): the step's held tasks enter the queue */
+    const sim_process *p = &s->w->wfs[rs->wf].procs[rs->proc];
+    long first = ru->base + s->wi[rs->wf].proc_off[rs->proc];
+    for (long i = first; i < first + p->instances; i++)
+        if (s->tasks[i].held) {
+            s->tasks[i].held = false;
+            if (enqueue(s, i) < 0)
+                return -1;
+        }
+    return 0;
+}
+
+/* A task of the step started (add) or ended (remove) on node n: what its reservation's holds
+ * are used for now, and the core-seconds used inside the window. */
+static void resv_use(sim *s, const task *t, int n, bool add) {
+    if (t->resv < 0)
+        return;
+    resv_st *rs = &s->resvs[t->resv];
+    if (rs->phase != RESV_ACTIVE)
+        return;
+    if (add)
+        rs->owner_started = true;
+    int h = hold_on(rs, n);
+    if (h < 0)
+        return;
+    for (int k = 0; k < SCHED_RES_MAX; k++)
+        rs->hused[h].v[k] += (add ? 1 : -1) * t->pod->requests.v[k];
+    char key[96];
+    snprintf(key, sizeof key, "%s/%s", SIM_RESV_NS, rs->name);
+    resv_plan_set_used(sim_resv_plan(s->rv), key, rs->hname[h], &rs->hused[h]);
+    if (!add) {
+        double from = fmax(t->start, rs->start), to = fmin(s->now, rs->end);
+        if (to > from)
+            rs->used_core_s += (to - from) * s->w->wfs[t->wf].procs[t->proc].req_cpu;
+    }
+}
+
 static int arrive(sim *s, int r) {
     run *ru = &s->runs[r];
+    /* held capacity is named by node: no reshuffle while a reservation holds any */
     if (s->o->shuffle && s->o->reshuffle_runs && r != 0 &&
-        s->c->nnodes <= SIM_RESHUFFLE_MAX_NODES && reshuffle(s) < 0)
+        s->c->nnodes <= SIM_RESHUFFLE_MAX_NODES && !resv_holding(s) && reshuffle(s) < 0)
         return -1;
     ru->arrival = s->now;
     const sim_workflow *wf = &s->w->wfs[ru->wf];
+    for (int p = 0; p < wf->nprocs; p++) {
+        int ri = s->tasks[ru->base + s->wi[ru->wf].proc_off[p]].resv;
+        if (ri >= 0 && resv_admit(s, ri) < 0)
+            return -1;
+    }
     for (int p = 0; p < wf->nprocs; p++) {
         if (wf->procs[p].nall + wf->procs[p].neach)
             continue;
@@ -740,6 +1027,7 @@ static int start_task(sim *s, long ti, int n) {
         return tm_err_set(s->err, "out of memory");
     t->slot = s->nrunning[n];
     s->running[n][s->nrunning[n]++] = (int)ti;
+    resv_use(s, t, n, true);
     return rerate(s, n, ti);
 }
 
@@ -763,6 +1051,9 @@ static int finish_task(sim *s, long ti) {
     s->running[n][t->slot] = last;
     s->tasks[last].slot = t->slot;
     sched_snapshot_remove_pod(s->snap, t->pod->uid);
+    resv_use(s, t, n, false);
+    if (t->gang >= 0)
+        sched_gang_registry_set_state(s->gangreg, t->pod->uid, SCHED_GANG_POD_SUCCEEDED);
     sched_pod_free(t->pod);
     t->pod = NULL;
     if (record_sample(s, t) < 0)
@@ -777,7 +1068,10 @@ static int finish_task(sim *s, long ti) {
         if (--s->tasks[si].deps_left == 0 && make_ready(s, si) < 0)
             return -1;
     }
-    if (--ru->proc_left[t->proc] == 0) {
+    --ru->proc_left[t->proc];
+    if (t->resv >= 0 && resv_phase_holds(s->resvs[t->resv].phase) && resv_step(s, t->resv) < 0)
+        return -1;
+    if (ru->proc_left[t->proc] == 0) {
         for (int k = 0; k < wi->nsucc_all[t->proc]; k++) {
             int v = wi->succ_all[t->proc][k];
             for (int i = 0; i < wf->procs[v].instances; i++) {
@@ -883,6 +1177,52 @@ static int refresh_labels(sim *s) {
 
 /* ---- scheduling pass ---- */
 
+/* The gang whose whole membership is ready, through the scheduler's gang decision
+ * (sched_gang_try_place: all of its tasks placed on the snapshot, or none). 1 when it started,
+ * 0 when it waits whole, -1 with err. */
+static int try_gang(sim *s, long ti, int64_t now_ms) {
+    gang_st *g = &s->gangs[s->tasks[ti].gang];
+    sched_pod **pods = malloc((size_t)g->size * sizeof *pods);
+    int *nodes = malloc((size_t)g->size * sizeof *nodes);
+    if (!pods || !nodes) {
+        free(pods);
+        free(nodes);
+        return tm_err_set(s->err, "out of memory");
+    }
+    for (int i = 0; i < g->size; i++)
+        pods[i] = s->tasks[g->first + i].pod;
+    sched_gang_placement pl = {.nodes = nodes};
+    char why[1024];
+    g->attempts++;
+    s->attempts++;
+    sched_gang_try r = sched_gang_try_place(s->fw, s->snap, g->g, pods, (size_t)g->size, now_ms,
+                                            true, &pl, why, sizeof why);
+    int rc = 0;
+    if (r == SCHED_GANG_TRY_ERROR)
+        rc = tm_err_set(s->err, "gang of task %s: %s", task_name(s, &s->tasks[ti]), why);
+    for (int i = 0; rc == 0 && r == SCHED_GANG_TRY_SCHEDULED && i < g->size; i++)
+        if (nodes[i] < 0) /* need == size: every member is placed when the gang is */
+            rc = tm_err_set(s->err, "gang of task %s placed only in part",
+                            task_name(s, &s->tasks[ti]));
+    if (rc == 0 && r == SCHED_GANG_TRY_SCHEDULED) {
+        g->start = s->now;
+        s->tasks[ti].rep = false;
+        s->gang_queued--;
+        for (int i = 0; rc == 0 && i < g->size; i++) {
+            long mi = g->first + i;
+            task *m = &s->tasks[mi];
+            s->hist[m->wf].pending--;
+            s->hist[m->wf].proc_pending[m->proc]--;
+            sched_gang_registry_set_state(s->gangreg, m->pod->uid, SCHED_GANG_POD_RUNNING);
+            rc = start_task(s, mi, s->snap2sim[nodes[i]]);
+        }
+        rc = rc < 0 ? -1 : 1;
+    }
+    free(pods);
+    free(nodes);
+    return rc;
+}
+
 static int schedule_pass(sim *s) {
     if (s->npend == 0)
         return 0;
@@ -895,11 +1235,24 @@ static int schedule_pass(sim *s) {
             open++;
     s->ndeferred = 0;
     int64_t now_ms = (int64_t)llround(s->now * 1000);
-    while (s->npend > 0 && open > 0) {
+    /* with capacity held, whether a node takes a task depends on the task's expected end and
+     * owner, not only on its shape: no shape is then known not to fit */
+    bool resv_on = resv_holding(s);
+    long gopen = s->gang_queued;
+    while (s->npend > 0 && (open > 0 || gopen > 0 || resv_on)) {
         long ti = pend_pop(s);
         task *t = &s->tasks[ti];
         shape *sh = &s->shapes[t->shape];
-        if (sh->blocked_pass == s->pass) {
+        if (t->rep) {
+            gopen--;
+            int placed = try_gang(s, ti, now_ms);
+            if (placed < 0)
+                return -1;
+            if (!placed)
+                s->deferred[s->ndeferred++] = ti;
+            continue;
+        }
+        if (!resv_on && sh->blocked_pass == s->pass) {
             s->deferred[s->ndeferred++] = ti;
             continue;
         }
@@ -909,8 +1262,10 @@ static int schedule_pass(sim *s) {
             return tm_err_wrap(s->err, "policy %s on task %s", s->o->policy, task_name(s, t));
         if (d.node < 0) {
             /* the filters only look at resources here, so no task of this shape fits now */
-            sh->blocked_pass = s->pass;
-            open--;
+            if (!resv_on) {
+                sh->blocked_pass = s->pass;
+                open--;
+            }
             s->deferred[s->ndeferred++] = ti;
             continue;
         }
@@ -929,6 +1284,47 @@ static int schedule_pass(sim *s) {
 }
 
 /* ---- results ---- */
+
+/* The gangs' waits and the reservations' windows, holds and use. */
+static int collect_gangs_resvs(const sim *s, sim_result *r) {
+    long nh = 0;
+    for (int i = 0; i < s->nresvs; i++)
+        nh += s->resvs[i].nholds;
+    r->gangs = calloc((size_t)s->ngangs + 1, sizeof *r->gangs);
+    r->resvs = calloc((size_t)s->nresvs + 1, sizeof *r->resvs);
+    r->holds = calloc((size_t)nh + 1, sizeof *r->holds);
+    if (!r->gangs || !r->resvs || !r->holds)
+        return -1;
+    for (int i = 0; i < s->ngangs; i++) {
+        const gang_st *g = &s->gangs[i];
+        const task *t = &s->tasks[g->first];
+        r->gangs[r->ngangs++] = (sim_gang_rec){t->wf,   s->runs[t->run].idx, t->proc,     g->index,
+                                               g->size, g->attempts,         g->complete, g->start};
+    }
+    for (int i = 0; i < s->nresvs; i++) {
+        const resv_st *rs = &s->resvs[i];
+        sim_resv_rec *x = &r->resvs[r->nresvs++];
+        x->wf = rs->wf;
+        x->run = s->runs[rs->run].idx;
+        x->proc = rs->proc;
+        x->count = s->w->wfs[rs->wf].procs[rs->proc].instances;
+        snprintf(x->phase, sizeof x->phase, "%s", resv_phase_name(rs->phase));
+        snprintf(x->reason, sizeof x->reason, "%s", rs->reason);
+        x->start = rs->start;
+        x->end = rs->end;
+        x->released = rs->released;
+        x->used_core_s = rs->used_core_s;
+        x->first_hold = r->nholds;
+        x->nholds = rs->nholds;
+        double span = isnan(rs->released) ? 0 : fmax(0, rs->released - rs->start);
+        for (int h = 0; h < rs->nholds; h++) {
+            double cores = (double)rs->hres[h].v[SCHED_RES_CPU] / 1000.0;
+            r->holds[r->nholds++] = (sim_resv_hold){rs->hnode[h], rs->hpods[h], cores};
+            x->held_core_s += cores * span;
+        }
+    }
+    return 0;
+}
 
 static sim_result *collect(sim *s) {
     sim_result *r = calloc(1, sizeof *r);
@@ -1008,6 +1404,10 @@ static sim_result *collect(sim *s) {
                                        : 0;
     r->task_runtime_mean = s->ntasks ? sum_rt / (double)s->ntasks : 0;
     r->pending_mean = s->ntasks ? sum_pend / (double)s->ntasks : 0;
+    if (collect_gangs_resvs(s, r) < 0) {
+        sim_result_free(r);
+        return NULL;
+    }
     return r;
 }
 
@@ -1018,6 +1418,9 @@ void sim_result_free(sim_result *r) {
     free(r->runs);
     free(r->groups);
     free(r->task_recs);
+    free(r->gangs);
+    free(r->resvs);
+    free(r->holds);
     free(r);
 }
 
@@ -1069,7 +1472,21 @@ static void sim_cleanup(sim *s) {
     free(s->snap2sim);
     free(s->io_cap);
     free(s->tail);
+    for (int i = 0; s->resvs && i < s->nresvs; i++) {
+        resv_st *rs = &s->resvs[i];
+        for (int h = 0; h < rs->nholds; h++)
+            free(rs->hname[h]);
+        free(rs->hname);
+        free(rs->hnode);
+        free(rs->hpods);
+        free(rs->hres);
+        free(rs->hused);
+    }
+    free(s->resvs);
+    free(s->gangs);
+    sched_gang_registry_free(s->gangreg);
     sched_framework_free(s->fw);
+    sim_resv_free(s->rv); /* the Filter plugin's state: after the framework */
     sched_snapshot_free(s->snap);
 }
 
@@ -1083,7 +1500,7 @@ sim_result *sim_run(const sim_cluster *c, const sim_workload *w, const sim_opts 
     if (!s.fw)
         goto out;
     if (sim_label_classes(c, s.classes, err) < 0 || build_snapshot(&s) < 0 ||
-        build_workflows(&s) < 0)
+        build_workflows(&s) < 0 || build_gangs_resvs(&s) < 0)
         goto out;
     if (!(s.io_cap = calloc((size_t)c->ntypes, sizeof *s.io_cap))) {
         tm_err_set(err, "out of memory");
@@ -1098,6 +1515,9 @@ sim_result *sim_run(const sim_cluster *c, const sim_workload *w, const sim_opts 
             event e = ev_pop(&s);
             if (e.kind == EV_ARRIVE) {
                 if (arrive(&s, (int)e.id) < 0)
+                    goto out;
+            } else if (e.kind == EV_RESV_OPEN || e.kind == EV_RESV_CLOSE) {
+                if (resv_step(&s, (int)e.id) < 0)
                     goto out;
             } else if (e.version == s.tasks[e.id].version && isnan(s.tasks[e.id].end)) {
                 if (finish_task(&s, e.id) < 0)
@@ -1114,6 +1534,12 @@ sim_result *sim_run(const sim_cluster *c, const sim_workload *w, const sim_opts 
                    s.npend, task_name(&s, &s.tasks[s.pend[0]]));
         goto out;
     }
+    for (long i = 0; i < s.ntasks; i++)
+        if (isnan(s.tasks[i].end)) {
+            tm_err_set(err, "task %s never ran (its gang never had all its tasks ready)",
+                       task_name(&s, &s.tasks[i]));
+            goto out;
+        }
     res = collect(&s);
     if (!res)
         tm_err_set(err, "out of memory collecting results");
@@ -1124,6 +1550,40 @@ sim_result *sim_run(const sim_cluster *c, const sim_workload *w, const sim_opts 
 out:
     sim_cleanup(&s);
     return res;
+}
+
+/* Appends r's gangs, reservations and holds (workflow wf, times + offset) to m. */
+static int merge_gangs_resvs(sim_result *m, const sim_result *r, int wf, double offset) {
+    sim_gang_rec *g = realloc(m->gangs, (size_t)(m->ngangs + r->ngangs + 1) * sizeof *g);
+    if (g)
+        m->gangs = g;
+    sim_resv_rec *v = g ? realloc(m->resvs, (size_t)(m->nresvs + r->nresvs + 1) * sizeof *v) : NULL;
+    if (v)
+        m->resvs = v;
+    sim_resv_hold *h =
+        v ? realloc(m->holds, (size_t)(m->nholds + r->nholds + 1) * sizeof *h) : NULL;
+    if (!h)
+        return -1;
+    m->holds = h;
+    for (long k = 0; k < r->ngangs; k++) {
+        sim_gang_rec x = r->gangs[k];
+        x.wf = wf;
+        x.ready += offset;
+        x.start += offset;
+        m->gangs[m->ngangs++] = x;
+    }
+    for (long k = 0; k < r->nresvs; k++) {
+        sim_resv_rec x = r->resvs[k];
+        x.wf = wf;
+        x.start += offset;
+        x.end += offset;
+        x.released += offset;
+        x.first_hold += m->nholds;
+        m->resvs[m->nresvs++] = x;
+    }
+    for (long k = 0; k < r->nholds; k++)
+        m->holds[m->nholds++] = r->holds[k];
+    return 0;
 }
 
 sim_result *sim_run_isolated(const sim_cluster *c, const sim_workload *w, const sim_opts *opts,
@@ -1177,6 +1637,12 @@ sim_result *sim_run_isolated(const sim_cluster *c, const sim_workload *w, const 
             m->groups[g].cores = r->groups[g].cores;
             m->groups[g].tasks += r->groups[g].tasks;
             m->groups[g].busy_core_s += r->groups[g].busy_core_s;
+        }
+        if (merge_gangs_resvs(m, r, i, offset) < 0) {
+            sim_result_free(r);
+            sim_result_free(m);
+            tm_err_set(err, "out of memory");
+            return NULL;
         }
         m->tasks += r->tasks;
         m->sched_attempts += r->sched_attempts;

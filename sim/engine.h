@@ -16,7 +16,12 @@
  * where D_cpu is the sum of %cpu/100 of the node's running tasks, D_mem the same weighted by
  * each task's memory sensitivity, and s_* the task's sensitivities (model.h); rates are
  * recomputed whenever a task starts or ends on the node. The calibrated model (default) uses
- * sim_contention_slowdown (model.h) with per-task demands and weights from the measurements. */
+ * sim_contention_slowdown (model.h) with per-task demands and weights from the measurements.
+ *
+ * Gangs and reservations (docs/simulation.md): a gang (gang: N) enters the queue once all its
+ * tasks are ready and is placed whole or not at all with sched_gang_try_place (scheduler/gang.h);
+ * a step's reservation is admitted at its run's arrival with resv_plan_admit, honoured by the
+ * Filter plugin of sim/resv_sim.h and released by resv_decide (scheduler/resv_plan.h). */
 #ifndef TAREMA_SIM_ENGINE_H
 #define TAREMA_SIM_ENGINE_H
 
@@ -107,6 +112,30 @@ typedef struct sim_group_stats {
     double utilisation; /* busy_core_s / (cores x horizon) */
 } sim_group_stats;
 
+/* One gang (gang: N) of one run as it ran: ready when its last member was, start when all
+ * started (together, by construction). */
+typedef struct sim_gang_rec {
+    int wf, run, proc, index, size;
+    int attempts; /* placement attempts (sched_gang_try_place) */
+    double ready, start;
+} sim_gang_rec;
+
+/* One reservation of one run: its window, what it held and how it ended. */
+typedef struct sim_resv_rec {
+    int wf, run, proc, count;
+    char phase[16];              /* Released, Expired or Failed (resv_phase_name) */
+    char reason[768];            /* Failed: why admission refused it; else how it was released */
+    double start, end, released; /* window and release time (NAN when never admitted) */
+    double held_core_s;          /* cores held x (released - start) */
+    double used_core_s;          /* the step's tasks on the held nodes, inside the window */
+    long first_hold, nholds;     /* its entries in sim_result.holds */
+} sim_resv_rec;
+
+typedef struct sim_resv_hold {
+    int node, pods; /* sim node index, tasks' worth held there */
+    double cores;
+} sim_resv_hold;
+
 typedef struct sim_result {
     char policy[32];
     const sim_cluster *cluster;   /* borrowed */
@@ -122,6 +151,10 @@ typedef struct sim_result {
     int ngroups;
     sim_group_stats *groups;
     sim_task_rec *task_recs; /* tasks entries when record_tasks, else NULL */
+    long ngangs, nresvs, nholds;
+    sim_gang_rec *gangs;
+    sim_resv_rec *resvs;
+    sim_resv_hold *holds;
 } sim_result;
 
 /* Simulates w on c under opts. c and w must outlive the result. Returns a new result (free

@@ -576,11 +576,64 @@ static int parse_deps(const json_t *arr, const sim_workflow *wf, int **out, int 
     return 0;
 }
 
+/* gang: N and reservation: {start, duration} of a process (a workflow step). */
+static int parse_gang_resv(const json_t *o, sim_process *p, const char *what, tm_err *err) {
+    p->resv_start = p->resv_duration = NAN;
+    json_t *g = json_object_get(o, "gang");
+    if (g) {
+        if (!json_is_integer(g))
+            return tm_err_set(err, "%s: gang must be an integer (tasks that start together)", what);
+        if (json_integer_value(g) < 1 || json_integer_value(g) > 1000000)
+            return tm_err_set(err, "%s: gang must be from 1 to 1000000 tasks, got %lld", what,
+                              (long long)json_integer_value(g));
+        p->gang = (int)json_integer_value(g);
+        if (p->instances < 1 && !json_object_get(o, "instances"))
+            p->instances = p->gang; /* gang: N alone is one gang of N tasks */
+    }
+    json_t *r = json_object_get(o, "reservation");
+    if (!r)
+        return 0;
+    static const char *const rkeys[] = {"start", "duration", NULL};
+    char rw[900];
+    snprintf(rw, sizeof rw, "%s: reservation", what);
+    if (!json_is_object(r))
+        return tm_err_set(err, "%s: expected a mapping {start: OFFSET, duration: D}", rw);
+    if (tm_json_check_keys(r, rkeys, rw, err) < 0)
+        return -1;
+    json_t *st = json_object_get(r, "start"), *du = json_object_get(r, "duration");
+    if (!json_is_number(st) || !isfinite(json_number_value(st)))
+        return tm_err_set(err, "%s: start must be seconds after the run's arrival", rw);
+    if (json_number_value(st) < 0)
+        return tm_err_set(err, "%s: start must not be negative, got %g", rw, json_number_value(st));
+    if (!json_is_number(du) || !isfinite(json_number_value(du)) || !(json_number_value(du) > 0))
+        return tm_err_set(err, "%s: duration must be seconds > 0", rw);
+    p->resv_start = json_number_value(st);
+    p->resv_duration = json_number_value(du);
+    return 0;
+}
+
+/* How many tasks of p's requests the cluster holds at once: per node, the fewest of its cores,
+ * memory and pod slots over the requests. The filters look at nothing else in the simulator,
+ * so this is exact for identical tasks. */
+static long tasks_at_once(const sim_process *p, const sim_cluster *c) {
+    long total = 0;
+    for (int t = 0; t < c->ntypes; t++) {
+        const sim_node_type *nt = &c->types[t];
+        double k = 110; /* SIM_POD_SLOTS (engine.h), kubelet's default */
+        if (p->req_cpu > 0)
+            k = fmin(k, floor(nt->cores / p->req_cpu + 1e-9));
+        if (p->req_mem > 0)
+            k = fmin(k, floor((double)nt->memory / (double)p->req_mem));
+        total += (long)k * nt->count;
+    }
+    return total;
+}
+
 static int parse_process(const json_t *o, sim_workflow *wf, sim_process *p, double dcpu,
                          int64_t dmem, const char *what, tm_err *err) {
-    static const char *const keys[] = {"name",        "instances", "after",   "after_each",
-                                       "requests",    "usage",     "runtime", "base_runtime",
-                                       "sensitivity", NULL};
+    static const char *const keys[] = {"name",        "instances", "after",       "after_each",
+                                       "requests",    "usage",     "runtime",     "base_runtime",
+                                       "sensitivity", "gang",      "reservation", NULL};
     if (!json_is_object(o))
         return tm_err_set(err, "%s: expected a mapping", what);
     if (tm_json_check_keys(o, keys, what, err) < 0)
@@ -632,7 +685,7 @@ static int parse_process(const json_t *o, sim_workflow *wf, sim_process *p, doub
         if (sum > 1.0 + 1e-9)
             return tm_err_set(err, "%s: sensitivities add up to %.3g; at most 1", what, sum);
     }
-    return 0;
+    return parse_gang_resv(o, p, what, err);
 }
 
 /* Machine index in wf, adding it when new. */
@@ -847,6 +900,26 @@ static double fit_process_sens(const sim_cluster *c, const sim_workflow *wf, con
     return best;
 }
 
+/* A gang or a reservation the cluster can never hold is bad input, not an endless wait. */
+static int check_gang_resv(const sim_process *p, const sim_cluster *c, const char *what,
+                           tm_err *err) {
+    long room = tasks_at_once(p, c);
+    if (p->gang > 0 && p->instances % p->gang != 0)
+        return tm_err_set(err, "%s: process %s: gang %d does not divide its %d instances", what,
+                          p->name, p->gang, p->instances);
+    if (p->gang > 0 && p->gang > room)
+        return tm_err_set(err,
+                          "%s: process %s: gang %d is larger than the cluster: at most %ld tasks "
+                          "of %.3g cpu and %lld bytes fit at once",
+                          what, p->name, p->gang, room, p->req_cpu, (long long)p->req_mem);
+    if (p->resv_duration > 0 && p->instances > room)
+        return tm_err_set(err,
+                          "%s: process %s: reservation for %d tasks is larger than the cluster: "
+                          "at most %ld tasks of %.3g cpu and %lld bytes fit at once",
+                          what, p->name, p->instances, room, p->req_cpu, (long long)p->req_mem);
+    return 0;
+}
+
 static int check_against_cluster(sim_workflow *wf, const sim_cluster *c, const char *what,
                                  tm_err *err) {
     for (int i = 0; i < wf->nprocs; i++) {
@@ -871,6 +944,8 @@ static int check_against_cluster(sim_workflow *wf, const sim_cluster *c, const c
                               "%s: process %s requests %.3g cpu and %lld bytes of memory, more "
                               "than any node type offers",
                               what, p->name, p->req_cpu, (long long)p->req_mem);
+        if (check_gang_resv(p, c, what, err) < 0)
+            return -1;
         int declared = !isnan(p->sens[LAB_CPU]);
         if (isnan(p->sens[LAB_CPU])) {
             sim_meas mu;

@@ -38,6 +38,9 @@
  *           runtime: {n1: 120, c2: 90}             # seconds per node type
  *           base_runtime: 100       # seconds on the reference speeds
  *           sensitivity: {cpu: 0.8, mem: 0.1, io: 0}
+ *           gang: 4                 # its instances start 4 at a time, all or nothing
+ *           reservation: {start: 600, duration: 300}   # capacity for all its instances held
+ *                                   # 600..900 s after each run's arrival
  *
  * Runtime of instance i of a process on node type t (documented in docs/simulation.md):
  *   1. measured on t's machine (measurements, or `runtime: {t: s}`): that value;
@@ -122,6 +125,13 @@ typedef struct sim_process {
     int *after_each; /* process indices, same instance count */
     /* meas[i * nmachines + m]: instance i measured on the workflow's machine m. */
     sim_meas *meas;
+    /* gang: N (0 = none): every N consecutive instances start together or not at all
+     * (instances a multiple of N; N when instances is not given). */
+    int gang;
+    /* reservation: {start: OFFSET, duration: D} seconds after each run's arrival; resv_start
+     * and resv_duration NAN (or 0) = none. The step's instances get capacity held in that window
+     * (docs/simulation.md). */
+    double resv_start, resv_duration;
 } sim_process;
 
 typedef struct sim_workflow {

@@ -14,6 +14,64 @@ static const char *group_name(int g, int ngroups, char *buf, size_t size) {
     return buf;
 }
 
+/* Gang waits (ready -> start) and reservation figures, summed over a result. */
+typedef struct gr_summary {
+    long gangs, started, attempts;
+    double wait_mean, wait_max;
+    long admitted, failed, released, expired;
+    double held_core_s, used_core_s;
+} gr_summary;
+
+static gr_summary summarise(const sim_result *r) {
+    gr_summary g = {0};
+    for (long i = 0; i < r->ngangs; i++) {
+        const sim_gang_rec *x = &r->gangs[i];
+        g.gangs++;
+        g.attempts += x->attempts;
+        if (isnan(x->start))
+            continue;
+        double wt = x->start - x->ready;
+        g.started++;
+        g.wait_mean += wt;
+        g.wait_max = fmax(g.wait_max, wt);
+    }
+    if (g.started)
+        g.wait_mean /= (double)g.started;
+    for (long i = 0; i < r->nresvs; i++) {
+        const sim_resv_rec *x = &r->resvs[i];
+        if (strcmp(x->phase, "Failed") == 0) {
+            g.failed++;
+            continue;
+        }
+        g.admitted++;
+        g.released += strcmp(x->phase, "Released") == 0;
+        g.expired += strcmp(x->phase, "Expired") == 0;
+        g.held_core_s += x->held_core_s;
+        g.used_core_s += x->used_core_s;
+    }
+    return g;
+}
+
+/* The gang and reservation lines of the table (nothing when the workload has neither). */
+static void table_gangs_resvs(FILE *out, const sim_result *r) {
+    gr_summary g = summarise(r);
+    if (g.gangs)
+        fprintf(out, "gangs: %ld started of %ld, wait mean %.1f s, max %.1f s, %ld attempts\n",
+                g.started, g.gangs, g.wait_mean, g.wait_max, g.attempts);
+    if (g.admitted + g.failed)
+        fprintf(out,
+                "reservations: %ld admitted (%ld released, %ld expired), %ld failed; held %.0f "
+                "core-s, used %.0f core-s (%.1f%%)\n",
+                g.admitted, g.released, g.expired, g.failed, g.held_core_s, g.used_core_s,
+                g.held_core_s > 0 ? 100.0 * g.used_core_s / g.held_core_s : 0);
+    for (long i = 0; i < r->nresvs; i++) {
+        const sim_resv_rec *x = &r->resvs[i];
+        if (strcmp(x->phase, "Failed") == 0)
+            fprintf(out, "  reservation %s/%s run %d failed: %s\n", r->workload->wfs[x->wf].name,
+                    r->workload->wfs[x->wf].procs[x->proc].name, x->run + 1, x->reason);
+    }
+}
+
 void sim_report_table(FILE *out, const sim_result *r) {
     const sim_workload *w = r->workload;
     fprintf(out,
@@ -38,10 +96,58 @@ void sim_report_table(FILE *out, const sim_result *r) {
                 group_name(g, r->ngroups, b, sizeof b), s->nodes, s->cores, s->tasks,
                 r->tasks ? 100.0 * (double)s->tasks / (double)r->tasks : 0, 100.0 * s->utilisation);
     }
+    table_gangs_resvs(out, r);
 }
 
 static json_t *num(double v) {
     return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* "gangs": {count, started, attempts, wait_mean_s, wait_max_s, list}, "reservations":
+ * {admitted, released, expired, failed, held_core_s, used_core_s, utilisation, list}. */
+static void json_gangs_resvs(json_t *o, const sim_result *r) {
+    if (!r->ngangs && !r->nresvs)
+        return;
+    const sim_workload *w = r->workload;
+    gr_summary g = summarise(r);
+    json_t *gl = json_array(), *rl = json_array();
+    for (long i = 0; i < r->ngangs; i++) {
+        const sim_gang_rec *x = &r->gangs[i];
+        json_array_append_new(gl, json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:o, s:o, s:o}",
+                                            "workflow", w->wfs[x->wf].name, "process",
+                                            w->wfs[x->wf].procs[x->proc].name, "run", x->run + 1,
+                                            "gang", x->index, "size", x->size, "attempts",
+                                            x->attempts, "ready_s", num(x->ready), "start_s",
+                                            num(x->start), "wait_s", num(x->start - x->ready)));
+    }
+    for (long i = 0; i < r->nresvs; i++) {
+        const sim_resv_rec *x = &r->resvs[i];
+        json_t *nodes = json_array();
+        for (long h = x->first_hold; h < x->first_hold + x->nholds; h++)
+            json_array_append_new(nodes,
+                                  json_pack("{s:s, s:i, s:o}", "node",
+                                            r->cluster->nodes[r->holds[h].node].name, "pods",
+                                            r->holds[h].pods, "cores", num(r->holds[h].cores)));
+        json_array_append_new(
+            rl, json_pack("{s:s, s:s, s:i, s:i, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o}",
+                          "workflow", w->wfs[x->wf].name, "process",
+                          w->wfs[x->wf].procs[x->proc].name, "run", x->run + 1, "count", x->count,
+                          "phase", x->phase, "message", x->reason, "start_s", num(x->start),
+                          "end_s", num(x->end), "released_s", num(x->released), "held_core_s",
+                          num(x->held_core_s), "used_core_s", num(x->used_core_s), "nodes", nodes));
+    }
+    json_object_set_new(o, "gangs",
+                        json_pack("{s:i, s:i, s:i, s:o, s:o, s:o}", "count", (json_int_t)g.gangs,
+                                  "started", (json_int_t)g.started, "attempts",
+                                  (json_int_t)g.attempts, "wait_mean_s", num(g.wait_mean),
+                                  "wait_max_s", num(g.wait_max), "list", gl));
+    json_object_set_new(
+        o, "reservations",
+        json_pack("{s:i, s:i, s:i, s:i, s:o, s:o, s:o, s:o}", "admitted", (json_int_t)g.admitted,
+                  "released", (json_int_t)g.released, "expired", (json_int_t)g.expired, "failed",
+                  (json_int_t)g.failed, "held_core_s", num(g.held_core_s), "used_core_s",
+                  num(g.used_core_s), "utilisation",
+                  num(g.held_core_s > 0 ? g.used_core_s / g.held_core_s : NAN), "list", rl));
 }
 
 json_t *sim_report_json(const sim_result *r) {
@@ -90,6 +196,7 @@ json_t *sim_report_json(const sim_result *r) {
     json_object_set_new(o, "workflows", wfs);
     json_object_set_new(o, "runs", runs);
     json_object_set_new(o, "groups", groups);
+    json_gangs_resvs(o, r);
     return o;
 }
 
@@ -317,6 +424,41 @@ static void gantt_arrivals(FILE *f, const sim_result *r, double left, double top
     free(at);
 }
 
+/* Reservations as hatched bars behind the tasks: on each held node, from the window's start
+ * to the release (the whole row height: the capacity is the node's, not one lane's). */
+static void gantt_reservations(FILE *f, const sim_result *r, const gnode *gn, const int *row_of,
+                               double left, double plot_w, double lane_h, double horizon) {
+    if (!r->nholds)
+        return;
+    fprintf(f, "<defs><pattern id=\"resv-hatch\" patternUnits=\"userSpaceOnUse\" width=\"6\" "
+               "height=\"6\" patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" "
+               "fill=\"#fff4d6\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" "
+               "stroke=\"#c8901e\" stroke-width=\"2\"/></pattern></defs>\n");
+    for (long i = 0; i < r->nresvs; i++) {
+        const sim_resv_rec *x = &r->resvs[i];
+        if (!x->nholds || isnan(x->released))
+            continue;
+        double t0 = fmin(x->start, horizon), t1 = fmin(x->released, horizon);
+        if (!(t1 > t0))
+            t1 = t0; /* released before it opened: a sliver still marks it */
+        const sim_workload *w = r->workload;
+        for (long h = x->first_hold; h < x->first_hold + x->nholds; h++) {
+            const gnode *g = &gn[row_of[r->holds[h].node]];
+            fprintf(f,
+                    "<rect class=\"reservation\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
+                    "height=\"%.1f\" fill=\"url(#resv-hatch)\" stroke=\"#c8901e\" "
+                    "stroke-width=\"0.6\"><title>reservation ",
+                    left + plot_w * t0 / horizon, g->y, fmax(plot_w * (t1 - t0) / horizon, 1.0),
+                    g->lanes * lane_h);
+            xml_text(f, w->wfs[x->wf].name);
+            fputc(':', f);
+            xml_text(f, w->wfs[x->wf].procs[x->proc].name);
+            fprintf(f, " run %d: %d task(s) held %.1f-%.1f s, %s at %.1f s</title></rect>\n",
+                    x->run + 1, r->holds[h].pods, x->start, x->end, x->phase, x->released);
+        }
+    }
+}
+
 int sim_report_gantt(const char *path, const sim_result *r, tm_err *err) {
     if (!r->task_recs)
         return tm_err_set(err, "gantt: the run did not record tasks");
@@ -424,6 +566,7 @@ int sim_report_gantt(const char *path, const sim_result *r, tm_err *err) {
     fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"middle\">time (s)</text>\n",
             left + plot_w / 2, plot_bottom + 28);
     gantt_arrivals(f, r, left, top, plot_w, plot_bottom, horizon);
+    gantt_reservations(f, r, gn, row_of, left, plot_w, lane_h, horizon);
     /* tasks */
     for (long i = 0; i < nt; i++) {
         const sim_task_rec *t = &r->task_recs[i];

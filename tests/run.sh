@@ -62,7 +62,7 @@ e2e_down() {
 
 run_e2e() {
   trap e2e_down EXIT INT TERM
-  if ! bash hack/cluster.sh up; then
+  if ! bash hack/cluster.sh up --workload-api; then
     echo "not ok - local control plane did not start (hack/cluster.sh up)"
     failed=$((failed + 1)); failures+=("cluster-up"); return
   fi

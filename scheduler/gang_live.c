@@ -1,0 +1,659 @@
+/* gang_live.c: gangs in the running scheduler (gang_live.h). */
+#include "scheduler/gang_live.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lib/jsonutil.h"
+#include "lib/log.h"
+
+/* An unchanged FailedScheduling on the members is reported again after this long. */
+#define REPORT_REPEAT_MS (5 * 60 * 1000)
+
+/* A gang whose reservations are held while its binds run: the first member's bind goes alone,
+ * the others' only after it succeeded, so a refusal of the first (pod deleted, conflict, API
+ * server refusing) undoes reservations no bind has touched yet. */
+typedef struct gang_bind {
+    char *key;
+    char **uids, **nodes;
+    bool *done; /* answered, or never sent */
+    size_t n;
+    bool first_done;
+    struct gang_bind *next;
+} gang_bind;
+
+struct sched_gang_live {
+    sched_queue *q;
+    sched_cache *c;
+    sched_framework *fw;
+    sched_binder *b;
+    sched_gang_registry *reg;
+    gang_bind *binds;
+    tm_metric *m_scheduled, *m_wait_s, *m_attempts;
+};
+
+sched_gang_live *sched_gang_live_new(sched_queue *q, sched_cache *c, sched_framework *fw,
+                                     sched_binder *b, tm_metrics *reg, tm_err *err) {
+    sched_gang_live *gl = calloc(1, sizeof *gl);
+    if (!gl || !(gl->reg = sched_gang_registry_new())) {
+        free(gl);
+        tm_err_set(err, "out of memory");
+        return NULL;
+    }
+    gl->q = q;
+    gl->c = c;
+    gl->fw = fw;
+    gl->b = b;
+    double wait[16];
+    tm_metrics_exp_buckets(0.01, 2, 16, wait); /* 10 ms .. 5.5 min */
+    if (!(gl->m_scheduled = tm_metrics_counter(
+              reg, "tarema_gangs_scheduled_total",
+              "Gangs placed whole (PodGroup or Workload pod groups).", NULL, err)) ||
+        !(gl->m_wait_s = tm_metrics_histogram(reg, "tarema_gang_wait_seconds",
+                                              "Time from a gang's first member seen to the gang "
+                                              "placed whole.",
+                                              NULL, wait, 16, err)) ||
+        !(gl->m_attempts = tm_metrics_counter(reg, "tarema_gang_attempts_total",
+                                              "Gang placement attempts by result (scheduled, "
+                                              "unschedulable, waiting, timeout, bind_failed, "
+                                              "error).",
+                                              TM_LABELS("result"), err))) {
+        sched_gang_live_free(gl);
+        return NULL;
+    }
+    return gl;
+}
+
+static void bind_free(gang_bind *gb) {
+    for (size_t i = 0; i < gb->n; i++) {
+        free(gb->uids[i]);
+        free(gb->nodes[i]);
+    }
+    free(gb->uids);
+    free(gb->nodes);
+    free(gb->done);
+    free(gb->key);
+    free(gb);
+}
+
+void sched_gang_live_free(sched_gang_live *gl) {
+    if (!gl)
+        return;
+    while (gl->binds) {
+        gang_bind *gb = gl->binds;
+        gl->binds = gb->next;
+        bind_free(gb);
+    }
+    sched_gang_registry_free(gl->reg);
+    free(gl);
+}
+
+sched_gang_registry *sched_gang_live_registry(sched_gang_live *gl) {
+    return gl->reg;
+}
+
+/* ---- reports -------------------------------------------------------------------------------- */
+
+static uint64_t hash_str(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h | 1; /* 0 = nothing sent */
+}
+
+/* An event on the gang's PodGroup or Workload; the same message is not sent twice in a row
+ * unless always. */
+static void gang_event(sched_gang_live *gl, sched_gang *g, const char *type, const char *reason,
+                       const char *note, bool always) {
+    uint64_t h = hash_str(note) ^ hash_str(reason);
+    if (!always && g->event_sent == h)
+        return;
+    g->event_sent = h;
+    tm_err err = {0};
+    bool pg = g->kind == SCHED_GANG_PODGROUP;
+    if (sched_binder_event(gl->b, pg ? SCHED_PODGROUP_API : SCHED_WORKLOAD_API,
+                           pg ? "PodGroup" : "Workload", g->ns, g->owner, NULL, type, reason, note,
+                           &err))
+        tm_warn("%s", err.msg);
+}
+
+/* FailedScheduling (condition + event) on one member, deduplicated like single pods. */
+static void member_report(sched_gang_live *gl, const sched_pod *p, const char *msg,
+                          int64_t now_ms) {
+    if (!sched_queue_should_report(gl->q, p->uid, msg, now_ms, REPORT_REPEAT_MS))
+        return;
+    tm_err err = {0};
+    if (sched_binder_unschedulable(gl->b, p, msg, &err))
+        tm_warn("%s", err.msg);
+}
+
+void sched_gang_live_sync_status(sched_gang_live *gl) {
+    size_t n = sched_gang_registry_count(gl->reg);
+    for (size_t i = 0; i < n; i++) {
+        sched_gang *g = sched_gang_registry_at(gl->reg, i);
+        /* Only PodGroups have a status of their own, and only existing ones can be patched. */
+        if (g->kind != SCHED_GANG_PODGROUP || (!g->declared && !g->spec_error))
+            continue;
+        sched_gang_phase ph = sched_gang_phase_of(g);
+        size_t running = sched_gang_count(g, SCHED_GANG_POD_RUNNING);
+        size_t succeeded = sched_gang_succeeded(g);
+        size_t failed = sched_gang_failed(g);
+        size_t scheduled = sched_gang_count(g, SCHED_GANG_POD_BOUND) + running + succeeded;
+        const char *msg = g->spec_error ? g->spec_error : g->message;
+        char sig[256];
+        snprintf(sig, sizeof sig, "%d/%zu/%zu/%zu/%zu/%016llx", (int)ph, scheduled, running,
+                 succeeded, failed, (unsigned long long)hash_str(msg));
+        if (strcmp(sig, g->status_sent) == 0)
+            continue;
+        json_t *patch = json_pack(
+            "{s:{s:s, s:I, s:I, s:I, s:I, s:s}}", "status", "phase", sched_gang_phase_name(ph),
+            "scheduled", (json_int_t)scheduled, "running", (json_int_t)running, "succeeded",
+            (json_int_t)succeeded, "failed", (json_int_t)failed, "message", msg);
+        char *path = tm_kube_path(SCHED_PODGROUP_API, "podgroups", g->ns, g->owner, "status");
+        tm_err err = {0};
+        if (!patch || !path || sched_binder_merge_patch(gl->b, path, patch, &err))
+            tm_warn("PodGroup %s/%s: status not written err=\"%s\"", g->ns, g->owner,
+                    err.msg[0] ? err.msg : "out of memory");
+        else
+            snprintf(g->status_sent, sizeof g->status_sent, "%s", sig);
+        json_decref(patch);
+        free(path);
+    }
+}
+
+/* ---- informers ------------------------------------------------------------------------------ */
+
+static sched_gang_pod_state pod_state(sched_gang_live *gl, const json_t *pod, const char *uid) {
+    const char *phase = tm_json_str(pod, "status.phase", "");
+    if (strcmp(phase, "Succeeded") == 0)
+        return SCHED_GANG_POD_SUCCEEDED;
+    if (strcmp(phase, "Failed") == 0)
+        return SCHED_GANG_POD_FAILED;
+    if (strcmp(phase, "Running") == 0)
+        return SCHED_GANG_POD_RUNNING;
+    if (tm_json_str(pod, "spec.nodeName", "")[0])
+        return SCHED_GANG_POD_BOUND;
+    return sched_cache_is_assumed(gl->c, uid) ? SCHED_GANG_POD_ASSUMED : SCHED_GANG_POD_PENDING;
+}
+
+void sched_gang_live_pod_event(sched_gang_live *gl, tm_watch_type t, const json_t *pod,
+                               int64_t now_ms) {
+    const char *uid = tm_json_str(pod, "metadata.uid", "");
+    if (!uid[0])
+        return;
+    sched_gang_ref ref;
+    tm_err err = {0};
+    if (sched_gang_ref_from_pod_json(pod, &ref, &err)) {
+        tm_warn("gang membership ignored err=\"%s\"", err.msg);
+        return;
+    }
+    if (ref.kind == SCHED_GANG_NONE)
+        return;
+    /* Only our pods and pods on nodes (another scheduler's members count as placed). */
+    if (!sched_cache_is_ours(gl->c, pod) && !tm_json_str(pod, "spec.nodeName", "")[0])
+        return;
+    sched_gang_pod_state st = pod_state(gl, pod, uid);
+    if (t == TM_WATCH_DELETED && st != SCHED_GANG_POD_SUCCEEDED && st != SCHED_GANG_POD_FAILED) {
+        sched_gang_registry_remove_member(gl->reg, uid);
+        return;
+    }
+    /* A finished pod leaves the pod informer (its field selector) as a deletion: it stays a
+     * member, counted as succeeded or failed. */
+    if (!sched_gang_registry_set_member(gl->reg, &ref, uid, tm_json_str(pod, "metadata.name", ""),
+                                        st, now_ms))
+        tm_error("gang registry: out of memory");
+}
+
+bool sched_gang_live_podgroup_event(sched_gang_live *gl, tm_watch_type t, const json_t *obj,
+                                    int64_t now_ms) {
+    const char *ns = tm_json_str(obj, "metadata.namespace", "");
+    const char *name = tm_json_str(obj, "metadata.name", "");
+    if (t == TM_WATCH_DELETED) {
+        sched_gang_registry_forget_owner(gl->reg, SCHED_GANG_PODGROUP, ns, name);
+        return false;
+    }
+    sched_gang_spec spec;
+    tm_err err = {0};
+    int rc = sched_podgroup_from_json(obj, &spec, &err);
+    sched_gang *g = sched_gang_registry_podgroup(gl->reg, ns, name, rc ? NULL : &spec,
+                                                 rc ? err.msg : NULL, now_ms);
+    if (!g) {
+        tm_error("gang registry: out of memory");
+        return false;
+    }
+    g->seen_succeeded = (int32_t)tm_json_int(obj, "status.succeeded", 0);
+    g->seen_failed = (int32_t)tm_json_int(obj, "status.failed", 0);
+    if (rc) {
+        tm_warn("PodGroup invalid: its pods wait err=\"%s\"", err.msg);
+        gang_event(gl, g, "Warning", "Invalid", err.msg, false);
+        return false;
+    }
+    return true;
+}
+
+bool sched_gang_live_workload_event(sched_gang_live *gl, tm_watch_type t, const json_t *obj) {
+    const char *ns = tm_json_str(obj, "metadata.namespace", "");
+    const char *name = tm_json_str(obj, "metadata.name", "");
+    if (t == TM_WATCH_DELETED) {
+        sched_gang_registry_forget_owner(gl->reg, SCHED_GANG_WORKLOAD, ns, name);
+        return false;
+    }
+    sched_workload w;
+    tm_err err = {0};
+    int rc = sched_workload_from_json(obj, &w, &err);
+    if (sched_gang_registry_workload(gl->reg, ns, name, rc ? NULL : &w, rc ? err.msg : NULL)) {
+        tm_error("gang registry: out of memory");
+        return false;
+    }
+    if (rc) {
+        tm_warn("Workload invalid: its pods wait err=\"%s\"", err.msg);
+        tm_err e2 = {0};
+        if (sched_binder_event(gl->b, SCHED_WORKLOAD_API, "Workload", ns, name, NULL, "Warning",
+                               "Invalid", err.msg, &e2))
+            tm_warn("%s", e2.msg);
+        return false;
+    }
+    return true;
+}
+
+/* ---- the cycle ------------------------------------------------------------------------------ */
+
+/* The members of g waiting in the queue, taken (in flight); pod (already in flight) first. */
+static size_t take_members(sched_gang_live *gl, sched_gang *g, sched_pod *pod, sched_pod ***out) {
+    sched_pod **v = malloc((g->n_members + 1) * sizeof *v);
+    if (!v)
+        return 0;
+    size_t n = 0;
+    v[n++] = pod;
+    for (size_t i = 0; i < g->n_members; i++) {
+        sched_gang_member *m = &g->members[i];
+        if (m->state != SCHED_GANG_POD_PENDING || strcmp(m->uid, pod->uid) == 0)
+            continue;
+        sched_pod *p = sched_queue_take(gl->q, m->uid);
+        if (p)
+            v[n++] = p;
+    }
+    *out = v;
+    return n;
+}
+
+static void start_binds(sched_gang_live *gl, gang_bind *gb, size_t from, size_t to, int64_t now_ms);
+static void undo_rest(sched_gang_live *gl, gang_bind *gb, int status, int64_t now_ms);
+
+/* The gang waited scheduleTimeoutSeconds without fitting: say so, and start a new wait. */
+static void time_out(sched_gang_live *gl, sched_gang *g, const char *why, int64_t now_ms) {
+    g->timeouts++;
+    g->wait_since_ms = 0;
+    char msg[1024];
+    snprintf(msg, sizeof msg,
+             "gang not placed within scheduleTimeoutSeconds %lld: requeued with backoff: %s",
+             (long long)(g->spec.timeout_ms / 1000), why);
+    snprintf(g->message, sizeof g->message, "%s", msg);
+    tm_metrics_inc(gl->m_attempts, TM_LABELS("timeout"));
+    gang_event(gl, g, "Warning", "Timeout", msg, true);
+    tm_info("gang timed out gang=%s msg=\"%s\"", g->key, msg);
+    (void)now_ms;
+}
+
+void sched_gang_live_check_timeouts(sched_gang_live *gl, int64_t now_ms) {
+    size_t n = sched_gang_registry_count(gl->reg);
+    for (size_t i = 0; i < n; i++) {
+        sched_gang *g = sched_gang_registry_at(gl->reg, i);
+        if (!sched_gang_active(g) || !sched_gang_timed_out(g, now_ms))
+            continue;
+        /* Its members wait for a cluster change that may never come: the whole gang goes to
+         * backoff instead, and is retried when that ends (growing with each timeout). */
+        char why[1024];
+        snprintf(why, sizeof why, "%s", g->message);
+        time_out(gl, g, why, now_ms);
+        for (size_t k = 0; k < g->n_members; k++) {
+            const char *uid = g->members[k].uid;
+            if (g->members[k].state == SCHED_GANG_POD_PENDING &&
+                sched_queue_state(gl->q, uid) == SCHED_Q_UNSCHEDULABLE &&
+                sched_queue_take(gl->q, uid))
+                sched_queue_backoff(gl->q, uid, now_ms);
+        }
+    }
+}
+
+/* Permit: the gang's decision for the taken pods. */
+static void permit(sched_gang_live *gl, sched_gang *g, sched_pod **pods, size_t n, int64_t now_ms) {
+    size_t placed_before = sched_gang_placed_count(g);
+    char why[1024] = "";
+    sched_snapshot *snap = sched_cache_snapshot(gl->c);
+    int *nodes = calloc(n, sizeof *nodes);
+    sched_gang_placement pl = {.nodes = nodes};
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t wall = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    sched_gang_try t = SCHED_GANG_TRY_ERROR;
+    if (!nodes)
+        snprintf(why, sizeof why, "out of memory");
+    else
+        t = sched_gang_try_place(gl->fw, snap, g, pods, n, wall, true, &pl, why, sizeof why);
+    const char *result = sched_gang_try_name(t);
+    if (strcmp(result, "scheduled") == 0) {
+        gang_bind *gb = calloc(1, sizeof *gb);
+        size_t k = 0;
+        if (gb) {
+            gb->key = strdup(g->key);
+            gb->uids = calloc(pl.placed, sizeof *gb->uids);
+            gb->nodes = calloc(pl.placed, sizeof *gb->nodes);
+            gb->done = calloc(pl.placed, sizeof *gb->done);
+        }
+        bool oom = !gb || !gb->key || !gb->uids || !gb->nodes || !gb->done;
+        for (size_t i = 0; i < n; i++) {
+            if (nodes[i] < 0) {
+                /* not needed for minMember and no room: waits alone */
+                member_report(gl, pods[i], "gang member: no room left for it", now_ms);
+                sched_queue_unschedulable(gl->q, pods[i]->uid, now_ms);
+                continue;
+            }
+            tm_err err = {0};
+            if (oom || sched_cache_assume_placed(gl->c, pods[i]->uid, &err)) {
+                sched_snapshot_remove_pod(snap, pods[i]->uid);
+                sched_queue_backoff(gl->q, pods[i]->uid, now_ms);
+                continue;
+            }
+            gb->uids[k] = strdup(pods[i]->uid);
+            gb->nodes[k] = strdup(sched_snapshot_node(snap, (size_t)nodes[i])->name);
+            gb->n = ++k;
+            sched_gang_registry_set_state(gl->reg, pods[i]->uid, SCHED_GANG_POD_ASSUMED);
+        }
+        tm_metrics_inc(gl->m_attempts, TM_LABELS("scheduled"));
+        tm_metrics_inc(gl->m_scheduled, NULL);
+        if (g->first_seen_ms > 0)
+            tm_metrics_observe(gl->m_wait_s, NULL, (double)(now_ms - g->first_seen_ms) / 1000.0);
+        const sched_group *grp =
+            pl.group >= 0 ? sched_snapshot_group(snap, (size_t)pl.group) : NULL;
+        snprintf(g->message, sizeof g->message, "gang placed: %zu pod(s) %s%s%s", pl.placed,
+                 pl.spilled ? "spread over node groups" : "in node group ",
+                 pl.spilled ? "" : (grp && grp->id[0] ? grp->id : "(unprofiled)"),
+                 placed_before ? " (with the members already bound)" : "");
+        tm_info("gang scheduled gang=%s pods=%zu attempts=%d %s", g->key, pl.placed,
+                g->attempts + 1, g->message);
+        gang_event(gl, g, "Normal", "Scheduled", g->message, true);
+        g->attempts = 0;
+        g->wait_since_ms = 0;
+        g->first_seen_ms = now_ms; /* the next wait (members added later) counts from here */
+        if (gb && gb->n) {
+            gb->next = gl->binds;
+            gl->binds = gb;
+            start_binds(gl, gb, 0, 1, now_ms);
+            if (gb->done[0]) { /* the first bind could not even start */
+                undo_rest(gl, gb, 0, now_ms);
+                gl->binds = gb->next;
+                bind_free(gb);
+            }
+        } else if (gb) {
+            bind_free(gb);
+        }
+        free(nodes);
+        return;
+    }
+    /* Not placed: nothing is held (sched_gang_place undid its reservations). */
+    g->attempts++;
+    if (!g->wait_since_ms)
+        g->wait_since_ms = now_ms;
+    bool timeout = sched_gang_timed_out(g, now_ms);
+    if (timeout) {
+        time_out(gl, g, why, now_ms);
+    } else {
+        snprintf(g->message, sizeof g->message, "%s", why);
+        tm_metrics_inc(gl->m_attempts, TM_LABELS(result));
+        gang_event(gl, g, "Warning", "FailedScheduling", why, false);
+        tm_debug("gang waits gang=%s msg=\"%s\"", g->key, why);
+    }
+    char msg[1200];
+    snprintf(msg, sizeof msg, "gang %s: %s", g->key, timeout ? why : g->message);
+    for (size_t i = 0; i < n; i++) {
+        member_report(gl, pods[i], msg, now_ms);
+        if (timeout || strcmp(result, "error") == 0)
+            sched_queue_backoff(gl->q, pods[i]->uid, now_ms);
+        else
+            sched_queue_unschedulable(gl->q, pods[i]->uid, now_ms);
+    }
+    free(nodes);
+}
+
+void sched_gang_live_rejected(sched_gang_live *gl, const sched_pod *pod, const char *why,
+                              int64_t now_ms) {
+    sched_gang *g = sched_gang_registry_of(gl->reg, pod->uid);
+    if (!g || g->basic)
+        return;
+    /* the gang's wait starts now: scheduleTimeoutSeconds counts from here */
+    if (sched_gang_active(g) && !g->wait_since_ms)
+        g->wait_since_ms = now_ms;
+    const char *gw = strstr(why, ": gang ");
+    gw = gw ? strchr(gw + 7, ':') : NULL; /* "Gang: gang KEY: reason" -> "reason" */
+    snprintf(g->message, sizeof g->message, "%s", gw ? gw + 2 : why);
+    tm_metrics_inc(gl->m_attempts, TM_LABELS("waiting"));
+    if (g->declared)
+        gang_event(gl, g, "Warning", "FailedScheduling", g->message, false);
+}
+
+bool sched_gang_live_cycle(sched_gang_live *gl, sched_pod *pod, int64_t now_ms) {
+    sched_gang *g = sched_gang_registry_of(gl->reg, pod->uid);
+    if (!g || g->basic)
+        return false;
+    sched_pod **pods = NULL;
+    size_t n = take_members(gl, g, pod, &pods);
+    if (!pods) {
+        sched_queue_backoff(gl->q, pod->uid, now_ms);
+        return true;
+    }
+    permit(gl, g, pods, n, now_ms);
+    free(pods);
+    return true;
+}
+
+/* ---- binds ---------------------------------------------------------------------------------- */
+
+static void start_binds(sched_gang_live *gl, gang_bind *gb, size_t from, size_t to,
+                        int64_t now_ms) {
+    for (size_t i = from; i < to && i < gb->n; i++) {
+        const sched_pod *p = sched_queue_get(gl->q, gb->uids[i]);
+        tm_err err = {0};
+        if (!p || sched_binder_bind(gl->b, p, gb->nodes[i], &err)) {
+            /* deleted meanwhile, or the request could not start: its reservation goes */
+            gb->done[i] = true;
+            sched_cache_forget(gl->c, gb->uids[i]);
+            if (p) {
+                tm_warn("gang bind not started gang=%s err=\"%s\"", gb->key, err.msg);
+                sched_queue_backoff(gl->q, gb->uids[i], now_ms);
+                sched_gang_registry_set_state(gl->reg, gb->uids[i], SCHED_GANG_POD_PENDING);
+            }
+        }
+    }
+}
+
+/* Unreserve: the first member's bind failed; the others were not sent: their reservations go
+ * and the whole gang requeues with backoff. */
+static void undo_rest(sched_gang_live *gl, gang_bind *gb, int status, int64_t now_ms) {
+    sched_gang *g = sched_gang_registry_get(gl->reg, gb->key);
+    for (size_t i = 1; i < gb->n; i++) {
+        gb->done[i] = true;
+        sched_cache_forget(gl->c, gb->uids[i]);
+        sched_queue_backoff(gl->q, gb->uids[i], now_ms);
+        sched_gang_registry_set_state(gl->reg, gb->uids[i], SCHED_GANG_POD_PENDING);
+    }
+    tm_metrics_inc(gl->m_attempts, TM_LABELS("bind_failed"));
+    if (g) {
+        snprintf(g->message, sizeof g->message,
+                 "bind of the first member failed (HTTP %d): the other %zu reservation(s) "
+                 "undone, the gang requeued with backoff",
+                 status, gb->n - 1);
+        gang_event(gl, g, "Warning", "BindFailed", g->message, true);
+    }
+    tm_warn("gang bind failed gang=%s status=%d undone=%zu", gb->key, status, gb->n - 1);
+}
+
+static gang_bind **find_bind(sched_gang_live *gl, const char *uid, size_t *idx) {
+    for (gang_bind **pp = &gl->binds; *pp; pp = &(*pp)->next) {
+        for (size_t i = 0; i < (*pp)->n; i++) {
+            if (strcmp((*pp)->uids[i], uid) == 0) {
+                *idx = i;
+                return pp;
+            }
+        }
+    }
+    return NULL;
+}
+
+void sched_gang_live_bind_result(sched_gang_live *gl, const char *uid, bool ok, int status,
+                                 int64_t now_ms) {
+    /* The watch may have shown the pod bound, even Running, before the bind's answer came:
+     * only a member still waiting moves. */
+    sched_gang *mg = sched_gang_registry_of(gl->reg, uid);
+    for (size_t i = 0; mg && i < mg->n_members; i++) {
+        sched_gang_member *m = &mg->members[i];
+        if (strcmp(m->uid, uid) == 0 &&
+            (m->state == SCHED_GANG_POD_PENDING || m->state == SCHED_GANG_POD_ASSUMED))
+            m->state = ok ? SCHED_GANG_POD_BOUND : SCHED_GANG_POD_PENDING;
+    }
+    size_t idx;
+    gang_bind **pp = find_bind(gl, uid, &idx);
+    if (!pp)
+        return;
+    gang_bind *gb = *pp;
+    if (idx == 0 && !gb->first_done) {
+        gb->first_done = true;
+        if (ok)
+            start_binds(gl, gb, 1, gb->n, now_ms);
+        else
+            undo_rest(gl, gb, status, now_ms);
+    }
+    /* Forget the record once every member's bind is answered or was never sent. */
+    gb->done[idx] = true;
+    for (size_t i = 0; i < gb->n; i++)
+        if (!gb->done[i])
+            return;
+    *pp = gb->next;
+    bind_free(gb);
+}
+
+/* ---- explain -------------------------------------------------------------------------------- */
+
+json_t *sched_gang_explain(tm_kube *k, sched_framework *fw, sched_snapshot *snap, const json_t *pod,
+                           const sched_keys *keys, tm_err *err) {
+    sched_gang_ref ref;
+    if (sched_gang_ref_from_pod_json(pod, &ref, err))
+        return NULL;
+    if (ref.kind == SCHED_GANG_NONE)
+        return json_null();
+    char key[SCHED_GANG_KEY_MAX];
+    sched_gang_ref_key(&ref, key, sizeof key);
+    sched_gang_registry *r = sched_gang_registry_new();
+    bool pg = ref.kind == SCHED_GANG_PODGROUP;
+    char *path = tm_kube_path(pg ? SCHED_PODGROUP_API : SCHED_WORKLOAD_API,
+                              pg ? "podgroups" : "workloads", ref.ns, ref.owner, NULL);
+    json_t *owner = NULL, *pods = NULL, *out = NULL;
+    sched_pod **pend = NULL;
+    size_t n_pend = 0;
+    if (!r || !path) {
+        tm_err_set(err, "out of memory");
+        goto done;
+    }
+    tm_err oe = {0};
+    owner = tm_kube_get(k, path, &oe);
+    if (!owner && oe.http_status != 404) {
+        *err = oe;
+        tm_err_wrap(err, "reading the gang's %s", pg ? "PodGroup" : "Workload");
+        goto done;
+    }
+    if (owner && pg) {
+        sched_gang_spec spec;
+        tm_err pe = {0};
+        int rc = sched_podgroup_from_json(owner, &spec, &pe);
+        sched_gang *og = sched_gang_registry_podgroup(r, ref.ns, ref.owner, rc ? NULL : &spec,
+                                                      rc ? pe.msg : NULL, 0);
+        if (og) {
+            og->seen_succeeded = (int32_t)tm_json_int(owner, "status.succeeded", 0);
+            og->seen_failed = (int32_t)tm_json_int(owner, "status.failed", 0);
+        }
+    } else if (owner) {
+        sched_workload w;
+        tm_err pe = {0};
+        int rc = sched_workload_from_json(owner, &w, &pe);
+        sched_gang_registry_workload(r, ref.ns, ref.owner, rc ? NULL : &w, rc ? pe.msg : NULL);
+    }
+    char sel[600];
+    snprintf(sel, sizeof sel, "%s=%s", SCHED_PODGROUP_LABEL, ref.owner);
+    tm_list_opts lo = {.label_selector = pg ? sel : NULL};
+    char *ppath = tm_kube_path("v1", "pods", ref.ns, NULL, NULL);
+    pods = ppath ? tm_kube_list(k, ppath, &lo, NULL, err) : NULL;
+    free(ppath);
+    if (!pods)
+        goto done;
+    pend = calloc(json_array_size(pods) + 1, sizeof *pend);
+    if (!pend) {
+        tm_err_set(err, "out of memory");
+        goto done;
+    }
+    size_t i;
+    json_t *p;
+    json_array_foreach(pods, i, p) {
+        sched_gang_ref pr;
+        char pk[SCHED_GANG_KEY_MAX];
+        tm_err me = {0};
+        if (sched_gang_ref_from_pod_json(p, &pr, &me) || pr.kind == SCHED_GANG_NONE ||
+            strcmp(sched_gang_ref_key(&pr, pk, sizeof pk), key) != 0 ||
+            tm_json_str(p, "metadata.deletionTimestamp", "")[0])
+            continue;
+        const char *phase = tm_json_str(p, "status.phase", "");
+        sched_gang_pod_state st = strcmp(phase, "Succeeded") == 0 ? SCHED_GANG_POD_SUCCEEDED
+                                  : strcmp(phase, "Failed") == 0  ? SCHED_GANG_POD_FAILED
+                                  : strcmp(phase, "Running") == 0 ? SCHED_GANG_POD_RUNNING
+                                  : tm_json_str(p, "spec.nodeName", "")[0] ? SCHED_GANG_POD_BOUND
+                                                                           : SCHED_GANG_POD_PENDING;
+        sched_gang_registry_set_member(r, &pr, tm_json_str(p, "metadata.uid", ""),
+                                       tm_json_str(p, "metadata.name", ""), st, 0);
+        if (st == SCHED_GANG_POD_PENDING &&
+            (pend[n_pend] = sched_pod_from_json(snap, p, keys, &me)))
+            n_pend++;
+    }
+    sched_gang *g = sched_gang_registry_get(r, key);
+    if (!g) {
+        out = json_null();
+        goto done;
+    }
+    out = sched_gang_describe(g);
+    if (!out) {
+        tm_err_set(err, "out of memory");
+        goto done;
+    }
+    /* Why it waits, now: the live scheduler's decision run on this snapshot without keeping
+     * anything. */
+    char why[1024] = "";
+    int *nodes = calloc(n_pend + 1, sizeof *nodes);
+    sched_gang_placement pl = {.nodes = nodes};
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    sched_gang_try t = SCHED_GANG_TRY_ERROR;
+    if (nodes && n_pend)
+        t = sched_gang_try_place(fw, snap, g, pend, n_pend, (int64_t)ts.tv_sec * 1000, false, &pl,
+                                 why, sizeof why);
+    else if (!n_pend)
+        snprintf(why, sizeof why, "no member waits: %s",
+                 sched_gang_phase_name(sched_gang_phase_of(g)));
+    if (t == SCHED_GANG_TRY_SCHEDULED)
+        snprintf(why, sizeof why,
+                 "the %zu waiting pod(s) fit together now: the next attempt places them", n_pend);
+    json_object_set_new(out, "message", json_string(why));
+    json_object_set_new(out, "attempt", json_string(n_pend ? sched_gang_try_name(t) : "none"));
+    if (owner && pg)
+        json_object_set_new(out, "statusMessage",
+                            json_string(tm_json_str(owner, "status.message", "")));
+    free(nodes);
+done:
+    for (size_t j = 0; j < n_pend; j++)
+        sched_pod_free(pend[j]);
+    free(pend);
+    json_decref(pods);
+    json_decref(owner);
+    free(path);
+    sched_gang_registry_free(r);
+    return out;
+}

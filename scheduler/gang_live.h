@@ -1,0 +1,83 @@
+/* gang_live.h: gangs in the running scheduler: what the loop calls at each point of a gang's
+ * life. The functions map one-to-one onto kube-scheduler's extension points, so they can be
+ * registered as plugins once the framework has them:
+ *
+ *   pre_enqueue  (the Gang plugin, gang_plugin.h) a pod of a missing or invalid gang, or of a
+ *                gang with fewer pods than minMember, waits; sched_gang_live_rejected records why
+ *   permit       the gang's decision: every waiting member is taken from the queue and placed
+ *                together on one snapshot (sched_gang_place); all bound, or none and all wait
+ *                (unschedulable until the cluster changes; after scheduleTimeoutSeconds the
+ *                whole gang goes to backoff and a Timeout event says why)
+ *   unreserve    a bind failure of the gang's first member undoes the reservations of the
+ *                others (not bound yet: their binds start only after the first succeeded) and
+ *                requeues the whole gang with backoff
+ *
+ * plus the informer side (PodGroups, Workloads, member pods) and the reports: PodGroup status
+ * (phase, scheduled, running, succeeded, failed, message) by merge patch when it changed,
+ * events on the PodGroup or Workload and on the pods, and the metrics
+ * tarema_gangs_scheduled_total, tarema_gang_wait_seconds, tarema_gang_attempts_total{result}.
+ *
+ * Loop thread only, with the cache lock held (as the rest of the scheduling cycle). */
+#ifndef TAREMA_SCHED_GANG_LIVE_H
+#define TAREMA_SCHED_GANG_LIVE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lib/kube.h"
+#include "lib/metrics.h"
+#include "scheduler/binder.h"
+#include "scheduler/cache.h"
+#include "scheduler/gang.h"
+#include "scheduler/podspec.h"
+#include "scheduler/queue.h"
+
+#define SCHED_PODGROUP_API "scheduling.x-k8s.io/v1alpha1"
+#define SCHED_WORKLOAD_API "scheduling.k8s.io/v1alpha1"
+
+typedef struct sched_gang_live sched_gang_live;
+
+/* Borrowed, must outlive the gang side. reg: its metrics are registered there. NULL with err. */
+sched_gang_live *sched_gang_live_new(sched_queue *q, sched_cache *c, sched_framework *fw,
+                                     sched_binder *b, tm_metrics *reg, tm_err *err);
+void sched_gang_live_free(sched_gang_live *gl);
+sched_gang_registry *sched_gang_live_registry(sched_gang_live *gl);
+
+/* Informer events (obj borrowed). Pod events go here before the cache sees them, so that a pod
+ * is known as a member when it is queued. The PodGroup and Workload events return true when a
+ * waiting gang may be schedulable now (the caller retries unschedulable pods). */
+void sched_gang_live_pod_event(sched_gang_live *gl, tm_watch_type t, const json_t *pod,
+                               int64_t now_ms);
+bool sched_gang_live_podgroup_event(sched_gang_live *gl, tm_watch_type t, const json_t *obj,
+                                    int64_t now_ms);
+bool sched_gang_live_workload_event(sched_gang_live *gl, tm_watch_type t, const json_t *obj);
+
+/* The cycle of a popped pod (in flight). false: not a gang member, schedule it alone. true: the
+ * gang side handled it and every member it took (bound, waiting or backing off). */
+bool sched_gang_live_cycle(sched_gang_live *gl, sched_pod *pod, int64_t now_ms);
+
+/* PreEnqueue refused a pod (why: the framework's message): when it is a gang member, the
+ * gang's message, wait clock (timeouts) and event follow. */
+void sched_gang_live_rejected(sched_gang_live *gl, const sched_pod *pod, const char *why,
+                              int64_t now_ms);
+
+/* A bind of ours finished (before the loop's own handling of that pod). */
+void sched_gang_live_bind_result(sched_gang_live *gl, const char *uid, bool ok, int status,
+                                 int64_t now_ms);
+
+/* Gangs whose wait passed scheduleTimeoutSeconds: Timeout event, members to backoff. */
+void sched_gang_live_check_timeouts(sched_gang_live *gl, int64_t now_ms);
+
+/* Writes the PodGroup statuses that changed. Cheap when nothing changed. */
+void sched_gang_live_sync_status(sched_gang_live *gl);
+
+/* explain: the gang of pod (JSON as read from the API server) read from the API server (its
+ * PodGroup or Workload, its member pods) and the gang's decision on snap without keeping
+ * anything: sched_gang_describe's document with "message" (why it waits now), "attempt" (the
+ * decision) and, for a PodGroup, "statusMessage" (what the running scheduler last wrote).
+ * json null when the pod is no gang member; NULL with err on an API or memory failure. */
+json_t *sched_gang_explain(tm_kube *k, sched_framework *fw, sched_snapshot *snap, const json_t *pod,
+                           const sched_keys *keys, tm_err *err);
+
+#endif

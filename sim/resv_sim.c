@@ -1,0 +1,175 @@
+/* resv_sim.c: reservations through the scheduler's reservation code (see resv_sim.h). */
+#include "sim/resv_sim.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/policy.h"
+
+#define PLUGIN_NAME "Reservation"
+
+typedef struct held {
+    reservation *r;
+    char key[600];
+    bool live; /* admitted and not yet released */
+} held;
+
+struct sim_resv {
+    resv_plan *plan;
+    sched_framework *plan_fw; /* planning only: its plugin state sees template pods */
+    held *v;
+    size_t n, cap;
+    const char **owned; /* per cycle: the keys the pod being placed owns */
+    size_t n_owned;
+};
+
+resv_plan *sim_resv_plan(sim_resv *rv) {
+    return rv->plan;
+}
+
+static bool cycle_owner(void *ud, const char *key) {
+    const sim_resv *rv = ud;
+    for (size_t i = 0; i < rv->n_owned; i++)
+        if (strcmp(rv->owned[i], key) == 0)
+            return true;
+    return false;
+}
+
+/* PreFilter: which held reservations the pod owns (the live plugin's rule, reservation_owns). */
+static sched_status plugin_pre_filter(void *state, const sched_cycle *cy, uint32_t *detail,
+                                      tm_err *err) {
+    (void)detail, (void)err;
+    sim_resv *rv = state;
+    rv->n_owned = 0;
+    if (resv_plan_count(rv->plan) == 0)
+        return SCHED_STATUS_SKIP;
+    for (size_t i = 0; i < rv->n; i++)
+        if (rv->v[i].live && reservation_owns(rv->v[i].r, cy->pod->ns, cy->pod->pod_labels, NULL))
+            rv->owned[rv->n_owned++] = rv->v[i].key;
+    return SCHED_STATUS_OK;
+}
+
+/* Filter: the honouring rule with the pod's expected end from the task table (history). */
+static int plugin_filter(void *state, const sched_cycle *cy, size_t node, const sched_node *n) {
+    (void)node;
+    sim_resv *rv = state;
+    sched_resources free_now;
+    for (int k = 0; k < SCHED_RES_MAX; k++)
+        free_now.v[k] = n->allocatable.v[k] - n->requested.v[k];
+    int64_t end = resv_expected_end(cy->snap, cy->pod, n, cy->now_ms);
+    resv_verdict v = resv_plan_filter(rv->plan, n->name, &free_now, &cy->pod->requests, end,
+                                      cycle_owner, rv, cy->now_ms, NULL, 0);
+    return v == RESV_HONOUR_OK ? -1 : (int)v;
+}
+
+static void plugin_filter_reason(void *state, const sched_cycle *cy, uint32_t detail, char *buf,
+                                 size_t size) {
+    (void)state, (void)cy;
+    snprintf(buf, size, "%s",
+             detail == RESV_HONOUR_RESERVED ? "node(s) were reserved for another owner's pods"
+             : detail == RESV_HONOUR_NO_BACKFILL
+                 ? "node(s) were reserved from a later time and the pod's expected end is "
+                   "unknown or after it"
+                 : "node(s) were not the ones reserved for the pod");
+}
+
+sim_resv *sim_resv_new(sched_framework *fw, const char *policy, tm_err *err) {
+    sim_resv *rv = calloc(1, sizeof *rv);
+    if (!rv || !(rv->plan = resv_plan_new())) {
+        free(rv);
+        tm_err_set(err, "out of memory");
+        return NULL;
+    }
+    if (!(rv->plan_fw = sched_policy_new(policy, err))) {
+        sim_resv_free(rv);
+        return NULL;
+    }
+    /* state stays ours (free_state NULL): the engine frees rv after the framework */
+    sched_plugin pl = {.name = PLUGIN_NAME,
+                       .state = rv,
+                       .pre_filter = plugin_pre_filter,
+                       .filter = plugin_filter,
+                       .filter_reason = plugin_filter_reason};
+    if (sched_framework_add_plugin(fw, &pl, err)) {
+        sim_resv_free(rv);
+        return NULL;
+    }
+    return rv;
+}
+
+void sim_resv_free(sim_resv *rv) {
+    if (!rv)
+        return;
+    for (size_t i = 0; i < rv->n; i++)
+        reservation_free(rv->v[i].r);
+    free(rv->v);
+    free(rv->owned);
+    resv_plan_free(rv->plan);
+    sched_framework_free(rv->plan_fw);
+    free(rv);
+}
+
+int sim_resv_own(sched_pod *pod, const char *name) {
+    if (!pod->pod_labels && !(pod->pod_labels = json_object()))
+        return -1;
+    return json_object_set_new(pod->pod_labels, SIM_RESV_OWNER_LABEL, json_string(name));
+}
+
+int sim_resv_admit(sim_resv *rv, sched_snapshot *snap, const char *name, const char *workflow,
+                   const char *process, int64_t cpu_milli, int64_t mem, int count, int64_t start_ms,
+                   int64_t end_ms, const resv_running *pods, size_t n_pods, int64_t now_ms,
+                   resv_admission *out, tm_err *err) {
+    memset(out, 0, sizeof *out);
+    if (rv->n == rv->cap) {
+        size_t nc = rv->cap ? rv->cap * 2 : 16;
+        held *nv = realloc(rv->v, nc * sizeof *nv);
+        const char **no = nv ? realloc(rv->owned, nc * sizeof *no) : NULL;
+        if (nv)
+            rv->v = nv;
+        if (!no)
+            return tm_err_set(err, "out of memory");
+        rv->owned = no;
+        rv->cap = nc;
+    }
+    /* The Reservation object the live controller would read: a template of the step's requests
+     * and task identity (so tarema prefers the step's node group), count, the owner selector. */
+    char start[32], cpu[32], memq[32], dur[32];
+    resv_format_time(start_ms, start, sizeof start);
+    snprintf(cpu, sizeof cpu, "%lldm", (long long)cpu_milli);
+    snprintf(memq, sizeof memq, "%lld", (long long)mem);
+    snprintf(dur, sizeof dur, "%lld", (long long)ceil((double)(end_ms - start_ms) / 1000.0));
+    json_t *obj = json_pack(
+        "{s:{s:s, s:s}, s:{s:s, s:s, s:i, s:{s:{s:s, s:s}, s:{s:s, s:s}}, s:{s:{s:{s:s}}}}}",
+        "metadata", "namespace", SIM_RESV_NS, "name", name, "spec", "startTime", start, "duration",
+        dur, "count", count, "template", "requests", "cpu", cpu, "memory", memq, "labels",
+        "nextflow.io/processName", process, "tarema.io/workflow", workflow, "owner", "selector",
+        "matchLabels", SIM_RESV_OWNER_LABEL, name);
+    if (!obj)
+        return tm_err_set(err, "out of memory");
+    reservation *r = reservation_from_json(snap, obj, err);
+    json_decref(obj);
+    if (!r)
+        return tm_err_wrap(err, "reservation %s", name);
+    r->start_ms = start_ms; /* the object's times are whole seconds; the simulator's are not */
+    r->end_ms = end_ms;
+    held *h = &rv->v[rv->n++];
+    h->r = r;
+    h->live = false;
+    reservation_key(r, h->key, sizeof h->key);
+    if (resv_plan_admit(rv->plan, rv->plan_fw, snap, r, NULL, pods, n_pods, now_ms, out, err))
+        return tm_err_wrap(err, "admitting reservation %s", name);
+    h->live = out->ok;
+    return 0;
+}
+
+void sim_resv_drop(sim_resv *rv, const char *name) {
+    char key[600];
+    snprintf(key, sizeof key, "%s/%s", SIM_RESV_NS, name);
+    for (size_t i = 0; i < rv->n; i++)
+        if (rv->v[i].live && strcmp(rv->v[i].key, key) == 0)
+            rv->v[i].live = false;
+    resv_plan_remove(rv->plan, key);
+}

@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# tests/e2e/gang_podgroup_test.sh: all-or-nothing gangs declared as scheduler-plugins PodGroups
+# (scheduling.x-k8s.io/v1alpha1), tarema-scheduler against the real control plane, on this
+# test's own copy of the paper cluster (5;4;4;2 nodes of four machine types, tarema labels per
+# group, tainted so only this test's pods use them):
+#  1. gangs of 3, 8 and 20 pods: all bound; a gang of the fast task stays in the c2 group;
+#     the 20-pod gang that no group holds whole spills (c2 full first, then the next group)
+#  2. a gang larger than the free capacity: none bound, PodGroup phase Scheduling with the
+#     reason in status.message, FailedScheduling event on the PodGroup; nothing held (a plain
+#     pod still fits where the gang would have gone)
+#  3. two gangs that each fit alone but not together, created interleaved: one completes, the
+#     other waits whole; after the first is deleted, the second completes (no deadlock); the
+#     all-or-nothing monitor sees no partly bound gang
+#  4. timeout: a gang with scheduleTimeoutSeconds 2 that cannot fit gets a Timeout event and
+#     keeps waiting whole
+#  5. status: a bound gang's PodGroup reaches Scheduled then Running with scheduled/running counts
+#  6. bad input: minMember 0 -> phase Failed, the message in status and an Invalid event, its pod
+#     never bound; minMember 5 with 3 pods -> waits with "waiting for 2 more pod(s)", none bound;
+#     minResources above the cluster's free cpu -> waits with the minResources message
+#  7. restart: the scheduler is killed (SIGKILL) while 4 gangs of 6 are being placed and
+#     started again; every gang ends whole, no node over its allocatable (check_fit), no pod
+#     bound twice
+#  8. explain shows a waiting member's gang, its phase and why it waits
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/scheduler_lib.sh"
+. "$(dirname "$0")/gang_lib.sh"
+
+ID=$SCHED_E2E_ID
+NS=gang-e2e-$ID
+SCHED=tarema-gang-$ID
+P=gg$ID # node prefix
+WORK=$(mktemp -d)
+cleanup() {
+  [ -n "${GANG_MON_PID:-}" ] && kill "$GANG_MON_PID" 2>/dev/null
+  stop_schedulers
+  kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
+  kubectl get nodes -o name 2>/dev/null | grep "^node/$P" | xargs -r kubectl delete --wait=false >/dev/null 2>&1 || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+command -v kubectl >/dev/null || { fail "kubectl in PATH" "run under tests/run.sh or eval hack/cluster.sh env"; summary; exit 1; }
+if ! why=$(gang_require_api podgroup); then fail "the PodGroup API is served" "$why"; summary; exit 1; fi
+pass "the PodGroup API is served (CRD from charts/tarema/crds)"
+kubectl create namespace "$NS" >/dev/null
+wait_for 30 kubectl get serviceaccount default -n "$NS"
+
+# The paper cluster's shape: e2 5 x 6 cores, n1 4 x 6, n2 4 x 8, c2 2 x 16 (118 cores).
+node_group() { # prefix count cpu memory labels(c,m,i)
+  local t="taints: [{key: tarema.io/e2e, value: \"$ID\", effect: NoSchedule}]"
+  echo "  - {prefix: ${P}$1, count: $2, cpu: $3, memory: $4, pods: 110,"
+  echo "     labels: {tarema.io/cpu: \"$5\", tarema.io/mem: \"$6\", tarema.io/io: \"$7\", tarema.io/group: \"$1\", tarema.io/e2e: \"$ID\"}, $t}"
+}
+{
+  echo "nodes:"
+  node_group e2 5 6 16Gi 1 1 1
+  node_group n1 4 6 16Gi 2 1 2
+  node_group n2 4 8 32Gi 2 3 2
+  node_group c2 2 16 64Gi 3 3 3
+} >"$WORK/nodes.yaml"
+check "paper-shaped test nodes created" bash "$REPO_ROOT/hack/cluster.sh" nodes "$WORK/nodes.yaml"
+
+if ! start_scheduler "$WORK/sched.log" --scheduler-name "$SCHED" --qps 2000 --burst 4000; then
+  fail "tarema-scheduler starts and becomes ready" "$(tail -n 5 "$WORK/sched.log")"
+  summary
+  exit 1
+fi
+pass "tarema-scheduler starts and becomes ready"
+PORT=$SCHED_PORT
+
+# Every pod goes only to this test's nodes (toleration + nodeSelector) and carries the task
+# labels of $TASK (c m i).
+TASK="3 3 3"
+patch() {
+  set -- $TASK
+  echo ".spec.tolerations = [{key: \"tarema.io/e2e\", operator: \"Equal\", value: \"$ID\", effect: \"NoSchedule\"}]
+        | .spec.nodeSelector = {\"tarema.io/e2e\": \"$ID\"}
+        | .metadata.annotations = {\"tarema.io/cpu\": \"$1\", \"tarema.io/mem\": \"$2\", \"tarema.io/io\": \"$3\"}"
+}
+# Bound members of gang NAME, read by label (gang_lib's gang_bound reads the whole namespace).
+bound_of() {
+  kubectl get pods -n "$NS" -l "tarema.io/gang-e2e=$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c .
+}
+mk() { # name size min cpu
+  GANG_POD_PATCH=$(patch) gang_create podgroup "$NS" "$1" "$2" "$3" "$SCHED" "$4" 64Mi
+}
+groups_of() { # gang name -> "group count" lines
+  kubectl get pods -n "$NS" -l "tarema.io/gang-e2e=$1" -o json |
+    jq -r --arg p "$P" '.items[] | .spec.nodeName // "" | select(. != "") | ltrimstr($p) | sub("-[0-9]+$"; "")' | sort | uniq -c | awk '{print $2, $1}'
+}
+wait_bound() { # NAME N SECONDS
+  local deadline=$(($(date +%s) + $3))
+  while [ "$(bound_of "$1")" -lt "$2" ]; do
+    [ "$(date +%s)" -ge "$deadline" ] && return 1
+    sleep 0.3
+  done
+}
+pg_field() { kubectl get podgroup -n "$NS" "$1" -o json | jq -r "$2"; }
+pg_events() { kubectl get events.events.k8s.io -n "$NS" -o json | jq -r --arg n "$1" '.items[] | select(.regarding.kind == "PodGroup" and .regarding.name == $n) | "\(.reason): \(.note)"'; }
+
+gang_aon_monitor_start "$NS" "$WORK/aon"
+
+# ---- 1. gangs of 3, 8 and 20 --------------------------------------------------------------------
+mk g3 3 3 2
+mk g8 8 8 1
+if wait_bound g3 3 60 && wait_bound g8 8 60; then pass "gangs of 3 and 8 bound whole"; else fail "gangs of 3 and 8 bound whole" "$(gang_counts "$NS")"; fi
+g=$(groups_of g3 | tr '\n' ' ')
+if [ "$g" = "c2 3 " ]; then pass "the gang of the fast task stays in group c2"; else fail "the gang of the fast task stays in group c2" "groups: $g"; fi
+g=$(groups_of g8 | tr '\n' ' ')
+if [ "$g" = "c2 8 " ]; then pass "the second gang of the fast task stays in group c2 too"; else fail "the second gang of the fast task stays in group c2 too" "groups: $g"; fi
+# c2 has 32 - 6 - 8 = 18 cores left (8 or 9 pods of 2, as the odd cores fall): 20 pods of 2
+# cores cannot stay in one group; the best group for the task after c2 is n2 (distance 2).
+mk g20 20 20 2
+if wait_bound g20 20 60; then pass "gang of 20 bound whole"; else fail "gang of 20 bound whole" "$(gang_counts "$NS")"; fi
+g=$(groups_of g20 | tr '\n' ' ')
+c2=$(groups_of g20 | awk '$1 == "c2" {print $2}')
+if [ "${c2:-0}" -ge 8 ] && [ "$(groups_of g20 | awk '$1 != "c2" {print $1}')" = n2 ]; then pass "gang of 20 spills only as it must: c2 filled first ($c2), the rest in n2"; else fail "gang of 20 spills only as it must: c2 filled first, the rest in n2" "groups: $g"; fi
+kubectl delete pods -n "$NS" -l 'tarema.io/gang-e2e in (g3,g8,g20)' --wait=false >/dev/null
+wait_for 60 bash -c "[ \$(kubectl get pods -n $NS -o name | wc -l) = 0 ]"
+
+# ---- 2. too big: none bound, nothing held ----------------------------------------------------
+TASK="1 1 1"
+mk big 16 16 8 # 16 x 8 cores: only the 4 n2 and 2 c2 nodes hold 8 cores (8 pods)
+sleep 5
+b=$(bound_of big)
+if [ "$b" = 0 ]; then pass "a gang larger than the free capacity: none bound"; else fail "a gang larger than the free capacity: none bound" "bound $b"; fi
+said_why() { [ "$(pg_field big .status.phase)" = Scheduling ] && grep -q "fit at once" <<<"$(pg_field big '.status.message // ""')"; }
+if wait_for 30 said_why; then pass "its PodGroup is Scheduling and says why"; else fail "its PodGroup is Scheduling and says why" "$(pg_field big .status)"; fi
+b=$(bound_of big)
+if [ "$b" = 0 ]; then pass "once all 16 exist: still none bound"; else fail "once all 16 exist: still none bound" "bound $b"; fi
+if pg_events big | grep -q "^FailedScheduling: .*Insufficient cpu"; then pass "FailedScheduling event on the PodGroup"; else fail "FailedScheduling event on the PodGroup" "$(pg_events big)"; fi
+pod_json "$NS" plain "$SCHED" 16 1Gi '{}' "$ID" | jq -c --arg id "$ID" '.spec.nodeSelector = {"tarema.io/e2e": $id}' | kubectl create -f - >/dev/null
+if wait_for 30 bash -c "[ -n \"\$(kubectl get pod -n $NS plain -o jsonpath='{.spec.nodeName}')\" ]"; then pass "nothing held: a 16-core pod still fits a c2 node"; else fail "nothing held: a 16-core pod still fits a c2 node"; fi
+kubectl delete pod -n "$NS" plain --wait=false >/dev/null 2>&1
+kubectl delete pods -n "$NS" -l tarema.io/gang-e2e=big --wait=false >/dev/null 2>&1
+
+# ---- 3. two gangs that fit alone, not together -------------------------------------------------
+# 4 x 16 cores each: only the two c2 nodes... so 2 pods of 16 per gang; each gang alone fits
+# (2 c2 nodes), both together do not.
+wait_for 60 bash -c "[ \$(kubectl get pods -n $NS -o name | wc -l) = 0 ]"
+GANG_POD_PATCH=$(patch) gang_group_json podgroup "$NS" ia 2 >"$WORK/ia.json"
+GANG_POD_PATCH=$(patch) gang_group_json podgroup "$NS" ib 2 >>"$WORK/ia.json"
+for i in 1 2; do
+  GANG_POD_PATCH=$(patch) gang_pods_json podgroup "$NS" ia "$i" "$i" "$SCHED" 16 1Gi
+  GANG_POD_PATCH=$(patch) gang_pods_json podgroup "$NS" ib "$i" "$i" "$SCHED" 16 1Gi
+done >>"$WORK/ia.json"
+kubectl create -f "$WORK/ia.json" >/dev/null
+one_done() { [ $(( $(bound_of ia) + $(bound_of ib) )) = 2 ]; }
+if wait_for 60 one_done; then pass "interleaved gangs: one completes"; else fail "interleaved gangs: one completes" "$(gang_counts "$NS")"; fi
+sleep 3
+a=$(bound_of ia)
+b=$(bound_of ib)
+if { [ "$a" = 2 ] && [ "$b" = 0 ]; } || { [ "$a" = 0 ] && [ "$b" = 2 ]; }; then pass "the other waits whole (ia $a, ib $b)"; else fail "the other waits whole" "ia $a ib $b"; fi
+first=ia second=ib
+[ "$a" = 2 ] || { first=ib; second=ia; }
+kubectl delete pods -n "$NS" -l "tarema.io/gang-e2e=$first" --wait=false >/dev/null
+if wait_bound $second 2 60; then pass "after the first leaves, the second completes (no deadlock)"; else fail "after the first leaves, the second completes (no deadlock)" "$(gang_counts "$NS")"; fi
+
+# ---- 4. timeout ------------------------------------------------------------------------------
+GANG_TIMEOUT_S=2 GANG_POD_PATCH=$(patch) gang_create podgroup "$NS" slow 3 3 "$SCHED" 20 1Gi
+to() { pg_events slow | grep -q "^Timeout: gang not placed within scheduleTimeoutSeconds 2"; }
+if wait_for 30 to; then pass "timeout: Timeout event on the PodGroup"; else fail "timeout: Timeout event on the PodGroup" "$(pg_events slow)"; fi
+if [ "$(bound_of slow)" = 0 ]; then pass "timed-out gang: still none bound"; else fail "timed-out gang: still none bound"; fi
+n=$(metric "$PORT" 'tarema_gang_attempts_total{result="timeout"}')
+if [ "${n%.*}" -ge 1 ]; then pass "timeouts counted in tarema_gang_attempts_total"; else fail "timeouts counted in tarema_gang_attempts_total" "$n"; fi
+
+# ---- 5. status of a bound gang -----------------------------------------------------------------
+kubectl delete pods -n "$NS" -l "tarema.io/gang-e2e=$second" --wait=false >/dev/null
+TASK="1 1 1"
+mk st 4 4 1
+wait_bound st 4 60
+running() { [ "$(pg_field st .status.phase)" = Running ] && [ "$(pg_field st .status.running)" = 4 ]; }
+if wait_for 30 running; then pass "PodGroup status: Running, running 4"; else fail "PodGroup status: Running, running 4" "$(pg_field st .status)"; fi
+if pg_events st | grep -q "^Scheduled: gang placed: 4 pod(s) in node group e2"; then pass "Scheduled event on the PodGroup names the node group"; else fail "Scheduled event on the PodGroup names the node group" "$(pg_events st)"; fi
+
+# ---- 6. bad input ----------------------------------------------------------------------------
+mk zero 1 0 100m
+bad() { [ "$(pg_field zero .status.phase)" = Failed ]; }
+if wait_for 30 bad; then pass "minMember 0: phase Failed"; else fail "minMember 0: phase Failed" "$(pg_field zero .status)"; fi
+m=$(pg_field zero '.status.message // ""')
+if grep -q "spec.minMember must be at least 1, got 0" <<<"$m"; then pass "minMember 0: status message says so"; else fail "minMember 0: status message says so" "$m"; fi
+if pg_events zero | grep -q "^Invalid: .*minMember must be at least 1"; then pass "minMember 0: Invalid event"; else fail "minMember 0: Invalid event" "$(pg_events zero)"; fi
+mk short 3 5 100m
+wt() { grep -q "waiting for 2 more pod(s)" <<<"$(pg_field short '.status.message // ""')"; }
+if wait_for 30 wt; then pass "minMember 5 with 3 pods: waits, says 2 more are needed"; else fail "minMember 5 with 3 pods: waits, says 2 more are needed" "$(pg_field short .status)"; fi
+GANG_MIN_RESOURCES='{"cpu": "500"}' GANG_POD_PATCH=$(patch) gang_create podgroup "$NS" huge 2 2 "$SCHED" 100m 64Mi
+mr() { grep -q "minResources cpu 500000 exceeds the free capacity" <<<"$(pg_field huge '.status.message // ""')"; }
+if wait_for 30 mr; then pass "minResources above the free capacity: waits and says so"; else fail "minResources above the free capacity: waits and says so" "$(pg_field huge .status)"; fi
+sleep 2
+z=$(( $(bound_of zero) + $(bound_of short) + $(bound_of huge) ))
+if [ "$z" = 0 ]; then pass "bad input: no pod bound, no capacity held"; else fail "bad input: no pod bound, no capacity held" "$(gang_counts "$NS")"; fi
+if kill -0 "$SCHED_PID" 2>/dev/null; then pass "bad input: the scheduler still runs"; else fail "bad input: the scheduler still runs"; fi
+
+# ---- 8. explain ------------------------------------------------------------------------------
+out=$("$BIN/tarema-scheduler" explain "$NS/short-1" -o json --scheduler-name "$SCHED" 2>"$WORK/explain.err")
+if jq -e '.gang.name == "short" and .gang.minMember == 5 and (.gang.message | test("2 more"))' >/dev/null 2>&1 <<<"$out"; then pass "explain shows the member's gang and why it waits"; else fail "explain shows the member's gang and why it waits" "$(head -c 400 <<<"$out")"; fi
+
+# ---- 7. restart in the middle ------------------------------------------------------------------
+kubectl delete pods -n "$NS" --all --wait=false >/dev/null
+wait_for 60 bash -c "[ \$(kubectl get pods -n $NS -o name | wc -l) = 0 ]"
+for i in 1 2 3 4; do mk "r$i" 6 6 1; done &
+# killed as soon as the first member is bound: the other gangs are being placed or bound
+any_bound() { [ "$(kubectl get pods -n "$NS" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c .)" -ge 1 ]; }
+for _ in $(seq 1 300); do any_bound && break; sleep 0.05; done
+kill -9 "$SCHED_PID"
+wait $! 2>/dev/null # the creating loop
+wait "$SCHED_PID" 2>/dev/null
+mid=$(for i in 1 2 3 4; do printf 'r%s %s/6; ' "$i" "$(bound_of "r$i")"; done)
+if ! start_scheduler "$WORK/sched2.log" --scheduler-name "$SCHED" --qps 2000 --burst 4000; then
+  fail "the scheduler starts again" "$(tail -n 5 "$WORK/sched2.log")"
+fi
+PORT=$SCHED_PORT
+all_r() { for i in 1 2 3 4; do [ "$(bound_of "r$i")" = 6 ] || return 1; done; }
+if wait_for 90 all_r; then pass "restart in the middle: every gang ends whole (at the kill: $mid)"; else fail "restart in the middle: every gang ends whole" "$(gang_counts "$NS")"; fi
+if out=$(check_fit) && [ -z "$out" ]; then pass "no node over its allocatable (nothing double-booked)"; else fail "no node over its allocatable (nothing double-booked)" "$out"; fi
+dup=$(kubectl get events.events.k8s.io -n "$NS" -o json |
+  jq -r '[.items[] | select(.reason == "Scheduled" and .regarding.kind == "Pod") | .regarding.name] | group_by(.) | .[] | select(length > 1) | "\(.[0]) \(length)"' | head -n 3)
+if [ -z "$dup" ]; then pass "no pod bound twice"; else fail "no pod bound twice" "$dup"; fi
+
+verdict=$(gang_aon_monitor_stop)
+rc=$?
+if [ $rc = 0 ]; then pass "all or nothing throughout ($verdict)"; else fail "all or nothing throughout" "$verdict"; fi
+if grep -q "PodGroup API .* not served" "$WORK/sched.log"; then fail "the PodGroup informer ran" "$(grep 'not served' "$WORK/sched.log")"; else pass "the PodGroup informer ran"; fi
+summary

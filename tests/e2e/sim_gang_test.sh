@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# sim_gang_test.sh: gangs and reservations through tarema-sim as a user runs them: the
+# sim/scenarios/gang-resv.yaml scenario on real lotaru data (a gang of 10 MACS2 tasks holding a
+# window in each chipseq run, eager beside it): the Gantt SVG draws the held capacity as hatched
+# bars (an SVG pattern) behind the tasks, the JSON carries the gang waits and the reservation
+# figures (held vs used core-s) consistent with each other; the gang's tasks start together, on
+# the held nodes; bad input names the step and the field. Needs no cluster or database.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+SIM="$BIN/tarema-sim"
+SC="$REPO_ROOT/sim/scenarios"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+if [ -f "$REPO_ROOT/../shared/data/lotaru/chipseq_n1.csv" ]; then
+  check "scenario runs with a gantt" bash -c "'$SIM' --cluster '$SC/cluster-555.yaml' --workload '$SC/gang-resv.yaml' --gantt '$TMP/g.svg' --json > '$TMP/r.json'"
+  check "svg defines the hatch pattern" grep -q '<pattern id="resv-hatch"' "$TMP/g.svg"
+  check "svg fills reservations with it" grep -q 'class="reservation"[^>]*fill="url(#resv-hatch)"' "$TMP/g.svg"
+  check "reservations drawn before the tasks" bash -c "awk '/class=\"reservation\"/{r=NR} /<title>chipseq:/{if(!t)t=NR} END{exit !(r && t && r < t)}' '$TMP/g.svg'"
+  check "json gang and reservation figures" python3 - "$TMP/r.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+g, r = d["gangs"], d["reservations"]
+assert g["count"] == 3 and g["started"] == 3, g
+assert all(x["size"] == 10 and x["wait_s"] >= 0 for x in g["list"]), g
+assert r["admitted"] + r["failed"] == 3, r
+assert r["held_core_s"] > 0 and 0 < r["used_core_s"] <= r["held_core_s"], r
+close = lambda a, b: abs(a - b) <= 1e-6 * max(1.0, abs(a))  # the JSON keeps 10 digits
+held = sum(x["held_core_s"] for x in r["list"] if x["phase"] != "Failed")
+assert close(held, r["held_core_s"]), (held, r["held_core_s"])
+for x in r["list"]:
+    assert x["phase"] in ("Released", "Expired", "Failed"), x   # nothing left held
+    if x["phase"] != "Failed":
+        assert sum(n["pods"] for n in x["nodes"]) == 10, x
+        assert x["start_s"] <= x["released_s"] <= x["end_s"], x
+        span = x["released_s"] - x["start_s"]
+        assert close(x["held_core_s"], sum(n["cores"] for n in x["nodes"]) * span), x
+PY
+  check "table summary lines" bash -c "'$SIM' --cluster '$SC/cluster-555.yaml' --workload '$SC/gang-resv.yaml' | grep -E '^gangs: 3 started of 3' && '$SIM' --cluster '$SC/cluster-555.yaml' --workload '$SC/gang-resv.yaml' | grep -E '^reservations: 3 admitted .* held [0-9]+ core-s, used [0-9]+ core-s'"
+  check "isolate keeps the figures" bash -c "'$SIM' --cluster '$SC/cluster-555.yaml' --workload '$SC/gang-resv.yaml' --isolate --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"gangs\"][\"count\"]==3 and d[\"reservations\"][\"admitted\"]+d[\"reservations\"][\"failed\"]==3'"
+else
+  echo "skip: ../shared/data/lotaru not present"
+fi
+
+cat > "$TMP/c.yaml" <<'EOF2'
+node_types:
+  - {name: a, count: 2, cores: 4, memory: 8Gi, bench: {cpu: 300, mem: 10000, io: 500}}
+EOF2
+bad() { # name, process line, expected message part
+  printf 'workflows:\n  - name: w\n    requests: {cpu: 2, memory: 1Gi}\n    processes:\n%s\n' "$2" > "$TMP/w.yaml"
+  check "$1" bash -c "out=\$('$SIM' --cluster '$TMP/c.yaml' --workload '$TMP/w.yaml' 2>&1); rc=\$?; echo \"\$out\"; [ \$rc = 1 ] && grep -qF -- '$3' <<<\"\$out\""
+}
+bad "gang 0" "      - {name: mpi, gang: 0, runtime: {a: 5}}" "process mpi: gang must be from 1 to 1000000 tasks, got 0"
+bad "gang larger than the cluster" "      - {name: mpi, gang: 9, runtime: {a: 5}}" "process mpi: gang 9 is larger than the cluster: at most 4 tasks"
+bad "reservation larger than the cluster" "      - {name: st, instances: 6, runtime: {a: 5}, reservation: {start: 1, duration: 5}}" "process st: reservation for 6 tasks is larger than the cluster"
+bad "negative offset" "      - {name: st, instances: 1, runtime: {a: 5}, reservation: {start: -1, duration: 5}}" "process st: reservation: start must not be negative"
+summary

@@ -1,0 +1,366 @@
+/* gang_live_test.c: the live gang side against a fake API server on 127.0.0.1: a gang's first
+ * bind goes alone; when it is refused, the other members' reservations are undone without a
+ * bind ever being sent for them, and the whole gang goes to backoff (never a partial gang left
+ * bound); when it succeeds, the others are bound. And a gang past scheduleTimeoutSeconds is
+ * moved from unschedulable to backoff by the clock. */
+#include <arpa/inet.h>
+#include <stdarg.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "fake_http.h"
+#include "harness.h"
+#include "lib/kube.h"
+#include "scheduler/gang_live.h"
+#include "scheduler/gang_plugin.h"
+#include "scheduler/podspec.h"
+#include "scheduler/policy.h"
+
+static struct {
+    int fd, port;
+    volatile int stop;
+    pthread_mutex_t mu;
+    const char *first_bind_status; /* the answer to the first binding POST */
+    int binds, others;
+} fk = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void serve_one(int c) {
+    char head[8192];
+    char *body = fake_http_read(c, head, sizeof head);
+    if (!body)
+        return;
+    free(body);
+    const char *status = "201 Created";
+    pthread_mutex_lock(&fk.mu);
+    if (strncmp(head, "POST ", 5) == 0 && strstr(head, "/binding ")) {
+        if (fk.binds == 0)
+            status = fk.first_bind_status;
+        fk.binds++;
+    } else {
+        fk.others++; /* events, status patches */
+    }
+    pthread_mutex_unlock(&fk.mu);
+    char hdr[512];
+    snprintf(hdr, sizeof hdr,
+             "HTTP/1.1 %s\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+             "Connection: close\r\n\r\n{}",
+             status);
+    send(c, hdr, strlen(hdr), MSG_NOSIGNAL);
+}
+
+static void *server_main(void *arg) {
+    (void)arg;
+    while (!fk.stop) {
+        struct pollfd p = {fk.fd, POLLIN, 0};
+        if (poll(&p, 1, 20) <= 0)
+            continue;
+        int c = accept(fk.fd, NULL, NULL);
+        if (c < 0)
+            continue;
+        serve_one(c);
+        close(c);
+    }
+    return NULL;
+}
+
+static pthread_t server_start(const char *first_bind_status) {
+    fk.fd = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(fk.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    bind(fk.fd, (struct sockaddr *)&a, sizeof a);
+    listen(fk.fd, 16);
+    socklen_t len = sizeof a;
+    getsockname(fk.fd, (struct sockaddr *)&a, &len);
+    fk.port = ntohs(a.sin_port);
+    fk.first_bind_status = first_bind_status;
+    fk.binds = fk.others = 0;
+    fk.stop = 0;
+    pthread_t t;
+    pthread_create(&t, NULL, server_main, NULL);
+    return t;
+}
+
+static void server_stop(pthread_t t) {
+    fk.stop = 1;
+    pthread_join(t, NULL);
+    close(fk.fd);
+}
+
+static int binds_seen(void) {
+    pthread_mutex_lock(&fk.mu);
+    int n = fk.binds;
+    pthread_mutex_unlock(&fk.mu);
+    return n;
+}
+
+/* The scheduler as loop.c wires it: queue, cache, framework, binder, gang side. */
+typedef struct world {
+    tm_kube *k;
+    sched_queue *q;
+    sched_cache *c;
+    sched_framework *fw;
+    sched_binder *b;
+    sched_gang_live *gl;
+    tm_metrics *reg;
+    int results, failures;
+} world;
+
+static int cmp(void *ud, const sched_pod *a, const sched_pod *b) {
+    (void)ud;
+    return strcmp(a->uid, b->uid);
+}
+
+/* loop.c's on_bind: the gang side first, then the pod's own outcome. */
+static void on_bind(void *ud, const char *ns, const char *name, const char *uid, const char *node,
+                    int status, const tm_err *err) {
+    (void)ns, (void)name, (void)node;
+    world *w = ud;
+    w->results++;
+    sched_gang_live_bind_result(w->gl, uid, err == NULL, status, 0);
+    if (!err) {
+        sched_queue_done(w->q, uid);
+    } else {
+        w->failures++;
+        sched_cache_forget(w->c, uid);
+        sched_queue_backoff(w->q, uid, 0);
+    }
+}
+
+static json_t *J(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static json_t *J(const char *fmt, ...) {
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    json_error_t je;
+    json_t *j = json_loads(buf, 0, &je);
+    if (!j)
+        printf("    bad JSON: %s\n", je.text);
+    return j;
+}
+
+static void world_new(world *w, int timeout_s) {
+    tm_err err = {0};
+    memset(w, 0, sizeof *w);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", fk.port);
+    tm_kube_config cfg = {.server = url};
+    w->k = tm_kube_new(&cfg, &err);
+    w->reg = tm_metrics_new();
+    w->q = sched_queue_new(cmp, NULL, 1000, 8000);
+    w->c = sched_cache_new("tarema", NULL, NULL, NULL, &err);
+    w->fw = sched_policy_new("tarema", &err);
+    w->b = sched_binder_new(w->k, "tarema", "test", on_bind, w);
+    w->gl = sched_gang_live_new(w->q, w->c, w->fw, w->b, w->reg, &err);
+    CHECKF(w->gl != NULL, "%s", err.msg);
+    CHECK(sched_gang_plugin_add(w->fw, sched_gang_live_registry(w->gl), &err) == 0);
+    for (int i = 1; i <= 3; i++) {
+        json_t *n = J("{\"metadata\":{\"name\":\"n%d\"},\"status\":{\"allocatable\":{\"cpu\":\"4\","
+                      "\"memory\":\"8Gi\",\"pods\":\"110\"},\"conditions\":[{\"type\":\"Ready\","
+                      "\"status\":\"True\"}]}}",
+                      i);
+        CHECK(sched_cache_node_event(w->c, TM_WATCH_ADDED, n, NULL, &err) == 0);
+        json_decref(n);
+    }
+    json_t *pg = J("{\"metadata\":{\"name\":\"mpi\",\"namespace\":\"hpc\"},\"spec\":{"
+                   "\"minMember\":3,\"scheduleTimeoutSeconds\":%d}}",
+                   timeout_s);
+    CHECK(sched_gang_live_podgroup_event(w->gl, TM_WATCH_ADDED, pg, 0));
+    json_decref(pg);
+}
+
+/* Adds member i of gang mpi asking for cpu cores, as the informer and the cache would. */
+static void add_member(world *w, int i, const char *cpu) {
+    tm_err err = {0};
+    json_t *p = J("{\"metadata\":{\"name\":\"mpi-%d\",\"namespace\":\"hpc\",\"uid\":\"u%d\","
+                  "\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"mpi\"}},\"spec\":{"
+                  "\"schedulerName\":\"tarema\",\"containers\":[{\"name\":\"c\",\"resources\":"
+                  "{\"requests\":{\"cpu\":\"%s\"}}}]}}",
+                  i, i, cpu);
+    sched_gang_live_pod_event(w->gl, TM_WATCH_ADDED, p, 0);
+    sched_pod *sp = sched_pod_from_json(sched_cache_snapshot(w->c), p, NULL, &err);
+    CHECK(sp && sched_queue_add(w->q, sp, 0) == 0);
+    json_decref(p);
+}
+
+static void world_free(world *w) {
+    tm_kube_free(w->k);
+    sched_gang_live_free(w->gl);
+    sched_binder_free(w->b);
+    sched_queue_free(w->q);
+    sched_framework_free(w->fw);
+    sched_cache_free(w->c);
+    tm_metrics_free(w->reg);
+}
+
+static void run_until(world *w, int results, int max_ms) {
+    tm_err err = {0};
+    for (int waited = 0; w->results < results && waited < max_ms; waited += 20)
+        tm_kube_run(w->k, 20, &err);
+}
+
+static void test_first_bind_refused_undoes_the_rest(void) {
+    pthread_t t = server_start("409 Conflict");
+    world w;
+    world_new(&w, 0);
+    for (int i = 1; i <= 3; i++)
+        add_member(&w, i, "3");
+    sched_pod *p = sched_queue_pop(w.q, 0);
+    CHECK(p && sched_gang_live_cycle(w.gl, p, 0));
+    CHECK_INT(sched_cache_assumed_count(w.c), 3); /* all three placed and reserved at once */
+    run_until(&w, 1, 3000);
+    tm_err err = {0};
+    for (int i = 0; i < 10; i++) /* give any wrongly started bind time to arrive */
+        tm_kube_run(w.k, 20, &err);
+    CHECK_INT(w.results, 1);
+    CHECK_INT(binds_seen(), 1); /* the others were never sent */
+    CHECK_INT(sched_cache_assumed_count(w.c), 0);
+    CHECK_INT(sched_snapshot_pod_count(sched_cache_snapshot(w.c)), 0); /* nothing held */
+    CHECK_INT(sched_queue_count(w.q, SCHED_Q_BACKOFF), 3);             /* the whole gang */
+    sched_gang *g = sched_gang_registry_get(sched_gang_live_registry(w.gl), "podgroup/hpc/mpi");
+    CHECK(g && sched_gang_count(g, SCHED_GANG_POD_PENDING) == 3);
+    CHECK(g && strstr(g->message, "the other 2 reservation(s) undone") != NULL);
+    world_free(&w);
+    server_stop(t);
+}
+
+static void test_first_bind_ok_binds_the_rest(void) {
+    pthread_t t = server_start("201 Created");
+    world w;
+    world_new(&w, 0);
+    for (int i = 1; i <= 3; i++)
+        add_member(&w, i, "3");
+    sched_pod *p = sched_queue_pop(w.q, 0);
+    CHECK(p && sched_gang_live_cycle(w.gl, p, 0));
+    run_until(&w, 3, 3000);
+    CHECK_INT(w.results, 3);
+    CHECK_INT(w.failures, 0);
+    CHECK_INT(binds_seen(), 3);
+    CHECK_INT(sched_queue_count(w.q, SCHED_Q_BACKOFF) + sched_queue_count(w.q, SCHED_Q_ACTIVE), 0);
+    world_free(&w);
+    server_stop(t);
+}
+
+/* Two members of a gang of 3 exist: they wait unschedulable; past the 2 s timeout the clock
+ * moves them to backoff with a Timeout. */
+static void test_timeout_moves_the_gang_to_backoff(void) {
+    pthread_t t = server_start("201 Created");
+    world w;
+    world_new(&w, 2);
+    add_member(&w, 1, "1");
+    add_member(&w, 2, "1");
+    sched_pod *p = sched_queue_pop(w.q, 1000);
+    CHECK(p && sched_gang_live_cycle(w.gl, p, 1000));
+    CHECK_INT(sched_queue_count(w.q, SCHED_Q_UNSCHEDULABLE), 2);
+    sched_gang_live_check_timeouts(w.gl, 2999);
+    CHECK_INT(sched_queue_count(w.q, SCHED_Q_UNSCHEDULABLE), 2);
+    sched_gang_live_check_timeouts(w.gl, 3000);
+    CHECK_INT(sched_queue_count(w.q, SCHED_Q_BACKOFF), 2);
+    sched_gang *g = sched_gang_registry_get(sched_gang_live_registry(w.gl), "podgroup/hpc/mpi");
+    CHECK(g && g->timeouts == 1);
+    CHECKF(g && strstr(g->message, "not placed within scheduleTimeoutSeconds 2") &&
+               strstr(g->message, "waiting for 1 more pod(s)"),
+           "%s", g ? g->message : "");
+    CHECK_INT(binds_seen(), 0);
+    world_free(&w);
+    server_stop(t);
+}
+
+/* The Gang plugin at the framework's points: PreEnqueue keeps a short gang out and says why,
+ * Permit refuses a member placed outside its gang's cycle, QueueSort puts the older gang first. */
+static void test_plugin_points(void) {
+    pthread_t t = server_start("201 Created");
+    world w;
+    world_new(&w, 0);
+    add_member(&w, 1, "1");
+    add_member(&w, 2, "1");
+    sched_snapshot *s = sched_cache_snapshot(w.c);
+    const sched_pod *p1 = sched_queue_get(w.q, "u1");
+    char msg[512];
+    CHECK_INT(sched_framework_pre_enqueue(w.fw, s, p1, 0, msg, sizeof msg),
+              SCHED_STATUS_UNSCHEDULABLE);
+    CHECKF(strstr(msg, "Gang: gang podgroup/hpc/mpi: 2 pod(s) exist, minMember 3: waiting for 1 "
+                       "more pod(s)") != NULL,
+           "%s", msg);
+    add_member(&w, 3, "1");
+    CHECK_INT(sched_framework_pre_enqueue(w.fw, s, p1, 0, msg, sizeof msg), SCHED_STATUS_OK);
+    /* a member scheduled alone (not by its gang's cycle) is refused at Permit */
+    tm_err err = {0};
+    sched_decision d;
+    CHECK(sched_framework_schedule(w.fw, s, p1, 0, &d, &err) == 0 && d.node >= 0);
+    CHECK(sched_framework_reserve(w.fw, s, p1, d.node, &err) == 0);
+    CHECK_INT(sched_framework_permit(w.fw, s, p1, d.node, 0, NULL, msg, sizeof msg, &err),
+              SCHED_STATUS_UNSCHEDULABLE);
+    CHECKF(strstr(msg, "a member is bound only with its gang") != NULL, "%s", msg);
+    CHECK_INT(sched_snapshot_pod_count(s), 0); /* the reject unreserved it */
+    /* QueueSort: a pod of a gang seen later goes after every member of the older gang */
+    json_t *pg = J("{\"metadata\":{\"name\":\"late\",\"namespace\":\"hpc\"},\"spec\":{"
+                   "\"minMember\":1}}");
+    sched_gang_live_podgroup_event(w.gl, TM_WATCH_ADDED, pg, 50);
+    json_decref(pg);
+    json_t *lp = J("{\"metadata\":{\"name\":\"late-1\",\"namespace\":\"hpc\",\"uid\":\"a0\","
+                   "\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"late\"}},\"spec\":{"
+                   "\"schedulerName\":\"tarema\"}}");
+    sched_gang_live_pod_event(w.gl, TM_WATCH_ADDED, lp, 50);
+    sched_pod *late = sched_pod_from_json(s, lp, NULL, &err);
+    CHECK(late && sched_framework_queue_cmp(w.fw, s, p1, late) < 0);
+    CHECK(late && sched_framework_queue_cmp(w.fw, s, late, p1) > 0);
+    sched_pod_free(late);
+    json_decref(lp);
+    world_free(&w);
+    server_stop(t);
+}
+
+/* The watch showed a member Running before its bind's answer came: the answer must not move it
+ * back to bound (seen in e2e: PodGroup status stuck at running 3 of 4). */
+static void test_late_bind_answer_keeps_running(void) {
+    pthread_t t = server_start("201 Created");
+    world w;
+    world_new(&w, 0);
+    add_member(&w, 1, "1");
+    json_t *p = J("{\"metadata\":{\"name\":\"mpi-1\",\"namespace\":\"hpc\",\"uid\":\"u1\","
+                  "\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"mpi\"}},\"spec\":{"
+                  "\"schedulerName\":\"tarema\",\"nodeName\":\"n1\"},\"status\":{\"phase\":"
+                  "\"Running\"}}");
+    sched_gang_live_pod_event(w.gl, TM_WATCH_MODIFIED, p, 0);
+    json_decref(p);
+    sched_gang_live_bind_result(w.gl, "u1", true, 201, 0);
+    sched_gang *g = sched_gang_registry_get(sched_gang_live_registry(w.gl), "podgroup/hpc/mpi");
+    CHECK(g && sched_gang_count(g, SCHED_GANG_POD_RUNNING) == 1);
+    world_free(&w);
+    server_stop(t);
+}
+
+/* After a restart the finished members are not listed (the pod informer leaves finished pods
+ * out): the PodGroup's own counts keep it Finished instead of falling back to Pending. */
+static void test_restart_keeps_finished(void) {
+    pthread_t t = server_start("201 Created");
+    world w;
+    world_new(&w, 0);
+    json_t *pg = J("{\"metadata\":{\"name\":\"mpi\",\"namespace\":\"hpc\"},\"spec\":{"
+                   "\"minMember\":3},\"status\":{\"phase\":\"Finished\",\"succeeded\":3}}");
+    sched_gang_live_podgroup_event(w.gl, TM_WATCH_MODIFIED, pg, 0);
+    json_decref(pg);
+    sched_gang *g = sched_gang_registry_get(sched_gang_live_registry(w.gl), "podgroup/hpc/mpi");
+    CHECK(g && sched_gang_phase_of(g) == SCHED_GANG_FINISHED);
+    CHECK(g && sched_gang_succeeded(g) == 3);
+    world_free(&w);
+    server_stop(t);
+}
+
+int main(void) {
+    RUN(test_restart_keeps_finished);
+    RUN(test_late_bind_answer_keeps_running);
+    RUN(test_plugin_points);
+    RUN(test_first_bind_refused_undoes_the_rest);
+    RUN(test_first_bind_ok_binds_the_rest);
+    RUN(test_timeout_moves_the_gang_to_backoff);
+    return TEST_SUMMARY();
+}
