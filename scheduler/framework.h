@@ -257,12 +257,14 @@ typedef struct sched_plugin {
     sched_status (*pre_enqueue)(void *state, const sched_snapshot *s, const sched_pod *p,
                                 int64_t now_ms, char *msg, size_t size);
     /* PreFilter: once per cycle before Filter. OK (Filter runs on every node), SKIP (Filter is
-     * not called this cycle), UNSCHEDULABLE (every node the built-in filters passed is
-     * rejected with *detail, the reason given by filter_reason), ERROR. */
+     * not called this cycle), UNSCHEDULABLE (every node the filters before it passed is
+     * rejected with *detail, the reason given by filter_reason), ERROR. A plugin may have a
+     * PreFilter without a Filter (it can then only reject every node or nothing). */
     sched_status (*pre_filter)(void *state, const sched_cycle *c, uint32_t *detail, tm_err *err);
     /* Filter: -1 when node index `node` (n) passes, else a detail >= 0 that filter_reason turns
-     * into the node's reason. Runs after the built-in filters, on nodes they passed, in the
-     * order the plugins were added; the first plugin that rejects a node decides its reason. */
+     * into the node's reason. Filter plugins run in the order they were registered (the
+     * in-tree ones first), each only on the nodes the earlier ones passed, so the first that
+     * rejects a node decides its reason. Hooks may be called for the nodes in any order. */
     int (*filter)(void *state, const sched_cycle *c, size_t node, const sched_node *n);
     /* The reason text of a rejection (as in FailedScheduling: "node(s) were reserved"); NULL:
      * "node(s) were rejected by plugin NAME". See also node_reason. */
