@@ -99,6 +99,6 @@ for i in range(300):
 check "wide: auto uses the heuristic" bash -c "'$PL' plan '$TMP/wide.yaml' --cluster '$CL' --json |
   python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"solver\"]==\"heuristic\" and d[\"ilp\"][\"status\"]==\"too-large\" and len(d[\"steps\"])==300, d[\"ilp\"]'"
 bad "wide: forced ILP too large" "more than the 200000 the planner builds" plan "$TMP/wide.yaml" --cluster "$CL" --solver ilp
-bad "unknown command" "unknown command 'submit'" submit "$FX/turbine.yaml"
+bad "unknown command" "unknown command 'launch'" launch "$FX/turbine.yaml"
 
 summary
