@@ -23,9 +23,10 @@ typedef struct ctl {
     tm_leader *leader;
     tm_timer *timer;
     int leading;
-    int nodes_gone; /* a node went away since the last tick: replan everything */
-    json_t *replan; /* "ns/name" -> true: replan at the next tick */
-    json_t *warned; /* one-time warnings already logged */
+    int nodes_gone;  /* a node went away since the last tick: replan everything */
+    json_t *replan;  /* "ns/name" -> true: replan at the next tick */
+    json_t *warned;  /* one-time warnings already logged */
+    json_t *nodesel; /* --node-selector as an object */
     char identity[300];
 } ctl;
 
@@ -243,6 +244,9 @@ static int plan_steps(ctl *c, const json_t *wfobj, const pl_workflow *wf, json_t
     }
     names = NULL;
     nodes = store_array(c->nodes);
+    for (size_t k = json_array_size(nodes); k-- > 0;)
+        if (!pl_selector_match(c->nodesel, json_array_get(nodes, k)))
+            json_array_remove(nodes, k);
     pods = store_array(c->pods);
     resvs = store_array(c->resvs);
     profiles = store_array(c->profiles);
@@ -374,31 +378,35 @@ static void ensure_objects(ctl *c, const json_t *wfobj, const pl_step *s, const 
     }
     json_t *have = tm_informer_get(c->resvs, ns, name);
     if (!have || tm_json_bool(ss, "moved", false)) {
-        if (!have) {
+        json_t *r = NULL;
+        if (have) {
+            json_t *patch =
+                json_pack("{s:o}", "spec", pl_reservation_spec(s, start, end, nodes, np, name));
+            path = tm_kube_path(PL_GV, "reservations", ns, name, NULL);
+            tm_err err = {0};
+            r = tm_kube_patch(c->k, path, TM_PATCH_MERGE, patch, &err);
+            if (!r && err.http_status != 404)
+                tm_warn("patch reservation %s/%s failed err=\"%s\"", ns, name, err.msg);
+            free(path);
+            json_decref(patch);
+        }
+        if (!r) { /* new, or deleted since the informer saw it (a retry releases it) */
             json_t *rv = pl_reservation_object(wfobj, s, start, end, nodes, np);
             path = tm_kube_path(PL_GV, "reservations", ns, NULL, NULL);
             if (create_obj(c, path, rv, name) == -2)
                 warn_once(c, "resv-crd", "Reservation CRD (tarema.io/v1alpha1) not installed");
             free(path);
             json_decref(rv);
-        } else {
-            json_t *patch =
-                json_pack("{s:o}", "spec", pl_reservation_spec(s, start, end, nodes, np, name));
-            path = tm_kube_path(PL_GV, "reservations", ns, name, NULL);
-            tm_err err = {0};
-            json_t *r = tm_kube_patch(c->k, path, TM_PATCH_MERGE, patch, &err);
-            if (!r)
-                tm_warn("patch reservation %s/%s failed err=\"%s\"", ns, name, err.msg);
-            json_decref(r);
-            free(path);
-            json_decref(patch);
         }
+        json_decref(r);
         json_object_del(ss, "moved");
     }
     free(nodes);
     path = tm_kube_path("v1", "pods", ns, NULL, NULL);
     for (int i = 0; i < s->pods; i++) {
         json_t *pod = pl_pod_object(wfobj, s, step_json, i, attempt, c->cfg->scheduler_name);
+        if (json_object_size(c->nodesel))
+            json_object_set(json_object_get(pod, "spec"), "nodeSelector", c->nodesel);
         const char *pn = tm_json_str(pod, "metadata.name", "");
         if (!tm_informer_get(c->pods, ns, pn))
             create_obj(c, path, pod, pn);
@@ -479,7 +487,11 @@ static void write_status(ctl *c, const json_t *wfobj, json_t *status) {
     char *path =
         tm_kube_path(PL_GV, "workflows", ns, tm_json_str(wfobj, "metadata.name", ""), "status");
     /* a merge patch replaces the steps array whole; null deletes what is gone */
-    json_t *patch = json_pack("{s:O}", "status", status);
+    json_t *patch = json_pack("{s:O}", "status", status), *ps = json_object_get(patch, "status");
+    const char *key;
+    json_t *v;
+    json_object_foreach(json_object_get(wfobj, "status"), key, v) if (!json_object_get(status, key))
+        json_object_set_new(ps, key, json_null()); /* gone from status: delete it */
     tm_err err = {0};
     json_t *r = tm_kube_patch(c->k, path, TM_PATCH_MERGE, patch, &err);
     if (!r)
@@ -596,7 +608,11 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
                 set_time(ss, "actualStart", as = sp.first_start);
             if (as >= 0)
                 json_object_set_new(ss, "actualSeconds", json_integer(end - as));
-            if (end < get_time(ss, "end") - c->cfg->slot_s) {
+            int has_next = 0; /* an early end matters only to the steps after it */
+            for (int j = 0; j < wf->nsteps; j++)
+                for (int k = 0; k < wf->steps[j].nafter; k++)
+                    has_next |= wf->steps[j].after[k] == i;
+            if (has_next && end < get_time(ss, "end") - c->cfg->slot_s) {
                 char note[300];
                 snprintf(note, sizeof note, "step %s ended %lld s early: replanning", s->name,
                          (long long)(get_time(ss, "end") - end));
@@ -780,6 +796,11 @@ int pl_ctl_run(const pl_ctl_config *cfg, volatile sig_atomic_t *stop) {
     int rc = 1;
     c.replan = json_object();
     c.warned = json_object();
+    if (!(c.nodesel = pl_selector_parse(cfg->node_selector))) {
+        fprintf(stderr, "tarema-planner: --node-selector '%s': expected k=v[,k=v...]\n",
+                cfg->node_selector);
+        goto out;
+    }
     if (cfg->identity)
         snprintf(c.identity, sizeof c.identity, "%s", cfg->identity);
     else {
@@ -848,5 +869,6 @@ out:
     tm_kube_free(c.k);
     json_decref(c.replan);
     json_decref(c.warned);
+    json_decref(c.nodesel);
     return rc;
 }

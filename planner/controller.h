@@ -37,6 +37,8 @@ typedef struct pl_ctl_config {
     double load_threshold;      /* WARP's: plan only while the predicted load is below; 0 off */
     int tick_ms;                /* reconcile period (default 1000) */
     int leader_elect;           /* 0: act at once (tests, a single replica) */
+    const char *node_selector;  /* "k=v,...": plan on these nodes only, pods get it as their
+                                   nodeSelector; NULL: every node */
 } pl_ctl_config;
 
 /* Runs until *stop becomes non-zero. Returns 0, or 1 with a message on stderr. */

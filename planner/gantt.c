@@ -78,15 +78,23 @@ char *pl_gantt_svg(const pl_cluster *c, const pl_busy *busy, int nbusy, const pl
     b.s[0] = 0;
     json_t *steps = tm_json_path(wfobj, "status.steps"), *ss;
     size_t i;
-    int64_t horizon = 60;
+    /* The chart starts at the earlier of now and the first step's start (a finished plan is
+     * drawn too); busy entries are offsets from now, shifted by off. */
+    int64_t origin = now, horizon = 60;
+    json_array_foreach(steps, i, ss) {
+        int64_t s0 = pl_time_parse(tm_json_str(ss, "start", NULL));
+        if (s0 >= 0 && s0 < origin)
+            origin = s0;
+    }
+    int64_t off = now - origin;
     json_array_foreach(steps, i, ss) {
         int64_t e = pl_time_parse(tm_json_str(ss, "end", NULL));
-        if (e - now > horizon)
-            horizon = e - now;
+        if (e - origin > horizon)
+            horizon = e - origin;
     }
     for (int k = 0; k < nbusy; k++)
-        if (busy[k].until_s > horizon && busy[k].until_s < 4 * horizon)
-            horizon = busy[k].until_s;
+        if (busy[k].until_s + off > horizon && busy[k].until_s + off < 4 * horizon)
+            horizon = busy[k].until_s + off;
     horizon += horizon / 10;
     double xs = (double)WIDTH / (double)horizon;
     int height = TOP + ROW * c->nnodes + 40;
@@ -100,8 +108,9 @@ char *pl_gantt_svg(const pl_cluster *c, const pl_busy *busy, int nbusy, const pl
         "font-size=\"14\">workflow ",
         LEFT + WIDTH + 20, height);
     esc(&b, tm_json_str(wfobj, "metadata.name", "?"));
-    put(&b, " (%s): plan over the cluster's occupancy, from now</text>\n",
-        tm_json_str(wfobj, "status.phase", "not planned"));
+    put(&b, " (%s): plan over the cluster's occupancy; now at +%lld:%02lld</text>\n",
+        tm_json_str(wfobj, "status.phase", "not planned"), (long long)(off / 60),
+        (long long)(off % 60));
     for (int n = 0; n < c->nnodes; n++) {
         int y = TOP + n * ROW;
         put(&b, "<text x=\"10\" y=\"%d\">", y + 16);
@@ -118,7 +127,7 @@ char *pl_gantt_svg(const pl_cluster *c, const pl_busy *busy, int nbusy, const pl
         put(&b,
             "<rect class=\"busy\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
             "fill=\"#bbb\" opacity=\"0.7\"/>\n",
-            LEFT + e->from_s * xs, TOP + e->node * ROW + (ROW - 2 - h),
+            LEFT + (e->from_s + off) * xs, TOP + e->node * ROW + (ROW - 2 - h),
             (e->until_s - e->from_s) * xs, h < 1 ? 1 : h);
     }
     for (int k = 0; k < nresv; k++) {
@@ -126,15 +135,14 @@ char *pl_gantt_svg(const pl_cluster *c, const pl_busy *busy, int nbusy, const pl
         put(&b,
             "<rect class=\"reservation\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
             "fill=\"url(#hatch)\" stroke=\"#777\"/>\n",
-            LEFT + e->from_s * xs, TOP + e->node * ROW, (e->until_s - e->from_s) * xs, ROW - 2);
+            LEFT + (e->from_s + off) * xs, TOP + e->node * ROW, (e->until_s - e->from_s) * xs,
+            ROW - 2);
     }
     json_array_foreach(steps, i, ss) {
-        int64_t st = pl_time_parse(tm_json_str(ss, "start", NULL)) - now;
-        int64_t en = pl_time_parse(tm_json_str(ss, "end", NULL)) - now;
-        if (en <= 0)
+        int64_t st = pl_time_parse(tm_json_str(ss, "start", NULL)) - origin;
+        int64_t en = pl_time_parse(tm_json_str(ss, "end", NULL)) - origin;
+        if (st < 0 || en <= st)
             continue;
-        if (st < 0)
-            st = 0;
         json_t *nodes = json_object_get(ss, "nodes"), *nn;
         size_t k;
         json_array_foreach(nodes, k, nn) {
@@ -153,6 +161,8 @@ char *pl_gantt_svg(const pl_cluster *c, const pl_busy *busy, int nbusy, const pl
             put(&b, "</text>\n");
         }
     }
+    put(&b, "<line class=\"now\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"red\"/>\n",
+        LEFT + off * xs, TOP - 4, LEFT + off * xs, TOP + c->nnodes * ROW);
     int y = TOP + c->nnodes * ROW + 16;
     for (int t = 0; t <= 10; t++) {
         int64_t s = horizon * t / 10;

@@ -1,6 +1,7 @@
 /* gantt.h: a Workflow's plan as an SVG Gantt chart (pure: a string out).
  *
- * One row per node; the x axis runs from now to the plan's end. Grey bars: what already holds
+ * One row per node; the x axis runs from the earlier of now and the first step's start to the
+ * plan's end. Grey bars: what already holds
  * capacity (pods and other reservations, the planner's busy entries), their height the share
  * of the node's cores they hold; hatched: the other reservations' windows; coloured and
  * labelled: this workflow's steps on their nodes, from status.steps. */

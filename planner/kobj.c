@@ -230,3 +230,32 @@ int pl_pod_gated(const json_t *pod) {
     json_array_foreach(g, i, e) if (!strcmp(tm_json_str(e, "name", ""), PL_GATE)) return 1;
     return 0;
 }
+
+json_t *pl_selector_parse(const char *sel) {
+    json_t *o = json_object();
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", sel ? sel : "");
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t && o; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        if (!eq || eq == t) {
+            json_decref(o);
+            return NULL;
+        }
+        *eq = 0;
+        json_object_set_new(o, t, json_string(eq + 1));
+    }
+    return o;
+}
+
+int pl_selector_match(const json_t *sel, const json_t *obj) {
+    json_t *labels = tm_json_path(obj, "metadata.labels");
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)sel, k, v) {
+        json_t *l = json_object_get(labels, k);
+        if (!json_is_string(l) || strcmp(json_string_value(l), json_string_value(v)))
+            return 0;
+    }
+    return 1;
+}

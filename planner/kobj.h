@@ -71,6 +71,11 @@ json_t *pl_reservation_spec(const pl_step *s, int64_t start, int64_t end, const 
 json_t *pl_pod_object(const json_t *wfobj, const pl_step *s, const json_t *step_json, int i,
                       int attempt, const char *scheduler_name);
 
+/* "k=v,k2=v2" (NULL or "": everything) as an object, NULL when malformed; and whether an
+ * object's metadata.labels match it. */
+json_t *pl_selector_parse(const char *sel);
+int pl_selector_match(const json_t *sel, const json_t *obj);
+
 /* True when a pod still carries the planner's scheduling gate. */
 int pl_pod_gated(const json_t *pod);
 

@@ -46,7 +46,8 @@ static void usage(FILE *f) {
             "  --json               print the plan as JSON\n"
             "       tarema-planner run [--namespace NS] [--cycle 10m] [--slot 60s]\n"
             "                  [--time-limit 10s] [--retries N] [--load-threshold 0.5]\n"
-            "                  [--scheduler-name tarema] [--leader-elect=false] [--kubeconfig F]\n"
+            "                  [--scheduler-name tarema] [--leader-elect true|false]\n"
+            "                  [--node-selector k=v,...] [--identity ID] [--kubeconfig F]\n"
             "       tarema-planner submit FILE [--namespace NS] [--deployment D] [--retries N]\n"
             "                  [--dry-run] [--wait 30s]\n"
             "       tarema-planner list | show NAME | cancel NAME | gantt NAME --svg FILE\n"
@@ -76,6 +77,7 @@ static int cmd_run(int argc, char **argv) {
                                              {"load-threshold", required_argument, 0, 'l'},
                                              {"tick", required_argument, 0, 'T'},
                                              {"leader-elect", required_argument, 0, 'e'},
+                                             {"node-selector", required_argument, 0, 'N'},
                                              {0, 0, 0, 0}};
     pl_ctl_config cfg = {.lease_ns = "default",
                          .lease_name = "tarema-planner",
@@ -130,6 +132,9 @@ static int cmd_run(int argc, char **argv) {
             cfg.load_threshold = atof(optarg);
             if (cfg.load_threshold < 0 || cfg.load_threshold > 1)
                 return fail("--load-threshold must be from 0 (off) to 1, e.g. 0.5");
+            break;
+        case 'N':
+            cfg.node_selector = optarg;
             break;
         case 'e':
             if (strcmp(optarg, "true") && strcmp(optarg, "false"))
