@@ -351,6 +351,7 @@ json_t *sched_cache_pod_transform(void *cache, json_t *obj) {
                                             "schedulingGates",
                                             "runtimeClassName",
                                             "hostNetwork",
+                                            "activeDeadlineSeconds", /* reservations' backfill */
                                             NULL};
     const json_t *meta = json_object_get(obj, "metadata");
     json_t *m = pick(meta, meta_keys);

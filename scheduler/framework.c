@@ -20,21 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scheduler/framework_internal.h"
 #include "scheduler/volumes.h"
-
-struct sched_framework {
-    sched_plugin pl;
-    uint8_t *status;  /* sched_filter_id per node */
-    uint32_t *detail; /* filter detail per node */
-    int64_t *score;   /* raw score per feasible node */
-    uint32_t *feas;   /* indices of the feasible nodes of the cycle */
-    int64_t *fscore;  /* their scores, parallel to feas */
-    size_t cap, n_nodes;
-    sched_cycle cyc;
-    bool have_cycle;
-    int64_t min_score, max_score;
-    sched_prefilter *pf;
-};
 
 struct sched_prefilter {
     bool ports_on, spread_on, interpod_on, volume_on; /* which cluster-wide filters run */
@@ -490,7 +477,8 @@ sched_framework *sched_framework_new(const sched_plugin *plugin, tm_err *err) {
         tm_err_set(err, "out of memory creating the scheduling framework");
         return NULL;
     }
-    fw->pl = *plugin;
+    fw->plugins[0] = *plugin;
+    fw->n_plugins = 1;
     if (!(fw->pf = sched_prefilter_new())) {
         sched_framework_free(fw);
         tm_err_set(err, "out of memory creating the scheduling framework");
@@ -502,8 +490,12 @@ sched_framework *sched_framework_new(const sched_plugin *plugin, tm_err *err) {
 void sched_framework_free(sched_framework *fw) {
     if (!fw)
         return;
-    if (fw->pl.free_state)
-        fw->pl.free_state(fw->pl.state);
+    for (size_t k = fw->n_plugins; k-- > 0;)
+        if (fw->plugins[k].free_state)
+            fw->plugins[k].free_state(fw->plugins[k].state);
+    for (size_t i = 0; i < fw->n_waiting; i++)
+        free(fw->waiting[i].uid);
+    free(fw->waiting);
     free(fw->status);
     free(fw->detail);
     free(fw->score);
@@ -514,7 +506,7 @@ void sched_framework_free(sched_framework *fw) {
 }
 
 const char *sched_framework_name(const sched_framework *fw) {
-    return fw->pl.name;
+    return fw->plugins[0].name;
 }
 
 static int ensure_cap(sched_framework *fw, size_t n, tm_err *err) {
@@ -732,6 +724,51 @@ static size_t scan_plain(sched_framework *fw, const sched_snapshot *s, const sch
     return scan_plain_f(fw, s, p, cols, x, true);
 }
 
+/* PreFilter and Filter of the added plugins, after the built-in filters: each active plugin
+ * checks the nodes still feasible, so the first filter that rejects a node decides its
+ * reason. Returns the new feasible count, SIZE_MAX with err on a PreFilter error. */
+static size_t plugins_filter(sched_framework *fw, size_t nf, tm_err *err) {
+    for (size_t k = 1; k < fw->n_plugins; k++) {
+        const sched_plugin *pl = &fw->plugins[k];
+        fw->filter_on[k] = false;
+        uint32_t d = 0;
+        sched_status st =
+            pl->pre_filter ? pl->pre_filter(pl->state, &fw->cyc, &d, err) : SCHED_STATUS_OK;
+        if (st == SCHED_STATUS_ERROR) {
+            tm_err_wrap(err, "pre-filter %s of pod %s/%s", pl->name, fw->cyc.pod->ns,
+                        fw->cyc.pod->name);
+            return SIZE_MAX;
+        }
+        if (st == SCHED_STATUS_UNSCHEDULABLE) { /* every node still feasible is rejected */
+            for (size_t j = 0; j < nf; j++) {
+                fw->status[fw->feas[j]] = (uint8_t)(SCHED_FILTER_PLUGIN + k);
+                fw->detail[fw->feas[j]] = d;
+            }
+            nf = 0;
+            continue;
+        }
+        fw->filter_on[k] = st == SCHED_STATUS_OK && pl->filter;
+    }
+    for (size_t k = 1; k < fw->n_plugins; k++) {
+        if (!fw->filter_on[k])
+            continue;
+        const sched_plugin *pl = &fw->plugins[k];
+        size_t keep = 0;
+        for (size_t j = 0; j < nf; j++) {
+            uint32_t i = fw->feas[j];
+            int r = pl->filter(pl->state, &fw->cyc, i, sched_snapshot_node(fw->cyc.snap, i));
+            if (r >= 0) {
+                fw->status[i] = (uint8_t)(SCHED_FILTER_PLUGIN + k);
+                fw->detail[i] = (uint32_t)r;
+            } else {
+                fw->feas[keep++] = i;
+            }
+        }
+        nf = keep;
+    }
+    return nf;
+}
+
 int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
                              int64_t now_ms, sched_decision *d, tm_err *err) {
     memset(d, 0, sizeof *d);
@@ -742,28 +779,38 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
     if (ensure_cap(fw, n, err) != 0)
         return -1;
     fw->n_nodes = n;
-    fw->cyc = (sched_cycle){.snap = s, .pod = p, .now_ms = now_ms};
+    fw->cyc = (sched_cycle){.snap = s, .pod = p, .now_ms = now_ms, .fw = fw};
     sched_task_resolve(s, p, &fw->cyc.task);
     if (sched_prefilter_compute(fw->pf, s, p, err) != 0)
         return tm_err_wrap(err, "pre-filter of pod %s/%s", p->ns, p->name);
     const sched_prefilter *pf =
         fw->pf->ports_on || fw->pf->spread_on || fw->pf->interpod_on || fw->pf->volume_on ? fw->pf
                                                                                           : NULL;
-    if (fw->pl.pre_score && fw->pl.pre_score(fw->pl.state, &fw->cyc, err) != 0)
-        return tm_err_wrap(err, "policy %s", fw->pl.name);
-    fw->have_cycle = true;
     sched_node_cols cols;
     sched_snapshot_node_cols(s, &cols);
     scan_ctx x;
     scan_prepare(&x, s, p, &cols);
     size_t nf =
         pf || x.aff ? scan(fw, s, p, &cols, &x, pf, x.aff) : scan_plain(fw, s, p, &cols, &x);
-    if (fw->pl.score_batch) {
-        fw->pl.score_batch(fw->pl.state, &fw->cyc, fw->feas, nf, fw->fscore);
+    if (fw->any_filter && (nf = plugins_filter(fw, nf, err)) == SIZE_MAX)
+        return -1;
+    for (size_t k = 0; k < fw->n_plugins; k++) {
+        const sched_plugin *pl = &fw->plugins[k];
+        if (pl->pre_score && pl->pre_score(pl->state, &fw->cyc, err) != 0)
+            return tm_err_wrap(err, "%s %s", k ? "plugin" : "policy", pl->name);
+    }
+    fw->have_cycle = true;
+    if (fw->plugins[0].score_batch) {
+        fw->plugins[0].score_batch(fw->plugins[0].state, &fw->cyc, fw->feas, nf, fw->fscore);
     } else {
         for (size_t k = 0; k < nf; k++)
-            fw->fscore[k] =
-                fw->pl.score(fw->pl.state, &fw->cyc, sched_snapshot_node(s, fw->feas[k]));
+            fw->fscore[k] = fw->plugins[0].score(fw->plugins[0].state, &fw->cyc,
+                                                 sched_snapshot_node(s, fw->feas[k]));
+    }
+    for (size_t j = 1; j < fw->n_plugins; j++) { /* added Score plugins add to the policy's */
+        const sched_plugin *pl = &fw->plugins[j];
+        for (size_t k = 0; pl->score && k < nf; k++)
+            fw->fscore[k] += pl->score(pl->state, &fw->cyc, sched_snapshot_node(s, fw->feas[k]));
     }
     /* the highest score wins, ties go to the first in name order (and, should ranks repeat
      * after a failed refresh, to the lowest index, so the order of fw->feas does not matter);
@@ -810,10 +857,16 @@ int sched_framework_reserve(sched_framework *fw, sched_snapshot *s, const sched_
         return tm_err_set(err, "reserve %s/%s: no node with index %d", p->ns, p->name, node);
     if (sched_pod_record(s, p, n->name, err) != 0)
         return tm_err_wrap(err, "reserve %s/%s on %s", p->ns, p->name, n->name);
-    if (fw->pl.reserved) {
-        sched_cycle c = {.snap = s, .pod = p, .now_ms = fw->cyc.now_ms};
-        sched_task_resolve(s, p, &c.task);
-        fw->pl.reserved(fw->pl.state, &c, n);
+    sched_cycle c = {.snap = s, .pod = p, .now_ms = fw->cyc.now_ms, .fw = fw};
+    bool resolved = false;
+    for (size_t k = 0; k < fw->n_plugins; k++) {
+        const sched_plugin *pl = &fw->plugins[k];
+        if (!pl->reserved)
+            continue;
+        if (!resolved)
+            sched_task_resolve(s, p, &c.task);
+        resolved = true;
+        pl->reserved(pl->state, &c, n);
     }
     return 0;
 }
@@ -825,8 +878,13 @@ static int cmp_str(const char *a, const char *b) {
 int sched_framework_queue_cmp(const sched_framework *fw, const sched_snapshot *s,
                               const sched_pod *a, const sched_pod *b) {
     int c = 0;
-    if (fw->pl.queue_cmp) {
-        c = fw->pl.queue_cmp(fw->pl.state, s, a, b);
+    for (size_t k = fw->n_plugins; k-- > 1 && !c;) /* added plugins, latest first */
+        if (fw->plugins[k].queue_cmp)
+            c = fw->plugins[k].queue_cmp(fw->plugins[k].state, s, a, b);
+    if (c) {
+        return c;
+    } else if (fw->plugins[0].queue_cmp) {
+        c = fw->plugins[0].queue_cmp(fw->plugins[0].state, s, a, b);
     } else if (a->priority != b->priority) {
         c = a->priority > b->priority ? -1 : 1;
     } else if (a->created_ms != b->created_ms) {
@@ -863,8 +921,9 @@ int sched_framework_extender_score(const sched_framework *fw, size_t node) {
     int64_t raw = fw->score[node];
     const sched_node *n = sched_snapshot_node(fw->cyc.snap, node);
     int v;
-    if (fw->pl.extender_score) {
-        v = fw->pl.extender_score(fw->pl.state, &fw->cyc, n, raw, fw->min_score, fw->max_score);
+    if (fw->plugins[0].extender_score) {
+        v = fw->plugins[0].extender_score(fw->plugins[0].state, &fw->cyc, n, raw, fw->min_score,
+                                          fw->max_score);
     } else if (fw->max_score == fw->min_score) {
         v = 10;
     } else {
@@ -928,8 +987,7 @@ char *sched_framework_fit_message(const sched_framework *fw, const sched_snapsho
                     add_reason(&rs, &nr, &cap, one);
                 }
         } else {
-            sched_filter_reason(s, sched_snapshot_node(s, i), fw->cyc.pod, id, fw->detail[i], one,
-                                sizeof one);
+            sched_framework_node_reason(fw, i, one, sizeof one);
             add_reason(&rs, &nr, &cap, one);
         }
     }

@@ -1,7 +1,10 @@
 /* framework.h: the scheduling framework: the pod being scheduled, the filters every policy
  * runs, and the one small interface a scoring/queue-sort plugin implements.
  *
- * Shape of kube-scheduler's framework: QueueSort -> Filter -> Score -> (select) -> Reserve.
+ * Shape of kube-scheduler's framework: PreEnqueue, QueueSort, PreFilter -> Filter ->
+ * PostFilter -> PreScore -> Score -> (select) -> Reserve -> Permit, then PreBind -> Bind, with
+ * Unreserve on failure (the extension points, at the end of this file; plugins added from
+ * outside with sched_framework_add_plugin).
  * Filters are always on, run in this order, and the first that rejects a node decides its
  * reason, as in kube-scheduler:
  *   NodeReady          "node(s) were not ready"
@@ -132,6 +135,10 @@ typedef struct sched_pod {
      * the pod's namespace; the VolumeBinding filter reads them. */
     char **claims;
     size_t n_claims;
+    /* How long the pod is expected to run, for reservations' backfill (resv_plan.h): annotation
+     * tarema.io/expected-duration in ms and spec.activeDeadlineSeconds; 0 = not given. */
+    int64_t expected_duration_ms;
+    int64_t active_deadline_s;
 } sched_pod;
 
 sched_pod *sched_pod_new(const char *ns, const char *name, const char *uid); /* NULL on OOM */
@@ -272,15 +279,36 @@ int sched_interpod_filter(const sched_interpod_state *st, const sched_pod *p, co
 char *sched_filter_reason(const sched_snapshot *s, const sched_node *n, const sched_pod *p,
                           sched_filter_id id, uint32_t detail, char *buf, size_t size);
 
-/* Per-cycle context handed to the plugin. task is resolved once per cycle. */
+typedef struct sched_framework sched_framework;
+
+/* What an extension point hook answers (kube-scheduler's framework.Status codes). */
+typedef enum {
+    SCHED_STATUS_OK = 0,        /* success; Permit: allow */
+    SCHED_STATUS_SKIP,          /* PreFilter: nothing to check, Filter is not called this cycle;
+                                 * Bind: not mine, ask the next Bind plugin */
+    SCHED_STATUS_UNSCHEDULABLE, /* reject: PreEnqueue keeps the pod out of the active queue,
+                                 * PreFilter rejects every node, Permit rejects the pod,
+                                 * PostFilter found nothing to do */
+    SCHED_STATUS_WAIT,          /* Permit: hold the reserved pod until allowed or timed out */
+    SCHED_STATUS_ERROR          /* failure, err set */
+} sched_status;
+
+/* Per-cycle context handed to every hook. task is resolved once per cycle. fw is the framework
+ * running the hook (a Permit plugin allows its waiting siblings through it). */
 typedef struct sched_cycle {
     sched_snapshot *snap;
     const sched_pod *pod;
     sched_task_info task;
     int64_t now_ms;
+    sched_framework *fw;
 } sched_cycle;
 
-/* The plugin interface: a policy's scoring and queue order. Only score is required. */
+/* The plugin interface, one struct for every extension point, as a Go plugin implements several
+ * interfaces: a plugin sets the hooks of the points it sits at and leaves the others NULL.
+ * The policy's plugin (sched_framework_new) scores and sorts the queue; plugins added with
+ * sched_framework_add_plugin (gangs, reservations, the live binder) run beside it, in the order
+ * they were added. Hooks are pure: no I/O except in PreBind/Bind, whose implementations live
+ * with the caller (the live scheduler's binder, the simulator's). */
 typedef struct sched_plugin {
     const char *name; /* "tarema", "round-robin", ... (static string) */
     void *state;      /* plugin state, freed by free_state */
@@ -303,9 +331,41 @@ typedef struct sched_plugin {
      * called per node. */
     void (*score_batch)(void *state, const sched_cycle *c, const uint32_t *nodes, size_t n,
                         int64_t *out);
-} sched_plugin;
 
-typedef struct sched_framework sched_framework;
+    /* ---- the other extension points (all optional) ---- */
+    /* PreEnqueue: may p enter the active queue? OK, or UNSCHEDULABLE with a reason in msg (the
+     * pod waits outside the queue, e.g. until its gang has minMember pods). */
+    sched_status (*pre_enqueue)(void *state, const sched_snapshot *s, const sched_pod *p,
+                                int64_t now_ms, char *msg, size_t size);
+    /* PreFilter: once per cycle before Filter. OK (Filter runs on every node), SKIP (Filter is
+     * not called this cycle), UNSCHEDULABLE (every node the built-in filters passed is
+     * rejected with *detail, the reason given by filter_reason), ERROR. */
+    sched_status (*pre_filter)(void *state, const sched_cycle *c, uint32_t *detail, tm_err *err);
+    /* Filter: -1 when node index `node` (n) passes, else a detail >= 0 that filter_reason turns
+     * into the node's reason. Runs after the built-in filters, on nodes they passed, in the
+     * order the plugins were added; the first plugin that rejects a node decides its reason. */
+    int (*filter)(void *state, const sched_cycle *c, size_t node, const sched_node *n);
+    /* The reason text of a rejection (as in FailedScheduling: "node(s) were reserved"); NULL:
+     * "node(s) were rejected by plugin NAME". */
+    void (*filter_reason)(void *state, const sched_cycle *c, uint32_t detail, char *buf,
+                          size_t size);
+    /* PostFilter: when no node fits (sched_framework_post_filter). OK with *nominated >= 0 when
+     * it made room on that node index, UNSCHEDULABLE when it could not help, ERROR. The node
+     * outcomes of the failed cycle are readable (sched_framework_node_status(c->fw, ...)). */
+    sched_status (*post_filter)(void *state, const sched_cycle *c, int *nominated, tm_err *err);
+    /* Unreserve: undo what reserved did (rejected by Permit, timed out, bind failed). Runs in
+     * the reverse order of Reserve. */
+    void (*unreserve)(void *state, const sched_cycle *c, const sched_node *n);
+    /* Permit: after Reserve. OK (allow), UNSCHEDULABLE (reject, reason in msg), or WAIT with
+     * *timeout_ms (how long to wait at most, from c->now_ms). */
+    sched_status (*permit)(void *state, const sched_cycle *c, const sched_node *n,
+                           int64_t *timeout_ms, char *msg, size_t size);
+    /* PreBind: before Bind (e.g. write the pod's annotations). OK or ERROR. */
+    sched_status (*pre_bind)(void *state, const sched_cycle *c, const sched_node *n, tm_err *err);
+    /* Bind: bind p to n. OK (bound), SKIP (not mine: the next Bind plugin), ERROR. No Bind
+     * plugin at all: the pod stays bound in the snapshot only (the simulator). */
+    sched_status (*bind)(void *state, const sched_cycle *c, const sched_node *n, tm_err *err);
+} sched_plugin;
 
 /* A framework running the filters and plugin (copied; its state is owned and freed by the
  * framework from now on, also on error). NULL with err on OOM. Free with sched_framework_free. */
@@ -352,5 +412,114 @@ int sched_framework_extender_score(const sched_framework *fw, size_t node);
  * Insufficient cpu." Writes into buf (truncated to size), returns buf. */
 char *sched_framework_fit_message(const sched_framework *fw, const sched_snapshot *s, char *buf,
                                   size_t size);
+
+/* ---- extension points beyond Filter/Score (the scheduling and binding cycles) ----
+ *
+ * Scheduling cycle (cycle.c), per pod:
+ *   PreEnqueue (sched_framework_pre_enqueue, before the pod enters the active queue)
+ *   QueueSort  (sched_framework_queue_cmp: added plugins' queue_cmp first, latest added first,
+ *               the first non-zero answer decides; then the policy's; then priority/creation)
+ *   PreFilter -> Filter -> PreScore -> Score -> select   (sched_framework_schedule)
+ *   PostFilter when nothing fits                          (sched_framework_post_filter)
+ *   Reserve                                               (sched_framework_reserve)
+ *   Permit: allow / reject / wait                         (sched_framework_permit)
+ * Binding cycle: PreBind -> Bind, Unreserve on failure    (sched_framework_bind)
+ *
+ * Permit WAIT, for a caller that holds the pod (the live loop) and resolves it later:
+ *
+ *   sched_framework_reserve(fw, s, p, node, &err);
+ *   int64_t deadline;
+ *   switch (sched_framework_permit(fw, s, p, node, now_ms, &deadline, msg, sizeof msg, &err)) {
+ *   case SCHED_STATUS_OK: bind(p); break;            // sched_framework_bind(...)
+ *   case SCHED_STATUS_UNSCHEDULABLE: requeue(p, msg); // already unreserved
+ *       break;
+ *   case SCHED_STATUS_WAIT: hold(p); break;         // p and s must stay valid until resolved
+ *   default: error
+ *   }
+ *   // later (each loop turn, after events, or at deadline): for each held pod
+ *   switch (sched_framework_waiting_resolve(fw, p->uid, now_ms, msg, sizeof msg)) {
+ *   case SCHED_STATUS_WAIT: break;                    // keep holding
+ *   case SCHED_STATUS_OK: bind(p); break;            // every waiting plugin allowed it
+ *   case SCHED_STATUS_UNSCHEDULABLE: requeue(p, msg); // rejected or timed out; unreserved
+ *   }
+ *
+ * A plugin whose Permit said WAIT resolves pods with sched_framework_allow/_reject (from any
+ * hook, through c->fw), e.g. a gang's Permit allowing every waiting member once minMember are
+ * reserved; sched_framework_waiting_each lists the waiting pods. A pod deleted while waiting:
+ * sched_framework_waiting_forget (no unreserve; the caller drops its reservation). */
+
+#define SCHED_MAX_PLUGINS 48 /* plugins per framework, the policy's and the built-ins included */
+/* Filter ids of added plugins in sched_framework_node_status: SCHED_FILTER_PLUGIN + k for the
+ * k-th plugin (sched_framework_plugin_name names it; the reason from its filter_reason). */
+#define SCHED_FILTER_PLUGIN 64
+
+/* Adds a plugin (copied; the framework frees its state with free_state from now on, also on
+ * error; free_state NULL leaves the state to the caller). 0, or -1 with err (too many
+ * plugins, no name, out of memory). Add plugins before the first cycle. */
+int sched_framework_add_plugin(sched_framework *fw, const sched_plugin *p, tm_err *err);
+/* The state of the added plugin called name (NULL when none): lets a caller reach its plugin's
+ * state after handing it over. */
+void *sched_framework_plugin_state(const sched_framework *fw, const char *name);
+/* The name of the plugin behind a filter id (built-in or SCHED_FILTER_PLUGIN + k), "" if none. */
+const char *sched_framework_filter_name(const sched_framework *fw, sched_filter_id id);
+/* The reason text of node `node` in the last cycle (sched_filter_reason for the built-in
+ * filters, the plugin's filter_reason for added ones); "" for a feasible node. Returns buf. */
+char *sched_framework_node_reason(const sched_framework *fw, size_t node, char *buf, size_t size);
+
+/* PreEnqueue: every plugin's pre_enqueue in order; the first UNSCHEDULABLE decides (msg says
+ * why, prefixed with the plugin's name). OK when the pod may enter the active queue. */
+sched_status sched_framework_pre_enqueue(sched_framework *fw, const sched_snapshot *s,
+                                         const sched_pod *p, int64_t now_ms, char *msg,
+                                         size_t size);
+
+/* PostFilter after a schedule call that found no node: every post_filter in order until one
+ * returns OK. OK with *nominated (node index), UNSCHEDULABLE (none could help), ERROR. */
+sched_status sched_framework_post_filter(sched_framework *fw, int *nominated, tm_err *err);
+
+/* Permit for p reserved on node index `node`: every permit hook in order. Any reject: p is
+ * unreserved (sched_framework_unreserve) and UNSCHEDULABLE returned with the reason. Else any
+ * wait: p is held as waiting until the earliest timeout (*deadline_ms, may be NULL) and WAIT
+ * returned; p and s are borrowed until sched_framework_waiting_resolve returns OK or
+ * UNSCHEDULABLE or sched_framework_waiting_forget. Else OK. ERROR with err. */
+sched_status sched_framework_permit(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
+                                    int node, int64_t now_ms, int64_t *deadline_ms, char *msg,
+                                    size_t size, tm_err *err);
+/* A plugin (named) allows a waiting pod: once every plugin that made it wait allowed it, the
+ * pod is allowed. 0, or -1 when no pod with that uid waits. */
+int sched_framework_allow(sched_framework *fw, const char *uid, const char *plugin);
+/* Rejects a waiting pod (the reason in msg). 0, or -1 when no pod with that uid waits. */
+int sched_framework_reject(sched_framework *fw, const char *uid, const char *plugin,
+                           const char *msg);
+/* The outcome of a waiting pod at now_ms: WAIT (still waiting), OK (allowed: bind it), or
+ * UNSCHEDULABLE (rejected or timed out: already unreserved; msg says why). OK and
+ * UNSCHEDULABLE end the wait. UNSCHEDULABLE with "not waiting" for an unknown uid. */
+sched_status sched_framework_waiting_resolve(sched_framework *fw, const char *uid, int64_t now_ms,
+                                             char *msg, size_t size);
+/* Calls fn for every waiting pod (node index, deadline); fn must not add or resolve pods. */
+void sched_framework_waiting_each(const sched_framework *fw,
+                                  void (*fn)(void *arg, const sched_pod *p, int node,
+                                             int64_t deadline_ms),
+                                  void *arg);
+size_t sched_framework_waiting_count(const sched_framework *fw);
+/* Drops a waiting pod without unreserve (the caller undoes the reservation). 0 or -1. */
+int sched_framework_waiting_forget(sched_framework *fw, const char *uid);
+
+/* Unreserve: every plugin's unreserve, latest first, then removes p's record from s (what
+ * sched_framework_reserve recorded; nothing when absent) with the forget function. */
+void sched_framework_unreserve(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int node,
+                               int64_t now_ms);
+
+/* How Unreserve removes a pod's record: by default sched_snapshot_remove_pod(s, uid). The live
+ * scheduler, whose cache tracks its assumptions (and must not erase a pod the watch already
+ * showed bound), sets a function that calls sched_cache_forget. fn NULL restores the default. */
+void sched_framework_set_forget(sched_framework *fw,
+                                void (*fn)(void *arg, sched_snapshot *s, const char *uid),
+                                void *arg);
+
+/* Binding cycle for p reserved (and permitted) on node index `node`: every pre_bind, then the
+ * bind hooks in order until one returns OK (none: bound in the snapshot only). On failure p is
+ * unreserved and -1 returned with err naming the plugin. 0 when bound. */
+int sched_framework_bind(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int node,
+                         int64_t now_ms, tm_err *err);
 
 #endif

@@ -16,6 +16,7 @@
 #include "scheduler/binder.h"
 #include "scheduler/policy.h"
 #include "scheduler/queue.h"
+#include "scheduler/resv_controller.h"
 
 /* Cycles per batch: enough to amortise the lock and the loop turn, small enough that watch
  * events and bind completions are handled promptly. A batch also ends after BATCH_MS: the API
@@ -38,6 +39,8 @@ struct sched_loop {
     sched_binder *binder;
     tm_informer *nodes, *pods, *tasks, *claims, *volumes; /* the last two: scheduler mode */
     tm_leader *leader;
+    resv_controller *resv; /* reservations (scheduler mode) */
+    int64_t last_resv_tick_ms;
     atomic_bool leading, synced;
     atomic_int sync_state; /* bit 0 nodes, bit 1 pods, bit 2 tasks */
     int64_t listed_ms;     /* when nodes and pods were first synced, 0 before */
@@ -134,6 +137,7 @@ static void on_pod(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
     sched_loop *l = ud;
     tm_err err = {0};
     sched_cache_lock(l->cache);
+    resv_controller_pod_event(l->resv, t, obj);
     if (sched_cache_pod_event(l->cache, t, obj, old, &err))
         tm_warn("pod skipped err=\"%s\"", err.msg);
     sched_cache_unlock(l->cache);
@@ -297,6 +301,9 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
     }
     if (register_metrics(l, reg, err))
         goto fail;
+    /* reservations: its Filter plugin joins the framework */
+    if (sched && !(l->resv = resv_controller_new(cfg, k, l->cache, l->fw, err)))
+        goto fail;
     atomic_init(&l->leading, !cfg->leader_elect);
     atomic_init(&l->synced, false);
     atomic_init(&l->sync_state, 0);
@@ -356,6 +363,8 @@ int sched_loop_start(sched_loop *l, tm_err *err) {
     } else {
         atomic_fetch_or(&l->sync_state, 8 | 16);
     }
+    if (l->resv && resv_controller_start(l->resv, err))
+        return -1;
     if (l->cfg->leader_elect && l->cfg->mode == SCHED_MODE_SCHEDULER) {
         tm_leader_opts lo = {.ns = l->cfg->lease_namespace,
                              .name = l->cfg->lease_name,
@@ -525,6 +534,14 @@ int sched_loop_step(sched_loop *l, int max_wait_ms, tm_err *err) {
     int rc = tm_kube_run(l->k, wait, err);
     sched_cache_lock(l->cache);
     update_gauges(l);
+    /* reservations: admit, activate, release (wall clock: windows are absolute times) */
+    int64_t tr = mono_ms();
+    if (l->resv && atomic_load(&l->synced) && atomic_load(&l->leading) &&
+        tr - l->last_resv_tick_ms >= 500) {
+        l->last_resv_tick_ms = tr;
+        if (resv_controller_tick(l->resv, wall_ms()))
+            l->changed = true;
+    }
     sched_cache_unlock(l->cache);
     return rc;
 }
@@ -542,12 +559,14 @@ void sched_loop_stop(sched_loop *l) {
     tm_informer_stop(l->tasks);
     tm_informer_stop(l->claims);
     tm_informer_stop(l->volumes);
+    resv_controller_stop(l->resv);
     l->nodes = l->pods = l->tasks = l->claims = l->volumes = NULL;
 }
 
 void sched_loop_free(sched_loop *l) {
     if (!l)
         return;
+    resv_controller_free(l->resv);
     sched_binder_free(l->binder);
     sched_queue_free(l->queue);
     sched_framework_free(l->fw);

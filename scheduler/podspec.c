@@ -13,6 +13,7 @@
 #include "lib/jsonutil.h"
 #include "lib/quantity.h"
 #include "lib/selector.h"
+#include "scheduler/reservation.h"
 
 sched_keys sched_keys_default(void) {
     return (sched_keys){.process_label = "nextflow.io/processName",
@@ -748,6 +749,19 @@ static int parse_label_annotation(sched_pod *p, const json_t *ann, const char *k
     return 0;
 }
 
+/* Reservations' backfill (resv_plan.h): how long the pod says it runs. */
+static int parse_expected_duration(sched_pod *p, const json_t *ann, const json_t *spec,
+                                   tm_err *err) {
+    const char *v = obj_str(ann, "tarema.io/expected-duration");
+    if (v && resv_parse_duration_ms(v, &p->expected_duration_ms, err))
+        return tm_err_wrap(err, "pod %s/%s: annotation tarema.io/expected-duration", p->ns,
+                           p->name);
+    p->active_deadline_s = tm_json_int(spec, "activeDeadlineSeconds", 0);
+    if (p->active_deadline_s < 0)
+        p->active_deadline_s = 0;
+    return 0;
+}
+
 sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched_keys *keys,
                                tm_err *err) {
     sched_keys dk = sched_keys_default();
@@ -798,7 +812,7 @@ sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched
         parse_tolerations(p, json_object_get(spec, "tolerations"), err) != 0 ||
         parse_node_selector(p, json_object_get(spec, "nodeSelector"), err) != 0 ||
         parse_affinity(p, spec, err) != 0 || parse_interpod(p, meta, spec, err) != 0 ||
-        parse_claims(p, spec, err) != 0)
+        parse_claims(p, spec, err) != 0 || parse_expected_duration(p, ann, spec, err) != 0)
         goto fail;
     return p;
 fail:

@@ -1,0 +1,702 @@
+/* resv_controller.c: Reservations in the live scheduler (resv_controller.h). The decisions are
+ * resv_plan.h's pure functions; this file keeps their inputs current from the informers and
+ * writes their outcomes (status merge patches, events). */
+#include "scheduler/resv_controller.h"
+
+#include <search.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/jsonutil.h"
+#include "lib/log.h"
+#include "scheduler/podspec.h"
+#include "scheduler/policy.h"
+#include "scheduler/reservation.h"
+#include "scheduler/resv_plan.h"
+
+#define RESV_PATH     "/apis/" RESV_API "/reservations"
+#define PODGROUP_PATH "/apis/scheduling.x-k8s.io/v1alpha1/podgroups"
+#define WORKLOAD_PATH "/apis/scheduling.k8s.io/v1alpha1/workloads"
+#define PLUGIN_NAME   "Reservation"
+/* PreFilter's detail while the reservations are not in the table yet */
+#define RESV_NOT_RESTORED 100
+
+/* A pod the scheduler knows (any scheduler's, bound or pending): what admission, the owner
+ * bookkeeping and the Filter read. */
+typedef struct rpod {
+    char *uid, *ns, *name;
+    char *node; /* NULL while pending */
+    sched_resources req;
+    int64_t end_ms; /* expected end, -1 unknown */
+    json_t *labels; /* owned reference, may be NULL */
+    char *workload; /* spec.workloadRef.name, NULL when none */
+    size_t idx;     /* position in pods[] */
+} rpod;
+
+/* One Reservation object. */
+typedef struct rentry {
+    char *key;               /* ns/name */
+    json_t *obj;             /* the last version seen (owned) */
+    reservation *r;          /* parsed; NULL when invalid (bad says why) */
+    char *bad;               /* parse error */
+    resv_phase phase;        /* effective phase: ours when a patch is not visible yet */
+    bool pending_write;      /* a status patch of ours is not visible yet */
+    resv_phase written;      /* what that patch wrote */
+    bool owner_started;      /* an owner's pod ran in the window (ours or status') */
+    bool reported_unchanged; /* the invalid/failed event was posted */
+} rentry;
+
+struct resv_controller {
+    const sched_config *cfg;
+    tm_kube *k;
+    sched_cache *cache;
+    sched_framework *plan_fw; /* planning only: its plugin state sees template pods */
+    resv_plan *plan;
+    sched_keys keys;
+    tm_informer *resvs, *podgroups, *workloads;
+    bool on, pg_api, wl_api, synced;
+    bool restored; /* the first tick after the list ran: held reservations are in the table */
+    rentry **ents;
+    size_t n_ents, cap_ents;
+    rpod **pods;
+    size_t n_pods, cap_pods;
+    void *pod_tree; /* tsearch: rpod by uid */
+    bool changed;
+    /* per scheduling cycle (pre_filter): the reservations the pod belongs to */
+    const char **owned;
+    size_t n_owned, cap_owned;
+};
+
+static int cmp_pod(const void *a, const void *b) {
+    return strcmp(((const rpod *)a)->uid, ((const rpod *)b)->uid);
+}
+
+/* ---- pods ---------------------------------------------------------------------------------- */
+
+static rpod *pod_find(const resv_controller *c, const char *uid) {
+    rpod key = {.uid = (char *)uid};
+    void *f = tfind(&key, &c->pod_tree, cmp_pod);
+    return f ? *(rpod **)f : NULL;
+}
+
+static void rpod_free(rpod *p) {
+    if (!p)
+        return;
+    free(p->uid);
+    free(p->ns);
+    free(p->name);
+    free(p->node);
+    json_decref(p->labels);
+    free(p->workload);
+    free(p);
+}
+
+static void pod_remove(resv_controller *c, const char *uid) {
+    rpod *p = pod_find(c, uid);
+    if (!p)
+        return;
+    tdelete(p, &c->pod_tree, cmp_pod);
+    c->pods[p->idx] = c->pods[--c->n_pods];
+    c->pods[p->idx]->idx = p->idx;
+    rpod_free(p);
+}
+
+void resv_controller_pod_event(resv_controller *c, tm_watch_type type, const json_t *obj) {
+    if (!c)
+        return;
+    const char *uid = tm_json_str(obj, "metadata.uid", NULL);
+    if (!uid)
+        return;
+    if (type == TM_WATCH_DELETED || sched_pod_json_terminal(obj)) {
+        pod_remove(c, uid);
+        return;
+    }
+    sched_snapshot *snap = sched_cache_snapshot(c->cache);
+    tm_err err = {0};
+    sched_pod *sp = sched_pod_from_json(snap, obj, &c->keys, &err);
+    if (!sp) { /* the cache reports it; here it simply does not count */
+        pod_remove(c, uid);
+        return;
+    }
+    rpod *p = pod_find(c, uid);
+    if (!p) {
+        if (c->n_pods == c->cap_pods) {
+            size_t nc = c->cap_pods ? c->cap_pods * 2 : 256;
+            rpod **np = realloc(c->pods, nc * sizeof *np);
+            if (!np)
+                goto oom;
+            c->pods = np;
+            c->cap_pods = nc;
+        }
+        p = calloc(1, sizeof *p);
+        if (!p || !(p->uid = strdup(uid)) || !tsearch(p, &c->pod_tree, cmp_pod)) {
+            rpod_free(p);
+            goto oom;
+        }
+        p->idx = c->n_pods;
+        c->pods[c->n_pods++] = p;
+    }
+    free(p->ns);
+    free(p->name);
+    free(p->node);
+    free(p->workload);
+    json_decref(p->labels);
+    const char *node = tm_json_str(obj, "spec.nodeName", "");
+    const char *wl = tm_json_str(obj, "spec.workloadRef.name", NULL);
+    p->ns = strdup(sp->ns);
+    p->name = strdup(sp->name);
+    p->node = node[0] ? strdup(node) : NULL;
+    p->workload = wl ? strdup(wl) : NULL;
+    p->labels = json_incref(tm_json_path(obj, "metadata.labels"));
+    p->req = sp->requests;
+    p->end_ms = -1;
+    if (p->node) {
+        /* started about when it was created (kube-scheduler binds within seconds) */
+        int64_t start = sp->created_ms;
+        p->end_ms = resv_expected_end(snap, sp, sched_snapshot_node_by_name(snap, node), start);
+    }
+    sched_pod_free(sp);
+    return;
+oom:
+    sched_pod_free(sp);
+    tm_error("reservations: out of memory tracking pod uid=%s", uid);
+}
+
+static bool owns(const reservation *r, const rpod *p) {
+    return reservation_owns(r, p->ns, p->labels, p->workload);
+}
+
+/* ---- writing status and events ------------------------------------------------------------- */
+
+typedef struct write_ctx {
+    resv_controller *c;
+    char key[600];
+} write_ctx;
+
+static rentry *ent_find(const resv_controller *c, const char *key, size_t *idx) {
+    for (size_t i = 0; i < c->n_ents; i++)
+        if (strcmp(c->ents[i]->key, key) == 0) {
+            if (idx)
+                *idx = i;
+            return c->ents[i];
+        }
+    return NULL;
+}
+
+static void patch_done(void *ud, int status, json_t *body, const tm_err *err) {
+    (void)body;
+    write_ctx *w = ud;
+    if (err) {
+        tm_warn("reservation status not written reservation=%s status=%d err=\"%s\"", w->key,
+                status, err->msg);
+        sched_cache_lock(w->c->cache);
+        rentry *e = ent_find(w->c, w->key, NULL);
+        if (e) /* retried by the next tick from what the API says */
+            e->pending_write = false;
+        sched_cache_unlock(w->c->cache);
+    }
+    free(w);
+}
+
+static void event_done(void *ud, int status, json_t *body, const tm_err *err) {
+    (void)body;
+    if (err)
+        tm_debug("reservation event not recorded reason=%s status=%d err=\"%s\"", (const char *)ud,
+                 status, err->msg);
+}
+
+static void post_event(resv_controller *c, const rentry *e, const char *type, const char *reason,
+                       const char *note) {
+    json_t *reg = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "kind", "Reservation", "apiVersion",
+                            RESV_API, "metadata", "name", tm_json_str(e->obj, "metadata.name", ""),
+                            "namespace", tm_json_str(e->obj, "metadata.namespace", ""), "uid",
+                            tm_json_str(e->obj, "metadata.uid", ""));
+    json_t *ev = reg ? tm_kube_event_new(reg, type, reason, "Reserve", note, c->cfg->scheduler_name,
+                                         c->cfg->identity)
+                     : NULL;
+    /* reason is always a string literal, so it outlives the request */
+    if (!ev || tm_kube_event_post_async(c->k, ev, event_done, (void *)reason))
+        tm_warn("reservation event not recorded reservation=%s reason=%s", e->key, reason);
+    json_decref(ev);
+    json_decref(reg);
+}
+
+/* Writes phase and message (and holds when set_holds) to the status subresource. */
+static void write_status(resv_controller *c, rentry *e, resv_phase phase, const char *msg,
+                         const resv_hold *holds, size_t n, bool set_holds) {
+    json_t *patch = reservation_status_patch(sched_cache_snapshot(c->cache), phase, msg, holds, n,
+                                             set_holds, e->owner_started);
+    char *path =
+        tm_kube_path(RESV_API, "reservations", tm_json_str(e->obj, "metadata.namespace", ""),
+                     tm_json_str(e->obj, "metadata.name", ""), "status");
+    write_ctx *w = calloc(1, sizeof *w);
+    if (w) {
+        w->c = c;
+        snprintf(w->key, sizeof w->key, "%s", e->key);
+    }
+    if (!patch || !path || !w ||
+        tm_kube_request_async(c->k, "PATCH", path, patch, "application/merge-patch+json",
+                              patch_done, w)) {
+        tm_warn("reservation status patch not started reservation=%s", e->key);
+        free(w);
+    } else {
+        e->pending_write = true;
+        e->written = phase;
+        e->phase = phase;
+    }
+    json_decref(patch);
+    free(path);
+    tm_info("reservation=%s phase=%s msg=\"%s\"", e->key, resv_phase_name(phase), msg ? msg : "");
+}
+
+/* ---- the Reservation informer --------------------------------------------------------------- */
+
+static void ent_free(rentry *e) {
+    if (!e)
+        return;
+    free(e->key);
+    json_decref(e->obj);
+    reservation_free(e->r);
+    free(e->bad);
+    free(e);
+}
+
+static void ent_parse(resv_controller *c, rentry *e, json_t *obj) {
+    json_decref(e->obj);
+    e->obj = json_incref(obj);
+    reservation_free(e->r);
+    free(e->bad);
+    e->bad = NULL;
+    tm_err err = {0};
+    e->r = reservation_from_json(sched_cache_snapshot(c->cache), obj, &err);
+    if (!e->r)
+        e->bad = strdup(err.msg);
+    resv_phase api = RESV_PENDING;
+    if (resv_phase_parse(tm_json_str(obj, "status.phase", NULL), &api))
+        api = RESV_FAILED;
+    if (e->pending_write && api != e->written)
+        return; /* our patch is not visible yet: keep what we wrote */
+    e->pending_write = false;
+    e->phase = api;
+    e->owner_started |= tm_json_bool(obj, "status.ownerStarted", false);
+}
+
+/* Ours: spec.schedulerName is ours and the namespace is one we schedule (as for pods). */
+static bool resv_ours(const resv_controller *c, const json_t *obj) {
+    if (strcmp(reservation_scheduler_name(obj), c->cfg->scheduler_name) != 0)
+        return false;
+    if (!c->cfg->n_namespaces)
+        return true;
+    const char *ns = tm_json_str(obj, "metadata.namespace", "");
+    for (size_t i = 0; i < c->cfg->n_namespaces; i++)
+        if (strcmp(c->cfg->namespaces[i], ns) == 0)
+            return true;
+    return false;
+}
+
+static void on_resv(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
+    (void)old;
+    resv_controller *c = ud;
+    if (!resv_ours(c, obj) && !(old && resv_ours(c, old)))
+        return; /* another scheduler's */
+    if (!resv_ours(c, obj))
+        t = TM_WATCH_DELETED; /* handed to another scheduler: forget it here */
+    char key[600];
+    snprintf(key, sizeof key, "%s/%s", tm_json_str(obj, "metadata.namespace", ""),
+             tm_json_str(obj, "metadata.name", ""));
+    sched_cache_lock(c->cache);
+    size_t i;
+    rentry *e = ent_find(c, key, &i);
+    if (t == TM_WATCH_DELETED) {
+        /* release path: the reservation was deleted */
+        if (resv_plan_remove(c->plan, key) == 0) {
+            tm_info("reservation=%s released: the reservation was deleted", key);
+            c->changed = true;
+        }
+        if (e) {
+            c->ents[i] = c->ents[--c->n_ents];
+            ent_free(e);
+        }
+        sched_cache_unlock(c->cache);
+        return;
+    }
+    if (!e) {
+        if (c->n_ents == c->cap_ents) {
+            size_t nc = c->cap_ents ? c->cap_ents * 2 : 16;
+            rentry **ne = realloc(c->ents, nc * sizeof *ne);
+            if (!ne)
+                goto oom;
+            c->ents = ne;
+            c->cap_ents = nc;
+        }
+        e = calloc(1, sizeof *e);
+        if (!e || !(e->key = strdup(key))) {
+            ent_free(e);
+            goto oom;
+        }
+        c->ents[c->n_ents++] = e;
+    }
+    ent_parse(c, e, obj);
+    sched_cache_unlock(c->cache);
+    return;
+oom:
+    sched_cache_unlock(c->cache);
+    tm_error("reservations: out of memory keeping reservation=%s", key);
+}
+
+static void on_resv_synced(void *ud) {
+    resv_controller *c = ud;
+    sched_cache_lock(c->cache);
+    if (!c->synced)
+        tm_info("reservations listed count=%zu", c->n_ents);
+    c->synced = true;
+    sched_cache_unlock(c->cache);
+}
+
+static void on_ignore(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
+    (void)ud, (void)t, (void)obj, (void)old;
+}
+
+/* Owners only need to exist: keep name and namespace (and what the store keys on). */
+static json_t *owner_transform(void *ud, json_t *obj) {
+    (void)ud;
+    json_t *meta = json_object_get(obj, "metadata");
+    json_t *keep =
+        json_pack("{s:{s:O?, s:O?, s:O?, s:O?}}", "metadata", "name", json_object_get(meta, "name"),
+                  "namespace", json_object_get(meta, "namespace"), "resourceVersion",
+                  json_object_get(meta, "resourceVersion"), "uid", json_object_get(meta, "uid"));
+    json_decref(obj);
+    return keep;
+}
+
+/* ---- the Filter plugin ---------------------------------------------------------------------- */
+
+static bool cycle_owner(void *ud, const char *key) {
+    const resv_controller *c = ud;
+    for (size_t i = 0; i < c->n_owned; i++)
+        if (strcmp(c->owned[i], key) == 0)
+            return true;
+    return false;
+}
+
+static sched_status plugin_pre_filter(void *state, const sched_cycle *cy, uint32_t *detail,
+                                      tm_err *err) {
+    (void)detail, (void)err;
+    resv_controller *c = state;
+    c->n_owned = 0;
+    if (c->on && !c->restored) { /* a restart must not place pods on capacity held before it */
+        *detail = RESV_NOT_RESTORED;
+        return SCHED_STATUS_UNSCHEDULABLE;
+    }
+    if (!c->on || resv_plan_count(c->plan) == 0)
+        return SCHED_STATUS_SKIP;
+    const rpod *p = pod_find(c, cy->pod->uid);
+    json_t *labels = p ? p->labels : cy->pod->pod_labels;
+    const char *wl = p ? p->workload : NULL;
+    for (size_t i = 0; i < c->n_ents; i++) {
+        const rentry *e = c->ents[i];
+        if (!e->r || !reservation_owns(e->r, cy->pod->ns, labels, wl))
+            continue;
+        if (c->n_owned == c->cap_owned) {
+            size_t nc = c->cap_owned ? c->cap_owned * 2 : 4;
+            const char **no = realloc(c->owned, nc * sizeof *no);
+            if (!no)
+                return tm_err_set(err, "out of memory"), SCHED_STATUS_ERROR;
+            c->owned = no;
+            c->cap_owned = nc;
+        }
+        c->owned[c->n_owned++] = e->key;
+    }
+    return SCHED_STATUS_OK;
+}
+
+static int plugin_filter(void *state, const sched_cycle *cy, size_t node, const sched_node *n) {
+    (void)node;
+    resv_controller *c = state;
+    sched_resources free_now;
+    for (int k = 0; k < SCHED_RES_MAX; k++)
+        free_now.v[k] = n->allocatable.v[k] - n->requested.v[k];
+    int64_t end = resv_expected_end(cy->snap, cy->pod, n, cy->now_ms);
+    resv_verdict v = resv_plan_filter(c->plan, n->name, &free_now, &cy->pod->requests, end,
+                                      cycle_owner, c, cy->now_ms, NULL, 0);
+    return v == RESV_HONOUR_OK ? -1 : (int)v;
+}
+
+static void plugin_filter_reason(void *state, const sched_cycle *cy, uint32_t detail, char *buf,
+                                 size_t size) {
+    (void)state, (void)cy;
+    snprintf(buf, size, "%s",
+             detail == RESV_NOT_RESTORED ? "reservations not read yet (the scheduler is starting)"
+             : detail == RESV_HONOUR_RESERVED ? "node(s) were reserved for another owner's pods"
+             : detail == RESV_HONOUR_NO_BACKFILL
+                 ? "node(s) were reserved from a later time and the pod's expected end is "
+                   "unknown or after it"
+                 : "node(s) were not the ones reserved for the pod");
+}
+
+/* ---- life cycle ----------------------------------------------------------------------------- */
+
+resv_controller *resv_controller_new(const sched_config *cfg, tm_kube *k, sched_cache *cache,
+                                     sched_framework *fw, tm_err *err) {
+    resv_controller *c = calloc(1, sizeof *c);
+    if (!c) {
+        tm_err_set(err, "out of memory");
+        return NULL;
+    }
+    c->cfg = cfg;
+    c->k = k;
+    c->cache = cache;
+    c->keys = *sched_cache_keys(cache);
+    if (!(c->plan = resv_plan_new())) {
+        tm_err_set(err, "out of memory");
+        goto fail;
+    }
+    if (!(c->plan_fw = sched_policy_new(cfg->policy, err)))
+        goto fail;
+    sched_plugin pl = {.name = PLUGIN_NAME,
+                       .state = c,
+                       .pre_filter = plugin_pre_filter,
+                       .filter = plugin_filter,
+                       .filter_reason = plugin_filter_reason};
+    if (sched_framework_add_plugin(fw, &pl, err))
+        goto fail;
+    return c;
+fail:
+    resv_controller_free(c);
+    return NULL;
+}
+
+/* Whether the API server serves a collection (a CRD may be absent): 404 = no. */
+static bool api_served(tm_kube *k, const char *path) {
+    char p[256];
+    snprintf(p, sizeof p, "%s?limit=1", path);
+    tm_err err = {0};
+    json_t *r = tm_kube_get(k, p, &err);
+    json_decref(r);
+    return r != NULL || (err.http_status != 404 && err.http_status != 0);
+}
+
+int resv_controller_start(resv_controller *c, tm_err *err) {
+    if (!api_served(c->k, RESV_PATH)) {
+        tm_warn("Reservation API %s not served (CRD not installed?): reservations off", RESV_API);
+        return 0;
+    }
+    tm_informer_opts o = {
+        .path = RESV_PATH, .on_event = on_resv, .on_synced = on_resv_synced, .ud = c};
+    if (!(c->resvs = tm_informer_start(c->k, &o, err)))
+        return tm_err_wrap(err, "watching Reservations");
+    c->on = true;
+    /* owners: only whether they exist */
+    if ((c->pg_api = api_served(c->k, PODGROUP_PATH))) {
+        o = (tm_informer_opts){
+            .path = PODGROUP_PATH, .on_event = on_ignore, .ud = c, .transform = owner_transform};
+        if (!(c->podgroups = tm_informer_start(c->k, &o, err)))
+            return tm_err_wrap(err, "watching PodGroups for reservations");
+    }
+    if ((c->wl_api = api_served(c->k, WORKLOAD_PATH))) {
+        o = (tm_informer_opts){
+            .path = WORKLOAD_PATH, .on_event = on_ignore, .ud = c, .transform = owner_transform};
+        if (!(c->workloads = tm_informer_start(c->k, &o, err)))
+            return tm_err_wrap(err, "watching Workloads for reservations");
+    }
+    tm_info("reservations on podgroup_api=%s workload_api=%s", c->pg_api ? "yes" : "no",
+            c->wl_api ? "yes" : "no");
+    return 0;
+}
+
+bool resv_controller_synced(const resv_controller *c) {
+    return c && c->synced;
+}
+
+void resv_controller_stop(resv_controller *c) {
+    if (!c)
+        return;
+    tm_informer_stop(c->resvs);
+    tm_informer_stop(c->podgroups);
+    tm_informer_stop(c->workloads);
+    c->resvs = c->podgroups = c->workloads = NULL;
+}
+
+static void noop_free(void *p) {
+    (void)p;
+}
+
+void resv_controller_free(resv_controller *c) {
+    if (!c)
+        return;
+    resv_controller_stop(c);
+    for (size_t i = 0; i < c->n_ents; i++)
+        ent_free(c->ents[i]);
+    free(c->ents);
+    tdestroy(c->pod_tree, noop_free);
+    for (size_t i = 0; i < c->n_pods; i++)
+        rpod_free(c->pods[i]);
+    free(c->pods);
+    free(c->owned);
+    resv_plan_free(c->plan);
+    sched_framework_free(c->plan_fw);
+    free(c);
+}
+
+/* ---- the controller: admission, activation, release ----------------------------------------- */
+
+/* 1 when the owner exists, 0 when it is known not to, -1 when not known (yet). why gets a
+ * reason for 0. */
+static int owner_exists(const resv_controller *c, const reservation *r, char *why, size_t size) {
+    if (r->owner_kind == RESV_OWNER_SELECTOR)
+        return 1;
+    bool pg = r->owner_kind == RESV_OWNER_PODGROUP;
+    const tm_informer *inf = pg ? c->podgroups : c->workloads;
+    const char *kind = pg ? "PodGroup" : "Workload";
+    if (!inf) {
+        snprintf(why, size, "owner %s %s/%s: the %s API is not served", kind, r->ns, r->owner_name,
+                 kind);
+        return 0;
+    }
+    if (!tm_informer_synced(inf))
+        return -1;
+    if (tm_informer_get(inf, r->ns, r->owner_name))
+        return 1;
+    snprintf(why, size, "owner %s %s/%s does not exist", kind, r->ns, r->owner_name);
+    return 0;
+}
+
+static void admit(resv_controller *c, rentry *e, int64_t now) {
+    reservation *r = e->r;
+    char why[512];
+    int ex = owner_exists(c, r, why, sizeof why);
+    if (ex < 0)
+        return;
+    if (ex == 0) {
+        write_status(c, e, RESV_FAILED, why, NULL, 0, true);
+        post_event(c, e, "Warning", "OwnerNotFound", why);
+        return;
+    }
+    resv_running *run = calloc(c->n_pods ? c->n_pods : 1, sizeof *run);
+    if (!run)
+        return;
+    size_t n = 0;
+    for (size_t i = 0; i < c->n_pods; i++) {
+        if (!c->pods[i]->node)
+            continue;
+        run[n].node = c->pods[i]->node;
+        run[n].req = c->pods[i]->req;
+        run[n].end_ms = c->pods[i]->end_ms;
+        n++;
+    }
+    resv_admission a;
+    tm_err err = {0};
+    int rc = resv_plan_admit(c->plan, c->plan_fw, sched_cache_snapshot(c->cache), r, &c->keys, run,
+                             n, now, &a, &err);
+    free(run);
+    if (rc) {
+        tm_error("reservation=%s admission failed err=\"%s\"", e->key, err.msg);
+        return;
+    }
+    if (!a.ok) {
+        write_status(c, e, RESV_FAILED, a.reason, NULL, 0, true);
+        post_event(c, e, "Warning", "NotAdmissible", a.reason);
+        return;
+    }
+    char msg[512], st[32], en[32];
+    size_t off = (size_t)snprintf(msg, sizeof msg, "holds from %s to %s on",
+                                  resv_format_time(r->start_ms, st, sizeof st),
+                                  resv_format_time(r->end_ms, en, sizeof en));
+    for (size_t i = 0; i < a.n_holds && off < sizeof msg; i++)
+        off += (size_t)snprintf(msg + off, sizeof msg - off, "%s %s (%d pods)", i ? "," : "",
+                                a.holds[i].node, a.holds[i].pods);
+    write_status(c, e, RESV_ADMITTED, msg, a.holds, a.n_holds, true);
+    post_event(c, e, "Normal", "Admitted", msg);
+    resv_admission_clear(&a);
+}
+
+/* Admitted or Active: restore into the table after a restart, count the owner's pods, decide. */
+static void keep(resv_controller *c, rentry *e, int64_t now) {
+    reservation *r = e->r;
+    if (!resv_plan_has(c->plan, e->key)) {
+        tm_err err = {0};
+        if (resv_plan_put(c->plan, e->key, r->start_ms, r->end_ms, r->holds, r->n_holds, &err)) {
+            tm_error("reservation=%s not restored err=\"%s\"", e->key, err.msg);
+            return;
+        }
+        tm_info("reservation=%s restored phase=%s nodes=%zu", e->key, resv_phase_name(e->phase),
+                r->n_holds);
+        c->changed = true;
+    }
+    size_t owner_pods = 0;
+    bool started_now = false;
+    for (size_t h = 0; h < r->n_holds; h++) {
+        sched_resources used = {0};
+        for (size_t i = 0; i < c->n_pods; i++) {
+            const rpod *p = c->pods[i];
+            if (p->node && strcmp(p->node, r->holds[h].node) == 0 && owns(r, p))
+                for (int k = 0; k < SCHED_RES_MAX; k++)
+                    used.v[k] += p->req.v[k];
+        }
+        resv_plan_set_used(c->plan, e->key, r->holds[h].node, &used);
+    }
+    for (size_t i = 0; i < c->n_pods; i++)
+        if (owns(r, c->pods[i])) {
+            owner_pods++;
+            started_now |= c->pods[i]->node != NULL && now >= r->start_ms;
+        }
+    char why[512];
+    resv_facts f = {.phase = e->phase,
+                    .start_ms = r->start_ms,
+                    .end_ms = r->end_ms,
+                    .now_ms = now,
+                    .deleted = r->deleting,
+                    .owner_missing = owner_exists(c, r, why, sizeof why) == 0,
+                    .owner_started = e->owner_started || started_now,
+                    .owner_pods_now = owner_pods};
+    bool newly_started = started_now && !e->owner_started;
+    e->owner_started = f.owner_started;
+    resv_decision d = resv_decide(&f);
+    if (d.release) {
+        resv_plan_remove(c->plan, e->key);
+        c->changed = true;
+        write_status(c, e, d.phase, d.message, NULL, 0, true);
+        post_event(c, e, "Normal", d.phase == RESV_EXPIRED ? "Expired" : "Released", d.message);
+    } else if (d.phase != e->phase) {
+        c->changed = true; /* the window opened: the owner's pods may fit now */
+        write_status(c, e, d.phase, d.message, NULL, 0, false);
+        post_event(c, e, "Normal", "Activated", d.message);
+    } else if (newly_started && !e->pending_write) {
+        write_status(c, e, e->phase, "the owner's pods are running", NULL, 0, false);
+    }
+}
+
+bool resv_controller_tick(resv_controller *c, int64_t now) {
+    if (!c || !c->on || !c->synced)
+        return false;
+    /* first every held reservation (restored after a restart), then admissions against them */
+    for (size_t i = 0; i < c->n_ents; i++) {
+        rentry *e = c->ents[i];
+        if (!e->r) {
+            if (e->phase != RESV_FAILED && !e->pending_write) {
+                write_status(c, e, RESV_FAILED, e->bad, NULL, 0, true);
+                post_event(c, e, "Warning", "InvalidReservation", e->bad);
+            }
+            if (resv_plan_remove(c->plan, e->key) == 0)
+                c->changed = true;
+            continue;
+        }
+        if (resv_phase_holds(e->phase))
+            keep(c, e, now);
+        else if (e->phase != RESV_PENDING && resv_plan_remove(c->plan, e->key) == 0)
+            c->changed = true; /* terminal: nothing held */
+    }
+    for (size_t i = 0; i < c->n_ents; i++) {
+        rentry *e = c->ents[i];
+        if (e->r && e->phase == RESV_PENDING && !e->pending_write && !e->r->deleting)
+            admit(c, e, now);
+    }
+    if (!c->restored) {
+        c->restored = true;
+        c->changed = true; /* pods held back while starting may go now */
+    }
+    bool ch = c->changed;
+    c->changed = false;
+    return ch;
+}

@@ -1,0 +1,51 @@
+/* resv_controller.h: Reservations in the live scheduler: the Reservation informer, the
+ * admission controller (Pending -> Admitted or Failed, Admitted -> Active at startTime,
+ * released on every path, Expired at endTime; status by merge patch, events), and the
+ * honouring rule as a Filter plugin of the scheduler's framework.
+ *
+ * Everything runs on the loop thread with the cache lock held (the informer callbacks and
+ * resv_controller_tick take it themselves; resv_controller_pod_event is called from the pod
+ * informer callback, which holds it). The decisions are the pure functions of resv_plan.h; this
+ * file only feeds them and writes their outcome.
+ *
+ * State is rebuilt from the API server: a restarted scheduler reads Admitted and Active
+ * reservations' status.nodes back into its table before it admits anything, so nothing is
+ * double-booked, and releases what should have been released while it was down.
+ *
+ * Without the CRD (the API answers 404) reservations are off, logged once, and the Filter plugin
+ * passes every node. */
+#ifndef TAREMA_SCHED_RESV_CONTROLLER_H
+#define TAREMA_SCHED_RESV_CONTROLLER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lib/error.h"
+#include "lib/kube.h"
+#include "scheduler/cache.h"
+#include "scheduler/config.h"
+#include "scheduler/framework.h"
+
+#define RESV_API "tarema.io/v1alpha1"
+
+typedef struct resv_controller resv_controller;
+
+/* Registers the Filter plugin "Reservation" in fw (the live framework). cfg, k, cache and fw
+ * are borrowed and must outlive the controller. NULL with err. */
+resv_controller *resv_controller_new(const sched_config *cfg, tm_kube *k, sched_cache *cache,
+                                     sched_framework *fw, tm_err *err);
+/* Starts the informers (Reservations; PodGroups and Workloads, to know whether owners exist),
+ * each only when its API is served. 0 or -1 with err. */
+int resv_controller_start(resv_controller *c, tm_err *err);
+/* A pod informer event (cache lock held): owners' pods and running pods' expected ends. */
+void resv_controller_pod_event(resv_controller *c, tm_watch_type type, const json_t *obj);
+/* Admits, activates, releases, expires (cache lock held; now_ms wall clock). Returns true when
+ * capacity or a window changed (unschedulable pods should be retried). */
+bool resv_controller_tick(resv_controller *c, int64_t now_ms);
+/* Reservations API served and listed. */
+bool resv_controller_synced(const resv_controller *c);
+void resv_controller_stop(resv_controller *c);
+void resv_controller_free(resv_controller *c);
+
+#endif

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# tests/e2e/reservation_release_test.sh: every release path of a Reservation on the live
+# scheduler, each on its own kwok nodes and each checked by the capacity coming free again (a
+# pod of unknown expected end, kept off while the capacity is held, then bound):
+#  1. the owner (a PodGroup) is deleted inside the window -> Released;
+#  2. endTime passes -> Expired;
+#  3. the reservation is deleted before its window -> the backfill rule no longer applies.
+# (Release when the owner's pods finish: reservation_window_test.sh.)
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/scheduler_lib.sh"
+. "$(dirname "$0")/reservation_lib.sh"
+
+ID=$SCHED_E2E_ID
+NS=resv-rel-$ID
+SCHED=tarema-resv-rel-$ID
+P=rr$ID
+WORK=$(mktemp -d)
+cleanup() {
+  stop_schedulers
+  kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
+  kubectl get nodes -o name 2>/dev/null | grep "^node/$P" | xargs -r kubectl delete --wait=false >/dev/null 2>&1 || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+command -v kubectl >/dev/null || { fail "kubectl in PATH" "run under tests/run.sh or eval hack/cluster.sh env"; summary; exit 1; }
+check "Reservation and PodGroup CRDs installed" install_reservation_crds
+kubectl create namespace "$NS" >/dev/null
+cat >"$WORK/nodes.yaml" <<EOF2
+nodes:
+  - {prefix: ${P}b, count: 2, cpu: 2, memory: 8Gi, pods: 20, labels: {tarema.io/e2e-set: "b$ID"}}
+  - {prefix: ${P}c, count: 1, cpu: 2, memory: 8Gi, pods: 20, labels: {tarema.io/e2e-set: "c$ID"}}
+  - {prefix: ${P}d, count: 1, cpu: 2, memory: 8Gi, pods: 20, labels: {tarema.io/e2e-set: "d$ID"}}
+EOF2
+check "test nodes created" bash "$REPO_ROOT/hack/cluster.sh" nodes "$WORK/nodes.yaml"
+kubectl create -n "$NS" -f - >/dev/null <<EOF2
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: pg-$ID}
+spec: {minMember: 2}
+EOF2
+if ! start_scheduler "$WORK/sched.log" --scheduler-name "$SCHED"; then
+  fail "tarema-scheduler starts" "$(tail -n 5 "$WORK/sched.log")"
+  summary
+  exit 1
+fi
+pass "tarema-scheduler starts"
+
+NOBODY="{\"selector\":{\"matchLabels\":{\"nobody\":\"$ID\"}}}"
+{
+  reservation_json "$NS" by-owner 3 600 2 2 "b$ID" "{\"kind\":\"PodGroup\",\"name\":\"pg-$ID\"}"
+  reservation_json "$NS" by-end 3 40 1 2 "c$ID" "$NOBODY"
+  reservation_json "$NS" by-delete 300 900 1 2 "d$ID" "$NOBODY"
+} >"$WORK/resv.json"
+kubectl create -f "$WORK/resv.json" >/dev/null
+for r in by-owner by-end by-delete; do
+  if wait_for 30 phase_is "$NS" "$r" Admitted || phase_is "$NS" "$r" Active; then pass "$r admitted"; else fail "$r admitted" "$(resv_phase "$NS" "$r"): $(resv_message "$NS" "$r")"; fi
+done
+{
+  set_pod_json "$NS" sb1 "$SCHED" "b$ID" 2 '{}' '{}'
+  set_pod_json "$NS" sb2 "$SCHED" "b$ID" 2 '{}' '{}'
+  set_pod_json "$NS" sc "$SCHED" "c$ID" 2 '{}' '{}'
+  set_pod_json "$NS" sd "$SCHED" "d$ID" 2 '{}' '{}'
+} >"$WORK/pods.json"
+kubectl create -f "$WORK/pods.json" >/dev/null
+sleep 8
+for p in sb1 sb2 sc sd; do
+  if is_bound "$NS" "$p"; then fail "$p (unknown expected end) kept off held capacity" "bound to $(pod_node "$NS" "$p")"; else pass "$p (unknown expected end) kept off held capacity"; fi
+done
+
+# ---- 1. owner deleted ----------------------------------------------------------------------------
+check "by-owner active" wait_for 20 phase_is "$NS" by-owner Active
+kubectl delete podgroup -n "$NS" "pg-$ID" >/dev/null
+if wait_for 20 phase_is "$NS" by-owner Released && [[ $(resv_message "$NS" by-owner) == *"owner was deleted"* ]] && [ -z "$(resv_nodes "$NS" by-owner)" ]; then
+  pass "owner deleted: Released, nothing held"
+else
+  fail "owner deleted: Released, nothing held" "$(kubectl get reservation -n "$NS" by-owner -o jsonpath='{.status}')"
+fi
+b_bound() { is_bound "$NS" sb1 && is_bound "$NS" sb2; }
+if wait_for 30 b_bound; then pass "owner deleted: capacity free again"; else fail "owner deleted: capacity free again" "$(kubectl get pods -n "$NS" -o wide)"; fi
+
+# ---- 3. reservation deleted (before its window) --------------------------------------------------
+kubectl delete reservation -n "$NS" by-delete >/dev/null
+if wait_for 30 is_bound "$NS" sd; then pass "reservation deleted: capacity free again"; else fail "reservation deleted: capacity free again" "$(kubectl get pods -n "$NS" -o wide)"; fi
+
+# ---- 2. endTime ----------------------------------------------------------------------------------
+if is_bound "$NS" sc; then fail "sc kept off until endTime" "bound early"; else pass "sc kept off until endTime"; fi
+if wait_for 60 phase_is "$NS" by-end Expired && [[ $(resv_message "$NS" by-end) == *"endTime passed"* ]] && [ -z "$(resv_nodes "$NS" by-end)" ]; then
+  pass "endTime: Expired, nothing held"
+else
+  fail "endTime: Expired, nothing held" "$(kubectl get reservation -n "$NS" by-end -o jsonpath='{.status}')"
+fi
+if wait_for 30 is_bound "$NS" sc; then pass "endTime: capacity free again"; else fail "endTime: capacity free again" "$(kubectl get pods -n "$NS" -o wide)"; fi
+for r in by-owner by-end; do
+  reason=$([ "$r" = by-end ] && echo Expired || echo Released)
+  if [ "$(reservation_events "$NS" "$r" "$reason")" -ge 1 ]; then pass "$r: $reason event"; else fail "$r: $reason event" "$(kubectl get events.events.k8s.io -n "$NS")"; fi
+done
+if out=$(check_fit) && [ -z "$out" ]; then pass "no node over its capacity"; else fail "no node over its capacity" "$out"; fi
+summary

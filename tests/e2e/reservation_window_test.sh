@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# tests/e2e/reservation_window_test.sh: a Reservation 2 minutes ahead for 5 pods of 2 cores on
+# the live scheduler (own kwok nodes: 5 of 2 cores, so the reservation holds all of them):
+#  1. admitted: 5 pods held, one per node, phase Admitted, an Admitted event;
+#  2. before the window, a pod with a short known expected end (tarema.io/expected-duration)
+#     backfills; pods with a long or unknown expected end do not (FailedScheduling says why);
+#  3. the scheduler restarted in the middle: state rebuilt from the API server (same nodes, no
+#     second admission, the long pod still kept off), nothing double-booked;
+#  4. the owner's pods start on the reserved nodes when the window opens (phase Active);
+#  5. release on finish: the owner's pods end, phase Released, nothing held, and the pods that
+#     were kept off get the capacity.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/scheduler_lib.sh"
+. "$(dirname "$0")/reservation_lib.sh"
+
+ID=$SCHED_E2E_ID
+NS=resv-e2e-$ID
+SCHED=tarema-resv-$ID
+SET=a$ID
+P=rw$ID
+WORK=$(mktemp -d)
+cleanup() {
+  stop_schedulers
+  kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
+  kubectl get nodes -o name 2>/dev/null | grep "^node/$P" | xargs -r kubectl delete --wait=false >/dev/null 2>&1 || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+command -v kubectl >/dev/null || { fail "kubectl in PATH" "run under tests/run.sh or eval hack/cluster.sh env"; summary; exit 1; }
+check "Reservation and PodGroup CRDs installed" install_reservation_crds
+kubectl create namespace "$NS" >/dev/null
+cat >"$WORK/nodes.yaml" <<EOF
+nodes:
+  - {prefix: $P, count: 5, cpu: 2, memory: 8Gi, pods: 20,
+     labels: {tarema.io/e2e-set: "$SET", tarema.io/cpu: "2", tarema.io/mem: "2", tarema.io/io: "2",
+              tarema.io/group: "rw$ID"}}
+EOF
+check "test nodes created" bash "$REPO_ROOT/hack/cluster.sh" nodes "$WORK/nodes.yaml"
+if ! start_scheduler "$WORK/sched.log" --scheduler-name "$SCHED"; then
+  fail "tarema-scheduler starts" "$(tail -n 5 "$WORK/sched.log")"
+  summary
+  exit 1
+fi
+pass "tarema-scheduler starts"
+
+# ---- 1. admitted ------------------------------------------------------------------------------
+OWNER="{\"selector\":{\"matchLabels\":{\"step\":\"five-$ID\"}}}"
+reservation_json "$NS" step5 120 720 5 2 "$SET" "$OWNER" | kubectl create -f - >/dev/null
+T_START=$(($(date +%s) + 120))
+if wait_for 30 phase_is "$NS" step5 Admitted; then pass "reservation admitted"; else fail "reservation admitted" "phase '$(resv_phase "$NS" step5)': $(resv_message "$NS" step5)"; fi
+HELD=$(resv_nodes "$NS" step5)
+if [ "$(resv_pods "$NS" step5)" = 5 ] && [ "$(echo "$HELD" | grep -c "^$P-")" = 5 ]; then
+  pass "5 pods held, one on each of the 5 nodes"
+else
+  fail "5 pods held, one on each of the 5 nodes" "$(kubectl get reservation -n "$NS" step5 -o jsonpath='{.status}')"
+fi
+if [ "$(reservation_events "$NS" step5 Admitted)" = 1 ]; then pass "Admitted event"; else fail "Admitted event" "$(kubectl get events.events.k8s.io -n "$NS" -o wide)"; fi
+kubectl get reservations -n "$NS" >"$WORK/get.txt"
+if head -1 "$WORK/get.txt" | grep -q "PHASE.*START.*END.*NODES.*AGE" && grep -q "step5 *Admitted" "$WORK/get.txt"; then
+  pass "kubectl get reservations shows phase, start, end, nodes, age"
+else
+  fail "kubectl get reservations shows phase, start, end, nodes, age" "$(cat "$WORK/get.txt")"
+fi
+
+# ---- 2. backfill before the window ---------------------------------------------------------------
+{
+  set_pod_json "$NS" short "$SCHED" "$SET" 2 '{}' '{"tarema.io/expected-duration":"20s","tarema.io/duration":"20s"}'
+  set_pod_json "$NS" long "$SCHED" "$SET" 2 '{}' '{"tarema.io/expected-duration":"10m"}'
+  set_pod_json "$NS" unknown "$SCHED" "$SET" 2 '{}' '{}'
+  for i in 1 2 3 4 5; do
+    set_pod_json "$NS" "owner-$i" "$SCHED" "$SET" 2 "{\"step\":\"five-$ID\"}" '{"tarema.io/duration":"25s"}'
+  done
+} >"$WORK/pods.json"
+kubectl create -f "$WORK/pods.json" >/dev/null
+if wait_for 30 is_bound "$NS" short; then pass "pod with a short expected end backfills before the window"; else fail "pod with a short expected end backfills before the window" "$(kubectl get pods -n "$NS" -o wide)"; fi
+sleep 8
+for p in long unknown owner-1; do
+  if is_bound "$NS" "$p"; then fail "$p not bound before the window" "bound to $(pod_node "$NS" "$p")"; else pass "$p not bound before the window"; fi
+done
+msg=$(kubectl get pod -n "$NS" long -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')
+if [[ $msg == *"reserved from a later time"* ]]; then pass "FailedScheduling names the reservation rule"; else fail "FailedScheduling names the reservation rule" "message: $msg"; fi
+
+# ---- 3. restart in the middle --------------------------------------------------------------------
+stop_schedulers
+if ! start_scheduler "$WORK/sched2.log" --scheduler-name "$SCHED"; then
+  fail "tarema-scheduler restarts" "$(tail -n 5 "$WORK/sched2.log")"
+  summary
+  exit 1
+fi
+sleep 5
+if grep -q "reservation=$NS/step5 restored phase=Admitted nodes=5" "$WORK/sched2.log" && [ "$(resv_nodes "$NS" step5)" = "$HELD" ] && phase_is "$NS" step5 Admitted; then
+  pass "after a restart: the reservation rebuilt from its status (same 5 nodes, still Admitted)"
+else
+  fail "after a restart: the reservation rebuilt from its status" "$(grep reservation "$WORK/sched2.log" | tail -5)"
+fi
+if [ "$(reservation_events "$NS" step5 Admitted)" = 1 ]; then pass "not admitted twice"; else fail "not admitted twice" "$(reservation_events "$NS" step5 Admitted) Admitted events"; fi
+sleep 5
+if is_bound "$NS" long || is_bound "$NS" unknown; then fail "after the restart, long and unknown still kept off" "$(kubectl get pods -n "$NS" -o wide)"; else pass "after the restart, long and unknown still kept off"; fi
+if out=$(check_fit) && [ -z "$out" ]; then pass "no node over its capacity"; else fail "no node over its capacity" "$out"; fi
+
+# ---- 4. the window opens -------------------------------------------------------------------------
+owners_bound() { local i; for i in 1 2 3 4 5; do is_bound "$NS" "owner-$i" || return 1; done; }
+wait_s=$((T_START - $(date +%s) + 30))
+if wait_for "$wait_s" owners_bound; then
+  took=$(($(date +%s) - T_START))
+  pass "the owner's 5 pods start when the window opens (${took}s after startTime)"
+else
+  fail "the owner's 5 pods start when the window opens" "$(kubectl get pods -n "$NS" -o wide)"
+fi
+on_held=0
+for i in 1 2 3 4 5; do echo "$HELD" | grep -qx "$(pod_node "$NS" "owner-$i")" && on_held=$((on_held + 1)); done
+if [ "$on_held" = 5 ]; then pass "the owner's pods run on the reserved nodes"; else fail "the owner's pods run on the reserved nodes" "$on_held of 5"; fi
+if wait_for 10 phase_is "$NS" step5 Active; then pass "phase Active in the window"; else fail "phase Active in the window" "$(resv_phase "$NS" step5)"; fi
+if is_bound "$NS" long || is_bound "$NS" unknown; then fail "long and unknown kept off in the window" "$(kubectl get pods -n "$NS" -o wide)"; else pass "long and unknown kept off in the window"; fi
+
+# ---- 5. release on finish ------------------------------------------------------------------------
+if wait_for 90 phase_is "$NS" step5 Released; then
+  pass "released when the owner's pods finished"
+else
+  fail "released when the owner's pods finished" "$(resv_phase "$NS" step5): $(resv_message "$NS" step5)"
+fi
+if [[ $(resv_message "$NS" step5) == *"owner's pods all finished"* ]] && [ -z "$(resv_nodes "$NS" step5)" ]; then
+  pass "release names the path and holds nothing"
+else
+  fail "release names the path and holds nothing" "$(kubectl get reservation -n "$NS" step5 -o jsonpath='{.status}')"
+fi
+both_bound() { is_bound "$NS" long && is_bound "$NS" unknown; }
+if wait_for 30 both_bound; then pass "capacity free again: the kept-off pods bound"; else fail "capacity free again: the kept-off pods bound" "$(kubectl get pods -n "$NS" -o wide)"; fi
+if out=$(check_fit) && [ -z "$out" ]; then pass "no node over its capacity at the end"; else fail "no node over its capacity at the end" "$out"; fi
+if grep -q "ERROR\|level=error" "$WORK/sched.log" "$WORK/sched2.log"; then fail "no errors logged" "$(grep -h "ERROR\|level=error" "$WORK"/sched*.log | head -3)"; else pass "no errors logged"; fi
+summary
