@@ -380,8 +380,9 @@ static void ensure_objects(ctl *c, const json_t *wfobj, const pl_step *s, const 
     if (!have || tm_json_bool(ss, "moved", false)) {
         json_t *r = NULL;
         if (have) {
-            json_t *patch =
-                json_pack("{s:o}", "spec", pl_reservation_spec(s, start, end, nodes, np, name));
+            json_t *patch = json_pack(
+                "{s:o}", "spec",
+                pl_reservation_spec(s, start, end, nodes, np, name, c->cfg->scheduler_name));
             path = tm_kube_path(PL_GV, "reservations", ns, name, NULL);
             tm_err err = {0};
             r = tm_kube_patch(c->k, path, TM_PATCH_MERGE, patch, &err);
@@ -391,7 +392,8 @@ static void ensure_objects(ctl *c, const json_t *wfobj, const pl_step *s, const 
             json_decref(patch);
         }
         if (!r) { /* new, or deleted since the informer saw it (a retry releases it) */
-            json_t *rv = pl_reservation_object(wfobj, s, start, end, nodes, np);
+            json_t *rv =
+                pl_reservation_object(wfobj, s, start, end, nodes, np, c->cfg->scheduler_name);
             path = tm_kube_path(PL_GV, "reservations", ns, NULL, NULL);
             if (create_obj(c, path, rv, name) == -2)
                 warn_once(c, "resv-crd", "Reservation CRD (tarema.io/v1alpha1) not installed");

@@ -153,35 +153,39 @@ json_t *pl_podgroup_object(const json_t *wfobj, const pl_step *s) {
 }
 
 json_t *pl_reservation_spec(const pl_step *s, int64_t start, int64_t end, const char *const *nodes,
-                            int npods, const char *owner) {
+                            int npods, const char *owner, const char *scheduler_name) {
     char a[40], b[40];
     json_t *list = json_array();
-    /* one entry per node, in the plan's order, with the requests of its pods together */
+    /* the plan's nodes, each once, in the plan's order: the template's pods go only there */
     for (int k = 0; k < npods && list; k++) {
-        int seen = 0, count = 0;
+        int seen = 0;
         for (int j = 0; j < k; j++)
             seen |= !strcmp(nodes[j], nodes[k]);
-        if (seen)
-            continue;
-        for (int j = k; j < npods; j++)
-            count += !strcmp(nodes[j], nodes[k]);
-        json_array_append_new(
-            list, json_pack("{s:s, s:i, s:o}", "name", nodes[k], "pods", count, "requests",
-                            requests_json(s->cpu_milli * count, s->mem_bytes * (int64_t)count)));
+        if (!seen)
+            json_array_append_new(list, json_string(nodes[k]));
     }
-    return json_pack("{s:s, s:s, s:o, s:{s:s, s:s}}", "startTime",
+    json_t *tmpl = json_pack("{s:o}", "requests", requests_json(s->cpu_milli, s->mem_bytes));
+    if (tmpl && s->task[0]) { /* placed like the task's pods (its TaskProfile) */
+        const char *slash = strchr(s->task, '/');
+        json_object_set_new(tmpl, "labels",
+                            json_pack("{s:s%, s:s}", "tarema.io/workflow", s->task,
+                                      (size_t)(slash - s->task), "nextflow.io/processName",
+                                      slash + 1));
+    }
+    return json_pack("{s:s, s:s, s:o, s:i, s:o, s:{s:s, s:s}, s:s}", "startTime",
                      pl_time_format(start, a, sizeof a), "endTime",
-                     pl_time_format(end, b, sizeof b), "nodes", list, "owner", "kind", "PodGroup",
-                     "name", owner);
+                     pl_time_format(end, b, sizeof b), "template", tmpl, "count", s->pods, "nodes",
+                     list, "owner", "kind", "PodGroup", "name", owner, "schedulerName",
+                     scheduler_name);
 }
 
 json_t *pl_reservation_object(const json_t *wfobj, const pl_step *s, int64_t start, int64_t end,
-                              const char *const *nodes, int npods) {
+                              const char *const *nodes, int npods, const char *scheduler_name) {
     char name[PL_OBJNAME_MAX];
     pl_step_object_name(tm_json_str(wfobj, "metadata.name", ""), s->name, name, sizeof name);
     return json_pack("{s:s, s:s, s:o, s:o}", "apiVersion", PL_GV, "kind", "Reservation", "metadata",
                      step_meta(wfobj, s, name), "spec",
-                     pl_reservation_spec(s, start, end, nodes, npods, name));
+                     pl_reservation_spec(s, start, end, nodes, npods, name, scheduler_name));
 }
 
 json_t *pl_pod_object(const json_t *wfobj, const pl_step *s, const json_t *step_json, int i,

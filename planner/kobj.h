@@ -5,8 +5,9 @@
  *                as in the native YAML, spec.retries, spec.cancel; status written by the
  *                controller (phase, per step the plan, state, predicted vs actual, makespan).
  *   PodGroup     scheduling.x-k8s.io/v1alpha1, one per step: minMember = the step's pods.
- *   Reservation  tarema.io/v1alpha1, one per step: spec.startTime, endTime, nodes [{name, pods,
- *                requests {cpu, memory} for those pods together}], owner {kind: PodGroup, name}.
+ *   Reservation  tarema.io/v1alpha1 (the resv branch's CRD), one per step: spec.startTime,
+ *                endTime, template {requests of one pod}, count = the step's pods, nodes (the
+ *                planned nodes, each once), owner {kind: PodGroup, name}, schedulerName.
  *   Pod          one per gang member, gated by tarema.io/planned until its window opens.
  *
  * Every object of a step is named WORKFLOW-STEP (the step's name lower-cased, other characters
@@ -62,10 +63,10 @@ json_t *pl_workflow_native_json(const pl_workflow *wf);
 json_t *pl_podgroup_object(const json_t *wfobj, const pl_step *s);
 /* nodes: node name per pod (the plan's); start/end absolute seconds. */
 json_t *pl_reservation_object(const json_t *wfobj, const pl_step *s, int64_t start, int64_t end,
-                              const char *const *nodes, int npods);
+                              const char *const *nodes, int npods, const char *scheduler_name);
 /* The reservation's spec alone (for a merge patch when the plan moves). */
 json_t *pl_reservation_spec(const pl_step *s, int64_t start, int64_t end, const char *const *nodes,
-                            int npods, const char *owner);
+                            int npods, const char *owner, const char *scheduler_name);
 /* Pod index i (0-based) of step s; step_json is the step's entry of spec.steps (image,
  * command, annotations); attempt counts retries (0 first). */
 json_t *pl_pod_object(const json_t *wfobj, const pl_step *s, const json_t *step_json, int i,

@@ -191,10 +191,16 @@ int pl_world_busy(const pl_cluster *c, const json_t *pods, const json_t *resvs,
         int64_t en = pl_time_parse(tm_json_str(p, "spec.endTime", NULL));
         if (st < 0 || en <= o->now)
             continue;
-        /* nodes: the planner's explicit nodes, else what the scheduler admitted */
-        json_t *nodes = tm_json_path(p, "spec.nodes");
-        if (!json_array_size(nodes))
-            nodes = tm_json_path(p, "status.nodes");
+        /* what the scheduler admitted on each node ({name, pods, requests}), else the
+         * explicit nodes, each holding its share of the template's pods (rounded up), or
+         * the whole node without a template */
+        json_t *nodes = tm_json_path(p, "status.nodes");
+        int admitted_nodes = json_array_size(nodes) > 0;
+        if (!admitted_nodes)
+            nodes = tm_json_path(p, "spec.nodes");
+        size_t nn = json_array_size(nodes);
+        json_t *tmpl = tm_json_path(p, "spec.template.requests");
+        long long count = tm_json_int(p, "spec.count", 1);
         size_t k;
         json_t *e;
         json_array_foreach(nodes, k, e) {
@@ -206,12 +212,16 @@ int pl_world_busy(const pl_cluster *c, const json_t *pods, const json_t *resvs,
             pl_busy be = {
                 .node = nd, .from_s = st > o->now ? st - o->now : 0, .until_s = en - o->now};
             tm_err er = {0};
-            const char *cpu = tm_json_str(e, "requests.cpu", NULL),
-                       *mem = tm_json_str(e, "requests.memory", NULL);
+            json_t *req = admitted_nodes ? json_object_get(e, "requests") : tmpl;
+            long long mult = admitted_nodes ? 1 : (count + (long long)nn - 1) / (long long)nn;
+            const char *cpu = tm_json_str(req, "cpu", NULL),
+                       *mem = tm_json_str(req, "memory", NULL);
             if (cpu)
                 tm_quantity_parse_milli(cpu, &be.cpu_milli, &er);
             if (mem)
                 tm_quantity_parse(mem, &be.mem_bytes, &er);
+            be.cpu_milli *= mult;
+            be.mem_bytes *= mult;
             if (!cpu && !mem) { /* a node named without requests: the whole node */
                 be.cpu_milli = c->nodes[nd].cpu_milli;
                 be.mem_bytes = c->nodes[nd].mem_bytes;

@@ -79,19 +79,21 @@ static void test_objects(void) {
         tm_json_str(json_array_get(tm_json_path(pg, "metadata.ownerReferences"), 0), "uid", ""),
         "u-1"));
     const char *nodes[] = {"c-1", "c-2", "c-1", "c-3", "c-2"};
-    json_t *r = pl_reservation_object(w, hpda, 1795479300, 1795481100, nodes, 5);
+    json_t *r = pl_reservation_object(w, hpda, 1795479300, 1795481100, nodes, 5, "tarema");
     CHECK(!strcmp(tm_json_str(r, "kind", ""), "Reservation"));
     CHECK(!strcmp(tm_json_str(r, "spec.startTime", ""), "2026-11-24T00:15:00Z"));
     CHECK(!strcmp(tm_json_str(r, "spec.endTime", ""), "2026-11-24T00:45:00Z"));
     CHECK(!strcmp(tm_json_str(r, "spec.owner.kind", ""), "PodGroup"));
     CHECK(!strcmp(tm_json_str(r, "spec.owner.name", ""), "turbine-hpda"));
+    CHECK(!strcmp(tm_json_str(r, "spec.schedulerName", ""), "tarema"));
+    CHECK(tm_json_int(r, "spec.count", 0) == 5);
+    CHECK(!strcmp(tm_json_str(r, "spec.template.requests.cpu", ""), "36"));
+    CHECK(!strcmp(tm_json_str(r, "spec.template.requests.memory", ""), "64Gi"));
     json_t *rn = tm_json_path(r, "spec.nodes");
-    CHECK(json_array_size(rn) == 3); /* one entry per node, pods together */
-    CHECK(!strcmp(tm_json_str(json_array_get(rn, 0), "name", ""), "c-1"));
-    CHECK(tm_json_int(json_array_get(rn, 0), "pods", 0) == 2);
-    CHECK(!strcmp(tm_json_str(json_array_get(rn, 0), "requests.cpu", ""), "72"));
-    CHECK(!strcmp(tm_json_str(json_array_get(rn, 0), "requests.memory", ""), "128Gi"));
-    CHECK(tm_json_int(json_array_get(rn, 2), "pods", 0) == 1);
+    CHECK(json_array_size(rn) == 3); /* the planned nodes, each once, in the plan's order */
+    CHECK(!strcmp(json_string_value(json_array_get(rn, 0)), "c-1"));
+    CHECK(!strcmp(json_string_value(json_array_get(rn, 1)), "c-2"));
+    CHECK(!strcmp(json_string_value(json_array_get(rn, 2)), "c-3"));
 
     json_t *p =
         pl_pod_object(w, les, json_array_get(tm_json_path(w, "spec.steps"), 0), 1, 0, "tarema");
@@ -183,40 +185,46 @@ static void test_occupancy(void) {
     json_t *profiles = yaml("- spec: {workflow: chipseq, process: BWA}\n"
                             "  status: {mean: {realtimeMs: 300000}}\n");
     json_t *resvs = yaml(
-        /* admitted, in 10 min for 20 min, on n-2 */
+        /* admitted, in 10 min for 20 min, on n-2: what status.nodes holds */
         "- metadata: {name: r1, namespace: y}\n"
         "  spec: {startTime: '2026-11-24T00:25:00Z', endTime: '2026-11-24T00:45:00Z',\n"
-        "         nodes: [{name: n-2, requests: {cpu: '4', memory: 8Gi}}]}\n"
-        "  status: {phase: Admitted}\n"
-        /* the planner's own, not admitted yet: counts */
+        "         template: {requests: {cpu: '1'}}, count: 4, nodes: [n-2]}\n"
+        "  status: {phase: Admitted, nodes: [{name: n-2, pods: 4, requests: {cpu: '4', memory: "
+        "8Gi}}]}\n"
+        /* the planner's own, not admitted yet: counts, the whole node without a template */
         "- metadata: {name: r2, namespace: y, labels: {app.kubernetes.io/managed-by: "
         "tarema-planner, planner.tarema.io/workflow: other}}\n"
         "  spec: {startTime: '2026-11-24T00:15:00Z', endTime: '2026-11-24T00:20:00Z', nodes: "
-        "[{name: n-1}]}\n"
+        "[n-1]}\n"
         /* the workflow being planned: skipped */
         "- metadata: {name: r3, namespace: y, labels: {app.kubernetes.io/managed-by: "
         "tarema-planner, planner.tarema.io/workflow: me}}\n"
         "  spec: {startTime: '2026-11-24T00:15:00Z', endTime: '2026-11-24T00:20:00Z', nodes: "
-        "[{name: n-1}]}\n"
-        /* released, expired, another's not admitted: skipped */
+        "[n-1]}\n"
+        /* released, another's not admitted, over: skipped */
         "- metadata: {name: r4, namespace: y}\n"
         "  spec: {startTime: '2026-11-24T00:15:00Z', endTime: '2026-11-24T00:20:00Z', nodes: "
-        "[{name: n-1}]}\n"
+        "[n-1]}\n"
         "  status: {phase: Released}\n"
         "- metadata: {name: r5, namespace: y}\n"
         "  spec: {startTime: '2026-11-24T00:15:00Z', endTime: '2026-11-24T00:20:00Z', nodes: "
-        "[{name: n-1}]}\n"
+        "[n-1]}\n"
         "- metadata: {name: r6, namespace: y}\n"
         "  spec: {startTime: '2026-11-24T00:00:00Z', endTime: '2026-11-24T00:10:00Z', nodes: "
-        "[{name: n-1}]}\n"
-        "  status: {phase: Active}\n");
+        "[n-1]}\n"
+        "  status: {phase: Active}\n"
+        /* the planner's, 3 pods of 1 core on two nodes: 2 cores each (rounded up) */
+        "- metadata: {name: r7, namespace: y, labels: {app.kubernetes.io/managed-by: "
+        "tarema-planner, planner.tarema.io/workflow: third}}\n"
+        "  spec: {startTime: '2026-11-24T00:15:00Z', endTime: '2026-11-24T00:20:00Z',\n"
+        "         template: {requests: {cpu: '1', memory: 1Gi}}, count: 3, nodes: [n-1, n-2]}\n");
     pl_world_opts o = {
         .now = NOW, .overrun_s = 60, .unknown_hold_s = 3600, .skip_ns = "y", .skip_wf = "me"};
     pl_busy *b = NULL;
     int n = 0;
     CHECK(pl_world_busy(c, pods, resvs, profiles, &o, &b, &n) == 0);
-    CHECKF(n == 7, "%d busy entries", n);
-    if (n == 7) {
+    CHECKF(n == 9, "%d busy entries", n);
+    if (n == 9) {
         CHECK(b[0].node == 0 && b[0].cpu_milli == 2000 && b[0].mem_bytes == 1 << 30 &&
               b[0].until_s == 300 && b[0].from_s == 0);
         CHECK(b[1].node == 1 && b[1].until_s == 120);
@@ -226,6 +234,8 @@ static void test_occupancy(void) {
         CHECK(b[5].node == 1 && b[5].from_s == 600 && b[5].until_s == 1800 &&
               b[5].cpu_milli == 4000);
         CHECK(b[6].node == 0 && b[6].until_s == 300 && b[6].cpu_milli == 8000); /* whole node */
+        CHECK(b[7].node == 0 && b[7].cpu_milli == 2000 && b[7].mem_bytes == (int64_t)2 << 30);
+        CHECK(b[8].node == 1 && b[8].cpu_milli == 2000);
     }
     free(b);
     /* a reservation whose owner's pods are bound: the pods count, not the reservation */
@@ -236,7 +246,7 @@ static void test_occupancy(void) {
     json_t *owned =
         yaml("- metadata: {name: g, namespace: y}\n"
              "  spec: {startTime: '2026-11-24T00:15:00Z', endTime: '2026-11-24T00:20:00Z',\n"
-             "         nodes: [{name: n-1}], owner: {kind: PodGroup, name: g}}\n"
+             "         nodes: [n-1], owner: {kind: PodGroup, name: g}}\n"
              "  status: {phase: Active}\n");
     CHECK(pl_world_busy(c, bound, owned, NULL, &o, &b, &n) == 0 && n == 1);
     free(b);
