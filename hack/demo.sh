@@ -304,7 +304,7 @@ kubectl delete namespace "$NS_T" "$NS_D" --timeout=60s >/dev/null 2>&1 || true #
 kubectl apply -f "$REPO_ROOT/charts/tarema/crds/" >/dev/null
 kubectl create namespace demo-planner >/dev/null
 "$BIN/tarema-planner" run --namespace demo-planner --slot 1s --tick 1s --time-limit 2s \
-  --scheduler-name default-scheduler --leader-elect false >"$WORK/planner.log" 2>&1 &
+  --scheduler-name default-scheduler --require-admission false --leader-elect false >"$WORK/planner.log" 2>&1 &
 PIDS+=($!)
 "$BIN/tarema-planner" submit "$REPO_ROOT/tests/fixtures/planner/e2e-3step.yaml" -n demo-planner --wait 30s | sed 's/^/  /'
 for i in $(seq 1 120); do

@@ -417,7 +417,10 @@ static void ensure_objects(ctl *c, const json_t *wfobj, const pl_step *s, const 
     free(path);
 }
 
-static void ungate(ctl *c, const char *ns, const json_t *pods) {
+/* Removes the planner's gate. left_s: what is left of the step's window; it becomes the pods'
+ * expected duration, so that a step released a moment after its window opened is still
+ * expected to end with its window (at the next step's reservation, not a moment into it). */
+static void ungate(ctl *c, const char *ns, const json_t *pods, int64_t left_s) {
     size_t i;
     json_t *p;
     json_array_foreach(pods, i, p) {
@@ -429,8 +432,10 @@ static void ungate(ctl *c, const char *ns, const json_t *pods) {
         json_array_foreach(tm_json_path(p, "spec.schedulingGates"), k,
                            g) if (strcmp(tm_json_str(g, "name", ""), PL_GATE))
             json_array_append(gates, g);
-        json_t *patch = json_pack("[{s:s, s:s, s:o}]", "op", "replace", "path",
-                                  "/spec/schedulingGates", "value", gates);
+        json_t *patch = json_pack("[{s:s, s:s, s:o}, {s:s, s:s, s:o}]", "op", "replace", "path",
+                                  "/spec/schedulingGates", "value", gates, "op", "add", "path",
+                                  "/metadata/annotations/tarema.io~1expected-duration", "value",
+                                  json_sprintf("%llds", (long long)(left_s > 1 ? left_s : 1)));
         char *path = tm_kube_path("v1", "pods", ns, tm_json_str(p, "metadata.name", ""), NULL);
         tm_err err = {0};
         json_t *r = tm_kube_patch(c->k, path, TM_PATCH_JSON, patch, &err);
@@ -716,12 +721,31 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
         int ready = now >= get_time(ss, "start");
         for (int k = 0; k < s->nafter && ready; k++)
             ready = state_is(step_status(steps_st, wf->steps[s->after[k]].name), PL_ST_SUCCEEDED);
+        if (ready && c->cfg->require_admission) {
+            /* the pods go into their reservation: wait until the scheduler has it Active (the
+             * window open on the nodes it holds), so that they are its owner's pods inside
+             * the window when they look for a node. One it refused does not stop the
+             * workflow: the pods are released to bind wherever they fit. */
+            json_t *rv = tm_informer_get(c->resvs, ns, obj);
+            const char *ph = tm_json_str(rv, "status.phase", "");
+            if (!strcmp(ph, "Failed") && !tm_json_bool(ss, "reservationFailed", false)) {
+                char note[600];
+                snprintf(note, sizeof note,
+                         "step %s: Reservation %s not admitted (%s): pods released without it",
+                         s->name, obj, tm_json_str(rv, "status.message", ""));
+                event(c, wfobj, "Warning", "ReservationFailed", note);
+                json_object_set_new(ss, "reservationFailed", json_true());
+            }
+            /* Active: the scheduler has opened the window, its owner's pods go there */
+            ready = !strcmp(ph, "Active") || !strcmp(ph, "Failed");
+        }
         if (!ready)
             continue;
         step_pods sp;
         observe(c, ns, wf->name, stepobj, attempt, &sp);
         if ((int)json_array_size(sp.pods) == s->pods) {
-            ungate(c, ns, sp.pods);
+            /* a second less than what is left: the pods start a moment after the gate goes */
+            ungate(c, ns, sp.pods, get_time(ss, "end") - now - 1);
             json_object_set_new(ss, "state", json_string(PL_ST_RELEASED));
             set_time(ss, "releasedAt", now);
             char note[300];

@@ -9,8 +9,8 @@
  *     may not start before that one's expected end;
  *  3. creates each planned step's PodGroup, Reservation and gated pods (idempotent: names are
  *     fixed, so a restarted controller finds them), and patches a moved Reservation;
- *  4. removes the gate tarema.io/planned when the window opens and every predecessor
- *     succeeded;
+ *  4. removes the gate tarema.io/planned when the window opens, every predecessor succeeded
+ *     and (--require-admission, default) the scheduler has the step's Reservation Active;
  *  5. a failed pod: retried (spec.retries, default --retries) as new pods, else the workflow
  *     fails and every later step's reservation and gated pods are deleted; spec.cancel (set by
  *     `tarema-planner cancel`) does the same for every unfinished step;
@@ -39,6 +39,9 @@ typedef struct pl_ctl_config {
     int leader_elect;           /* 0: act at once (tests, a single replica) */
     const char *node_selector;  /* "k=v,...": plan on these nodes only, pods get it as their
                                    nodeSelector; NULL: every node */
+    int require_admission;      /* ungate a step only once its Reservation is Active (or
+                                   Failed: released without it); 0 for schedulers
+                                   that do not admit Reservations (kube-scheduler) */
 } pl_ctl_config;
 
 /* Runs until *stop becomes non-zero. Returns 0, or 1 with a message on stderr. */

@@ -47,7 +47,8 @@ static void usage(FILE *f) {
             "       tarema-planner run [--namespace NS] [--cycle 10m] [--slot 60s]\n"
             "                  [--time-limit 10s] [--retries N] [--load-threshold 0.5]\n"
             "                  [--scheduler-name tarema] [--leader-elect true|false]\n"
-            "                  [--node-selector k=v,...] [--identity ID] [--kubeconfig F]\n"
+            "                  [--node-selector k=v,...] [--require-admission true|false]\n"
+            "                  [--identity ID] [--kubeconfig F]\n"
             "       tarema-planner submit FILE [--namespace NS] [--deployment D] [--retries N]\n"
             "                  [--dry-run] [--wait 30s]\n"
             "       tarema-planner list | show NAME | cancel NAME | gantt NAME --svg FILE\n"
@@ -78,6 +79,7 @@ static int cmd_run(int argc, char **argv) {
                                              {"tick", required_argument, 0, 'T'},
                                              {"leader-elect", required_argument, 0, 'e'},
                                              {"node-selector", required_argument, 0, 'N'},
+                                             {"require-admission", required_argument, 0, 'A'},
                                              {0, 0, 0, 0}};
     pl_ctl_config cfg = {.lease_ns = "default",
                          .lease_name = "tarema-planner",
@@ -87,7 +89,8 @@ static int cmd_run(int argc, char **argv) {
                          .time_limit_s = 10,
                          .unknown_hold_s = 3600,
                          .tick_ms = 1000,
-                         .leader_elect = 1};
+                         .leader_elect = 1,
+                         .require_admission = 1};
     tm_err err = {0};
     int64_t tick_s = 0;
     int c;
@@ -135,6 +138,11 @@ static int cmd_run(int argc, char **argv) {
             break;
         case 'N':
             cfg.node_selector = optarg;
+            break;
+        case 'A':
+            if (strcmp(optarg, "true") && strcmp(optarg, "false"))
+                return fail("--require-admission must be true or false");
+            cfg.require_admission = !strcmp(optarg, "true");
             break;
         case 'e':
             if (strcmp(optarg, "true") && strcmp(optarg, "false"))

@@ -10,7 +10,9 @@
 #     event, the moved Reservation updated;
 #  3. cancel: reservations and gated pods deleted, phase Cancelled;
 #  4. a failed step without retries fails the workflow and releases the later steps; with
-#     --retries 1 the step runs again as new pods.
+#     --retries 1 the step runs again as new pods;
+#  5. a planned node goes away: the step planned on it is replanned onto the others, its
+#     Reservation follows, the workflow ends.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/planner_lib.sh"
@@ -182,5 +184,23 @@ sed 's/^name: fail$/name: retry/; s/image: \([ab]\):1}/image: \1:1, annotations:
 fail_pod retry-a-0
 check "retry: the failed step runs again as new pods, workflow Succeeded" bash -c "wait_for 40 wf_phase_is retry Succeeded && kubectl -n $NS get pod retry-a-0-r1 >/dev/null &&
   [ \"\$(kwf retry '.status.steps[?(@.name==\"a\")].attempts')\" = 1 ]"
+
+# ---- 5. a planned node goes away ------------------------------------------------------------------
+cat >"$W/ng.yaml" <<'Y'
+name: ng
+steps:
+  - {name: a, requests: {cpu: 1, memory: 1Gi}, duration: 15s, image: a:1, annotations: {tarema.io/duration: 12s}}
+  - {name: b, after: [a], pods: 3, requests: {cpu: 4, memory: 1Gi}, duration: 5s, image: b:1, annotations: {tarema.io/duration: 3s}}
+Y
+"$PL" submit "$W/ng.yaml" -n "$NS" --wait 20s >/dev/null
+a_node=$(kwf ng '.status.steps[?(@.name=="a")].nodes[0]')
+gone=$(kwf ng '.status.steps[?(@.name=="b")].nodes[*]' | tr ' ' '\n' | grep -vx "$a_node" | head -1)
+kubectl delete node "$gone" --wait=false >/dev/null
+check "node gone: b replanned off $gone, its Reservation too" bash -c "for i in \$(seq 40); do
+  n=\$(kwf ng '.status.steps[?(@.name==\"b\")].nodes[*]'); r=\$(kubectl -n $NS get reservation ng-b -o jsonpath='{.spec.nodes[*]}')
+  ! grep -qw '$gone' <<<\"\$n \$r\" && [ -n \"\$n\" ] && exit 0
+  sleep 0.5; done; echo \"b on \$n, reservation \$r, gone $gone\"; exit 1"
+check "node gone: workflow Succeeded on the other nodes" bash -c "wait_for 60 wf_phase_is ng Succeeded &&
+  ! kubectl -n $NS get pods -l planner.tarema.io/workflow=ng -o jsonpath='{.items[*].spec.nodeName}' | grep -qw '$gone'"
 
 summary

@@ -40,10 +40,11 @@ Y
     crd/workflows.tarema.io crd/podgroups.scheduling.x-k8s.io crd/reservations.tarema.io >/dev/null
 }
 
-# planner_start [FLAGS...]: the controller with 1 s slots and ticks, kube-scheduler's name.
+# planner_start [FLAGS...]: the controller with 1 s slots and ticks, kube-scheduler's name (which
+# admits no Reservation: --require-admission false; later flags win).
 planner_start() {
   "$PL" run --slot 1s --tick 1s --time-limit 2s --scheduler-name default-scheduler \
-    --namespace "$NS" --node-selector "$PL_SEL" --lease-namespace "$NS" \
+    --namespace "$NS" --node-selector "$PL_SEL" --lease-namespace "$NS" --require-admission false \
     --identity "e2e-$$-$RANDOM" "$@" >>"$PL_LOG_DIR/planner.log" 2>&1 &
   PL_PID=$!
 }

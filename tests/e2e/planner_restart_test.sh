@@ -30,6 +30,7 @@ export -f kwf wf_phase_is step_state_is wait_for
 replica() {
   "$PL" run --slot 1s --tick 1s --time-limit 2s --scheduler-name default-scheduler \
     --namespace "$NS" --node-selector "$PL_SEL" --lease-namespace "$NS" --identity "$1" \
+    --require-admission false \
     >>"$W/$1.log" 2>&1 &
   PIDS+=($!)
   printf -v "${1}_PID" %s $!
