@@ -71,8 +71,9 @@ static void print_plan(const json_t *wf) {
                clock_of(tm_json_str(ss, "start", NULL), a, sizeof a));
         json_t *n;
         size_t k;
-        json_array_foreach(json_object_get(ss, "nodes"), k, n)
+        json_array_foreach(json_object_get(ss, "nodes"), k, n) {
             printf("%s%s", k ? "," : "", json_string_value(n));
+        }
         printf(" and ends %s\n", clock_of(tm_json_str(ss, "end", NULL), b, sizeof b));
     }
 }
@@ -258,8 +259,9 @@ static int cmd_show(const cli_opts *o, const char *name) {
                clock_of(tm_json_str(ss, "actualEnd", NULL), d, sizeof d), ps, as);
         json_t *n;
         size_t kk;
-        json_array_foreach(json_object_get(ss, "nodes"), kk, n)
+        json_array_foreach(json_object_get(ss, "nodes"), kk, n) {
             printf("%s%s", kk ? "," : "", json_string_value(n));
+        }
         printf("\n");
     }
     json_decref(w);

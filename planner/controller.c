@@ -88,7 +88,10 @@ static void delete_obj(ctl *c, const char *gv, const char *res, const char *ns, 
 static json_t *step_status(json_t *steps, const char *name) {
     size_t i;
     json_t *s;
-    json_array_foreach(steps, i, s) if (!strcmp(tm_json_str(s, "name", ""), name)) return s;
+    json_array_foreach(steps, i, s) {
+        if (!strcmp(tm_json_str(s, "name", ""), name))
+            return s;
+    }
     return NULL;
 }
 
@@ -165,8 +168,10 @@ static void release_step(ctl *c, const char *ns, const char *wf, const char *ste
     observe(c, ns, wf, stepobj, attempt, &sp);
     size_t i;
     json_t *p;
-    json_array_foreach(sp.pods, i, p) if (everything || pl_pod_gated(p))
-        delete_obj(c, "v1", "pods", ns, tm_json_str(p, "metadata.name", ""));
+    json_array_foreach(sp.pods, i, p) {
+        if (everything || pl_pod_gated(p))
+            delete_obj(c, "v1", "pods", ns, tm_json_str(p, "metadata.name", ""));
+    }
     json_decref(sp.pods);
     char name[PL_OBJNAME_MAX];
     snprintf(name, sizeof name, "%s-%s", wf, stepobj);
@@ -429,9 +434,10 @@ static void ungate(ctl *c, const char *ns, const json_t *pods, int64_t left_s) {
         /* the gate is the only one the planner adds: keep any other gate in place */
         json_t *gates = json_array(), *g;
         size_t k;
-        json_array_foreach(tm_json_path(p, "spec.schedulingGates"), k,
-                           g) if (strcmp(tm_json_str(g, "name", ""), PL_GATE))
-            json_array_append(gates, g);
+        json_array_foreach(tm_json_path(p, "spec.schedulingGates"), k, g) {
+            if (strcmp(tm_json_str(g, "name", ""), PL_GATE))
+                json_array_append(gates, g);
+        }
         json_t *patch = json_pack("[{s:s, s:s, s:o}, {s:s, s:s, s:o}]", "op", "replace", "path",
                                   "/spec/schedulingGates", "value", gates, "op", "add", "path",
                                   "/metadata/annotations/tarema.io~1expected-duration", "value",
@@ -497,8 +503,10 @@ static void write_status(ctl *c, const json_t *wfobj, json_t *status) {
     json_t *patch = json_pack("{s:O}", "status", status), *ps = json_object_get(patch, "status");
     const char *key;
     json_t *v;
-    json_object_foreach(json_object_get(wfobj, "status"), key, v) if (!json_object_get(status, key))
-        json_object_set_new(ps, key, json_null()); /* gone from status: delete it */
+    json_object_foreach(json_object_get(wfobj, "status"), key, v) {
+        if (!json_object_get(status, key))
+            json_object_set_new(ps, key, json_null()); /* gone from status: delete it */
+    }
     tm_err err = {0};
     json_t *r = tm_kube_patch(c->k, path, TM_PATCH_MERGE, patch, &err);
     if (!r)
@@ -666,9 +674,12 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
         /* a planned node went away */
         json_t *nl = json_object_get(ss, "nodes"), *nn;
         size_t k;
-        if (state_is(ss, PL_ST_PLANNED))
-            json_array_foreach(
-                nl, k, nn) if (!tm_informer_get(c->nodes, NULL, json_string_value(nn))) need = 1;
+        if (state_is(ss, PL_ST_PLANNED)) {
+            json_array_foreach(nl, k, nn) {
+                if (!tm_informer_get(c->nodes, NULL, json_string_value(nn)))
+                    need = 1;
+            }
+        }
     }
     /* 2. plan */
     if (need) {
@@ -699,9 +710,12 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
             size_t len = 0;
             size_t i;
             json_t *ss;
-            json_array_foreach(steps_st, i, ss) if (len < sizeof note) len += (size_t)snprintf(
-                note + len, sizeof note - len, "%s%s at %s", len ? "; " : "",
-                tm_json_str(ss, "name", ""), pl_time_format(get_time(ss, "start"), a, sizeof a));
+            json_array_foreach(steps_st, i, ss) {
+                if (len < sizeof note)
+                    len += (size_t)snprintf(note + len, sizeof note - len, "%s%s at %s",
+                                            len ? "; " : "", tm_json_str(ss, "name", ""),
+                                            pl_time_format(get_time(ss, "start"), a, sizeof a));
+            }
             event(c, wfobj, "Normal", "Planned", note);
         }
         json_object_set_new(status, "message", json_string(""));
@@ -777,7 +791,9 @@ static void tick(void *ud) {
         json_t *wfs = store_array(c->wfs), *w;
         size_t i;
         int64_t now = (int64_t)time(NULL);
-        json_array_foreach(wfs, i, w) reconcile(c, w, now);
+        json_array_foreach(wfs, i, w) {
+            reconcile(c, w, now);
+        }
         json_decref(wfs);
         c->nodes_gone = 0;
     }

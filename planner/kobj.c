@@ -231,7 +231,10 @@ json_t *pl_pod_object(const json_t *wfobj, const pl_step *s, const json_t *step_
 int pl_pod_gated(const json_t *pod) {
     json_t *g = tm_json_path(pod, "spec.schedulingGates"), *e;
     size_t i;
-    json_array_foreach(g, i, e) if (!strcmp(tm_json_str(e, "name", ""), PL_GATE)) return 1;
+    json_array_foreach(g, i, e) {
+        if (!strcmp(tm_json_str(e, "name", ""), PL_GATE))
+            return 1;
+    }
     return 0;
 }
 

@@ -213,8 +213,10 @@ static int parse_step(const json_t *o, pl_step *s, char ***names, int idx, const
         json_t *v;
         if (!json_is_object(ann))
             return tm_err_set(err, "%s: annotations must be a mapping of strings", what);
-        json_object_foreach((json_t *)ann, k, v) if (!json_is_string(v)) return tm_err_set(
-            err, "%s: annotations.%s must be a string", what, k);
+        json_object_foreach((json_t *)ann, k, v) {
+            if (!json_is_string(v))
+                return tm_err_set(err, "%s: annotations.%s must be a string", what, k);
+        }
     }
     json_t *img = json_object_get(o, "image");
     if (img && copy_str(s->image, sizeof s->image, img, what, err) < 0)
