@@ -597,6 +597,11 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
         int attempt = (int)tm_json_int(ss, "attempts", 0);
         step_pods sp;
         observe(c, ns, wf->name, stepobj, attempt, &sp);
+        /* A released step's pods all existed when their gate was removed: one gone since
+         * (deleted, or its node deleted and the pod collected) is a failed pod. */
+        int gone = s->pods - (int)json_array_size(sp.pods);
+        if (!state_is(ss, PL_ST_PLANNED) && gone > 0 && sp.succeeded < s->pods)
+            sp.failed += gone;
         if (sp.failed > 0) {
             if (attempt < retries) {
                 release_step(c, ns, wf->name, stepobj, attempt, 1);

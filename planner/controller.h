@@ -11,9 +11,10 @@
  *     fixed, so a restarted controller finds them), and patches a moved Reservation;
  *  4. removes the gate tarema.io/planned when the window opens, every predecessor succeeded
  *     and (--require-admission, default) the scheduler has the step's Reservation Active;
- *  5. a failed pod: retried (spec.retries, default --retries) as new pods, else the workflow
- *     fails and every later step's reservation and gated pods are deleted; spec.cancel (set by
- *     `tarema-planner cancel`) does the same for every unfinished step;
+ *  5. a failed pod (or one of a released step gone): retried (spec.retries, default
+ *     --retries) as new pods, else the workflow fails and every later step's reservation and
+ *     gated pods are deleted; spec.cancel (set by `tarema-planner cancel`) does the same for
+ *     every unfinished step;
  *  6. writes status (phase, per step plan, state, predicted vs actual, makespan) and events.
  * Everything it knows is in the API server (the Workflow's status and the labelled objects):
  * a restarted or newly elected controller resumes from there. */

@@ -9,8 +9,8 @@
 #  2. a step running past its walltime: StepLate, the next step replanned after it, Replanned
 #     event, the moved Reservation updated;
 #  3. cancel: reservations and gated pods deleted, phase Cancelled;
-#  4. a failed step without retries fails the workflow and releases the later steps; with
-#     --retries 1 the step runs again as new pods;
+#  4. a failed step without retries fails the workflow and releases the later steps (a pod
+#     deleted while it runs counts as failed); with --retries 1 the step runs again as new pods;
 #  5. a planned node goes away: the step planned on it is replanned onto the others, its
 #     Reservation follows, the workflow ends.
 set -uo pipefail
@@ -162,6 +162,8 @@ check "cancel: no reservation, pod group or gated pod left" bash -c "
   done; kubectl -n $NS get reservations,podgroups,pods -l planner.tarema.io/workflow=cxl; exit 1"
 check "cancel: steps b and c Cancelled, a left running" bash -c "step_state_is cxl b Cancelled && step_state_is cxl c Cancelled && [ \$(kubectl -n $NS get pod cxl-a-0 -o jsonpath='{.status.phase}') = Running ]"
 
+kubectl -n "$NS" delete pod cxl-a-0 --wait=false >/dev/null # it would hold its core forever
+
 # ---- 4. a failed step ---------------------------------------------------------------------------
 cat >"$W/fail.yaml" <<'Y'
 name: fail
@@ -179,6 +181,11 @@ check "failed step: workflow Failed naming the step" bash -c "wait_for 20 wf_pha
 check "failed step: later reservation and gated pods released" bash -c "
   [ \$(kubectl -n $NS get reservations -l planner.tarema.io/workflow=fail,planner.tarema.io/step=b -o name | wc -l) = 0 ] &&
   [ \$(kubectl -n $NS get pods -l planner.tarema.io/workflow=fail,planner.tarema.io/step=b -o name | wc -l) = 0 ]"
+sed 's/^name: fail$/name: gone/' "$W/fail.yaml" >"$W/gone.yaml"
+"$PL" submit "$W/gone.yaml" -n "$NS" --wait 20s >/dev/null
+until [ "$(kubectl -n "$NS" get pod gone-a-0 -o jsonpath='{.status.phase}' 2>/dev/null)" = Running ]; do sleep 0.3; done
+kubectl -n "$NS" delete pod gone-a-0 --wait=false >/dev/null
+check "a running step's pod deleted: the step failed, the workflow too" bash -c "wait_for 20 wf_phase_is gone Failed && kwf gone .status.message | grep -q 'step a failed'"
 sed 's/^name: fail$/name: retry/; s/image: \([ab]\):1}/image: \1:1, annotations: {tarema.io\/duration: 3s}}/' "$W/fail.yaml" >"$W/retry.yaml"
 "$PL" submit "$W/retry.yaml" -n "$NS" --retries 1 --wait 20s >/dev/null
 fail_pod retry-a-0
