@@ -82,7 +82,7 @@ static pl_busy *busy_nodes(const pl_cluster *c, int *n) {
     for (int i = 0; i < c->nnodes; i++)
         if (rnd(10) < 3)
             b[(*n)++] = (pl_busy){i, c->nodes[i].cpu_milli / 2, c->nodes[i].mem_bytes / 2,
-                                  60 * (1 + (int)rnd(60))};
+                                  60 * (1 + (int)rnd(60)), 0};
     return b;
 }
 
@@ -146,7 +146,7 @@ static int turbine(double limit) {
     pl_workflow_finish(wf, an, "turbine", &err);
     pl_busy b[10];
     for (int i = 0; i < 10; i++)
-        b[i] = (pl_busy){i, 36000, 0, 35 * 60};
+        b[i] = (pl_busy){i, 36000, 0, 35 * 60, 0};
     int rc = 0;
     for (int busy = 0; busy < 2; busy++) {
         pl_problem p;

@@ -18,9 +18,10 @@
 #  10. ranks whole clusters for a job (from a file, then live from the demo cluster's API server
 #      with an unreachable second context excluded) and replays the DAM paper's federation (tarema-dam rank,
 #      tarema-sim federation)
-#  11. plans WARP's turbine workflow ahead in time on busy nodes (tarema-planner plan)
-#  Steps 8 (but its webhook part), 9 and 11 are offline; 10 reads the demo cluster; together
-#  they take a few seconds.
+#  11. plans WARP's turbine workflow ahead in time on busy nodes (tarema-planner plan), then
+#      runs a 3-step workflow with a gang step through the planner's controller (run, submit,
+#      show; PodGroups, Reservations, gated pods, kube-scheduler binding them)
+#  Steps 8 (but its webhook part) and 9 are offline; 10 and 11 also read the demo cluster.
 # Everything it started is stopped on exit or Ctrl-C (DEMO_KEEP=1 keeps the cluster and
 # database up for poking around; they are then stopped with `TAREMA_CLUSTER_NAME=demo
 # hack/cluster.sh down` and `TAREMA_PG_NAME=demo hack/postgres.sh down`). DEMO_NAME changes
@@ -367,4 +368,19 @@ echo "  the plan starts LES late enough that HPDA's 5 nodes are free the moment 
 "$BIN/tarema-planner" plan "$REPO_ROOT/tests/fixtures/planner/turbine.yaml" \
   --cluster "$REPO_ROOT/tests/fixtures/planner/cluster-14.yaml" \
   --busy "$REPO_ROOT/tests/fixtures/planner/busy-turbine.yaml" | sed 's/^/  /'
+step "live: tarema-planner run (the controller) and submit a 3-step workflow with a gang step (tests/fixtures/planner/e2e-3step.yaml)"
+echo "  each step gets a PodGroup, a Reservation of its window and pods gated until the window opens"
+kubectl delete namespace "$NS_T" "$NS_D" --timeout=60s >/dev/null 2>&1 || true # step 6's pods: out of the way
+kubectl apply -f "$REPO_ROOT/charts/tarema/crds/" >/dev/null
+kubectl create namespace demo-planner >/dev/null
+"$BIN/tarema-planner" run --namespace demo-planner --slot 1s --tick 1s --time-limit 2s \
+  --scheduler-name default-scheduler --require-admission false --leader-elect false >"$WORK/planner.log" 2>&1 &
+PIDS+=($!)
+"$BIN/tarema-planner" submit "$REPO_ROOT/tests/fixtures/planner/e2e-3step.yaml" -n demo-planner --wait 30s | sed 's/^/  /'
+for i in $(seq 1 120); do
+  [ "$(kubectl -n demo-planner get workflow e2e -o jsonpath='{.status.phase}')" = Succeeded ] && break
+  sleep 0.5
+done
+"$BIN/tarema-planner" show e2e -n demo-planner | sed 's/^/  /'
+kubectl -n demo-planner get workflows | sed 's/^/  /'
 say "done: cleaning up (DEMO_KEEP=1 keeps the cluster)"

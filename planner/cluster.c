@@ -90,7 +90,7 @@ int pl_busy_from_json(const json_t *root, const char *source, const pl_cluster *
     if (!b)
         return tm_err_set(err, "%s: out of memory", source);
     for (size_t i = 0; i < cnt; i++) {
-        static const char *const keys[] = {"node", "cores", "memory", "until", NULL};
+        static const char *const keys[] = {"node", "cores", "memory", "until", "from", NULL};
         json_t *e = json_array_get(root, i);
         char what[300];
         snprintf(what, sizeof what, "%s: [%zu]", source, i);
@@ -128,6 +128,14 @@ int pl_busy_from_json(const json_t *root, const char *source, const pl_cluster *
         snprintf(w, sizeof w, "%s: until", what);
         if (pl_json_duration(until, w, &b[i].until_s, err) < 0)
             goto fail;
+        json_t *from = json_object_get(e, "from");
+        snprintf(w, sizeof w, "%s: from", what);
+        if (from && pl_json_duration(from, w, &b[i].from_s, err) < 0)
+            goto fail;
+        if (b[i].from_s >= b[i].until_s && from) {
+            tm_err_set(err, "%s: from must be before until", what);
+            goto fail;
+        }
     }
     *out = b;
     *n = (int)cnt;

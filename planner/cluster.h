@@ -5,7 +5,8 @@
  * A node type is a node group: a step may run on any group whose nodes fit one of its pods.
  *
  * Busy YAML: a list of what already runs or is reserved:
- *   - {node: n1-3, cores: 8, memory: 32Gi, until: 35m}   # until: from now */
+ *   - {node: n1-3, cores: 8, memory: 32Gi, until: 35m}   # until: from now
+ *   - {node: n1-4, cores: 8, from: 20m, until: 35m}      # a window ahead (a reservation) */
 #ifndef TAREMA_PLANNER_CLUSTER_H
 #define TAREMA_PLANNER_CLUSTER_H
 
@@ -32,6 +33,8 @@ typedef struct pl_busy {
     int node;
     int64_t cpu_milli, mem_bytes;
     int64_t until_s;
+    /* From when, in seconds from now (0: now): an admitted Reservation holds its window only. */
+    int64_t from_s;
 } pl_busy;
 
 /* From the simulator's cluster YAML (already parsed). */

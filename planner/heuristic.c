@@ -113,7 +113,7 @@ static int forward(const pl_problem *p, const int *list, int lo, pl_plan *pl) {
         return -1;
     int rc = 0;
     for (int k = 0; k < p->wf->nsteps && rc == 0; k++) {
-        int i = list[k], t = lo;
+        int i = list[k], t = lo > p->head[i] ? lo : p->head[i];
         for (int a = 0; a < p->wf->steps[i].nafter; a++)
             if (pl->end[p->wf->steps[i].after[a]] > t)
                 t = pl->end[p->wf->steps[i].after[a]];
@@ -139,7 +139,7 @@ static int backward(const pl_problem *p, const pl_plan *src, pl_plan *pl, int *i
         for (int s = 0; s < p->nsucc[i]; s++)
             if (pl->start[p->succ[i][s]] - p->w[i] < hi)
                 hi = pl->start[p->succ[i][s]] - p->w[i];
-        int t = latest(p, &o, i, 0, hi);
+        int t = latest(p, &o, i, p->head[i], hi);
         rc = t < 0 ? 1 : place(p, &o, pl, i, t);
     }
     pl_occ_free(&o);

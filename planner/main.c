@@ -1,12 +1,15 @@
 /* main.c: tarema-planner, the workflow reservation planner's command line (WARP on
- * Kubernetes). Offline planning for now:
+ * Kubernetes).
  *
  *   tarema-planner plan FILE --cluster CLUSTER.yaml [--busy BUSY.yaml] [--deployment D.yaml]
- *                  [--slot 60s] [--time-limit 10s] [--objective makespan|end]
- *                  [--solver auto|ilp|heuristic] [--json]
+ *                  [--profiles TASKPROFILES.yaml] [--slot 60s] [--time-limit 10s]
+ *                  [--objective makespan|end] [--solver auto|ilp|heuristic] [--json]
+ *   tarema-planner run [flags]                  the Workflow controller (planner/controller.h)
+ *   tarema-planner submit|list|show|cancel|gantt   against the API server (planner/cli.h)
  *
  * Reading files and printing happen here; everything else in planner/ is pure. */
 #include <getopt.h>
+#include <signal.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,30 +18,153 @@
 #include "lib/error.h"
 #include "lib/yamljson.h"
 #include "planner/answer.h"
+#include "planner/cli.h"
 #include "planner/cluster.h"
+#include "planner/controller.h"
+#include "planner/predict.h"
 #include "planner/solve.h"
 #include "planner/units.h"
 #include "planner/waits_cli.h"
 #include "planner/workflow.h"
 
-static void usage(FILE *f) {
-    fprintf(f, "usage: tarema-planner plan FILE --cluster CLUSTER.yaml [options]\n"
-               "  FILE                 native workflow YAML, or CWL v1.2 (with --deployment)\n"
-               "  --cluster FILE       the simulator's cluster format (node_types); nodes TYPE-N\n"
-               "  --busy FILE          capacity already held: - {node, cores, memory, until}\n"
-               "  --deployment FILE    CWL only: tools: {NAME: {image: IMAGE}}\n"
-               "  --slot D             time slot (default 60s)\n"
-               "  --time-limit D       ILP time limit (default 10s)\n"
-               "  --objective O        makespan (default: first start to end) or end\n"
-               "  --solver S           auto (default), ilp or heuristic\n"
-               "  --json               print the plan as JSON\n"
-               "The cluster controller (submit, list, show, cancel, run) comes with issue 15's\n"
-               "execution part; see docs/planner.md.\n");
-}
-
 static int fail(const char *msg) {
     fprintf(stderr, "tarema-planner: %s\n", msg);
     return 1;
+}
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: tarema-planner plan FILE --cluster CLUSTER.yaml [options]\n"
+            "  FILE                 native workflow YAML, or CWL v1.2 (with --deployment)\n"
+            "  --cluster FILE       the simulator's cluster format (node_types); nodes TYPE-N\n"
+            "  --busy FILE          capacity already held: - {node, cores, memory, until}\n"
+            "  --deployment FILE    CWL only: tools: {NAME: {image: IMAGE}}\n"
+            "  --slot D             time slot (default 60s)\n"
+            "  --time-limit D       ILP time limit (default 10s)\n"
+            "  --objective O        makespan (default: first start to end) or end\n"
+            "  --solver S           auto (default), ilp or heuristic\n"
+            "  --profiles FILE      TaskProfiles (a list, as kubectl get -o yaml) for task: steps\n"
+            "  --json               print the plan as JSON\n"
+            "       tarema-planner run [--namespace NS] [--cycle 10m] [--slot 60s]\n"
+            "                  [--time-limit 10s] [--retries N] [--load-threshold 0.5]\n"
+            "                  [--scheduler-name tarema] [--leader-elect true|false]\n"
+            "                  [--node-selector k=v,...] [--require-admission true|false]\n"
+            "                  [--identity ID] [--kubeconfig F]\n"
+            "       tarema-planner submit FILE [--namespace NS] [--deployment D] [--retries N]\n"
+            "                  [--dry-run] [--wait 30s]\n"
+            "       tarema-planner list | show NAME | cancel NAME | gantt NAME --svg FILE\n"
+            "       tarema-planner waits [--namespace NS] [--json] [--db URI]   (docs/asa.md)\n"
+            "See docs/planner.md.\n");
+}
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig) {
+    (void)sig;
+    g_stop = 1;
+}
+
+/* tarema-planner run: flags into the controller's configuration. */
+static int cmd_run(int argc, char **argv) {
+    static const struct option longopts[] = {{"kubeconfig", required_argument, 0, 'k'},
+                                             {"context", required_argument, 0, 'C'},
+                                             {"namespace", required_argument, 0, 'n'},
+                                             {"identity", required_argument, 0, 'i'},
+                                             {"lease-namespace", required_argument, 0, 'L'},
+                                             {"scheduler-name", required_argument, 0, 'S'},
+                                             {"cycle", required_argument, 0, 'c'},
+                                             {"slot", required_argument, 0, 's'},
+                                             {"time-limit", required_argument, 0, 't'},
+                                             {"unknown-hold", required_argument, 0, 'u'},
+                                             {"retries", required_argument, 0, 'r'},
+                                             {"load-threshold", required_argument, 0, 'l'},
+                                             {"tick", required_argument, 0, 'T'},
+                                             {"leader-elect", required_argument, 0, 'e'},
+                                             {"node-selector", required_argument, 0, 'N'},
+                                             {"require-admission", required_argument, 0, 'A'},
+                                             {0, 0, 0, 0}};
+    pl_ctl_config cfg = {.lease_ns = "default",
+                         .lease_name = "tarema-planner",
+                         .scheduler_name = "tarema",
+                         .cycle_s = 600,
+                         .slot_s = 60,
+                         .time_limit_s = 10,
+                         .unknown_hold_s = 3600,
+                         .tick_ms = 1000,
+                         .leader_elect = 1,
+                         .require_admission = 1};
+    tm_err err = {0};
+    int64_t tick_s = 0;
+    int c;
+    optind = 2;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        int64_t *d = c == 'c'   ? &cfg.cycle_s
+                     : c == 's' ? &cfg.slot_s
+                     : c == 't' ? &cfg.time_limit_s
+                     : c == 'u' ? &cfg.unknown_hold_s
+                     : c == 'T' ? &tick_s
+                                : NULL;
+        if (d) {
+            if (pl_duration_parse(optarg, d, &err) < 0 || *d < 1)
+                return fail(err.msg[0] ? err.msg : "durations must be at least 1s");
+            continue;
+        }
+        switch (c) {
+        case 'k':
+            cfg.kubeconfig = optarg;
+            break;
+        case 'C':
+            cfg.context = optarg;
+            break;
+        case 'n':
+            cfg.namespace = optarg;
+            break;
+        case 'i':
+            cfg.identity = optarg;
+            break;
+        case 'L':
+            cfg.lease_ns = optarg;
+            break;
+        case 'S':
+            cfg.scheduler_name = optarg;
+            break;
+        case 'r':
+            cfg.retries = atoi(optarg);
+            if (cfg.retries < 0 || cfg.retries > 100)
+                return fail("--retries must be from 0 to 100");
+            break;
+        case 'l':
+            cfg.load_threshold = atof(optarg);
+            if (cfg.load_threshold < 0 || cfg.load_threshold > 1)
+                return fail("--load-threshold must be from 0 (off) to 1, e.g. 0.5");
+            break;
+        case 'N':
+            cfg.node_selector = optarg;
+            break;
+        case 'A':
+            if (strcmp(optarg, "true") && strcmp(optarg, "false"))
+                return fail("--require-admission must be true or false");
+            cfg.require_admission = !strcmp(optarg, "true");
+            break;
+        case 'e':
+            if (strcmp(optarg, "true") && strcmp(optarg, "false"))
+                return fail("--leader-elect must be true or false");
+            cfg.leader_elect = !strcmp(optarg, "true");
+            break;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind != argc)
+        return fail("run takes no positional argument");
+    if (tick_s)
+        cfg.tick_ms = (int)(tick_s * 1000);
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    return pl_ctl_run(&cfg, &g_stop);
 }
 
 int main(int argc, char **argv) {
@@ -48,9 +174,13 @@ int main(int argc, char **argv) {
     }
     if (strcmp(argv[1], "waits") == 0) /* the learned queue waits: planner/waits_cli.c */
         return planner_waits_main(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "run"))
+        return cmd_run(argc, argv);
+    if (!strcmp(argv[1], "submit") || !strcmp(argv[1], "list") || !strcmp(argv[1], "show") ||
+        !strcmp(argv[1], "cancel") || !strcmp(argv[1], "gantt"))
+        return pl_cli_main(argv[1], argc, argv);
     if (strcmp(argv[1], "plan") != 0) {
-        fprintf(stderr, "tarema-planner: unknown command '%s' (only plan works offline)\n",
-                argv[1]);
+        fprintf(stderr, "tarema-planner: unknown command '%s'\n", argv[1]);
         usage(stderr);
         return 2;
     }
@@ -62,9 +192,10 @@ int main(int argc, char **argv) {
                                              {"objective", required_argument, 0, 'o'},
                                              {"solver", required_argument, 0, 'S'},
                                              {"json", no_argument, 0, 'j'},
+                                             {"profiles", required_argument, 0, 'p'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
-    const char *cluster_path = NULL, *busy_path = NULL, *deploy_path = NULL;
+    const char *cluster_path = NULL, *busy_path = NULL, *deploy_path = NULL, *prof_path = NULL;
     int64_t slot_s = 60, limit_s = 10;
     pl_objective obj = PL_OBJ_MAKESPAN;
     pl_solver solver = PL_SOLVER_AUTO;
@@ -111,6 +242,9 @@ int main(int argc, char **argv) {
         case 'j':
             as_json = 1;
             break;
+        case 'p':
+            prof_path = optarg;
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -126,7 +260,7 @@ int main(int argc, char **argv) {
     if (!cluster_path)
         return fail("--cluster CLUSTER.yaml is required");
     const char *wf_path = argv[optind];
-    json_t *wfj = NULL, *dj = NULL, *cj = NULL, *bj = NULL;
+    json_t *wfj = NULL, *dj = NULL, *cj = NULL, *bj = NULL, *pj = NULL;
     pl_workflow *wf = NULL;
     pl_cluster *cl = NULL;
     pl_busy *busy = NULL;
@@ -151,6 +285,11 @@ int main(int argc, char **argv) {
     }
     if (!wf)
         goto out;
+    if (prof_path) { /* a TaskProfile list: kubectl get taskprofiles -o yaml, or a plain list */
+        if (!(pj = tm_yaml_load_file(prof_path, &err)))
+            goto out;
+        pl_predict_durations(wf, json_is_array(pj) ? pj : json_object_get(pj, "items"));
+    }
     if (!(cj = tm_yaml_load_file(cluster_path, &err)) ||
         !(cl = pl_cluster_from_json(cj, cluster_path, &err)))
         goto out;
@@ -196,5 +335,6 @@ out:
     json_decref(dj);
     json_decref(cj);
     json_decref(bj);
+    json_decref(pj);
     return rc;
 }

@@ -155,8 +155,9 @@ int pl_problem_init(pl_problem *p, const pl_workflow *wf, const pl_cluster *cl, 
         goto oom;
     for (int b = 0; b < nbusy; b++) {
         int to = (int)((busy[b].until_s + slot_s - 1) / slot_s);
+        int from = (int)(busy[b].from_s > 0 ? busy[b].from_s / slot_s : 0);
         int32_t kib = (int32_t)((busy[b].mem_bytes + 1023) / 1024);
-        if (pl_occ_take(&p->base, busy[b].node, 0, to, clamp32(busy[b].cpu_milli), kib, 1) < 0)
+        if (pl_occ_take(&p->base, busy[b].node, from, to, clamp32(busy[b].cpu_milli), kib, 1) < 0)
             goto oom;
     }
     /* A busy entry larger than its node leaves nothing, not less than nothing. */
@@ -168,6 +169,12 @@ int pl_problem_init(pl_problem *p, const pl_workflow *wf, const pl_cluster *cl, 
     }
     for (int i = 0; i < wf->nsteps; i++) {
         const pl_step *s = &wf->steps[i];
+        if (s->task[0] && s->duration_s <= 0)
+            return tm_err_set(err,
+                              "step '%s': task: a runtime predicted from history needs a "
+                              "TaskProfile of %s with a mean runtime, and there is none (offline: "
+                              "--profiles FILE; or give duration:)",
+                              s->name, s->task);
         int64_t w = (s->duration_s + slot_s - 1) / slot_s;
         if (w > 1000000)
             return tm_err_set(err,
@@ -204,6 +211,16 @@ int pl_problem_init(pl_problem *p, const pl_workflow *wf, const pl_cluster *cl, 
         }
     for (int oi = 0; oi < wf->nsteps; oi++) {
         int i = wf->order[oi];
+        /* a release date (not_before_s), rounded up to a slot so the step never starts early */
+        int64_t nb = (wf->steps[i].not_before_s + slot_s - 1) / slot_s;
+        if (nb > 1000000)
+            return tm_err_set(err, "step '%s': not before %lld s is too far ahead",
+                              wf->steps[i].name, (long long)wf->steps[i].not_before_s);
+        if (nb > p->head[i])
+            p->head[i] = (int)nb;
+        /* a plan moved to start at the release slot must still respect every release date */
+        if (nb > p->release)
+            p->release = (int)nb;
         for (int k = 0; k < wf->steps[i].nafter; k++) {
             int a = wf->steps[i].after[k];
             if (p->head[a] + p->w[a] > p->head[i])
@@ -315,6 +332,9 @@ int pl_plan_check(const pl_problem *p, const pl_plan *pl, tm_err *err) {
         const char *nm = wf->steps[i].name;
         if (pl->start[i] < 0)
             return tm_err_set(err, "step %s starts before now (slot %d)", nm, pl->start[i]);
+        if ((int64_t)pl->start[i] * p->slot_s < wf->steps[i].not_before_s)
+            return tm_err_set(err, "step %s starts at slot %d, before its release at %lld s", nm,
+                              pl->start[i], (long long)wf->steps[i].not_before_s);
         if (pl->off[i + 1] - pl->off[i] != wf->steps[i].pods)
             return tm_err_set(err, "step %s has %d pods placed, its gang is %d", nm,
                               pl->off[i + 1] - pl->off[i], wf->steps[i].pods);

@@ -153,8 +153,8 @@ static int copy_str(char *dst, size_t size, const json_t *v, const char *what, t
 
 static int parse_step(const json_t *o, pl_step *s, char ***names, int idx, const char *source,
                       tm_err *err) {
-    static const char *const keys[] = {"name",  "pods",  "requests", "duration", "task",
-                                       "after", "image", "command",  NULL};
+    static const char *const keys[] = {"name",  "pods",  "requests", "duration",    "task",
+                                       "after", "image", "command",  "annotations", NULL};
     char what[PL_NAME_MAX + 300];
     snprintf(what, sizeof what, "%s: steps[%d]", source, idx);
     if (!json_is_object(o))
@@ -186,20 +186,38 @@ static int parse_step(const json_t *o, pl_step *s, char ***names, int idx, const
     snprintf(rwhat, sizeof rwhat, "%s: requests.memory", what);
     if (pl_json_bytes(json_object_get(req, "memory"), rwhat, 0, &s->mem_bytes, err) < 0)
         return -1;
-    if (json_object_get(o, "task"))
-        return tm_err_set(err,
-                          "%s: task: a runtime predicted from history needs the labeler's "
-                          "TaskProfiles, which the planner reads once its controller runs in a "
-                          "cluster; offline, give duration: (e.g. 15m)",
-                          what);
-    json_t *d = json_object_get(o, "duration");
-    if (!d)
-        return tm_err_set(err, "%s: duration is required (the step's walltime, e.g. 15m)", what);
-    snprintf(rwhat, sizeof rwhat, "%s: duration", what);
-    if (pl_json_duration(d, rwhat, &s->duration_s, err) < 0)
-        return -1;
-    if (s->duration_s <= 0)
-        return tm_err_set(err, "%s: duration must be > 0", what);
+    json_t *task = json_object_get(o, "task"), *d = json_object_get(o, "duration");
+    if (task && d)
+        return tm_err_set(err, "%s: give either duration or task, not both", what);
+    if (task) {
+        /* predicted later (pl_predict_durations); pl_problem_init refuses it unpredicted */
+        const char *t = json_string_value(task);
+        if (!t || !strchr(t, '/') || t[0] == '/' || !strchr(t, '/')[1])
+            return tm_err_set(err, "%s: task must be WORKFLOW/PROCESS (e.g. chipseq/BWA_MEM)",
+                              what);
+        if (copy_str(s->task, sizeof s->task, task, what, err) < 0)
+            return tm_err_wrap(err, "task");
+    } else {
+        if (!d)
+            return tm_err_set(err, "%s: duration is required (the step's walltime, e.g. 15m)",
+                              what);
+        snprintf(rwhat, sizeof rwhat, "%s: duration", what);
+        if (pl_json_duration(d, rwhat, &s->duration_s, err) < 0)
+            return -1;
+        if (s->duration_s <= 0)
+            return tm_err_set(err, "%s: duration must be > 0", what);
+    }
+    json_t *ann = json_object_get(o, "annotations");
+    if (ann) {
+        const char *k;
+        json_t *v;
+        if (!json_is_object(ann))
+            return tm_err_set(err, "%s: annotations must be a mapping of strings", what);
+        json_object_foreach((json_t *)ann, k, v) {
+            if (!json_is_string(v))
+                return tm_err_set(err, "%s: annotations.%s must be a string", what, k);
+        }
+    }
     json_t *img = json_object_get(o, "image");
     if (img && copy_str(s->image, sizeof s->image, img, what, err) < 0)
         return tm_err_wrap(err, "image");

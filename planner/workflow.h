@@ -9,9 +9,11 @@
  *     - name: LES
  *       pods: 2                           # gang size (default 1)
  *       requests: {cpu: 36, memory: 64Gi} # per pod
- *       duration: 15m                     # walltime; `task:` (predicted) is not offline yet
+ *       duration: 15m                     # walltime, or
+ *       task: chipseq/BWA_MEM             # predicted from that TaskProfile (planner/predict.h)
  *       after: [A, B]                     # steps that must end before this one starts
- *       image: les:1.0                    # or command: [...] */
+ *       image: les:1.0                    # or command: [...]
+ *       annotations: {k: v}               # copied onto the step's pods (controller only) */
 #ifndef TAREMA_PLANNER_WORKFLOW_H
 #define TAREMA_PLANNER_WORKFLOW_H
 
@@ -31,6 +33,12 @@ typedef struct pl_step {
     int64_t duration_s;
     int nafter;
     int *after; /* indices of the steps that must end first */
+    /* task: WORKFLOW/PROCESS when the walltime is to be predicted from its TaskProfile; its
+     * duration_s stays 0 until pl_predict_durations fills it in. */
+    char task[256];
+    /* Earliest start in seconds from now (0: now). The controller sets it when it replans the
+     * steps after one still running: they may not start before its expected end. */
+    int64_t not_before_s;
 } pl_step;
 
 typedef struct pl_workflow {

@@ -50,6 +50,9 @@ grep -qE '^ +step LES starts at \+[0-9:]+ on ' "$LOG" && grep -qE '^ +step HPDA 
   grep -qE '^ +makespan [0-9:]+ .*solver (ilp|heuristic)' "$LOG" &&
   pass "demo shows the planner's plan (steps, nodes, makespan, solver)" ||
   fail "demo shows the planner's plan" "$(grep -A 8 '== 11/11' "$LOG")"
+grep -qE '^ +workflow demo-planner/e2e: Succeeded' "$LOG" && grep -qE '^ +sim +Succeeded ' "$LOG" &&
+  pass "demo runs a workflow through the planner's controller to Succeeded" ||
+  fail "demo runs a workflow through the planner's controller" "$(grep -A 30 '== 11/11' "$LOG" | tail -n 15)"
 [ ! -d "$TAREMA_CACHE/clusters/$NAME" ] && pass "demo cluster torn down on exit" || fail "demo cluster torn down on exit"
 grep -q "PostgreSQL '$NAME' stopped" "$LOG" && pass "demo PostgreSQL torn down on exit" || fail "demo PostgreSQL torn down"
 

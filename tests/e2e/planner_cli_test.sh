@@ -77,6 +77,12 @@ sed 's/pods: 5/pods: 15/' "$FX/turbine.yaml" > "$TMP/big.yaml"
 bad "step larger than the cluster" "step 'HPDA' is larger than the cluster" plan "$TMP/big.yaml" --cluster "$CL"
 sed 's/duration: 15m/task: chipseq\/BWA_MEM/' "$FX/turbine.yaml" > "$TMP/task.yaml"
 bad "task: needs history" "step 'LES': task: a runtime predicted from history" plan "$TMP/task.yaml" --cluster "$CL"
+cat > "$TMP/profiles.yaml" <<'Y'
+items:
+  - {spec: {workflow: chipseq, process: BWA_MEM}, status: {mean: {realtimeMs: 839500}}}
+Y
+check "task: predicted from --profiles (839.5 s -> 840 s, 14 slots)" bash -c "'$PL' plan '$TMP/task.yaml' --cluster '$CL' --profiles '$TMP/profiles.yaml' --json |
+  python3 -c 'import json,sys; s={x[\"name\"]: x for x in json.load(sys.stdin)[\"steps\"]}; assert s[\"LES\"][\"end_s\"]-s[\"LES\"][\"start_s\"]==840 and s[\"HPDA\"][\"start_s\"]==s[\"LES\"][\"end_s\"], s'"
 bad "CWL without deployment" "--deployment FILE" plan "$FX/turbine.cwl" --cluster "$CL"
 echo 'tools: {les: {image: les:1.0}}' > "$TMP/deploy.yaml"
 bad "deployment missing a tool" "no entry for tool 'hpda' (step HPDA)" plan "$FX/turbine.cwl" --deployment "$TMP/deploy.yaml" --cluster "$CL"
@@ -99,6 +105,6 @@ for i in range(300):
 check "wide: auto uses the heuristic" bash -c "'$PL' plan '$TMP/wide.yaml' --cluster '$CL' --json |
   python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"solver\"]==\"heuristic\" and d[\"ilp\"][\"status\"]==\"too-large\" and len(d[\"steps\"])==300, d[\"ilp\"]'"
 bad "wide: forced ILP too large" "more than the 200000 the planner builds" plan "$TMP/wide.yaml" --cluster "$CL" --solver ilp
-bad "unknown command" "unknown command 'submit'" submit "$FX/turbine.yaml"
+bad "unknown command" "unknown command 'launch'" launch "$FX/turbine.yaml"
 
 summary

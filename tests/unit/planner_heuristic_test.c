@@ -189,7 +189,7 @@ static void test_turbine_heuristic_closes_gap(void) {
     CHECK(pl_workflow_finish(wf, an, "turbine", &err) == 0);
     pl_busy b[10];
     for (int i = 0; i < 10; i++)
-        b[i] = (pl_busy){i, 36000, 0, 35 * 60};
+        b[i] = (pl_busy){i, 36000, 0, 35 * 60, 0};
     pl_problem p;
     CHECK(pl_problem_init(&p, wf, c, b, 10, 60, PL_OBJ_MAKESPAN, &err) == 0);
     pl_plan h;
@@ -244,7 +244,7 @@ static void test_ilp_memory_rows_scaled(void) {
     for (int i = 0; i < c->nnodes; i++)
         if (rnd(10) < 3)
             b[nb++] = (pl_busy){i, c->nodes[i].cpu_milli / 2, c->nodes[i].mem_bytes / 2,
-                                60 * (1 + (int)rnd(60))};
+                                60 * (1 + (int)rnd(60)), 0};
     pl_problem p;
     CHECK(pl_problem_init(&p, wf, c, b, nb, 60, PL_OBJ_MAKESPAN, &err) == 0);
     pl_plan h, ip;

@@ -135,9 +135,12 @@ static void test_native_bad_input(void) {
                         "image: x}\n",
                         (const char *const[]){"step 'A'", "itself", NULL});
     expect_native_error("name: w\nsteps:\n"
-                        "  - {name: A, requests: {cpu: 1, memory: 1Gi}, task: chipseq/BWA_MEM, "
+                        "  - {name: A, requests: {cpu: 1, memory: 1Gi}, task: BWA_MEM, image: x}\n",
+                        (const char *const[]){"step 'A'", "task must be WORKFLOW/PROCESS", NULL});
+    expect_native_error("name: w\nsteps:\n"
+                        "  - {name: A, requests: {cpu: 1, memory: 1Gi}, task: a/b, duration: 1m, "
                         "image: x}\n",
-                        (const char *const[]){"step 'A'", "task", "history", "duration", NULL});
+                        (const char *const[]){"step 'A'", "either duration or task", NULL});
     expect_native_error(
         "name: w\nsteps:\n  - {name: A, requests: {cpu: 1, memory: 1Gi}, image: x}\n",
         (const char *const[]){"step 'A'", "duration is required", NULL});
@@ -404,7 +407,7 @@ static void test_busy_too_far_for_the_slot(void) {
                              "  - {name: a, requests: {cpu: 1, memory: 1Gi}, duration: 1m, "
                              "image: x}\n",
                              &err);
-    pl_busy b = {0, 1000, 0, 400LL * 86400};
+    pl_busy b = {0, 1000, 0, 400LL * 86400, 0};
     pl_problem p;
     CHECK(c && wf && pl_problem_init(&p, wf, c, &b, 1, 1, PL_OBJ_MAKESPAN, &err) < 0);
     CHECKF(strstr(err.msg, "use a longer --slot") != NULL, "%s", err.msg);

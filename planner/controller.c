@@ -1,0 +1,921 @@
+/* controller.c: the Workflow controller (controller.h). I/O lives here; what to plan and which
+ * objects to write come from the pure modules (kobj, occupancy, predict, solve). */
+#include "planner/controller.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/jsonutil.h"
+#include "lib/kube.h"
+#include "lib/log.h"
+#include "planner/kobj.h"
+#include "planner/occupancy.h"
+#include "planner/predict.h"
+#include "planner/solve.h"
+
+typedef struct ctl {
+    const pl_ctl_config *cfg;
+    tm_kube *k;
+    tm_informer *wfs, *nodes, *pods, *resvs, *profiles;
+    tm_leader *leader;
+    tm_timer *timer;
+    int leading;
+    int nodes_gone;  /* a node went away since the last tick: replan everything */
+    json_t *replan;  /* "ns/name" -> true: replan at the next tick */
+    json_t *warned;  /* one-time warnings already logged */
+    json_t *nodesel; /* --node-selector as an object */
+    char identity[300];
+} ctl;
+
+/* ---- small helpers ----------------------------------------------------------------------- */
+
+static void collect(void *ud, json_t *obj) {
+    json_array_append((json_t *)ud, obj);
+}
+
+static json_t *store_array(const tm_informer *inf) {
+    json_t *a = json_array();
+    if (inf)
+        tm_informer_foreach(inf, collect, a);
+    return a;
+}
+
+static void warn_once(ctl *c, const char *key, const char *msg) {
+    if (json_object_get(c->warned, key))
+        return;
+    json_object_set_new(c->warned, key, json_true());
+    tm_warn("%s", msg);
+}
+
+static void event(ctl *c, const json_t *wfobj, const char *type, const char *reason,
+                  const char *note) {
+    json_t *ev =
+        tm_kube_event_new(wfobj, type, reason, reason, note, "tarema.io/planner", c->identity);
+    tm_err err = {0};
+    if (ev && tm_kube_event_post(c->k, ev, &err) < 0)
+        tm_warn("event %s failed err=\"%s\"", reason, err.msg);
+    json_decref(ev);
+    tm_info("workflow=%s/%s %s: %s", tm_json_str(wfobj, "metadata.namespace", ""),
+            tm_json_str(wfobj, "metadata.name", ""), reason, note);
+}
+
+/* Creates obj at path; an existing object (409) is fine: names are fixed, so a restarted
+ * controller finds what it made before. */
+static int create_obj(ctl *c, const char *path, const json_t *obj, const char *what) {
+    tm_err err = {0};
+    json_t *r = tm_kube_create(c->k, path, obj, &err);
+    if (r) {
+        json_decref(r);
+        return 0;
+    }
+    if (err.http_status == 409)
+        return 0;
+    tm_warn("create %s failed err=\"%s\"", what, err.msg);
+    return err.http_status == 404 ? -2 : -1; /* -2: the resource (CRD) is not installed */
+}
+
+static void delete_obj(ctl *c, const char *gv, const char *res, const char *ns, const char *name) {
+    char *path = tm_kube_path(gv, res, ns, name, NULL);
+    tm_err err = {0};
+    if (path && tm_kube_delete(c->k, path, &err) < 0)
+        tm_warn("delete %s %s/%s failed err=\"%s\"", res, ns, name, err.msg);
+    free(path);
+}
+
+static json_t *step_status(json_t *steps, const char *name) {
+    size_t i;
+    json_t *s;
+    json_array_foreach(steps, i, s) {
+        if (!strcmp(tm_json_str(s, "name", ""), name))
+            return s;
+    }
+    return NULL;
+}
+
+static int state_is(const json_t *ss, const char *st) {
+    return !strcmp(tm_json_str(ss, "state", ""), st);
+}
+
+static int finished(const json_t *ss) {
+    return state_is(ss, PL_ST_SUCCEEDED) || state_is(ss, PL_ST_FAILED) ||
+           state_is(ss, PL_ST_CANCELLED);
+}
+
+static void set_time(json_t *o, const char *key, int64_t t) {
+    char buf[40];
+    json_object_set_new(o, key, json_string(pl_time_format(t, buf, sizeof buf)));
+}
+
+static int64_t get_time(const json_t *o, const char *key) {
+    return pl_time_parse(tm_json_str(o, key, NULL));
+}
+
+/* The pods of one step (its current attempt) in ns, from the pod informer. */
+typedef struct step_pods {
+    json_t *pods; /* array, borrowed elements */
+    int succeeded, failed, running, bound, gated;
+    int64_t first_start, last_end;
+} step_pods;
+
+static void observe(ctl *c, const char *ns, const char *wf, const char *stepobj, int attempt,
+                    step_pods *sp) {
+    memset(sp, 0, sizeof *sp);
+    sp->pods = json_array();
+    sp->first_start = -1;
+    json_t *all = store_array(c->pods), *p;
+    size_t i;
+    char att[16];
+    snprintf(att, sizeof att, "%d", attempt);
+    json_array_foreach(all, i, p) {
+        json_t *l = tm_json_path(p, "metadata.labels");
+        const char *w = l ? json_string_value(json_object_get(l, PL_LABEL_WF)) : NULL;
+        const char *s = l ? json_string_value(json_object_get(l, PL_LABEL_STEP)) : NULL;
+        const char *a =
+            l ? json_string_value(json_object_get(l, "planner.tarema.io/attempt")) : NULL;
+        if (!w || !s || strcmp(w, wf) || strcmp(s, stepobj) ||
+            strcmp(tm_json_str(p, "metadata.namespace", ""), ns) || !a || strcmp(a, att))
+            continue;
+        json_array_append(sp->pods, p);
+        const char *phase = tm_json_str(p, "status.phase", "Pending");
+        if (!strcmp(phase, "Succeeded"))
+            sp->succeeded++;
+        else if (!strcmp(phase, "Failed"))
+            sp->failed++;
+        else if (!strcmp(phase, "Running"))
+            sp->running++;
+        if (tm_json_str(p, "spec.nodeName", NULL))
+            sp->bound++;
+        if (pl_pod_gated(p))
+            sp->gated++;
+        int64_t st = get_time(p, "status.startTime");
+        if (st >= 0 && (sp->first_start < 0 || st < sp->first_start))
+            sp->first_start = st;
+        json_t *cs = json_array_get(tm_json_path(p, "status.containerStatuses"), 0);
+        int64_t en = get_time(cs, "state.terminated.finishedAt");
+        if (en > sp->last_end)
+            sp->last_end = en;
+    }
+    json_decref(all);
+}
+
+/* Deletes a step's gated pods (all of them when everything), its Reservation and PodGroup. */
+static void release_step(ctl *c, const char *ns, const char *wf, const char *stepobj, int attempt,
+                         int everything) {
+    step_pods sp;
+    observe(c, ns, wf, stepobj, attempt, &sp);
+    size_t i;
+    json_t *p;
+    json_array_foreach(sp.pods, i, p) {
+        if (everything || pl_pod_gated(p))
+            delete_obj(c, "v1", "pods", ns, tm_json_str(p, "metadata.name", ""));
+    }
+    json_decref(sp.pods);
+    char name[PL_OBJNAME_MAX];
+    snprintf(name, sizeof name, "%s-%s", wf, stepobj);
+    delete_obj(c, PL_GV, "reservations", ns, name);
+    delete_obj(c, PL_PG_GV, "podgroups", ns, name);
+}
+
+/* ---- planning ------------------------------------------------------------------------------ */
+
+/* Plans the steps of wf that are not released yet. Writes each one's start, end and nodes
+ * into status steps, and counts those whose plan moved. Returns 0, 1 when waiting on the load
+ * threshold, -1 with err when the workflow cannot be planned. */
+static int plan_steps(ctl *c, const json_t *wfobj, const pl_workflow *wf, json_t *steps_st,
+                      int64_t now, int *moved, char *moved_names, size_t msize, json_t *status,
+                      tm_err *err) {
+    const pl_ctl_config *cfg = c->cfg;
+    int n = wf->nsteps, *map = calloc((size_t)n, sizeof *map), np = 0, rc = -1;
+    pl_workflow sub = {0};
+    char ***names = NULL;
+    pl_cluster *cl = NULL;
+    pl_busy *busy = NULL;
+    int nbusy = 0;
+    pl_problem prob = {0};
+    pl_plan plan = {0};
+    json_t *nodes = NULL, *pods = NULL, *resvs = NULL, *profiles = NULL;
+    if (!map)
+        goto oom;
+    for (int i = 0; i < n; i++) {
+        json_t *ss = step_status(steps_st, wf->steps[i].name);
+        map[i] = (!ss || state_is(ss, PL_ST_PLANNED) || !*tm_json_str(ss, "state", "")) ? np++ : -1;
+    }
+    if (np == 0) {
+        rc = 0;
+        goto out;
+    }
+    snprintf(sub.name, sizeof sub.name, "%s", wf->name);
+    sub.nsteps = np;
+    if (!(sub.steps = calloc((size_t)np, sizeof *sub.steps)) ||
+        !(names = calloc((size_t)np, sizeof *names)))
+        goto oom;
+    for (int i = 0; i < n; i++) {
+        if (map[i] < 0)
+            continue;
+        pl_step *d = &sub.steps[map[i]];
+        *d = wf->steps[i];
+        d->after = NULL;
+        d->nafter = 0;
+        d->not_before_s = 0;
+        if (wf->steps[i].nafter &&
+            !(names[map[i]] = calloc((size_t)wf->steps[i].nafter, sizeof *names[map[i]])))
+            goto oom;
+        for (int k = 0; k < wf->steps[i].nafter; k++) {
+            int a = wf->steps[i].after[k];
+            if (map[a] >= 0) {
+                names[map[i]][d->nafter++] = strdup(wf->steps[a].name);
+                continue;
+            }
+            /* a predecessor already released or running: not before its expected end */
+            json_t *ss = step_status(steps_st, wf->steps[a].name);
+            if (state_is(ss, PL_ST_SUCCEEDED))
+                continue;
+            int64_t end = get_time(ss, "end");
+            int64_t as = get_time(ss, "actualStart");
+            if (as >= 0 && as + wf->steps[a].duration_s > end)
+                end = as + wf->steps[a].duration_s;
+            if (end <= now) /* running late: at least one more slot */
+                end = now + cfg->slot_s;
+            if (end - now > d->not_before_s)
+                d->not_before_s = end - now;
+        }
+    }
+    if (pl_workflow_finish(&sub, names, wf->name, err) < 0) {
+        names = NULL;
+        goto out;
+    }
+    names = NULL;
+    nodes = store_array(c->nodes);
+    for (size_t k = json_array_size(nodes); k-- > 0;)
+        if (!pl_selector_match(c->nodesel, json_array_get(nodes, k)))
+            json_array_remove(nodes, k);
+    pods = store_array(c->pods);
+    resvs = store_array(c->resvs);
+    profiles = store_array(c->profiles);
+    if (!(cl = pl_world_cluster(nodes, err)))
+        goto out;
+    pl_world_opts wo = {.now = now,
+                        .overrun_s = cfg->slot_s,
+                        .unknown_hold_s = cfg->unknown_hold_s,
+                        .skip_ns = tm_json_str(wfobj, "metadata.namespace", ""),
+                        .skip_wf = wf->name};
+    if (pl_world_busy(cl, pods, resvs, profiles, &wo, &busy, &nbusy) < 0)
+        goto oom;
+    if (pl_problem_init(&prob, &sub, cl, busy, nbusy, cfg->slot_s, PL_OBJ_MAKESPAN, err) < 0)
+        goto out;
+    if (cfg->load_threshold > 0 && !tm_json_str(status, "plannedAt", NULL)) {
+        double load = pl_predicted_load(&prob, prob.critical);
+        if (load >= cfg->load_threshold) {
+            json_object_set_new(status, "message",
+                                json_sprintf("waiting: predicted load %.0f %% is at or above the "
+                                             "threshold of %.0f %%",
+                                             load * 100, cfg->load_threshold * 100));
+            rc = 1;
+            goto out;
+        }
+    }
+    if (pl_plan_init(&plan, &prob) < 0)
+        goto oom;
+    pl_outcome o;
+    if (pl_solve(&prob, PL_SOLVER_AUTO, (double)cfg->time_limit_s, &plan, &o, err) < 0)
+        goto out;
+    for (int i = 0; i < n; i++) {
+        if (map[i] < 0)
+            continue;
+        int j = map[i];
+        const pl_step *s = &wf->steps[i];
+        json_t *ss = step_status(steps_st, s->name);
+        if (!ss) {
+            ss = json_pack("{s:s}", "name", s->name);
+            json_array_append_new(steps_st, ss);
+        }
+        int64_t start = now + (int64_t)plan.start[j] * cfg->slot_s;
+        int64_t end = now + (int64_t)plan.end[j] * cfg->slot_s;
+        json_t *nl = json_array();
+        for (int k = plan.off[j]; k < plan.off[j + 1]; k++)
+            json_array_append_new(nl, json_string(cl->nodes[plan.node[k]].name));
+        int64_t ostart = get_time(ss, "start"), oend = get_time(ss, "end");
+        json_t *onodes = json_object_get(ss, "nodes");
+        int had = ostart >= 0;
+        /* a move of less than a slot is the clock advancing, not a new plan */
+        int differs = !had || llabs((long long)(start - ostart)) >= cfg->slot_s ||
+                      llabs((long long)(end - oend)) >= cfg->slot_s || !json_equal(nl, onodes);
+        if (differs) {
+            if (had) {
+                (*moved)++;
+                size_t len = strlen(moved_names);
+                char a[40], b[40];
+                snprintf(moved_names + len, msize - len, "%s%s %s..%s", len ? "; " : "", s->name,
+                         pl_time_format(start, a, sizeof a), pl_time_format(end, b, sizeof b));
+                json_object_set_new(ss, "moved", json_true());
+            }
+            set_time(ss, "start", start);
+            set_time(ss, "end", end);
+            json_object_set(ss, "nodes", nl);
+        }
+        json_decref(nl);
+        json_object_set_new(ss, "state", json_string(PL_ST_PLANNED));
+        json_object_set_new(ss, "predictedSeconds", json_integer(s->duration_s));
+    }
+    json_object_set_new(status, "solver", json_string(o.solver));
+    json_object_set_new(status, "optimal", json_boolean(o.optimal));
+    set_time(status, "plannedAt", now);
+    rc = 0;
+    goto out;
+oom:
+    tm_err_set(err, "out of memory");
+out:
+    if (names)
+        for (int i = 0; i < np; i++) {
+            for (int k = 0; names[i] && k < sub.steps[i].nafter; k++)
+                free(names[i][k]);
+            free(names[i]);
+        }
+    free(names);
+    pl_plan_free(&plan);
+    if (prob.wf)
+        pl_problem_free(&prob);
+    free(busy);
+    pl_cluster_free(cl);
+    for (int i = 0; i < sub.nsteps && sub.steps; i++)
+        free(sub.steps[i].after);
+    free(sub.steps);
+    free(sub.order);
+    free(map);
+    json_decref(nodes);
+    json_decref(pods);
+    json_decref(resvs);
+    json_decref(profiles);
+    return rc;
+}
+
+/* ---- one workflow ------------------------------------------------------------------------- */
+
+/* Objects of a planned step: PodGroup, Reservation (created, or patched when its plan
+ * moved), and its gated pods. */
+static void ensure_objects(ctl *c, const json_t *wfobj, const pl_step *s, const json_t *step_json,
+                           json_t *ss, const char *stepobj, int attempt) {
+    const char *ns = tm_json_str(wfobj, "metadata.namespace", "default");
+    char name[PL_OBJNAME_MAX];
+    snprintf(name, sizeof name, "%s-%s", tm_json_str(wfobj, "metadata.name", ""), stepobj);
+    json_t *nl = json_object_get(ss, "nodes");
+    int np = (int)json_array_size(nl);
+    const char **nodes = calloc((size_t)(np ? np : 1), sizeof *nodes);
+    for (int k = 0; nodes && k < np; k++)
+        nodes[k] = json_string_value(json_array_get(nl, (size_t)k));
+    int64_t start = get_time(ss, "start"), end = get_time(ss, "end");
+    char *path;
+    if (!tm_json_bool(ss, "podGroupCreated", false)) {
+        json_t *pg = pl_podgroup_object(wfobj, s);
+        path = tm_kube_path(PL_PG_GV, "podgroups", ns, NULL, NULL);
+        int r = create_obj(c, path, pg, name);
+        if (r == -2)
+            warn_once(c, "podgroup-crd",
+                      "PodGroup CRD (scheduling.x-k8s.io/v1alpha1) not installed: steps run "
+                      "without their PodGroup");
+        if (r != -1)
+            json_object_set_new(ss, "podGroupCreated", json_true());
+        free(path);
+        json_decref(pg);
+    }
+    json_t *have = tm_informer_get(c->resvs, ns, name);
+    if (!have || tm_json_bool(ss, "moved", false)) {
+        json_t *r = NULL;
+        if (have) {
+            json_t *patch = json_pack(
+                "{s:o}", "spec",
+                pl_reservation_spec(s, start, end, nodes, np, name, c->cfg->scheduler_name));
+            path = tm_kube_path(PL_GV, "reservations", ns, name, NULL);
+            tm_err err = {0};
+            r = tm_kube_patch(c->k, path, TM_PATCH_MERGE, patch, &err);
+            if (!r && err.http_status != 404)
+                tm_warn("patch reservation %s/%s failed err=\"%s\"", ns, name, err.msg);
+            free(path);
+            json_decref(patch);
+        }
+        if (!r) { /* new, or deleted since the informer saw it (a retry releases it) */
+            json_t *rv =
+                pl_reservation_object(wfobj, s, start, end, nodes, np, c->cfg->scheduler_name);
+            path = tm_kube_path(PL_GV, "reservations", ns, NULL, NULL);
+            if (create_obj(c, path, rv, name) == -2)
+                warn_once(c, "resv-crd", "Reservation CRD (tarema.io/v1alpha1) not installed");
+            free(path);
+            json_decref(rv);
+        }
+        json_decref(r);
+        json_object_del(ss, "moved");
+    }
+    free(nodes);
+    path = tm_kube_path("v1", "pods", ns, NULL, NULL);
+    for (int i = 0; i < s->pods; i++) {
+        json_t *pod = pl_pod_object(wfobj, s, step_json, i, attempt, c->cfg->scheduler_name);
+        if (json_object_size(c->nodesel))
+            json_object_set(json_object_get(pod, "spec"), "nodeSelector", c->nodesel);
+        const char *pn = tm_json_str(pod, "metadata.name", "");
+        if (!tm_informer_get(c->pods, ns, pn))
+            create_obj(c, path, pod, pn);
+        json_decref(pod);
+    }
+    free(path);
+}
+
+/* Removes the planner's gate. left_s: what is left of the step's window; it becomes the pods'
+ * expected duration, so that a step released a moment after its window opened is still
+ * expected to end with its window (at the next step's reservation, not a moment into it). */
+static void ungate(ctl *c, const char *ns, const json_t *pods, int64_t left_s) {
+    size_t i;
+    json_t *p;
+    json_array_foreach(pods, i, p) {
+        if (!pl_pod_gated(p))
+            continue;
+        /* the gate is the only one the planner adds: keep any other gate in place */
+        json_t *gates = json_array(), *g;
+        size_t k;
+        json_array_foreach(tm_json_path(p, "spec.schedulingGates"), k, g) {
+            if (strcmp(tm_json_str(g, "name", ""), PL_GATE))
+                json_array_append(gates, g);
+        }
+        json_t *patch = json_pack("[{s:s, s:s, s:o}, {s:s, s:s, s:o}]", "op", "replace", "path",
+                                  "/spec/schedulingGates", "value", gates, "op", "add", "path",
+                                  "/metadata/annotations/tarema.io~1expected-duration", "value",
+                                  json_sprintf("%llds", (long long)(left_s > 1 ? left_s : 1)));
+        char *path = tm_kube_path("v1", "pods", ns, tm_json_str(p, "metadata.name", ""), NULL);
+        tm_err err = {0};
+        json_t *r = tm_kube_patch(c->k, path, TM_PATCH_JSON, patch, &err);
+        if (!r)
+            tm_warn("ungate %s/%s failed err=\"%s\"", ns, tm_json_str(p, "metadata.name", ""),
+                    err.msg);
+        json_decref(r);
+        json_decref(patch);
+        free(path);
+    }
+}
+
+static void set_phase_fields(json_t *status, json_t *steps_st) {
+    int all_done = 1, any_started = 0;
+    int64_t next = -1, pend = -1, first = -1, last = -1;
+    size_t i;
+    json_t *ss;
+    json_array_foreach(steps_st, i, ss) {
+        int64_t st = get_time(ss, "start"), en = get_time(ss, "end");
+        int64_t as = get_time(ss, "actualStart"), ae = get_time(ss, "actualEnd");
+        if (!state_is(ss, PL_ST_SUCCEEDED))
+            all_done = 0;
+        if (!state_is(ss, PL_ST_PLANNED) && *tm_json_str(ss, "state", ""))
+            any_started = 1;
+        if (state_is(ss, PL_ST_PLANNED) && st >= 0 && (next < 0 || st < next))
+            next = st;
+        int64_t e = ae >= 0 ? ae : en;
+        if (e > pend)
+            pend = e;
+        int64_t s0 = as >= 0 ? as : st;
+        if (s0 >= 0 && (first < 0 || s0 < first))
+            first = s0;
+        if (ae > last)
+            last = ae;
+    }
+    const char *phase = all_done && json_array_size(steps_st) ? "Succeeded"
+                        : any_started                         ? "Running"
+                                                              : "Planned";
+    json_object_set_new(status, "phase", json_string(phase));
+    if (next >= 0)
+        set_time(status, "nextStart", next);
+    else
+        json_object_del(status, "nextStart");
+    if (pend >= 0)
+        set_time(status, "predictedEnd", pend);
+    if (first >= 0 && pend >= 0)
+        json_object_set_new(status, "makespanSeconds", json_integer(pend - first));
+    if (all_done && first >= 0 && last >= 0)
+        json_object_set_new(status, "actualMakespanSeconds", json_integer(last - first));
+}
+
+static void write_status(ctl *c, const json_t *wfobj, json_t *status) {
+    if (json_equal(status, json_object_get(wfobj, "status")))
+        return;
+    const char *ns = tm_json_str(wfobj, "metadata.namespace", "default");
+    char *path =
+        tm_kube_path(PL_GV, "workflows", ns, tm_json_str(wfobj, "metadata.name", ""), "status");
+    /* a merge patch replaces the steps array whole; null deletes what is gone */
+    json_t *patch = json_pack("{s:O}", "status", status), *ps = json_object_get(patch, "status");
+    const char *key;
+    json_t *v;
+    json_object_foreach(json_object_get(wfobj, "status"), key, v) {
+        if (!json_object_get(status, key))
+            json_object_set_new(ps, key, json_null()); /* gone from status: delete it */
+    }
+    tm_err err = {0};
+    json_t *r = tm_kube_patch(c->k, path, TM_PATCH_MERGE, patch, &err);
+    if (!r)
+        tm_warn("status of workflow %s/%s failed err=\"%s\"", ns,
+                tm_json_str(wfobj, "metadata.name", ""), err.msg);
+    json_decref(r);
+    json_decref(patch);
+    free(path);
+}
+
+/* Releases every unfinished step: gated pods, reservations, pod groups. */
+static void release_unfinished(ctl *c, const json_t *wfobj, const pl_workflow *wf, json_t *steps_st,
+                               int everything) {
+    const char *ns = tm_json_str(wfobj, "metadata.namespace", "default");
+    for (int i = 0; i < wf->nsteps; i++) {
+        json_t *ss = step_status(steps_st, wf->steps[i].name);
+        if (ss && finished(ss))
+            continue;
+        char obj[PL_OBJNAME_MAX];
+        pl_step_object_name(wf->name, wf->steps[i].name, obj, sizeof obj);
+        int attempt = (int)tm_json_int(ss, "attempts", 0);
+        release_step(c, ns, wf->name, obj + strlen(wf->name) + 1, attempt, everything);
+        if (!ss) {
+            ss = json_pack("{s:s}", "name", wf->steps[i].name);
+            json_array_append_new(steps_st, ss);
+        }
+        json_object_set_new(ss, "state", json_string(PL_ST_CANCELLED));
+    }
+}
+
+static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
+    const char *ns = tm_json_str(wfobj, "metadata.namespace", "default");
+    const char *phase = tm_json_str(wfobj, "status.phase", "");
+    if (tm_json_str(wfobj, "metadata.deletionTimestamp", NULL) || !strcmp(phase, "Succeeded") ||
+        !strcmp(phase, "Failed") || !strcmp(phase, "Cancelled"))
+        return;
+    json_t *status = json_deep_copy(json_object_get(wfobj, "status"));
+    if (!json_is_object(status)) {
+        json_decref(status);
+        status = json_object();
+    }
+    json_t *steps_st = json_object_get(status, "steps");
+    if (!json_is_array(steps_st)) {
+        steps_st = json_array();
+        json_object_set_new(status, "steps", steps_st);
+    }
+    tm_err err = {0};
+    pl_workflow *wf = pl_workflow_from_object(wfobj, &err);
+    if (!wf) {
+        json_object_set_new(status, "phase", json_string("Failed"));
+        json_object_set_new(status, "message", json_string(err.msg));
+        event(c, wfobj, "Warning", "Invalid", err.msg);
+        write_status(c, wfobj, status);
+        json_decref(status);
+        return;
+    }
+    json_t *profiles = store_array(c->profiles);
+    pl_predict_durations(wf, profiles);
+    json_decref(profiles);
+    if (tm_json_bool(wfobj, "spec.cancel", false)) {
+        release_unfinished(c, wfobj, wf, steps_st, 0);
+        json_object_set_new(status, "phase", json_string("Cancelled"));
+        json_object_set_new(status, "message",
+                            json_string("cancelled: reservations and gated pods deleted"));
+        json_object_del(status, "nextStart");
+        event(c, wfobj, "Normal", "Cancelled", "reservations and gated pods deleted");
+        write_status(c, wfobj, status);
+        goto out;
+    }
+    char key[600];
+    snprintf(key, sizeof key, "%s/%s", ns, wf->name);
+    int need = !tm_json_str(status, "plannedAt", NULL) || c->nodes_gone ||
+               json_object_get(c->replan, key) != NULL;
+    int64_t planned_at = get_time(status, "plannedAt");
+    if (planned_at >= 0 && now - planned_at >= c->cfg->cycle_s)
+        need = 1;
+    long long retries = tm_json_int(wfobj, "spec.retries", c->cfg->retries);
+    const char *failed_step = NULL;
+    /* 1. observe */
+    for (int i = 0; i < wf->nsteps; i++) {
+        const pl_step *s = &wf->steps[i];
+        json_t *ss = step_status(steps_st, s->name);
+        if (!ss || finished(ss) || !*tm_json_str(ss, "state", ""))
+            continue;
+        char obj[PL_OBJNAME_MAX];
+        pl_step_object_name(wf->name, s->name, obj, sizeof obj);
+        const char *stepobj = obj + strlen(wf->name) + 1;
+        int attempt = (int)tm_json_int(ss, "attempts", 0);
+        step_pods sp;
+        observe(c, ns, wf->name, stepobj, attempt, &sp);
+        /* A released step's pods all existed when their gate was removed: one gone since
+         * (deleted, or its node deleted and the pod collected) is a failed pod. */
+        int gone = s->pods - (int)json_array_size(sp.pods);
+        if (!state_is(ss, PL_ST_PLANNED) && gone > 0 && sp.succeeded < s->pods)
+            sp.failed += gone;
+        if (sp.failed > 0) {
+            if (attempt < retries) {
+                release_step(c, ns, wf->name, stepobj, attempt, 1);
+                json_object_set_new(ss, "attempts", json_integer(attempt + 1));
+                json_object_set_new(ss, "state", json_string(PL_ST_PLANNED));
+                json_object_del(ss, "podGroupCreated");
+                json_object_del(ss, "actualStart");
+                char note[400];
+                snprintf(note, sizeof note, "step %s failed; retry %d of %lld", s->name,
+                         attempt + 1, retries);
+                event(c, wfobj, "Warning", "StepRetry", note);
+                need = 1;
+            } else {
+                json_object_set_new(ss, "state", json_string(PL_ST_FAILED));
+                set_time(ss, "actualEnd", sp.last_end > 0 ? sp.last_end : now);
+                failed_step = s->name;
+            }
+        } else if (sp.succeeded == s->pods) {
+            int64_t end = sp.last_end > 0 ? sp.last_end : now;
+            json_object_set_new(ss, "state", json_string(PL_ST_SUCCEEDED));
+            set_time(ss, "actualEnd", end);
+            int64_t as = get_time(ss, "actualStart");
+            if (as < 0 && sp.first_start >= 0)
+                set_time(ss, "actualStart", as = sp.first_start);
+            if (as >= 0)
+                json_object_set_new(ss, "actualSeconds", json_integer(end - as));
+            int has_next = 0; /* an early end matters only to the steps after it */
+            for (int j = 0; j < wf->nsteps; j++)
+                for (int k = 0; k < wf->steps[j].nafter; k++)
+                    has_next |= wf->steps[j].after[k] == i;
+            if (has_next && end < get_time(ss, "end") - c->cfg->slot_s) {
+                char note[300];
+                snprintf(note, sizeof note, "step %s ended %lld s early: replanning", s->name,
+                         (long long)(get_time(ss, "end") - end));
+                event(c, wfobj, "Normal", "StepEarly", note);
+                need = 1;
+            }
+        } else if (state_is(ss, PL_ST_RELEASED) && sp.running + sp.succeeded == s->pods) {
+            json_object_set_new(ss, "state", json_string(PL_ST_RUNNING));
+            if (sp.first_start >= 0)
+                set_time(ss, "actualStart", sp.first_start);
+        }
+        if ((state_is(ss, PL_ST_RUNNING) || state_is(ss, PL_ST_RELEASED)) &&
+            now > get_time(ss, "end") && !tm_json_bool(ss, "late", false)) {
+            char note[300];
+            snprintf(note, sizeof note, "step %s runs past its planned end: replanning", s->name);
+            json_object_set_new(ss, "late", json_true());
+            event(c, wfobj, "Warning", "StepLate", note);
+            need = 1;
+        }
+        json_decref(sp.pods);
+    }
+    if (failed_step) {
+        release_unfinished(c, wfobj, wf, steps_st, 0);
+        char note[300];
+        snprintf(note, sizeof note,
+                 "step %s failed (no retry left): later reservations and gated pods released",
+                 failed_step);
+        json_object_set_new(status, "phase", json_string("Failed"));
+        json_object_set_new(status, "message", json_string(note));
+        json_object_del(status, "nextStart");
+        event(c, wfobj, "Warning", "Failed", note);
+        write_status(c, wfobj, status);
+        goto out;
+    }
+    /* A planned step whose window opened while a predecessor still runs: replan once a slot. */
+    for (int i = 0; i < wf->nsteps && !need; i++) {
+        json_t *ss = step_status(steps_st, wf->steps[i].name);
+        if (state_is(ss, PL_ST_PLANNED) && now >= get_time(ss, "start") &&
+            now - planned_at >= c->cfg->slot_s)
+            for (int k = 0; k < wf->steps[i].nafter; k++)
+                if (!state_is(step_status(steps_st, wf->steps[wf->steps[i].after[k]].name),
+                              PL_ST_SUCCEEDED))
+                    need = 1;
+        /* a planned node went away */
+        json_t *nl = json_object_get(ss, "nodes"), *nn;
+        size_t k;
+        if (state_is(ss, PL_ST_PLANNED)) {
+            json_array_foreach(nl, k, nn) {
+                if (!tm_informer_get(c->nodes, NULL, json_string_value(nn)))
+                    need = 1;
+            }
+        }
+    }
+    /* 2. plan */
+    if (need) {
+        int moved = 0;
+        char moved_names[2048] = "";
+        int pr = plan_steps(c, wfobj, wf, steps_st, now, &moved, moved_names, sizeof moved_names,
+                            status, &err);
+        json_object_del(c->replan, key);
+        if (pr < 0) {
+            if (!tm_json_str(status, "plannedAt", NULL)) { /* nothing created yet */
+                json_object_set_new(status, "phase", json_string("Failed"));
+                json_object_set_new(status, "message", json_string(err.msg));
+                event(c, wfobj, "Warning", "Unplannable", err.msg);
+                write_status(c, wfobj, status);
+                goto out;
+            }
+            event(c, wfobj, "Warning", "ReplanFailed", err.msg);
+        } else if (pr == 1) {
+            json_object_set_new(status, "phase", json_string("Pending"));
+            write_status(c, wfobj, status);
+            goto out;
+        } else if (moved) {
+            json_object_set_new(status, "replans",
+                                json_integer(tm_json_int(status, "replans", 0) + 1));
+            event(c, wfobj, "Normal", "Replanned", moved_names);
+        } else if (!tm_json_str(wfobj, "status.plannedAt", NULL)) {
+            char note[1024] = "", a[40];
+            size_t len = 0;
+            size_t i;
+            json_t *ss;
+            json_array_foreach(steps_st, i, ss) {
+                if (len < sizeof note)
+                    len += (size_t)snprintf(note + len, sizeof note - len, "%s%s at %s",
+                                            len ? "; " : "", tm_json_str(ss, "name", ""),
+                                            pl_time_format(get_time(ss, "start"), a, sizeof a));
+            }
+            event(c, wfobj, "Normal", "Planned", note);
+        }
+        json_object_set_new(status, "message", json_string(""));
+    }
+    /* 3. objects and 4. gates */
+    json_t *spec_steps = tm_json_path(wfobj, "spec.steps");
+    for (int i = 0; i < wf->nsteps; i++) {
+        const pl_step *s = &wf->steps[i];
+        json_t *ss = step_status(steps_st, s->name);
+        if (!state_is(ss, PL_ST_PLANNED))
+            continue;
+        char obj[PL_OBJNAME_MAX];
+        pl_step_object_name(wf->name, s->name, obj, sizeof obj);
+        const char *stepobj = obj + strlen(wf->name) + 1;
+        int attempt = (int)tm_json_int(ss, "attempts", 0);
+        ensure_objects(c, wfobj, s, json_array_get(spec_steps, (size_t)i), ss, stepobj, attempt);
+        int ready = now >= get_time(ss, "start");
+        for (int k = 0; k < s->nafter && ready; k++)
+            ready = state_is(step_status(steps_st, wf->steps[s->after[k]].name), PL_ST_SUCCEEDED);
+        if (ready && c->cfg->require_admission) {
+            /* the pods go into their reservation: wait until the scheduler has it Active (the
+             * window open on the nodes it holds), so that they are its owner's pods inside
+             * the window when they look for a node. One it refused does not stop the
+             * workflow: the pods are released to bind wherever they fit. */
+            json_t *rv = tm_informer_get(c->resvs, ns, obj);
+            const char *ph = tm_json_str(rv, "status.phase", "");
+            if (!strcmp(ph, "Failed") && !tm_json_bool(ss, "reservationFailed", false)) {
+                char note[600];
+                snprintf(note, sizeof note,
+                         "step %s: Reservation %s not admitted (%s): pods released without it",
+                         s->name, obj, tm_json_str(rv, "status.message", ""));
+                event(c, wfobj, "Warning", "ReservationFailed", note);
+                json_object_set_new(ss, "reservationFailed", json_true());
+            }
+            /* Active: the scheduler has opened the window, its owner's pods go there */
+            ready = !strcmp(ph, "Active") || !strcmp(ph, "Failed");
+        }
+        if (!ready)
+            continue;
+        step_pods sp;
+        observe(c, ns, wf->name, stepobj, attempt, &sp);
+        if ((int)json_array_size(sp.pods) == s->pods) {
+            /* a second less than what is left: the pods start a moment after the gate goes */
+            ungate(c, ns, sp.pods, get_time(ss, "end") - now - 1);
+            json_object_set_new(ss, "state", json_string(PL_ST_RELEASED));
+            set_time(ss, "releasedAt", now);
+            char note[300];
+            snprintf(note, sizeof note, "step %s: window open, %d pods ungated", s->name, s->pods);
+            event(c, wfobj, "Normal", "Released", note);
+        }
+        json_decref(sp.pods);
+    }
+    set_phase_fields(status, steps_st);
+    write_status(c, wfobj, status);
+out:
+    json_decref(status);
+    pl_workflow_free(wf);
+}
+
+/* ---- loop -------------------------------------------------------------------------------- */
+
+static void tick(void *ud);
+
+static void schedule_tick(ctl *c) {
+    c->timer = tm_timer_add(c->k, c->cfg->tick_ms, tick, c);
+}
+
+static void tick(void *ud) {
+    ctl *c = ud;
+    c->timer = NULL;
+    if (c->leading && tm_informer_synced(c->wfs) && tm_informer_synced(c->nodes) &&
+        tm_informer_synced(c->pods) && tm_informer_synced(c->resvs)) {
+        json_t *wfs = store_array(c->wfs), *w;
+        size_t i;
+        int64_t now = (int64_t)time(NULL);
+        json_array_foreach(wfs, i, w) {
+            reconcile(c, w, now);
+        }
+        json_decref(wfs);
+        c->nodes_gone = 0;
+    }
+    schedule_tick(c);
+}
+
+static void on_wf(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
+    ctl *c = ud;
+    /* a new workflow or a changed spec plans at once (the status is the controller's own) */
+    if (t == TM_WATCH_DELETED ||
+        (old && json_equal(json_object_get(obj, "spec"), json_object_get(old, "spec"))))
+        return;
+    char key[600];
+    snprintf(key, sizeof key, "%s/%s", tm_json_str(obj, "metadata.namespace", ""),
+             tm_json_str(obj, "metadata.name", ""));
+    json_object_set_new(c->replan, key, json_true());
+}
+
+static void on_node(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
+    ctl *c = ud;
+    if (t == TM_WATCH_DELETED)
+        c->nodes_gone = 1;
+}
+
+static void on_ignore(void *ud, tm_watch_type t, json_t *obj, json_t *old) {}
+
+static void started(void *ud) {
+    ctl *c = ud;
+    c->leading = 1;
+    tm_info("leading: reconciling workflows");
+}
+
+static void stopped(void *ud) {
+    ctl *c = ud;
+    c->leading = 0;
+    tm_warn("lost leadership: stopped acting");
+}
+
+int pl_ctl_run(const pl_ctl_config *cfg, volatile sig_atomic_t *stop) {
+    ctl c = {.cfg = cfg};
+    tm_err err = {0};
+    int rc = 1;
+    c.replan = json_object();
+    c.warned = json_object();
+    if (!(c.nodesel = pl_selector_parse(cfg->node_selector))) {
+        fprintf(stderr, "tarema-planner: --node-selector '%s': expected k=v[,k=v...]\n",
+                cfg->node_selector);
+        goto out;
+    }
+    if (cfg->identity)
+        snprintf(c.identity, sizeof c.identity, "%s", cfg->identity);
+    else {
+        char host[256] = "unknown";
+        gethostname(host, sizeof host - 1);
+        snprintf(c.identity, sizeof c.identity, "%s_%ld", host, (long)getpid());
+    }
+    tm_kube_config *kc = tm_kube_config_auto(cfg->kubeconfig, cfg->context, &err);
+    if (!kc || !(c.k = tm_kube_new(kc, &err))) {
+        tm_kube_config_free(kc);
+        fprintf(stderr, "tarema-planner: %s\n", err.msg);
+        goto out;
+    }
+    tm_kube_config_free(kc);
+    char *wfpath = tm_kube_path(PL_GV, "workflows", cfg->namespace, NULL, NULL);
+    char *rpath = tm_kube_path(PL_GV, "reservations", NULL, NULL, NULL);
+    char *tpath = tm_kube_path(PL_GV, "taskprofiles", NULL, NULL, NULL);
+    tm_informer_opts wo = {.path = wfpath, .on_event = on_wf, .ud = &c};
+    tm_informer_opts no = {.path = "/api/v1/nodes", .on_event = on_node, .ud = &c};
+    tm_informer_opts po = {.path = "/api/v1/pods", .on_event = on_ignore, .ud = &c};
+    tm_informer_opts ro = {.path = rpath, .on_event = on_ignore, .ud = &c};
+    tm_informer_opts to = {.path = tpath, .on_event = on_ignore, .ud = &c};
+    int ok = (c.wfs = tm_informer_start(c.k, &wo, &err)) &&
+             (c.nodes = tm_informer_start(c.k, &no, &err)) &&
+             (c.pods = tm_informer_start(c.k, &po, &err)) &&
+             (c.resvs = tm_informer_start(c.k, &ro, &err)) &&
+             (c.profiles = tm_informer_start(c.k, &to, &err));
+    free(wfpath);
+    free(rpath);
+    free(tpath);
+    if (!ok) {
+        fprintf(stderr, "tarema-planner: %s\n", err.msg);
+        goto out;
+    }
+    if (cfg->leader_elect) {
+        tm_leader_opts lo = {.ns = cfg->lease_ns,
+                             .name = cfg->lease_name,
+                             .identity = c.identity,
+                             .on_started_leading = started,
+                             .on_stopped_leading = stopped,
+                             .ud = &c};
+        if (!(c.leader = tm_leader_start(c.k, &lo, &err))) {
+            fprintf(stderr, "tarema-planner: leader election: %s\n", err.msg);
+            goto out;
+        }
+    } else {
+        c.leading = 1;
+    }
+    tm_info("planner controller started identity=%s namespace=%s cycle=%llds slot=%llds",
+            c.identity, cfg->namespace ? cfg->namespace : "(all)", (long long)cfg->cycle_s,
+            (long long)cfg->slot_s);
+    schedule_tick(&c);
+    rc = 0;
+    while (!*stop) {
+        if (tm_kube_run(c.k, 200, &err) < 0) {
+            tm_error("kube loop failed err=\"%s\"", err.msg);
+            rc = 1;
+            break;
+        }
+    }
+    if (c.leader)
+        tm_leader_stop(c.leader, true);
+    for (int i = 0; i < 10 && tm_kube_inflight(c.k) > 0; i++)
+        tm_kube_run(c.k, 100, &err);
+out:
+    tm_kube_free(c.k);
+    json_decref(c.replan);
+    json_decref(c.warned);
+    json_decref(c.nodesel);
+    return rc;
+}

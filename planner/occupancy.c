@@ -1,0 +1,239 @@
+/* occupancy.c: nodes and busy entries from a live cluster's objects (occupancy.h). Pure. */
+#include "planner/occupancy.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/jsonutil.h"
+#include "lib/quantity.h"
+#include "planner/kobj.h"
+#include "planner/units.h"
+
+static int node_usable(const json_t *n) {
+    if (tm_json_bool(n, "spec.unschedulable", false) ||
+        tm_json_str(n, "metadata.deletionTimestamp", NULL))
+        return 0;
+    json_t *conds = tm_json_path(n, "status.conditions"), *c;
+    size_t i;
+    json_array_foreach(conds, i, c) {
+        if (!strcmp(tm_json_str(c, "type", ""), "Ready"))
+            return !strcmp(tm_json_str(c, "status", ""), "True");
+    }
+    return 0;
+}
+
+pl_cluster *pl_world_cluster(const json_t *nodes, tm_err *err) {
+    size_t cnt = json_array_size(nodes);
+    pl_cluster *c = calloc(1, sizeof *c);
+    if (!c || !(c->nodes = calloc(cnt ? cnt : 1, sizeof *c->nodes)) ||
+        !(c->type_names = calloc(cnt ? cnt : 1, sizeof *c->type_names))) {
+        pl_cluster_free(c);
+        tm_err_set(err, "out of memory");
+        return NULL;
+    }
+    size_t i;
+    json_t *n;
+    json_array_foreach(nodes, i, n) {
+        if (!node_usable(n))
+            continue;
+        int64_t cpu = 0, mem = 0;
+        tm_err e = {0};
+        if (tm_quantity_parse_milli(tm_json_str(n, "status.allocatable.cpu", "0"), &cpu, &e) < 0 ||
+            tm_quantity_parse(tm_json_str(n, "status.allocatable.memory", "0"), &mem, &e) < 0 ||
+            cpu <= 0 || mem <= 0)
+            continue;
+        const char *grp = tm_json_str(tm_json_path(n, "metadata.labels"), "tarema.io/group", NULL);
+        json_t *labels = tm_json_path(n, "metadata.labels");
+        grp = labels ? json_string_value(json_object_get(labels, "tarema.io/group")) : NULL;
+        if (!grp)
+            grp = "all";
+        int t = 0;
+        while (t < c->ntypes && strcmp(c->type_names[t], grp))
+            t++;
+        if (t == c->ntypes)
+            snprintf(c->type_names[c->ntypes++], PL_NAME_MAX, "%s", grp);
+        pl_node *pn = &c->nodes[c->nnodes++];
+        snprintf(pn->name, sizeof pn->name, "%s", tm_json_str(n, "metadata.name", "?"));
+        pn->type = t;
+        pn->cpu_milli = cpu;
+        pn->mem_bytes = mem;
+    }
+    if (c->nnodes == 0) {
+        pl_cluster_free(c);
+        tm_err_set(err, "no Ready, schedulable node with allocatable cpu and memory");
+        return NULL;
+    }
+    return c;
+}
+
+void pl_pod_requests(const json_t *pod, int64_t *cpu_milli, int64_t *mem_bytes) {
+    *cpu_milli = *mem_bytes = 0;
+    json_t *ctrs = tm_json_path(pod, "spec.containers"), *ct;
+    size_t i;
+    json_array_foreach(ctrs, i, ct) {
+        int64_t v = 0;
+        tm_err e = {0};
+        const char *cpu = tm_json_str(ct, "resources.requests.cpu", NULL);
+        const char *mem = tm_json_str(ct, "resources.requests.memory", NULL);
+        if (cpu && tm_quantity_parse_milli(cpu, &v, &e) == 0)
+            *cpu_milli += v;
+        if (mem && tm_quantity_parse(mem, &v, &e) == 0)
+            *mem_bytes += v;
+    }
+}
+
+int64_t pl_profile_runtime(const json_t *profiles, const char *workflow, const char *process) {
+    size_t i;
+    json_t *p;
+    if (!workflow || !process)
+        return -1;
+    json_array_foreach(profiles, i, p) {
+        if (strcmp(tm_json_str(p, "spec.workflow", ""), workflow) ||
+            strcmp(tm_json_str(p, "spec.process", ""), process))
+            continue;
+        double ms = tm_json_num(p, "status.mean.realtimeMs", -1);
+        if (ms > 0)
+            return (int64_t)ceil(ms / 1000.0);
+    }
+    return -1;
+}
+
+int64_t pl_pod_expected_end(const json_t *pod, const json_t *profiles, int64_t now) {
+    int64_t start = pl_time_parse(tm_json_str(pod, "status.startTime", NULL));
+    if (start < 0)
+        start = now;
+    json_t *ann = tm_json_path(pod, "metadata.annotations");
+    const char *d = ann ? json_string_value(json_object_get(ann, PL_ANN_EXPECT)) : NULL;
+    int64_t s = 0;
+    tm_err e = {0};
+    if (d && pl_duration_parse(d, &s, &e) == 0)
+        return start + s;
+    long long ads = tm_json_int(pod, "spec.activeDeadlineSeconds", -1);
+    if (ads > 0)
+        return start + ads;
+    json_t *labels = tm_json_path(pod, "metadata.labels");
+    int64_t rt = pl_profile_runtime(
+        profiles, json_string_value(json_object_get(labels, "tarema.io/workflow")),
+        json_string_value(json_object_get(labels, "nextflow.io/processName")));
+    return rt > 0 ? start + rt : -1;
+}
+
+static int push(pl_busy **b, int *n, int *cap, pl_busy e) {
+    if (*n == *cap) {
+        int nc = *cap ? *cap * 2 : 16;
+        pl_busy *nb = realloc(*b, (size_t)nc * sizeof *nb);
+        if (!nb)
+            return -1;
+        *b = nb;
+        *cap = nc;
+    }
+    (*b)[(*n)++] = e;
+    return 0;
+}
+
+/* Pod groups with at least one bound pod that has not finished. */
+static int group_bound(const json_t *pods, const char *ns, const char *group) {
+    size_t i;
+    json_t *p;
+    json_array_foreach(pods, i, p) {
+        json_t *labels = tm_json_path(p, "metadata.labels");
+        const char *g = labels ? json_string_value(json_object_get(labels, PL_LABEL_PG)) : NULL;
+        if (g && !strcmp(g, group) && !strcmp(tm_json_str(p, "metadata.namespace", ""), ns) &&
+            tm_json_str(p, "spec.nodeName", NULL))
+            return 1;
+    }
+    return 0;
+}
+
+int pl_world_busy(const pl_cluster *c, const json_t *pods, const json_t *resvs,
+                  const json_t *profiles, const pl_world_opts *o, pl_busy **out, int *n) {
+    pl_busy *b = NULL;
+    int cnt = 0, cap = 0;
+    size_t i;
+    json_t *p;
+    json_array_foreach(pods, i, p) {
+        const char *node = tm_json_str(p, "spec.nodeName", NULL);
+        const char *phase = tm_json_str(p, "status.phase", "Pending");
+        if (!node || !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))
+            continue;
+        int nd = pl_cluster_find_node(c, node);
+        if (nd < 0)
+            continue;
+        pl_busy e = {.node = nd};
+        pl_pod_requests(p, &e.cpu_milli, &e.mem_bytes);
+        int64_t end = pl_pod_expected_end(p, profiles, o->now);
+        e.until_s = end < 0 ? o->unknown_hold_s : end - o->now;
+        if (e.until_s < o->overrun_s)
+            e.until_s = o->overrun_s;
+        if ((e.cpu_milli || e.mem_bytes) && push(&b, &cnt, &cap, e) < 0)
+            goto oom;
+    }
+    json_array_foreach(resvs, i, p) {
+        const char *ns = tm_json_str(p, "metadata.namespace", "");
+        json_t *labels = tm_json_path(p, "metadata.labels");
+        const char *wf = labels ? json_string_value(json_object_get(labels, PL_LABEL_WF)) : NULL;
+        const char *mb =
+            labels ? json_string_value(json_object_get(labels, "app.kubernetes.io/managed-by"))
+                   : NULL;
+        const char *phase = tm_json_str(p, "status.phase", "");
+        int admitted = !strcmp(phase, "Admitted") || !strcmp(phase, "Active");
+        int ours = mb && !strcmp(mb, PL_MANAGED_BY) && strcmp(phase, "Released") &&
+                   strcmp(phase, "Expired") && strcmp(phase, "Failed");
+        if (!admitted && !ours)
+            continue;
+        if (wf && o->skip_wf && !strcmp(wf, o->skip_wf) && o->skip_ns && !strcmp(ns, o->skip_ns))
+            continue;
+        const char *owner = tm_json_str(p, "spec.owner.name", NULL);
+        if (owner && group_bound(pods, ns, owner))
+            continue;
+        int64_t st = pl_time_parse(tm_json_str(p, "spec.startTime", NULL));
+        int64_t en = pl_time_parse(tm_json_str(p, "spec.endTime", NULL));
+        if (st < 0 || en <= o->now)
+            continue;
+        /* what the scheduler admitted on each node ({name, pods, requests}), else the
+         * explicit nodes, each holding its share of the template's pods (rounded up), or
+         * the whole node without a template */
+        json_t *nodes = tm_json_path(p, "status.nodes");
+        int admitted_nodes = json_array_size(nodes) > 0;
+        if (!admitted_nodes)
+            nodes = tm_json_path(p, "spec.nodes");
+        size_t nn = json_array_size(nodes);
+        json_t *tmpl = tm_json_path(p, "spec.template.requests");
+        long long count = tm_json_int(p, "spec.count", 1);
+        size_t k;
+        json_t *e;
+        json_array_foreach(nodes, k, e) {
+            const char *nm =
+                json_is_string(e) ? json_string_value(e) : tm_json_str(e, "name", NULL);
+            int nd = nm ? pl_cluster_find_node(c, nm) : -1;
+            if (nd < 0)
+                continue;
+            pl_busy be = {
+                .node = nd, .from_s = st > o->now ? st - o->now : 0, .until_s = en - o->now};
+            tm_err er = {0};
+            json_t *req = admitted_nodes ? json_object_get(e, "requests") : tmpl;
+            long long mult = admitted_nodes ? 1 : (count + (long long)nn - 1) / (long long)nn;
+            const char *cpu = tm_json_str(req, "cpu", NULL),
+                       *mem = tm_json_str(req, "memory", NULL);
+            if (cpu)
+                tm_quantity_parse_milli(cpu, &be.cpu_milli, &er);
+            if (mem)
+                tm_quantity_parse(mem, &be.mem_bytes, &er);
+            be.cpu_milli *= mult;
+            be.mem_bytes *= mult;
+            if (!cpu && !mem) { /* a node named without requests: the whole node */
+                be.cpu_milli = c->nodes[nd].cpu_milli;
+                be.mem_bytes = c->nodes[nd].mem_bytes;
+            }
+            if (push(&b, &cnt, &cap, be) < 0)
+                goto oom;
+        }
+    }
+    *out = b;
+    *n = cnt;
+    return 0;
+oom:
+    free(b);
+    return -1;
+}
