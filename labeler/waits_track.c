@@ -72,6 +72,15 @@ static int gang_complete(lab_waits_tracker *t, const char *gid, const json_t *g,
     return 1;
 }
 
+/* The queued time a feed wrote on the pod before a restart, if it can be one: the annotation is
+ * on the pod, where its owner can write anything, and a forged one would feed a made-up wait
+ * (an earlier time, a longer wait) to every request of the shape. A request is queued no
+ * earlier than its pod was created and no later than it was bound (or now). */
+static bool queued_at_plausible(const lab_waits_pod *p, double now) {
+    double latest = p->bound >= 0 ? fmin(now, p->bound) : now;
+    return p->queued_at >= 0 && p->queued_at >= floor(p->created) && p->queued_at <= latest;
+}
+
 int lab_waits_tracker_update(lab_waits_tracker *t, const lab_waits_pod *p, double now,
                              lab_waits_obs *obs, tm_err *err) {
     if (p->mirror)
@@ -94,7 +103,7 @@ int lab_waits_tracker_update(lab_waits_tracker *t, const lab_waits_pod *p, doubl
         json_object_set_new(st, "had_gates", json_true());
         queued = -1;
     } else if (queued < 0) {
-        if (p->queued_at >= 0)
+        if (queued_at_plausible(p, now))
             queued = p->queued_at; /* written by this feed before a restart */
         else if (json_is_true(json_object_get(st, "had_gates")))
             queued = p->bound >= 0 ? fmin(now, p->bound) : now; /* first seen ungated */

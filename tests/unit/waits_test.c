@@ -276,6 +276,30 @@ static void test_track_gated(void) {
     lab_waits_tracker_free(t);
 }
 
+/* The queued-at annotation is on the pod, where its owner can write anything: a time before the
+ * pod was created or after it was bound is not taken back (it would feed a made-up wait to the
+ * shape), the pod's own times are. (Before the fix: a wait of 3600 s, then of 0 s.) */
+static void test_track_forged_queued_at(void) {
+    lab_waits_obs o;
+    lab_waits_pod p = mk("f", "", T0, T0 + 30, false);
+    lab_waits_tracker *t = lab_waits_tracker_new();
+    p.queued_at = T0 - 3570; /* an hour before it was bound */
+    CHECK(lab_waits_tracker_update(t, &p, T0 + 40, &o, NULL) == 1 && o.wait_s == 30);
+    lab_waits_tracker_free(t);
+    t = lab_waits_tracker_new();
+    p.queued_at = T0 + 500; /* after it was bound: a wait of 0 */
+    CHECK(lab_waits_tracker_update(t, &p, T0 + 600, &o, NULL) == 1 && o.wait_s == 30);
+    lab_waits_tracker_free(t);
+    t = lab_waits_tracker_new();
+    p.bound = -1;
+    p.queued_at = T0 + 900; /* pending, queued in the future */
+    CHECK(lab_waits_tracker_update(t, &p, T0 + 60, &o, NULL) == 0);
+    asa_key k;
+    double q;
+    CHECK(lab_waits_tracker_pending(t, &p, &k, &q) == 1 && q == T0);
+    lab_waits_tracker_free(t);
+}
+
 /* A gang's wait is its last member's: last queued to last bound, once all are bound. */
 static void test_track_gang(void) {
     lab_waits_tracker *t = lab_waits_tracker_new();
@@ -358,6 +382,7 @@ int main(void) {
     RUN(test_pod_parse);
     RUN(test_track_pod);
     RUN(test_track_gated);
+    RUN(test_track_forged_queued_at);
     RUN(test_track_gang);
     RUN(test_track_gang_relist);
     RUN(test_prediction_refresh);
