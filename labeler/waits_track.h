@@ -43,6 +43,9 @@ int lab_waits_tracker_synced(lab_waits_tracker *t, double now, lab_waits_obs *ob
 /* Forgets a deleted pod. */
 void lab_waits_tracker_delete(lab_waits_tracker *t, const lab_waits_pod *p);
 
+/* How many pods and gangs are tracked (both bounded by the pods that exist). */
+void lab_waits_tracker_counts(const lab_waits_tracker *t, size_t *pods, size_t *gangs);
+
 /* The request a pending pod belongs to: its shape (a gang's with its member count) and when it
  * was queued (a gang's last member). 1 when it is queued and not bound, 0 otherwise (gated,
  * bound, unknown, or a gang member still gated). */

@@ -326,6 +326,30 @@ static void test_track_gang(void) {
     lab_waits_tracker_free(t);
 }
 
+/* The pod-group label is mutable: a pod relabelled through many gangs leaves each one, and
+ * deleting it leaves nothing behind. (Before the fix: 200 gangs kept after the delete.) */
+static void test_track_gang_relabel(void) {
+    lab_waits_tracker *t = lab_waits_tracker_new();
+    lab_waits_obs o;
+    lab_waits_pod p = mk("r", "g0", T0, -1, false);
+    for (int i = 0; i < 200; i++) {
+        snprintf(p.gang, sizeof p.gang, "g%d", i);
+        CHECK(lab_waits_tracker_update(t, &p, T0 + i, &o, NULL) == 0);
+    }
+    size_t pods, gangs;
+    lab_waits_tracker_counts(t, &pods, &gangs);
+    CHECK(pods == 1 && gangs == 1);
+    /* the gang it is in now is the one it counts in */
+    lab_waits_tracker_synced(t, T0 + 300, &o, 1);
+    p.bound = T0 + 400;
+    CHECK(lab_waits_tracker_update(t, &p, T0 + 401, &o, NULL) == 1);
+    CHECK(strstr(o.request_id, "gang:ns/g199@") == o.request_id && o.key.pods == 1);
+    lab_waits_tracker_delete(t, &p);
+    lab_waits_tracker_counts(t, &pods, &gangs);
+    CHECKF(pods == 0 && gangs == 0, "%zu pods, %zu gangs left", pods, gangs);
+    lab_waits_tracker_free(t);
+}
+
 /* explain's block (scheduler/explain.c): the feed's annotations on a pending pod, in JSON and
  * text; nothing for a pod without them or already bound. */
 /* A re-list (a restarted feed) delivers a gang's bound members one by one: nothing is judged
@@ -385,6 +409,7 @@ int main(void) {
     RUN(test_track_forged_queued_at);
     RUN(test_track_gang);
     RUN(test_track_gang_relist);
+    RUN(test_track_gang_relabel);
     RUN(test_prediction_refresh);
     RUN(test_explain_block);
     return TEST_SUMMARY();
