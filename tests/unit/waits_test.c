@@ -1,6 +1,7 @@
 /* waits_test.c: the per-shape wait record (planner/waits.h), what the feed reads from a pod
  * (labeler/waits_pod.h) and how pods become observed waits (labeler/waits_track.h). */
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,6 +196,17 @@ static void test_pod_parse(void) {
             "\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},"
             "\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"lots\"}}}]}}");
     CHECK(lab_waits_pod_parse(p, &w, &err) < 0 && strstr(err.msg, "lots"));
+    json_decref(p);
+    /* requests that add up past int64 (anyone may create such a pod; the feed reads them all):
+     * saturated, not wrapped to a negative (signed overflow, UBSan's abort under
+     * make test-sanitize; before the fix mem_bytes came out negative) */
+    p = pod("{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\","
+            "\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},"
+            "\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"memory\":\"8E\"}}},"
+            "{\"resources\":{\"requests\":{\"memory\":\"8E\"}}}],"
+            "\"overhead\":{\"memory\":\"8E\"}}}");
+    CHECKF(lab_waits_pod_parse(p, &w, &err) == 0, "%s", err.msg);
+    CHECK(w.mem_bytes == LLONG_MAX);
     json_decref(p);
 }
 
