@@ -149,6 +149,14 @@ void sz_pod_decide(const sz_pod *pod, const sz_plan *plan, const double node_max
             snprintf(d->reason, sizeof d->reason, "node sizes unknown");
             return;
         }
+    /* The least we write (1m, 1 MiB) must fit the largest node too (found by the admission
+     * fuzz target: a node of 1000 bytes got a request of 1 MiB). */
+    if (node_max[SZ_RES_CORES] < 0.001 || node_max[SZ_RES_MEMORY] < MIB) {
+        snprintf(d->reason, sizeof d->reason,
+                 "largest node (%g cores, %.0f bytes) below 1m cpu or 1 MiB memory",
+                 node_max[SZ_RES_CORES], node_max[SZ_RES_MEMORY]);
+        return;
+    }
     bool ready = plan && plan->ready;
     const char *basis = ready ? "history" : "no history: declared or whole machine";
     for (int r = 0; r < SZ_RES_N; r++) {

@@ -21,6 +21,9 @@
 #define ANNOTATE_MS    2000
 #define PRUNE_S        3600
 #define DEFAULT_SLOT_S 60
+/* Times an observation the server refuses with a transient error is tried before it is dropped
+ * (an error that persists must not hold the backlog forever). */
+#define FLUSH_TRIES 10
 
 struct lab_waits_feed {
     lab_waits_feed_opts o;
@@ -36,6 +39,7 @@ struct lab_waits_feed {
     lab_waits_obs *backlog;
     size_t nb;
     long long dropped;
+    int head_tries;    /* failed tries of backlog[0] (transient server errors) */
     json_t *estimates; /* shape key -> estimate in seconds, from the store */
     json_t *sent;      /* pod uid -> predicted start last patched (not yet seen back) */
     bool loaded;       /* estimates were read from the store at least once */
@@ -117,11 +121,21 @@ static void flush(lab_waits_feed *f) {
         waits_record rec;
         int rc = lab_waits_store_observe(f->store, &o->key, o->request_id, o->wait_s, &f->cfg,
                                          &f->rng, &rec, &err);
-        if (rc < 0 && lab_waits_store_retryable(f->store, &err) &&
-            !lab_waits_store_ensure(f->store)) {
-            drop_store(f, err.msg);
-            break;
+        if (rc < 0 && lab_waits_store_retryable(f->store, &err)) {
+            if (!lab_waits_store_ensure(f->store)) {
+                drop_store(f, err.msg);
+                break;
+            }
+            /* The server refused it for now (a lock or statement timeout, a deadlock) on a
+             * connection that is fine: it stays first in line for the next tick. It used to be
+             * dropped as if it were invalid (asa_waits_test, a row locked for 8 s). */
+            if (strstr(err.msg, "(SQLSTATE ") && ++f->head_tries < FLUSH_TRIES) {
+                tm_warn("waits feed: wait of %s not stored yet (try %d of %d): %s", o->request_id,
+                        f->head_tries, FLUSH_TRIES, err.msg);
+                break;
+            }
         }
+        f->head_tries = 0;
         if (rc < 0)
             tm_warn("waits feed: wait of %s not stored: %s", o->request_id, err.msg);
         else if (rc == 1) {

@@ -2,6 +2,7 @@
 #include "labeler/waits_pod.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,12 @@ static int requests(const json_t *c, long long *cpu, long long *mem, tm_err *err
     return 0;
 }
 
+/* a + b for non-negative requests, LLONG_MAX when it would overflow (an absurd pod such as two
+ * containers of 8Ei is a shape asa_key_make refuses, not undefined behaviour). */
+static long long add_sat(long long a, long long b) {
+    return a > LLONG_MAX - b ? LLONG_MAX : a + b;
+}
+
 /* The effective request: max(sum of containers, each init container) + overhead. */
 static int effective(const json_t *spec, long long *cpu, long long *mem, tm_err *err) {
     long long sc = 0, sm = 0, c, m;
@@ -79,8 +86,8 @@ static int effective(const json_t *spec, long long *cpu, long long *mem, tm_err 
     json_array_foreach(json_object_get(spec, "containers"), i, x) {
         if (requests(x, &c, &m, err) < 0)
             return -1;
-        sc += c;
-        sm += m;
+        sc = add_sat(sc, c);
+        sm = add_sat(sm, m);
     }
     json_array_foreach(json_object_get(spec, "initContainers"), i, x) {
         if (requests(x, &c, &m, err) < 0)
@@ -95,8 +102,8 @@ static int effective(const json_t *spec, long long *cpu, long long *mem, tm_err 
         json_decref(wrap);
         if (rc < 0)
             return -1;
-        sc += c;
-        sm += m;
+        sc = add_sat(sc, c);
+        sm = add_sat(sm, m);
     }
     *cpu = sc;
     *mem = sm;

@@ -42,6 +42,19 @@ static void gang_id(const char *ns, const char *gang, char *out, size_t size) {
     snprintf(out, size, "%s/%s", ns, gang);
 }
 
+/* Takes uid out of gang (ns, gang); the gang goes with its last member. */
+static void gang_leave(lab_waits_tracker *t, const char *ns, const char *gang, const char *uid) {
+    if (!gang || !gang[0])
+        return;
+    char gid[400];
+    gang_id(ns, gang, gid, sizeof gid);
+    json_t *g = json_object_get(t->gangs, gid);
+    json_t *members = json_object_get(g, "members");
+    json_object_del(members, uid);
+    if (g && json_object_size(members) == 0)
+        json_object_del(t->gangs, gid);
+}
+
 /* A gang whose every member is bound: its observation. 1 when complete. */
 static int gang_complete(lab_waits_tracker *t, const char *gid, const json_t *g, double now,
                          lab_waits_obs *obs, tm_err *err) {
@@ -72,6 +85,15 @@ static int gang_complete(lab_waits_tracker *t, const char *gid, const json_t *g,
     return 1;
 }
 
+/* The queued time a feed wrote on the pod before a restart, if it can be one: the annotation is
+ * on the pod, where its owner can write anything, and a forged one would feed a made-up wait
+ * (an earlier time, a longer wait) to every request of the shape. A request is queued no
+ * earlier than its pod was created and no later than it was bound (or now). */
+static bool queued_at_plausible(const lab_waits_pod *p, double now) {
+    double latest = p->bound >= 0 ? fmin(now, p->bound) : now;
+    return p->queued_at >= 0 && p->queued_at >= floor(p->created) && p->queued_at <= latest;
+}
+
 int lab_waits_tracker_update(lab_waits_tracker *t, const lab_waits_pod *p, double now,
                              lab_waits_obs *obs, tm_err *err) {
     if (p->mirror)
@@ -86,6 +108,13 @@ int lab_waits_tracker_update(lab_waits_tracker *t, const lab_waits_pod *p, doubl
         if (!st || json_object_set_new(t->pods, p->uid, st) < 0)
             return tm_err_set(err, "out of memory tracking pod %s/%s", p->ns, p->name);
     }
+    const char *was = json_string_value(json_object_get(st, "gang"));
+    if (was && strcmp(was, p->gang) != 0) {
+        /* the pod-group label is mutable: leave the old gang, or a pod relabelled again and
+         * again would leave a gang behind each time (memory without bound, a gang never whole) */
+        gang_leave(t, p->ns, was, p->uid);
+        json_object_set_new(st, "gang", json_string(p->gang));
+    }
     json_object_set_new(st, "group", json_string(p->group));
     json_object_set_new(st, "cpu", json_real((double)p->cpu_milli));
     json_object_set_new(st, "mem", json_real((double)p->mem_bytes));
@@ -94,7 +123,7 @@ int lab_waits_tracker_update(lab_waits_tracker *t, const lab_waits_pod *p, doubl
         json_object_set_new(st, "had_gates", json_true());
         queued = -1;
     } else if (queued < 0) {
-        if (p->queued_at >= 0)
+        if (queued_at_plausible(p, now))
             queued = p->queued_at; /* written by this feed before a restart */
         else if (json_is_true(json_object_get(st, "had_gates")))
             queued = p->bound >= 0 ? fmin(now, p->bound) : now; /* first seen ungated */
@@ -150,16 +179,15 @@ int lab_waits_tracker_synced(lab_waits_tracker *t, double now, lab_waits_obs *ob
 }
 
 void lab_waits_tracker_delete(lab_waits_tracker *t, const lab_waits_pod *p) {
+    /* the gang it was tracked in (its label may have changed since) */
+    const json_t *st = json_object_get(t->pods, p->uid);
+    gang_leave(t, p->ns, st ? json_string_value(json_object_get(st, "gang")) : p->gang, p->uid);
     json_object_del(t->pods, p->uid);
-    if (!p->gang[0])
-        return;
-    char gid[400];
-    gang_id(p->ns, p->gang, gid, sizeof gid);
-    json_t *g = json_object_get(t->gangs, gid);
-    json_t *members = json_object_get(g, "members");
-    json_object_del(members, p->uid);
-    if (g && json_object_size(members) == 0)
-        json_object_del(t->gangs, gid);
+}
+
+void lab_waits_tracker_counts(const lab_waits_tracker *t, size_t *pods, size_t *gangs) {
+    *pods = json_object_size(t->pods);
+    *gangs = json_object_size(t->gangs);
 }
 
 int lab_waits_tracker_pending(const lab_waits_tracker *t, const lab_waits_pod *p, asa_key *key,

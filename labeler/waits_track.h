@@ -3,7 +3,8 @@
  * A request is a pod, or a gang (all pods of one pod group). It is queued when created, or,
  * when it had scheduling gates, when it is first seen without them (the wait for the gate to be
  * lifted is the owner's choice, not the queue's); a queued time the feed wrote on the pod before
- * (LAB_WAITS_ANN_QUEUED) is taken back after a restart. Its wait ends when it is bound
+ * (LAB_WAITS_ANN_QUEUED) is taken back after a restart, when it lies between the pod's creation
+ * and its binding (or now): its owner can write the annotation too. Its wait ends when it is bound
  * (PodScheduled True). A gang's wait is its last member's: from the last member queued to the
  * last member bound, counted once every member seen is bound (judged only once the pod list has
  * been delivered: lab_waits_tracker_synced). Requests bound more than a day
@@ -41,6 +42,9 @@ int lab_waits_tracker_synced(lab_waits_tracker *t, double now, lab_waits_obs *ob
 
 /* Forgets a deleted pod. */
 void lab_waits_tracker_delete(lab_waits_tracker *t, const lab_waits_pod *p);
+
+/* How many pods and gangs are tracked (both bounded by the pods that exist). */
+void lab_waits_tracker_counts(const lab_waits_tracker *t, size_t *pods, size_t *gangs);
 
 /* The request a pending pod belongs to: its shape (a gang's with its member count) and when it
  * was queued (a gang's last member). 1 when it is queued and not bound, 0 otherwise (gated,

@@ -451,7 +451,7 @@ int tm_pg_migrate(PGconn *c, const tm_pg_migration *m, size_t n, int *applied, t
         done++;
     }
     rc = 0;
-out:
+out:; /* a label cannot precede a declaration before C23 (clang refuses it) */
     tm_err unlock_err = {0};
     PQclear(exec_simple(c, "SELECT pg_advisory_unlock(" MIGRATION_LOCK ")", &unlock_err));
     if (applied)

@@ -125,6 +125,10 @@ int planner_waits_main(int argc, char **argv) {
         }
     }
     if (optind < argc) {
+        fprintf(stderr,
+                "tarema-planner waits: unexpected argument '%s' (a namespace is given with "
+                "--namespace)\n",
+                argv[optind]);
         usage(stderr);
         return 2;
     }

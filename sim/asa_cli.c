@@ -116,6 +116,10 @@ int sim_asa_main(int argc, char **argv) {
         }
     }
     if (optind < argc || !scenario) {
+        if (optind < argc)
+            fprintf(stderr, "tarema-sim asa: unexpected argument '%s'\n", argv[optind]);
+        else
+            fprintf(stderr, "tarema-sim asa: --scenario is required (figure5 or tables)\n");
         usage(stderr);
         return 2;
     }

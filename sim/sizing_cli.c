@@ -87,6 +87,10 @@ int sim_sizing_main(int argc, char **argv) {
         }
     }
     if (!dataset || optind < argc) {
+        if (optind < argc)
+            fprintf(stderr, "tarema-sim sizing: unexpected argument '%s'\n", argv[optind]);
+        else
+            fprintf(stderr, "tarema-sim sizing: --dataset is required\n");
         usage(stderr);
         return 2;
     }

@@ -128,6 +128,10 @@ check "hit ratio and over-prediction overhead reported" \
   jq -e '.shapes[0] | has("hit_ratio") and has("miss_ratio") and (.over_prediction | has("core_hours")) and (.distribution | has("p50_s"))' "$WORK/waits.json"
 "$BIN/tarema-planner" waits --namespace "$NS" >"$WORK/waits.txt" 2>&1
 check "table shows the namespace" grep -q "^$NS" "$WORK/waits.txt"
+"$BIN/tarema-planner" waits "$NS" >"$WORK/stray.txt" 2>&1
+rc=$?
+check "a stray argument exits 2 naming it (got $rc)" \
+  bash -c "[ $rc = 2 ] && grep -q \"unexpected argument '$NS'\" '$WORK/stray.txt'"
 
 # ---- 4. restart: nothing counted twice, the learner goes on -----------------------------------
 before=$(state 300 314572800 | jq -c '[.cases, .samples, .p[0:5]]')
@@ -165,4 +169,21 @@ check "learned shape: predicted start = queued-at + the learned estimate ($q5 + 
 check "the prediction says it is learned" grep -q "learned" <<<"$(ann k5 tarema.io/predicted-wait)"
 "$BIN/tarema-scheduler" explain "$NS/k5" >"$WORK/explain.txt" 2>&1
 check "tarema-scheduler explain shows the predicted start" grep -q "^predicted start: $s5 (.*queued at $q5, estimated wait ${learned%.*}s learned)" "$WORK/explain.txt"
+
+# ---- 7. a row locked past the feed's lock timeout (5 s): the waits are stored once it is free -
+n7=$(obs 300 314572800)
+psql "$DATABASE_URL" -qAt >/dev/null 2>&1 <<SQL &
+BEGIN;
+SELECT 1 FROM asa_waits WHERE namespace = '$NS' AND cpu_milli = 300 FOR UPDATE;
+SELECT pg_sleep(8);
+COMMIT;
+SQL
+lockpid=$!
+sleep 1
+kubectl label node "${NODE}-1" "asa-e2e-open=$ID" >/dev/null
+pod k6 300m 300Mi
+check "k5 and k6 bound while the row is locked" wait_for 20 all_bound 11
+wait "$lockpid"
+check "their waits are stored once the lock is gone ($n7 + 2, not lost to the lock timeout)" \
+  wait_for 20 test "$(obs 300 314572800)" = $((n7 + 2))
 summary

@@ -107,6 +107,8 @@ bad "unknown scenario" "unknown scenario 'figure6'" --scenario figure6
 bad "no scenario" "usage" --policy tuned
 bad "negative seed" "not a non-negative integer" --scenario figure5 --seed -1
 bad "unknown loss" "unknown loss" --scenario figure5 --loss squared
+bad "a stray argument is named" "unexpected argument 'extra'" --scenario tables extra
+bad "no scenario says so" "--scenario is required" --seed 3
 out=$("$SIM" asa --scenario figure5 --svg /nonexistent/dir/f.svg 2>&1); rc=$?
 if [ "$rc" = 1 ] && echo "$out" | grep -q "/nonexistent/dir/f.svg: cannot write"; then pass "unwritable svg"; else fail "unwritable svg" "rc=$rc: $out"; fi
 summary

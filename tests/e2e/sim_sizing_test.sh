@@ -67,4 +67,6 @@ check "unknown dataset: clear error, exit 1" bash -c "'$SIM' sizing --dataset ga
 check "missing file: error names it" bash -c "'$SIM' sizing --dataset '$TMP/none.txt' 2>&1 | grep -q 'none.txt'"
 check "bad seed: usage error, exit 2" bash -c "'$SIM' sizing --dataset normal --seed -1 2>/dev/null; [ \$? = 2 ]"
 check "no dataset: usage, exit 2" bash -c "'$SIM' sizing 2>&1 | grep -q usage; '$SIM' sizing 2>/dev/null; [ \$? = 2 ]"
+check "no dataset: the error says so" bash -c "'$SIM' sizing 2>&1 | grep -q -- '--dataset is required'"
+check "a stray argument: exit 2, named" bash -c "'$SIM' sizing --dataset normal extra 2>&1 | grep -q \"unexpected argument 'extra'\" && { '$SIM' sizing --dataset normal extra >/dev/null 2>&1; [ \$? = 2 ]; }"
 summary

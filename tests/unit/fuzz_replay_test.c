@@ -74,6 +74,9 @@ static int replay_broken; /* invariants broken by the input being replayed */
 #define FUZZ_ENTRY fuzz_groups
 #include "fuzz/groups_fuzz.c"
 #undef FUZZ_ENTRY
+#define FUZZ_ENTRY fuzz_admission
+#include "fuzz/admission_fuzz.c"
+#undef FUZZ_ENTRY
 
 typedef int (*replay_fn)(const uint8_t *data, size_t size);
 
@@ -142,6 +145,7 @@ REPLAY_TEST(sim_meas)
 REPLAY_TEST(facts)
 REPLAY_TEST(schedconfig)
 REPLAY_TEST(groups)
+REPLAY_TEST(admission)
 
 int main(void) {
     RUN(test_replay_watchstream);
@@ -163,5 +167,6 @@ int main(void) {
     RUN(test_replay_facts);
     RUN(test_replay_schedconfig);
     RUN(test_replay_groups);
+    RUN(test_replay_admission);
     return TEST_SUMMARY();
 }

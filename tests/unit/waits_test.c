@@ -1,6 +1,7 @@
 /* waits_test.c: the per-shape wait record (planner/waits.h), what the feed reads from a pod
  * (labeler/waits_pod.h) and how pods become observed waits (labeler/waits_track.h). */
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +197,17 @@ static void test_pod_parse(void) {
             "\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"lots\"}}}]}}");
     CHECK(lab_waits_pod_parse(p, &w, &err) < 0 && strstr(err.msg, "lots"));
     json_decref(p);
+    /* requests that add up past int64 (anyone may create such a pod; the feed reads them all):
+     * saturated, not wrapped to a negative (signed overflow, UBSan's abort under
+     * make test-sanitize; before the fix mem_bytes came out negative) */
+    p = pod("{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\","
+            "\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},"
+            "\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"memory\":\"8E\"}}},"
+            "{\"resources\":{\"requests\":{\"memory\":\"8E\"}}}],"
+            "\"overhead\":{\"memory\":\"8E\"}}}");
+    CHECKF(lab_waits_pod_parse(p, &w, &err) == 0, "%s", err.msg);
+    CHECK(w.mem_bytes == LLONG_MAX);
+    json_decref(p);
 }
 
 static lab_waits_pod mk(const char *name, const char *gang, double created, double bound,
@@ -276,6 +288,30 @@ static void test_track_gated(void) {
     lab_waits_tracker_free(t);
 }
 
+/* The queued-at annotation is on the pod, where its owner can write anything: a time before the
+ * pod was created or after it was bound is not taken back (it would feed a made-up wait to the
+ * shape), the pod's own times are. (Before the fix: a wait of 3600 s, then of 0 s.) */
+static void test_track_forged_queued_at(void) {
+    lab_waits_obs o;
+    lab_waits_pod p = mk("f", "", T0, T0 + 30, false);
+    lab_waits_tracker *t = lab_waits_tracker_new();
+    p.queued_at = T0 - 3570; /* an hour before it was bound */
+    CHECK(lab_waits_tracker_update(t, &p, T0 + 40, &o, NULL) == 1 && o.wait_s == 30);
+    lab_waits_tracker_free(t);
+    t = lab_waits_tracker_new();
+    p.queued_at = T0 + 500; /* after it was bound: a wait of 0 */
+    CHECK(lab_waits_tracker_update(t, &p, T0 + 600, &o, NULL) == 1 && o.wait_s == 30);
+    lab_waits_tracker_free(t);
+    t = lab_waits_tracker_new();
+    p.bound = -1;
+    p.queued_at = T0 + 900; /* pending, queued in the future */
+    CHECK(lab_waits_tracker_update(t, &p, T0 + 60, &o, NULL) == 0);
+    asa_key k;
+    double q;
+    CHECK(lab_waits_tracker_pending(t, &p, &k, &q) == 1 && q == T0);
+    lab_waits_tracker_free(t);
+}
+
 /* A gang's wait is its last member's: last queued to last bound, once all are bound. */
 static void test_track_gang(void) {
     lab_waits_tracker *t = lab_waits_tracker_new();
@@ -299,6 +335,30 @@ static void test_track_gang(void) {
     lab_waits_tracker_delete(t, &a);
     lab_waits_tracker_delete(t, &b);
     CHECK(lab_waits_tracker_pending(t, &a, &k, &q) == 0);
+    lab_waits_tracker_free(t);
+}
+
+/* The pod-group label is mutable: a pod relabelled through many gangs leaves each one, and
+ * deleting it leaves nothing behind. (Before the fix: 200 gangs kept after the delete.) */
+static void test_track_gang_relabel(void) {
+    lab_waits_tracker *t = lab_waits_tracker_new();
+    lab_waits_obs o;
+    lab_waits_pod p = mk("r", "g0", T0, -1, false);
+    for (int i = 0; i < 200; i++) {
+        snprintf(p.gang, sizeof p.gang, "g%d", i);
+        CHECK(lab_waits_tracker_update(t, &p, T0 + i, &o, NULL) == 0);
+    }
+    size_t pods, gangs;
+    lab_waits_tracker_counts(t, &pods, &gangs);
+    CHECK(pods == 1 && gangs == 1);
+    /* the gang it is in now is the one it counts in */
+    lab_waits_tracker_synced(t, T0 + 300, &o, 1);
+    p.bound = T0 + 400;
+    CHECK(lab_waits_tracker_update(t, &p, T0 + 401, &o, NULL) == 1);
+    CHECK(strstr(o.request_id, "gang:ns/g199@") == o.request_id && o.key.pods == 1);
+    lab_waits_tracker_delete(t, &p);
+    lab_waits_tracker_counts(t, &pods, &gangs);
+    CHECKF(pods == 0 && gangs == 0, "%zu pods, %zu gangs left", pods, gangs);
     lab_waits_tracker_free(t);
 }
 
@@ -358,8 +418,10 @@ int main(void) {
     RUN(test_pod_parse);
     RUN(test_track_pod);
     RUN(test_track_gated);
+    RUN(test_track_forged_queued_at);
     RUN(test_track_gang);
     RUN(test_track_gang_relist);
+    RUN(test_track_gang_relabel);
     RUN(test_prediction_refresh);
     RUN(test_explain_block);
     return TEST_SUMMARY();

@@ -191,6 +191,14 @@ static void test_decide(void) {
     double unknown[SZ_RES_N] = {0, NAN};
     d = decide("", NULL, &plan, unknown, NAN);
     CHECK(!d.patch);
+    /* a largest node below what is ever written (1m, 1 MiB): untouched, not a request above
+     * the node (it used to write 1 MiB on a node of 1000 bytes) */
+    double tiny[SZ_RES_N] = {2, 1000};
+    d = decide("", NULL, &plan, tiny, NAN);
+    CHECK(!d.patch);
+    double tiny_cpu[SZ_RES_N] = {0.0004, 8 * GIB};
+    d = decide("", NULL, NULL, tiny_cpu, NAN);
+    CHECK(!d.patch);
     sz_plan_free(&plan);
 }
 
