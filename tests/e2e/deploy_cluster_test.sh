@@ -422,8 +422,14 @@ persistentvolumes [] [list watch]
 pods [] [list watch]
 pods/binding [] [create]
 pods/status [] [patch]
-taskprofiles.tarema.io [] [list watch]"
+podgroups.scheduling.x-k8s.io [] [get list watch]
+podgroups.scheduling.x-k8s.io/status [] [patch]
+reservations.tarema.io [] [get list watch]
+reservations.tarema.io/status [] [patch]
+taskprofiles.tarema.io [] [list watch]
+workloads.scheduling.k8s.io [] [get list watch]"
 audit "$SA_LAB" "nodes [] [list watch]
+pods [] [list watch patch]
 taskprofiles.tarema.io [] [create]
 taskprofiles.tarema.io/status [] [patch]"
 audit "$SA_PROF" "configmaps [] [list delete]
