@@ -118,7 +118,8 @@ else
 fi
 # The log of this start only (the file collects every start of the instance).
 this_start() { awk '/^--- .* start: /{buf=""} {buf = buf $0 "\n"} END {printf "%s", buf}' "$TAREMA_CLUSTER_DIR/logs/scheduler.log"; }
-if this_start | grep -q 'alpha features enabled.*GenericWorkload GangScheduling'; then
+# The gates are printed in map order ("features=[GangScheduling GenericWorkload]" or the other way).
+if this_start | grep 'alpha features enabled' | grep 'GenericWorkload' | grep -q 'GangScheduling'; then
   pass "kube-scheduler's log confirms the alpha gates GenericWorkload and GangScheduling"
 else
   fail "kube-scheduler's log confirms the alpha gates" "$(this_start | head -n 5)"
