@@ -33,7 +33,9 @@ dam_store *dam_store_open(const char *conninfo, int timeout_ms, tm_err *err) {
     if (!c)
         return NULL;
     int applied = 0;
-    if (tm_pg_migrate(c, migrations, sizeof migrations / sizeof *migrations, &applied, err) < 0) {
+    /* its own series (dam_schema_migrations): the database may be the labeler's */
+    if (tm_pg_migrate_set(c, "dam", migrations, sizeof migrations / sizeof *migrations, &applied,
+                          err) < 0) {
         tm_pg_close(c);
         return NULL;
     }

@@ -387,9 +387,10 @@ int tm_pg_copy_escape(char **buf, size_t *len, size_t *cap, const char *s) {
     return 0;
 }
 
-static int current_version(PGconn *c, int *version, tm_err *err) {
-    PGresult *r =
-        tm_pg_exec(c, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations", 0, NULL, err);
+static int current_version(PGconn *c, const char *table, int *version, tm_err *err) {
+    char q[128];
+    snprintf(q, sizeof q, "SELECT COALESCE(MAX(version), 0) FROM %s", table);
+    PGresult *r = tm_pg_exec(c, q, 0, NULL, err);
     if (!r)
         return -1;
     *version = atoi(PQgetvalue(r, 0, 0));
@@ -400,19 +401,23 @@ static int current_version(PGconn *c, int *version, tm_err *err) {
 /* A fixed key so every tarema component that migrates a database serialises on it. */
 #define MIGRATION_LOCK "7283469175"
 
-int tm_pg_migrate(PGconn *c, const tm_pg_migration *m, size_t n, int *applied, tm_err *err) {
+/* table: a fixed identifier checked by the callers below (never user input). */
+static int migrate_table(PGconn *c, const char *table, const tm_pg_migration *m, size_t n,
+                         int *applied, tm_err *err) {
     int done = 0, version = 0;
+    char create[256], insert[128];
+    snprintf(create, sizeof create,
+             "CREATE TABLE IF NOT EXISTS %s ("
+             " version integer PRIMARY KEY, name text NOT NULL,"
+             " applied_at timestamptz NOT NULL DEFAULT now())",
+             table);
+    snprintf(insert, sizeof insert, "INSERT INTO %s (version, name) VALUES ($1, $2)", table);
     if (applied)
         *applied = 0;
     if (tm_pg_run(c, "SELECT pg_advisory_lock(" MIGRATION_LOCK ")", 0, NULL, err) < 0)
         return tm_err_wrap(err, "migrations: taking the lock");
     int rc = -1;
-    if (tm_pg_run(c,
-                  "CREATE TABLE IF NOT EXISTS schema_migrations ("
-                  " version integer PRIMARY KEY, name text NOT NULL,"
-                  " applied_at timestamptz NOT NULL DEFAULT now())",
-                  0, NULL, err) < 0 ||
-        current_version(c, &version, err) < 0)
+    if (tm_pg_run(c, create, 0, NULL, err) < 0 || current_version(c, table, &version, err) < 0)
         goto out;
     int newest = n ? m[n - 1].version : 0;
     if (version > newest) {
@@ -441,9 +446,7 @@ int tm_pg_migrate(PGconn *c, const tm_pg_migration *m, size_t n, int *applied, t
             goto out;
         }
         PQclear(r);
-        if (tm_pg_run(c, "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", 2, params,
-                      err) < 0 ||
-            tm_pg_commit(c, err) < 0) {
+        if (tm_pg_run(c, insert, 2, params, err) < 0 || tm_pg_commit(c, err) < 0) {
             tm_pg_rollback(c);
             goto out;
         }
@@ -457,4 +460,23 @@ out:; /* a label cannot precede a declaration before C23 (clang refuses it) */
     if (applied)
         *applied = done;
     return rc;
+}
+
+int tm_pg_migrate(PGconn *c, const tm_pg_migration *m, size_t n, int *applied, tm_err *err) {
+    return migrate_table(c, "schema_migrations", m, n, applied, err);
+}
+
+int tm_pg_migrate_set(PGconn *c, const char *set, const tm_pg_migration *m, size_t n, int *applied,
+                      tm_err *err) {
+    size_t len = set ? strlen(set) : 0;
+    bool ok = len > 0 && len <= 40;
+    for (size_t i = 0; ok && i < len; i++)
+        ok = (set[i] >= 'a' && set[i] <= 'z') || set[i] == '_';
+    if (!ok) {
+        tm_err_set(err, "migrations: set name '%s' is not [a-z_]{1,40}", set ? set : "");
+        return -1;
+    }
+    char table[64];
+    snprintf(table, sizeof table, "%s_schema_migrations", set);
+    return migrate_table(c, table, m, n, applied, err);
 }

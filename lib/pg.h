@@ -84,7 +84,15 @@ typedef struct tm_pg_migration {
 /* Applies the migrations whose version is above the database's, each in its own transaction
  * together with its row in schema_migrations(version, name, applied_at), under an advisory
  * lock so concurrent starts do not race. A database newer than the newest migration is an
- * error. *applied (optional) gets how many ran. */
+ * error. *applied (optional) gets how many ran. These are the labeler's migrations (the task
+ * history); another component sharing the database keeps its own versions with
+ * tm_pg_migrate_set. */
 int tm_pg_migrate(PGconn *c, const tm_pg_migration *m, size_t n, int *applied, tm_err *err);
+
+/* The same for a component's own series of migrations, numbered from 1 independently of the
+ * labeler's and recorded in table <set>_schema_migrations (set: [a-z_]{1,40}, e.g. "dam"), so
+ * components that share one database never read each other's versions. */
+int tm_pg_migrate_set(PGconn *c, const char *set, const tm_pg_migration *m, size_t n, int *applied,
+                      tm_err *err);
 
 #endif

@@ -69,6 +69,36 @@ static void test_migrations(void) {
     tm_pg_close(c);
 }
 
+/* Components sharing the database keep their own series of versions: the DAM's version 1 must
+ * neither be refused because the labeler is at 4, nor make the labeler skip its own 1. */
+static void test_migration_sets(void) {
+    tm_err err = {{0}, 0};
+    PGconn *c = tm_pg_connect(db, &err);
+    CHECKF(c != NULL, "%s", err.msg);
+    if (!c)
+        return;
+    tm_pg_migration other[] = {{1, "e2e set one", "CREATE TABLE IF NOT EXISTS lab_set_t1 (x int)"}};
+    int applied = -1;
+    CHECKF(tm_pg_migrate_set(c, "e_e_set", other, 1, &applied, &err) == 0, "%s", err.msg);
+    CHECK(tm_pg_migrate_set(c, "e_e_set", other, 1, &applied, &err) == 0);
+    CHECK_INT(applied, 0);
+    CHECK_INT(count_sql("SELECT max(version) FROM e_e_set_schema_migrations", NULL), 1);
+    CHECK_INT(count_sql("SELECT max(version) FROM schema_migrations", NULL), 4);
+    /* the labeler's series is untouched and still complete */
+    size_t n;
+    const tm_pg_migration *m = lab_migrations(&n);
+    CHECK(tm_pg_migrate(c, m, n, &applied, &err) == 0);
+    CHECK_INT(applied, 0);
+    /* set names are identifiers, never text from outside */
+    CHECK(tm_pg_migrate_set(c, "x; DROP TABLE task_runs", other, 1, &applied, &err) == -1);
+    CHECK(strstr(err.msg, "set name") != NULL);
+    CHECK(tm_pg_migrate_set(c, "", other, 1, &applied, &err) == -1);
+    CHECK(tm_pg_migrate_set(c, "digits2", other, 1, &applied, &err) == -1);
+    CHECK(tm_pg_run(c, "DROP TABLE lab_set_t1", 0, NULL, &err) == 0);
+    CHECK(tm_pg_run(c, "DROP TABLE e_e_set_schema_migrations", 0, NULL, &err) == 0);
+    tm_pg_close(c);
+}
+
 static int ingest(lab_store *s, const char *path, const char *workflow, lab_ingest_stats *st) {
     FILE *f = fopen(path, "r");
     tm_err err = {{0}, 0};
@@ -244,6 +274,7 @@ int main(void) {
     snprintf(wf, sizeof wf, "e2e-store-%d", (int)getpid());
     snprintf(wf_evil, sizeof wf_evil, "it's'); DROP TABLE task_runs; -- %d", (int)getpid());
     RUN(test_migrations);
+    RUN(test_migration_sets);
     RUN(test_ingest_idempotent);
     RUN(test_labels_from_store);
     RUN(test_notify_on_store);
