@@ -201,8 +201,12 @@ static int cmd_explain(sched_config *cfg, const char *target, bool as_json) {
     json_t *resvs = tm_kube_list(k, "/apis/tarema.io/v1alpha1/reservations", &ro, NULL, &err);
     if (!resvs && err.http_status != 404 && err.http_status != 403)
         goto out;
-    book = resv_plugin_explain(snap, fw, resvs, cfg->scheduler_name, pod, &err);
+    ro.field_selector = "status.phase!=Succeeded,status.phase!=Failed"; /* owners' use */
+    json_t *pods = json_array_size(resvs) ? tm_kube_list(k, "/api/v1/pods", &ro, NULL, &err) : NULL;
+    if (!json_array_size(resvs) || pods)
+        book = resv_plugin_explain(snap, fw, resvs, cfg->scheduler_name, pod, pods, &keys, &err);
     json_decref(resvs);
+    json_decref(pods);
     if (!book)
         goto out;
     struct timespec ts;

@@ -168,8 +168,45 @@ void resv_plugin_book_free(resv_plugin_book *b) {
     free(b);
 }
 
+/* What the owners' bound pods use of each hold (resv_plan_set_used), as the controller's keep()
+ * counts them: a pod's requests on the node of a hold of a reservation it belongs to. */
+static int owner_use(resv_plugin_book *b, sched_snapshot *s, const json_t *pods,
+                     const sched_keys *keys, tm_err *err) {
+    size_t i;
+    const json_t *po;
+    for (size_t e = 0; e < b->n; e++) {
+        const reservation *r = b->v[e].r;
+        sched_resources *used = calloc(r->n_holds ? r->n_holds : 1, sizeof *used);
+        if (!used)
+            return tm_err_set(err, "out of memory");
+        json_array_foreach(pods, i, po) {
+            const char *node = tm_json_str(po, "spec.nodeName", "");
+            if (!node[0] || sched_pod_json_terminal(po) ||
+                !reservation_owns(r, tm_json_str(po, "metadata.namespace", ""),
+                                  tm_json_path(po, "metadata.labels"),
+                                  tm_json_str(po, "spec.workloadRef.name", NULL)))
+                continue;
+            for (size_t h = 0; h < r->n_holds; h++) {
+                if (strcmp(node, r->holds[h].node) != 0)
+                    continue;
+                tm_err perr = {0};
+                sched_pod *sp = sched_pod_from_json(s, po, keys, &perr);
+                for (int k = 0; sp && k < SCHED_RES_MAX; k++)
+                    used[h].v[k] += sp->requests.v[k];
+                sched_pod_free(sp);
+                break;
+            }
+        }
+        for (size_t h = 0; h < r->n_holds; h++)
+            resv_plan_set_used(b->plan, b->v[e].key, r->holds[h].node, &used[h]);
+        free(used);
+    }
+    return 0;
+}
+
 resv_plugin_book *resv_plugin_explain(sched_snapshot *s, sched_framework *fw, const json_t *items,
-                                      const char *scheduler_name, const json_t *pod, tm_err *err) {
+                                      const char *scheduler_name, const json_t *pod,
+                                      const json_t *pods, const sched_keys *keys, tm_err *err) {
     resv_plugin_book *b = calloc(1, sizeof *b);
     size_t n = json_array_size(items);
     if (!b || !(b->plan = resv_plan_new()) || !(b->v = calloc(n ? n : 1, sizeof *b->v))) {
@@ -201,6 +238,8 @@ resv_plugin_book *resv_plugin_explain(sched_snapshot *s, sched_framework *fw, co
         e->r = r;
         b->n++;
     }
+    if (owner_use(b, s, pods, keys, err))
+        goto fail;
     resv_plugin_source src = {.each = book_each, .identity = book_identity, .ud = b};
     sched_plugin pl;
     if (resv_plugin_make(b->plan, &src, &pl, err) || sched_framework_add_plugin(fw, &pl, err))

@@ -21,6 +21,7 @@
 
 #include "lib/error.h"
 #include "scheduler/framework.h"
+#include "scheduler/podspec.h"
 #include "scheduler/reservation.h"
 #include "scheduler/resv_plan.h"
 
@@ -56,10 +57,13 @@ typedef struct resv_plugin_book resv_plugin_book;
 /* For `tarema-scheduler explain`: from a list of Reservation objects (items array, as listed;
  * NULL = none), those of scheduler_name that hold capacity (Admitted, Active) go into a plan
  * with their status.nodes, and the plugin joins fw; pod is the pod explained (its labels and
- * spec.workloadRef decide ownership). Invalid objects are skipped. s gives extended resources
- * their slots. The book must outlive fw's cycles. NULL with err (OOM, plugin not added). */
+ * spec.workloadRef decide ownership). pods (items array of pods, NULL = none): the bound ones of
+ * each owner count as using its holds, as the live controller counts them (keys name the task
+ * labels). Invalid objects are skipped. s gives extended resources their slots. The book must
+ * outlive fw's cycles. NULL with err (OOM, plugin not added). */
 resv_plugin_book *resv_plugin_explain(sched_snapshot *s, sched_framework *fw, const json_t *items,
-                                      const char *scheduler_name, const json_t *pod, tm_err *err);
+                                      const char *scheduler_name, const json_t *pod,
+                                      const json_t *pods, const sched_keys *keys, tm_err *err);
 /* Reservations holding capacity in the book. */
 size_t resv_plugin_book_count(const resv_plugin_book *b);
 void resv_plugin_book_free(resv_plugin_book *b);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "lib/jsonutil.h"
 #include "scheduler/explain.h"
 #include "scheduler/podspec.h"
 #include "scheduler/policy.h"
@@ -83,15 +84,31 @@ typedef struct outcome {
     size_t held;
 } outcome;
 
-/* explain for pod against the given Reservation objects (a JSON array, stolen). */
-static outcome explain(json_t *items, json_t *pod) {
+static void set_cpu(json_t *pod, const char *cpu) {
+    json_t *c = json_array_get(tm_json_path(pod, "spec.containers"), 0);
+    json_object_set_new(json_object_get(json_object_get(c, "resources"), "requests"), "cpu",
+                        json_string(cpu));
+}
+
+/* explain for pod against the given Reservation objects (a JSON array, stolen) and the bound
+ * pods (stolen, may be NULL: recorded in the snapshot on their spec.nodeName too). */
+static outcome explain_with(json_t *items, json_t *pod, json_t *pods) {
     outcome o = {0};
     tm_err err = {0};
     sched_snapshot *s = cluster();
     sched_framework *fw = sched_policy_new("tarema", &err);
     sched_keys keys = sched_keys_default();
+    size_t i;
+    json_t *po;
+    json_array_foreach(pods, i, po) {
+        sched_pod *bp = sched_pod_from_json(s, po, &keys, &err);
+        if (!bp || sched_pod_record(s, bp, tm_json_str(po, "spec.nodeName", ""), &err))
+            printf("    bound pod %zu: %s\n", i, err.msg);
+        sched_pod_free(bp);
+    }
     sched_pod *sp = sched_pod_from_json(s, pod, &keys, &err);
-    resv_plugin_book *b = fw && sp ? resv_plugin_explain(s, fw, items, "tarema", pod, &err) : NULL;
+    resv_plugin_book *b =
+        fw && sp ? resv_plugin_explain(s, fw, items, "tarema", pod, pods, &keys, &err) : NULL;
     if (!b)
         printf("    setup: %s\n", err.msg);
     else {
@@ -104,7 +121,12 @@ static outcome explain(json_t *items, json_t *pod) {
     sched_snapshot_free(s);
     json_decref(items);
     json_decref(pod);
+    json_decref(pods);
     return o;
+}
+
+static outcome explain(json_t *items, json_t *pod) {
+    return explain_with(items, pod, NULL);
 }
 
 /* explain's entry of node name. */
@@ -158,6 +180,24 @@ static void test_owner_not_refused(void) {
     json_decref(o.doc);
 }
 
+/* n1 holds 2 of its 4 cpu for r1 and r1's owner runs a 2-cpu pod there: the hold is in use, so
+ * the other 2 cpu stay anyone's (the live controller counts owners' use the same way). */
+static void test_owner_use_counts(void) {
+    json_t *r = resv_obj("r1", -0.5, "Active", NULL);
+    json_t *hold = json_array_get(tm_json_path(r, "status.nodes"), 0);
+    json_object_set_new(json_object_get(hold, "requests"), "cpu", json_string("2"));
+    json_t *own = pod_obj("own", "r1", 0);
+    set_cpu(own, "2");
+    json_object_set_new(json_object_get(own, "spec"), "nodeName", json_string("n1"));
+    json_t *other = pod_obj("other", NULL, 0);
+    set_cpu(other, "2");
+    outcome o = explain_with(json_pack("[o]", r), other, json_pack("[o]", own));
+    const json_t *n1 = node_of(o.doc, "n1");
+    CHECKF(n1 && json_is_true(json_object_get(n1, "feasible")), "n1: %s",
+           n1 ? str(n1, "reason") : "missing");
+    json_decref(o.doc);
+}
+
 static void test_backfill_before_window(void) {
     /* window in 1 h: a 10-minute pod backfills, a pod of unknown end does not */
     outcome a =
@@ -192,6 +232,7 @@ int main(void) {
     RUN(test_non_owner_refused_inside_window);
     RUN(test_message_names_the_reservation);
     RUN(test_owner_not_refused);
+    RUN(test_owner_use_counts);
     RUN(test_backfill_before_window);
     RUN(test_nothing_held_is_ignored);
     return TEST_SUMMARY();
