@@ -120,9 +120,15 @@ static json_t *nodes_json(const sched_snapshot *s, const sched_framework *fw, co
             json_object_set_new(o, "extenderScore",
                                 json_integer(sched_framework_extender_score(fw, i)));
         } else {
-            char reason[512];
-            sched_filter_reason(s, n, p, id, detail, reason, sizeof reason);
-            json_object_set_new(o, "filter", json_string(sched_filter_name(id)));
+            char reason[512]; /* built-in filters and added plugins (Reservation, gangs) */
+            if (id >= SCHED_FILTER_PLUGIN)
+                sched_framework_node_reason(fw, i, reason, sizeof reason);
+            else
+                sched_filter_reason(s, n, p, id, detail, reason, sizeof reason);
+            json_object_set_new(o, "filter",
+                                json_string(id >= SCHED_FILTER_PLUGIN
+                                                ? sched_framework_filter_name(fw, id)
+                                                : sched_filter_name(id)));
             json_object_set_new(o, "reason", json_string(reason));
         }
         json_array_append_new(arr, o);

@@ -26,6 +26,7 @@
 #include "scheduler/gang_live.h"
 #include "scheduler/loop.h"
 #include "scheduler/policy.h"
+#include "scheduler/resv_plugin.h"
 #include "scheduler/server.h"
 
 static volatile sig_atomic_t g_stop;
@@ -163,6 +164,7 @@ static int cmd_explain(sched_config *cfg, const char *target, bool as_json) {
     char *path = tm_kube_path("v1", "pods", ns, name, NULL);
     json_t *pod = NULL, *doc = NULL;
     sched_pod *sp = NULL;
+    resv_plugin_book *book = NULL;
     int rc = 1;
     if (!fw || !path)
         goto out;
@@ -193,6 +195,19 @@ static int cmd_explain(sched_config *cfg, const char *target, bool as_json) {
     }
     sched_snapshot *snap = sched_cache_snapshot(c);
     if (!(sp = sched_pod_from_json(snap, pod, &keys, &err)))
+        goto out;
+    /* held reservations: their Filter plugin, as the live scheduler runs it (resv_plugin.h) */
+    tm_list_opts ro = {0};
+    json_t *resvs = tm_kube_list(k, "/apis/tarema.io/v1alpha1/reservations", &ro, NULL, &err);
+    if (!resvs && err.http_status != 404 && err.http_status != 403)
+        goto out;
+    ro.field_selector = "status.phase!=Succeeded,status.phase!=Failed"; /* owners' use */
+    json_t *pods = json_array_size(resvs) ? tm_kube_list(k, "/api/v1/pods", &ro, NULL, &err) : NULL;
+    if (!json_array_size(resvs) || pods)
+        book = resv_plugin_explain(snap, fw, resvs, cfg->scheduler_name, pod, pods, &keys, &err);
+    json_decref(resvs);
+    json_decref(pods);
+    if (!book)
         goto out;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -229,6 +244,7 @@ out:
     sched_pod_free(sp);
     free(path);
     sched_framework_free(fw);
+    resv_plugin_book_free(book); /* the plugin reads it until fw is freed */
     sched_cache_free(c);
     tm_kube_free(k);
     return rc;

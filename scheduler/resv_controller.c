@@ -14,13 +14,11 @@
 #include "scheduler/policy.h"
 #include "scheduler/reservation.h"
 #include "scheduler/resv_plan.h"
+#include "scheduler/resv_plugin.h"
 
 #define RESV_PATH     "/apis/" RESV_API "/reservations"
 #define PODGROUP_PATH "/apis/scheduling.x-k8s.io/v1alpha1/podgroups"
 #define WORKLOAD_PATH "/apis/scheduling.k8s.io/v1alpha1/workloads"
-#define PLUGIN_NAME   "Reservation"
-/* PreFilter's detail while the reservations are not in the table yet */
-#define RESV_NOT_RESTORED 100
 
 /* A pod the scheduler knows (any scheduler's, bound or pending): what admission, the owner
  * bookkeeping and the Filter read. */
@@ -63,9 +61,6 @@ struct resv_controller {
     size_t n_pods, cap_pods;
     void *pod_tree; /* tsearch: rpod by uid */
     bool changed;
-    /* per scheduling cycle (pre_filter): the reservations the pod belongs to */
-    const char **owned;
-    size_t n_owned, cap_owned;
 };
 
 static int cmp_pod(const void *a, const void *b) {
@@ -392,69 +387,27 @@ static json_t *owner_transform(void *ud, json_t *obj) {
     return keep;
 }
 
-/* ---- the Filter plugin ---------------------------------------------------------------------- */
+/* ---- the Filter plugin's view of the controller (resv_plugin.h) ---------------------------- */
 
-static bool cycle_owner(void *ud, const char *key) {
+static void src_each(void *ud, resv_each_fn fn, void *arg) {
     const resv_controller *c = ud;
-    for (size_t i = 0; i < c->n_owned; i++)
-        if (strcmp(c->owned[i], key) == 0)
-            return true;
-    return false;
+    for (size_t i = 0; i < c->n_ents; i++)
+        if (c->ents[i]->r)
+            fn(arg, c->ents[i]->key, c->ents[i]->r);
 }
 
-static sched_status plugin_pre_filter(void *state, const sched_cycle *cy, uint32_t *detail,
-                                      tm_err *err) {
-    (void)detail, (void)err;
-    resv_controller *c = state;
-    c->n_owned = 0;
-    if (c->on && !c->restored) { /* a restart must not place pods on capacity held before it */
-        *detail = RESV_NOT_RESTORED;
-        return SCHED_STATUS_UNSCHEDULABLE;
-    }
-    if (!c->on || resv_plan_count(c->plan) == 0)
-        return SCHED_STATUS_SKIP;
-    const rpod *p = pod_find(c, cy->pod->uid);
-    json_t *labels = p ? p->labels : cy->pod->pod_labels;
-    const char *wl = p ? p->workload : NULL;
-    for (size_t i = 0; i < c->n_ents; i++) {
-        const rentry *e = c->ents[i];
-        if (!e->r || !reservation_owns(e->r, cy->pod->ns, labels, wl))
-            continue;
-        if (c->n_owned == c->cap_owned) {
-            size_t nc = c->cap_owned ? c->cap_owned * 2 : 4;
-            const char **no = realloc(c->owned, nc * sizeof *no);
-            if (!no)
-                return tm_err_set(err, "out of memory"), SCHED_STATUS_ERROR;
-            c->owned = no;
-            c->cap_owned = nc;
-        }
-        c->owned[c->n_owned++] = e->key;
-    }
-    return SCHED_STATUS_OK;
+/* The pod informer knows the pod's workloadRef (sched_pod does not). */
+static void src_identity(void *ud, const sched_pod *pod, const json_t **labels,
+                         const char **workload) {
+    const rpod *p = pod_find(ud, pod->uid);
+    *labels = p ? p->labels : pod->pod_labels;
+    *workload = p ? p->workload : NULL;
 }
 
-static int plugin_filter(void *state, const sched_cycle *cy, size_t node, const sched_node *n) {
-    (void)node;
-    resv_controller *c = state;
-    sched_resources free_now;
-    for (int k = 0; k < SCHED_RES_MAX; k++)
-        free_now.v[k] = n->allocatable.v[k] - n->requested.v[k];
-    int64_t end = resv_expected_end(cy->snap, cy->pod, n, cy->now_ms);
-    resv_verdict v = resv_plan_filter(c->plan, n->name, &free_now, &cy->pod->requests, end,
-                                      cycle_owner, c, cy->now_ms, NULL, 0);
-    return v == RESV_HONOUR_OK ? -1 : (int)v;
-}
-
-static void plugin_filter_reason(void *state, const sched_cycle *cy, uint32_t detail, char *buf,
-                                 size_t size) {
-    (void)state, (void)cy;
-    snprintf(buf, size, "%s",
-             detail == RESV_NOT_RESTORED ? "reservations not read yet (the scheduler is starting)"
-             : detail == RESV_HONOUR_RESERVED ? "node(s) were reserved for another owner's pods"
-             : detail == RESV_HONOUR_NO_BACKFILL
-                 ? "node(s) were reserved from a later time and the pod's expected end is "
-                   "unknown or after it"
-                 : "node(s) were not the ones reserved for the pod");
+/* Off (no CRD), or the held reservations are in the table. */
+static bool src_ready(void *ud) {
+    const resv_controller *c = ud;
+    return !c->on || c->restored;
 }
 
 /* ---- life cycle ----------------------------------------------------------------------------- */
@@ -476,12 +429,10 @@ resv_controller *resv_controller_new(const sched_config *cfg, tm_kube *k, sched_
     }
     if (!(c->plan_fw = sched_policy_new(cfg->policy, err)))
         goto fail;
-    sched_plugin pl = {.name = PLUGIN_NAME,
-                       .state = c,
-                       .pre_filter = plugin_pre_filter,
-                       .filter = plugin_filter,
-                       .filter_reason = plugin_filter_reason};
-    if (sched_framework_add_plugin(fw, &pl, err))
+    resv_plugin_source src = {
+        .each = src_each, .identity = src_identity, .ready = src_ready, .ud = c};
+    sched_plugin pl;
+    if (resv_plugin_make(c->plan, &src, &pl, err) || sched_framework_add_plugin(fw, &pl, err))
         goto fail;
     return c;
 fail:
@@ -559,7 +510,6 @@ void resv_controller_free(resv_controller *c) {
     for (size_t i = 0; i < c->n_pods; i++)
         rpod_free(c->pods[i]);
     free(c->pods);
-    free(c->owned);
     resv_plan_free(c->plan);
     sched_framework_free(c->plan_fw);
     free(c);

@@ -1,7 +1,8 @@
 /* resv_controller.h: Reservations in the live scheduler: the Reservation informer, the
  * admission controller (Pending -> Admitted or Failed, Admitted -> Active at startTime,
  * released on every path, Expired at endTime; status by merge patch, events), and the
- * honouring rule as a Filter plugin of the scheduler's framework.
+ * honouring rule: the Reservation Filter plugin (resv_plugin.h) over the controller's table,
+ * registered in the scheduler's framework.
  *
  * Everything runs on the loop thread with the cache lock held (the informer callbacks and
  * resv_controller_tick take it themselves; resv_controller_pod_event is called from the pod
@@ -31,8 +32,8 @@
 
 typedef struct resv_controller resv_controller;
 
-/* Registers the Filter plugin "Reservation" in fw (the live framework). cfg, k, cache and fw
- * are borrowed and must outlive the controller. NULL with err. */
+/* Registers the Filter plugin "Reservation" (resv_plugin.h) in fw (the live framework). cfg, k,
+ * cache and fw are borrowed and must outlive the controller. NULL with err. */
 resv_controller *resv_controller_new(const sched_config *cfg, tm_kube *k, sched_cache *cache,
                                      sched_framework *fw, tm_err *err);
 /* Starts the informers (Reservations; PodGroups and Workloads, to know whether owners exist),

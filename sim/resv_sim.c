@@ -8,8 +8,7 @@
 #include <string.h>
 
 #include "scheduler/policy.h"
-
-#define PLUGIN_NAME "Reservation"
+#include "scheduler/resv_plugin.h"
 
 typedef struct held {
     reservation *r;
@@ -22,58 +21,19 @@ struct sim_resv {
     sched_framework *plan_fw; /* planning only: its plugin state sees template pods */
     held *v;
     size_t n, cap;
-    const char **owned; /* per cycle: the keys the pod being placed owns */
-    size_t n_owned;
 };
 
 resv_plan *sim_resv_plan(sim_resv *rv) {
     return rv->plan;
 }
 
-static bool cycle_owner(void *ud, const char *key) {
+/* The Reservation plugin's source (resv_plugin.h): the admitted, not yet released ones. Owner
+ * pods carry the owner label, so the pod's own labels decide (no identity callback). */
+static void src_each(void *ud, resv_each_fn fn, void *arg) {
     const sim_resv *rv = ud;
-    for (size_t i = 0; i < rv->n_owned; i++)
-        if (strcmp(rv->owned[i], key) == 0)
-            return true;
-    return false;
-}
-
-/* PreFilter: which held reservations the pod owns (the live plugin's rule, reservation_owns). */
-static sched_status plugin_pre_filter(void *state, const sched_cycle *cy, uint32_t *detail,
-                                      tm_err *err) {
-    (void)detail, (void)err;
-    sim_resv *rv = state;
-    rv->n_owned = 0;
-    if (resv_plan_count(rv->plan) == 0)
-        return SCHED_STATUS_SKIP;
     for (size_t i = 0; i < rv->n; i++)
-        if (rv->v[i].live && reservation_owns(rv->v[i].r, cy->pod->ns, cy->pod->pod_labels, NULL))
-            rv->owned[rv->n_owned++] = rv->v[i].key;
-    return SCHED_STATUS_OK;
-}
-
-/* Filter: the honouring rule with the pod's expected end from the task table (history). */
-static int plugin_filter(void *state, const sched_cycle *cy, size_t node, const sched_node *n) {
-    (void)node;
-    sim_resv *rv = state;
-    sched_resources free_now;
-    for (int k = 0; k < SCHED_RES_MAX; k++)
-        free_now.v[k] = n->allocatable.v[k] - n->requested.v[k];
-    int64_t end = resv_expected_end(cy->snap, cy->pod, n, cy->now_ms);
-    resv_verdict v = resv_plan_filter(rv->plan, n->name, &free_now, &cy->pod->requests, end,
-                                      cycle_owner, rv, cy->now_ms, NULL, 0);
-    return v == RESV_HONOUR_OK ? -1 : (int)v;
-}
-
-static void plugin_filter_reason(void *state, const sched_cycle *cy, uint32_t detail, char *buf,
-                                 size_t size) {
-    (void)state, (void)cy;
-    snprintf(buf, size, "%s",
-             detail == RESV_HONOUR_RESERVED ? "node(s) were reserved for another owner's pods"
-             : detail == RESV_HONOUR_NO_BACKFILL
-                 ? "node(s) were reserved from a later time and the pod's expected end is "
-                   "unknown or after it"
-                 : "node(s) were not the ones reserved for the pod");
+        if (rv->v[i].live)
+            fn(arg, rv->v[i].key, rv->v[i].r);
 }
 
 sim_resv *sim_resv_new(sched_framework *fw, const char *policy, tm_err *err) {
@@ -87,13 +47,10 @@ sim_resv *sim_resv_new(sched_framework *fw, const char *policy, tm_err *err) {
         sim_resv_free(rv);
         return NULL;
     }
-    /* state stays ours (free_state NULL): the engine frees rv after the framework */
-    sched_plugin pl = {.name = PLUGIN_NAME,
-                       .state = rv,
-                       .pre_filter = plugin_pre_filter,
-                       .filter = plugin_filter,
-                       .filter_reason = plugin_filter_reason};
-    if (sched_framework_add_plugin(fw, &pl, err)) {
+    /* the live scheduler's plugin; its state (not rv) is the framework's to free */
+    resv_plugin_source src = {.each = src_each, .ud = rv};
+    sched_plugin pl;
+    if (resv_plugin_make(rv->plan, &src, &pl, err) || sched_framework_add_plugin(fw, &pl, err)) {
         sim_resv_free(rv);
         return NULL;
     }
@@ -106,7 +63,6 @@ void sim_resv_free(sim_resv *rv) {
     for (size_t i = 0; i < rv->n; i++)
         reservation_free(rv->v[i].r);
     free(rv->v);
-    free(rv->owned);
     resv_plan_free(rv->plan);
     sched_framework_free(rv->plan_fw);
     free(rv);
@@ -126,12 +82,9 @@ int sim_resv_admit(sim_resv *rv, sched_snapshot *snap, const char *name, const c
     if (rv->n == rv->cap) {
         size_t nc = rv->cap ? rv->cap * 2 : 16;
         held *nv = realloc(rv->v, nc * sizeof *nv);
-        const char **no = nv ? realloc(rv->owned, nc * sizeof *no) : NULL;
-        if (nv)
-            rv->v = nv;
-        if (!no)
+        if (!nv)
             return tm_err_set(err, "out of memory");
-        rv->owned = no;
+        rv->v = nv;
         rv->cap = nc;
     }
     /* The Reservation object the live controller would read: a template of the step's requests

@@ -1,0 +1,251 @@
+/* resv_plugin.c: the Reservation Filter plugin (resv_plugin.h). */
+#include "scheduler/resv_plugin.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/jsonutil.h"
+
+/* PreFilter's detail while the held reservations are not in the plan yet */
+#define RESV_NOT_RESTORED 100
+
+typedef struct plugin_state {
+    resv_plan *plan;
+    resv_plugin_source src;
+    /* per cycle (PreFilter): the keys of the reservations the pod belongs to, borrowed from the
+     * caller for the cycle */
+    const char **owned;
+    size_t n_owned, cap_owned;
+    bool oom;
+    /* the pod being checked in PreFilter (for the each callback) */
+    const char *ns;
+    const json_t *labels;
+    const char *workload;
+} plugin_state;
+
+static bool cycle_owner(void *ud, const char *key) {
+    const plugin_state *st = ud;
+    for (size_t i = 0; i < st->n_owned; i++)
+        if (strcmp(st->owned[i], key) == 0)
+            return true;
+    return false;
+}
+
+static void collect_owned(void *arg, const char *key, const reservation *r) {
+    plugin_state *st = arg;
+    if (!r || !reservation_owns(r, st->ns, st->labels, st->workload))
+        return;
+    if (st->n_owned == st->cap_owned) {
+        size_t nc = st->cap_owned ? st->cap_owned * 2 : 4;
+        const char **no = realloc(st->owned, nc * sizeof *no);
+        if (!no) {
+            st->oom = true;
+            return;
+        }
+        st->owned = no;
+        st->cap_owned = nc;
+    }
+    st->owned[st->n_owned++] = key;
+}
+
+static sched_status plugin_pre_filter(void *state, const sched_cycle *cy, uint32_t *detail,
+                                      tm_err *err) {
+    plugin_state *st = state;
+    st->n_owned = 0;
+    if (st->src.ready && !st->src.ready(st->src.ud)) {
+        /* a restart must not place pods on capacity held before it */
+        *detail = RESV_NOT_RESTORED;
+        return SCHED_STATUS_UNSCHEDULABLE;
+    }
+    if (resv_plan_count(st->plan) == 0)
+        return SCHED_STATUS_SKIP;
+    st->ns = cy->pod->ns;
+    st->labels = cy->pod->pod_labels;
+    st->workload = NULL;
+    if (st->src.identity)
+        st->src.identity(st->src.ud, cy->pod, &st->labels, &st->workload);
+    st->oom = false;
+    st->src.each(st->src.ud, collect_owned, st);
+    if (st->oom)
+        return tm_err_set(err, "out of memory"), SCHED_STATUS_ERROR;
+    return SCHED_STATUS_OK;
+}
+
+static int plugin_filter(void *state, const sched_cycle *cy, size_t node, const sched_node *n) {
+    (void)node;
+    plugin_state *st = state;
+    sched_resources free_now;
+    for (int k = 0; k < SCHED_RES_MAX; k++)
+        free_now.v[k] = n->allocatable.v[k] - n->requested.v[k];
+    int64_t end = resv_expected_end(cy->snap, cy->pod, n, cy->now_ms);
+    resv_verdict v = resv_plan_filter(st->plan, n->name, &free_now, &cy->pod->requests, end,
+                                      cycle_owner, st, cy->now_ms, NULL, 0);
+    return v == RESV_HONOUR_OK ? -1 : (int)v;
+}
+
+static void plugin_filter_reason(void *state, const sched_cycle *cy, uint32_t detail, char *buf,
+                                 size_t size) {
+    (void)state, (void)cy;
+    snprintf(buf, size, "%s",
+             detail == RESV_NOT_RESTORED ? "reservations not read yet (the scheduler is starting)"
+             : detail == RESV_HONOUR_RESERVED ? "node(s) were reserved for another owner's pods"
+             : detail == RESV_HONOUR_NO_BACKFILL
+                 ? "node(s) were reserved from a later time and the pod's expected end is "
+                   "unknown or after it"
+                 : "node(s) were not the ones reserved for the pod");
+}
+
+static void plugin_free(void *state) {
+    plugin_state *st = state;
+    if (!st)
+        return;
+    free(st->owned);
+    free(st);
+}
+
+int resv_plugin_make(resv_plan *plan, const resv_plugin_source *src, sched_plugin *out,
+                     tm_err *err) {
+    memset(out, 0, sizeof *out);
+    if (!plan || !src || !src->each)
+        return tm_err_set(err, "Reservation plugin: no plan or no source of reservations");
+    plugin_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return tm_err_set(err, "out of memory");
+    st->plan = plan;
+    st->src = *src;
+    *out = (sched_plugin){.name = RESV_PLUGIN_NAME,
+                          .state = st,
+                          .free_state = plugin_free,
+                          .pre_filter = plugin_pre_filter,
+                          .filter = plugin_filter,
+                          .filter_reason = plugin_filter_reason};
+    return 0;
+}
+
+/* ---- explain ------------------------------------------------------------------------------ */
+
+typedef struct book_entry {
+    char key[600];
+    reservation *r;
+} book_entry;
+
+struct resv_plugin_book {
+    resv_plan *plan;
+    book_entry *v;
+    size_t n;
+    json_t *labels; /* the explained pod's (owned reference), NULL when none */
+    char *workload; /* its spec.workloadRef.name, NULL when none */
+};
+
+static void book_each(void *ud, resv_each_fn fn, void *arg) {
+    const resv_plugin_book *b = ud;
+    for (size_t i = 0; i < b->n; i++)
+        fn(arg, b->v[i].key, b->v[i].r);
+}
+
+static void book_identity(void *ud, const sched_pod *pod, const json_t **labels,
+                          const char **workload) {
+    (void)pod; /* explain runs one cycle, for the pod the book was made for */
+    const resv_plugin_book *b = ud;
+    *labels = b->labels;
+    *workload = b->workload;
+}
+
+size_t resv_plugin_book_count(const resv_plugin_book *b) {
+    return b ? resv_plan_count(b->plan) : 0;
+}
+
+void resv_plugin_book_free(resv_plugin_book *b) {
+    if (!b)
+        return;
+    for (size_t i = 0; i < b->n; i++)
+        reservation_free(b->v[i].r);
+    free(b->v);
+    resv_plan_free(b->plan);
+    json_decref(b->labels);
+    free(b->workload);
+    free(b);
+}
+
+/* What the owners' bound pods use of each hold (resv_plan_set_used), as the controller's keep()
+ * counts them: a pod's requests on the node of a hold of a reservation it belongs to. */
+static int owner_use(resv_plugin_book *b, sched_snapshot *s, const json_t *pods,
+                     const sched_keys *keys, tm_err *err) {
+    size_t i;
+    const json_t *po;
+    for (size_t e = 0; e < b->n; e++) {
+        const reservation *r = b->v[e].r;
+        sched_resources *used = calloc(r->n_holds ? r->n_holds : 1, sizeof *used);
+        if (!used)
+            return tm_err_set(err, "out of memory");
+        json_array_foreach(pods, i, po) {
+            const char *node = tm_json_str(po, "spec.nodeName", "");
+            if (!node[0] || sched_pod_json_terminal(po) ||
+                !reservation_owns(r, tm_json_str(po, "metadata.namespace", ""),
+                                  tm_json_path(po, "metadata.labels"),
+                                  tm_json_str(po, "spec.workloadRef.name", NULL)))
+                continue;
+            for (size_t h = 0; h < r->n_holds; h++) {
+                if (strcmp(node, r->holds[h].node) != 0)
+                    continue;
+                tm_err perr = {0};
+                sched_pod *sp = sched_pod_from_json(s, po, keys, &perr);
+                for (int k = 0; sp && k < SCHED_RES_MAX; k++)
+                    used[h].v[k] += sp->requests.v[k];
+                sched_pod_free(sp);
+                break;
+            }
+        }
+        for (size_t h = 0; h < r->n_holds; h++)
+            resv_plan_set_used(b->plan, b->v[e].key, r->holds[h].node, &used[h]);
+        free(used);
+    }
+    return 0;
+}
+
+resv_plugin_book *resv_plugin_explain(sched_snapshot *s, sched_framework *fw, const json_t *items,
+                                      const char *scheduler_name, const json_t *pod,
+                                      const json_t *pods, const sched_keys *keys, tm_err *err) {
+    resv_plugin_book *b = calloc(1, sizeof *b);
+    size_t n = json_array_size(items);
+    if (!b || !(b->plan = resv_plan_new()) || !(b->v = calloc(n ? n : 1, sizeof *b->v))) {
+        tm_err_set(err, "out of memory");
+        goto fail;
+    }
+    b->labels = json_incref(tm_json_path(pod, "metadata.labels"));
+    const char *wl = tm_json_str(pod, "spec.workloadRef.name", NULL);
+    if (wl && !(b->workload = strdup(wl))) {
+        tm_err_set(err, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const json_t *obj = json_array_get(items, i);
+        if (strcmp(reservation_scheduler_name(obj), scheduler_name) != 0)
+            continue; /* another scheduler's: it honours it, not us */
+        tm_err perr = {0};
+        reservation *r = reservation_from_json(s, obj, &perr);
+        if (!r) /* the controller reports it (phase Failed); it holds nothing */
+            continue;
+        book_entry *e = &b->v[b->n];
+        reservation_key(r, e->key, sizeof e->key);
+        /* as the controller restores them after a restart: the held ones, by status.nodes */
+        if (!resv_phase_holds(r->phase) || r->deleting ||
+            resv_plan_put(b->plan, e->key, r->start_ms, r->end_ms, r->holds, r->n_holds, &perr)) {
+            reservation_free(r);
+            continue;
+        }
+        e->r = r;
+        b->n++;
+    }
+    if (owner_use(b, s, pods, keys, err))
+        goto fail;
+    resv_plugin_source src = {.each = book_each, .identity = book_identity, .ud = b};
+    sched_plugin pl;
+    if (resv_plugin_make(b->plan, &src, &pl, err) || sched_framework_add_plugin(fw, &pl, err))
+        goto fail;
+    return b;
+fail:
+    resv_plugin_book_free(b);
+    return NULL;
+}

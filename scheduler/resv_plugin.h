@@ -1,0 +1,71 @@
+/* resv_plugin.h: the Reservation Filter plugin: the honouring rule of resv_plan.h as PreFilter
+ * (which held reservations the pod being placed belongs to) and Filter (resv_plan_filter on each
+ * node, with the pod's expected end from resv_expected_end), with kube-scheduler style reasons.
+ *
+ * One plugin for every framework that must honour reservations: the live scheduler (the
+ * controller keeps the plan and the Reservation objects current, resv_controller.h), the
+ * simulator (sim/resv_sim.h) and `tarema-scheduler explain` (resv_plugin_explain below). Pure: no
+ * I/O, no clock (the cycle's now), no global state; the caller owns the plan and the
+ * reservations, the plugin only reads them through the callbacks.
+ *
+ * Reasons (FailedScheduling, explain's per-node "reason"):
+ *   "node(s) were reserved for another owner's pods"               inside a window
+ *   "node(s) were reserved from a later time and the pod's expected end is unknown or after it"
+ *   "node(s) were not the ones reserved for the pod"               an owner's pod elsewhere
+ *   "reservations not read yet (the scheduler is starting)"        every node, until ready */
+#ifndef TAREMA_SCHED_RESV_PLUGIN_H
+#define TAREMA_SCHED_RESV_PLUGIN_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "lib/error.h"
+#include "scheduler/framework.h"
+#include "scheduler/podspec.h"
+#include "scheduler/reservation.h"
+#include "scheduler/resv_plan.h"
+
+#define RESV_PLUGIN_NAME "Reservation"
+
+/* Called by `each` for every reservation the caller knows (key "ns/name"). */
+typedef void (*resv_each_fn)(void *arg, const char *key, const reservation *r);
+
+/* What the hooks read of the caller, besides the plan. ud is handed to every callback. */
+typedef struct resv_plugin_source {
+    /* Calls fn for every known, valid reservation (the held ones at least): the plugin checks
+     * with reservation_owns which of them the pod belongs to. */
+    void (*each)(void *ud, resv_each_fn fn, void *arg);
+    /* The pod's labels and spec.workloadRef.name as the caller knows them (sched_pod has no
+     * workloadRef). NULL: pod->pod_labels and no workload. */
+    void (*identity)(void *ud, const sched_pod *pod, const json_t **labels, const char **workload);
+    /* false while the held reservations are not in the plan yet (a restarting scheduler): then
+     * PreFilter rejects every node. NULL: always ready. */
+    bool (*ready)(void *ud);
+    void *ud;
+} resv_plugin_source;
+
+/* Fills *out with the plugin "Reservation" over plan (borrowed, as src->ud; both must outlive
+ * the framework's cycles). The plugin's own state is allocated here and freed by the framework
+ * (free_state). Add it with sched_framework_add_plugin. 0, or -1 with err (OOM). */
+int resv_plugin_make(resv_plan *plan, const resv_plugin_source *src, sched_plugin *out,
+                     tm_err *err);
+
+/* ---- explain: the plugin over reservations read from the API server ---------------------- */
+
+typedef struct resv_plugin_book resv_plugin_book;
+
+/* For `tarema-scheduler explain`: from a list of Reservation objects (items array, as listed;
+ * NULL = none), those of scheduler_name that hold capacity (Admitted, Active) go into a plan
+ * with their status.nodes, and the plugin joins fw; pod is the pod explained (its labels and
+ * spec.workloadRef decide ownership). pods (items array of pods, NULL = none): the bound ones of
+ * each owner count as using its holds, as the live controller counts them (keys name the task
+ * labels). Invalid objects are skipped. s gives extended resources their slots. The book must
+ * outlive fw's cycles. NULL with err (OOM, plugin not added). */
+resv_plugin_book *resv_plugin_explain(sched_snapshot *s, sched_framework *fw, const json_t *items,
+                                      const char *scheduler_name, const json_t *pod,
+                                      const json_t *pods, const sched_keys *keys, tm_err *err);
+/* Reservations holding capacity in the book. */
+size_t resv_plugin_book_count(const resv_plugin_book *b);
+void resv_plugin_book_free(resv_plugin_book *b);
+
+#endif

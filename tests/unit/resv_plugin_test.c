@@ -1,0 +1,239 @@
+/* resv_plugin_test.c: the Reservation Filter plugin (resv_plugin.h) as explain runs it: held
+ * reservations read from Reservation objects (status.nodes), a non-owner refused on the held
+ * node inside the window with the plugin's reason in explain's per-node output and in the
+ * FailedScheduling text, the owner's pod not refused, backfill before the window by expected
+ * end, and objects that hold nothing (Pending, another scheduler's, invalid) ignored. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "lib/jsonutil.h"
+#include "scheduler/explain.h"
+#include "scheduler/podspec.h"
+#include "scheduler/policy.h"
+#include "scheduler/resv_plugin.h"
+
+#define H   (3600LL * 1000)
+#define NOW 1795000000000LL
+
+/* n1, n2: 4 cpu each, same group. */
+static sched_snapshot *cluster(void) {
+    sched_snapshot *s = sched_snapshot_new();
+    for (int i = 1; i <= 2; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "n%d", i);
+        sched_node *n = sched_node_new(name);
+        n->ready = true;
+        n->allocatable.v[SCHED_RES_CPU] = 4000;
+        n->allocatable.v[SCHED_RES_MEMORY] = 16LL << 30;
+        n->allocatable.v[SCHED_RES_PODS] = 110;
+        sched_node_set_label(n, "tarema.io/group", "g1");
+        tm_err err;
+        sched_snapshot_put_node(s, n, &err);
+    }
+    return s;
+}
+
+/* A Reservation of n1 whole (4 cpu) from NOW + start_h for 2 hours, owner pods labelled
+ * step=NAME, with status phase (NULL: none) and the scheduler named sched (NULL: default). */
+static json_t *resv_obj(const char *name, double start_h, const char *phase, const char *sched) {
+    char st[32], en[32], text[2048];
+    resv_format_time(NOW + (int64_t)(start_h * H), st, sizeof st);
+    resv_format_time(NOW + (int64_t)((start_h + 2) * H), en, sizeof en);
+    char status[256] = "";
+    if (phase)
+        snprintf(status, sizeof status,
+                 ",\"status\":{\"phase\":\"%s\",\"nodes\":[{\"name\":\"n1\",\"pods\":1,"
+                 "\"requests\":{\"cpu\":\"4\"}}]}",
+                 phase);
+    char sn[128] = "";
+    if (sched)
+        snprintf(sn, sizeof sn, ",\"schedulerName\":\"%s\"", sched);
+    snprintf(text, sizeof text,
+             "{\"metadata\":{\"namespace\":\"wf\",\"name\":\"%s\"},\"spec\":{\"startTime\":\"%s\","
+             "\"endTime\":\"%s\",\"count\":1,\"template\":{\"requests\":{\"cpu\":\"4\"}},"
+             "\"owner\":{\"selector\":{\"matchLabels\":{\"step\":\"%s\"}}}%s}%s}",
+             name, st, en, name, sn, status);
+    json_error_t je;
+    json_t *j = json_loads(text, 0, &je);
+    if (!j)
+        printf("    fixture %s: %s\n", name, je.text);
+    return j;
+}
+
+/* A pod of 3 cpu in wf, labelled step=step (NULL: no label), expected duration dur_s (0: none),
+ * pending. */
+static json_t *pod_obj(const char *name, const char *step, int dur_s) {
+    json_t *p = json_pack("{s:{s:s, s:s, s:s, s:{}, s:{}}, s:{s:[{s:s, s:{s:{s:s}}}]}}", "metadata",
+                          "namespace", "wf", "name", name, "uid", name, "labels", "annotations",
+                          "spec", "containers", "name", "c", "resources", "requests", "cpu", "3");
+    json_t *meta = json_object_get(p, "metadata");
+    if (step)
+        json_object_set_new(json_object_get(meta, "labels"), "step", json_string(step));
+    if (dur_s) {
+        char d[32];
+        snprintf(d, sizeof d, "%ds", dur_s);
+        json_object_set_new(json_object_get(meta, "annotations"), "tarema.io/expected-duration",
+                            json_string(d));
+    }
+    return p;
+}
+
+typedef struct outcome {
+    json_t *doc;
+    size_t held;
+} outcome;
+
+static void set_cpu(json_t *pod, const char *cpu) {
+    json_t *c = json_array_get(tm_json_path(pod, "spec.containers"), 0);
+    json_object_set_new(json_object_get(json_object_get(c, "resources"), "requests"), "cpu",
+                        json_string(cpu));
+}
+
+/* explain for pod against the given Reservation objects (a JSON array, stolen) and the bound
+ * pods (stolen, may be NULL: recorded in the snapshot on their spec.nodeName too). */
+static outcome explain_with(json_t *items, json_t *pod, json_t *pods) {
+    outcome o = {0};
+    tm_err err = {0};
+    sched_snapshot *s = cluster();
+    sched_framework *fw = sched_policy_new("tarema", &err);
+    sched_keys keys = sched_keys_default();
+    size_t i;
+    json_t *po;
+    json_array_foreach(pods, i, po) {
+        sched_pod *bp = sched_pod_from_json(s, po, &keys, &err);
+        if (!bp || sched_pod_record(s, bp, tm_json_str(po, "spec.nodeName", ""), &err))
+            printf("    bound pod %zu: %s\n", i, err.msg);
+        sched_pod_free(bp);
+    }
+    sched_pod *sp = sched_pod_from_json(s, pod, &keys, &err);
+    resv_plugin_book *b =
+        fw && sp ? resv_plugin_explain(s, fw, items, "tarema", pod, pods, &keys, &err) : NULL;
+    if (!b)
+        printf("    setup: %s\n", err.msg);
+    else {
+        o.held = resv_plugin_book_count(b);
+        o.doc = sched_explain(fw, s, sp, NOW, &err);
+    }
+    sched_framework_free(fw);
+    resv_plugin_book_free(b);
+    sched_pod_free(sp);
+    sched_snapshot_free(s);
+    json_decref(items);
+    json_decref(pod);
+    json_decref(pods);
+    return o;
+}
+
+static outcome explain(json_t *items, json_t *pod) {
+    return explain_with(items, pod, NULL);
+}
+
+/* explain's entry of node name. */
+static const json_t *node_of(const json_t *doc, const char *name) {
+    size_t i;
+    const json_t *n;
+    json_array_foreach(json_object_get(doc, "nodes"), i, n) {
+        if (strcmp(json_string_value(json_object_get(n, "name")), name) == 0)
+            return n;
+    }
+    return NULL;
+}
+
+static const char *str(const json_t *o, const char *k) {
+    const char *v = json_string_value(json_object_get(o, k));
+    return v ? v : "";
+}
+
+static void test_non_owner_refused_inside_window(void) {
+    outcome o =
+        explain(json_pack("[o]", resv_obj("r1", -0.5, "Active", NULL)), pod_obj("other", NULL, 0));
+    CHECK(o.held == 1);
+    const json_t *n1 = node_of(o.doc, "n1"), *n2 = node_of(o.doc, "n2");
+    CHECK(n1 && !json_is_true(json_object_get(n1, "feasible")));
+    CHECK_STR(str(n1, "filter"), "Reservation");
+    CHECK_STR(str(n1, "reason"), "node(s) were reserved for another owner's pods");
+    CHECK(n2 && json_is_true(json_object_get(n2, "feasible")));
+    CHECK_STR(str(o.doc, "selected"), "n2");
+    json_decref(o.doc);
+}
+
+static void test_message_names_the_reservation(void) {
+    /* both nodes held by two reservations: nothing fits, FailedScheduling says why */
+    json_t *r2 = resv_obj("r2", -0.5, "Active", NULL);
+    json_object_set_new(json_array_get(json_object_get(json_object_get(r2, "status"), "nodes"), 0),
+                        "name", json_string("n2"));
+    outcome o = explain(json_pack("[o, o]", resv_obj("r1", -0.5, "Admitted", NULL), r2),
+                        pod_obj("other", NULL, 0));
+    CHECK(o.held == 2);
+    CHECK(json_is_null(json_object_get(o.doc, "selected")));
+    CHECKF(strstr(str(o.doc, "message"), "2 node(s) were reserved for another owner's pods"),
+           "message: %s", str(o.doc, "message"));
+    json_decref(o.doc);
+}
+
+static void test_owner_not_refused(void) {
+    outcome o =
+        explain(json_pack("[o]", resv_obj("r1", -0.5, "Active", NULL)), pod_obj("own", "r1", 0));
+    const json_t *n1 = node_of(o.doc, "n1");
+    CHECK(n1 && json_is_true(json_object_get(n1, "feasible")));
+    json_decref(o.doc);
+}
+
+/* n1 holds 2 of its 4 cpu for r1 and r1's owner runs a 2-cpu pod there: the hold is in use, so
+ * the other 2 cpu stay anyone's (the live controller counts owners' use the same way). */
+static void test_owner_use_counts(void) {
+    json_t *r = resv_obj("r1", -0.5, "Active", NULL);
+    json_t *hold = json_array_get(tm_json_path(r, "status.nodes"), 0);
+    json_object_set_new(json_object_get(hold, "requests"), "cpu", json_string("2"));
+    json_t *own = pod_obj("own", "r1", 0);
+    set_cpu(own, "2");
+    json_object_set_new(json_object_get(own, "spec"), "nodeName", json_string("n1"));
+    json_t *other = pod_obj("other", NULL, 0);
+    set_cpu(other, "2");
+    outcome o = explain_with(json_pack("[o]", r), other, json_pack("[o]", own));
+    const json_t *n1 = node_of(o.doc, "n1");
+    CHECKF(n1 && json_is_true(json_object_get(n1, "feasible")), "n1: %s",
+           n1 ? str(n1, "reason") : "missing");
+    json_decref(o.doc);
+}
+
+static void test_backfill_before_window(void) {
+    /* window in 1 h: a 10-minute pod backfills, a pod of unknown end does not */
+    outcome a =
+        explain(json_pack("[o]", resv_obj("r1", 1, "Admitted", NULL)), pod_obj("short", NULL, 600));
+    CHECK(json_is_true(json_object_get(node_of(a.doc, "n1"), "feasible")));
+    outcome b =
+        explain(json_pack("[o]", resv_obj("r1", 1, "Admitted", NULL)), pod_obj("unknown", NULL, 0));
+    const json_t *n1 = node_of(b.doc, "n1");
+    CHECK(n1 && !json_is_true(json_object_get(n1, "feasible")));
+    CHECK_STR(str(n1, "reason"), "node(s) were reserved from a later time and the pod's "
+                                 "expected end is unknown or after it");
+    json_decref(a.doc);
+    json_decref(b.doc);
+}
+
+static void test_nothing_held_is_ignored(void) {
+    json_t *bad = resv_obj("bad", -0.5, "Active", NULL);
+    json_object_del(json_object_get(bad, "spec"), "startTime");
+    outcome o = explain(json_pack("[o, o, o]", resv_obj("pending", -0.5, NULL, NULL),
+                                  resv_obj("theirs", -0.5, "Active", "default-scheduler"), bad),
+                        pod_obj("other", NULL, 0));
+    CHECK(o.held == 0);
+    CHECK(json_is_true(json_object_get(node_of(o.doc, "n1"), "feasible")));
+    json_decref(o.doc);
+    /* no list at all (no CRD): explain as before */
+    outcome none = explain(NULL, pod_obj("other", NULL, 0));
+    CHECK(none.held == 0 && none.doc);
+    json_decref(none.doc);
+}
+
+int main(void) {
+    RUN(test_non_owner_refused_inside_window);
+    RUN(test_message_names_the_reservation);
+    RUN(test_owner_not_refused);
+    RUN(test_owner_use_counts);
+    RUN(test_backfill_before_window);
+    RUN(test_nothing_held_is_ignored);
+    return TEST_SUMMARY();
+}
