@@ -177,6 +177,8 @@ json_t *sched_explain(sched_framework *fw, sched_snapshot *s, const sched_pod *p
             char why[1024];
             sched_explain_why(doc, why, sizeof why);
             json_object_set_new(doc, "why", json_string(why));
+            if (pod->scheduling_gates) /* not tried at all until the gates go (queue.h) */
+                json_object_set_new(doc, "gated", json_string(pod->scheduling_gates));
         } else {
             tm_err_set(err, "out of memory building the explanation");
         }
@@ -407,6 +409,9 @@ char *sched_explain_text(const json_t *doc) {
     const char *sel = tm_json_str(doc, "selected", NULL);
     fprintf(f, "selected: %s\n", sel ? sel : "none");
     fprintf(f, "why: %s\n", tm_json_str(doc, "why", ""));
+    const char *gates = tm_json_str(doc, "gated", NULL);
+    if (gates)
+        fprintf(f, "gated: not scheduled until its scheduling gates are removed: %s\n", gates);
     const json_t *gang = json_object_get(doc, "gang");
     if (json_is_object(gang)) {
         /* a gang member: the gang decides, not this pod alone (gang.h) */

@@ -19,7 +19,8 @@
  *               "score", "extenderScore"}],   (feasible nodes; score is the policy's internal
  *                                              ordering key, extenderScore its 0..10 scale)
  *    "selected": "node" | null, "boundTo": "node" | null, "message": "0/3 nodes are ...",
- *    "why": "group mid ranks 1: label distance 0, ..."} */
+ *    "why": "group mid ranks 1: label distance 0, ...",
+ *    "gated": "tarema.io/planned"   (only when spec.schedulingGates is not empty)} */
 #ifndef TAREMA_SCHED_EXPLAIN_H
 #define TAREMA_SCHED_EXPLAIN_H
 

@@ -107,6 +107,9 @@ typedef struct sched_pod {
      * tarema.io/expected-duration in ms and spec.activeDeadlineSeconds; 0 = not given. */
     int64_t expected_duration_ms;
     int64_t active_deadline_s;
+    /* spec.schedulingGates' names joined by ", ", NULL when the pod has none: the
+     * SchedulingGates plugin keeps such a pod out of the queue (scheduling_gates.h). */
+    char *scheduling_gates;
 } sched_pod;
 
 sched_pod *sched_pod_new(const char *ns, const char *name, const char *uid); /* NULL on OOM */

@@ -19,6 +19,7 @@
 #include "scheduler/policy.h"
 #include "scheduler/queue.h"
 #include "scheduler/resv_controller.h"
+#include "scheduler/scheduling_gates.h"
 
 /* Cycles per batch: enough to amortise the lock and the loop turn, small enough that watch
  * events and bind completions are handled promptly. A batch also ends after BATCH_MS: the API
@@ -88,6 +89,13 @@ static void hook_gone(void *ud, const char *uid, const char *node) {
 static void hook_changed(void *ud) {
     sched_loop *l = ud;
     l->changed = true;
+}
+
+/* The queue's gate hook: the SchedulingGates plugin's check when a pod is added or updated, so
+ * that a gated pod is never tried (kube-scheduler runs PreEnqueue at add time too). */
+static bool queue_gate(void *ud, const sched_pod *pod) {
+    (void)ud;
+    return sched_scheduling_gated(pod, NULL, 0);
 }
 
 static int queue_cmp(void *ud, const sched_pod *a, const sched_pod *b) {
@@ -262,7 +270,7 @@ static int register_metrics(sched_loop *l, tm_metrics *reg, tm_err *err) {
         return -1;
     l->m_pending = tm_metrics_gauge(reg, "tarema_pending_pods",
                                     "Pods in the scheduling queue by state (active, backoff, "
-                                    "unschedulable, inflight).",
+                                    "unschedulable, inflight, gated).",
                                     TM_LABELS("queue"), err);
     if (!l->m_pending)
         return -1;
@@ -329,6 +337,7 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
             tm_err_set(err, "out of memory");
             goto fail;
         }
+        sched_queue_set_gate(l->queue, queue_gate, l);
     }
     if (register_metrics(l, reg, err))
         goto fail;
@@ -595,6 +604,12 @@ static bool schedule_batch(sched_loop *l) {
         char why[512];
         if (sched_framework_pre_enqueue(l->fw, snap, pod, wall_ms(), why, sizeof why) !=
             SCHED_STATUS_OK) {
+            if (strncmp(why, SCHED_SCHEDULING_GATES_PLUGIN ":",
+                        sizeof SCHED_SCHEDULING_GATES_PLUGIN) == 0) {
+                /* gated after all (the hook let it in): no attempt, no event, no backoff */
+                sched_queue_gate(l->queue, pod->uid);
+                continue;
+            }
             l->stats.unschedulable++;
             tm_metrics_inc(l->m_attempts, TM_LABELS("unschedulable"));
             sched_gang_live_rejected(l->gangs, pod, why, now);
@@ -628,6 +643,8 @@ static void update_gauges(sched_loop *l) {
                        (double)sched_queue_count(l->queue, SCHED_Q_UNSCHEDULABLE));
         tm_metrics_set(l->m_pending, TM_LABELS("inflight"),
                        (double)sched_queue_count(l->queue, SCHED_Q_IN_FLIGHT));
+        tm_metrics_set(l->m_pending, TM_LABELS("gated"),
+                       (double)sched_queue_count(l->queue, SCHED_Q_GATED));
         tm_metrics_set(l->m_binds_inflight, NULL, (double)sched_binder_inflight(l->binder));
         tm_metrics_set(l->m_binds_unknown, NULL, (double)sched_binder_verifying(l->binder));
     }

@@ -55,6 +55,7 @@ void sched_pod_free(sched_pod *p) {
     free(p->node_name);
     free(p->workflow);
     free(p->process);
+    free(p->scheduling_gates);
     free(p);
 }
 

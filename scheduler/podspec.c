@@ -749,6 +749,24 @@ static int parse_label_annotation(sched_pod *p, const json_t *ann, const char *k
     return 0;
 }
 
+/* spec.schedulingGates [{name}] into p->scheduling_gates ("a, b"), NULL when none. */
+static int parse_scheduling_gates(sched_pod *p, const json_t *spec, tm_err *err) {
+    const json_t *arr = json_object_get(spec, "schedulingGates");
+    size_t i, len = 0;
+    const json_t *g;
+    json_array_foreach(arr, i, g) len += strlen(tm_json_str(g, "name", "?")) + 2;
+    if (!len)
+        return 0;
+    if (!(p->scheduling_gates = calloc(len + 1, 1)))
+        return tm_err_set(err, "out of memory");
+    json_array_foreach(arr, i, g) {
+        if (i)
+            strcat(p->scheduling_gates, ", ");
+        strcat(p->scheduling_gates, tm_json_str(g, "name", "?"));
+    }
+    return 0;
+}
+
 /* Reservations' backfill (resv_plan.h): how long the pod says it runs. */
 static int parse_expected_duration(sched_pod *p, const json_t *ann, const json_t *spec,
                                    tm_err *err) {
@@ -812,7 +830,8 @@ sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched
         parse_tolerations(p, json_object_get(spec, "tolerations"), err) != 0 ||
         parse_node_selector(p, json_object_get(spec, "nodeSelector"), err) != 0 ||
         parse_affinity(p, spec, err) != 0 || parse_interpod(p, meta, spec, err) != 0 ||
-        parse_claims(p, spec, err) != 0 || parse_expected_duration(p, ann, spec, err) != 0)
+        parse_claims(p, spec, err) != 0 || parse_expected_duration(p, ann, spec, err) != 0 ||
+        parse_scheduling_gates(p, spec, err) != 0)
         goto fail;
     return p;
 fail:

@@ -30,7 +30,9 @@ struct sched_queue {
     int64_t initial_ms, max_ms;
     qent **buckets;
     size_t nbuckets, nents;
-    heap active, backoff, unsched; /* unsched is a plain vector */
+    heap active, backoff, unsched, gated; /* unsched and gated are plain vectors */
+    sched_queue_gate_fn gate;
+    void *gate_ud;
     size_t inflight;
     uint64_t seq;
 };
@@ -147,6 +149,8 @@ static heap *heap_of(sched_queue *q, sched_q_state st) {
         return &q->backoff;
     case SCHED_Q_UNSCHEDULABLE:
         return &q->unsched;
+    case SCHED_Q_GATED:
+        return &q->gated;
     default:
         return NULL;
     }
@@ -156,7 +160,7 @@ static heap *heap_of(sched_queue *q, sched_q_state st) {
 static void detach(sched_queue *q, qent *e) {
     heap *h = heap_of(q, e->state);
     if (h)
-        vec_remove(q, h, e->idx, h != &q->unsched);
+        vec_remove(q, h, e->idx, h == &q->active || h == &q->backoff);
     else if (e->state == SCHED_Q_IN_FLIGHT)
         q->inflight--;
     e->state = SCHED_Q_NONE;
@@ -168,7 +172,7 @@ static int attach(sched_queue *q, qent *e, sched_q_state st) {
     if (h) {
         if (vec_push(h, e))
             return -1;
-        if (h != &q->unsched)
+        if (h == &q->active || h == &q->backoff)
             sift_up(q, h, e->idx);
     } else if (st == SCHED_Q_IN_FLIGHT) {
         q->inflight++;
@@ -212,6 +216,7 @@ void sched_queue_free(sched_queue *q) {
     free(q->active.v);
     free(q->backoff.v);
     free(q->unsched.v);
+    free(q->gated.v);
     free(q);
 }
 
@@ -228,13 +233,33 @@ static int requeue(sched_queue *q, qent *e, int64_t now_ms) {
     return attach(q, e, e->ready_ms > now_ms ? SCHED_Q_BACKOFF : SCHED_Q_ACTIVE);
 }
 
+void sched_queue_set_gate(sched_queue *q, sched_queue_gate_fn gate, void *ud) {
+    q->gate = gate;
+    q->gate_ud = ud;
+}
+
+/* Moves e (not in flight) to st unless it is there already. Only fails on OOM. */
+static int move_to(sched_queue *q, qent *e, sched_q_state st) {
+    if (e->state == st)
+        return 0;
+    detach(q, e);
+    return attach(q, e, st);
+}
+
 int sched_queue_add(sched_queue *q, sched_pod *pod, int64_t now_ms) {
     qent **slot = slot_of(q, pod->uid);
     qent *e = *slot;
+    bool gated = q->gate && q->gate(q->gate_ud, pod);
     if (e) {
         sched_pod *old = e->pod;
         e->pod = pod;
         sched_pod_free(old);
+        if (e->state == SCHED_Q_IN_FLIGHT)
+            return 0; /* its outcome decides; PreEnqueue checks again at the next pop */
+        if (gated)
+            return move_to(q, e, SCHED_Q_GATED);
+        if (e->state == SCHED_Q_GATED) /* the last gate went: no backoff (kube-scheduler) */
+            return move_to(q, e, SCHED_Q_ACTIVE);
         if (e->state == SCHED_Q_ACTIVE) {
             sift_up(q, &q->active, e->idx);
             sift_down(q, &q->active, e->idx);
@@ -253,7 +278,7 @@ int sched_queue_add(sched_queue *q, sched_pod *pod, int64_t now_ms) {
     e->pod = pod;
     e->seq = q->seq++;
     e->ready_ms = now_ms;
-    if (attach(q, e, SCHED_Q_ACTIVE)) {
+    if (attach(q, e, gated ? SCHED_Q_GATED : SCHED_Q_ACTIVE)) {
         free(e);
         sched_pod_free(pod);
         return -1;
@@ -303,7 +328,8 @@ sched_pod *sched_queue_pop(sched_queue *q, int64_t now_ms) {
 
 sched_pod *sched_queue_take(sched_queue *q, const char *uid) {
     qent *e = *slot_of(q, uid);
-    if (!e || e->state == SCHED_Q_IN_FLIGHT || e->state == SCHED_Q_NONE)
+    if (!e || e->state == SCHED_Q_IN_FLIGHT || e->state == SCHED_Q_NONE ||
+        e->state == SCHED_Q_GATED) /* a gated gang member is not there to be placed */
         return NULL;
     detach(q, e);
     attach(q, e, SCHED_Q_IN_FLIGHT);
@@ -319,6 +345,14 @@ int sched_queue_done(sched_queue *q, const char *uid) {
     if (!in_flight(q, uid))
         return -1;
     return sched_queue_remove(q, uid);
+}
+
+int sched_queue_gate(sched_queue *q, const char *uid) {
+    qent *e = in_flight(q, uid);
+    if (!e)
+        return -1;
+    detach(q, e);
+    return attach(q, e, SCHED_Q_GATED);
 }
 
 int sched_queue_backoff(sched_queue *q, const char *uid, int64_t now_ms) {
@@ -416,6 +450,8 @@ size_t sched_queue_count(const sched_queue *q, sched_q_state state) {
         return q->unsched.n;
     case SCHED_Q_IN_FLIGHT:
         return q->inflight;
+    case SCHED_Q_GATED:
+        return q->gated.n;
     default:
         return q->nents;
     }

@@ -6,6 +6,10 @@
  *   unschedulable  pods for which no node fitted; they wait for a cluster change
  *                  (sched_queue_move_all) or the periodic flush, then go through backoff
  *
+ *   gated          pods a PreEnqueue check (the gate hook: SchedulingGates) keeps out of the
+ *                  queue; only an update of the pod itself that passes the check lets it in,
+ *                  straight to active without backoff (cluster changes and flushes ignore it)
+ *
  * plus the pods currently being scheduled or bound ("in flight"), which stay known so that a
  * watch update of such a pod does not queue it a second time. Each pod is in exactly one of
  * these states. Keyed by pod uid.
@@ -26,7 +30,8 @@ typedef enum {
     SCHED_Q_ACTIVE,
     SCHED_Q_BACKOFF,
     SCHED_Q_UNSCHEDULABLE,
-    SCHED_Q_IN_FLIGHT
+    SCHED_Q_IN_FLIGHT,
+    SCHED_Q_GATED
 } sched_q_state;
 
 /* Order of the active heap: negative when a goes first. */
@@ -40,10 +45,17 @@ sched_queue *sched_queue_new(sched_queue_cmp_fn cmp, void *ud, int64_t initial_b
                              int64_t max_backoff_ms);
 void sched_queue_free(sched_queue *q);
 
+/* The gate hook: true when pod must wait out of the queue (kube-scheduler's PreEnqueue at
+ * add time). NULL (the default) gates nothing. */
+typedef bool (*sched_queue_gate_fn)(void *ud, const sched_pod *pod);
+void sched_queue_set_gate(sched_queue *q, sched_queue_gate_fn gate, void *ud);
+
 /* Adds a pending pod, or updates one already known (same uid): the queue takes ownership of
  * pod in both cases (the older copy is freed). A new pod goes to active; an updated pod keeps
  * its state, except that an unschedulable pod whose spec changed may fit now and moves to
  * backoff (or active when its backoff has expired), as kube-scheduler does on pod updates.
+ * A pod the gate hook holds goes (or stays) gated, whatever its state except in flight; a gated
+ * pod the hook lets through goes to active at once.
  * Returns 0, or -1 on OOM (pod freed). */
 int sched_queue_add(sched_queue *q, sched_pod *pod, int64_t now_ms);
 
@@ -59,6 +71,11 @@ sched_pod *sched_queue_pop(sched_queue *q, int64_t now_ms);
  * flight, as pop does: a gang's cycle takes every waiting member together with the popped one.
  * NULL when the uid is unknown or already in flight. */
 sched_pod *sched_queue_take(sched_queue *q, const char *uid);
+
+/* Takes an in-flight pod out of the queue until an update lets it through the gate hook
+ * (PreEnqueue found it gated at pop time): no attempt counted, no backoff. -1 when the uid is
+ * unknown or not in flight. */
+int sched_queue_gate(sched_queue *q, const char *uid);
 
 /* Outcomes of an in-flight pod (no-ops returning -1 when the uid is unknown or not in flight,
  * e.g. the pod was deleted meanwhile):

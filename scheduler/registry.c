@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "scheduler/filters.h"
+#include "scheduler/scheduling_gates.h"
 
 const sched_filter_ctor sched_in_tree_filters[] = {
     sched_filter_node_ready,        sched_filter_node_unschedulable,
@@ -30,7 +31,8 @@ int sched_framework_add_in_tree_filters(sched_framework *fw, tm_err *err) {
 
 sched_framework *sched_framework_new(const sched_plugin *plugin, tm_err *err) {
     sched_framework *fw = sched_framework_new_empty(plugin, err);
-    if (fw && sched_framework_add_in_tree_filters(fw, err) != 0) {
+    if (fw && (sched_framework_add_in_tree_filters(fw, err) != 0 ||
+               sched_scheduling_gates_plugin_add(fw, err) != 0)) {
         sched_framework_free(fw);
         return NULL;
     }

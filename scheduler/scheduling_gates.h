@@ -1,0 +1,29 @@
+/* scheduling_gates.h: the SchedulingGates plugin (plugin_scheduling_gates.c), kube-scheduler's
+ * PreEnqueue plugin of that name: a pod with a non-empty spec.schedulingGates is not
+ * scheduled (no attempt, no FailedScheduling event, no bind the API server would refuse with
+ * 409) until the last gate is removed; then it goes to the active queue at once, without
+ * backoff. The planner gates the pods of a step with tarema.io/planned and lifts the gate when
+ * the step's window opens (issue 15).
+ *
+ * The live loop checks sched_scheduling_gated when a pod is added or updated, so a gated pod is
+ * never queued (queue.h's gate hook); the plugin, registered on every framework by
+ * sched_framework_new, is the same check at PreEnqueue for the other callers (simulator,
+ * extender, explain). Pure. */
+#ifndef TAREMA_SCHED_SCHEDULING_GATES_H
+#define TAREMA_SCHED_SCHEDULING_GATES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "lib/error.h"
+#include "scheduler/framework.h"
+
+#define SCHED_SCHEDULING_GATES_PLUGIN "SchedulingGates"
+
+/* Whether p is gated; when yes and msg is not NULL, msg says by which gates. */
+bool sched_scheduling_gated(const sched_pod *p, char *msg, size_t size);
+
+/* Adds the plugin (PreEnqueue only) to fw. 0, or -1 with err. */
+int sched_scheduling_gates_plugin_add(sched_framework *fw, tm_err *err);
+
+#endif

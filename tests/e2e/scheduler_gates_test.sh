@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# tests/e2e/scheduler_gates_test.sh: tarema-scheduler honours spec.schedulingGates (the planner
+# gates a step's pods with tarema.io/planned and lifts the gate when the window opens, issue 15),
+# against the real API server, on this test's own tainted nodes:
+#  1. a pod with two gates stays Pending: no bind attempt (log, tarema_binds_total,
+#     tarema_schedule_attempts_total), no FailedScheduling event, no 409; it is counted in
+#     tarema_pending_pods{queue="gated"}; explain says which gates hold it
+#  2. one gate removed: still Pending; the last removed: bound within ~2 s
+#  3. a PodGroup gang of 2 with one member gated: none bound, and nothing held (two plain pods
+#     take both nodes' whole cpu); once they are gone and the member is ungated, the gang binds
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/scheduler_lib.sh"
+. "$(dirname "$0")/gang_lib.sh"
+
+ID=$SCHED_E2E_ID
+NS=gates-e2e-$ID
+SCHED=tarema-gates-$ID
+P=gt$ID # node prefix
+WORK=$(mktemp -d)
+cleanup() {
+  stop_schedulers
+  kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
+  kubectl get nodes -o name 2>/dev/null | grep "^node/$P" | xargs -r kubectl delete --wait=false >/dev/null 2>&1 || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+command -v kubectl >/dev/null || { fail "kubectl in PATH" "run under tests/run.sh or eval hack/cluster.sh env"; summary; exit 1; }
+kubectl create namespace "$NS" >/dev/null
+wait_for 30 kubectl get serviceaccount default -n "$NS"
+cat >"$WORK/nodes.yaml" <<YAML
+nodes:
+  - {prefix: ${P}n, count: 2, cpu: 2, memory: 4Gi, pods: 20,
+     labels: {tarema.io/cpu: "2", tarema.io/mem: "2", tarema.io/io: "2", tarema.io/group: "g", tarema.io/e2e: "$ID"},
+     taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
+YAML
+check "test nodes created" bash "$REPO_ROOT/hack/cluster.sh" nodes "$WORK/nodes.yaml"
+# Before the scheduler starts: a PodGroup CRD installed later is not watched by it.
+PG_API=1
+if ! why=$(gang_require_api podgroup); then PG_API=0; fi
+if ! start_scheduler "$WORK/sched.log" --scheduler-name "$SCHED" --log-level debug; then
+  fail "tarema-scheduler starts and becomes ready" "$(tail -n 5 "$WORK/sched.log")"
+  summary
+  exit 1
+fi
+pass "tarema-scheduler starts and becomes ready"
+PORT=$SCHED_PORT
+
+# pod NAME CPU GATES_JSON: one pod of this test (toleration, nodeSelector) with those gates.
+pod() {
+  pod_json "$NS" "$1" "$SCHED" "$2" 256Mi '{}' "$ID" |
+    jq -c --arg id "$ID" --argjson g "$3" '.spec.nodeSelector = {"tarema.io/e2e": $id}
+      | if ($g | length) > 0 then .spec.schedulingGates = $g else . end'
+}
+events_of() { kubectl get events.events.k8s.io -n "$NS" -o json | jq -r --arg n "$1" '.items[] | select(.regarding.name == $n) | "\(.reason): \(.note)"'; }
+ungate_first() { kubectl patch pod -n "$NS" "$1" --type=json -p '[{"op": "remove", "path": "/spec/schedulingGates/0"}]' >/dev/null; }
+bound() { [ -n "$(pod_node "$NS" "$1")" ]; }
+ms() { date +%s%3N; }
+
+# ---- 1. gated: never tried ------------------------------------------------------------------------
+pod gated 500m '[{"name": "tarema.io/planned"}, {"name": "example.com/other"}]' | kubectl create -f - >/dev/null
+wait_for 10 bash -c "[ \"\$(curl -sf http://127.0.0.1:$PORT/metrics | awk '\$1 == \"tarema_pending_pods{queue=\\\"gated\\\"}\" {print \$2}')\" = 1 ]"
+g=$(metric "$PORT" 'tarema_pending_pods{queue="gated"}')
+if [ "$g" = 1 ]; then pass "the gated pod is counted as gated"; else fail "the gated pod is counted as gated" "tarema_pending_pods{queue=\"gated\"} = $g"; fi
+sleep 3
+if ! bound gated && [ "$(kubectl get pod -n "$NS" gated -o jsonpath='{.status.phase}')" = Pending ]; then pass "a gated pod stays Pending"; else fail "a gated pod stays Pending" "node $(pod_node "$NS" gated)"; fi
+ev=$(events_of gated)
+if ! grep -q "FailedScheduling\|Scheduled" <<<"$ev"; then pass "no FailedScheduling event for the gated pod"; else fail "no FailedScheduling event for the gated pod" "$ev"; fi
+tried=$(grep -E "pod=$NS/gated|$NS/gated" "$WORK/sched.log" | grep -Ei "assumed|bind|409|schedulingGates" || true)
+if [ -z "$tried" ]; then pass "no bind attempt in the scheduler's log"; else fail "no bind attempt in the scheduler's log" "$tried"; fi
+b=$(curl -sf "http://127.0.0.1:$PORT/metrics" | awk '/^tarema_binds_total/ {s += $2} END {print s + 0}')
+a=$(curl -sf "http://127.0.0.1:$PORT/metrics" | awk '/^tarema_schedule_attempts_total/ {s += $2} END {print s + 0}')
+if [ "$b" = 0 ] && [ "$a" = 0 ]; then pass "no bind and no scheduling attempt in the metrics"; else fail "no bind and no scheduling attempt in the metrics" "binds $b attempts $a"; fi
+text=$("$BIN/tarema-scheduler" explain "$NS/gated" 2>&1)
+if grep -q "gated: .*tarema.io/planned, example.com/other" <<<"$text"; then pass "explain says the pod is gated and by which gates"; else fail "explain says the pod is gated and by which gates" "$text"; fi
+
+# ---- 2. ungated: bound at once ------------------------------------------------------------------
+ungate_first gated
+sleep 2
+if ! bound gated; then pass "one gate of two removed: still Pending"; else fail "one gate of two removed: still Pending"; fi
+t0=$(ms)
+ungate_first gated
+wait_for 10 bound gated
+t1=$(ms)
+if bound gated && [ $((t1 - t0)) -le 2500 ]; then pass "the last gate removed: bound in $((t1 - t0)) ms"; else fail "the last gate removed: bound within ~2 s" "bound=$(pod_node "$NS" gated) after $((t1 - t0)) ms"; fi
+echo "    ungate-to-bind: $((t1 - t0)) ms"
+c=$(curl -sf "http://127.0.0.1:$PORT/metrics" | awk '$1 == "tarema_binds_total{result=\"conflict\"}" {print $2}')
+if [ "${c:-0}" = 0 ]; then pass "no 409 conflict on bind"; else fail "no 409 conflict on bind" "conflicts $c"; fi
+kubectl delete pod -n "$NS" gated --wait=false >/dev/null
+wait_for 30 bash -c "! kubectl get pod -n $NS gated >/dev/null 2>&1"
+
+# ---- 3. a gated gang member: the gang waits, holding nothing ----------------------------------
+if [ "$PG_API" = 1 ]; then
+  GANG_POD_PATCH=".spec.tolerations = [{key: \"tarema.io/e2e\", operator: \"Equal\", value: \"$ID\", effect: \"NoSchedule\"}]
+    | .spec.nodeSelector = {\"tarema.io/e2e\": \"$ID\"}
+    | if .metadata.name == \"gg-2\" then .spec.schedulingGates = [{name: \"tarema.io/planned\"}] else . end" \
+    gang_create podgroup "$NS" gg 2 2 "$SCHED" 2 256Mi
+  sleep 4
+  n=$(kubectl get pods -n "$NS" -l tarema.io/gang-e2e=gg -o json | jq '[.items[] | select(.spec.nodeName // "" != "")] | length')
+  if [ "$n" = 0 ]; then pass "a gang with a gated member: none bound"; else fail "a gang with a gated member: none bound" "bound $n"; fi
+  pod free1 2 '[]' | kubectl create -f - >/dev/null
+  pod free2 2 '[]' | kubectl create -f - >/dev/null
+  if wait_for 20 bound free1 && wait_for 20 bound free2; then pass "nothing held: two plain pods take both nodes' whole cpu"; else fail "nothing held: two plain pods take both nodes' whole cpu" "free1=$(pod_node "$NS" free1) free2=$(pod_node "$NS" free2)"; fi
+  kubectl delete pod -n "$NS" free1 free2 --wait=false >/dev/null
+  wait_for 30 bash -c "[ -z \"\$(kubectl get pod -n $NS free1 free2 -o name 2>/dev/null)\" ]"
+  t0=$(ms)
+  ungate_first gg-2
+  gang_whole() { [ "$(kubectl get pods -n "$NS" -l tarema.io/gang-e2e=gg -o json | jq '[.items[] | select(.spec.nodeName // "" != "")] | length')" = 2 ]; }
+  if wait_for 20 gang_whole; then pass "member ungated: the gang binds whole ($(($(ms) - t0)) ms)"; else fail "member ungated: the gang binds whole" "$(kubectl get pods -n "$NS" -o wide 2>&1; grep -E "gg-|gang" "$WORK/sched.log" | tail -n 12)"; fi
+else
+  fail "the PodGroup API is served" "$why"
+fi
+summary
