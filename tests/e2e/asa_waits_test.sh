@@ -138,8 +138,9 @@ before=$(state 300 314572800 | jq -c '[.cases, .samples, .p[0:5]]')
 kill "$LPID"; wait "$LPID" 2>/dev/null; LPID=
 start_labeler || fail "labeler restarts" "$(tail -5 "$WORK/labeler.log")"
 sleep 4
-check "after a restart (re-listing every bound pod) nothing is counted twice" \
-  test "$(obs 300 314572800)/$(obs 200 209715200)/$(obs 100 104857600 2)" = "3/1/1"
+counts="$(obs 300 314572800)/$(obs 200 209715200)/$(obs 100 104857600 2)"
+check "after a restart (re-listing every bound pod) nothing is counted twice (got $counts, want 3/1/1)" \
+  test "$counts" = "3/1/1"
 check "the stored learner is unchanged by the restart" test "$(state 300 314572800 | jq -c '[.cases, .samples, .p[0:5]]')" = "$before"
 pod k4 300m 300Mi
 check "a new wait after the restart is the 4th of its shape" wait_for 20 test "$(obs 300 314572800)" = 4
