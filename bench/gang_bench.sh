@@ -117,6 +117,34 @@ nodes_file() {
   echo "  - {prefix: c2, count: $c2, cpu: 16, memory: 64Gi, pods: 110, labels: {tarema.io/cpu: \"3\", tarema.io/mem: \"3\", tarema.io/io: \"3\", tarema.io/group: c2}}"
 }
 
+# node_objects N: the Nodes of nodes_file N as JSON lines, as hack/cluster.sh makes them (it
+# creates nodes one request at a time, minutes for 5,000 on a busy machine; create_all posts
+# them 16 at a time).
+node_objects() {
+  jq -cn --argjson n "$1" '
+    ($n * 5 / 15 | floor) as $e2 | ($n * 4 / 15 | floor) as $n1 | ($n * 4 / 15 | floor) as $n2 |
+    [{p: "e2", c: $e2, cpu: "6", mem: "16Gi", l: ["1", "1", "1"]},
+     {p: "n1", c: $n1, cpu: "6", mem: "16Gi", l: ["2", "1", "2"]},
+     {p: "n2", c: $n2, cpu: "8", mem: "32Gi", l: ["2", "2", "2"]},
+     {p: "c2", c: ($n - $e2 - $n1 - $n2), cpu: "16", mem: "64Gi", l: ["3", "3", "3"]}][] |
+    . as $t | range(1; $t.c + 1) | "\($t.p)-\(.)" as $name |
+    {cpu: $t.cpu, memory: $t.mem, pods: "110", "ephemeral-storage": "100Gi"} as $res |
+    {apiVersion: "v1", kind: "Node",
+     metadata: {name: $name,
+                labels: {"tarema.io/cpu": $t.l[0], "tarema.io/mem": $t.l[1], "tarema.io/io": $t.l[2],
+                         "tarema.io/group": $t.p, "kubernetes.io/hostname": $name,
+                         "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", type: "kwok"},
+                annotations: {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"}},
+     spec: {}, status: {capacity: $res, allocatable: $res}}'
+}
+
+# ready_nodes: Nodes kwok reports Ready whose not-ready taint the node lifecycle controller
+# has lifted (usable by a scheduler), as hack/cluster.sh counts them.
+ready_nodes() {
+  kubectl get nodes -o json | jq '[.items[] | select(any(.status.conditions[]?; .type == "Ready" and .status == "True"))
+    | select(all(.spec.taints[]?; .key != "node.kubernetes.io/not-ready"))] | length'
+}
+
 # objects NS SCHED: every Workload, then every pod, as JSON lines (one jq run: thousands of
 # gangs). Gang g<SIZE>-<i>, pods g<SIZE>-<i>-<j>, pod group "gang" (as tests/e2e/gang_lib.sh).
 objects() {
@@ -137,12 +165,14 @@ objects() {
 
 # create_all FILE: POSTs every object of FILE (JSON lines) with the admin certificate, 16
 # requests in flight (kubectl creates a few dozen objects a second here; thousands of gangs
-# need more): the Workloads first, then the pods. Fails unless every object was created.
+# need more): Nodes, then Workloads, then pods. Fails unless every object was created (or, for
+# a Node, exists).
 create_all() {
   local f=$1 dir=$WORK/objs kind bad
   rm -rf "$dir"
   mkdir -p "$dir"
   jq -r '"\(.kind) " + (if .kind == "Pod" then "/api/v1/namespaces/\(.metadata.namespace)/pods"
+    elif .kind == "Node" then "/api/v1/nodes"
     else "/apis/scheduling.k8s.io/v1alpha1/namespaces/\(.metadata.namespace)/workloads" end)' "$f" |
     paste -d ' ' - "$f" |
     awk -v d="$dir" -v api="$TAREMA_APISERVER_URL" -v pki="$TAREMA_CLUSTER_DIR/pki" '{
@@ -154,10 +184,11 @@ create_all() {
       # per transfer: `next` resets every option
       printf "cacert = \"%s/ca.crt\"\ncert = \"%s/admin.crt\"\nkey = \"%s/admin.key\"\n", pki, pki, pki > cfg
     }'
-  for kind in Workload Pod; do
+  for kind in Node Workload Pod; do
     [ -s "$dir/$kind.curl" ] || continue
     curl -sS --parallel --parallel-max 16 -K "$dir/$kind.curl" >"$dir/$kind.codes" 2>"$dir/$kind.err" || true
-    bad=$(awk '$1 != "201"' "$dir/$kind.codes" | head -n 3)
+    # a Node that exists already (409) is one of the cluster's first nodes
+    bad=$(awk -v k="$kind" '$1 != "201" && !(k == "Node" && $1 == "409")' "$dir/$kind.codes" | head -n 3)
     [ -z "$bad" ] || { echo "creating ${kind}s failed: $bad $(head -c 300 "$dir/$kind.err")" >&2; return 1; }
     [ "$(wc -l <"$dir/$kind.codes")" = "$(grep -c '^url' "$dir/$kind.curl")" ] ||
       { echo "creating ${kind}s: $(wc -l <"$dir/$kind.codes") answers for $(grep -c '^url' "$dir/$kind.curl") requests: $(head -c 300 "$dir/$kind.err")" >&2; return 1; }
@@ -297,11 +328,26 @@ EOF
 }
 
 step "benchmark gang: $NODES kwok nodes, gangs $SPEC ($GANGS gangs, $PODS pods), schedulers: ${RUNS[*]}"
-nodes_file "$NODES" >"$WORK/nodes.yaml"
+# The instance comes up with the first 15 nodes (hack/cluster.sh), the rest are posted in
+# parallel, then kwok readies them.
+nodes_file $((NODES < 15 ? NODES : 15)) >"$WORK/nodes.yaml"
 TAREMA_START_TIMEOUT=${TAREMA_START_TIMEOUT:-900} bash hack/cluster.sh up --workload-api --nodes "$WORK/nodes.yaml" ||
   die "cluster did not come up"
 eval "$(bash hack/cluster.sh env)"
 . "$TAREMA_CLUSTER_DIR/ports.env"
+node_objects "$NODES" >"$WORK/nodes.json"
+tn=$SECONDS
+create_all "$WORK/nodes.json" || die "creating $NODES nodes failed"
+step "$NODES nodes created in $((SECONDS - tn)) s; waiting until kwok has readied them"
+last=-1
+until [ "$(ready_nodes)" -ge "$NODES" ]; do
+  r=$(ready_nodes)
+  [ "$r" != "$last" ] && step "nodes Ready $r/$NODES"
+  last=$r
+  [ $((SECONDS - tn)) -lt 1800 ] || die "only $r of $NODES nodes Ready after 1800 s"
+  sleep 3
+done
+step "$NODES nodes Ready $((SECONDS - tn)) s after their creation"
 # As deployed: with the TaskProfile CRD (tarema waits a grace period for it otherwise).
 kubectl apply -f charts/tarema/crds/taskprofile.yaml >/dev/null || die "cannot install the TaskProfile CRD"
 : >"$WORK/rows"
