@@ -86,7 +86,9 @@ test-e2e: all
 	@O=$(O) BINDIR=$(BINDIR) bash tests/run.sh e2e
 
 bench: all
-	@bash hack/bench.sh
+	@status=0; bash hack/bench.sh || status=1; \
+	  BINDIR=$(BINDIR) bash bench/gang_bench.sh || status=1; \
+	  exit $$status
 
 demo: all
 	@bash hack/demo.sh

@@ -114,12 +114,17 @@ gang_require_api() {
 # gang_state_json NS: {pods, workloads, podgroups} of namespace NS as one JSON document (the
 # input of gang_counts_from_json). A kind the API does not serve counts as empty.
 gang_state_json() {
-  local ns=$1 pods wl pg
-  pods=$(gang_kubectl get pods -n "$ns" -o json) || return 1
-  wl=$(gang_kubectl get workloads.scheduling.k8s.io -n "$ns" -o json 2>/dev/null) || wl='{"items":[]}'
-  pg=$(gang_kubectl get podgroups.scheduling.x-k8s.io -n "$ns" -o json 2>/dev/null) || pg='{"items":[]}'
-  jq -cn --argjson p "$pods" --argjson w "$wl" --argjson g "$pg" \
-    '{pods: $p.items, workloads: $w.items, podgroups: $g.items}'
+  local ns=$1
+  {
+    gang_kubectl get pods -n "$ns" -o json || return 1
+    gang_kubectl get workloads.scheduling.k8s.io -n "$ns" -o json 2>/dev/null || echo '{"items":[]}'
+    gang_kubectl get podgroups.scheduling.x-k8s.io -n "$ns" -o json 2>/dev/null || echo '{"items":[]}'
+  } | jq -cs 'if length != 3 then error("incomplete state") else
+    # only what counting needs (one pod list is megabytes otherwise)
+    {pods: [.[0].items[] | {metadata: {name: .metadata.name, labels: .metadata.labels},
+                            spec: {nodeName: .spec.nodeName, workloadRef: .spec.workloadRef}}],
+     workloads: [.[1].items[] | {metadata: {name: .metadata.name}, spec: {podGroups: .spec.podGroups}}],
+     podgroups: [.[2].items[] | {metadata: {name: .metadata.name}, spec: {minMember: .spec.minMember}}]} end'
 }
 
 # gang_counts_from_json: reads a gang_state_json document on stdin and prints one line per gang

@@ -8,7 +8,7 @@
 #     state (binds in flight) passes, one lasting the grace period or left at the end fails,
 #     too few samples is "did not run";
 #  3. on the API: a Workload gang and its pods as the builders make them are accepted, the
-#     pods keep their workloadRef, and a monitor running while a pod is bound by hand sees the
+#     pods keep their workloadRef, counting works on a namespace of many pods, and a monitor running while a pod is bound by hand sees the
 #     partial gang (no scheduler involved: the test binds through pods/binding itself).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -104,6 +104,13 @@ wait_for 30 kubectl get serviceaccount default -n "$NS"
 if gang_create workload "$NS" lib 3 3 "nobody-$$" 2>"$WORK/create.err"; then pass "gang_create makes a Workload gang of 3 the API accepts"; else fail "gang_create makes a Workload gang of 3" "$(cat "$WORK/create.err")"; fi
 got=$(gang_counts "$NS")
 if [ "$got" = "wl:lib/gang 0 3 3" ]; then pass "gang_counts on the API: wl:lib/gang 0 of 3 bound, min 3"; else fail "gang_counts on the API" "got '$got'"; fi
+# A namespace whose pod list is larger than one command-line argument may be (128 KiB).
+if gang_create workload "$NS" big 80 80 "nobody-$$" 2>"$WORK/create.err" && got=$(gang_counts "$NS" 2>&1 | sort) &&
+  [ "$got" = "$(printf '%s\n' "wl:big/gang 0 80 80" "wl:lib/gang 0 3 3")" ]; then
+  pass "gang_counts with 83 pods in the namespace (a pod list over 128 KiB)"
+else
+  fail "gang_counts with 83 pods in the namespace (a pod list over 128 KiB)" "$(cat "$WORK/create.err") got: $got"
+fi
 node=$(kubectl get nodes -o jsonpath='{.items[0].metadata.name}')
 gang_aon_monitor_start "$NS" "$WORK/mon" 0.3
 sleep 1
