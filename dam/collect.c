@@ -1,6 +1,7 @@
 /* collect.c: the federation file and the live collection of every cluster's signals. */
 #include "dam/collect.h"
 
+#include <errno.h>
 #include <libgen.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -8,12 +9,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "labeler/waits_store.h"
 #include "lib/jsonutil.h"
 #include "lib/log.h"
 #include "lib/yamljson.h"
 
 typedef struct fed_cluster {
     char *name, *kubeconfig, *context, *ns;
+    char *database; /* conninfo of its PostgreSQL (learned waits), or a file holding one; NULL */
+    int database_is_file;
     json_t *statics; /* the entry's other keys, copied into the CLUSTERS entry */
 } fed_cluster;
 
@@ -31,6 +35,7 @@ void dam_federation_free(dam_federation *f) {
         free(f->c[i].kubeconfig);
         free(f->c[i].context);
         free(f->c[i].ns);
+        free(f->c[i].database);
         json_decref(f->c[i].statics);
     }
     json_decref(f->doc);
@@ -55,6 +60,12 @@ static char *resolve(const char *fed_path, const char *p) {
     return out;
 }
 
+/* A PostgreSQL URI or key=value conninfo, as DATABASE_URL; anything else names a file. */
+static int is_conninfo(const char *s) {
+    return strncmp(s, "postgres://", 11) == 0 || strncmp(s, "postgresql://", 13) == 0 ||
+           strchr(s, '=') != NULL;
+}
+
 static int opt_string(const json_t *o, const char *key, const char *f, const char **out,
                       tm_err *err) {
     const json_t *v = json_object_get(o, key);
@@ -71,7 +82,7 @@ dam_federation *dam_federation_load(const char *path, tm_err *err) {
     static const char *const top[] = {"weights", "datasets", "transfers", "clusters", NULL};
     static const char *const ckeys[] = {"name",          "kubeconfig", "context", "namespace",
                                         "site",          "location",   "storage", "perf_per_core",
-                                        "architectures", NULL};
+                                        "architectures", "database",   NULL};
     json_t *doc = tm_yaml_load_file(path, err);
     if (!doc)
         return NULL;
@@ -109,12 +120,13 @@ dam_federation *dam_federation_load(const char *path, tm_err *err) {
             tm_err_set(err, "%s: expected a mapping", fld);
             goto fail;
         }
-        const char *name, *kc, *ctx, *ns;
+        const char *name, *kc, *ctx, *ns, *db;
         if (tm_json_check_keys(c, ckeys, fld, err) < 0 ||
             opt_string(c, "name", fld, &name, err) < 0 ||
             opt_string(c, "kubeconfig", fld, &kc, err) < 0 ||
             opt_string(c, "context", fld, &ctx, err) < 0 ||
-            opt_string(c, "namespace", fld, &ns, err) < 0)
+            opt_string(c, "namespace", fld, &ns, err) < 0 ||
+            opt_string(c, "database", fld, &db, err) < 0)
             goto fail;
         if (!name) {
             tm_err_set(err, "%s.name: missing", fld);
@@ -130,7 +142,12 @@ dam_federation *dam_federation_load(const char *path, tm_err *err) {
         fc->kubeconfig = resolve(path, kc);
         fc->context = dup_or_null(ctx);
         fc->ns = strdup(ns ? ns : "default");
+        if (db) {
+            fc->database_is_file = !is_conninfo(db);
+            fc->database = fc->database_is_file ? resolve(path, db) : strdup(db);
+        }
         fc->statics = json_deep_copy(c);
+        json_object_del(fc->statics, "database");
         json_object_del(fc->statics, "kubeconfig");
         json_object_del(fc->statics, "context");
         json_object_del(fc->statics, "namespace");
@@ -192,6 +209,7 @@ static void job_unref(job_ctx *j) {
         return;
     free(j->c.name);
     free(j->c.kubeconfig);
+    free(j->c.database);
     free(j->c.context);
     free(j->c.ns);
     json_decref(j->c.statics);
@@ -215,11 +233,52 @@ tm_kube *dam_federation_client(const dam_federation *f, size_t i, tm_err *err) {
     return client_of(&f->c[i], err);
 }
 
+static void on_waits_warn(void *ud, const char *msg) {
+    tm_log(TM_LOG_WARN, "dam: %s: learned waits: %s", (const char *)ud, msg);
+}
+
+/* The cluster's learned waits (table asa_waits, read by the labeler's own store code, as
+ * `tarema-planner waits` does) into o. A database that cannot be read is not fatal: it is
+ * logged and the wait falls back to the ASA ConfigMap, then to the age of pending pods. */
+static void read_waits(const fed_cluster *fc, waits_record **out, dam_cluster_objects *o) {
+    tm_err err = {0};
+    char *conninfo = NULL;
+    if (fc->database_is_file) {
+        size_t len = 0;
+        FILE *fp = fopen(fc->database, "r");
+        if (!fp || getline(&conninfo, &len, fp) < 0) {
+            tm_err_set(&err, "database file %s: %s", fc->database, fp ? "empty" : strerror(errno));
+            if (fp)
+                fclose(fp);
+            goto fail;
+        }
+        fclose(fp);
+        conninfo[strcspn(conninfo, "\r\n")] = 0;
+    }
+    lab_waits_store *s = lab_waits_store_open(conninfo ? conninfo : fc->database, NULL,
+                                              on_waits_warn, fc->name, &err);
+    size_t n = 0;
+    if (!s || lab_waits_store_list(s, NULL, out, &n, &err) < 0) {
+        lab_waits_store_close(s);
+        goto fail;
+    }
+    lab_waits_store_close(s);
+    o->waits = *out;
+    o->nwaits = n;
+    o->has_waits = 1;
+    free(conninfo);
+    return;
+fail:
+    free(conninfo);
+    tm_log(TM_LOG_WARN, "dam: %s: learned waits not read: %s", fc->name, err.msg);
+}
+
 static int collect_one(job_ctx *j) {
     const fed_cluster *fc = &j->c;
     tm_err err = {0};
     tm_kube *k = client_of(fc, &err);
     json_t *nodes = NULL, *pods = NULL, *scs = NULL, *mcm = NULL, *acm = NULL;
+    waits_record *waits = NULL;
     int rc = -1, missing;
     if (!k)
         goto out;
@@ -244,8 +303,11 @@ static int collect_one(job_ctx *j) {
         .nodes = nodes, .pods = pods, .storage_classes = scs, .maintenance_cm = mcm, .asa_cm = acm};
     dam_shape shape = j->shape;
     shape.ns = fc->ns;
+    if (fc->database && j->has_shape)
+        read_waits(fc, &waits, &o);
     rc = dam_signals_fill(j->entry, &o, j->has_shape ? &shape : NULL, j->now_s, &err);
 out:
+    free(waits);
     if (rc < 0)
         snprintf(j->reason, sizeof j->reason, "%s", err.msg);
     json_decref(nodes);
@@ -290,6 +352,8 @@ static job_ctx *job_new(const fed_cluster *c, const dam_shape *shape, double now
     j->c.kubeconfig = dup_or_null(c->kubeconfig);
     j->c.context = dup_or_null(c->context);
     j->c.ns = strdup(c->ns);
+    j->c.database = dup_or_null(c->database);
+    j->c.database_is_file = c->database_is_file;
     j->c.statics = json_deep_copy(c->statics);
     j->entry = json_deep_copy(c->statics);
     if (shape) {
