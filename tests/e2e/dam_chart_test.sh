@@ -20,7 +20,7 @@ dam:
     transfers: [{from: lrz-dss, to: it4i-lustre, bytes_per_s: 100Mi}]
     clusters:
       - {name: local, kubeconfig: in-cluster, namespace: "", location: it4i-lustre}
-      - {name: lrz, kubeconfig: kubeconfigs/lrz, context: lrz, namespace: science, location: lrz-dss}
+      - {name: lrz, kubeconfig: kubeconfigs/lrz, context: lrz, namespace: science, location: lrz-dss, database: kubeconfigs/lrz-db}
   maintenance:
     windows:
       - {start: "2026-12-01T06:00:00Z", end: "2026-12-01T10:00:00Z", reason: kernel}
@@ -47,6 +47,7 @@ assert \"unreachable\" in c[\"local\"] and \"$TMP/kubeconfigs/lrz\" in c[\"lrz\"
 assert d[\"datasets\"][0][\"size\"] == \"40Gi\"
 '"
 check "namespace \"\" is the release namespace in the federation file" grep -q 'namespace: science' "$TMP/federation.yaml"
+check "a member's database (a file in the kubeconfig Secret) reaches the federation file" grep -q 'database: kubeconfigs/lrz-db' "$TMP/federation.yaml"
 # the maintenance ConfigMap's windows through the ranking: both windows overlap, merged into one
 cat >"$TMP/clusters.yaml" <<YAML
 now: 2026-12-01T05:00:00Z
