@@ -45,7 +45,7 @@ help:
 	@echo "make fuzz       libFuzzer harnesses of every parser (FUZZ_RUNS or FUZZ_SECONDS each)"
 	@echo "make bench      benchmarks (figures printed, nothing asserted on time)"
 	@echo "make demo       the whole system on a local heterogeneous cluster"
-	@echo "make image      OCI images of scheduler, labeler, profiler in $(O)/image (no Docker needed)"
+	@echo "make image      OCI images of scheduler, labeler, profiler, dam, planner in $(O)/image (no Docker needed)"
 	@echo "make lint       clang-format check and cppcheck"
 
 # Installs Debian packages when a library is missing; a no-op once they are there.
