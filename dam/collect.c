@@ -21,10 +21,48 @@ typedef struct fed_cluster {
     json_t *statics; /* the entry's other keys, copied into the CLUSTERS entry */
 } fed_cluster;
 
+/* A member cluster's API client, kept between collections so its connections (TCP and TLS,
+ * in tm_kube's pool of curl handles) are reused. Shared by the federation and the collections
+ * using it; the last to let go frees it. A collection that failed marks it bad: the next one
+ * makes a fresh client (new credentials, a restarted API server). */
+typedef struct kube_ref {
+    pthread_mutex_t mu;
+    int refs, bad;
+    tm_kube *k;
+} kube_ref;
+
+static void kube_ref_unref(kube_ref *r) {
+    if (!r)
+        return;
+    pthread_mutex_lock(&r->mu);
+    int left = --r->refs;
+    pthread_mutex_unlock(&r->mu);
+    if (left > 0)
+        return;
+    tm_kube_free(r->k);
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+}
+
+static int kube_ref_bad(kube_ref *r) {
+    pthread_mutex_lock(&r->mu);
+    int bad = r->bad;
+    pthread_mutex_unlock(&r->mu);
+    return bad;
+}
+
+static void kube_ref_mark_bad(kube_ref *r) {
+    pthread_mutex_lock(&r->mu);
+    r->bad = 1;
+    pthread_mutex_unlock(&r->mu);
+}
+
 struct dam_federation {
     json_t *doc; /* weights, datasets, transfers */
     fed_cluster c[DAM_MAX_CLUSTERS];
     size_t n;
+    pthread_mutex_t clients_mu; /* guards clients */
+    kube_ref *clients[DAM_MAX_CLUSTERS];
 };
 
 void dam_federation_free(dam_federation *f) {
@@ -37,7 +75,9 @@ void dam_federation_free(dam_federation *f) {
         free(f->c[i].ns);
         free(f->c[i].database);
         json_decref(f->c[i].statics);
+        kube_ref_unref(f->clients[i]);
     }
+    pthread_mutex_destroy(&f->clients_mu);
     json_decref(f->doc);
     free(f);
 }
@@ -92,6 +132,7 @@ dam_federation *dam_federation_load(const char *path, tm_err *err) {
         tm_err_set(err, "out of memory");
         return NULL;
     }
+    pthread_mutex_init(&f->clients_mu, NULL);
     f->doc = doc;
     char what[512];
     snprintf(what, sizeof what, "%s", path);
@@ -193,7 +234,8 @@ static json_t *get_cm(tm_kube *k, const char *ns, const char *name, int *missing
 typedef struct job_ctx {
     pthread_mutex_t mu;
     int refs;
-    fed_cluster c; /* copies */
+    fed_cluster c;    /* copies */
+    kube_ref *client; /* a reference to the cluster's kept client, NULL: make one */
     dam_shape shape;
     int has_shape;
     double now_s;
@@ -214,6 +256,7 @@ static void job_unref(job_ctx *j) {
     free(j->c.ns);
     json_decref(j->c.statics);
     json_decref(j->entry);
+    kube_ref_unref(j->client);
     pthread_mutex_destroy(&j->mu);
     free(j);
 }
@@ -276,7 +319,9 @@ fail:
 static int collect_one(job_ctx *j) {
     const fed_cluster *fc = &j->c;
     tm_err err = {0};
-    tm_kube *k = client_of(fc, &err);
+    tm_kube *k = j->client ? j->client->k : NULL;
+    if (!k)
+        k = client_of(fc, &err);
     json_t *nodes = NULL, *pods = NULL, *scs = NULL, *mcm = NULL, *acm = NULL;
     waits_record *waits = NULL;
     int rc = -1, missing;
@@ -315,7 +360,10 @@ out:
     json_decref(scs);
     json_decref(mcm);
     json_decref(acm);
-    tm_kube_free(k);
+    if (j->client && rc < 0)
+        kube_ref_mark_bad(j->client);
+    if (!j->client || j->client->k != k)
+        tm_kube_free(k);
     return rc;
 }
 
@@ -364,6 +412,37 @@ static job_ctx *job_new(const fed_cluster *c, const dam_shape *shape, double now
     return j;
 }
 
+/* A reference to cluster i's kept client, made now when there is none or the last collection
+ * with it failed; NULL when it cannot be made (the collection tries itself and reports why). */
+static kube_ref *take_client(dam_federation *f, size_t i) {
+    pthread_mutex_lock(&f->clients_mu);
+    kube_ref *r = f->clients[i];
+    if (r && kube_ref_bad(r)) {
+        f->clients[i] = NULL;
+        kube_ref_unref(r);
+        r = NULL;
+    }
+    if (!r) {
+        tm_err e = {0};
+        tm_kube *k = client_of(&f->c[i], &e);
+        if (k && (r = calloc(1, sizeof *r))) {
+            pthread_mutex_init(&r->mu, NULL);
+            r->refs = 1;
+            r->k = k;
+            f->clients[i] = r;
+        } else {
+            tm_kube_free(k);
+        }
+    }
+    if (r) {
+        pthread_mutex_lock(&r->mu);
+        r->refs++;
+        pthread_mutex_unlock(&r->mu);
+    }
+    pthread_mutex_unlock(&f->clients_mu);
+    return r;
+}
+
 json_t *dam_collect(const dam_federation *f, const dam_shape *shape, double now_s, double timeout_s,
                     tm_err *err) {
     job_ctx *jobs[DAM_MAX_CLUSTERS] = {0};
@@ -372,6 +451,7 @@ json_t *dam_collect(const dam_federation *f, const dam_shape *shape, double now_
     for (size_t i = 0; i < f->n; i++) {
         if (!(jobs[i] = job_new(&f->c[i], shape, now_s)))
             continue;
+        jobs[i]->client = take_client((dam_federation *)f, i);
         jobs[i]->refs = 2; /* this caller and the thread */
         started[i] = pthread_create(&th[i], NULL, collect_thread, jobs[i]) == 0;
         if (!started[i])
