@@ -25,7 +25,8 @@
  * pending pod the last; a database that cannot be read is logged and skipped. A cluster whose API
  * server cannot be reached, refuses the credentials, or whose maintenance ConfigMap cannot be read
  * is entered as `unreachable` with the reason: the ranking excludes and reports it and still
- * answers. */
+ * answers. Each cluster's API client is kept in the federation between collections (its
+ * connections reused); a collection that fails drops it, so the next one connects afresh. */
 #ifndef TAREMA_DAM_COLLECT_H
 #define TAREMA_DAM_COLLECT_H
 
