@@ -3,8 +3,8 @@
 #              package list from them (hack/image/build.sh)
 #   runtime    only the runtime libraries that list names, the binaries in /usr/local/bin,
 #              user tarema (10001)
-#   scheduler, labeler, profiler   one image per component (the profiler adds sysbench and
-#              fio for the per-node benchmarks)
+#   scheduler, labeler, profiler, dam, planner   one image per component (the profiler adds
+#              sysbench and fio for the per-node benchmarks)
 # Every RUN step is a script in hack/image/. Without a Docker daemon, `make image`
 # (hack/build-image.sh) builds the same images from a debootstrap of the same suite with the same
 # package list and install script; tests/e2e/deploy_image_test.sh checks that both, and the
@@ -44,3 +44,12 @@ FROM runtime AS scheduler
 EXPOSE 10260 10261
 ENTRYPOINT ["/usr/local/bin/tarema-scheduler"]
 CMD ["run"]
+
+FROM runtime AS dam
+EXPOSE 8090 8091
+ENTRYPOINT ["/usr/local/bin/tarema-dam"]
+CMD ["serve"]
+
+FROM runtime AS planner
+ENTRYPOINT ["/usr/local/bin/tarema-planner"]
+CMD ["--help"]

@@ -45,7 +45,7 @@ help:
 	@echo "make fuzz       libFuzzer harnesses of every parser (FUZZ_RUNS or FUZZ_SECONDS each)"
 	@echo "make bench      benchmarks (figures printed, nothing asserted on time)"
 	@echo "make demo       the whole system on a local heterogeneous cluster"
-	@echo "make image      OCI images of scheduler, labeler, profiler in $(O)/image (no Docker needed)"
+	@echo "make image      OCI images of scheduler, labeler, profiler, dam, planner in $(O)/image (no Docker needed)"
 	@echo "make lint       clang-format check and cppcheck"
 
 # Installs Debian packages when a library is missing; a no-op once they are there.
@@ -116,7 +116,7 @@ SAN_FLAGS    := -O2 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
 SANITIZE_E2E ?= lib_kube_lease lib_kube_sync lib_kube_watch labeler_store yaml_limits sim_cli \
                 labeler_cli labeler_groups labeler_weblog labeler_outage profiler_apply \
                 scheduler_extender scheduler_live scheduler_conflict scheduler_leader deploy_cluster \
-                dam_rank dam_service dam_failover dam_chart \
+                dam_rank dam_service dam_failover dam_chart dam_store \
                 sizing_webhook asa_waits asa_tables sim_asa sim_sizing
 SAN_ENV      := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=0 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

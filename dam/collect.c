@@ -1,6 +1,7 @@
 /* collect.c: the federation file and the live collection of every cluster's signals. */
 #include "dam/collect.h"
 
+#include <errno.h>
 #include <libgen.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -8,19 +9,60 @@
 #include <string.h>
 #include <time.h>
 
+#include "labeler/waits_store.h"
 #include "lib/jsonutil.h"
 #include "lib/log.h"
 #include "lib/yamljson.h"
 
 typedef struct fed_cluster {
     char *name, *kubeconfig, *context, *ns;
+    char *database; /* conninfo of its PostgreSQL (learned waits), or a file holding one; NULL */
+    int database_is_file;
     json_t *statics; /* the entry's other keys, copied into the CLUSTERS entry */
 } fed_cluster;
+
+/* A member cluster's API client, kept between collections so its connections (TCP and TLS,
+ * in tm_kube's pool of curl handles) are reused. Shared by the federation and the collections
+ * using it; the last to let go frees it. A collection that failed marks it bad: the next one
+ * makes a fresh client (new credentials, a restarted API server). */
+typedef struct kube_ref {
+    pthread_mutex_t mu;
+    int refs, bad;
+    tm_kube *k;
+} kube_ref;
+
+static void kube_ref_unref(kube_ref *r) {
+    if (!r)
+        return;
+    pthread_mutex_lock(&r->mu);
+    int left = --r->refs;
+    pthread_mutex_unlock(&r->mu);
+    if (left > 0)
+        return;
+    tm_kube_free(r->k);
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+}
+
+static int kube_ref_bad(kube_ref *r) {
+    pthread_mutex_lock(&r->mu);
+    int bad = r->bad;
+    pthread_mutex_unlock(&r->mu);
+    return bad;
+}
+
+static void kube_ref_mark_bad(kube_ref *r) {
+    pthread_mutex_lock(&r->mu);
+    r->bad = 1;
+    pthread_mutex_unlock(&r->mu);
+}
 
 struct dam_federation {
     json_t *doc; /* weights, datasets, transfers */
     fed_cluster c[DAM_MAX_CLUSTERS];
     size_t n;
+    pthread_mutex_t clients_mu; /* guards clients */
+    kube_ref *clients[DAM_MAX_CLUSTERS];
 };
 
 void dam_federation_free(dam_federation *f) {
@@ -31,8 +73,11 @@ void dam_federation_free(dam_federation *f) {
         free(f->c[i].kubeconfig);
         free(f->c[i].context);
         free(f->c[i].ns);
+        free(f->c[i].database);
         json_decref(f->c[i].statics);
+        kube_ref_unref(f->clients[i]);
     }
+    pthread_mutex_destroy(&f->clients_mu);
     json_decref(f->doc);
     free(f);
 }
@@ -55,6 +100,12 @@ static char *resolve(const char *fed_path, const char *p) {
     return out;
 }
 
+/* A PostgreSQL URI or key=value conninfo, as DATABASE_URL; anything else names a file. */
+static int is_conninfo(const char *s) {
+    return strncmp(s, "postgres://", 11) == 0 || strncmp(s, "postgresql://", 13) == 0 ||
+           strchr(s, '=') != NULL;
+}
+
 static int opt_string(const json_t *o, const char *key, const char *f, const char **out,
                       tm_err *err) {
     const json_t *v = json_object_get(o, key);
@@ -71,7 +122,7 @@ dam_federation *dam_federation_load(const char *path, tm_err *err) {
     static const char *const top[] = {"weights", "datasets", "transfers", "clusters", NULL};
     static const char *const ckeys[] = {"name",          "kubeconfig", "context", "namespace",
                                         "site",          "location",   "storage", "perf_per_core",
-                                        "architectures", NULL};
+                                        "architectures", "database",   NULL};
     json_t *doc = tm_yaml_load_file(path, err);
     if (!doc)
         return NULL;
@@ -81,6 +132,7 @@ dam_federation *dam_federation_load(const char *path, tm_err *err) {
         tm_err_set(err, "out of memory");
         return NULL;
     }
+    pthread_mutex_init(&f->clients_mu, NULL);
     f->doc = doc;
     char what[512];
     snprintf(what, sizeof what, "%s", path);
@@ -109,12 +161,13 @@ dam_federation *dam_federation_load(const char *path, tm_err *err) {
             tm_err_set(err, "%s: expected a mapping", fld);
             goto fail;
         }
-        const char *name, *kc, *ctx, *ns;
+        const char *name, *kc, *ctx, *ns, *db;
         if (tm_json_check_keys(c, ckeys, fld, err) < 0 ||
             opt_string(c, "name", fld, &name, err) < 0 ||
             opt_string(c, "kubeconfig", fld, &kc, err) < 0 ||
             opt_string(c, "context", fld, &ctx, err) < 0 ||
-            opt_string(c, "namespace", fld, &ns, err) < 0)
+            opt_string(c, "namespace", fld, &ns, err) < 0 ||
+            opt_string(c, "database", fld, &db, err) < 0)
             goto fail;
         if (!name) {
             tm_err_set(err, "%s.name: missing", fld);
@@ -130,7 +183,12 @@ dam_federation *dam_federation_load(const char *path, tm_err *err) {
         fc->kubeconfig = resolve(path, kc);
         fc->context = dup_or_null(ctx);
         fc->ns = strdup(ns ? ns : "default");
+        if (db) {
+            fc->database_is_file = !is_conninfo(db);
+            fc->database = fc->database_is_file ? resolve(path, db) : strdup(db);
+        }
         fc->statics = json_deep_copy(c);
+        json_object_del(fc->statics, "database");
         json_object_del(fc->statics, "kubeconfig");
         json_object_del(fc->statics, "context");
         json_object_del(fc->statics, "namespace");
@@ -176,7 +234,8 @@ static json_t *get_cm(tm_kube *k, const char *ns, const char *name, int *missing
 typedef struct job_ctx {
     pthread_mutex_t mu;
     int refs;
-    fed_cluster c; /* copies */
+    fed_cluster c;    /* copies */
+    kube_ref *client; /* a reference to the cluster's kept client, NULL: make one */
     dam_shape shape;
     int has_shape;
     double now_s;
@@ -192,10 +251,12 @@ static void job_unref(job_ctx *j) {
         return;
     free(j->c.name);
     free(j->c.kubeconfig);
+    free(j->c.database);
     free(j->c.context);
     free(j->c.ns);
     json_decref(j->c.statics);
     json_decref(j->entry);
+    kube_ref_unref(j->client);
     pthread_mutex_destroy(&j->mu);
     free(j);
 }
@@ -215,11 +276,54 @@ tm_kube *dam_federation_client(const dam_federation *f, size_t i, tm_err *err) {
     return client_of(&f->c[i], err);
 }
 
+static void on_waits_warn(void *ud, const char *msg) {
+    tm_log(TM_LOG_WARN, "dam: %s: learned waits: %s", (const char *)ud, msg);
+}
+
+/* The cluster's learned waits (table asa_waits, read by the labeler's own store code, as
+ * `tarema-planner waits` does) into o. A database that cannot be read is not fatal: it is
+ * logged and the wait falls back to the ASA ConfigMap, then to the age of pending pods. */
+static void read_waits(const fed_cluster *fc, waits_record **out, dam_cluster_objects *o) {
+    tm_err err = {0};
+    char *conninfo = NULL;
+    if (fc->database_is_file) {
+        size_t len = 0;
+        FILE *fp = fopen(fc->database, "r");
+        if (!fp || getline(&conninfo, &len, fp) < 0) {
+            tm_err_set(&err, "database file %s: %s", fc->database, fp ? "empty" : strerror(errno));
+            if (fp)
+                fclose(fp);
+            goto fail;
+        }
+        fclose(fp);
+        conninfo[strcspn(conninfo, "\r\n")] = 0;
+    }
+    lab_waits_store *s = lab_waits_store_open(conninfo ? conninfo : fc->database, NULL,
+                                              on_waits_warn, fc->name, &err);
+    size_t n = 0;
+    if (!s || lab_waits_store_list(s, NULL, out, &n, &err) < 0) {
+        lab_waits_store_close(s);
+        goto fail;
+    }
+    lab_waits_store_close(s);
+    o->waits = *out;
+    o->nwaits = n;
+    o->has_waits = 1;
+    free(conninfo);
+    return;
+fail:
+    free(conninfo);
+    tm_log(TM_LOG_WARN, "dam: %s: learned waits not read: %s", fc->name, err.msg);
+}
+
 static int collect_one(job_ctx *j) {
     const fed_cluster *fc = &j->c;
     tm_err err = {0};
-    tm_kube *k = client_of(fc, &err);
+    tm_kube *k = j->client ? j->client->k : NULL;
+    if (!k)
+        k = client_of(fc, &err);
     json_t *nodes = NULL, *pods = NULL, *scs = NULL, *mcm = NULL, *acm = NULL;
+    waits_record *waits = NULL;
     int rc = -1, missing;
     if (!k)
         goto out;
@@ -244,8 +348,11 @@ static int collect_one(job_ctx *j) {
         .nodes = nodes, .pods = pods, .storage_classes = scs, .maintenance_cm = mcm, .asa_cm = acm};
     dam_shape shape = j->shape;
     shape.ns = fc->ns;
+    if (fc->database && j->has_shape)
+        read_waits(fc, &waits, &o);
     rc = dam_signals_fill(j->entry, &o, j->has_shape ? &shape : NULL, j->now_s, &err);
 out:
+    free(waits);
     if (rc < 0)
         snprintf(j->reason, sizeof j->reason, "%s", err.msg);
     json_decref(nodes);
@@ -253,7 +360,10 @@ out:
     json_decref(scs);
     json_decref(mcm);
     json_decref(acm);
-    tm_kube_free(k);
+    if (j->client && rc < 0)
+        kube_ref_mark_bad(j->client);
+    if (!j->client || j->client->k != k)
+        tm_kube_free(k);
     return rc;
 }
 
@@ -290,6 +400,8 @@ static job_ctx *job_new(const fed_cluster *c, const dam_shape *shape, double now
     j->c.kubeconfig = dup_or_null(c->kubeconfig);
     j->c.context = dup_or_null(c->context);
     j->c.ns = strdup(c->ns);
+    j->c.database = dup_or_null(c->database);
+    j->c.database_is_file = c->database_is_file;
     j->c.statics = json_deep_copy(c->statics);
     j->entry = json_deep_copy(c->statics);
     if (shape) {
@@ -300,6 +412,37 @@ static job_ctx *job_new(const fed_cluster *c, const dam_shape *shape, double now
     return j;
 }
 
+/* A reference to cluster i's kept client, made now when there is none or the last collection
+ * with it failed; NULL when it cannot be made (the collection tries itself and reports why). */
+static kube_ref *take_client(dam_federation *f, size_t i) {
+    pthread_mutex_lock(&f->clients_mu);
+    kube_ref *r = f->clients[i];
+    if (r && kube_ref_bad(r)) {
+        f->clients[i] = NULL;
+        kube_ref_unref(r);
+        r = NULL;
+    }
+    if (!r) {
+        tm_err e = {0};
+        tm_kube *k = client_of(&f->c[i], &e);
+        if (k && (r = calloc(1, sizeof *r))) {
+            pthread_mutex_init(&r->mu, NULL);
+            r->refs = 1;
+            r->k = k;
+            f->clients[i] = r;
+        } else {
+            tm_kube_free(k);
+        }
+    }
+    if (r) {
+        pthread_mutex_lock(&r->mu);
+        r->refs++;
+        pthread_mutex_unlock(&r->mu);
+    }
+    pthread_mutex_unlock(&f->clients_mu);
+    return r;
+}
+
 json_t *dam_collect(const dam_federation *f, const dam_shape *shape, double now_s, double timeout_s,
                     tm_err *err) {
     job_ctx *jobs[DAM_MAX_CLUSTERS] = {0};
@@ -308,6 +451,7 @@ json_t *dam_collect(const dam_federation *f, const dam_shape *shape, double now_
     for (size_t i = 0; i < f->n; i++) {
         if (!(jobs[i] = job_new(&f->c[i], shape, now_s)))
             continue;
+        jobs[i]->client = take_client((dam_federation *)f, i);
         jobs[i]->refs = 2; /* this caller and the thread */
         started[i] = pthread_create(&th[i], NULL, collect_thread, jobs[i]) == 0;
         if (!started[i])

@@ -11,13 +11,22 @@
  *       context: hpc-a               optional: the kubeconfig's current-context otherwise
  *       namespace: tarema            where its maintenance and ASA ConfigMaps are and a
  *                                    submitted job's pods go; default "default"
+ *       database: postgresql://...   optional: the cluster's PostgreSQL (its labeler's), a URI or
+ *                                    key=value conninfo as DATABASE_URL, or a file holding one
+ *                                    (relative to the federation file's folder; re-read at every
+ *                                    collection, so a rotated Secret is picked up)
  *       site, location, storage, perf_per_core, architectures: static facts, kept as given
  *
  * Per cluster (all clusters at once, one thread each): Nodes, Pods, StorageClasses, and in the
  * namespace the ConfigMaps `tarema-dam-maintenance` (key `windows`) and `tarema-asa-state`
- * (key `state.json`); a missing ConfigMap means none. A cluster whose API server cannot be
- * reached, refuses the credentials, or whose maintenance ConfigMap cannot be read is entered
- * as `unreachable` with the reason: the ranking excludes and reports it and still answers. */
+ * (key `state.json`); a missing ConfigMap means none. With `database`, the learned waits the
+ * labeler keeps there (asa_waits, read with labeler/waits_store.h as `tarema-planner waits`
+ * does) give the predicted wait; the ConfigMap is the second source, the age of the oldest
+ * pending pod the last; a database that cannot be read is logged and skipped. A cluster whose API
+ * server cannot be reached, refuses the credentials, or whose maintenance ConfigMap cannot be read
+ * is entered as `unreachable` with the reason: the ranking excludes and reports it and still
+ * answers. Each cluster's API client is kept in the federation between collections (its
+ * connections reused); a collection that fails drops it, so the next one connects afresh. */
 #ifndef TAREMA_DAM_COLLECT_H
 #define TAREMA_DAM_COLLECT_H
 

@@ -10,6 +10,7 @@
  * collected CLUSTERS document (JSON). serve runs the REST service (dam/serve.h). */
 #include <getopt.h>
 #include <jansson.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,7 +93,20 @@ static int rank_main(int argc, char **argv) {
         clusters_doc = tm_yaml_load_file(clusters_path, &err);
     } else if (job_doc) {
         dam_federation *fed = dam_federation_load(fed_path, &err);
-        clusters_doc = fed ? dam_collect(fed, NULL, (double)time(NULL), 0, &err) : NULL;
+        /* The job's shape (one pod of its cores and memory) selects its learned wait; the job
+         * is read against the registry first, so a bad job is refused before collecting. */
+        json_t *skel = fed ? dam_federation_skeleton(fed) : NULL;
+        dam_request *probe = skel ? dam_request_new(job_doc, skel, (double)time(NULL), &err) : NULL;
+        json_decref(skel);
+        if (probe) {
+            const dam_job *j = dam_request_job(probe);
+            dam_shape shape = {.ns = NULL,
+                               .pods = 1,
+                               .cpu_milli = llround(j->cores * 1000.0),
+                               .mem_bytes = llround(j->memory_bytes)};
+            clusters_doc = dam_collect(fed, &shape, (double)time(NULL), 0, &err);
+            dam_request_free(probe);
+        }
         dam_federation_free(fed);
     }
     dam_request *req =

@@ -269,6 +269,24 @@ double dam_asa_wait(const char *state_json, const dam_shape *shape, char *warn, 
     return wait;
 }
 
+double dam_waits_pick(const waits_record *v, size_t n, const dam_shape *shape) {
+    const waits_record *best = NULL;
+    int best_own = 0;
+    for (size_t i = 0; i < n; i++) {
+        const asa_key *k = &v[i].key;
+        if (k->pods != shape->pods || k->cpu_milli != shape->cpu_milli ||
+            k->mem_bytes != shape->mem_bytes)
+            continue;
+        int own = shape->ns && strcmp(k->ns, shape->ns) == 0;
+        if (!best || own > best_own ||
+            (own == best_own && v[i].st.observations > best->st.observations)) {
+            best = &v[i];
+            best_own = own;
+        }
+    }
+    return best ? waits_estimate(best) : -1;
+}
+
 int dam_signals_fill(json_t *entry, const dam_cluster_objects *o, const dam_shape *shape,
                      double now_s, tm_err *err) {
     json_t *sched = json_object();
@@ -287,7 +305,10 @@ int dam_signals_fill(json_t *entry, const dam_cluster_objects *o, const dam_shap
         json_object_set_new(entry, "storage", names);
     }
     double predicted = -1;
-    if (o->asa_cm && shape) {
+    /* The learned waits in the cluster's PostgreSQL first; the ASA ConfigMap second. */
+    if (o->has_waits && shape)
+        predicted = dam_waits_pick(o->waits, o->nwaits, shape);
+    if (predicted < 0 && o->asa_cm && shape) {
         const char *st =
             json_string_value(json_object_get(tm_json_path(o->asa_cm, "data"), ASA_STATE_KEY));
         if (st)

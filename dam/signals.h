@@ -24,6 +24,7 @@
 #include <jansson.h>
 
 #include "lib/error.h"
+#include "planner/waits.h"
 
 /* The job's shape, to find its learner in an ASA state. */
 typedef struct dam_shape {
@@ -38,6 +39,9 @@ typedef struct dam_cluster_objects {
     const json_t *nodes, *pods, *storage_classes;
     const json_t *maintenance_cm; /* the ConfigMap, or NULL when the cluster has none */
     const json_t *asa_cm;         /* ConfigMap holding the ASA state (key state.json) or NULL */
+    const waits_record *waits;    /* the cluster's learned waits (its PostgreSQL), if read */
+    size_t nwaits;
+    int has_waits;
 } dam_cluster_objects;
 
 /* Fills `entry` (an object that may already hold static keys: name, site, location, storage;
@@ -53,5 +57,11 @@ int dam_signals_fill(json_t *entry, const dam_cluster_objects *o, const dam_shap
  * group counts when the namespace has none. -1 when no learner fits; warn (may be NULL, size
  * n) says what of the document was ignored. */
 double dam_asa_wait(const char *state_json, const dam_shape *shape, char *warn, size_t n);
+
+/* The learned wait (seconds, waits_estimate: the mode of the learner) of the record for shape
+ * among the cluster's records v[0..n) (lab_waits_store_list): same pods, cpu and memory per
+ * pod, any node group; the job's own namespace first, another namespace's otherwise (the queue
+ * is the cluster's). Of several, the one with the most observations. -1 when none matches. */
+double dam_waits_pick(const waits_record *v, size_t n, const dam_shape *shape);
 
 #endif

@@ -13,15 +13,20 @@ struct dam_store {
     pthread_mutex_t mu;
 };
 
+/* The DAM's own series of migrations, recorded in dam_schema_migrations (tm_pg_migrate_set):
+ * the chart points the DAM at the labeler's database, whose versions live in schema_migrations
+ * (one shared table made the labeler skip its migration 1 after the DAM's "1", and made the DAM
+ * refuse a labeler database at version 4). IF NOT EXISTS: a database where an earlier build
+ * created the table without recording it. */
 static const tm_pg_migration migrations[] = {
     {1, "dam requests",
-     "CREATE TABLE dam_requests ("
+     "CREATE TABLE IF NOT EXISTS dam_requests ("
      " id text PRIMARY KEY,"
      " state text NOT NULL,"
      " record jsonb NOT NULL,"
      " created_at timestamptz NOT NULL DEFAULT now(),"
      " updated_at timestamptz NOT NULL DEFAULT now());"
-     "CREATE INDEX dam_requests_state ON dam_requests (state, created_at);"},
+     "CREATE INDEX IF NOT EXISTS dam_requests_state ON dam_requests (state, created_at);"},
 };
 
 dam_store *dam_store_open(const char *conninfo, int timeout_ms, tm_err *err) {

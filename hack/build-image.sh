@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # hack/build-image.sh [--bin DIR] [--out DIR] [COMPONENT...]: builds the tarema container
-# images without a Docker daemon (`make image` runs it). COMPONENT is scheduler, labeler or
-# profiler (default: all three, the images the chart deploys).
+# images without a Docker daemon (`make image` runs it). COMPONENT is scheduler, labeler,
+# profiler, dam or planner (default: all five, the images the chart deploys). dam and planner
+# share scheduler's and labeler's two layers (same root filesystem, same binaries): only their
+# config differs, so they cost no extra root filesystem or layer.
 #
 #   1. The runtime package list is computed from the binaries in DIR (default bin/) by
 #      hack/image/runtime-deps.sh, as the Dockerfile's build stage does.
@@ -37,11 +39,11 @@ while [ $# -gt 0 ]; do
   esac
 done
 COMPONENTS=("$@")
-[ ${#COMPONENTS[@]} -gt 0 ] || COMPONENTS=(scheduler labeler profiler)
+[ ${#COMPONENTS[@]} -gt 0 ] || COMPONENTS=(scheduler labeler profiler dam planner)
 for c in "${COMPONENTS[@]}"; do
-  case $c in scheduler | labeler | profiler) ;; *) die "unknown component '$c' (scheduler, labeler, profiler)" ;; esac
+  case $c in scheduler | labeler | profiler | dam | planner) ;; *) die "unknown component '$c' (scheduler, labeler, profiler, dam, planner)" ;; esac
 done
-BINARIES=(tarema-scheduler tarema-labeler tarema-profiler tarema-sim)
+BINARIES=(tarema-scheduler tarema-labeler tarema-profiler tarema-sim tarema-dam tarema-planner)
 for b in "${BINARIES[@]}"; do
   [ -x "$BIN/$b" ] || die "$BIN/$b is missing: build the binaries first (make)"
 done
@@ -52,14 +54,18 @@ UID_GID=10001:10001
 WORKDIR=/
 IMAGE_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 entrypoint() { echo "/usr/local/bin/tarema-$1"; }
-cmd() { case $1 in scheduler) echo run ;; labeler) echo serve ;; profiler) echo --help ;; esac; }
-# The serving port and the plain-HTTP health port (chart: scheduler.healthPort, labeler.healthPort).
-port() { case $1 in scheduler) echo 10260/tcp,10261/tcp ;; labeler) echo 8080/tcp,8081/tcp ;; profiler) ;; esac; }
+# The planner's Deployment gives its own command and arguments; --help is a harmless default.
+cmd() { case $1 in scheduler) echo run ;; labeler | dam) echo serve ;; profiler | planner) echo --help ;; esac; }
+# The serving port and the plain-HTTP health port (chart: scheduler.healthPort,
+# labeler.healthPort, dam.port and dam.healthPort).
+port() { case $1 in scheduler) echo 10260/tcp,10261/tcp ;; labeler) echo 8080/tcp,8081/tcp ;; dam) echo 8090/tcp,8091/tcp ;; profiler | planner) ;; esac; }
 description() {
   case $1 in
     scheduler) echo "tarema scheduler: binds workflow task pods to the node group their TaskProfile asks for" ;;
     labeler) echo "tarema labeler: Nextflow weblog receiver, task history, TaskProfile publisher" ;;
     profiler) echo "tarema profiler: benchmarks nodes (sysbench, fio), groups and labels them" ;;
+    dam) echo "tarema DAM: ranks member clusters for a job (load, node speed, predicted wait, data) and submits it" ;;
+    planner) echo "tarema planner: plans workflows on node groups, reports the learned waiting times" ;;
   esac
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # hack/image/build.sh OUT: the Dockerfile's build step. Compiles the binaries (tarema-scheduler,
-# tarema-labeler, tarema-profiler, tarema-sim) into OUT/bin and writes the runtime package
+# tarema-labeler, tarema-profiler, tarema-sim, tarema-dam, tarema-planner) into OUT/bin and writes the runtime package
 # lists next to them: OUT/runtime-packages.txt for every image, computed from the binaries by
 # hack/image/runtime-deps.sh, and OUT/runtime-packages-profiler.txt, the benchmarks the
 # profiler image adds (a copy of hack/image/profiler-packages.txt). hack/build-image.sh makes
@@ -27,7 +27,7 @@ if [ -n "$missing" ]; then
   exit 1
 fi
 touch "$O/.deps-ok"
-BINS=(tarema-scheduler tarema-labeler tarema-profiler tarema-sim)
+BINS=(tarema-scheduler tarema-labeler tarema-profiler tarema-sim tarema-dam tarema-planner)
 make -C "$ROOT" -j"${JOBS:-2}" O="$O" BINDIR="$OUT/bin" "${BINS[@]/#/$OUT/bin/}"
 bash "$HERE/runtime-deps.sh" "${BINS[@]/#/$OUT/bin/}" >"$OUT/runtime-packages.txt"
 cp "$HERE/profiler-packages.txt" "$OUT/runtime-packages-profiler.txt"

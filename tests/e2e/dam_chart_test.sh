@@ -2,7 +2,8 @@
 # dam_chart_test.sh: the chart's DAM objects (dam.enabled) as tarema-dam reads them: the
 # rendered federation ConfigMap loads (namespace "" becomes the release namespace, relative
 # kubeconfigs resolve under the mounted Secret), the maintenance ConfigMap's windows parse, the
-# RBAC is exactly what dam/ calls, the token Secret is the DAM's own, the schema refuses typos.
+# RBAC is exactly what dam/ calls, the token Secret is the DAM's own, the server certificate
+# names the DAM's Service, the schema refuses typos.
 # Needs helm (hack/build-controlplane.sh puts it in the tools cache); no cluster.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -19,7 +20,7 @@ dam:
     transfers: [{from: lrz-dss, to: it4i-lustre, bytes_per_s: 100Mi}]
     clusters:
       - {name: local, kubeconfig: in-cluster, namespace: "", location: it4i-lustre}
-      - {name: lrz, kubeconfig: kubeconfigs/lrz, context: lrz, namespace: science, location: lrz-dss}
+      - {name: lrz, kubeconfig: kubeconfigs/lrz, context: lrz, namespace: science, location: lrz-dss, database: kubeconfigs/lrz-db}
   maintenance:
     windows:
       - {start: "2026-12-01T06:00:00Z", end: "2026-12-01T10:00:00Z", reason: kernel}
@@ -46,6 +47,7 @@ assert \"unreachable\" in c[\"local\"] and \"$TMP/kubeconfigs/lrz\" in c[\"lrz\"
 assert d[\"datasets\"][0][\"size\"] == \"40Gi\"
 '"
 check "namespace \"\" is the release namespace in the federation file" grep -q 'namespace: science' "$TMP/federation.yaml"
+check "a member's database (a file in the kubeconfig Secret) reaches the federation file" grep -q 'database: kubeconfigs/lrz-db' "$TMP/federation.yaml"
 # the maintenance ConfigMap's windows through the ranking: both windows overlap, merged into one
 cat >"$TMP/clusters.yaml" <<YAML
 now: 2026-12-01T05:00:00Z
@@ -107,6 +109,19 @@ for d in docs:
             if 5432 in ports and m and all(dam_labels.get(k) == v for k, v in m.items()):
                 ok = True
 assert ok, 'no NetworkPolicy lets the DAM reach PostgreSQL on 5432'
+PY
+# TLS: the chart's server certificate names the DAM's Service in every form (clients of its REST
+# API verify it without tls.extraDnsNames).
+"$HELM" template t "$CHART" -n science -f "$TMP/values.yaml" --set tls.enabled=true >"$TMP/tls.yaml" 2>"$TMP/err" || cat "$TMP/err"
+check "tls.enabled: the server certificate names the DAM Service t-tarema-dam in every form" python3 - "$TMP/tls.yaml" <<'PY'
+import sys, yaml, base64, subprocess
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+crt = base64.b64decode([d for d in docs if d['kind'] == 'Secret' and d['metadata']['name'] == 't-tarema-tls'][0]['data']['tls.crt'])
+txt = subprocess.run(['openssl', 'x509', '-noout', '-ext', 'subjectAltName'], input=crt, capture_output=True).stdout.decode()
+for n in ('t-tarema-dam', 't-tarema-dam.science', 't-tarema-dam.science.svc', 't-tarema-dam.science.svc.cluster.local'):
+    assert 'DNS:%s,' % n in txt.strip() + ',', (n, txt)
+svc = [d for d in docs if d['kind'] == 'Service' and d['metadata']['name'] == 't-tarema-dam']
+assert svc, 'no Service t-tarema-dam'
 PY
 check "schema: an unknown dam key is refused, naming it" bash -c "'$HELM' template t '$CHART' --set dam.enabled=true --set dam.bogus=1 2>&1 | grep -q \"'bogus' not allowed\""
 check "dam disabled by default: no DAM object rendered" bash -c "! '$HELM' template t '$CHART' | grep -q 'component: dam'"

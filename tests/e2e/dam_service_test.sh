@@ -2,8 +2,9 @@
 # dam_service_test.sh: `tarema-dam serve` against three local control planes at once (a, b, c:
 # 4 kwok nodes of 8 cores, 8 of 4, 4 of 16) and PostgreSQL, over TLS with a bearer token. The ranking
 # follows load (pods bound on a), node speed (tarema.io/profile annotations), data location
-# (a dataset at b's storage, a slow transfer to a), the predicted wait (an ASA learner state
-# ConfigMap on a) and maintenance (a ConfigMap on b with
+# (a dataset at b's storage, a slow transfer to a), the predicted wait (a's learned waits in
+# its own PostgreSQL database, fed by a real `tarema-labeler serve --waits` watching a; the
+# federation names it with `database:` a file, absent until then) and maintenance (a ConfigMap on b with
 # overlapping windows); an unreachable cluster (c's API server killed) is excluded and
 # reported while the ranking still answers; a request acknowledged just before a kill -9 is
 # ranked after the restart; a hung API server is excluded after the timeout; DELETE forgets; malformed requests get 400 naming the field;
@@ -23,7 +24,7 @@ transfers:
   - {from: store-b, to: store-a, bytes_per_s: 10Mi}
   - {from: store-b, to: store-c, bytes_per_s: 10Mi}
 clusters:
-  - {name: a, kubeconfig: $(dam_kubeconfig a), location: store-a, site: north}
+  - {name: a, kubeconfig: $(dam_kubeconfig a), location: store-a, site: north, database: $DAM_TMP/database-a}
   - {name: b, kubeconfig: $(dam_kubeconfig b), location: store-b, site: north}
   - {name: c, kubeconfig: $(dam_kubeconfig c), location: store-c, site: south}
 EOF
@@ -83,22 +84,40 @@ R=$(rank_job "$JOB")
 check "node speed: a's cores twice as fast outweigh its load" has '
   .result.chosen == "a" and (.result.ranking[] | select(.cluster == "b") | (.scores.perf - 0.5 | fabs) < 1e-9)' "$R"
 
-# the ASA learner state of a (docs/asa.md): the job's shape (1 pod of 4 cores) most likely waits 3000 s
-python3 - >"$DAM_TMP/asa.json" <<'PY'
-import json
-alts = [float(x) for x in list(range(10, 95, 5)) + list(range(100, 950, 50)) + list(range(1000, 10000, 1000)) + list(range(10000, 100000, 10000)) + [100000]]
-p = [0.5 / (len(alts) - 1)] * len(alts)
-p[alts.index(3000.0)] = 0.5
-print(json.dumps({"version": 1, "alternatives_s": alts, "round_bound": 1.0, "seq": 1, "entries": [
-    {"namespace": "default", "node_group": "", "pods": 1, "cpu_milli": 4000, "memory_bytes": 0, "round": 1,
-     "cases": 1, "samples": 1, "last_seq": 1, "p": p, "round_loss": [0.0] * len(alts)}]}))
-PY
-kc a create configmap tarema-asa-state --from-file=state.json="$DAM_TMP/asa.json" >/dev/null
+# the predicted wait: cluster a's own database (on the test's server), its learned waits fed by
+# the labeler watching a (the same code as in production: labeler/waits_feed.c, waits_store.c)
 R=$(rank_job "$JOB")
-check "predicted wait: a's ASA learner for the job's shape (3000 s) is its wait; b falls back to pending pods or none" has '
-  (.result.ranking[] | select(.cluster == "a") | .wait_source == "predicted" and .wait_s == 3000 and (.scores.wait - 3600/6600 | fabs) < 1e-9) and
+check "predicted wait: no database file for a yet, its wait is not predicted (logged, not fatal)" has '
+  .result.chosen != null and (.result.ranking[] | select(.cluster == "a") | .wait_source != "predicted")' "$R"
+DB_A=$(python3 -c 'import sys, urllib.parse as u; p = u.urlsplit(sys.argv[1]); print(u.urlunsplit(p._replace(path="/dam_waits_a")))' "$DATABASE_URL")
+psql "$DATABASE_URL" -qc "DROP DATABASE IF EXISTS dam_waits_a" -c "CREATE DATABASE dam_waits_a" >/dev/null 2>&1
+mkdir -p "$DAM_TMP/spool"
+"$BIN/tarema-labeler" serve --bind 127.0.0.1 --port 0 --spool "$DAM_TMP/spool" --no-publish --waits \
+  --kubeconfig "$(dam_kubeconfig a)" --db "$DB_A" >"$DAM_TMP/labeler-a.log" 2>&1 &
+LAB_PID=$!
+wait_for 20 grep -q 'waits feed: database connected' "$DAM_TMP/labeler-a.log"
+# the job's shape: one pod of 4 cores, no memory request
+kc a apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: waiter, namespace: default}
+spec:
+  nodeName: a-1
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "4"}}}]
+EOF
+fed_rows() { [ "$(psql "$DB_A" -Atc "SELECT count(*) FROM asa_waits WHERE pods = 1 AND cpu_milli = 4000 AND memory_bytes = 0" 2>/dev/null)" = 1 ]; }
+check "the labeler on a learned the wait of the job's shape into a's database" wait_for 20 fed_rows
+kill "$LAB_PID" 2>/dev/null
+wait "$LAB_PID" 2>/dev/null
+kc a delete pod waiter --grace-period=0 --force >/dev/null 2>&1
+# the estimate as `tarema-planner waits` reads it from a's database
+EST=$("$BIN/tarema-planner" waits --db "$DB_A" --json 2>/dev/null | jq '[.shapes[] | select(.pods == 1 and .cpu_milli == 4000)][0].estimate_s')
+echo "$DB_A" >"$DAM_TMP/database-a"
+R=$(rank_job "$JOB")
+check "predicted wait: a's learned estimate for the job's shape ($EST s, as tarema-planner waits reads it) is its wait; b falls back" has '
+  (.result.ranking[] | select(.cluster == "a") | .wait_source == "predicted" and .wait_s == '"${EST:-null}"' and (.scores.wait - 3600/(3600+'"${EST:-0}"') | fabs) < 1e-9) and
   (.result.ranking[] | select(.cluster == "b") | .wait_source != "predicted")' "$R"
-kc a delete configmap tarema-asa-state >/dev/null
+rm -f "$DAM_TMP/database-a"
 
 R=$(rank_job "$JOB_DATA")
 check "data location: the dataset at b's storage (40Gi, 10Mi/s elsewhere) moves the job to b" has '

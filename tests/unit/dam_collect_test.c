@@ -2,8 +2,11 @@
  * relative kubeconfigs resolved against the file's folder, the skeleton used to check a job
  * before it is stored; and the collection's reporting of clusters that cannot be read: a
  * refused connection, a missing context, and a server that accepts and never answers (left
- * behind after the timeout, the others still ranked). */
+ * behind after the timeout, the others still ranked); and a cluster's connection reused from one
+ * collection to the next. */
 #include <arpa/inet.h>
+#include <stdint.h>
+#include <string.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -156,6 +159,100 @@ static void test_hung_and_refused_clusters_reported(void) {
     json_decref(doc);
 }
 
+/* A minimal API server: every list is empty, every ConfigMap missing, connections kept alive;
+ * it counts the connections it accepted. */
+typedef struct counting_server {
+    int fd;
+    int accepted;
+    pthread_mutex_t mu;
+} counting_server;
+
+static void *keepalive_conn(void *arg) {
+    int c = (int)(intptr_t)arg;
+    char buf[8192];
+    size_t have = 0;
+    for (;;) {
+        ssize_t n = read(c, buf + have, sizeof buf - 1 - have);
+        if (n <= 0)
+            break;
+        have += (size_t)n;
+        buf[have] = 0;
+        char *end;
+        while ((end = strstr(buf, "\r\n\r\n"))) {
+            int cm = strncmp(buf, "GET /api/v1/namespaces/", 23) == 0;
+            const char *body = cm ? "{\"kind\":\"Status\",\"code\":404}" : "{\"items\":[]}";
+            char out[256];
+            int len = snprintf(out, sizeof out,
+                               "HTTP/1.1 %s\r\nContent-Type: application/json\r\n"
+                               "Content-Length: %zu\r\n\r\n%s",
+                               cm ? "404 Not Found" : "200 OK", strlen(body), body);
+            if (write(c, out, (size_t)len) != len)
+                goto done;
+            size_t used = (size_t)(end + 4 - buf);
+            memmove(buf, end + 4, have - used + 1);
+            have -= used;
+        }
+    }
+done:
+    close(c);
+    return NULL;
+}
+
+static void *counting_accept(void *arg) {
+    counting_server *s = arg;
+    for (;;) {
+        int c = accept(s->fd, NULL, NULL);
+        if (c < 0)
+            return NULL;
+        pthread_mutex_lock(&s->mu);
+        s->accepted++;
+        pthread_mutex_unlock(&s->mu);
+        pthread_t th;
+        pthread_create(&th, NULL, keepalive_conn, (void *)(intptr_t)c);
+        pthread_detach(th);
+    }
+}
+
+static int accepted(counting_server *s) {
+    pthread_mutex_lock(&s->mu);
+    int n = s->accepted;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+/* Collections reuse the cluster's client and so its connection: the second collection opens
+ * none (each made a new client, and a new connection, before). */
+static void test_connections_reused_between_collections(void) {
+    static counting_server s = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    int port;
+    s.fd = listen_any(&port);
+    CHECK(s.fd >= 0);
+    pthread_t th;
+    pthread_create(&th, NULL, counting_accept, &s);
+    pthread_detach(th);
+    kubeconfig("live.kubeconfig", port);
+    const char *p =
+        write_file("fed3.yaml", "clusters:\n  - {name: live, kubeconfig: live.kubeconfig}\n");
+    tm_err err = {0};
+    dam_federation *f = dam_federation_load(p, &err);
+    CHECKF(f != NULL, "%s", err.msg);
+    if (!f)
+        return;
+    json_t *d1 = dam_collect(f, NULL, 1e9, 5, &err);
+    int after1 = accepted(&s);
+    CHECKF(!json_object_get(json_array_get(json_object_get(d1, "clusters"), 0), "unreachable"),
+           "%s", json_dumps(d1, JSON_COMPACT));
+    json_t *d2 = dam_collect(f, NULL, 1e9, 5, &err);
+    json_t *d3 = dam_collect(f, NULL, 1e9, 5, &err);
+    int after3 = accepted(&s);
+    CHECKF(after1 >= 1 && after3 == after1, "connections: %d after one collection, %d after three",
+           after1, after3);
+    json_decref(d1);
+    json_decref(d2);
+    json_decref(d3);
+    dam_federation_free(f);
+}
+
 int main(void) {
     snprintf(dir, sizeof dir, "/tmp/dam_collect_test.XXXXXX");
     if (!mkdtemp(dir))
@@ -163,6 +260,7 @@ int main(void) {
     RUN(test_bad_federations_name_the_field);
     RUN(test_paths_and_skeleton);
     RUN(test_hung_and_refused_clusters_reported);
+    RUN(test_connections_reused_between_collections);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

@@ -140,7 +140,7 @@ true
 {{- $full := include "tarema.fullname" . -}}
 {{- $ns := .Release.Namespace -}}
 {{- $names := list -}}
-{{- range $c := list "scheduler" "labeler" "webhook" -}}
+{{- range $c := list "scheduler" "labeler" "webhook" "dam" -}}
 {{- $svc := printf "%s-%s" $full $c -}}
 {{- $names = concat $names (list $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.cluster.local" $svc $ns)) -}}
 {{- end -}}
