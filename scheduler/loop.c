@@ -32,6 +32,10 @@
 /* An unchanged FailedScheduling is reported again after this long (events expire after an
  * hour; the condition stays). */
 #define REPORT_REPEAT_MS (5 * 60 * 1000)
+/* Gang and reservation APIs not served are looked for again this often: a CRD may be installed
+ * after the scheduler started (the planner's chart, an operator). TAREMA_API_RECHECK_MS
+ * overrides it (the e2e test). */
+#define API_RECHECK_MS 30000
 
 struct sched_loop {
     const sched_config *cfg;
@@ -55,6 +59,7 @@ struct sched_loop {
         *m_binds_unknown, *m_leader, *m_nodes, *m_pods, *m_api;
     resv_controller *resv; /* reservations (scheduler mode), resv_controller.h */
     int64_t last_resv_tick_ms;
+    int64_t api_recheck_ms, last_api_check_ms; /* APIs not served: looked for again */
 };
 
 static int64_t mono_ms(void) {
@@ -366,28 +371,47 @@ static bool api_served(tm_kube *k, const char *path) {
 }
 
 /* Gangs: PodGroups (scheduler-plugins' CRD) and Workloads (Kubernetes 1.35, alpha). Each stays
- * off, logged once, when its API is not served: pods that name one then wait. */
-static int start_gang_informers(sched_loop *l, tm_err *err) {
+ * off while its API is not served (logged at start, and once when it appears): pods that name
+ * one then wait. first: the start (later calls only look for the missing ones, quietly). */
+static int start_gang_informers(sched_loop *l, bool first, tm_err *err) {
     static const char *const pg_path = "/apis/" SCHED_PODGROUP_API "/podgroups";
     static const char *const wl_path = "/apis/" SCHED_WORKLOAD_API "/workloads";
-    if (api_served(l->k, pg_path)) {
+    if (!l->podgroups && api_served(l->k, pg_path)) {
         tm_informer_opts o = {.path = pg_path, .on_event = on_podgroup, .ud = l};
         if (!(l->podgroups = tm_informer_start(l->k, &o, err)))
             return tm_err_wrap(err, "watching PodGroups");
-    } else {
-        tm_warn("PodGroup API %s not served (CRD not installed?): PodGroup gangs off",
+        if (!first)
+            tm_info("PodGroup API %s served now: PodGroup gangs on", SCHED_PODGROUP_API);
+    } else if (first && !l->podgroups) {
+        tm_warn("PodGroup API %s not served (CRD not installed?): PodGroup gangs off until it is",
                 SCHED_PODGROUP_API);
     }
-    if (api_served(l->k, wl_path)) {
+    if (!l->workloads && api_served(l->k, wl_path)) {
         tm_informer_opts o = {.path = wl_path, .on_event = on_workload, .ud = l};
         if (!(l->workloads = tm_informer_start(l->k, &o, err)))
             return tm_err_wrap(err, "watching Workloads");
-    } else {
+        if (!first)
+            tm_info("Workload API %s served now: Workload gangs on", SCHED_WORKLOAD_API);
+    } else if (first && !l->workloads) {
         tm_info("Workload API %s not served (feature gate GenericWorkload off?): Workload gangs "
-                "off",
+                "off until it is",
                 SCHED_WORKLOAD_API);
     }
     return 0;
+}
+
+/* Looks again, every api_recheck_ms, for the APIs that were not served (no lock held: the
+ * checks are blocking GETs; the reservation controller takes the cache lock to replay pods). */
+static void recheck_apis(sched_loop *l, int64_t now) {
+    if (now - l->last_api_check_ms < l->api_recheck_ms)
+        return;
+    l->last_api_check_ms = now;
+    tm_err err = {0};
+    if (l->gangs && (!l->podgroups || !l->workloads) && start_gang_informers(l, false, &err))
+        tm_warn("%s", err.msg);
+    err = (tm_err){0};
+    if (l->resv && resv_controller_recheck(l->resv, l->pods, &err))
+        tm_warn("%s", err.msg);
 }
 
 int sched_loop_start(sched_loop *l, tm_err *err) {
@@ -441,8 +465,11 @@ int sched_loop_start(sched_loop *l, tm_err *err) {
     } else {
         atomic_fetch_or(&l->sync_state, 8 | 16);
     }
-    if (l->gangs && start_gang_informers(l, err))
+    if (l->gangs && start_gang_informers(l, true, err))
         return -1;
+    const char *re = getenv("TAREMA_API_RECHECK_MS");
+    l->api_recheck_ms = re && atoll(re) > 0 ? atoll(re) : API_RECHECK_MS;
+    l->last_api_check_ms = mono_ms();
     if (l->cfg->leader_elect && l->cfg->mode == SCHED_MODE_SCHEDULER) {
         tm_leader_opts lo = {.ns = l->cfg->lease_namespace,
                              .name = l->cfg->lease_name,
@@ -672,6 +699,7 @@ int sched_loop_step(sched_loop *l, int max_wait_ms, tm_err *err) {
         wait = 100; /* re-check the sync state soon */
     }
     int rc = tm_kube_run(l->k, wait, err);
+    recheck_apis(l, mono_ms());
     sched_cache_lock(l->cache);
     /* reservations: admit, activate, release (wall clock: windows are absolute times) */
     int64_t tr = mono_ms();

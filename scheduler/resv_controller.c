@@ -454,32 +454,81 @@ static bool api_served(tm_kube *k, const char *path) {
     return r != NULL;
 }
 
-int resv_controller_start(resv_controller *c, tm_err *err) {
-    if (!api_served(c->k, RESV_PATH)) {
-        tm_warn("Reservation API %s not served (CRD not installed?): reservations off", RESV_API);
-        return 0;
+/* Starts the owner informers whose API is served and not watched yet. */
+static int start_owner_informers(resv_controller *c, tm_err *err) {
+    tm_informer_opts o;
+    if (!c->pg_api && (c->pg_api = api_served(c->k, PODGROUP_PATH))) {
+        o = (tm_informer_opts){
+            .path = PODGROUP_PATH, .on_event = on_ignore, .ud = c, .transform = owner_transform};
+        if (!(c->podgroups = tm_informer_start(c->k, &o, err))) {
+            c->pg_api = false;
+            return tm_err_wrap(err, "watching PodGroups for reservations");
+        }
     }
+    if (!c->wl_api && (c->wl_api = api_served(c->k, WORKLOAD_PATH))) {
+        o = (tm_informer_opts){
+            .path = WORKLOAD_PATH, .on_event = on_ignore, .ud = c, .transform = owner_transform};
+        if (!(c->workloads = tm_informer_start(c->k, &o, err))) {
+            c->wl_api = false;
+            return tm_err_wrap(err, "watching Workloads for reservations");
+        }
+    }
+    return 0;
+}
+
+/* Starts the Reservation informer and the owners' when the API is served (else 1, off). */
+static int start_informers(resv_controller *c, tm_err *err) {
+    if (!api_served(c->k, RESV_PATH))
+        return 1;
     tm_informer_opts o = {
         .path = RESV_PATH, .on_event = on_resv, .on_synced = on_resv_synced, .ud = c};
     if (!(c->resvs = tm_informer_start(c->k, &o, err)))
         return tm_err_wrap(err, "watching Reservations");
     c->on = true;
-    /* owners: only whether they exist */
-    if ((c->pg_api = api_served(c->k, PODGROUP_PATH))) {
-        o = (tm_informer_opts){
-            .path = PODGROUP_PATH, .on_event = on_ignore, .ud = c, .transform = owner_transform};
-        if (!(c->podgroups = tm_informer_start(c->k, &o, err)))
-            return tm_err_wrap(err, "watching PodGroups for reservations");
+    return start_owner_informers(c, err); /* owners: only whether they exist */
+}
+
+int resv_controller_start(resv_controller *c, tm_err *err) {
+    int rc = start_informers(c, err);
+    if (rc > 0) {
+        tm_warn("Reservation API %s not served (CRD not installed?): reservations off until it is",
+                RESV_API);
+        return 0;
     }
-    if ((c->wl_api = api_served(c->k, WORKLOAD_PATH))) {
-        o = (tm_informer_opts){
-            .path = WORKLOAD_PATH, .on_event = on_ignore, .ud = c, .transform = owner_transform};
-        if (!(c->workloads = tm_informer_start(c->k, &o, err)))
-            return tm_err_wrap(err, "watching Workloads for reservations");
-    }
+    if (rc)
+        return -1;
     tm_info("reservations on podgroup_api=%s workload_api=%s", c->pg_api ? "yes" : "no",
             c->wl_api ? "yes" : "no");
     return 0;
+}
+
+static void replay_pod(void *ud, json_t *obj) {
+    resv_controller_pod_event(ud, TM_WATCH_ADDED, obj);
+}
+
+int resv_controller_recheck(resv_controller *c, const tm_informer *pods, tm_err *err) {
+    if (!c || (c->on && c->pg_api && c->wl_api))
+        return 0;
+    if (c->on) { /* an owner API appeared: admission can tell whether owners exist */
+        bool pg = c->pg_api, wl = c->wl_api;
+        int rc = start_owner_informers(c, err);
+        if (c->pg_api != pg || c->wl_api != wl)
+            tm_info("reservations: owner API served now podgroup_api=%s workload_api=%s",
+                    c->pg_api ? "yes" : "no", c->wl_api ? "yes" : "no");
+        return rc;
+    }
+    int rc = start_informers(c, err);
+    if (rc > 0)
+        return 0;
+    if (c->on) { /* the pods seen while off: the owners' pods and running pods' ends */
+        sched_cache_lock(c->cache);
+        if (pods)
+            tm_informer_foreach(pods, replay_pod, c);
+        sched_cache_unlock(c->cache);
+        tm_info("Reservation API %s served now: reservations on podgroup_api=%s workload_api=%s",
+                RESV_API, c->pg_api ? "yes" : "no", c->wl_api ? "yes" : "no");
+    }
+    return rc < 0 ? -1 : 0;
 }
 
 bool resv_controller_synced(const resv_controller *c) {

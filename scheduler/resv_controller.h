@@ -13,8 +13,8 @@
  * reservations' status.nodes back into its table before it admits anything, so nothing is
  * double-booked, and releases what should have been released while it was down.
  *
- * Without the CRD (the API answers 404) reservations are off, logged once, and the Filter plugin
- * passes every node. */
+ * Without the CRD (the API answers 404) reservations are off, logged once, until it appears, and
+ * the Filter plugin passes every node. */
 #ifndef TAREMA_SCHED_RESV_CONTROLLER_H
 #define TAREMA_SCHED_RESV_CONTROLLER_H
 
@@ -47,6 +47,10 @@ bool resv_controller_tick(resv_controller *c, int64_t now_ms);
 /* Ready for scheduling: reservations listed and the held ones in the table (true as well
  * when reservations are off, or c is NULL). The loop waits for it before its first cycle. */
 bool resv_controller_synced(const resv_controller *c);
+/* While the Reservation API (or an owner's) is not served, looks whether it is now and starts
+ * its informer; pods (the loop's pod informer) are replayed to a controller that turns on.
+ * Called without the cache lock (blocking GETs). 0, or -1 with err when an informer failed. */
+int resv_controller_recheck(resv_controller *c, const tm_informer *pods, tm_err *err);
 void resv_controller_stop(resv_controller *c);
 void resv_controller_free(resv_controller *c);
 
