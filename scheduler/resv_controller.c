@@ -54,7 +54,8 @@ struct resv_controller {
     sched_keys keys;
     tm_informer *resvs, *podgroups, *workloads;
     bool on, pg_api, wl_api, synced;
-    bool restored; /* the list was delivered: the held reservations are in the table */
+    bool restored;   /* the list was delivered: the held reservations are in the table */
+    unsigned warned; /* API paths already warned about (bit per path): the re-check repeats */
     rentry **ents;
     size_t n_ents, cap_ents;
     rpod **pods;
@@ -443,21 +444,24 @@ fail:
 /* Whether the API server serves a collection to us: a CRD may be absent (404), RBAC may not
  * allow it (403). Either way the feature stays off: waiting for a list that never comes would
  * keep the scheduler from ever becoming ready. */
-static bool api_served(tm_kube *k, const char *path) {
+static bool api_served(resv_controller *c, const char *path, unsigned bit) {
     char p[256];
     snprintf(p, sizeof p, "%s?limit=1", path);
     tm_err err = {0};
-    json_t *r = tm_kube_get(k, p, &err);
+    json_t *r = tm_kube_get(c->k, p, &err);
     json_decref(r);
-    if (!r && err.http_status != 404)
-        tm_warn("%s not readable status=%d err=\"%s\"", path, err.http_status, err.msg);
+    if (!r && err.http_status != 404 && !(c->warned & bit)) { /* once: re-checked every 30 s */
+        tm_warn("%s not readable status=%d err=\"%s\" (looked for again quietly)", path,
+                err.http_status, err.msg);
+        c->warned |= bit;
+    }
     return r != NULL;
 }
 
 /* Starts the owner informers whose API is served and not watched yet. */
 static int start_owner_informers(resv_controller *c, tm_err *err) {
     tm_informer_opts o;
-    if (!c->pg_api && (c->pg_api = api_served(c->k, PODGROUP_PATH))) {
+    if (!c->pg_api && (c->pg_api = api_served(c, PODGROUP_PATH, 1u))) {
         o = (tm_informer_opts){
             .path = PODGROUP_PATH, .on_event = on_ignore, .ud = c, .transform = owner_transform};
         if (!(c->podgroups = tm_informer_start(c->k, &o, err))) {
@@ -465,7 +469,7 @@ static int start_owner_informers(resv_controller *c, tm_err *err) {
             return tm_err_wrap(err, "watching PodGroups for reservations");
         }
     }
-    if (!c->wl_api && (c->wl_api = api_served(c->k, WORKLOAD_PATH))) {
+    if (!c->wl_api && (c->wl_api = api_served(c, WORKLOAD_PATH, 2u))) {
         o = (tm_informer_opts){
             .path = WORKLOAD_PATH, .on_event = on_ignore, .ud = c, .transform = owner_transform};
         if (!(c->workloads = tm_informer_start(c->k, &o, err))) {
@@ -478,7 +482,7 @@ static int start_owner_informers(resv_controller *c, tm_err *err) {
 
 /* Starts the Reservation informer and the owners' when the API is served (else 1, off). */
 static int start_informers(resv_controller *c, tm_err *err) {
-    if (!api_served(c->k, RESV_PATH))
+    if (!api_served(c, RESV_PATH, 4u))
         return 1;
     tm_informer_opts o = {
         .path = RESV_PATH, .on_event = on_resv, .on_synced = on_resv_synced, .ud = c};
