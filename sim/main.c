@@ -24,6 +24,7 @@
 #include "sim/model.h"
 #include "sim/report.h"
 #include "sim/sizing_cli.h"
+#include "sim/turbine.h"
 
 static void usage(FILE *f) {
     fprintf(
@@ -126,6 +127,8 @@ int main(int argc, char **argv) {
         return sim_asa_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "federation") == 0) /* DAM simulation (docs/dam.md) */
         return sim_federation_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "turbine") == 0) /* WARP's turbine example (docs/planner.md) */
+        return sim_turbine_main(argc - 1, argv + 1);
     static const struct option longopts[] = {{"cluster", required_argument, 0, 'c'},
                                              {"workload", required_argument, 0, 'w'},
                                              {"policy", required_argument, 0, 'p'},
