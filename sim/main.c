@@ -7,6 +7,7 @@
  *   tarema-sim sizing --dataset NAME|FILE [--seed N] [--json] [--svg FILE]   (sim/sizing_cli.h)
  *   tarema-sim asa --scenario figure5 [--policy naive|tuned] [--json] [--svg FILE] (sim/asa_cli.h)
  *   tarema-sim federation --setup 1|2 [--seed N] [--json]   (sim/federation.h)
+ *   tarema-sim turbine [--seeds N] [--json] [--svg FILE]    (sim/turbine.h, docs/planner.md)
  */
 #include <getopt.h>
 #include <jansson.h>
@@ -48,7 +49,8 @@ static void usage(FILE *f) {
            "   or: tarema-sim sizing --dataset NAME|FILE [--json] [--svg FILE]   (sizing --help)\n"
            "   or: tarema-sim asa --scenario figure5 [--policy naive|tuned] [--seed N] [--json]\n"
            "                      [--svg FILE]                                   (asa --help)\n"
-           "   or: tarema-sim federation --setup 1|2 [--seed N] [--json]         (docs/dam.md)\n");
+           "   or: tarema-sim federation --setup 1|2 [--seed N] [--json]         (docs/dam.md)\n"
+           "   or: tarema-sim turbine [--seeds N] [--json] [--svg FILE]   (docs/planner.md)\n");
 }
 
 /* The Gantt file of one policy: FILE itself for a single policy, else FILE with "-POLICY"

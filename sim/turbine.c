@@ -137,8 +137,7 @@ static sim_result *simulate(const sim_cluster *c, const bg_job *j, int n, const 
     o.record_tasks = true;
     o.policy = "tarema";
     sim_result *r = sim_run(c, w, &o, err);
-    /* the result borrows w; keep it alive with the result by leaking into r->workload's owner:
-     * the caller frees it through free_result */
+    /* the result borrows w: free_result frees both */
     if (!r)
         sim_workload_free(w);
     return r;
