@@ -7,6 +7,7 @@
  *   tarema-sim sizing --dataset NAME|FILE [--seed N] [--json] [--svg FILE]   (sim/sizing_cli.h)
  *   tarema-sim asa --scenario figure5 [--policy naive|tuned] [--json] [--svg FILE] (sim/asa_cli.h)
  *   tarema-sim federation --setup 1|2 [--seed N] [--json]   (sim/federation.h)
+ *   tarema-sim turbine [--seeds N] [--json] [--svg FILE]    (sim/turbine.h, docs/planner.md)
  */
 #include <getopt.h>
 #include <jansson.h>
@@ -24,6 +25,7 @@
 #include "sim/model.h"
 #include "sim/report.h"
 #include "sim/sizing_cli.h"
+#include "sim/turbine.h"
 
 static void usage(FILE *f) {
     fprintf(
@@ -47,7 +49,8 @@ static void usage(FILE *f) {
            "   or: tarema-sim sizing --dataset NAME|FILE [--json] [--svg FILE]   (sizing --help)\n"
            "   or: tarema-sim asa --scenario figure5 [--policy naive|tuned] [--seed N] [--json]\n"
            "                      [--svg FILE]                                   (asa --help)\n"
-           "   or: tarema-sim federation --setup 1|2 [--seed N] [--json]         (docs/dam.md)\n");
+           "   or: tarema-sim federation --setup 1|2 [--seed N] [--json]         (docs/dam.md)\n"
+           "   or: tarema-sim turbine [--seeds N] [--json] [--svg FILE]   (docs/planner.md)\n");
 }
 
 /* The Gantt file of one policy: FILE itself for a single policy, else FILE with "-POLICY"
@@ -126,6 +129,8 @@ int main(int argc, char **argv) {
         return sim_asa_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "federation") == 0) /* DAM simulation (docs/dam.md) */
         return sim_federation_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "turbine") == 0) /* WARP's turbine example (docs/planner.md) */
+        return sim_turbine_main(argc - 1, argv + 1);
     static const struct option longopts[] = {{"cluster", required_argument, 0, 'c'},
                                              {"workload", required_argument, 0, 'w'},
                                              {"policy", required_argument, 0, 'p'},
