@@ -66,6 +66,8 @@ SUBMIT='{"job": {"name": "two", "cores": 4, "runtime": "1m"},
     {"name": "sim", "pods": 2, "requests": {"cpu": 2, "memory": "1Gi"}, "duration": "8s",
      "image": "sim:1", "after": ["prep"], "annotations": {"tarema.io/duration": "3s"}}]}}}'
 wfs_on() { kc "$1" get workflows -l "tarema.io/dam-request=$2" --no-headers 2>/dev/null | grep -c . ; }
+# wf_gone <letter> NAME: the Workflow NAME (which the test saw created) no longer exists there
+wf_gone() { local out; [ -n "$2" ] && out=$(kc "$1" get workflow "$2" 2>&1); grep -q NotFound <<<"$out"; }
 export -f kc dam_kubeconfig wfs_on
 export DAM_CACHE DAM_PREFIX
 
@@ -110,17 +112,22 @@ check "Failed on a: a banned, the Workflow resubmitted to b as attempt 2" has '
   (.result.excluded[] | select(.cluster == "a") | .kind == "banned") and
   .submission.attempts[0].outcome == "failed" and (.submission.attempts[0].reason | test("Failed")) and
   .submission.attempts[1].cluster == "b" and (.submission.attempts[1].workflow | endswith("-2"))' "$R"
-check "the failed Workflow is deleted from a" wait_for 20 bash -c "[ \"\$(wfs_on a $ID2)\" = 0 ]"
+check "the failed Workflow $W2 is deleted from a" wait_for 20 wf_gone a "$W2"
 R=$(wait_state "$ID2" '.submission.state != "RUNNING"' 60)
 check "the planner of b ran it to Succeeded: submission SUCCEEDED on b" has '
   .submission.state == "SUCCEEDED" and .submission.cluster == "b" and .submission.attempts[1].outcome == "succeeded"' "$R"
 
 # ---- 3. DELETE cancels ---------------------------------------------------------------------------
 ID3=$(post_job "$SUBMIT")
-wait_state "$ID3" '.submission.state == "RUNNING"' >/dev/null
+W3=$(wait_state "$ID3" '.submission.state == "RUNNING"' | jq -r '.submission.attempts[0].workflow')
+wait_for 30 bash -c "kc a get pods -l planner.tarema.io/workflow=$W3 --no-headers 2>/dev/null | grep -q ."
+check "before the DELETE: Workflow $W3 and its pods on a" bash -c "
+  [ \"\$(wfs_on a $ID3)\" = 1 ] && kc a get pods -l planner.tarema.io/workflow=$W3 --no-headers | grep -q ."
 D=$(api DELETE "/api/v1/requests/$ID3" | tail -n 1):$(api GET "/api/v1/requests/$ID3" | tail -n 1)
 check "DELETE of a running submission: 200 then 404 ($D)" test "$D" = 200:404
 check "DELETE: its Workflow is deleted from a" wait_for 20 bash -c "[ \"\$(wfs_on a $ID3)\" = 0 ]"
+check "DELETE: its pods go with it (owner references, the controller-manager's collector)" \
+  wait_for 30 bash -c "! kc a get pods -l planner.tarema.io/workflow=$W3 --no-headers 2>/dev/null | grep -q ."
 
 for c in a b; do kc "$c" annotate nodes --all tarema.io/profile- >/dev/null 2>&1; done
 summary
