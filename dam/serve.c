@@ -17,6 +17,7 @@
 #include "dam/report.h"
 #include "dam/store.h"
 #include "dam/submit.h"
+#include "dam/submit_workflow.h"
 #include "lib/auth.h"
 #include "lib/httpd.h"
 #include "lib/jsonutil.h"
@@ -94,7 +95,10 @@ static int check_job(server *sv, json_t *job, const json_t *submit, dam_shape *s
     int rc = dam_validate(dam_request_input(r), dam_request_job(r), err);
     if (rc == 0 && shape) {
         const dam_job *j = dam_request_job(r);
-        size_t pods = submit ? json_array_size(json_object_get(submit, "pods")) : 1;
+        const json_t *wf = json_object_get(submit, "workflow");
+        size_t pods = wf       ? dam_workflow_max_pods(wf)
+                      : submit ? json_array_size(json_object_get(submit, "pods"))
+                               : 1;
         if (pods == 0)
             pods = 1;
         shape->ns = NULL;
@@ -286,6 +290,34 @@ static int rank_record(server *sv, json_t *rec, tm_err *err) {
     return chosen;
 }
 
+/* The request's Workflow (submit.workflow) or NULL when it submits pods. */
+static const json_t *workflow_of(const json_t *rec) {
+    return tm_json_path(rec, "submit.workflow");
+}
+
+/* Creates attempt `attempt` of rec on a cluster: its pods or its Workflow. */
+static int create_attempt(tm_kube *k, const json_t *rec, int attempt, const char *ns, tm_err *err) {
+    const char *id = tm_json_str(rec, "id", "");
+    const json_t *wf = workflow_of(rec);
+    json_t *objs = wf ? dam_workflow_object(wf, id, attempt, ns)
+                      : dam_submit_pods(json_object_get(rec, "submit"), id, attempt, ns);
+    int rc = wf ? dam_workflow_create(k, objs, err) : dam_submit_create(k, objs, err);
+    json_decref(objs);
+    return rc;
+}
+
+/* Deletes the running attempt of rec (the last one) in ns: its pods, or its Workflow, which
+ * cancels it (the planner's objects are owned by the Workflow). */
+static int delete_attempt(tm_kube *k, const json_t *rec, const char *ns, tm_err *err) {
+    const char *id = tm_json_str(rec, "id", "");
+    if (!workflow_of(rec))
+        return dam_submit_delete(k, ns, id, err);
+    char name[64];
+    dam_workflow_name(id, (int)json_array_size(tm_json_path(rec, "submission.attempts")), name,
+                      sizeof name);
+    return dam_workflow_delete(k, ns, name, err);
+}
+
 static json_t *attempts_of(json_t *sub) {
     json_t *a = json_object_get(sub, "attempts");
     if (!json_is_array(a)) {
@@ -309,12 +341,16 @@ static void submit_to(server *sv, json_t *rec, int ci) {
         int attempt = (int)json_array_size(attempts) + 1;
         tm_err err = {0};
         tm_kube *k = dam_federation_client(sv->fed, (size_t)ci, &err);
-        json_t *pods = dam_submit_pods(json_object_get(rec, "submit"), tm_json_str(rec, "id", ""),
-                                       attempt, dam_federation_namespace(sv->fed, (size_t)ci));
-        int rc = k ? dam_submit_create(k, pods, &err) : -1;
-        json_decref(pods);
+        int rc =
+            k ? create_attempt(k, rec, attempt, dam_federation_namespace(sv->fed, (size_t)ci), &err)
+              : -1;
         tm_kube_free(k);
         json_t *a = json_pack("{s:s,s:o}", "cluster", name, "submitted", time_json(now_s()));
+        if (workflow_of(rec)) {
+            char wname[64];
+            dam_workflow_name(tm_json_str(rec, "id", ""), attempt, wname, sizeof wname);
+            json_object_set_new(a, "workflow", json_string(wname));
+        }
         json_array_append_new(attempts, a);
         if (rc == 0) {
             json_object_set_new(a, "outcome", json_string("running"));
@@ -393,8 +429,13 @@ static void work_running(server *sv, json_t *rec) {
     char reason[512] = "the cluster is no longer in the federation";
     tm_kube *k = ci >= 0 ? dam_federation_client(sv->fed, (size_t)ci, &err) : NULL;
     const char *ns = ci >= 0 ? dam_federation_namespace(sv->fed, (size_t)ci) : "";
-    if (ci >= 0 &&
-        (!k || dam_submit_follow(k, ns, id, expected, &st, reason, sizeof reason, &err) < 0)) {
+    char wname[64];
+    dam_workflow_name(id, (int)json_array_size(json_object_get(sub, "attempts")), wname,
+                      sizeof wname);
+    if (ci >= 0 && (!k || (workflow_of(rec)
+                               ? dam_workflow_follow(k, ns, wname, &st, reason, sizeof reason, &err)
+                               : dam_submit_follow(k, ns, id, expected, &st, reason, sizeof reason,
+                                                   &err)) < 0)) {
         /* Cannot look now (the API server may be restarting): look again later. */
         tm_debug("dam: request %s: following on %s: %s", id, name, err.msg);
         tm_kube_free(k);
@@ -415,7 +456,7 @@ static void work_running(server *sv, json_t *rec) {
         json_object_set_new(last, "outcome", json_string("failed"));
         json_object_set_new(last, "reason", json_string(reason));
         tm_warn("dam: request %s failed on %s (%s): failing over", id, name, reason);
-        if (k && dam_submit_delete(k, ns, id, &err) < 0)
+        if (k && delete_attempt(k, rec, ns, &err) < 0)
             tm_warn("dam: %s", err.msg);
         json_array_append_new(json_object_get(rec, "failed_on"), json_string(name));
         tm_metrics_inc(sv->m_failovers, NULL);
@@ -436,9 +477,8 @@ static void work_deleted(server *sv, json_t *rec) {
         int ci = dam_federation_find(sv->fed, tm_json_str(rec, "submission.cluster", ""));
         if (ci >= 0) {
             tm_kube *k = dam_federation_client(sv->fed, (size_t)ci, &err);
-            int rc =
-                k ? dam_submit_delete(k, dam_federation_namespace(sv->fed, (size_t)ci), id, &err)
-                  : -1;
+            int rc = k ? delete_attempt(k, rec, dam_federation_namespace(sv->fed, (size_t)ci), &err)
+                       : -1;
             tm_kube_free(k);
             if (rc < 0) {
                 tm_warn("dam: request %s: %s (retried)", id, err.msg);

@@ -5,16 +5,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dam/submit_workflow.h"
 #include "lib/jsonutil.h"
 
 #define MAX_PODS 1000
 
 int dam_submit_check(const json_t *submit, tm_err *err) {
-    static const char *const keys[] = {"pods", NULL};
+    static const char *const keys[] = {"pods", "workflow", NULL};
     if (!json_is_object(submit))
-        return tm_err_set(err, "submit: expected an object {\"pods\": [...]}");
+        return tm_err_set(err, "submit: expected an object {\"pods\": [...]} or "
+                               "{\"workflow\": {...}}");
     if (tm_json_check_keys(submit, keys, "submit", err) < 0)
         return -1;
+    if (json_object_get(submit, "workflow")) {
+        if (json_object_get(submit, "pods"))
+            return tm_err_set(err, "submit: give either pods or workflow, not both");
+        return dam_workflow_check(json_object_get(submit, "workflow"), err);
+    }
     const json_t *pods = json_object_get(submit, "pods");
     if (!json_is_array(pods) || json_array_size(pods) == 0 || json_array_size(pods) > MAX_PODS)
         return tm_err_set(err, "submit.pods: expected a list of 1 to %d pods", MAX_PODS);

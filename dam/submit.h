@@ -21,8 +21,9 @@ typedef enum {
 } dam_pods_state;
 
 /* Checks the submit object of a request: {"pods": [Pod, ...]} with 1..1000 pods, each an
- * object with spec.containers a non-empty list. err names the field ("submit.pods[1].spec.
- * containers: expected a non-empty list"). 0 or -1. */
+ * object with spec.containers a non-empty list, or {"workflow": {...}} (a planner Workflow,
+ * dam/submit_workflow.h). err names the field ("submit.pods[1].spec.containers: expected a
+ * non-empty list"). 0 or -1. */
 int dam_submit_check(const json_t *submit, tm_err *err);
 
 /* The pod objects to create for attempt `attempt` of request id in namespace ns (pure). New

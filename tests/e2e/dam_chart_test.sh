@@ -76,6 +76,13 @@ cm = [x for x in role['rules'] if 'configmaps' in x['resources']][0]
 assert cm['verbs'] == ['get'] and sorted(cm['resourceNames']) == ['tarema-asa-state', 'tarema-dam-maintenance'], cm
 assert not any('secrets' in x['resources'] for x in cr['rules'] + role['rules'])
 PY
+check "RBAC: the planner Workflows it submits: create, get, delete in the namespace, nothing more" python3 - "$TMP/all.yaml" <<'PY'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+role = [d for d in docs if d['kind'] == 'Role' and d['metadata']['name'].endswith('-dam')][0]
+wf = [x for x in role['rules'] if 'workflows' in x['resources']]
+assert len(wf) == 1 and wf[0]['apiGroups'] == ['tarema.io'] and sorted(wf[0]['verbs']) == ['create', 'delete', 'get'], wf
+PY
 check "the DAM has its own token Secret, mounted as its --auth-token-file" python3 - "$TMP/all.yaml" <<'PY'
 import sys, yaml
 docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
