@@ -116,7 +116,7 @@ SAN_FLAGS    := -O2 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
 SANITIZE_E2E ?= lib_kube_lease lib_kube_sync lib_kube_watch labeler_store yaml_limits sim_cli \
                 labeler_cli labeler_groups labeler_weblog labeler_outage profiler_apply \
                 scheduler_extender scheduler_live scheduler_conflict scheduler_leader deploy_cluster \
-                dam_rank dam_service dam_failover dam_chart dam_store \
+                dam_rank dam_service dam_failover dam_chart dam_store dam_workflow \
                 sizing_webhook asa_waits asa_tables sim_asa sim_sizing
 SAN_ENV      := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=0 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
