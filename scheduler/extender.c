@@ -144,6 +144,8 @@ static int eval_run(sched_extender *x, const json_t *args, eval *e, tm_err *err)
     }
     if (!(e->fw = sched_policy_new(x->policy, err)))
         return -1;
+    if (x->o.add_plugins && x->o.add_plugins(x->o.plugins_ud, e->fw, err) != 0)
+        return tm_err_wrap(err, "extender plugins");
     int64_t now = x->o.now_ms ? x->o.now_ms(x->o.now_ud) : 0;
     sched_decision d;
     if (sched_framework_schedule(e->fw, e->snap, e->pod, now, &d, err) != 0)
@@ -173,12 +175,12 @@ json_t *sched_extender_filter(sched_extender *x, const json_t *args, tm_err *err
             continue;
         }
         char reason[512];
-        sched_filter_reason(e.snap, sched_snapshot_node(e.snap, (size_t)e.idx[i]), e.pod, id,
-                            detail, reason, sizeof reason);
-        /* FailedNodes may become feasible when pods leave (kube's Unschedulable); the rest
-         * (taints, affinity, ...) cannot, so preemption need not try them. */
-        json_object_set_new(sched_filter_resolvable(id, detail) ? failed : unres, e.names[i],
-                            json_string(reason));
+        sched_framework_node_reason(e.fw, (size_t)e.idx[i], reason, sizeof reason);
+        /* FailedNodes may become feasible when pods leave or a reservation ends (kube's
+         * Unschedulable); the rest (taints, affinity, ...) cannot, so preemption need not try
+         * them. */
+        bool resolvable = id >= SCHED_FILTER_PLUGIN || sched_filter_resolvable(id, detail);
+        json_object_set_new(resolvable ? failed : unres, e.names[i], json_string(reason));
     }
     json_t *nodes = json_null(), *names = json_null();
     if (e.cache_capable) {

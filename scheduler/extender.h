@@ -15,9 +15,10 @@
  * from the cache snapshot when one is configured (by node name), else counted as free (the
  * default scheduler has checked fit already). nodeCacheCapable true: the named nodes are looked
  * up in the cache snapshot; names it does not know fail with "node not in tarema's cache".
- * Resource shortfalls go to FailedNodes (preemption may help), every other rejection to
- * FailedAndUnresolvableNodes. Prioritize maps the policy's preference to 0..10, the best group
- * getting 10 and filtered nodes 0.
+ * Resource shortfalls and added plugins' rejections (a reservation ends, capacity comes back) go
+ * to FailedNodes, every other built-in rejection to FailedAndUnresolvableNodes, each with the
+ * reason of the filter or plugin that rejected the node. Prioritize maps the policy's preference to
+ * 0..10, the best group getting 10 and filtered nodes 0.
  *
  * Concurrency: each call builds its own policy instance, so calls may run in parallel; the
  * cache snapshot is read under cache_lock/cache_unlock, which must be exclusive (evaluating
@@ -47,6 +48,11 @@ typedef struct sched_extender_opts {
     void *bind_ud;
     int64_t (*now_ms)(void *ud); /* clock for the policy; NULL = 0 */
     void *now_ud;
+    /* Adds the caller's plugins (the Reservation Filter, resv_plugin.h) to the framework each
+     * request builds, called with the cache lock held (when one is configured) and held until
+     * the request's answer is written. NULL = the policy's plugins only. 0 or -1 with err. */
+    int (*add_plugins)(void *ud, sched_framework *fw, tm_err *err);
+    void *plugins_ud;
 } sched_extender_opts;
 
 typedef struct sched_extender sched_extender;

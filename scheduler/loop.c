@@ -57,7 +57,7 @@ struct sched_loop {
     sched_loop_stats stats;
     tm_metric *m_attempts, *m_attempt_s, *m_e2e_s, *m_pending, *m_binds_inflight, *m_binds,
         *m_binds_unknown, *m_leader, *m_nodes, *m_pods, *m_api;
-    resv_controller *resv; /* reservations (scheduler mode), resv_controller.h */
+    resv_controller *resv; /* reservations (read-only in extender mode), resv_controller.h */
     int64_t last_resv_tick_ms;
     int64_t api_recheck_ms, last_api_check_ms; /* APIs not served: looked for again */
 };
@@ -333,6 +333,9 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
         goto fail;
     /* reservations: its Filter plugin joins the framework */
     if (sched && !(l->resv = resv_controller_new(cfg, k, l->cache, l->fw, err)))
+        goto fail;
+    /* extender: the same table, read-only; the extender adds the plugin per request */
+    if (!sched && !(l->resv = resv_controller_new_readonly(cfg, k, l->cache, err)))
         goto fail;
     if (sched) {
         l->queue =
@@ -703,7 +706,7 @@ int sched_loop_step(sched_loop *l, int max_wait_ms, tm_err *err) {
     sched_cache_lock(l->cache);
     /* reservations: admit, activate, release (wall clock: windows are absolute times) */
     int64_t tr = mono_ms();
-    if (l->resv && atomic_load(&l->synced) && atomic_load(&l->leading) &&
+    if (l->resv && atomic_load(&l->synced) && (atomic_load(&l->leading) || !l->queue) &&
         tr - l->last_resv_tick_ms >= 500) {
         l->last_resv_tick_ms = tr;
         if (resv_controller_tick(l->resv, wall_ms()))
@@ -771,6 +774,10 @@ bool sched_loop_leading(const sched_loop *l) {
 
 sched_cache *sched_loop_cache(sched_loop *l) {
     return l->cache;
+}
+
+resv_controller *sched_loop_resv(sched_loop *l) {
+    return l->resv;
 }
 
 sched_loop_stats sched_loop_get_stats(const sched_loop *l) {

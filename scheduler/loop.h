@@ -24,6 +24,7 @@
 #include "lib/metrics.h"
 #include "scheduler/cache.h"
 #include "scheduler/config.h"
+#include "scheduler/resv_controller.h"
 
 typedef struct sched_loop sched_loop;
 
@@ -49,6 +50,9 @@ bool sched_loop_leading(const sched_loop *l); /* thread-safe */
 
 /* The cache (for the extender routes; lock it around snapshot reads). */
 sched_cache *sched_loop_cache(sched_loop *l);
+/* The reservation controller (read-only in extender mode); its table is read under the cache
+ * lock. */
+resv_controller *sched_loop_resv(sched_loop *l);
 
 /* Counters for tests and logs. */
 typedef struct sched_loop_stats {

@@ -55,6 +55,7 @@ struct resv_controller {
     tm_informer *resvs, *podgroups, *workloads;
     bool on, pg_api, wl_api, synced;
     bool restored;   /* the list was delivered: the held reservations are in the table */
+    bool readonly;   /* extender mode: follow the status, write nothing (resv_controller.h) */
     unsigned warned; /* API paths already warned about (bit per path): the re-check repeats */
     rentry **ents;
     size_t n_ents, cap_ents;
@@ -413,8 +414,8 @@ static bool src_ready(void *ud) {
 
 /* ---- life cycle ----------------------------------------------------------------------------- */
 
-resv_controller *resv_controller_new(const sched_config *cfg, tm_kube *k, sched_cache *cache,
-                                     sched_framework *fw, tm_err *err) {
+static resv_controller *controller_new(const sched_config *cfg, tm_kube *k, sched_cache *cache,
+                                       bool readonly, tm_err *err) {
     resv_controller *c = calloc(1, sizeof *c);
     if (!c) {
         tm_err_set(err, "out of memory");
@@ -423,22 +424,43 @@ resv_controller *resv_controller_new(const sched_config *cfg, tm_kube *k, sched_
     c->cfg = cfg;
     c->k = k;
     c->cache = cache;
+    c->readonly = readonly;
     c->keys = *sched_cache_keys(cache);
     if (!(c->plan = resv_plan_new())) {
         tm_err_set(err, "out of memory");
         goto fail;
     }
-    if (!(c->plan_fw = sched_policy_new(cfg->policy, err)))
-        goto fail;
-    resv_plugin_source src = {
-        .each = src_each, .identity = src_identity, .ready = src_ready, .ud = c};
-    sched_plugin pl;
-    if (resv_plugin_make(c->plan, &src, &pl, err) || sched_framework_add_plugin(fw, &pl, err))
+    /* admission only: a read-only controller plans nothing */
+    if (!readonly && !(c->plan_fw = sched_policy_new(cfg->policy, err)))
         goto fail;
     return c;
 fail:
     resv_controller_free(c);
     return NULL;
+}
+
+int resv_controller_add_plugin(resv_controller *c, sched_framework *fw, tm_err *err) {
+    resv_plugin_source src = {
+        .each = src_each, .identity = src_identity, .ready = src_ready, .ud = c};
+    sched_plugin pl;
+    if (resv_plugin_make(c->plan, &src, &pl, err))
+        return -1;
+    return sched_framework_add_plugin(fw, &pl, err);
+}
+
+resv_controller *resv_controller_new(const sched_config *cfg, tm_kube *k, sched_cache *cache,
+                                     sched_framework *fw, tm_err *err) {
+    resv_controller *c = controller_new(cfg, k, cache, false, err);
+    if (c && resv_controller_add_plugin(c, fw, err)) {
+        resv_controller_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+resv_controller *resv_controller_new_readonly(const sched_config *cfg, tm_kube *k,
+                                              sched_cache *cache, tm_err *err) {
+    return controller_new(cfg, k, cache, true, err);
 }
 
 /* Whether the API server serves a collection to us: a CRD may be absent (404), RBAC may not
@@ -672,24 +694,22 @@ out:
     free(outs);
 }
 
-/* Admitted or Active: restore into the table after a restart, count the owner's pods, decide. */
-static void keep(resv_controller *c, rentry *e, int64_t now) {
-    reservation *r = e->r;
-    restore(c, e);
-    if (!resv_plan_has(c->plan, e->key))
-        return;
-    /* the owner's pods: how many are left, and what they use of each hold */
-    size_t owner_pods = 0;
-    bool started_now = false;
+/* The owner's pods: how many are left (*owner_pods), whether one runs in the window
+ * (*started_now), and what they use of each hold (into the table). false on OOM. */
+static bool count_owner_pods(resv_controller *c, rentry *e, int64_t now, size_t *owner_pods,
+                             bool *started_now) {
+    const reservation *r = e->r;
+    *owner_pods = 0;
+    *started_now = false;
     sched_resources *used = calloc(r->n_holds ? r->n_holds : 1, sizeof *used);
     if (!used)
-        return;
+        return false;
     for (size_t i = 0; i < c->n_pods; i++) {
         const rpod *p = c->pods[i];
         if (!owns(r, p))
             continue;
-        owner_pods++;
-        started_now |= p->node != NULL && now >= r->start_ms;
+        (*owner_pods)++;
+        *started_now |= p->node != NULL && now >= r->start_ms;
         for (size_t h = 0; p->node && h < r->n_holds; h++)
             if (strcmp(p->node, r->holds[h].node) == 0) {
                 for (int k = 0; k < SCHED_RES_MAX; k++)
@@ -700,6 +720,19 @@ static void keep(resv_controller *c, rentry *e, int64_t now) {
     for (size_t h = 0; h < r->n_holds; h++)
         resv_plan_set_used(c->plan, e->key, r->holds[h].node, &used[h]);
     free(used);
+    return true;
+}
+
+/* Admitted or Active: restore into the table after a restart, count the owner's pods, decide. */
+static void keep(resv_controller *c, rentry *e, int64_t now) {
+    reservation *r = e->r;
+    restore(c, e);
+    if (!resv_plan_has(c->plan, e->key))
+        return;
+    size_t owner_pods;
+    bool started_now;
+    if (!count_owner_pods(c, e, now, &owner_pods, &started_now))
+        return;
     char why[512];
     resv_facts f = {.phase = e->phase,
                     .start_ms = r->start_ms,
@@ -726,9 +759,32 @@ static void keep(resv_controller *c, rentry *e, int64_t now) {
     }
 }
 
+/* Read-only: the table follows the status the binding scheduler writes. Held (Admitted,
+ * Active, not being deleted) reservations are restored from status.nodes with their owners'
+ * use; every other one leaves the table. */
+static bool follow(resv_controller *c, int64_t now) {
+    for (size_t i = 0; i < c->n_ents; i++) {
+        rentry *e = c->ents[i];
+        size_t owner_pods;
+        bool started;
+        if (e->r && resv_phase_holds(e->phase) && !e->r->deleting) {
+            restore(c, e);
+            count_owner_pods(c, e, now, &owner_pods, &started);
+        } else if (resv_plan_remove(c->plan, e->key) == 0) {
+            tm_info("reservation=%s no longer held phase=%s", e->key, resv_phase_name(e->phase));
+            c->changed = true;
+        }
+    }
+    bool ch = c->changed;
+    c->changed = false;
+    return ch;
+}
+
 bool resv_controller_tick(resv_controller *c, int64_t now) {
     if (!c || !c->on || !c->synced)
         return false;
+    if (c->readonly)
+        return follow(c, now);
     /* first every held reservation (restored after a restart), then admissions against them */
     for (size_t i = 0; i < c->n_ents; i++) {
         rentry *e = c->ents[i];

@@ -14,7 +14,13 @@
  * double-booked, and releases what should have been released while it was down.
  *
  * Without the CRD (the API answers 404) reservations are off, logged once, until it appears, and
- * the Filter plugin passes every node. */
+ * the Filter plugin passes every node.
+ *
+ * Read-only (extender mode, resv_controller_new_readonly): the same informers and table, but no
+ * admission, no status writes, no events: those belong to the tarema scheduler that binds. The
+ * table follows the API: Admitted and Active reservations are restored from status.nodes (as
+ * after a restart), the others leave it; the owners' pods still count against their holds. The
+ * extender adds the Filter plugin to each request's framework (resv_controller_add_plugin). */
 #ifndef TAREMA_SCHED_RESV_CONTROLLER_H
 #define TAREMA_SCHED_RESV_CONTROLLER_H
 
@@ -36,13 +42,22 @@ typedef struct resv_controller resv_controller;
  * cache and fw are borrowed and must outlive the controller. NULL with err. */
 resv_controller *resv_controller_new(const sched_config *cfg, tm_kube *k, sched_cache *cache,
                                      sched_framework *fw, tm_err *err);
+/* Read-only: no framework yet (resv_controller_add_plugin per framework), no admission, no
+ * writes. cfg, k and cache as above. NULL with err. */
+resv_controller *resv_controller_new_readonly(const sched_config *cfg, tm_kube *k,
+                                              sched_cache *cache, tm_err *err);
+/* Adds the Filter plugin "Reservation" over c's table to fw (the extender's per-request
+ * framework); its hooks read c, so fw's cycles must run with the cache lock held. 0 or -1 with
+ * err. */
+int resv_controller_add_plugin(resv_controller *c, sched_framework *fw, tm_err *err);
 /* Starts the informers (Reservations; PodGroups and Workloads, to know whether owners exist),
  * each only when its API is served. 0 or -1 with err. */
 int resv_controller_start(resv_controller *c, tm_err *err);
 /* A pod informer event (cache lock held): owners' pods and running pods' expected ends. */
 void resv_controller_pod_event(resv_controller *c, tm_watch_type type, const json_t *obj);
-/* Admits, activates, releases, expires (cache lock held; now_ms wall clock). Returns true when
- * capacity or a window changed (unschedulable pods should be retried). */
+/* Admits, activates, releases, expires (cache lock held; now_ms wall clock). Read-only: only
+ * brings the table in line with the reservations' status and the owners' pods. Returns true
+ * when capacity or a window changed (unschedulable pods should be retried). */
 bool resv_controller_tick(resv_controller *c, int64_t now_ms);
 /* Ready for scheduling: reservations listed and the held ones in the table (true as well
  * when reservations are off, or c is NULL). The loop waits for it before its first cycle. */

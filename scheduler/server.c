@@ -8,11 +8,13 @@
 #include "lib/httpd.h"
 #include "lib/log.h"
 #include "scheduler/extender.h"
+#include "scheduler/resv_controller.h"
 
 struct sched_server {
     tm_httpd *httpd;
     sched_extender *ext;
     sched_cache *cache;
+    resv_controller *resv; /* the loop's: reservations honoured by /filter */
     tm_kube *k;
     tm_auth *auth;
 };
@@ -39,6 +41,14 @@ static int ext_bind(void *ud, const char *ns, const char *name, const char *uid,
     return tm_kube_bind(s->k, ns, name, uid, node, err);
 }
 
+/* The Reservation Filter plugin over the loop's table in each request's framework (the
+ * extender holds the cache lock while it runs), so pods placed by kube-scheduler through this
+ * extender leave reserved capacity to its owners as tarema's own pods do. */
+static int ext_add_plugins(void *ud, sched_framework *fw, tm_err *err) {
+    sched_server *s = ud;
+    return s->resv ? resv_controller_add_plugin(s->resv, fw, err) : 0;
+}
+
 sched_server *sched_server_start(const sched_config *cfg, sched_loop *loop, tm_metrics *reg,
                                  tm_kube *k, tm_err *err) {
     sched_server *s = calloc(1, sizeof *s);
@@ -48,6 +58,7 @@ sched_server *sched_server_start(const sched_config *cfg, sched_loop *loop, tm_m
     }
     s->k = k;
     s->cache = sched_loop_cache(loop);
+    s->resv = sched_loop_resv(loop);
     sched_extender_opts xo = {.policy = cfg->policy,
                               .keys = {cfg->process_label, cfg->workflow_key},
                               .cache = sched_cache_snapshot(s->cache),
@@ -57,7 +68,9 @@ sched_server *sched_server_start(const sched_config *cfg, sched_loop *loop, tm_m
                               /* /bind exists only when extender binding is configured */
                               .bind = cfg->extender_bind ? ext_bind : NULL,
                               .bind_ud = s,
-                              .now_ms = now_ms};
+                              .now_ms = now_ms,
+                              .add_plugins = ext_add_plugins,
+                              .plugins_ud = s};
     s->ext = sched_extender_new(&xo, err);
     if (!s->ext)
         goto fail;

@@ -112,6 +112,51 @@ else
   fail "filter keeps only nodes with room and says why the others failed" "$res"
 fi
 
+# Reservations: the extender honours those its scheduler name's tarema scheduler admitted. No
+# tarema scheduler runs here, so the status it would write (Active, slow-1 held whole) is
+# written by hand; the extender restores the table from it, read-only.
+kubectl apply -f "$REPO_ROOT/charts/tarema/crds/tarema.io_reservations.yaml" >/dev/null &&
+  kubectl wait --for condition=established --timeout=30s crd/reservations.tarema.io >/dev/null
+st=$(date -u -d "@$(($(date +%s) - 60))" +%Y-%m-%dT%H:%M:%SZ)
+en=$(date -u -d "@$(($(date +%s) + 3600))" +%Y-%m-%dT%H:%M:%SZ)
+jq -cn --arg ns "$NS" --arg st "$st" --arg en "$en" --arg n "${P}slow-1" --arg s "$PROFILE" '
+  {apiVersion: "tarema.io/v1alpha1", kind: "Reservation", metadata: {namespace: $ns, name: "hold"},
+   spec: {startTime: $st, endTime: $en, nodes: [$n], schedulerName: $s,
+          owner: {selector: {matchLabels: {"tarema.io/run": "owner"}}}}}' | kubectl create -f - >/dev/null
+kubectl patch reservation -n "$NS" hold --subresource=status --type=merge -p "$(jq -cn --arg n "${P}slow-1" \
+  '{status: {phase: "Active", nodes: [{name: $n, pods: 0, requests: {cpu: "4", memory: "8Gi"}}], nodeNames: $n}}')" >/dev/null
+if wait_for 30 grep -q "reservation=$NS/hold restored" "$WORK/ext.log"; then
+  pass "the extender restores the held reservation from status.nodes (read-only)"
+else
+  fail "the extender restores the held reservation from status.nodes" "$(grep -i reserv "$WORK/ext.log" | tail -n 5)"
+fi
+# filter_as RUN: /filter for a small (1,1,1) pod of tarema.io/run=RUN on both nodes.
+filter_as() {
+  local a
+  a=$(pod_on "r-$1" 1 1 1 | jq -c --arg r "$1" '.metadata.uid = "u-" + $r | .metadata.labels["tarema.io/run"] = $r' |
+    jq -c --arg a "${P}slow-1" --arg b "${P}fast-1" '{Pod: ., Nodes: null, NodeNames: [$a, $b]}')
+  curl -sf "${MTLS[@]}" -X POST -H 'Content-Type: application/json' -d "$a" "https://127.0.0.1:$PORT/filter"
+}
+res=$(filter_as other)
+if jq -e --arg a "${P}slow-1" --arg b "${P}fast-1" '.NodeNames == [$b] and (.FailedNodes[$a] | test("reserved for another owner"))' <<<"$res" >/dev/null; then
+  pass "filter refuses the reserved node to another owner's pod, with the Reservation plugin's reason"
+else
+  fail "filter refuses the reserved node to another owner's pod" "$res"
+fi
+res=$(filter_as owner)
+if jq -e --arg a "${P}slow-1" '(.NodeNames | index($a)) != null' <<<"$res" >/dev/null; then
+  pass "filter passes the reserved node to the owner's pod"
+else
+  fail "filter passes the reserved node to the owner's pod" "$res"
+fi
+kubectl delete reservation -n "$NS" hold >/dev/null
+if wait_for 10 bash -c "grep -q 'reservation=$NS/hold released' '$WORK/ext.log'" &&
+  res=$(filter_as other) && jq -e --arg a "${P}slow-1" '(.NodeNames | index($a)) != null' <<<"$res" >/dev/null; then
+  pass "a deleted reservation no longer holds the node in the extender"
+else
+  fail "a deleted reservation no longer holds the node in the extender" "$res"
+fi
+
 # Authentication: kube-scheduler's calls came with its client certificate; nobody else's do.
 if grep -q 'path=/prioritize status=200 .*auth=client-cert' "$WORK/ext.log"; then
   pass "kube-scheduler called /prioritize over mTLS (auth=client-cert)"

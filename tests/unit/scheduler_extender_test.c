@@ -12,6 +12,9 @@
 #include "scheduler/extender.h"
 #include "scheduler/podspec.h"
 #include "scheduler/policy.h"
+#include "scheduler/reservation.h"
+#include "scheduler/resv_plan.h"
+#include "scheduler/resv_plugin.h"
 
 #define FIX "tests/fixtures/scheduler/"
 
@@ -320,6 +323,109 @@ static void test_explain(void) {
     sched_snapshot_free(s);
 }
 
+/* ---- reservations: the extender honours them as the live scheduler does ------------------ */
+
+#define RESV_NOW 1714564800000LL /* 2024-05-01T12:00:00Z, inside the window below */
+
+/* The held reservations' table as the read-only controller keeps it in extender mode: one
+ * Active reservation, restored from status.nodes, holding slow-1's cpu for the run
+ * "happy_turing" (the fixture pod's runName). */
+typedef struct resv_fixture {
+    resv_plan *plan;
+    reservation *r;
+} resv_fixture;
+
+static void fx_each(void *ud, resv_each_fn fn, void *arg) {
+    const resv_fixture *f = ud;
+    fn(arg, "wf/hold", f->r);
+}
+
+static int fx_add_plugins(void *ud, sched_framework *fw, tm_err *err) {
+    resv_fixture *f = ud;
+    resv_plugin_source src = {.each = fx_each, .ud = f};
+    sched_plugin pl;
+    if (resv_plugin_make(f->plan, &src, &pl, err))
+        return -1;
+    return sched_framework_add_plugin(fw, &pl, err);
+}
+
+static int64_t fx_now(void *ud) {
+    (void)ud;
+    return RESV_NOW;
+}
+
+static json_t *filter_names(sched_extender *x, json_t *args, const char *run) {
+    json_object_set_new(
+        json_object_get(json_object_get(json_object_get(args, "Pod"), "metadata"), "labels"),
+        "nextflow.io/runName", json_string(run));
+    tm_err err = {0};
+    json_t *res = sched_extender_filter(x, args, &err);
+    if (!res)
+        printf("    filter: %s\n", err.msg);
+    return res;
+}
+
+static bool kept(const json_t *res, const char *node) {
+    size_t i;
+    json_t *n;
+    json_array_foreach(json_object_get(res, "NodeNames"), i, n) {
+        if (strcmp(json_string_value(n), node) == 0)
+            return true;
+    }
+    return false;
+}
+
+static void test_filter_honours_reservations(void) {
+    sched_snapshot *cache = cache_snapshot();
+    tm_err err = {0};
+    json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:[s], s:{s:{s:{s:s}}}}, "
+                            "s:{s:s, s:[{s:s, s:i, s:{s:s}}]}}",
+                            "apiVersion", "tarema.io/v1alpha1", "kind", "Reservation", "metadata",
+                            "namespace", "wf", "name", "hold", "uid", "r-1", "spec", "startTime",
+                            "2024-05-01T11:00:00Z", "endTime", "2024-05-01T13:00:00Z", "nodes",
+                            "slow-1", "owner", "selector", "matchLabels", "nextflow.io/runName",
+                            "happy_turing", "status", "phase", "Active", "nodes", "name", "slow-1",
+                            "pods", 0, "requests", "cpu", "4");
+    resv_fixture f = {.plan = resv_plan_new(), .r = reservation_from_json(cache, obj, &err)};
+    CHECK(f.r != NULL);
+    if (!f.r) {
+        printf("    reservation: %s\n", err.msg);
+        goto out;
+    }
+    CHECK(resv_plan_put(f.plan, "wf/hold", f.r->start_ms, f.r->end_ms, f.r->holds, f.r->n_holds,
+                        &err) == 0);
+    sched_extender_opts o = {
+        .cache = cache, .now_ms = fx_now, .add_plugins = fx_add_plugins, .plugins_ud = &f};
+    sched_extender *x = sched_extender_new(&o, &err);
+    json_t *args = load(FIX "extender-args-names.json");
+    /* another run's pod: slow-1 is refused with the plugin's reason, in FailedNodes (the
+     * capacity comes back when the reservation ends); slow-2 is free to take */
+    json_t *res = filter_names(x, args, "other_run");
+    CHECK(res && !kept(res, "slow-1") && kept(res, "slow-2"));
+    CHECK_STR(json_string_value(json_object_get(json_object_get(res, "FailedNodes"), "slow-1")),
+              "node(s) were reserved for another owner's pods");
+    json_decref(res);
+    /* the owner's pod: slow-1 is its to take */
+    res = filter_names(x, args, "happy_turing");
+    CHECK(res && kept(res, "slow-1"));
+    CHECK(json_object_get(json_object_get(res, "FailedNodes"), "slow-1") == NULL);
+    json_decref(res);
+    /* no plugins added (the extender before reservations were wired in): slow-1 is kept */
+    sched_extender_opts plain = {.cache = cache, .now_ms = fx_now};
+    sched_extender *y = sched_extender_new(&plain, &err);
+    res = filter_names(y, args, "other_run");
+    CHECK(res && kept(res, "slow-1"));
+    json_decref(res);
+    sched_extender_free(y);
+    json_decref(args);
+    sched_extender_free(x);
+out:
+    json_decref(obj);
+    reservation_free(f.r);
+    resv_plan_free(f.plan);
+    sched_snapshot_free(cache);
+}
+
 int main(void) {
     RUN(test_task_profile_json);
     RUN(test_filter_nodes_not_cache_capable);
@@ -328,5 +434,6 @@ int main(void) {
     RUN(test_malformed_args);
     RUN(test_bind);
     RUN(test_explain);
+    RUN(test_filter_honours_reservations);
     return TEST_SUMMARY();
 }
