@@ -43,6 +43,8 @@ typedef struct pl_ctl_config {
     int require_admission;      /* ungate a step only once its Reservation is Active (or
                                    Failed: released without it); 0 for schedulers
                                    that do not admit Reservations (kube-scheduler) */
+    const char *db; /* the learned waits' database (proactive steps' estimates); NULL: the
+                       default estimate */
 } pl_ctl_config;
 
 /* Runs until *stop becomes non-zero. Returns 0, or 1 with a message on stderr. */
