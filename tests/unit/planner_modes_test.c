@@ -5,6 +5,7 @@
 
 #include "harness.h"
 #include "planner/modes.h"
+#include "planner/workflow.h"
 
 static void test_parse(void) {
     pl_mode m = PL_MODE_RESERVE;
@@ -89,11 +90,33 @@ static void test_estimate(void) {
     CHECK(pl_mode_estimate(NULL, 0, &k, &learned) == ASA_DEFAULT_ESTIMATE_S && learned == 0);
 }
 
+/* the native workflow and the Workflow object take a step's mode, and refuse a wrong one */
+static void test_workflow_mode(void) {
+    tm_err err = {0};
+    json_t *ok =
+        json_loads("{\"name\":\"w\",\"steps\":[{\"name\":\"a\",\"mode\":\"proactive\","
+                   "\"requests\":{\"cpu\":1,\"memory\":\"1Gi\"},\"duration\":10,\"image\":\"x\"}]}",
+                   0, NULL);
+    pl_workflow *wf = pl_workflow_from_native(ok, "t", &err);
+    CHECKF(wf != NULL, "%s", err.msg);
+    pl_workflow_free(wf);
+    json_t *bad =
+        json_loads("{\"name\":\"w\",\"steps\":[{\"name\":\"a\",\"mode\":\"eager\","
+                   "\"requests\":{\"cpu\":1,\"memory\":\"1Gi\"},\"duration\":10,\"image\":\"x\"}]}",
+                   0, NULL);
+    CHECK(pl_workflow_from_native(bad, "t", &err) == NULL);
+    CHECKF(strstr(err.msg, "mode must be reserve, proactive or on-completion") != NULL, "%s",
+           err.msg);
+    json_decref(ok);
+    json_decref(bad);
+}
+
 int main(void) {
     RUN(test_parse);
     RUN(test_choose);
     RUN(test_ungate_at);
     RUN(test_order);
     RUN(test_estimate);
+    RUN(test_workflow_mode);
     return TEST_SUMMARY();
 }
