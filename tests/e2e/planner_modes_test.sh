@@ -7,7 +7,9 @@
 #     a predicted start and ungateAt = the first step's predicted end - 15 s;
 #  2. the second step's planner gate goes while the first step still runs (before its end, by
 #     the estimate), its order gate stays, and it does not bind until the first one succeeded;
-#  3. the workflow succeeds; the second step started after the first one ended.
+#  3. the workflow succeeds; the second step started after the first one ended;
+#  4. alongside, a 2-step workflow in on-completion mode: the second step keeps the planner's
+#     gate until the first succeeded; no Reservation for either mode.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/planner_lib.sh"
@@ -58,20 +60,34 @@ spec:
        image: a:1, annotations: {tarema.io/duration: 25s}}
     - {name: b, mode: proactive, after: [a], pods: 1, requests: {cpu: 1, memory: 512Mi},
        duration: 10s, image: b:1, annotations: {tarema.io/duration: 5s}}
+---
+apiVersion: tarema.io/v1alpha1
+kind: Workflow
+metadata: {name: onc}
+spec:
+  steps:
+    - {name: a, mode: on-completion, pods: 1, requests: {cpu: 1, memory: 1Gi}, duration: 20s,
+       image: a:1, annotations: {tarema.io/duration: 12s}}
+    - {name: b, mode: on-completion, after: [a], pods: 1, requests: {cpu: 1, memory: 256Mi},
+       duration: 10s, image: b:1, annotations: {tarema.io/duration: 3s}}
 Y
 
 # samples every 0.5 s until the workflow ends: time, a's phase, b's gates and node
 sample() {
-  while ! wf_phase_is pro Succeeded && ! wf_phase_is pro Failed; do
-    a=$(kubectl -n "$NS" get pod pro-a-0 -o jsonpath='{.status.phase}' 2>/dev/null)
-    b=$(kubectl -n "$NS" get pod pro-b-0 -o jsonpath='{range .spec.schedulingGates[*]}{.name},{end}|{.spec.nodeName}' 2>/dev/null)
+  local wf=$1
+  while ! wf_phase_is "$wf" Succeeded && ! wf_phase_is "$wf" Failed; do
+    a=$(kubectl -n "$NS" get pod "$wf-a-0" -o jsonpath='{.status.phase}' 2>/dev/null)
+    b=$(kubectl -n "$NS" get pod "$wf-b-0" -o jsonpath='{range .spec.schedulingGates[*]}{.name},{end}|{.spec.nodeName}' 2>/dev/null)
     echo "$(date +%s) ${a:-none} ${b:-none}"
     sleep 0.5
   done
 }
 export NS
 export -f kwf wf_phase_is
-timeout 120 bash -c "$(declare -f sample); sample" >"$W/samples.txt"
+timeout 120 bash -c "$(declare -f sample); sample onc" >"$W/samples-onc.txt" &
+onc_pid=$!
+timeout 120 bash -c "$(declare -f sample); sample pro" >"$W/samples.txt"
+wait "$onc_pid" # not a bare wait: the planner runs in the background too
 
 wf_json pro >"$W/wf.json"
 check "workflow Succeeded" wf_phase_is pro Succeeded
@@ -112,4 +128,18 @@ check "b started after a ended" bash -c "
   bs=\$(kubectl -n $NS get pod pro-b-0 -o jsonpath='{.status.startTime}')
   [ -n \"\$ae\" ] && [ -n \"\$bs\" ] && [ \"\$(date -d \"\$bs\" +%s)\" -ge \"\$(date -d \"\$ae\" +%s)\" ]"
 check "no Reservation for proactive steps" test "$(nobj reservations planner.tarema.io/workflow=pro)" = 0
+
+# ---- 4. on-completion ------------------------------------------------------------------------
+check "on-completion workflow Succeeded" wf_phase_is onc Succeeded
+check "on-completion: status shows the mode" bash -c \
+  "[ \"\$(kubectl -n $NS get workflow onc -o jsonpath='{.status.steps[*].mode}')\" = 'on-completion on-completion' ]"
+check "on-completion: b gated by the planner until a succeeded" python3 - "$W/samples-onc.txt" <<'PY'
+import sys
+rows = [l.split() for l in open(sys.argv[1]) if len(l.split()) == 3]
+running = [r for r in rows if r[1] == "Running"]
+assert running, "no sample with a Running"
+assert all(r[2].startswith("tarema.io/planned,|") for r in running), running[:3]
+assert any(r[1] == "Succeeded" and "tarema.io/planned" not in r[2] for r in rows), rows[-3:]
+PY
+check "no Reservation for on-completion steps" test "$(nobj reservations planner.tarema.io/workflow=onc)" = 0
 summary
