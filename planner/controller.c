@@ -2,6 +2,7 @@
  * objects to write come from the pure modules (kobj, occupancy, predict, solve). */
 #include "planner/controller.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,9 @@
 #include "lib/jsonutil.h"
 #include "lib/kube.h"
 #include "lib/log.h"
+#include "labeler/waits_store.h"
 #include "planner/kobj.h"
+#include "planner/modes.h"
 #include "planner/occupancy.h"
 #include "planner/predict.h"
 #include "planner/solve.h"
@@ -23,10 +26,11 @@ typedef struct ctl {
     tm_leader *leader;
     tm_timer *timer;
     int leading;
-    int nodes_gone;  /* a node went away since the last tick: replan everything */
-    json_t *replan;  /* "ns/name" -> true: replan at the next tick */
-    json_t *warned;  /* one-time warnings already logged */
-    json_t *nodesel; /* --node-selector as an object */
+    int nodes_gone;         /* a node went away since the last tick: replan everything */
+    json_t *replan;         /* "ns/name" -> true: replan at the next tick */
+    json_t *warned;         /* one-time warnings already logged */
+    json_t *nodesel;        /* --node-selector as an object */
+    lab_waits_store *waits; /* learned waits (--db); NULL: the default estimate */
     char identity[300];
 } ctl;
 
@@ -111,6 +115,50 @@ static void set_time(json_t *o, const char *key, int64_t t) {
 
 static int64_t get_time(const json_t *o, const char *key) {
     return pl_time_parse(tm_json_str(o, key, NULL));
+}
+
+/* The mode the Workflow asks for step i (spec.steps[i].mode); -1 when it is not one. */
+static int requested_mode(const json_t *wfobj, int i, pl_mode *m) {
+    json_t *st = json_array_get(tm_json_path(wfobj, "spec.steps"), (size_t)i);
+    return pl_mode_parse(tm_json_str(st, "mode", NULL), m);
+}
+
+static pl_mode status_mode(const json_t *ss) {
+    pl_mode m = PL_MODE_RESERVE;
+    if (pl_mode_parse(tm_json_str(ss, "mode", NULL), &m) < 0 || m == PL_MODE_AUTO)
+        m = PL_MODE_RESERVE;
+    return m;
+}
+
+static int has_gate(const json_t *pod, const char *gate) {
+    json_t *g = tm_json_path(pod, "spec.schedulingGates"), *e;
+    size_t i;
+    json_array_foreach(g, i, e) {
+        if (!strcmp(tm_json_str(e, "name", ""), gate))
+            return 1;
+    }
+    return 0;
+}
+
+/* The estimated queue wait of step s's shape in ns: the learned one from the store when it
+ * knows the shape, else the documented default (docs/asa.md). */
+static double step_estimate(ctl *c, const char *ns, const pl_step *s, int *learned) {
+    *learned = 0;
+    asa_key k;
+    tm_err err = {0};
+    if (asa_key_make(&k, ns, "", s->pods, (long long)s->cpu_milli, (long long)s->mem_bytes, &err) <
+            0 ||
+        !c->waits || !lab_waits_store_ensure(c->waits))
+        return ASA_DEFAULT_ESTIMATE_S;
+    waits_record *v = NULL;
+    size_t n = 0;
+    if (lab_waits_store_list(c->waits, ns, &v, &n, &err) < 0) {
+        tm_warn("learned waits unreadable, using the default estimate err=\"%s\"", err.msg);
+        return ASA_DEFAULT_ESTIMATE_S;
+    }
+    double e = pl_mode_estimate(v, n, &k, learned);
+    free(v);
+    return e;
 }
 
 /* The pods of one step (its current attempt) in ns, from the pod informer. */
@@ -266,9 +314,18 @@ static int plan_steps(ctl *c, const json_t *wfobj, const pl_workflow *wf, json_t
         goto oom;
     if (pl_problem_init(&prob, &sub, cl, busy, nbusy, cfg->slot_s, PL_OBJ_MAKESPAN, err) < 0)
         goto out;
+    double load = 0;
     if (cfg->load_threshold > 0 && !tm_json_str(status, "plannedAt", NULL)) {
-        double load = pl_predicted_load(&prob, prob.critical);
-        if (load >= cfg->load_threshold) {
+        load = pl_predicted_load(&prob, prob.critical);
+        /* above the threshold a step left to the planner runs proactive: only a workflow
+         * whose steps all ask for reserve waits */
+        int any_other = 0;
+        for (int i = 0; i < n; i++) {
+            pl_mode m = PL_MODE_AUTO;
+            requested_mode(wfobj, i, &m);
+            any_other |= m != PL_MODE_RESERVE;
+        }
+        if (load >= cfg->load_threshold && !any_other) {
             json_object_set_new(status, "message",
                                 json_sprintf("waiting: predicted load %.0f %% is at or above the "
                                              "threshold of %.0f %%",
@@ -319,6 +376,22 @@ static int plan_steps(ctl *c, const json_t *wfobj, const pl_workflow *wf, json_t
         json_decref(nl);
         json_object_set_new(ss, "state", json_string(PL_ST_PLANNED));
         json_object_set_new(ss, "predictedSeconds", json_integer(s->duration_s));
+        if (!tm_json_str(ss, "mode", NULL)) { /* chosen once: a replan does not switch it */
+            pl_mode req = PL_MODE_AUTO;
+            requested_mode(wfobj, i, &req);
+            pl_mode m = pl_mode_choose(req, load, cfg->load_threshold);
+            json_object_set_new(ss, "mode", json_string(pl_mode_name(m)));
+            if (m == PL_MODE_PROACTIVE) {
+                int learned = 0;
+                double e = step_estimate(c, tm_json_str(wfobj, "metadata.namespace", "default"), s,
+                                         &learned);
+                json_object_set_new(ss, "estimateSeconds", json_integer((json_int_t)llround(e)));
+                json_object_set_new(ss, "estimateSource",
+                                    json_string(learned ? "learned" : "default"));
+            }
+        }
+        if (status_mode(ss) == PL_MODE_RESERVE)
+            set_time(ss, "predictedStart", start);
     }
     json_object_set_new(status, "solver", json_string(o.solver));
     json_object_set_new(status, "optimal", json_boolean(o.optimal));
@@ -382,7 +455,8 @@ static void ensure_objects(ctl *c, const json_t *wfobj, const pl_step *s, const 
         json_decref(pg);
     }
     json_t *have = tm_informer_get(c->resvs, ns, name);
-    if (!have || tm_json_bool(ss, "moved", false)) {
+    pl_mode mode = status_mode(ss);
+    if (mode == PL_MODE_RESERVE && (!have || tm_json_bool(ss, "moved", false))) {
         json_t *r = NULL;
         if (have) {
             json_t *patch = json_pack(
@@ -414,6 +488,10 @@ static void ensure_objects(ctl *c, const json_t *wfobj, const pl_step *s, const 
         json_t *pod = pl_pod_object(wfobj, s, step_json, i, attempt, c->cfg->scheduler_name);
         if (json_object_size(c->nodesel))
             json_object_set(json_object_get(pod, "spec"), "nodeSelector", c->nodesel);
+        /* proactive: a second gate holds the pods until every predecessor succeeded */
+        if (mode == PL_MODE_PROACTIVE && s->nafter)
+            json_array_append_new(tm_json_path(pod, "spec.schedulingGates"),
+                                  json_pack("{s:s}", "name", PL_GATE_ORDER));
         const char *pn = tm_json_str(pod, "metadata.name", "");
         if (!tm_informer_get(c->pods, ns, pn))
             create_obj(c, path, pod, pn);
@@ -425,23 +503,26 @@ static void ensure_objects(ctl *c, const json_t *wfobj, const pl_step *s, const 
 /* Removes the planner's gate. left_s: what is left of the step's window; it becomes the pods'
  * expected duration, so that a step released a moment after its window opened is still
  * expected to end with its window (at the next step's reservation, not a moment into it). */
-static void ungate(ctl *c, const char *ns, const json_t *pods, int64_t left_s) {
+static void ungate(ctl *c, const char *ns, const json_t *pods, const char *gate, int64_t left_s) {
     size_t i;
     json_t *p;
     json_array_foreach(pods, i, p) {
-        if (!pl_pod_gated(p))
+        if (!has_gate(p, gate))
             continue;
         /* the gate is the only one the planner adds: keep any other gate in place */
         json_t *gates = json_array(), *g;
         size_t k;
         json_array_foreach(tm_json_path(p, "spec.schedulingGates"), k, g) {
-            if (strcmp(tm_json_str(g, "name", ""), PL_GATE))
+            if (strcmp(tm_json_str(g, "name", ""), gate))
                 json_array_append(gates, g);
         }
-        json_t *patch = json_pack("[{s:s, s:s, s:o}, {s:s, s:s, s:o}]", "op", "replace", "path",
-                                  "/spec/schedulingGates", "value", gates, "op", "add", "path",
-                                  "/metadata/annotations/tarema.io~1expected-duration", "value",
-                                  json_sprintf("%llds", (long long)(left_s > 1 ? left_s : 1)));
+        json_t *patch = json_pack("[{s:s, s:s, s:o}]", "op", "replace", "path",
+                                  "/spec/schedulingGates", "value", gates);
+        if (left_s >= 0) /* < 0: leave the expected duration as it is */
+            json_array_append_new(
+                patch, json_pack("{s:s, s:s, s:o}", "op", "add", "path",
+                                 "/metadata/annotations/tarema.io~1expected-duration", "value",
+                                 json_sprintf("%llds", (long long)(left_s > 1 ? left_s : 1))));
         char *path = tm_kube_path("v1", "pods", ns, tm_json_str(p, "metadata.name", ""), NULL);
         tm_err err = {0};
         json_t *r = tm_kube_patch(c->k, path, TM_PATCH_JSON, patch, &err);
@@ -563,6 +644,22 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
         json_decref(status);
         return;
     }
+    for (int i = 0; i < wf->nsteps; i++) {
+        pl_mode m;
+        if (requested_mode(wfobj, i, &m) < 0) {
+            char msg[400];
+            snprintf(msg, sizeof msg,
+                     "step %s: mode must be reserve, proactive or on-completion (or absent)",
+                     wf->steps[i].name);
+            json_object_set_new(status, "phase", json_string("Failed"));
+            json_object_set_new(status, "message", json_string(msg));
+            event(c, wfobj, "Warning", "Invalid", msg);
+            write_status(c, wfobj, status);
+            json_decref(status);
+            pl_workflow_free(wf);
+            return;
+        }
+    }
     json_t *profiles = store_array(c->profiles);
     pl_predict_durations(wf, profiles);
     json_decref(profiles);
@@ -670,8 +767,8 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
     /* A planned step whose window opened while a predecessor still runs: replan once a slot. */
     for (int i = 0; i < wf->nsteps && !need; i++) {
         json_t *ss = step_status(steps_st, wf->steps[i].name);
-        if (state_is(ss, PL_ST_PLANNED) && now >= get_time(ss, "start") &&
-            now - planned_at >= c->cfg->slot_s)
+        if (state_is(ss, PL_ST_PLANNED) && status_mode(ss) == PL_MODE_RESERVE &&
+            now >= get_time(ss, "start") && now - planned_at >= c->cfg->slot_s)
             for (int k = 0; k < wf->steps[i].nafter; k++)
                 if (!state_is(step_status(steps_st, wf->steps[wf->steps[i].after[k]].name),
                               PL_ST_SUCCEEDED))
@@ -727,20 +824,78 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
     }
     /* 3. objects and 4. gates */
     json_t *spec_steps = tm_json_path(wfobj, "spec.steps");
+    int64_t submitted = get_time(wfobj, "metadata.creationTimestamp");
     for (int i = 0; i < wf->nsteps; i++) {
         const pl_step *s = &wf->steps[i];
         json_t *ss = step_status(steps_st, s->name);
-        if (!state_is(ss, PL_ST_PLANNED))
-            continue;
+        int preds_ok = 1;
+        int64_t *pend = calloc((size_t)(s->nafter ? s->nafter : 1), sizeof *pend);
+        for (int k = 0; k < s->nafter; k++) {
+            const pl_step *a = &wf->steps[s->after[k]];
+            json_t *as = step_status(steps_st, a->name);
+            preds_ok &= state_is(as, PL_ST_SUCCEEDED);
+            /* the predecessor's predicted end: its actual end, else the later of its planned
+             * end and its actual start plus its duration */
+            int64_t e = get_time(as, "actualEnd");
+            if (e < 0) {
+                e = get_time(as, "end");
+                int64_t st = get_time(as, "actualStart");
+                if (st >= 0 && st + a->duration_s > e)
+                    e = st + a->duration_s;
+            }
+            if (pend)
+                pend[k] = e;
+        }
+        pl_mode mode = status_mode(ss);
         char obj[PL_OBJNAME_MAX];
         pl_step_object_name(wf->name, s->name, obj, sizeof obj);
         const char *stepobj = obj + strlen(wf->name) + 1;
         int attempt = (int)tm_json_int(ss, "attempts", 0);
+        if (mode == PL_MODE_PROACTIVE && state_is(ss, PL_ST_RELEASED) && preds_ok) {
+            /* the order gate: the pods bind only now that every predecessor succeeded */
+            step_pods sp;
+            observe(c, ns, wf->name, stepobj, attempt, &sp);
+            size_t k;
+            json_t *p;
+            int held = 0;
+            json_array_foreach(sp.pods, k, p) held |= has_gate(p, PL_GATE_ORDER);
+            if (held) {
+                ungate(c, ns, sp.pods, PL_GATE_ORDER, -1);
+                set_time(ss, "orderReleasedAt", now);
+            }
+            json_decref(sp.pods);
+        }
+        if (!state_is(ss, PL_ST_PLANNED)) {
+            free(pend);
+            continue;
+        }
         ensure_objects(c, wfobj, s, json_array_get(spec_steps, (size_t)i), ss, stepobj, attempt);
-        int ready = now >= get_time(ss, "start");
-        for (int k = 0; k < s->nafter && ready; k++)
-            ready = state_is(step_status(steps_st, wf->steps[s->after[k]].name), PL_ST_SUCCEEDED);
-        if (ready && c->cfg->require_admission) {
+        int ready;
+        if (mode == PL_MODE_PROACTIVE) {
+            double est = (double)tm_json_int(ss, "estimateSeconds", 0);
+            int64_t at = pl_proactive_ungate_at(submitted >= 0 ? submitted : now, pend,
+                                                pend ? s->nafter : 0, est);
+            set_time(ss, "ungateAt", at);
+            int64_t pmax = at + (int64_t)est;
+            for (int k = 0; pend && k < s->nafter; k++)
+                if (pend[k] > pmax)
+                    pmax = pend[k];
+            set_time(ss, "predictedStart", pmax);
+            ready = now >= at;
+        } else if (mode == PL_MODE_ON_COMPLETION) {
+            ready = preds_ok;
+            if (!preds_ok) {
+                int64_t pmax = submitted >= 0 ? submitted : now;
+                for (int k = 0; pend && k < s->nafter; k++)
+                    if (pend[k] > pmax)
+                        pmax = pend[k];
+                set_time(ss, "predictedStart", pmax);
+            }
+        } else {
+            ready = now >= get_time(ss, "start") && preds_ok;
+        }
+        free(pend);
+        if (ready && mode == PL_MODE_RESERVE && c->cfg->require_admission) {
             /* the pods go into their reservation: wait until the scheduler has it Active (the
              * window open on the nodes it holds), so that they are its owner's pods inside
              * the window when they look for a node. One it refused does not stop the
@@ -763,12 +918,19 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
         step_pods sp;
         observe(c, ns, wf->name, stepobj, attempt, &sp);
         if ((int)json_array_size(sp.pods) == s->pods) {
-            /* a second less than what is left: the pods start a moment after the gate goes */
-            ungate(c, ns, sp.pods, get_time(ss, "end") - now - 1);
+            /* a second less than what is left: the pods start a moment after the gate goes;
+             * without a window, the step's own duration */
+            ungate(c, ns, sp.pods, PL_GATE,
+                   mode == PL_MODE_RESERVE ? get_time(ss, "end") - now - 1 : s->duration_s);
             json_object_set_new(ss, "state", json_string(PL_ST_RELEASED));
             set_time(ss, "releasedAt", now);
             char note[300];
-            snprintf(note, sizeof note, "step %s: window open, %d pods ungated", s->name, s->pods);
+            snprintf(note, sizeof note, "step %s (%s): %s, %d pods ungated", s->name,
+                     pl_mode_name(mode),
+                     mode == PL_MODE_RESERVE     ? "window open"
+                     : mode == PL_MODE_PROACTIVE ? "predecessors' predicted end minus the estimate"
+                                                 : "predecessors succeeded",
+                     s->pods);
             event(c, wfobj, "Normal", "Released", note);
         }
         json_decref(sp.pods);
@@ -848,6 +1010,13 @@ int pl_ctl_run(const pl_ctl_config *cfg, volatile sig_atomic_t *stop) {
                 cfg->node_selector);
         goto out;
     }
+    if (cfg->db) {
+        tm_err werr = {0};
+        if (!(c.waits = lab_waits_store_open(cfg->db, NULL, NULL, NULL, &werr)))
+            tm_warn("learned waits unavailable, proactive steps use the default estimate "
+                    "err=\"%s\"",
+                    werr.msg);
+    }
     if (cfg->identity)
         snprintf(c.identity, sizeof c.identity, "%s", cfg->identity);
     else {
@@ -914,6 +1083,7 @@ int pl_ctl_run(const pl_ctl_config *cfg, volatile sig_atomic_t *stop) {
         tm_kube_run(c.k, 100, &err);
 out:
     tm_kube_free(c.k);
+    lab_waits_store_close(c.waits);
     json_decref(c.replan);
     json_decref(c.warned);
     json_decref(c.nodesel);

@@ -16,6 +16,10 @@
  *     gated pods are deleted; spec.cancel (set by `tarema-planner cancel`) does the same for
  *     every unfinished step;
  *  6. writes status (phase, per step plan, state, predicted vs actual, makespan) and events.
+ * Steps 3 and 4 depend on the step's mode (planner/modes.h): reserve as above; proactive (no
+ * Reservation, pods also behind PL_GATE_ORDER, the planner's gate removed at the predecessors'
+ * predicted end minus the learned wait from --db, the order gate once they succeeded);
+ * on-completion (no Reservation, ungated once the predecessors succeeded).
  * Everything it knows is in the API server (the Workflow's status and the labelled objects):
  * a restarted or newly elected controller resumes from there. */
 #ifndef TAREMA_PLANNER_CONTROLLER_H
@@ -43,6 +47,8 @@ typedef struct pl_ctl_config {
     int require_admission;      /* ungate a step only once its Reservation is Active (or
                                    Failed: released without it); 0 for schedulers
                                    that do not admit Reservations (kube-scheduler) */
+    const char *db; /* the learned waits' database (proactive steps' estimates); NULL: the
+                       default estimate */
 } pl_ctl_config;
 
 /* Runs until *stop becomes non-zero. Returns 0, or 1 with a message on stderr. */

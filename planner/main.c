@@ -49,6 +49,7 @@ static void usage(FILE *f) {
             "                  [--time-limit 10s] [--retries N] [--load-threshold 0.5]\n"
             "                  [--scheduler-name tarema] [--leader-elect true|false]\n"
             "                  [--node-selector k=v,...] [--require-admission true|false]\n"
+            "                  [--db URI (learned waits; else $DATABASE_URL)]\n"
             "                  [--identity ID] [--kubeconfig F]\n"
             "       tarema-planner submit FILE [--namespace NS] [--deployment D] [--retries N]\n"
             "                  [--dry-run] [--wait 30s]\n"
@@ -82,6 +83,7 @@ static int cmd_run(int argc, char **argv) {
                                              {"leader-elect", required_argument, 0, 'e'},
                                              {"node-selector", required_argument, 0, 'N'},
                                              {"require-admission", required_argument, 0, 'A'},
+                                             {"db", required_argument, 0, 'D'},
                                              {0, 0, 0, 0}};
     pl_ctl_config cfg = {.lease_ns = "default",
                          .lease_name = "tarema-planner",
@@ -92,7 +94,8 @@ static int cmd_run(int argc, char **argv) {
                          .unknown_hold_s = 3600,
                          .tick_ms = 1000,
                          .leader_elect = 1,
-                         .require_admission = 1};
+                         .require_admission = 1,
+                         .db = getenv("DATABASE_URL")};
     tm_err err = {0};
     int64_t tick_s = 0;
     int c;
@@ -140,6 +143,9 @@ static int cmd_run(int argc, char **argv) {
             break;
         case 'N':
             cfg.node_selector = optarg;
+            break;
+        case 'D':
+            cfg.db = optarg;
             break;
         case 'A':
             if (strcmp(optarg, "true") && strcmp(optarg, "false"))

@@ -1,6 +1,8 @@
 /* workflow.c: the native workflow YAML and the checks every workflow passes (workflow.h). */
 #include "planner/workflow.h"
 
+#include "planner/modes.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -153,8 +155,9 @@ static int copy_str(char *dst, size_t size, const json_t *v, const char *what, t
 
 static int parse_step(const json_t *o, pl_step *s, char ***names, int idx, const char *source,
                       tm_err *err) {
-    static const char *const keys[] = {"name",  "pods",  "requests", "duration",    "task",
-                                       "after", "image", "command",  "annotations", NULL};
+    static const char *const keys[] = {"name",        "pods",  "requests", "duration",
+                                       "task",        "after", "image",    "command",
+                                       "annotations", "mode",  NULL};
     char what[PL_NAME_MAX + 300];
     snprintf(what, sizeof what, "%s: steps[%d]", source, idx);
     if (!json_is_object(o))
@@ -164,6 +167,10 @@ static int parse_step(const json_t *o, pl_step *s, char ***names, int idx, const
     snprintf(what, sizeof what, "%s: step '%s'", source, s->name);
     if (tm_json_check_keys(o, keys, what, err) < 0)
         return -1;
+    pl_mode mode; /* the controller reads it from the Workflow; here it is only checked */
+    json_t *mj = json_object_get(o, "mode");
+    if (mj && (!json_is_string(mj) || pl_mode_parse(json_string_value(mj), &mode) < 0))
+        return tm_err_set(err, "%s: mode must be reserve, proactive or on-completion", what);
     json_t *pods = json_object_get(o, "pods");
     s->pods = 1;
     if (pods) {

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# planner_modes_test.sh: the step modes of `tarema-planner run` (docs/planner.md, Step modes) on
+# the real control plane (own namespace, 4 own kwok nodes, kube-scheduler binding) and
+# PostgreSQL (the learned waits, $DATABASE_URL): a 2-step workflow in proactive mode whose second
+# step's shape has a learned wait of 15 s:
+#  1. status: both steps proactive, the second with estimateSeconds 15 from the learned waits,
+#     a predicted start and ungateAt = the first step's predicted end - 15 s;
+#  2. the second step's planner gate goes while the first step still runs (before its end, by
+#     the estimate), its order gate stays, and it does not bind until the first one succeeded;
+#  3. the workflow succeeds; the second step started after the first one ended;
+#  4. alongside, a 2-step workflow in on-completion mode: the second step keeps the planner's
+#     gate until the first succeeded; no Reservation for either mode.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/planner_lib.sh"
+trap planner_cleanup EXIT
+W=$PL_LOG_DIR
+
+if [ -z "${DATABASE_URL:-}" ]; then
+  fail "DATABASE_URL set (eval hack/postgres.sh env)" "not set"
+  summary
+  exit 1
+fi
+if ! out=$(planner_setup 2>&1); then
+  fail "set-up: namespace, nodes, CRDs, kube-scheduler" "$out"
+  summary
+  exit 1
+fi
+
+# The learned wait of step b's shape (1 pod, 1 core, 512 MiB): a learner state whose most
+# probable alternative is 15 s. `tarema-planner waits` first: it applies the migrations.
+"$BIN/tarema-planner" waits --db "$DATABASE_URL" >/dev/null 2>&1
+python3 - "$W/state.json" <<'PY'
+import json, sys
+alts = [10,15,20,25,30,35,40,45,50,55,60,65,70,75,80,85,90,100,150,200,250,300,350,400,450,500,
+        550,600,650,700,750,800,850,900,1000,2000,3000,4000,5000,6000,7000,8000,9000,10000,20000,
+        30000,40000,50000,60000,70000,80000,90000,100000]
+p = [0.5 / (len(alts) - 1)] * len(alts)
+p[alts.index(15)] = 0.5
+json.dump({"version": 1, "alternatives_s": alts, "round": 6, "cases": 5, "samples": 5, "p": p,
+           "round_loss": [0] * len(alts),
+           "stats": {"observations": 5, "scored": 4, "hits": 4, "overs": 0, "over_s": 0,
+                     "under_s": 0, "wait_min_s": 14, "wait_max_s": 16, "wait_sum_s": 75,
+                     "last_wait_s": 15, "last_estimate_s": 15}}, open(sys.argv[1], "w"))
+PY
+check "learned wait of step b's shape stored" psql "$DATABASE_URL" -qAtc \
+  "INSERT INTO asa_waits (namespace, node_group, pods, cpu_milli, memory_bytes, state, estimate_s, observations)
+   VALUES ('$NS', '', 1, 1000, 536870912, \$\$$(cat "$W/state.json")\$\$, 15, 5)"
+check "tarema-planner waits reads it as 15 s" bash -c \
+  "'$BIN/tarema-planner' waits --db '$DATABASE_URL' --namespace '$NS' --json | jq -e '.shapes[0].estimate_s == 15'"
+
+planner_start --leader-elect false --db "$DATABASE_URL"
+kubectl apply -n "$NS" -f - >/dev/null <<Y
+apiVersion: tarema.io/v1alpha1
+kind: Workflow
+metadata: {name: pro}
+spec:
+  steps:
+    - {name: a, mode: proactive, pods: 1, requests: {cpu: 1, memory: 1Gi}, duration: 30s,
+       image: a:1, annotations: {tarema.io/duration: 25s}}
+    - {name: b, mode: proactive, after: [a], pods: 1, requests: {cpu: 1, memory: 512Mi},
+       duration: 10s, image: b:1, annotations: {tarema.io/duration: 5s}}
+---
+apiVersion: tarema.io/v1alpha1
+kind: Workflow
+metadata: {name: onc}
+spec:
+  steps:
+    - {name: a, mode: on-completion, pods: 1, requests: {cpu: 1, memory: 1Gi}, duration: 20s,
+       image: a:1, annotations: {tarema.io/duration: 12s}}
+    - {name: b, mode: on-completion, after: [a], pods: 1, requests: {cpu: 1, memory: 256Mi},
+       duration: 10s, image: b:1, annotations: {tarema.io/duration: 3s}}
+Y
+
+# samples every 0.5 s until the workflow ends: time, a's phase, b's gates and node
+sample() {
+  local wf=$1
+  while ! wf_phase_is "$wf" Succeeded && ! wf_phase_is "$wf" Failed; do
+    a=$(kubectl -n "$NS" get pod "$wf-a-0" -o jsonpath='{.status.phase}' 2>/dev/null)
+    b=$(kubectl -n "$NS" get pod "$wf-b-0" -o jsonpath='{range .spec.schedulingGates[*]}{.name},{end}|{.spec.nodeName}' 2>/dev/null)
+    echo "$(date +%s) ${a:-none} ${b:-none}"
+    sleep 0.5
+  done
+}
+export NS
+export -f kwf wf_phase_is
+timeout 120 bash -c "$(declare -f sample); sample onc" >"$W/samples-onc.txt" &
+onc_pid=$!
+timeout 120 bash -c "$(declare -f sample); sample pro" >"$W/samples.txt"
+wait "$onc_pid" # not a bare wait: the planner runs in the background too
+
+wf_json pro >"$W/wf.json"
+check "workflow Succeeded" wf_phase_is pro Succeeded
+check "status: modes, learned estimate, ungateAt = a's predicted end - 15 s" python3 - "$W/wf.json" <<'PY'
+import json, sys, datetime
+st = {s["name"]: s for s in json.load(open(sys.argv[1]))["status"]["steps"]}
+t = lambda v: datetime.datetime.strptime(v, "%Y-%m-%dT%H:%M:%SZ").timestamp()
+a, b = st["a"], st["b"]
+assert a["mode"] == "proactive" and b["mode"] == "proactive", (a, b)
+assert b["estimateSeconds"] == 15 and b["estimateSource"] == "learned", b
+assert "predictedStart" in b and "ungateAt" in b, b
+# a's predicted end when b was ungated: its actual start + duration, or its planned end
+end_a = max(t(a["end"]), t(a["actualStart"]) + 30)
+assert abs(t(b["ungateAt"]) - (end_a - 15)) <= 2, (b["ungateAt"], end_a)
+assert t(b["predictedStart"]) >= t(b["ungateAt"]) + 15 - 1, b
+PY
+check "b's planner gate removed while a still ran, its order gate kept" python3 - "$W/samples.txt" <<'PY'
+import sys
+rows = [l.split() for l in open(sys.argv[1]) if len(l.split()) == 3]
+early = [r for r in rows if r[1] == "Running" and "tarema.io/planned" not in r[2] and r[2] != "none"]
+assert early, "no sample with a Running and b's planner gate gone"
+assert all("tarema.io/after-predecessors" in r[2] for r in early), early[:3]
+# and by about the estimate before a ended (a runs 25 s; b ungated at a's predicted end - 15 s)
+first_ungated = int(early[0][0])
+a_done = min((int(r[0]) for r in rows if r[1] == "Succeeded"), default=None)
+assert a_done is not None, "a never Succeeded in the samples"
+assert a_done - first_ungated >= 5, (first_ungated, a_done)
+print(f"b ungated {a_done - first_ungated} s before a succeeded")
+PY
+check "b never bound before a succeeded" python3 - "$W/samples.txt" <<'PY'
+import sys
+rows = [l.split() for l in open(sys.argv[1]) if len(l.split()) == 3]
+bad = [r for r in rows if r[1] != "Succeeded" and not r[2].endswith("|") and r[2] != "none"]
+assert not bad, bad[:3]
+PY
+check "b started after a ended" bash -c "
+  ae=\$(kubectl -n $NS get pod pro-a-0 -o jsonpath='{.status.containerStatuses[0].state.terminated.finishedAt}')
+  bs=\$(kubectl -n $NS get pod pro-b-0 -o jsonpath='{.status.startTime}')
+  [ -n \"\$ae\" ] && [ -n \"\$bs\" ] && [ \"\$(date -d \"\$bs\" +%s)\" -ge \"\$(date -d \"\$ae\" +%s)\" ]"
+check "no Reservation for proactive steps" test "$(nobj reservations planner.tarema.io/workflow=pro)" = 0
+
+# ---- 4. on-completion ------------------------------------------------------------------------
+check "on-completion workflow Succeeded" wf_phase_is onc Succeeded
+check "on-completion: status shows the mode" bash -c \
+  "[ \"\$(kubectl -n $NS get workflow onc -o jsonpath='{.status.steps[*].mode}')\" = 'on-completion on-completion' ]"
+check "on-completion: b gated by the planner until a succeeded" python3 - "$W/samples-onc.txt" <<'PY'
+import sys
+rows = [l.split() for l in open(sys.argv[1]) if len(l.split()) == 3]
+running = [r for r in rows if r[1] == "Running"]
+assert running, "no sample with a Running"
+assert all(r[2].startswith("tarema.io/planned,|") for r in running), running[:3]
+assert any(r[1] == "Succeeded" and "tarema.io/planned" not in r[2] for r in rows), rows[-3:]
+PY
+check "no Reservation for on-completion steps" test "$(nobj reservations planner.tarema.io/workflow=onc)" = 0
+summary
