@@ -77,12 +77,15 @@ Y
   if ! bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | grep -qE '^ +scheduler +running'; then
     bash "$REPO_ROOT/hack/cluster.sh" scheduler start >/dev/null 2>&1 || return 1
     PL_STARTED_KS=1
+    : >"$PL_LOG_DIR/started-kube-scheduler" # the tests call planner_setup in $(...): a subshell
   fi
 }
 
 planner_cleanup() {
   planner_stop
-  [ "$PL_STARTED_KS" = 1 ] && bash "$REPO_ROOT/hack/cluster.sh" scheduler stop >/dev/null 2>&1
+  if [ "$PL_STARTED_KS" = 1 ] || [ -e "$PL_LOG_DIR/started-kube-scheduler" ]; then
+    bash "$REPO_ROOT/hack/cluster.sh" scheduler stop >/dev/null 2>&1
+  fi
   kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
   kubectl get nodes -o name 2>/dev/null | grep "^node/$PL_PREFIX-" | xargs -r kubectl delete --wait=false >/dev/null 2>&1 || true
   rm -rf "$PL_LOG_DIR"
