@@ -5,12 +5,8 @@
 # and the workflow ends Succeeded. Gangs (PodGroup placement) come with the gang branch: the pods
 # are bound one by one here.
 #
-# Not checked yet, printed as notes: whether each pod bound onto a node its Reservation held.
-# tarema-scheduler (scheduler/, not the planner) ignores scheduling gates: it tries to place the
-# gated pods (409 from the API server, "non-empty .spec.schedulingGates"), marks them
-# unschedulable against the reservations, and does not retry them promptly when the planner
-# removes the gate, so they bind after their window expired, elsewhere. To become a check once
-# the scheduler honours gates (kube-scheduler's SchedulingGates PreEnqueue).
+# And every pod binds onto a node its step's Reservation held: tarema-scheduler keeps gated pods
+# out of its queue (SchedulingGates PreEnqueue) and takes them the moment the gate goes.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"
@@ -54,13 +50,17 @@ check "sim released only once its Reservation was Active" bash -c "
     sleep 0.2
   done"
 check "workflow Succeeded" wait_for 120 wf_phase_is e2e Succeeded
-kubectl -n "$NS" get pods -l planner.tarema.io/workflow=e2e -o json | python3 -c '
+# Every step's pods bound onto nodes its Reservation held (the scheduler honours the planner's
+# scheduling gate, so a step binds only once its window opened, into it).
+kubectl -n "$NS" get pods -l planner.tarema.io/workflow=e2e -o json >"$W/pods.json"
+check "every pod bound onto a node its step's Reservation held" python3 -c '
 import json, sys
 held = {l.split()[0]: set(l.split()[1:]) for l in open(sys.argv[1]) if l.strip()}
-for p in json.load(sys.stdin)["items"]:
+bad = []
+for p in json.load(open(sys.argv[2]))["items"]:
     step = p["metadata"]["labels"]["planner.tarema.io/step"]
-    ok = p["spec"]["nodeName"] in held.get(step, ())
-    print("# note: %s bound on %s, its Reservation held %s%s" % (p["metadata"]["name"], p["spec"]["nodeName"],
-          ",".join(sorted(held.get(step, ()))), "" if ok else " (outside it: see the header)"))
-' "$W/held.txt"
+    if p["spec"].get("nodeName") not in held.get(step, ()):
+        bad.append("%s on %s, held %s" % (p["metadata"]["name"], p["spec"].get("nodeName"), ",".join(sorted(held.get(step, ())))))
+print("; ".join(bad)); sys.exit(1 if bad else 0)
+' "$W/held.txt" "$W/pods.json"
 summary
