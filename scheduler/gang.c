@@ -489,6 +489,7 @@ sched_gang *sched_gang_registry_set_member(sched_gang_registry *r, const sched_g
     nmem->uid = u;
     nmem->name = nm;
     nmem->state = state;
+    nmem->gated = false; /* sched_gang_registry_set_gated says otherwise */
     return g;
 }
 
