@@ -424,19 +424,25 @@ static void permit(sched_gang_live *gl, sched_gang *g, sched_pod **pods, size_t 
     free(nodes);
 }
 
+/* Whether g only waits for its gated members (sched_gang_waits_for_gates). That is no failure:
+ * the message says so, and there is no event, no attempt and no timeout clock; lifting the
+ * gate that was missing brings the gang back (that pod's update queues it). */
+static bool waits_for_gates(sched_gang *g) {
+    char why[512];
+    if (!sched_gang_active(g) || !sched_gang_waits_for_gates(g, why, sizeof why))
+        return false;
+    snprintf(g->message, sizeof g->message, "%s", why);
+    g->wait_since_ms = 0;
+    return true;
+}
+
 bool sched_gang_live_rejected(sched_gang_live *gl, const sched_pod *pod, const char *why,
                               int64_t now_ms) {
     sched_gang *g = sched_gang_registry_of(gl->reg, pod->uid);
     if (!g || g->basic)
         return false;
-    char gw_why[512];
-    if (sched_gang_active(g) && sched_gang_waits_for_gates(g, gw_why, sizeof gw_why)) {
-        /* Waiting for its gated members is no failure: no event, no attempt, no timeout
-         * clock; lifting the last gate needed brings the gang back (the pod's update). */
-        snprintf(g->message, sizeof g->message, "%s", gw_why);
-        g->wait_since_ms = 0;
+    if (waits_for_gates(g))
         return true;
-    }
     /* the gang's wait starts now: scheduleTimeoutSeconds counts from here */
     if (sched_gang_active(g) && !g->wait_since_ms)
         g->wait_since_ms = now_ms;
@@ -453,6 +459,12 @@ bool sched_gang_live_cycle(sched_gang_live *gl, sched_pod *pod, int64_t now_ms) 
     sched_gang *g = sched_gang_registry_of(gl->reg, pod->uid);
     if (!g || g->basic)
         return false;
+    /* also here, where the Gang plugin's PreEnqueue is not registered: the pod waits quietly */
+    if (waits_for_gates(g)) {
+        tm_debug("gang waits for gated members gang=%s msg=\"%s\"", g->key, g->message);
+        sched_queue_unschedulable(gl->q, pod->uid, now_ms);
+        return true;
+    }
     sched_pod **pods = NULL;
     size_t n = take_members(gl, g, pod, &pods);
     if (!pods) {

@@ -451,6 +451,10 @@ static void test_gated_member_waits_quietly(void) {
            "%s", msg);
     CHECK(sched_gang_live_rejected(w.gl, p1, msg, 0)); /* quiet: the caller posts nothing */
     sched_queue_unschedulable(w.q, p1->uid, 0);
+    /* the gang's cycle (a caller without the plugin's PreEnqueue): the same quiet wait */
+    sched_pod *p2 = sched_queue_pop(w.q, 0);
+    CHECK(p2 && sched_gang_live_cycle(w.gl, p2, 0));
+    CHECK_INT(sched_queue_count(w.q, SCHED_Q_UNSCHEDULABLE), 2);
     tm_err err = {0};
     for (int i = 0; i < 10; i++) /* give any event sent time to arrive */
         tm_kube_run(w.k, 20, &err);
