@@ -489,6 +489,7 @@ sched_gang *sched_gang_registry_set_member(sched_gang_registry *r, const sched_g
     nmem->uid = u;
     nmem->name = nm;
     nmem->state = state;
+    nmem->gated = false; /* sched_gang_registry_set_gated says otherwise */
     return g;
 }
 
@@ -510,6 +511,40 @@ void sched_gang_registry_remove_member(sched_gang_registry *r, const char *uid) 
         }
     }
     drop_gang_if_empty(r, g);
+}
+
+int sched_gang_registry_finish_member(sched_gang_registry *r, const sched_gang_ref *ref,
+                                      const char *uid, sched_gang_pod_state state, int64_t now_ms) {
+    sched_gang *g = sched_gang_registry_of(r, uid);
+    if (state != SCHED_GANG_POD_SUCCEEDED && state != SCHED_GANG_POD_FAILED) {
+        sched_gang_registry_remove_member(r, uid);
+        return 0;
+    }
+    if (!g && !(g = ensure(r, ref, now_ms))) /* finished before we saw it: counted all the same */
+        return -1;
+    if (state == SCHED_GANG_POD_SUCCEEDED)
+        g->done_succeeded++;
+    else
+        g->done_failed++;
+    if (member_of(g, uid))
+        sched_gang_registry_remove_member(r, uid); /* drops g too when its owner is gone */
+    else
+        drop_gang_if_empty(r, g);
+    return 0;
+}
+
+size_t sched_gang_registry_member_count(const sched_gang_registry *r) {
+    size_t n = 0;
+    for (size_t i = 0; i < r->n; i++)
+        n += r->gangs[i]->n_members;
+    return n;
+}
+
+void sched_gang_registry_set_gated(sched_gang_registry *r, const char *uid, bool gated) {
+    sched_gang *g = sched_gang_registry_of(r, uid);
+    sched_gang_member *m = g ? member_of(g, uid) : NULL;
+    if (m)
+        m->gated = gated;
 }
 
 void sched_gang_registry_set_state(sched_gang_registry *r, const char *uid,
@@ -628,18 +663,39 @@ size_t sched_gang_count(const sched_gang *g, sched_gang_pod_state state) {
     return c;
 }
 
+size_t sched_gang_gated_count(const sched_gang *g) {
+    size_t c = 0;
+    for (size_t i = 0; i < g->n_members; i++)
+        c += g->members[i].gated && g->members[i].state != SCHED_GANG_POD_FAILED;
+    return c;
+}
+
+bool sched_gang_waits_for_gates(const sched_gang *g, char *why, size_t cap) {
+    size_t gated = sched_gang_gated_count(g);
+    if (gated == 0)
+        return false;
+    size_t live = g->n_members - sched_gang_count(g, SCHED_GANG_POD_FAILED) + g->done_succeeded;
+    size_t ungated = live - gated;
+    size_t min = g->spec.min_member > 0 ? (size_t)g->spec.min_member : 1;
+    if (ungated >= min)
+        return false;
+    snprintf(why, cap, "waiting for %zu gated member(s): %zu of minMember %zu ungated", gated,
+             ungated, min);
+    return true;
+}
+
 size_t sched_gang_succeeded(const sched_gang *g) {
-    size_t n = sched_gang_count(g, SCHED_GANG_POD_SUCCEEDED);
+    size_t n = sched_gang_count(g, SCHED_GANG_POD_SUCCEEDED) + g->done_succeeded;
     return g->seen_succeeded > 0 && (size_t)g->seen_succeeded > n ? (size_t)g->seen_succeeded : n;
 }
 
 size_t sched_gang_failed(const sched_gang *g) {
-    size_t n = sched_gang_count(g, SCHED_GANG_POD_FAILED);
+    size_t n = sched_gang_count(g, SCHED_GANG_POD_FAILED) + g->done_failed;
     return g->seen_failed > 0 && (size_t)g->seen_failed > n ? (size_t)g->seen_failed : n;
 }
 
 size_t sched_gang_placed_count(const sched_gang *g) {
-    size_t c = 0;
+    size_t c = g->done_succeeded;
     for (size_t i = 0; i < g->n_members; i++)
         c += g->members[i].state != SCHED_GANG_POD_PENDING &&
              g->members[i].state != SCHED_GANG_POD_FAILED;
@@ -722,6 +778,8 @@ sched_gang_try sched_gang_try_place(sched_framework *fw, sched_snapshot *s, sche
                  g->kind == SCHED_GANG_PODGROUP ? "PodGroup" : "Workload", g->ns, g->owner);
         return SCHED_GANG_TRY_WAITING;
     }
+    if (sched_gang_waits_for_gates(g, why, cap))
+        return SCHED_GANG_TRY_WAITING;
     size_t placed_before = sched_gang_placed_count(g);
     size_t min = (size_t)g->spec.min_member;
     size_t need = placed_before >= min ? 0 : min - placed_before;

@@ -80,6 +80,7 @@ const char *sched_gang_phase_name(sched_gang_phase p); /* "Pending", "Scheduling
 typedef struct sched_gang_member {
     char *uid, *name;
     sched_gang_pod_state state;
+    bool gated; /* spec.schedulingGates not empty: not schedulable until the gates are lifted */
 } sched_gang_member;
 
 typedef struct sched_gang {
@@ -100,6 +101,9 @@ typedef struct sched_gang {
     /* status.succeeded/failed as the PodGroup last said: finished pods leave the scheduler's
      * pod view, so after a restart these keep the counts (and a Finished phase) */
     int32_t seen_succeeded, seen_failed;
+    /* finished members folded away (sched_gang_registry_finish_member): counted, not kept, so
+     * a long-running scheduler does not keep every finished pod of every gang */
+    size_t done_succeeded, done_failed;
     char message[1024]; /* why it waits, or what happened last */
     /* for the live scheduler's reports: the last status written and event message sent */
     char status_sent[256];
@@ -127,6 +131,17 @@ sched_gang *sched_gang_registry_set_member(sched_gang_registry *r, const sched_g
 /* A pod is gone (deleted, or left our view). Gangs without members and without a declaration
  * are forgotten. */
 void sched_gang_registry_remove_member(sched_gang_registry *r, const char *uid);
+/* A member finished and left the pod view (the informer shows a Succeeded or Failed pod as a
+ * deletion): it is folded into the gang's done_succeeded / done_failed and forgotten, so the
+ * counts stay and the registry does not grow with every finished pod. A gang whose PodGroup or
+ * Workload is gone and that has no members left is dropped. state: SUCCEEDED or FAILED (others
+ * are a plain removal). 0, or -1 on OOM. */
+int sched_gang_registry_finish_member(sched_gang_registry *r, const sched_gang_ref *ref,
+                                      const char *uid, sched_gang_pod_state state, int64_t now_ms);
+/* Members kept over all gangs (the registry's size, with sched_gang_registry_count). */
+size_t sched_gang_registry_member_count(const sched_gang_registry *r);
+/* Marks a member gated or not (no-op for unknown uid). */
+void sched_gang_registry_set_gated(sched_gang_registry *r, const char *uid, bool gated);
 /* Sets one member's state (no-op for unknown uid). */
 void sched_gang_registry_set_state(sched_gang_registry *r, const char *uid,
                                    sched_gang_pod_state state);
@@ -149,6 +164,12 @@ size_t sched_gang_count(const sched_gang *g, sched_gang_pod_state state);
 /* Succeeded and failed members: those seen, or the PodGroup status's counts if larger. */
 size_t sched_gang_succeeded(const sched_gang *g);
 size_t sched_gang_failed(const sched_gang *g);
+/* Members still gated (spec.schedulingGates). */
+size_t sched_gang_gated_count(const sched_gang *g);
+/* Whether g waits for gated members: fewer than minMember of its live (not failed) members
+ * are ungated while some are gated. Then why gets "waiting for N gated member(s) ...", the one
+ * reason the gang waits: nothing is tried, and no FailedScheduling is posted for it. */
+bool sched_gang_waits_for_gates(const sched_gang *g, char *why, size_t cap);
 /* Members bound or beyond (assumed, bound, running, succeeded): what counts toward minMember. */
 size_t sched_gang_placed_count(const sched_gang *g);
 sched_gang_phase sched_gang_phase_of(const sched_gang *g);

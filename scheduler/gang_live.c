@@ -195,15 +195,21 @@ void sched_gang_live_pod_event(sched_gang_live *gl, tm_watch_type t, const json_
     if (!sched_cache_is_ours(gl->c, pod) && !tm_json_str(pod, "spec.nodeName", "")[0])
         return;
     sched_gang_pod_state st = pod_state(gl, pod, uid);
-    if (t == TM_WATCH_DELETED && st != SCHED_GANG_POD_SUCCEEDED && st != SCHED_GANG_POD_FAILED) {
-        sched_gang_registry_remove_member(gl->reg, uid);
+    /* A finished pod leaves the pod informer (its field selector) as a deletion: it is folded
+     * into its gang's succeeded or failed count and forgotten (gang.h), so the registry does
+     * not grow with every finished pod; any other deletion just removes the member. */
+    if (t == TM_WATCH_DELETED) {
+        if (sched_gang_registry_finish_member(gl->reg, &ref, uid, st, now_ms))
+            tm_error("gang registry: out of memory");
         return;
     }
-    /* A finished pod leaves the pod informer (its field selector) as a deletion: it stays a
-     * member, counted as succeeded or failed. */
     if (!sched_gang_registry_set_member(gl->reg, &ref, uid, tm_json_str(pod, "metadata.name", ""),
-                                        st, now_ms))
+                                        st, now_ms)) {
         tm_error("gang registry: out of memory");
+        return;
+    }
+    const json_t *gates = json_object_get(json_object_get(pod, "spec"), "schedulingGates");
+    sched_gang_registry_set_gated(gl->reg, uid, json_array_size(gates) > 0);
 }
 
 bool sched_gang_live_podgroup_event(sched_gang_live *gl, tm_watch_type t, const json_t *obj,
@@ -269,7 +275,7 @@ static size_t take_members(sched_gang_live *gl, sched_gang *g, sched_pod *pod, s
     v[n++] = pod;
     for (size_t i = 0; i < g->n_members; i++) {
         sched_gang_member *m = &g->members[i];
-        if (m->state != SCHED_GANG_POD_PENDING || strcmp(m->uid, pod->uid) == 0)
+        if (m->state != SCHED_GANG_POD_PENDING || m->gated || strcmp(m->uid, pod->uid) == 0)
             continue;
         sched_pod *p = sched_queue_take(gl->q, m->uid);
         if (p)
@@ -418,11 +424,25 @@ static void permit(sched_gang_live *gl, sched_gang *g, sched_pod **pods, size_t 
     free(nodes);
 }
 
-void sched_gang_live_rejected(sched_gang_live *gl, const sched_pod *pod, const char *why,
+/* Whether g only waits for its gated members (sched_gang_waits_for_gates). That is no failure:
+ * the message says so, and there is no event, no attempt and no timeout clock; lifting the
+ * gate that was missing brings the gang back (that pod's update queues it). */
+static bool waits_for_gates(sched_gang *g) {
+    char why[512];
+    if (!sched_gang_active(g) || !sched_gang_waits_for_gates(g, why, sizeof why))
+        return false;
+    snprintf(g->message, sizeof g->message, "%s", why);
+    g->wait_since_ms = 0;
+    return true;
+}
+
+bool sched_gang_live_rejected(sched_gang_live *gl, const sched_pod *pod, const char *why,
                               int64_t now_ms) {
     sched_gang *g = sched_gang_registry_of(gl->reg, pod->uid);
     if (!g || g->basic)
-        return;
+        return false;
+    if (waits_for_gates(g))
+        return true;
     /* the gang's wait starts now: scheduleTimeoutSeconds counts from here */
     if (sched_gang_active(g) && !g->wait_since_ms)
         g->wait_since_ms = now_ms;
@@ -432,12 +452,19 @@ void sched_gang_live_rejected(sched_gang_live *gl, const sched_pod *pod, const c
     tm_metrics_inc(gl->m_attempts, TM_LABELS("waiting"));
     if (g->declared)
         gang_event(gl, g, "Warning", "FailedScheduling", g->message, false);
+    return false;
 }
 
 bool sched_gang_live_cycle(sched_gang_live *gl, sched_pod *pod, int64_t now_ms) {
     sched_gang *g = sched_gang_registry_of(gl->reg, pod->uid);
     if (!g || g->basic)
         return false;
+    /* also here, where the Gang plugin's PreEnqueue is not registered: the pod waits quietly */
+    if (waits_for_gates(g)) {
+        tm_debug("gang waits for gated members gang=%s msg=\"%s\"", g->key, g->message);
+        sched_queue_unschedulable(gl->q, pod->uid, now_ms);
+        return true;
+    }
     sched_pod **pods = NULL;
     size_t n = take_members(gl, g, pod, &pods);
     if (!pods) {
@@ -608,9 +635,12 @@ json_t *sched_gang_explain(tm_kube *k, sched_framework *fw, sched_snapshot *snap
                                   : strcmp(phase, "Running") == 0 ? SCHED_GANG_POD_RUNNING
                                   : tm_json_str(p, "spec.nodeName", "")[0] ? SCHED_GANG_POD_BOUND
                                                                            : SCHED_GANG_POD_PENDING;
+        bool gated =
+            json_array_size(json_object_get(json_object_get(p, "spec"), "schedulingGates")) > 0;
         sched_gang_registry_set_member(r, &pr, tm_json_str(p, "metadata.uid", ""),
                                        tm_json_str(p, "metadata.name", ""), st, 0);
-        if (st == SCHED_GANG_POD_PENDING &&
+        sched_gang_registry_set_gated(r, tm_json_str(p, "metadata.uid", ""), gated);
+        if (st == SCHED_GANG_POD_PENDING && !gated &&
             (pend[n_pend] = sched_pod_from_json(snap, p, keys, &me)))
             n_pend++;
     }

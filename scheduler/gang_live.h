@@ -58,8 +58,10 @@ bool sched_gang_live_workload_event(sched_gang_live *gl, tm_watch_type t, const 
 bool sched_gang_live_cycle(sched_gang_live *gl, sched_pod *pod, int64_t now_ms);
 
 /* PreEnqueue refused a pod (why: the framework's message): when it is a gang member, the
- * gang's message, wait clock (timeouts) and event follow. */
-void sched_gang_live_rejected(sched_gang_live *gl, const sched_pod *pod, const char *why,
+ * gang's message, wait clock (timeouts) and event follow. true when the gang only waits for
+ * gated members (sched_gang_waits_for_gates): it waits quietly, the caller posts no
+ * FailedScheduling for the pod. */
+bool sched_gang_live_rejected(sched_gang_live *gl, const sched_pod *pod, const char *why,
                               int64_t now_ms);
 
 /* A bind of ours finished (before the loop's own handling of that pod). */

@@ -19,10 +19,15 @@ static sched_status pre_enqueue(void *state, const sched_snapshot *s, const sche
                  g->kind == SCHED_GANG_PODGROUP ? "PodGroup" : "Workload", g->ns, g->owner);
         return SCHED_STATUS_UNSCHEDULABLE;
     }
-    size_t live = g->n_members - sched_gang_count(g, SCHED_GANG_POD_FAILED);
+    size_t live = g->n_members - sched_gang_count(g, SCHED_GANG_POD_FAILED) + g->done_succeeded;
     if (live < (size_t)g->spec.min_member) {
         snprintf(msg, size, "gang %s: %zu pod(s) exist, minMember %d: waiting for %zu more pod(s)",
                  g->key, live, (int)g->spec.min_member, (size_t)g->spec.min_member - live);
+        return SCHED_STATUS_UNSCHEDULABLE;
+    }
+    char why[256];
+    if (sched_gang_waits_for_gates(g, why, sizeof why)) {
+        snprintf(msg, size, "gang %s: %s", g->key, why);
         return SCHED_STATUS_UNSCHEDULABLE;
     }
     return SCHED_STATUS_OK;

@@ -642,9 +642,10 @@ static bool schedule_batch(sched_loop *l) {
             }
             l->stats.unschedulable++;
             tm_metrics_inc(l->m_attempts, TM_LABELS("unschedulable"));
-            sched_gang_live_rejected(l->gangs, pod, why, now);
+            bool quiet = sched_gang_live_rejected(l->gangs, pod, why, now);
             tm_err err = {0};
-            if (sched_queue_should_report(l->queue, pod->uid, why, now, REPORT_REPEAT_MS) &&
+            if (!quiet &&
+                sched_queue_should_report(l->queue, pod->uid, why, now, REPORT_REPEAT_MS) &&
                 sched_binder_unschedulable(l->binder, pod, why, &err))
                 tm_warn("%s", err.msg);
             sched_queue_unschedulable(l->queue, pod->uid, now);

@@ -355,7 +355,144 @@ static void test_restart_keeps_finished(void) {
     server_stop(t);
 }
 
+static int others_seen(void) {
+    pthread_mutex_lock(&fk.mu);
+    int n = fk.others;
+    pthread_mutex_unlock(&fk.mu);
+    return n;
+}
+
+/* A pod of gang `gang` on n1, as the informer shows it: phase Running, Succeeded or Failed. */
+static void member_event(world *w, tm_watch_type t, const char *gang, int i, const char *phase) {
+    json_t *p = J("{\"metadata\":{\"name\":\"%s-%d\",\"namespace\":\"hpc\",\"uid\":\"%s-u%d\","
+                  "\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"%s\"}},\"spec\":{"
+                  "\"schedulerName\":\"tarema\",\"nodeName\":\"n1\"},\"status\":{\"phase\":"
+                  "\"%s\"}}",
+                  gang, i, gang, i, gang, phase);
+    sched_gang_live_pod_event(w->gl, t, p, 0);
+    json_decref(p);
+}
+
+/* 10,000 short gangs run to completion: finished members (shown as deletions by the pod
+ * informer) are folded into their gang's counts, not kept; the gangs of deleted PodGroups go.
+ * Every tenth PodGroup is kept: its gang stays, without members, and its counts stay right. */
+static void test_finished_gangs_do_not_accumulate(void) {
+    pthread_t t = server_start("201 Created");
+    world w;
+    world_new(&w, 0);
+    sched_gang_registry *r = sched_gang_live_registry(w.gl);
+    int wrong = 0;
+    for (int k = 0; k < 10000; k++) {
+        char name[32], key[64];
+        snprintf(name, sizeof name, "g%d", k);
+        snprintf(key, sizeof key, "podgroup/hpc/%s", name);
+        json_t *pg = J("{\"metadata\":{\"name\":\"%s\",\"namespace\":\"hpc\"},\"spec\":{"
+                       "\"minMember\":2}}",
+                       name);
+        sched_gang_live_podgroup_event(w.gl, TM_WATCH_ADDED, pg, 0);
+        member_event(&w, TM_WATCH_ADDED, name, 1, "Running");
+        member_event(&w, TM_WATCH_ADDED, name, 2, "Running");
+        bool fails = k % 7 == 0;
+        member_event(&w, TM_WATCH_DELETED, name, 1, "Succeeded");
+        member_event(&w, TM_WATCH_DELETED, name, 2, fails ? "Failed" : "Succeeded");
+        sched_gang *g = sched_gang_registry_get(r, key);
+        if (!g || sched_gang_succeeded(g) != (fails ? 1u : 2u) ||
+            sched_gang_failed(g) != (fails ? 1u : 0u) ||
+            sched_gang_phase_of(g) != (fails ? SCHED_GANG_FAILED : SCHED_GANG_FINISHED) ||
+            g->n_members != 0)
+            wrong++;
+        if (k % 10 != 0)
+            sched_gang_live_podgroup_event(w.gl, TM_WATCH_DELETED, pg, 0);
+        json_decref(pg);
+    }
+    CHECK_INT(wrong, 0);
+    CHECK_INT(sched_gang_registry_member_count(r), 0);
+    CHECK_INT(sched_gang_registry_count(r), 1 + 1000); /* mpi and the kept PodGroups */
+    sched_gang *g = sched_gang_registry_get(r, "podgroup/hpc/g9990");
+    CHECK(g && sched_gang_succeeded(g) == 2 && sched_gang_phase_of(g) == SCHED_GANG_FINISHED);
+    /* a member that finishes after its PodGroup is gone takes the gang with it */
+    json_t *pg = J("{\"metadata\":{\"name\":\"late\",\"namespace\":\"hpc\"},\"spec\":{"
+                   "\"minMember\":1}}");
+    sched_gang_live_podgroup_event(w.gl, TM_WATCH_ADDED, pg, 0);
+    member_event(&w, TM_WATCH_ADDED, "late", 1, "Running");
+    sched_gang_live_podgroup_event(w.gl, TM_WATCH_DELETED, pg, 0);
+    json_decref(pg);
+    CHECK(sched_gang_registry_get(r, "podgroup/hpc/late") != NULL); /* still running */
+    member_event(&w, TM_WATCH_DELETED, "late", 1, "Succeeded");
+    CHECK(sched_gang_registry_get(r, "podgroup/hpc/late") == NULL);
+    CHECK_INT(sched_gang_registry_count(r), 1 + 1000);
+    world_free(&w);
+    server_stop(t);
+}
+
+/* A gang of 3 with one member still gated: its ungated members wait quietly at PreEnqueue
+ * (one reason, no FailedScheduling event, no wait clock), explain's decision says the same,
+ * and lifting the gate lets the gang through. */
+static void test_gated_member_waits_quietly(void) {
+    pthread_t t = server_start("201 Created");
+    world w;
+    world_new(&w, 2);
+    add_member(&w, 1, "1");
+    add_member(&w, 2, "1");
+    const char *gated = "{\"metadata\":{\"name\":\"mpi-3\",\"namespace\":\"hpc\",\"uid\":\"u3\","
+                        "\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"mpi\"}},\"spec\":{"
+                        "\"schedulerName\":\"tarema\",%s\"containers\":[{\"name\":\"c\","
+                        "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}";
+    json_t *p3 = J(gated, "\"schedulingGates\":[{\"name\":\"tarema.io/planned\"}],");
+    sched_gang_live_pod_event(w.gl, TM_WATCH_ADDED, p3, 0); /* the queue keeps it gated */
+    json_decref(p3);
+    sched_snapshot *s = sched_cache_snapshot(w.c);
+    sched_pod *p1 = sched_queue_pop(w.q, 0);
+    char msg[512];
+    CHECK_INT(sched_framework_pre_enqueue(w.fw, s, p1, 0, msg, sizeof msg),
+              SCHED_STATUS_UNSCHEDULABLE);
+    CHECKF(strstr(msg, "Gang: gang podgroup/hpc/mpi: waiting for 1 gated member(s): 2 of "
+                       "minMember 3 ungated") != NULL,
+           "%s", msg);
+    CHECK(sched_gang_live_rejected(w.gl, p1, msg, 0)); /* quiet: the caller posts nothing */
+    sched_queue_unschedulable(w.q, p1->uid, 0);
+    /* the gang's cycle (a caller without the plugin's PreEnqueue): the same quiet wait */
+    sched_pod *p2 = sched_queue_pop(w.q, 0);
+    CHECK(p2 && sched_gang_live_cycle(w.gl, p2, 0));
+    CHECK_INT(sched_queue_count(w.q, SCHED_Q_UNSCHEDULABLE), 2);
+    tm_err err = {0};
+    for (int i = 0; i < 10; i++) /* give any event sent time to arrive */
+        tm_kube_run(w.k, 20, &err);
+    CHECK_INT(others_seen(), 0);
+    sched_gang *g = sched_gang_registry_get(sched_gang_live_registry(w.gl), "podgroup/hpc/mpi");
+    CHECK(g && g->wait_since_ms == 0 && g->attempts == 0);
+    CHECKF(g && strcmp(g->message, "waiting for 1 gated member(s): 2 of minMember 3 ungated") == 0,
+           "%s", g ? g->message : "");
+    /* no timeout for a gang that only waits for its gates */
+    sched_gang_live_check_timeouts(w.gl, 10000);
+    CHECK(g && g->timeouts == 0);
+    /* explain's decision (nothing kept): the same one reason */
+    const sched_pod *pend[2] = {sched_queue_get(w.q, "u1"), sched_queue_get(w.q, "u2")};
+    int nodes[2];
+    sched_gang_placement pl = {.nodes = nodes};
+    char why[1024];
+    CHECK_INT(sched_gang_try_place(w.fw, s, g, (sched_pod *const *)pend, 2, 0, false, &pl, why,
+                                   sizeof why),
+              SCHED_GANG_TRY_WAITING);
+    CHECKF(strstr(why, "waiting for 1 gated member(s)") != NULL, "%s", why);
+    /* the gate lifted: the gang goes through PreEnqueue and is placed whole */
+    p3 = J(gated, "");
+    sched_gang_live_pod_event(w.gl, TM_WATCH_MODIFIED, p3, 0);
+    sched_pod *sp3 = sched_pod_from_json(s, p3, NULL, &err);
+    CHECK(sp3 && sched_queue_add(w.q, sp3, 0) == 0);
+    json_decref(p3);
+    sched_pod *p = sched_queue_pop(w.q, 0);
+    CHECK(p && sched_framework_pre_enqueue(w.fw, s, p, 0, msg, sizeof msg) == SCHED_STATUS_OK);
+    CHECK(p && sched_gang_live_cycle(w.gl, p, 0));
+    run_until(&w, 3, 3000);
+    CHECK_INT(binds_seen(), 3);
+    world_free(&w);
+    server_stop(t);
+}
+
 int main(void) {
+    RUN(test_finished_gangs_do_not_accumulate);
+    RUN(test_gated_member_waits_quietly);
     RUN(test_restart_keeps_finished);
     RUN(test_late_bind_answer_keeps_running);
     RUN(test_plugin_points);
