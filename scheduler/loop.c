@@ -351,6 +351,9 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
         goto fail;
     if (sched && !(l->gangs = sched_gang_live_new(l->queue, l->cache, l->fw, l->binder, reg, err)))
         goto fail;
+    /* the Gang plugin at PreEnqueue, QueueSort and Permit, over the live registry */
+    if (sched && sched_gang_plugin_add(l->fw, sched_gang_live_registry(l->gangs), err) < 0)
+        goto fail;
     atomic_init(&l->leading, !cfg->leader_elect);
     atomic_init(&l->synced, false);
     atomic_init(&l->sync_state, 0);
