@@ -20,7 +20,7 @@
 #      tarema-sim federation)
 #  11. plans WARP's turbine workflow ahead in time on busy nodes (tarema-planner plan), then
 #      runs a 3-step workflow with a gang step through the planner's controller (run, submit,
-#      show; PodGroups, Reservations, gated pods, kube-scheduler binding them)
+#      show; PodGroups, Reservations admitted by tarema-scheduler, gated pods bound into them)
 #  Steps 8 (but its webhook part) and 9 are offline; 10 and 11 also read the demo cluster.
 # Everything it started is stopped on exit or Ctrl-C (DEMO_KEEP=1 keeps the cluster and
 # database up for poking around; they are then stopped with `TAREMA_CLUSTER_NAME=demo
@@ -373,8 +373,13 @@ echo "  each step gets a PodGroup, a Reservation of its window and pods gated un
 kubectl delete namespace "$NS_T" "$NS_D" --timeout=60s >/dev/null 2>&1 || true # step 6's pods: out of the way
 kubectl apply -f "$REPO_ROOT/charts/tarema/crds/" >/dev/null
 kubectl create namespace demo-planner >/dev/null
+# a tarema-scheduler of its own for this namespace: it admits the Reservations and binds each
+# step's pods into its window once the planner lifts the gate
+"$BIN/tarema-scheduler" run --bind-address 127.0.0.1 --port 0 --namespaces demo-planner \
+  --scheduler-name tarema-planner-demo --log-level warn >"$WORK/scheduler-planner.log" 2>&1 &
+PIDS+=($!)
 "$BIN/tarema-planner" run --namespace demo-planner --slot 1s --tick 1s --time-limit 2s \
-  --scheduler-name default-scheduler --require-admission false --leader-elect false >"$WORK/planner.log" 2>&1 &
+  --scheduler-name tarema-planner-demo --require-admission true --leader-elect false >"$WORK/planner.log" 2>&1 &
 PIDS+=($!)
 "$BIN/tarema-planner" submit "$REPO_ROOT/tests/fixtures/planner/e2e-3step.yaml" -n demo-planner --wait 30s | sed 's/^/  /'
 for i in $(seq 1 120); do
@@ -383,4 +388,6 @@ for i in $(seq 1 120); do
 done
 "$BIN/tarema-planner" show e2e -n demo-planner | sed 's/^/  /'
 kubectl -n demo-planner get workflows | sed 's/^/  /'
+echo "  the Reservations tarema-scheduler admitted and released (docs/reservations.md):"
+kubectl -n demo-planner get reservations | sed 's/^/  /'
 say "done: cleaning up (DEMO_KEEP=1 keeps the cluster)"

@@ -53,6 +53,10 @@ grep -qE '^ +step LES starts at \+[0-9:]+ on ' "$LOG" && grep -qE '^ +step HPDA 
 grep -qE '^ +workflow demo-planner/e2e: Succeeded' "$LOG" && grep -qE '^ +sim +Succeeded ' "$LOG" &&
   pass "demo runs a workflow through the planner's controller to Succeeded" ||
   fail "demo runs a workflow through the planner's controller" "$(grep -A 30 '== 11/11' "$LOG" | tail -n 15)"
+# its three steps' Reservations, admitted by tarema-scheduler, are released once each step ended
+[ "$(grep -cE '^ +e2e-(prep|sim|post) +Released ' "$LOG")" = 3 ] &&
+  pass "demo: tarema-scheduler admitted and released each step's Reservation" ||
+  fail "demo: each step's Reservation admitted and released" "$(grep -A 40 '== 11/11' "$LOG" | tail -n 8)"
 [ ! -d "$TAREMA_CACHE/clusters/$NAME" ] && pass "demo cluster torn down on exit" || fail "demo cluster torn down on exit"
 grep -q "PostgreSQL '$NAME' stopped" "$LOG" && pass "demo PostgreSQL torn down on exit" || fail "demo PostgreSQL torn down"
 
