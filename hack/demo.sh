@@ -388,6 +388,10 @@ for i in $(seq 1 120); do
 done
 "$BIN/tarema-planner" show e2e -n demo-planner | sed 's/^/  /'
 kubectl -n demo-planner get workflows | sed 's/^/  /'
+for i in $(seq 1 60); do # a step's Reservation is released on the scheduler's next tick after its pods end
+  [ -z "$(kubectl -n demo-planner get reservations -o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' | grep -v '^Released$')" ] && break
+  sleep 0.5
+done
 echo "  the Reservations tarema-scheduler admitted and released (docs/reservations.md):"
 kubectl -n demo-planner get reservations | sed 's/^/  /'
 say "done: cleaning up (DEMO_KEEP=1 keeps the cluster)"
