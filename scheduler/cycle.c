@@ -57,7 +57,7 @@ static int pre_filter(sched_framework *fw, tm_err *err) {
         fw->reject_all[k] = false;
         if (pl->filter_id == SCHED_FILTER_RESOURCES)
             after_resources = true;
-        if (pl->filter_id && (FW_COLUMN_FILTERS >> pl->filter_id) & 1u)
+        if (fw_column_filter(pl))
             continue; /* node-local: checked inline by scan.c, from the columns or not */
         uint32_t d = 0;
         sched_status st =

@@ -26,6 +26,11 @@ typedef struct fw_waiting {
      (1u << SCHED_FILTER_TAINT) | (1u << SCHED_FILTER_NODE_AFFINITY) |                             \
      (1u << SCHED_FILTER_RESOURCES))
 
+/* Whether pl is one of those: PreFilter skips none of them, the scan checks them itself. */
+static inline bool fw_column_filter(const sched_plugin *pl) {
+    return pl->filter_id && (FW_COLUMN_FILTERS >> pl->filter_id) & 1u;
+}
+
 struct sched_framework {
     /* plugins[0] is the policy's (scoring, queue order); the rest were added in order: the
      * in-tree filters (sched_framework_new), then the caller's */

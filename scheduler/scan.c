@@ -61,48 +61,26 @@ static inline int hook_filter(const sched_framework *fw, size_t k, size_t i, con
 }
 
 /* Every Filter plugin in order on node i (the reference path: nodes whose flags ask for the
- * full filters, or a framework without all the node-local in-tree filters). The node-local
- * in-tree filters are checked inline with match.h, exactly as their hooks do; the others run
- * when their PreFilter did not skip them. */
-static sched_filter_id filter_chain(const sched_framework *fw, const sched_snapshot *s,
-                                    const sched_pod *p, size_t i, uint32_t *detail) {
+ * full filters, or a framework without all the node-local in-tree filters): the node-local
+ * in-tree ones through their hooks, which check with match.h what the column scan checks from
+ * the columns; the others when their PreFilter did not skip them. */
+static sched_filter_id filter_chain(const sched_framework *fw, const sched_snapshot *s, size_t i,
+                                    uint32_t *detail) {
     const sched_node *n = sched_snapshot_node(s, i);
     *detail = 0;
     size_t pre = 0, post = 0; /* the hooked filters run this cycle, in the same order */
     for (size_t f = 0; f < fw->n_filt; f++) {
         size_t k = fw->filt[f];
+        const sched_plugin *pl = &fw->plugins[k];
         int r = -1;
-        switch (fw->plugins[k].filter_id) {
-        case SCHED_FILTER_NODE_READY:
-            r = n->ready ? -1 : 0;
-            break;
-        case SCHED_FILTER_NODE_UNSCHEDULABLE:
-            r = n->unschedulable && !sched_match_tolerates(p->tolerations, p->n_tolerations,
-                                                           SCHED_UNSCHEDULABLE_TAINT, "",
-                                                           SCHED_EFFECT_NO_SCHEDULE)
-                    ? 0
-                    : -1;
-            break;
-        case SCHED_FILTER_TAINT:
-            r = sched_match_untolerated_taint(p->tolerations, p->n_tolerations, n);
-            break;
-        case SCHED_FILTER_NODE_AFFINITY:
-            r = sched_match_node_affinity(p->node_selector, p->n_node_selector, p->has_affinity,
-                                          p->affinity, p->n_affinity, n)
-                    ? -1
-                    : 0;
-            break;
-        case SCHED_FILTER_RESOURCES:
-            r = fw->plugins[k].filter(NULL, &fw->cyc, i, n);
-            break;
-        default:
-            if (pre < fw->n_hook_pre && fw->hook_pre[pre] == k) {
-                pre++;
-                r = hook_filter(fw, k, i, n);
-            } else if (post < fw->n_hook_post && fw->hook_post[post] == k) {
-                post++;
-                r = hook_filter(fw, k, i, n);
-            }
+        if (fw_column_filter(pl)) {
+            r = pl->filter(pl->state, &fw->cyc, i, n);
+        } else if (pre < fw->n_hook_pre && fw->hook_pre[pre] == k) {
+            pre++;
+            r = hook_filter(fw, k, i, n);
+        } else if (post < fw->n_hook_post && fw->hook_post[post] == k) {
+            post++;
+            r = hook_filter(fw, k, i, n);
         }
         if (r >= 0) {
             *detail = (uint32_t)r;
@@ -117,7 +95,7 @@ static inline __attribute__((always_inline)) sched_filter_id
 filter_cols(const sched_framework *fw, const sched_snapshot *s, const sched_pod *p,
             const sched_node_cols *cols, const scan_ctx *x, size_t i, bool aff, uint32_t *detail) {
     if (cols->flags[i] & x->slow)
-        return filter_chain(fw, s, p, i, detail);
+        return filter_chain(fw, s, i, detail);
     *detail = 0;
     const sched_node *n = NULL;
     if (aff &&
@@ -219,7 +197,7 @@ scan_plain_k(sched_framework *fw, const sched_snapshot *s, const sched_pod *p,
                                                  : SCHED_FILTER_TAINT;
             detail[j] = id == SCHED_FILTER_TAINT ? cols->hard_taint[j] : 0;
         } else {
-            id = filter_chain(fw, s, p, j, &detail[j]);
+            id = filter_chain(fw, s, j, &detail[j]);
         }
         status[j] = (uint8_t)id;
         if (id == SCHED_FILTER_OK)
@@ -264,7 +242,7 @@ size_t fw_filter_nodes(sched_framework *fw, const sched_snapshot *s, const sched
     if ((fw->columns & FW_COLUMN_FILTERS) != FW_COLUMN_FILTERS) { /* no column shortcut */
         size_t nf = 0;
         for (size_t i = 0; i < cols.n; i++) {
-            sched_filter_id id = filter_chain(fw, s, p, i, &fw->detail[i]);
+            sched_filter_id id = filter_chain(fw, s, i, &fw->detail[i]);
             fw->status[i] = (uint8_t)id;
             fw->feas[nf] = (uint32_t)i;
             nf += id == SCHED_FILTER_OK;
