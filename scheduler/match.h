@@ -171,6 +171,13 @@ sched_match_untolerated_taint(const sched_toleration *tols, size_t n_tols, const
 /* The taint an unschedulable node carries for the NodeUnschedulable filter. */
 #define SCHED_UNSCHEDULABLE_TAINT "node.kubernetes.io/unschedulable"
 
+/* Whether the tolerations let a pod onto a cordoned node (they tolerate that taint). */
+static inline bool sched_match_tolerates_unschedulable(const sched_toleration *tols,
+                                                       size_t n_tols) {
+    return sched_match_tolerates(tols, n_tols, SCHED_UNSCHEDULABLE_TAINT, "",
+                                 SCHED_EFFECT_NO_SCHEDULE);
+}
+
 /* Whether binding want conflicts with used, as kube-scheduler's HostPortInfo.CheckConflict:
  * same protocol and port, and same hostIP or either is 0.0.0.0. */
 bool sched_host_port_conflict(const sched_host_port *want, const sched_host_port *used);

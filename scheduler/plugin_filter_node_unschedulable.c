@@ -8,8 +8,7 @@
 static int unsched_filter(void *state, const sched_cycle *c, size_t node, const sched_node *n) {
     const sched_pod *p = c->pod;
     return n->unschedulable &&
-                   !sched_match_tolerates(p->tolerations, p->n_tolerations,
-                                          SCHED_UNSCHEDULABLE_TAINT, "", SCHED_EFFECT_NO_SCHEDULE)
+                   !sched_match_tolerates_unschedulable(p->tolerations, p->n_tolerations)
                ? 0
                : -1;
 }

@@ -26,8 +26,7 @@ static void scan_prepare(scan_ctx *x, const sched_snapshot *s, const sched_pod *
                          const sched_node_cols *cols) {
     /* a node failing readiness, schedulability (untolerated) or carrying a NoSchedule/NoExecute
      * taint needs the full filters for its reason; every other node passes those three */
-    bool tol_unsched = sched_match_tolerates(
-        p->tolerations, p->n_tolerations, SCHED_UNSCHEDULABLE_TAINT, "", SCHED_EFFECT_NO_SCHEDULE);
+    bool tol_unsched = sched_match_tolerates_unschedulable(p->tolerations, p->n_tolerations);
     x->slow =
         SCHED_NODE_NOT_READY | SCHED_NODE_HARD_TAINT | (tol_unsched ? 0 : SCHED_NODE_UNSCHEDULABLE);
     x->aff = p->n_node_selector > 0 || p->has_affinity;
