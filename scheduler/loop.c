@@ -588,11 +588,10 @@ static void schedule_one(sched_loop *l, sched_snapshot *snap, sched_pod *pod, in
     }
     char node[256];
     snprintf(node, sizeof node, "%s", d.node_name);
-    if (sched_cache_assume(l->cache, l->fw, pod, d.node, &err) == 0 &&
-        !permit_one(l, pod, d.node, now))
+    int assumed = sched_cache_assume(l->cache, l->fw, pod, d.node, &err);
+    if (assumed == 0 && !permit_one(l, pod, d.node, now))
         return;
-    if (sched_cache_is_assumed(l->cache, pod->uid) == false ||
-        sched_binder_bind(l->binder, pod, node, &err)) {
+    if (assumed || sched_binder_bind(l->binder, pod, node, &err)) {
         sched_cache_forget(l->cache, pod->uid);
         l->stats.errors++;
         tm_metrics_inc(l->m_attempts, TM_LABELS("error"));
