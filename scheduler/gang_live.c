@@ -165,7 +165,8 @@ void sched_gang_live_sync_status(sched_gang_live *gl) {
 
 /* ---- informers ------------------------------------------------------------------------------ */
 
-static sched_gang_pod_state pod_state(sched_gang_live *gl, const json_t *pod, const char *uid) {
+/* A member's state as its pod shows it (pending when not on a node yet); explain uses it as is. */
+static sched_gang_pod_state json_pod_state(const json_t *pod) {
     const char *phase = tm_json_str(pod, "status.phase", "");
     if (strcmp(phase, "Succeeded") == 0)
         return SCHED_GANG_POD_SUCCEEDED;
@@ -175,7 +176,15 @@ static sched_gang_pod_state pod_state(sched_gang_live *gl, const json_t *pod, co
         return SCHED_GANG_POD_RUNNING;
     if (tm_json_str(pod, "spec.nodeName", "")[0])
         return SCHED_GANG_POD_BOUND;
-    return sched_cache_is_assumed(gl->c, uid) ? SCHED_GANG_POD_ASSUMED : SCHED_GANG_POD_PENDING;
+    return SCHED_GANG_POD_PENDING;
+}
+
+/* The live state: a pending pod this scheduler reserved a node for is assumed. */
+static sched_gang_pod_state pod_state(sched_gang_live *gl, const json_t *pod, const char *uid) {
+    sched_gang_pod_state st = json_pod_state(pod);
+    return st == SCHED_GANG_POD_PENDING && sched_cache_is_assumed(gl->c, uid)
+               ? SCHED_GANG_POD_ASSUMED
+               : st;
 }
 
 void sched_gang_live_pod_event(sched_gang_live *gl, tm_watch_type t, const json_t *pod,
@@ -629,12 +638,7 @@ json_t *sched_gang_explain(tm_kube *k, sched_framework *fw, sched_snapshot *snap
             strcmp(sched_gang_ref_key(&pr, pk, sizeof pk), key) != 0 ||
             tm_json_str(p, "metadata.deletionTimestamp", "")[0])
             continue;
-        const char *phase = tm_json_str(p, "status.phase", "");
-        sched_gang_pod_state st = strcmp(phase, "Succeeded") == 0 ? SCHED_GANG_POD_SUCCEEDED
-                                  : strcmp(phase, "Failed") == 0  ? SCHED_GANG_POD_FAILED
-                                  : strcmp(phase, "Running") == 0 ? SCHED_GANG_POD_RUNNING
-                                  : tm_json_str(p, "spec.nodeName", "")[0] ? SCHED_GANG_POD_BOUND
-                                                                           : SCHED_GANG_POD_PENDING;
+        sched_gang_pod_state st = json_pod_state(p);
         bool gated =
             json_array_size(json_object_get(json_object_get(p, "spec"), "schedulingGates")) > 0;
         sched_gang_registry_set_member(r, &pr, tm_json_str(p, "metadata.uid", ""),
