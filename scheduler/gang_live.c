@@ -221,6 +221,20 @@ void sched_gang_live_pod_event(sched_gang_live *gl, tm_watch_type t, const json_
     sched_gang_registry_set_gated(gl->reg, uid, json_array_size(gates) > 0);
 }
 
+/* Records PodGroup obj (ns/name) in r: its spec, or why it is invalid (-1 with err), and the
+ * counts its status keeps (finished members are no longer listed). *g: NULL when out of memory. */
+static int podgroup_record(sched_gang_registry *r, const char *ns, const char *name,
+                           const json_t *obj, int64_t now_ms, sched_gang **g, tm_err *err) {
+    sched_gang_spec spec;
+    int rc = sched_podgroup_from_json(obj, &spec, err);
+    *g = sched_gang_registry_podgroup(r, ns, name, rc ? NULL : &spec, rc ? err->msg : NULL, now_ms);
+    if (*g) {
+        (*g)->seen_succeeded = (int32_t)tm_json_int(obj, "status.succeeded", 0);
+        (*g)->seen_failed = (int32_t)tm_json_int(obj, "status.failed", 0);
+    }
+    return rc;
+}
+
 bool sched_gang_live_podgroup_event(sched_gang_live *gl, tm_watch_type t, const json_t *obj,
                                     int64_t now_ms) {
     const char *ns = tm_json_str(obj, "metadata.namespace", "");
@@ -229,17 +243,13 @@ bool sched_gang_live_podgroup_event(sched_gang_live *gl, tm_watch_type t, const 
         sched_gang_registry_forget_owner(gl->reg, SCHED_GANG_PODGROUP, ns, name);
         return false;
     }
-    sched_gang_spec spec;
+    sched_gang *g;
     tm_err err = {0};
-    int rc = sched_podgroup_from_json(obj, &spec, &err);
-    sched_gang *g = sched_gang_registry_podgroup(gl->reg, ns, name, rc ? NULL : &spec,
-                                                 rc ? err.msg : NULL, now_ms);
+    int rc = podgroup_record(gl->reg, ns, name, obj, now_ms, &g, &err);
     if (!g) {
         tm_error("gang registry: out of memory");
         return false;
     }
-    g->seen_succeeded = (int32_t)tm_json_int(obj, "status.succeeded", 0);
-    g->seen_failed = (int32_t)tm_json_int(obj, "status.failed", 0);
     if (rc) {
         tm_warn("PodGroup invalid: its pods wait err=\"%s\"", err.msg);
         gang_event(gl, g, "Warning", "Invalid", err.msg, false);
@@ -600,15 +610,9 @@ json_t *sched_gang_explain(tm_kube *k, sched_framework *fw, sched_snapshot *snap
         goto done;
     }
     if (owner && pg) {
-        sched_gang_spec spec;
+        sched_gang *og;
         tm_err pe = {0};
-        int rc = sched_podgroup_from_json(owner, &spec, &pe);
-        sched_gang *og = sched_gang_registry_podgroup(r, ref.ns, ref.owner, rc ? NULL : &spec,
-                                                      rc ? pe.msg : NULL, 0);
-        if (og) {
-            og->seen_succeeded = (int32_t)tm_json_int(owner, "status.succeeded", 0);
-            og->seen_failed = (int32_t)tm_json_int(owner, "status.failed", 0);
-        }
+        podgroup_record(r, ref.ns, ref.owner, owner, 0, &og, &pe);
     } else if (owner) {
         sched_workload w;
         tm_err pe = {0};
