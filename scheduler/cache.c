@@ -454,25 +454,8 @@ int sched_cache_volume_event(sched_cache *c, tm_watch_type type, const json_t *o
 
 /* ---- assumptions ----------------------------------------------------------------------------- */
 
-int sched_cache_assume(sched_cache *c, sched_framework *fw, const sched_pod *p, int node,
-                       tm_err *err) {
-    if (sched_framework_reserve(fw, c->snap, p, node, err))
-        return -1;
-    if (tfind(p->uid, &c->assumed, cmp_str))
-        return 0;
-    char *key = strdup(p->uid);
-    if (!key || !tsearch(key, &c->assumed, cmp_str)) {
-        free(key);
-        sched_snapshot_remove_pod(c->snap, p->uid);
-        return tm_err_set(err, "out of memory");
-    }
-    c->n_assumed++;
-    return 0;
-}
-
-int sched_cache_assume_placed(sched_cache *c, const char *uid, tm_err *err) {
-    if (!sched_snapshot_pod_node(c->snap, uid))
-        return tm_err_set(err, "pod %s is not reserved on a node", uid);
+/* Adds uid to the assumed set (once). 0, or -1 with err when out of memory. */
+static int remember_assumed(sched_cache *c, const char *uid, tm_err *err) {
     if (tfind(uid, &c->assumed, cmp_str))
         return 0;
     char *key = strdup(uid);
@@ -482,6 +465,23 @@ int sched_cache_assume_placed(sched_cache *c, const char *uid, tm_err *err) {
     }
     c->n_assumed++;
     return 0;
+}
+
+int sched_cache_assume(sched_cache *c, sched_framework *fw, const sched_pod *p, int node,
+                       tm_err *err) {
+    if (sched_framework_reserve(fw, c->snap, p, node, err))
+        return -1;
+    if (remember_assumed(c, p->uid, err)) {
+        sched_snapshot_remove_pod(c->snap, p->uid);
+        return -1;
+    }
+    return 0;
+}
+
+int sched_cache_assume_placed(sched_cache *c, const char *uid, tm_err *err) {
+    if (!sched_snapshot_pod_node(c->snap, uid))
+        return tm_err_set(err, "pod %s is not reserved on a node", uid);
+    return remember_assumed(c, uid, err);
 }
 
 bool sched_cache_forget(sched_cache *c, const char *uid) {

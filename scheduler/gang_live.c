@@ -165,7 +165,8 @@ void sched_gang_live_sync_status(sched_gang_live *gl) {
 
 /* ---- informers ------------------------------------------------------------------------------ */
 
-static sched_gang_pod_state pod_state(sched_gang_live *gl, const json_t *pod, const char *uid) {
+/* A member's state as its pod shows it (pending when not on a node yet); explain uses it as is. */
+static sched_gang_pod_state json_pod_state(const json_t *pod) {
     const char *phase = tm_json_str(pod, "status.phase", "");
     if (strcmp(phase, "Succeeded") == 0)
         return SCHED_GANG_POD_SUCCEEDED;
@@ -175,7 +176,15 @@ static sched_gang_pod_state pod_state(sched_gang_live *gl, const json_t *pod, co
         return SCHED_GANG_POD_RUNNING;
     if (tm_json_str(pod, "spec.nodeName", "")[0])
         return SCHED_GANG_POD_BOUND;
-    return sched_cache_is_assumed(gl->c, uid) ? SCHED_GANG_POD_ASSUMED : SCHED_GANG_POD_PENDING;
+    return SCHED_GANG_POD_PENDING;
+}
+
+/* The live state: a pending pod this scheduler reserved a node for is assumed. */
+static sched_gang_pod_state pod_state(sched_gang_live *gl, const json_t *pod, const char *uid) {
+    sched_gang_pod_state st = json_pod_state(pod);
+    return st == SCHED_GANG_POD_PENDING && sched_cache_is_assumed(gl->c, uid)
+               ? SCHED_GANG_POD_ASSUMED
+               : st;
 }
 
 void sched_gang_live_pod_event(sched_gang_live *gl, tm_watch_type t, const json_t *pod,
@@ -212,6 +221,20 @@ void sched_gang_live_pod_event(sched_gang_live *gl, tm_watch_type t, const json_
     sched_gang_registry_set_gated(gl->reg, uid, json_array_size(gates) > 0);
 }
 
+/* Records PodGroup obj (ns/name) in r: its spec, or why it is invalid (-1 with err), and the
+ * counts its status keeps (finished members are no longer listed). *g: NULL when out of memory. */
+static int podgroup_record(sched_gang_registry *r, const char *ns, const char *name,
+                           const json_t *obj, int64_t now_ms, sched_gang **g, tm_err *err) {
+    sched_gang_spec spec;
+    int rc = sched_podgroup_from_json(obj, &spec, err);
+    *g = sched_gang_registry_podgroup(r, ns, name, rc ? NULL : &spec, rc ? err->msg : NULL, now_ms);
+    if (*g) {
+        (*g)->seen_succeeded = (int32_t)tm_json_int(obj, "status.succeeded", 0);
+        (*g)->seen_failed = (int32_t)tm_json_int(obj, "status.failed", 0);
+    }
+    return rc;
+}
+
 bool sched_gang_live_podgroup_event(sched_gang_live *gl, tm_watch_type t, const json_t *obj,
                                     int64_t now_ms) {
     const char *ns = tm_json_str(obj, "metadata.namespace", "");
@@ -220,17 +243,13 @@ bool sched_gang_live_podgroup_event(sched_gang_live *gl, tm_watch_type t, const 
         sched_gang_registry_forget_owner(gl->reg, SCHED_GANG_PODGROUP, ns, name);
         return false;
     }
-    sched_gang_spec spec;
+    sched_gang *g;
     tm_err err = {0};
-    int rc = sched_podgroup_from_json(obj, &spec, &err);
-    sched_gang *g = sched_gang_registry_podgroup(gl->reg, ns, name, rc ? NULL : &spec,
-                                                 rc ? err.msg : NULL, now_ms);
+    int rc = podgroup_record(gl->reg, ns, name, obj, now_ms, &g, &err);
     if (!g) {
         tm_error("gang registry: out of memory");
         return false;
     }
-    g->seen_succeeded = (int32_t)tm_json_int(obj, "status.succeeded", 0);
-    g->seen_failed = (int32_t)tm_json_int(obj, "status.failed", 0);
     if (rc) {
         tm_warn("PodGroup invalid: its pods wait err=\"%s\"", err.msg);
         gang_event(gl, g, "Warning", "Invalid", err.msg, false);
@@ -591,15 +610,9 @@ json_t *sched_gang_explain(tm_kube *k, sched_framework *fw, sched_snapshot *snap
         goto done;
     }
     if (owner && pg) {
-        sched_gang_spec spec;
+        sched_gang *og;
         tm_err pe = {0};
-        int rc = sched_podgroup_from_json(owner, &spec, &pe);
-        sched_gang *og = sched_gang_registry_podgroup(r, ref.ns, ref.owner, rc ? NULL : &spec,
-                                                      rc ? pe.msg : NULL, 0);
-        if (og) {
-            og->seen_succeeded = (int32_t)tm_json_int(owner, "status.succeeded", 0);
-            og->seen_failed = (int32_t)tm_json_int(owner, "status.failed", 0);
-        }
+        podgroup_record(r, ref.ns, ref.owner, owner, 0, &og, &pe);
     } else if (owner) {
         sched_workload w;
         tm_err pe = {0};
@@ -629,12 +642,7 @@ json_t *sched_gang_explain(tm_kube *k, sched_framework *fw, sched_snapshot *snap
             strcmp(sched_gang_ref_key(&pr, pk, sizeof pk), key) != 0 ||
             tm_json_str(p, "metadata.deletionTimestamp", "")[0])
             continue;
-        const char *phase = tm_json_str(p, "status.phase", "");
-        sched_gang_pod_state st = strcmp(phase, "Succeeded") == 0 ? SCHED_GANG_POD_SUCCEEDED
-                                  : strcmp(phase, "Failed") == 0  ? SCHED_GANG_POD_FAILED
-                                  : strcmp(phase, "Running") == 0 ? SCHED_GANG_POD_RUNNING
-                                  : tm_json_str(p, "spec.nodeName", "")[0] ? SCHED_GANG_POD_BOUND
-                                                                           : SCHED_GANG_POD_PENDING;
+        sched_gang_pod_state st = json_pod_state(p);
         bool gated =
             json_array_size(json_object_get(json_object_get(p, "spec"), "schedulingGates")) > 0;
         sched_gang_registry_set_member(r, &pr, tm_json_str(p, "metadata.uid", ""),

@@ -364,16 +364,19 @@ fail:
     return NULL;
 }
 
-/* Whether the API server serves a resource (a CRD or an alpha API may be absent). */
-static bool api_served(tm_kube *k, const char *path) {
+bool sched_api_served(tm_kube *k, const char *path, tm_err *err) {
     char p[256];
     snprintf(p, sizeof p, "%s?limit=1", path);
-    tm_err err = {0};
-    json_t *r = tm_kube_get(k, p, &err);
+    json_t *r = tm_kube_get(k, p, err);
     json_decref(r);
-    if (!r && err.http_status != 404 && err.http_status != 0)
-        return true; /* e.g. 403: let the informer report it */
     return r != NULL;
+}
+
+/* A gang API is taken as served unless it is absent (404) or the server did not answer: any
+ * other refusal (e.g. 403) is left to the informer to report. */
+static bool gang_api_served(tm_kube *k, const char *path) {
+    tm_err err = {0};
+    return sched_api_served(k, path, &err) || (err.http_status != 404 && err.http_status != 0);
 }
 
 /* Gangs: PodGroups (scheduler-plugins' CRD) and Workloads (Kubernetes 1.35, alpha). Each stays
@@ -382,7 +385,7 @@ static bool api_served(tm_kube *k, const char *path) {
 static int start_gang_informers(sched_loop *l, bool first, tm_err *err) {
     static const char *const pg_path = "/apis/" SCHED_PODGROUP_API "/podgroups";
     static const char *const wl_path = "/apis/" SCHED_WORKLOAD_API "/workloads";
-    if (!l->podgroups && api_served(l->k, pg_path)) {
+    if (!l->podgroups && gang_api_served(l->k, pg_path)) {
         tm_informer_opts o = {.path = pg_path, .on_event = on_podgroup, .ud = l};
         if (!(l->podgroups = tm_informer_start(l->k, &o, err)))
             return tm_err_wrap(err, "watching PodGroups");
@@ -392,7 +395,7 @@ static int start_gang_informers(sched_loop *l, bool first, tm_err *err) {
         tm_warn("PodGroup API %s not served (CRD not installed?): PodGroup gangs off until it is",
                 SCHED_PODGROUP_API);
     }
-    if (!l->workloads && api_served(l->k, wl_path)) {
+    if (!l->workloads && gang_api_served(l->k, wl_path)) {
         tm_informer_opts o = {.path = wl_path, .on_event = on_workload, .ud = l};
         if (!(l->workloads = tm_informer_start(l->k, &o, err)))
             return tm_err_wrap(err, "watching Workloads");
@@ -585,11 +588,10 @@ static void schedule_one(sched_loop *l, sched_snapshot *snap, sched_pod *pod, in
     }
     char node[256];
     snprintf(node, sizeof node, "%s", d.node_name);
-    if (sched_cache_assume(l->cache, l->fw, pod, d.node, &err) == 0 &&
-        !permit_one(l, pod, d.node, now))
+    int assumed = sched_cache_assume(l->cache, l->fw, pod, d.node, &err);
+    if (assumed == 0 && !permit_one(l, pod, d.node, now))
         return;
-    if (sched_cache_is_assumed(l->cache, pod->uid) == false ||
-        sched_binder_bind(l->binder, pod, node, &err)) {
+    if (assumed || sched_binder_bind(l->binder, pod, node, &err)) {
         sched_cache_forget(l->cache, pod->uid);
         l->stats.errors++;
         tm_metrics_inc(l->m_attempts, TM_LABELS("error"));

@@ -50,6 +50,12 @@ bool sched_loop_leading(const sched_loop *l); /* thread-safe */
 
 /* The cache (for the extender routes; lock it around snapshot reads). */
 sched_cache *sched_loop_cache(sched_loop *l);
+/* Whether the API server serves the collection at path (a CRD or an alpha API may be absent):
+ * GET path?limit=1. false with err when it does not answer it (err->http_status 404: not
+ * served; 0: no answer). Blocking: start-up and the periodic re-checks only. Shared by the
+ * loop's gang informers and the reservation controller's. */
+bool sched_api_served(tm_kube *k, const char *path, tm_err *err);
+
 /* The reservation controller (read-only in extender mode); its table is read under the cache
  * lock. */
 resv_controller *sched_loop_resv(sched_loop *l);

@@ -108,6 +108,7 @@ typedef struct world {
     sched_binder *b;
     sched_gang_live *gl;
     tm_metrics *reg;
+    pthread_t server; /* the fake API server (server_start) */
     int results, failures;
 } world;
 
@@ -146,9 +147,12 @@ static json_t *J(const char *fmt, ...) {
     return j;
 }
 
-static void world_new(world *w, int timeout_s) {
+/* The world on a fresh fake API server answering the first bind with first_bind_status, with
+ * nodes n1..n3 and PodGroup hpc/mpi (minMember 3, scheduleTimeoutSeconds timeout_s). */
+static void world_new(world *w, const char *first_bind_status, int timeout_s) {
     tm_err err = {0};
     memset(w, 0, sizeof *w);
+    w->server = server_start(first_bind_status);
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%d", fk.port);
     tm_kube_config cfg = {.server = url};
@@ -198,6 +202,7 @@ static void world_free(world *w) {
     sched_framework_free(w->fw);
     sched_cache_free(w->c);
     tm_metrics_free(w->reg);
+    server_stop(w->server);
 }
 
 static void run_until(world *w, int results, int max_ms) {
@@ -207,9 +212,8 @@ static void run_until(world *w, int results, int max_ms) {
 }
 
 static void test_first_bind_refused_undoes_the_rest(void) {
-    pthread_t t = server_start("409 Conflict");
     world w;
-    world_new(&w, 0);
+    world_new(&w, "409 Conflict", 0);
     for (int i = 1; i <= 3; i++)
         add_member(&w, i, "3");
     sched_pod *p = sched_queue_pop(w.q, 0);
@@ -228,13 +232,11 @@ static void test_first_bind_refused_undoes_the_rest(void) {
     CHECK(g && sched_gang_count(g, SCHED_GANG_POD_PENDING) == 3);
     CHECK(g && strstr(g->message, "the other 2 reservation(s) undone") != NULL);
     world_free(&w);
-    server_stop(t);
 }
 
 static void test_first_bind_ok_binds_the_rest(void) {
-    pthread_t t = server_start("201 Created");
     world w;
-    world_new(&w, 0);
+    world_new(&w, "201 Created", 0);
     for (int i = 1; i <= 3; i++)
         add_member(&w, i, "3");
     sched_pod *p = sched_queue_pop(w.q, 0);
@@ -245,15 +247,13 @@ static void test_first_bind_ok_binds_the_rest(void) {
     CHECK_INT(binds_seen(), 3);
     CHECK_INT(sched_queue_count(w.q, SCHED_Q_BACKOFF) + sched_queue_count(w.q, SCHED_Q_ACTIVE), 0);
     world_free(&w);
-    server_stop(t);
 }
 
 /* Two members of a gang of 3 exist: they wait unschedulable; past the 2 s timeout the clock
  * moves them to backoff with a Timeout. */
 static void test_timeout_moves_the_gang_to_backoff(void) {
-    pthread_t t = server_start("201 Created");
     world w;
-    world_new(&w, 2);
+    world_new(&w, "201 Created", 2);
     add_member(&w, 1, "1");
     add_member(&w, 2, "1");
     sched_pod *p = sched_queue_pop(w.q, 1000);
@@ -270,15 +270,13 @@ static void test_timeout_moves_the_gang_to_backoff(void) {
            "%s", g ? g->message : "");
     CHECK_INT(binds_seen(), 0);
     world_free(&w);
-    server_stop(t);
 }
 
 /* The Gang plugin at the framework's points: PreEnqueue keeps a short gang out and says why,
  * Permit refuses a member placed outside its gang's cycle, QueueSort puts the older gang first. */
 static void test_plugin_points(void) {
-    pthread_t t = server_start("201 Created");
     world w;
-    world_new(&w, 0);
+    world_new(&w, "201 Created", 0);
     add_member(&w, 1, "1");
     add_member(&w, 2, "1");
     sched_snapshot *s = sched_cache_snapshot(w.c);
@@ -315,15 +313,13 @@ static void test_plugin_points(void) {
     sched_pod_free(late);
     json_decref(lp);
     world_free(&w);
-    server_stop(t);
 }
 
 /* The watch showed a member Running before its bind's answer came: the answer must not move it
  * back to bound (seen in e2e: PodGroup status stuck at running 3 of 4). */
 static void test_late_bind_answer_keeps_running(void) {
-    pthread_t t = server_start("201 Created");
     world w;
-    world_new(&w, 0);
+    world_new(&w, "201 Created", 0);
     add_member(&w, 1, "1");
     json_t *p = J("{\"metadata\":{\"name\":\"mpi-1\",\"namespace\":\"hpc\",\"uid\":\"u1\","
                   "\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"mpi\"}},\"spec\":{"
@@ -335,15 +331,13 @@ static void test_late_bind_answer_keeps_running(void) {
     sched_gang *g = sched_gang_registry_get(sched_gang_live_registry(w.gl), "podgroup/hpc/mpi");
     CHECK(g && sched_gang_count(g, SCHED_GANG_POD_RUNNING) == 1);
     world_free(&w);
-    server_stop(t);
 }
 
 /* After a restart the finished members are not listed (the pod informer leaves finished pods
  * out): the PodGroup's own counts keep it Finished instead of falling back to Pending. */
 static void test_restart_keeps_finished(void) {
-    pthread_t t = server_start("201 Created");
     world w;
-    world_new(&w, 0);
+    world_new(&w, "201 Created", 0);
     json_t *pg = J("{\"metadata\":{\"name\":\"mpi\",\"namespace\":\"hpc\"},\"spec\":{"
                    "\"minMember\":3},\"status\":{\"phase\":\"Finished\",\"succeeded\":3}}");
     sched_gang_live_podgroup_event(w.gl, TM_WATCH_MODIFIED, pg, 0);
@@ -352,7 +346,6 @@ static void test_restart_keeps_finished(void) {
     CHECK(g && sched_gang_phase_of(g) == SCHED_GANG_FINISHED);
     CHECK(g && sched_gang_succeeded(g) == 3);
     world_free(&w);
-    server_stop(t);
 }
 
 static int others_seen(void) {
@@ -377,9 +370,8 @@ static void member_event(world *w, tm_watch_type t, const char *gang, int i, con
  * informer) are folded into their gang's counts, not kept; the gangs of deleted PodGroups go.
  * Every tenth PodGroup is kept: its gang stays, without members, and its counts stay right. */
 static void test_finished_gangs_do_not_accumulate(void) {
-    pthread_t t = server_start("201 Created");
     world w;
-    world_new(&w, 0);
+    world_new(&w, "201 Created", 0);
     sched_gang_registry *r = sched_gang_live_registry(w.gl);
     int wrong = 0;
     for (int k = 0; k < 10000; k++) {
@@ -422,16 +414,14 @@ static void test_finished_gangs_do_not_accumulate(void) {
     CHECK(sched_gang_registry_get(r, "podgroup/hpc/late") == NULL);
     CHECK_INT(sched_gang_registry_count(r), 1 + 1000);
     world_free(&w);
-    server_stop(t);
 }
 
 /* A gang of 3 with one member still gated: its ungated members wait quietly at PreEnqueue
  * (one reason, no FailedScheduling event, no wait clock), explain's decision says the same,
  * and lifting the gate lets the gang through. */
 static void test_gated_member_waits_quietly(void) {
-    pthread_t t = server_start("201 Created");
     world w;
-    world_new(&w, 2);
+    world_new(&w, "201 Created", 2);
     add_member(&w, 1, "1");
     add_member(&w, 2, "1");
     const char *gated = "{\"metadata\":{\"name\":\"mpi-3\",\"namespace\":\"hpc\",\"uid\":\"u3\","
@@ -487,7 +477,6 @@ static void test_gated_member_waits_quietly(void) {
     run_until(&w, 3, 3000);
     CHECK_INT(binds_seen(), 3);
     world_free(&w);
-    server_stop(t);
 }
 
 int main(void) {
