@@ -75,10 +75,17 @@ static sched_status plugin_pre_filter(void *state, const sched_cycle *cy, uint32
 static int plugin_filter(void *state, const sched_cycle *cy, size_t node, const sched_node *n) {
     (void)node;
     plugin_state *st = state;
-    sched_resources free_now;
+    /* Per node, so only what can refuse this node is looked at: its holds (with the pod's
+     * expected end) and, for an owner's pod, its own holds elsewhere. A node with no holds
+     * takes a pod that owns nothing as it is. */
+    sched_resources held, free_now;
+    size_t n_here = 0;
+    resv_plan_node_held(st->plan, n->name, &held, &n_here);
+    if (n_here == 0 && st->n_owned == 0)
+        return -1;
     for (int k = 0; k < SCHED_RES_MAX; k++)
         free_now.v[k] = n->allocatable.v[k] - n->requested.v[k];
-    int64_t end = resv_expected_end(cy->snap, cy->pod, n, cy->now_ms);
+    int64_t end = n_here ? resv_expected_end(cy->snap, cy->pod, n, cy->now_ms) : -1;
     resv_verdict v = resv_plan_filter(st->plan, n->name, &free_now, &cy->pod->requests, end,
                                       cycle_owner, st, cy->now_ms, NULL, 0);
     return v == RESV_HONOUR_OK ? -1 : (int)v;

@@ -891,9 +891,7 @@ static void resv_use(sim *s, const task *t, int n, bool add) {
         return;
     for (int k = 0; k < SCHED_RES_MAX; k++)
         rs->hused[h].v[k] += (add ? 1 : -1) * t->pod->requests.v[k];
-    char key[96];
-    snprintf(key, sizeof key, "%s/%s", SIM_RESV_NS, rs->name);
-    resv_plan_set_used(sim_resv_plan(s->rv), key, rs->hname[h], &rs->hused[h]);
+    sim_resv_set_used(s->rv, rs->name, rs->hname[h], &rs->hused[h]);
     if (!add) {
         double from = fmax(t->start, rs->start), to = fmin(s->now, rs->end);
         if (to > from)

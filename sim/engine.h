@@ -34,8 +34,6 @@
 #include "scheduler/snapshot.h"
 #include "sim/model.h"
 
-#define SIM_POD_SLOTS 110 /* pods per node, kubelet's default */
-
 /* Run-to-run noise of the calibrated model: the sigma of log runtime between repeated
  * measurements of the same task and input on identical machines (lotaru asok01 vs asok02,
  * pooled over chipseq and eager; docs/simulation.md). */

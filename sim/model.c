@@ -619,7 +619,7 @@ static long tasks_at_once(const sim_process *p, const sim_cluster *c) {
     long total = 0;
     for (int t = 0; t < c->ntypes; t++) {
         const sim_node_type *nt = &c->types[t];
-        double k = 110; /* SIM_POD_SLOTS (engine.h), kubelet's default */
+        double k = SIM_POD_SLOTS;
         if (p->req_cpu > 0)
             k = fmin(k, floor(nt->cores / p->req_cpu + 1e-9));
         if (p->req_mem > 0)

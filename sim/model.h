@@ -66,6 +66,8 @@ typedef enum { SIM_B_CPU = 0, SIM_B_MEM, SIM_B_IO, SIM_NBENCH } sim_bench_kind;
  * does) is quadratic in the node count. */
 #define SIM_MAX_NODES 10000
 
+#define SIM_POD_SLOTS 110 /* pods per node, kubelet's default */
+
 typedef struct sim_node_type {
     char name[SIM_NAME_MAX];
     char measured_as[SIM_NAME_MAX];

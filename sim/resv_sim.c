@@ -118,9 +118,21 @@ int sim_resv_admit(sim_resv *rv, sched_snapshot *snap, const char *name, const c
     return 0;
 }
 
+/* The plan's key of reservation name ("ns/name", as reservation_key). */
+static char *key_of(const char *name, char *buf, size_t size) {
+    snprintf(buf, size, "%s/%s", SIM_RESV_NS, name);
+    return buf;
+}
+
+void sim_resv_set_used(sim_resv *rv, const char *name, const char *node,
+                       const sched_resources *used) {
+    char key[600];
+    resv_plan_set_used(rv->plan, key_of(name, key, sizeof key), node, used);
+}
+
 void sim_resv_drop(sim_resv *rv, const char *name) {
     char key[600];
-    snprintf(key, sizeof key, "%s/%s", SIM_RESV_NS, name);
+    key_of(name, key, sizeof key);
     for (size_t i = 0; i < rv->n; i++)
         if (rv->v[i].live && strcmp(rv->v[i].key, key) == 0)
             rv->v[i].live = false;

@@ -43,6 +43,10 @@ int sim_resv_admit(sim_resv *rv, sched_snapshot *snap, const char *name, const c
 /* Releases name's holds (released, expired): the plugin stops honouring it. */
 void sim_resv_drop(sim_resv *rv, const char *name);
 
+/* What name's owner pods use of its hold on node now (resv_plan_set_used). */
+void sim_resv_set_used(sim_resv *rv, const char *name, const char *node,
+                       const sched_resources *used);
+
 /* Marks pod as an owner of name (the label the Reservation's selector matches). 0 or -1 (OOM). */
 int sim_resv_own(sched_pod *pod, const char *name);
 

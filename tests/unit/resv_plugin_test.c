@@ -180,6 +180,20 @@ static void test_owner_not_refused(void) {
     json_decref(o.doc);
 }
 
+/* Inside the window the owner's pod goes where its capacity is held: n2, which holds nothing,
+ * refuses it while n1 has room for it (the Filter looks past a node without holds only for
+ * pods that own nothing). */
+static void test_owner_sent_to_its_hold(void) {
+    outcome o =
+        explain(json_pack("[o]", resv_obj("r1", -0.5, "Active", NULL)), pod_obj("own", "r1", 0));
+    const json_t *n2 = node_of(o.doc, "n2");
+    CHECK(n2 && !json_is_true(json_object_get(n2, "feasible")));
+    CHECK_STR(str(n2, "filter"), "Reservation");
+    CHECK_STR(str(n2, "reason"), "node(s) were not the ones reserved for the pod");
+    CHECK_STR(str(o.doc, "selected"), "n1");
+    json_decref(o.doc);
+}
+
 /* n1 holds 2 of its 4 cpu for r1 and r1's owner runs a 2-cpu pod there: the hold is in use, so
  * the other 2 cpu stay anyone's (the live controller counts owners' use the same way). */
 static void test_owner_use_counts(void) {
@@ -232,6 +246,7 @@ int main(void) {
     RUN(test_non_owner_refused_inside_window);
     RUN(test_message_names_the_reservation);
     RUN(test_owner_not_refused);
+    RUN(test_owner_sent_to_its_hold);
     RUN(test_owner_use_counts);
     RUN(test_backfill_before_window);
     RUN(test_nothing_held_is_ignored);

@@ -63,6 +63,29 @@ static void release(fixture *f) {
     sim_cluster_free(f->c);
 }
 
+/* simulate, or fail the test case and leave it. */
+#define SIMULATE_OR_RETURN(f, cluster, workload)                                                   \
+    do {                                                                                           \
+        if (!simulate(f, cluster, workload)) {                                                     \
+            CHECK(0);                                                                              \
+            release(f);                                                                            \
+            return;                                                                                \
+        }                                                                                          \
+    } while (0)
+
+/* The head of a one-workflow workload whose tasks all request 2 cores; its processes follow. */
+#define WL_HEAD                                                                                    \
+    "workflows:\n"                                                                                 \
+    "  - name: w\n"                                                                                \
+    "    requests: {cpu: 2, memory: 1Gi}\n"                                                        \
+    "    processes:\n"
+
+/* N nodes of 4 cores (two slots of 2 each). */
+#define NODES_OF_4_CORES(n)                                                                        \
+    "node_types:\n"                                                                                \
+    "  - {name: a, count: " #n ", cores: 4, memory: 8Gi,\n"                                        \
+    "     bench: {cpu: 300, mem: 10000, io: 500}}\n"
+
 /* The recorded task (run, process name, instance). */
 static const sim_task_rec *task(const fixture *f, int run, const char *proc, int inst) {
     for (long i = 0; i < f->r->tasks; i++) {
@@ -87,25 +110,15 @@ static int gang_running_at(const fixture *f, const char *proc, double t) {
 }
 
 /* Two nodes of 4 cores: four tasks of 2 cores at once. */
-static const char *four_slots = "node_types:\n"
-                                "  - {name: a, count: 2, cores: 4, memory: 8Gi,\n"
-                                "     bench: {cpu: 300, mem: 10000, io: 500}}\n";
+static const char *four_slots = NODES_OF_4_CORES(2);
 
 /* blocker (10 s) takes one slot at 0; the gang of 4 needs all four: it waits whole until 10,
  * then all four start together. Pod by pod, three would start at 0. */
 static void test_gang_all_or_nothing(void) {
-    const char *wl = "workflows:\n"
-                     "  - name: w\n"
-                     "    requests: {cpu: 2, memory: 1Gi}\n"
-                     "    processes:\n"
-                     "      - {name: blocker, instances: 1, runtime: {a: 10}}\n"
-                     "      - {name: mpi, gang: 4, runtime: {a: 5}}\n";
+    const char *wl = WL_HEAD "      - {name: blocker, instances: 1, runtime: {a: 10}}\n"
+                             "      - {name: mpi, gang: 4, runtime: {a: 5}}\n";
     fixture f;
-    if (!simulate(&f, four_slots, wl)) {
-        CHECK(0);
-        release(&f);
-        return;
-    }
+    SIMULATE_OR_RETURN(&f, four_slots, wl);
     CHECK(f.w->wfs[0].procs[1].instances == 4); /* gang: 4 alone is one gang of four */
     for (int i = 0; i < 4; i++) {
         const sim_task_rec *t = task(&f, 0, "mpi", i);
@@ -125,18 +138,10 @@ static void test_gang_all_or_nothing(void) {
 /* Gangs of 3 and 3 on four slots: each fits alone, not both. The first takes three slots at 0
  * and runs 20 s; the second waits whole (never one member on the free slot) and starts at 20. */
 static void test_two_gangs_no_deadlock(void) {
-    const char *wl = "workflows:\n"
-                     "  - name: w\n"
-                     "    requests: {cpu: 2, memory: 1Gi}\n"
-                     "    processes:\n"
-                     "      - {name: ga, gang: 3, runtime: {a: 20}}\n"
-                     "      - {name: gb, gang: 3, runtime: {a: 20}}\n";
+    const char *wl = WL_HEAD "      - {name: ga, gang: 3, runtime: {a: 20}}\n"
+                             "      - {name: gb, gang: 3, runtime: {a: 20}}\n";
     fixture f;
-    if (!simulate(&f, four_slots, wl)) {
-        CHECK(0);
-        release(&f);
-        return;
-    }
+    SIMULATE_OR_RETURN(&f, four_slots, wl);
     CHECK(f.r->ngangs == 2);
     double sa = f.r->gangs[0].start, sb = f.r->gangs[1].start;
     CHECKF(fabs(fmin(sa, sb) - 0) < 1e-9 && fabs(fmax(sa, sb) - 20) < 1e-9, "starts %g %g", sa, sb);
@@ -155,9 +160,7 @@ static void test_two_gangs_no_deadlock(void) {
  *   finished), short runs 70-80, long 80-580.
  * Run 2: short is known to take 10 s: it backfills at 1000 (ends 1010 <= 1050). long (known 500 s)
  *   would still run at 1050: it waits; the step runs 1050-1070; long starts at 1070. */
-static const char *one_node = "node_types:\n"
-                              "  - {name: a, count: 1, cores: 4, memory: 8Gi,\n"
-                              "     bench: {cpu: 300, mem: 10000, io: 500}}\n";
+static const char *one_node = NODES_OF_4_CORES(1);
 
 static void test_backfill_rule(void) {
     const char *wl = "workflows:\n"
@@ -170,11 +173,7 @@ static void test_backfill_rule(void) {
                      "      - {name: step, instances: 2, runtime: {a: 20},\n"
                      "         reservation: {start: 50, duration: 100}}\n";
     fixture f;
-    if (!simulate(&f, one_node, wl)) {
-        CHECK(0);
-        release(&f);
-        return;
-    }
+    SIMULATE_OR_RETURN(&f, one_node, wl);
     const sim_task_rec *s1 = task(&f, 0, "short", 0), *s2 = task(&f, 1, "short", 0);
     const sim_task_rec *l2 = task(&f, 1, "long", 0);
     CHECK(s1 && s2 && l2);
@@ -203,20 +202,12 @@ static void test_backfill_rule(void) {
  * of its tasks runs in 50..150. other (unknown end) may not take the held half of the node
  * before; it starts at 150, when the reservation expires. */
 static void test_expiry_releases(void) {
-    const char *wl = "workflows:\n"
-                     "  - name: w\n"
-                     "    requests: {cpu: 2, memory: 1Gi}\n"
-                     "    processes:\n"
-                     "      - {name: slow, instances: 1, runtime: {a: 300}}\n"
-                     "      - {name: other, instances: 1, runtime: {a: 10}}\n"
-                     "      - {name: step, instances: 1, after: [slow], runtime: {a: 20},\n"
-                     "         reservation: {start: 50, duration: 100}}\n";
+    const char *wl = WL_HEAD "      - {name: slow, instances: 1, runtime: {a: 300}}\n"
+                             "      - {name: other, instances: 1, runtime: {a: 10}}\n"
+                             "      - {name: step, instances: 1, after: [slow], runtime: {a: 20},\n"
+                             "         reservation: {start: 50, duration: 100}}\n";
     fixture f;
-    if (!simulate(&f, one_node, wl)) {
-        CHECK(0);
-        release(&f);
-        return;
-    }
+    SIMULATE_OR_RETURN(&f, one_node, wl);
     const sim_task_rec *o = task(&f, 0, "other", 0), *st = task(&f, 0, "step", 0);
     CHECK(o && fabs(o->start - 150) < 1e-9);
     CHECK(st && fabs(st->start - 300) < 1e-9);
@@ -233,20 +224,12 @@ static void test_expiry_releases(void) {
 /* Two reservations that want the whole node in overlapping windows: the second is refused
  * (Failed, with the admission's reason) and its step runs as if it had none. */
 static void test_overlapping_refused(void) {
-    const char *wl = "workflows:\n"
-                     "  - name: w\n"
-                     "    requests: {cpu: 2, memory: 1Gi}\n"
-                     "    processes:\n"
-                     "      - {name: s1, instances: 2, runtime: {a: 20},\n"
-                     "         reservation: {start: 10, duration: 100}}\n"
-                     "      - {name: s2, instances: 2, runtime: {a: 20},\n"
-                     "         reservation: {start: 50, duration: 100}}\n";
+    const char *wl = WL_HEAD "      - {name: s1, instances: 2, runtime: {a: 20},\n"
+                             "         reservation: {start: 10, duration: 100}}\n"
+                             "      - {name: s2, instances: 2, runtime: {a: 20},\n"
+                             "         reservation: {start: 50, duration: 100}}\n";
     fixture f;
-    if (!simulate(&f, one_node, wl)) {
-        CHECK(0);
-        release(&f);
-        return;
-    }
+    SIMULATE_OR_RETURN(&f, one_node, wl);
     CHECK(f.r->nresvs == 2);
     if (f.r->nresvs == 2) {
         CHECK_STR(f.r->resvs[0].phase, "Released");
@@ -265,19 +248,11 @@ static void test_overlapping_refused(void) {
  * end, 2 cores) may not take a held slot before the window: it waits until the gang is done at
  * 45 (released then, the step's tasks all finished). */
 static void test_gang_with_reservation(void) {
-    const char *wl = "workflows:\n"
-                     "  - name: w\n"
-                     "    requests: {cpu: 2, memory: 1Gi}\n"
-                     "    processes:\n"
-                     "      - {name: mpi, gang: 2, runtime: {a: 15},\n"
-                     "         reservation: {start: 30, duration: 100}}\n"
-                     "      - {name: filler, instances: 1, runtime: {a: 10}}\n";
+    const char *wl = WL_HEAD "      - {name: mpi, gang: 2, runtime: {a: 15},\n"
+                             "         reservation: {start: 30, duration: 100}}\n"
+                             "      - {name: filler, instances: 1, runtime: {a: 10}}\n";
     fixture f;
-    if (!simulate(&f, one_node, wl)) {
-        CHECK(0);
-        release(&f);
-        return;
-    }
+    SIMULATE_OR_RETURN(&f, one_node, wl);
     for (int i = 0; i < 2; i++) {
         const sim_task_rec *t = task(&f, 0, "mpi", i);
         CHECK(t && fabs(t->start - 30) < 1e-9);
@@ -302,10 +277,7 @@ static void check_bad(const char *wl, const char *want1, const char *want2) {
 }
 
 static void test_bad_input(void) {
-    const char *head = "workflows:\n"
-                       "  - name: w\n"
-                       "    requests: {cpu: 2, memory: 1Gi}\n"
-                       "    processes:\n";
+    const char *head = WL_HEAD;
     char wl[1024];
     snprintf(wl, sizeof wl, "%s      - {name: mpi, gang: 0, runtime: {a: 5}}\n", head);
     check_bad(wl, "process mpi", "gang must be from 1");
