@@ -169,25 +169,37 @@ out:
     json_decref(body);
 }
 
-static void on_get(const tm_httpd_req *req, tm_httpd_resp *resp, void *ud) {
-    server *sv = ud;
+/* The live (not DELETED) record the request's path names (its id in *id_out when asked), or
+ * NULL after answering 404 or 503. */
+static json_t *live_record(server *sv, const tm_httpd_req *req, tm_httpd_resp *resp,
+                           const char **id_out) {
     const char *id = path_id(req->path);
     if (!id) {
         tm_httpd_error(resp, 404, "no request %s", req->path);
-        return;
+        return NULL;
     }
     tm_err err = {0};
     int found;
     json_t *rec = dam_store_get(sv->store, id, &found, &err);
     if (!rec && found) {
         tm_httpd_error(resp, 503, "%s", err.msg);
-        return;
+        return NULL;
     }
     if (!rec || strcmp(tm_json_str(rec, "state", ""), "DELETED") == 0) {
         json_decref(rec);
         tm_httpd_error(resp, 404, "no request %s", id);
-        return;
+        return NULL;
     }
+    if (id_out)
+        *id_out = id;
+    return rec;
+}
+
+static void on_get(const tm_httpd_req *req, tm_httpd_resp *resp, void *ud) {
+    server *sv = ud;
+    json_t *rec = live_record(sv, req, resp, NULL);
+    if (!rec)
+        return;
     tm_httpd_json(resp, 200, rec);
 }
 
@@ -197,23 +209,11 @@ static int submission_running(const json_t *rec) {
 
 static void on_delete(const tm_httpd_req *req, tm_httpd_resp *resp, void *ud) {
     server *sv = ud;
-    const char *id = path_id(req->path);
-    if (!id) {
-        tm_httpd_error(resp, 404, "no request %s", req->path);
+    const char *id;
+    json_t *rec = live_record(sv, req, resp, &id);
+    if (!rec)
         return;
-    }
     tm_err err = {0};
-    int found;
-    json_t *rec = dam_store_get(sv->store, id, &found, &err);
-    if (!rec && found) {
-        tm_httpd_error(resp, 503, "%s", err.msg);
-        return;
-    }
-    if (!rec || strcmp(tm_json_str(rec, "state", ""), "DELETED") == 0) {
-        json_decref(rec);
-        tm_httpd_error(resp, 404, "no request %s", id);
-        return;
-    }
     int rc;
     if (submission_running(rec)) {
         /* Its pods run somewhere: the worker deletes them, then the row. */

@@ -168,45 +168,55 @@ typedef struct step_pods {
     int64_t first_start, last_end;
 } step_pods;
 
+/* What observe() looks for, and where it counts what it finds. */
+typedef struct observe_want {
+    const char *ns, *wf, *stepobj, *attempt;
+    step_pods *sp;
+} observe_want;
+
+static void observe_pod(void *ud, json_t *p) {
+    const observe_want *ow = ud;
+    step_pods *sp = ow->sp;
+    json_t *l = tm_json_path(p, "metadata.labels");
+    const char *w = l ? json_string_value(json_object_get(l, PL_LABEL_WF)) : NULL;
+    const char *s = l ? json_string_value(json_object_get(l, PL_LABEL_STEP)) : NULL;
+    const char *a = l ? json_string_value(json_object_get(l, "planner.tarema.io/attempt")) : NULL;
+    if (!w || !s || strcmp(w, ow->wf) || strcmp(s, ow->stepobj) ||
+        strcmp(tm_json_str(p, "metadata.namespace", ""), ow->ns) || !a || strcmp(a, ow->attempt))
+        return;
+    json_array_append(sp->pods, p);
+    const char *phase = tm_json_str(p, "status.phase", "Pending");
+    if (!strcmp(phase, "Succeeded"))
+        sp->succeeded++;
+    else if (!strcmp(phase, "Failed"))
+        sp->failed++;
+    else if (!strcmp(phase, "Running"))
+        sp->running++;
+    if (tm_json_str(p, "spec.nodeName", NULL))
+        sp->bound++;
+    if (pl_pod_gated(p))
+        sp->gated++;
+    int64_t st = get_time(p, "status.startTime");
+    if (st >= 0 && (sp->first_start < 0 || st < sp->first_start))
+        sp->first_start = st;
+    json_t *cs = json_array_get(tm_json_path(p, "status.containerStatuses"), 0);
+    int64_t en = get_time(cs, "state.terminated.finishedAt");
+    if (en > sp->last_end)
+        sp->last_end = en;
+}
+
+/* Walks the pod informer's store in place: copying it into an array, as this did, cost an
+ * append per pod of the cluster for every step observed, several times a tick. */
 static void observe(ctl *c, const char *ns, const char *wf, const char *stepobj, int attempt,
                     step_pods *sp) {
     memset(sp, 0, sizeof *sp);
     sp->pods = json_array();
     sp->first_start = -1;
-    json_t *all = store_array(c->pods), *p;
-    size_t i;
     char att[16];
     snprintf(att, sizeof att, "%d", attempt);
-    json_array_foreach(all, i, p) {
-        json_t *l = tm_json_path(p, "metadata.labels");
-        const char *w = l ? json_string_value(json_object_get(l, PL_LABEL_WF)) : NULL;
-        const char *s = l ? json_string_value(json_object_get(l, PL_LABEL_STEP)) : NULL;
-        const char *a =
-            l ? json_string_value(json_object_get(l, "planner.tarema.io/attempt")) : NULL;
-        if (!w || !s || strcmp(w, wf) || strcmp(s, stepobj) ||
-            strcmp(tm_json_str(p, "metadata.namespace", ""), ns) || !a || strcmp(a, att))
-            continue;
-        json_array_append(sp->pods, p);
-        const char *phase = tm_json_str(p, "status.phase", "Pending");
-        if (!strcmp(phase, "Succeeded"))
-            sp->succeeded++;
-        else if (!strcmp(phase, "Failed"))
-            sp->failed++;
-        else if (!strcmp(phase, "Running"))
-            sp->running++;
-        if (tm_json_str(p, "spec.nodeName", NULL))
-            sp->bound++;
-        if (pl_pod_gated(p))
-            sp->gated++;
-        int64_t st = get_time(p, "status.startTime");
-        if (st >= 0 && (sp->first_start < 0 || st < sp->first_start))
-            sp->first_start = st;
-        json_t *cs = json_array_get(tm_json_path(p, "status.containerStatuses"), 0);
-        int64_t en = get_time(cs, "state.terminated.finishedAt");
-        if (en > sp->last_end)
-            sp->last_end = en;
-    }
-    json_decref(all);
+    observe_want ow = {.ns = ns, .wf = wf, .stepobj = stepobj, .attempt = att, .sp = sp};
+    if (c->pods)
+        tm_informer_foreach(c->pods, observe_pod, &ow);
 }
 
 /* Deletes a step's gated pods (all of them when everything), its Reservation and PodGroup. */
