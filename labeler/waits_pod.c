@@ -56,9 +56,9 @@ bool lab_waits_prediction_stale(const lab_waits_pod *p, double queued, double ta
            fabs(target - p->predicted) > slot_s;
 }
 
-/* requests.cpu and requests.memory of one container (absent = 0). */
-static int requests(const json_t *c, long long *cpu, long long *mem, tm_err *err) {
-    const json_t *req = tm_json_path(c, "resources.requests");
+/* cpu and memory of a resource list (a container's resources.requests, the pod's overhead;
+ * absent = 0). */
+static int requests(const json_t *req, long long *cpu, long long *mem, tm_err *err) {
     const char *cs = json_string_value(json_object_get(req, "cpu"));
     const char *ms = json_string_value(json_object_get(req, "memory"));
     int64_t v = 0, w = 0;
@@ -84,27 +84,21 @@ static int effective(const json_t *spec, long long *cpu, long long *mem, tm_err 
     size_t i;
     const json_t *x;
     json_array_foreach(json_object_get(spec, "containers"), i, x) {
-        if (requests(x, &c, &m, err) < 0)
+        if (requests(tm_json_path(x, "resources.requests"), &c, &m, err) < 0)
             return -1;
         sc = add_sat(sc, c);
         sm = add_sat(sm, m);
     }
     json_array_foreach(json_object_get(spec, "initContainers"), i, x) {
-        if (requests(x, &c, &m, err) < 0)
+        if (requests(tm_json_path(x, "resources.requests"), &c, &m, err) < 0)
             return -1;
         sc = c > sc ? c : sc;
         sm = m > sm ? m : sm;
     }
-    const json_t *ov = json_object_get(spec, "overhead");
-    if (ov) {
-        json_t *wrap = json_pack("{s:{s:O}}", "resources", "requests", ov);
-        int rc = requests(wrap, &c, &m, err);
-        json_decref(wrap);
-        if (rc < 0)
-            return -1;
-        sc = add_sat(sc, c);
-        sm = add_sat(sm, m);
-    }
+    if (requests(json_object_get(spec, "overhead"), &c, &m, err) < 0)
+        return -1;
+    sc = add_sat(sc, c);
+    sm = add_sat(sm, m);
     *cpu = sc;
     *mem = sm;
     return 0;

@@ -55,33 +55,47 @@ static void gang_leave(lab_waits_tracker *t, const char *ns, const char *gang, c
         json_object_del(t->gangs, gid);
 }
 
+/* What a gang's members add up to: the last queued and bound times, the largest per-pod cpu
+ * and memory, their count and the first member's state. */
+typedef struct gang_sum {
+    double queued, bound;
+    long long cpu, mem;
+    int n;
+    const json_t *first;
+} gang_sum;
+
+/* Sums the members of gang g; false when one is unknown or not queued yet (or, with
+ * need_bound, not bound yet). */
+static bool gang_sum_of(const lab_waits_tracker *t, const json_t *g, bool need_bound, gang_sum *s) {
+    *s = (gang_sum){.queued = -1, .bound = -1};
+    const char *uid;
+    json_t *v;
+    json_object_foreach(json_object_get(g, "members"), uid, v) {
+        const json_t *p = json_object_get(t->pods, uid);
+        if (!p || num(p, "queued") < 0 || (need_bound && num(p, "bound") < 0))
+            return false;
+        s->first = s->first ? s->first : p;
+        s->queued = fmax(s->queued, num(p, "queued"));
+        s->bound = fmax(s->bound, num(p, "bound"));
+        s->cpu = (long long)fmax((double)s->cpu, num(p, "cpu"));
+        s->mem = (long long)fmax((double)s->mem, num(p, "mem"));
+        s->n++;
+    }
+    return true;
+}
+
 /* A gang whose every member is bound: its observation. 1 when complete. */
 static int gang_complete(lab_waits_tracker *t, const char *gid, const json_t *g, double now,
                          lab_waits_obs *obs, tm_err *err) {
-    const char *uid;
-    json_t *v;
-    double qmax = -1, bmax = -1;
-    long long cpu = 0, mem = 0;
-    int n = 0;
-    const json_t *first = NULL;
-    json_object_foreach((json_t *)json_object_get(g, "members"), uid, v) {
-        const json_t *p = json_object_get(t->pods, uid);
-        if (!p || num(p, "bound") < 0 || num(p, "queued") < 0)
-            return 0;
-        first = first ? first : p;
-        qmax = fmax(qmax, num(p, "queued"));
-        bmax = fmax(bmax, num(p, "bound"));
-        cpu = (long long)fmax((double)cpu, num(p, "cpu"));
-        mem = (long long)fmax((double)mem, num(p, "mem"));
-        n++;
-    }
-    if (n == 0 || bmax < now - LAB_WAITS_RECENT_S)
+    gang_sum s;
+    if (!gang_sum_of(t, g, true, &s) || s.n == 0 || s.bound < now - LAB_WAITS_RECENT_S)
         return 0;
-    if (asa_key_make(&obs->key, json_string_value(json_object_get(first, "ns")),
-                     json_string_value(json_object_get(first, "group")), n, cpu, mem, err) < 0)
+    if (asa_key_make(&obs->key, json_string_value(json_object_get(s.first, "ns")),
+                     json_string_value(json_object_get(s.first, "group")), s.n, s.cpu, s.mem,
+                     err) < 0)
         return -1;
-    snprintf(obs->request_id, sizeof obs->request_id, "gang:%.300s@%.0f", gid, bmax);
-    obs->wait_s = fmax(0, bmax - qmax);
+    snprintf(obs->request_id, sizeof obs->request_id, "gang:%.300s@%.0f", gid, s.bound);
+    obs->wait_s = fmax(0, s.bound - s.queued);
     return 1;
 }
 
@@ -201,22 +215,9 @@ int lab_waits_tracker_pending(const lab_waits_tracker *t, const lab_waits_pod *p
     }
     char gid[400];
     gang_id(p->ns, p->gang, gid, sizeof gid);
-    const char *uid;
-    json_t *v;
-    double qmax = -1;
-    long long cpu = 0, mem = 0;
-    int n = 0;
-    json_object_foreach(json_object_get(json_object_get(t->gangs, gid), "members"), uid, v) {
-        const json_t *m = json_object_get(t->pods, uid);
-        if (!m || num(m, "queued") < 0)
-            return 0; /* a member still gated: the gang is not queued yet */
-        qmax = fmax(qmax, num(m, "queued"));
-        cpu = (long long)fmax((double)cpu, num(m, "cpu"));
-        mem = (long long)fmax((double)mem, num(m, "mem"));
-        n++;
-    }
-    if (n == 0)
+    gang_sum s; /* a member still gated: the gang is not queued yet */
+    if (!gang_sum_of(t, json_object_get(t->gangs, gid), false, &s) || s.n == 0)
         return 0;
-    *queued_at = qmax;
-    return asa_key_make(key, p->ns, p->group, n, cpu, mem, NULL) == 0;
+    *queued_at = s.queued;
+    return asa_key_make(key, p->ns, p->group, s.n, s.cpu, s.mem, NULL) == 0;
 }

@@ -222,15 +222,15 @@ static void on_mutate(const tm_httpd_req *req, tm_httpd_resp *resp, void *ud) {
         return;
     const json_t *pod = tm_json_path(review, "request.object");
     const char *ns = tm_json_str(review, "request.namespace", NULL);
+    const char *name =
+        tm_json_str(pod, "metadata.name", tm_json_str(pod, "metadata.generateName", "?"));
     sz_pod p;
     sz_decision d = {0};
     tm_err err = {{0}, 0};
     json_t *patch = NULL;
     const char *result = "untouched";
     if (sz_pod_parse(pod, &p, &err) < 0) {
-        tm_info("webhook: pod %s/%s passes untouched, malformed: %s", ns ? ns : "?",
-                tm_json_str(pod, "metadata.name", tm_json_str(pod, "metadata.generateName", "?")),
-                err.msg);
+        tm_info("webhook: pod %s/%s passes untouched, malformed: %s", ns ? ns : "?", name, err.msg);
         result = "malformed";
     } else {
         double failed = p.task && !p.opted_out ? earlier_oom(w, ns, &p) : NAN;
@@ -245,8 +245,7 @@ static void on_mutate(const tm_httpd_req *req, tm_httpd_resp *resp, void *ud) {
         patch = d.patch ? sz_pod_patch(pod, &d) : NULL;
         if (patch)
             result = d.retry ? "retry" : "sized";
-        tm_info("webhook: pod %s/%s task=%s process=%s workflow=%s: %s", ns ? ns : "?",
-                tm_json_str(pod, "metadata.name", tm_json_str(pod, "metadata.generateName", "?")),
+        tm_info("webhook: pod %s/%s task=%s process=%s workflow=%s: %s", ns ? ns : "?", name,
                 p.task_name, p.process, p.workflow, d.reason);
     }
     json_t *out = sz_admission_response(review, patch, NULL);

@@ -11,44 +11,10 @@
 #include "fuzz/fuzz_util.h"
 #include "labeler/sizing_pod.h"
 #include "lib/jsonutil.h"
+#include "lib/kube_internal.h" /* tm_kube_base64_decode, to read the patch back */
 #include "lib/quantity.h"
 
 int FUZZ_ENTRY(const uint8_t *data, size_t size);
-
-static int admission_b64val(int c) {
-    return c >= 'A' && c <= 'Z'   ? c - 'A'
-           : c >= 'a' && c <= 'z' ? c - 'a' + 26
-           : c >= '0' && c <= '9' ? c - '0' + 52
-           : c == '+'             ? 62
-           : c == '/'             ? 63
-                                  : -1;
-}
-
-/* Decodes padded base64; NULL when it is not. */
-static char *admission_unbase64(const char *s) {
-    size_t n = strlen(s);
-    if (n % 4)
-        return NULL;
-    char *out = malloc(n / 4 * 3 + 1), *o = out;
-    for (size_t i = 0; out && i < n; i += 4) {
-        int v[4];
-        for (int k = 0; k < 4; k++)
-            v[k] = s[i + k] == '=' && i + 4 == n && k >= 2 ? 0 : admission_b64val(s[i + k]);
-        if (v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0) {
-            free(out);
-            return NULL;
-        }
-        uint32_t x = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | v[3];
-        *o++ = (char)(x >> 16);
-        if (s[i + 2] != '=')
-            *o++ = (char)(x >> 8 & 255);
-        if (s[i + 3] != '=')
-            *o++ = (char)(x & 255);
-    }
-    if (out)
-        *o = '\0';
-    return out;
-}
 
 static void admission_check(const json_t *review, const json_t *pod, const sz_pod *p,
                             const double node_max[SZ_RES_N], const sz_decision *d) {
@@ -76,7 +42,9 @@ static void admission_check(const json_t *review, const json_t *pod, const sz_po
     FZ_CHECK(bytes == lim && fabs((double)bytes - mem) < 1.0);
     json_t *out = sz_admission_response(review, patch, d->reason);
     if (out) {
-        char *text = admission_unbase64(tm_json_str(out, "response.patch", ""));
+        /* padded base64, as the API server expects */
+        const char *b64 = tm_json_str(out, "response.patch", "");
+        char *text = strlen(b64) % 4 == 0 ? tm_kube_base64_decode(b64, NULL) : NULL;
         json_t *back = text ? json_loads(text, 0, NULL) : NULL;
         FZ_CHECK(back != NULL && json_equal(back, patch));
         json_decref(back);

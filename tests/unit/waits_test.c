@@ -211,23 +211,6 @@ static void test_pod_parse(void) {
 }
 
 static lab_waits_pod mk(const char *name, const char *gang, double created, double bound,
-                        bool gated);
-
-/* A prediction is rewritten only when missing or moved by more than a slot. */
-static void test_prediction_refresh(void) {
-    lab_waits_pod p = mk("a", "", 1000, -1, false);
-    CHECK(lab_waits_prediction_stale(&p, 1000, 1000, 60)); /* none written yet */
-    p.predicted = 1000;
-    CHECK(lab_waits_prediction_stale(&p, 1000, 1000, 60)); /* no queued-at: an old writer's */
-    p.queued_at = 1000;
-    CHECK(!lab_waits_prediction_stale(&p, 1000.7, 1000, 60)); /* the annotation's seconds */
-    CHECK(!lab_waits_prediction_stale(&p, 1000, 1060, 60));   /* moved by a slot: kept */
-    CHECK(lab_waits_prediction_stale(&p, 1000, 1061, 60));
-    CHECK(lab_waits_prediction_stale(&p, 1000, 900, 60));
-    CHECK(lab_waits_prediction_stale(&p, 1002, 1002, 60)); /* a gang grew: queued later */
-}
-
-static lab_waits_pod mk(const char *name, const char *gang, double created, double bound,
                         bool gated) {
     lab_waits_pod p;
     memset(&p, 0, sizeof p);
@@ -242,6 +225,20 @@ static lab_waits_pod mk(const char *name, const char *gang, double created, doub
     p.gated = gated;
     p.queued_at = p.predicted = -1;
     return p;
+}
+
+/* A prediction is rewritten only when missing or moved by more than a slot. */
+static void test_prediction_refresh(void) {
+    lab_waits_pod p = mk("a", "", 1000, -1, false);
+    CHECK(lab_waits_prediction_stale(&p, 1000, 1000, 60)); /* none written yet */
+    p.predicted = 1000;
+    CHECK(lab_waits_prediction_stale(&p, 1000, 1000, 60)); /* no queued-at: an old writer's */
+    p.queued_at = 1000;
+    CHECK(!lab_waits_prediction_stale(&p, 1000.7, 1000, 60)); /* the annotation's seconds */
+    CHECK(!lab_waits_prediction_stale(&p, 1000, 1060, 60));   /* moved by a slot: kept */
+    CHECK(lab_waits_prediction_stale(&p, 1000, 1061, 60));
+    CHECK(lab_waits_prediction_stale(&p, 1000, 900, 60));
+    CHECK(lab_waits_prediction_stale(&p, 1002, 1002, 60)); /* a gang grew: queued later */
 }
 
 static const double T0 = 1767225600; /* 2026-01-01 */

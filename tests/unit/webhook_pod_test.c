@@ -88,21 +88,23 @@ static void test_parse(void) {
     CHECK_INT(sz_pod_parse(NULL, &p, &err), -1);
 }
 
+/* Gives the pod one container status whose `state` (state or lastState) terminated with
+ * `reason`. */
+static void set_terminated(json_t *pod, const char *state, const char *reason) {
+    json_object_set_new(pod, "status",
+                        json_pack("{s:[{s:{s:{s:s}}}]}", "containerStatuses", state, "terminated",
+                                  "reason", reason));
+}
+
 static void test_failed_memory(void) {
     json_t *ok = task_pod("{\"limits\": {\"memory\": \"1Gi\"}}", NULL);
     json_t *oom = task_pod("{\"limits\": {\"memory\": \"2Gi\"}}", NULL);
     json_t *oom_last = task_pod("{\"requests\": {\"memory\": \"3Gi\"}}", NULL);
-    json_object_set_new(ok, "status",
-                        json_pack("{s:[{s:{s:{s:s}}}]}", "containerStatuses", "state", "terminated",
-                                  "reason", "Completed"));
-    json_object_set_new(oom, "status",
-                        json_pack("{s:[{s:{s:{s:s}}}]}", "containerStatuses", "state", "terminated",
-                                  "reason", "OOMKilled"));
+    set_terminated(ok, "state", "Completed");
+    set_terminated(oom, "state", "OOMKilled");
     json_t *pods = json_pack("[O, O]", ok, oom);
     CHECK_NEAR(sz_pod_failed_memory(pods), 2 * GIB, 0);
-    json_object_set_new(oom_last, "status",
-                        json_pack("{s:[{s:{s:{s:s}}}]}", "containerStatuses", "lastState",
-                                  "terminated", "reason", "OOMKilled"));
+    set_terminated(oom_last, "lastState", "OOMKilled");
     json_array_append(pods, oom_last);
     CHECK_NEAR(sz_pod_failed_memory(pods), 3 * GIB, 0);
     json_t *none = json_pack("[O]", ok);
