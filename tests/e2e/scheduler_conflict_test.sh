@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # tests/e2e/scheduler_conflict_test.sh: bind conflicts (HTTP 409) against the real API server.
-# Two tarema-scheduler processes with the same scheduler name and no leader election start at
-# once on a backlog of pending pods: both list the same pods, order them the same way and bind
-# them, so most pods are bound by one while the other's bind is refused with 409. The loser must
+# Two tarema-scheduler processes with the same scheduler name and no leader election run side
+# by side; only once both answer /readyz (their informers synced) are the pods created, so both
+# watches deliver every pod and both bind it: one bind wins, the other is refused with 409.
+# (Creating the backlog first let the first scheduler to become ready bind all 300 pods before
+# the second had listed them: seen in CI, a=0 b=300, no race at all.) The loser must
 # drop its reservation, requeue, learn from the watch that the pod is bound and leave it: every
 # pod bound exactly once, one Scheduled event each, no node over its allocatable, both queues
 # empty, and as many successful binds in total as pods.
@@ -25,9 +27,8 @@ trap cleanup EXIT
 kubectl create namespace "$NS" >/dev/null
 wait_for 30 kubectl get serviceaccount default -n "$NS"
 for i in $(seq 1 $N); do pod_json "$NS" "c-$i" "$SCHED" 50m 64Mi; done >"$WORK/pods.json"
-check "$N pending pods created" kubectl create -f "$WORK/pods.json"
 
-# Both at once, so that both find the whole backlog.
+# start_scheduler returns once its scheduler is ready (informers synced).
 start_scheduler "$WORK/a.log" --scheduler-name "$SCHED" --qps 1000 --burst 2000 &
 start_scheduler "$WORK/b.log" --scheduler-name "$SCHED" --qps 1000 --burst 2000 &
 wait
@@ -36,6 +37,7 @@ PA=$(ports "$WORK/a.log") PB=$(ports "$WORK/b.log")
 if [ -n "$PA" ] && [ -n "$PB" ]; then pass "two schedulers of the same name start"; else fail "two schedulers of the same name start" "$(tail -n 3 "$WORK/a.log" "$WORK/b.log")"; summary; exit 1; fi
 # start_scheduler ran in subshells: find the processes by their logs' ports for stop_schedulers
 SCHED_PIDS=($(pgrep -f "tarema-scheduler --port 0 --scheduler-name $SCHED"))
+check "$N pending pods created while both schedulers run" kubectl create -f "$WORK/pods.json"
 
 all_bound() { [ "$(bound_count "$NS")" -ge $N ]; }
 if wait_for 60 all_bound; then pass "all $N pods bound"; else fail "all $N pods bound" "$(bound_count "$NS") bound"; fi
