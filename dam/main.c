@@ -22,6 +22,7 @@
 #include "dam/rank.h"
 #include "dam/report.h"
 #include "dam/serve.h"
+#include "lib/args.h"
 #include "lib/error.h"
 #include "lib/log.h"
 #include "lib/yamljson.h"
@@ -184,8 +185,9 @@ static int serve_main(int argc, char **argv) {
         {0, 0, 0, 0}};
     dam_serve_opts o = {0};
     const char *level = "info";
-    int ch;
-    while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    tm_err err = {0};
+    int ch, bad = 0;
+    while (!bad && (ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (ch) {
         case 'f':
             o.federation = optarg;
@@ -197,7 +199,7 @@ static int serve_main(int argc, char **argv) {
             o.bind = optarg;
             break;
         case 'p':
-            o.port = atoi(optarg);
+            bad = tm_arg_int("port", optarg, 0, 65535, &o.port, &err);
             break;
         case 1001:
             o.tls_cert_file = optarg;
@@ -215,16 +217,17 @@ static int serve_main(int argc, char **argv) {
             o.insecure_no_auth = 1;
             break;
         case 1006:
-            o.health_port = atoi(optarg);
+            bad = tm_arg_int("health-port", optarg, -1, 65535, &o.health_port, &err);
             break;
         case 1007:
-            o.poll_ms = atoi(optarg);
+            bad = tm_arg_int("poll-ms", optarg, 1, 3600000, &o.poll_ms, &err);
             break;
         case 1008:
-            o.db_timeout_s = atoi(optarg);
+            bad = tm_arg_int("db-timeout-seconds", optarg, 1, 3600, &o.db_timeout_s, &err);
             break;
         case 1009:
-            o.cluster_timeout_s = atof(optarg);
+            bad = tm_arg_double("cluster-timeout-seconds", optarg, 0.001, 3600,
+                                &o.cluster_timeout_s, &err);
             break;
         case 'L':
             level = optarg;
@@ -236,6 +239,10 @@ static int serve_main(int argc, char **argv) {
             usage(stderr);
             return 2;
         }
+    }
+    if (bad) {
+        fprintf(stderr, "tarema-dam serve: %s\n", err.msg);
+        return 2;
     }
     if (optind != argc || !o.federation) {
         fprintf(stderr, "tarema-dam serve: --federation FILE is required\n");

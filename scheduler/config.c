@@ -3,12 +3,12 @@
  * reported with the key it concerns. */
 #include "scheduler/config.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/args.h"
 #include "lib/jsonutil.h"
 #include "lib/kube.h"
 #include "lib/yamljson.h"
@@ -501,16 +501,6 @@ const char *sched_config_usage(void) {
            "  --memory-budget-bytes N  request bodies and their JSON, all at once (64 MiB)\n";
 }
 
-static int parse_int_arg(const char *flag, const char *s, long lo, long hi, int *out, tm_err *err) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return tm_err_set(err, "--%s: '%s' is not an integer from %ld to %ld", flag, s, lo, hi);
-    *out = (int)v;
-    return 0;
-}
-
 static int parse_bool_arg(const char *flag, const char *s, bool *out, tm_err *err) {
     if (!s || strcmp(s, "true") == 0 || strcmp(s, "1") == 0)
         *out = true;
@@ -538,13 +528,13 @@ static int apply_flag(sched_config *c, int opt, const char *arg, tm_err *err) {
     case OPT_BIND:
         return set_str(&c->bind_address, arg);
     case OPT_PORT:
-        return parse_int_arg("port", arg, 0, 65535, &c->port, err);
+        return tm_arg_int("port", arg, 0, 65535, &c->port, err);
     case OPT_BURST:
-        return parse_int_arg("burst", arg, 0, 1000000, &c->burst, err);
+        return tm_arg_int("burst", arg, 0, 1000000, &c->burst, err);
     case OPT_MAX_BINDS:
-        return parse_int_arg("max-binds-in-flight", arg, 1, 1000000, &c->max_binds_in_flight, err);
+        return tm_arg_int("max-binds-in-flight", arg, 1, 1000000, &c->max_binds_in_flight, err);
     case OPT_API_CONCURRENCY:
-        return parse_int_arg("api-concurrency", arg, 1, 100000, &c->api_concurrency, err);
+        return tm_arg_int("api-concurrency", arg, 1, 100000, &c->api_concurrency, err);
     case OPT_LEADER:
         return parse_bool_arg("leader-elect", arg, &c->leader_elect, err);
     case OPT_LEASE_NS:
@@ -584,29 +574,14 @@ static int apply_flag(sched_config *c, int opt, const char *arg, tm_err *err) {
         c->insecure_no_auth = true;
         return 0;
     case OPT_HEALTH_PORT:
-        return parse_int_arg("health-port", arg, 0, 65535, &c->health_port, err);
+        return tm_arg_int("health-port", arg, 0, 65535, &c->health_port, err);
     case OPT_MAX_BODY:
-    case OPT_BUDGET: {
-        char *end;
-        errno = 0;
-        long long v = strtoll(arg, &end, 10);
-        bool body = opt == OPT_MAX_BODY;
-        long long lo = body ? 1024 : 1LL << 20, hi = body ? 1LL << 30 : 1LL << 34;
-        if (errno || end == arg || *end || v < lo || v > hi)
-            return tm_err_set(err, "--%s: '%s' is not an integer from %lld to %lld",
-                              body ? "max-body-bytes" : "memory-budget-bytes", arg, lo, hi);
-        *(body ? &c->max_body_bytes : &c->memory_budget_bytes) = v;
-        return 0;
-    }
-    case OPT_QPS: {
-        char *end;
-        errno = 0;
-        double v = strtod(arg, &end);
-        if (errno || end == arg || *end || v < 0)
-            return tm_err_set(err, "--qps: '%s' is not a number >= 0", arg);
-        c->qps = v;
-        return 0;
-    }
+        return tm_arg_long("max-body-bytes", arg, 1024, 1LL << 30, &c->max_body_bytes, err);
+    case OPT_BUDGET:
+        return tm_arg_long("memory-budget-bytes", arg, 1LL << 20, 1LL << 34,
+                           &c->memory_budget_bytes, err);
+    case OPT_QPS:
+        return tm_arg_double("qps", arg, 0, 1e9, &c->qps, err);
     default:
         return 0;
     }

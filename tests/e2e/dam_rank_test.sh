@@ -91,4 +91,6 @@ bad "negative weight" 's/^weights: {load: 1, perf: 1, wait: 1, data: 1}/weights:
 bad "missing job cores" '/^cores: 64/d' job "job.cores: missing"
 check "missing clusters file: error names it" bash -c "'$DAM' rank '$FX/job-wrf.yaml' --clusters '$TMP/none.yaml' 2>&1 | grep -q 'none.yaml'"
 check "no --clusters: usage, exit 2" bash -c "'$DAM' rank '$FX/job-wrf.yaml' 2>&1 | grep -q usage; '$DAM' rank '$FX/job-wrf.yaml' 2>/dev/null; [ \$? = 2 ]"
+check "serve --port abc: named, exit 2 (atoi made it 0, a random port)" bash -c "out=\$('$DAM' serve --federation x --port abc 2>&1); rc=\$?; [ \$rc = 2 ] && grep -q \"\-\-port: 'abc' is not an integer from 0 to 65535\" <<<\"\$out\""
+check "serve --cluster-timeout-seconds 10s: named, exit 2" bash -c "out=\$('$DAM' serve --federation x --cluster-timeout-seconds 10s 2>&1); rc=\$?; [ \$rc = 2 ] && grep -q 'cluster-timeout-seconds' <<<\"\$out\""
 summary
