@@ -1,9 +1,9 @@
 /* main.c: the tarema-labeler command line. Thin: parses flags and calls the modules.
  *
  *   tarema-labeler migrate [--db URI]
- *   tarema-labeler ingest --workflow NAME [--run NAME] [--db URI] TRACE.txt...
- *   tarema-labeler label --workflow W [--process P] [--groups GROUPS.json] [--json] [--db URI]
- *   tarema-labeler serve [--port N] [--bind ADDR] [--spool DIR] [--namespace NS] ...
+ *   tarema-labeler ingest --workflow NAME [--run NAME] [--groups GROUPS.json] [--db URI]
+ * TRACE.txt... tarema-labeler label --workflow W [--process P] [--groups GROUPS.json] [--json]
+ * [--db URI] tarema-labeler serve [--port N] [--bind ADDR] [--spool DIR] [--namespace NS] ...
  *                        [--node-selector SEL] [--resync-seconds N]
  *   tarema-labeler webhook [--port N] [--bind ADDR] [--strategy S] [--cold-start N] ...
  *
@@ -41,8 +41,10 @@ static void on_signal(int sig) {
 static void usage(FILE *out) {
     fputs("usage: tarema-labeler COMMAND [options]\n"
           "  migrate                       create or upgrade the database schema\n"
-          "  ingest --workflow NAME [--run RUN] TRACE.txt...\n"
-          "                                store Nextflow trace files (raw or human units)\n"
+          "  ingest --workflow NAME [--run RUN] [--groups GROUPS.json] TRACE.txt...\n"
+          "                                store Nextflow trace files (raw or human units),\n"
+          "                                each run with the node group of its hostname\n"
+          "                                (from --groups, else the cluster's Nodes)\n"
           "  label --workflow W [--process P] [--groups GROUPS.json] [--json]\n"
           "                                print task labels and the bounds behind them;\n"
           "                                node groups from --groups (the document\n"
