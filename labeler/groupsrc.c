@@ -94,6 +94,10 @@ int lab_node_watch_poll(lab_node_watch *w, lab_groups *out, tm_err *err) {
     return rc < 0 ? -1 : 1;
 }
 
+bool lab_node_watch_synced(const lab_node_watch *w) {
+    return w && tm_informer_synced(w->inf);
+}
+
 bool lab_node_watch_group_of(const lab_node_watch *w, const char *node, char *out, size_t size) {
     out[0] = '\0';
     const json_t *n = w && node && *node ? tm_informer_get(w->inf, NULL, node) : NULL;

@@ -44,6 +44,10 @@
 #define TICK_MS 500
 /* After a failed relabel (API server or database trouble), wait this long before retrying. */
 #define RETRY_S 2
+/* At start, how long the spool waits for the Node informer's first list, so that events
+ * spooled before a restart are stored with their node groups (never longer: the runs matter
+ * more than their groups, and the API server may be down). */
+#define NODE_SYNC_WAIT_S 5
 
 /* Which workflows to look up in the database before the next relabel. */
 typedef enum {
@@ -87,6 +91,7 @@ typedef struct server {
     json_t *published;           /* TaskProfile name -> status last published (minus lastUpdate) */
     int db_down_logged;
     time_t last_connect, next_resync, retry_at;
+    time_t started; /* when serve started (NODE_SYNC_WAIT_S) */
 } server;
 
 static void wake(server *sv) {
@@ -617,7 +622,8 @@ static void resync(server *sv, time_t now) {
 static void tick(server *sv) {
     time_t now = time(NULL);
     maintain_db(sv, now);
-    drain_spool(sv, 2000);
+    if (!sv->watch || lab_node_watch_synced(sv->watch) || now - sv->started >= NODE_SYNC_WAIT_S)
+        drain_spool(sv, 2000);
     if (!sv->kube)
         return;
     if (now >= sv->next_resync)
@@ -802,6 +808,7 @@ int lab_serve_main(const lab_serve_opts *o, volatile sig_atomic_t *stop) {
     sv.last_connect = time(NULL);
     connect_db(&sv);
     sv.next_resync = time(NULL) + o->resync_s;
+    sv.started = time(NULL);
     tm_httpd_opts ho = {.bind_addr = o->bind,
                         .port = o->port,
                         .name = "weblog",
