@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # adaptive_live_test.sh: the live half of the adaptive policy (issue 16) against the real API
 # server and PostgreSQL, with real measurements (Lotaru chipseq on n1 and c2, ../shared/data).
-# Own tainted kwok nodes in two groups, "slow" (labels 1, standing in for n1) and "fast"
+# Own tainted kwok nodes in two groups, "slow-ID" (labels 1, standing in for n1) and "fast-ID"
 # (labels 2, for c2). The n1 runs reach the labeler as a Nextflow trace (`ingest`, hostname =
 # a slow node), the c2 runs as Nextflow weblog events (`serve`, hostname = a fast node); the
 # labeler records each run's node group and publishes the runtime per group in TaskProfile
@@ -43,7 +43,9 @@ node_entry() { # PREFIX GROUP LABEL
      labels: {tarema.io/e2e-adaptive: \"$ID\", tarema.io/group: \"$2\", tarema.io/cpu: \"$3\", tarema.io/mem: \"$3\", tarema.io/io: \"$3\"},
      taints: [{key: tarema.io/e2e, value: \"$ID\", effect: NoSchedule}]}"
 }
-{ echo "nodes:"; node_entry n1 slow 1; node_entry c2 fast 2; } >"$work/nodes.yaml"
+# Group ids unique to this run (other tests' nodes may still carry "slow" or "fast").
+SLOW=slow-$ID FAST=fast-$ID
+{ echo "nodes:"; node_entry n1 "$SLOW" 1; node_entry c2 "$FAST" 2; } >"$work/nodes.yaml"
 check "test nodes created (slow: ${P}n1-1/2, fast: ${P}c2-1/2)" bash hack/cluster.sh nodes "$work/nodes.yaml"
 check "CRD applies" kubectl apply -f manifests/crds/taskprofile.yaml
 check "CRD established" kubectl wait --for=condition=Established --timeout=30s crd/taskprofiles.tarema.io
@@ -54,9 +56,9 @@ wait_for 30 kubectl get serviceaccount default -n "$ns"
 # tests/fixtures/nextflow/weblog.config), the c2 file as weblog process_completed events;
 # rows alternate between the two nodes of their group. expected.json: per group, runs, mean
 # and sample standard deviation of PHANTOMPEAKQUALTOOLS's realtime in seconds.
-python3 - "$DATA" "$P" "$wf" "$run_id" "$PROC" "$work" <<'PY'
+python3 - "$DATA" "$P" "$wf" "$run_id" "$PROC" "$work" "$SLOW" "$FAST" <<'PY'
 import csv, json, statistics, sys
-data, prefix, wf, run_id, proc, work = sys.argv[1:]
+data, prefix, wf, run_id, proc, work, slow, fast = sys.argv[1:]
 fields = ["task_id", "hash", "native_id", "process", "tag", "name", "status", "exit", "attempt",
           "cpus", "memory", "submit", "start", "complete", "realtime", "%cpu", "peak_rss", "rchar",
           "wchar", "read_bytes", "write_bytes", "hostname"]
@@ -88,7 +90,7 @@ with open(work + "/c2_events.jsonl", "w") as f:
         f.write(json.dumps({"runName": "adaptive_run", "runId": run_id, "event": "process_completed",
                             "utcTime": "2023-05-01T12:10:00Z",
                             "trace": record(i, r, "%sc2-%d" % (prefix, i % 2 + 1))}) + "\n")
-for machine, group in (("n1", "slow"), ("c2", "fast")):
+for machine, group in (("n1", slow), ("c2", fast)):
     s = [float(r["Realtime"]) / 1000 for r in rows(machine) if r["Task"] == proc.split(":")[-1]]
     expected[group] = {"runs": len(s), "mean": statistics.mean(s), "sd": statistics.stdev(s)}
 json.dump(expected, open(work + "/expected.json", "w"))
@@ -127,7 +129,7 @@ PY
 stored() { psql "$DATABASE_URL" -qAtc "SELECT COALESCE(node_group, 'NULL') || ':' || source || ':' || count(*) FROM task_runs WHERE workflow = '$wf' GROUP BY node_group, source ORDER BY 1" | tr '\n' ' '; }
 if wait_for 60 bash -c "[ \"\$(psql \"\$DATABASE_URL\" -qAtc \"SELECT count(*) FROM task_runs WHERE workflow = '$wf'\")\" = 1000 ]"; then
   pass "all 1000 runs stored"; else fail "all 1000 runs stored" "$(stored)"; fi
-[ "$(stored)" = "fast:weblog:500 slow:trace:500 " ] &&
+[ "$(stored)" = "$FAST:weblog:500 $SLOW:trace:500 " ] &&
   pass "each run carries its node's group: 500 slow (trace), 500 fast (weblog)" || fail "node group per run" "$(stored)"
 
 tp() { kubectl -n "$ns" get taskprofiles -o json | jq -c --arg w "$wf" --arg p "$PROC" '.items[] | select(.spec.workflow == $w and .spec.process == $p) | .status'; }
@@ -136,9 +138,9 @@ if wait_for 60 ready; then pass "TaskProfile of PHANTOMPEAKQUALTOOLS has runtime
   fail "runtimeByGroup published" "$(tp | head -c 600) $(tail -3 "$work/serve.log")"; fi
 tp >"$work/status.json"
 echo "    status.runtimeByGroup: $(jq -c .runtimeByGroup "$work/status.json")  labels: $(jq -c .labels "$work/status.json")"
-if [ -s "$work/status.json" ] && jq -e --slurpfile e "$work/expected.json" '
+if [ -s "$work/status.json" ] && jq -e --arg slow "$SLOW" --arg fast "$FAST" --slurpfile e "$work/expected.json" '
     def close(a; b): (a - b) | fabs < 0.002;
-    [.runtimeByGroup[].group] == ["fast", "slow"] and
+    [.runtimeByGroup[].group] == [$fast, $slow] and
     all(.runtimeByGroup[]; . as $g | $e[0][$g.group] as $x |
         $g.runs == $x.runs and close($g.meanSeconds; $x.mean) and close($g.stddevSeconds; $x.sd) and
         $g.p50Seconds > 0 and $g.p90Seconds >= $g.p50Seconds)' "$work/status.json" >/dev/null; then
@@ -156,24 +158,24 @@ pod() { # NAME SCHEDULER
 }
 pod probe nobody-$ID | kubectl create -f - >/dev/null
 json=$("$BIN/tarema-scheduler" explain "$ns/probe" -o json --policy adaptive 2>"$work/err")
-ours() { jq -c '[.groups[] | select(.id == "slow" or .id == "fast") | {id, adaptive}]' 2>&1; }
+ours() { jq -c --arg s "$SLOW" --arg f "$FAST" '[.groups[] | select(.id == $s or .id == $f) | {id, adaptive}]' 2>&1; }
 echo "    explain adaptive: $(ours <<<"$json")"
-fast_ms=$(jq '.fast.mean * 1000 | round' "$work/expected.json")
-slow_ms=$(jq '.slow.mean * 1000 | round' "$work/expected.json")
-if [ -n "$json" ] && jq -e --arg p "$P" --argjson f "$fast_ms" --argjson s "$slow_ms" '
+fast_ms=$(jq --arg g "$FAST" '.[$g].mean * 1000 | round' "$work/expected.json")
+slow_ms=$(jq --arg g "$SLOW" '.[$g].mean * 1000 | round' "$work/expected.json")
+if [ -n "$json" ] && jq -e --arg p "$P" --arg fg "$FAST" --arg sg "$SLOW" --argjson f "$fast_ms" --argjson s "$slow_ms" '
     def grp(id): [.groups[] | select(.id == id) | .adaptive][0];
     (.selected | startswith($p + "c2-")) and
-    (grp("fast") | .basis == "measured" and .runs == 40 and
+    (grp($fg) | .basis == "measured" and .runs == 40 and
        ((.predictedRuntimeMs - $f) | fabs) <= 1 and .expectedFinishMs == .predictedRuntimeMs) and
-    (grp("slow") | .basis == "measured" and .runs == 40 and
+    (grp($sg) | .basis == "measured" and .runs == 40 and
        ((.predictedRuntimeMs - $s) | fabs) <= 1)' <<<"$json" >/dev/null; then
   pass "explain -o json: each group's measured prediction and expected finish; a fast node selected"
 else
   fail "explain -o json (adaptive)" "$(cat "$work/err") $(jq -c '{selected, why}' <<<"$json" 2>&1 | head -c 600) $(ours <<<"$json")"
 fi
 text=$("$BIN/tarema-scheduler" explain "$ns/probe" --policy adaptive 2>"$work/err")
-awk '/^  rank [0-9]+ +group (fast|slow) /{print; getline; print} /^why/' <<<"$text" | sed 's/^/    | /'
-grep -Eq "^why: group fast: earliest expected finish \(room now, predicted runtime [0-9.]+ s \(measured, 40 run\(s\)\)\) against .*group slow [0-9.]+ s \(measured, 40 run\(s\)\)" <<<"$text" &&
+awk -v id="$ID" '/^  rank [0-9]+ +group (fast|slow)-/ && index($0, id) {print; getline; print} /^why/' <<<"$text" | sed 's/^/    | /'
+grep -Eq "^why: group $FAST: earliest expected finish \(room now, predicted runtime [0-9.]+ s \(measured, 40 run\(s\)\)\) against .*group $SLOW [0-9.]+ s \(measured, 40 run\(s\)\)" <<<"$text" &&
   pass "explain (text) says why: the fast group's measured runtime is the earliest finish" ||
   fail "explain text why" "$(grep '^why' <<<"$text") $(cat "$work/err")"
 grep -Eq "predicted runtime [0-9.]+ s \(measured, 40 run\(s\)\); expected finish in [0-9.]+ s" <<<"$text" &&
