@@ -10,6 +10,7 @@
 #include "labeler/group_runtime.h"
 #include "labeler/node_group.h"
 #include "lib/jsonutil.h"
+#include "scheduler/cache.h"
 #include "scheduler/explain.h"
 #include "scheduler/framework.h"
 #include "scheduler/podspec.h"
@@ -197,6 +198,31 @@ static void test_round_trip(void) {
     json_decref(arr);
 }
 
+/* The live cache: a TaskProfile with a bad runtimeByGroup entry is taken (labels and the good
+ * entries count), never refused as a whole; a good one fills the task table's group_rt. */
+static void test_cache_reads_groups(void) {
+    tm_err err = {{0}, 0};
+    sched_cache *c = sched_cache_new("tarema", NULL, NULL, NULL, &err);
+    CHECKF(c != NULL, "%s", err.msg);
+    if (!c)
+        return;
+    json_t *tp = js("{\"metadata\":{\"name\":\"tp\",\"namespace\":\"ns\"},\"spec\":{"
+                    "\"workflow\":\"wf\",\"process\":\"A\"},\"status\":{\"labels\":{\"cpu\":2},"
+                    "\"runtimeByGroup\":[{\"group\":\"1\",\"runs\":2,\"meanSeconds\":50},"
+                    "{\"group\":\"2\",\"runs\":-4,\"meanSeconds\":10}]}}");
+    CHECK_INT(sched_cache_task_event(c, TM_WATCH_ADDED, tp, &err), 0);
+    const sched_task_profile *t = sched_snapshot_task(sched_cache_snapshot(c), "wf", "A");
+    CHECK(t != NULL);
+    if (t) {
+        CHECK_INT(t->labels[SCHED_FEAT_CPU], 2);
+        CHECK_INT(t->n_group_rt, 1);
+        CHECK_STR(t->group_rt[0].group, "1");
+        CHECK_INT((int)t->group_rt[0].runtime_ms, 50000);
+    }
+    json_decref(tp);
+    sched_cache_free(c);
+}
+
 static void add_node(sched_snapshot *s, const char *name, int l, const char *g) {
     sched_node *n = sched_node_new(name);
     n->ready = true;
@@ -291,6 +317,7 @@ int main(void) {
     RUN(test_node_groups);
     RUN(test_read_runtime_by_group);
     RUN(test_round_trip);
+    RUN(test_cache_reads_groups);
     RUN(test_explain_adaptive);
     return TEST_SUMMARY();
 }
