@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "labeler/node_group.h"
 #include "lib/jsonutil.h"
 
 int lab_groups_load_file(const char *path, lab_groups *out, tm_err *err) {
@@ -91,6 +92,16 @@ int lab_node_watch_poll(lab_node_watch *w, lab_groups *out, tm_err *err) {
     int rc = lab_groups_from_nodes(nodes, out, err);
     json_decref(nodes);
     return rc < 0 ? -1 : 1;
+}
+
+bool lab_node_watch_synced(const lab_node_watch *w) {
+    return w && tm_informer_synced(w->inf);
+}
+
+bool lab_node_watch_group_of(const lab_node_watch *w, const char *node, char *out, size_t size) {
+    out[0] = '\0';
+    const json_t *n = w && node && *node ? tm_informer_get(w->inf, NULL, node) : NULL;
+    return n && lab_node_group_from_labels(tm_json_path(n, "metadata.labels"), out, size);
 }
 
 unsigned long lab_node_watch_events(const lab_node_watch *w, unsigned long *relevant) {

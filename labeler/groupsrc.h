@@ -30,6 +30,13 @@ void lab_node_watch_stop(lab_node_watch *w);
  * relevant event tries again). */
 int lab_node_watch_poll(lab_node_watch *w, lab_groups *out, tm_err *err);
 
+/* Has the informer's first list arrived? */
+bool lab_node_watch_synced(const lab_node_watch *w);
+
+/* The node group of the Node named node, as the informer last saw it (node_group.h): false
+ * (out "") when the Node is unknown or has no group. Loop thread only, like the rest. */
+bool lab_node_watch_group_of(const lab_node_watch *w, const char *node, char *out, size_t size);
+
 /* Node events seen and how many of them were relevant (for logs and tests). */
 unsigned long lab_node_watch_events(const lab_node_watch *w, unsigned long *relevant);
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "labeler/node_group.h"
 #include "labeler/trace_parse.h"
 #include "lib/log.h"
 
@@ -24,6 +25,12 @@ static int flush(lab_store *s, lab_task_run *batch, size_t *n, lab_ingest_stats 
 
 int lab_ingest_trace(lab_store *s, FILE *f, const char *source, const char *workflow,
                      const char *run_name, lab_ingest_stats *stats, tm_err *err) {
+    return lab_ingest_trace_groups(s, f, source, workflow, run_name, NULL, stats, err);
+}
+
+int lab_ingest_trace_groups(lab_store *s, FILE *f, const char *source, const char *workflow,
+                            const char *run_name, const json_t *node_groups,
+                            lab_ingest_stats *stats, tm_err *err) {
     memset(stats, 0, sizeof *stats);
     lab_trace_reader *r = lab_trace_open(f, source, err);
     if (!r)
@@ -49,6 +56,7 @@ int lab_ingest_trace(lab_store *s, FILE *f, const char *source, const char *work
         }
         snprintf(batch[n].workflow, sizeof batch[n].workflow, "%s", workflow);
         snprintf(batch[n].run_name, sizeof batch[n].run_name, "%s", run_name);
+        lab_node_groups_fill(node_groups, &batch[n], 1);
         if (++n == BATCH && (rc = flush(s, batch, &n, stats, err)) < 0)
             break;
     }

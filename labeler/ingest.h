@@ -2,6 +2,7 @@
 #ifndef TAREMA_LABELER_INGEST_H
 #define TAREMA_LABELER_INGEST_H
 
+#include <jansson.h>
 #include <stdio.h>
 
 #include "labeler/store.h"
@@ -20,6 +21,12 @@ typedef struct lab_ingest_stats {
  * committed stay stored; ingesting again is safe). */
 int lab_ingest_trace(lab_store *s, FILE *f, const char *source, const char *workflow,
                      const char *run_name, lab_ingest_stats *stats, tm_err *err);
+
+/* The same, and each row whose hostname is in node_groups (node name -> group id, node_group.h;
+ * NULL = none known) is stored with that node group. */
+int lab_ingest_trace_groups(lab_store *s, FILE *f, const char *source, const char *workflow,
+                            const char *run_name, const json_t *node_groups,
+                            lab_ingest_stats *stats, tm_err *err);
 
 /* The default run name of a trace file: its base name without the extension, e.g.
  * "execution_trace_2023-05-01_12-34-56" (nf-core names one file per run). */

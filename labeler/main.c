@@ -1,7 +1,8 @@
 /* main.c: the tarema-labeler command line. Thin: parses flags and calls the modules.
  *
  *   tarema-labeler migrate [--db URI]
- *   tarema-labeler ingest --workflow NAME [--run NAME] [--db URI] TRACE.txt...
+ *   tarema-labeler ingest --workflow NAME [--run NAME] [--groups GROUPS.json] [--db URI]
+ *                         TRACE.txt...
  *   tarema-labeler label --workflow W [--process P] [--groups GROUPS.json] [--json] [--db URI]
  *   tarema-labeler serve [--port N] [--bind ADDR] [--spool DIR] [--namespace NS] ...
  *                        [--node-selector SEL] [--resync-seconds N]
@@ -18,6 +19,7 @@
 #include "labeler/groupsrc.h"
 #include "labeler/ingest.h"
 #include "labeler/labels.h"
+#include "labeler/node_group.h"
 #include "labeler/report.h"
 #include "labeler/serve.h"
 #include "labeler/sizing_plan.h"
@@ -40,8 +42,10 @@ static void on_signal(int sig) {
 static void usage(FILE *out) {
     fputs("usage: tarema-labeler COMMAND [options]\n"
           "  migrate                       create or upgrade the database schema\n"
-          "  ingest --workflow NAME [--run RUN] TRACE.txt...\n"
-          "                                store Nextflow trace files (raw or human units)\n"
+          "  ingest --workflow NAME [--run RUN] [--groups GROUPS.json] TRACE.txt...\n"
+          "                                store Nextflow trace files (raw or human units),\n"
+          "                                each run with the node group of its hostname\n"
+          "                                (from --groups, else the cluster's Nodes)\n"
           "  label --workflow W [--process P] [--groups GROUPS.json] [--json]\n"
           "                                print task labels and the bounds behind them;\n"
           "                                node groups from --groups (the document\n"
@@ -294,6 +298,31 @@ static int cmd_migrate(const opts *o) {
     return 0;
 }
 
+/* Which node group each trace row's hostname is in (the runtime per group of the adaptive
+ * policy): the --groups document's nodes, else the cluster's Nodes now. Without either the
+ * runs are stored without a group, which only the adaptive policy misses. */
+static json_t *ingest_node_groups(const opts *o) {
+    tm_err err = {{0}, 0};
+    json_t *doc = NULL, *map = NULL;
+    if (o->groups) {
+        if ((doc = tm_json_load_file(o->groups, &err)))
+            map = lab_node_groups_from_doc(doc);
+    } else {
+        tm_kube_config *cfg = tm_kube_config_auto(o->kubeconfig, NULL, &err);
+        tm_kube *k = cfg ? tm_kube_new(cfg, &err) : NULL;
+        tm_kube_config_free(cfg);
+        tm_list_opts lo = {.label_selector = o->node_selector};
+        if (k && (doc = tm_kube_list(k, "/api/v1/nodes", &lo, NULL, &err)))
+            map = lab_node_groups_from_nodes(doc);
+        tm_kube_free(k);
+    }
+    json_decref(doc);
+    if (!map)
+        fprintf(stderr, "tarema-labeler: node groups unknown, runs are stored without theirs: %s\n",
+                err.msg);
+    return map;
+}
+
 static int cmd_ingest(const opts *o, int nfiles, char **files) {
     if (!o->workflow || !*o->workflow || nfiles == 0) {
         fprintf(stderr, "tarema-labeler ingest: needs --workflow NAME and at least one trace "
@@ -306,6 +335,7 @@ static int cmd_ingest(const opts *o, int nfiles, char **files) {
         fprintf(stderr, "tarema-labeler: %s\n", err.msg);
         return 1;
     }
+    json_t *node_groups = ingest_node_groups(o);
     int rc = 0;
     for (int i = 0; i < nfiles; i++) {
         FILE *f = strcmp(files[i], "-") == 0 ? stdin : fopen(files[i], "r");
@@ -320,7 +350,7 @@ static int cmd_ingest(const opts *o, int nfiles, char **files) {
         else
             lab_ingest_default_run(files[i], run, sizeof run);
         lab_ingest_stats st;
-        if (lab_ingest_trace(s, f, files[i], o->workflow, run, &st, &err) < 0) {
+        if (lab_ingest_trace_groups(s, f, files[i], o->workflow, run, node_groups, &st, &err) < 0) {
             fprintf(stderr, "tarema-labeler: %s\n", err.msg);
             rc = 1;
         } else {
@@ -333,6 +363,7 @@ static int cmd_ingest(const opts *o, int nfiles, char **files) {
         if (f != stdin)
             fclose(f);
     }
+    json_decref(node_groups);
     lab_store_close(s);
     return rc;
 }

@@ -18,13 +18,15 @@ EMBED(lab_sql_001, "labeler/migrations/001_task_runs.sql");
 EMBED(lab_sql_002, "labeler/migrations/002_weblog_runs.sql");
 EMBED(lab_sql_003, "labeler/migrations/003_identity_primary_key.sql");
 EMBED(lab_sql_004, "labeler/migrations/004_asa_waits.sql");
-extern const char lab_sql_001[], lab_sql_002[], lab_sql_003[], lab_sql_004[];
+EMBED(lab_sql_005, "labeler/migrations/005_run_node_group.sql");
+extern const char lab_sql_001[], lab_sql_002[], lab_sql_003[], lab_sql_004[], lab_sql_005[];
 
 static const tm_pg_migration migrations[] = {
     {1, "task_runs", lab_sql_001},
     {2, "weblog_runs", lab_sql_002},
     {3, "identity_primary_key", lab_sql_003},
     {4, "asa_waits", lab_sql_004},
+    {5, "run_node_group", lab_sql_005},
 };
 
 const tm_pg_migration *lab_migrations(size_t *n) {

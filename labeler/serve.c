@@ -25,7 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "labeler/group_runtime.h"
 #include "labeler/groupsrc.h"
+#include "labeler/node_group.h"
 #include "labeler/sizing_samples.h"
 #include "labeler/spool.h"
 #include "labeler/store.h"
@@ -42,6 +44,10 @@
 #define TICK_MS 500
 /* After a failed relabel (API server or database trouble), wait this long before retrying. */
 #define RETRY_S 2
+/* At start, how long the spool waits for the Node informer's first list, so that events
+ * spooled before a restart are stored with their node groups (never longer: the runs matter
+ * more than their groups, and the API server may be down). */
+#define NODE_SYNC_WAIT_S 5
 
 /* Which workflows to look up in the database before the next relabel. */
 typedef enum {
@@ -78,12 +84,14 @@ typedef struct server {
     /* Loop thread only. */
     const char *ns;
     lab_node_watch *watch; /* NULL with --groups */
+    json_t *file_nodes;    /* with --groups: node name -> group from the file's nodes[] */
     lab_groups groups;     /* the groups labels are computed against */
     int have_groups, file_loaded;
     char groups_err[TM_ERR_MAX]; /* last group problem logged, to log each once */
     json_t *published;           /* TaskProfile name -> status last published (minus lastUpdate) */
     int db_down_logged;
     time_t last_connect, next_resync, retry_at;
+    time_t started; /* when serve started (NODE_SYNC_WAIT_S) */
 } server;
 
 static void wake(server *sv) {
@@ -154,6 +162,12 @@ static ev_result process_event(server *sv, const lab_weblog_event *ev, tm_err *e
         }
         snprintf(run.workflow, sizeof run.workflow, "%s", sv->o->default_workflow);
     }
+    /* the node group the task ran on, as the cluster labels its node now (the weblog event
+     * arrives when the task completes); unknown stays NULL */
+    if (sv->watch)
+        lab_node_watch_group_of(sv->watch, run.node, run.node_group, sizeof run.node_group);
+    else
+        lab_node_groups_fill(sv->file_nodes, &run, 1);
     /* The store NOTIFYs; the loop reads that and relabels the workflow. */
     if (lab_store_put_runs(s, &run, 1, "weblog", NULL, NULL, err) < 0)
         return lab_store_retryable(s, err) ? EV_RETRY : EV_REJECTED;
@@ -487,6 +501,9 @@ static int publish_one(server *sv, const char *wf, const lab_labeling *l,
     json_t *st = lab_taskprofile_status(l, p, now);
     /* the buckets and the current recommendation (docs/sizing.md) */
     json_object_set_new(st, "sizing", lab_sizing_status(smp->v, smp->n, p->process));
+    /* the runtime per node group the runs ran on (the adaptive policy, issue 16) */
+    json_object_set_new(st, "runtimeByGroup",
+                        lab_group_runtimes_status(smp->v, smp->group, smp->n, p->process));
     json_t *cmp = json_deep_copy(st);
     json_object_del(cmp, "lastUpdate");
     char *text = json_dumps(cmp, JSON_COMPACT | JSON_SORT_KEYS);
@@ -605,7 +622,8 @@ static void resync(server *sv, time_t now) {
 static void tick(server *sv) {
     time_t now = time(NULL);
     maintain_db(sv, now);
-    drain_spool(sv, 2000);
+    if (!sv->watch || lab_node_watch_synced(sv->watch) || now - sv->started >= NODE_SYNC_WAIT_S)
+        drain_spool(sv, 2000);
     if (!sv->kube)
         return;
     if (now >= sv->next_resync)
@@ -701,8 +719,13 @@ static int setup_kube(server *sv, tm_err *err) {
     if (!sv->kube)
         return -1;
     sv->ns = sv->o->ns ? sv->o->ns : tm_kube_namespace(sv->kube);
-    if (sv->o->groups_file)
+    if (sv->o->groups_file) {
+        /* a file update_groups cannot read is reported there; runs then have no group */
+        json_t *doc = tm_json_load_file(sv->o->groups_file, NULL);
+        sv->file_nodes = doc ? lab_node_groups_from_doc(doc) : NULL;
+        json_decref(doc);
         return 0;
+    }
     sv->watch = lab_node_watch_start(sv->kube, sv->o->node_selector, err);
     return sv->watch ? 0 : -1;
 }
@@ -785,6 +808,7 @@ int lab_serve_main(const lab_serve_opts *o, volatile sig_atomic_t *stop) {
     sv.last_connect = time(NULL);
     connect_db(&sv);
     sv.next_resync = time(NULL) + o->resync_s;
+    sv.started = time(NULL);
     tm_httpd_opts ho = {.bind_addr = o->bind,
                         .port = o->port,
                         .name = "weblog",
@@ -834,6 +858,7 @@ out:
     json_decref(sv.dirty);
     json_decref(sv.published);
     json_decref(sv.runs);
+    json_decref(sv.file_nodes);
     pthread_cond_destroy(&sv.wake_cv);
     pthread_mutex_destroy(&sv.shared);
     pthread_mutex_destroy(&sv.mu);

@@ -61,7 +61,8 @@ static const char *const stage_sql =
     " process text, task_name text, hash text, task_id bigint, status text, exit_code integer,"
     " node text, cpus integer, memory_bytes bigint, cpu_pct double precision, peak_rss bigint,"
     " rchar bigint, wchar bigint, read_bytes bigint, write_bytes bigint, realtime_ms bigint,"
-    " submit_ms bigint, start_ms bigint, complete_ms bigint) ON COMMIT DELETE ROWS";
+    " submit_ms bigint, start_ms bigint, complete_ms bigint, node_group text)"
+    " ON COMMIT DELETE ROWS";
 
 /* DISTINCT ON keeps the last copy of a task that appears twice in one batch: ON CONFLICT DO
  * UPDATE may touch each row only once per statement. */
@@ -69,12 +70,13 @@ static const char *const merge_sql =
     "WITH m AS ("
     " INSERT INTO task_runs (workflow, run_name, task_key, attempt, process, task_name, hash,"
     "  task_id, status, exit_code, node, cpus, memory_bytes, cpu_pct, peak_rss, rchar, wchar,"
-    "  read_bytes, write_bytes, realtime_ms, submit_time, start_time, complete_time, source)"
+    "  read_bytes, write_bytes, realtime_ms, submit_time, start_time, complete_time, source,"
+    "  node_group)"
     " SELECT DISTINCT ON (workflow, run_name, task_key, attempt)"
     "  workflow, run_name, task_key, attempt, process, task_name, hash, task_id, status,"
     "  exit_code, node, cpus, memory_bytes, cpu_pct, peak_rss, rchar, wchar, read_bytes,"
     "  write_bytes, realtime_ms, to_timestamp(submit_ms / 1000.0), to_timestamp(start_ms / 1000.0),"
-    "  to_timestamp(complete_ms / 1000.0), $1"
+    "  to_timestamp(complete_ms / 1000.0), $1, node_group"
     " FROM lab_stage ORDER BY workflow, run_name, task_key, attempt, ord DESC"
     " ON CONFLICT ON CONSTRAINT task_runs_identity DO UPDATE SET"
     "  process = EXCLUDED.process, task_name = EXCLUDED.task_name, hash = EXCLUDED.hash,"
@@ -84,7 +86,10 @@ static const char *const merge_sql =
     "  wchar = EXCLUDED.wchar, read_bytes = EXCLUDED.read_bytes,"
     "  write_bytes = EXCLUDED.write_bytes, realtime_ms = EXCLUDED.realtime_ms,"
     "  submit_time = EXCLUDED.submit_time, start_time = EXCLUDED.start_time,"
-    "  complete_time = EXCLUDED.complete_time, source = EXCLUDED.source, ingested_at = now()"
+    "  complete_time = EXCLUDED.complete_time, source = EXCLUDED.source, ingested_at = now(),"
+    /* a re-ingest that cannot resolve the node (no cluster at hand) keeps the group known */
+    "  node_group = CASE WHEN EXCLUDED.node IS NOT DISTINCT FROM task_runs.node"
+    "   THEN COALESCE(EXCLUDED.node_group, task_runs.node_group) ELSE EXCLUDED.node_group END"
     " RETURNING (xmax = 0) AS fresh)"
     " SELECT count(*) FILTER (WHERE fresh), count(*) FILTER (WHERE NOT fresh) FROM m";
 
@@ -169,7 +174,8 @@ static void put_row(copybuf *b, long ord, const lab_task_run *r) {
     put_int(b, r->realtime_ms, '\t');
     put_int(b, r->submit_ms, '\t');
     put_int(b, r->start_ms, '\t');
-    put_int(b, r->complete_ms, '\n');
+    put_int(b, r->complete_ms, '\t');
+    put_str(b, r->node_group, '\n');
 }
 
 int lab_store_put_runs(lab_store *s, const lab_task_run *runs, size_t n, const char *source,
@@ -284,7 +290,7 @@ int lab_store_samples(lab_store *s, const char *workflow, lab_samples *out, tm_e
         tm_pg_exec(s->conn,
                    "SELECT process, cpu_pct, peak_rss,"
                    " CASE WHEN rchar IS NULL AND wchar IS NULL THEN NULL"
-                   "  ELSE COALESCE(rchar, 0) + COALESCE(wchar, 0) END, realtime_ms"
+                   "  ELSE COALESCE(rchar, 0) + COALESCE(wchar, 0) END, realtime_ms, node_group"
                    " FROM task_runs WHERE workflow = $1 AND COALESCE(status,"
                    "  CASE WHEN COALESCE(exit_code, 0) = 0 THEN 'COMPLETED' END) = 'COMPLETED'",
                    1, params, err);
@@ -292,7 +298,11 @@ int lab_store_samples(lab_store *s, const char *workflow, lab_samples *out, tm_e
         return -1;
     size_t n = (size_t)PQntuples(r);
     out->v = calloc(n ? n : 1, sizeof *out->v);
-    if (!out->v) {
+    out->group = calloc(n ? n : 1, sizeof *out->group);
+    if (!out->v || !out->group) {
+        free(out->v);
+        free(out->group);
+        out->v = NULL, out->group = NULL;
         PQclear(r);
         return tm_err_set(err, "out of memory for %zu samples", n);
     }
@@ -303,6 +313,7 @@ int lab_store_samples(lab_store *s, const char *workflow, lab_samples *out, tm_e
         smp->value[LAB_MEM] = num_or_nan(r, (int)i, 2);
         smp->value[LAB_IO] = num_or_nan(r, (int)i, 3);
         smp->realtime_ms = num_or_nan(r, (int)i, 4);
+        out->group[i] = PQgetisnull(r, (int)i, 5) ? NULL : PQgetvalue(r, (int)i, 5);
     }
     out->n = n;
     out->owner = r;
@@ -313,6 +324,7 @@ void lab_samples_free(lab_samples *smp) {
     if (!smp)
         return;
     free(smp->v);
+    free(smp->group);
     PQclear(smp->owner);
     memset(smp, 0, sizeof *smp);
 }

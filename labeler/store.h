@@ -67,6 +67,7 @@ int lab_store_weblog_runs(lab_store *s,
  * returned set; free it with lab_samples_free. */
 typedef struct lab_samples {
     lab_sample *v;
+    const char **group; /* per sample: the node group it ran on, NULL when unknown */
     size_t n;
     void *owner; /* the query result the strings point into */
 } lab_samples;

@@ -4,7 +4,8 @@
  * One object per workflow and process: spec.{workflow, process}; status.labels.{cpu,mem,io}
  * (absent when unlabeled), status.runs, status.mean.{cpuPercent, peakRssBytes, ioBytes,
  * realtimeMs}, status.groups.<feature>.{n, shares}, status.bounds.<feature>,
- * status.lastUpdate. Building is pure; publishing uses lib/kube.h. */
+ * status.lastUpdate; the publisher (serve.c) adds status.sizing (sizing_samples.h) and
+ * status.runtimeByGroup (group_runtime.h). Building is pure; publishing uses lib/kube.h. */
 #ifndef TAREMA_LABELER_TASKPROFILE_H
 #define TAREMA_LABELER_TASKPROFILE_H
 

@@ -23,6 +23,7 @@ typedef struct lab_task_run {
     char hash[64];      /* work directory hash, "0b/be0d1c"; "" when unknown */
     char status[24];    /* COMPLETED, FAILED, ABORTED, CACHED, ... */
     char node[256];     /* hostname the task ran on; "" when unknown */
+    char node_group[64]; /* node group of that node when stored (node_group.h); "" unknown */
     int64_t task_id;
     int64_t attempt;
     int64_t exit_code;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lib/jsonutil.h"
+#include "lib/log.h"
 #include "scheduler/volumes.h"
 
 struct sched_cache {
@@ -389,9 +390,12 @@ json_t *sched_cache_pod_transform(void *cache, json_t *obj) {
 int sched_cache_task_event(sched_cache *c, tm_watch_type type, const json_t *obj, tm_err *err) {
     const char *wf, *proc;
     sched_task_profile tp;
-    if (sched_task_profile_from_json(obj, &wf, &proc, &tp, err))
+    tm_err warn = {{0}, 0};
+    if (sched_task_profile_from_json_warn(obj, &wf, &proc, &tp, &warn, err))
         return tm_err_wrap(err, "TaskProfile %s/%s", tm_json_str(obj, "metadata.namespace", ""),
                            tm_json_str(obj, "metadata.name", "?"));
+    if (warn.msg[0] && type != TM_WATCH_DELETED)
+        tm_warn("%s (namespace %s)", warn.msg, tm_json_str(obj, "metadata.namespace", ""));
     if (type == TM_WATCH_DELETED) {
         sched_snapshot_remove_task(c->snap, wf, proc);
         return 0;

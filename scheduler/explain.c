@@ -48,9 +48,51 @@ static json_t *terms_json(const sched_group *g, const sched_task_info *t) {
     return arr;
 }
 
-/* The groups in tarema's preference order; rank_of[g] gets each group's rank (1 = first). */
-static json_t *groups_json(const sched_snapshot *s, const sched_framework *fw,
+/* The task's profile as the adaptive policy finds it (plugin_adaptive.c: a profile learned
+ * without workflow identity also counts). */
+static const sched_task_profile *adaptive_profile(const sched_snapshot *s, const sched_pod *p) {
+    const sched_task_profile *tp = sched_snapshot_task(s, p->workflow, p->process);
+    if (!tp && p->workflow && *p->workflow)
+        tp = sched_snapshot_task(s, "", p->process);
+    return tp;
+}
+
+/* The runs of tp on group id (0 when none). */
+static int32_t runs_on(const sched_task_profile *tp, const char *id) {
+    for (int i = 0; tp && i < tp->n_group_rt && i < SCHED_TASK_MAX_GROUPS; i++)
+        if (strncmp(tp->group_rt[i].group, id, SCHED_GROUP_ID_MAX) == 0)
+            return tp->group_rt[i].runs;
+    return 0;
+}
+
+/* Adaptive's view of group g (issue 16): its predicted runtime (sched_adaptive_predict_ms) and
+ * where that comes from: "measured" (the task's mean on g), "bounded" (from the groups it ran
+ * on, by power), "mean" (no comparable runs: its mean runtime everywhere) or "unknown"; and
+ * the expected finish, wait + prediction, with wait 0 on a group with a node that fits now
+ * (null on a group without one: the policy cannot place there in this cycle). */
+static json_t *adaptive_json(const sched_snapshot *s, const sched_task_profile *tp,
+                             const sched_group *g, size_t feasible) {
+    bool measured = false;
+    int64_t ms = sched_adaptive_predict_ms(s, tp, g, &measured);
+    bool bounded = false;
+    for (size_t k = 0; !measured && ms >= 0 && !g->unprofiled && k < sched_snapshot_group_count(s);
+         k++) {
+        const sched_group *h = sched_snapshot_group(s, k);
+        bounded = bounded || (h && !h->unprofiled && runs_on(tp, h->id) > 0);
+    }
+    const char *basis = ms < 0 ? "unknown" : measured ? "measured" : bounded ? "bounded" : "mean";
+    return json_pack("{s:o, s:s, s:I, s:o}", "predictedRuntimeMs",
+                     ms >= 0 ? json_integer(ms) : json_null(), "basis", basis, "runs",
+                     (json_int_t)runs_on(tp, g->id), "expectedFinishMs",
+                     ms >= 0 && feasible > 0 ? json_integer(ms) : json_null());
+}
+
+/* The groups in tarema's preference order; rank_of[g] gets each group's rank (1 = first).
+ * Under the adaptive policy each also gets "adaptive" (adaptive_json). */
+static json_t *groups_json(const sched_snapshot *s, const sched_framework *fw, const sched_pod *pod,
                            const sched_task_info *task, int *rank_of) {
+    bool adaptive = strcmp(sched_framework_name(fw), "adaptive") == 0;
+    const sched_task_profile *tp = adaptive ? adaptive_profile(s, pod) : NULL;
     size_t ng = sched_snapshot_group_count(s);
     gview *gv = calloc(ng ? ng : 1, sizeof *gv);
     json_t *arr = json_array();
@@ -80,6 +122,9 @@ static json_t *groups_json(const sched_snapshot *s, const sched_framework *fw,
                                         "distance", d, "distanceTerms", terms_json(grp, task),
                                         "nodes", (json_int_t)grp->n_nodes, "feasible",
                                         (json_int_t)gv[r].feasible, "rank", (json_int_t)(r + 1)));
+        if (adaptive)
+            json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "adaptive",
+                                adaptive_json(s, tp, grp, gv[r].feasible));
     }
     free(gv);
     return arr;
@@ -166,7 +211,7 @@ json_t *sched_explain(sched_framework *fw, sched_snapshot *s, const sched_pod *p
             sched_framework_fit_message(fw, s, msg, sizeof msg);
         size_t ng = sched_snapshot_group_count(s);
         int *rank_of = calloc(ng ? ng : 1, sizeof *rank_of);
-        json_t *groups = rank_of ? groups_json(s, fw, &c->task, rank_of) : NULL;
+        json_t *groups = rank_of ? groups_json(s, fw, pod, &c->task, rank_of) : NULL;
         json_t *nodes = groups ? nodes_json(s, fw, rank_of) : NULL;
         free(rank_of);
         doc = json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:s}", "pod", podname, "policy",
@@ -250,6 +295,45 @@ static const json_t *find_node(const json_t *doc, const char *name) {
     return NULL;
 }
 
+/* "101.2 s (measured, 5 runs)" for a group's adaptive object. */
+static void prediction_text(const json_t *a, char *buf, size_t cap) {
+    const json_t *ms = json_object_get(a, "predictedRuntimeMs");
+    const char *basis = tm_json_str(a, "basis", "unknown");
+    if (!json_is_integer(ms))
+        snprintf(buf, cap, "runtime unknown");
+    else if (strcmp(basis, "measured") == 0)
+        snprintf(buf, cap, "%.1f s (measured, %lld run(s))", (double)json_integer_value(ms) / 1000,
+                 tm_json_int(a, "runs", 0));
+    else
+        snprintf(buf, cap, "%.1f s (%s)", (double)json_integer_value(ms) / 1000,
+                 strcmp(basis, "bounded") == 0 ? "bounded by the groups it ran on"
+                                               : "its mean, no runs on comparable groups");
+}
+
+/* Adaptive: the selected group has the earliest expected finish among groups that fit. */
+static void adaptive_why(const json_t *doc, const char *gid, const char *sel, size_t peers,
+                         double load, const char *tail, char *buf, size_t cap) {
+    char mine[128] = "runtime unknown", others[512] = "";
+    size_t off = 0, i;
+    const json_t *g;
+    json_array_foreach(json_object_get(doc, "groups"), i, g) {
+        const json_t *a = json_object_get(g, "adaptive");
+        const char *id = tm_json_str(g, "id", "");
+        char t[128];
+        prediction_text(a, t, sizeof t);
+        if (strcmp(id, gid) == 0)
+            snprintf(mine, sizeof mine, "%s", t);
+        else if (off < sizeof others)
+            off += (size_t)snprintf(others + off, sizeof others - off, "%sgroup %s %s%s",
+                                    off ? "; " : "", *id ? id : "(unprofiled)", t,
+                                    tm_json_int(g, "feasible", 0) ? "" : ", no node fits now");
+    }
+    snprintf(buf, cap,
+             "group %s: earliest expected finish (room now, predicted runtime %s)%s%s; within "
+             "it %s is the least-loaded of %zu node(s) that fit (load %.0f %%%s)",
+             gid, mine, *others ? " against " : "", others, sel, peers, 100.0 * load, tail);
+}
+
 void sched_explain_why(const json_t *doc, char *buf, size_t cap) {
     const char *sel = tm_json_str(doc, "selected", NULL);
     if (!sel) {
@@ -279,6 +363,10 @@ void sched_explain_why(const json_t *doc, char *buf, size_t cap) {
     char tail[256] = "";
     if (next)
         snprintf(tail, sizeof tail, "; next: %s at %.0f %%", next, 100.0 * next_load);
+    if (strcmp(tm_json_str(doc, "policy", ""), "adaptive") == 0 && *gid) {
+        adaptive_why(doc, gid, sel, peers, load, tail, buf, cap);
+        return;
+    }
     if (!tarema) {
         snprintf(buf, cap, "policy %s scored %s highest of the %zu node(s) that fit",
                  tm_json_str(doc, "policy", "?"), sel, peers);
@@ -382,6 +470,18 @@ char *sched_explain_text(const json_t *doc) {
         distance_text(f, g);
         fprintf(f, "  power %lld, %lld node(s), %lld fit\n", tm_json_int(g, "power", 0),
                 tm_json_int(g, "nodes", 0), tm_json_int(g, "feasible", 0));
+        const json_t *a = json_object_get(g, "adaptive");
+        if (json_is_object(a)) {
+            char t[128];
+            prediction_text(a, t, sizeof t);
+            const json_t *fin = json_object_get(a, "expectedFinishMs");
+            if (json_is_integer(fin))
+                fprintf(f, "           predicted runtime %s; expected finish in %.1f s\n", t,
+                        (double)json_integer_value(fin) / 1000);
+            else
+                fprintf(f, "           predicted runtime %s; expected finish -%s\n", t,
+                        tm_json_int(g, "feasible", 0) ? "" : " (no node fits now)");
+        }
     }
     fprintf(f, "\nnodes (load without this pod):\n");
     const json_t *n;

@@ -10,7 +10,10 @@
  *             "requests": {"cpuMilli", "memoryBytes"}},
  *    "groups": [{"id", "labels": {"cpu","mem","io"} | null, "power", "distance" | null,
  *                "distanceTerms": [{"feature", "group", "task", "diff"}],
- *                "nodes", "feasible", "rank"}],        (in tarema's preference order)
+ *                "nodes", "feasible", "rank",          (in tarema's preference order)
+ *                "adaptive": {"predictedRuntimeMs", "basis": "measured"|"bounded"|"mean"|
+ *                             "unknown", "runs", "expectedFinishMs" | null}}],
+ *                                                     (adaptive: only under --policy adaptive)
  *    "nodes": [{"name", "group", "groupRank", "feasible",
  *               "load": {"share", "cpuRequestedMilli", "cpuAllocatableMilli",
  *                        "memoryRequestedBytes", "memoryAllocatableBytes", "podsRequested",

@@ -5,6 +5,7 @@
  * that is bigger, plus spec.overhead. Every error names the object and the field. */
 #include "scheduler/podspec.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -898,8 +899,70 @@ fail:
     return NULL;
 }
 
+/* One status.runtimeByGroup entry -> g; NULL, or what is wrong with it. */
+static const char *group_runtime_from_json(const json_t *e, sched_group_runtime *g) {
+    const char *id = json_string_value(json_object_get(e, "group"));
+    const json_t *runs = json_object_get(e, "runs"), *mean = json_object_get(e, "meanSeconds");
+    if (!json_is_object(e))
+        return "is not an object";
+    if (!id || !*id)
+        return "has no group id";
+    if (strlen(id) >= SCHED_GROUP_ID_MAX)
+        return "has a group id longer than 15 characters";
+    if (!json_is_integer(runs) || json_integer_value(runs) < 1 ||
+        json_integer_value(runs) > INT32_MAX)
+        return "has no runs count >= 1";
+    /* at most a year: anything longer is a unit mix-up, not a task */
+    if (!json_is_number(mean) || !isfinite(json_number_value(mean)) ||
+        json_number_value(mean) < 0 || json_number_value(mean) > 366.0 * 86400)
+        return "has no meanSeconds between 0 and a year";
+    snprintf(g->group, sizeof g->group, "%s", id);
+    g->runs = (int32_t)json_integer_value(runs);
+    g->runtime_ms = llround(json_number_value(mean) * 1000.0);
+    return NULL;
+}
+
+int sched_task_profile_group_runtimes(const json_t *tp, sched_task_profile *out, tm_err *warn) {
+    out->n_group_rt = 0;
+    const json_t *arr = json_object_get(json_object_get(tp, "status"), "runtimeByGroup");
+    if (!arr || json_is_null(arr))
+        return 0;
+    const char *name = tm_json_str(tp, "metadata.name", "?");
+    if (!json_is_array(arr)) {
+        tm_err_set(warn, "TaskProfile %s: status.runtimeByGroup is not an array, ignored", name);
+        return 1;
+    }
+    int bad = 0;
+    size_t i;
+    const json_t *e;
+    json_array_foreach(arr, i, e) {
+        sched_group_runtime g = {{0}, 0, 0};
+        const char *why = group_runtime_from_json(e, &g);
+        bool dup = false;
+        for (int k = 0; !why && k < out->n_group_rt; k++)
+            dup = dup || strcmp(out->group_rt[k].group, g.group) == 0;
+        if (!why && dup)
+            why = "repeats a group id";
+        if (!why && out->n_group_rt == SCHED_TASK_MAX_GROUPS)
+            why = "is beyond the 8 groups the scheduler keeps";
+        if (why) {
+            if (bad++ == 0)
+                tm_err_set(warn, "TaskProfile %s: status.runtimeByGroup[%zu] %s, ignored", name, i,
+                           why);
+            continue;
+        }
+        out->group_rt[out->n_group_rt++] = g;
+    }
+    return bad;
+}
+
 int sched_task_profile_from_json(const json_t *tp, const char **workflow, const char **process,
                                  sched_task_profile *out, tm_err *err) {
+    return sched_task_profile_from_json_warn(tp, workflow, process, out, NULL, err);
+}
+
+int sched_task_profile_from_json_warn(const json_t *tp, const char **workflow, const char **process,
+                                      sched_task_profile *out, tm_err *warn, tm_err *err) {
     memset(out, 0, sizeof *out); /* fields this parser does not fill yet read as unknown */
     const char *name = tm_json_str(tp, "metadata.name", "?");
     *workflow = tm_json_str(tp, "spec.workflow", NULL);
@@ -923,6 +986,8 @@ int sched_task_profile_from_json(const json_t *tp, const char **workflow, const 
         json_object_get(json_object_get(json_object_get(tp, "status"), "mean"), "realtimeMs");
     if (json_is_number(rt) && json_number_value(rt) >= 0)
         out->expected_runtime_ms = (int64_t)json_number_value(rt);
+    /* a bad per-group entry costs only that entry: the labels still count */
+    sched_task_profile_group_runtimes(tp, out, warn);
     return 0;
 }
 

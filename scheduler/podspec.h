@@ -56,6 +56,17 @@ sched_node *sched_node_from_json(sched_snapshot *s, const json_t *node, tm_err *
  * or spec.process is missing or a label is not an integer >= 1. */
 int sched_task_profile_from_json(const json_t *tp, const char **workflow, const char **process,
                                  sched_task_profile *out, tm_err *err);
+/* The same; entries of status.runtimeByGroup that are bad (see below) are left out and the
+ * first one is described in warn (warn NULL: silently), so the caller can log it. */
+int sched_task_profile_from_json_warn(const json_t *tp, const char **workflow, const char **process,
+                                      sched_task_profile *out, tm_err *warn, tm_err *err);
+
+/* status.runtimeByGroup ([{"group", "runs", "meanSeconds", ...}], the labeler's runtime per
+ * node group) -> out->group_rt / n_group_rt. An entry without a group id (1..15 characters),
+ * a runs count >= 1 and a meanSeconds in [0, a year], a repeated group, or one beyond
+ * SCHED_TASK_MAX_GROUPS is skipped. Returns how many were skipped (the first described in warn,
+ * which may be NULL); never fails. */
+int sched_task_profile_group_runtimes(const json_t *tp, sched_task_profile *out, tm_err *warn);
 
 /* nodeSelectorTerms JSON (a pod's required node affinity, a PersistentVolume's
  * spec.nodeAffinity.required) -> terms (*out, *n_out; free with sched_sel_terms_free, also after
