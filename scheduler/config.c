@@ -474,7 +474,7 @@ const char *sched_config_usage(void) {
            "flags (each overrides the config file):\n"
            "  --config FILE            YAML config (see scheduler/config.h for every key)\n"
            "  --scheduler-name NAME    spec.schedulerName of our pods (default tarema)\n"
-           "  --policy NAME            tarema | round-robin | fair | fill-nodes | sjfn\n"
+           "  --policy NAME            tarema | round-robin | fair | fill-nodes | sjfn | adaptive\n"
            "  --mode MODE              scheduler (default) | extender\n"
            "  --kubeconfig FILE        default: in-cluster, else $KUBECONFIG, ~/.kube/config\n"
            "  --context NAME           kubeconfig context\n"

@@ -1,12 +1,14 @@
 /* scheduler_config_test.c: tarema-scheduler's config: defaults, the YAML file, flags over the
  * file, and errors that name the key or flag at fault. */
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "harness.h"
 #include "lib/fileutil.h"
 #include "lib/yamljson.h"
 #include "scheduler/config.h"
+#include "scheduler/policy.h"
 
 static void test_defaults(void) {
     sched_config *c = sched_config_new();
@@ -250,6 +252,20 @@ static void test_security_keys(void) {
     sched_config_free(c);
 }
 
+/* --help names every policy --policy accepts (adaptive was accepted but not listed). */
+static void test_usage_lists_every_policy(void) {
+    const char *u = sched_config_usage();
+    const char *line = strstr(u, "--policy NAME");
+    CHECK(line != NULL);
+    if (!line)
+        return;
+    size_t len = strcspn(line, "\n");
+    for (const char *const *n = sched_policy_names(); *n; n++) {
+        const char *at = strstr(line, *n);
+        CHECKF(at && at < line + len, "--help does not list policy '%s'", *n);
+    }
+}
+
 int main(void) {
     RUN(test_defaults);
     RUN(test_file);
@@ -258,5 +274,6 @@ int main(void) {
     RUN(test_flags_override_file);
     RUN(test_flag_errors);
     RUN(test_security_keys);
+    RUN(test_usage_lists_every_policy);
     return TEST_SUMMARY();
 }
