@@ -49,6 +49,9 @@ int64_t sched_adaptive_predict_ms(const sched_snapshot *s, const sched_task_prof
 int64_t sched_adaptive_group_key(const sched_snapshot *s, const sched_task_profile *tp,
                                  const sched_group *g, const sched_task_info *t);
 int64_t sched_adaptive_rank_ms(const sched_task_profile *tp);
+/* The contention slowdown adaptive predicts for a task using `own` cores on a node of `cores`
+ * whose running tasks use `used`: 1 + s (max(1, (used + own) / cores) - 1), s = min(1, own). */
+double sched_adaptive_slowdown(double used, double own, double cores);
 
 /* Tarema's distance between a group's labels and a task's: sum over features where both are
  * known of |g_k - t_k|; -1 when the group is unprofiled. Exposed for explain and tests. */
