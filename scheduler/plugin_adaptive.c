@@ -46,6 +46,7 @@
 #define LOAD_SCALE  ((1 << LOAD_BITS) - 1)
 #define PRIOR_BITS  16
 #define FINISH_MAXS 0xfffff
+#define NOMINAL_MS  1000000.0
 
 #define PROCESS_LABEL  "nextflow.io/processName"
 #define WORKFLOW_LABEL "tarema.io/workflow"
@@ -58,8 +59,10 @@ typedef struct adaptive_state {
     /* per node (snapshot index), computed in pre_score */
     double *used;    /* cores the running tasks really use */
     int64_t *nknown; /* of its pods, those whose use is known */
+    double *exposed; /* sum over its running tasks of s_j x expected remaining ms */
     size_t ncap;
     double own; /* the task's own cores (u) */
+    double rho; /* cores used per requested core of the running tasks whose use is known */
 } adaptive_state;
 
 static const sched_task_profile *profile_of(const sched_snapshot *s, const sched_pod *p) {
@@ -130,7 +133,7 @@ static int64_t prior_of(const sched_task_profile *tp, const sched_group *g,
      * task ran somewhere, equal predictions go to the more powerful group first */
     if (any_measured(tp))
         return power << 8 | near;
-    return d >= 0 ? near << 8 | power : 0;
+    return d >= 0 ? near << 8 | power : power << 8;
 }
 
 /* The finish part of a key: (2^20 - 1) - seconds, 0 when the runtime is unknown (the prior
@@ -176,6 +179,7 @@ static void node_usage(adaptive_state *as, const sched_snapshot *s, size_t nn) {
     for (size_t i = 0; i < nn; i++) {
         as->used[i] = 0;
         as->nknown[i] = 0;
+        as->exposed[i] = 0;
     }
     size_t np = sched_snapshot_podset_count(s, SCHED_PODSET_META);
     for (size_t k = 0; k < np; k++) {
@@ -188,13 +192,28 @@ static void node_usage(adaptive_state *as, const sched_snapshot *s, size_t nn) {
             continue;
         as->used[node] += (double)tp->cpu_use_milli / 1000;
         as->nknown[node]++;
+        if (tp->expected_runtime_ms > 0) {
+            double u = (double)tp->cpu_use_milli / 1000;
+            as->exposed[node] += (u < 1 ? u : 1) * (double)tp->expected_runtime_ms / 2;
+        }
     }
+    /* rho: cores used per requested core over the running tasks whose use is known (their
+     * requests taken as their node's mean per pod); 1 when none is known */
+    double known_use = 0, known_req = 0;
+    for (size_t i = 0; i < nn; i++) {
+        const sched_node *n = sched_snapshot_node(s, i);
+        int64_t pods = n->requested.v[SCHED_RES_PODS];
+        double per_pod = pods > 0 ? (double)n->requested.v[SCHED_RES_CPU] / 1000 / (double)pods : 0;
+        known_use += as->used[i];
+        known_req += (double)as->nknown[i] * per_pod;
+    }
+    as->rho = known_req > 0 && known_use > 0 ? known_use / known_req : 1;
     for (size_t i = 0; i < nn; i++) {
         const sched_node *n = sched_snapshot_node(s, i);
         int64_t pods = n->requested.v[SCHED_RES_PODS], rest = pods - as->nknown[i];
         double per_pod = pods > 0 ? (double)n->requested.v[SCHED_RES_CPU] / 1000 / (double)pods : 0;
         if (rest > 0)
-            as->used[i] += (double)rest * per_pod;
+            as->used[i] += (double)rest * per_pod * as->rho;
     }
 }
 
@@ -219,6 +238,10 @@ static int adaptive_pre_score(void *st, const sched_cycle *c, tm_err *err) {
         if (!k)
             return tm_err_set(err, "out of memory for %zu nodes", nn);
         as->nknown = k;
+        double *e = realloc(as->exposed, nn * sizeof *e);
+        if (!e)
+            return tm_err_set(err, "out of memory for %zu nodes", nn);
+        as->exposed = e;
         as->ncap = nn;
     }
     const sched_task_profile *tp = profile_of(c->snap, c->pod);
@@ -229,8 +252,9 @@ static int adaptive_pre_score(void *st, const sched_cycle *c, tm_err *err) {
         as->prior[g] = prior_of(tp, gr, &c->task);
     }
     node_usage(as, c->snap, nn);
-    as->own = tp && tp->cpu_use_milli > 0 ? (double)tp->cpu_use_milli / 1000
-                                          : (double)c->pod->requests.v[SCHED_RES_CPU] / 1000;
+    as->own = tp && tp->cpu_use_milli > 0
+                  ? (double)tp->cpu_use_milli / 1000
+                  : (double)c->pod->requests.v[SCHED_RES_CPU] / 1000 * as->rho;
     return 0;
 }
 
@@ -248,11 +272,15 @@ static int64_t node_score(const adaptive_state *as, const sched_snapshot *s, siz
     if (g < 0 || (size_t)g >= as->cap)
         return load_part(l);
     int64_t fin = 0;
-    if (as->base_ms[g] >= 0 && i < as->ncap) {
+    if (i < as->ncap) {
         const sched_node *n = sched_snapshot_node(s, i);
         double cores = (double)n->allocatable.v[SCHED_RES_CPU] / 1000;
-        fin = finish_of((double)as->base_ms[g] *
-                        sched_adaptive_slowdown(as->used[i], as->own, cores));
+        double over0 = cores > 0 ? as->used[i] / cores : 1,
+               over1 = cores > 0 ? (as->used[i] + as->own) / cores : 1;
+        double harm = as->exposed[i] * ((over1 > 1 ? over1 : 1) - (over0 > 1 ? over0 : 1));
+        double slow = sched_adaptive_slowdown(as->used[i], as->own, cores);
+        fin = as->base_ms[g] >= 0 ? finish_of((double)as->base_ms[g] * slow + harm)
+                                  : finish_of(NOMINAL_MS * slow);
     }
     return ((fin << PRIOR_BITS | as->prior[g]) << LOAD_BITS) | load_part(l);
 }
@@ -298,6 +326,7 @@ static void adaptive_free(void *st) {
         free(as->prior);
         free(as->used);
         free(as->nknown);
+        free(as->exposed);
     }
     free(as);
 }
