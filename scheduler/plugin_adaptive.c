@@ -46,7 +46,6 @@
 #define LOAD_SCALE  ((1 << LOAD_BITS) - 1)
 #define PRIOR_BITS  16
 #define FINISH_MAXS 0xfffff
-#define NOMINAL_MS  1000000.0
 
 #define PROCESS_LABEL  "nextflow.io/processName"
 #define WORKFLOW_LABEL "tarema.io/workflow"
@@ -133,7 +132,7 @@ static int64_t prior_of(const sched_task_profile *tp, const sched_group *g,
      * task ran somewhere, equal predictions go to the more powerful group first */
     if (any_measured(tp))
         return power << 8 | near;
-    return d >= 0 ? near << 8 | power : power << 8;
+    return d >= 0 ? near << 8 | power : 0;
 }
 
 /* The finish part of a key: (2^20 - 1) - seconds, 0 when the runtime is unknown (the prior
@@ -271,16 +270,17 @@ static int64_t node_score(const adaptive_state *as, const sched_snapshot *s, siz
                           double l) {
     if (g < 0 || (size_t)g >= as->cap)
         return load_part(l);
-    int64_t fin = 0;
-    if (i < as->ncap) {
+    int64_t fin = 0; /* unknown runtime: the prior, then the load decide (as tarema) */
+    if (as->base_ms[g] >= 0 && i < as->ncap) {
         const sched_node *n = sched_snapshot_node(s, i);
         double cores = (double)n->allocatable.v[SCHED_RES_CPU] / 1000;
+        /* the harm: every running task's compute share slows by the rise in oversubscription
+         * the task causes, for the time it has left (half its expected runtime, on average) */
         double over0 = cores > 0 ? as->used[i] / cores : 1,
                over1 = cores > 0 ? (as->used[i] + as->own) / cores : 1;
         double harm = as->exposed[i] * ((over1 > 1 ? over1 : 1) - (over0 > 1 ? over0 : 1));
         double slow = sched_adaptive_slowdown(as->used[i], as->own, cores);
-        fin = as->base_ms[g] >= 0 ? finish_of((double)as->base_ms[g] * slow + harm)
-                                  : finish_of(NOMINAL_MS * slow);
+        fin = finish_of((double)as->base_ms[g] * slow + harm);
     }
     return ((fin << PRIOR_BITS | as->prior[g]) << LOAD_BITS) | load_part(l);
 }
