@@ -83,22 +83,85 @@ static int64_t measured_ms(const sched_task_profile *tp, const char *id) {
     return -1;
 }
 
+/* The runs of tp on group id (0 when none). */
+static int32_t runs_on(const sched_task_profile *tp, const char *id) {
+    int n = tp->n_group_rt < 0                       ? 0
+            : tp->n_group_rt > SCHED_TASK_MAX_GROUPS ? SCHED_TASK_MAX_GROUPS
+                                                     : tp->n_group_rt;
+    for (int i = 0; i < n && id; i++)
+        if (tp->group_rt[i].runs > 0 && tp->group_rt[i].runtime_ms >= 0 &&
+            strncmp(tp->group_rt[i].group, id, SCHED_GROUP_ID_MAX) == 0)
+            return tp->group_rt[i].runs;
+    return 0;
+}
+
+/* The measured mean of tp on every profiled group of s, made monotone in power (a more powerful
+ * group is never predicted slower than a less powerful one) by pooling adjacent violators,
+ * weighted by runs: the groups' order comes from their benchmarks, while each group's mean mixes
+ * whichever instances happened to run there (sizes vary tenfold within a process). fit[k] is
+ * group k's value, -1 when it has no runs. */
+static void fitted_ms(const sched_snapshot *s, const sched_task_profile *tp, size_t ng,
+                      double *fit) {
+    size_t idx[SCHED_TASK_MAX_GROUPS], n = 0;
+    for (size_t k = 0; k < ng; k++) {
+        const sched_group *h = sched_snapshot_group(s, k);
+        fit[k] = -1;
+        if (h && !h->unprofiled && n < SCHED_TASK_MAX_GROUPS && measured_ms(tp, h->id) >= 0)
+            idx[n++] = k;
+    }
+    /* by power ascending (insertion sort: at most SCHED_TASK_MAX_GROUPS) */
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && sched_snapshot_group(s, idx[j - 1])->power >
+                                        sched_snapshot_group(s, idx[j])->power;
+             j--) {
+            size_t t = idx[j];
+            idx[j] = idx[j - 1];
+            idx[j - 1] = t;
+        }
+    double mean[SCHED_TASK_MAX_GROUPS], w[SCHED_TASK_MAX_GROUPS];
+    size_t len[SCHED_TASK_MAX_GROUPS], nb = 0;
+    for (size_t i = 0; i < n; i++) {
+        const sched_group *h = sched_snapshot_group(s, idx[i]);
+        mean[nb] = (double)measured_ms(tp, h->id);
+        w[nb] = runs_on(tp, h->id);
+        len[nb++] = 1;
+        /* runtime must not rise with power: merge while the previous block is faster */
+        while (nb > 1 && mean[nb - 2] < mean[nb - 1]) {
+            double ww = w[nb - 2] + w[nb - 1];
+            mean[nb - 2] = (mean[nb - 2] * w[nb - 2] + mean[nb - 1] * w[nb - 1]) / ww;
+            w[nb - 2] = ww;
+            len[nb - 2] += len[nb - 1];
+            nb--;
+        }
+    }
+    for (size_t b = 0, i = 0; b < nb; b++)
+        for (size_t k = 0; k < len[b]; k++, i++)
+            fit[idx[i]] = mean[b];
+}
+
 int64_t sched_adaptive_predict_ms(const sched_snapshot *s, const sched_task_profile *tp,
                                   const sched_group *g, bool *measured) {
     *measured = false;
     if (!tp || !g)
         return -1;
-    int64_t own = measured_ms(tp, g->id);
-    if (own >= 0) {
+    size_t ng = sched_snapshot_group_count(s);
+    double fit[64];
+    if (ng > 64)
+        ng = 64;
+    fitted_ms(s, tp, ng, fit);
+    if (measured_ms(tp, g->id) >= 0) {
         *measured = true;
-        return own;
+        for (size_t k = 0; k < ng; k++)
+            if (sched_snapshot_group(s, k) == g && fit[k] >= 0)
+                return llround(fit[k]);
+        return measured_ms(tp, g->id); /* the unprofiled group: its own mean */
     }
     /* bounds from the measured groups, by power: a group at least as powerful as a measured
      * one is no slower (upper bound), one less powerful no faster (lower bound) */
-    int64_t upper = -1, lower = -1;
-    for (size_t k = 0; k < sched_snapshot_group_count(s); k++) {
+    double upper = -1, lower = -1;
+    for (size_t k = 0; k < ng && !g->unprofiled; k++) {
         const sched_group *h = sched_snapshot_group(s, k);
-        int64_t rt = h && !h->unprofiled && !g->unprofiled ? measured_ms(tp, h->id) : -1;
+        double rt = fit[k];
         if (rt < 0)
             continue;
         if (h->power <= g->power && (upper < 0 || rt < upper))
@@ -107,11 +170,11 @@ int64_t sched_adaptive_predict_ms(const sched_snapshot *s, const sched_task_prof
             lower = rt;
     }
     if (upper >= 0 && lower >= 0)
-        return (upper + lower) / 2;
+        return llround((upper + lower) / 2);
     if (upper >= 0)
-        return upper;
+        return llround(upper);
     if (lower >= 0)
-        return lower;
+        return llround(lower);
     return tp->expected_runtime_ms; /* no runs on a comparable group: the same everywhere */
 }
 

@@ -166,8 +166,11 @@ static void test_unmeasured_group_bounded(void) {
 }
 
 /* Measured on both groups. D: 60.4 s on group 1, 60.2 s on group 2, both 60 at 1 s
- * resolution: equal finish, power decides -> strong-0. G: 59 s on group 1, 60 s on group 2:
- * group 1 finishes a second earlier -> a weak node. */
+ * resolution: equal finish, power decides -> strong-0. G: 59 s on group 1, 60 s on group 2
+ * (3 runs each): the more powerful group measured slower breaks the benchmark order, so both
+ * are pooled (59.5 s, see test_monotone_in_power): equal finish -> strong-0. H: 50 s on group
+ * 1, 60 s on group 2, but strong-0 is crowded (runs a task using 6 cores): 59.5 x (8 / 4) =
+ * 119 s against 59.5 s on an idle weak node -> a weak node finishes earlier. */
 static void test_equal_and_earlier_finish(void) {
     sched_snapshot *s = two_groups();
     set_profile(s, "D", 1, 60000, 60400, 60200, 0);
@@ -176,7 +179,17 @@ static void test_equal_and_earlier_finish(void) {
     tm_err err = {0};
     sched_framework *fw = sched_policy_new("adaptive", &err);
     CHECK_STR(pick(fw, s, d), "strong-0");
+    CHECK_STR(pick(fw, s, e), "strong-0");
+    set_profile(s, "BUSY", 1, 1000, 1000, 1000, 0);
+    sched_task_profile busy = *sched_snapshot_task(s, "wf", "BUSY");
+    busy.cpu_use_milli = 6000;
+    sched_snapshot_set_task(s, "wf", "BUSY", &busy, &err);
+    sched_pod *b = mkpod("busy", "BUSY");
+    b->pod_labels =
+        json_pack("{s:s, s:s}", "nextflow.io/processName", "BUSY", "tarema.io/workflow", "wf");
+    sched_pod_record(s, b, "strong-0", &err);
     CHECK(strncmp(pick(fw, s, e), "weak-", 5) == 0);
+    sched_pod_free(b);
     sched_framework_free(fw);
     sched_pod_free(d);
     sched_pod_free(e);
@@ -185,6 +198,38 @@ static void test_equal_and_earlier_finish(void) {
 
 /* Group 2 is full (strong-0 has 4 of 4 cores taken): only group 1 has room, so the task goes
  * there although group 2 predicts 60 s against 100 s. */
+/* Group means are made monotone in power, weighted by runs: M ran once on group 1 (100 s) and
+ * three times on group 2 (120 s): the more powerful group cannot be slower, so both predict
+ * (100 + 3 x 120) / 4 = 115 s, and the tie goes to power -> strong-0. Taking the means as
+ * they are would send M to a weak node (100 < 120), although its one weak run may simply have
+ * been a small input. N (100 s on group 1, 80 s on group 2) respects the order: kept. */
+static void test_monotone_in_power(void) {
+    sched_snapshot *s = two_groups();
+    set_profile(s, "M", 1, 115000, 100000, 120000, 0);
+    sched_task_profile m = *sched_snapshot_task(s, "wf", "M");
+    m.group_rt[0].runs = 1;
+    tm_err err = {0};
+    sched_snapshot_set_task(s, "wf", "M", &m, &err);
+    set_profile(s, "N", 1, 90000, 100000, 80000, 0);
+    sched_snapshot_refresh(s);
+    const sched_task_profile *tm = sched_snapshot_task(s, "wf", "M");
+    const sched_task_profile *tn = sched_snapshot_task(s, "wf", "N");
+    for (size_t g = 0; g < sched_snapshot_group_count(s); g++) {
+        const sched_group *gr = sched_snapshot_group(s, g);
+        bool meas;
+        CHECK_INT((int)sched_adaptive_predict_ms(s, tm, gr, &meas), 115000);
+        CHECK(meas);
+        CHECK_INT((int)sched_adaptive_predict_ms(s, tn, gr, &meas),
+                  !strcmp(gr->id, "1") ? 100000 : 80000);
+    }
+    sched_pod *p = mkpod("m", "M");
+    sched_framework *fw = sched_policy_new("adaptive", &err);
+    CHECK_STR(pick(fw, s, p), "strong-0");
+    sched_framework_free(fw);
+    sched_pod_free(p);
+    sched_snapshot_free(s);
+}
+
 static void test_only_groups_with_room(void) {
     sched_snapshot *s = two_groups();
     set_profile(s, "A", 1, 80000, 100000, 60000, 0);
@@ -371,6 +416,7 @@ int main(void) {
     RUN(test_fallback_to_labels);
     RUN(test_unmeasured_group_bounded);
     RUN(test_equal_and_earlier_finish);
+    RUN(test_monotone_in_power);
     RUN(test_only_groups_with_room);
     RUN(test_critical_path_first);
     RUN(test_contention_on_node);
