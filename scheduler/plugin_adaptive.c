@@ -4,9 +4,12 @@
  * contention that node would have with the task on it, and sends it where it is expected to
  * finish first; the queue runs the critical path first.
  *
- *   expected finish on node n of group g = predicted runtime on g x contention slowdown on n.
+ *   expected finish on node n of group g = predicted runtime on g x contention slowdown on n
+ *   + the harm: the delay its extra demand causes the tasks running on n.
  *   A feasible node has room now (the framework scores feasible nodes only), so the wait is 0.
- *   Runtime on g: the mean runtime of the task's past runs on g when there are any; else
+ *   Runtime on g: the mean runtime of the task's past runs on g when there are any, made
+ *   monotone in group power (fitted_ms: a more powerful group is never predicted slower;
+ *   violators pooled by runs), since a group's mean mixes whichever instances ran there; else
  *   bounds from the groups it ran on, ordered by power (label sum): g is no slower than the
  *   fastest measured group of at most its power (upper bound) and no faster than the slowest
  *   measured group of more power (lower bound); the prediction is the upper bound, the lower
@@ -15,12 +18,17 @@
  *   Slowdown on n (sched_adaptive_slowdown): the form of the simulator's calibrated cpu term
  *   (docs/simulation.md), 1 + s (max(1, (U + u) / C) - 1), with C the node's allocatable
  *   cores, U the cores its running tasks really use (each one's cpu_use_milli from its task
- *   profile; a pod whose profile does not say counts the node's mean request per pod), u the
- *   task's own (cpu_use_milli, else its request) and s = min(1, u) the share of its runtime
+ *   profile; a pod whose profile does not say counts the node's mean request per pod times
+ *   rho, the cores used per requested core of the running tasks whose use is known), u the
+ *   task's own (cpu_use_milli, else its request times rho) and s = min(1, u) the share of its
+ *   runtime
  *   that waits for a core: a task using u < 1 cores is on a cpu for u of its wall time (the
  *   rest is I/O, untouched by core contention); one using a core or more is cpu-bound
  *   throughout. The simulator's s comes from measured speed-ups between machine types, which a
  *   policy cannot see; this one comes from the task's own %cpu only.
+ *   Harm: sum over the running tasks j of s_j x (half j's expected runtime, its mean time left)
+ *   x (max(1, (U + u) / C) - max(1, U / C)): a greedy earliest finish alone would pile onto a
+ *   fast node at the cost of what already runs there.
  *   Equal finishes (at 1 s resolution) go by the labels as prior: with no runs anywhere as
  *   tarema (label distance, then power), otherwise power first (a faster group is the safe bet
  *   for a task that may speed up), then distance; then load. A task with no runtime history at

@@ -13,10 +13,12 @@
  *   fill-nodes   the most-loaded fitting node (fill one node before the next), in name order.
  *   sjfn         queue: shortest expected runtime first (unknown runtimes last); node: the
  *                most powerful fitting node (largest label sum), then least loaded.
- *   adaptive     beyond the paper (plugin_adaptive.c): the group where the task is expected to
- *                finish first from its runtime per node group in the task profile; groups
- *                without runs are bounded by the measured ones in power order; no runs at
- *                all: as tarema (the labels as prior). Queue: critical path first.
+ *   adaptive     beyond the paper (plugin_adaptive.c): the node where the task is expected to
+ *                finish first: its runtime per node group in the task profile (monotone in
+ *                group power; groups without runs bounded by the measured ones) times the
+ *                cpu contention on the node (the cores its running tasks really use), plus
+ *                the delay it adds to them; no runs at all: as tarema (the labels as prior).
+ *                Queue: critical path first.
  * "Load" is sched_node_load (dominant cpu/memory requested share). Every tie ends on node
  * name, so decisions are deterministic. */
 #ifndef TAREMA_SCHED_POLICY_H
