@@ -13,10 +13,12 @@
  *   fill-nodes   the most-loaded fitting node (fill one node before the next), in name order.
  *   sjfn         queue: shortest expected runtime first (unknown runtimes last); node: the
  *                most powerful fitting node (largest label sum), then least loaded.
- *   adaptive     beyond the paper (plugin_adaptive.c): the group where the task is expected to
- *                finish first from its runtime per node group in the task profile; groups
- *                without runs are bounded by the measured ones in power order; no runs at
- *                all: as tarema (the labels as prior). Queue: critical path first.
+ *   adaptive     beyond the paper (plugin_adaptive.c): the node where the task is expected to
+ *                finish first: its runtime per node group in the task profile (monotone in
+ *                group power; groups without runs bounded by the measured ones) times the
+ *                cpu contention on the node (the cores its running tasks really use), plus
+ *                the delay it adds to them; no runs at all: as tarema (the labels as prior).
+ *                Queue: critical path first.
  * "Load" is sched_node_load (dominant cpu/memory requested share). Every tie ends on node
  * name, so decisions are deterministic. */
 #ifndef TAREMA_SCHED_POLICY_H
@@ -49,6 +51,9 @@ int64_t sched_adaptive_predict_ms(const sched_snapshot *s, const sched_task_prof
 int64_t sched_adaptive_group_key(const sched_snapshot *s, const sched_task_profile *tp,
                                  const sched_group *g, const sched_task_info *t);
 int64_t sched_adaptive_rank_ms(const sched_task_profile *tp);
+/* The contention slowdown adaptive predicts for a task using `own` cores on a node of `cores`
+ * whose running tasks use `used`: 1 + s (max(1, (used + own) / cores) - 1), s = min(1, own). */
+double sched_adaptive_slowdown(double used, double own, double cores);
 
 /* Tarema's distance between a group's labels and a task's: sum over features where both are
  * known of |g_k - t_k|; -1 when the group is unprofiled. Exposed for explain and tests. */

@@ -126,6 +126,10 @@ typedef struct sched_task_profile {
     /* the workflow's structure from history: expected time from this task's end to the end of
      * its workflow run along the longest path of successors; 0 = unknown */
     int64_t tail_ms;
+    /* the cores its past runs really used: mean measured %cpu x 10 (millicores; the labeler's
+     * cpu feature), which may exceed the request (a task requesting 2 cpus using 6.8); 0 =
+     * unknown. The adaptive policy sums it over a node's running tasks to predict contention. */
+    int64_t cpu_use_milli;
 } sched_task_profile;
 
 /* A host port a container binds on its node (containers[].ports[].hostPort > 0). */

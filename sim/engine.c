@@ -117,6 +117,8 @@ typedef struct history {
     sched_task_profile *published; /* per process; labels all 0 and runtime -1 before */
     double *grp_sum;               /* per process x node group: summed runtime (ms) */
     long *grp_n;                   /* per process x node group: runs */
+    double *cpu_sum;               /* per process: summed measured cpu use (cores) */
+    long *cpu_n;                   /* per process: runs with a measured cpu use */
     bool structure_known;          /* a run completed: what runs after what was seen */
 } history;
 
@@ -365,7 +367,11 @@ sched_pod *sim_pod_new(const sim_workflow *wf, const sim_process *p, long task_i
     free(pod->process);
     pod->workflow = strdup(wf->name);
     pod->process = strdup(p->name);
-    if (!pod->workflow || !pod->process) {
+    /* the labels a Nextflow task pod carries (the scheduler's default task keys), so a policy
+     * reading the placed pods' metadata finds their tasks as it does live */
+    pod->pod_labels =
+        json_pack("{s:s, s:s}", "nextflow.io/processName", p->name, "tarema.io/workflow", wf->name);
+    if (!pod->workflow || !pod->process || !pod->pod_labels) {
         sched_pod_free(pod);
         return NULL;
     }
@@ -456,12 +462,15 @@ static int new_history(sim *s, int i) {
     h->published = malloc((size_t)wf->nprocs * sizeof *h->published);
     h->grp_sum = calloc((size_t)wf->nprocs * (size_t)s->c->ngroups, sizeof *h->grp_sum);
     h->grp_n = calloc((size_t)wf->nprocs * (size_t)s->c->ngroups, sizeof *h->grp_n);
+    h->cpu_sum = calloc((size_t)wf->nprocs, sizeof *h->cpu_sum);
+    h->cpu_n = calloc((size_t)wf->nprocs, sizeof *h->cpu_n);
     for (int f = 0; f < LAB_NFEATURES; f++) {
         u[f] = malloc((nu + 1) * sizeof *u[f]);
         nuf[f] = nu;
     }
     int rc = -1;
-    if (!h->proc_pending || !h->published || !h->grp_sum || !h->grp_n || !u[0] || !u[1] || !u[2]) {
+    if (!h->proc_pending || !h->published || !h->grp_sum || !h->grp_n || !h->cpu_sum || !h->cpu_n ||
+        !u[0] || !u[1] || !u[2]) {
         tm_err_set(s->err, "out of memory for the history of workflow %s", wf->name);
         goto out;
     }
@@ -1037,6 +1046,11 @@ static int record_sample(sim *s, const task *t) {
     size_t k = (size_t)t->proc * (size_t)s->c->ngroups + (size_t)s->c->nodes[t->node].group;
     s->hist[t->wf].grp_sum[k] += (t->end - t->start) * 1000.0;
     s->hist[t->wf].grp_n[k]++;
+    /* the cores it used, as the labeler reads %cpu per run */
+    if (!isnan(t->usage.cpu_pct)) {
+        s->hist[t->wf].cpu_sum[t->proc] += t->usage.cpu_pct / 100.0;
+        s->hist[t->wf].cpu_n[t->proc]++;
+    }
     return 0;
 }
 
@@ -1158,6 +1172,8 @@ static int refresh_labels(sim *s) {
                 gr->runs = (int32_t)h->grp_n[k];
             }
             tp.tail_ms = h->structure_known ? s->tail[p] : 0;
+            if (h->cpu_n[p] > 0)
+                tp.cpu_use_milli = llround(h->cpu_sum[p] * 1000 / (double)h->cpu_n[p]);
             const sched_task_profile *old = &h->published[p];
             if (memcmp(&tp, old, sizeof tp) == 0)
                 continue;
@@ -1448,6 +1464,8 @@ static void sim_cleanup(sim *s) {
             free(s->hist[i].published);
             free(s->hist[i].grp_sum);
             free(s->hist[i].grp_n);
+            free(s->hist[i].cpu_sum);
+            free(s->hist[i].cpu_n);
         }
     if (s->runs)
         for (int i = 0; i < s->nruns; i++)

@@ -166,8 +166,11 @@ static void test_unmeasured_group_bounded(void) {
 }
 
 /* Measured on both groups. D: 60.4 s on group 1, 60.2 s on group 2, both 60 at 1 s
- * resolution: equal finish, power decides -> strong-0. G: 59 s on group 1, 60 s on group 2:
- * group 1 finishes a second earlier -> a weak node. */
+ * resolution: equal finish, power decides -> strong-0. G: 59 s on group 1, 60 s on group 2
+ * (3 runs each): the more powerful group measured slower breaks the benchmark order, so both
+ * are pooled (59.5 s, see test_monotone_in_power): equal finish -> strong-0. H: 50 s on group
+ * 1, 60 s on group 2, but strong-0 is crowded (runs a task using 6 cores): 59.5 x (8 / 4) =
+ * 119 s against 59.5 s on an idle weak node -> a weak node finishes earlier. */
 static void test_equal_and_earlier_finish(void) {
     sched_snapshot *s = two_groups();
     set_profile(s, "D", 1, 60000, 60400, 60200, 0);
@@ -176,7 +179,17 @@ static void test_equal_and_earlier_finish(void) {
     tm_err err = {0};
     sched_framework *fw = sched_policy_new("adaptive", &err);
     CHECK_STR(pick(fw, s, d), "strong-0");
+    CHECK_STR(pick(fw, s, e), "strong-0");
+    set_profile(s, "BUSY", 1, 1000, 1000, 1000, 0);
+    sched_task_profile busy = *sched_snapshot_task(s, "wf", "BUSY");
+    busy.cpu_use_milli = 6000;
+    sched_snapshot_set_task(s, "wf", "BUSY", &busy, &err);
+    sched_pod *b = mkpod("busy", "BUSY");
+    b->pod_labels =
+        json_pack("{s:s, s:s}", "nextflow.io/processName", "BUSY", "tarema.io/workflow", "wf");
+    sched_pod_record(s, b, "strong-0", &err);
     CHECK(strncmp(pick(fw, s, e), "weak-", 5) == 0);
+    sched_pod_free(b);
     sched_framework_free(fw);
     sched_pod_free(d);
     sched_pod_free(e);
@@ -185,6 +198,38 @@ static void test_equal_and_earlier_finish(void) {
 
 /* Group 2 is full (strong-0 has 4 of 4 cores taken): only group 1 has room, so the task goes
  * there although group 2 predicts 60 s against 100 s. */
+/* Group means are made monotone in power, weighted by runs: M ran once on group 1 (100 s) and
+ * three times on group 2 (120 s): the more powerful group cannot be slower, so both predict
+ * (100 + 3 x 120) / 4 = 115 s, and the tie goes to power -> strong-0. Taking the means as
+ * they are would send M to a weak node (100 < 120), although its one weak run may simply have
+ * been a small input. N (100 s on group 1, 80 s on group 2) respects the order: kept. */
+static void test_monotone_in_power(void) {
+    sched_snapshot *s = two_groups();
+    set_profile(s, "M", 1, 115000, 100000, 120000, 0);
+    sched_task_profile m = *sched_snapshot_task(s, "wf", "M");
+    m.group_rt[0].runs = 1;
+    tm_err err = {0};
+    sched_snapshot_set_task(s, "wf", "M", &m, &err);
+    set_profile(s, "N", 1, 90000, 100000, 80000, 0);
+    sched_snapshot_refresh(s);
+    const sched_task_profile *tm = sched_snapshot_task(s, "wf", "M");
+    const sched_task_profile *tn = sched_snapshot_task(s, "wf", "N");
+    for (size_t g = 0; g < sched_snapshot_group_count(s); g++) {
+        const sched_group *gr = sched_snapshot_group(s, g);
+        bool meas;
+        CHECK_INT((int)sched_adaptive_predict_ms(s, tm, gr, &meas), 115000);
+        CHECK(meas);
+        CHECK_INT((int)sched_adaptive_predict_ms(s, tn, gr, &meas),
+                  !strcmp(gr->id, "1") ? 100000 : 80000);
+    }
+    sched_pod *p = mkpod("m", "M");
+    sched_framework *fw = sched_policy_new("adaptive", &err);
+    CHECK_STR(pick(fw, s, p), "strong-0");
+    sched_framework_free(fw);
+    sched_pod_free(p);
+    sched_snapshot_free(s);
+}
+
 static void test_only_groups_with_room(void) {
     sched_snapshot *s = two_groups();
     set_profile(s, "A", 1, 80000, 100000, 60000, 0);
@@ -229,6 +274,136 @@ static void test_critical_path_first(void) {
     sched_snapshot_free(s);
 }
 
+/* A profile with per-group runtimes g1, g2 (ms; < 0 none), mean runtime and measured cpu use
+ * (millicores; 0 unknown). */
+static void set_used(sched_snapshot *s, const char *process, int64_t mean, int64_t g1, int64_t g2,
+                     int64_t cpu_milli) {
+    set_profile(s, process, 1, mean, g1, g2, 0);
+    sched_task_profile tp = *sched_snapshot_task(s, "wf", process);
+    tp.cpu_use_milli = cpu_milli;
+    tm_err err;
+    if (sched_snapshot_set_task(s, "wf", process, &tp, &err) != 0)
+        printf("    set_task: %s\n", err.msg);
+}
+
+/* A running pod of `process` (request 2 cpus) on node, recorded as the scheduler records the
+ * pods it placed: with its Nextflow labels (process, workflow), so the policy can find its task
+ * profile. process NULL: a pod without labels. */
+static void run_req(sched_snapshot *s, const char *uid, const char *node, const char *process,
+                    int64_t cpu_milli) {
+    sched_pod *p = mkpod(uid, process ? process : "none");
+    p->requests.v[SCHED_RES_CPU] = cpu_milli;
+    if (process)
+        p->pod_labels =
+            json_pack("{s:s, s:s}", "nextflow.io/processName", process, "tarema.io/workflow", "wf");
+    tm_err err;
+    if (sched_pod_record(s, p, node, &err) != 0)
+        printf("    record: %s\n", err.msg);
+    sched_pod_free(p);
+}
+
+static void run_on(sched_snapshot *s, const char *uid, const char *node, const char *process) {
+    run_req(s, uid, node, process, 2000);
+}
+
+/* Contention on a node: A runs 60 s on group 2 and 100 s on group 1 and uses 2 cores (s = 1).
+ * strong-0 (4 cores) runs H, which really uses 3.5 cores although it requests 2: A would make
+ * 5.5 cores of demand on 4, slowdown 1 + 1 x (5.5 / 4 - 1) = 1.375, finish 60 x 1.375 = 82.5 s,
+ * plus the harm to H (expected 1 s: 0.5 s left x 1 x 0.375 = 0.19 s) -> 83 s; weak-0 is idle:
+ * 100 s... still later. With H using 6 cores (8 / 4 = 2: slowdown 2, 120 s) the idle weak node
+ * wins (100 s). The old policy (group runtimes only) took strong-0 in both cases. */
+static void test_contention_on_node(void) {
+    for (int k = 0; k < 2; k++) {
+        sched_snapshot *s = two_groups();
+        set_used(s, "A", 80000, 100000, 60000, 2000);
+        set_used(s, "H", 1000, 1000, 1000, k == 0 ? 3500 : 6000);
+        run_on(s, "h", "strong-0", "H");
+        sched_pod *p = mkpod("a", "A");
+        tm_err err = {0};
+        sched_framework *fw = sched_policy_new("adaptive", &err);
+        if (k == 0)
+            CHECK_STR(pick(fw, s, p), "strong-0");
+        else
+            CHECK(strncmp(pick(fw, s, p), "weak-", 5) == 0);
+        sched_framework_free(fw);
+        sched_pod_free(p);
+        sched_snapshot_free(s);
+    }
+}
+
+/* The task's own cpu use sets how much it suffers: strong-0 runs H using 3.5 cores. B (60 s on
+ * group 2, 100 s on group 1) uses 0.5 cores: s = 0.5, demand 4 of 4 -> no slowdown, 60 s ->
+ * strong-0. C (same runtimes) uses 6 cores: s = 1, demand 9.5 / 4 -> slowdown 2.375, 142.5 s;
+ * weak-0 (idle): 6 / 4 -> 1.5, 150 s; weak-1 the same -> strong-0 still (142.5 < 150). D uses
+ * 6 cores and runs 60 s / 80 s: weak 120 s < strong 142.5 s -> a weak node. */
+static void test_own_use_weighs(void) {
+    sched_snapshot *s = two_groups();
+    set_used(s, "H", 1000, 1000, 1000, 3500);
+    set_used(s, "B", 80000, 100000, 60000, 500);
+    set_used(s, "C", 80000, 100000, 60000, 6000);
+    set_used(s, "D", 70000, 80000, 60000, 6000);
+    run_on(s, "h", "strong-0", "H");
+    sched_pod *b = mkpod("b", "B"), *c = mkpod("c", "C"), *d = mkpod("d", "D");
+    tm_err err = {0};
+    sched_framework *fw = sched_policy_new("adaptive", &err);
+    CHECK_STR(pick(fw, s, b), "strong-0");
+    CHECK_STR(pick(fw, s, c), "strong-0");
+    CHECK(strncmp(pick(fw, s, d), "weak-", 5) == 0);
+    sched_framework_free(fw);
+    sched_pod_free(b);
+    sched_pod_free(c);
+    sched_pod_free(d);
+    sched_snapshot_free(s);
+}
+
+/* The harm to the tasks already on a node counts. Three 4-core nodes in group 1: X (100 s, 2
+ * cores) next to L on weak-0 (3 cores, expected 1,000 s: 500 s left) -> own 100 x 1.25 = 125 s,
+ * harm 500 x 1 x 0.25 = 125 s -> 250; next to M on weak-1 (3.2 cores, expected 10 s: 5 s left)
+ * -> own 130 s, harm 5 x 0.3 = 1.5 s -> 131.5. Own finish alone would pick weak-0 (125 < 130);
+ * with the harm, weak-1. strong-0 (group 2) is full. */
+static void test_harm_to_running(void) {
+    sched_snapshot *s = two_groups();
+    set_used(s, "X", 100000, 100000, 100000, 2000);
+    set_used(s, "L", 1000000, 1000000, -1, 3000);
+    set_used(s, "M", 10000, 10000, -1, 3200);
+    run_on(s, "l", "weak-0", "L");
+    run_on(s, "m", "weak-1", "M");
+    sched_resources r = {0};
+    r.v[SCHED_RES_CPU] = 4000;
+    r.v[SCHED_RES_PODS] = 1;
+    tm_err err = {0};
+    sched_snapshot_add_pod(s, "full", "strong-0", &r, &err);
+    sched_pod *x = mkpod("x", "X");
+    sched_framework *fw = sched_policy_new("adaptive", &err);
+    CHECK_STR(pick(fw, s, x), "weak-1");
+    sched_framework_free(fw);
+    sched_pod_free(x);
+    sched_snapshot_free(s);
+}
+
+/* A pod whose use is unknown counts its request times rho, the cores used per requested core of
+ * the running tasks whose use is known. strong-0 runs K (4 cores on a 2-core request), weak-1
+ * runs V (3 cores on 2, expected 2 s): rho = (4 + 3) / (2 + 2) = 1.75. weak-0 runs U (no
+ * profile, request 2 -> 3.5 cores). Y (2 cores, 100 s on group 1, 300 s on group 2): weak-0
+ * 5.5 / 4 -> 137.5 s, weak-1 5 / 4 -> 125 s + 0.25 s harm, strong-0 6 / 4 -> 450 s -> weak-1.
+ * Counting U at its request (2 cores) would give weak-0 100 s. */
+static void test_unknown_use_scaled(void) {
+    sched_snapshot *s = two_groups();
+    set_used(s, "Y", 200000, 100000, 300000, 2000);
+    set_used(s, "K", 1000, -1, 1000, 4000);
+    set_used(s, "V", 2000, 2000, -1, 3000);
+    run_on(s, "k", "strong-0", "K");
+    run_on(s, "u", "weak-0", "U");
+    run_on(s, "v", "weak-1", "V");
+    sched_pod *y = mkpod("y", "Y");
+    tm_err err = {0};
+    sched_framework *fw = sched_policy_new("adaptive", &err);
+    CHECK_STR(pick(fw, s, y), "weak-1");
+    sched_framework_free(fw);
+    sched_pod_free(y);
+    sched_snapshot_free(s);
+}
+
 static void test_registered(void) {
     int found = 0;
     for (const char *const *n = sched_policy_names(); *n; n++)
@@ -241,8 +416,13 @@ int main(void) {
     RUN(test_fallback_to_labels);
     RUN(test_unmeasured_group_bounded);
     RUN(test_equal_and_earlier_finish);
+    RUN(test_monotone_in_power);
     RUN(test_only_groups_with_room);
     RUN(test_critical_path_first);
+    RUN(test_contention_on_node);
+    RUN(test_own_use_weighs);
+    RUN(test_harm_to_running);
+    RUN(test_unknown_use_scaled);
     RUN(test_registered);
     return TEST_SUMMARY();
 }
