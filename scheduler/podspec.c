@@ -986,6 +986,12 @@ int sched_task_profile_from_json_warn(const json_t *tp, const char **workflow, c
         json_object_get(json_object_get(json_object_get(tp, "status"), "mean"), "realtimeMs");
     if (json_is_number(rt) && json_number_value(rt) >= 0)
         out->expected_runtime_ms = (int64_t)json_number_value(rt);
+    /* the cores its runs really used (adaptive's contention term); above 1,000 cores is not a
+     * measurement, and 0 or less reads as unknown (the policy then scales the request) */
+    const json_t *cpu =
+        json_object_get(json_object_get(json_object_get(tp, "status"), "mean"), "cpuPercent");
+    if (json_is_number(cpu) && json_number_value(cpu) > 0 && json_number_value(cpu) <= 100000)
+        out->cpu_use_milli = (int64_t)(json_number_value(cpu) * 10 + 0.5);
     /* a bad per-group entry costs only that entry: the labels still count */
     sched_task_profile_group_runtimes(tp, out, warn);
     return 0;

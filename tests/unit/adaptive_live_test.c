@@ -198,6 +198,38 @@ static void test_round_trip(void) {
     json_decref(arr);
 }
 
+/* status.mean.cpuPercent is the cores its runs used (adaptive's contention term): 680 %cpu ->
+ * 6,800 millicores; absent, zero, negative or absurd reads as unknown (0). */
+static void test_read_cpu_use(void) {
+    static const struct {
+        const char *mean;
+        long long want;
+    } cases[] = {
+        {"{\"cpuPercent\":680,\"realtimeMs\":1}", 6800},
+        {"{\"cpuPercent\":60.04}", 600},
+        {"{\"realtimeMs\":1}", 0},
+        {"{\"cpuPercent\":0}", 0},
+        {"{\"cpuPercent\":-5}", 0},
+        {"{\"cpuPercent\":\"680\"}", 0},
+        {"{\"cpuPercent\":1e12}", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char buf[512];
+        snprintf(buf, sizeof buf,
+                 "{\"metadata\":{\"name\":\"tp\"},\"spec\":{\"workflow\":\"wf\",\"process\":"
+                 "\"A\"},\"status\":{\"mean\":%s}}",
+                 cases[i].mean);
+        json_t *j = js(buf);
+        const char *wf, *proc;
+        sched_task_profile tp;
+        tm_err warn = {{0}, 0}, err = {{0}, 0};
+        CHECK_INT(sched_task_profile_from_json_warn(j, &wf, &proc, &tp, &warn, &err), 0);
+        CHECKF(tp.cpu_use_milli == cases[i].want, "%s: %lld, want %lld", cases[i].mean,
+               (long long)tp.cpu_use_milli, cases[i].want);
+        json_decref(j);
+    }
+}
+
 /* The live cache: a TaskProfile with a bad runtimeByGroup entry is taken (labels and the good
  * entries count), never refused as a whole; a good one fills the task table's group_rt. */
 static void test_cache_reads_groups(void) {
@@ -317,6 +349,7 @@ int main(void) {
     RUN(test_node_groups);
     RUN(test_read_runtime_by_group);
     RUN(test_round_trip);
+    RUN(test_read_cpu_use);
     RUN(test_cache_reads_groups);
     RUN(test_explain_adaptive);
     return TEST_SUMMARY();
