@@ -17,24 +17,10 @@ set -uo pipefail
 . "$(dirname "$0")/scheduler_lib.sh"
 . "$(dirname "$0")/gang_lib.sh"
 
-ID=$SCHED_E2E_ID
-NS=gangwl-e2e-$ID
-SCHED=tarema-gangwl-$ID
-P=gw$ID
-WORK=$(mktemp -d)
-cleanup() {
-  stop_schedulers
-  kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
-  kubectl get nodes -o name 2>/dev/null | grep "^node/$P" | xargs -r kubectl delete --wait=false >/dev/null 2>&1 || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-command -v kubectl >/dev/null || { fail "kubectl in PATH" "run under tests/run.sh or eval hack/cluster.sh env"; summary; exit 1; }
+sched_e2e_begin gangwl gw
 if ! why=$(gang_require_api workload); then fail "the Workload API is served" "$why"; summary; exit 1; fi
 pass "the Workload API is served"
-kubectl create namespace "$NS" >/dev/null
-wait_for 30 kubectl get serviceaccount default -n "$NS"
+sched_e2e_namespace
 
 # 4 nodes x 4 cores, one group
 cat >"$WORK/nodes.yaml" <<EOF2

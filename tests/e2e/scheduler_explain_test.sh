@@ -9,19 +9,8 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"
 
-ID=$SCHED_E2E_ID
-NS=explain-e2e-$ID
-P=ex$ID
-WORK=$(mktemp -d)
-cleanup() {
-  kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
-  kubectl get nodes -o name 2>/dev/null | grep "^node/$P" | xargs -r kubectl delete --wait=false >/dev/null 2>&1 || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-command -v kubectl >/dev/null || { fail "kubectl in PATH" "run under tests/run.sh or eval hack/cluster.sh env"; summary; exit 1; }
-kubectl create namespace "$NS" >/dev/null
-wait_for 30 kubectl get serviceaccount default -n "$NS"
+sched_e2e_begin explain ex
+sched_e2e_namespace
 
 cat >"$WORK/nodes.yaml" <<YAML
 nodes:

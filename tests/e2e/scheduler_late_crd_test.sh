@@ -14,24 +14,11 @@ set -uo pipefail
 . "$(dirname "$0")/gang_lib.sh"
 . "$(dirname "$0")/reservation_lib.sh"
 
-ID=$SCHED_E2E_ID
-NS=latecrd-e2e-$ID
-SCHED=tarema-latecrd-$ID
+sched_e2e_begin latecrd lc
 SET=lc$ID
-P=lc$ID # node prefix
-WORK=$(mktemp -d)
 PG_CRD=podgroups.scheduling.x-k8s.io
 RESV_CRD=reservations.tarema.io
-cleanup() {
-  stop_schedulers
-  kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
-  kubectl get nodes -o name 2>/dev/null | grep "^node/$P" | xargs -r kubectl delete --wait=false >/dev/null 2>&1 || true
-  install_reservation_crds >/dev/null 2>&1 || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-command -v kubectl >/dev/null || { fail "kubectl in PATH" "run under tests/run.sh or eval hack/cluster.sh env"; summary; exit 1; }
+extra_cleanup() { install_reservation_crds >/dev/null 2>&1 || true; }
 
 served() { kubectl api-resources --api-group="$1" -o name 2>/dev/null | grep -qx "$2"; }
 not_served() { ! served "$@"; }
@@ -44,8 +31,7 @@ else
   exit 1
 fi
 
-kubectl create namespace "$NS" >/dev/null
-wait_for 30 kubectl get serviceaccount default -n "$NS"
+sched_e2e_namespace
 cat >"$WORK/nodes.yaml" <<YAML
 nodes:
   - {prefix: $P, count: 2, cpu: 4, memory: 8Gi, pods: 20,

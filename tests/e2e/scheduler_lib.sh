@@ -6,6 +6,35 @@
 SCHED_E2E_ID=${SCHED_E2E_ID:-$(printf '%05d' $((RANDOM % 100000)))}
 SCHED_PIDS=()
 
+# sched_e2e_begin KIND NODE_PREFIX: the start the scheduler e2e tests share. Sets ID, NS
+# (KIND-e2e-ID), SCHED (tarema-KIND-ID), P (NODE_PREFIX + ID, the name prefix of the test's own
+# nodes) and WORK, and on exit stops the schedulers the test started, deletes its namespace and
+# its nodes, runs the test's extra_cleanup when it defines one, and removes WORK. Exits with a
+# failure when kubectl is not in PATH. sched_e2e_namespace creates NS (and waits for its
+# ServiceAccount, which pods need).
+sched_e2e_begin() {
+  ID=$SCHED_E2E_ID
+  NS=$1-e2e-$ID
+  SCHED=tarema-$1-$ID
+  P=$2$ID
+  WORK=$(mktemp -d)
+  trap sched_e2e_cleanup EXIT
+  command -v kubectl >/dev/null || { fail "kubectl in PATH" "run under tests/run.sh or eval hack/cluster.sh env"; summary; exit 1; }
+}
+
+sched_e2e_cleanup() {
+  stop_schedulers
+  kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
+  kubectl get nodes -o name 2>/dev/null | grep "^node/$P" | xargs -r kubectl delete --wait=false >/dev/null 2>&1 || true
+  if declare -F extra_cleanup >/dev/null; then extra_cleanup; fi
+  rm -rf "$WORK"
+}
+
+sched_e2e_namespace() {
+  kubectl create namespace "$NS" >/dev/null
+  wait_for 30 kubectl get serviceaccount default -n "$NS"
+}
+
 # start_scheduler LOGFILE ARGS...: starts tarema-scheduler in the background with a free port and
 # sets SCHED_PORT (the port it serves on) and SCHED_PID. Returns 1 if it does not become ready.
 start_scheduler() {

@@ -15,23 +15,12 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"
 
-ID=$SCHED_E2E_ID
-NS=sched-e2e-$ID
-SCHED=tarema-e2e-$ID
-P=se$ID # node prefix
-WORK=$(mktemp -d)
-cleanup() {
-  stop_schedulers
-  kubectl delete namespace "$NS" "$NS-vol" --wait=false >/dev/null 2>&1 || true
+sched_e2e_begin sched se
+extra_cleanup() {
+  kubectl delete namespace "$NS-vol" --wait=false >/dev/null 2>&1 || true
   kubectl delete pv "e2e-local-$ID" "e2e-any-$ID" --wait=false >/dev/null 2>&1 || true
-  kubectl get nodes -o name 2>/dev/null | grep "^node/$P" | xargs -r kubectl delete --wait=false >/dev/null 2>&1 || true
-  rm -rf "$WORK"
 }
-trap cleanup EXIT
-
-command -v kubectl >/dev/null || { fail "kubectl in PATH" "run under tests/run.sh or eval hack/cluster.sh env"; summary; exit 1; }
-kubectl create namespace "$NS" >/dev/null
-wait_for 30 kubectl get serviceaccount default -n "$NS"
+sched_e2e_namespace
 
 # Own nodes for the label tests: three groups by tarema labels, tainted so that only this
 # test's tolerating pods use them.
