@@ -5,6 +5,7 @@
 
 #include "harness.h"
 #include "labeler/run_tail.h"
+#include "labeler/weblog.h"
 
 /* r1: A ends at 1 s and 3 s, B at 6 s, C fails at 10 s (the run's end: it ended last).
  *     A: mean(10 - 1, 10 - 3) = 8 s; B: 4 s; C: no completed task, no tail.
@@ -69,7 +70,30 @@ static void test_empty(void) {
     free(t);
 }
 
+/* Nextflow's `completed` event marks a run complete unless metadata.workflow.success is false
+ * (before, it was ignored as LAB_WEBLOG_OTHER and no weblog run ever had an end). */
+static void test_weblog_completed(void) {
+    const char *texts[] = {
+        "{\"event\":\"completed\",\"runName\":\"n\",\"runId\":\"i\","
+        "\"utcTime\":\"2023-05-01T13:00:00Z\",\"metadata\":{\"workflow\":{\"success\":true}}}",
+        "{\"event\":\"completed\",\"runName\":\"n\",\"runId\":\"i\","
+        "\"metadata\":{\"workflow\":{\"success\":false}}}",
+        "{\"event\":\"completed\",\"runName\":\"n\",\"runId\":\"i\"}"};
+    const bool success[] = {true, false, true};
+    for (int k = 0; k < 3; k++) {
+        json_t *j = json_loads(texts[k], 0, NULL);
+        lab_weblog_event ev;
+        tm_err err = {{0}, 0};
+        CHECK(j && lab_weblog_parse(j, NULL, &ev, &err) == 0);
+        CHECKF(ev.kind == LAB_WEBLOG_COMPLETED, "event %d: kind %d", k, (int)ev.kind);
+        CHECKF(ev.success == success[k], "event %d: success %d", k, (int)ev.success);
+        CHECK(lab_weblog_validate(&ev, &err) == 0);
+        json_decref(j);
+    }
+}
+
 int main(void) {
+    RUN(test_weblog_completed);
     RUN(test_tails);
     RUN(test_one_run);
     RUN(test_empty);
