@@ -10,6 +10,7 @@
 #include "scheduler/framework.h"
 #include "scheduler/podspec.h"
 #include "scheduler/policy.h"
+#include "scheduler/queue.h"
 
 #define GI (1024LL * 1024 * 1024)
 
@@ -141,7 +142,45 @@ static void test_queue_and_explain(void) {
     sched_snapshot_free(s);
 }
 
+typedef struct qctx {
+    sched_framework *fw;
+    sched_snapshot *s;
+} qctx;
+
+static int qcmp(void *ud, const sched_pod *a, const sched_pod *b) {
+    const qctx *c = ud;
+    return sched_framework_queue_cmp(c->fw, c->s, a, b);
+}
+
+/* The live scheduler queues pods as their watch delivers them, often before the TaskProfiles
+ * (at start-up, or a workflow's first pods): queued without a tail, LATE (created first) heads
+ * the heap. Once the profiles are known, sched_queue_reorder puts EARLY first (before, the heap
+ * kept the stale order and the live e2e bound PLOTPROFILE first). */
+static void test_queue_reorder(void) {
+    sched_snapshot *s = sched_snapshot_new();
+    tm_err err = {{0}, 0}, warn = {{0}, 0};
+    qctx c = {sched_policy_new("adaptive", &err), s};
+    sched_queue *q = sched_queue_new(qcmp, &c, 1000, 10000);
+    CHECK(c.fw && q);
+    if (!c.fw || !q)
+        return;
+    CHECK_INT(sched_queue_add(q, pod_of("late", "LATE", 1000), 0), 0);
+    CHECK_INT(sched_queue_add(q, pod_of("early", "EARLY", 2000), 0), 0);
+    sched_task_profile early, late;
+    CHECK_INT(parse("EARLY", 100, ",\"tailSeconds\":900,\"tailRuns\":2", &early, &warn), 0);
+    CHECK_INT(parse("LATE", 300, ",\"tailSeconds\":0,\"tailRuns\":2", &late, &warn), 0);
+    CHECK_INT(sched_snapshot_set_task(s, "wf", "EARLY", &early, &err), 0);
+    CHECK_INT(sched_snapshot_set_task(s, "wf", "LATE", &late, &err), 0);
+    sched_queue_reorder(q);
+    sched_pod *first = sched_queue_pop(q, 0);
+    CHECKF(first && strcmp(first->name, "early") == 0, "first: %s", first ? first->name : "none");
+    sched_queue_free(q);
+    sched_framework_free(c.fw);
+    sched_snapshot_free(s);
+}
+
 int main(void) {
+    RUN(test_queue_reorder);
     RUN(test_read_tail);
     RUN(test_queue_and_explain);
     return TEST_SUMMARY();
