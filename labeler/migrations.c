@@ -19,7 +19,9 @@ EMBED(lab_sql_002, "labeler/migrations/002_weblog_runs.sql");
 EMBED(lab_sql_003, "labeler/migrations/003_identity_primary_key.sql");
 EMBED(lab_sql_004, "labeler/migrations/004_asa_waits.sql");
 EMBED(lab_sql_005, "labeler/migrations/005_run_node_group.sql");
-extern const char lab_sql_001[], lab_sql_002[], lab_sql_003[], lab_sql_004[], lab_sql_005[];
+EMBED(lab_sql_006, "labeler/migrations/006_weblog_run_completed.sql");
+extern const char lab_sql_001[], lab_sql_002[], lab_sql_003[], lab_sql_004[], lab_sql_005[],
+    lab_sql_006[];
 
 static const tm_pg_migration migrations[] = {
     {1, "task_runs", lab_sql_001},
@@ -27,6 +29,7 @@ static const tm_pg_migration migrations[] = {
     {3, "identity_primary_key", lab_sql_003},
     {4, "asa_waits", lab_sql_004},
     {5, "run_node_group", lab_sql_005},
+    {6, "weblog_run_completed", lab_sql_006},
 };
 
 const tm_pg_migration *lab_migrations(size_t *n) {

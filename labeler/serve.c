@@ -17,6 +17,7 @@
  * `mu` guards the database connection and the dirty set among the loop's own steps. */
 #include "labeler/serve.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "labeler/group_runtime.h"
+#include "labeler/run_tail.h"
 #include "labeler/groupsrc.h"
 #include "labeler/node_group.h"
 #include "labeler/sizing_samples.h"
@@ -145,6 +147,12 @@ static ev_result process_event(server *sv, const lab_weblog_event *ev, tm_err *e
             return EV_REJECTED;
         }
         if (lab_store_put_weblog_run(s, ev->run_id, ev->run_name, wf, ev->utc_ms, err) < 0)
+            return lab_store_retryable(s, err) ? EV_RETRY : EV_REJECTED;
+        return EV_STORED;
+    }
+    if (ev->kind == LAB_WEBLOG_COMPLETED) {
+        /* a failed run has no meaningful end; an unknown run (no started event) none stored */
+        if (ev->success && lab_store_weblog_run_completed(s, ev->run_id, ev->utc_ms, err) < 0)
             return lab_store_retryable(s, err) ? EV_RETRY : EV_REJECTED;
         return EV_STORED;
     }
@@ -496,14 +504,20 @@ static void now_rfc3339(char *buf, size_t size) {
 
 /* Publishes one process's status unless it is what was last published. */
 static int publish_one(server *sv, const char *wf, const lab_labeling *l,
-                       const lab_process_label *p, const lab_samples *smp, const char *now,
-                       tm_err *err) {
+                       const lab_process_label *p, const lab_samples *smp, const lab_tail *tails,
+                       size_t ntails, const char *now, tm_err *err) {
     json_t *st = lab_taskprofile_status(l, p, now);
     /* the buckets and the current recommendation (docs/sizing.md) */
     json_object_set_new(st, "sizing", lab_sizing_status(smp->v, smp->n, p->process));
     /* the runtime per node group the runs ran on (the adaptive policy, issue 16) */
     json_object_set_new(st, "runtimeByGroup",
                         lab_group_runtimes_status(smp->v, smp->group, smp->n, p->process));
+    /* the time from its end to its workflow run's end (run_tail.h): the critical path */
+    const lab_tail *t = lab_run_tail_find(tails, ntails, p->process);
+    if (t) {
+        json_object_set_new(st, "tailSeconds", json_real(round(t->mean_s * 1000.0) / 1000.0));
+        json_object_set_new(st, "tailRuns", json_integer(t->runs));
+    }
     json_t *cmp = json_deep_copy(st);
     json_object_del(cmp, "lastUpdate");
     char *text = json_dumps(cmp, JSON_COMPACT | JSON_SORT_KEYS);
@@ -528,10 +542,15 @@ static int publish_one(server *sv, const char *wf, const lab_labeling *l,
 /* Labels one workflow and publishes the TaskProfiles whose status changed. */
 static int relabel_workflow(server *sv, const char *wf, const lab_classes *classes, tm_err *err) {
     lab_samples smp;
+    lab_tail_rows rows = {0};
     pthread_mutex_lock(&sv->mu);
     db_enter(sv);
     int rc = sv->store ? lab_store_samples(sv->store, wf, &smp, err)
                        : tm_err_set(err, "database unavailable");
+    if (rc == 0 && lab_store_tail_rows(sv->store, wf, &rows, err) < 0) {
+        lab_samples_free(&smp);
+        rc = -1;
+    }
     db_leave(sv);
     if (rc < 0 && sv->store && lab_store_retryable(sv->store, err))
         db_trouble(sv, err->msg);
@@ -541,10 +560,16 @@ static int relabel_workflow(server *sv, const char *wf, const lab_classes *class
     lab_labeling *l = smp.n ? lab_label_compute(smp.v, smp.n, classes, err) : NULL;
     if (smp.n && !l)
         rc = -1;
+    size_t ntails = 0;
+    lab_tail *tails = rc == 0 ? lab_run_tails(rows.v, rows.n, &ntails, err) : NULL;
+    if (!tails)
+        rc = -1;
     char now[32];
     now_rfc3339(now, sizeof now);
     for (size_t i = 0; l && i < l->nprocs && rc == 0; i++)
-        rc = publish_one(sv, wf, l, &l->procs[i], &smp, now, err);
+        rc = publish_one(sv, wf, l, &l->procs[i], &smp, tails, ntails, now, err);
+    free(tails);
+    lab_tail_rows_free(&rows);
     lab_labeling_free(l);
     lab_samples_free(&smp);
     return rc;

@@ -251,6 +251,24 @@ int lab_store_put_weblog_run(lab_store *s, const char *run_id, const char *run_n
                      4, params, err);
 }
 
+int lab_store_weblog_run_completed(lab_store *s, const char *run_id, long long completed_ms,
+                                   tm_err *err) {
+    char ms[32];
+    snprintf(ms, sizeof ms, "%lld", completed_ms);
+    const char *params[] = {run_id, completed_ms == LAB_NONE ? NULL : ms};
+    PGresult *r = tm_pg_exec(
+        s->conn,
+        "WITH u AS (UPDATE weblog_runs SET completed_at = COALESCE(to_timestamp($2::bigint"
+        " / 1000.0), now()), updated_at = now() WHERE run_id = $1 RETURNING workflow)"
+        " SELECT pg_notify('" LAB_STORE_CHANNEL "', workflow) FROM u",
+        2, params, err);
+    if (!r)
+        return tm_err_wrap(err, "marking weblog run %s complete", run_id);
+    int found = PQntuples(r) > 0;
+    PQclear(r);
+    return found;
+}
+
 int lab_store_weblog_runs(lab_store *s,
                           void (*fn)(void *ud, const char *run_id, const char *workflow), void *ud,
                           tm_err *err) {
@@ -327,6 +345,49 @@ void lab_samples_free(lab_samples *smp) {
     free(smp->group);
     PQclear(smp->owner);
     memset(smp, 0, sizeof *smp);
+}
+
+int lab_store_tail_rows(lab_store *s, const char *workflow, lab_tail_rows *out, tm_err *err) {
+    memset(out, 0, sizeof *out);
+    const char *params[] = {workflow};
+    /* complete runs: marked complete by the weblog, or with no weblog task (a trace) */
+    PGresult *r = tm_pg_exec(
+        s->conn,
+        "WITH done AS (SELECT t.run_name FROM task_runs t WHERE t.workflow = $1"
+        "  GROUP BY t.run_name HAVING bool_and(t.source <> 'weblog') OR EXISTS (SELECT 1"
+        "  FROM weblog_runs w WHERE w.workflow = $1 AND w.run_name = t.run_name"
+        "  AND w.completed_at IS NOT NULL))"
+        " SELECT t.run_name, t.process, extract(epoch FROM t.complete_time) * 1000,"
+        "  COALESCE(t.status, CASE WHEN COALESCE(t.exit_code, 0) = 0 THEN 'COMPLETED' END)"
+        "  = 'COMPLETED'"
+        " FROM task_runs t JOIN done USING (run_name)"
+        " WHERE t.workflow = $1 AND t.complete_time IS NOT NULL",
+        1, params, err);
+    if (!r)
+        return tm_err_wrap(err, "reading the complete runs of workflow %s", workflow);
+    size_t n = (size_t)PQntuples(r);
+    out->v = calloc(n ? n : 1, sizeof *out->v);
+    if (!out->v) {
+        PQclear(r);
+        return tm_err_set(err, "out of memory for %zu task runs", n);
+    }
+    for (size_t i = 0; i < n; i++) {
+        out->v[i].run = PQgetvalue(r, (int)i, 0);
+        out->v[i].process = PQgetvalue(r, (int)i, 1);
+        out->v[i].complete_ms = num_or_nan(r, (int)i, 2);
+        out->v[i].completed = strcmp(PQgetvalue(r, (int)i, 3), "t") == 0;
+    }
+    out->n = n;
+    out->owner = r;
+    return 0;
+}
+
+void lab_tail_rows_free(lab_tail_rows *t) {
+    if (!t)
+        return;
+    free(t->v);
+    PQclear(t->owner);
+    memset(t, 0, sizeof *t);
 }
 
 char **lab_store_changed_workflows(lab_store *s, const char *since, char *now_out, tm_err *err) {

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "labeler/labels.h"
+#include "labeler/run_tail.h"
 #include "labeler/taskrun.h"
 #include "lib/error.h"
 #include "lib/pg.h"
@@ -57,6 +58,12 @@ int lab_store_put_weblog_run(lab_store *s, const char *run_id, const char *run_n
 int lab_store_weblog_workflow(lab_store *s, const char *run_id, char *out, size_t size,
                               tm_err *err);
 
+/* Marks a weblog run complete (completed_ms: the event's utcTime, LAB_NONE = now) and NOTIFYs
+ * its workflow on LAB_STORE_CHANNEL, so its tails get published. 1 marked, 0 unknown run, -1
+ * error. */
+int lab_store_weblog_run_completed(lab_store *s, const char *run_id, long long completed_ms,
+                                   tm_err *err);
+
 /* Every weblog run known (run_id, workflow), for callers that check events without asking the
  * database each time. Returns how many, or -1 with err. */
 int lab_store_weblog_runs(lab_store *s,
@@ -73,6 +80,18 @@ typedef struct lab_samples {
 } lab_samples;
 int lab_store_samples(lab_store *s, const char *workflow, lab_samples *out, tm_err *err);
 void lab_samples_free(lab_samples *smp);
+
+/* The tasks of a workflow's complete runs with a completion time, as run_tail.h rows. A run is
+ * complete when its weblog run was marked so (lab_store_weblog_run_completed), or when none of
+ * its tasks came through the weblog: a trace file is ingested after its run and holds the
+ * whole run. Strings owned by the set; free with lab_tail_rows_free. */
+typedef struct lab_tail_rows {
+    lab_tail_row *v;
+    size_t n;
+    void *owner;
+} lab_tail_rows;
+int lab_store_tail_rows(lab_store *s, const char *workflow, lab_tail_rows *out, tm_err *err);
+void lab_tail_rows_free(lab_tail_rows *t);
 
 /* Workflows with runs stored after `since` (an SQL timestamptz text, "" = all) into a
  * NULL-terminated array the caller frees with lab_strv_free; *now_out gets the server time

@@ -156,6 +156,12 @@ int lab_weblog_parse(const json_t *body, const char *workflow_key, lab_weblog_ev
         snprintf(ev->run.run_name, sizeof ev->run.run_name, "%s", ev->run_name);
         return 0;
     }
+    if (strcmp(event, "completed") == 0) {
+        ev->kind = LAB_WEBLOG_COMPLETED;
+        const json_t *ok = tm_json_path(body, "metadata.workflow.success");
+        ev->success = !json_is_false(ok);
+        return 0;
+    }
     ev->kind = LAB_WEBLOG_OTHER;
     return 0;
 }
@@ -183,7 +189,7 @@ static int time_field(const char *name, int64_t v, tm_err *err) {
 }
 
 int lab_weblog_validate(const lab_weblog_event *ev, tm_err *err) {
-    if (ev->kind == LAB_WEBLOG_STARTED)
+    if (ev->kind == LAB_WEBLOG_STARTED || ev->kind == LAB_WEBLOG_COMPLETED)
         return time_field("utcTime", ev->utc_ms, err);
     if (ev->kind != LAB_WEBLOG_PROCESS_COMPLETED)
         return 0;

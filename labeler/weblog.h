@@ -3,12 +3,15 @@
  * Nextflow POSTs one JSON object per event: {runName, runId, event, utcTime, trace|metadata}.
  * `started` carries metadata.workflow (manifest, projectName, ...): it names the workflow of
  * the run. `process_completed` carries the task's trace record in raw units (ms, bytes, epoch
- * ms). Other events (process_submitted, process_started, error, completed) are accepted and
- * not stored. Pure: decodes JSON already in memory. */
+ * ms). `completed` (the run ended; metadata.workflow.success false when it failed) marks a
+ * successful run complete, so its tasks feed each process's tail to the run's end
+ * (run_tail.h). Other events (process_submitted, process_started, error) are accepted and not
+ * stored. Pure: decodes JSON already in memory. */
 #ifndef TAREMA_LABELER_WEBLOG_H
 #define TAREMA_LABELER_WEBLOG_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "labeler/taskrun.h"
 #include "lib/error.h"
@@ -16,6 +19,7 @@
 typedef enum {
     LAB_WEBLOG_STARTED,
     LAB_WEBLOG_PROCESS_COMPLETED,
+    LAB_WEBLOG_COMPLETED, /* the run ended: `success` says how */
     LAB_WEBLOG_OTHER,
 } lab_weblog_kind;
 
@@ -26,6 +30,7 @@ typedef struct lab_weblog_event {
     char run_name[128];
     char workflow[128]; /* STARTED: the workflow key from the metadata ("" if absent) */
     long long utc_ms;   /* utcTime, LAB_NONE when absent */
+    bool success;       /* COMPLETED: metadata.workflow.success (true when absent) */
     lab_task_run run;   /* PROCESS_COMPLETED: the task (workflow left empty) */
 } lab_weblog_event;
 

@@ -181,6 +181,18 @@ static json_t *nodes_json(const sched_snapshot *s, const sched_framework *fw, co
     return arr;
 }
 
+/* Adaptive: the queue rank's parts, rank = expected runtime + tail (plugin_adaptive.c), from the
+ * same task profile the queue reads (by workflow, else learned without one). */
+static json_t *queue_rank_json(const sched_snapshot *s, const sched_pod *pod) {
+    const sched_task_profile *tp = sched_snapshot_task(s, pod->workflow, pod->process);
+    if (!tp && pod->workflow && *pod->workflow)
+        tp = sched_snapshot_task(s, "", pod->process);
+    int64_t rt = tp && tp->expected_runtime_ms > 0 ? tp->expected_runtime_ms : 0;
+    int64_t tail = tp && tp->tail_ms > 0 ? tp->tail_ms : 0;
+    return json_pack("{s:I, s:I, s:I}", "rankMs", (json_int_t)sched_adaptive_rank_ms(tp),
+                     "runtimeMs", (json_int_t)rt, "tailMs", (json_int_t)tail);
+}
+
 json_t *sched_explain(sched_framework *fw, sched_snapshot *s, const sched_pod *pod, int64_t now_ms,
                       tm_err *err) {
     /* judge a recorded pod without its own requests */
@@ -205,6 +217,8 @@ json_t *sched_explain(sched_framework *fw, sched_snapshot *s, const sched_pod *p
                                              : json_null(),
             "requests", "cpuMilli", (json_int_t)pod->requests.v[SCHED_RES_CPU], "memoryBytes",
             (json_int_t)pod->requests.v[SCHED_RES_MEMORY]);
+        if (task && strcmp(sched_framework_name(fw), "adaptive") == 0)
+            json_object_set_new(task, "queueRank", queue_rank_json(s, pod));
         char podname[512], msg[2048] = "";
         snprintf(podname, sizeof podname, "%s/%s", pod->ns, pod->name);
         if (d.node < 0)
@@ -457,6 +471,14 @@ char *sched_explain_text(const json_t *doc) {
     cores_text(c, sizeof c, tm_json_int(task, "requests.cpuMilli", 0));
     bytes_text(m, sizeof m, mem, mem, &unit);
     fprintf(f, "; requests %s cores, %s %s memory\n", c, m, unit);
+    const json_t *qr = json_object_get(task, "queueRank");
+    if (json_is_object(qr))
+        fprintf(f,
+                "queue rank %.1f s = expected runtime %.1f s + tail %.1f s (time after it to the "
+                "end of its workflow run; the larger rank goes first)\n",
+                (double)tm_json_int(qr, "rankMs", 0) / 1000,
+                (double)tm_json_int(qr, "runtimeMs", 0) / 1000,
+                (double)tm_json_int(qr, "tailMs", 0) / 1000);
     fprintf(f, "\nnode groups, best first: smallest label distance sum_k |group_k - task_k| "
                "(features both have), ties to the more powerful group (larger label sum)\n");
     size_t i;

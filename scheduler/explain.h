@@ -7,7 +7,8 @@
  * JSON shape (sched_explain; -o json):
  *   {"pod": "ns/name", "policy": "tarema",
  *    "task": {"workflow", "process", "labels": {"cpu","mem","io"} | null, "expectedRuntimeMs",
- *             "requests": {"cpuMilli", "memoryBytes"}},
+ *             "requests": {"cpuMilli", "memoryBytes"},
+ *             "queueRank": {"rankMs", "runtimeMs", "tailMs"}},  (only under --policy adaptive)
  *    "groups": [{"id", "labels": {"cpu","mem","io"} | null, "power", "distance" | null,
  *                "distanceTerms": [{"feature", "group", "task", "diff"}],
  *                "nodes", "feasible", "rank",          (in tarema's preference order)

@@ -50,6 +50,7 @@ struct sched_loop {
     int64_t last_gang_sync_ms;
     tm_leader *leader;
     atomic_bool leading, synced;
+    bool tasks_changed;    /* a TaskProfile event since the queue was last re-sorted */
     atomic_int sync_state; /* bit 0 nodes, bit 1 pods, bit 2 tasks */
     int64_t listed_ms;     /* when nodes and pods were first synced, 0 before */
     bool changed;          /* cluster changed since the last move of unschedulable pods */
@@ -210,6 +211,7 @@ static void on_task(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
     if (sched_cache_task_event(l->cache, t, obj, &err))
         tm_warn("TaskProfile skipped err=\"%s\"", err.msg);
     sched_cache_unlock(l->cache);
+    l->tasks_changed = true; /* the queue order may read it (adaptive: runtime + tail) */
 }
 
 static void synced_nodes(void *ud) {
@@ -697,6 +699,12 @@ int sched_loop_step(sched_loop *l, int max_wait_ms, tm_err *err) {
     check_synced(l, now);
     int wait = max_wait_ms;
     if (l->queue && atomic_load(&l->synced) && atomic_load(&l->leading)) {
+        if (l->tasks_changed) { /* pods queued before their TaskProfile came ranked without it */
+            sched_cache_lock(l->cache);
+            sched_queue_reorder(l->queue);
+            sched_cache_unlock(l->cache);
+            l->tasks_changed = false;
+        }
         if (schedule_batch(l))
             wait = 0;
         int64_t nb = sched_queue_next_backoff_ms(l->queue, mono_ms());

@@ -956,6 +956,35 @@ int sched_task_profile_group_runtimes(const json_t *tp, sched_task_profile *out,
     return bad;
 }
 
+int sched_task_profile_tail(const json_t *tp, sched_task_profile *out, tm_err *warn) {
+    out->tail_ms = 0;
+    const json_t *st = json_object_get(tp, "status");
+    const json_t *sec = json_object_get(st, "tailSeconds"), *runs = json_object_get(st, "tailRuns");
+    if (!sec || json_is_null(sec))
+        return 0;
+    const char *why = NULL;
+    /* at most a year, as meanSeconds: anything longer is a unit mix-up, not a workflow run */
+    if (!json_is_number(sec) || !isfinite(json_number_value(sec)) || json_number_value(sec) < 0 ||
+        json_number_value(sec) > 366.0 * 86400)
+        why = "tailSeconds is not a number between 0 and a year";
+    else if (runs && !json_is_null(runs) &&
+             (!json_is_integer(runs) || json_integer_value(runs) < 1))
+        why = "tailRuns is not an integer >= 1";
+    if (why) {
+        const char *name = tm_json_str(tp, "metadata.name", "?");
+        if (warn && warn->msg[0]) { /* keep what runtimeByGroup said */
+            char prev[TM_ERR_MAX];
+            snprintf(prev, sizeof prev, "%s", warn->msg);
+            tm_err_set(warn, "%s; status.%s, tail ignored", prev, why);
+        } else {
+            tm_err_set(warn, "TaskProfile %s: status.%s, tail ignored", name, why);
+        }
+        return 1;
+    }
+    out->tail_ms = llround(json_number_value(sec) * 1000.0);
+    return 0;
+}
+
 int sched_task_profile_from_json(const json_t *tp, const char **workflow, const char **process,
                                  sched_task_profile *out, tm_err *err) {
     return sched_task_profile_from_json_warn(tp, workflow, process, out, NULL, err);
@@ -994,6 +1023,8 @@ int sched_task_profile_from_json_warn(const json_t *tp, const char **workflow, c
         out->cpu_use_milli = (int64_t)(json_number_value(cpu) * 10 + 0.5);
     /* a bad per-group entry costs only that entry: the labels still count */
     sched_task_profile_group_runtimes(tp, out, warn);
+    /* likewise a bad tail: the task then ranks by its runtime alone */
+    sched_task_profile_tail(tp, out, warn);
     return 0;
 }
 

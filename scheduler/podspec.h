@@ -56,8 +56,9 @@ sched_node *sched_node_from_json(sched_snapshot *s, const json_t *node, tm_err *
  * or spec.process is missing or a label is not an integer >= 1. */
 int sched_task_profile_from_json(const json_t *tp, const char **workflow, const char **process,
                                  sched_task_profile *out, tm_err *err);
-/* The same; entries of status.runtimeByGroup that are bad (see below) are left out and the
- * first one is described in warn (warn NULL: silently), so the caller can log it. */
+/* The same; entries of status.runtimeByGroup that are bad (see below) are left out, a bad
+ * status.tailSeconds is ignored, and the first of each is described in warn (warn NULL:
+ * silently), so the caller can log it. */
 int sched_task_profile_from_json_warn(const json_t *tp, const char **workflow, const char **process,
                                       sched_task_profile *out, tm_err *warn, tm_err *err);
 
@@ -67,6 +68,13 @@ int sched_task_profile_from_json_warn(const json_t *tp, const char **workflow, c
  * SCHED_TASK_MAX_GROUPS is skipped. Returns how many were skipped (the first described in warn,
  * which may be NULL); never fails. */
 int sched_task_profile_group_runtimes(const json_t *tp, sched_task_profile *out, tm_err *warn);
+
+/* status.tailSeconds (the labeler's expected time from the task's end to its workflow run's
+ * end, from complete runs; labeler/run_tail.h) -> out->tail_ms. Absent: 0 (unknown). A value
+ * that is not a number in [0, a year], or a tailRuns that is present but not an integer >= 1,
+ * leaves tail_ms 0 and is described in warn (appended to what it already says; warn may be
+ * NULL). Returns 1 when ignored, else 0; never fails. */
+int sched_task_profile_tail(const json_t *tp, sched_task_profile *out, tm_err *warn);
 
 /* nodeSelectorTerms JSON (a pod's required node affinity, a PersistentVolume's
  * spec.nodeAffinity.required) -> terms (*out, *n_out; free with sched_sel_terms_free, also after

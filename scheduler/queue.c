@@ -316,6 +316,11 @@ static void promote_due(sched_queue *q, int64_t now_ms) {
     }
 }
 
+void sched_queue_reorder(sched_queue *q) {
+    for (size_t i = q->active.n / 2; i-- > 0;)
+        sift_down(q, &q->active, i);
+}
+
 sched_pod *sched_queue_pop(sched_queue *q, int64_t now_ms) {
     promote_due(q, now_ms);
     if (!q->active.n)

@@ -66,6 +66,9 @@ int sched_queue_remove(sched_queue *q, const char *uid);
  * it in flight. Returns the pod (borrowed: valid until the pod is updated, removed or freed)
  * or NULL when no pod is ready. */
 sched_pod *sched_queue_pop(sched_queue *q, int64_t now_ms);
+/* Re-sorts the active heap after what the order depends on changed outside the queue (the
+ * adaptive policy's rank reads TaskProfiles, which may arrive after the pods they rank). */
+void sched_queue_reorder(sched_queue *q);
 
 /* Takes one queued pod (active, backoff or unschedulable, whatever its backoff) and marks it in
  * flight, as pop does: a gang's cycle takes every waiting member together with the popped one.

@@ -43,7 +43,7 @@ static void test_migrations(void) {
     CHECK(tm_pg_migrate(c, m, n, &applied, &err) == 0);
     CHECK(tm_pg_migrate(c, m, n, &applied, &err) == 0);
     CHECK_INT(applied, 0); /* the second run has nothing left to do */
-    CHECK_INT(count_sql("SELECT max(version) FROM schema_migrations", NULL), 5);
+    CHECK_INT(count_sql("SELECT max(version) FROM schema_migrations", NULL), 6);
     /* 003 made the identity the primary key. */
     CHECK_INT(count_sql("SELECT count(*) FROM information_schema.table_constraints WHERE "
                         "table_name = 'task_runs' AND constraint_name = 'task_runs_identity' AND "
@@ -53,24 +53,24 @@ static void test_migrations(void) {
     /* A database from the future is refused with a message saying so. */
     tm_pg_migration older[] = {m[0]};
     CHECK(tm_pg_migrate(c, older, 1, &applied, &err) == -1);
-    CHECK(strstr(err.msg, "version 5") != NULL);
+    CHECK(strstr(err.msg, "version 6") != NULL);
     /* A broken migration rolls back completely. */
-    tm_pg_migration broken[] = {m[0], m[1], m[2],
-                                m[3], m[4], {6, "broken", "CREATE TABLE lab_t3 (x int); SELEC 1"}};
-    CHECK(tm_pg_migrate(c, broken, 6, &applied, &err) == -1);
-    CHECK(strstr(err.msg, "migration 6 (broken)") != NULL);
+    tm_pg_migration broken[] = {
+        m[0], m[1], m[2], m[3], m[4], m[5], {7, "broken", "CREATE TABLE lab_t3 (x int); SELEC 1"}};
+    CHECK(tm_pg_migrate(c, broken, 7, &applied, &err) == -1);
+    CHECK(strstr(err.msg, "migration 7 (broken)") != NULL);
     CHECK(!tm_pg_err_retryable(c, &err)); /* a syntax error fails the same way next time */
     CHECK(tm_pg_run(c, "SELECT 1/0", 0, NULL, &err) == -1);
     CHECK(strstr(err.msg, "SQLSTATE 22012") != NULL);
     CHECK(!tm_pg_err_retryable(c, &err));
     CHECK(tm_pg_run(c, "SELECT pg_sleep(0.01)", 0, NULL, &err) == 0);
     CHECK_INT(count_sql("SELECT count(*) FROM pg_tables WHERE tablename = 'lab_t3'", NULL), 0);
-    CHECK_INT(count_sql("SELECT max(version) FROM schema_migrations", NULL), 5);
+    CHECK_INT(count_sql("SELECT max(version) FROM schema_migrations", NULL), 6);
     tm_pg_close(c);
 }
 
 /* Components sharing the database keep their own series of versions: the DAM's version 1 must
- * neither be refused because the labeler is at 5, nor make the labeler skip its own 1. */
+ * neither be refused because the labeler is at 6, nor make the labeler skip its own 1. */
 static void test_migration_sets(void) {
     tm_err err = {{0}, 0};
     PGconn *c = tm_pg_connect(db, &err);
@@ -83,7 +83,7 @@ static void test_migration_sets(void) {
     CHECK(tm_pg_migrate_set(c, "e_e_set", other, 1, &applied, &err) == 0);
     CHECK_INT(applied, 0);
     CHECK_INT(count_sql("SELECT max(version) FROM e_e_set_schema_migrations", NULL), 1);
-    CHECK_INT(count_sql("SELECT max(version) FROM schema_migrations", NULL), 5);
+    CHECK_INT(count_sql("SELECT max(version) FROM schema_migrations", NULL), 6);
     /* the labeler's series is untouched and still complete */
     size_t n;
     const tm_pg_migration *m = lab_migrations(&n);
