@@ -10,6 +10,15 @@
 /* PreFilter's detail while the held reservations are not in the plan yet */
 #define RESV_NOT_RESTORED 100
 
+/* An owner's pod this plugin saw reserved on a node (Reserve), until the snapshot no longer has
+ * it there: what its reservations' holds count as used even before the caller counts it. */
+typedef struct placed_pod {
+    char *uid, *node;
+    sched_resources req;
+    char **keys; /* the reservations it belonged to when reserved */
+    size_t n_keys;
+} placed_pod;
+
 typedef struct plugin_state {
     resv_plan *plan;
     resv_plugin_source src;
@@ -22,7 +31,60 @@ typedef struct plugin_state {
     const char *ns;
     const json_t *labels;
     const char *workload;
+    /* owners' pods reserved by this framework and still on their node in the snapshot */
+    placed_pod *placed;
+    size_t n_placed, cap_placed;
 } plugin_state;
+
+static void placed_clear(placed_pod *pp) {
+    free(pp->uid);
+    free(pp->node);
+    for (size_t i = 0; i < pp->n_keys; i++)
+        free(pp->keys[i]);
+    free(pp->keys);
+}
+
+static void placed_drop(plugin_state *st, size_t i) {
+    placed_clear(&st->placed[i]);
+    st->placed[i] = st->placed[--st->n_placed];
+}
+
+/* Forgets the placed pods the snapshot no longer has on their node (ended, deleted, an
+ * assumption undone) and those whose reservations all left the plan. */
+static void placed_purge(plugin_state *st, const sched_snapshot *s) {
+    for (size_t i = 0; i < st->n_placed;) {
+        const placed_pod *pp = &st->placed[i];
+        const char *on = sched_snapshot_pod_node(s, pp->uid);
+        bool held = false;
+        for (size_t k = 0; k < pp->n_keys && !held; k++)
+            held = resv_plan_has(st->plan, pp->keys[k]);
+        if (!on || strcmp(on, pp->node) != 0 || !held)
+            placed_drop(st, i);
+        else
+            i++;
+    }
+}
+
+/* resv_used_adjust_fn: the hold's use is at least what the owner's pods placed here take (the
+ * caller's count may not include them yet; taking the larger of the two counts nothing twice). */
+static void adjust_used(void *ud, const char *key, const char *node, sched_resources *used) {
+    const plugin_state *st = ud;
+    sched_resources mine = {0};
+    for (size_t i = 0; i < st->n_placed; i++) {
+        const placed_pod *pp = &st->placed[i];
+        if (strcmp(pp->node, node) != 0)
+            continue;
+        for (size_t k = 0; k < pp->n_keys; k++)
+            if (strcmp(pp->keys[k], key) == 0) {
+                for (int r = 0; r < SCHED_RES_MAX; r++)
+                    mine.v[r] += pp->req.v[r];
+                break;
+            }
+    }
+    for (int r = 0; r < SCHED_RES_MAX; r++)
+        if (mine.v[r] > used->v[r])
+            used->v[r] = mine.v[r];
+}
 
 static bool cycle_owner(void *ud, const char *key) {
     const plugin_state *st = ud;
@@ -53,6 +115,7 @@ static sched_status plugin_pre_filter(void *state, const sched_cycle *cy, uint32
                                       tm_err *err) {
     plugin_state *st = state;
     st->n_owned = 0;
+    placed_purge(st, cy->snap);
     if (st->src.ready && !st->src.ready(st->src.ud)) {
         /* a restart must not place pods on capacity held before it */
         *detail = RESV_NOT_RESTORED;
@@ -86,9 +149,53 @@ static int plugin_filter(void *state, const sched_cycle *cy, size_t node, const 
     for (int k = 0; k < SCHED_RES_MAX; k++)
         free_now.v[k] = n->allocatable.v[k] - n->requested.v[k];
     int64_t end = n_here ? resv_expected_end(cy->snap, cy->pod, n, cy->now_ms) : -1;
-    resv_verdict v = resv_plan_filter(st->plan, n->name, &free_now, &cy->pod->requests, end,
-                                      cycle_owner, st, cy->now_ms, NULL, 0);
+    resv_verdict v =
+        resv_plan_filter_adjusted(st->plan, n->name, &free_now, &cy->pod->requests, end,
+                                  cycle_owner, adjust_used, st, cy->now_ms, NULL, 0);
     return v == RESV_HONOUR_OK ? -1 : (int)v;
+}
+
+/* Reserve: an owner's pod placed on n counts against its holds from now on (adjust_used). */
+static void plugin_reserved(void *state, const sched_cycle *cy, const sched_node *n) {
+    plugin_state *st = state;
+    if (st->n_owned == 0 || !cy->pod->uid)
+        return;
+    for (size_t i = 0; i < st->n_placed; i++)
+        if (strcmp(st->placed[i].uid, cy->pod->uid) == 0) {
+            placed_drop(st, i); /* re-placed: the new node counts */
+            break;
+        }
+    if (st->n_placed == st->cap_placed) {
+        size_t nc = st->cap_placed ? st->cap_placed * 2 : 8;
+        placed_pod *np = realloc(st->placed, nc * sizeof *np);
+        if (!np)
+            return; /* the caller's count catches up once it sees the bind */
+        st->placed = np;
+        st->cap_placed = nc;
+    }
+    placed_pod pp = {.uid = strdup(cy->pod->uid),
+                     .node = strdup(n->name),
+                     .req = cy->pod->requests,
+                     .keys = calloc(st->n_owned, sizeof(char *))};
+    bool ok = pp.uid && pp.node && pp.keys;
+    for (size_t k = 0; ok && k < st->n_owned; k++, pp.n_keys++)
+        ok = (pp.keys[k] = strdup(st->owned[k])) != NULL;
+    if (!ok) {
+        placed_clear(&pp);
+        return;
+    }
+    st->placed[st->n_placed++] = pp;
+}
+
+/* Unreserve (Permit rejected it, the bind failed, a gang that did not fit): it holds nothing. */
+static void plugin_unreserve(void *state, const sched_cycle *cy, const sched_node *n) {
+    (void)n;
+    plugin_state *st = state;
+    for (size_t i = 0; cy->pod->uid && i < st->n_placed; i++)
+        if (strcmp(st->placed[i].uid, cy->pod->uid) == 0) {
+            placed_drop(st, i);
+            return;
+        }
 }
 
 static void plugin_filter_reason(void *state, const sched_cycle *cy, uint32_t detail, char *buf,
@@ -108,6 +215,9 @@ static void plugin_free(void *state) {
     if (!st)
         return;
     free(st->owned);
+    for (size_t i = 0; i < st->n_placed; i++)
+        placed_clear(&st->placed[i]);
+    free(st->placed);
     free(st);
 }
 
@@ -126,7 +236,9 @@ int resv_plugin_make(resv_plan *plan, const resv_plugin_source *src, sched_plugi
                           .free_state = plugin_free,
                           .pre_filter = plugin_pre_filter,
                           .filter = plugin_filter,
-                          .filter_reason = plugin_filter_reason};
+                          .filter_reason = plugin_filter_reason,
+                          .reserved = plugin_reserved,
+                          .unreserve = plugin_unreserve};
     return 0;
 }
 

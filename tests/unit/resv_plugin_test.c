@@ -242,12 +242,68 @@ static void test_nothing_held_is_ignored(void) {
     json_decref(none.doc);
 }
 
+/* One decision of fw for pod (JSON) on s, reserved when it found a node: the node's name, or ""
+ * when none fits. */
+static const char *place(sched_framework *fw, sched_snapshot *s, const json_t *pod, bool keep,
+                         char *buf, size_t size) {
+    tm_err err = {0};
+    sched_keys keys = sched_keys_default();
+    sched_pod *sp = sched_pod_from_json(s, pod, &keys, &err);
+    sched_decision d = {.node = -1};
+    buf[0] = 0;
+    if (!sp || sched_framework_schedule(fw, s, sp, NOW, &d, &err))
+        printf("    place: %s\n", err.msg);
+    else if (d.node >= 0) {
+        snprintf(buf, size, "%s", d.node_name);
+        if (keep && sched_framework_reserve(fw, s, sp, d.node, &err))
+            printf("    reserve: %s\n", err.msg);
+    }
+    sched_pod_free(sp);
+    return buf;
+}
+
+/* The owner's pods are placed one after another on one snapshot (a gang's cycle, or the next
+ * pod's cycle before the informer has reported the first bind, which is when the controller
+ * counts it): the hold on n1 (4 cpu) takes the first 3-cpu pod; for the second the hold has no
+ * room left, so it falls back to normal placement (n2) instead of being sent to a hold that
+ * is full (it used to be refused everywhere: a gang with more pods than held never fitted).
+ * Once the first pod is gone, the hold has room again and the next owner's pod goes there. */
+static void test_owner_pods_beyond_the_hold(void) {
+    tm_err err = {0};
+    sched_snapshot *s = cluster();
+    sched_framework *fw = sched_policy_new("tarema", &err);
+    sched_keys keys = sched_keys_default();
+    json_t *items = json_pack("[o]", resv_obj("r1", -0.5, "Active", NULL));
+    json_t *a = pod_obj("own-a", "r1", 0), *b = pod_obj("own-b", "r1", 0);
+    json_t *c = pod_obj("own-c", "r1", 0);
+    resv_plugin_book *bk =
+        fw ? resv_plugin_explain(s, fw, items, "tarema", a, NULL, &keys, &err) : NULL;
+    CHECKF(bk, "setup: %s", err.msg);
+    char n[64];
+    if (bk) {
+        CHECK_STR(place(fw, s, a, true, n, sizeof n), "n1");
+        CHECK_STR(place(fw, s, b, true, n, sizeof n), "n2");
+        /* the first pod ended (the snapshot forgets it): its hold has room again */
+        sched_snapshot_remove_pod(s, "own-a");
+        sched_snapshot_remove_pod(s, "own-b");
+        CHECK_STR(place(fw, s, c, false, n, sizeof n), "n1");
+    }
+    sched_framework_free(fw);
+    resv_plugin_book_free(bk);
+    sched_snapshot_free(s);
+    json_decref(items);
+    json_decref(a);
+    json_decref(b);
+    json_decref(c);
+}
+
 int main(void) {
     RUN(test_non_owner_refused_inside_window);
     RUN(test_message_names_the_reservation);
     RUN(test_owner_not_refused);
     RUN(test_owner_sent_to_its_hold);
     RUN(test_owner_use_counts);
+    RUN(test_owner_pods_beyond_the_hold);
     RUN(test_backfill_before_window);
     RUN(test_nothing_held_is_ignored);
     return TEST_SUMMARY();
