@@ -393,8 +393,10 @@ static json_t *owner_transform(void *ud, json_t *obj) {
 
 static void src_each(void *ud, resv_each_fn fn, void *arg) {
     const resv_controller *c = ud;
+    /* by the effective phase: a failure of ours whose status is not visible yet is over */
     for (size_t i = 0; i < c->n_ents; i++)
-        if (c->ents[i]->r)
+        if (c->ents[i]->r &&
+            (c->ents[i]->phase == RESV_PENDING || resv_phase_holds(c->ents[i]->phase)))
             fn(arg, c->ents[i]->key, c->ents[i]->r);
 }
 

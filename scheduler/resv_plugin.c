@@ -7,8 +7,11 @@
 
 #include "lib/jsonutil.h"
 
-/* PreFilter's detail while the held reservations are not in the plan yet */
-#define RESV_NOT_RESTORED 100
+/* PreFilter's details: the held reservations are not in the plan yet; the pod's own reservation
+ * is known but not admitted yet; its window has not opened yet */
+#define RESV_NOT_RESTORED  100
+#define RESV_WAIT_ADMITTED 101
+#define RESV_WAIT_WINDOW   102
 
 /* An owner's pod this plugin saw reserved on a node (Reserve), until the snapshot no longer has
  * it there: what its reservations' holds count as used even before the caller counts it. */
@@ -31,6 +34,10 @@ typedef struct plugin_state {
     const char *ns;
     const json_t *labels;
     const char *workload;
+    int64_t now_ms;
+    /* of the reservations the pod belongs to: how many have their window open (or passed), how
+     * many are admitted with the window ahead, how many are not admitted yet */
+    size_t n_open, n_ahead, n_unadmitted;
     /* owners' pods reserved by this framework and still on their node in the snapshot */
     placed_pod *placed;
     size_t n_placed, cap_placed;
@@ -98,6 +105,17 @@ static void collect_owned(void *arg, const char *key, const reservation *r) {
     plugin_state *st = arg;
     if (!r || !reservation_owns(r, st->ns, st->labels, st->workload))
         return;
+    if (!resv_plan_has(st->plan, key)) {
+        /* known, not held: Pending (admission comes with the next tick) counts; one that
+         * failed, ended or is being deleted does not concern the pod any more */
+        if (r->phase == RESV_PENDING && !r->deleting)
+            st->n_unadmitted++;
+        return;
+    }
+    if (st->now_ms < r->start_ms)
+        st->n_ahead++;
+    else
+        st->n_open++;
     if (st->n_owned == st->cap_owned) {
         size_t nc = st->cap_owned ? st->cap_owned * 2 : 4;
         const char **no = realloc(st->owned, nc * sizeof *no);
@@ -121,17 +139,31 @@ static sched_status plugin_pre_filter(void *state, const sched_cycle *cy, uint32
         *detail = RESV_NOT_RESTORED;
         return SCHED_STATUS_UNSCHEDULABLE;
     }
-    if (resv_plan_count(st->plan) == 0)
-        return SCHED_STATUS_SKIP;
     st->ns = cy->pod->ns;
     st->labels = cy->pod->pod_labels;
     st->workload = NULL;
+    st->now_ms = cy->now_ms;
+    st->n_open = st->n_ahead = st->n_unadmitted = 0;
     if (st->src.identity)
         st->src.identity(st->src.ud, cy->pod, &st->labels, &st->workload);
     st->oom = false;
     st->src.each(st->src.ud, collect_owned, st);
     if (st->oom)
         return tm_err_set(err, "out of memory"), SCHED_STATUS_ERROR;
+    /* An owner's pod that became schedulable before its reservation is Active (created early,
+     * ungated early, or the reservation not admitted yet) waits for it rather than bind
+     * wherever there is room now and leave the hold unused: the window's opening (or the
+     * admission) changes the plan, and the caller retries the unschedulable pods then. */
+    if (st->n_open == 0 && st->n_unadmitted > 0) {
+        *detail = RESV_WAIT_ADMITTED;
+        return SCHED_STATUS_UNSCHEDULABLE;
+    }
+    if (st->n_open == 0 && st->n_ahead > 0) {
+        *detail = RESV_WAIT_WINDOW;
+        return SCHED_STATUS_UNSCHEDULABLE;
+    }
+    if (resv_plan_count(st->plan) == 0)
+        return SCHED_STATUS_SKIP;
     return SCHED_STATUS_OK;
 }
 
@@ -203,6 +235,10 @@ static void plugin_filter_reason(void *state, const sched_cycle *cy, uint32_t de
     (void)state, (void)cy;
     snprintf(buf, size, "%s",
              detail == RESV_NOT_RESTORED ? "reservations not read yet (the scheduler is starting)"
+             : detail == RESV_WAIT_ADMITTED
+                 ? "node(s) were not tried: the pod's Reservation is not admitted yet"
+             : detail == RESV_WAIT_WINDOW
+                 ? "node(s) were not tried: the pod's Reservation window has not opened yet"
              : detail == RESV_HONOUR_RESERVED ? "node(s) were reserved for another owner's pods"
              : detail == RESV_HONOUR_NO_BACKFILL
                  ? "node(s) were reserved from a later time and the pod's expected end is "

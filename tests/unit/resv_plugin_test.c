@@ -297,6 +297,64 @@ static void test_owner_pods_beyond_the_hold(void) {
     json_decref(c);
 }
 
+/* The owner's pod schedulable before its reservation's window opens (created or ungated early,
+ * or the reservation Active a moment later in the scheduler than in the API) does not bind
+ * wherever there is room now: it waits, every node refused with the reason, and is retried
+ * when the window opens. It used to go to n2 (free) or n1 at once and leave the hold unused. */
+static void test_owner_waits_for_the_window(void) {
+    outcome o =
+        explain(json_pack("[o]", resv_obj("r1", 0.5, "Admitted", NULL)), pod_obj("own", "r1", 0));
+    CHECK(json_is_null(json_object_get(o.doc, "selected")));
+    const json_t *n2 = node_of(o.doc, "n2");
+    CHECK_STR(str(n2, "filter"), "Reservation");
+    CHECK_STR(str(n2, "reason"),
+              "node(s) were not tried: the pod's Reservation window has not opened yet");
+    json_decref(o.doc);
+    /* a pod of nobody's is not concerned: n2 holds nothing */
+    outcome other =
+        explain(json_pack("[o]", resv_obj("r1", 0.5, "Admitted", NULL)), pod_obj("x", NULL, 0));
+    CHECK_STR(str(other.doc, "selected"), "n2");
+    json_decref(other.doc);
+}
+
+/* A source of one reservation, whatever its phase (the live controller passes Pending ones). */
+static void one_each(void *ud, resv_each_fn fn, void *arg) {
+    fn(arg, "wf/r1", ud);
+}
+
+/* The owner's pod of a reservation the scheduler knows but has not admitted yet waits for the
+ * admission (the next tick) instead of taking capacity the admission would plan around. */
+static void test_owner_waits_for_admission(void) {
+    tm_err err = {0};
+    sched_snapshot *s = cluster();
+    sched_framework *fw = sched_policy_new("tarema", &err);
+    resv_plan *plan = resv_plan_new();
+    json_t *obj = resv_obj("r1", 0, NULL, NULL);
+    reservation *r = reservation_from_json(s, obj, &err);
+    CHECKF(r, "reservation: %s", err.msg);
+    resv_plugin_source src = {.each = one_each, .ud = r};
+    sched_plugin pl;
+    CHECK(fw && plan && r && resv_plugin_make(plan, &src, &pl, &err) == 0 &&
+          sched_framework_add_plugin(fw, &pl, &err) == 0);
+    char n[64];
+    json_t *own = pod_obj("own", "r1", 0), *x = pod_obj("x", NULL, 0);
+    CHECK_STR(place(fw, s, own, false, n, sizeof n), "");
+    char msg[512];
+    sched_framework_fit_message(fw, s, msg, sizeof msg);
+    CHECKF(strstr(msg, "the pod's Reservation is not admitted yet"), "message: %s", msg);
+    CHECK(strcmp(place(fw, s, x, false, n, sizeof n), "") != 0);
+    /* failed (not admissible): the pods go on without it */
+    r->phase = RESV_FAILED;
+    CHECK(strcmp(place(fw, s, own, false, n, sizeof n), "") != 0);
+    sched_framework_free(fw);
+    resv_plan_free(plan);
+    reservation_free(r);
+    json_decref(obj);
+    json_decref(own);
+    json_decref(x);
+    sched_snapshot_free(s);
+}
+
 int main(void) {
     RUN(test_non_owner_refused_inside_window);
     RUN(test_message_names_the_reservation);
@@ -304,6 +362,8 @@ int main(void) {
     RUN(test_owner_sent_to_its_hold);
     RUN(test_owner_use_counts);
     RUN(test_owner_pods_beyond_the_hold);
+    RUN(test_owner_waits_for_the_window);
+    RUN(test_owner_waits_for_admission);
     RUN(test_backfill_before_window);
     RUN(test_nothing_held_is_ignored);
     return TEST_SUMMARY();
