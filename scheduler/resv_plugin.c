@@ -283,12 +283,14 @@ int resv_plugin_make(resv_plan *plan, const resv_plugin_source *src, sched_plugi
 typedef struct book_entry {
     char key[600];
     reservation *r;
+    sched_resources *used; /* per hold: what the owner's bound pods use of it (owner_use) */
 } book_entry;
 
 struct resv_plugin_book {
     resv_plan *plan;
     book_entry *v;
     size_t n;
+    char *ns;       /* the explained pod's namespace */
     json_t *labels; /* the explained pod's (owned reference), NULL when none */
     char *workload; /* its spec.workloadRef.name, NULL when none */
 };
@@ -314,9 +316,12 @@ size_t resv_plugin_book_count(const resv_plugin_book *b) {
 void resv_plugin_book_free(resv_plugin_book *b) {
     if (!b)
         return;
-    for (size_t i = 0; i < b->n; i++)
+    for (size_t i = 0; i < b->n; i++) {
         reservation_free(b->v[i].r);
+        free(b->v[i].used);
+    }
     free(b->v);
+    free(b->ns);
     resv_plan_free(b->plan);
     json_decref(b->labels);
     free(b->workload);
@@ -354,7 +359,7 @@ static int owner_use(resv_plugin_book *b, sched_snapshot *s, const json_t *pods,
         }
         for (size_t h = 0; h < r->n_holds; h++)
             resv_plan_set_used(b->plan, b->v[e].key, r->holds[h].node, &used[h]);
-        free(used);
+        b->v[e].used = used; /* for resv_plugin_book_owner_note */
     }
     return 0;
 }
@@ -369,6 +374,10 @@ resv_plugin_book *resv_plugin_explain(sched_snapshot *s, sched_framework *fw, co
         goto fail;
     }
     b->labels = json_incref(tm_json_path(pod, "metadata.labels"));
+    if (!(b->ns = strdup(tm_json_str(pod, "metadata.namespace", "")))) {
+        tm_err_set(err, "out of memory");
+        goto fail;
+    }
     const char *wl = tm_json_str(pod, "spec.workloadRef.name", NULL);
     if (wl && !(b->workload = strdup(wl))) {
         tm_err_set(err, "out of memory");
@@ -403,4 +412,45 @@ resv_plugin_book *resv_plugin_explain(sched_snapshot *s, sched_framework *fw, co
 fail:
     resv_plugin_book_free(b);
     return NULL;
+}
+
+bool resv_plugin_book_owner_note(const resv_plugin_book *b, const sched_resources *req,
+                                 int64_t now_ms, char *buf, size_t size) {
+    for (size_t i = 0; b && i < b->n; i++) {
+        const book_entry *e = &b->v[i];
+        const reservation *r = e->r;
+        if (!reservation_owns(r, b->ns, b->labels, b->workload))
+            continue;
+        char t[32];
+        if (now_ms < r->start_ms) {
+            snprintf(buf, size,
+                     "owner of Reservation %s (%s, window opens at %s): the pod waits for the "
+                     "window",
+                     e->key, resv_phase_name(r->phase), resv_format_time(r->start_ms, t, sizeof t));
+            return true;
+        }
+        const char *room = NULL;
+        for (size_t h = 0; h < r->n_holds && !room; h++) {
+            bool fits = true;
+            for (int k = 0; k < SCHED_RES_MAX; k++)
+                if (req->v[k] > 0 &&
+                    req->v[k] > r->holds[h].res.v[k] - (e->used ? e->used[h].v[k] : 0))
+                    fits = false;
+            if (fits)
+                room = r->holds[h].node;
+        }
+        resv_format_time(r->end_ms, t, sizeof t);
+        if (room)
+            snprintf(buf, size,
+                     "owner of Reservation %s (window open until %s): its hold on %s has room "
+                     "for the pod: it binds only on the held nodes",
+                     e->key, t, room);
+        else
+            snprintf(buf, size,
+                     "owner of Reservation %s (window open until %s): its holds have no room "
+                     "left for the pod: placed like any pod (capacity held for others excepted)",
+                     e->key, t);
+        return true;
+    }
+    return false;
 }

@@ -68,5 +68,11 @@ for p in json.load(open(sys.argv[2]))["items"]:
     if not inside:
         print("%s on %s (held: %s)" % (p["metadata"]["name"], node, ",".join(sorted(held.get(step, ())))))
 ' "$W/held.txt" "$W/pods.json")
-if [ -z "$outside" ]; then pass "every step's pods bound on the nodes its Reservation held"; else fail "every step's pods bound on the nodes its Reservation held" "$outside"; fi
+if [ -z "$outside" ]; then
+  pass "every step's pods bound on the nodes its Reservation held"
+else
+  fail "every step's pods bound on the nodes its Reservation held" "$outside
+$(kubectl -n "$NS" get reservations -o jsonpath='{range .items[*]}{.metadata.name} {.status.phase}: {.status.message}{"\n"}{end}')
+$(grep -E "e2e-sim|gang=.*e2e-sim" "$W/sched.log" | tail -n 12)"
+fi
 summary

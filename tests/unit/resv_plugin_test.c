@@ -355,6 +355,54 @@ static void test_owner_waits_for_admission(void) {
     sched_snapshot_free(s);
 }
 
+/* explain's note on the owner's rule: which case applies to the explained pod. */
+static void test_owner_note(void) {
+    tm_err err = {0};
+    sched_keys keys = sched_keys_default();
+    const char *cases[][2] = {{"-0.5", "its hold on n1 has room for the pod"},
+                              {"0.5", "the pod waits for the window"}};
+    for (int c = 0; c < 2; c++) {
+        sched_snapshot *s = cluster();
+        sched_framework *fw = sched_policy_new("tarema", &err);
+        json_t *items = json_pack("[o]", resv_obj("r1", atof(cases[c][0]), "Admitted", NULL));
+        json_t *own = pod_obj("own", "r1", 0), *x = pod_obj("x", NULL, 0);
+        /* a bound owner's pod of 2 cpu fills the 4-cpu hold for a second one of 3 */
+        json_t *bound = pod_obj("own-0", "r1", 0);
+        json_object_set_new(json_object_get(bound, "spec"), "nodeName", json_string("n1"));
+        json_t *pods = c == 0 ? json_pack("[]") : json_pack("[O]", bound);
+        resv_plugin_book *b = resv_plugin_explain(s, fw, items, "tarema", own, pods, &keys, &err);
+        sched_pod *sp = sched_pod_from_json(s, own, &keys, &err);
+        char note[512] = "";
+        CHECK(b && sp && resv_plugin_book_owner_note(b, &sp->requests, NOW, note, sizeof note));
+        CHECKF(strstr(note, cases[c][1]) && strstr(note, "wf/r1"), "note: %s", note);
+        resv_plugin_book_free(b);
+        /* the same hold used up by a bound owner's pod: the pod is placed like any */
+        if (c == 0) {
+            json_t *used = json_pack("[O]", bound);
+            sched_framework_free(fw);
+            fw = sched_policy_new("tarema", &err);
+            b = resv_plugin_explain(s, fw, items, "tarema", own, used, &keys, &err);
+            CHECK(b && resv_plugin_book_owner_note(b, &sp->requests, NOW, note, sizeof note));
+            CHECKF(strstr(note, "no room left for the pod: placed like any pod"), "note: %s", note);
+            resv_plugin_book_free(b);
+            json_decref(used);
+        }
+        sched_framework_free(fw);
+        fw = sched_policy_new("tarema", &err); /* one Reservation plugin per framework */
+        b = resv_plugin_explain(s, fw, items, "tarema", x, NULL, &keys, &err);
+        CHECK(b && !resv_plugin_book_owner_note(b, &sp->requests, NOW, note, sizeof note));
+        resv_plugin_book_free(b);
+        sched_pod_free(sp);
+        sched_framework_free(fw);
+        sched_snapshot_free(s);
+        json_decref(items);
+        json_decref(own);
+        json_decref(x);
+        json_decref(bound);
+        json_decref(pods);
+    }
+}
+
 int main(void) {
     RUN(test_non_owner_refused_inside_window);
     RUN(test_message_names_the_reservation);
@@ -364,6 +412,7 @@ int main(void) {
     RUN(test_owner_pods_beyond_the_hold);
     RUN(test_owner_waits_for_the_window);
     RUN(test_owner_waits_for_admission);
+    RUN(test_owner_note);
     RUN(test_backfill_before_window);
     RUN(test_nothing_held_is_ignored);
     return TEST_SUMMARY();
