@@ -624,6 +624,7 @@ static bool admissible_owner(resv_controller *c, rentry *e) {
     if (ex == -1)
         return false;
     if (ex == 0 || ex == -2) {
+        c->changed = true; /* pods waiting for its admission go on without it */
         write_status(c, e, RESV_FAILED, why, NULL, 0, true);
         post_event(c, e, "Warning", "OwnerNotFound", why);
         return false;
@@ -634,6 +635,9 @@ static bool admissible_owner(resv_controller *c, rentry *e) {
 /* Writes the outcome of e's admission. */
 static void admitted(resv_controller *c, rentry *e, const resv_admission *a) {
     const reservation *r = e->r;
+    /* the owner's pods that wait for the admission (resv_plugin.h) are retried: they wait for
+     * the window now, or go on without the reservation */
+    c->changed = true;
     if (!a->ok) {
         write_status(c, e, RESV_FAILED, a->reason, NULL, 0, true);
         post_event(c, e, "Warning", "NotAdmissible", a->reason);
