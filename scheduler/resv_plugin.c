@@ -129,6 +129,41 @@ static void collect_owned(void *arg, const char *key, const reservation *r) {
     st->owned[st->n_owned++] = key;
 }
 
+/* The reservations pod belongs to, counted into st (n_open, n_ahead, n_unadmitted; owned). false
+ * on OOM. */
+static bool collect_for(plugin_state *st, const sched_pod *pod, int64_t now_ms) {
+    st->n_owned = 0;
+    st->ns = pod->ns;
+    st->labels = pod->pod_labels;
+    st->workload = NULL;
+    st->now_ms = now_ms;
+    st->n_open = st->n_ahead = st->n_unadmitted = 0;
+    if (st->src.identity)
+        st->src.identity(st->src.ud, pod, &st->labels, &st->workload);
+    st->oom = false;
+    st->src.each(st->src.ud, collect_owned, st);
+    return !st->oom;
+}
+
+/* PreEnqueue: an owner's pod whose reservation the scheduler knows but has not admitted yet
+ * (they were created together: the admission comes with the controller's next tick) waits
+ * outside the queue, quietly (the live loop posts no FailedScheduling for this plugin's
+ * PreEnqueue), and is requeued by the admission (resv_controller_tick reports the change).
+ * Bounded: from RESV_ARRIVAL_GRACE_MS after the pod's creation it is let through, and PreFilter
+ * then reports the wait ("... is not admitted yet"). */
+static sched_status plugin_pre_enqueue(void *state, const sched_snapshot *s, const sched_pod *p,
+                                       int64_t now_ms, char *msg, size_t size) {
+    (void)s;
+    plugin_state *st = state;
+    if ((st->src.ready && !st->src.ready(st->src.ud)) || p->created_ms <= 0 ||
+        now_ms - p->created_ms >= RESV_ARRIVAL_GRACE_MS)
+        return SCHED_STATUS_OK;
+    if (!collect_for(st, p, now_ms) || st->n_open > 0 || st->n_unadmitted == 0)
+        return SCHED_STATUS_OK; /* OOM: PreFilter meets it again and says so */
+    snprintf(msg, size, "waiting for its Reservation to be admitted");
+    return SCHED_STATUS_UNSCHEDULABLE;
+}
+
 static sched_status plugin_pre_filter(void *state, const sched_cycle *cy, uint32_t *detail,
                                       tm_err *err) {
     plugin_state *st = state;
@@ -139,16 +174,7 @@ static sched_status plugin_pre_filter(void *state, const sched_cycle *cy, uint32
         *detail = RESV_NOT_RESTORED;
         return SCHED_STATUS_UNSCHEDULABLE;
     }
-    st->ns = cy->pod->ns;
-    st->labels = cy->pod->pod_labels;
-    st->workload = NULL;
-    st->now_ms = cy->now_ms;
-    st->n_open = st->n_ahead = st->n_unadmitted = 0;
-    if (st->src.identity)
-        st->src.identity(st->src.ud, cy->pod, &st->labels, &st->workload);
-    st->oom = false;
-    st->src.each(st->src.ud, collect_owned, st);
-    if (st->oom)
+    if (!collect_for(st, cy->pod, cy->now_ms))
         return tm_err_set(err, "out of memory"), SCHED_STATUS_ERROR;
     /* An owner's pod that became schedulable before its reservation is Active (created early,
      * ungated early, or the reservation not admitted yet) waits for it rather than bind
@@ -273,6 +299,7 @@ int resv_plugin_make(resv_plan *plan, const resv_plugin_source *src, sched_plugi
                           .pre_filter = plugin_pre_filter,
                           .filter = plugin_filter,
                           .filter_reason = plugin_filter_reason,
+                          .pre_enqueue = plugin_pre_enqueue,
                           .reserved = plugin_reserved,
                           .unreserve = plugin_unreserve};
     return 0;

@@ -30,6 +30,9 @@
 #include "scheduler/resv_plan.h"
 
 #define RESV_PLUGIN_NAME "Reservation"
+/* How long an owner's pod waits quietly at PreEnqueue for its reservation's admission, from its
+ * creation (plugin_pre_enqueue). */
+#define RESV_ARRIVAL_GRACE_MS (15 * 1000)
 
 /* Called by `each` for every reservation the caller knows (key "ns/name"). */
 typedef void (*resv_each_fn)(void *arg, const char *key, const reservation *r);

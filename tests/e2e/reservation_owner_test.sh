@@ -8,7 +8,9 @@
 #     their PodScheduled condition says they wait for the window;
 #  2. the window opens: 2 of them bind on the 2 held nodes; the third, for which the hold has no
 #     room left, falls back to normal placement (a free node);
-#  3. nothing over capacity, no errors.
+#  3. a Reservation and its owner's pod created together (the pod seen before the admission):
+#     the pod waits quietly for the admission, then binds on the node held for it;
+#  4. nothing over capacity, no errors.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"
@@ -84,7 +86,24 @@ done
 if [ "$on_held" = 2 ]; then pass "2 of them on the 2 held nodes"; else fail "2 of them on the 2 held nodes" "$on_held on held nodes ($(echo $HELD)); off:$off"; fi
 if [ "$(wc -w <<<"$off")" = 1 ] && ! echo "$HELD" | grep -qx "${off# }"; then pass "the third (hold full) falls back to a free node ($off)"; else fail "the third (hold full) falls back to a free node" "off:$off"; fi
 
-# ---- 3. ---------------------------------------------------------------------------------------------
+# ---- 3. a Reservation and its owner's pod created together ---------------------------------------
+# One node is free now. A reservation for 1 pod of 2 cores from now and its owner's pod, in one
+# `kubectl create`: the pod reaches the scheduler before the admission (the controller's next
+# tick), and waits for it quietly (no FailedScheduling) instead of taking the free node the
+# admission needs; then it binds on the node held for it.
+NOW_OWNER="{\"selector\":{\"matchLabels\":{\"step\":\"now-$ID\"}}}"
+{
+  reservation_json "$NS" now 0 600 1 2 "$SET" "$NOW_OWNER"
+  set_pod_json "$NS" now-1 "$SCHED" "$SET" 2 "{\"step\":\"now-$ID\"}" '{}'
+} >"$WORK/now.json"
+kubectl create -f "$WORK/now.json" >/dev/null
+if wait_for 20 is_bound "$NS" now-1; then pass "created together: the owner's pod binds"; else fail "created together: the owner's pod binds" "$(kubectl get pods -n "$NS" -o wide; resv_phase "$NS" now; resv_message "$NS" now)"; fi
+NOW_HELD=$(resv_nodes "$NS" now)
+if [ -n "$NOW_HELD" ] && [ "$(pod_node "$NS" now-1)" = "$NOW_HELD" ]; then pass "created together: admitted, and the pod on the node held for it"; else fail "created together: admitted, and the pod on the node held for it" "phase $(resv_phase "$NS" now): $(resv_message "$NS" now); pod on $(pod_node "$NS" now-1)"; fi
+ev=$(kubectl get events.events.k8s.io -n "$NS" -o json | jq -r '.items[] | select(.reason == "FailedScheduling" and .regarding.name == "now-1") | .note')
+if [ -z "$ev" ]; then pass "created together: no FailedScheduling on the pod"; else fail "created together: no FailedScheduling on the pod" "$ev"; fi
+
+# ---- 4. ---------------------------------------------------------------------------------------------
 if out=$(check_fit) && [ -z "$out" ]; then pass "no node over its capacity"; else fail "no node over its capacity" "$out"; fi
 if grep -q "ERROR\|level=error" "$WORK/sched.log"; then fail "no errors logged" "$(grep -h "ERROR\|level=error" "$WORK/sched.log" | head -3)"; else pass "no errors logged"; fi
 summary

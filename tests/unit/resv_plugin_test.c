@@ -343,6 +343,18 @@ static void test_owner_waits_for_admission(void) {
     sched_framework_fit_message(fw, s, msg, sizeof msg);
     CHECKF(strstr(msg, "the pod's Reservation is not admitted yet"), "message: %s", msg);
     CHECK(strcmp(place(fw, s, x, false, n, sizeof n), "") != 0);
+    /* PreEnqueue keeps it out of the queue (quietly, in the live loop) for the arrival grace
+     * from its creation, then lets PreFilter report the wait */
+    sched_keys keys = sched_keys_default();
+    sched_pod *sp = sched_pod_from_json(s, own, &keys, &err);
+    char why[256] = "";
+    sp->created_ms = NOW - 2000;
+    CHECK(sched_framework_pre_enqueue(fw, s, sp, NOW, why, sizeof why) ==
+          SCHED_STATUS_UNSCHEDULABLE);
+    CHECK_STR(why, "Reservation: waiting for its Reservation to be admitted");
+    sp->created_ms = NOW - RESV_ARRIVAL_GRACE_MS;
+    CHECK(sched_framework_pre_enqueue(fw, s, sp, NOW, why, sizeof why) == SCHED_STATUS_OK);
+    sched_pod_free(sp);
     /* failed (not admissible): the pods go on without it */
     r->phase = RESV_FAILED;
     CHECK(strcmp(place(fw, s, own, false, n, sizeof n), "") != 0);
