@@ -1,6 +1,10 @@
 /* resv_plugin.h: the Reservation Filter plugin: the honouring rule of resv_plan.h as PreFilter
  * (which held reservations the pod being placed belongs to) and Filter (resv_plan_filter on each
- * node, with the pod's expected end from resv_expected_end), with kube-scheduler style reasons.
+ * node, with the pod's expected end from resv_expected_end), with kube-scheduler style reasons;
+ * and the owner's side: inside the window an owner's pod goes only to its held nodes while they
+ * have room for it (counting the owner's pods this plugin placed, Reserve/Unreserve, until the
+ * caller counts them), else it is placed like any pod; before the window, or before the
+ * admission (PreEnqueue, quietly for RESV_ARRIVAL_GRACE_MS, then PreFilter), it waits.
  *
  * One plugin for every framework that must honour reservations: the live scheduler (the
  * controller keeps the plan and the Reservation objects current, resv_controller.h), the
