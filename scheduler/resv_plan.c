@@ -152,6 +152,15 @@ bool resv_plan_has(const resv_plan *p, const char *key) {
     return entry_get(p, key, NULL) != NULL;
 }
 
+bool resv_plan_window(const resv_plan *p, const char *key, int64_t *start_ms, int64_t *end_ms) {
+    const entry *e = entry_get(p, key, NULL);
+    if (!e)
+        return false;
+    *start_ms = e->start;
+    *end_ms = e->end;
+    return true;
+}
+
 size_t resv_plan_count(const resv_plan *p) {
     return p->n_entries;
 }

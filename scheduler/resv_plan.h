@@ -38,6 +38,8 @@ int resv_plan_put(resv_plan *p, const char *key, int64_t start_ms, int64_t end_m
 int resv_plan_remove(resv_plan *p, const char *key);
 size_t resv_plan_count(const resv_plan *p);
 bool resv_plan_has(const resv_plan *p, const char *key);
+/* The window key was admitted (or restored) with; false when it is not in the table. */
+bool resv_plan_window(const resv_plan *p, const char *key, int64_t *start_ms, int64_t *end_ms);
 /* What the owner's pods use of the hold on node right now (the controller counts them); 0 or
  * -1 when the key holds nothing there. */
 int resv_plan_set_used(resv_plan *p, const char *key, const char *node,

@@ -105,14 +105,17 @@ static void collect_owned(void *arg, const char *key, const reservation *r) {
     plugin_state *st = arg;
     if (!r || !reservation_owns(r, st->ns, st->labels, st->workload))
         return;
-    if (!resv_plan_has(st->plan, key)) {
+    int64_t start, end;
+    if (!resv_plan_window(st->plan, key, &start, &end)) {
         /* known, not held: Pending (admission comes with the next tick) counts; one that
          * failed, ended or is being deleted does not concern the pod any more */
         if (r->phase == RESV_PENDING && !r->deleting)
             st->n_unadmitted++;
         return;
     }
-    if (st->now_ms < r->start_ms)
+    /* the admitted window, which the holds keep, not the spec's (which may have moved since:
+     * the planner patches it when its plan moves) */
+    if (st->now_ms < start)
         st->n_ahead++;
     else
         st->n_open++;

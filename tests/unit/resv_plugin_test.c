@@ -415,6 +415,38 @@ static void test_owner_note(void) {
     }
 }
 
+/* The spec's window moved earlier after the admission (the planner patches startTime when its
+ * plan moves): the holds keep the admitted window, so the owner's pod waits for that one. It
+ * used to follow the spec: the window counted as open, the pod was refused on its own hold as
+ * "no backfill" (the holds' window not open) and bound on the free node. */
+static void test_owner_waits_for_the_admitted_window(void) {
+    tm_err err = {0};
+    sched_snapshot *s = cluster();
+    sched_framework *fw = sched_policy_new("tarema", &err);
+    resv_plan *plan = resv_plan_new();
+    json_t *obj = resv_obj("r1", -0.5, "Admitted", NULL); /* the spec now: open */
+    reservation *r = reservation_from_json(s, obj, &err);
+    CHECKF(r, "reservation: %s", err.msg);
+    /* admitted for [NOW + 1 h, NOW + 3 h) */
+    CHECK(plan && r &&
+          resv_plan_put(plan, "wf/r1", NOW + H, NOW + 3 * H, r->holds, r->n_holds, &err) == 0);
+    resv_plugin_source src = {.each = one_each, .ud = r};
+    sched_plugin pl;
+    CHECK(fw && resv_plugin_make(plan, &src, &pl, &err) == 0 &&
+          sched_framework_add_plugin(fw, &pl, &err) == 0);
+    char n[64], msg[512];
+    json_t *own = pod_obj("own", "r1", 0);
+    CHECK_STR(place(fw, s, own, false, n, sizeof n), "");
+    sched_framework_fit_message(fw, s, msg, sizeof msg);
+    CHECKF(strstr(msg, "window has not opened yet"), "message: %s", msg);
+    sched_framework_free(fw);
+    resv_plan_free(plan);
+    reservation_free(r);
+    json_decref(obj);
+    json_decref(own);
+    sched_snapshot_free(s);
+}
+
 int main(void) {
     RUN(test_non_owner_refused_inside_window);
     RUN(test_message_names_the_reservation);
@@ -425,6 +457,7 @@ int main(void) {
     RUN(test_owner_waits_for_the_window);
     RUN(test_owner_waits_for_admission);
     RUN(test_owner_note);
+    RUN(test_owner_waits_for_the_admitted_window);
     RUN(test_backfill_before_window);
     RUN(test_nothing_held_is_ignored);
     return TEST_SUMMARY();
