@@ -5,7 +5,9 @@
 # hold have room for them. Own kwok nodes: 4 of 2 cores; the reservation holds 2 of them whole
 # for 2 pods of 2 cores; the owner has 3 such pods (one more than held).
 #  1. before the window: none of the owner's pods binds, although 2 free nodes would take them;
-#     their PodScheduled condition says they wait for the window;
+#     their PodScheduled condition says they wait for the window; the spec's startTime is moved
+#     earlier after the admission (as the planner does when its plan moves): the admitted window
+#     still decides (phase and owner's rule);
 #  2. the window opens: 2 of them bind on the 2 held nodes; the third, for which the hold has no
 #     room left, falls back to normal placement (a free node);
 #  3. a Reservation and its owner's pod created together (the pod seen before the admission):
@@ -54,6 +56,12 @@ T_START=$(($(date +%s) + AHEAD))
 if wait_for 20 phase_is "$NS" step Admitted; then pass "reservation admitted"; else fail "reservation admitted" "phase '$(resv_phase "$NS" step)': $(resv_message "$NS" step)"; fi
 HELD=$(resv_nodes "$NS" step)
 if [ "$(echo "$HELD" | grep -c "^$P-")" = 2 ]; then pass "2 nodes held"; else fail "2 nodes held" "$HELD"; fi
+
+# The spec's window moved earlier after the admission, as the planner patches it when its plan
+# moves: the holds keep the admitted window, and so do the phase and the owner's rule.
+kubectl patch reservation -n "$NS" step --type merge -p "{\"spec\":{\"startTime\":\"$(rfc3339 3)\"}}" >/dev/null
+sleep 6
+if phase_is "$NS" step Admitted; then pass "spec moved earlier: still Admitted until the admitted window opens"; else fail "spec moved earlier: still Admitted until the admitted window opens" "phase $(resv_phase "$NS" step): $(resv_message "$NS" step)"; fi
 
 # ---- 1. the owner's pods, schedulable before the window --------------------------------------------
 for i in 1 2 3; do
