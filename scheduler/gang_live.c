@@ -12,6 +12,14 @@
 /* An unchanged FailedScheduling on the members is reported again after this long. */
 #define REPORT_REPEAT_MS (5 * 60 * 1000)
 
+/* A member that arrives before its PodGroup/Workload is in the cache, or before the rest of its
+ * gang (kubectl create -f of a group and its pods, a controller creating pods one by one), waits
+ * quietly this long for the informer to deliver what is missing: no FailedScheduling event, no
+ * PodGroup event. The PodGroup/Workload event or the missing members' pod events requeue it; past
+ * this, the wait is reported like any other (the cause is then likely a real mistake: a
+ * misspelt group name, fewer pods than minMember). */
+#define ARRIVAL_GRACE_MS (15 * 1000)
+
 /* A gang whose reservations are held while its binds run: the first member's bind goes alone,
  * the others' only after it succeeded, so a refusal of the first (pod deleted, conflict, API
  * server refusing) undoes reservations no bind has touched yet. */
@@ -32,6 +40,9 @@ struct sched_gang_live {
     sched_gang_registry *reg;
     gang_bind *binds;
     tm_metric *m_scheduled, *m_wait_s, *m_attempts;
+    /* keys of gangs waiting quietly for their arrival (ARRIVAL_GRACE_MS) */
+    char **quiet;
+    size_t n_quiet, cap_quiet;
 };
 
 sched_gang_live *sched_gang_live_new(sched_queue *q, sched_cache *c, sched_framework *fw,
@@ -87,6 +98,9 @@ void sched_gang_live_free(sched_gang_live *gl) {
         bind_free(gb);
     }
     sched_gang_registry_free(gl->reg);
+    for (size_t i = 0; i < gl->n_quiet; i++)
+        free(gl->quiet[i]);
+    free(gl->quiet);
     free(gl);
 }
 
@@ -307,6 +321,57 @@ static size_t take_members(sched_gang_live *gl, sched_gang *g, sched_pod *pod, s
 static void start_binds(sched_gang_live *gl, gang_bind *gb, size_t from, size_t to, int64_t now_ms);
 static void undo_rest(sched_gang_live *gl, gang_bind *gb, int status, int64_t now_ms);
 
+/* Whether g waits only for something still arriving: its PodGroup/Workload (not in the cache,
+ * not invalid) or members up to minMember. */
+static bool arriving(const sched_gang *g) {
+    if (!g->declared)
+        return !g->spec_error;
+    size_t live = g->n_members - sched_gang_count(g, SCHED_GANG_POD_FAILED) + g->done_succeeded;
+    return live < (size_t)g->spec.min_member;
+}
+
+static ssize_t quiet_find(const sched_gang_live *gl, const char *key) {
+    for (size_t i = 0; i < gl->n_quiet; i++)
+        if (strcmp(gl->quiet[i], key) == 0)
+            return (ssize_t)i;
+    return -1;
+}
+
+static void quiet_remove(sched_gang_live *gl, size_t i) {
+    free(gl->quiet[i]);
+    gl->quiet[i] = gl->quiet[--gl->n_quiet];
+}
+
+/* Marks g as waiting quietly (so check_timeouts requeues it when the grace ends). false on OOM
+ * (it is then reported at once, as before). */
+static bool quiet_add(sched_gang_live *gl, const sched_gang *g) {
+    if (quiet_find(gl, g->key) >= 0)
+        return true;
+    if (gl->n_quiet == gl->cap_quiet) {
+        size_t nc = gl->cap_quiet ? gl->cap_quiet * 2 : 8;
+        char **nq = realloc(gl->quiet, nc * sizeof *nq);
+        if (!nq)
+            return false;
+        gl->quiet = nq;
+        gl->cap_quiet = nc;
+    }
+    if (!(gl->quiet[gl->n_quiet] = strdup(g->key)))
+        return false;
+    gl->n_quiet++;
+    return true;
+}
+
+/* The gang's pending members that wait in the unschedulable queue go to backoff: retried soon,
+ * not at the next flush. */
+static void requeue_members(sched_gang_live *gl, sched_gang *g, int64_t now_ms) {
+    for (size_t k = 0; k < g->n_members; k++) {
+        const char *uid = g->members[k].uid;
+        if (g->members[k].state == SCHED_GANG_POD_PENDING &&
+            sched_queue_state(gl->q, uid) == SCHED_Q_UNSCHEDULABLE && sched_queue_take(gl->q, uid))
+            sched_queue_backoff(gl->q, uid, now_ms);
+    }
+}
+
 /* The gang waited scheduleTimeoutSeconds without fitting: say so, and start a new wait. */
 static void time_out(sched_gang_live *gl, sched_gang *g, const char *why, int64_t now_ms) {
     g->timeouts++;
@@ -323,6 +388,17 @@ static void time_out(sched_gang_live *gl, sched_gang *g, const char *why, int64_
 }
 
 void sched_gang_live_check_timeouts(sched_gang_live *gl, int64_t now_ms) {
+    /* quiet arrivals: past the grace the members are retried, and then reported */
+    for (size_t i = 0; i < gl->n_quiet;) {
+        sched_gang *g = sched_gang_registry_get(gl->reg, gl->quiet[i]);
+        if (!g || !arriving(g)) { /* arrived (its cycle placed it or reports it) or gone */
+            quiet_remove(gl, i);
+            continue;
+        }
+        if (now_ms - g->first_seen_ms >= ARRIVAL_GRACE_MS)
+            requeue_members(gl, g, now_ms);
+        i++;
+    }
     size_t n = sched_gang_registry_count(gl->reg);
     for (size_t i = 0; i < n; i++) {
         sched_gang *g = sched_gang_registry_at(gl->reg, i);
@@ -462,6 +538,20 @@ bool sched_gang_live_rejected(sched_gang_live *gl, const sched_pod *pod, const c
         return false;
     if (waits_for_gates(g))
         return true;
+    ssize_t qi = quiet_find(gl, g->key);
+    if (arriving(g) && now_ms - g->first_seen_ms < ARRIVAL_GRACE_MS && quiet_add(gl, g)) {
+        /* the informer delivers the rest: its event requeues the pod, the grace bounds it */
+        snprintf(g->message, sizeof g->message, "%s", why);
+        tm_debug("gang waits for its arrival gang=%s pod=%s/%s msg=\"%s\"", g->key, pod->ns,
+                 pod->name, why);
+        return true;
+    }
+    if (qi >= 0) {
+        quiet_remove(gl, (size_t)qi);
+        if (arriving(g))
+            tm_info("gang still incomplete %ds after its first member gang=%s msg=\"%s\"",
+                    ARRIVAL_GRACE_MS / 1000, g->key, why);
+    }
     /* the gang's wait starts now: scheduleTimeoutSeconds counts from here */
     if (sched_gang_active(g) && !g->wait_since_ms)
         g->wait_since_ms = now_ms;

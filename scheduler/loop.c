@@ -19,6 +19,7 @@
 #include "scheduler/policy.h"
 #include "scheduler/queue.h"
 #include "scheduler/resv_controller.h"
+#include "scheduler/resv_plugin.h"
 #include "scheduler/scheduling_gates.h"
 
 /* Cycles per batch: enough to amortise the lock and the loop turn, small enough that watch
@@ -649,7 +650,10 @@ static bool schedule_batch(sched_loop *l) {
             }
             l->stats.unschedulable++;
             tm_metrics_inc(l->m_attempts, TM_LABELS("unschedulable"));
-            bool quiet = sched_gang_live_rejected(l->gangs, pod, why, now);
+            /* the Reservation plugin's PreEnqueue only keeps an owner's pod back, quietly and
+             * for a bounded time, while its reservation's admission is due (resv_plugin.c) */
+            bool quiet = sched_gang_live_rejected(l->gangs, pod, why, now) ||
+                         strncmp(why, RESV_PLUGIN_NAME ":", sizeof RESV_PLUGIN_NAME) == 0;
             tm_err err = {0};
             if (!quiet &&
                 sched_queue_should_report(l->queue, pod->uid, why, now, REPORT_REPEAT_MS) &&

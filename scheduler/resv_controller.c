@@ -393,8 +393,10 @@ static json_t *owner_transform(void *ud, json_t *obj) {
 
 static void src_each(void *ud, resv_each_fn fn, void *arg) {
     const resv_controller *c = ud;
+    /* by the effective phase: a failure of ours whose status is not visible yet is over */
     for (size_t i = 0; i < c->n_ents; i++)
-        if (c->ents[i]->r)
+        if (c->ents[i]->r &&
+            (c->ents[i]->phase == RESV_PENDING || resv_phase_holds(c->ents[i]->phase)))
             fn(arg, c->ents[i]->key, c->ents[i]->r);
 }
 
@@ -622,6 +624,7 @@ static bool admissible_owner(resv_controller *c, rentry *e) {
     if (ex == -1)
         return false;
     if (ex == 0 || ex == -2) {
+        c->changed = true; /* pods waiting for its admission go on without it */
         write_status(c, e, RESV_FAILED, why, NULL, 0, true);
         post_event(c, e, "Warning", "OwnerNotFound", why);
         return false;
@@ -632,6 +635,9 @@ static bool admissible_owner(resv_controller *c, rentry *e) {
 /* Writes the outcome of e's admission. */
 static void admitted(resv_controller *c, rentry *e, const resv_admission *a) {
     const reservation *r = e->r;
+    /* the owner's pods that wait for the admission (resv_plugin.h) are retried: they wait for
+     * the window now, or go on without the reservation */
+    c->changed = true;
     if (!a->ok) {
         write_status(c, e, RESV_FAILED, a->reason, NULL, 0, true);
         post_event(c, e, "Warning", "NotAdmissible", a->reason);
@@ -699,6 +705,8 @@ out:
 static bool count_owner_pods(resv_controller *c, rentry *e, int64_t now, size_t *owner_pods,
                              bool *started_now) {
     const reservation *r = e->r;
+    int64_t start = r->start_ms, end;
+    resv_plan_window(c->plan, e->key, &start, &end); /* the admitted window, when held */
     *owner_pods = 0;
     *started_now = false;
     sched_resources *used = calloc(r->n_holds ? r->n_holds : 1, sizeof *used);
@@ -709,7 +717,7 @@ static bool count_owner_pods(resv_controller *c, rentry *e, int64_t now, size_t 
         if (!owns(r, p))
             continue;
         (*owner_pods)++;
-        *started_now |= p->node != NULL && now >= r->start_ms;
+        *started_now |= p->node != NULL && now >= start;
         for (size_t h = 0; p->node && h < r->n_holds; h++)
             if (strcmp(p->node, r->holds[h].node) == 0) {
                 for (int k = 0; k < SCHED_RES_MAX; k++)
@@ -733,10 +741,17 @@ static void keep(resv_controller *c, rentry *e, int64_t now) {
     bool started_now;
     if (!count_owner_pods(c, e, now, &owner_pods, &started_now))
         return;
+    /* The window it was admitted with (the holds') decides the phase, not the spec's: a spec
+     * changed after admission (the planner patches startTime/endTime when its plan moves)
+     * changes nothing held (docs/reservations.md, Limits). Following the spec's times made it
+     * Active before its holds' window opened (the owner's pods were then refused on their own
+     * holds as "no backfill") and Expired before it closed (the pods then bound anywhere). */
+    int64_t start = r->start_ms, end = r->end_ms;
+    resv_plan_window(c->plan, e->key, &start, &end);
     char why[512];
     resv_facts f = {.phase = e->phase,
-                    .start_ms = r->start_ms,
-                    .end_ms = r->end_ms,
+                    .start_ms = start,
+                    .end_ms = end,
                     .now_ms = now,
                     .deleted = r->deleting,
                     .owner_missing = owner_exists(c, r, why, sizeof why) == 0,

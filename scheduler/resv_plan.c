@@ -152,6 +152,15 @@ bool resv_plan_has(const resv_plan *p, const char *key) {
     return entry_get(p, key, NULL) != NULL;
 }
 
+bool resv_plan_window(const resv_plan *p, const char *key, int64_t *start_ms, int64_t *end_ms) {
+    const entry *e = entry_get(p, key, NULL);
+    if (!e)
+        return false;
+    *start_ms = e->start;
+    *end_ms = e->end;
+    return true;
+}
+
 size_t resv_plan_count(const resv_plan *p) {
     return p->n_entries;
 }
@@ -380,15 +389,26 @@ static bool fits(const sched_resources *req, const sched_resources *room) {
     return true;
 }
 
+/* What the owner's pods use of e's hold h: the table's count, raised by adjust (pods placed but
+ * not counted yet) when given. */
+static void hold_used(const entry *e, size_t h, resv_used_adjust_fn adjust, void *ud,
+                      sched_resources *used) {
+    *used = e->used[h];
+    if (adjust)
+        adjust(ud, e->key, e->holds[h].node, used);
+}
+
 /* Whether e (the pod's own reservation, window open) still has room for req on a node other
  * than node. */
-static const char *room_elsewhere(const entry *e, const char *node, const sched_resources *req) {
+static const char *room_elsewhere(const entry *e, const char *node, const sched_resources *req,
+                                  resv_used_adjust_fn adjust, void *ud) {
     for (size_t h = 0; h < e->n; h++) {
         if (strcmp(e->holds[h].node, node) == 0)
             continue;
-        sched_resources left;
+        sched_resources used, left;
+        hold_used(e, h, adjust, ud, &used);
         for (int k = 0; k < SCHED_RES_MAX; k++)
-            left.v[k] = e->holds[h].res.v[k] - e->used[h].v[k];
+            left.v[k] = e->holds[h].res.v[k] - used.v[k];
         if (fits(req, &left))
             return e->holds[h].node;
     }
@@ -406,6 +426,15 @@ resv_verdict resv_plan_filter(const resv_plan *p, const char *node,
                               const sched_resources *node_free, const sched_resources *req,
                               int64_t pod_end_ms, resv_is_owner_fn is_owner, void *ud,
                               int64_t now_ms, char *why, size_t why_size) {
+    return resv_plan_filter_adjusted(p, node, node_free, req, pod_end_ms, is_owner, NULL, ud,
+                                     now_ms, why, why_size);
+}
+
+resv_verdict resv_plan_filter_adjusted(const resv_plan *p, const char *node,
+                                       const sched_resources *node_free, const sched_resources *req,
+                                       int64_t pod_end_ms, resv_is_owner_fn is_owner,
+                                       resv_used_adjust_fn adjust, void *ud, int64_t now_ms,
+                                       char *why, size_t why_size) {
     const node_slot *s = slot_get(p, node);
     resv_verdict v = RESV_HONOUR_OK;
     if (s && s->n) {
@@ -453,11 +482,13 @@ resv_verdict resv_plan_filter(const resv_plan *p, const char *node,
             continue;
         sched_resources here, used_here, left;
         held_on(e, node, &here, &used_here);
+        if (adjust)
+            adjust(ud, e->key, node, &used_here);
         for (int k = 0; k < SCHED_RES_MAX; k++)
             left.v[k] = here.v[k] - used_here.v[k];
         if (fits(req, &left))
             continue;
-        const char *other = room_elsewhere(e, node, req);
+        const char *other = room_elsewhere(e, node, req, adjust, ud);
         if (other) {
             if (why)
                 snprintf(why, why_size, "reservation %s holds room for the pod on node %s", e->key,

@@ -38,6 +38,8 @@ int resv_plan_put(resv_plan *p, const char *key, int64_t start_ms, int64_t end_m
 int resv_plan_remove(resv_plan *p, const char *key);
 size_t resv_plan_count(const resv_plan *p);
 bool resv_plan_has(const resv_plan *p, const char *key);
+/* The window key was admitted (or restored) with; false when it is not in the table. */
+bool resv_plan_window(const resv_plan *p, const char *key, int64_t *start_ms, int64_t *end_ms);
 /* What the owner's pods use of the hold on node right now (the controller counts them); 0 or
  * -1 when the key holds nothing there. */
 int resv_plan_set_used(resv_plan *p, const char *key, const char *node,
@@ -128,6 +130,17 @@ resv_verdict resv_plan_filter(const resv_plan *p, const char *node,
                               const sched_resources *node_free, const sched_resources *req,
                               int64_t pod_end_ms, resv_is_owner_fn is_owner, void *ud,
                               int64_t now_ms, char *why, size_t why_size);
+/* resv_plan_filter where the "elsewhere" rule sees what the owner's pods use of a hold as the
+ * table's count (resv_plan_set_used) raised by adjust (NULL: as is): the Reservation plugin
+ * adds the pods it placed that the count does not include yet (a gang placed in one cycle,
+ * binds the controller has not seen). ud goes to both callbacks. */
+typedef void (*resv_used_adjust_fn)(void *ud, const char *key, const char *node,
+                                    sched_resources *used);
+resv_verdict resv_plan_filter_adjusted(const resv_plan *p, const char *node,
+                                       const sched_resources *node_free, const sched_resources *req,
+                                       int64_t pod_end_ms, resv_is_owner_fn is_owner,
+                                       resv_used_adjust_fn adjust, void *ud, int64_t now_ms,
+                                       char *why, size_t why_size);
 
 /* ---- phase and release --------------------------------------------------------------------- */
 

@@ -7,8 +7,20 @@
 
 #include "lib/jsonutil.h"
 
-/* PreFilter's detail while the held reservations are not in the plan yet */
-#define RESV_NOT_RESTORED 100
+/* PreFilter's details: the held reservations are not in the plan yet; the pod's own reservation
+ * is known but not admitted yet; its window has not opened yet */
+#define RESV_NOT_RESTORED  100
+#define RESV_WAIT_ADMITTED 101
+#define RESV_WAIT_WINDOW   102
+
+/* An owner's pod this plugin saw reserved on a node (Reserve), until the snapshot no longer has
+ * it there: what its reservations' holds count as used even before the caller counts it. */
+typedef struct placed_pod {
+    char *uid, *node;
+    sched_resources req;
+    char **keys; /* the reservations it belonged to when reserved */
+    size_t n_keys;
+} placed_pod;
 
 typedef struct plugin_state {
     resv_plan *plan;
@@ -22,7 +34,64 @@ typedef struct plugin_state {
     const char *ns;
     const json_t *labels;
     const char *workload;
+    int64_t now_ms;
+    /* of the reservations the pod belongs to: how many have their window open (or passed), how
+     * many are admitted with the window ahead, how many are not admitted yet */
+    size_t n_open, n_ahead, n_unadmitted;
+    /* owners' pods reserved by this framework and still on their node in the snapshot */
+    placed_pod *placed;
+    size_t n_placed, cap_placed;
 } plugin_state;
+
+static void placed_clear(placed_pod *pp) {
+    free(pp->uid);
+    free(pp->node);
+    for (size_t i = 0; i < pp->n_keys; i++)
+        free(pp->keys[i]);
+    free(pp->keys);
+}
+
+static void placed_drop(plugin_state *st, size_t i) {
+    placed_clear(&st->placed[i]);
+    st->placed[i] = st->placed[--st->n_placed];
+}
+
+/* Forgets the placed pods the snapshot no longer has on their node (ended, deleted, an
+ * assumption undone) and those whose reservations all left the plan. */
+static void placed_purge(plugin_state *st, const sched_snapshot *s) {
+    for (size_t i = 0; i < st->n_placed;) {
+        const placed_pod *pp = &st->placed[i];
+        const char *on = sched_snapshot_pod_node(s, pp->uid);
+        bool held = false;
+        for (size_t k = 0; k < pp->n_keys && !held; k++)
+            held = resv_plan_has(st->plan, pp->keys[k]);
+        if (!on || strcmp(on, pp->node) != 0 || !held)
+            placed_drop(st, i);
+        else
+            i++;
+    }
+}
+
+/* resv_used_adjust_fn: the hold's use is at least what the owner's pods placed here take (the
+ * caller's count may not include them yet; taking the larger of the two counts nothing twice). */
+static void adjust_used(void *ud, const char *key, const char *node, sched_resources *used) {
+    const plugin_state *st = ud;
+    sched_resources mine = {0};
+    for (size_t i = 0; i < st->n_placed; i++) {
+        const placed_pod *pp = &st->placed[i];
+        if (strcmp(pp->node, node) != 0)
+            continue;
+        for (size_t k = 0; k < pp->n_keys; k++)
+            if (strcmp(pp->keys[k], key) == 0) {
+                for (int r = 0; r < SCHED_RES_MAX; r++)
+                    mine.v[r] += pp->req.v[r];
+                break;
+            }
+    }
+    for (int r = 0; r < SCHED_RES_MAX; r++)
+        if (mine.v[r] > used->v[r])
+            used->v[r] = mine.v[r];
+}
 
 static bool cycle_owner(void *ud, const char *key) {
     const plugin_state *st = ud;
@@ -36,6 +105,20 @@ static void collect_owned(void *arg, const char *key, const reservation *r) {
     plugin_state *st = arg;
     if (!r || !reservation_owns(r, st->ns, st->labels, st->workload))
         return;
+    int64_t start, end;
+    if (!resv_plan_window(st->plan, key, &start, &end)) {
+        /* known, not held: Pending (admission comes with the next tick) counts; one that
+         * failed, ended or is being deleted does not concern the pod any more */
+        if (r->phase == RESV_PENDING && !r->deleting)
+            st->n_unadmitted++;
+        return;
+    }
+    /* the admitted window, which the holds keep, not the spec's (which may have moved since:
+     * the planner patches it when its plan moves) */
+    if (st->now_ms < start)
+        st->n_ahead++;
+    else
+        st->n_open++;
     if (st->n_owned == st->cap_owned) {
         size_t nc = st->cap_owned ? st->cap_owned * 2 : 4;
         const char **no = realloc(st->owned, nc * sizeof *no);
@@ -49,26 +132,67 @@ static void collect_owned(void *arg, const char *key, const reservation *r) {
     st->owned[st->n_owned++] = key;
 }
 
+/* The reservations pod belongs to, counted into st (n_open, n_ahead, n_unadmitted; owned). false
+ * on OOM. */
+static bool collect_for(plugin_state *st, const sched_pod *pod, int64_t now_ms) {
+    st->n_owned = 0;
+    st->ns = pod->ns;
+    st->labels = pod->pod_labels;
+    st->workload = NULL;
+    st->now_ms = now_ms;
+    st->n_open = st->n_ahead = st->n_unadmitted = 0;
+    if (st->src.identity)
+        st->src.identity(st->src.ud, pod, &st->labels, &st->workload);
+    st->oom = false;
+    st->src.each(st->src.ud, collect_owned, st);
+    return !st->oom;
+}
+
+/* PreEnqueue: an owner's pod whose reservation the scheduler knows but has not admitted yet
+ * (they were created together: the admission comes with the controller's next tick) waits
+ * outside the queue, quietly (the live loop posts no FailedScheduling for this plugin's
+ * PreEnqueue), and is requeued by the admission (resv_controller_tick reports the change).
+ * Bounded: from RESV_ARRIVAL_GRACE_MS after the pod's creation it is let through, and PreFilter
+ * then reports the wait ("... is not admitted yet"). */
+static sched_status plugin_pre_enqueue(void *state, const sched_snapshot *s, const sched_pod *p,
+                                       int64_t now_ms, char *msg, size_t size) {
+    (void)s;
+    plugin_state *st = state;
+    if ((st->src.ready && !st->src.ready(st->src.ud)) || p->created_ms <= 0 ||
+        now_ms - p->created_ms >= RESV_ARRIVAL_GRACE_MS)
+        return SCHED_STATUS_OK;
+    if (!collect_for(st, p, now_ms) || st->n_open > 0 || st->n_unadmitted == 0)
+        return SCHED_STATUS_OK; /* OOM: PreFilter meets it again and says so */
+    snprintf(msg, size, "waiting for its Reservation to be admitted");
+    return SCHED_STATUS_UNSCHEDULABLE;
+}
+
 static sched_status plugin_pre_filter(void *state, const sched_cycle *cy, uint32_t *detail,
                                       tm_err *err) {
     plugin_state *st = state;
     st->n_owned = 0;
+    placed_purge(st, cy->snap);
     if (st->src.ready && !st->src.ready(st->src.ud)) {
         /* a restart must not place pods on capacity held before it */
         *detail = RESV_NOT_RESTORED;
         return SCHED_STATUS_UNSCHEDULABLE;
     }
+    if (!collect_for(st, cy->pod, cy->now_ms))
+        return tm_err_set(err, "out of memory"), SCHED_STATUS_ERROR;
+    /* An owner's pod that became schedulable before its reservation is Active (created early,
+     * ungated early, or the reservation not admitted yet) waits for it rather than bind
+     * wherever there is room now and leave the hold unused: the window's opening (or the
+     * admission) changes the plan, and the caller retries the unschedulable pods then. */
+    if (st->n_open == 0 && st->n_unadmitted > 0) {
+        *detail = RESV_WAIT_ADMITTED;
+        return SCHED_STATUS_UNSCHEDULABLE;
+    }
+    if (st->n_open == 0 && st->n_ahead > 0) {
+        *detail = RESV_WAIT_WINDOW;
+        return SCHED_STATUS_UNSCHEDULABLE;
+    }
     if (resv_plan_count(st->plan) == 0)
         return SCHED_STATUS_SKIP;
-    st->ns = cy->pod->ns;
-    st->labels = cy->pod->pod_labels;
-    st->workload = NULL;
-    if (st->src.identity)
-        st->src.identity(st->src.ud, cy->pod, &st->labels, &st->workload);
-    st->oom = false;
-    st->src.each(st->src.ud, collect_owned, st);
-    if (st->oom)
-        return tm_err_set(err, "out of memory"), SCHED_STATUS_ERROR;
     return SCHED_STATUS_OK;
 }
 
@@ -86,9 +210,53 @@ static int plugin_filter(void *state, const sched_cycle *cy, size_t node, const 
     for (int k = 0; k < SCHED_RES_MAX; k++)
         free_now.v[k] = n->allocatable.v[k] - n->requested.v[k];
     int64_t end = n_here ? resv_expected_end(cy->snap, cy->pod, n, cy->now_ms) : -1;
-    resv_verdict v = resv_plan_filter(st->plan, n->name, &free_now, &cy->pod->requests, end,
-                                      cycle_owner, st, cy->now_ms, NULL, 0);
+    resv_verdict v =
+        resv_plan_filter_adjusted(st->plan, n->name, &free_now, &cy->pod->requests, end,
+                                  cycle_owner, adjust_used, st, cy->now_ms, NULL, 0);
     return v == RESV_HONOUR_OK ? -1 : (int)v;
+}
+
+/* Reserve: an owner's pod placed on n counts against its holds from now on (adjust_used). */
+static void plugin_reserved(void *state, const sched_cycle *cy, const sched_node *n) {
+    plugin_state *st = state;
+    if (st->n_owned == 0 || !cy->pod->uid)
+        return;
+    for (size_t i = 0; i < st->n_placed; i++)
+        if (strcmp(st->placed[i].uid, cy->pod->uid) == 0) {
+            placed_drop(st, i); /* re-placed: the new node counts */
+            break;
+        }
+    if (st->n_placed == st->cap_placed) {
+        size_t nc = st->cap_placed ? st->cap_placed * 2 : 8;
+        placed_pod *np = realloc(st->placed, nc * sizeof *np);
+        if (!np)
+            return; /* the caller's count catches up once it sees the bind */
+        st->placed = np;
+        st->cap_placed = nc;
+    }
+    placed_pod pp = {.uid = strdup(cy->pod->uid),
+                     .node = strdup(n->name),
+                     .req = cy->pod->requests,
+                     .keys = calloc(st->n_owned, sizeof(char *))};
+    bool ok = pp.uid && pp.node && pp.keys;
+    for (size_t k = 0; ok && k < st->n_owned; k++, pp.n_keys++)
+        ok = (pp.keys[k] = strdup(st->owned[k])) != NULL;
+    if (!ok) {
+        placed_clear(&pp);
+        return;
+    }
+    st->placed[st->n_placed++] = pp;
+}
+
+/* Unreserve (Permit rejected it, the bind failed, a gang that did not fit): it holds nothing. */
+static void plugin_unreserve(void *state, const sched_cycle *cy, const sched_node *n) {
+    (void)n;
+    plugin_state *st = state;
+    for (size_t i = 0; cy->pod->uid && i < st->n_placed; i++)
+        if (strcmp(st->placed[i].uid, cy->pod->uid) == 0) {
+            placed_drop(st, i);
+            return;
+        }
 }
 
 static void plugin_filter_reason(void *state, const sched_cycle *cy, uint32_t detail, char *buf,
@@ -96,6 +264,10 @@ static void plugin_filter_reason(void *state, const sched_cycle *cy, uint32_t de
     (void)state, (void)cy;
     snprintf(buf, size, "%s",
              detail == RESV_NOT_RESTORED ? "reservations not read yet (the scheduler is starting)"
+             : detail == RESV_WAIT_ADMITTED
+                 ? "node(s) were not tried: the pod's Reservation is not admitted yet"
+             : detail == RESV_WAIT_WINDOW
+                 ? "node(s) were not tried: the pod's Reservation window has not opened yet"
              : detail == RESV_HONOUR_RESERVED ? "node(s) were reserved for another owner's pods"
              : detail == RESV_HONOUR_NO_BACKFILL
                  ? "node(s) were reserved from a later time and the pod's expected end is "
@@ -108,6 +280,9 @@ static void plugin_free(void *state) {
     if (!st)
         return;
     free(st->owned);
+    for (size_t i = 0; i < st->n_placed; i++)
+        placed_clear(&st->placed[i]);
+    free(st->placed);
     free(st);
 }
 
@@ -126,7 +301,10 @@ int resv_plugin_make(resv_plan *plan, const resv_plugin_source *src, sched_plugi
                           .free_state = plugin_free,
                           .pre_filter = plugin_pre_filter,
                           .filter = plugin_filter,
-                          .filter_reason = plugin_filter_reason};
+                          .filter_reason = plugin_filter_reason,
+                          .pre_enqueue = plugin_pre_enqueue,
+                          .reserved = plugin_reserved,
+                          .unreserve = plugin_unreserve};
     return 0;
 }
 
@@ -135,12 +313,14 @@ int resv_plugin_make(resv_plan *plan, const resv_plugin_source *src, sched_plugi
 typedef struct book_entry {
     char key[600];
     reservation *r;
+    sched_resources *used; /* per hold: what the owner's bound pods use of it (owner_use) */
 } book_entry;
 
 struct resv_plugin_book {
     resv_plan *plan;
     book_entry *v;
     size_t n;
+    char *ns;       /* the explained pod's namespace */
     json_t *labels; /* the explained pod's (owned reference), NULL when none */
     char *workload; /* its spec.workloadRef.name, NULL when none */
 };
@@ -166,9 +346,12 @@ size_t resv_plugin_book_count(const resv_plugin_book *b) {
 void resv_plugin_book_free(resv_plugin_book *b) {
     if (!b)
         return;
-    for (size_t i = 0; i < b->n; i++)
+    for (size_t i = 0; i < b->n; i++) {
         reservation_free(b->v[i].r);
+        free(b->v[i].used);
+    }
     free(b->v);
+    free(b->ns);
     resv_plan_free(b->plan);
     json_decref(b->labels);
     free(b->workload);
@@ -206,7 +389,7 @@ static int owner_use(resv_plugin_book *b, sched_snapshot *s, const json_t *pods,
         }
         for (size_t h = 0; h < r->n_holds; h++)
             resv_plan_set_used(b->plan, b->v[e].key, r->holds[h].node, &used[h]);
-        free(used);
+        b->v[e].used = used; /* for resv_plugin_book_owner_note */
     }
     return 0;
 }
@@ -221,6 +404,10 @@ resv_plugin_book *resv_plugin_explain(sched_snapshot *s, sched_framework *fw, co
         goto fail;
     }
     b->labels = json_incref(tm_json_path(pod, "metadata.labels"));
+    if (!(b->ns = strdup(tm_json_str(pod, "metadata.namespace", "")))) {
+        tm_err_set(err, "out of memory");
+        goto fail;
+    }
     const char *wl = tm_json_str(pod, "spec.workloadRef.name", NULL);
     if (wl && !(b->workload = strdup(wl))) {
         tm_err_set(err, "out of memory");
@@ -255,4 +442,45 @@ resv_plugin_book *resv_plugin_explain(sched_snapshot *s, sched_framework *fw, co
 fail:
     resv_plugin_book_free(b);
     return NULL;
+}
+
+bool resv_plugin_book_owner_note(const resv_plugin_book *b, const sched_resources *req,
+                                 int64_t now_ms, char *buf, size_t size) {
+    for (size_t i = 0; b && i < b->n; i++) {
+        const book_entry *e = &b->v[i];
+        const reservation *r = e->r;
+        if (!reservation_owns(r, b->ns, b->labels, b->workload))
+            continue;
+        char t[32];
+        if (now_ms < r->start_ms) {
+            snprintf(buf, size,
+                     "owner of Reservation %s (%s, window opens at %s): the pod waits for the "
+                     "window",
+                     e->key, resv_phase_name(r->phase), resv_format_time(r->start_ms, t, sizeof t));
+            return true;
+        }
+        const char *room = NULL;
+        for (size_t h = 0; h < r->n_holds && !room; h++) {
+            bool fits = true;
+            for (int k = 0; k < SCHED_RES_MAX; k++)
+                if (req->v[k] > 0 &&
+                    req->v[k] > r->holds[h].res.v[k] - (e->used ? e->used[h].v[k] : 0))
+                    fits = false;
+            if (fits)
+                room = r->holds[h].node;
+        }
+        resv_format_time(r->end_ms, t, sizeof t);
+        if (room)
+            snprintf(buf, size,
+                     "owner of Reservation %s (window open until %s): its hold on %s has room "
+                     "for the pod: it binds only on the held nodes",
+                     e->key, t, room);
+        else
+            snprintf(buf, size,
+                     "owner of Reservation %s (window open until %s): its holds have no room "
+                     "left for the pod: placed like any pod (capacity held for others excepted)",
+                     e->key, t);
+        return true;
+    }
+    return false;
 }

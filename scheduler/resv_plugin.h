@@ -1,6 +1,10 @@
 /* resv_plugin.h: the Reservation Filter plugin: the honouring rule of resv_plan.h as PreFilter
  * (which held reservations the pod being placed belongs to) and Filter (resv_plan_filter on each
- * node, with the pod's expected end from resv_expected_end), with kube-scheduler style reasons.
+ * node, with the pod's expected end from resv_expected_end), with kube-scheduler style reasons;
+ * and the owner's side: inside the window an owner's pod goes only to its held nodes while they
+ * have room for it (counting the owner's pods this plugin placed, Reserve/Unreserve, until the
+ * caller counts them), else it is placed like any pod; before the window, or before the
+ * admission (PreEnqueue, quietly for RESV_ARRIVAL_GRACE_MS, then PreFilter), it waits.
  *
  * One plugin for every framework that must honour reservations: the live scheduler (the
  * controller keeps the plan and the Reservation objects current, resv_controller.h), the
@@ -12,6 +16,10 @@
  *   "node(s) were reserved for another owner's pods"               inside a window
  *   "node(s) were reserved from a later time and the pod's expected end is unknown or after it"
  *   "node(s) were not the ones reserved for the pod"               an owner's pod elsewhere
+ *                                         while its holds have room for it (else it falls back
+ *                                         to normal placement)
+ *   "node(s) were not tried: the pod's Reservation window has not opened yet"    (PreFilter)
+ *   "node(s) were not tried: the pod's Reservation is not admitted yet"          (PreFilter)
  *   "reservations not read yet (the scheduler is starting)"        every node, until ready */
 #ifndef TAREMA_SCHED_RESV_PLUGIN_H
 #define TAREMA_SCHED_RESV_PLUGIN_H
@@ -26,6 +34,9 @@
 #include "scheduler/resv_plan.h"
 
 #define RESV_PLUGIN_NAME "Reservation"
+/* How long an owner's pod waits quietly at PreEnqueue for its reservation's admission, from its
+ * creation (plugin_pre_enqueue). */
+#define RESV_ARRIVAL_GRACE_MS (15 * 1000)
 
 /* Called by `each` for every reservation the caller knows (key "ns/name"). */
 typedef void (*resv_each_fn)(void *arg, const char *key, const reservation *r);
@@ -64,6 +75,14 @@ typedef struct resv_plugin_book resv_plugin_book;
 resv_plugin_book *resv_plugin_explain(sched_snapshot *s, sched_framework *fw, const json_t *items,
                                       const char *scheduler_name, const json_t *pod,
                                       const json_t *pods, const sched_keys *keys, tm_err *err);
+/* For explain: when the explained pod belongs to a held reservation of the book, which case of
+ * the owner's rule applies to it (req: its requests), into buf, e.g. "owner of Reservation
+ * wf/r1 (window open until T): its hold on n1 has room for the pod: it binds only on the held
+ * nodes", "... its holds have no room left for the pod: placed like any pod ...", "... (Admitted,
+ * window opens at T): the pod waits for the window". false (buf untouched) for a pod that owns
+ * none of them. */
+bool resv_plugin_book_owner_note(const resv_plugin_book *b, const sched_resources *req,
+                                 int64_t now_ms, char *buf, size_t size);
 /* Reservations holding capacity in the book. */
 size_t resv_plugin_book_count(const resv_plugin_book *b);
 void resv_plugin_book_free(resv_plugin_book *b);

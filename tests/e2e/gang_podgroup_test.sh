@@ -218,6 +218,16 @@ dup=$(kubectl get events.events.k8s.io -n "$NS" -o json |
   jq -r '[.items[] | select(.reason == "Scheduled" and .regarding.kind == "Pod") | .regarding.name] | group_by(.) | .[] | select(length > 1) | "\(.[0]) \(length)"' | head -n 3)
 if [ -z "$dup" ]; then pass "no pod bound twice"; else fail "no pod bound twice" "$dup"; fi
 
+# ---- 9. arrival race ----------------------------------------------------------------------------
+# Members created with (or before) their PodGroup, or before the rest of their gang, wait quietly
+# for the informer to deliver what is missing: no FailedScheduling event on them for it. Only a
+# gang still incomplete after the arrival grace (the "short" gang: minMember 5, 3 pods) reports.
+race=$(kubectl get events.events.k8s.io -n "$NS" -o json |
+  jq -r '.items[] | select(.reason == "FailedScheduling" and .regarding.kind == "Pod")
+         | select((.note // "") | test("waiting for (PodGroup|Workload) .* to exist|pod\\(s\\) exist, minMember"))
+         | select(.regarding.name | test("^short-") | not) | "\(.regarding.name): \(.note)"' | sort -u)
+if [ -z "$race" ]; then pass "arrival race: no FailedScheduling for members that arrived before their PodGroup or gang"; else fail "arrival race: no FailedScheduling for members that arrived before their PodGroup or gang" "$(wc -l <<<"$race") events, e.g. $(head -n 3 <<<"$race")"; fi
+
 verdict=$(gang_aon_monitor_stop)
 rc=$?
 if [ $rc = 0 ]; then pass "all or nothing throughout ($verdict)"; else fail "all or nothing throughout" "$verdict"; fi

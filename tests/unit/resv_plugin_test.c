@@ -242,12 +242,222 @@ static void test_nothing_held_is_ignored(void) {
     json_decref(none.doc);
 }
 
+/* One decision of fw for pod (JSON) on s, reserved when it found a node: the node's name, or ""
+ * when none fits. */
+static const char *place(sched_framework *fw, sched_snapshot *s, const json_t *pod, bool keep,
+                         char *buf, size_t size) {
+    tm_err err = {0};
+    sched_keys keys = sched_keys_default();
+    sched_pod *sp = sched_pod_from_json(s, pod, &keys, &err);
+    sched_decision d = {.node = -1};
+    buf[0] = 0;
+    if (!sp || sched_framework_schedule(fw, s, sp, NOW, &d, &err))
+        printf("    place: %s\n", err.msg);
+    else if (d.node >= 0) {
+        snprintf(buf, size, "%s", d.node_name);
+        if (keep && sched_framework_reserve(fw, s, sp, d.node, &err))
+            printf("    reserve: %s\n", err.msg);
+    }
+    sched_pod_free(sp);
+    return buf;
+}
+
+/* The owner's pods are placed one after another on one snapshot (a gang's cycle, or the next
+ * pod's cycle before the informer has reported the first bind, which is when the controller
+ * counts it): the hold on n1 (4 cpu) takes the first 3-cpu pod; for the second the hold has no
+ * room left, so it falls back to normal placement (n2) instead of being sent to a hold that
+ * is full (it used to be refused everywhere: a gang with more pods than held never fitted).
+ * Once the first pod is gone, the hold has room again and the next owner's pod goes there. */
+static void test_owner_pods_beyond_the_hold(void) {
+    tm_err err = {0};
+    sched_snapshot *s = cluster();
+    sched_framework *fw = sched_policy_new("tarema", &err);
+    sched_keys keys = sched_keys_default();
+    json_t *items = json_pack("[o]", resv_obj("r1", -0.5, "Active", NULL));
+    json_t *a = pod_obj("own-a", "r1", 0), *b = pod_obj("own-b", "r1", 0);
+    json_t *c = pod_obj("own-c", "r1", 0);
+    resv_plugin_book *bk =
+        fw ? resv_plugin_explain(s, fw, items, "tarema", a, NULL, &keys, &err) : NULL;
+    CHECKF(bk, "setup: %s", err.msg);
+    char n[64];
+    if (bk) {
+        CHECK_STR(place(fw, s, a, true, n, sizeof n), "n1");
+        CHECK_STR(place(fw, s, b, true, n, sizeof n), "n2");
+        /* the first pod ended (the snapshot forgets it): its hold has room again */
+        sched_snapshot_remove_pod(s, "own-a");
+        sched_snapshot_remove_pod(s, "own-b");
+        CHECK_STR(place(fw, s, c, false, n, sizeof n), "n1");
+    }
+    sched_framework_free(fw);
+    resv_plugin_book_free(bk);
+    sched_snapshot_free(s);
+    json_decref(items);
+    json_decref(a);
+    json_decref(b);
+    json_decref(c);
+}
+
+/* The owner's pod schedulable before its reservation's window opens (created or ungated early,
+ * or the reservation Active a moment later in the scheduler than in the API) does not bind
+ * wherever there is room now: it waits, every node refused with the reason, and is retried
+ * when the window opens. It used to go to n2 (free) or n1 at once and leave the hold unused. */
+static void test_owner_waits_for_the_window(void) {
+    outcome o =
+        explain(json_pack("[o]", resv_obj("r1", 0.5, "Admitted", NULL)), pod_obj("own", "r1", 0));
+    CHECK(json_is_null(json_object_get(o.doc, "selected")));
+    const json_t *n2 = node_of(o.doc, "n2");
+    CHECK_STR(str(n2, "filter"), "Reservation");
+    CHECK_STR(str(n2, "reason"),
+              "node(s) were not tried: the pod's Reservation window has not opened yet");
+    json_decref(o.doc);
+    /* a pod of nobody's is not concerned: n2 holds nothing */
+    outcome other =
+        explain(json_pack("[o]", resv_obj("r1", 0.5, "Admitted", NULL)), pod_obj("x", NULL, 0));
+    CHECK_STR(str(other.doc, "selected"), "n2");
+    json_decref(other.doc);
+}
+
+/* A source of one reservation, whatever its phase (the live controller passes Pending ones). */
+static void one_each(void *ud, resv_each_fn fn, void *arg) {
+    fn(arg, "wf/r1", ud);
+}
+
+/* The owner's pod of a reservation the scheduler knows but has not admitted yet waits for the
+ * admission (the next tick) instead of taking capacity the admission would plan around. */
+static void test_owner_waits_for_admission(void) {
+    tm_err err = {0};
+    sched_snapshot *s = cluster();
+    sched_framework *fw = sched_policy_new("tarema", &err);
+    resv_plan *plan = resv_plan_new();
+    json_t *obj = resv_obj("r1", 0, NULL, NULL);
+    reservation *r = reservation_from_json(s, obj, &err);
+    CHECKF(r, "reservation: %s", err.msg);
+    resv_plugin_source src = {.each = one_each, .ud = r};
+    sched_plugin pl;
+    CHECK(fw && plan && r && resv_plugin_make(plan, &src, &pl, &err) == 0 &&
+          sched_framework_add_plugin(fw, &pl, &err) == 0);
+    char n[64];
+    json_t *own = pod_obj("own", "r1", 0), *x = pod_obj("x", NULL, 0);
+    CHECK_STR(place(fw, s, own, false, n, sizeof n), "");
+    char msg[512];
+    sched_framework_fit_message(fw, s, msg, sizeof msg);
+    CHECKF(strstr(msg, "the pod's Reservation is not admitted yet"), "message: %s", msg);
+    CHECK(strcmp(place(fw, s, x, false, n, sizeof n), "") != 0);
+    /* PreEnqueue keeps it out of the queue (quietly, in the live loop) for the arrival grace
+     * from its creation, then lets PreFilter report the wait */
+    sched_keys keys = sched_keys_default();
+    sched_pod *sp = sched_pod_from_json(s, own, &keys, &err);
+    char why[256] = "";
+    sp->created_ms = NOW - 2000;
+    CHECK(sched_framework_pre_enqueue(fw, s, sp, NOW, why, sizeof why) ==
+          SCHED_STATUS_UNSCHEDULABLE);
+    CHECK_STR(why, "Reservation: waiting for its Reservation to be admitted");
+    sp->created_ms = NOW - RESV_ARRIVAL_GRACE_MS;
+    CHECK(sched_framework_pre_enqueue(fw, s, sp, NOW, why, sizeof why) == SCHED_STATUS_OK);
+    sched_pod_free(sp);
+    /* failed (not admissible): the pods go on without it */
+    r->phase = RESV_FAILED;
+    CHECK(strcmp(place(fw, s, own, false, n, sizeof n), "") != 0);
+    sched_framework_free(fw);
+    resv_plan_free(plan);
+    reservation_free(r);
+    json_decref(obj);
+    json_decref(own);
+    json_decref(x);
+    sched_snapshot_free(s);
+}
+
+/* explain's note on the owner's rule: which case applies to the explained pod. */
+static void test_owner_note(void) {
+    tm_err err = {0};
+    sched_keys keys = sched_keys_default();
+    const char *cases[][2] = {{"-0.5", "its hold on n1 has room for the pod"},
+                              {"0.5", "the pod waits for the window"}};
+    for (int c = 0; c < 2; c++) {
+        sched_snapshot *s = cluster();
+        sched_framework *fw = sched_policy_new("tarema", &err);
+        json_t *items = json_pack("[o]", resv_obj("r1", atof(cases[c][0]), "Admitted", NULL));
+        json_t *own = pod_obj("own", "r1", 0), *x = pod_obj("x", NULL, 0);
+        /* a bound owner's pod of 2 cpu fills the 4-cpu hold for a second one of 3 */
+        json_t *bound = pod_obj("own-0", "r1", 0);
+        json_object_set_new(json_object_get(bound, "spec"), "nodeName", json_string("n1"));
+        json_t *pods = c == 0 ? json_pack("[]") : json_pack("[O]", bound);
+        resv_plugin_book *b = resv_plugin_explain(s, fw, items, "tarema", own, pods, &keys, &err);
+        sched_pod *sp = sched_pod_from_json(s, own, &keys, &err);
+        char note[512] = "";
+        CHECK(b && sp && resv_plugin_book_owner_note(b, &sp->requests, NOW, note, sizeof note));
+        CHECKF(strstr(note, cases[c][1]) && strstr(note, "wf/r1"), "note: %s", note);
+        resv_plugin_book_free(b);
+        /* the same hold used up by a bound owner's pod: the pod is placed like any */
+        if (c == 0) {
+            json_t *used = json_pack("[O]", bound);
+            sched_framework_free(fw);
+            fw = sched_policy_new("tarema", &err);
+            b = resv_plugin_explain(s, fw, items, "tarema", own, used, &keys, &err);
+            CHECK(b && resv_plugin_book_owner_note(b, &sp->requests, NOW, note, sizeof note));
+            CHECKF(strstr(note, "no room left for the pod: placed like any pod"), "note: %s", note);
+            resv_plugin_book_free(b);
+            json_decref(used);
+        }
+        sched_framework_free(fw);
+        fw = sched_policy_new("tarema", &err); /* one Reservation plugin per framework */
+        b = resv_plugin_explain(s, fw, items, "tarema", x, NULL, &keys, &err);
+        CHECK(b && !resv_plugin_book_owner_note(b, &sp->requests, NOW, note, sizeof note));
+        resv_plugin_book_free(b);
+        sched_pod_free(sp);
+        sched_framework_free(fw);
+        sched_snapshot_free(s);
+        json_decref(items);
+        json_decref(own);
+        json_decref(x);
+        json_decref(bound);
+        json_decref(pods);
+    }
+}
+
+/* The spec's window moved earlier after the admission (the planner patches startTime when its
+ * plan moves): the holds keep the admitted window, so the owner's pod waits for that one. It
+ * used to follow the spec: the window counted as open, the pod was refused on its own hold as
+ * "no backfill" (the holds' window not open) and bound on the free node. */
+static void test_owner_waits_for_the_admitted_window(void) {
+    tm_err err = {0};
+    sched_snapshot *s = cluster();
+    sched_framework *fw = sched_policy_new("tarema", &err);
+    resv_plan *plan = resv_plan_new();
+    json_t *obj = resv_obj("r1", -0.5, "Admitted", NULL); /* the spec now: open */
+    reservation *r = reservation_from_json(s, obj, &err);
+    CHECKF(r, "reservation: %s", err.msg);
+    /* admitted for [NOW + 1 h, NOW + 3 h) */
+    CHECK(plan && r &&
+          resv_plan_put(plan, "wf/r1", NOW + H, NOW + 3 * H, r->holds, r->n_holds, &err) == 0);
+    resv_plugin_source src = {.each = one_each, .ud = r};
+    sched_plugin pl;
+    CHECK(fw && resv_plugin_make(plan, &src, &pl, &err) == 0 &&
+          sched_framework_add_plugin(fw, &pl, &err) == 0);
+    char n[64], msg[512];
+    json_t *own = pod_obj("own", "r1", 0);
+    CHECK_STR(place(fw, s, own, false, n, sizeof n), "");
+    sched_framework_fit_message(fw, s, msg, sizeof msg);
+    CHECKF(strstr(msg, "window has not opened yet"), "message: %s", msg);
+    sched_framework_free(fw);
+    resv_plan_free(plan);
+    reservation_free(r);
+    json_decref(obj);
+    json_decref(own);
+    sched_snapshot_free(s);
+}
+
 int main(void) {
     RUN(test_non_owner_refused_inside_window);
     RUN(test_message_names_the_reservation);
     RUN(test_owner_not_refused);
     RUN(test_owner_sent_to_its_hold);
     RUN(test_owner_use_counts);
+    RUN(test_owner_pods_beyond_the_hold);
+    RUN(test_owner_waits_for_the_window);
+    RUN(test_owner_waits_for_admission);
+    RUN(test_owner_note);
+    RUN(test_owner_waits_for_the_admitted_window);
     RUN(test_backfill_before_window);
     RUN(test_nothing_held_is_ignored);
     return TEST_SUMMARY();
