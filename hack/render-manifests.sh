@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # hack/render-manifests.sh [--check]: renders charts/tarema with its default values into
 # manifests/tarema.yaml (plain YAML for `kubectl apply`, release "tarema", namespace "tarema").
-# The CRD is not rendered: it is manifests/crds/taskprofile.yaml (charts/tarema/crds/ holds a
-# copy). --check renders to a temporary file and fails when manifests/ differs (the drift
-# test runs it).
+# The CRDs are not rendered: manifests/crds/*.yaml are their source and charts/tarema/crds/
+# holds copies (Helm installs a chart's crds/ as they are). --check renders to a temporary file
+# and fails when manifests/ differs or the two CRD folders differ (the drift test runs it).
 #
 # Plain manifests cannot generate a secret: the bundled PostgreSQL password and the auth
 # token are the fixed placeholders below, and the TLS certificates are left to the user
@@ -43,15 +43,16 @@ case ${1:-} in
     if ! diff -u "$OUT" "$tmp"; then
       die "manifests/tarema.yaml is out of date with charts/tarema: run hack/render-manifests.sh"
     fi
-    cmp -s "$REPO_ROOT/manifests/crds/taskprofile.yaml" "$REPO_ROOT/charts/tarema/crds/taskprofile.yaml" ||
-      die "charts/tarema/crds/taskprofile.yaml differs from manifests/crds/taskprofile.yaml: copy the latter over the former"
+    diff -r -q "$REPO_ROOT/manifests/crds" "$REPO_ROOT/charts/tarema/crds" >&2 ||
+      die "charts/tarema/crds/ differs from manifests/crds/ (the source): run hack/render-manifests.sh"
     echo "manifests/ matches charts/tarema"
     ;;
   "")
     render "$OUT.tmp"
     mv "$OUT.tmp" "$OUT"
-    cp "$REPO_ROOT/manifests/crds/taskprofile.yaml" "$REPO_ROOT/charts/tarema/crds/taskprofile.yaml"
-    step "wrote $OUT and charts/tarema/crds/taskprofile.yaml"
+    rm -f "$REPO_ROOT"/charts/tarema/crds/*.yaml
+    cp "$REPO_ROOT"/manifests/crds/*.yaml "$REPO_ROOT/charts/tarema/crds/"
+    step "wrote $OUT and charts/tarema/crds/ (copies of manifests/crds/)"
     ;;
   *) die "usage: hack/render-manifests.sh [--check]" ;;
 esac
