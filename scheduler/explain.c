@@ -550,6 +550,9 @@ char *sched_explain_text(const json_t *doc) {
                 (long long)tm_json_int(gmem, "failed", 0));
         fprintf(f, "gang now: %s\n", tm_json_str(gang, "message", ""));
     }
+    const char *owner = tm_json_str(doc, "reservationOwner", NULL);
+    if (owner)
+        fprintf(f, "reservation: %s\n", owner);
     predicted_start_text(f, doc);
     fclose(f);
     return out;

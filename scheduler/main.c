@@ -223,6 +223,12 @@ static int cmd_explain(sched_config *cfg, const char *target, bool as_json) {
     else
         json_decref(gang);
     sched_explain_predicted_start(doc, pod, (int64_t)ts.tv_sec * 1000); /* issue 18 */
+    /* an owner of a held Reservation: which case of the owner's rule applies (resv_plugin.h) */
+    char note[512];
+    if (resv_plugin_book_owner_note(book, &sp->requests,
+                                    (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, note,
+                                    sizeof note))
+        json_object_set_new(doc, "reservationOwner", json_string(note));
     if (as_json) {
         json_dumpf(doc, stdout, JSON_INDENT(2));
         putchar('\n');

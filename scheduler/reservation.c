@@ -360,6 +360,16 @@ reservation *reservation_from_json(sched_snapshot *s, const json_t *obj, tm_err 
         goto fail;
     }
     r->owner_started = tm_json_bool(st, "ownerStarted", false);
+    const char *hs = tm_json_str(st, "heldStartTime", NULL),
+               *he = tm_json_str(st, "heldEndTime", NULL);
+    if (hs && he) { /* unreadable or reversed: the spec's window, as before they were written */
+        tm_err terr = {0};
+        int64_t a, b;
+        if (!resv_parse_time_ms(hs, &a, &terr) && !resv_parse_time_ms(he, &b, &terr) && b > a) {
+            r->held_start_ms = a;
+            r->held_end_ms = b;
+        }
+    }
     if (!(r->scheduler_name = strdup(reservation_scheduler_name(obj)))) {
         tm_err_set(err, "out of memory");
         goto fail;
@@ -372,6 +382,12 @@ fail:
     tm_err_wrap(err, "Reservation %s/%s", ns, name);
     reservation_free(r);
     return NULL;
+}
+
+void reservation_held_window(const reservation *r, int64_t *start_ms, int64_t *end_ms) {
+    bool held = r->held_end_ms > 0;
+    *start_ms = held ? r->held_start_ms : r->start_ms;
+    *end_ms = held ? r->held_end_ms : r->end_ms;
 }
 
 bool reservation_owns(const reservation *r, const char *ns, const json_t *labels,
@@ -446,10 +462,20 @@ json_t *reservation_holds_json(const sched_snapshot *s, const resv_hold *holds, 
 
 json_t *reservation_status_patch(const sched_snapshot *s, resv_phase phase, const char *message,
                                  const resv_hold *holds, size_t n, bool set_holds,
-                                 bool owner_started) {
+                                 bool owner_started, int64_t held_start_ms, int64_t held_end_ms) {
     json_t *st = json_pack("{s:s, s:s, s:b}", "phase", resv_phase_name(phase), "message",
                            message ? message : "", "ownerStarted", owner_started);
     if (st && set_holds) {
+        char t[32];
+        /* null removes them (merge patch) when the holds go */
+        json_object_set_new(st, "heldStartTime",
+                            n && held_end_ms > 0
+                                ? json_string(resv_format_time(held_start_ms, t, sizeof t))
+                                : json_null());
+        json_object_set_new(st, "heldEndTime",
+                            n && held_end_ms > 0
+                                ? json_string(resv_format_time(held_end_ms, t, sizeof t))
+                                : json_null());
         json_object_set_new(st, "nodes", reservation_holds_json(s, holds, n));
         /* kubectl's printer columns show one element of a list: the names joined for them */
         size_t len = 1;

@@ -72,8 +72,14 @@ typedef struct reservation {
     size_t n_holds;
     char *message;
     bool owner_started;
+    /* status.heldStartTime/heldEndTime: the window the holds were admitted for, which stays when
+     * the spec's window is patched later (the planner moves it); 0 = not written */
+    int64_t held_start_ms, held_end_ms;
     bool deleting; /* metadata.deletionTimestamp set */
 } reservation;
+
+/* The window r's holds apply to: the admitted one (status) when written, else the spec's. */
+void reservation_held_window(const reservation *r, int64_t *start_ms, int64_t *end_ms);
 
 /* Parses and validates a Reservation object. s gives extended resources their slots (holds in
  * status.nodes). NULL with err naming the reservation and the field on bad input. */
@@ -115,10 +121,11 @@ json_t *reservation_template_pod(const reservation *r);
 /* status.nodes of holds (resource names from s's slots). New reference. */
 json_t *reservation_holds_json(const sched_snapshot *s, const resv_hold *holds, size_t n);
 /* A merge patch for the status subresource. holds NULL = leave status.nodes alone, n 0 with a
- * non-NULL holds = clear it. */
+ * non-NULL holds = clear it. With set_holds and held_end_ms > 0, the admitted window goes to
+ * status.heldStartTime/heldEndTime (what a restart and explain read back). */
 json_t *reservation_status_patch(const sched_snapshot *s, resv_phase phase, const char *message,
                                  const resv_hold *holds, size_t n, bool set_holds,
-                                 bool owner_started);
+                                 bool owner_started, int64_t held_start_ms, int64_t held_end_ms);
 
 void resv_holds_free(resv_hold *h, size_t n);
 /* Deep copy; 0 or -1 on OOM. */

@@ -225,8 +225,11 @@ static void post_event(resv_controller *c, const rentry *e, const char *type, co
 /* Writes phase and message (and holds when set_holds) to the status subresource. */
 static void write_status(resv_controller *c, rentry *e, resv_phase phase, const char *msg,
                          const resv_hold *holds, size_t n, bool set_holds) {
+    int64_t hs = 0, he = 0; /* the admitted window, when the table holds it */
+    if (set_holds && n)
+        resv_plan_window(c->plan, e->key, &hs, &he);
     json_t *patch = reservation_status_patch(sched_cache_snapshot(c->cache), phase, msg, holds, n,
-                                             set_holds, e->owner_started);
+                                             set_holds, e->owner_started, hs, he);
     char *path =
         tm_kube_path(RESV_API, "reservations", tm_json_str(e->obj, "metadata.namespace", ""),
                      tm_json_str(e->obj, "metadata.name", ""), "status");
@@ -352,7 +355,9 @@ static void restore(resv_controller *c, rentry *e) {
     if (!r || !resv_phase_holds(e->phase) || resv_plan_has(c->plan, e->key))
         return;
     tm_err err = {0};
-    if (resv_plan_put(c->plan, e->key, r->start_ms, r->end_ms, r->holds, r->n_holds, &err)) {
+    int64_t start, end; /* the admitted window, not a spec moved since */
+    reservation_held_window(r, &start, &end);
+    if (resv_plan_put(c->plan, e->key, start, end, r->holds, r->n_holds, &err)) {
         tm_error("reservation=%s not restored err=\"%s\"", e->key, err.msg);
         return;
     }

@@ -424,8 +424,10 @@ resv_plugin_book *resv_plugin_explain(sched_snapshot *s, sched_framework *fw, co
         book_entry *e = &b->v[b->n];
         reservation_key(r, e->key, sizeof e->key);
         /* as the controller restores them after a restart: the held ones, by status.nodes */
+        int64_t start, end; /* the admitted window, as the controller keeps it */
+        reservation_held_window(r, &start, &end);
         if (!resv_phase_holds(r->phase) || r->deleting ||
-            resv_plan_put(b->plan, e->key, r->start_ms, r->end_ms, r->holds, r->n_holds, &perr)) {
+            resv_plan_put(b->plan, e->key, start, end, r->holds, r->n_holds, &perr)) {
             reservation_free(r);
             continue;
         }
@@ -452,11 +454,13 @@ bool resv_plugin_book_owner_note(const resv_plugin_book *b, const sched_resource
         if (!reservation_owns(r, b->ns, b->labels, b->workload))
             continue;
         char t[32];
-        if (now_ms < r->start_ms) {
+        int64_t start, end;
+        reservation_held_window(r, &start, &end);
+        if (now_ms < start) {
             snprintf(buf, size,
                      "owner of Reservation %s (%s, window opens at %s): the pod waits for the "
                      "window",
-                     e->key, resv_phase_name(r->phase), resv_format_time(r->start_ms, t, sizeof t));
+                     e->key, resv_phase_name(r->phase), resv_format_time(start, t, sizeof t));
             return true;
         }
         const char *room = NULL;
@@ -469,7 +473,7 @@ bool resv_plugin_book_owner_note(const resv_plugin_book *b, const sched_resource
             if (fits)
                 room = r->holds[h].node;
         }
-        resv_format_time(r->end_ms, t, sizeof t);
+        resv_format_time(end, t, sizeof t);
         if (room)
             snprintf(buf, size,
                      "owner of Reservation %s (window open until %s): its hold on %s has room "

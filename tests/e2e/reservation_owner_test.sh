@@ -70,6 +70,8 @@ done >"$WORK/pods.json"
 kubectl create -f "$WORK/pods.json" >/dev/null
 waits() { [[ $(kubectl get pod -n "$NS" owner-1 -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}') == *"Reservation window has not opened yet"* ]]; }
 if wait_for 15 waits; then pass "before the window: the owner's pods wait for it (PodScheduled says so)"; else fail "before the window: the owner's pods wait for it (PodScheduled says so)" "$(kubectl get pod -n "$NS" owner-1 -o jsonpath='{.status.conditions}')"; fi
+out=$("$BIN/tarema-scheduler" explain "$NS/owner-1" --scheduler-name "$SCHED" 2>&1)
+if grep -q "^reservation: owner of Reservation $NS/step (Admitted, window opens at .*): the pod waits for the window" <<<"$out"; then pass "explain names the owner's rule that applies (waits for the window)"; else fail "explain names the owner's rule that applies (waits for the window)" "$(grep -i reserv <<<"$out" | head -5)"; fi
 bound_before=""
 while [ "$(date +%s)" -lt $((T_START - 2)) ]; do
   for i in 1 2 3; do is_bound "$NS" "owner-$i" && bound_before="$bound_before owner-$i:$(pod_node "$NS" "owner-$i")"; done

@@ -183,7 +183,8 @@ static void test_status_round_trip(void) {
     h[0].res.v[SCHED_RES_PODS] = 2;
     h[1].res.v[SCHED_RES_CPU] = 2000;
     h[1].res.v[SCHED_RES_PODS] = 1;
-    json_t *patch = reservation_status_patch(s, RESV_ADMITTED, "held", h, 2, true, true);
+    json_t *patch = reservation_status_patch(s, RESV_ADMITTED, "held", h, 2, true, true,
+                                             1795480200000LL, 1795483800000LL);
     json_t *obj = parse(HEAD "\"spec\":{\"startTime\":\"2026-11-24T01:00:00Z\",\"duration\":"
                              "\"1h\",\"count\":3,\"template\":{\"requests\":{\"cpu\":\"2\"}},"
                              "\"owner\":{\"kind\":\"PodGroup\",\"name\":\"mpi\"}}}");
@@ -205,9 +206,19 @@ static void test_status_round_trip(void) {
                 CHECKF(r->holds[i].res.v[k] == h[i].res.v[k], "hold %zu slot %d: %lld != %lld", i,
                        k, (long long)r->holds[i].res.v[k], (long long)h[i].res.v[k]);
         }
+        /* the admitted window (00:30-01:30) is read back, the spec's (01:00-02:00) kept apart:
+         * a spec patched after the admission does not move the holds */
+        int64_t a, b;
+        reservation_held_window(r, &a, &b);
+        CHECK(a == 1795480200000LL && b == 1795483800000LL);
+        CHECK(r->start_ms == 1795482000000LL && r->end_ms == 1795485600000LL);
     }
     reservation_free(r);
     json_decref(obj);
+    json_decref(patch);
+    /* no holds: the window fields are removed (null in the merge patch) */
+    patch = reservation_status_patch(s, RESV_RELEASED, "done", h, 0, true, false, 1, 2);
+    CHECK(json_is_null(json_object_get(json_object_get(patch, "status"), "heldStartTime")));
     json_decref(patch);
     sched_snapshot_free(s);
 }
