@@ -13,36 +13,17 @@ set -uo pipefail
 . "$(dirname "$0")/scheduler_lib.sh"
 . "$(dirname "$0")/gang_lib.sh"
 
-ID=$SCHED_E2E_ID
-NS=gang-arrival-$ID
-SCHED=tarema-arrival-$ID
-P=ga$ID
+sched_e2e_begin gang-arrival ga
 GRACE_S=15 # gang_live.c ARRIVAL_GRACE_MS
-WORK=$(mktemp -d)
-cleanup() {
-  stop_schedulers
-  kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
-  kubectl get nodes -o name 2>/dev/null | grep "^node/$P" | xargs -r kubectl delete --wait=false >/dev/null 2>&1 || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-command -v kubectl >/dev/null || { fail "kubectl in PATH" "run under tests/run.sh or eval hack/cluster.sh env"; summary; exit 1; }
 if ! why=$(gang_require_api podgroup); then fail "the PodGroup API is served" "$why"; summary; exit 1; fi
-kubectl create namespace "$NS" >/dev/null
-wait_for 30 kubectl get serviceaccount default -n "$NS"
+sched_e2e_namespace
 cat >"$WORK/nodes.yaml" <<EOF
 nodes:
   - {prefix: $P, count: 3, cpu: 4, memory: 16Gi, pods: 110,
      labels: {tarema.io/e2e: "$ID"}, taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
 EOF
 check "test nodes created" bash "$REPO_ROOT/hack/cluster.sh" nodes "$WORK/nodes.yaml"
-if ! start_scheduler "$WORK/sched.log" --scheduler-name "$SCHED"; then
-  fail "tarema-scheduler starts" "$(tail -n 5 "$WORK/sched.log")"
-  summary
-  exit 1
-fi
-pass "tarema-scheduler starts"
+sched_e2e_start
 export GANG_POD_PATCH=".spec.tolerations = [{key: \"tarema.io/e2e\", operator: \"Equal\", value: \"$ID\", effect: \"NoSchedule\"}]
   | .spec.nodeSelector = {\"tarema.io/e2e\": \"$ID\"}"
 

@@ -26,25 +26,11 @@ set -uo pipefail
 . "$(dirname "$0")/scheduler_lib.sh"
 . "$(dirname "$0")/gang_lib.sh"
 
-ID=$SCHED_E2E_ID
-NS=gang-e2e-$ID
-SCHED=tarema-gang-$ID
-P=gg$ID # node prefix
-WORK=$(mktemp -d)
-cleanup() {
-  [ -n "${GANG_MON_PID:-}" ] && kill "$GANG_MON_PID" 2>/dev/null
-  stop_schedulers
-  kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
-  kubectl get nodes -o name 2>/dev/null | grep "^node/$P" | xargs -r kubectl delete --wait=false >/dev/null 2>&1 || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-command -v kubectl >/dev/null || { fail "kubectl in PATH" "run under tests/run.sh or eval hack/cluster.sh env"; summary; exit 1; }
+sched_e2e_begin gang gg
+extra_cleanup() { [ -n "${GANG_MON_PID:-}" ] && kill "$GANG_MON_PID" 2>/dev/null; true; }
 if ! why=$(gang_require_api podgroup); then fail "the PodGroup API is served" "$why"; summary; exit 1; fi
 pass "the PodGroup API is served (CRD from charts/tarema/crds)"
-kubectl create namespace "$NS" >/dev/null
-wait_for 30 kubectl get serviceaccount default -n "$NS"
+sched_e2e_namespace
 
 # The paper cluster's shape: e2 5 x 6 cores, n1 4 x 6, n2 4 x 8, c2 2 x 16 (118 cores).
 node_group() { # prefix count cpu memory labels(c,m,i)

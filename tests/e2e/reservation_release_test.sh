@@ -11,22 +11,9 @@ set -uo pipefail
 . "$(dirname "$0")/scheduler_lib.sh"
 . "$(dirname "$0")/reservation_lib.sh"
 
-ID=$SCHED_E2E_ID
-NS=resv-rel-$ID
-SCHED=tarema-resv-rel-$ID
-P=rr$ID
-WORK=$(mktemp -d)
-cleanup() {
-  stop_schedulers
-  kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
-  kubectl get nodes -o name 2>/dev/null | grep "^node/$P" | xargs -r kubectl delete --wait=false >/dev/null 2>&1 || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-command -v kubectl >/dev/null || { fail "kubectl in PATH" "run under tests/run.sh or eval hack/cluster.sh env"; summary; exit 1; }
+sched_e2e_begin resv-rel rr
 check "Reservation and PodGroup CRDs installed" install_reservation_crds
-kubectl create namespace "$NS" >/dev/null
+sched_e2e_namespace
 cat >"$WORK/nodes.yaml" <<EOF2
 nodes:
   - {prefix: ${P}b, count: 2, cpu: 2, memory: 8Gi, pods: 20, labels: {tarema.io/e2e-set: "b$ID"}}
@@ -40,12 +27,7 @@ kind: PodGroup
 metadata: {name: pg-$ID}
 spec: {minMember: 2}
 EOF2
-if ! start_scheduler "$WORK/sched.log" --scheduler-name "$SCHED"; then
-  fail "tarema-scheduler starts" "$(tail -n 5 "$WORK/sched.log")"
-  summary
-  exit 1
-fi
-pass "tarema-scheduler starts"
+sched_e2e_start
 
 NOBODY="{\"selector\":{\"matchLabels\":{\"nobody\":\"$ID\"}}}"
 {

@@ -35,6 +35,17 @@ sched_e2e_namespace() {
   wait_for 30 kubectl get serviceaccount default -n "$NS"
 }
 
+# sched_e2e_start [ARGS...]: starts the test's scheduler (--scheduler-name $SCHED, log
+# $WORK/sched.log) and passes "tarema-scheduler starts", or fails it and ends the test.
+sched_e2e_start() {
+  if ! start_scheduler "$WORK/sched.log" --scheduler-name "$SCHED" "$@"; then
+    fail "tarema-scheduler starts" "$(tail -n 5 "$WORK/sched.log")"
+    summary
+    exit 1
+  fi
+  pass "tarema-scheduler starts"
+}
+
 # start_scheduler LOGFILE ARGS...: starts tarema-scheduler in the background with a free port and
 # sets SCHED_PORT (the port it serves on) and SCHED_PID. Returns 1 if it does not become ready.
 start_scheduler() {
