@@ -147,8 +147,8 @@ for seed in $(seq "$FIRST" $((FIRST + SEEDS - 1))); do
   done
   kill "$LOAD" 2>/dev/null
   wait "$LOAD" 2>/dev/null
-  "$BIN/tarema-planner" gantt "$wf" -n "$NSP" --svg "$OUT/$wf-planned.svg" >/dev/null 2>&1 || log "seed $seed: gantt (planned) failed"
-  "$BIN/tarema-planner" gantt "$wf" -n "$NSQ" --svg "$OUT/$wf-plain.svg" >/dev/null 2>&1 || log "seed $seed: gantt (plain) failed"
+  "$BIN/tarema-planner" gantt "$wf" -n "$NSP" --node-selector "$LABEL=planned" --svg "$OUT/$wf-planned.svg" >/dev/null 2>&1 || log "seed $seed: gantt (planned) failed"
+  "$BIN/tarema-planner" gantt "$wf" -n "$NSQ" --node-selector "$LABEL=plain" --svg "$OUT/$wf-plain.svg" >/dev/null 2>&1 || log "seed $seed: gantt (plain) failed"
   kubectl -n "$NSP" get workflow "$wf" -o json >"$OUT/$wf-planned.json"
   kubectl -n "$NSQ" get workflow "$wf" -o json >"$OUT/$wf-plain.json"
   python3 - "$seed" "$SCALE" "$OUT/$wf-planned.json" "$OUT/$wf-plain.json" >>"$OUT/runs.jsonl" <<'PY'
