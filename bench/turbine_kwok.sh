@@ -150,6 +150,9 @@ for seed in $(seq "$FIRST" $((FIRST + SEEDS - 1))); do
   "$BIN/tarema-planner" gantt "$wf" -n "$NSP" --node-selector "$LABEL=planned" --svg "$OUT/$wf-planned.svg" >/dev/null 2>&1 || log "seed $seed: gantt (planned) failed"
   "$BIN/tarema-planner" gantt "$wf" -n "$NSQ" --node-selector "$LABEL=plain" --svg "$OUT/$wf-plain.svg" >/dev/null 2>&1 || log "seed $seed: gantt (plain) failed"
   kubectl -n "$NSP" get workflow "$wf" -o json >"$OUT/$wf-planned.json"
+  kubectl -n "$NSP" get pods -o json >"$OUT/$wf-planned-pods.json" 2>/dev/null # where everything ran
+  kubectl -n "$NSQ" get pods -o json >"$OUT/$wf-plain-pods.json" 2>/dev/null
+  kubectl -n "$NSP" get events -o json >"$OUT/$wf-planned-events.json" 2>/dev/null
   kubectl -n "$NSQ" get workflow "$wf" -o json >"$OUT/$wf-plain.json"
   python3 - "$seed" "$SCALE" "$OUT/$wf-planned.json" "$OUT/$wf-plain.json" >>"$OUT/runs.jsonl" <<'PY'
 import json, sys
