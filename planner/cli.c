@@ -20,6 +20,7 @@
 
 typedef struct cli_opts {
     const char *kubeconfig, *context, *ns, *deployment, *svg;
+    const char *node_selector; /* gantt: only these nodes (the controller's --node-selector) */
     int dry_run, retries;
     int64_t wait_s;
 } cli_opts;
@@ -321,6 +322,15 @@ static int cmd_gantt(const cli_opts *o, const char *name) {
     resvs = tm_kube_list(k, rpath, &lo, NULL, &err);
     if (!resvs) /* no Reservation CRD: nothing reserved */
         resvs = json_array();
+    json_t *sel = pl_selector_parse(o->node_selector);
+    if (!sel) {
+        tm_err_set(&err, "--node-selector '%s': expected k=v[,k=v...]", o->node_selector);
+        goto out;
+    }
+    for (size_t i = json_array_size(nodes); i-- > 0;)
+        if (!pl_selector_match(sel, json_array_get(nodes, i)))
+            json_array_remove(nodes, i);
+    json_decref(sel);
     if (!(cl = pl_world_cluster(nodes, &err)))
         goto out;
     int64_t now = (int64_t)time(NULL);
@@ -365,15 +375,12 @@ out:
 }
 
 int pl_cli_main(const char *cmd, int argc, char **argv) {
-    static const struct option longopts[] = {{"kubeconfig", required_argument, 0, 'k'},
-                                             {"context", required_argument, 0, 'C'},
-                                             {"namespace", required_argument, 0, 'n'},
-                                             {"deployment", required_argument, 0, 'd'},
-                                             {"retries", required_argument, 0, 'r'},
-                                             {"dry-run", no_argument, 0, 'D'},
-                                             {"wait", required_argument, 0, 'w'},
-                                             {"svg", required_argument, 0, 's'},
-                                             {0, 0, 0, 0}};
+    static const struct option longopts[] = {
+        {"kubeconfig", required_argument, 0, 'k'},    {"context", required_argument, 0, 'C'},
+        {"namespace", required_argument, 0, 'n'},     {"deployment", required_argument, 0, 'd'},
+        {"retries", required_argument, 0, 'r'},       {"dry-run", no_argument, 0, 'D'},
+        {"wait", required_argument, 0, 'w'},          {"svg", required_argument, 0, 's'},
+        {"node-selector", required_argument, 0, 'N'}, {0, 0, 0, 0}};
     cli_opts o = {.wait_s = !strcmp(cmd, "submit") ? 30 : 0};
     tm_err err = {0};
     int c;
@@ -406,6 +413,9 @@ int pl_cli_main(const char *cmd, int argc, char **argv) {
             break;
         case 's':
             o.svg = optarg;
+            break;
+        case 'N':
+            o.node_selector = optarg;
             break;
         default:
             return 2;

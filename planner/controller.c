@@ -545,6 +545,47 @@ static void ungate(ctl *c, const char *ns, const json_t *pods, const char *gate,
     }
 }
 
+/* What a reserve step's pods may declare as their expected duration at `now`: what is left of
+ * the window [.., end) less PL_START_MARGIN_S (now is whole seconds, and the scheduler looks a
+ * moment later), at least 1 s. */
+#define PL_START_MARGIN_S 2
+static int64_t window_left_s(int64_t end, int64_t now) {
+    int64_t left = end - now - PL_START_MARGIN_S;
+    return left > 1 ? left : 1;
+}
+
+/* A released reserve step whose pods are not bound yet: the scheduler measures their expected
+ * duration from each attempt, so an attempt a few seconds into the window (a first one refused,
+ * a node still busy) would see them end after the window, into the next step's reservation on
+ * the same node, and refuse them until the window is over. Each tick, until they are bound or the
+ * window is over, their expected duration is brought back to what is left of it. */
+static void refresh_left(ctl *c, const char *ns, const json_t *pods, int64_t end, int64_t now) {
+    if (end - now <= PL_START_MARGIN_S)
+        return; /* the window is (nearly) over: the step is late, replanning handles it */
+    char want[32];
+    snprintf(want, sizeof want, "%llds", (long long)window_left_s(end, now));
+    size_t i;
+    json_t *p;
+    json_array_foreach(pods, i, p) {
+        if (*tm_json_str(p, "spec.nodeName", "") || has_gate(p, PL_GATE))
+            continue;
+        json_t *ann = tm_json_path(p, "metadata.annotations");
+        const char *have = ann ? json_string_value(json_object_get(ann, PL_ANN_EXPECT)) : NULL;
+        if (have && !strcmp(have, want))
+            continue;
+        json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", PL_ANN_EXPECT, want);
+        char *path = tm_kube_path("v1", "pods", ns, tm_json_str(p, "metadata.name", ""), NULL);
+        tm_err err = {0};
+        json_t *r = patch && path ? tm_kube_patch(c->k, path, TM_PATCH_MERGE, patch, &err) : NULL;
+        if (!r)
+            tm_warn("expected duration of %s/%s not refreshed err=\"%s\"", ns,
+                    tm_json_str(p, "metadata.name", ""), err.msg);
+        json_decref(r);
+        json_decref(patch);
+        free(path);
+    }
+}
+
 static void set_phase_fields(json_t *status, json_t *steps_st) {
     int all_done = 1, any_started = 0;
     int64_t next = -1, pend = -1, first = -1, last = -1;
@@ -875,6 +916,13 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
             }
             json_decref(sp.pods);
         }
+        if (mode == PL_MODE_RESERVE && state_is(ss, PL_ST_RELEASED)) {
+            step_pods sp;
+            observe(c, ns, wf->name, stepobj, attempt, &sp);
+            if (sp.bound < s->pods)
+                refresh_left(c, ns, sp.pods, get_time(ss, "end"), now);
+            json_decref(sp.pods);
+        }
         if (!state_is(ss, PL_ST_PLANNED)) {
             free(pend);
             continue;
@@ -928,10 +976,11 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
         step_pods sp;
         observe(c, ns, wf->name, stepobj, attempt, &sp);
         if ((int)json_array_size(sp.pods) == s->pods) {
-            /* a second less than what is left: the pods start a moment after the gate goes;
-             * without a window, the step's own duration */
+            /* what is left of the window less a margin (window_left_s): the pods start a
+             * moment after the gate goes; without a window, the step's own duration */
             ungate(c, ns, sp.pods, PL_GATE,
-                   mode == PL_MODE_RESERVE ? get_time(ss, "end") - now - 1 : s->duration_s);
+                   mode == PL_MODE_RESERVE ? window_left_s(get_time(ss, "end"), now)
+                                           : s->duration_s);
             json_object_set_new(ss, "state", json_string(PL_ST_RELEASED));
             set_time(ss, "releasedAt", now);
             char note[300];

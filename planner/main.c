@@ -53,7 +53,8 @@ static void usage(FILE *f) {
             "                  [--identity ID] [--kubeconfig F]\n"
             "       tarema-planner submit FILE [--namespace NS] [--deployment D] [--retries N]\n"
             "                  [--dry-run] [--wait 30s]\n"
-            "       tarema-planner list | show NAME | cancel NAME | gantt NAME --svg FILE\n"
+            "       tarema-planner list | show NAME | cancel NAME\n"
+            "       tarema-planner gantt NAME --svg FILE [--node-selector k=v,...]\n"
             "       tarema-planner waits [--namespace NS] [--json] [--db URI]   (docs/asa.md)\n"
             "See docs/planner.md.\n");
 }

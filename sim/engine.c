@@ -709,12 +709,25 @@ static int enqueue(sim *s, long ti) {
     return 0;
 }
 
+/* How many instances of process p of workflow wf ended so far (its history). */
+static long proc_runs(const sim *s, int wf, int p) {
+    const history *h = &s->hist[wf];
+    long n = 0;
+    for (int g = 0; g < s->c->ngroups; g++)
+        n += (long)h->grp_n[(size_t)p * (size_t)s->c->ngroups + (size_t)g];
+    return n;
+}
+
+/* A process's declared walltime is its instances' expected end (the live annotation
+ * tarema.io/expected-duration) while nothing of it ended yet: afterwards history knows. */
 static int make_ready(sim *s, long ti) {
     task *t = &s->tasks[ti];
     const sim_workflow *wf = &s->w->wfs[t->wf];
     sched_pod *pod = sim_pod_new(wf, &wf->procs[t->proc], ti, s->now);
     if (!pod)
         return tm_err_set(s->err, "out of memory");
+    if (wf->procs[t->proc].walltime > 0 && proc_runs(s, t->wf, t->proc) == 0)
+        pod->expected_duration_ms = (int64_t)llround(wf->procs[t->proc].walltime * 1000);
     t->pod = pod;
     t->ready = s->now;
     s->hist[t->wf].pending++;

@@ -631,9 +631,9 @@ static long tasks_at_once(const sim_process *p, const sim_cluster *c) {
 
 static int parse_process(const json_t *o, sim_workflow *wf, sim_process *p, double dcpu,
                          int64_t dmem, const char *what, tm_err *err) {
-    static const char *const keys[] = {"name",        "instances", "after",       "after_each",
-                                       "requests",    "usage",     "runtime",     "base_runtime",
-                                       "sensitivity", "gang",      "reservation", NULL};
+    static const char *const keys[] = {
+        "name",         "instances",   "after", "after_each",  "requests", "usage", "runtime",
+        "base_runtime", "sensitivity", "gang",  "reservation", "walltime", NULL};
     if (!json_is_object(o))
         return tm_err_set(err, "%s: expected a mapping", what);
     if (tm_json_check_keys(o, keys, what, err) < 0)
@@ -668,6 +668,11 @@ static int parse_process(const json_t *o, sim_workflow *wf, sim_process *p, doub
     p->base_runtime = NAN;
     if (opt_num(o, "base_runtime", &p->base_runtime, what, err) < 0)
         return -1;
+    p->walltime = NAN;
+    if (opt_num(o, "walltime", &p->walltime, what, err) < 0)
+        return -1;
+    if (!isnan(p->walltime) && !(p->walltime > 0 && isfinite(p->walltime)))
+        return tm_err_set(err, "%s: walltime must be seconds > 0, got %g", what, p->walltime);
     for (int f = 0; f < LAB_NFEATURES; f++)
         p->sens[f] = NAN;
     json_t *s = json_object_get(o, "sensitivity");

@@ -37,6 +37,8 @@
  *           usage: {cpu_pct: 150, peak_rss: 2Gi, io_bytes: 1e9}
  *           runtime: {n1: 120, c2: 90}             # seconds per node type
  *           base_runtime: 100       # seconds on the reference speeds
+ *           walltime: 900           # declared runtime (seconds), as a batch job's walltime:
+ *                                   # the expected end while the process has no history
  *           sensitivity: {cpu: 0.8, mem: 0.1, io: 0}
  *           gang: 4                 # its instances start 4 at a time, all or nothing
  *           reservation: {start: 600, duration: 300}   # capacity for all its instances held
@@ -117,6 +119,10 @@ typedef struct sim_process {
     int64_t req_mem;     /* bytes */
     sim_meas usage;      /* declared usage (runtime_s unused); NAN where not declared */
     double base_runtime; /* NAN when absent */
+    /* walltime: the declared runtime in seconds (NAN when absent). While the process has no
+     * history, its instances carry it as the live pod's tarema.io/expected-duration, so
+     * reservations know when they end (docs/simulation.md); the runtime model ignores it. */
+    double walltime;
     double sens[LAB_NFEATURES];
     /* The calibrated model's sensitivities (docs/simulation.md): the declared ones, else cpu =
      * the compute share fitted to the measured speed-up between machine types

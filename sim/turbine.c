@@ -75,8 +75,8 @@ static json_t *cluster_json(void) {
 
 static json_t *step_json(const char *name, int pods, int seconds, const char *after,
                          const double *win) {
-    json_t *p = json_pack("{s:s,s:i,s:i,s:i}", "name", name, "instances", pods, "gang", pods,
-                          "base_runtime", seconds);
+    json_t *p = json_pack("{s:s,s:i,s:i,s:i,s:i}", "name", name, "instances", pods, "gang", pods,
+                          "base_runtime", seconds, "walltime", seconds);
     if (p && after)
         json_object_set_new(p, "after", json_pack("[s]", after));
     if (p && win)
@@ -85,15 +85,14 @@ static json_t *step_json(const char *name, int pods, int seconds, const char *af
     return p;
 }
 
-/* The workload: background jobs grouped into one workflow per (walltime, nodes) class, so the
- * scheduler learns each class's runtime from its history as the live one reads it from the
- * TaskProfile (reservation backfill and admission need expected ends), and the turbine
- * workflow, which arrives twice: at 0, a warm-up run long before the measured one (a production
- * workflow has run before, so the scheduler knows LES's and HPDA's runtimes from its history as
- * it knows the background classes': without that, LES, still running when HPDA's window opens on
- * the same nodes, has no expected end and may not start before that window), and at the
- * submission, the run measured; wins: the LES and HPDA windows {start after submission, duration},
- * or NULL. */
+/* The workload: background jobs grouped into one workflow per (walltime, nodes) class (so the
+ * scheduler also learns each class's runtime from its history, as the live one reads it from
+ * the TaskProfile), and the turbine workflow at the submission. Every job declares its walltime
+ * (the sim's `walltime:`, a batch job's requested time): reservation admission and backfill need
+ * expected ends, and the walltime is one while a process has no history, so the turbine needs no
+ * warm-up run (before `walltime:` existed it ran once at t = 0 for that: without an expected
+ * end, LES, still running when HPDA's window opens on the same nodes, could not start before
+ * that window). wins: the LES and HPDA windows {start after submission, duration}, or NULL. */
 static json_t *workload_json(const bg_job *j, int n, const double (*wins)[2]) {
     json_t *wfs = json_array();
     for (int m = CLASS_MIN; m <= MAX_WALL_M; m += CLASS_MIN)
@@ -114,7 +113,7 @@ static json_t *workload_json(const bg_job *j, int n, const double (*wins)[2]) {
                                                  step_json("sleep", nodes, m * 60, NULL, NULL)));
         }
     json_array_append_new(
-        wfs, json_pack("{s:s,s:[f,f],s:{s:i,s:s},s:[o,o]}", "name", "turbine", "arrivals", 0.0,
+        wfs, json_pack("{s:s,s:[f],s:{s:i,s:s},s:[o,o]}", "name", "turbine", "arrivals",
                        (double)SIM_TURBINE_SUBMIT_S, "requests", "cpu", POD_CPU, "memory", POD_MEM,
                        "processes", step_json("LES", 2, LES_S, NULL, wins ? wins[0] : NULL),
                        step_json("HPDA", 5, HPDA_S, "LES", wins ? wins[1] : NULL)));
@@ -165,8 +164,8 @@ static void step_times(const sim_result *r, int proc, sim_turbine_step *st) {
     st->start = INFINITY;
     for (long i = 0; i < r->tasks; i++) {
         const sim_task_rec *t = &r->task_recs[i];
-        if (t->wf != wf || t->proc != proc || t->ready < SIM_TURBINE_SUBMIT_S)
-            continue; /* the warm-up run (workload_json) */
+        if (t->wf != wf || t->proc != proc)
+            continue;
         st->ready = fmax(st->ready, t->ready);
         st->start = fmin(st->start, t->start);
         st->end = fmax(st->end, t->end);

@@ -266,6 +266,56 @@ static void test_gang_with_reservation(void) {
     release(&f);
 }
 
+/* walltime: a declared runtime is the expected end while the process has no history (one node,
+ * two slots, the step holding both from 50 to 150 after each arrival, as above).
+ * short (10 s, declares 10) backfills at 0 in the first run (ends 10 <= 50: without walltime it
+ * waited until 70, test_backfill_rule); long, ready at 10 and declaring 500, would still run at
+ * 50: it waits until the step ends at 70. */
+static void test_walltime_without_history(void) {
+    const char *wl =
+        WL_HEAD "      - {name: short, instances: 1, runtime: {a: 10}, walltime: 10}\n"
+                "      - {name: long, instances: 1, after: [short], runtime: {a: 500},\n"
+                "         walltime: 500}\n"
+                "      - {name: step, instances: 2, runtime: {a: 20},\n"
+                "         reservation: {start: 50, duration: 100}}\n";
+    fixture f;
+    SIMULATE_OR_RETURN(&f, one_node, wl);
+    const sim_task_rec *s = task(&f, 0, "short", 0), *l = task(&f, 0, "long", 0);
+    CHECK(s && l);
+    if (s && l) {
+        CHECKF(fabs(s->start) < 1e-9, "declared short end did not backfill: %g", s->start);
+        CHECKF(fabs(l->start - 70) < 1e-9, "declared long end backfilled at %g", l->start);
+    }
+    for (int i = 0; i < 2; i++) {
+        const sim_task_rec *t = task(&f, 0, "step", i);
+        CHECK(t && fabs(t->start - 50) < 1e-9);
+    }
+    release(&f);
+}
+
+/* Once the process has history, history decides: short runs 10 s but declares 100. Run 1
+ * (arrival 0): its declared end 100 is after the window opens at 50: no backfill, it starts at
+ * 70 after the step. Run 2 (arrival 1000): history says 10 s, it backfills at 1000. */
+static void test_walltime_history_wins(void) {
+    const char *wl = "workflows:\n"
+                     "  - name: w\n"
+                     "    arrivals: [0, 1000]\n"
+                     "    requests: {cpu: 2, memory: 1Gi}\n"
+                     "    processes:\n"
+                     "      - {name: short, instances: 1, runtime: {a: 10}, walltime: 100}\n"
+                     "      - {name: step, instances: 2, runtime: {a: 20},\n"
+                     "         reservation: {start: 50, duration: 100}}\n";
+    fixture f;
+    SIMULATE_OR_RETURN(&f, one_node, wl);
+    const sim_task_rec *s1 = task(&f, 0, "short", 0), *s2 = task(&f, 1, "short", 0);
+    CHECK(s1 && s2);
+    if (s1 && s2) {
+        CHECKF(fabs(s1->start - 70) < 1e-9, "declared end 100 backfilled at %g", s1->start);
+        CHECKF(fabs(s2->start - 1000) < 1e-9, "known end did not backfill: %g", s2->start);
+    }
+    release(&f);
+}
+
 static void check_bad(const char *wl, const char *want1, const char *want2) {
     sim_cluster *c = cluster_of(four_slots);
     char msg[1024];
@@ -301,6 +351,10 @@ static void test_bad_input(void) {
              "         reservation: {start: 5, duration: 0}}\n",
              head);
     check_bad(wl, "process st: reservation", "duration must be seconds > 0");
+    snprintf(wl, sizeof wl, "%s      - {name: st, runtime: {a: 5}, walltime: 0}\n", head);
+    check_bad(wl, "process st", "walltime must be seconds > 0, got 0");
+    snprintf(wl, sizeof wl, "%s      - {name: st, runtime: {a: 5}, walltime: soon}\n", head);
+    check_bad(wl, "process st", "walltime must be a number >= 0");
 }
 
 int main(void) {
@@ -310,6 +364,8 @@ int main(void) {
     RUN(test_expiry_releases);
     RUN(test_overlapping_refused);
     RUN(test_gang_with_reservation);
+    RUN(test_walltime_without_history);
+    RUN(test_walltime_history_wins);
     RUN(test_bad_input);
     return TEST_SUMMARY();
 }
