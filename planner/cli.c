@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/args.h"
 #include "lib/jsonutil.h"
 #include "lib/kube.h"
 #include "lib/yamljson.h"
@@ -385,6 +386,7 @@ int pl_cli_main(const char *cmd, int argc, char **argv) {
     tm_err err = {0};
     int c;
     optind = 2;
+    tm_err aerr = {0};
     while ((c = getopt_long(argc, argv, "n:", longopts, NULL)) != -1) {
         switch (c) {
         case 'k':
@@ -400,9 +402,8 @@ int pl_cli_main(const char *cmd, int argc, char **argv) {
             o.deployment = optarg;
             break;
         case 'r':
-            o.retries = atoi(optarg);
-            if (o.retries < 0 || o.retries > 100)
-                return fail("--retries must be from 0 to 100, not '%s'", optarg);
+            if (tm_arg_int("retries", optarg, 0, 100, &o.retries, &aerr))
+                return fail("%s", aerr.msg);
             break;
         case 'D':
             o.dry_run = 1;

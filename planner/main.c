@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/args.h"
 #include "lib/error.h"
 #include "lib/yamljson.h"
 #include "planner/answer.h"
@@ -101,6 +102,7 @@ static int cmd_run(int argc, char **argv) {
     int64_t tick_s = 0;
     int c;
     optind = 2;
+    tm_err aerr = {0};
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         int64_t *d = c == 'c'   ? &cfg.cycle_s
                      : c == 's' ? &cfg.slot_s
@@ -133,14 +135,12 @@ static int cmd_run(int argc, char **argv) {
             cfg.scheduler_name = optarg;
             break;
         case 'r':
-            cfg.retries = atoi(optarg);
-            if (cfg.retries < 0 || cfg.retries > 100)
-                return fail("--retries must be from 0 to 100");
+            if (tm_arg_int("retries", optarg, 0, 100, &cfg.retries, &aerr))
+                return fail(aerr.msg);
             break;
         case 'l':
-            cfg.load_threshold = atof(optarg);
-            if (cfg.load_threshold < 0 || cfg.load_threshold > 1)
-                return fail("--load-threshold must be from 0 (off) to 1, e.g. 0.5");
+            if (tm_arg_double("load-threshold", optarg, 0, 1, &cfg.load_threshold, &aerr))
+                return fail(aerr.msg); /* 0 = off, e.g. 0.5 */
             break;
         case 'N':
             cfg.node_selector = optarg;

@@ -106,5 +106,8 @@ check "wide: auto uses the heuristic" bash -c "'$PL' plan '$TMP/wide.yaml' --clu
   python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"solver\"]==\"heuristic\" and d[\"ilp\"][\"status\"]==\"too-large\" and len(d[\"steps\"])==300, d[\"ilp\"]'"
 bad "wide: forced ILP too large" "more than the 200000 the planner builds" plan "$TMP/wide.yaml" --cluster "$CL" --solver ilp
 bad "unknown command" "unknown command 'launch'" launch "$FX/turbine.yaml"
+bad "run --retries abc (atoi read 0)" "--retries: 'abc' is not an integer from 0 to 100" run --retries abc
+bad "run --load-threshold 0.5x (atof read 0.5)" "--load-threshold: '0.5x' is not a number from 0 to 1" run --load-threshold 0.5x
+bad "submit --retries 3x (atoi read 3)" "--retries: '3x' is not an integer from 0 to 100" submit "$FX/turbine.yaml" --retries 3x
 
 summary
