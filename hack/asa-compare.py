@@ -5,7 +5,8 @@ cluster").
 
 The same workflow (a chain of STEPS steps, 1 pod of 1 core each, STEP_S seconds) runs through
 `tarema-planner run` and tarema-scheduler, once per mode (reserve, proactive, on-completion) and
-per seed, while a stream of background pods (1 core, the step's shape; Poisson arrivals at
+per seed, while a stream of background pods (1 core, the step's shape, their run time declared as
+tarema.io/expected-duration so that the planner and the reservations know when they end; Poisson arrivals at
 --rate per second, uniform durations in --bg-min..--bg-max seconds; the same stream for every
 mode of a seed) keeps the test's nodes overloaded. tarema-labeler --waits learns the queue waits
 of every pod (background included) into PostgreSQL, and the planner's proactive steps use what
@@ -156,7 +157,8 @@ def background(c, seed, total_s, stop, created):
         pod = {"apiVersion": "v1", "kind": "Pod",
                "metadata": {"name": f"bg-{seed}-{i}", "namespace": c.ns,
                             "labels": {"asa-cmp/background": "1"},
-                            "annotations": {"tarema.io/duration": f"{dur:.0f}s"}},
+                            "annotations": {"tarema.io/duration": f"{dur:.0f}s",
+                                            "tarema.io/expected-duration": f"{dur:.0f}s"}},
                "spec": {"schedulerName": c.sched, "nodeSelector": {"asa-cmp": c.id},
                         "containers": [{"name": "c", "image": "bg:1", "resources": {
                             "requests": {"cpu": "1", "memory": a.mem}}}]}}
@@ -184,7 +186,8 @@ def one_run(c, seed, mode):
     pl = c.planner(mode)
     stop = threading.Event()
     created = []
-    bg = threading.Thread(target=background, args=(c, seed, a.warmup + a.timeout, stop, created))
+    bg = threading.Thread(target=background, args=(c, seed, a.warmup + a.timeout, stop, created),
+                          daemon=True)
     bg.start()
     log(f"seed {seed} {mode}: warm-up {a.warmup} s of background load")
     time.sleep(a.warmup)
@@ -381,6 +384,11 @@ def main():
     seeds = [int(s) for s in a.seeds.split(",")]
     c = Cluster(a)
     runs = []
+
+    def on_term(signum, frame):
+        raise KeyboardInterrupt  # so that the cluster's objects and processes go
+
+    signal.signal(signal.SIGTERM, on_term)
     try:
         c.up()
         log(f"namespace {c.ns}, {a.nodes} nodes x {a.cpu} cores, background {a.rate}/s of "
