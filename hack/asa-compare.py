@@ -333,7 +333,7 @@ def svg(summary, runs, path, title):
     for i, (rk, sk, label) in enumerate(panels):
         x0 = pad + i * (pw + pad)
         vals = [r[rk] for r in runs if r.get(rk) is not None] + [1]
-        vmax = max(vals) * 1.15
+        vmax = -(-max(vals) * 1.1 // 20) * 20  # rounded up to 20: ticks at multiples of 5
         ph = H - 2 * pad - 20
         y0 = H - pad
         out.append(f'<line x1="{x0}" y1="{y0}" x2="{x0 + pw}" y2="{y0}" stroke="black"/>')
