@@ -105,6 +105,13 @@ static bool queue_gate(void *ud, const sched_pod *pod) {
     return sched_scheduling_gated(pod, NULL, 0);
 }
 
+/* The queue's held hook: a pod gated by the planner's order gate alone has joined the queue
+ * (its age counts) though it is not tried yet (scheduling_gates.h). */
+static bool queue_held(void *ud, const sched_pod *pod) {
+    (void)ud;
+    return sched_scheduling_held(pod);
+}
+
 static int queue_cmp(void *ud, const sched_pod *a, const sched_pod *b) {
     sched_loop *l = ud;
     return sched_framework_queue_cmp(l->fw, sched_cache_snapshot(l->cache), a, b);
@@ -349,6 +356,8 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
             goto fail;
         }
         sched_queue_set_gate(l->queue, queue_gate, l);
+        sched_queue_set_held(l->queue, queue_held, l);
+        sched_queue_set_wall_offset(l->queue, wall_ms() - mono_ms()); /* it gets mono_ms */
     }
     if (register_metrics(l, reg, err))
         goto fail;

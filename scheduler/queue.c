@@ -12,6 +12,7 @@ typedef struct qent {
     int attempts;
     int64_t ready_ms;      /* backoff: when it may go active */
     int64_t unsched_since; /* unschedulable: since when */
+    int64_t since_wall;    /* when it joined the queue (wall ms), 0 = not yet: gated */
     uint64_t seq;          /* insertion order, for FIFO ties in the backoff heap */
     char *reported;        /* the last FailedScheduling message reported, or NULL */
     int64_t reported_ms;   /* when */
@@ -33,6 +34,9 @@ struct sched_queue {
     heap active, backoff, unsched, gated; /* unsched and gated are plain vectors */
     sched_queue_gate_fn gate;
     void *gate_ud;
+    sched_queue_gate_fn held; /* gated but already queued (ASA's pro-active submission) */
+    void *held_ud;
+    int64_t wall_offset_ms; /* wall = now_ms + this */
     size_t inflight;
     uint64_t seq;
 };
@@ -238,6 +242,27 @@ void sched_queue_set_gate(sched_queue *q, sched_queue_gate_fn gate, void *ud) {
     q->gate_ud = ud;
 }
 
+void sched_queue_set_held(sched_queue *q, sched_queue_gate_fn held, void *ud) {
+    q->held = held;
+    q->held_ud = ud;
+}
+
+void sched_queue_set_wall_offset(sched_queue *q, int64_t offset_ms) {
+    q->wall_offset_ms = offset_ms;
+}
+
+/* The queue age rule (queue.h): the entry's joining time is set once, when its pod is first
+ * seen free of every gate but the order gate; from then on every copy of the pod carries it as
+ * created_ms, the time the queue-sort compares. */
+static void stamp_since(sched_queue *q, qent *e, bool gated, bool first, int64_t now_ms) {
+    if (!e->since_wall && (!gated || (q->held && q->held(q->held_ud, e->pod))))
+        e->since_wall = first && !gated && e->pod->created_ms > 0
+                            ? e->pod->created_ms /* never gated: its creation, as before */
+                            : now_ms + q->wall_offset_ms;
+    if (e->since_wall)
+        e->pod->created_ms = e->since_wall;
+}
+
 /* Moves e (not in flight) to st unless it is there already. Only fails on OOM. */
 static int move_to(sched_queue *q, qent *e, sched_q_state st) {
     if (e->state == st)
@@ -254,6 +279,7 @@ int sched_queue_add(sched_queue *q, sched_pod *pod, int64_t now_ms) {
         sched_pod *old = e->pod;
         e->pod = pod;
         sched_pod_free(old);
+        stamp_since(q, e, gated, false, now_ms);
         if (e->state == SCHED_Q_IN_FLIGHT)
             return 0; /* its outcome decides; PreEnqueue checks again at the next pop */
         if (gated)
@@ -278,6 +304,7 @@ int sched_queue_add(sched_queue *q, sched_pod *pod, int64_t now_ms) {
     e->pod = pod;
     e->seq = q->seq++;
     e->ready_ms = now_ms;
+    stamp_since(q, e, gated, true, now_ms);
     if (attach(q, e, gated ? SCHED_Q_GATED : SCHED_Q_ACTIVE)) {
         free(e);
         sched_pod_free(pod);
@@ -428,6 +455,11 @@ int64_t sched_queue_next_backoff_ms(const sched_queue *q, int64_t now_ms) {
         return -1;
     int64_t d = q->backoff.v[0]->ready_ms - now_ms;
     return d > 0 ? d : 0;
+}
+
+int64_t sched_queue_since(const sched_queue *q, const char *uid) {
+    qent *e = *slot_of(q, uid);
+    return e ? e->since_wall : 0;
 }
 
 sched_q_state sched_queue_state(const sched_queue *q, const char *uid) {

@@ -10,6 +10,14 @@
  *                  queue; only an update of the pod itself that passes the check lets it in,
  *                  straight to active without backoff (cluster changes and flushes ignore it)
  *
+ * Queue age (issue 18, ASA's pro-active submission): the queue-sort compares created_ms, and
+ * the queue's copy of a pod carries there the time the pod joined the queue: its creation for
+ * a pod never gated; for a pod created gated, the moment the queue first saw it free of every
+ * gate but the ones the held hook accepts (the planner's order gate): such a "held" pod stays
+ * gated (never tried, never bound) but its age counts from then, so when its last gate goes it
+ * is placed ahead of every pod that joined after it, and a pod ungated late (on-completion)
+ * queues behind the pods that arrived meanwhile. The joining time is set once per uid.
+ *
  * plus the pods currently being scheduled or bound ("in flight"), which stay known so that a
  * watch update of such a pod does not queue it a second time. Each pod is in exactly one of
  * these states. Keyed by pod uid.
@@ -49,6 +57,17 @@ void sched_queue_free(sched_queue *q);
  * add time). NULL (the default) gates nothing. */
 typedef bool (*sched_queue_gate_fn)(void *ud, const sched_pod *pod);
 void sched_queue_set_gate(sched_queue *q, sched_queue_gate_fn gate, void *ud);
+
+/* The held hook: true for a gated pod that already counts as queued (its age starts, it stays
+ * gated). NULL (the default): no gated pod counts as queued before its last gate goes. */
+void sched_queue_set_held(sched_queue *q, sched_queue_gate_fn held, void *ud);
+
+/* The wall clock of the joining times: wall ms = now_ms + offset_ms (default 0: the now_ms
+ * given to the queue are wall times). created_ms is a wall time. */
+void sched_queue_set_wall_offset(sched_queue *q, int64_t offset_ms);
+
+/* When the pod joined the queue (wall ms, queue age above); 0 when unknown or not yet. */
+int64_t sched_queue_since(const sched_queue *q, const char *uid);
 
 /* Adds a pending pod, or updates one already known (same uid): the queue takes ownership of
  * pod in both cases (the older copy is freed). A new pod goes to active; an updated pod keeps

@@ -8,7 +8,14 @@
  * The live loop checks sched_scheduling_gated when a pod is added or updated, so a gated pod is
  * never queued (queue.h's gate hook); the plugin, registered on every framework by
  * sched_framework_new, is the same check at PreEnqueue for the other callers (simulator,
- * extender, explain). Pure. */
+ * extender, explain).
+ *
+ * One gate counts differently in the queue (issue 18): a pod whose only gate is the planner's
+ * order gate (SCHED_ORDER_GATE, a proactive step's pods once the planner's own gate went) is
+ * "held": it is still gated here, never tried and never bound (the API server refuses a bind to
+ * a gated pod), but it has joined tarema's queue and its age counts from then (queue.h, queue
+ * age), so that ASA's early submission saves queue time. Every other gate keeps the meaning
+ * above. Pure. */
 #ifndef TAREMA_SCHED_SCHEDULING_GATES_H
 #define TAREMA_SCHED_SCHEDULING_GATES_H
 
@@ -19,6 +26,12 @@
 #include "scheduler/framework.h"
 
 #define SCHED_SCHEDULING_GATES_PLUGIN "SchedulingGates"
+
+/* The planner's order gate (planner/modes.h PL_GATE_ORDER, the same string). */
+#define SCHED_ORDER_GATE "tarema.io/after-predecessors"
+
+/* Whether p is held: gated by the order gate alone. */
+bool sched_scheduling_held(const sched_pod *p);
 
 /* Whether p is gated; when yes and msg is not NULL, msg says by which gates. */
 bool sched_scheduling_gated(const sched_pod *p, char *msg, size_t size);

@@ -1,0 +1,445 @@
+#!/usr/bin/env python3
+"""hack/asa-compare.py: issue 18, ASA's pro-active submission against per-stage (on-completion)
+and the planner's reservations, on the kwok cluster under load (docs/asa.md, "On the kwok
+cluster").
+
+The same workflow (a chain of STEPS steps, 1 pod of 1 core each, STEP_S seconds) runs through
+`tarema-planner run` and tarema-scheduler, once per mode (reserve, proactive, on-completion) and
+per seed, while a stream of background pods (1 core, the step's shape, their run time declared as
+tarema.io/expected-duration so that the planner and the reservations know when they end; Poisson arrivals at
+--rate per second, uniform durations in --bg-min..--bg-max seconds; the same stream for every
+mode of a seed) keeps the test's nodes overloaded. tarema-labeler --waits learns the queue waits
+of every pod (background included) into PostgreSQL, and the planner's proactive steps use what
+it learned (ASA learns from concurrent workloads). Per mode it reports the makespan (Workflow
+created -> last step ended), the steps' queue waits (a step's pod bound - the moment it could
+start: its predecessors' end, or the Workflow's creation), the core-hours the workflow held
+idle (a step's pods bound and not running, and a Reservation Active before its step's pod ran),
+and the background pods' mean wait, with progress on stderr, a JSON summary and an SVG.
+
+Needs the cluster and PostgreSQL of hack/cluster.sh and hack/postgres.sh (their env evaluated:
+kubectl in PATH, DATABASE_URL) and the built binaries (--bin, default ./bin). Own namespace and
+nodes, removed at the end. Bounded: about (warm-up + the workflow) per run; the defaults
+(2 seeds x 3 modes) take about 10 minutes.
+
+  python3 hack/asa-compare.py --seeds 1,2 --json out.json --svg docs/img/asa-kwok.svg
+"""
+import argparse
+import datetime
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+MODES = ["reserve", "proactive", "on-completion"]
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def kubectl(*args, inp=None, check=True):
+    r = subprocess.run(["kubectl", *args], input=inp, capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"kubectl {' '.join(args)}: {r.stderr.strip()}")
+    return r.stdout
+
+
+def ts(v):
+    """RFC 3339 (seconds) -> epoch seconds, None when absent."""
+    if not v:
+        return None
+    return datetime.datetime.strptime(v[:19], "%Y-%m-%dT%H:%M:%S").replace(
+        tzinfo=datetime.timezone.utc).timestamp()
+
+
+class Cluster:
+    """The test's namespace, nodes, CRDs and the long-running processes."""
+
+    def __init__(self, a):
+        self.a = a
+        self.id = f"{os.getpid()}"
+        self.ns = f"asa-cmp-{self.id}"
+        self.sched = f"asa-cmp-{self.id}"
+        self.sel = f"asa-cmp={self.id}"
+        self.work = tempfile.mkdtemp(prefix="asa-cmp-")
+        self.procs = []
+
+    def start(self, name, argv):
+        f = open(os.path.join(self.work, f"{name}.log"), "a")
+        p = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT)
+        self.procs.append(p)
+        return p
+
+    def stop(self, p):
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        if p in self.procs:
+            self.procs.remove(p)
+
+    def up(self):
+        a = self.a
+        for f in ["tarema.io_workflows.yaml", "scheduling.x-k8s.io_podgroups.yaml",
+                  "tarema.io_reservations.yaml"]:
+            kubectl("apply", "-f", os.path.join(a.repo, "charts/tarema/crds", f))
+        kubectl("wait", "--for", "condition=established", "--timeout=30s",
+                "crd/workflows.tarema.io", "crd/podgroups.scheduling.x-k8s.io",
+                "crd/reservations.tarema.io")
+        kubectl("create", "namespace", self.ns)
+        nodes = os.path.join(self.work, "nodes.yaml")
+        with open(nodes, "w") as f:
+            f.write(f"nodes:\n  - {{prefix: ac{self.id}, count: {a.nodes}, cpu: {a.cpu}, "
+                    f"memory: 64Gi, pods: 110, labels: {{asa-cmp: \"{self.id}\"}}}}\n")
+        subprocess.run(["bash", os.path.join(a.repo, "hack/cluster.sh"), "nodes", nodes],
+                       check=True, capture_output=True)
+        # the learned waits' schema (tarema-planner waits applies the migrations)
+        subprocess.run([os.path.join(a.bin, "tarema-planner"), "waits", "--db",
+                        os.environ["DATABASE_URL"]], capture_output=True)
+        cfg = os.path.join(self.work, "sched.yaml")
+        with open(cfg, "w") as f:  # short backoffs: the queue order decides who goes next
+            f.write("podInitialBackoffMs: 200\npodMaxBackoffMs: 1000\n")
+        self.start("scheduler", [os.path.join(a.bin, "tarema-scheduler"), "--config", cfg,
+                                 "--scheduler-name", self.sched, "--namespaces", self.ns,
+                                 "--port", "0", "--log-level", "info"])
+        self.start("labeler", [os.path.join(a.bin, "tarema-labeler"), "serve", "--bind",
+                               "127.0.0.1", "--port", "0", "--spool",
+                               os.path.join(self.work, "spool"), "--no-publish", "--waits"])
+        time.sleep(3)
+
+    def planner(self, mode):
+        a = self.a
+        return self.start(f"planner-{mode}", [
+            os.path.join(a.bin, "tarema-planner"), "run", "--namespace", self.ns, "--slot", "1s",
+            "--tick", "1s", "--time-limit", "2s", "--scheduler-name", self.sched,
+            "--node-selector", self.sel, "--lease-namespace", self.ns, "--identity",
+            f"asa-cmp-{mode}-{time.time_ns()}", "--require-admission",
+            "true" if mode == "reserve" else "false", "--db", os.environ["DATABASE_URL"]])
+
+    def down(self):
+        for p in list(self.procs):
+            self.stop(p)
+        kubectl("delete", "namespace", self.ns, "--wait=false", check=False)
+        out = kubectl("get", "nodes", "-o", "name", check=False)
+        names = [n for n in out.split() if n.startswith(f"node/ac{self.id}-")]
+        if names:
+            kubectl("delete", *names, "--wait=false", check=False)
+        subprocess.run(["psql", os.environ.get("DATABASE_URL", ""), "-qAtc",
+                        f"DELETE FROM asa_waits WHERE namespace = '{self.ns}'"],
+                       capture_output=True)
+        if not self.a.keep:
+            shutil.rmtree(self.work, ignore_errors=True)
+
+
+def background(c, seed, total_s, stop, created):
+    """Creates the background pods of this seed (the same stream for every mode)."""
+    a = c.a
+    rng = random.Random(seed)
+    t0 = time.time()
+    t, i = 0.0, 0
+    while not stop.is_set():
+        t += rng.expovariate(a.rate)
+        dur = rng.uniform(a.bg_min, a.bg_max)
+        if t > total_s:
+            break
+        while time.time() - t0 < t:
+            if stop.wait(min(0.2, t - (time.time() - t0))):
+                return
+        i += 1
+        pod = {"apiVersion": "v1", "kind": "Pod",
+               "metadata": {"name": f"bg-{seed}-{i}", "namespace": c.ns,
+                            "labels": {"asa-cmp/background": "1"},
+                            "annotations": {"tarema.io/duration": f"{dur:.0f}s",
+                                            "tarema.io/expected-duration": f"{dur:.0f}s"}},
+               "spec": {"schedulerName": c.sched, "nodeSelector": {"asa-cmp": c.id},
+                        "containers": [{"name": "c", "image": "bg:1", "resources": {
+                            "requests": {"cpu": "1", "memory": a.mem}}}]}}
+        kubectl("create", "-f", "-", inp=json.dumps(pod), check=False)
+        created.append(time.time())
+
+
+def workflow_yaml(a, mode, name):
+    steps = []
+    for k in range(a.steps):
+        s = {"name": f"s{k}", "mode": mode, "pods": 1, "requests": {"cpu": 1, "memory": a.mem},
+             "duration": f"{a.step_s}s", "image": f"s{k}:1",
+             "annotations": {"tarema.io/duration": f"{a.step_s}s"}}
+        if k:
+            s["after"] = [f"s{k - 1}"]
+        steps.append(s)
+    return json.dumps({"apiVersion": "tarema.io/v1alpha1", "kind": "Workflow",
+                       "metadata": {"name": name}, "spec": {"steps": steps}})
+
+
+def one_run(c, seed, mode):
+    """One mode under one seed's stream: the workflow after the warm-up; its figures."""
+    a = c.a
+    name = f"wf-{seed}-{mode}"
+    pl = c.planner(mode)
+    stop = threading.Event()
+    created = []
+    bg = threading.Thread(target=background, args=(c, seed, a.warmup + a.timeout, stop, created),
+                          daemon=True)
+    bg.start()
+    log(f"seed {seed} {mode}: warm-up {a.warmup} s of background load")
+    time.sleep(a.warmup)
+    kubectl("apply", "-n", c.ns, "-f", "-", inp=workflow_yaml(a, mode, name))
+    t_start = time.time()
+    resv_active = {}  # reservation name -> first seen Active (epoch s)
+    wf = None
+    while time.time() - t_start < a.timeout:
+        time.sleep(1)
+        try:
+            wf = json.loads(kubectl("get", "workflow", "-n", c.ns, name, "-o", "json"))
+            rs = json.loads(kubectl("get", "reservations.tarema.io", "-n", c.ns, "-o", "json"))
+        except (RuntimeError, json.JSONDecodeError):
+            continue
+        for r in rs.get("items", []):
+            if r.get("status", {}).get("phase") == "Active":
+                resv_active.setdefault(r["metadata"]["name"], time.time())
+        ph = wf.get("status", {}).get("phase")
+        done = sum(1 for s in wf.get("status", {}).get("steps", []) if s.get("state") ==
+                   "Succeeded")
+        if int(time.time() - t_start) % 10 == 0:
+            log(f"seed {seed} {mode}: {int(time.time() - t_start)} s, phase {ph}, "
+                f"{done}/{a.steps} steps done, {len(created)} background pods created")
+        if ph in ("Succeeded", "Failed"):
+            break
+    stop.set()
+    bg.join()
+    c.stop(pl)
+    pods = json.loads(kubectl("get", "pods", "-n", c.ns, "-o", "json"))["items"]
+    res = figures(a, wf, pods, resv_active, mode, seed)
+    log(f"seed {seed} {mode}: makespan {res['makespan_s']} s, step waits {res['step_waits_s']}, "
+        f"idle {res['idle_core_h']:.4f} core-h, estimate {res['estimates_s']}, "
+        f"background mean wait {res['bg_mean_wait_s']} s")
+    # clean slate for the next run (the learned waits stay: ASA keeps learning)
+    kubectl("delete", "workflow", "-n", c.ns, "--all", "--wait=false", check=False)
+    kubectl("delete", "reservations.tarema.io", "-n", c.ns, "--all", "--wait=false", check=False)
+    kubectl("delete", "pods", "-n", c.ns, "--all", "--grace-period=0", "--force", check=False)
+    for _ in range(60):
+        if not kubectl("get", "pods", "-n", c.ns, "-o", "name", check=False).strip():
+            break
+        time.sleep(1)
+    return res
+
+
+def bound_at(p):
+    for cnd in p.get("status", {}).get("conditions", []) or []:
+        if cnd.get("type") == "PodScheduled" and cnd.get("status") == "True":
+            return ts(cnd.get("lastTransitionTime"))
+    return None
+
+
+def figures(a, wf, pods, resv_active, mode, seed):
+    st = wf.get("status", {}) if wf else {}
+    created = ts(wf["metadata"]["creationTimestamp"]) if wf else None
+    steps = {s["name"]: s for s in st.get("steps", [])}
+    by_step = {}
+    for p in pods:
+        lab = p["metadata"].get("labels", {})
+        if lab.get("asa-cmp/background"):
+            continue
+        for k in range(a.steps):
+            if p["metadata"]["name"].startswith(f"{wf['metadata']['name']}-s{k}-"):
+                by_step.setdefault(f"s{k}", []).append(p)
+    waits, idle_s, ends = [], 0.0, []
+    for k in range(a.steps):
+        s = steps.get(f"s{k}", {})
+        ready = created if k == 0 else ts(steps.get(f"s{k - 1}", {}).get("actualEnd"))
+        ps = by_step.get(f"s{k}", [])
+        b = [bound_at(p) for p in ps]
+        if ready is not None and ps and all(x is not None for x in b):
+            waits.append(max(0.0, max(b) - ready))
+        for p, x in zip(ps, b):
+            started = ts(p.get("status", {}).get("startTime"))
+            if x is not None and started is not None:
+                idle_s += max(0.0, started - x)  # bound, not running: 1 core each
+        start = ts(s.get("actualStart"))
+        if s.get("actualEnd"):
+            ends.append(ts(s["actualEnd"]))
+        for rname, at in resv_active.items():  # a Reservation held its core before the step ran
+            if rname.endswith(f"-s{k}") and start is not None:
+                idle_s += max(0.0, start - at)
+    bgw = []
+    for p in pods:
+        if p["metadata"].get("labels", {}).get("asa-cmp/background"):
+            c0, b0 = ts(p["metadata"]["creationTimestamp"]), bound_at(p)
+            if c0 is not None and b0 is not None:
+                bgw.append(b0 - c0)
+    ok = st.get("phase") == "Succeeded" and len(ends) == a.steps
+    return {"seed": seed, "mode": mode, "phase": st.get("phase"),
+            "makespan_s": round(max(ends) - created, 1) if ok and created else None,
+            "step_waits_s": [round(w, 1) for w in waits],
+            "sum_wait_s": round(sum(waits), 1) if len(waits) == a.steps else None,
+            "idle_core_h": idle_s / 3600.0,
+            "estimates_s": [steps.get(f"s{k}", {}).get("estimateSeconds") for k in
+                            range(a.steps)],
+            "estimate_sources": [steps.get(f"s{k}", {}).get("estimateSource") for k in
+                                 range(a.steps)],
+            "bg_mean_wait_s": round(sum(bgw) / len(bgw), 1) if bgw else None,
+            "bg_pods": len(bgw)}
+
+
+def summarize(runs):
+    out = {}
+    for m in MODES:
+        rs = [r for r in runs if r["mode"] == m and r["makespan_s"] is not None]
+        if not rs:
+            out[m] = {"runs": 0}
+            continue
+        mk = [r["makespan_s"] for r in rs]
+        sw = [r["sum_wait_s"] for r in rs if r["sum_wait_s"] is not None]
+        # after the first step: where the modes differ (the first step of proactive and
+        # on-completion is released at submission alike; ASA's Table 2 counts these too)
+        lw = [sum(r["step_waits_s"][1:]) for r in rs if r["sum_wait_s"] is not None]
+        out[m] = {"runs": len(rs), "makespan_mean_s": round(sum(mk) / len(mk), 1),
+                  "makespan_min_s": min(mk), "makespan_max_s": max(mk),
+                  "sum_wait_mean_s": round(sum(sw) / len(sw), 1) if sw else None,
+                  "sum_wait_min_s": min(sw) if sw else None,
+                  "sum_wait_max_s": max(sw) if sw else None,
+                  "later_wait_mean_s": round(sum(lw) / len(lw), 1) if lw else None,
+                  "later_wait_min_s": min(lw) if lw else None,
+                  "later_wait_max_s": max(lw) if lw else None,
+                  "idle_core_h_mean": round(sum(r["idle_core_h"] for r in rs) / len(rs), 4),
+                  "bg_mean_wait_s": round(sum(r["bg_mean_wait_s"] or 0 for r in rs) / len(rs),
+                                          1)}
+    return out
+
+
+def svg(summary, runs, path, title):
+    """Two panels of bars (makespan, the steps' summed queue wait) per mode, seeds as dots."""
+    W, H, pad = 960, 320, 50
+    colors = {"reserve": "#4c72b0", "proactive": "#55a868", "on-completion": "#c44e52"}
+    panels = [("makespan_s", "makespan_mean_s", "makespan (s)"),
+              ("later_wait_s", "later_wait_mean_s", "queue wait of steps 2.. , summed (s)"),
+              ("sum_wait_s", "sum_wait_mean_s", "every step's queue wait, summed (s)")]
+    for r in runs:
+        if r.get("sum_wait_s") is not None:
+            r.setdefault("later_wait_s", round(sum(r["step_waits_s"][1:]), 1))
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
+           f'font-family="sans-serif" font-size="12">',
+           f'<rect width="{W}" height="{H}" fill="white"/>',
+           f'<text x="{W / 2}" y="18" text-anchor="middle" font-size="14">{title}</text>']
+    pw = (W - (len(panels) + 1) * pad) / len(panels)
+    for i, (rk, sk, label) in enumerate(panels):
+        x0 = pad + i * (pw + pad)
+        vals = [r[rk] for r in runs if r.get(rk) is not None] + [1]
+        vmax = -(-max(vals) * 1.1 // 20) * 20  # rounded up to 20: ticks at multiples of 5
+        ph = H - 2 * pad - 20
+        y0 = H - pad
+        out.append(f'<line x1="{x0}" y1="{y0}" x2="{x0 + pw}" y2="{y0}" stroke="black"/>')
+        out.append(f'<line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y0 - ph}" stroke="black"/>')
+        out.append(f'<text x="{x0 + pw / 2}" y="{pad - 8}" text-anchor="middle">{label}</text>')
+        for t in range(5):
+            v = vmax * t / 4
+            y = y0 - ph * t / 4
+            out.append(f'<text x="{x0 - 4}" y="{y + 4}" text-anchor="end">{v:.0f}</text>')
+        bw = pw / len(MODES)
+        for j, m in enumerate(MODES):
+            s = summary.get(m, {})
+            bx = x0 + j * bw + bw * 0.2
+            v = s.get(sk)
+            if v is not None:
+                h = ph * v / vmax
+                out.append(f'<rect x="{bx:.1f}" y="{y0 - h:.1f}" width="{bw * 0.6:.1f}" '
+                           f'height="{h:.1f}" fill="{colors[m]}" opacity="0.8"/>')
+                out.append(f'<text x="{bx + bw * 0.3:.1f}" y="{y0 - h - 4:.1f}" '
+                           f'text-anchor="middle">{v:.0f}</text>')
+            for r in runs:
+                if r["mode"] == m and r.get(rk) is not None:
+                    y = y0 - ph * r[rk] / vmax
+                    out.append(f'<circle cx="{bx + bw * 0.3:.1f}" cy="{y:.1f}" r="3" '
+                               f'fill="black"/>')
+            out.append(f'<text x="{bx + bw * 0.3:.1f}" y="{y0 + 16}" '
+                       f'text-anchor="middle">{m}</text>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def main():
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repo", default=here)
+    ap.add_argument("--bin", default=os.path.join(here, "bin"))
+    ap.add_argument("--seeds", default="1,2", help="comma-separated (default 1,2)")
+    ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--nodes", type=int, default=2)
+    ap.add_argument("--cpu", type=int, default=4, help="cores per node")
+    ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--step-s", type=int, default=20)
+    ap.add_argument("--rate", type=float, default=0.45, help="background pods per second")
+    ap.add_argument("--bg-min", type=float, default=10)
+    ap.add_argument("--bg-max", type=float, default=30)
+    ap.add_argument("--mem", default="512Mi")
+    ap.add_argument("--warmup", type=int, default=60)
+    ap.add_argument("--timeout", type=int, default=240, help="per run, seconds")
+    ap.add_argument("--json", help="write the runs and the summary here")
+    ap.add_argument("--svg", help="write the figure here")
+    ap.add_argument("--keep", action="store_true", help="keep the logs' directory")
+    ap.add_argument("--from-json", help="no run: summarize (and plot) the runs of these "
+                    "comma-separated --json files of earlier invocations")
+    a = ap.parse_args()
+    if a.from_json:
+        runs, cfg = [], None
+        for f in a.from_json.split(","):
+            d = json.load(open(f))
+            runs += d["runs"]
+            cfg = d["config"]
+        summary = summarize(runs)
+        seeds = ",".join(str(s) for s in sorted({r["seed"] for r in runs}))
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump({"config": cfg, "runs": runs, "summary": summary}, f, indent=1)
+        if a.svg:
+            load = cfg["rate"] * (cfg["bg_min"] + cfg["bg_max"]) / 2 / (cfg["nodes"] * cfg["cpu"])
+            svg(summary, runs, a.svg, f"{cfg['steps']}-step chain under background load "
+                f"{load:.2f}, seeds {seeds}")
+        print(json.dumps(summary, indent=1))
+        return
+    if not shutil.which("kubectl") or not os.environ.get("DATABASE_URL"):
+        sys.exit("asa-compare: kubectl in PATH and DATABASE_URL needed: eval "
+                 "\"$(hack/cluster.sh env)\"; eval \"$(hack/postgres.sh env)\"")
+    modes = a.modes.split(",")
+    seeds = [int(s) for s in a.seeds.split(",")]
+    c = Cluster(a)
+    runs = []
+
+    def on_term(signum, frame):
+        raise KeyboardInterrupt  # so that the cluster's objects and processes go
+
+    signal.signal(signal.SIGTERM, on_term)
+    try:
+        c.up()
+        log(f"namespace {c.ns}, {a.nodes} nodes x {a.cpu} cores, background {a.rate}/s of "
+            f"{a.bg_min:.0f}-{a.bg_max:.0f} s (load {a.rate * (a.bg_min + a.bg_max) / 2 / (a.nodes * a.cpu):.2f}), "
+            f"workflow {a.steps} x {a.step_s} s, logs {c.work}")
+        for i, seed in enumerate(seeds):
+            order = modes[i % len(modes):] + modes[:i % len(modes)]  # no mode always first
+            for m in order:
+                runs.append(one_run(c, seed, m))
+    finally:
+        c.down()
+    summary = summarize(runs)
+    doc = {"config": {k: v for k, v in vars(a).items() if k not in ("repo", "bin")},
+           "runs": runs, "summary": summary}
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(doc, f, indent=1)
+    if a.svg:
+        svg(summary, runs, a.svg, f"{a.steps}-step chain under background load "
+            f"{a.rate * (a.bg_min + a.bg_max) / 2 / (a.nodes * a.cpu):.2f}, seeds {a.seeds}")
+    print(json.dumps(summary, indent=1))
+
+
+if __name__ == "__main__":
+    main()
