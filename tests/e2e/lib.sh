@@ -22,3 +22,14 @@ wait_for() {
   done
 }
 summary() { echo "$E2E_PASSED passed, $E2E_FAILED failed"; [ "$E2E_FAILED" = 0 ]; }
+
+# lotaru_dir: the Lotaru measurements (real data, ../shared/data/lotaru next to the checkout, or
+# /work/shared/data/lotaru where the project's machines keep it, as hack/demo.sh); TAREMA_DATA
+# overrides. Prints the first that holds chipseq_n1.csv, else the first candidate.
+lotaru_dir() {
+  local d
+  for d in ${TAREMA_DATA:+"$TAREMA_DATA"} "$REPO_ROOT/../shared/data/lotaru" /work/shared/data/lotaru; do
+    [ -f "$d/chipseq_n1.csv" ] && { echo "$d"; return; }
+  done
+  echo "${TAREMA_DATA:-$REPO_ROOT/../shared/data/lotaru}"
+}
