@@ -23,17 +23,22 @@ assert abs(d['decrease_pct']['fair'] - 25.0) < 1e-9, d['decrease_pct']
 PY"
 check "gantt svg written" bash -c "'$SIM' --cluster '$FX/tiny-cluster.yaml' --workload '$FX/tiny-workload.yaml' --gantt '$TMP/g.svg' >/dev/null && grep -q '<svg' '$TMP/g.svg' && [ \$(grep -c '<title>' '$TMP/g.svg') = 6 ]"
 check "same seed same output" bash -c "diff <('$SIM' --cluster '$FX/tiny-cluster.yaml' --workload '$FX/tiny-workload.yaml' --policy all --seed 3 --json | grep -v wall_s) <('$SIM' --cluster '$FX/tiny-cluster.yaml' --workload '$FX/tiny-workload.yaml' --policy all --seed 3 --json | grep -v wall_s)"
-if [ -f "$REPO_ROOT/../shared/data/lotaru/chipseq_n1.csv" ]; then
+# The scenario names the measurements relative to a checkout next to ../shared; a copy pointing
+# at lotaru_dir runs from a clone anywhere (as make demo does).
+LOTARU=$(lotaru_dir)
+NF5="$TMP/nfcore5.yaml"
+sed "s#\.\./\.\./\.\./shared/data/lotaru#$LOTARU#g" "$REPO_ROOT/sim/scenarios/nfcore5.yaml" >"$NF5"
+if [ -f "$LOTARU/chipseq_n1.csv" ]; then
   for cl in 555 5442; do
-    check "paper cluster $cl, five workflows, all policies" bash -c "'$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-$cl.yaml' --workload '$REPO_ROOT/sim/scenarios/nfcore5.yaml' --policy all --isolate | grep -q 'pooled'"
+    check "paper cluster $cl, five workflows, all policies" bash -c "'$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-$cl.yaml' --workload '$NF5' --policy all --isolate | grep -q 'pooled'"
   done
   # the calibrated model (default) and --ideal differ; --seeds reports mean and spread with
   # tarema next to adaptive
-  check "calibrated differs from --ideal" bash -c "! diff -q <('$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$REPO_ROOT/sim/scenarios/nfcore5.yaml' --isolate --json | grep -v wall_s) <('$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$REPO_ROOT/sim/scenarios/nfcore5.yaml' --isolate --ideal --json | grep -v wall_s) >/dev/null"
-  check "--seeds 3 shows adaptive with spread" bash -c "'$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$REPO_ROOT/sim/scenarios/nfcore5.yaml' --isolate --policy all --seeds 3 | grep -E '^adaptive vs round-robin, fair, fill-nodes pooled: -?[0-9.]+ \+- [0-9.]+ %'"
-  check "--seeds json" bash -c "'$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$REPO_ROOT/sim/scenarios/nfcore5.yaml' --isolate --policy all --seeds 2 --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"seeds\"]==2; assert \"sd\" in d[\"decrease\"][\"adaptive\"][\"sjfn\"][\"geomean\"]'"
+  check "calibrated differs from --ideal" bash -c "! diff -q <('$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$NF5' --isolate --json | grep -v wall_s) <('$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$NF5' --isolate --ideal --json | grep -v wall_s) >/dev/null"
+  check "--seeds 3 shows adaptive with spread" bash -c "'$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$NF5' --isolate --policy all --seeds 3 | grep -E '^adaptive vs round-robin, fair, fill-nodes pooled: -?[0-9.]+ \+- [0-9.]+ %'"
+  check "--seeds json" bash -c "'$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$NF5' --isolate --policy all --seeds 2 --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"seeds\"]==2; assert \"sd\" in d[\"decrease\"][\"adaptive\"][\"sjfn\"][\"geomean\"]'"
   # a measurement file that copies another machine's rows is warned about, naming both files
-  sed 's/,n1,chipseq,/,n2,chipseq,/' "$REPO_ROOT/../shared/data/lotaru/chipseq_n1.csv" > "$TMP/chipseq_fake_n2.csv"
+  sed 's/,n1,chipseq,/,n2,chipseq,/' "$LOTARU/chipseq_n1.csv" > "$TMP/chipseq_fake_n2.csv"
   cat > "$TMP/dup.yaml" <<EOF2
 workflows:
   - name: chipseq
@@ -41,14 +46,14 @@ workflows:
     requests: {cpu: 2, memory: 5Gi}
     label: train-2
     measurements:
-      - {file: $(cd "$REPO_ROOT/../shared/data/lotaru" && pwd)/chipseq_n1.csv}
+      - {file: $(cd "$LOTARU" && pwd)/chipseq_n1.csv}
       - {file: $TMP/chipseq_fake_n2.csv}
-      - {file: $(cd "$REPO_ROOT/../shared/data/lotaru" && pwd)/chipseq_c2.csv}
+      - {file: $(cd "$LOTARU" && pwd)/chipseq_c2.csv}
     processes:
       - {name: FASTQC}
 EOF2
   check "duplicate machine rows are warned" bash -c "'$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$TMP/dup.yaml' 2>&1 >/dev/null | grep -E 'warning: .*[0-9]+ of [0-9]+ rows of .*chipseq_fake_n2.csv \(machine n2\) duplicate rows of .*chipseq_n1.csv \(machine n1\)'"
-  check "real files are not warned" bash -c "! '$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$REPO_ROOT/sim/scenarios/nfcore5.yaml' 2>&1 >/dev/null | grep -q warning"
+  check "real files are not warned" bash -c "! '$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$NF5' 2>&1 >/dev/null | grep -q warning"
 else
   echo "# lotaru data not found next to the repository; paper scenarios skipped"
 fi

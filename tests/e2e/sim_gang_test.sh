@@ -12,8 +12,10 @@ SC="$REPO_ROOT/sim/scenarios"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-if [ -f "$REPO_ROOT/../shared/data/lotaru/chipseq_n1.csv" ]; then
-  check "scenario runs with a gantt" bash -c "'$SIM' --cluster '$SC/cluster-555.yaml' --workload '$SC/gang-resv.yaml' --gantt '$TMP/g.svg' --json > '$TMP/r.json'"
+LOTARU=$(lotaru_dir) # the scenario's relative paths, pointed at the data wherever it is
+sed "s#\.\./\.\./\.\./shared/data/lotaru#$LOTARU#g" "$SC/gang-resv.yaml" >"$TMP/gang-resv.yaml"
+if [ -f "$LOTARU/chipseq_n1.csv" ]; then
+  check "scenario runs with a gantt" bash -c "'$SIM' --cluster '$SC/cluster-555.yaml' --workload '$TMP/gang-resv.yaml' --gantt '$TMP/g.svg' --json > '$TMP/r.json'"
   check "svg defines the hatch pattern" grep -q '<pattern id="resv-hatch"' "$TMP/g.svg"
   check "svg fills reservations with it" grep -q 'class="reservation"[^>]*fill="url(#resv-hatch)"' "$TMP/g.svg"
   check "reservations drawn before the tasks" bash -c "awk '/class=\"reservation\"/{r=NR} /<title>chipseq:/{if(!t)t=NR} END{exit !(r && t && r < t)}' '$TMP/g.svg'"
@@ -36,8 +38,8 @@ for x in r["list"]:
         span = x["released_s"] - x["start_s"]
         assert close(x["held_core_s"], sum(n["cores"] for n in x["nodes"]) * span), x
 PY
-  check "table summary lines" bash -c "'$SIM' --cluster '$SC/cluster-555.yaml' --workload '$SC/gang-resv.yaml' | grep -E '^gangs: 3 started of 3' && '$SIM' --cluster '$SC/cluster-555.yaml' --workload '$SC/gang-resv.yaml' | grep -E '^reservations: 3 admitted .* held [0-9]+ core-s, used [0-9]+ core-s'"
-  check "isolate keeps the figures" bash -c "'$SIM' --cluster '$SC/cluster-555.yaml' --workload '$SC/gang-resv.yaml' --isolate --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"gangs\"][\"count\"]==3 and d[\"reservations\"][\"admitted\"]+d[\"reservations\"][\"failed\"]==3'"
+  check "table summary lines" bash -c "'$SIM' --cluster '$SC/cluster-555.yaml' --workload '$TMP/gang-resv.yaml' | grep -E '^gangs: 3 started of 3' && '$SIM' --cluster '$SC/cluster-555.yaml' --workload '$TMP/gang-resv.yaml' | grep -E '^reservations: 3 admitted .* held [0-9]+ core-s, used [0-9]+ core-s'"
+  check "isolate keeps the figures" bash -c "'$SIM' --cluster '$SC/cluster-555.yaml' --workload '$TMP/gang-resv.yaml' --isolate --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"gangs\"][\"count\"]==3 and d[\"reservations\"][\"admitted\"]+d[\"reservations\"][\"failed\"]==3'"
 else
   echo "skip: ../shared/data/lotaru not present"
 fi
