@@ -5,47 +5,80 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Pods of step i that fit on the whole cluster over [t, t + w), stopping once the gang fits. */
-static int gang_fits(const pl_problem *p, const pl_occ *o, int i, int t) {
+/* A node takes pods of step i lasting d slots when one pod's walltime there is at most d: a
+ * gang lasts its slowest group's walltime, so d bounds the groups it may use. */
+static int node_ok(const pl_problem *p, int i, int n, int d) {
+    return pl_step_slots(p, i, p->cl->nodes[n].type) <= d;
+}
+
+/* Pods of step i that fit over [t, t + d) on nodes allowed for d, stopping once the gang
+ * fits. */
+static int gang_fits(const pl_problem *p, const pl_occ *o, int i, int t, int d) {
     int need = p->wf->steps[i].pods, got = 0;
     for (int n = 0; n < o->nnodes && got < need; n++)
-        got += pl_occ_fits(o, n, t, t + p->w[i], p->cpu[i], p->mem[i], need - got);
+        if (node_ok(p, i, n, d))
+            got += pl_occ_fits(o, n, t, t + d, p->cpu[i], p->mem[i], need - got);
     return got >= need;
 }
 
-/* Places step i at t (gang_fits said yes): the nodes in index order, as many pods on each as
- * fit, so a gang packs onto few nodes. */
-static int place(const pl_problem *p, pl_occ *o, pl_plan *pl, int i, int t) {
+/* Places step i at t for d slots (gang_fits said yes): the allowed nodes in index order, as
+ * many pods on each as fit, so a gang packs onto few nodes. The step then lasts the slowest
+ * walltime among the nodes it got (at most d). */
+static int place(const pl_problem *p, pl_occ *o, pl_plan *pl, int i, int t, int d) {
     int need = p->wf->steps[i].pods, k = pl->off[i];
+    int w;
     for (int n = 0; n < o->nnodes && need > 0; n++) {
-        int c = pl_occ_fits(o, n, t, t + p->w[i], p->cpu[i], p->mem[i], need);
+        if (!node_ok(p, i, n, d))
+            continue;
+        int c = pl_occ_fits(o, n, t, t + d, p->cpu[i], p->mem[i], need);
         if (c <= 0)
             continue;
-        if (pl_occ_take(o, n, t, t + p->w[i], p->cpu[i], p->mem[i], c) < 0)
-            return -1;
         for (int j = 0; j < c; j++)
             pl->node[k++] = n;
         need -= c;
     }
+    if (need > 0)
+        return -1;
+    w = pl_step_slots_on(p, i, pl->node + pl->off[i], k - pl->off[i]);
+    for (int j = pl->off[i]; j < k; j++)
+        if (pl_occ_take(o, pl->node[j], t, t + w, p->cpu[i], p->mem[i], 1) < 0)
+            return -1;
     pl->start[i] = t;
-    pl->end[i] = t + p->w[i];
-    return need > 0 ? -1 : 0;
+    pl->end[i] = t + w;
+    return 0;
 }
 
-/* Earliest slot >= lo where the gang fits. The cluster is free after the last busy entry and
- * the placed steps, so the search ends. */
-static int earliest(const pl_problem *p, const pl_occ *o, int i, int lo) {
-    for (int t = lo;; t++)
-        if (gang_fits(p, o, i, t))
-            return t;
+/* Earliest end: over the step's candidate walltimes d, the earliest slot >= lo where the gang
+ * fits on the nodes allowed for d; the (t, d) that ends first wins, ties to the shorter d.
+ * The cluster is free after the last busy entry and the placed steps, so each search ends. */
+static int earliest(const pl_problem *p, const pl_occ *o, int i, int lo, const int *ws, int nws,
+                    int *d_out) {
+    int best_t = -1, best_d = 0;
+    for (int k = 0; k < nws; k++) {
+        int d = ws[k];
+        for (int t = lo; best_t < 0 || t + d < best_t + best_d; t++)
+            if (gang_fits(p, o, i, t, d)) {
+                best_t = t;
+                best_d = d;
+                break;
+            }
+    }
+    *d_out = best_d;
+    return best_t;
 }
 
-/* Latest slot in [lo, hi] where the gang fits, or -1. */
-static int latest(const pl_problem *p, const pl_occ *o, int i, int lo, int hi) {
-    for (int t = hi; t >= lo; t--)
-        if (gang_fits(p, o, i, t))
-            return t;
-    return -1;
+/* Latest start t in [lo, end - d] over the candidate walltimes d, or -1. */
+static int latest(const pl_problem *p, const pl_occ *o, int i, int lo, int end, const int *ws,
+                  int nws, int *d_out) {
+    int best_t = -1;
+    for (int k = 0; k < nws; k++)
+        for (int t = end - ws[k]; t >= lo && t > best_t; t--)
+            if (gang_fits(p, o, i, t, ws[k])) {
+                best_t = t;
+                *d_out = ws[k];
+                break;
+            }
+    return best_t;
 }
 
 /* Sorts step indices by key (ascending, or descending with dir < 0), stable: a merge sort,
@@ -109,17 +142,23 @@ static int priority_list(const pl_problem *p, int *list) {
 /* Forward serial generation in list order (precedence-feasible), no start before lo. */
 static int forward(const pl_problem *p, const int *list, int lo, pl_plan *pl) {
     pl_occ o;
-    if (pl_occ_copy(&o, &p->base) < 0)
+    int *ws = malloc((size_t)(p->ntypes ? p->ntypes : 1) * sizeof *ws);
+    if (!ws || pl_occ_copy(&o, &p->base) < 0) {
+        free(ws);
         return -1;
+    }
     int rc = 0;
     for (int k = 0; k < p->wf->nsteps && rc == 0; k++) {
-        int i = list[k], t = lo > p->head[i] ? lo : p->head[i];
+        int i = list[k], t = lo > p->head[i] ? lo : p->head[i], d = 0;
         for (int a = 0; a < p->wf->steps[i].nafter; a++)
             if (pl->end[p->wf->steps[i].after[a]] > t)
                 t = pl->end[p->wf->steps[i].after[a]];
-        rc = place(p, &o, pl, i, earliest(p, &o, i, t));
+        int nws = pl_step_walltimes(p, i, ws);
+        t = earliest(p, &o, i, t, ws, nws, &d);
+        rc = t < 0 ? -1 : place(p, &o, pl, i, t, d);
     }
     pl_occ_free(&o);
+    free(ws);
     return rc;
 }
 
@@ -131,18 +170,23 @@ static int backward(const pl_problem *p, const pl_plan *src, pl_plan *pl, int *i
         idx[i] = i;
     sort_by(idx, n, src->end, -1, tmp);
     pl_occ o;
-    if (pl_occ_copy(&o, &p->base) < 0)
+    int *ws = malloc((size_t)(p->ntypes ? p->ntypes : 1) * sizeof *ws);
+    if (!ws || pl_occ_copy(&o, &p->base) < 0) {
+        free(ws);
         return -1;
+    }
     int rc = 0;
     for (int k = 0; k < n && rc == 0; k++) {
-        int i = idx[k], hi = last - p->w[i];
+        int i = idx[k], end = last, d = 0;
         for (int s = 0; s < p->nsucc[i]; s++)
-            if (pl->start[p->succ[i][s]] - p->w[i] < hi)
-                hi = pl->start[p->succ[i][s]] - p->w[i];
-        int t = latest(p, &o, i, p->head[i], hi);
-        rc = t < 0 ? 1 : place(p, &o, pl, i, t);
+            if (pl->start[p->succ[i][s]] < end)
+                end = pl->start[p->succ[i][s]];
+        int nws = pl_step_walltimes(p, i, ws);
+        int t = latest(p, &o, i, p->head[i], end, ws, nws, &d);
+        rc = t < 0 ? 1 : place(p, &o, pl, i, t, d);
     }
     pl_occ_free(&o);
+    free(ws);
     return rc;
 }
 

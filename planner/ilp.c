@@ -58,12 +58,23 @@ static int horizon_of(const pl_problem *p, const pl_plan *seed) {
 long pl_ilp_estimate_cols(const pl_problem *p, const pl_plan *seed) {
     int H = horizon_of(p, seed);
     long cols = 2;
+    int *ws = malloc((size_t)(p->ntypes ? p->ntypes : 1) * sizeof *ws);
+    if (!ws)
+        return 0;
     for (int i = 0; i < p->wf->nsteps; i++) {
-        long win = H - p->tail[i] - p->head[i] + 1, fit = 0;
+        long win = H - p->tail[i] - p->head[i] + 1, fit = 0, starts = 0, span = 0;
         for (int n = 0; n < p->cl->nnodes; n++)
             fit += pl_step_node_cap(p, i, n) > 0;
-        cols += win + fit + fit * (win + p->w[i] - 1);
+        /* a walltime d longer than the shortest shrinks the start window by the difference */
+        int nws = pl_step_walltimes(p, i, ws);
+        for (int k = 0; k < nws; k++)
+            if (win - (ws[k] - p->w[i]) > 0) {
+                starts += win - (ws[k] - p->w[i]);
+                span = win + p->w[i] - 1;
+            }
+        cols += starts + fit + fit * span;
     }
+    free(ws);
     return cols;
 }
 
@@ -88,9 +99,13 @@ static void callback(glp_tree *tree, void *info) {
 }
 
 typedef struct model {
-    int H, nsteps, nnodes;
-    int *es, *ls; /* start window per step */
-    int *scol;    /* first s column of step i */
+    int H, nsteps, nnodes, ntypes;
+    int *es, *ls; /* start window per step (for its shortest walltime) */
+    int *nd;      /* candidate walltimes of step i */
+    int *wd;      /* [i * ntypes + k]: the k-th walltime of step i, ascending */
+    int *lsd;     /* [i * ntypes + k]: last start with that walltime (< es: none) */
+    int *scol;    /* [i * ntypes + k]: first s column of step i with walltime k */
+    int *hi;      /* last slot step i can run in, + 1 */
     int *xcol;    /* [i * nnodes + n], 0 when a pod does not fit */
     int *cap;     /* [i * nnodes + n] */
     int colT, colt, ncols;
@@ -103,6 +118,10 @@ typedef struct qref {
 static void model_free(model *m) {
     free(m->es);
     free(m->ls);
+    free(m->nd);
+    free(m->wd);
+    free(m->lsd);
+    free(m->hi);
     free(m->scol);
     free(m->xcol);
     free(m->cap);
@@ -122,7 +141,8 @@ int pl_ilp_solve(const pl_problem *p, const pl_plan *seed, double time_limit_s, 
         return 0;
     }
     const int S = p->wf->nsteps, N = p->cl->nnodes, H = res->horizon;
-    model m = {.H = H, .nsteps = S, .nnodes = N};
+    const int NT = p->ntypes ? p->ntypes : 1;
+    model m = {.H = H, .nsteps = S, .nnodes = N, .ntypes = NT};
     trip a = {0};
     glp_prob *lp = NULL;
     double *seedx = NULL;
@@ -131,24 +151,40 @@ int pl_ilp_solve(const pl_problem *p, const pl_plan *seed, double time_limit_s, 
     int rc = -1;
     m.es = calloc((size_t)S, sizeof *m.es);
     m.ls = calloc((size_t)S, sizeof *m.ls);
-    m.scol = calloc((size_t)S, sizeof *m.scol);
+    m.scol = calloc((size_t)S * (size_t)NT, sizeof *m.scol);
+    m.nd = calloc((size_t)S, sizeof *m.nd);
+    m.wd = calloc((size_t)S * (size_t)NT, sizeof *m.wd);
+    m.lsd = calloc((size_t)S * (size_t)NT, sizeof *m.lsd);
+    m.hi = calloc((size_t)S, sizeof *m.hi);
     m.xcol = calloc((size_t)S * (size_t)N, sizeof *m.xcol);
     m.cap = calloc((size_t)S * (size_t)N, sizeof *m.cap);
-    if (!m.es || !m.ls || !m.scol || !m.xcol || !m.cap)
+    if (!m.es || !m.ls || !m.scol || !m.xcol || !m.cap || !m.nd || !m.wd || !m.lsd || !m.hi)
         goto oom;
     lp = glp_create_prob();
     glp_set_obj_dir(lp, GLP_MIN);
     double eps = 1.0 / (4.0 * (H + 1));
     int col = 0, row = 0;
-    /* s[i,t] */
+    /* s[i,d,t]: step i starts in slot t and lasts d slots (d one of its groups' walltimes;
+     * with one walltime this is WARP's s[i,t]) */
     for (int i = 0; i < S; i++) {
         m.es[i] = p->head[i];
         m.ls[i] = H - p->tail[i];
-        int win = m.ls[i] - m.es[i] + 1;
-        m.scol[i] = col + 1;
-        glp_add_cols(lp, win);
-        for (int k = 0; k < win; k++)
-            glp_set_col_kind(lp, ++col, GLP_BV);
+        m.nd[i] = pl_step_walltimes(p, i, m.wd + (size_t)i * NT);
+        m.hi[i] = m.es[i];
+        for (int k = 0; k < m.nd[i]; k++) {
+            size_t ik = (size_t)i * NT + k;
+            /* tail[i] counts the shortest walltime w_i: a longer d must start d - w_i earlier */
+            m.lsd[ik] = m.ls[i] - (m.wd[ik] - p->w[i]);
+            int win = m.lsd[ik] - m.es[i] + 1;
+            if (win <= 0)
+                continue;
+            if (m.lsd[ik] + m.wd[ik] > m.hi[i])
+                m.hi[i] = m.lsd[ik] + m.wd[ik];
+            m.scol[ik] = col + 1;
+            glp_add_cols(lp, win);
+            for (int t = 0; t < win; t++)
+                glp_set_col_kind(lp, ++col, GLP_BV);
+        }
         for (int n = 0; n < N; n++) {
             int c = pl_step_node_cap(p, i, n);
             m.cap[(size_t)i * N + n] = c;
@@ -178,32 +214,58 @@ int pl_ilp_solve(const pl_problem *p, const pl_plan *seed, double time_limit_s, 
         int r1 = ++row, r2 = ++row, r3 = ++row, r4 = ++row;
         glp_set_row_bnds(lp, r1, GLP_FX, 1, 1);
         glp_set_row_bnds(lp, r2, GLP_FX, p->wf->steps[i].pods, p->wf->steps[i].pods);
-        glp_set_row_bnds(lp, r3, GLP_LO, p->w[i], 0); /* T - S_i >= w_i */
+        glp_set_row_bnds(lp, r3, GLP_LO, p->w[i], 0); /* T - E_i >= 0, E_i = S_i + d */
         glp_set_row_bnds(lp, r4, GLP_UP, 0, 0);       /* t - S_i <= 0 */
-        for (int t = m.es[i]; t <= m.ls[i]; t++) {
-            int c = m.scol[i] + t - m.es[i];
-            if (trip_add(&a, r1, c, 1) < 0 || trip_add(&a, r3, c, -t) < 0 ||
-                trip_add(&a, r4, c, -t) < 0)
-                goto oom;
+        for (int k = 0; k < m.nd[i]; k++) {
+            size_t ik = (size_t)i * NT + k;
+            for (int t = m.es[i]; t <= m.lsd[ik]; t++) {
+                int c = m.scol[ik] + t - m.es[i];
+                if (trip_add(&a, r1, c, 1) < 0 ||
+                    trip_add(&a, r3, c, -(t + m.wd[ik] - p->w[i])) < 0 ||
+                    trip_add(&a, r4, c, -t) < 0)
+                    goto oom;
+            }
         }
         for (int n = 0; n < N; n++)
             if (m.xcol[(size_t)i * N + n] && trip_add(&a, r2, m.xcol[(size_t)i * N + n], 1) < 0)
                 goto oom;
         if (trip_add(&a, r3, m.colT, 1) < 0 || trip_add(&a, r4, m.colt, 1) < 0)
             goto oom;
+        /* a pod on a group slower than d rules d out: x[i,n] <= c * (starts with d >= w_n) */
+        for (int n = 0; n < N && m.nd[i] > 1; n++) {
+            int xc = m.xcol[(size_t)i * N + n], wn = pl_step_slots(p, i, p->cl->nodes[n].type);
+            if (!xc || wn <= m.wd[(size_t)i * NT])
+                continue;
+            glp_add_rows(lp, 1);
+            glp_set_row_bnds(lp, ++row, GLP_UP, 0, 0);
+            if (trip_add(&a, row, xc, 1) < 0)
+                goto oom;
+            for (int k = 0; k < m.nd[i]; k++) {
+                size_t ik = (size_t)i * NT + k;
+                for (int t = m.es[i]; m.wd[ik] >= wn && t <= m.lsd[ik]; t++)
+                    if (trip_add(&a, row, m.scol[ik] + t - m.es[i], -m.cap[(size_t)i * N + n]) < 0)
+                        goto oom;
+            }
+        }
     }
     /* dependencies (1e): S_k - S_i >= w_i */
     for (int k = 0; k < S; k++)
         for (int j = 0; j < p->wf->steps[k].nafter; j++) {
             int i = p->wf->steps[k].after[j];
             glp_add_rows(lp, 1);
-            glp_set_row_bnds(lp, ++row, GLP_LO, p->w[i], 0);
-            for (int t = m.es[k]; t <= m.ls[k]; t++)
-                if (trip_add(&a, row, m.scol[k] + t - m.es[k], t) < 0)
-                    goto oom;
-            for (int t = m.es[i]; t <= m.ls[i]; t++)
-                if (trip_add(&a, row, m.scol[i] + t - m.es[i], -t) < 0)
-                    goto oom;
+            glp_set_row_bnds(lp, ++row, GLP_LO, p->w[i], 0); /* S_k - E_i >= 0 */
+            for (int d = 0; d < m.nd[k]; d++) {
+                size_t kd = (size_t)k * NT + d;
+                for (int t = m.es[k]; t <= m.lsd[kd]; t++)
+                    if (trip_add(&a, row, m.scol[kd] + t - m.es[k], t) < 0)
+                        goto oom;
+            }
+            for (int d = 0; d < m.nd[i]; d++) {
+                size_t id = (size_t)i * NT + d;
+                for (int t = m.es[i]; t <= m.lsd[id]; t++)
+                    if (trip_add(&a, row, m.scol[id] + t - m.es[i], -(t + m.wd[id] - p->w[i])) < 0)
+                        goto oom;
+            }
         }
     /* capacity (1h) per node and slot, where it can bind */
     for (int n = 0; n < N; n++) {
@@ -214,7 +276,7 @@ int pl_ilp_solve(const pl_problem *p, const pl_plan *seed, double time_limit_s, 
             double dcpu = 0, dmem = 0;
             for (int i = 0; i < S; i++) {
                 int c = m.cap[(size_t)i * N + n];
-                if (c > 0 && u >= m.es[i] && u < m.ls[i] + p->w[i]) {
+                if (c > 0 && u >= m.es[i] && u < m.hi[i]) {
                     dcpu += (double)p->cpu[i] * c;
                     dmem += (double)p->mem[i] * c;
                 }
@@ -235,7 +297,7 @@ int pl_ilp_solve(const pl_problem *p, const pl_plan *seed, double time_limit_s, 
             }
             for (int i = 0; i < S; i++) {
                 int c = m.cap[(size_t)i * N + n];
-                if (!(c > 0 && u >= m.es[i] && u < m.ls[i] + p->w[i]))
+                if (!(c > 0 && u >= m.es[i] && u < m.hi[i]))
                     continue;
                 /* q >= x - c (1 - running): q - x - c * sum s[i, t in (u - w, u]] >= -c */
                 glp_add_cols(lp, 1);
@@ -255,11 +317,15 @@ int pl_ilp_solve(const pl_problem *p, const pl_plan *seed, double time_limit_s, 
                 if (trip_add(&a, rl, q, 1) < 0 ||
                     trip_add(&a, rl, m.xcol[(size_t)i * N + n], -1) < 0)
                     goto oom;
-                int lo = u - p->w[i] + 1 > m.es[i] ? u - p->w[i] + 1 : m.es[i];
-                int hi = u < m.ls[i] ? u : m.ls[i];
-                for (int t = lo; t <= hi; t++)
-                    if (trip_add(&a, rl, m.scol[i] + t - m.es[i], -c) < 0)
-                        goto oom;
+                /* running in u: started in (u - d, u] with walltime d */
+                for (int d = 0; d < m.nd[i]; d++) {
+                    size_t id = (size_t)i * NT + d;
+                    int lo = u - m.wd[id] + 1 > m.es[i] ? u - m.wd[id] + 1 : m.es[i];
+                    int hi = u < m.lsd[id] ? u : m.lsd[id];
+                    for (int t = lo; t <= hi; t++)
+                        if (trip_add(&a, rl, m.scol[id] + t - m.es[i], -c) < 0)
+                            goto oom;
+                }
                 if ((rcpu && trip_add(&a, rcpu, q, (double)p->cpu[i] / full.cpu) < 0) ||
                     (rmem && trip_add(&a, rmem, q, (double)p->mem[i] / full.mem) < 0))
                     goto oom;
@@ -273,11 +339,19 @@ int pl_ilp_solve(const pl_problem *p, const pl_plan *seed, double time_limit_s, 
     /* The seed as a full solution vector: GLPK checks it and keeps it as the incumbent. */
     if (!(seedx = calloc((size_t)col + 1, sizeof *seedx)))
         goto oom;
-    int seed_ok = 1;
-    for (int i = 0; i < S; i++)
-        seed_ok &= seed->start[i] >= m.es[i] && seed->start[i] <= m.ls[i];
+    int seed_ok = 1, *seedk = calloc((size_t)S, sizeof *seedk);
+    if (!seedk)
+        goto oom;
+    for (int i = 0; i < S; i++) {
+        seedk[i] = -1;
+        for (int k = 0; k < m.nd[i]; k++)
+            if (m.wd[(size_t)i * NT + k] == seed->end[i] - seed->start[i])
+                seedk[i] = k;
+        seed_ok &= seedk[i] >= 0 && seed->start[i] >= m.es[i] &&
+                   seed->start[i] <= m.lsd[(size_t)i * NT + (seedk[i] < 0 ? 0 : seedk[i])];
+    }
     for (int i = 0; i < S && seed_ok; i++) {
-        seedx[m.scol[i] + seed->start[i] - m.es[i]] = 1;
+        seedx[m.scol[(size_t)i * NT + seedk[i]] + seed->start[i] - m.es[i]] = 1;
         for (int k = seed->off[i]; k < seed->off[i + 1]; k++)
             seedx[m.xcol[(size_t)i * N + seed->node[k]]] += 1;
     }
@@ -288,6 +362,7 @@ int pl_ilp_solve(const pl_problem *p, const pl_plan *seed, double time_limit_s, 
         if (seed->start[i] <= u && u < seed->end[i])
             seedx[qinfo[k].col] = seedx[m.xcol[(size_t)i * N + qinfo[k].n]];
     }
+    free(seedk);
     /* glp_adv_basis prints "Constructing initial basis..." whatever msg_lev says */
     int term_was = glp_term_out(GLP_OFF);
     glp_scale_prob(lp, GLP_SF_AUTO);
@@ -324,11 +399,13 @@ int pl_ilp_solve(const pl_problem *p, const pl_plan *seed, double time_limit_s, 
     res->status = (ir == 0 && st == GLP_OPT) ? PL_ILP_OPTIMAL : PL_ILP_FEASIBLE;
     for (int i = 0; i < S; i++) {
         int start = -1;
-        for (int t = m.es[i]; t <= m.ls[i]; t++)
-            if (glp_mip_col_val(lp, m.scol[i] + t - m.es[i]) > 0.5)
-                start = t;
+        for (int d = 0; d < m.nd[i]; d++) {
+            size_t id = (size_t)i * NT + d;
+            for (int t = m.es[i]; t <= m.lsd[id]; t++)
+                if (glp_mip_col_val(lp, m.scol[id] + t - m.es[i]) > 0.5)
+                    start = t;
+        }
         out->start[i] = start;
-        out->end[i] = start + p->w[i];
         int k = out->off[i];
         for (int n = 0; n < N; n++) {
             int xc = m.xcol[(size_t)i * N + n];
@@ -336,6 +413,9 @@ int pl_ilp_solve(const pl_problem *p, const pl_plan *seed, double time_limit_s, 
             for (int j = 0; j < cnt && k < out->off[i + 1]; j++)
                 out->node[k++] = n;
         }
+        /* the step lasts its slowest placed group's walltime: at most the chosen d (a longer d
+         * the solver picked at no cost only ends the step earlier, which keeps the plan valid) */
+        out->end[i] = start + pl_step_slots_on(p, i, out->node + out->off[i], k - out->off[i]);
     }
     double obj = pl_plan_score(p, out);
     if (res->status == PL_ILP_OPTIMAL)

@@ -95,8 +95,41 @@ int pl_occ_take(pl_occ *o, int n, int from, int to, int32_t cpu, int32_t mem, in
 }
 
 int pl_step_slots(const pl_problem *p, int i, int type) {
-    (void)type;
-    return p->w[i];
+    return p->wt && type >= 0 && type < p->ntypes ? p->wt[(size_t)i * p->ntypes + type] : p->w[i];
+}
+
+int pl_step_slots_on(const pl_problem *p, int i, const int *nodes, int count) {
+    int w = 0;
+    for (int k = 0; k < count; k++) {
+        int wk = pl_step_slots(p, i, p->cl->nodes[nodes[k]].type);
+        if (wk > w)
+            w = wk;
+    }
+    return count ? w : p->w[i];
+}
+
+int pl_step_walltimes(const pl_problem *p, int i, int *out) {
+    int n = 0;
+    for (int t = 0; t < p->ntypes; t++) {
+        int fits = 0;
+        for (int nd = 0; nd < p->cl->nnodes && !fits; nd++)
+            fits = p->cl->nodes[nd].type == t && pl_step_node_cap(p, i, nd) > 0;
+        if (!fits)
+            continue;
+        int w = p->wt[(size_t)i * p->ntypes + t], k = n;
+        for (int j = 0; j < n; j++)
+            if (out[j] == w)
+                k = -1;
+        if (k < 0)
+            continue;
+        while (k > 0 && out[k - 1] > w) { /* insertion keeps them ascending */
+            out[k] = out[k - 1];
+            k--;
+        }
+        out[k] = w;
+        n++;
+    }
+    return n;
 }
 
 int pl_step_node_cap(const pl_problem *p, int i, int n) {
@@ -106,6 +139,7 @@ int pl_step_node_cap(const pl_problem *p, int i, int n) {
 
 void pl_problem_free(pl_problem *p) {
     free(p->w);
+    free(p->wt);
     free(p->cpu);
     free(p->mem);
     free(p->head);
@@ -136,7 +170,9 @@ int pl_problem_init(pl_problem *p, const pl_workflow *wf, const pl_cluster *cl, 
     p->tail = calloc(n, sizeof *p->tail);
     p->nsucc = calloc(n, sizeof *p->nsucc);
     p->succ = calloc(n, sizeof *p->succ);
-    if (!p->w || !p->cpu || !p->mem || !p->head || !p->tail || !p->nsucc || !p->succ)
+    p->ntypes = cl->ntypes;
+    p->wt = calloc(n * (size_t)(cl->ntypes ? cl->ntypes : 1), sizeof *p->wt);
+    if (!p->w || !p->wt || !p->cpu || !p->mem || !p->head || !p->tail || !p->nsucc || !p->succ)
         goto oom;
     int64_t release_s = 0;
     for (int b = 0; b < nbusy; b++)
@@ -196,6 +232,28 @@ int pl_problem_init(pl_problem *p, const pl_workflow *wf, const pl_cluster *cl, 
                               tm_quantity_format_milli(s->cpu_milli, cpu, sizeof cpu),
                               tm_quantity_format_bytes(s->mem_bytes, mem, sizeof mem), room);
         }
+        /* per group: its own runtime where the step has one, else the duration; w[i] becomes
+         * the shortest over the groups that fit, so head, tail and the bounds stay lower bounds */
+        int wmin = 0;
+        for (int t = 0; t < cl->ntypes; t++) {
+            int64_t wt = p->w[i];
+            for (int g = 0; g < s->ngroup_s; g++)
+                if (!strcmp(s->group_s[g].group, cl->type_names[t]) && s->group_s[g].seconds > 0)
+                    wt = (s->group_s[g].seconds + slot_s - 1) / slot_s;
+            if (wt > 1000000)
+                return tm_err_set(err,
+                                  "step '%s': runtime on group %s is more than a million slots "
+                                  "of %lld s; use a longer --slot",
+                                  s->name, cl->type_names[t], (long long)slot_s);
+            p->wt[(size_t)i * cl->ntypes + t] = (int)(wt < 1 ? 1 : wt);
+        }
+        for (int nd = 0; nd < cl->nnodes; nd++) {
+            int wt = p->wt[(size_t)i * cl->ntypes + cl->nodes[nd].type];
+            if (pl_step_node_cap(p, i, nd) > 0 && (!wmin || wt < wmin))
+                wmin = wt;
+        }
+        if (wmin)
+            p->w[i] = wmin;
         for (int k = 0; k < s->nafter; k++)
             p->nsucc[s->after[k]]++;
     }
@@ -338,15 +396,19 @@ int pl_plan_check(const pl_problem *p, const pl_plan *pl, tm_err *err) {
         if (pl->off[i + 1] - pl->off[i] != wf->steps[i].pods)
             return tm_err_set(err, "step %s has %d pods placed, its gang is %d", nm,
                               pl->off[i + 1] - pl->off[i], wf->steps[i].pods);
+        int slowest = -1;
         for (int k = pl->off[i]; k < pl->off[i + 1]; k++) {
             int n = pl->node[k];
             if (n < 0 || n >= p->cl->nnodes)
                 return tm_err_set(err, "step %s: pod %d has no node", nm, k - pl->off[i]);
-            int w = pl_step_slots(p, i, p->cl->nodes[n].type);
-            if (pl->end[i] - pl->start[i] != w)
-                return tm_err_set(err, "step %s lasts %d slots on %s, its walltime is %d", nm,
-                                  pl->end[i] - pl->start[i], p->cl->nodes[n].name, w);
+            if (slowest < 0 || pl_step_slots(p, i, p->cl->nodes[n].type) >
+                                   pl_step_slots(p, i, p->cl->nodes[slowest].type))
+                slowest = n;
         }
+        int w = pl_step_slots_on(p, i, pl->node + pl->off[i], pl->off[i + 1] - pl->off[i]);
+        if (slowest >= 0 && pl->end[i] - pl->start[i] != w)
+            return tm_err_set(err, "step %s lasts %d slots on %s, its walltime is %d", nm,
+                              pl->end[i] - pl->start[i], p->cl->nodes[slowest].name, w);
         for (int k = 0; k < wf->steps[i].nafter; k++) {
             int a = wf->steps[i].after[k];
             if (pl->start[i] < pl->end[a])

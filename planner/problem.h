@@ -1,7 +1,10 @@
 /* problem.h: a planning problem in time slots, the occupancy model, and plans.
  *
  * Time is cut into slots of slot_s seconds from now (WARP: 1 minute). A step lasts exactly
- * w_i = ceil(duration / slot) slots. The occupancy model holds, per node and per slot, the
+ * ceil(runtime / slot) slots, where the runtime depends on the node group (node type) it runs
+ * on: the step's duration, or its own runtime for that group (pl_step.group_s). A gang placed
+ * on several groups lasts its slowest group's walltime (its pods start together and the step
+ * ends with its last pod). The occupancy model holds, per node and per slot, the
  * free milli-cores and KiB of memory: the node's allocatable minus the busy entries (each
  * holds its node from slot 0 until ceil(until / slot)). Beyond the slots held in memory every
  * node is as free as the busy list leaves it after its last entry, that is entirely free.
@@ -51,7 +54,9 @@ typedef struct pl_problem {
     const pl_cluster *cl;
     int64_t slot_s;
     pl_objective objective;
-    int *w;             /* walltime in slots, per step */
+    int *w;             /* walltime in slots per step: the shortest over the groups that fit */
+    int ntypes;         /* node groups of the cluster */
+    int *wt;            /* [i * ntypes + type]: walltime of step i on that group, in slots */
     int32_t *cpu, *mem; /* per pod, milli-cores and KiB (rounded up) */
     int *head;          /* earliest start by the dependencies alone, in slots */
     int *tail;          /* longest path from a step's start to the workflow's end, in slots */
@@ -68,9 +73,14 @@ int pl_problem_init(pl_problem *p, const pl_workflow *wf, const pl_cluster *cl, 
                     int nbusy, int64_t slot_s, pl_objective obj, tm_err *err);
 void pl_problem_free(pl_problem *p);
 
-/* Walltime of step i on node type t in slots. Every type gets the step's duration now; this is
- * where runtimes predicted per node group will come in. */
+/* Walltime of step i on node type t in slots: its runtime for that group when it has one,
+ * else its duration. */
 int pl_step_slots(const pl_problem *p, int i, int type);
+/* Walltime of step i with its pods on nodes[0..count): the slowest of their groups. */
+int pl_step_slots_on(const pl_problem *p, int i, const int *nodes, int count);
+/* The distinct walltimes of step i over the groups where one of its pods fits an empty node,
+ * ascending, into out (room for p->ntypes); returns how many. */
+int pl_step_walltimes(const pl_problem *p, int i, int *out);
 /* Pods of step i an empty node n holds (0 when one pod does not fit), at most its gang size. */
 int pl_step_node_cap(const pl_problem *p, int i, int n);
 
@@ -90,7 +100,8 @@ int pl_plan_last(const pl_plan *pl);
  * minimises, with the other as a tie-break below one slot. Smaller is better. */
 double pl_plan_score(const pl_problem *p, const pl_plan *pl);
 
-/* Verifies any plan: every step lasts exactly its walltime, starts at or after now and after
+/* Verifies any plan: every step lasts exactly its walltime on the groups it is placed on
+ * (the slowest of them), starts at or after now and after
  * every predecessor's end, has its whole gang on nodes, and no node is over its cores or
  * memory in any slot (busy entries included). Returns 0, or -1 with err naming the step, node
  * and slot. */

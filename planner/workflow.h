@@ -23,6 +23,14 @@
 #include "lib/error.h"
 
 #define PL_NAME_MAX 128
+/* Node groups a step may carry its own runtime for (the scheduler keeps 8 per TaskProfile). */
+#define PL_GROUPS_MAX 8
+
+/* A step's runtime on one node group (a node type of the cluster), in seconds. */
+typedef struct pl_group_time {
+    char group[16];
+    int64_t seconds;
+} pl_group_time;
 
 typedef struct pl_step {
     char name[PL_NAME_MAX];
@@ -39,6 +47,10 @@ typedef struct pl_step {
     /* Earliest start in seconds from now (0: now). The controller sets it when it replans the
      * steps after one still running: they may not start before its expected end. */
     int64_t not_before_s;
+    /* Runtimes per node group (pl_predict_durations fills them for task steps from
+     * status.runtimeByGroup); a group not listed runs the step for duration_s. */
+    int ngroup_s;
+    pl_group_time group_s[PL_GROUPS_MAX];
 } pl_step;
 
 typedef struct pl_workflow {
