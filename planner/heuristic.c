@@ -55,7 +55,12 @@ static int earliest(const pl_problem *p, const pl_occ *o, int i, int lo, const i
                     int *d_out) {
     int best_t = -1, best_d = 0;
     for (int k = 0; k < nws; k++) {
-        int d = ws[k];
+        int d = ws[k], room = 0;
+        /* a d whose groups cannot hold the gang even when empty never fits: skip it */
+        for (int n = 0; n < p->cl->nnodes && room < p->wf->steps[i].pods; n++)
+            room += node_ok(p, i, n, d) ? pl_step_node_cap(p, i, n) : 0;
+        if (room < p->wf->steps[i].pods)
+            continue;
         for (int t = lo; best_t < 0 || t + d < best_t + best_d; t++)
             if (gang_fits(p, o, i, t, d)) {
                 best_t = t;

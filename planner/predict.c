@@ -1,9 +1,52 @@
 /* predict.c: walltimes from TaskProfiles and WARP's load threshold (predict.h). Pure. */
 #include "planner/predict.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "lib/jsonutil.h"
 #include "planner/occupancy.h"
+
+/* The TaskProfile of workflow/process in profiles, or NULL. */
+static const json_t *find_profile(const json_t *profiles, const char *workflow,
+                                  const char *process) {
+    size_t i;
+    json_t *p;
+    json_array_foreach(profiles, i, p) {
+        if (!strcmp(tm_json_str(p, "spec.workflow", ""), workflow) &&
+            !strcmp(tm_json_str(p, "spec.process", ""), process))
+            return p;
+    }
+    return NULL;
+}
+
+int pl_predict_group_runtimes(pl_step *s, const json_t *profile) {
+    s->ngroup_s = 0;
+    const json_t *arr = json_object_get(json_object_get(profile, "status"), "runtimeByGroup");
+    size_t i;
+    const json_t *e;
+    json_array_foreach(arr, i, e) {
+        const char *g = json_string_value(json_object_get(e, "group"));
+        const json_t *runs = json_object_get(e, "runs"), *mean = json_object_get(e, "meanSeconds");
+        /* only measured groups: no runs, no group-specific claim (the step keeps its mean) */
+        if (!g || !*g || strlen(g) >= sizeof s->group_s[0].group || !json_is_integer(runs) ||
+            json_integer_value(runs) < 1 || !json_is_number(mean) ||
+            !isfinite(json_number_value(mean)) || json_number_value(mean) < 0 ||
+            json_number_value(mean) > 366.0 * 86400 || s->ngroup_s == PL_GROUPS_MAX)
+            continue;
+        int dup = 0;
+        for (int k = 0; k < s->ngroup_s; k++)
+            dup |= !strcmp(s->group_s[k].group, g);
+        if (dup)
+            continue;
+        pl_group_time *gt = &s->group_s[s->ngroup_s++];
+        snprintf(gt->group, sizeof gt->group, "%s", g);
+        int64_t sec = (int64_t)ceil(json_number_value(mean));
+        gt->seconds = sec < 1 ? 1 : sec;
+    }
+    return s->ngroup_s;
+}
 
 int pl_predict_durations(pl_workflow *wf, const json_t *profiles) {
     int missing = 0;
@@ -20,10 +63,12 @@ int pl_predict_durations(pl_workflow *wf, const json_t *profiles) {
         }
         *slash = 0;
         int64_t rt = pl_profile_runtime(profiles, w, slash + 1);
-        if (rt > 0)
+        if (rt > 0) {
             s->duration_s = rt;
-        else
+            pl_predict_group_runtimes(s, find_profile(profiles, w, slash + 1));
+        } else {
             missing++;
+        }
     }
     return missing;
 }

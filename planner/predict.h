@@ -1,9 +1,11 @@
 /* predict.h: planning inputs from history and load (pure).
  *
- * Walltimes of `task: WORKFLOW/PROCESS` steps come from that TaskProfile's mean runtime
- * (status.mean.realtimeMs, written by tarema-labeler). The TaskProfile holds one mean over all
- * node groups today, so every group gets the same prediction; pl_step_slots (problem.h) is
- * where a per-group runtime would enter the model.
+ * Walltimes of `task: WORKFLOW/PROCESS` steps come from that TaskProfile: the mean runtime
+ * (status.mean.realtimeMs, written by tarema-labeler) as the step's duration, and per node
+ * group with runs (status.runtimeByGroup: runs >= 1, meanSeconds) that group's mean, rounded up
+ * to a second. A group without runs gets the process mean: the planner never assumes a group
+ * faster than runs measured on it (no extrapolation by group power). pl_step_slots (problem.h)
+ * turns these into walltimes per group.
  *
  * WARP's load threshold (section 5): a workflow is planned only while the predicted load of
  * the cluster, the share of its cores already held over the workflow's critical path from
@@ -19,6 +21,11 @@
 /* Fills duration_s of every task step with a mean runtime in profiles (an array of
  * TaskProfile objects, may be NULL); returns how many task steps stayed unpredicted. */
 int pl_predict_durations(pl_workflow *wf, const json_t *profiles);
+
+/* Fills s->group_s from profile's status.runtimeByGroup (the measured groups only; entries
+ * without a group id of 1-15 characters, runs >= 1 and meanSeconds in [0, a year], repeats and
+ * those past PL_GROUPS_MAX are skipped); returns how many. */
+int pl_predict_group_runtimes(pl_step *s, const json_t *profile);
 
 /* Share (0..1) of the cluster's milli-cores the busy entries hold over slots [0, window). */
 double pl_predicted_load(const pl_problem *p, int window);
