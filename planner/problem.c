@@ -109,7 +109,14 @@ int pl_step_slots_on(const pl_problem *p, int i, const int *nodes, int count) {
 }
 
 int pl_step_walltimes(const pl_problem *p, int i, int *out) {
-    int n = 0;
+    memcpy(out, p->ws + (size_t)i * p->ntypes, (size_t)p->nws[i] * sizeof *out);
+    return p->nws[i];
+}
+
+/* Fills nws[i] and ws[i * ntypes ..]: the distinct walltimes over the groups where one pod of
+ * step i fits an empty node, ascending. */
+static void step_walltimes(pl_problem *p, int i) {
+    int *out = p->ws + (size_t)i * p->ntypes, n = 0;
     for (int t = 0; t < p->ntypes; t++) {
         int fits = 0;
         for (int nd = 0; nd < p->cl->nnodes && !fits; nd++)
@@ -129,7 +136,7 @@ int pl_step_walltimes(const pl_problem *p, int i, int *out) {
         out[k] = w;
         n++;
     }
-    return n;
+    p->nws[i] = n;
 }
 
 int pl_step_node_cap(const pl_problem *p, int i, int n) {
@@ -140,6 +147,8 @@ int pl_step_node_cap(const pl_problem *p, int i, int n) {
 void pl_problem_free(pl_problem *p) {
     free(p->w);
     free(p->wt);
+    free(p->nws);
+    free(p->ws);
     free(p->cpu);
     free(p->mem);
     free(p->head);
@@ -172,7 +181,10 @@ int pl_problem_init(pl_problem *p, const pl_workflow *wf, const pl_cluster *cl, 
     p->succ = calloc(n, sizeof *p->succ);
     p->ntypes = cl->ntypes;
     p->wt = calloc(n * (size_t)(cl->ntypes ? cl->ntypes : 1), sizeof *p->wt);
-    if (!p->w || !p->wt || !p->cpu || !p->mem || !p->head || !p->tail || !p->nsucc || !p->succ)
+    p->nws = calloc(n, sizeof *p->nws);
+    p->ws = calloc(n * (size_t)(cl->ntypes ? cl->ntypes : 1), sizeof *p->ws);
+    if (!p->w || !p->wt || !p->nws || !p->ws || !p->cpu || !p->mem || !p->head || !p->tail ||
+        !p->nsucc || !p->succ)
         goto oom;
     int64_t release_s = 0;
     for (int b = 0; b < nbusy; b++)
@@ -254,6 +266,7 @@ int pl_problem_init(pl_problem *p, const pl_workflow *wf, const pl_cluster *cl, 
         }
         if (wmin)
             p->w[i] = wmin;
+        step_walltimes(p, i);
         for (int k = 0; k < s->nafter; k++)
             p->nsucc[s->after[k]]++;
     }

@@ -57,6 +57,7 @@ typedef struct pl_problem {
     int *w;             /* walltime in slots per step: the shortest over the groups that fit */
     int ntypes;         /* node groups of the cluster */
     int *wt;            /* [i * ntypes + type]: walltime of step i on that group, in slots */
+    int *nws, *ws;      /* step i's distinct walltimes where a pod fits: ws[i * ntypes + k] */
     int32_t *cpu, *mem; /* per pod, milli-cores and KiB (rounded up) */
     int *head;          /* earliest start by the dependencies alone, in slots */
     int *tail;          /* longest path from a step's start to the workflow's end, in slots */
