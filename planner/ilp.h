@@ -2,9 +2,13 @@
  * to cores and memory per node, solved with GLPK's branch and cut under a time limit.
  *
  * Variables (H slots, horizon from the heuristic's plan, see ilp.c):
- *   s[i,t]   binary, step i starts in slot t, for t in [ES_i, LS_i] (its dependency window);
- *            WARP's z[i,s] (running in slot s) follows as the sum of s[i,t] over t in
- *            (s - w_i, s], so (1b) and (1i), "exactly w_i slots", hold by construction
+ *   s[i,d,t] binary, step i starts in slot t and lasts d slots, d one of its walltimes per
+ *            node group (pl_step_walltimes; one d when every group has the same, WARP's s[i,t]),
+ *            t in [ES_i, LS_i - (d - w_i)] (its dependency window); WARP's z[i,s] (running in
+ *            slot s) follows as the sum of s[i,d,t] over t in (s - d, s], so (1b) and (1i),
+ *            "exactly d slots", hold by construction. A pod on a group slower than d rules d
+ *            out (x[i,n] <= cap * starts with d >= w_n): a gang lasts its slowest group's
+ *            walltime
  *   x[i,n]   integer, pods of step i on node n (nodes where one pod fits, any node group)
  *   q[i,n,u] continuous, = x[i,n] when i runs in slot u, else 0 (linearised product), only for
  *            (node, slot) pairs where the steps that might run there could overload it
