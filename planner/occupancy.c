@@ -84,6 +84,11 @@ void pl_pod_requests(const json_t *pod, int64_t *cpu_milli, int64_t *mem_bytes) 
 }
 
 int64_t pl_profile_runtime(const json_t *profiles, const char *workflow, const char *process) {
+    return pl_profile_runtime_on(profiles, workflow, process, NULL);
+}
+
+int64_t pl_profile_runtime_on(const json_t *profiles, const char *workflow, const char *process,
+                              const char *group) {
     size_t i;
     json_t *p;
     if (!workflow || !process)
@@ -92,6 +97,14 @@ int64_t pl_profile_runtime(const json_t *profiles, const char *workflow, const c
         if (strcmp(tm_json_str(p, "spec.workflow", ""), workflow) ||
             strcmp(tm_json_str(p, "spec.process", ""), process))
             continue;
+        size_t k;
+        json_t *g;
+        json_array_foreach(group ? tm_json_path(p, "status.runtimeByGroup") : NULL, k, g) {
+            double s = tm_json_num(g, "meanSeconds", -1);
+            if (!strcmp(tm_json_str(g, "group", ""), group) && tm_json_int(g, "runs", 0) >= 1 &&
+                s > 0 && s <= 366.0 * 86400)
+                return (int64_t)ceil(s); /* its runs on this node's group */
+        }
         double ms = tm_json_num(p, "status.mean.realtimeMs", -1);
         if (ms > 0)
             return (int64_t)ceil(ms / 1000.0);
@@ -99,7 +112,8 @@ int64_t pl_profile_runtime(const json_t *profiles, const char *workflow, const c
     return -1;
 }
 
-int64_t pl_pod_expected_end(const json_t *pod, const json_t *profiles, int64_t now) {
+int64_t pl_pod_expected_end(const json_t *pod, const json_t *profiles, const char *group,
+                            int64_t now) {
     int64_t start = pl_time_parse(tm_json_str(pod, "status.startTime", NULL));
     if (start < 0)
         start = now;
@@ -113,9 +127,9 @@ int64_t pl_pod_expected_end(const json_t *pod, const json_t *profiles, int64_t n
     if (ads > 0)
         return start + ads;
     json_t *labels = tm_json_path(pod, "metadata.labels");
-    int64_t rt = pl_profile_runtime(
+    int64_t rt = pl_profile_runtime_on(
         profiles, json_string_value(json_object_get(labels, "tarema.io/workflow")),
-        json_string_value(json_object_get(labels, "nextflow.io/processName")));
+        json_string_value(json_object_get(labels, "nextflow.io/processName")), group);
     return rt > 0 ? start + rt : -1;
 }
 
@@ -162,7 +176,7 @@ int pl_world_busy(const pl_cluster *c, const json_t *pods, const json_t *resvs,
             continue;
         pl_busy e = {.node = nd};
         pl_pod_requests(p, &e.cpu_milli, &e.mem_bytes);
-        int64_t end = pl_pod_expected_end(p, profiles, o->now);
+        int64_t end = pl_pod_expected_end(p, profiles, c->type_names[c->nodes[nd].type], o->now);
         e.until_s = end < 0 ? o->unknown_hold_s : end - o->now;
         if (e.until_s < o->overrun_s)
             e.until_s = o->overrun_s;
@@ -187,8 +201,14 @@ int pl_world_busy(const pl_cluster *c, const json_t *pods, const json_t *resvs,
         const char *owner = tm_json_str(p, "spec.owner.name", NULL);
         if (owner && group_bound(pods, ns, owner))
             continue;
-        int64_t st = pl_time_parse(tm_json_str(p, "spec.startTime", NULL));
-        int64_t en = pl_time_parse(tm_json_str(p, "spec.endTime", NULL));
+        /* the window the scheduler admitted the holds for (status), which stays when the spec
+         * is patched later, else the spec's */
+        int64_t st = pl_time_parse(tm_json_str(p, "status.heldStartTime", NULL));
+        int64_t en = pl_time_parse(tm_json_str(p, "status.heldEndTime", NULL));
+        if (st < 0 || en <= st) {
+            st = pl_time_parse(tm_json_str(p, "spec.startTime", NULL));
+            en = pl_time_parse(tm_json_str(p, "spec.endTime", NULL));
+        }
         if (st < 0 || en <= o->now)
             continue;
         /* what the scheduler admitted on each node ({name, pods, requests}), else the

@@ -40,10 +40,17 @@ int pl_world_busy(const pl_cluster *c, const json_t *pods, const json_t *resvs,
 /* Requests of a pod (its containers' summed), milli-cores and bytes. */
 void pl_pod_requests(const json_t *pod, int64_t *cpu_milli, int64_t *mem_bytes);
 
-/* Expected end of a running or bound pod in seconds since the epoch, or -1 when unknown. */
-int64_t pl_pod_expected_end(const json_t *pod, const json_t *profiles, int64_t now);
+/* Expected end of a running or bound pod in seconds since the epoch, or -1 when unknown: its
+ * tarema.io/expected-duration, activeDeadlineSeconds, else its TaskProfile's runtime on the
+ * node group of its node (group, NULL = unknown). */
+int64_t pl_pod_expected_end(const json_t *pod, const json_t *profiles, const char *group,
+                            int64_t now);
 
 /* Mean runtime in seconds of TaskProfile WORKFLOW/PROCESS (task), or -1. */
 int64_t pl_profile_runtime(const json_t *profiles, const char *workflow, const char *process);
+/* The same on node group group: the mean of its runs there (status.runtimeByGroup, runs >= 1),
+ * else the process mean; group NULL = the process mean. */
+int64_t pl_profile_runtime_on(const json_t *profiles, const char *workflow, const char *process,
+                              const char *group);
 
 #endif

@@ -250,6 +250,30 @@ static void test_occupancy(void) {
              "  status: {phase: Active}\n");
     CHECK(pl_world_busy(c, bound, owned, NULL, &o, &b, &n) == 0 && n == 1);
     free(b);
+    /* the running task's end from its runs on its node's group (n-2 is group "2"): 10 min
+     * there, not the 5-min process mean; and a reservation's admitted window (status), not a
+     * spec patched after the admission */
+    json_t *pods_c = json_array();
+    json_array_append(pods_c, json_array_get(pods, 2)); /* c: BWA on n-2, started 00:14 */
+    json_t *by_group = yaml("- spec: {workflow: chipseq, process: BWA}\n"
+                            "  status: {mean: {realtimeMs: 300000}, runtimeByGroup: [\n"
+                            "    {group: '1', runs: 4, meanSeconds: 60},\n"
+                            "    {group: '2', runs: 3, meanSeconds: 599.2}]}\n");
+    json_t *moved = yaml("- metadata: {name: m, namespace: y}\n"
+                         "  spec: {startTime: '2026-11-24T00:25:00Z', endTime: "
+                         "'2026-11-24T00:45:00Z', nodes: [n-1]}\n"
+                         "  status: {phase: Admitted, heldStartTime: '2026-11-24T00:35:00Z',\n"
+                         "           heldEndTime: '2026-11-24T00:55:00Z'}\n");
+    CHECK(pl_world_busy(c, pods_c, moved, by_group, &o, &b, &n) == 0 && n == 2);
+    if (n == 2) {
+        CHECKF(b[0].node == 1 && b[0].until_s == 540, "until %lld", (long long)b[0].until_s);
+        CHECKF(b[1].from_s == 1200 && b[1].until_s == 2400, "window %lld-%lld",
+               (long long)b[1].from_s, (long long)b[1].until_s);
+    }
+    free(b);
+    json_decref(pods_c);
+    json_decref(by_group);
+    json_decref(moved);
     json_decref(bound);
     json_decref(owned);
     pl_cluster_free(c);
