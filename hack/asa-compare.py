@@ -1,27 +1,34 @@
 #!/usr/bin/env python3
-"""hack/asa-compare.py: issue 18, ASA's pro-active submission against per-stage (on-completion)
-and the planner's reservations, on the kwok cluster under load (docs/asa.md, "On the kwok
-cluster").
+"""hack/asa-compare.py: issue 18, Big Job, per-stage (on-completion), ASA's pro-active
+submission and the planner's reservations, on the kwok cluster under load (docs/asa.md, "On the
+kwok cluster").
 
-The same workflow (a chain of STEPS steps, 1 pod of 1 core each, STEP_S seconds) runs through
-`tarema-planner run` and tarema-scheduler, once per mode (reserve, proactive, on-completion) and
-per seed, while a stream of background pods (1 core, the step's shape, their run time declared as
-tarema.io/expected-duration so that the planner and the reservations know when they end; Poisson arrivals at
---rate per second, uniform durations in --bg-min..--bg-max seconds; the same stream for every
-mode of a seed) keeps the test's nodes overloaded. tarema-labeler --waits learns the queue waits
-of every pod (background included) into PostgreSQL, and the planner's proactive steps use what
-it learned (ASA learns from concurrent workloads). Per mode it reports the makespan (Workflow
-created -> last step ended), the steps' queue waits (a step's pod bound - the moment it could
-start: its predecessors' end, or the Workflow's creation), the core-hours the workflow held
-idle (a step's pods bound and not running, and a Reservation Active before its step's pod ran),
-and the background pods' mean wait, with progress on stderr, a JSON summary and an SVG.
+The same workflow runs through `tarema-planner run` and tarema-scheduler, once per mode (bigjob,
+reserve, proactive, on-completion) and per seed. --shape chain (default): STEPS steps of 1 pod x
+1 core x STEP_S s. --shape montage|blast|statistics: the paper's shapes (9, 2, 4 stages) as
+`tarema-sim asa --scenario tables` builds them at 112 cores, scaled down to a peak of --peak
+1-core pods (sequential stages a quarter of it) and about --length s of summed run time. Mode
+bigjob runs one step, one gang of the peak's pods for the stages' summed run time, created at
+submission and held to the end (the paper's Big Job). Meanwhile a stream of background pods (1
+core, their run time declared as tarema.io/expected-duration so that the planner and the
+reservations know when they end; Poisson arrivals at --rate per second, uniform durations in
+--bg-min..--bg-max seconds; the same stream for every mode of a seed) loads the test's nodes.
+tarema-labeler --waits learns the queue waits of every pod (background included) into
+PostgreSQL, and the planner's proactive steps use what it learned (ASA learns from concurrent
+workloads). Per run it reports the makespan (Workflow created -> last step ended), the steps'
+queue waits (a step's last pod bound - the moment it could start: its predecessors' end, or
+the Workflow's creation), the core-seconds held (every step pod's core from binding to its
+step's end, plus a Reservation's cores from Active to its step's start), of which idle (bound
+and not running, a Reservation before its step), and the background pods' mean wait, with
+progress on stderr, a JSON summary, a Markdown table (stderr) and an SVG.
 
 Needs the cluster and PostgreSQL of hack/cluster.sh and hack/postgres.sh (their env evaluated:
 kubectl in PATH, DATABASE_URL) and the built binaries (--bin, default ./bin). Own namespace and
-nodes, removed at the end. Bounded: about (warm-up + the workflow) per run; the defaults
-(2 seeds x 3 modes) take about 10 minutes.
+nodes, removed at the end. Bounded: warm-up + at most --timeout s per run; a shape at the
+defaults with --warmup 20 (2 seeds x 4 modes) takes about 15 minutes.
 
-  python3 hack/asa-compare.py --seeds 1,2 --json out.json --svg docs/img/asa-kwok.svg
+  python3 hack/asa-compare.py --shape montage --seeds 1,2 --warmup 20 --json out.json \
+      --svg docs/img/asa-kwok-montage.svg
 """
 import argparse
 import datetime
@@ -262,7 +269,7 @@ def one_run(c, seed, mode):
     pods = json.loads(kubectl("get", "pods", "-n", c.ns, "-o", "json"))["items"]
     res = figures(a, wf, pods, resv_active, mode, seed)
     log(f"seed {seed} {mode}: makespan {res['makespan_s']} s, step waits {res['step_waits_s']}, "
-        f"idle {res['idle_core_h']:.4f} core-h, estimate {res['estimates_s']}, "
+        f"held {res['held_core_s']} core-s (idle {res['idle_core_h'] * 3600:.0f}), estimate {res['estimates_s']}, "
         f"background mean wait {res['bg_mean_wait_s']} s")
     # clean slate for the next run (the learned waits stay: ASA keeps learning)
     kubectl("delete", "workflow", "-n", c.ns, "--all", "--wait=false", check=False)
@@ -368,6 +375,25 @@ def summarize(runs):
     return out
 
 
+def table(summary, what):
+    """The summary as Markdown rows, makespan and core-seconds also relative to Big Job's."""
+    big = summary.get("bigjob", {})
+    rows = []
+    for m in MODES:
+        s = summary.get(m, {})
+        if not s.get("runs"):
+            continue
+        rel = ""
+        if big.get("runs") and m != "bigjob":
+            rel = (f"{100 * (s['makespan_mean_s'] / big['makespan_mean_s'] - 1):+.0f} % / "
+                   f"{100 * (s['held_core_s_mean'] / max(1, big['held_core_s_mean']) - 1):+.0f} %")
+        rows.append(f"| {what} | {m} | {s['runs']} | {s['makespan_mean_s']} "
+                    f"({s['makespan_min_s']}-{s['makespan_max_s']}) | {s['sum_wait_mean_s']} "
+                    f"({s['sum_wait_min_s']}-{s['sum_wait_max_s']}) | {s['held_core_s_mean']} | "
+                    f"{rel} | {s['bg_mean_wait_s']} |")
+    return "\n".join(rows)
+
+
 def svg(summary, runs, path, title):
     """Two panels of bars (makespan, the steps' summed queue wait) per mode, seeds as dots."""
     W, H, pad = 960, 320, 50
@@ -467,6 +493,7 @@ def main():
             svg(summary, runs, a.svg, f"{describe(cfg)} under background load "
                 f"{load:.2f}, seeds {seeds}")
         print(json.dumps(summary, indent=1))
+        print(table(summary, describe(cfg)), file=sys.stderr)
         return
     if not shutil.which("kubectl") or not os.environ.get("DATABASE_URL"):
         sys.exit("asa-compare: kubectl in PATH and DATABASE_URL needed: eval "
@@ -501,6 +528,7 @@ def main():
         svg(summary, runs, a.svg, f"{describe(vars(a))} under background load "
             f"{a.rate * (a.bg_min + a.bg_max) / 2 / (a.nodes * a.cpu):.2f}, seeds {a.seeds}")
     print(json.dumps(summary, indent=1))
+    print(table(summary, describe(vars(a))), file=sys.stderr)
 
 
 if __name__ == "__main__":
