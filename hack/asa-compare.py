@@ -350,15 +350,16 @@ def summarize(runs):
     out = {}
     for m in MODES:
         rs = [r for r in runs if r["mode"] == m and r["makespan_s"] is not None]
+        unfinished = sum(1 for r in runs if r["mode"] == m and r["makespan_s"] is None)
         if not rs:
-            out[m] = {"runs": 0}
+            out[m] = {"runs": 0, "unfinished": unfinished}
             continue
         mk = [r["makespan_s"] for r in rs]
         sw = [r["sum_wait_s"] for r in rs if r["sum_wait_s"] is not None]
         # after the first step: where the modes differ (the first step of proactive and
         # on-completion is released at submission alike; ASA's Table 2 counts these too)
         lw = [sum(r["step_waits_s"][1:]) for r in rs if r["sum_wait_s"] is not None]
-        out[m] = {"runs": len(rs), "makespan_mean_s": round(sum(mk) / len(mk), 1),
+        out[m] = {"runs": len(rs), "unfinished": unfinished, "makespan_mean_s": round(sum(mk) / len(mk), 1),
                   "makespan_min_s": min(mk), "makespan_max_s": max(mk),
                   "sum_wait_mean_s": round(sum(sw) / len(sw), 1) if sw else None,
                   "sum_wait_min_s": min(sw) if sw else None,
@@ -382,12 +383,15 @@ def table(summary, what):
     for m in MODES:
         s = summary.get(m, {})
         if not s.get("runs"):
+            if s.get("unfinished"):
+                rows.append(f"| {what} | {m} | 0 of {s['unfinished']} | | | | | |")
             continue
         rel = ""
         if big.get("runs") and m != "bigjob":
             rel = (f"{100 * (s['makespan_mean_s'] / big['makespan_mean_s'] - 1):+.0f} % / "
                    f"{100 * (s['held_core_s_mean'] / max(1, big['held_core_s_mean']) - 1):+.0f} %")
-        rows.append(f"| {what} | {m} | {s['runs']} | {s['makespan_mean_s']} "
+        rows.append(f"| {what} | {m} | {s['runs']} of {s['runs'] + s['unfinished']} | "
+                    f"{s['makespan_mean_s']} "
                     f"({s['makespan_min_s']}-{s['makespan_max_s']}) | {s['sum_wait_mean_s']} "
                     f"({s['sum_wait_min_s']}-{s['sum_wait_max_s']}) | {s['held_core_s_mean']} | "
                     f"{rel} | {s['bg_mean_wait_s']} |")
