@@ -1,27 +1,34 @@
 #!/usr/bin/env python3
-"""hack/asa-compare.py: issue 18, ASA's pro-active submission against per-stage (on-completion)
-and the planner's reservations, on the kwok cluster under load (docs/asa.md, "On the kwok
-cluster").
+"""hack/asa-compare.py: issue 18, Big Job, per-stage (on-completion), ASA's pro-active
+submission and the planner's reservations, on the kwok cluster under load (docs/asa.md, "On the
+kwok cluster").
 
-The same workflow (a chain of STEPS steps, 1 pod of 1 core each, STEP_S seconds) runs through
-`tarema-planner run` and tarema-scheduler, once per mode (reserve, proactive, on-completion) and
-per seed, while a stream of background pods (1 core, the step's shape, their run time declared as
-tarema.io/expected-duration so that the planner and the reservations know when they end; Poisson arrivals at
---rate per second, uniform durations in --bg-min..--bg-max seconds; the same stream for every
-mode of a seed) keeps the test's nodes overloaded. tarema-labeler --waits learns the queue waits
-of every pod (background included) into PostgreSQL, and the planner's proactive steps use what
-it learned (ASA learns from concurrent workloads). Per mode it reports the makespan (Workflow
-created -> last step ended), the steps' queue waits (a step's pod bound - the moment it could
-start: its predecessors' end, or the Workflow's creation), the core-hours the workflow held
-idle (a step's pods bound and not running, and a Reservation Active before its step's pod ran),
-and the background pods' mean wait, with progress on stderr, a JSON summary and an SVG.
+The same workflow runs through `tarema-planner run` and tarema-scheduler, once per mode (bigjob,
+reserve, proactive, on-completion) and per seed. --shape chain (default): STEPS steps of 1 pod x
+1 core x STEP_S s. --shape montage|blast|statistics: the paper's shapes (9, 2, 4 stages) as
+`tarema-sim asa --scenario tables` builds them at 112 cores, scaled down to a peak of --peak
+1-core pods (sequential stages a quarter of it) and about --length s of summed run time. Mode
+bigjob runs one step, one gang of the peak's pods for the stages' summed run time, created at
+submission and held to the end (the paper's Big Job). Meanwhile a stream of background pods (1
+core, their run time declared as tarema.io/expected-duration so that the planner and the
+reservations know when they end; Poisson arrivals at --rate per second, uniform durations in
+--bg-min..--bg-max seconds; the same stream for every mode of a seed) loads the test's nodes.
+tarema-labeler --waits learns the queue waits of every pod (background included) into
+PostgreSQL, and the planner's proactive steps use what it learned (ASA learns from concurrent
+workloads). Per run it reports the makespan (Workflow created -> last step ended), the steps'
+queue waits (a step's last pod bound - the moment it could start: its predecessors' end, or
+the Workflow's creation), the core-seconds held (every step pod's core from binding to its
+step's end, plus a Reservation's cores from Active to its step's start), of which idle (bound
+and not running, a Reservation before its step), and the background pods' mean wait, with
+progress on stderr, a JSON summary, a Markdown table (stderr) and an SVG.
 
 Needs the cluster and PostgreSQL of hack/cluster.sh and hack/postgres.sh (their env evaluated:
 kubectl in PATH, DATABASE_URL) and the built binaries (--bin, default ./bin). Own namespace and
-nodes, removed at the end. Bounded: about (warm-up + the workflow) per run; the defaults
-(2 seeds x 3 modes) take about 10 minutes.
+nodes, removed at the end. Bounded: warm-up + at most --timeout s per run; a shape at the
+defaults with --warmup 20 (2 seeds x 4 modes) takes about 15 minutes.
 
-  python3 hack/asa-compare.py --seeds 1,2 --json out.json --svg docs/img/asa-kwok.svg
+  python3 hack/asa-compare.py --shape montage --seeds 1,2 --warmup 20 --json out.json \
+      --svg docs/img/asa-kwok-montage.svg
 """
 import argparse
 import datetime
@@ -36,7 +43,31 @@ import tempfile
 import threading
 import time
 
-MODES = ["reserve", "proactive", "on-completion"]
+MODES = ["bigjob", "reserve", "proactive", "on-completion"]
+
+# The paper's workflow shapes as the simulator's tables scenario builds them (sim/asa_tables.c)
+# at its 112-core size (4 nodes of 28): a parallel stage runs amount / 112 + 30 s on the peak,
+# a sequential one `amount` seconds on one node (a quarter of the peak). (parallel, amount).
+SHAPES = {
+    "montage": [(1, 8000), (1, 6000), (0, 40), (0, 30), (1, 10000), (0, 25), (0, 25), (0, 30),
+                (0, 30)],
+    "blast": [(1, 72000), (0, 60)],
+    "statistics": [(0, 600), (1, 70000), (0, 500), (1, 45000)],
+}
+SIM_PEAK, SIM_NODE, SIM_PAR_OVERHEAD = 112, 28, 30.0
+
+
+def stages(a):
+    """[(pods, seconds)] of the workflow: the shape scaled down, the peak to --peak pods of 1
+    core (a sequential stage to peak / 4, at least 1) and the run time to about --length s
+    (each stage at least 3 s: the planner ticks every second). chain: --steps x 1 pod x
+    --step-s."""
+    if a.shape == "chain":
+        return [(1, a.step_s)] * a.steps
+    sim = [(d[1] / SIM_PEAK + SIM_PAR_OVERHEAD) if d[0] else d[1] for d in SHAPES[a.shape]]
+    k = a.length / sum(sim)
+    seq = max(1, a.peak * SIM_NODE // SIM_PEAK)
+    return [(a.peak if d[0] else seq, max(3, round(t * k))) for d, t in zip(SHAPES[a.shape], sim)]
 
 
 def log(msg):
@@ -166,12 +197,30 @@ def background(c, seed, total_s, stop, created):
         created.append(time.time())
 
 
+def describe(cfg):
+    """The workflow in words, from a config dict (vars of the arguments, or a JSON's)."""
+    if cfg.get("shape", "chain") == "chain":
+        return f"{cfg['steps']}-step chain"
+    return f"{cfg['shape']} (peak {cfg['peak']} cores, ~{cfg['length']} s)"
+
+
+def plan(a, mode):
+    """The workflow's steps for a mode: Big Job is one step (one gang) of the peak's pods for
+    the stages' summed run time, requested at submission and held to the end; the others run
+    the stages as steps."""
+    st = stages(a)
+    if mode == "bigjob":
+        return [(max(p for p, _ in st), sum(d for _, d in st))]
+    return st
+
+
 def workflow_yaml(a, mode, name):
     steps = []
-    for k in range(a.steps):
-        s = {"name": f"s{k}", "mode": mode, "pods": 1, "requests": {"cpu": 1, "memory": a.mem},
-             "duration": f"{a.step_s}s", "image": f"s{k}:1",
-             "annotations": {"tarema.io/duration": f"{a.step_s}s"}}
+    for k, (pods, dur) in enumerate(plan(a, mode)):
+        s = {"name": f"s{k}", "mode": "on-completion" if mode == "bigjob" else mode,
+             "pods": pods, "requests": {"cpu": 1, "memory": a.mem},
+             "duration": f"{dur}s", "image": f"s{k}:1",
+             "annotations": {"tarema.io/duration": f"{dur}s"}}
         if k:
             s["after"] = [f"s{k - 1}"]
         steps.append(s)
@@ -183,6 +232,7 @@ def one_run(c, seed, mode):
     """One mode under one seed's stream: the workflow after the warm-up; its figures."""
     a = c.a
     name = f"wf-{seed}-{mode}"
+    nsteps = len(plan(a, mode))
     pl = c.planner(mode)
     stop = threading.Event()
     created = []
@@ -210,7 +260,7 @@ def one_run(c, seed, mode):
                    "Succeeded")
         if int(time.time() - t_start) % 10 == 0:
             log(f"seed {seed} {mode}: {int(time.time() - t_start)} s, phase {ph}, "
-                f"{done}/{a.steps} steps done, {len(created)} background pods created")
+                f"{done}/{nsteps} steps done, {len(created)} background pods created")
         if ph in ("Succeeded", "Failed"):
             break
     stop.set()
@@ -219,7 +269,7 @@ def one_run(c, seed, mode):
     pods = json.loads(kubectl("get", "pods", "-n", c.ns, "-o", "json"))["items"]
     res = figures(a, wf, pods, resv_active, mode, seed)
     log(f"seed {seed} {mode}: makespan {res['makespan_s']} s, step waits {res['step_waits_s']}, "
-        f"idle {res['idle_core_h']:.4f} core-h, estimate {res['estimates_s']}, "
+        f"held {res['held_core_s']} core-s (idle {res['idle_core_h'] * 3600:.0f}), estimate {res['estimates_s']}, "
         f"background mean wait {res['bg_mean_wait_s']} s")
     # clean slate for the next run (the learned waits stay: ASA keeps learning)
     kubectl("delete", "workflow", "-n", c.ns, "--all", "--wait=false", check=False)
@@ -243,48 +293,55 @@ def figures(a, wf, pods, resv_active, mode, seed):
     st = wf.get("status", {}) if wf else {}
     created = ts(wf["metadata"]["creationTimestamp"]) if wf else None
     steps = {s["name"]: s for s in st.get("steps", [])}
+    shape = plan(a, mode)
+    n = len(shape)
     by_step = {}
     for p in pods:
         lab = p["metadata"].get("labels", {})
         if lab.get("asa-cmp/background"):
             continue
-        for k in range(a.steps):
+        for k in range(n):
             if p["metadata"]["name"].startswith(f"{wf['metadata']['name']}-s{k}-"):
                 by_step.setdefault(f"s{k}", []).append(p)
-    waits, idle_s, ends = [], 0.0, []
-    for k in range(a.steps):
+    waits, idle_s, held_s, ends = [], 0.0, 0.0, []
+    for k in range(n):
         s = steps.get(f"s{k}", {})
         ready = created if k == 0 else ts(steps.get(f"s{k - 1}", {}).get("actualEnd"))
         ps = by_step.get(f"s{k}", [])
         b = [bound_at(p) for p in ps]
         if ready is not None and ps and all(x is not None for x in b):
             waits.append(max(0.0, max(b) - ready))
+        end = ts(s.get("actualEnd"))
         for p, x in zip(ps, b):
             started = ts(p.get("status", {}).get("startTime"))
             if x is not None and started is not None:
                 idle_s += max(0.0, started - x)  # bound, not running: 1 core each
+            if x is not None and end is not None:
+                held_s += max(0.0, end - x)  # its core allocated from binding to the step's end
         start = ts(s.get("actualStart"))
-        if s.get("actualEnd"):
-            ends.append(ts(s["actualEnd"]))
-        for rname, at in resv_active.items():  # a Reservation held its core before the step ran
+        if end is not None:
+            ends.append(end)
+        for rname, at in resv_active.items():  # a Reservation held the cores before the step ran
             if rname.endswith(f"-s{k}") and start is not None:
-                idle_s += max(0.0, start - at)
+                idle_s += max(0.0, start - at) * shape[k][0]
+                held_s += max(0.0, start - at) * shape[k][0]
     bgw = []
     for p in pods:
         if p["metadata"].get("labels", {}).get("asa-cmp/background"):
             c0, b0 = ts(p["metadata"]["creationTimestamp"]), bound_at(p)
             if c0 is not None and b0 is not None:
                 bgw.append(b0 - c0)
-    ok = st.get("phase") == "Succeeded" and len(ends) == a.steps
-    return {"seed": seed, "mode": mode, "phase": st.get("phase"),
+    ok = st.get("phase") == "Succeeded" and len(ends) == n
+    return {"seed": seed, "mode": mode, "shape": a.shape, "peak": a.peak,
+            "phase": st.get("phase"),
             "makespan_s": round(max(ends) - created, 1) if ok and created else None,
             "step_waits_s": [round(w, 1) for w in waits],
-            "sum_wait_s": round(sum(waits), 1) if len(waits) == a.steps else None,
+            "sum_wait_s": round(sum(waits), 1) if len(waits) == n else None,
             "idle_core_h": idle_s / 3600.0,
-            "estimates_s": [steps.get(f"s{k}", {}).get("estimateSeconds") for k in
-                            range(a.steps)],
-            "estimate_sources": [steps.get(f"s{k}", {}).get("estimateSource") for k in
-                                 range(a.steps)],
+            "held_core_h": round(held_s / 3600.0, 5),
+            "held_core_s": round(held_s),
+            "estimates_s": [steps.get(f"s{k}", {}).get("estimateSeconds") for k in range(n)],
+            "estimate_sources": [steps.get(f"s{k}", {}).get("estimateSource") for k in range(n)],
             "bg_mean_wait_s": round(sum(bgw) / len(bgw), 1) if bgw else None,
             "bg_pods": len(bgw)}
 
@@ -293,15 +350,16 @@ def summarize(runs):
     out = {}
     for m in MODES:
         rs = [r for r in runs if r["mode"] == m and r["makespan_s"] is not None]
+        unfinished = sum(1 for r in runs if r["mode"] == m and r["makespan_s"] is None)
         if not rs:
-            out[m] = {"runs": 0}
+            out[m] = {"runs": 0, "unfinished": unfinished}
             continue
         mk = [r["makespan_s"] for r in rs]
         sw = [r["sum_wait_s"] for r in rs if r["sum_wait_s"] is not None]
         # after the first step: where the modes differ (the first step of proactive and
         # on-completion is released at submission alike; ASA's Table 2 counts these too)
         lw = [sum(r["step_waits_s"][1:]) for r in rs if r["sum_wait_s"] is not None]
-        out[m] = {"runs": len(rs), "makespan_mean_s": round(sum(mk) / len(mk), 1),
+        out[m] = {"runs": len(rs), "unfinished": unfinished, "makespan_mean_s": round(sum(mk) / len(mk), 1),
                   "makespan_min_s": min(mk), "makespan_max_s": max(mk),
                   "sum_wait_mean_s": round(sum(sw) / len(sw), 1) if sw else None,
                   "sum_wait_min_s": min(sw) if sw else None,
@@ -310,18 +368,45 @@ def summarize(runs):
                   "later_wait_min_s": min(lw) if lw else None,
                   "later_wait_max_s": max(lw) if lw else None,
                   "idle_core_h_mean": round(sum(r["idle_core_h"] for r in rs) / len(rs), 4),
+                  "held_core_h_mean": round(sum(r.get("held_core_h", 0) for r in rs) / len(rs),
+                                            4),
+                  "held_core_s_mean": round(sum(r.get("held_core_s", 0) for r in rs) / len(rs)),
                   "bg_mean_wait_s": round(sum(r["bg_mean_wait_s"] or 0 for r in rs) / len(rs),
                                           1)}
     return out
 
 
+def table(summary, what):
+    """The summary as Markdown rows, makespan and core-seconds also relative to Big Job's."""
+    big = summary.get("bigjob", {})
+    rows = []
+    for m in MODES:
+        s = summary.get(m, {})
+        if not s.get("runs"):
+            if s.get("unfinished"):
+                rows.append(f"| {what} | {m} | 0 of {s['unfinished']} | | | | | |")
+            continue
+        rel = ""
+        if big.get("runs") and m != "bigjob":
+            rel = (f"{100 * (s['makespan_mean_s'] / big['makespan_mean_s'] - 1):+.0f} % / "
+                   f"{100 * (s['held_core_s_mean'] / max(1, big['held_core_s_mean']) - 1):+.0f} %")
+        rows.append(f"| {what} | {m} | {s['runs']} of {s['runs'] + s['unfinished']} | "
+                    f"{s['makespan_mean_s']} "
+                    f"({s['makespan_min_s']}-{s['makespan_max_s']}) | {s['sum_wait_mean_s']} "
+                    f"({s['sum_wait_min_s']}-{s['sum_wait_max_s']}) | {s['held_core_s_mean']} | "
+                    f"{rel} | {s['bg_mean_wait_s']} |")
+    return "\n".join(rows)
+
+
 def svg(summary, runs, path, title):
     """Two panels of bars (makespan, the steps' summed queue wait) per mode, seeds as dots."""
     W, H, pad = 960, 320, 50
-    colors = {"reserve": "#4c72b0", "proactive": "#55a868", "on-completion": "#c44e52"}
+    colors = {"bigjob": "#8172b2", "reserve": "#4c72b0", "proactive": "#55a868",
+              "on-completion": "#c44e52"}
+    modes = [m for m in MODES if summary.get(m, {}).get("runs")]
     panels = [("makespan_s", "makespan_mean_s", "makespan (s)"),
-              ("later_wait_s", "later_wait_mean_s", "queue wait of steps 2.. , summed (s)"),
-              ("sum_wait_s", "sum_wait_mean_s", "every step's queue wait, summed (s)")]
+              ("sum_wait_s", "sum_wait_mean_s", "every step's queue wait, summed (s)"),
+              ("held_core_s", "held_core_s_mean", "core-seconds held (allocated)")]
     for r in runs:
         if r.get("sum_wait_s") is not None:
             r.setdefault("later_wait_s", round(sum(r["step_waits_s"][1:]), 1))
@@ -343,8 +428,8 @@ def svg(summary, runs, path, title):
             v = vmax * t / 4
             y = y0 - ph * t / 4
             out.append(f'<text x="{x0 - 4}" y="{y + 4}" text-anchor="end">{v:.0f}</text>')
-        bw = pw / len(MODES)
-        for j, m in enumerate(MODES):
+        bw = pw / max(1, len(modes))
+        for j, m in enumerate(modes):
             s = summary.get(m, {})
             bx = x0 + j * bw + bw * 0.2
             v = s.get(sk)
@@ -377,6 +462,13 @@ def main():
     ap.add_argument("--cpu", type=int, default=4, help="cores per node")
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--step-s", type=int, default=20)
+    ap.add_argument("--shape", default="chain", choices=["chain"] + list(SHAPES),
+                    help="the workflow: a chain of --steps x 1 pod x --step-s (default), or "
+                    "shaped like the paper's Montage (9 stages), BLAST (2), Statistics (4)")
+    ap.add_argument("--peak", type=int, default=4, help="a shape's peak width in 1-core pods "
+                    "(its sequential stages a quarter of it; default 4)")
+    ap.add_argument("--length", type=int, default=60, help="a shape's summed stage run time "
+                    "in seconds (default 60)")
     ap.add_argument("--rate", type=float, default=0.45, help="background pods per second")
     ap.add_argument("--bg-min", type=float, default=10)
     ap.add_argument("--bg-max", type=float, default=30)
@@ -402,9 +494,10 @@ def main():
                 json.dump({"config": cfg, "runs": runs, "summary": summary}, f, indent=1)
         if a.svg:
             load = cfg["rate"] * (cfg["bg_min"] + cfg["bg_max"]) / 2 / (cfg["nodes"] * cfg["cpu"])
-            svg(summary, runs, a.svg, f"{cfg['steps']}-step chain under background load "
+            svg(summary, runs, a.svg, f"{describe(cfg)} under background load "
                 f"{load:.2f}, seeds {seeds}")
         print(json.dumps(summary, indent=1))
+        print(table(summary, describe(cfg)), file=sys.stderr)
         return
     if not shutil.which("kubectl") or not os.environ.get("DATABASE_URL"):
         sys.exit("asa-compare: kubectl in PATH and DATABASE_URL needed: eval "
@@ -422,7 +515,7 @@ def main():
         c.up()
         log(f"namespace {c.ns}, {a.nodes} nodes x {a.cpu} cores, background {a.rate}/s of "
             f"{a.bg_min:.0f}-{a.bg_max:.0f} s (load {a.rate * (a.bg_min + a.bg_max) / 2 / (a.nodes * a.cpu):.2f}), "
-            f"workflow {a.steps} x {a.step_s} s, logs {c.work}")
+            f"workflow {describe(vars(a))}: {stages(a)} (pods, s), logs {c.work}")
         for i, seed in enumerate(seeds):
             order = modes[i % len(modes):] + modes[:i % len(modes)]  # no mode always first
             for m in order:
@@ -436,9 +529,10 @@ def main():
         with open(a.json, "w") as f:
             json.dump(doc, f, indent=1)
     if a.svg:
-        svg(summary, runs, a.svg, f"{a.steps}-step chain under background load "
+        svg(summary, runs, a.svg, f"{describe(vars(a))} under background load "
             f"{a.rate * (a.bg_min + a.bg_max) / 2 / (a.nodes * a.cpu):.2f}, seeds {a.seeds}")
     print(json.dumps(summary, indent=1))
+    print(table(summary, describe(vars(a))), file=sys.stderr)
 
 
 if __name__ == "__main__":
