@@ -200,6 +200,9 @@ steps:
   - {name: b, after: [a], pods: 3, requests: {cpu: 4, memory: 1Gi}, duration: 5s, image: b:1, annotations: {tarema.io/duration: 3s}}
 Y
 "$PL" submit "$W/ng.yaml" -n "$NS" --wait 20s >/dev/null
+# under load the plan may come after submit's wait: b's nodes and Reservation first
+b_planned() { [ -n "$(kwf ng '.status.steps[?(@.name=="b")].nodes[*]')" ] && kubectl -n "$NS" get reservation ng-b >/dev/null 2>&1; }
+wait_for 60 b_planned
 a_node=$(kwf ng '.status.steps[?(@.name=="a")].nodes[0]')
 gone=$(kwf ng '.status.steps[?(@.name=="b")].nodes[*]' | tr ' ' '\n' | grep -vx "$a_node" | head -1)
 kubectl delete node "$gone" --wait=false >/dev/null
