@@ -79,28 +79,28 @@ static const sched_task_profile *profile_of(const sched_snapshot *s, const sched
     return tp;
 }
 
-/* The measured runtime of tp on the group with id, -1 when it has no runs there. */
-static int64_t measured_ms(const sched_task_profile *tp, const char *id) {
+/* tp's entry for the group with id, NULL when it has no runs there. */
+static const sched_group_runtime *entry_on(const sched_task_profile *tp, const char *id) {
     int n = tp->n_group_rt < 0                       ? 0
             : tp->n_group_rt > SCHED_TASK_MAX_GROUPS ? SCHED_TASK_MAX_GROUPS
                                                      : tp->n_group_rt;
     for (int i = 0; i < n && id; i++)
         if (tp->group_rt[i].runs > 0 && tp->group_rt[i].runtime_ms >= 0 &&
             strncmp(tp->group_rt[i].group, id, SCHED_GROUP_ID_MAX) == 0)
-            return tp->group_rt[i].runtime_ms;
-    return -1;
+            return &tp->group_rt[i];
+    return NULL;
+}
+
+/* The measured runtime of tp on the group with id, -1 when it has no runs there. */
+static int64_t measured_ms(const sched_task_profile *tp, const char *id) {
+    const sched_group_runtime *e = entry_on(tp, id);
+    return e ? e->runtime_ms : -1;
 }
 
 /* The runs of tp on group id (0 when none). */
 static int32_t runs_on(const sched_task_profile *tp, const char *id) {
-    int n = tp->n_group_rt < 0                       ? 0
-            : tp->n_group_rt > SCHED_TASK_MAX_GROUPS ? SCHED_TASK_MAX_GROUPS
-                                                     : tp->n_group_rt;
-    for (int i = 0; i < n && id; i++)
-        if (tp->group_rt[i].runs > 0 && tp->group_rt[i].runtime_ms >= 0 &&
-            strncmp(tp->group_rt[i].group, id, SCHED_GROUP_ID_MAX) == 0)
-            return tp->group_rt[i].runs;
-    return 0;
+    const sched_group_runtime *e = entry_on(tp, id);
+    return e ? e->runs : 0;
 }
 
 /* The measured mean of tp on every profiled group of s, made monotone in power (a more powerful
