@@ -999,7 +999,8 @@ int sched_task_profile_from_json_warn(const json_t *tp, const char **workflow, c
     if (!*workflow || !*process || !**process)
         return tm_err_set(err, "TaskProfile %s: spec.workflow and spec.process are required", name);
     static const char *const feats[SCHED_NFEAT] = {"cpu", "mem", "io"};
-    const json_t *labels = json_object_get(json_object_get(tp, "status"), "labels");
+    const json_t *status = json_object_get(tp, "status");
+    const json_t *labels = json_object_get(status, "labels");
     for (int k = 0; k < SCHED_NFEAT; k++) {
         const json_t *v = json_object_get(labels, feats[k]);
         out->labels[k] = 0;
@@ -1011,14 +1012,13 @@ int sched_task_profile_from_json_warn(const json_t *tp, const char **workflow, c
         out->labels[k] = (int)json_integer_value(v);
     }
     out->expected_runtime_ms = -1;
-    const json_t *rt =
-        json_object_get(json_object_get(json_object_get(tp, "status"), "mean"), "realtimeMs");
+    const json_t *mean = json_object_get(status, "mean");
+    const json_t *rt = json_object_get(mean, "realtimeMs");
     if (json_is_number(rt) && json_number_value(rt) >= 0)
         out->expected_runtime_ms = (int64_t)json_number_value(rt);
     /* the cores its runs really used (adaptive's contention term); above 1,000 cores is not a
      * measurement, and 0 or less reads as unknown (the policy then scales the request) */
-    const json_t *cpu =
-        json_object_get(json_object_get(json_object_get(tp, "status"), "mean"), "cpuPercent");
+    const json_t *cpu = json_object_get(mean, "cpuPercent");
     if (json_is_number(cpu) && json_number_value(cpu) > 0 && json_number_value(cpu) <= 100000)
         out->cpu_use_milli = (int64_t)(json_number_value(cpu) * 10 + 0.5);
     /* a bad per-group entry costs only that entry: the labels still count */
