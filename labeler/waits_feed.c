@@ -102,6 +102,7 @@ static void connect_db(lab_waits_feed *f) {
 
 static void push(lab_waits_feed *f, const lab_waits_obs *o) {
     if (f->nb == LAB_WAITS_FEED_BACKLOG) {
+        lab_waits_obs_clear(&f->backlog[0]);
         memmove(f->backlog, f->backlog + 1, (f->nb - 1) * sizeof *f->backlog);
         f->nb--;
         if (f->dropped++ % 1000 == 0)
@@ -119,8 +120,8 @@ static void flush(lab_waits_feed *f) {
         const lab_waits_obs *o = &f->backlog[done];
         tm_err err = {0};
         waits_record rec;
-        int rc = lab_waits_store_observe(f->store, &o->key, o->request_id, o->wait_s, &f->cfg,
-                                         &f->rng, &rec, &err);
+        int rc = lab_waits_store_observe(f->store, &o->key, o->request_id, o->members, o->wait_s,
+                                         &f->cfg, &f->rng, &rec, &err);
         if (rc < 0 && lab_waits_store_retryable(f->store, &err)) {
             if (!lab_waits_store_ensure(f->store)) {
                 drop_store(f, err.msg);
@@ -144,6 +145,7 @@ static void flush(lab_waits_feed *f) {
                      "shape now %.0f s",
                      o->request_id, o->wait_s, o->key.ns, o->key.pods, waits_estimate(&rec));
         }
+        lab_waits_obs_clear(&f->backlog[done]);
         done++;
     }
     memmove(f->backlog, f->backlog + done, (f->nb - done) * sizeof *f->backlog);
@@ -283,6 +285,8 @@ static void feed_free(lab_waits_feed *f) {
     lab_waits_tracker_free(f->tr);
     json_decref(f->estimates);
     json_decref(f->sent);
+    for (size_t i = 0; f->backlog && i < f->nb; i++)
+        lab_waits_obs_clear(&f->backlog[i]);
     free(f->backlog);
     free(f->db);
     free(f);

@@ -102,16 +102,24 @@ static int put_row(lab_waits_store *s, const waits_record *r, tm_err *err) {
     return rc;
 }
 
-/* Inside the observation's transaction: claims the request id (0 when it was claimed before). */
-static int claim(lab_waits_store *s, const char *request_id, tm_err *err) {
-    const char *params[] = {request_id};
-    PGresult *r = tm_pg_exec(s->conn,
-                             "INSERT INTO asa_observed (request_id) VALUES ($1)"
-                             " ON CONFLICT (request_id) DO NOTHING",
-                             1, params, err);
+/* Inside the observation's transaction: claims the request id, or each member of a gang
+ * ("member:UID"). 1 when every claim is new, 0 when one was claimed before (the transaction is
+ * then rolled back: nothing is kept). */
+static int claim(lab_waits_store *s, const char *request_id, const char *members, tm_err *err) {
+    const char *params[] = {members ? members : request_id};
+    PGresult *r = tm_pg_exec(
+        s->conn,
+        members ? "INSERT INTO asa_observed (request_id) SELECT 'member:' || m FROM"
+                  " unnest(string_to_array($1, ' ')) AS m ON CONFLICT (request_id) DO NOTHING"
+                : "INSERT INTO asa_observed (request_id) VALUES ($1)"
+                  " ON CONFLICT (request_id) DO NOTHING",
+        1, params, err);
     if (!r)
         return -1;
-    int fresh = atoi(PQcmdTuples(r)) == 1;
+    long want = 1;
+    for (const char *c = members; c && *c; c++)
+        want += *c == ' ';
+    int fresh = atol(PQcmdTuples(r)) == want;
     PQclear(r);
     return fresh;
 }
@@ -145,15 +153,19 @@ static int lock_row(lab_waits_store *s, const asa_key *k, waits_record *rec, tm_
 }
 
 int lab_waits_store_observe(lab_waits_store *s, const asa_key *k, const char *request_id,
-                            double wait_s, const asa_config *cfg, asa_rng *rng, waits_record *out,
-                            tm_err *err) {
+                            const char *members, double wait_s, const asa_config *cfg,
+                            asa_rng *rng, waits_record *out, tm_err *err) {
     if (!request_id || !*request_id || strlen(request_id) > 200)
         return tm_err_set(err, "asa waits: request id '%.40s' is empty or longer than 200",
                           request_id ? request_id : "");
+    if (members && (!*members || members[0] == ' ' || strstr(members, "  ") ||
+                    members[strlen(members) - 1] == ' '))
+        return tm_err_set(err, "asa waits: %s: member list '%.40s' is not uids separated by "
+                               "single spaces", request_id, members);
     if (tm_pg_begin(s->conn, err) < 0)
         return -1;
     waits_record rec;
-    int fresh = claim(s, request_id, err);
+    int fresh = claim(s, request_id, members, err);
     if (fresh <= 0) {
         tm_pg_rollback(s->conn);
         return fresh;

@@ -94,9 +94,28 @@ static int gang_complete(lab_waits_tracker *t, const char *gid, const json_t *g,
                      json_string_value(json_object_get(s.first, "group")), s.n, s.cpu, s.mem,
                      err) < 0)
         return -1;
-    snprintf(obs->request_id, sizeof obs->request_id, "gang:%.300s@%.0f", gid, s.bound);
+    /* claimed by its members' uids, not by name and bound time: the time a re-list shows can
+     * be a later rewrite of the PodScheduled condition (asa_waits_test counted a gang twice) */
+    size_t len = 1;
+    const char *uid;
+    json_t *v;
+    json_object_foreach(json_object_get(g, "members"), uid, v) len += strlen(uid) + 1;
+    char *members = malloc(len), *at = members;
+    if (!members)
+        return tm_err_set(err, "out of memory observing gang %s", gid);
+    json_object_foreach(json_object_get(g, "members"), uid, v) {
+        at += sprintf(at, "%s%s", at == members ? "" : " ", uid);
+    }
+    *at = '\0';
+    snprintf(obs->request_id, sizeof obs->request_id, "gang:%.300s", gid);
     obs->wait_s = fmax(0, s.bound - s.queued);
+    obs->members = members;
     return 1;
+}
+
+void lab_waits_obs_clear(lab_waits_obs *o) {
+    free(o->members);
+    o->members = NULL;
 }
 
 /* The queued time a feed wrote on the pod before a restart, if it can be one: the annotation is
@@ -170,6 +189,7 @@ int lab_waits_tracker_update(lab_waits_tracker *t, const lab_waits_pod *p, doubl
     obs->key = probe;
     snprintf(obs->request_id, sizeof obs->request_id, "pod:%s", p->uid);
     obs->wait_s = fmax(0, p->bound - queued);
+    obs->members = NULL;
     return 1;
 }
 

@@ -7,7 +7,10 @@
  * and its binding (or now): its owner can write the annotation too. Its wait ends when it is bound
  * (PodScheduled True). A gang's wait is its last member's: from the last member queued to the
  * last member bound, counted once every member seen is bound (judged only once the pod list has
- * been delivered: lab_waits_tracker_synced). Requests bound more than a day
+ * been delivered: lab_waits_tracker_synced). A gang's observation names its members' uids: the
+ * store claims each of them, so a restarted feed that sees the gang again (its bound time may
+ * differ: a kubelet or kwok rewrites the PodScheduled condition's time) counts it no second
+ * time. Requests bound more than a day
  * before they are seen are not counted (a restarted feed re-lists old pods; the store's
  * request ids catch the rest). */
 #ifndef TAREMA_LABELER_WAITS_TRACK_H
@@ -21,9 +24,13 @@
 
 typedef struct lab_waits_obs {
     asa_key key;
-    char request_id[400];
+    char request_id[400]; /* "pod:UID" or "gang:NS/NAME" (for logs; a gang is claimed by members) */
     double wait_s;
+    char *members; /* a gang's member uids, space-separated (malloc'd); NULL for a pod */
 } lab_waits_obs;
+
+/* Frees what an observation owns (its members); safe to call twice. */
+void lab_waits_obs_clear(lab_waits_obs *o);
 
 typedef struct lab_waits_tracker lab_waits_tracker;
 
@@ -31,7 +38,7 @@ lab_waits_tracker *lab_waits_tracker_new(void);
 void lab_waits_tracker_free(lab_waits_tracker *t);
 
 /* Feeds a pod's current state at wall time now (unix seconds). Writes the observation it
- * completes, if any, to *obs and returns 1; 0 when none; -1 with err when the pod's shape is
+ * completes, if any, to *obs (the caller clears it) and returns 1; 0 when none; -1 with err when the pod's shape is
  * not a valid key (nothing recorded). */
 int lab_waits_tracker_update(lab_waits_tracker *t, const lab_waits_pod *p, double now,
                              lab_waits_obs *obs, tm_err *err);

@@ -327,7 +327,12 @@ static void test_track_gang(void) {
     b.bound = T0 + 65;
     CHECK(lab_waits_tracker_update(t, &b, T0 + 66, &o, NULL) == 1);
     CHECK(o.wait_s == 60 && o.key.pods == 2);
-    CHECK(strstr(o.request_id, "gang:ns/pg@") == o.request_id);
+    CHECK(strcmp(o.request_id, "gang:ns/pg") == 0);
+    CHECKF(o.members && (strcmp(o.members, "uid-a uid-b") == 0 ||
+                         strcmp(o.members, "uid-b uid-a") == 0),
+           "members '%s'", o.members ? o.members : "(null)");
+    lab_waits_obs_clear(&o);
+    CHECK(o.members == NULL);
     CHECK(lab_waits_tracker_update(t, &b, T0 + 70, &o, NULL) == 0); /* once */
     lab_waits_tracker_delete(t, &a);
     lab_waits_tracker_delete(t, &b);
@@ -352,7 +357,9 @@ static void test_track_gang_relabel(void) {
     lab_waits_tracker_synced(t, T0 + 300, &o, 1);
     p.bound = T0 + 400;
     CHECK(lab_waits_tracker_update(t, &p, T0 + 401, &o, NULL) == 1);
-    CHECK(strstr(o.request_id, "gang:ns/g199@") == o.request_id && o.key.pods == 1);
+    CHECK(strcmp(o.request_id, "gang:ns/g199") == 0 && o.key.pods == 1);
+    CHECK(o.members && strcmp(o.members, "uid-r") == 0);
+    lab_waits_obs_clear(&o);
     lab_waits_tracker_delete(t, &p);
     lab_waits_tracker_counts(t, &pods, &gangs);
     CHECKF(pods == 0 && gangs == 0, "%zu pods, %zu gangs left", pods, gangs);
@@ -372,8 +379,43 @@ static void test_track_gang_relist(void) {
     CHECK(lab_waits_tracker_update(t, &b, T0 + 100, &o[0], NULL) == 0);
     CHECK(lab_waits_tracker_synced(t, T0 + 100, o, 4) == 1);
     CHECK(o[0].key.pods == 2 && o[0].wait_s == 60);
+    lab_waits_obs_clear(&o[0]);
     CHECK(lab_waits_tracker_synced(t, T0 + 100, o, 4) == 0); /* once */
     lab_waits_tracker_free(t);
+}
+
+/* A restarted feed sees a gang whose PodScheduled time was rewritten after it was counted
+ * (kwok and kubelets write the condition again): the observation must name the same claims.
+ * (asa_waits_test before the fix: the id carried the last bound time, a rewrite one second
+ * later made a new id and the gang was counted twice, 3/1/2.) */
+static void test_track_gang_restart_same_claims(void) {
+    lab_waits_pod a = mk("a", "pg", T0, T0 + 60, false), b = mk("b", "pg", T0 + 5, T0 + 65, false);
+    lab_waits_obs before, after;
+    lab_waits_tracker *t = lab_waits_tracker_new();
+    lab_waits_tracker_synced(t, T0, &before, 1);
+    a.bound = b.bound = -1; /* both seen pending, then bound */
+    CHECK(lab_waits_tracker_update(t, &a, T0 + 5, &before, NULL) == 0);
+    CHECK(lab_waits_tracker_update(t, &b, T0 + 5, &before, NULL) == 0);
+    a.bound = T0 + 60;
+    b.bound = T0 + 65;
+    CHECK(lab_waits_tracker_update(t, &a, T0 + 65, &before, NULL) == 0);
+    CHECK(lab_waits_tracker_update(t, &b, T0 + 65, &before, NULL) == 1);
+    lab_waits_tracker_free(t);
+    b.bound = T0 + 66; /* the condition rewritten a second later */
+    t = lab_waits_tracker_new();
+    CHECK(lab_waits_tracker_update(t, &b, T0 + 90, &after, NULL) == 0);
+    CHECK(lab_waits_tracker_update(t, &a, T0 + 90, &after, NULL) == 0);
+    CHECK(lab_waits_tracker_synced(t, T0 + 90, &after, 1) == 1);
+    lab_waits_tracker_free(t);
+    CHECK(strcmp(before.request_id, after.request_id) == 0);
+    /* the same set of member claims, whatever order the re-list delivered them in */
+    CHECKF(before.members && after.members && strlen(before.members) == strlen(after.members) &&
+               strstr(after.members, "uid-a") && strstr(after.members, "uid-b") &&
+               strstr(before.members, "uid-a") && strstr(before.members, "uid-b"),
+           "'%s' vs '%s'", before.members ? before.members : "(null)",
+           after.members ? after.members : "(null)");
+    lab_waits_obs_clear(&before);
+    lab_waits_obs_clear(&after);
 }
 
 static void test_explain_block(void) {
@@ -418,6 +460,7 @@ int main(void) {
     RUN(test_track_forged_queued_at);
     RUN(test_track_gang);
     RUN(test_track_gang_relist);
+    RUN(test_track_gang_restart_same_claims);
     RUN(test_track_gang_relabel);
     RUN(test_prediction_refresh);
     RUN(test_explain_block);
