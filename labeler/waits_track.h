@@ -38,8 +38,8 @@ lab_waits_tracker *lab_waits_tracker_new(void);
 void lab_waits_tracker_free(lab_waits_tracker *t);
 
 /* Feeds a pod's current state at wall time now (unix seconds). Writes the observation it
- * completes, if any, to *obs (the caller clears it) and returns 1; 0 when none; -1 with err when the pod's shape is
- * not a valid key (nothing recorded). */
+ * completes, if any, to *obs (the caller clears it) and returns 1; 0 when none; -1 with err when
+ * the pod's shape is not a valid key (nothing recorded). */
 int lab_waits_tracker_update(lab_waits_tracker *t, const lab_waits_pod *p, double now,
                              lab_waits_obs *obs, tm_err *err);
 /* The informer delivered its (re-)list: gangs are judged from here on. Before, a re-list

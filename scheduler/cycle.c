@@ -38,7 +38,8 @@ sched_status sched_framework_pre_enqueue(sched_framework *fw, const sched_snapsh
         if (st != SCHED_STATUS_OK) {
             if (size)
                 snprintf(msg, size, "%s: %s", pl->name, why);
-            return SCHED_STATUS_UNSCHEDULABLE;
+            return st == SCHED_STATUS_WAIT || st == SCHED_STATUS_GATED ? st
+                                                                       : SCHED_STATUS_UNSCHEDULABLE;
         }
     }
     return SCHED_STATUS_OK;

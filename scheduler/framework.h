@@ -211,7 +211,12 @@ typedef enum {
     SCHED_STATUS_UNSCHEDULABLE, /* reject: PreEnqueue keeps the pod out of the active queue,
                                  * PreFilter rejects every node, Permit rejects the pod,
                                  * PostFilter found nothing to do */
-    SCHED_STATUS_WAIT,          /* Permit: hold the reserved pod until allowed or timed out */
+    SCHED_STATUS_WAIT,          /* Permit: hold the reserved pod until allowed or timed out;
+                                 * PreEnqueue: keep the pod out quietly, for a short while
+                                 * (an unschedulable attempt without FailedScheduling event:
+                                 * what it waits for is due, e.g. its Reservation's admission) */
+    SCHED_STATUS_GATED,         /* PreEnqueue: the pod is not queued at all (scheduling gates):
+                                 * no attempt, no event, no backoff */
     SCHED_STATUS_ERROR          /* failure, err set */
 } sched_status;
 
@@ -255,8 +260,9 @@ typedef struct sched_plugin {
                         int64_t *out);
 
     /* ---- the other extension points (all optional) ---- */
-    /* PreEnqueue: may p enter the active queue? OK, or UNSCHEDULABLE with a reason in msg (the
-     * pod waits outside the queue, e.g. until its gang has minMember pods). */
+    /* PreEnqueue: may p enter the active queue? OK; or, with a reason in msg, UNSCHEDULABLE
+     * (the pod waits outside the queue and is reported, e.g. until its gang has minMember
+     * pods), WAIT (it waits quietly: what it waits for is due) or GATED (not queued at all). */
     sched_status (*pre_enqueue)(void *state, const sched_snapshot *s, const sched_pod *p,
                                 int64_t now_ms, char *msg, size_t size);
     /* PreFilter: once per cycle before Filter. OK (Filter runs on every node), SKIP (Filter is
@@ -403,8 +409,9 @@ const char *sched_framework_filter_name(const sched_framework *fw, sched_filter_
  * filters, the plugin's filter_reason for added ones); "" for a feasible node. Returns buf. */
 char *sched_framework_node_reason(const sched_framework *fw, size_t node, char *buf, size_t size);
 
-/* PreEnqueue: every plugin's pre_enqueue in order; the first UNSCHEDULABLE decides (msg says
- * why, prefixed with the plugin's name). OK when the pod may enter the active queue. */
+/* PreEnqueue: every plugin's pre_enqueue in order; the first that does not answer OK decides
+ * with its status (UNSCHEDULABLE, WAIT or GATED; anything else is taken as UNSCHEDULABLE) and
+ * msg says why, prefixed with the plugin's name. OK when the pod may enter the active queue. */
 sched_status sched_framework_pre_enqueue(sched_framework *fw, const sched_snapshot *s,
                                          const sched_pod *p, int64_t now_ms, char *msg,
                                          size_t size);

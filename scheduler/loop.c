@@ -19,7 +19,6 @@
 #include "scheduler/policy.h"
 #include "scheduler/queue.h"
 #include "scheduler/resv_controller.h"
-#include "scheduler/resv_plugin.h"
 #include "scheduler/scheduling_gates.h"
 
 /* Cycles per batch: enough to amortise the lock and the loop turn, small enough that watch
@@ -649,20 +648,19 @@ static bool schedule_batch(sched_loop *l) {
             break;
         /* PreEnqueue (the Gang plugin: a gang that cannot be tried yet waits whole) */
         char why[512];
-        if (sched_framework_pre_enqueue(l->fw, snap, pod, wall_ms(), why, sizeof why) !=
-            SCHED_STATUS_OK) {
-            if (strncmp(why, SCHED_SCHEDULING_GATES_PLUGIN ":",
-                        sizeof SCHED_SCHEDULING_GATES_PLUGIN) == 0) {
+        sched_status pe = sched_framework_pre_enqueue(l->fw, snap, pod, wall_ms(), why, sizeof why);
+        if (pe != SCHED_STATUS_OK) {
+            if (pe == SCHED_STATUS_GATED) {
                 /* gated after all (the hook let it in): no attempt, no event, no backoff */
                 sched_queue_gate(l->queue, pod->uid);
                 continue;
             }
             l->stats.unschedulable++;
             tm_metrics_inc(l->m_attempts, TM_LABELS("unschedulable"));
-            /* the Reservation plugin's PreEnqueue only keeps an owner's pod back, quietly and
-             * for a bounded time, while its reservation's admission is due (resv_plugin.c) */
-            bool quiet = sched_gang_live_rejected(l->gangs, pod, why, now) ||
-                         strncmp(why, RESV_PLUGIN_NAME ":", sizeof RESV_PLUGIN_NAME) == 0;
+            /* WAIT: kept back quietly for a bounded time while what it waits for is due (the
+             * Reservation plugin: its reservation's admission); a gang member may be too */
+            bool quiet =
+                sched_gang_live_rejected(l->gangs, pod, why, now) || pe == SCHED_STATUS_WAIT;
             tm_err err = {0};
             if (!quiet &&
                 sched_queue_should_report(l->queue, pod->uid, why, now, REPORT_REPEAT_MS) &&

@@ -25,7 +25,7 @@ bool sched_scheduling_gated(const sched_pod *p, char *msg, size_t size) {
 static sched_status pre_enqueue(void *state, const sched_snapshot *s, const sched_pod *p,
                                 int64_t now_ms, char *msg, size_t size) {
     (void)state, (void)s, (void)now_ms;
-    return sched_scheduling_gated(p, msg, size) ? SCHED_STATUS_UNSCHEDULABLE : SCHED_STATUS_OK;
+    return sched_scheduling_gated(p, msg, size) ? SCHED_STATUS_GATED : SCHED_STATUS_OK;
 }
 
 int sched_scheduling_gates_plugin_add(sched_framework *fw, tm_err *err) {

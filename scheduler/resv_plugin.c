@@ -150,10 +150,10 @@ static bool collect_for(plugin_state *st, const sched_pod *pod, int64_t now_ms) 
 
 /* PreEnqueue: an owner's pod whose reservation the scheduler knows but has not admitted yet
  * (they were created together: the admission comes with the controller's next tick) waits
- * outside the queue, quietly (the live loop posts no FailedScheduling for this plugin's
- * PreEnqueue), and is requeued by the admission (resv_controller_tick reports the change).
- * Bounded: from RESV_ARRIVAL_GRACE_MS after the pod's creation it is let through, and PreFilter
- * then reports the wait ("... is not admitted yet"). */
+ * outside the queue, quietly (WAIT: the live loop posts no FailedScheduling for it), and is
+ * requeued by the admission (resv_controller_tick reports the change). Bounded: from
+ * RESV_ARRIVAL_GRACE_MS after the pod's creation it is let through, and PreFilter then reports the
+ * wait ("... is not admitted yet"). */
 static sched_status plugin_pre_enqueue(void *state, const sched_snapshot *s, const sched_pod *p,
                                        int64_t now_ms, char *msg, size_t size) {
     (void)s;
@@ -164,7 +164,7 @@ static sched_status plugin_pre_enqueue(void *state, const sched_snapshot *s, con
     if (!collect_for(st, p, now_ms) || st->n_open > 0 || st->n_unadmitted == 0)
         return SCHED_STATUS_OK; /* OOM: PreFilter meets it again and says so */
     snprintf(msg, size, "waiting for its Reservation to be admitted");
-    return SCHED_STATUS_UNSCHEDULABLE;
+    return SCHED_STATUS_WAIT;
 }
 
 static sched_status plugin_pre_filter(void *state, const sched_cycle *cy, uint32_t *detail,

@@ -133,8 +133,7 @@ static void test_held_pod_never_popped(void) {
     }
     const sched_pod *p = sched_queue_get(w.q, "step");
     char msg[512] = "";
-    CHECK_INT(sched_framework_pre_enqueue(w.fw, w.s, p, 0, msg, sizeof msg),
-              SCHED_STATUS_UNSCHEDULABLE);
+    CHECK_INT(sched_framework_pre_enqueue(w.fw, w.s, p, 0, msg, sizeof msg), SCHED_STATUS_GATED);
     CHECKF(strstr(msg, "tarema.io/after-predecessors (queued") != NULL, "%s", msg);
     CHECK(sched_scheduling_held(p));
     world_free(&w);

@@ -24,6 +24,7 @@ typedef struct rec {
     const char *reject;    /* filter: reject nodes whose name contains this (detail 7) */
     bool prefilter_reject; /* pre_filter answers UNSCHEDULABLE with detail 3 */
     const char *hold;      /* pre_enqueue: hold pods whose name starts with this */
+    sched_status hold_as;  /* ... answering this (0: UNSCHEDULABLE) */
     int post_nominate;     /* post_filter: the node it nominates, -1 none */
     int qc_sign;           /* queue_cmp: order by name, this sign (0: no opinion) */
     int reserved, unreserved, bound, freed;
@@ -40,7 +41,7 @@ static sched_status rec_pre_enqueue(void *st, const sched_snapshot *s, const sch
     logp(r, "pre_enqueue");
     if (r->hold && strncmp(p->name, r->hold, strlen(r->hold)) == 0) {
         snprintf(msg, size, "gang %s has 1 of 3 pods", r->hold);
-        return SCHED_STATUS_UNSCHEDULABLE;
+        return r->hold_as ? r->hold_as : SCHED_STATUS_UNSCHEDULABLE;
     }
     return SCHED_STATUS_OK;
 }
@@ -429,6 +430,17 @@ static void test_pre_enqueue_and_queue_sort(void) {
               SCHED_STATUS_UNSCHEDULABLE);
     CHECK_STR(msg, "Gang: gang g- has 1 of 3 pods");
     CHECK_INT(sched_framework_pre_enqueue(fw, s, x, 0, msg, sizeof msg), SCHED_STATUS_OK);
+    /* how a pod is kept out travels to the caller (the live loop reports UNSCHEDULABLE, keeps
+     * WAIT quiet, and gives GATED no attempt at all); before, every answer became
+     * UNSCHEDULABLE and the loop told them apart by the plugin's name in the message */
+    b.hold_as = SCHED_STATUS_WAIT;
+    CHECK_INT(sched_framework_pre_enqueue(fw, s, g, 0, msg, sizeof msg), SCHED_STATUS_WAIT);
+    b.hold_as = SCHED_STATUS_GATED;
+    CHECK_INT(sched_framework_pre_enqueue(fw, s, g, 0, msg, sizeof msg), SCHED_STATUS_GATED);
+    b.hold_as = SCHED_STATUS_ERROR; /* not a PreEnqueue answer: taken as a rejection */
+    CHECK_INT(sched_framework_pre_enqueue(fw, s, g, 0, msg, sizeof msg),
+              SCHED_STATUS_UNSCHEDULABLE);
+    CHECK_STR(msg, "Gang: gang g- has 1 of 3 pods");
     /* no opinion from either plugin: priority, then creation, then name */
     x->created_ms = 2;
     y->created_ms = 1;

@@ -349,8 +349,7 @@ static void test_owner_waits_for_admission(void) {
     sched_pod *sp = sched_pod_from_json(s, own, &keys, &err);
     char why[256] = "";
     sp->created_ms = NOW - 2000;
-    CHECK(sched_framework_pre_enqueue(fw, s, sp, NOW, why, sizeof why) ==
-          SCHED_STATUS_UNSCHEDULABLE);
+    CHECK(sched_framework_pre_enqueue(fw, s, sp, NOW, why, sizeof why) == SCHED_STATUS_WAIT);
     CHECK_STR(why, "Reservation: waiting for its Reservation to be admitted");
     sp->created_ms = NOW - RESV_ARRIVAL_GRACE_MS;
     CHECK(sched_framework_pre_enqueue(fw, s, sp, NOW, why, sizeof why) == SCHED_STATUS_OK);

@@ -64,8 +64,7 @@ static void test_parse_and_plugin(void) {
     CHECK(f->scheduling_gates == NULL);
     CHECK(n->scheduling_gates == NULL);
     char msg[512];
-    CHECK_INT(sched_framework_pre_enqueue(w.fw, w.s, g, 0, msg, sizeof msg),
-              SCHED_STATUS_UNSCHEDULABLE);
+    CHECK_INT(sched_framework_pre_enqueue(w.fw, w.s, g, 0, msg, sizeof msg), SCHED_STATUS_GATED);
     CHECK_STR(msg, "SchedulingGates: waiting for scheduling gates: tarema.io/planned, x.io/b");
     CHECK_INT(sched_framework_pre_enqueue(w.fw, w.s, f, 0, msg, sizeof msg), SCHED_STATUS_OK);
     CHECK_INT(sched_framework_pre_enqueue(w.fw, w.s, n, 0, msg, sizeof msg), SCHED_STATUS_OK);

@@ -328,8 +328,8 @@ static void test_track_gang(void) {
     CHECK(lab_waits_tracker_update(t, &b, T0 + 66, &o, NULL) == 1);
     CHECK(o.wait_s == 60 && o.key.pods == 2);
     CHECK(strcmp(o.request_id, "gang:ns/pg") == 0);
-    CHECKF(o.members && (strcmp(o.members, "uid-a uid-b") == 0 ||
-                         strcmp(o.members, "uid-b uid-a") == 0),
+    CHECKF(o.members &&
+               (strcmp(o.members, "uid-a uid-b") == 0 || strcmp(o.members, "uid-b uid-a") == 0),
            "members '%s'", o.members ? o.members : "(null)");
     lab_waits_obs_clear(&o);
     CHECK(o.members == NULL);
