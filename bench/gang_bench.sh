@@ -11,7 +11,9 @@
 # watch of the namespace sees it). Per scheduler:
 #   gangs/s          complete gangs / (scheduler start .. last gang complete)
 #   ms/gang          the inverse: wall time per gang (start-up and informer sync included)
-#   attempts/gang    the scheduler's own pod scheduling attempts (its metrics) per gang
+#   attempts/gang    the scheduler's own scheduling attempts (its metrics) per gang: kube-
+#                    scheduler's per pod; tarema's per gang cycle (all members at once) plus
+#                    any single-pod attempts
 #   spread p50/p99/max_ms  first member bound .. last member bound of each gang: how long a
 #                    gang is partly bound while its binds are in flight
 #   partial          gangs left with 0 < bound < size at the end (all or nothing: must be 0)
@@ -272,7 +274,10 @@ attempts() {
     curl -sk --max-time 10 --cert "$TAREMA_CLUSTER_DIR/pki/admin.crt" --key "$TAREMA_CLUSTER_DIR/pki/admin.key" \
       "https://127.0.0.1:$2/metrics" | awk '/^scheduler_schedule_attempts_total/ {s += $2} END {print s + 0}'
   else
-    curl -sf --max-time 10 "http://127.0.0.1:$2/metrics" | awk '/^tarema_schedule_attempts_total/ {s += $2} END {print s + 0}'
+    # a gang's members are placed by one gang cycle (tarema_gang_attempts_total), not by pod
+    # attempts: both count (the pod attempts alone read 0 for an all-gang backlog)
+    curl -sf --max-time 10 "http://127.0.0.1:$2/metrics" |
+      awk '/^tarema_(schedule|gang)_attempts_total/ {s += $2} END {print s + 0}'
   fi
 }
 
