@@ -22,7 +22,12 @@ FULL=$REL-tarema
 SVC_HOST=$FULL-postgresql.$NS.svc
 WORK=$(mktemp -d)
 PGPID=
+INSTALLED=
 cleanup() {
+  if [ -n "$INSTALLED" ]; then
+    helm uninstall "$REL" -n "$INSTALLED" >/dev/null 2>&1
+    kubectl delete namespace "$INSTALLED" --wait=false >/dev/null 2>&1
+  fi
   if [ -n "$PGPID" ] && kill -0 "$PGPID" 2>/dev/null; then
     as_owner "$PGBIN/pg_ctl" -D "$WORK/pg/data" -m immediate -w -t 20 stop >/dev/null 2>&1 ||
       kill -s KILL "$PGPID" 2>/dev/null
@@ -336,4 +341,41 @@ render "$WORK/notls.yaml" "${ALL[@]}" --set webhook.enabled=false --set tls.enab
 check "tls.enabled=false: no server TLS, the URI without sslmode, the planner disable" bash -c "
   ! grep -q '^arg=' '$WORK/notls.facts' && ! grep -q 'sslmode' '$WORK/notls.yaml' &&
   grep -qxF client.planner.PGSSLMODE=disable '$WORK/notls.facts' || { cat '$WORK/notls.facts'; exit 1; }"
+
+# 7. With a cluster (hack/cluster.sh env): what `helm template` cannot show, Helm's lookup of the
+# generated Secrets on a real install and upgrades.
+secret_file() { # secret_file NS NAME KEY OUT
+  kubectl -n "$1" get secret "$2" -o "jsonpath={.data.${3//./\\.}}" | base64 -d >"$4" && [ -s "$4" ]
+}
+if [ -n "${KUBECONFIG:-}" ] && kubectl get --raw /readyz >/dev/null 2>&1; then
+  INS=pgtls-$$
+  kubectl create namespace "$INS" >/dev/null && INSTALLED=$INS
+  HSETS=(--set profiler.run.enabled=false --set postgresql.persistence.enabled=false)
+  if helm install "$REL" "$CHART" -n "$INS" "${HSETS[@]}" >"$WORK/install.log" 2>&1 &&
+    secret_file "$INS" "$FULL-postgresql-tls" tls.crt "$WORK/i1.crt" && secret_file "$INS" "$FULL-tls" ca.crt "$WORK/i1-chart-ca.crt" &&
+    secret_file "$INS" "$FULL-postgresql-tls" ca.crt "$WORK/i1-ca.crt"; then
+    check "helm install: the PostgreSQL certificate is signed by the chart's CA (ca.crt of $FULL-tls)" bash -c "
+      cmp -s '$WORK/i1-ca.crt' '$WORK/i1-chart-ca.crt' && openssl verify -CAfile '$WORK/i1-chart-ca.crt' '$WORK/i1.crt'"
+    helm upgrade "$REL" "$CHART" -n "$INS" "${HSETS[@]}" >>"$WORK/install.log" 2>&1 &&
+      secret_file "$INS" "$FULL-postgresql-tls" tls.crt "$WORK/i2.crt"
+    check "helm upgrade keeps the PostgreSQL certificate" cmp "$WORK/i1.crt" "$WORK/i2.crt"
+    # An upgrade from a chart without it: the other certificates exist, the CA key is gone.
+    kubectl -n "$INS" delete secret "$FULL-postgresql-tls" >/dev/null
+    helm upgrade "$REL" "$CHART" -n "$INS" "${HSETS[@]}" >>"$WORK/install.log" 2>&1 &&
+      secret_file "$INS" "$FULL-postgresql-tls" tls.crt "$WORK/i3.crt" && secret_file "$INS" "$FULL-postgresql-tls" ca.crt "$WORK/i3-ca.crt" &&
+      secret_file "$INS" "$FULL-tls" ca.crt "$WORK/i3-chart-ca.crt"
+    check "upgrade without the PostgreSQL certificate: a new one, verified by its Secret's own ca.crt; $FULL-tls kept" bash -c "
+      ! cmp -s '$WORK/i1.crt' '$WORK/i3.crt' && openssl verify -CAfile '$WORK/i3-ca.crt' '$WORK/i3.crt' &&
+      cmp '$WORK/i1-chart-ca.crt' '$WORK/i3-chart-ca.crt' &&
+      openssl x509 -in '$WORK/i3.crt' -noout -ext subjectAltName | grep -q 'DNS:$FULL-postgresql.$INS.svc'"
+    kubectl -n "$INS" get deployment "$FULL-labeler" -o json >"$WORK/live-labeler.json"
+    check "installed labeler Deployment: PGSSLROOTCERT and the CA mount kept by the API server" bash -c "
+      jq -e '.spec.template.spec.containers[0].env[] | select(.name==\"PGSSLROOTCERT\" and .value==\"/etc/tarema/db-ca/ca.crt\")' '$WORK/live-labeler.json' &&
+      jq -e '.spec.template.spec.volumes[] | select(.name==\"db-ca\" and .secret.secretName==\"$FULL-postgresql-tls\" and .secret.items==[{key: \"ca.crt\", path: \"ca.crt\"}])' '$WORK/live-labeler.json'"
+  else
+    fail "helm install with the bundled PostgreSQL" "$(tail -n 5 "$WORK/install.log")"
+  fi
+else
+  echo "# no cluster (hack/cluster.sh env): install and upgrade checks skipped"
+fi
 summary
