@@ -10,7 +10,9 @@
 # refused by pg_hba (hostssl), the liveness probe reloads a renewed certificate, and the real
 # tarema-labeler (when bin/ is built) migrates its schema over that connection. Also the rendered
 # Deployments (labeler, webhook, DAM, planner), the cert-manager Certificate, an external
-# database (unchanged) and tls.enabled=false. Loopback only, about 10 s.
+# database (unchanged) and tls.enabled=false. With a cluster (hack/cluster.sh env) also helm
+# install and upgrade: the generated Secrets as Helm's lookup keeps or adds them. Loopback only,
+# about 15 s.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$REPO_ROOT/hack/lib.sh"
