@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # planner_chart_test.sh: the chart wires the planner to the chart's database (docs/planner.md,
 # "In the chart"): DATABASE_URL from the Secret the labeler reads, libpq's sslmode verify-full
-# for an external database unless told otherwise, disable for the bundled PostgreSQL (no TLS),
-# a CA Secret mounted as the root certificate, the bundled PostgreSQL's NetworkPolicy opened to
-# the planner; the schema refuses a bad sslMode. With a database ($DATABASE_URL, hack/postgres.sh)
-# the real tarema-planner, given the rendered environment, is refused by a server without TLS
-# under the default verify-full and connects with the bundled default; with a cluster, `helm
+# for an external database unless told otherwise and for the bundled PostgreSQL (TLS, the CA of
+# its certificate mounted; disable with tls.enabled=false), a CA Secret mounted as the root
+# certificate, the bundled PostgreSQL's NetworkPolicy opened to the planner; the schema refuses a
+# bad sslMode. With a database ($DATABASE_URL, hack/postgres.sh) the real tarema-planner, given
+# the rendered environment, is refused by a server without TLS under the default verify-full and
+# connects with the bundled default without TLS (chart_postgres_tls_test.sh: with it); with a cluster, `helm
 # install` puts that environment on the Deployment the API server stores.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -62,11 +63,15 @@ if ! command -v helm >/dev/null; then
   exit 1
 fi
 
-# 1. bundled PostgreSQL (the default): its Secret, no TLS, the NetworkPolicy opened
+# 1. bundled PostgreSQL (the default): its Secret, TLS verified, the NetworkPolicy opened
 render "$WORK/bundled.yaml" && planner_env "$WORK/bundled.yaml" >"$WORK/bundled.env" ||
   fail "render (bundled)" "$(cat "$WORK/err")"
 check "bundled: DATABASE_URL from the bundled PostgreSQL's Secret" has "$WORK/bundled.env" "DATABASE_URL=secret:pc-tarema-postgresql/uri"
-check "bundled: sslmode disable (the bundled server has no TLS)" has "$WORK/bundled.env" "PGSSLMODE=disable"
+check "bundled: sslmode verify-full (the bundled server serves TLS)" has "$WORK/bundled.env" "PGSSLMODE=verify-full"
+check "bundled: root certificate: the CA of its certificate, mounted" bash -c "grep -qxF 'PGSSLROOTCERT=/etc/tarema/db-ca/ca.crt' '$WORK/bundled.env' && grep -qxF 'mount=/etc/tarema/db-ca:pc-tarema-postgresql-tls' '$WORK/bundled.env'"
+render "$WORK/notls.yaml" --set tls.enabled=false && planner_env "$WORK/notls.yaml" >"$WORK/notls.env" ||
+  fail "render (bundled, tls.enabled=false)" "$(cat "$WORK/err")"
+check "bundled, tls.enabled=false: sslmode disable (the server has no TLS then)" has "$WORK/notls.env" "PGSSLMODE=disable"
 check "bundled: the PostgreSQL NetworkPolicy admits the planner" has "$WORK/bundled.env" "netpol=pc-tarema-postgresql-from-planner"
 
 # 2. external database: the chart's Secret of postgresql.external.uri, TLS verified
@@ -102,10 +107,10 @@ if [ -n "${DATABASE_URL:-}" ] && [ -x "$BIN/tarema-planner" ]; then
   [ $rc != 0 ] && grep -qiE 'ssl|certificate' <<<"$out" &&
     pass "external default: the planner refuses a server without TLS" ||
     fail "external default: the planner refuses a server without TLS" "rc=$rc: $out"
-  out=$(PGSSLMODE=$(val "$WORK/bundled.env" PGSSLMODE) "$BIN/tarema-planner" waits --json 2>&1)
+  out=$(PGSSLMODE=$(val "$WORK/notls.env" PGSSLMODE) "$BIN/tarema-planner" waits --json 2>&1)
   rc=$?
-  [ $rc = 0 ] && pass "bundled default: the planner reads the waits" ||
-    fail "bundled default: the planner reads the waits" "rc=$rc: $out"
+  [ $rc = 0 ] && pass "bundled without TLS: the planner reads the waits" ||
+    fail "bundled without TLS: the planner reads the waits" "rc=$rc: $out"
 else
   echo "# no DATABASE_URL (hack/postgres.sh env) or no bin/tarema-planner: connection checks skipped"
 fi

@@ -173,3 +173,46 @@ true
     secretName: {{ include "tarema.auth.secretName" . }}
     items: [{key: token, path: token}]
 {{- end -}}
+
+{{/* The bundled PostgreSQL serves TLS (and its clients verify it) when it is bundled and
+   tls.enabled: "true" or "". */}}
+{{- define "tarema.pg.tls" -}}
+{{- if and .Values.postgresql.bundled .Values.tls.enabled -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret with the bundled PostgreSQL's certificate (tls.crt, tls.key, ca.crt). */}}
+{{- define "tarema.pg.tlsSecret" -}}{{ include "tarema.fullname" . }}-postgresql-tls{{- end -}}
+
+{{/* DNS names of the bundled PostgreSQL's server certificate: its Service in every form. */}}
+{{- define "tarema.pg.dnsNames" -}}
+{{- $svc := printf "%s-postgresql" (include "tarema.fullname" .) -}}
+{{- $ns := .Release.Namespace -}}
+{{- list $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.cluster.local" $svc $ns) | toJson -}}
+{{- end -}}
+
+{{/* What a client of the bundled PostgreSQL needs to verify it (the URI in its Secret says
+   sslmode=verify-full): the CA that signed the server's certificate, only ca.crt of its
+   Secret, never the key, and libpq's PGSSLROOTCERT pointing at it. Nothing for an external
+   database (its URI's own sslmode). include "tarema.db.clientEnv" . / "tarema.db.clientMounts"
+   . / "tarema.db.clientVolumes" . */}}
+{{- define "tarema.db.caPath" -}}/etc/tarema/db-ca/ca.crt{{- end -}}
+{{- define "tarema.db.clientEnv" -}}
+{{- if include "tarema.pg.tls" . }}
+- {name: PGSSLROOTCERT, value: {{ include "tarema.db.caPath" . }}}
+{{- end }}
+{{- end -}}
+{{- define "tarema.db.clientMounts" -}}
+{{- if include "tarema.pg.tls" . }}
+- {name: db-ca, mountPath: /etc/tarema/db-ca, readOnly: true}
+{{- end }}
+{{- end -}}
+{{- define "tarema.db.clientVolumes" -}}
+{{- if include "tarema.pg.tls" . }}
+- name: db-ca
+  secret:
+    secretName: {{ include "tarema.pg.tlsSecret" . }}
+    items: [{key: ca.crt, path: ca.crt}]
+{{- end }}
+{{- end -}}
