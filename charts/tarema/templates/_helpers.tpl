@@ -192,27 +192,87 @@ true
 {{- list $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.cluster.local" $svc $ns) | toJson -}}
 {{- end -}}
 
-{{/* What a client of the bundled PostgreSQL needs to verify it (the URI in its Secret says
-   sslmode=verify-full): the CA that signed the server's certificate, only ca.crt of its
-   Secret, never the key, and libpq's PGSSLROOTCERT pointing at it. Nothing for an external
-   database (its URI's own sslmode). include "tarema.db.clientEnv" . / "tarema.db.clientMounts"
-   . / "tarema.db.clientVolumes" . */}}
-{{- define "tarema.db.caPath" -}}/etc/tarema/db-ca/ca.crt{{- end -}}
-{{- define "tarema.db.clientEnv" -}}
-{{- if include "tarema.pg.tls" . }}
-- {name: PGSSLROOTCERT, value: {{ include "tarema.db.caPath" . }}}
+{{/* The CA a database client verifies the server with, as a dict {secret, key} (empty
+   when there is none): for the bundled PostgreSQL with TLS, ca.crt of its certificate's
+   Secret (never the key; its URI says sslmode=verify-full); for an external database,
+   postgresql.external.caSecret's key caSecretKey. Without either: nothing, the URI as it is.
+   The planner's own planner.database.caSecret wins over the external one (tarema.db.plannerCa).
+   Returned as JSON: include "tarema.db.ca" . | fromJson */}}
+{{- define "tarema.db.ca" -}}
+{{- $ext := .Values.postgresql.external -}}
+{{- if include "tarema.pg.tls" . -}}
+{{- dict "secret" (include "tarema.pg.tlsSecret" .) "key" "ca.crt" | toJson -}}
+{{- else if and (not .Values.postgresql.bundled) $ext.caSecret -}}
+{{- dict "secret" $ext.caSecret "key" ($ext.caSecretKey | default "ca.crt") | toJson -}}
+{{- else -}}
+{{- dict | toJson -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The planner's CA: the bundled PostgreSQL's, else planner.database.caSecret, else
+   postgresql.external.caSecret (tarema.db.ca). */}}
+{{- define "tarema.db.plannerCa" -}}
+{{- $db := .Values.planner.database -}}
+{{- if and (not (include "tarema.pg.tls" .)) $db.caSecret -}}
+{{- dict "secret" $db.caSecret "key" ($db.caSecretKey | default "ca.crt") | toJson -}}
+{{- else -}}
+{{- include "tarema.db.ca" . -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Rendering a CA dict (tarema.db.ca): libpq's PGSSLROOTCERT, the read-only mount at
+   /etc/tarema/db-ca and the Secret volume holding only that key. Each prints nothing for an
+   empty dict. include "tarema.db.caEnv" $ca / "tarema.db.caMount" $ca / "tarema.db.caVolume" $ca */}}
+{{- define "tarema.db.caEnv" -}}
+{{- if .secret }}
+- {name: PGSSLROOTCERT, value: {{ printf "/etc/tarema/db-ca/%s" .key | quote }}}
 {{- end }}
 {{- end -}}
-{{- define "tarema.db.clientMounts" -}}
-{{- if include "tarema.pg.tls" . }}
+{{- define "tarema.db.caMount" -}}
+{{- if .secret }}
 - {name: db-ca, mountPath: /etc/tarema/db-ca, readOnly: true}
 {{- end }}
 {{- end -}}
-{{- define "tarema.db.clientVolumes" -}}
-{{- if include "tarema.pg.tls" . }}
+{{- define "tarema.db.caVolume" -}}
+{{- if .secret }}
 - name: db-ca
   secret:
-    secretName: {{ include "tarema.pg.tlsSecret" . }}
-    items: [{key: ca.crt, path: ca.crt}]
+    secretName: {{ .secret }}
+    items: [{key: {{ .key | quote }}, path: {{ .key | quote }}}]
 {{- end }}
+{{- end -}}
+
+{{/* Refuses an external URI (from values) that asks libpq to verify the server
+   (sslmode=verify-full or verify-ca) while a client the chart runs has no CA to verify it with:
+   tarema's image has no system CAs, so that client could never connect (libpq: "root
+   certificate file does not exist"). A CA: postgresql.external.caSecret (for the planner also
+   planner.database.caSecret), or an sslrootcert in the URI itself. A URI in existingSecret is
+   not visible here (NOTES.txt says it). */}}
+{{- define "tarema.db.checkExternalCa" -}}
+{{- $ext := .Values.postgresql.external -}}
+{{- if and (not .Values.postgresql.bundled) (not $ext.existingSecret) (not $ext.caSecret) $ext.uri -}}
+{{- if and (regexMatch "[?&]sslmode=verify-(full|ca)(&|$)" $ext.uri) (not (regexMatch "[?&]sslrootcert=" $ext.uri)) -}}
+{{- $without := list -}}
+{{- range $c := list "labeler" "webhook" "dam" -}}
+{{- if (index $.Values $c).enabled }}{{ $without = append $without $c }}{{ end -}}
+{{- end -}}
+{{- $p := .Values.planner -}}
+{{- if and $p.enabled $p.database.enabled (not $p.database.caSecret) }}{{ $without = append $without "planner" }}{{ end -}}
+{{- if $without -}}
+{{- fail (printf "postgresql.external.uri asks for sslmode=%s but %s would have no CA to verify the database with (tarema's image has no system CAs): set postgresql.external.caSecret to a Secret with the CA that signed the server's certificate (docs/operations.md, \"Database\")" (regexFind "verify-(full|ca)" $ext.uri) (join ", " $without)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The labeler's, webhook's and DAM's CA (tarema.db.ca): include "tarema.db.clientEnv" . /
+   "tarema.db.clientMounts" . / "tarema.db.clientVolumes" . */}}
+{{- define "tarema.db.clientEnv" -}}
+{{- include "tarema.db.caEnv" (include "tarema.db.ca" . | fromJson) -}}
+{{- end -}}
+{{- define "tarema.db.clientMounts" -}}
+{{- include "tarema.db.caMount" (include "tarema.db.ca" . | fromJson) -}}
+{{- end -}}
+{{- define "tarema.db.clientVolumes" -}}
+{{- include "tarema.db.caVolume" (include "tarema.db.ca" . | fromJson) -}}
 {{- end -}}
