@@ -8,11 +8,16 @@
 # under verify-full (host = the Service's DNS name, hostaddr = 127.0.0.1: the name check stays
 # honest), a wrong CA, a wrong host name and a missing CA are refused, a client without TLS is
 # refused by pg_hba (hostssl), the liveness probe reloads a renewed certificate, and the real
-# tarema-labeler (when bin/ is built) migrates its schema over that connection. Also the rendered
-# Deployments (labeler, webhook, DAM, planner), the cert-manager Certificate, an external
-# database (unchanged) and tls.enabled=false. With a cluster (hack/cluster.sh env) also helm
+# tarema-labeler (when bin/ is built) migrates its schema over that connection. Then the server
+# presents a certificate of another CA for db.example.test, as an external database: rendered with
+# postgresql.external.caSecret, every client (labeler, webhook, DAM, planner) mounts only that
+# key as PGSSLROOTCERT, and the labeler's rendered URI plus that file connects under verify-full
+# (the chart's own CA refused); planner.database.caSecret wins for the planner; a rendered
+# verify-full/verify-ca URI without any CA is refused. Also the rendered Deployments (labeler,
+# webhook, DAM, planner), the cert-manager Certificate, an external database without a CA
+# (unchanged) and tls.enabled=false. With a cluster (hack/cluster.sh env) also helm
 # install and upgrade: the generated Secrets as Helm's lookup keeps or adds them. Loopback only,
-# about 15 s.
+# about 30 s.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$REPO_ROOT/hack/lib.sh"
@@ -138,6 +143,8 @@ for d in docs:
                         if e["value"].startswith(mp + "/"):
                             print("client.%s.ca_from=%s/%s:%s" % (comp, kind, name, ",".join(files)))
 for (kind, name), o in objs.items():
+    if kind == "Secret" and name.endswith("-database"):
+        print("exturi=" + o["stringData"]["uri"])
     if kind == "Secret" and name.endswith("-postgresql"):
         print("uri=" + o["stringData"]["uri"])
         for k in ("username", "password", "database"): print("%s=%s" % (k, o["stringData"][k]))
@@ -307,7 +314,102 @@ done
   pass "liveness probe: a renewed certificate is served after the probe's reload" ||
   fail "liveness probe reloads a renewed certificate" "$(cat "$WORK/probe.log"; tail -n 3 "$WORK/pg.log")"
 
-# 6. The other providers and modes, rendered.
+# 6. An external database with postgresql.external.caSecret: the server now presents a
+# certificate for db.example.test from a CA of its own (not the chart's, as an external database
+# would); the CA Secret is the user's (kubectl create secret, a key other than ca.crt and a
+# second key that must not be mounted). Every client mounts only that key as PGSSLROOTCERT, and
+# the labeler's rendered URI plus that file connects with TLS; the chart's own CA is refused.
+EXT_HOST=db.example.test
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=ext-db-ca \
+  -keyout "$WORK/ext-ca.key" -out "$WORK/ext-ca.crt" >/dev/null 2>&1 &&
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$EXT_HOST" \
+    -keyout "$WORK/ext.key" -out "$WORK/ext.csr" >/dev/null 2>&1 &&
+  openssl x509 -req -in "$WORK/ext.csr" -CA "$WORK/ext-ca.crt" -CAkey "$WORK/ext-ca.key" -CAcreateserial -days 1 \
+    -out "$WORK/ext.crt" -extfile <(printf 'subjectAltName=DNS:%s' "$EXT_HOST") >/dev/null 2>&1 &&
+  cat "$WORK/ext.key" >"$key" && cat "$WORK/ext.crt" >"$SRV/etc/tarema/postgresql-tls/tls.crt" &&
+  as_owner "$PGBIN/pg_ctl" -D "$WORK/pg/data" reload >/dev/null 2>&1 ||
+  fail "serve a certificate of an external CA for $EXT_HOST"
+EXT_URI="postgresql://$DBUSER:$(val "$F" password)@$EXT_HOST:$PORT/$DBNAME?sslmode=verify-full&hostaddr=127.0.0.1"
+# ca_secret NAME KEY FILE: the user's CA Secret as kubectl would store it (plus a key not to mount)
+ca_secret() {
+  printf -- '---\napiVersion: v1\nkind: Secret\nmetadata: {name: %s, namespace: %s}\ndata:\n  %s: %s\n  unrelated.key: %s\n' \
+    "$1" "$NS" "$2" "$(base64 -w0 <"$3")" "$(printf 'not for the clients' | base64 -w0)"
+}
+EXTCA=(--set postgresql.bundled=false --set-string postgresql.external.uri="$EXT_URI"
+  --set postgresql.external.caSecret=ext-db-ca --set postgresql.external.caSecretKey=db-root.pem)
+if render "$WORK/extca.yaml" "${ALL[@]}" "${EXTCA[@]}"; then
+  ca_secret ext-db-ca db-root.pem "$WORK/ext-ca.crt" >>"$WORK/extca.yaml"
+  mkdir -p "$WORK/extcamnt"
+  layout "$WORK/extca.yaml" "$WORK/extcamnt" >"$WORK/extca.facts" 2>"$WORK/err" || fail "lay out the external-CA render" "$(cat "$WORK/err")"
+else
+  fail "render with an external database and postgresql.external.caSecret" "$(cat "$WORK/err")"
+fi
+EF=$WORK/extca.facts
+for c in labeler webhook dam planner; do
+  check "external caSecret: $c mounts only key db-root.pem of ext-db-ca read-only, PGSSLROOTCERT = it, DATABASE_URL from $FULL-database" bash -c "
+    grep -qxF 'client.$c.DATABASE_URL=secret:$FULL-database/uri' '$EF' &&
+    grep -qxF 'client.$c.PGSSLROOTCERT=/etc/tarema/db-ca/db-root.pem' '$EF' &&
+    grep -qxF 'client.$c.ca_from=Secret/ext-db-ca:db-root.pem' '$EF' &&
+    grep -qxF 'mount.$c./etc/tarema/db-ca=Secret/ext-db-ca:db-root.pem:ro' '$EF' || { grep '^client.$c\\|^mount.$c' '$EF'; exit 1; }"
+done
+check "external caSecret: no bundled PostgreSQL, no TLS Secret of the chart's for it" bash -c "
+  grep -q 'kind: Deployment' '$WORK/extca.yaml' && ! grep -q 'postgresql-tls\|kind: StatefulSet' '$WORK/extca.yaml' && ! grep -q '^arg=' '$EF'"
+EXT_CA_FILE=$WORK/extcamnt/labeler$(val "$EF" client.labeler.PGSSLROOTCERT)
+RENDERED_EXT_URI=$(val "$EF" exturi)
+check "external caSecret: the rendered Secret holds the URI as given" test "$RENDERED_EXT_URI" = "$EXT_URI"
+out=$(client "$EXT_CA_FILE" "$RENDERED_EXT_URI")
+[ "$out" = t ] && pass "external caSecret: the labeler's URI + its mounted CA connect with TLS to $EXT_HOST (verify-full, pg_stat_ssl.ssl = t)" ||
+  fail "external caSecret: the labeler's URI + its mounted CA connect with TLS" "$out"
+out=$(client "$CLIENT_CA" "$RENDERED_EXT_URI")
+[ -n "$RENDERED_EXT_URI" ] && [ "$out" != t ] && grep -qi "certificate verify failed" <<<"$out" && pass "external caSecret: another CA (the chart's own) is refused" ||
+  fail "external caSecret: another CA is refused" "$out"
+if [ -x "$BIN/tarema-labeler" ]; then
+  out=$(env -i PATH="$PATH" HOME="$WORK/home" DATABASE_URL="$RENDERED_EXT_URI" PGSSLROOTCERT="$EXT_CA_FILE" \
+    "$BIN/tarema-labeler" migrate 2>&1)
+  rc=$?
+  [ $rc = 0 ] && pass "external caSecret: tarema-labeler migrate with the rendered URI and mounted CA" ||
+    fail "external caSecret: tarema-labeler migrate" "rc=$rc: $out"
+fi
+# The planner's own planner.database.caSecret wins for the planner; the others keep the external one.
+# deployments FILE: the rendered Deployments as a JSON array (for jq)
+deployments() {
+  python3 -c 'import json, sys, yaml; print(json.dumps([d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] == "Deployment"]))' "$1"
+}
+render "$WORK/extpl.yaml" "${ALL[@]}" "${EXTCA[@]}" --set planner.database.caSecret=planner-ca &&
+  deployments "$WORK/extpl.yaml" >"$WORK/extpl.json" || fail "render with both CA Secrets" "$(cat "$WORK/err")"
+# ca_of COMPONENT: "PGSSLROOTCERT SECRET ITEMS" of that Deployment's container and db-ca volume
+ca_of() {
+  jq -r --arg c "$1" '.[] | select(.metadata.labels["app.kubernetes.io/component"] == $c) | .spec.template.spec as $s |
+    [($s.containers[0].env[] | select(.name == "PGSSLROOTCERT") | .value),
+     ($s.volumes[] | select(.name == "db-ca") | .secret.secretName, (.secret.items | tojson))] | join(" ")' "$WORK/extpl.json"
+}
+got=$(ca_of planner)
+[ "$got" = '/etc/tarema/db-ca/ca.crt planner-ca [{"key":"ca.crt","path":"ca.crt"}]' ] &&
+  pass "planner.database.caSecret wins for the planner (only its key ca.crt)" ||
+  fail "planner.database.caSecret wins for the planner" "got: $got"
+for c in labeler webhook dam; do
+  got=$(ca_of $c)
+  [ "$got" = '/etc/tarema/db-ca/db-root.pem ext-db-ca [{"key":"db-root.pem","path":"db-root.pem"}]' ] &&
+    pass "with planner.database.caSecret too: $c keeps postgresql.external.caSecret" ||
+    fail "with planner.database.caSecret too: $c keeps postgresql.external.caSecret" "got: $got"
+done
+# A URI the chart renders that asks for verification without any CA for its clients is refused.
+out=$(helm template "$REL" "$CHART" -n "$NS" --set postgresql.bundled=false \
+  --set-string postgresql.external.uri="postgresql://tarema@$EXT_HOST:5432/tarema?sslmode=verify-full" 2>&1)
+[ $? != 0 ] && grep -q 'postgresql.external.caSecret' <<<"$out" && grep -q 'labeler' <<<"$out" &&
+  pass "external verify-full URI without caSecret: refused, naming postgresql.external.caSecret and the labeler" ||
+  fail "external verify-full URI without caSecret: refused" "$(tail -c 300 <<<"$out")"
+out=$(helm template "$REL" "$CHART" -n "$NS" --set postgresql.bundled=false \
+  --set-string postgresql.external.uri="postgresql://tarema@$EXT_HOST:5432/tarema?sslmode=verify-ca" 2>&1)
+[ $? != 0 ] && grep -q 'postgresql.external.caSecret' <<<"$out" &&
+  pass "external verify-ca URI without caSecret: refused" || fail "external verify-ca URI without caSecret: refused" "$(tail -c 300 <<<"$out")"
+check "external verify-full URI with its own sslrootcert, or sslmode=require: rendered" bash -c "
+  helm template $REL '$CHART' -n $NS --set postgresql.bundled=false \
+    --set-string postgresql.external.uri='postgresql://tarema@$EXT_HOST:5432/tarema?sslmode=verify-full&sslrootcert=/etc/ssl/db.pem' >/dev/null &&
+  helm template $REL '$CHART' -n $NS --set postgresql.bundled=false \
+    --set-string postgresql.external.uri='postgresql://tarema@$EXT_HOST:5432/tarema?sslmode=require' >/dev/null"
+
+# 7. The other providers and modes, rendered.
 cert_facts() { # cert_facts FILE: cert.NAME=SECRET:ISSUER:DNS,... and secret=NAME of *-tls Secrets
   python3 - "$1" <<'PY'
 import sys, yaml
@@ -344,7 +446,7 @@ check "tls.enabled=false: no server TLS, the URI without sslmode, the planner di
   ! grep -q '^arg=' '$WORK/notls.facts' && ! grep -q 'sslmode' '$WORK/notls.yaml' &&
   grep -qxF client.planner.PGSSLMODE=disable '$WORK/notls.facts' || { cat '$WORK/notls.facts'; exit 1; }"
 
-# 7. With a cluster (hack/cluster.sh env): what `helm template` cannot show, Helm's lookup of the
+# 8. With a cluster (hack/cluster.sh env): what `helm template` cannot show, Helm's lookup of the
 # generated Secrets on a real install and upgrades.
 secret_file() { # secret_file NS NAME KEY OUT
   kubectl -n "$1" get secret "$2" -o "jsonpath={.data.${3//./\\.}}" | base64 -d >"$4" && [ -s "$4" ]
