@@ -16,7 +16,8 @@
 # verify-full/verify-ca URI without any CA is refused. Also the rendered Deployments (labeler,
 # webhook, DAM, planner), the cert-manager Certificate, an external database without a CA
 # (unchanged) and tls.enabled=false. With a cluster (hack/cluster.sh env) also helm
-# install and upgrade: the generated Secrets as Helm's lookup keeps or adds them. Loopback only,
+# install and upgrade: the generated Secrets as Helm's lookup keeps or adds them, and the
+# Deployments an install with postgresql.external.caSecret stores. Loopback only,
 # about 30 s.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -30,10 +31,15 @@ SVC_HOST=$FULL-postgresql.$NS.svc
 WORK=$(mktemp -d)
 PGPID=
 INSTALLED=
+EXT_INSTALLED=
 cleanup() {
   if [ -n "$INSTALLED" ]; then
     helm uninstall "$REL" -n "$INSTALLED" >/dev/null 2>&1
     kubectl delete namespace "$INSTALLED" --wait=false >/dev/null 2>&1
+  fi
+  if [ -n "$EXT_INSTALLED" ]; then
+    helm uninstall "$REL-ext" -n "$EXT_INSTALLED" >/dev/null 2>&1
+    kubectl delete namespace "$EXT_INSTALLED" --wait=false >/dev/null 2>&1
   fi
   if [ -n "$PGPID" ] && kill -0 "$PGPID" 2>/dev/null; then
     as_owner "$PGBIN/pg_ctl" -D "$WORK/pg/data" -m immediate -w -t 20 stop >/dev/null 2>&1 ||
@@ -478,6 +484,21 @@ if [ -n "${KUBECONFIG:-}" ] && kubectl get --raw /readyz >/dev/null 2>&1; then
       jq -e '.spec.template.spec.volumes[] | select(.name==\"db-ca\" and .secret.secretName==\"$FULL-postgresql-tls\" and .secret.items==[{key: \"ca.crt\", path: \"ca.crt\"}])' '$WORK/live-labeler.json'"
   else
     fail "helm install with the bundled PostgreSQL" "$(tail -n 5 "$WORK/install.log")"
+  fi
+  # An external database with postgresql.external.caSecret: what the API server stores (another
+  # release name: the cluster-scoped objects are per release).
+  EXT_NS=pgtls-ext-$$
+  kubectl create namespace "$EXT_NS" >/dev/null && EXT_INSTALLED=$EXT_NS
+  if helm install "$REL-ext" "$CHART" -n "$EXT_NS" "${HSETS[@]}" --set planner.enabled=true "${EXTCA[@]}" >"$WORK/ext-install.log" 2>&1; then
+    for c in labeler planner; do
+      kubectl -n "$EXT_NS" get deployment "$REL-ext-tarema-$c" -o json >"$WORK/live-ext-$c.json"
+      check "installed external database: the stored $c Deployment carries PGSSLROOTCERT and only key db-root.pem of ext-db-ca" bash -c "
+        jq -e '.spec.template.spec.containers[0].env[] | select(.name==\"PGSSLROOTCERT\" and .value==\"/etc/tarema/db-ca/db-root.pem\")' '$WORK/live-ext-$c.json' &&
+        jq -e '.spec.template.spec.volumes[] | select(.name==\"db-ca\" and .secret.secretName==\"ext-db-ca\" and .secret.items==[{key: \"db-root.pem\", path: \"db-root.pem\"}])' '$WORK/live-ext-$c.json' &&
+        jq -e '.spec.template.spec.containers[0].volumeMounts[] | select(.name==\"db-ca\" and .readOnly==true)' '$WORK/live-ext-$c.json'"
+    done
+  else
+    fail "helm install with an external database and postgresql.external.caSecret" "$(tail -n 5 "$WORK/ext-install.log")"
   fi
 else
   echo "# no cluster (hack/cluster.sh env): install and upgrade checks skipped"
