@@ -342,29 +342,34 @@ static inline int64_t load_part(double l) {
     return LOAD_SCALE - (int64_t)(l * LOAD_SCALE);
 }
 
-/* The terms of the expected finish on node index i of group g (sched_adaptive_node); returns the
- * finish in ms unrounded, -1 when the runtime is unknown. */
-static double node_view(const adaptive_state *as, const sched_snapshot *s, size_t i, int32_t g,
-                        sched_adaptive_node *v) {
-    *v = (sched_adaptive_node){.slowdown = 1, .runtime_ms = -1, .finish_ms = -1, .own = as->own};
-    if (i >= as->ncap)
-        return -1;
+/* The contention terms on node index i (< ncap): its cores, the slowdown and the harm. One
+ * function for the score and for explain, so explain shows what was scored. */
+static inline void contention_on(const adaptive_state *as, const sched_snapshot *s, size_t i,
+                                 double *cores, double *slow, double *harm) {
     const sched_node *n = sched_snapshot_node(s, i);
-    v->cores = (double)n->allocatable.v[SCHED_RES_CPU] / 1000;
-    v->used = as->used[i];
-    v->slowdown = sched_adaptive_slowdown(as->used[i], as->own, v->cores);
+    *cores = (double)n->allocatable.v[SCHED_RES_CPU] / 1000;
     /* the harm: every running task's compute share slows by the rise in oversubscription
      * the task causes, for the time it has left (half its expected runtime, on average) */
-    double over0 = v->cores > 0 ? as->used[i] / v->cores : 1,
-           over1 = v->cores > 0 ? (as->used[i] + as->own) / v->cores : 1;
-    double harm = as->exposed[i] * ((over1 > 1 ? over1 : 1) - (over0 > 1 ? over0 : 1));
+    double over0 = *cores > 0 ? as->used[i] / *cores : 1,
+           over1 = *cores > 0 ? (as->used[i] + as->own) / *cores : 1;
+    *harm = as->exposed[i] * ((over1 > 1 ? over1 : 1) - (over0 > 1 ? over0 : 1));
+    *slow = sched_adaptive_slowdown(as->used[i], as->own, *cores);
+}
+
+/* The terms of the expected finish on node index i of group g (sched_adaptive_node). */
+static void node_view(const adaptive_state *as, const sched_snapshot *s, size_t i, int32_t g,
+                      sched_adaptive_node *v) {
+    *v = (sched_adaptive_node){.slowdown = 1, .runtime_ms = -1, .finish_ms = -1, .own = as->own};
+    if (i >= as->ncap)
+        return;
+    double harm;
+    contention_on(as, s, i, &v->cores, &v->slowdown, &harm);
+    v->used = as->used[i];
     v->harm_ms = llround(harm);
     if (g < 0 || (size_t)g >= as->cap || as->base_ms[g] < 0)
-        return -1;
+        return;
     v->runtime_ms = as->base_ms[g];
-    double fin = (double)as->base_ms[g] * v->slowdown + harm;
-    v->finish_ms = llround(fin);
-    return fin;
+    v->finish_ms = llround((double)as->base_ms[g] * v->slowdown + harm);
 }
 
 /* The score of node index i (group g, load l): the finish on it, the group's prior, the load. */
@@ -374,8 +379,9 @@ static int64_t node_score(const adaptive_state *as, const sched_snapshot *s, siz
         return load_part(l);
     int64_t fin = 0; /* unknown runtime: the prior, then the load decide (as tarema) */
     if (as->base_ms[g] >= 0 && i < as->ncap) {
-        sched_adaptive_node v;
-        fin = finish_of(node_view(as, s, i, g, &v));
+        double cores, slow, harm;
+        contention_on(as, s, i, &cores, &slow, &harm);
+        fin = finish_of((double)as->base_ms[g] * slow + harm);
     }
     return ((fin << PRIOR_BITS | as->prior[g]) << LOAD_BITS) | load_part(l);
 }
@@ -420,7 +426,7 @@ int sched_adaptive_nodes(const sched_snapshot *s, const sched_pod *pod, sched_ad
     int rc = prepare(&as, s, pod, NULL, err);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const sched_node *nd = i < sched_snapshot_node_count(s) ? sched_snapshot_node(s, i) : NULL;
-        (void)node_view(&as, s, i, nd ? nd->group : -1, &out[i]);
+        node_view(&as, s, i, nd ? nd->group : -1, &out[i]);
     }
     free(as.base_ms);
     free(as.prior);
