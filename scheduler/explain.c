@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "lib/jsonutil.h"
+#include "scheduler/plugin_adaptive.h"
 #include "scheduler/policy.h"
 
 static json_t *labels_json(const int *l) {
@@ -87,10 +88,47 @@ static json_t *adaptive_json(const sched_snapshot *s, const sched_task_profile *
                      ms >= 0 && feasible > 0 ? json_integer(ms) : json_null());
 }
 
+/* The terms of adaptive's expected finish on one node (sched_adaptive_node): the figures the
+ * policy scored the node with. */
+static json_t *adaptive_node_json(const sched_adaptive_node *v) {
+    return json_pack("{s:f, s:f, s:f, s:f, s:o, s:I, s:o}", "cores", v->cores, "usedCores", v->used,
+                     "ownCores", v->own, "slowdown", v->slowdown, "runtimeMs",
+                     v->runtime_ms >= 0 ? json_integer(v->runtime_ms) : json_null(), "harmMs",
+                     (json_int_t)v->harm_ms, "expectedFinishMs",
+                     v->finish_ms >= 0 ? json_integer(v->finish_ms) : json_null());
+}
+
+/* Adaptive: the feasible node of group gi with the earliest expected finish (then the lower
+ * load, then the name), as {"name", ...adaptive_node_json}; null when none fits. */
+static json_t *best_node_json(const sched_snapshot *s, const sched_framework *fw, size_t gi,
+                              const sched_adaptive_node *views) {
+    long best = -1;
+    for (size_t i = 0; views && i < sched_snapshot_node_count(s); i++) {
+        const sched_node *n = sched_snapshot_node(s, i);
+        if (n->group != (int32_t)gi ||
+            sched_framework_node_status(fw, i, NULL, NULL) != SCHED_FILTER_OK)
+            continue;
+        if (best >= 0) {
+            const sched_node *b = sched_snapshot_node(s, (size_t)best);
+            int64_t fi = views[i].finish_ms, fb = views[best].finish_ms;
+            double li = sched_node_load(n), lb = sched_node_load(b);
+            if (fi != fb ? fi > fb : li != lb ? li > lb : strcmp(n->name, b->name) > 0)
+                continue;
+        }
+        best = (long)i;
+    }
+    if (best < 0)
+        return json_null();
+    json_t *o = adaptive_node_json(&views[best]);
+    json_object_set_new(o, "name", json_string(sched_snapshot_node(s, (size_t)best)->name));
+    return o;
+}
+
 /* The groups in tarema's preference order; rank_of[g] gets each group's rank (1 = first).
  * Under the adaptive policy each also gets "adaptive" (adaptive_json). */
 static json_t *groups_json(const sched_snapshot *s, const sched_framework *fw, const sched_pod *pod,
-                           const sched_task_info *task, int *rank_of) {
+                           const sched_task_info *task, int *rank_of,
+                           const sched_adaptive_node *views) {
     bool adaptive = strcmp(sched_framework_name(fw), "adaptive") == 0;
     const sched_task_profile *tp = adaptive ? adaptive_profile(s, pod) : NULL;
     size_t ng = sched_snapshot_group_count(s);
@@ -122,9 +160,11 @@ static json_t *groups_json(const sched_snapshot *s, const sched_framework *fw, c
                                         "distance", d, "distanceTerms", terms_json(grp, task),
                                         "nodes", (json_int_t)grp->n_nodes, "feasible",
                                         (json_int_t)gv[r].feasible, "rank", (json_int_t)(r + 1)));
-        if (adaptive)
-            json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "adaptive",
-                                adaptive_json(s, tp, grp, gv[r].feasible));
+        if (adaptive) {
+            json_t *a = adaptive_json(s, tp, grp, gv[r].feasible);
+            json_object_set_new(a, "bestNode", best_node_json(s, fw, gv[r].idx, views));
+            json_object_set_new(json_array_get(arr, json_array_size(arr) - 1), "adaptive", a);
+        }
     }
     free(gv);
     return arr;
@@ -143,7 +183,8 @@ static json_t *load_json(const sched_node *n) {
                      (json_int_t)n->allocatable.v[SCHED_RES_PODS]);
 }
 
-static json_t *nodes_json(const sched_snapshot *s, const sched_framework *fw, const int *rank_of) {
+static json_t *nodes_json(const sched_snapshot *s, const sched_framework *fw, const int *rank_of,
+                          const sched_adaptive_node *views) {
     const sched_cycle *cyc = sched_framework_last_cycle(fw);
     const sched_pod *p = cyc ? cyc->pod : NULL; /* names claims in VolumeBinding reasons */
     json_t *arr = json_array();
@@ -164,6 +205,8 @@ static json_t *nodes_json(const sched_snapshot *s, const sched_framework *fw, co
             json_object_set_new(o, "score", json_integer(score));
             json_object_set_new(o, "extenderScore",
                                 json_integer(sched_framework_extender_score(fw, i)));
+            if (views)
+                json_object_set_new(o, "adaptive", adaptive_node_json(&views[i]));
         } else {
             char reason[512]; /* built-in filters and added plugins (Reservation, gangs) */
             if (id >= SCHED_FILTER_PLUGIN)
@@ -223,11 +266,26 @@ json_t *sched_explain(sched_framework *fw, sched_snapshot *s, const sched_pod *p
         snprintf(podname, sizeof podname, "%s/%s", pod->ns, pod->name);
         if (d.node < 0)
             sched_framework_fit_message(fw, s, msg, sizeof msg);
-        size_t ng = sched_snapshot_group_count(s);
+        size_t ng = sched_snapshot_group_count(s), nn = sched_snapshot_node_count(s);
         int *rank_of = calloc(ng ? ng : 1, sizeof *rank_of);
-        json_t *groups = rank_of ? groups_json(s, fw, pod, &c->task, rank_of) : NULL;
-        json_t *nodes = groups ? nodes_json(s, fw, rank_of) : NULL;
+        /* adaptive: each node's expected finish as the policy computed it for this pod */
+        sched_adaptive_node *views = NULL;
+        bool views_ok = true;
+        if (strcmp(sched_framework_name(fw), "adaptive") == 0) {
+            views = calloc(nn ? nn : 1, sizeof *views);
+            if (!views)
+                tm_err_set(err, "out of memory for %zu nodes", nn);
+            views_ok = views && sched_adaptive_nodes(s, pod, views, nn, err) == 0;
+        }
+        json_t *groups =
+            rank_of && views_ok ? groups_json(s, fw, pod, &c->task, rank_of, views) : NULL;
+        json_t *nodes = groups ? nodes_json(s, fw, rank_of, views) : NULL;
+        free(views);
         free(rank_of);
+        if (!views_ok) {
+            json_decref(task);
+            task = NULL; /* json_pack below fails on it: doc stays NULL with err */
+        }
         doc = json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:s}", "pod", podname, "policy",
                         sched_framework_name(fw), "task", task, "groups", groups, "nodes", nodes,
                         "selected", d.node_name ? json_string(d.node_name) : json_null(), "boundTo",
@@ -238,7 +296,7 @@ json_t *sched_explain(sched_framework *fw, sched_snapshot *s, const sched_pod *p
             json_object_set_new(doc, "why", json_string(why));
             if (pod->scheduling_gates) /* not tried at all until the gates go (queue.h) */
                 json_object_set_new(doc, "gated", json_string(pod->scheduling_gates));
-        } else {
+        } else if (views_ok) {
             tm_err_set(err, "out of memory building the explanation");
         }
     }
@@ -324,6 +382,20 @@ static void prediction_text(const json_t *a, char *buf, size_t cap) {
                                                : "its mean, no runs on comparable groups");
 }
 
+/* "slowdown x1.25 (uses 9.5 + 2 of 8 cores), expected finish 81.0 s (+3.2 s to the tasks
+ * running there)" for a node's adaptive object. */
+static void node_finish_text(const json_t *a, char *buf, size_t cap) {
+    const json_t *fin = json_object_get(a, "expectedFinishMs");
+    char f[64] = "expected finish - (runtime unknown)";
+    if (json_is_integer(fin))
+        snprintf(f, sizeof f, "expected finish %.1f s (+%.1f s to the tasks running there)",
+                 (double)json_integer_value(fin) / 1000,
+                 (double)tm_json_int(a, "harmMs", 0) / 1000);
+    snprintf(buf, cap, "slowdown x%.2f (uses %.1f + %.1f of %.0f cores), %s",
+             tm_json_num(a, "slowdown", 1), tm_json_num(a, "usedCores", 0),
+             tm_json_num(a, "ownCores", 0), tm_json_num(a, "cores", 0), f);
+}
+
 /* Adaptive: the selected group has the earliest expected finish among groups that fit. */
 static void adaptive_why(const json_t *doc, const char *gid, const char *sel, size_t peers,
                          double load, const char *tail, char *buf, size_t cap) {
@@ -342,10 +414,17 @@ static void adaptive_why(const json_t *doc, const char *gid, const char *sel, si
                                     off ? "; " : "", *id ? id : "(unprofiled)", t,
                                     tm_json_int(g, "feasible", 0) ? "" : ", no node fits now");
     }
+    char on[256] = "";
+    const json_t *a = json_object_get(find_node(doc, sel), "adaptive");
+    if (json_is_object(a)) {
+        char t[200];
+        node_finish_text(a, t, sizeof t);
+        snprintf(on, sizeof on, "; on %s: %s", sel, t);
+    }
     snprintf(buf, cap,
              "group %s: earliest expected finish (room now, predicted runtime %s)%s%s; within "
-             "it %s is the least-loaded of %zu node(s) that fit (load %.0f %%%s)",
-             gid, mine, *others ? " against " : "", others, sel, peers, 100.0 * load, tail);
+             "it %s is the least-loaded of %zu node(s) that fit (load %.0f %%%s)%s",
+             gid, mine, *others ? " against " : "", others, sel, peers, 100.0 * load, tail, on);
 }
 
 void sched_explain_why(const json_t *doc, char *buf, size_t cap) {
@@ -503,6 +582,12 @@ char *sched_explain_text(const json_t *doc) {
             else
                 fprintf(f, "           predicted runtime %s; expected finish -%s\n", t,
                         tm_json_int(g, "feasible", 0) ? "" : " (no node fits now)");
+            const json_t *b = json_object_get(a, "bestNode");
+            if (json_is_object(b)) {
+                char nt[200];
+                node_finish_text(b, nt, sizeof nt);
+                fprintf(f, "           best node %s: %s\n", tm_json_str(b, "name", "?"), nt);
+            }
         }
     }
     fprintf(f, "\nnodes (load without this pod):\n");
@@ -519,6 +604,12 @@ char *sched_explain_text(const json_t *doc) {
             char load[256];
             sched_explain_load_text(json_object_get(n, "load"), load, sizeof load);
             fprintf(f, "fits; %s\n", load);
+            const json_t *a = json_object_get(n, "adaptive");
+            if (json_is_object(a)) {
+                char nt[200];
+                node_finish_text(a, nt, sizeof nt);
+                fprintf(f, "  %-24s %-22s adaptive: %s\n", "", "", nt);
+            }
         } else {
             fprintf(f, "filtered by %s: %s\n", tm_json_str(n, "filter", "?"),
                     tm_json_str(n, "reason", "?"));

@@ -13,15 +13,25 @@
  *                "distanceTerms": [{"feature", "group", "task", "diff"}],
  *                "nodes", "feasible", "rank",          (in tarema's preference order)
  *                "adaptive": {"predictedRuntimeMs", "basis": "measured"|"bounded"|"mean"|
- *                             "unknown", "runs", "expectedFinishMs" | null}}],
- *                                                     (adaptive: only under --policy adaptive)
+ *                             "unknown", "runs", "expectedFinishMs" | null,
+ *                             "bestNode": {"name", NODEFINISH} | null}}],
+ *                                                     (adaptive: only under --policy adaptive;
+ *                                                      expectedFinishMs: the group's, room now;
+ *                                                      bestNode: its feasible node with the
+ *                                                      earliest finish as the policy scored it)
  *    "nodes": [{"name", "group", "groupRank", "feasible",
  *               "load": {"share", "cpuRequestedMilli", "cpuAllocatableMilli",
  *                        "memoryRequestedBytes", "memoryAllocatableBytes", "podsRequested",
  *                        "podsAllocatable"},
  *               "filter", "reason"            (filtered nodes)
- *               "score", "extenderScore"}],   (feasible nodes; score is the policy's internal
+ *               "score", "extenderScore",     (feasible nodes; score is the policy's internal
  *                                              ordering key, extenderScore its 0..10 scale)
+ *               "adaptive": NODEFINISH}],      (feasible nodes, only under --policy adaptive)
+ *    NODEFINISH = {"cores", "usedCores", "ownCores", "slowdown", "runtimeMs" | null, "harmMs",
+ *                  "expectedFinishMs" | null}: the node's allocatable cores, the cores its
+ *                  running tasks use, the task's own, the contention slowdown, the predicted
+ *                  runtime on its group, the delay added to the running tasks, and
+ *                  runtime x slowdown + harm (plugin_adaptive.h)
  *    "selected": "node" | null, "boundTo": "node" | null, "message": "0/3 nodes are ...",
  *    "why": "group mid ranks 1: label distance 0, ...",
  *    "gated": "tarema.io/planned"   (only when spec.schedulingGates is not empty)} */

@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scheduler/plugin_adaptive.h"
 #include "scheduler/policy.h"
 
 #define LOAD_BITS   24
@@ -287,9 +288,11 @@ static void node_usage(adaptive_state *as, const sched_snapshot *s, size_t nn) {
     }
 }
 
-static int adaptive_pre_score(void *st, const sched_cycle *c, tm_err *err) {
-    adaptive_state *as = st;
-    size_t ng = sched_snapshot_group_count(c->snap), nn = sched_snapshot_node_count(c->snap);
+/* Everything a cycle needs for pod on snap: per group the prediction (and the prior, with task;
+ * NULL: no prior), per node the usage. */
+static int prepare(adaptive_state *as, const sched_snapshot *snap, const sched_pod *pod,
+                   const sched_task_info *task, tm_err *err) {
+    size_t ng = sched_snapshot_group_count(snap), nn = sched_snapshot_node_count(snap);
     if (ng > as->cap) {
         int64_t *b = realloc(as->base_ms, ng * sizeof *b);
         if (b)
@@ -314,18 +317,21 @@ static int adaptive_pre_score(void *st, const sched_cycle *c, tm_err *err) {
         as->exposed = e;
         as->ncap = nn;
     }
-    const sched_task_profile *tp = profile_of(c->snap, c->pod);
+    const sched_task_profile *tp = profile_of(snap, pod);
     for (size_t g = 0; g < ng; g++) {
-        const sched_group *gr = sched_snapshot_group(c->snap, g);
+        const sched_group *gr = sched_snapshot_group(snap, g);
         bool measured;
-        as->base_ms[g] = sched_adaptive_predict_ms(c->snap, tp, gr, &measured);
-        as->prior[g] = prior_of(tp, gr, &c->task);
+        as->base_ms[g] = sched_adaptive_predict_ms(snap, tp, gr, &measured);
+        as->prior[g] = task ? prior_of(tp, gr, task) : 0;
     }
-    node_usage(as, c->snap, nn);
-    as->own = tp && tp->cpu_use_milli > 0
-                  ? (double)tp->cpu_use_milli / 1000
-                  : (double)c->pod->requests.v[SCHED_RES_CPU] / 1000 * as->rho;
+    node_usage(as, snap, nn);
+    as->own = tp && tp->cpu_use_milli > 0 ? (double)tp->cpu_use_milli / 1000
+                                          : (double)pod->requests.v[SCHED_RES_CPU] / 1000 * as->rho;
     return 0;
+}
+
+static int adaptive_pre_score(void *st, const sched_cycle *c, tm_err *err) {
+    return prepare(st, c->snap, c->pod, &c->task, err);
 }
 
 static inline int64_t load_part(double l) {
@@ -336,6 +342,36 @@ static inline int64_t load_part(double l) {
     return LOAD_SCALE - (int64_t)(l * LOAD_SCALE);
 }
 
+/* The contention terms on node index i (< ncap): its cores, the slowdown and the harm. One
+ * function for the score and for explain, so explain shows what was scored. */
+static inline void contention_on(const adaptive_state *as, const sched_snapshot *s, size_t i,
+                                 double *cores, double *slow, double *harm) {
+    const sched_node *n = sched_snapshot_node(s, i);
+    *cores = (double)n->allocatable.v[SCHED_RES_CPU] / 1000;
+    /* the harm: every running task's compute share slows by the rise in oversubscription
+     * the task causes, for the time it has left (half its expected runtime, on average) */
+    double over0 = *cores > 0 ? as->used[i] / *cores : 1,
+           over1 = *cores > 0 ? (as->used[i] + as->own) / *cores : 1;
+    *harm = as->exposed[i] * ((over1 > 1 ? over1 : 1) - (over0 > 1 ? over0 : 1));
+    *slow = sched_adaptive_slowdown(as->used[i], as->own, *cores);
+}
+
+/* The terms of the expected finish on node index i of group g (sched_adaptive_node). */
+static void node_view(const adaptive_state *as, const sched_snapshot *s, size_t i, int32_t g,
+                      sched_adaptive_node *v) {
+    *v = (sched_adaptive_node){.slowdown = 1, .runtime_ms = -1, .finish_ms = -1, .own = as->own};
+    if (i >= as->ncap)
+        return;
+    double harm;
+    contention_on(as, s, i, &v->cores, &v->slowdown, &harm);
+    v->used = as->used[i];
+    v->harm_ms = llround(harm);
+    if (g < 0 || (size_t)g >= as->cap || as->base_ms[g] < 0)
+        return;
+    v->runtime_ms = as->base_ms[g];
+    v->finish_ms = llround((double)as->base_ms[g] * v->slowdown + harm);
+}
+
 /* The score of node index i (group g, load l): the finish on it, the group's prior, the load. */
 static int64_t node_score(const adaptive_state *as, const sched_snapshot *s, size_t i, int32_t g,
                           double l) {
@@ -343,14 +379,8 @@ static int64_t node_score(const adaptive_state *as, const sched_snapshot *s, siz
         return load_part(l);
     int64_t fin = 0; /* unknown runtime: the prior, then the load decide (as tarema) */
     if (as->base_ms[g] >= 0 && i < as->ncap) {
-        const sched_node *n = sched_snapshot_node(s, i);
-        double cores = (double)n->allocatable.v[SCHED_RES_CPU] / 1000;
-        /* the harm: every running task's compute share slows by the rise in oversubscription
-         * the task causes, for the time it has left (half its expected runtime, on average) */
-        double over0 = cores > 0 ? as->used[i] / cores : 1,
-               over1 = cores > 0 ? (as->used[i] + as->own) / cores : 1;
-        double harm = as->exposed[i] * ((over1 > 1 ? over1 : 1) - (over0 > 1 ? over0 : 1));
-        double slow = sched_adaptive_slowdown(as->used[i], as->own, cores);
+        double cores, slow, harm;
+        contention_on(as, s, i, &cores, &slow, &harm);
         fin = finish_of((double)as->base_ms[g] * slow + harm);
     }
     return ((fin << PRIOR_BITS | as->prior[g]) << LOAD_BITS) | load_part(l);
@@ -388,6 +418,22 @@ static int adaptive_queue_cmp(void *st, const sched_snapshot *s, const sched_pod
     if (a->created_ms != b->created_ms)
         return a->created_ms < b->created_ms ? -1 : 1;
     return 0;
+}
+
+int sched_adaptive_nodes(const sched_snapshot *s, const sched_pod *pod, sched_adaptive_node *out,
+                         size_t n, tm_err *err) {
+    adaptive_state as = {0};
+    int rc = prepare(&as, s, pod, NULL, err);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const sched_node *nd = i < sched_snapshot_node_count(s) ? sched_snapshot_node(s, i) : NULL;
+        node_view(&as, s, i, nd ? nd->group : -1, &out[i]);
+    }
+    free(as.base_ms);
+    free(as.prior);
+    free(as.used);
+    free(as.nknown);
+    free(as.exposed);
+    return rc;
 }
 
 static void adaptive_free(void *st) {

@@ -180,6 +180,26 @@ grep -Eq "^why: group $FAST: earliest expected finish \(room now, predicted runt
   fail "explain text why" "$(grep '^why' <<<"$text") $(cat "$work/err")"
 grep -Eq "predicted runtime [0-9.]+ s \(measured, 40 run\(s\)\); expected finish in [0-9.]+ s" <<<"$text" &&
   pass "explain (text) shows each group's predicted runtime and expected finish" || fail "explain text per group" "$text"
+# The node-level figures the policy scored with: every feasible node's slowdown and expected
+# finish, the selected node's finish the earliest of them (the score compares whole seconds),
+# each group's best node.
+if [ -n "$json" ] && jq -e --arg p "$P" --arg fg "$FAST" --arg sg "$SLOW" '
+    def grp(id): [.groups[] | select(.id == id) | .adaptive][0];
+    . as $d | [.nodes[] | select(.feasible and (.name | startswith($p)))] as $ours |
+    ($ours | length) > 0 and
+    ($ours | all(.adaptive.slowdown >= 1 and (.adaptive.expectedFinishMs | type) == "number")) and
+    ([.nodes[] | select(.name == $d.selected) | .adaptive.expectedFinishMs][0] <=
+       ([$d.nodes[] | select(.feasible) | .adaptive.expectedFinishMs | numbers] | min) + 1000) and
+    (grp($fg).bestNode.name | startswith($p + "c2-")) and
+    (grp($sg).bestNode.name | startswith($p + "n1-"))' <<<"$json" >/dev/null; then
+  pass "explain -o json: each node's slowdown and expected finish, the selected one the earliest; each group's best node"
+else
+  fail "explain node figures" "$(jq -c '[.nodes[] | {name, adaptive}], [.groups[] | .adaptive.bestNode]' <<<"$json" 2>&1 | head -c 800)"
+fi
+grep -Eq "best node ${P}c2-[^:]*: slowdown x[0-9.]+ \(uses [0-9.]+ \+ [0-9.]+ of [0-9]+ cores\), expected finish [0-9.]+ s" <<<"$text" &&
+  grep -Eq "^why: .*; on ${P}c2-[^:]*: slowdown x" <<<"$text" &&
+  pass "explain (text) shows the best node of each group and the chosen node's slowdown" ||
+  fail "explain text node figures" "$(grep -E 'best node|^why' <<<"$text")"
 tj=$("$BIN/tarema-scheduler" explain "$ns/probe" -o json --policy tarema 2>/dev/null)
 [ -n "$tj" ] && jq -e --arg p "$P" '.selected | startswith($p + "n1-")' <<<"$tj" >/dev/null &&
   pass "tarema (the paper's labels) would send it to a slow node: the runtimes make the difference" ||

@@ -4,6 +4,7 @@
  * internal score appears in the text; the JSON has the same facts in named fields. */
 #include <ctype.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "scheduler/explain.h"
 #include "scheduler_filter_helpers.h"
@@ -128,10 +129,124 @@ static void test_text_and_json(void) {
     sched_snapshot_free(s);
 }
 
+/* A task profile of workflow "wf": runtime per group (ms, runs), cores used (milli), mean. */
+static void set_profile(sched_snapshot *s, const char *proc, int64_t fast_ms, int64_t slow_ms,
+                        int64_t use_milli, int64_t mean_ms) {
+    sched_task_profile tp;
+    memset(&tp, 0, sizeof tp);
+    for (int k = 0; k < SCHED_NFEAT; k++)
+        tp.labels[k] = 1;
+    tp.expected_runtime_ms = mean_ms;
+    tp.cpu_use_milli = use_milli;
+    tp.group_rt[0] = (sched_group_runtime){.group = "fast", .runtime_ms = fast_ms, .runs = 2};
+    tp.group_rt[1] = (sched_group_runtime){.group = "slow", .runtime_ms = slow_ms, .runs = 3};
+    tp.n_group_rt = 2;
+    tm_err err;
+    if (sched_snapshot_set_task(s, "wf", proc, &tp, &err) != 0)
+        printf("    set_task: %s\n", err.msg);
+}
+
+static const json_t *node_of(const json_t *doc, const char *name) {
+    size_t i;
+    const json_t *x;
+    json_array_foreach(json_object_get(doc, "nodes"), i, x) {
+        if (strcmp(json_string_value(json_object_get(x, "name")), name) == 0)
+            return x;
+    }
+    return NULL;
+}
+
+/* Adaptive's node-level figures (issue 16): A runs 60 s on group fast, 100 s on slow, using 2
+ * cores; fast-1 and slow-1 each run a BUSY task using 6 of their 4 cores (mean 40 s). On
+ * fast-1: slowdown 1 + min(1, 2) ((6 + 2) / 4 - 1) = 2, harm min(1, 6) x 40 / 2 x (2 - 1.5) =
+ * 10 s, finish 60 x 2 + 10 = 130 s; on fast-2 (idle) 60 s; on slow-2 100 s; on slow-1
+ * 100 x 2 + 10 = 210 s. The policy takes fast-2; each group's best node is its idle one; the
+ * text and JSON carry the figures. */
+static void test_adaptive_node_finish(void) {
+    sched_snapshot *s = sched_snapshot_new();
+    tarema_node(s, "fast-1", "fast", "3", 4);
+    tarema_node(s, "fast-2", "fast", "3", 4);
+    tarema_node(s, "slow-1", "slow", "1", 4);
+    tarema_node(s, "slow-2", "slow", "1", 4);
+    set_profile(s, "A", 60000, 100000, 2000, 80000);
+    set_profile(s, "BUSY", 40000, 40000, 6000, 40000);
+    place(s, "fast-1",
+          podtext("b1", "ns", "'nextflow.io/processName':'BUSY','tarema.io/workflow':'wf'", ""));
+    place(s, "slow-1",
+          podtext("b2", "ns", "'nextflow.io/processName':'BUSY','tarema.io/workflow':'wf'", ""));
+    tm_err err = {0};
+    sched_framework *fw = sched_policy_new("adaptive", &err);
+    sched_pod *p = incoming(
+        s, podtext("a", "ns", "'nextflow.io/processName':'A','tarema.io/workflow':'wf'", ""), &err);
+    json_t *doc = fw && p ? sched_explain(fw, s, p, 0, &err) : NULL;
+    CHECKF(doc != NULL, "%s", err.msg);
+    CHECK_STR(json_string_value(json_object_get(doc, "selected")), "fast-2");
+    const json_t *f1 = json_object_get(node_of(doc, "fast-1"), "adaptive");
+    CHECK(json_real_value(json_object_get(f1, "usedCores")) == 6.0);
+    CHECK(json_real_value(json_object_get(f1, "ownCores")) == 2.0);
+    CHECK(json_real_value(json_object_get(f1, "slowdown")) == 2.0);
+    CHECK_INT(json_integer_value(json_object_get(f1, "harmMs")), 10000);
+    CHECK_INT(json_integer_value(json_object_get(f1, "expectedFinishMs")), 130000);
+    CHECK_INT(json_integer_value(json_object_get(
+                  json_object_get(node_of(doc, "slow-1"), "adaptive"), "expectedFinishMs")),
+              210000);
+    size_t i;
+    const json_t *g;
+    int seen = 0;
+    json_array_foreach(json_object_get(doc, "groups"), i, g) {
+        const json_t *b = json_object_get(json_object_get(g, "adaptive"), "bestNode");
+        const char *id = json_string_value(json_object_get(g, "id"));
+        if (strcmp(id, "fast") == 0) {
+            seen++;
+            CHECK_STR(json_string_value(json_object_get(b, "name")), "fast-2");
+            CHECK_INT(json_integer_value(json_object_get(b, "expectedFinishMs")), 60000);
+            CHECK(json_real_value(json_object_get(b, "slowdown")) == 1.0);
+        } else if (strcmp(id, "slow") == 0) {
+            seen++;
+            CHECK_STR(json_string_value(json_object_get(b, "name")), "slow-2");
+            CHECK_INT(json_integer_value(json_object_get(b, "expectedFinishMs")), 100000);
+        }
+    }
+    CHECK_INT(seen, 2);
+    /* the selected node has the earliest finish of the feasible nodes: the figures are the
+     * policy's */
+    const json_t *x;
+    json_array_foreach(json_object_get(doc, "nodes"), i, x) {
+        CHECK(json_integer_value(
+                  json_object_get(json_object_get(x, "adaptive"), "expectedFinishMs")) >= 60000);
+    }
+    char *text = doc ? sched_explain_text(doc) : NULL;
+    if (text) {
+        printf("%s", text);
+        CHECK(strstr(text, "best node fast-2: slowdown x1.00 (uses 0.0 + 2.0 of 4 cores), "
+                           "expected finish 60.0 s (+0.0 s to the tasks running there)"));
+        CHECK(strstr(text, "best node slow-2: slowdown x1.00 (uses 0.0 + 2.0 of 4 cores), "
+                           "expected finish 100.0 s"));
+        CHECK(strstr(text, "adaptive: slowdown x2.00 (uses 6.0 + 2.0 of 4 cores), expected "
+                           "finish 130.0 s (+10.0 s to the tasks running there)"));
+        CHECKF(strstr(json_string_value(json_object_get(doc, "why")),
+                      "; on fast-2: slowdown x1.00 (uses 0.0 + 2.0 of 4 cores), expected finish "
+                      "60.0 s"),
+               "%s", json_string_value(json_object_get(doc, "why")));
+    }
+    free(text);
+    json_decref(doc);
+    /* tarema's explain has none of it */
+    sched_framework *ta = sched_policy_new("tarema", &err);
+    doc = ta && p ? sched_explain(ta, s, p, 0, &err) : NULL;
+    CHECK(doc && !json_object_get(node_of(doc, "fast-2"), "adaptive"));
+    json_decref(doc);
+    sched_framework_free(ta);
+    sched_pod_free(p);
+    sched_framework_free(fw);
+    sched_snapshot_free(s);
+}
+
 int main(void) {
     (void)feasible; /* shared helpers this test does not need */
     (void)add_node;
     RUN(test_load_text);
     RUN(test_text_and_json);
+    RUN(test_adaptive_node_finish);
     return TEST_SUMMARY();
 }
