@@ -161,7 +161,7 @@ class Cluster:
                         os.environ["DATABASE_URL"]], capture_output=True)
         cfg = os.path.join(self.work, "sched.yaml")
         with open(cfg, "w") as f:  # short backoffs: the queue order decides who goes next
-            f.write("podInitialBackoffMs: 200\npodMaxBackoffMs: 1000\n")
+            f.write(f"podInitialBackoffMs: {a.backoff_ms[0]}\npodMaxBackoffMs: {a.backoff_ms[1]}\n")
         self.start("scheduler", [os.path.join(a.bin, "tarema-scheduler"), "--config", cfg,
                                  "--scheduler-name", self.sched, "--namespaces", self.ns,
                                  "--port", "0", "--log-level", "info"])
@@ -745,10 +745,14 @@ def t2_svg(runs, path, title):
 
 
 def t2_main(a):
-    if a.from_json:
+    if a.from_json:  # the runs of earlier invocations, described by the first one's config
         runs = []
-        for f in a.from_json.split(","):
-            runs += json.load(open(f))["runs"]
+        for i, f in enumerate(a.from_json.split(",")):
+            d = json.load(open(f))
+            runs += d["runs"]
+            if i == 0:
+                for k in ("steps", "step_s", "queue", "backoff_ms"):
+                    setattr(a, k, d["config"].get(k, getattr(a, k)))
     else:
         c = Cluster(a)
         runs = []
@@ -779,7 +783,8 @@ def t2_main(a):
             json.dump({"config": cfg, "runs": runs, "summary": summary}, f, indent=1)
     if a.svg:
         t2_svg(runs, a.svg, f"ASA on kwok: {a.steps}-step proactive chains, background queue "
-               f"{a.queue} (t s: pods waiting)")
+               f"{a.queue} (t s: pods waiting), scheduler backoff {a.backoff_ms[0]}-"
+               f"{a.backoff_ms[1]} ms")
     print(json.dumps(summary, indent=1))
     print(t2_table(runs), file=sys.stderr)
 
@@ -822,8 +827,13 @@ def main():
     ap.add_argument("--concurrent", type=int, default=2, help="--table2: workflows at a time")
     ap.add_argument("--window", type=float, default=5, help="--table2: the real wait of a "
                     "step is that of background pods created within this many s of its joining")
+    ap.add_argument("--backoff-ms", default="200,1000", help="tarema-scheduler's initial and "
+                    "maximum backoff of a pod that did not fit, ms (default 200,1000). A pod in "
+                    "backoff is passed over by one that arrives meanwhile: shorter is nearer "
+                    "first come, first served")
     a = ap.parse_args()
     a.mem_bytes = units_bytes(a.mem)
+    a.backoff_ms = [int(x) for x in a.backoff_ms.split(",")]
     if a.table2:
         return t2_main(a)
     if a.from_json:
