@@ -153,15 +153,17 @@ static int lock_row(lab_waits_store *s, const asa_key *k, waits_record *rec, tm_
 }
 
 int lab_waits_store_observe(lab_waits_store *s, const asa_key *k, const char *request_id,
-                            const char *members, double wait_s, const asa_config *cfg,
-                            asa_rng *rng, waits_record *out, tm_err *err) {
+                            const char *members, double wait_s, const asa_config *cfg, asa_rng *rng,
+                            waits_record *out, tm_err *err) {
     if (!request_id || !*request_id || strlen(request_id) > 200)
         return tm_err_set(err, "asa waits: request id '%.40s' is empty or longer than 200",
                           request_id ? request_id : "");
     if (members && (!*members || members[0] == ' ' || strstr(members, "  ") ||
                     members[strlen(members) - 1] == ' '))
-        return tm_err_set(err, "asa waits: %s: member list '%.40s' is not uids separated by "
-                               "single spaces", request_id, members);
+        return tm_err_set(err,
+                          "asa waits: %s: member list '%.40s' is not uids separated by "
+                          "single spaces",
+                          request_id, members);
     if (tm_pg_begin(s->conn, err) < 0)
         return -1;
     waits_record rec;
