@@ -42,6 +42,9 @@ releasedAt). hit: the estimate is the alternative closest to that wait (definiti
 `tarema-sim asa --scenario tables` counts it, sim/asa_tables.c); miss: the estimate is above it
 (Table 2's miss, an over-prediction). The learner's estimate for the shape is sampled every 5 s
 (`tarema-planner waits --json`), with its own record (hit and miss over every wait it scored).
+--backoff-ms sets tarema-scheduler's backoff: with the default, a pod that arrives while the
+older ones sit out their backoff takes the next freed core, and the waits are bimodal
+(docs/asa.md, "Table 2 on kwok").
 
   python3 hack/asa-compare.py --table2 --seeds 1,2 --json t2.json --svg docs/img/asa-kwok-table2.svg
 """
@@ -822,8 +825,8 @@ def main():
                     "hit and miss ratios of the proactive steps' estimates (see above)")
     ap.add_argument("--duration", type=int, default=480, help="--table2: seconds of "
                     "workflows per seed (default 480)")
-    ap.add_argument("--queue", default="0:3,160:14,320:7", help="--table2: background pods "
-                    "kept waiting from T s on, T:N,... (default 0:3,160:14,320:7)")
+    ap.add_argument("--queue", default="0:3,150:14,330:6", help="--table2: background pods "
+                    "kept waiting from T s on, T:N,... (default 0:3,150:14,330:6)")
     ap.add_argument("--concurrent", type=int, default=2, help="--table2: workflows at a time")
     ap.add_argument("--window", type=float, default=5, help="--table2: the real wait of a "
                     "step is that of background pods created within this many s of its joining")
