@@ -29,6 +29,24 @@ defaults with --warmup 20 (2 seeds x 4 modes) takes about 15 minutes.
 
   python3 hack/asa-compare.py --shape montage --seeds 1,2 --warmup 20 --json out.json \
       --svg docs/img/asa-kwok-montage.svg
+
+--table2: the paper's Table 2 (hit and miss ratios of ASA's estimates) on kwok. Per seed, for
+--duration s, proactive workflows (chains of --steps x 1 pod x --step-s) are submitted back to
+back, --concurrent at a time, while a closed-loop background keeps a set number of its pods
+(the steps' shape: 1 core, --mem) waiting in the queue, changed in phases (--queue
+"T:N,..."): a queue whose true wait steps up and down like the paper's Figure 5. Every step
+after a workflow's first is one prediction: the estimate it was released with
+(estimateSeconds) against the real wait of a request of its shape submitted when it joined the
+queue (the mean created -> bound wait of the background pods created within --window s of its
+releasedAt). hit: the estimate is the alternative closest to that wait (definition (3), as
+`tarema-sim asa --scenario tables` counts it, sim/asa_tables.c); miss: the estimate is above it
+(Table 2's miss, an over-prediction). The learner's estimate for the shape is sampled every 5 s
+(`tarema-planner waits --json`), with its own record (hit and miss over every wait it scored).
+--backoff-ms sets tarema-scheduler's backoff: with the default, a pod that arrives while the
+older ones sit out their backoff takes the next freed core, and the waits are bimodal
+(docs/asa.md, "Table 2 on kwok").
+
+  python3 hack/asa-compare.py --table2 --seeds 1,2 --json t2.json --svg docs/img/asa-kwok-table2.svg
 """
 import argparse
 import datetime
@@ -68,6 +86,15 @@ def stages(a):
     k = a.length / sum(sim)
     seq = max(1, a.peak * SIM_NODE // SIM_PEAK)
     return [(a.peak if d[0] else seq, max(3, round(t * k))) for d, t in zip(SHAPES[a.shape], sim)]
+
+
+def units_bytes(q):
+    """A memory quantity (512Mi, 1Gi, 1000000) in bytes."""
+    for suf, mul in (("Ki", 1 << 10), ("Mi", 1 << 20), ("Gi", 1 << 30), ("k", 1000), ("M", 10**6),
+                     ("G", 10**9)):
+        if q.endswith(suf):
+            return int(float(q[:-len(suf)]) * mul)
+    return int(q)
 
 
 def log(msg):
@@ -137,7 +164,7 @@ class Cluster:
                         os.environ["DATABASE_URL"]], capture_output=True)
         cfg = os.path.join(self.work, "sched.yaml")
         with open(cfg, "w") as f:  # short backoffs: the queue order decides who goes next
-            f.write("podInitialBackoffMs: 200\npodMaxBackoffMs: 1000\n")
+            f.write(f"podInitialBackoffMs: {a.backoff_ms[0]}\npodMaxBackoffMs: {a.backoff_ms[1]}\n")
         self.start("scheduler", [os.path.join(a.bin, "tarema-scheduler"), "--config", cfg,
                                  "--scheduler-name", self.sched, "--namespaces", self.ns,
                                  "--port", "0", "--log-level", "info"])
@@ -451,6 +478,320 @@ def svg(summary, runs, path, title):
         f.write("\n".join(out) + "\n")
 
 
+# ---- --table2: hit and miss ratios of the proactive steps' estimates (the paper's Table 2) ----
+
+# The learner's 53 alternatives (planner/asa.c ASA_ALTERNATIVES) and its closest-alternative rule
+# (asa_closest: smallest distance, ties to the smaller one).
+ALTERNATIVES = ([10 + 5 * i for i in range(17)] + [100 + 50 * i for i in range(17)] +
+                [1000 * i for i in range(1, 10)] + [10000 * i for i in range(1, 10)] + [100000])
+
+
+def closest(w):
+    if w >= ALTERNATIVES[-1]:
+        return ALTERNATIVES[-1]
+    best = ALTERNATIVES[0]
+    for a in ALTERNATIVES[1:]:
+        if abs(a - w) < abs(best - w):
+            best = a
+    return best
+
+
+def queue_target(schedule, t):
+    """The number of background pods to keep waiting at t s: the last phase begun."""
+    n = 0
+    for at, q in schedule:
+        if t >= at:
+            n = q
+    return n
+
+
+def bg_closed(c, seed, schedule, total_s, stop):
+    """Keeps queue_target(t) background pods unbound: when some bind, creates as many (1 core,
+    --bg-min..--bg-max s, the same shape as the workflow's steps)."""
+    a = c.a
+    rng = random.Random(seed)
+    t0, i = time.time(), 0
+    while not stop.is_set() and time.time() - t0 < total_s:
+        want = queue_target(schedule, time.time() - t0)
+        got = subprocess.run(["kubectl", "get", "pods", "-n", c.ns, "-l", "asa-cmp/background=1",
+                              "--field-selector", "spec.nodeName=", "-o", "name"],
+                             capture_output=True, text=True)
+        if got.returncode != 0:  # not known: create none
+            stop.wait(1)
+            continue
+        items = []
+        for _ in range(want - len(got.stdout.split())):
+            i += 1
+            dur = rng.uniform(a.bg_min, a.bg_max)
+            items.append({"apiVersion": "v1", "kind": "Pod",
+                          "metadata": {"name": f"bg-{seed}-{i}", "namespace": c.ns,
+                                       "labels": {"asa-cmp/background": "1"},
+                                       "annotations": {"tarema.io/duration": f"{dur:.0f}s",
+                                                       "tarema.io/expected-duration":
+                                                       f"{dur:.0f}s"}},
+                          "spec": {"schedulerName": c.sched, "nodeSelector": {"asa-cmp": c.id},
+                                   "containers": [{"name": "c", "image": "bg:1", "resources": {
+                                       "requests": {"cpu": "1", "memory": a.mem}}}]}})
+        if items:
+            kubectl("create", "-f", "-", inp=json.dumps({"apiVersion": "v1", "kind": "List",
+                                                         "items": items}), check=False)
+        stop.wait(1)
+
+
+def shape_of(a):
+    return (1, 1000, a.mem_bytes)
+
+
+def learner_poll(c, stop, timeline, t0):
+    """Every 5 s: the learner's estimate and record for the steps' shape."""
+    a = c.a
+    while not stop.wait(5):
+        r = subprocess.run([os.path.join(a.bin, "tarema-planner"), "waits", "--json",
+                            "--namespace", c.ns, "--db", os.environ["DATABASE_URL"]],
+                           capture_output=True, text=True)
+        try:
+            shapes = json.loads(r.stdout).get("shapes", [])
+        except json.JSONDecodeError:
+            continue
+        for sh in shapes:
+            if (sh["pods"], sh["cpu_milli"], sh["memory_bytes"]) == shape_of(a) and \
+                    not sh["node_group"]:
+                timeline.append({"t": round(time.time() - t0, 1), "estimate_s": sh["estimate_s"],
+                                 "observations": sh["observations"], "scored": sh["scored"],
+                                 "hit_ratio": sh["hit_ratio"], "miss_ratio": sh["miss_ratio"]})
+
+
+def t2_workflow(a, name):
+    steps = []
+    for k in range(a.steps):
+        s = {"name": f"s{k}", "mode": "proactive", "pods": 1,
+             "requests": {"cpu": 1, "memory": a.mem}, "duration": f"{a.step_s}s",
+             "image": f"s{k}:1", "annotations": {"tarema.io/duration": f"{a.step_s}s"}}
+        if k:
+            s["after"] = [f"s{k - 1}"]
+        steps.append(s)
+    return json.dumps({"apiVersion": "tarema.io/v1alpha1", "kind": "Workflow",
+                       "metadata": {"name": name}, "spec": {"steps": steps}})
+
+
+def t2_run(c, seed):
+    """One seed: the background's phases for --duration s, workflows back to back; returns the
+    predictions, the learner's timeline and the background's waits."""
+    a = c.a
+    schedule = [(float(x.split(":")[0]), int(x.split(":")[1])) for x in a.queue.split(",")]
+    pl = c.planner(f"t2-{seed}")
+    stop, pstop = threading.Event(), threading.Event()
+    t0 = time.time()
+    timeline = []
+    bg = threading.Thread(target=bg_closed, args=(c, seed, schedule, a.duration, stop),
+                          daemon=True)
+    poll = threading.Thread(target=learner_poll, args=(c, pstop, timeline, t0), daemon=True)
+    bg.start()
+    poll.start()
+    log(f"seed {seed}: {a.duration} s, background queue {schedule} (t s: pods kept waiting), "
+        f"warm-up {a.warmup} s")
+    time.sleep(a.warmup)
+    k, names, last_log = 0, [], 0
+    while True:
+        el = time.time() - t0
+        try:
+            wfs = json.loads(kubectl("get", "workflows", "-n", c.ns, "-o", "json"))["items"]
+        except (RuntimeError, json.JSONDecodeError):
+            wfs = []
+        running = [w for w in wfs if w.get("status", {}).get("phase") not in ("Succeeded",
+                                                                               "Failed")]
+        if el < a.duration and len(running) < a.concurrent:
+            k += 1
+            name = f"t2-{seed}-{k}"
+            kubectl("apply", "-n", c.ns, "-f", "-", inp=t2_workflow(a, name))
+            names.append(name)
+        if el >= a.duration and (not running or el >= a.duration + a.timeout):
+            break
+        if el - last_log >= 30:
+            last_log = el
+            est = timeline[-1]["estimate_s"] if timeline else None
+            log(f"seed {seed}: {el:.0f} s, {len(names)} workflows submitted, {len(running)} "
+                f"running, queue target {queue_target(schedule, el)}, learned estimate {est}")
+        time.sleep(2)
+    stop.set()
+    pstop.set()
+    bg.join()
+    poll.join()
+    c.stop(pl)
+    wfs = json.loads(kubectl("get", "workflows", "-n", c.ns, "-o", "json"))["items"]
+    pods = json.loads(kubectl("get", "pods", "-n", c.ns, "-o", "json"))["items"]
+    res = t2_figures(a, seed, t0, wfs, pods, timeline)
+    kubectl("delete", "workflow", "-n", c.ns, "--all", "--wait=false", check=False)
+    kubectl("delete", "pods", "-n", c.ns, "--all", "--grace-period=0", "--force", check=False)
+    for _ in range(60):
+        if not kubectl("get", "pods", "-n", c.ns, "-o", "name", check=False).strip():
+            break
+        time.sleep(1)
+    return res
+
+
+def t2_figures(a, seed, t0, wfs, pods, timeline):
+    bg = []  # (created, wait) of the background pods, relative to t0
+    for p in pods:
+        if p["metadata"].get("labels", {}).get("asa-cmp/background"):
+            c0, b0 = ts(p["metadata"]["creationTimestamp"]), bound_at(p)
+            if c0 is not None and b0 is not None:
+                bg.append((c0 - t0, b0 - c0))
+    by_name = {p["metadata"]["name"]: p for p in pods}
+    preds = []
+    for w in wfs:
+        name = w["metadata"]["name"]
+        st = {s["name"]: s for s in w.get("status", {}).get("steps", [])}
+        for k in range(1, a.steps):
+            s, prev = st.get(f"s{k}", {}), st.get(f"s{k - 1}", {})
+            pod = next((p for n, p in by_name.items() if n.startswith(f"{name}-s{k}-")), None)
+            tu, tr = ts(s.get("releasedAt")), ts(s.get("orderReleasedAt"))
+            pend, tb = ts(prev.get("actualEnd")), bound_at(pod) if pod else None
+            est = s.get("estimateSeconds")
+            if None in (tu, tb, pend, est):
+                continue  # not run to its binding within the bounds
+            near = [wt for c0, wt in bg if abs(c0 - (tu - t0)) <= a.window]
+            real = sum(near) / len(near) if near else None
+            learned = [x["estimate_s"] for x in timeline if x["t"] <= tu - t0]
+            preds.append({
+                "workflow": name, "step": f"s{k}", "joined_s": round(tu - t0, 1),
+                "estimate_s": est, "estimate_source": s.get("estimateSource"),
+                "learner_estimate_at_join_s": learned[-1] if learned else None,
+                "real_wait_s": round(real, 1) if real is not None else None,
+                "real_wait_n": len(near),
+                "own_wait_s": round(tb - tu, 1),  # joined -> bound
+                "perceived_wait_s": round(max(0.0, tb - pend), 1),  # predecessor's end -> bound
+                "bound_at_release": tr is not None and tb - tr <= 2,
+                "hit": real is not None and est == closest(real),
+                "miss": real is not None and est > real})
+    scored = [p for p in preds if p["real_wait_s"] is not None]
+    n = len(scored)
+    ests = sorted({p["estimate_s"] for p in preds})
+    return {"seed": seed, "workflows": len(wfs),
+            "finished": sum(1 for w in wfs if w.get("status", {}).get("phase") == "Succeeded"),
+            "predictions": preds, "timeline": timeline,
+            "background": [[round(c0, 1), round(wt, 1)] for c0, wt in sorted(bg)],
+            "scored": n, "estimates_used_s": ests,
+            "hit_ratio": round(sum(p["hit"] for p in scored) / n, 3) if n else None,
+            "miss_ratio": round(sum(p["miss"] for p in scored) / n, 3) if n else None,
+            "real_wait_mean_s": round(sum(p["real_wait_s"] for p in scored) / n, 1) if n else None,
+            "estimate_mean_s": round(sum(p["estimate_s"] for p in scored) / n, 1) if n else None,
+            "perceived_wait_mean_s": round(sum(p["perceived_wait_s"] for p in preds) /
+                                           len(preds), 1) if preds else None,
+            "learner": timeline[-1] if timeline else None}
+
+
+def t2_table(runs):
+    rows = ["| seed | workflows (finished) | predictions scored | estimates used (s) | real WT "
+            "mean (s) | ASA WT mean (s) | PWT mean (s) | hit (closest) | miss (over) | paper's "
+            "hit (1 - miss) | learner: waits seen, hit, miss |", "|" + "---|" * 11]
+    for r in runs:
+        ln = r["learner"] or {}
+        pct = (lambda v: f"{100 * v:.0f} %" if v is not None else "-")
+        rows.append(f"| {r['seed']} | {r['workflows']} ({r['finished']}) | {r['scored']} | "
+                    f"{', '.join(str(e) for e in r['estimates_used_s'])} | "
+                    f"{r['real_wait_mean_s']} | {r['estimate_mean_s']} | "
+                    f"{r['perceived_wait_mean_s']} | {pct(r['hit_ratio'])} | "
+                    f"{pct(r['miss_ratio'])} | "
+                    f"{pct(1 - r['miss_ratio'] if r['miss_ratio'] is not None else None)} | "
+                    f"{ln.get('observations')}, "
+                    f"{pct(ln.get('hit_ratio'))}, {pct(ln.get('miss_ratio'))} |")
+    return "\n".join(rows)
+
+
+def t2_svg(runs, path, title):
+    """Per seed a panel: the background's waits (grey dots, by creation time), the learner's
+    estimate (line), each prediction's estimate (green: hit, red: miss, black: neither) at its
+    joining time, and its real wait (open circle)."""
+    W, ph, pad = 960, 220, 50
+    H = pad + len(runs) * (ph + pad) + 10
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
+           f'font-family="sans-serif" font-size="12">', f'<rect width="{W}" height="{H}" '
+           f'fill="white"/>', f'<text x="{W / 2}" y="18" text-anchor="middle" '
+           f'font-size="14">{title}</text>']
+    for j, r in enumerate(runs):
+        x0, y0 = pad, pad + j * (ph + pad) + ph
+        tmax = max([b[0] for b in r["background"]] + [x["t"] for x in r["timeline"]] + [60])
+        vals = [b[1] for b in r["background"]] + [p["estimate_s"] for p in r["predictions"]]
+        vmax = -(-max(vals + [10]) * 1.1 // 20) * 20
+        X = (lambda t: x0 + (W - 2 * pad) * t / tmax)
+        Y = (lambda v: y0 - ph * min(v, vmax) / vmax)
+        out.append(f'<line x1="{x0}" y1="{y0}" x2="{W - pad}" y2="{y0}" stroke="black"/>')
+        out.append(f'<line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y0 - ph}" stroke="black"/>')
+        out.append(f'<text x="{x0 + 4}" y="{y0 - ph - 6}">seed {r["seed"]}: hit '
+                   f'{r["hit_ratio"]}, miss {r["miss_ratio"]} over {r["scored"]} predictions; '
+                   f'wait (s) against time (s)</text>')
+        for t in range(5):
+            out.append(f'<text x="{x0 - 4}" y="{Y(vmax * t / 4) + 4:.1f}" text-anchor="end">'
+                       f'{vmax * t / 4:.0f}</text>')
+            out.append(f'<text x="{X(tmax * t / 4):.1f}" y="{y0 + 14}" text-anchor="middle">'
+                       f'{tmax * t / 4:.0f}</text>')
+        for c0, wt in r["background"]:
+            out.append(f'<circle cx="{X(c0):.1f}" cy="{Y(wt):.1f}" r="1.8" fill="#aaaaaa"/>')
+        if r["timeline"]:
+            pts = " ".join(f'{X(x["t"]):.1f},{Y(x["estimate_s"]):.1f}' for x in r["timeline"])
+            out.append(f'<polyline points="{pts}" fill="none" stroke="#4c72b0" '
+                       f'stroke-width="2"/>')
+        for p in r["predictions"]:
+            col = "#55a868" if p["hit"] else "#c44e52" if p["miss"] else "black"
+            out.append(f'<rect x="{X(p["joined_s"]) - 3:.1f}" y="{Y(p["estimate_s"]) - 3:.1f}" '
+                       f'width="6" height="6" fill="{col}"/>')
+            if p["real_wait_s"] is not None:
+                out.append(f'<circle cx="{X(p["joined_s"]):.1f}" cy="{Y(p["real_wait_s"]):.1f}" '
+                           f'r="4" fill="none" stroke="{col}"/>')
+    out.append(f'<text x="{pad}" y="{H - 6}">grey: background waits; blue line: learned '
+               f'estimate; squares: estimate a step was released with; circles: the real wait '
+               f'when it joined (green hit, red miss)</text>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def t2_main(a):
+    if a.from_json:  # the runs of earlier invocations, described by the first one's config
+        runs = []
+        for i, f in enumerate(a.from_json.split(",")):
+            d = json.load(open(f))
+            runs += d["runs"]
+            if i == 0:
+                for k in ("steps", "step_s", "queue", "backoff_ms"):
+                    setattr(a, k, d["config"].get(k, getattr(a, k)))
+    else:
+        c = Cluster(a)
+        runs = []
+
+        def on_term(signum, frame):
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGTERM, on_term)
+        try:
+            c.up()
+            log(f"table2: namespace {c.ns}, {a.nodes} nodes x {a.cpu} cores, {a.steps}-step "
+                f"chains of 1 pod x {a.step_s} s, {a.concurrent} at a time; logs {c.work}")
+            for seed in [int(x) for x in a.seeds.split(",")]:
+                runs.append(t2_run(c, seed))
+                r = runs[-1]
+                log(f"seed {seed}: {r['scored']} predictions, hit {r['hit_ratio']}, miss "
+                    f"{r['miss_ratio']}, estimates used {r['estimates_used_s']}")
+        finally:
+            c.down()
+    n = sum(r["scored"] for r in runs)
+    allp = [p for r in runs for p in r["predictions"] if p["real_wait_s"] is not None]
+    summary = {"predictions": n,
+               "hit_ratio": round(sum(p["hit"] for p in allp) / n, 3) if n else None,
+               "miss_ratio": round(sum(p["miss"] for p in allp) / n, 3) if n else None}
+    if a.json:
+        with open(a.json, "w") as f:
+            cfg = {k: v for k, v in vars(a).items() if k not in ("repo", "bin", "from_json")}
+            json.dump({"config": cfg, "runs": runs, "summary": summary}, f, indent=1)
+    if a.svg:
+        t2_svg(runs, a.svg, f"ASA on kwok: {a.steps}-step proactive chains, background queue "
+               f"{a.queue} (t s: pods waiting), scheduler backoff {a.backoff_ms[0]}-"
+               f"{a.backoff_ms[1]} ms")
+    print(json.dumps(summary, indent=1))
+    print(t2_table(runs), file=sys.stderr)
+
+
 def main():
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -480,7 +821,24 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the logs' directory")
     ap.add_argument("--from-json", help="no run: summarize (and plot) the runs of these "
                     "comma-separated --json files of earlier invocations")
+    ap.add_argument("--table2", action="store_true", help="the paper's Table 2 on kwok: "
+                    "hit and miss ratios of the proactive steps' estimates (see above)")
+    ap.add_argument("--duration", type=int, default=480, help="--table2: seconds of "
+                    "workflows per seed (default 480)")
+    ap.add_argument("--queue", default="0:3,150:14,330:6", help="--table2: background pods "
+                    "kept waiting from T s on, T:N,... (default 0:3,150:14,330:6)")
+    ap.add_argument("--concurrent", type=int, default=2, help="--table2: workflows at a time")
+    ap.add_argument("--window", type=float, default=5, help="--table2: the real wait of a "
+                    "step is that of background pods created within this many s of its joining")
+    ap.add_argument("--backoff-ms", default="200,1000", help="tarema-scheduler's initial and "
+                    "maximum backoff of a pod that did not fit, ms (default 200,1000). A pod in "
+                    "backoff is passed over by one that arrives meanwhile: shorter is nearer "
+                    "first come, first served")
     a = ap.parse_args()
+    a.mem_bytes = units_bytes(a.mem)
+    a.backoff_ms = [int(x) for x in a.backoff_ms.split(",")]
+    if a.table2:
+        return t2_main(a)
     if a.from_json:
         runs, cfg = [], None
         for f in a.from_json.split(","):

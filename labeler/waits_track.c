@@ -1,5 +1,6 @@
 /* waits_track.c: see waits_track.h. State as jansson objects used as maps:
- *   pods: uid -> {ns, gang, group, cpu, mem, queued, had_gates, bound, done}
+ *   pods: uid -> {ns, gang, group, cpu, mem, queued, had_gates, held, released, bound, done}
+ *         (held: first seen held, released: first seen ungated after that; -1 when not)
  *   gangs: "ns/gang" -> {members: {uid: true}, done: bool} */
 #include "labeler/waits_track.h"
 
@@ -59,6 +60,7 @@ static void gang_leave(lab_waits_tracker *t, const char *ns, const char *gang, c
  * and memory, their count and the first member's state. */
 typedef struct gang_sum {
     double queued, bound;
+    double released; /* the last held member's release, -1 when none was held */
     long long cpu, mem;
     int n;
     const json_t *first;
@@ -67,7 +69,7 @@ typedef struct gang_sum {
 /* Sums the members of gang g; false when one is unknown or not queued yet (or, with
  * need_bound, not bound yet). */
 static bool gang_sum_of(const lab_waits_tracker *t, const json_t *g, bool need_bound, gang_sum *s) {
-    *s = (gang_sum){.queued = -1, .bound = -1};
+    *s = (gang_sum){.queued = -1, .bound = -1, .released = -1};
     const char *uid;
     json_t *v;
     json_object_foreach(json_object_get(g, "members"), uid, v) {
@@ -77,6 +79,7 @@ static bool gang_sum_of(const lab_waits_tracker *t, const json_t *g, bool need_b
         s->first = s->first ? s->first : p;
         s->queued = fmax(s->queued, num(p, "queued"));
         s->bound = fmax(s->bound, num(p, "bound"));
+        s->released = fmax(s->released, num(p, "released"));
         s->cpu = (long long)fmax((double)s->cpu, num(p, "cpu"));
         s->mem = (long long)fmax((double)s->mem, num(p, "mem"));
         s->n++;
@@ -84,12 +87,21 @@ static bool gang_sum_of(const lab_waits_tracker *t, const json_t *g, bool need_b
     return true;
 }
 
-/* A gang whose every member is bound: its observation. 1 when complete. */
+/* Whether a held request released at `released` and bound at `bound` was bound at its
+ * release: its wait is censored, not an observation (waits_track.h). */
+static bool bound_at_release(double released, double bound) {
+    return released >= 0 && bound - released <= LAB_WAITS_HELD_SLACK_S;
+}
+
+/* A gang whose every member is bound: its observation. 1 when complete, 2 when complete but
+ * bound at its release (nothing to feed). */
 static int gang_complete(lab_waits_tracker *t, const char *gid, const json_t *g, double now,
                          lab_waits_obs *obs, tm_err *err) {
     gang_sum s;
     if (!gang_sum_of(t, g, true, &s) || s.n == 0 || s.bound < now - LAB_WAITS_RECENT_S)
         return 0;
+    if (bound_at_release(s.released, s.bound))
+        return 2;
     if (asa_key_make(&obs->key, json_string_value(json_object_get(s.first, "ns")),
                      json_string_value(json_object_get(s.first, "group")), s.n, s.cpu, s.mem,
                      err) < 0)
@@ -136,8 +148,9 @@ int lab_waits_tracker_update(lab_waits_tracker *t, const lab_waits_pod *p, doubl
         return -1;
     json_t *st = json_object_get(t->pods, p->uid);
     if (!st) {
-        st = json_pack("{s:s, s:s, s:f, s:b, s:f, s:b}", "ns", p->ns, "gang", p->gang, "queued",
-                       -1.0, "had_gates", 0, "bound", -1.0, "done", 0);
+        st = json_pack("{s:s, s:s, s:f, s:b, s:f, s:f, s:f, s:b}", "ns", p->ns, "gang", p->gang,
+                       "queued", -1.0, "had_gates", 0, "held", -1.0, "released", -1.0, "bound",
+                       -1.0, "done", 0);
         if (!st || json_object_set_new(t->pods, p->uid, st) < 0)
             return tm_err_set(err, "out of memory tracking pod %s/%s", p->ns, p->name);
     }
@@ -155,8 +168,15 @@ int lab_waits_tracker_update(lab_waits_tracker *t, const lab_waits_pod *p, doubl
     if (p->gated) {
         json_object_set_new(st, "had_gates", json_true());
         queued = -1;
+        if (p->held && num(st, "held") < 0) /* joined tarema-scheduler's queue now */
+            json_object_set_new(st, "held", json_real(p->bound >= 0 ? fmin(now, p->bound) : now));
     } else if (queued < 0) {
-        if (queued_at_plausible(p, now))
+        if (num(st, "held") >= 0) {
+            /* queued since it was held; released now (or when bound, if seen only then) */
+            queued = num(st, "held");
+            json_object_set_new(st, "released",
+                                json_real(p->bound >= 0 ? fmin(now, p->bound) : now));
+        } else if (queued_at_plausible(p, now))
             queued = p->queued_at; /* written by this feed before a restart */
         else if (json_is_true(json_object_get(st, "had_gates")))
             queued = p->bound >= 0 ? fmin(now, p->bound) : now; /* first seen ungated */
@@ -177,14 +197,14 @@ int lab_waits_tracker_update(lab_waits_tracker *t, const lab_waits_pod *p, doubl
         if (!t->synced || p->bound < 0 || json_is_true(json_object_get(g, "done")))
             return 0;
         int rc = gang_complete(t, gid, g, now, obs, err);
-        if (rc == 1)
+        if (rc >= 1)
             json_object_set_new(g, "done", json_true());
-        return rc;
+        return rc == 1 ? 1 : rc < 0 ? -1 : 0;
     }
     if (p->bound < 0 || json_is_true(json_object_get(st, "done")) || queued < 0)
         return 0;
     json_object_set_new(st, "done", json_true());
-    if (p->bound < now - LAB_WAITS_RECENT_S)
+    if (p->bound < now - LAB_WAITS_RECENT_S || bound_at_release(num(st, "released"), p->bound))
         return 0;
     obs->key = probe;
     snprintf(obs->request_id, sizeof obs->request_id, "pod:%s", p->uid);
@@ -204,10 +224,10 @@ int lab_waits_tracker_synced(lab_waits_tracker *t, double now, lab_waits_obs *ob
         if (json_is_true(json_object_get(g, "done")))
             continue;
         int rc = gang_complete(t, gid, g, now, &obs[n], NULL);
-        if (rc == 1) {
+        if (rc >= 1)
             json_object_set_new(g, "done", json_true());
+        if (rc == 1)
             n++;
-        }
     }
     return n;
 }

@@ -12,7 +12,16 @@
  * differ: a kubelet or kwok rewrites the PodScheduled condition's time) counts it no second
  * time. Requests bound more than a day
  * before they are seen are not counted (a restarted feed re-lists old pods; the store's
- * request ids catch the rest). */
+ * request ids catch the rest).
+ *
+ * A held pod (lab_waits_pod.held: its only gate is the order gate, so it is in tarema-scheduler's
+ * queue but not tried) is queued when it is first seen held: the moment a proactive step joined
+ * the queue, which is what ASA's estimate is the wait of. Its release (the order gate lifted, its
+ * predecessors done) is not a queueing. Bound more than LAB_WAITS_HELD_SLACK_S after its release,
+ * it was still waiting for capacity: its wait is from joining to binding. Bound at its release,
+ * the order gate, not the queue, decided when: its wait is only known to be at most that long (a
+ * censored observation) and it is not fed. A gang is held when any member was; it is bound at its
+ * release when its last member is bound within the slack of its last member's release. */
 #ifndef TAREMA_LABELER_WAITS_TRACK_H
 #define TAREMA_LABELER_WAITS_TRACK_H
 
@@ -21,6 +30,10 @@
 
 /* Requests bound longer ago than this when first seen are not fed. */
 #define LAB_WAITS_RECENT_S 86400.0
+/* A held request bound within this many seconds of its release was bound at its release: the
+ * planner's order gate and the scheduler's cycle take about a second, the API's times have
+ * whole seconds. */
+#define LAB_WAITS_HELD_SLACK_S 2.0
 
 typedef struct lab_waits_obs {
     asa_key key;

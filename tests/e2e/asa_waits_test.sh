@@ -12,7 +12,10 @@
 #  5. a corrupt row is ignored with a warning (planner and labeler), and replaced on the shape's
 #     next wait;
 #  6. once learned, a new pending pod's prediction is queued-at + the learned estimate, and
-#     `tarema-scheduler explain` shows it.
+#     `tarema-scheduler explain` shows it;
+#  7. a row locked past the feed's lock timeout: the waits are stored once it is free;
+#  8. a held pod (the order gate tarema.io/after-predecessors alone: in tarema's queue) waits from
+#     when it was held; one bound at its release is not fed (its wait is censored).
 # Pods wait for a node label this test sets, on its own tainted kwok node.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -45,15 +48,25 @@ state() { sql "SELECT state FROM asa_waits WHERE namespace = '$NS' AND cpu_milli
 ann() { kubectl get pod -n "$NS" "$1" -o json | jq -r --arg k "$2" '.metadata.annotations[$k] // ""'; }
 epoch() { date -u -d "$1" +%s; }
 # pod NAME CPU MEM [SCHEDULER] [GANG] [GATED]: a pod that waits for the node label open=ID
+# (GATED: yes = the gate tarema.io/e2e; proactive = a proactive step's two gates)
 pod() {
   pod_json "$NS" "$1" "${4:-default-scheduler}" "$2" "$3" '{}' "$ID" |
     jq -c --arg id "$ID" --arg gang "${5:-}" --arg gated "${6:-}" '
       .spec.nodeSelector = {("asa-e2e-open"): $id}
       | if $gang != "" then .metadata.labels = {"scheduling.x-k8s.io/pod-group": $gang} else . end
-      | if $gated != "" then .spec.schedulingGates = [{name: "tarema.io/e2e"}] else . end' |
+      | if $gated == "yes" then .spec.schedulingGates = [{name: "tarema.io/e2e"}] else . end
+      | if $gated == "proactive" then .spec.schedulingGates = [{name: "tarema.io/planned"},
+          {name: "tarema.io/after-predecessors"}] else . end' |
     kubectl create -f - >/dev/null
 }
+# drop_gate NAME GATE: removes one gate, keeps the others (as the planner does)
+drop_gate() {
+  local g
+  g=$(kubectl get pod -n "$NS" "$1" -o json | jq -c --arg g "$2" '[.spec.schedulingGates[]? | select(.name != $g)]')
+  kubectl patch pod -n "$NS" "$1" --type=json -p "[{\"op\": \"replace\", \"path\": \"/spec/schedulingGates\", \"value\": $g}]" >/dev/null
+}
 all_bound() { [ "$(bound_count "$NS")" = "$1" ]; }
+bound_count_is() { all_bound "$1"; }
 connected() { [ "$(grep -c "waits feed: database connected" "$WORK/labeler.log")" -gt "$1" ]; }
 start_labeler() { # waits until this start's feed has read the learned state
   local before
@@ -156,7 +169,7 @@ n2=$(jq '.shapes | length' "$WORK/waits2.json")
 check "and lists the others (got $n2 of 3: $(cat "$WORK/waits2.err"))" test "$n2" = 3
 pod t2 200m 200Mi "$SCHED"
 check "the corrupt row's shape starts afresh on its next wait" wait_for 20 test "$(obs 200 209715200)" = 1
-check "the labeler warned about it" grep -q "asa_waits row ignored (namespace $NS, node group '', 1 pods of 200m" "$WORK/labeler.log"
+check "the labeler warned about it" wait_for 20 grep -q "asa_waits row ignored (namespace $NS, node group '', 1 pods of 200m" "$WORK/labeler.log"
 check "the fresh row is readable again" test "$(state 200 209715200 | jq .version)" = 1
 
 # ---- 6. a prediction from the learned estimate ------------------------------------------------
@@ -187,4 +200,30 @@ check "k5 and k6 bound while the row is locked" wait_for 20 all_bound 11
 wait "$lockpid"
 check "their waits are stored once the lock is gone ($n7 + 2, not lost to the lock timeout)" \
   wait_for 20 test "$(obs 300 314572800)" = $((n7 + 2))
+
+# ---- 8. held pods (a proactive step's: the order gate alone after ungateAt) -------------------
+# h1 is released while the node is open: bound at its release, its wait is censored (not fed).
+# h2 is held for 15 s, released while the node is closed and bound 5 s (or more) later: its wait
+# counts from when it was held (>= 15 + 5 s; from its release it would be 5-12 s).
+pod h1 500m 500Mi default-scheduler "" proactive
+pod h2 600m 600Mi default-scheduler "" proactive
+sleep 1
+drop_gate h1 tarema.io/planned
+drop_gate h2 tarema.io/planned
+held=$(date +%s)
+sleep 5
+drop_gate h1 tarema.io/after-predecessors
+check "h1 bound at its release" wait_for 20 bound_count_is 12
+kubectl label node "${NODE}-1" asa-e2e-open- >/dev/null
+sleep $((held + 15 - $(date +%s)))
+drop_gate h2 tarema.io/after-predecessors
+sleep 5
+kubectl label node "${NODE}-1" "asa-e2e-open=$ID" >/dev/null
+check "h2 bound once the node is open again" wait_for 20 bound_count_is 13
+check "h2's wait stored" wait_for 20 test "$(obs 600 629145600)" = 1
+w_h2=$(state 600 629145600 | jq '.stats.last_wait_s')
+check "a held pod's wait counts from when it was held, not from its release (>= 19 s, got $w_h2)" \
+  test "${w_h2%.*}" -ge 19
+check "a held pod bound at its release is not fed (its wait is censored; got $(obs 500 524288000) observations)" \
+  test -z "$(obs 500 524288000)"
 summary

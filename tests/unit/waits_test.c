@@ -9,6 +9,7 @@
 #include "harness.h"
 #include "labeler/waits_pod.h"
 #include "labeler/waits_track.h"
+#include "lib/jsonutil.h"
 #include "planner/waits.h"
 #include "scheduler/explain.h"
 
@@ -208,6 +209,18 @@ static void test_pod_parse(void) {
     CHECKF(lab_waits_pod_parse(p, &w, &err) == 0, "%s", err.msg);
     CHECK(w.mem_bytes == LLONG_MAX);
     json_decref(p);
+    /* held: the order gate alone; with another gate beside it, only gated */
+    p = pod("{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\","
+            "\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},"
+            "\"spec\":{\"schedulingGates\":[{\"name\":\"tarema.io/after-predecessors\"}]}}");
+    CHECK(lab_waits_pod_parse(p, &w, &err) == 0 && w.gated && w.held);
+    small = lab_waits_pod_transform(NULL, json_deep_copy(p));
+    CHECK(lab_waits_pod_parse(small, &w2, &err) == 0 && w2.held);
+    json_decref(small);
+    json_array_append_new(tm_json_path(p, "spec.schedulingGates"),
+                          json_pack("{s:s}", "name", "tarema.io/planned"));
+    CHECK(lab_waits_pod_parse(p, &w, &err) == 0 && w.gated && !w.held);
+    json_decref(p);
 }
 
 static lab_waits_pod mk(const char *name, const char *gang, double created, double bound,
@@ -282,6 +295,85 @@ static void test_track_gated(void) {
     p.queued_at = T0 + 300;
     CHECK(lab_waits_tracker_update(t2, &p, T0 + 400, &o, NULL) == 1 && o.wait_s == 20);
     lab_waits_tracker_free(t2);
+    lab_waits_tracker_free(t);
+}
+
+/* A held pod (its only gate the order gate: in tarema-scheduler's queue, not tried) joined the
+ * queue when it was first seen held, not when the order gate went (docs/asa.md, "The held pod's
+ * wait"). Bound later than LAB_WAITS_HELD_SLACK_S after its release, it still waited for capacity:
+ * its wait counts from joining. Bound at its release, the queue did not keep it: its wait is only
+ * known to be at most that long (censored) and it is not fed. (Before the fix: a wait of 20 s from
+ * the release, and the censored one fed as 1 s.) */
+static void test_track_held(void) {
+    lab_waits_tracker *t = lab_waits_tracker_new();
+    lab_waits_obs o;
+    asa_key k;
+    double q;
+    lab_waits_pod p = mk("h", "", T0, -1, true); /* both gates: not queued */
+    CHECK(lab_waits_tracker_update(t, &p, T0 + 1, &o, NULL) == 0);
+    p.held = true; /* the planner removed its gate at ungateAt */
+    CHECK(lab_waits_tracker_update(t, &p, T0 + 100, &o, NULL) == 0);
+    CHECK(lab_waits_tracker_update(t, &p, T0 + 110, &o, NULL) == 0); /* joined once */
+    CHECK(lab_waits_tracker_pending(t, &p, &k, &q) == 0);            /* still gated */
+    p.gated = p.held = false; /* every predecessor succeeded */
+    CHECK(lab_waits_tracker_update(t, &p, T0 + 130, &o, NULL) == 0);
+    CHECKF(lab_waits_tracker_pending(t, &p, &k, &q) == 1 && q == T0 + 100, "queued %.0f", q - T0);
+    p.bound = T0 + 150; /* no core free at its release: waited 20 s more */
+    CHECKF(lab_waits_tracker_update(t, &p, T0 + 151, &o, NULL) == 1 && o.wait_s == 50, "wait %g",
+           o.wait_s);
+    /* bound at its release: censored, not fed */
+    lab_waits_pod c = mk("c", "", T0, -1, true);
+    c.held = true;
+    CHECK(lab_waits_tracker_update(t, &c, T0 + 100, &o, NULL) == 0);
+    c.gated = c.held = false;
+    CHECK(lab_waits_tracker_update(t, &c, T0 + 130.4, &o, NULL) == 0);
+    c.bound = T0 + 131; /* the API's whole seconds, within the slack */
+    CHECK(lab_waits_tracker_update(t, &c, T0 + 131.2, &o, NULL) == 0);
+    CHECK(lab_waits_tracker_update(t, &c, T0 + 140, &o, NULL) == 0); /* nor later */
+    /* seen released and bound in one update (a slow watch): bound at its release, censored */
+    lab_waits_pod d = mk("d", "", T0, -1, true);
+    d.held = true;
+    CHECK(lab_waits_tracker_update(t, &d, T0 + 100, &o, NULL) == 0);
+    d.gated = d.held = false;
+    d.bound = T0 + 131;
+    CHECK(lab_waits_tracker_update(t, &d, T0 + 135, &o, NULL) == 0);
+    /* an ordinary gated pod (another gate) still counts from its last ungating */
+    lab_waits_pod g = mk("g", "", T0, -1, true);
+    CHECK(lab_waits_tracker_update(t, &g, T0 + 100, &o, NULL) == 0);
+    g.gated = false;
+    CHECK(lab_waits_tracker_update(t, &g, T0 + 130, &o, NULL) == 0);
+    g.bound = T0 + 131;
+    CHECK(lab_waits_tracker_update(t, &g, T0 + 132, &o, NULL) == 1 && o.wait_s == 1);
+    lab_waits_tracker_free(t);
+}
+
+/* A gang of held pods: queued when its last member was held, censored when bound at the release
+ * of its last member. */
+static void test_track_held_gang(void) {
+    lab_waits_tracker *t = lab_waits_tracker_new();
+    lab_waits_obs o;
+    CHECK(lab_waits_tracker_synced(t, T0, &o, 1) == 0);
+    for (int late = 0; late < 2; late++) {
+        lab_waits_pod a = mk(late ? "a2" : "a", late ? "pg2" : "pg", T0, -1, true);
+        lab_waits_pod b = mk(late ? "b2" : "b", late ? "pg2" : "pg", T0, -1, true);
+        a.held = b.held = true;
+        CHECK(lab_waits_tracker_update(t, &a, T0 + 100, &o, NULL) == 0);
+        CHECK(lab_waits_tracker_update(t, &b, T0 + 101, &o, NULL) == 0);
+        a.gated = a.held = b.gated = b.held = false;
+        CHECK(lab_waits_tracker_update(t, &a, T0 + 130, &o, NULL) == 0);
+        CHECK(lab_waits_tracker_update(t, &b, T0 + 130, &o, NULL) == 0);
+        a.bound = T0 + 131;
+        b.bound = late ? T0 + 160 : T0 + 131;
+        CHECK(lab_waits_tracker_update(t, &a, T0 + 161, &o, NULL) == 0);
+        int rc = lab_waits_tracker_update(t, &b, T0 + 161, &o, NULL);
+        if (!late) {
+            CHECKF(rc == 0, "censored gang fed a wait of %g s", rc == 1 ? o.wait_s : -1);
+        } else {
+            CHECKF(rc == 1 && o.wait_s == 59 && o.key.pods == 2, "rc %d wait %g", rc, o.wait_s);
+        }
+        if (rc == 1)
+            lab_waits_obs_clear(&o);
+    }
     lab_waits_tracker_free(t);
 }
 
@@ -457,6 +549,8 @@ int main(void) {
     RUN(test_pod_parse);
     RUN(test_track_pod);
     RUN(test_track_gated);
+    RUN(test_track_held);
+    RUN(test_track_held_gang);
     RUN(test_track_forged_queued_at);
     RUN(test_track_gang);
     RUN(test_track_gang_relist);
