@@ -161,6 +161,22 @@ static double step_estimate(ctl *c, const char *ns, const pl_step *s, int *learn
     return e;
 }
 
+/* The node group of a node as the occupancy has it (planner/occupancy.c): its tarema.io/group
+ * label, "all" without one or when the node is unknown. Borrowed from the informer's store. */
+static const char *node_group(ctl *c, const char *node) {
+    json_t *n = node ? tm_informer_get(c->nodes, NULL, node) : NULL;
+    json_t *labels = tm_json_path(n, "metadata.labels");
+    const char *g = labels ? json_string_value(json_object_get(labels, "tarema.io/group")) : NULL;
+    return g ? g : "all";
+}
+
+/* The walltime of step s as status ss has it: predictedSeconds (its groups' walltime: the
+ * planned nodes' until it binds, then the nodes it runs on), else its duration. */
+static int64_t step_seconds(const json_t *ss, const pl_step *s) {
+    long long v = tm_json_int(ss, "predictedSeconds", 0);
+    return v > 0 ? (int64_t)v : s->duration_s;
+}
+
 /* The pods of one step (its current attempt) in ns, from the pod informer. */
 typedef struct step_pods {
     json_t *pods; /* array, borrowed elements */
@@ -293,8 +309,8 @@ static int plan_steps(ctl *c, const json_t *wfobj, const pl_workflow *wf, json_t
                 continue;
             int64_t end = get_time(ss, "end");
             int64_t as = get_time(ss, "actualStart");
-            if (as >= 0 && as + wf->steps[a].duration_s > end)
-                end = as + wf->steps[a].duration_s;
+            if (as >= 0 && as + step_seconds(ss, &wf->steps[a]) > end)
+                end = as + step_seconds(ss, &wf->steps[a]);
             if (end <= now) /* running late: at least one more slot */
                 end = now + cfg->slot_s;
             if (end - now > d->not_before_s)
@@ -314,6 +330,10 @@ static int plan_steps(ctl *c, const json_t *wfobj, const pl_workflow *wf, json_t
     resvs = store_array(c->resvs);
     profiles = store_array(c->profiles);
     if (!(cl = pl_world_cluster(nodes, err)))
+        goto out;
+    /* a group named in durations: that the cluster lacks is bad input: refused before anything
+     * is created (later, a group whose nodes went away just goes unused) */
+    if (!tm_json_str(status, "plannedAt", NULL) && pl_check_step_groups(&sub, cl, err) < 0)
         goto out;
     pl_world_opts wo = {.now = now,
                         .overrun_s = cfg->slot_s,
@@ -362,8 +382,15 @@ static int plan_steps(ctl *c, const json_t *wfobj, const pl_workflow *wf, json_t
         int64_t start = now + (int64_t)plan.start[j] * cfg->slot_s;
         int64_t end = now + (int64_t)plan.end[j] * cfg->slot_s;
         json_t *nl = json_array();
-        for (int k = plan.off[j]; k < plan.off[j + 1]; k++)
-            json_array_append_new(nl, json_string(cl->nodes[plan.node[k]].name));
+        int64_t wsec = 0; /* the walltime on the planned nodes' groups: the slowest one's */
+        for (int k = plan.off[j]; k < plan.off[j + 1]; k++) {
+            const pl_node *pn = &cl->nodes[plan.node[k]];
+            const char *grp = cl->type_names[pn->type];
+            int64_t w = pl_step_seconds_on(s, &grp, 1);
+            json_array_append_new(nl, json_string(pn->name));
+            if (w > wsec)
+                wsec = w;
+        }
         int64_t ostart = get_time(ss, "start"), oend = get_time(ss, "end");
         json_t *onodes = json_object_get(ss, "nodes");
         int had = ostart >= 0;
@@ -385,7 +412,7 @@ static int plan_steps(ctl *c, const json_t *wfobj, const pl_workflow *wf, json_t
         }
         json_decref(nl);
         json_object_set_new(ss, "state", json_string(PL_ST_PLANNED));
-        json_object_set_new(ss, "predictedSeconds", json_integer(s->duration_s));
+        json_object_set_new(ss, "predictedSeconds", json_integer(wsec ? wsec : s->duration_s));
         if (!tm_json_str(ss, "mode", NULL)) { /* chosen once: a replan does not switch it */
             pl_mode req = PL_MODE_AUTO;
             requested_mode(wfobj, i, &req);
@@ -745,6 +772,21 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
         int attempt = (int)tm_json_int(ss, "attempts", 0);
         step_pods sp;
         observe(c, ns, wf->name, stepobj, attempt, &sp);
+        /* bound: the walltime on the groups it really runs on (the slowest) */
+        if (!state_is(ss, PL_ST_PLANNED) && sp.bound > 0) {
+            int64_t w = 0;
+            size_t k;
+            json_t *p;
+            json_array_foreach(sp.pods, k, p) {
+                const char *node = tm_json_str(p, "spec.nodeName", NULL);
+                const char *grp = node_group(c, node);
+                int64_t wk = node ? pl_step_seconds_on(s, &grp, 1) : 0;
+                if (wk > w)
+                    w = wk;
+            }
+            if (w > 0)
+                json_object_set_new(ss, "predictedSeconds", json_integer(w));
+        }
         /* A released step's pods all existed when their gate was removed: one gone since
          * (deleted, or its node deleted and the pod collected) is a failed pod. */
         int gone = s->pods - (int)json_array_size(sp.pods);
@@ -891,8 +933,8 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
             if (e < 0) {
                 e = get_time(as, "end");
                 int64_t st = get_time(as, "actualStart");
-                if (st >= 0 && st + a->duration_s > e)
-                    e = st + a->duration_s;
+                if (st >= 0 && st + step_seconds(as, a) > e)
+                    e = st + step_seconds(as, a);
             }
             if (pend)
                 pend[k] = e;
@@ -977,10 +1019,11 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
         observe(c, ns, wf->name, stepobj, attempt, &sp);
         if ((int)json_array_size(sp.pods) == s->pods) {
             /* what is left of the window less a margin (window_left_s): the pods start a
-             * moment after the gate goes; without a window, the step's own duration */
+             * moment after the gate goes; without a window, the step's own walltime on its
+             * slowest group (where the pods bind is not known yet) */
             ungate(c, ns, sp.pods, PL_GATE,
                    mode == PL_MODE_RESERVE ? window_left_s(get_time(ss, "end"), now)
-                                           : s->duration_s);
+                                           : pl_step_seconds_max(s));
             json_object_set_new(ss, "state", json_string(PL_ST_RELEASED));
             set_time(ss, "releasedAt", now);
             char note[300];

@@ -303,7 +303,8 @@ int main(int argc, char **argv) {
     if (busy_path && (!(bj = tm_yaml_load_file(busy_path, &err)) ||
                       pl_busy_from_json(bj, busy_path, cl, &busy, &nbusy, &err) < 0))
         goto out;
-    if (pl_problem_init(&prob, wf, cl, busy, nbusy, slot_s, obj, &err) < 0) {
+    if (pl_check_step_groups(wf, cl, &err) < 0 ||
+        pl_problem_init(&prob, wf, cl, busy, nbusy, slot_s, obj, &err) < 0) {
         tm_err_wrap(&err, "%s", wf_path);
         goto out;
     }
