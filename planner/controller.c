@@ -17,6 +17,7 @@
 #include "planner/modes.h"
 #include "planner/occupancy.h"
 #include "planner/predict.h"
+#include "planner/replan.h"
 #include "planner/solve.h"
 
 typedef struct ctl {
@@ -66,8 +67,9 @@ static void event(ctl *c, const json_t *wfobj, const char *type, const char *rea
             tm_json_str(wfobj, "metadata.name", ""), reason, note);
 }
 
-/* Creates obj at path; an existing object (409) is fine: names are fixed, so a restarted
- * controller finds what it made before. */
+/* Creates obj at path: 0, or 1 when it exists already (409), which is fine but for a renewed
+ * Reservation: names are fixed, so a restarted controller finds what it made before; -1 on
+ * failure, -2 when the resource (CRD) is not installed. */
 static int create_obj(ctl *c, const char *path, const json_t *obj, const char *what) {
     tm_err err = {0};
     json_t *r = tm_kube_create(c->k, path, obj, &err);
@@ -76,7 +78,7 @@ static int create_obj(ctl *c, const char *path, const json_t *obj, const char *w
         return 0;
     }
     if (err.http_status == 409)
-        return 0;
+        return 1; /* there already: fine for the callers but a renewal */
     tm_warn("create %s failed err=\"%s\"", what, err.msg);
     return err.http_status == 404 ? -2 : -1; /* -2: the resource (CRD) is not installed */
 }
@@ -307,12 +309,10 @@ static int plan_steps(ctl *c, const json_t *wfobj, const pl_workflow *wf, json_t
             json_t *ss = step_status(steps_st, wf->steps[a].name);
             if (state_is(ss, PL_ST_SUCCEEDED))
                 continue;
-            int64_t end = get_time(ss, "end");
-            int64_t as = get_time(ss, "actualStart");
-            if (as >= 0 && as + step_seconds(ss, &wf->steps[a]) > end)
-                end = as + step_seconds(ss, &wf->steps[a]);
-            if (end <= now) /* running late: at least one more slot */
-                end = now + cfg->slot_s;
+            /* planned end, actual start + walltime; not started: a whole walltime from now;
+             * overrunning: as long again as its overrun (replan.h: no replan every slot) */
+            int64_t end = pl_pred_expected_end(get_time(ss, "end"), get_time(ss, "actualStart"),
+                                               step_seconds(ss, &wf->steps[a]), now, cfg->slot_s);
             if (end - now > d->not_before_s)
                 d->not_before_s = end - now;
         }
@@ -339,7 +339,8 @@ static int plan_steps(ctl *c, const json_t *wfobj, const pl_workflow *wf, json_t
                         .overrun_s = cfg->slot_s,
                         .unknown_hold_s = cfg->unknown_hold_s,
                         .skip_ns = tm_json_str(wfobj, "metadata.namespace", ""),
-                        .skip_wf = wf->name};
+                        .skip_wf = wf->name,
+                        .nodes = nodes};
     if (pl_world_busy(cl, pods, resvs, profiles, &wo, &busy, &nbusy) < 0)
         goto oom;
     if (pl_problem_init(&prob, &sub, cl, busy, nbusy, cfg->slot_s, PL_OBJ_MAKESPAN, err) < 0)
@@ -409,6 +410,23 @@ static int plan_steps(ctl *c, const json_t *wfobj, const pl_workflow *wf, json_t
             set_time(ss, "start", start);
             set_time(ss, "end", end);
             json_object_set(ss, "nodes", nl);
+            /* the scheduler holds the window it admitted, whatever the spec says later: one
+             * that ends by the new start can never take the step's pods, so it is replaced
+             * (a refused one waiting for its retry is replaced then) */
+            char obj[PL_OBJNAME_MAX];
+            pl_step_object_name(wf->name, s->name, obj, sizeof obj);
+            json_t *rv =
+                tm_informer_get(c->resvs, tm_json_str(wfobj, "metadata.namespace", ""), obj);
+            if (had && rv && cfg->require_admission &&
+                !tm_json_str(ss, "reservationRetryAt", NULL) &&
+                strcmp(tm_json_str(rv, "metadata.uid", ""),
+                       tm_json_str(ss, "reservationEndedUid", "")) &&
+                pl_resv_needs_renewal(tm_json_str(rv, "status.phase", ""),
+                                      get_time(rv, "status.heldEndTime"), start)) {
+                json_object_set_new(ss, "reservationRenew", json_true());
+                json_object_set_new(ss, "reservationEndedUid",
+                                    json_string(tm_json_str(rv, "metadata.uid", "")));
+            }
         }
         json_decref(nl);
         json_object_set_new(ss, "state", json_string(PL_ST_PLANNED));
@@ -493,9 +511,14 @@ static void ensure_objects(ctl *c, const json_t *wfobj, const pl_step *s, const 
     }
     json_t *have = tm_informer_get(c->resvs, ns, name);
     pl_mode mode = status_mode(ss);
-    if (mode == PL_MODE_RESERVE && (!have || tm_json_bool(ss, "moved", false))) {
+    /* renew: the old one was deleted (delete_renewed) and a new one is admitted for the new
+     * window; while a refused step waits for its retry, it gets none */
+    int renew = tm_json_bool(ss, "reservationRenew", false);
+    int waiting = tm_json_str(ss, "reservationRetryAt", NULL) != NULL;
+    if (mode == PL_MODE_RESERVE && !waiting &&
+        (!have || renew || tm_json_bool(ss, "moved", false))) {
         json_t *r = NULL;
-        if (have) {
+        if (have && !renew) {
             json_t *patch = json_pack(
                 "{s:o}", "spec",
                 pl_reservation_spec(s, start, end, nodes, np, name, c->cfg->scheduler_name));
@@ -511,8 +534,11 @@ static void ensure_objects(ctl *c, const json_t *wfobj, const pl_step *s, const 
             json_t *rv =
                 pl_reservation_object(wfobj, s, start, end, nodes, np, c->cfg->scheduler_name);
             path = tm_kube_path(PL_GV, "reservations", ns, NULL, NULL);
-            if (create_obj(c, path, rv, name) == -2)
+            int cr = create_obj(c, path, rv, name);
+            if (cr == -2)
                 warn_once(c, "resv-crd", "Reservation CRD (tarema.io/v1alpha1) not installed");
+            if (cr == 0) /* 1 (409): the old one is not gone yet; tried again next tick */
+                json_object_del(ss, "reservationRenew");
             free(path);
             json_decref(rv);
         }
@@ -696,6 +722,118 @@ static void release_unfinished(ctl *c, const json_t *wfobj, const pl_workflow *w
     }
 }
 
+/* A planned reserve step's Reservation that ended without the step (docs/planner.md, Refused
+ * reservations): refused (Failed) -> planned again from fresh occupancy after a backoff, with a
+ * new Reservation, or, when no replan can help or the retries are used up, the step falls back
+ * to on-completion; Expired or Released (its window passed while the step waited) -> planned
+ * and reserved again now. Each ended Reservation is handled once (its uid). Also starts the
+ * retries whose time has come. Returns 1 when the workflow must be replanned now. */
+static int check_reservations(ctl *c, const json_t *wfobj, const pl_workflow *wf, json_t *steps_st,
+                              int64_t now) {
+    const char *ns = tm_json_str(wfobj, "metadata.namespace", "default");
+    int need = 0;
+    for (int i = 0; i < wf->nsteps && c->cfg->require_admission; i++) {
+        const pl_step *s = &wf->steps[i];
+        json_t *ss = step_status(steps_st, s->name);
+        if (!state_is(ss, PL_ST_PLANNED) || status_mode(ss) != PL_MODE_RESERVE)
+            continue;
+        char obj[PL_OBJNAME_MAX];
+        pl_step_object_name(wf->name, s->name, obj, sizeof obj);
+        json_t *rv = tm_informer_get(c->resvs, ns, obj);
+        const char *ph = tm_json_str(rv, "status.phase", "");
+        const char *uid = tm_json_str(rv, "metadata.uid", "");
+        int ended = rv && *uid && strcmp(uid, tm_json_str(ss, "reservationEndedUid", "")) &&
+                    !tm_json_bool(ss, "reservationRenew", false) &&
+                    pl_resv_needs_renewal(ph, -1, 0);
+        if (ended && !strcmp(ph, "Failed")) {
+            const char *why = tm_json_str(rv, "status.message", "no reason given");
+            int n = (int)tm_json_int(ss, "reservationRefusals", 0) + 1;
+            int64_t at = now;
+            json_object_set_new(ss, "reservationEndedUid", json_string(uid));
+            json_object_set_new(ss, "reservationRefusals", json_integer(n));
+            json_object_set_new(ss, "reservationMessage", json_string(why));
+            char note[1200];
+            if (pl_refusal_decide(why, n, c->cfg->reservation_retries, now, c->cfg->slot_s,
+                                  c->cfg->cycle_s, &at)) {
+                /* the documented per-step mode: its pods go when its predecessors succeeded */
+                json_object_set_new(ss, "mode", json_string(pl_mode_name(PL_MODE_ON_COMPLETION)));
+                json_object_del(ss, "reservationRetryAt");
+                json_object_del(ss, "predictedStart");
+                snprintf(note, sizeof note,
+                         "step %s: Reservation %s refused by the scheduler (%s); %s: the step "
+                         "runs on-completion, without a reservation (its pods are released "
+                         "when its predecessors have succeeded)",
+                         s->name, obj, why,
+                         pl_refusal_permanent(why) ? "no plan can be admitted" : "no retries left");
+                event(c, wfobj, "Warning", "ReservationFallback", note);
+            } else {
+                set_time(ss, "reservationRetryAt", at);
+                snprintf(note, sizeof note,
+                         "step %s: Reservation %s refused by the scheduler (%s): planning the "
+                         "step again from fresh occupancy in %lld s (refusal %d, %d retries)",
+                         s->name, obj, why, (long long)(at - now), n, c->cfg->reservation_retries);
+                event(c, wfobj, "Warning", "ReservationRefused", note);
+            }
+        } else if (ended) { /* Expired or Released before the step was released */
+            json_object_set_new(ss, "reservationEndedUid", json_string(uid));
+            json_object_set_new(ss, "reservationRenew", json_true());
+            char note[600];
+            snprintf(note, sizeof note,
+                     "step %s: Reservation %s %s before the step could start: planning and "
+                     "reserving it again",
+                     s->name, obj, !strcmp(ph, "Expired") ? "expired" : "was released");
+            event(c, wfobj, "Normal", "ReservationRenewed", note);
+            need = 1;
+        }
+        int64_t at = get_time(ss, "reservationRetryAt");
+        if (at >= 0 && now >= at) {
+            json_object_del(ss, "reservationRetryAt");
+            json_object_set_new(ss, "reservationRenew", json_true());
+            need = 1;
+        }
+    }
+    return need;
+}
+
+/* A replan that renews some step's Reservation renews every planned reserve step whose held
+ * window is no longer its planned one: the scheduler admits the new ones against the held ones,
+ * and a stale hold of the workflow's own (the planner plans without them) would make it refuse
+ * them. Then deletes the Reservations to renew, all before any new one is created (in
+ * ensure_objects), so that none is admitted against another's old hold. */
+static void delete_renewed(ctl *c, const json_t *wfobj, const pl_workflow *wf, json_t *steps_st) {
+    const char *ns = tm_json_str(wfobj, "metadata.namespace", "default");
+    int any = 0;
+    for (int i = 0; i < wf->nsteps; i++) {
+        json_t *ss = step_status(steps_st, wf->steps[i].name);
+        any |= state_is(ss, PL_ST_PLANNED) && tm_json_bool(ss, "reservationRenew", false);
+    }
+    if (!any)
+        return;
+    for (int i = 0; i < wf->nsteps; i++) {
+        json_t *ss = step_status(steps_st, wf->steps[i].name);
+        if (!state_is(ss, PL_ST_PLANNED) || status_mode(ss) != PL_MODE_RESERVE ||
+            tm_json_str(ss, "reservationRetryAt", NULL))
+            continue;
+        char obj[PL_OBJNAME_MAX];
+        pl_step_object_name(wf->name, wf->steps[i].name, obj, sizeof obj);
+        json_t *rv = tm_informer_get(c->resvs, ns, obj);
+        int64_t hs = get_time(rv, "status.heldStartTime"), he = get_time(rv, "status.heldEndTime");
+        int stale = rv && hs >= 0 && he >= 0 &&
+                    strcmp(tm_json_str(rv, "metadata.uid", ""),
+                           tm_json_str(ss, "reservationEndedUid", "")) &&
+                    (llabs((long long)(hs - get_time(ss, "start"))) >= c->cfg->slot_s ||
+                     llabs((long long)(he - get_time(ss, "end"))) >= c->cfg->slot_s);
+        if (stale && !tm_json_bool(ss, "reservationRenew", false)) {
+            json_object_set_new(ss, "reservationRenew", json_true());
+            json_object_set_new(ss, "reservationEndedUid",
+                                json_string(tm_json_str(rv, "metadata.uid", "")));
+        }
+        /* by name: the one in the API is the old one until ensure_objects creates the new */
+        if (tm_json_bool(ss, "reservationRenew", false))
+            delete_obj(c, PL_GV, "reservations", ns, obj);
+    }
+}
+
 static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
     const char *ns = tm_json_str(wfobj, "metadata.namespace", "default");
     const char *phase = tm_json_str(wfobj, "status.phase", "");
@@ -857,7 +995,12 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
         write_status(c, wfobj, status);
         goto out;
     }
-    /* A planned step whose window opened while a predecessor still runs: replan once a slot. */
+    /* Reservations refused or ended before their step: replan (now, or after a backoff) */
+    if (check_reservations(c, wfobj, wf, steps_st, now))
+        need = 1;
+    /* A planned step whose window opened while a predecessor still runs: replan once a slot
+     * (the predecessor's expected end then moves it past now, by its walltime or its overrun:
+     * it comes back only when that estimate is passed too). */
     for (int i = 0; i < wf->nsteps && !need; i++) {
         json_t *ss = step_status(steps_st, wf->steps[i].name);
         if (state_is(ss, PL_ST_PLANNED) && status_mode(ss) == PL_MODE_RESERVE &&
@@ -916,6 +1059,7 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
         json_object_set_new(status, "message", json_string(""));
     }
     /* 3. objects and 4. gates */
+    delete_renewed(c, wfobj, wf, steps_st);
     json_t *spec_steps = tm_json_path(wfobj, "spec.steps");
     int64_t submitted = get_time(wfobj, "metadata.creationTimestamp");
     for (int i = 0; i < wf->nsteps; i++) {
@@ -998,20 +1142,16 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
         if (ready && mode == PL_MODE_RESERVE && c->cfg->require_admission) {
             /* the pods go into their reservation: wait until the scheduler has it Active (the
              * window open on the nodes it holds), so that they are its owner's pods inside
-             * the window when they look for a node. One it refused does not stop the
-             * workflow: the pods are released to bind wherever they fit. */
+             * the window when they look for a node. One it refused is planned again
+             * (check_reservations), never released without it: a gang without its hold waits
+             * behind every smaller pod on a loaded cluster (issue 15). The one being replaced
+             * (the informer may still show it for a moment) does not count. */
             json_t *rv = tm_informer_get(c->resvs, ns, obj);
-            const char *ph = tm_json_str(rv, "status.phase", "");
-            if (!strcmp(ph, "Failed") && !tm_json_bool(ss, "reservationFailed", false)) {
-                char note[600];
-                snprintf(note, sizeof note,
-                         "step %s: Reservation %s not admitted (%s): pods released without it",
-                         s->name, obj, tm_json_str(rv, "status.message", ""));
-                event(c, wfobj, "Warning", "ReservationFailed", note);
-                json_object_set_new(ss, "reservationFailed", json_true());
-            }
-            /* Active: the scheduler has opened the window, its owner's pods go there */
-            ready = !strcmp(ph, "Active") || !strcmp(ph, "Failed");
+            ready = !tm_json_bool(ss, "reservationRenew", false) &&
+                    !tm_json_str(ss, "reservationRetryAt", NULL) &&
+                    strcmp(tm_json_str(rv, "metadata.uid", ""),
+                           tm_json_str(ss, "reservationEndedUid", "")) &&
+                    !strcmp(tm_json_str(rv, "status.phase", ""), "Active");
         }
         if (!ready)
             continue;

@@ -44,11 +44,14 @@ typedef struct pl_ctl_config {
     int leader_elect;           /* 0: act at once (tests, a single replica) */
     const char *node_selector;  /* "k=v,...": plan on these nodes only, pods get it as their
                                    nodeSelector; NULL: every node */
-    int require_admission;      /* ungate a step only once its Reservation is Active (or
-                                   Failed: released without it); 0 for schedulers
-                                   that do not admit Reservations (kube-scheduler) */
-    const char *db; /* the learned waits' database (proactive steps' estimates); NULL: the
-                       default estimate */
+    int require_admission;      /* ungate a step only once its Reservation is Active (a refused
+                                   one is planned again, see reservation_retries); 0 for
+                                   schedulers that do not admit Reservations (kube-scheduler) */
+    const char *db;          /* the learned waits' database (proactive steps' estimates); NULL: the
+                                default estimate */
+    int reservation_retries; /* a step whose Reservation the scheduler refused is planned and
+                                reserved again this often (backoff a slot, doubling), then runs
+                                on-completion (default 4) */
 } pl_ctl_config;
 
 /* Runs until *stop becomes non-zero. Returns 0, or 1 with a message on stderr. */

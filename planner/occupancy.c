@@ -160,6 +160,160 @@ static int group_bound(const json_t *pods, const char *ns, const char *group) {
     return 0;
 }
 
+/* ---- pending pods --------------------------------------------------------------------------- */
+
+/* A pod waiting for a node that the scheduler will bind as soon as capacity frees: not bound,
+ * not finished or being deleted, behind no scheduling gate, not of the workflow being planned
+ * (its steps are what is planned), and not an owner's pod of a Reservation (it goes into the
+ * Reservation's hold, which is counted already). */
+static int pending_counts(const json_t *p, const json_t *resvs, const pl_world_opts *o) {
+    if (tm_json_str(p, "spec.nodeName", NULL) || tm_json_str(p, "metadata.deletionTimestamp", NULL))
+        return 0;
+    if (strcmp(tm_json_str(p, "status.phase", "Pending"), "Pending"))
+        return 0;
+    if (json_array_size(tm_json_path(p, "spec.schedulingGates")) > 0)
+        return 0;
+    const char *ns = tm_json_str(p, "metadata.namespace", "");
+    json_t *labels = tm_json_path(p, "metadata.labels");
+    const char *wf = labels ? json_string_value(json_object_get(labels, PL_LABEL_WF)) : NULL;
+    if (wf && o->skip_wf && !strcmp(wf, o->skip_wf) && o->skip_ns && !strcmp(ns, o->skip_ns))
+        return 0;
+    const char *pg = labels ? json_string_value(json_object_get(labels, PL_LABEL_PG)) : NULL;
+    size_t i;
+    json_t *r;
+    json_array_foreach(pg ? resvs : NULL, i, r) {
+        const char *ph = tm_json_str(r, "status.phase", "");
+        if (!strcmp(tm_json_str(r, "spec.owner.name", ""), pg) &&
+            !strcmp(tm_json_str(r, "metadata.namespace", ""), ns) && strcmp(ph, "Failed") &&
+            strcmp(ph, "Expired") && strcmp(ph, "Released"))
+            return 0;
+    }
+    return 1;
+}
+
+/* Whether the pod's spec.nodeSelector allows node nd (its labels from o->nodes; without them,
+ * every node). */
+static int selector_allows(const json_t *pod, const pl_cluster *c, int nd, const pl_world_opts *o) {
+    json_t *sel = tm_json_path(pod, "spec.nodeSelector");
+    if (!json_object_size(sel) || !o->nodes)
+        return 1;
+    json_t *labels = NULL, *n;
+    size_t i;
+    json_array_foreach(o->nodes, i, n) {
+        if (!strcmp(tm_json_str(n, "metadata.name", ""), c->nodes[nd].name)) {
+            labels = tm_json_path(n, "metadata.labels");
+            break;
+        }
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach(sel, k, v) {
+        const char *have = labels ? json_string_value(json_object_get(labels, k)) : NULL;
+        if (!have || !json_is_string(v) || strcmp(have, json_string_value(v)))
+            return 0;
+    }
+    return 1;
+}
+
+/* The peak cpu and memory the entries hold on node nd at any moment of [t, t + d). Usage only
+ * rises where an entry starts, so checking t and every start inside is enough. */
+static void peak_on(const pl_busy *b, int n, int nd, int64_t t, int64_t d, int64_t *cpu,
+                    int64_t *mem) {
+    *cpu = *mem = 0;
+    for (int k = -1; k < n; k++) {
+        int64_t x = k < 0 ? t : b[k].from_s;
+        if (k >= 0 && (b[k].node != nd || x <= t || x >= t + d))
+            continue;
+        int64_t uc = 0, um = 0;
+        for (int e = 0; e < n; e++)
+            if (b[e].node == nd && b[e].from_s <= x && x < b[e].until_s) {
+                uc += b[e].cpu_milli;
+                um += b[e].mem_bytes;
+            }
+        if (uc > *cpu)
+            *cpu = uc;
+        if (um > *mem)
+            *mem = um;
+    }
+}
+
+typedef struct pending_ref {
+    const json_t *pod;
+    const char *created, *name;
+} pending_ref;
+
+static int cmp_pending(const void *a, const void *b) {
+    const pending_ref *x = a, *y = b;
+    int r = strcmp(x->created, y->created);
+    return r ? r : strcmp(x->name, y->name);
+}
+
+/* Pending pods (pending_counts), oldest first, each on the first node where it fits now for
+ * its expected duration (as a running pod's: its annotation, activeDeadlineSeconds, its
+ * TaskProfile on that node's group, else unknown_hold_s) around what is placed already,
+ * reservation windows included (the scheduler lets no pod run into one). Those fit now, so the
+ * scheduler binds them within its next retry (backoff up to a second or so), before it admits a
+ * Reservation made from this plan: the admission counts them, and the plan must too (issue 15:
+ * the plan counted on a core a queued 1-core pod took a moment later, and the scheduler refused
+ * the 4-pod step's Reservation, "only 3 of 4 pods fit"). A pending pod that does not fit now is
+ * left out: once the Reservation is admitted, the scheduler lets it start before the window
+ * only if it ends by then. */
+#define PL_PENDING_MAX 2000
+static int place_pending(const pl_cluster *c, const json_t *pods, const json_t *resvs,
+                         const json_t *profiles, const pl_world_opts *o, pl_busy **b, int *cnt,
+                         int *cap) {
+    size_t np = 0, i;
+    json_t *p;
+    json_array_foreach(pods, i, p) np += pending_counts(p, resvs, o) ? 1 : 0;
+    if (np == 0)
+        return 0;
+    pending_ref *v = calloc(np, sizeof *v);
+    if (!v)
+        return -1;
+    np = 0;
+    json_array_foreach(pods, i, p) {
+        if (pending_counts(p, resvs, o))
+            v[np++] = (pending_ref){p, tm_json_str(p, "metadata.creationTimestamp", ""),
+                                    tm_json_str(p, "metadata.name", "")};
+    }
+    qsort(v, np, sizeof *v, cmp_pending);
+    for (size_t k = 0; k < np && k < PL_PENDING_MAX; k++) {
+        pl_busy e = {.node = -1};
+        int64_t cpu, mem, best_d = 0;
+        pl_pod_requests(v[k].pod, &cpu, &mem);
+        if (!cpu && !mem)
+            continue;
+        for (int nd = 0; nd < c->nnodes; nd++) {
+            if (cpu > c->nodes[nd].cpu_milli || mem > c->nodes[nd].mem_bytes ||
+                !selector_allows(v[k].pod, c, nd, o))
+                continue;
+            int64_t end =
+                pl_pod_expected_end(v[k].pod, profiles, c->type_names[c->nodes[nd].type], o->now);
+            int64_t d = end < 0 ? o->unknown_hold_s : end - o->now;
+            if (d < o->overrun_s)
+                d = o->overrun_s;
+            int64_t uc, um;
+            peak_on(*b, *cnt, nd, 0, d, &uc, &um);
+            if (uc + cpu <= c->nodes[nd].cpu_milli && um + mem <= c->nodes[nd].mem_bytes) {
+                best_d = d;
+                e.node = nd;
+                break;
+            }
+        }
+        if (e.node < 0)
+            continue; /* fits no node: it will not take anything from a step */
+        e.cpu_milli = cpu;
+        e.mem_bytes = mem;
+        e.until_s = best_d;
+        if (push(b, cnt, cap, e) < 0) {
+            free(v);
+            return -1;
+        }
+    }
+    free(v);
+    return 0;
+}
+
 int pl_world_busy(const pl_cluster *c, const json_t *pods, const json_t *resvs,
                   const json_t *profiles, const pl_world_opts *o, pl_busy **out, int *n) {
     pl_busy *b = NULL;
@@ -250,6 +404,8 @@ int pl_world_busy(const pl_cluster *c, const json_t *pods, const json_t *resvs,
                 goto oom;
         }
     }
+    if (place_pending(c, pods, resvs, profiles, o, &b, &cnt, &cap) < 0)
+        goto oom;
     *out = b;
     *n = cnt;
     return 0;
