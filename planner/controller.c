@@ -426,6 +426,13 @@ static int plan_steps(ctl *c, const json_t *wfobj, const pl_workflow *wf, json_t
                 json_object_set_new(ss, "reservationRenew", json_true());
                 json_object_set_new(ss, "reservationEndedUid",
                                     json_string(tm_json_str(rv, "metadata.uid", "")));
+                char note[600], a[40];
+                snprintf(note, sizeof note,
+                         "step %s: its new window opens at %s, when the one Reservation %s holds "
+                         "(until %s) is over: reserving it again",
+                         s->name, pl_time_format(start, a, sizeof a), obj,
+                         tm_json_str(rv, "status.heldEndTime", "?"));
+                event(c, wfobj, "Normal", "ReservationRenewed", note);
             }
         }
         json_decref(nl);
@@ -827,6 +834,13 @@ static void delete_renewed(ctl *c, const json_t *wfobj, const pl_workflow *wf, j
             json_object_set_new(ss, "reservationRenew", json_true());
             json_object_set_new(ss, "reservationEndedUid",
                                 json_string(tm_json_str(rv, "metadata.uid", "")));
+            char note[600];
+            snprintf(note, sizeof note,
+                     "step %s: Reservation %s holds %s..%s, no longer its planned window, and "
+                     "another step of the workflow is reserved again: reserving it again too",
+                     wf->steps[i].name, obj, tm_json_str(rv, "status.heldStartTime", ""),
+                     tm_json_str(rv, "status.heldEndTime", ""));
+            event(c, wfobj, "Normal", "ReservationRenewed", note);
         }
         /* by name: the one in the API is the old one until ensure_objects creates the new */
         if (tm_json_bool(ss, "reservationRenew", false))
