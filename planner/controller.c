@@ -970,14 +970,28 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
                 set_time(ss, "actualStart", as = sp.first_start);
             if (as >= 0)
                 json_object_set_new(ss, "actualSeconds", json_integer(end - as));
-            int has_next = 0; /* an early end matters only to the steps after it */
+            /* an early end matters only to the steps after it: early against its own window,
+             * or against the earliest window of a planned step after it (a late step moved
+             * those by its expected overrun, replan.h, and may end well before it) */
+            int has_next = 0;
+            int64_t next = -1;
             for (int j = 0; j < wf->nsteps; j++)
-                for (int k = 0; k < wf->steps[j].nafter; k++)
-                    has_next |= wf->steps[j].after[k] == i;
-            if (has_next && end < get_time(ss, "end") - c->cfg->slot_s) {
+                for (int k = 0; k < wf->steps[j].nafter; k++) {
+                    if (wf->steps[j].after[k] != i)
+                        continue;
+                    has_next = 1;
+                    json_t *js = step_status(steps_st, wf->steps[j].name);
+                    int64_t st = state_is(js, PL_ST_PLANNED) ? get_time(js, "start") : -1;
+                    if (st >= 0 && (next < 0 || st < next))
+                        next = st;
+                }
+            int64_t ref = get_time(ss, "end");
+            if (next > ref)
+                ref = next;
+            if (has_next && end < ref - c->cfg->slot_s) {
                 char note[300];
                 snprintf(note, sizeof note, "step %s ended %lld s early: replanning", s->name,
-                         (long long)(get_time(ss, "end") - end));
+                         (long long)(ref - end));
                 event(c, wfobj, "Normal", "StepEarly", note);
                 need = 1;
             }
