@@ -191,20 +191,12 @@ static int pending_counts(const json_t *p, const json_t *resvs, const pl_world_o
     return 1;
 }
 
-/* Whether the pod's spec.nodeSelector allows node nd (its labels from o->nodes; without them,
- * every node). */
-static int selector_allows(const json_t *pod, const pl_cluster *c, int nd, const pl_world_opts *o) {
+/* Whether the pod's spec.nodeSelector allows a node with these labels (NULL: none known); any
+ * node when the caller passed no Node objects (have_nodes 0). */
+static int selector_allows(const json_t *pod, const json_t *labels, int have_nodes) {
     json_t *sel = tm_json_path(pod, "spec.nodeSelector");
-    if (!json_object_size(sel) || !o->nodes)
+    if (!json_object_size(sel) || !have_nodes)
         return 1;
-    json_t *labels = NULL, *n;
-    size_t i;
-    json_array_foreach(o->nodes, i, n) {
-        if (!strcmp(tm_json_str(n, "metadata.name", ""), c->nodes[nd].name)) {
-            labels = tm_json_path(n, "metadata.labels");
-            break;
-        }
-    }
     const char *k;
     json_t *v;
     json_object_foreach(sel, k, v) {
@@ -215,18 +207,45 @@ static int selector_allows(const json_t *pod, const pl_cluster *c, int nd, const
     return 1;
 }
 
-/* The peak cpu and memory the entries hold on node nd at any moment of [t, t + d). Usage only
- * rises where an entry starts, so checking t and every start inside is enough. */
-static void peak_on(const pl_busy *b, int n, int nd, int64_t t, int64_t d, int64_t *cpu,
-                    int64_t *mem) {
+/* Busy entries per node: first[node] and nxt[entry] chain the entries of each node, so that a
+ * pending pod's fit looks at its candidate node's entries only (a big cluster has thousands). */
+typedef struct node_index {
+    int *first, *nxt;
+    int n;
+} node_index;
+
+static int index_add(node_index *x, const pl_busy *b, int e) {
+    if (e >= x->n) {
+        int nn = x->n ? x->n * 2 : 64;
+        while (nn <= e)
+            nn *= 2;
+        int *q = realloc(x->nxt, (size_t)nn * sizeof *q);
+        if (!q)
+            return -1;
+        x->nxt = q;
+        x->n = nn;
+    }
+    x->nxt[e] = x->first[b[e].node];
+    x->first[b[e].node] = e;
+    return 0;
+}
+
+/* The peak cpu and memory node nd's entries hold at any moment of [0, d). Usage only rises
+ * where an entry starts, so checking 0 and every start inside is enough. */
+static void peak_now(const pl_busy *b, const node_index *x, int nd, int64_t d, int64_t *cpu,
+                     int64_t *mem) {
     *cpu = *mem = 0;
-    for (int k = -1; k < n; k++) {
-        int64_t x = k < 0 ? t : b[k].from_s;
-        if (k >= 0 && (b[k].node != nd || x <= t || x >= t + d))
-            continue;
+    /* k = -2: now; then each entry of nd (the chain ends at -1) */
+    for (int k = -2; k != -1; k = k == -2 ? x->first[nd] : x->nxt[k]) {
+        int64_t at = 0;
+        if (k >= 0) {
+            if (b[k].from_s <= 0 || b[k].from_s >= d)
+                continue;
+            at = b[k].from_s;
+        }
         int64_t uc = 0, um = 0;
-        for (int e = 0; e < n; e++)
-            if (b[e].node == nd && b[e].from_s <= x && x < b[e].until_s) {
+        for (int e = x->first[nd]; e >= 0; e = x->nxt[e])
+            if (b[e].from_s <= at && at < b[e].until_s) {
                 uc += b[e].cpu_milli;
                 um += b[e].mem_bytes;
             }
@@ -257,7 +276,7 @@ static int cmp_pending(const void *a, const void *b) {
  * the plan counted on a core a queued 1-core pod took a moment later, and the scheduler refused
  * the 4-pod step's Reservation, "only 3 of 4 pods fit"). A pending pod that does not fit now is
  * left out: once the Reservation is admitted, the scheduler lets it start before the window
- * only if it ends by then. */
+ * only if it ends by then. At most PL_PENDING_MAX pods. */
 #define PL_PENDING_MAX 2000
 static int place_pending(const pl_cluster *c, const json_t *pods, const json_t *resvs,
                          const json_t *profiles, const pl_world_opts *o, pl_busy **b, int *cnt,
@@ -267,9 +286,12 @@ static int place_pending(const pl_cluster *c, const json_t *pods, const json_t *
     json_array_foreach(pods, i, p) np += pending_counts(p, resvs, o) ? 1 : 0;
     if (np == 0)
         return 0;
+    int rc = -1;
     pending_ref *v = calloc(np, sizeof *v);
-    if (!v)
-        return -1;
+    const json_t **labels = calloc((size_t)c->nnodes, sizeof *labels);
+    node_index x = {.first = malloc((size_t)c->nnodes * sizeof(int))};
+    if (!v || !labels || !x.first)
+        goto out;
     np = 0;
     json_array_foreach(pods, i, p) {
         if (pending_counts(p, resvs, o))
@@ -277,15 +299,25 @@ static int place_pending(const pl_cluster *c, const json_t *pods, const json_t *
                                     tm_json_str(p, "metadata.name", "")};
     }
     qsort(v, np, sizeof *v, cmp_pending);
+    json_array_foreach(o->nodes, i, p) {
+        int nd = pl_cluster_find_node(c, tm_json_str(p, "metadata.name", ""));
+        if (nd >= 0)
+            labels[nd] = tm_json_path(p, "metadata.labels");
+    }
+    for (int nd = 0; nd < c->nnodes; nd++)
+        x.first[nd] = -1;
+    for (int e = 0; e < *cnt; e++)
+        if (index_add(&x, *b, e) < 0)
+            goto out;
     for (size_t k = 0; k < np && k < PL_PENDING_MAX; k++) {
         pl_busy e = {.node = -1};
-        int64_t cpu, mem, best_d = 0;
+        int64_t cpu, mem;
         pl_pod_requests(v[k].pod, &cpu, &mem);
         if (!cpu && !mem)
             continue;
-        for (int nd = 0; nd < c->nnodes; nd++) {
+        for (int nd = 0; nd < c->nnodes && e.node < 0; nd++) {
             if (cpu > c->nodes[nd].cpu_milli || mem > c->nodes[nd].mem_bytes ||
-                !selector_allows(v[k].pod, c, nd, o))
+                !selector_allows(v[k].pod, labels[nd], o->nodes != NULL))
                 continue;
             int64_t end =
                 pl_pod_expected_end(v[k].pod, profiles, c->type_names[c->nodes[nd].type], o->now);
@@ -293,25 +325,26 @@ static int place_pending(const pl_cluster *c, const json_t *pods, const json_t *
             if (d < o->overrun_s)
                 d = o->overrun_s;
             int64_t uc, um;
-            peak_on(*b, *cnt, nd, 0, d, &uc, &um);
+            peak_now(*b, &x, nd, d, &uc, &um);
             if (uc + cpu <= c->nodes[nd].cpu_milli && um + mem <= c->nodes[nd].mem_bytes) {
-                best_d = d;
                 e.node = nd;
-                break;
+                e.until_s = d;
             }
         }
         if (e.node < 0)
-            continue; /* fits no node: it will not take anything from a step */
+            continue; /* fits no node now: the Reservation's admission will not see it bound */
         e.cpu_milli = cpu;
         e.mem_bytes = mem;
-        e.until_s = best_d;
-        if (push(b, cnt, cap, e) < 0) {
-            free(v);
-            return -1;
-        }
+        if (push(b, cnt, cap, e) < 0 || index_add(&x, *b, *cnt - 1) < 0)
+            goto out;
     }
+    rc = 0;
+out:
     free(v);
-    return 0;
+    free(labels);
+    free(x.first);
+    free(x.nxt);
+    return rc;
 }
 
 int pl_world_busy(const pl_cluster *c, const json_t *pods, const json_t *resvs,

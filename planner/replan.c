@@ -28,7 +28,9 @@ int pl_refusal_permanent(const char *message) {
     static const char *const never[] = {"larger than the cluster", "no node group matches",
                                         "no node matches",         "the cluster has no nodes",
                                         "is not served",           NULL};
-    for (const char *const *p = never; message && *p; p++)
+    if (!message || (!strncmp(message, "only ", 5) && strstr(message, " pods fit")))
+        return 0; /* capacity, whatever the fit message after it names */
+    for (const char *const *p = never; *p; p++)
         if (strstr(message, *p))
             return 1;
     return 0;

@@ -57,6 +57,9 @@ static void test_refusal_kinds(void) {
     CHECK(!pl_refusal_permanent("only 3 of 4 pods fit between 2026-11-24T06:00:00Z and "
                                 "2026-11-24T06:00:13Z (running pods and other reservations "
                                 "hold the rest): 0/2 nodes are available"));
+    CHECK(!pl_refusal_permanent("only 1 of 2 pods fit between a and b (running pods and other "
+                                "reservations hold the rest): no node matches the larger than "
+                                "the cluster pods")); /* the fit message does not decide */
     CHECK(!pl_refusal_permanent("owner PodGroup ns/wf-s0 does not exist")); /* informer lag */
     CHECK(!pl_refusal_permanent(NULL));
     CHECK(pl_refusal_permanent("larger than the cluster: 5 pods of 1 cpu need 5 cpu, the 2 "
