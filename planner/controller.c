@@ -422,15 +422,17 @@ static int plan_steps(ctl *c, const json_t *wfobj, const pl_workflow *wf, json_t
                 strcmp(tm_json_str(rv, "metadata.uid", ""),
                        tm_json_str(ss, "reservationEndedUid", "")) &&
                 pl_resv_needs_renewal(tm_json_str(rv, "status.phase", ""),
-                                      get_time(rv, "status.heldEndTime"), start)) {
+                                      get_time(rv, "status.heldStartTime"),
+                                      get_time(rv, "status.heldEndTime"), start, cfg->slot_s)) {
                 json_object_set_new(ss, "reservationRenew", json_true());
                 json_object_set_new(ss, "reservationEndedUid",
                                     json_string(tm_json_str(rv, "metadata.uid", "")));
                 char note[600], a[40];
                 snprintf(note, sizeof note,
-                         "step %s: its new window opens at %s, when the one Reservation %s holds "
-                         "(until %s) is over: reserving it again",
+                         "step %s: its new window opens at %s, outside the one Reservation %s "
+                         "holds (%s..%s): reserving it again",
                          s->name, pl_time_format(start, a, sizeof a), obj,
+                         tm_json_str(rv, "status.heldStartTime", "?"),
                          tm_json_str(rv, "status.heldEndTime", "?"));
                 event(c, wfobj, "Normal", "ReservationRenewed", note);
             }
@@ -751,7 +753,7 @@ static int check_reservations(ctl *c, const json_t *wfobj, const pl_workflow *wf
         const char *uid = tm_json_str(rv, "metadata.uid", "");
         int ended = rv && *uid && strcmp(uid, tm_json_str(ss, "reservationEndedUid", "")) &&
                     !tm_json_bool(ss, "reservationRenew", false) &&
-                    pl_resv_needs_renewal(ph, -1, 0);
+                    pl_resv_needs_renewal(ph, -1, -1, 0, 1);
         if (ended && !strcmp(ph, "Failed")) {
             const char *why = tm_json_str(rv, "status.message", "no reason given");
             int n = (int)tm_json_int(ss, "reservationRefusals", 0) + 1;

@@ -51,9 +51,13 @@ int pl_refusal_decide(const char *message, int refusals, int max_retries, int64_
     return 0;
 }
 
-int pl_resv_needs_renewal(const char *phase, int64_t held_end, int64_t new_start) {
+int pl_resv_needs_renewal(const char *phase, int64_t held_start, int64_t held_end,
+                          int64_t new_start, int64_t slot_s) {
     if (phase &&
         (!strcmp(phase, "Failed") || !strcmp(phase, "Expired") || !strcmp(phase, "Released")))
         return 1;
-    return held_end >= 0 && new_start >= held_end;
+    if (slot_s < 1)
+        slot_s = 1;
+    return (held_end >= 0 && new_start >= held_end) ||
+           (held_start >= 0 && held_start - new_start >= slot_s);
 }

@@ -18,7 +18,8 @@
  * - An admitted Reservation holds the window it was admitted with: the scheduler ignores a
  *   patched spec (docs/reservations.md, Limits). So a step whose Reservation ended before the
  *   step was released (Failed, Expired, Released), or whose new window starts when the held one
- *   has ended, needs a new Reservation: pl_resv_needs_renewal. */
+ *   has ended or a slot or more before it opens, needs a new Reservation:
+ *   pl_resv_needs_renewal. */
 #ifndef TAREMA_PLANNER_REPLAN_H
 #define TAREMA_PLANNER_REPLAN_H
 
@@ -42,8 +43,11 @@ int pl_refusal_decide(const char *message, int refusals, int max_retries, int64_
 
 /* Whether a planned step's Reservation must be replaced by a new one (deleted and created
  * again) to hold its new window [new_start, ..): its phase ended without the step (Failed,
- * Expired, Released), or the window it holds (held_end, -1 unknown: not admitted yet) ends at
- * or before the new start, so that it can no longer take the step's pods. */
-int pl_resv_needs_renewal(const char *phase, int64_t held_end, int64_t new_start);
+ * Expired, Released); or the window it holds [held_start, held_end) (-1: not admitted yet, the
+ * spec counts) ends at or before the new start, so that it can no longer take the step's pods;
+ * or opens a slot or more after the new start, so that the step would wait for it (a
+ * predecessor ended early). */
+int pl_resv_needs_renewal(const char *phase, int64_t held_start, int64_t held_end,
+                          int64_t new_start, int64_t slot_s);
 
 #endif

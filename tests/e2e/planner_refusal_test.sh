@@ -107,8 +107,8 @@ check "1: step status: refusals and reason" bash -c "
   [ \"\$(kubectl -n $NS get workflow ref -o jsonpath='{.status.steps[?(@.name==\"a\")].reservationRefusals}')\" -ge 1 ] &&
   kubectl -n $NS get workflow ref -o jsonpath='{.status.steps[?(@.name==\"a\")].reservationMessage}' | grep -q 'pods fit'"
 check "1: never released without its Reservation" bash -c "! kubectl -n $NS get events -o jsonpath='{.items[*].reason}' | grep -qw ReservationFailed"
+check "1: a's pods bound in the Reservation the scheduler admitted (planned again)" wait_for 60 bound_in_resv ref a
 check "1: workflow Succeeded" wait_for 60 wf_phase_is ref Succeeded
-check "1: a's pods bound in the Reservation the scheduler admitted (planned again)" bound_in_resv ref a
 check "1: the Reservation a ran in is a new one (the refused one was replaced)" bash -c "[ -n '$first_uid' ] && [ \"\$(kubectl -n $NS get reservation ref-a -o jsonpath='{.metadata.uid}')\" != '$first_uid' ]"
 replans=$(kwf ref .status.replans)
 check "1: no replan loop (replans ${replans:-0} <= 6)" test "${replans:-0}" -le 6
@@ -127,9 +127,17 @@ check "2: submit: planned" bash -c "'$PL' submit '$W/late.yaml' -n '$NS' --wait 
 check "2: b's first Reservation admitted" wait_for 20 bash -c "kubectl -n $NS get reservation late-b -o jsonpath='{.status.phase}' | grep -qE 'Admitted|Active'"
 first_uid=$(kubectl -n "$NS" get reservation late-b -o jsonpath='{.metadata.uid}')
 check "2: ReservationRenewed event for b (a ran past its window)" wait_for 40 bash -c "kubectl -n $NS get events --field-selector reason=ReservationRenewed -o jsonpath='{.items[*].message}' | grep -q 'step b'"
-check "2: workflow Succeeded" wait_for 60 wf_phase_is late Succeeded
+check "2: b's pod bound in a Reservation the scheduler admitted" wait_for 60 bound_in_resv late b
 check "2: b ran in a new Reservation" bash -c "[ \"\$(kubectl -n $NS get reservation late-b -o jsonpath='{.metadata.uid}')\" != '$first_uid' ]"
-check "2: b's pod bound in it" bound_in_resv late b
+check "2: workflow Succeeded" wait_for 60 wf_phase_is late Succeeded
+gap() { # WF: seconds from step a's actual end to step b's actual start
+  wf_json "$1" | python3 -c 'import datetime,json,sys
+ts = lambda v: datetime.datetime.strptime(v[:19], "%Y-%m-%dT%H:%M:%S").timestamp()
+s = {x["name"]: x for x in json.load(sys.stdin)["status"]["steps"]}
+print(int(ts(s["b"]["actualStart"]) - ts(s["a"]["actualEnd"])))'
+}
+g=$(gap late)
+check "2: b started soon after a ended (${g:-?} s <= 4: replanned when a ended)" test "${g:-99}" -le 4
 replans=$(kwf late .status.replans)
 check "2: no replan loop (replans ${replans:-0} <= 8 for a 10 s overrun)" test "${replans:-0}" -le 8
 planner_stop

@@ -89,15 +89,18 @@ static void test_refusal_backoff(void) {
  * one. Before, the planner only patched the spec: an Expired Reservation never became Active
  * and the step waited forever. */
 static void test_renewal(void) {
-    CHECK(pl_resv_needs_renewal("Failed", -1, NOW));
-    CHECK(pl_resv_needs_renewal("Expired", 2000, NOW));
-    CHECK(pl_resv_needs_renewal("Released", -1, NOW));
-    CHECK(!pl_resv_needs_renewal("Admitted", 1013, NOW + 1)); /* moved a slot: still held */
-    CHECK(!pl_resv_needs_renewal("Active", 1013, NOW + 12));
-    CHECK(pl_resv_needs_renewal("Admitted", 1013, NOW + 13)); /* held window over by then */
-    CHECK(pl_resv_needs_renewal("Active", 1013, NOW + 40));
-    CHECK(!pl_resv_needs_renewal("Pending", -1, NOW + 40)); /* not admitted: the spec counts */
-    CHECK(!pl_resv_needs_renewal("", -1, NOW + 40));
+    CHECK(pl_resv_needs_renewal("Failed", -1, -1, NOW, 1));
+    CHECK(pl_resv_needs_renewal("Expired", 1000, 2000, NOW, 1));
+    CHECK(pl_resv_needs_renewal("Released", -1, -1, NOW, 1));
+    CHECK(!pl_resv_needs_renewal("Admitted", 1000, 1013, NOW + 1, 1)); /* a slot later: held */
+    CHECK(!pl_resv_needs_renewal("Active", 1000, 1013, NOW + 12, 1));
+    CHECK(pl_resv_needs_renewal("Admitted", 1000, 1013, NOW + 13, 1)); /* over by then */
+    CHECK(pl_resv_needs_renewal("Active", 1000, 1013, NOW + 40, 1));
+    /* a predecessor ended early: the step would wait for the held window */
+    CHECK(pl_resv_needs_renewal("Admitted", 1010, 1020, NOW + 5, 1));
+    CHECK(!pl_resv_needs_renewal("Admitted", 1010, 1020, NOW + 9, 2)); /* less than a slot */
+    CHECK(!pl_resv_needs_renewal("Pending", -1, -1, NOW + 40, 1));     /* not admitted: the spec */
+    CHECK(!pl_resv_needs_renewal("", -1, -1, NOW + 40, 1));
 }
 
 int main(void) {
