@@ -804,48 +804,68 @@ static int check_reservations(ctl *c, const json_t *wfobj, const pl_workflow *wf
     return need;
 }
 
-/* A replan that renews some step's Reservation renews every planned reserve step whose held
- * window is no longer its planned one: the scheduler admits the new ones against the held ones,
- * and a stale hold of the workflow's own (the planner plans without them) would make it refuse
- * them. Then deletes the Reservations to renew, all before any new one is created (in
- * ensure_objects), so that none is admitted against another's old hold. */
+/* Whether planned step ss, renewed, gets a new window overlapping [hs, he) (a held window). */
+static int renewed_overlaps(json_t *steps_st, int64_t hs, int64_t he) {
+    size_t k;
+    json_t *o;
+    json_array_foreach(steps_st, k, o) {
+        if (state_is(o, PL_ST_PLANNED) && tm_json_bool(o, "reservationRenew", false) &&
+            !tm_json_str(o, "reservationRetryAt", NULL) && get_time(o, "start") < he &&
+            hs < get_time(o, "end"))
+            return 1;
+    }
+    return 0;
+}
+
+/* The scheduler admits a renewed step's new Reservation against the held ones, the workflow's
+ * own included, which the planner planned without: a stale hold of its own (a window the step
+ * no longer plans) overlapping a renewed step's new window would make the scheduler refuse it.
+ * So such holds are renewed too (until no more overlap), and every Reservation to renew is
+ * deleted before any new one is created (in ensure_objects). Stale holds that overlap nothing
+ * renewed are kept (a patched spec; replaced when pl_resv_needs_renewal says so). */
 static void delete_renewed(ctl *c, const json_t *wfobj, const pl_workflow *wf, json_t *steps_st) {
     const char *ns = tm_json_str(wfobj, "metadata.namespace", "default");
-    int any = 0;
-    for (int i = 0; i < wf->nsteps; i++) {
-        json_t *ss = step_status(steps_st, wf->steps[i].name);
-        any |= state_is(ss, PL_ST_PLANNED) && tm_json_bool(ss, "reservationRenew", false);
-    }
-    if (!any)
-        return;
-    for (int i = 0; i < wf->nsteps; i++) {
-        json_t *ss = step_status(steps_st, wf->steps[i].name);
-        if (!state_is(ss, PL_ST_PLANNED) || status_mode(ss) != PL_MODE_RESERVE ||
-            tm_json_str(ss, "reservationRetryAt", NULL))
-            continue;
-        char obj[PL_OBJNAME_MAX];
-        pl_step_object_name(wf->name, wf->steps[i].name, obj, sizeof obj);
-        json_t *rv = tm_informer_get(c->resvs, ns, obj);
-        int64_t hs = get_time(rv, "status.heldStartTime"), he = get_time(rv, "status.heldEndTime");
-        int stale = rv && hs >= 0 && he >= 0 &&
-                    strcmp(tm_json_str(rv, "metadata.uid", ""),
-                           tm_json_str(ss, "reservationEndedUid", "")) &&
-                    (llabs((long long)(hs - get_time(ss, "start"))) >= c->cfg->slot_s ||
-                     llabs((long long)(he - get_time(ss, "end"))) >= c->cfg->slot_s);
-        if (stale && !tm_json_bool(ss, "reservationRenew", false)) {
+    for (int changed = 1, round = 0; changed && round <= wf->nsteps; round++) {
+        changed = 0;
+        for (int i = 0; i < wf->nsteps; i++) {
+            json_t *ss = step_status(steps_st, wf->steps[i].name);
+            if (!state_is(ss, PL_ST_PLANNED) || status_mode(ss) != PL_MODE_RESERVE ||
+                tm_json_str(ss, "reservationRetryAt", NULL) ||
+                tm_json_bool(ss, "reservationRenew", false))
+                continue;
+            char obj[PL_OBJNAME_MAX];
+            pl_step_object_name(wf->name, wf->steps[i].name, obj, sizeof obj);
+            json_t *rv = tm_informer_get(c->resvs, ns, obj);
+            int64_t hs = get_time(rv, "status.heldStartTime"),
+                    he = get_time(rv, "status.heldEndTime");
+            int stale = rv && hs >= 0 && he >= 0 &&
+                        strcmp(tm_json_str(rv, "metadata.uid", ""),
+                               tm_json_str(ss, "reservationEndedUid", "")) &&
+                        (llabs((long long)(hs - get_time(ss, "start"))) >= c->cfg->slot_s ||
+                         llabs((long long)(he - get_time(ss, "end"))) >= c->cfg->slot_s);
+            if (!stale || !renewed_overlaps(steps_st, hs, he))
+                continue;
             json_object_set_new(ss, "reservationRenew", json_true());
             json_object_set_new(ss, "reservationEndedUid",
                                 json_string(tm_json_str(rv, "metadata.uid", "")));
             char note[600];
             snprintf(note, sizeof note,
-                     "step %s: Reservation %s holds %s..%s, no longer its planned window, and "
+                     "step %s: Reservation %s holds %s..%s, no longer its planned window, where "
                      "another step of the workflow is reserved again: reserving it again too",
                      wf->steps[i].name, obj, tm_json_str(rv, "status.heldStartTime", ""),
                      tm_json_str(rv, "status.heldEndTime", ""));
             event(c, wfobj, "Normal", "ReservationRenewed", note);
+            changed = 1;
         }
+    }
+    for (int i = 0; i < wf->nsteps; i++) {
+        json_t *ss = step_status(steps_st, wf->steps[i].name);
+        char obj[PL_OBJNAME_MAX];
+        pl_step_object_name(wf->name, wf->steps[i].name, obj, sizeof obj);
         /* by name: the one in the API is the old one until ensure_objects creates the new */
-        if (tm_json_bool(ss, "reservationRenew", false))
+        if (state_is(ss, PL_ST_PLANNED) && status_mode(ss) == PL_MODE_RESERVE &&
+            !tm_json_str(ss, "reservationRetryAt", NULL) &&
+            tm_json_bool(ss, "reservationRenew", false))
             delete_obj(c, PL_GV, "reservations", ns, obj);
     }
 }

@@ -279,19 +279,28 @@ static int cmp_pending(const void *a, const void *b) {
  * only if it ends by then. At most PL_PENDING_MAX pods. */
 #define PL_PENDING_MAX 2000
 static int place_pending(const pl_cluster *c, const json_t *pods, const json_t *resvs,
-                         const json_t *profiles, const pl_world_opts *o, pl_busy **b, int *cnt,
-                         int *cap) {
+                         const json_t *profiles, const pl_world_opts *o, const pl_busy *own,
+                         int nown, pl_busy **b, int *cnt, int *cap) {
     size_t np = 0, i;
     json_t *p;
     json_array_foreach(pods, i, p) np += pending_counts(p, resvs, o) ? 1 : 0;
     if (np == 0)
         return 0;
     int rc = -1;
+    /* w: what holds capacity against pending pods: the entries so far, the planned workflow's
+     * own admitted holds (the scheduler keeps other pods out of them, although the workflow's
+     * steps may use them), then the pending pods placed */
+    int wn = *cnt + nown;
     pending_ref *v = calloc(np, sizeof *v);
     const json_t **labels = calloc((size_t)c->nnodes, sizeof *labels);
+    pl_busy *w = malloc(((size_t)wn + np + 1) * sizeof *w);
     node_index x = {.first = malloc((size_t)c->nnodes * sizeof(int))};
-    if (!v || !labels || !x.first)
+    if (!v || !labels || !w || !x.first)
         goto out;
+    if (*cnt)
+        memcpy(w, *b, (size_t)*cnt * sizeof *w);
+    if (nown)
+        memcpy(w + *cnt, own, (size_t)nown * sizeof *w);
     np = 0;
     json_array_foreach(pods, i, p) {
         if (pending_counts(p, resvs, o))
@@ -306,8 +315,8 @@ static int place_pending(const pl_cluster *c, const json_t *pods, const json_t *
     }
     for (int nd = 0; nd < c->nnodes; nd++)
         x.first[nd] = -1;
-    for (int e = 0; e < *cnt; e++)
-        if (index_add(&x, *b, e) < 0)
+    for (int e = 0; e < wn; e++)
+        if (index_add(&x, w, e) < 0)
             goto out;
     for (size_t k = 0; k < np && k < PL_PENDING_MAX; k++) {
         pl_busy e = {.node = -1};
@@ -325,7 +334,7 @@ static int place_pending(const pl_cluster *c, const json_t *pods, const json_t *
             if (d < o->overrun_s)
                 d = o->overrun_s;
             int64_t uc, um;
-            peak_now(*b, &x, nd, d, &uc, &um);
+            peak_now(w, &x, nd, d, &uc, &um);
             if (uc + cpu <= c->nodes[nd].cpu_milli && um + mem <= c->nodes[nd].mem_bytes) {
                 e.node = nd;
                 e.until_s = d;
@@ -335,13 +344,15 @@ static int place_pending(const pl_cluster *c, const json_t *pods, const json_t *
             continue; /* fits no node now: the Reservation's admission will not see it bound */
         e.cpu_milli = cpu;
         e.mem_bytes = mem;
-        if (push(b, cnt, cap, e) < 0 || index_add(&x, *b, *cnt - 1) < 0)
+        w[wn] = e;
+        if (push(b, cnt, cap, e) < 0 || index_add(&x, w, wn++) < 0)
             goto out;
     }
     rc = 0;
 out:
     free(v);
     free(labels);
+    free(w);
     free(x.first);
     free(x.nxt);
     return rc;
@@ -349,8 +360,8 @@ out:
 
 int pl_world_busy(const pl_cluster *c, const json_t *pods, const json_t *resvs,
                   const json_t *profiles, const pl_world_opts *o, pl_busy **out, int *n) {
-    pl_busy *b = NULL;
-    int cnt = 0, cap = 0;
+    pl_busy *b = NULL, *own = NULL;
+    int cnt = 0, cap = 0, nown = 0, capown = 0;
     size_t i;
     json_t *p;
     json_array_foreach(pods, i, p) {
@@ -383,7 +394,10 @@ int pl_world_busy(const pl_cluster *c, const json_t *pods, const json_t *resvs,
                    strcmp(phase, "Expired") && strcmp(phase, "Failed");
         if (!admitted && !ours)
             continue;
-        if (wf && o->skip_wf && !strcmp(wf, o->skip_wf) && o->skip_ns && !strcmp(ns, o->skip_ns))
+        /* the planned workflow's own: free for its steps, but held against pending pods */
+        int mine =
+            wf && o->skip_wf && !strcmp(wf, o->skip_wf) && o->skip_ns && !strcmp(ns, o->skip_ns);
+        if (mine && !admitted)
             continue;
         const char *owner = tm_json_str(p, "spec.owner.name", NULL);
         if (owner && group_bound(pods, ns, owner))
@@ -433,16 +447,18 @@ int pl_world_busy(const pl_cluster *c, const json_t *pods, const json_t *resvs,
                 be.cpu_milli = c->nodes[nd].cpu_milli;
                 be.mem_bytes = c->nodes[nd].mem_bytes;
             }
-            if (push(&b, &cnt, &cap, be) < 0)
+            if (mine ? push(&own, &nown, &capown, be) < 0 : push(&b, &cnt, &cap, be) < 0)
                 goto oom;
         }
     }
-    if (place_pending(c, pods, resvs, profiles, o, &b, &cnt, &cap) < 0)
+    if (place_pending(c, pods, resvs, profiles, o, own, nown, &b, &cnt, &cap) < 0)
         goto oom;
+    free(own);
     *out = b;
     *n = cnt;
     return 0;
 oom:
     free(b);
+    free(own);
     return -1;
 }

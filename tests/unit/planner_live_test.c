@@ -375,6 +375,20 @@ static void test_occupancy_pending(void) {
                         "  status: {phase: Admitted}\n");
     CHECK(pl_world_busy(c, two, into, NULL, &o, &b, &n) == 0 && n == 3);
     free(b);
+    /* the planned workflow's own admitted hold: not an entry (its steps may use it), but the
+     * scheduler keeps other pods out of it, so the pending pod waits (issue 15: counted
+     * free, a replan put queued pods there and moved a step away from its valid hold) */
+    json_t *mine =
+        yaml("- metadata: {name: me-a, namespace: y, labels: {planner.tarema.io/workflow: "
+             "me}}\n"
+             "  spec: {startTime: '2026-11-24T00:15:05Z', endTime: "
+             "'2026-11-24T00:16:00Z',\n"
+             "         template: {requests: {cpu: '1'}}, count: 1, nodes: [n-1]}\n"
+             "  status: {phase: Admitted, nodes: [{name: n-1, pods: 1, requests: {cpu: "
+             "'1'}}]}\n");
+    CHECK(pl_world_busy(c, two, mine, NULL, &o, &b, &n) == 0 && n == 2);
+    free(b);
+    json_decref(mine);
     json_decref(two);
     json_decref(sel);
     json_decref(into);
