@@ -8,7 +8,9 @@
  *     past its planned end, when a planned node goes away; a step after one still running
  *     may not start before that one's expected end;
  *  3. creates each planned step's PodGroup, Reservation and gated pods (idempotent: names are
- *     fixed, so a restarted controller finds them), and patches a moved Reservation;
+ *     fixed, so a restarted controller finds them), and patches a moved Reservation, or
+ *     replaces it when the scheduler refused it (after a backoff, planner/replan.h), it ended
+ *     before the step, or the window it holds no longer serves the new plan;
  *  4. removes the gate tarema.io/planned when the window opens, every predecessor succeeded
  *     and (--require-admission, default) the scheduler has the step's Reservation Active;
  *  5. a failed pod (or one of a released step gone): retried (spec.retries, default
