@@ -122,7 +122,8 @@ static int cmd_submit(const cli_opts *o, const char *file) {
         for (int i = 0; i < check->nsteps; i++)
             if (check->steps[i].task[0] && check->steps[i].duration_s <= 0)
                 check->steps[i].duration_s = 1; /* predicted by the controller */
-        if (pl_problem_init(&prob, check, cl, NULL, 0, 60, PL_OBJ_MAKESPAN, &err) < 0) {
+        if (pl_check_step_groups(check, cl, &err) < 0 ||
+            pl_problem_init(&prob, check, cl, NULL, 0, 60, PL_OBJ_MAKESPAN, &err) < 0) {
             tm_err_wrap(&err, "%s", file);
             goto out;
         }

@@ -144,3 +144,26 @@ fail:
     free(b);
     return -1;
 }
+
+int pl_check_step_groups(const pl_workflow *wf, const pl_cluster *c, tm_err *err) {
+    for (int i = 0; i < wf->nsteps; i++) {
+        const pl_step *s = &wf->steps[i];
+        for (int g = 0; s->group_s_given && g < s->ngroup_s; g++) {
+            int t = 0;
+            while (t < c->ntypes && strcmp(c->type_names[t], s->group_s[g].group))
+                t++;
+            if (t < c->ntypes)
+                continue;
+            char have[512] = "";
+            size_t len = 0;
+            for (int k = 0; k < c->ntypes && len < sizeof have; k++)
+                len += (size_t)snprintf(have + len, sizeof have - len, "%s%s", k ? ", " : "",
+                                        c->type_names[k]);
+            return tm_err_set(err,
+                              "step '%s': durations: node group '%s' is not one of the "
+                              "cluster's (%s)",
+                              s->name, s->group_s[g].group, have);
+        }
+    }
+    return 0;
+}

@@ -46,6 +46,11 @@ pl_cluster *pl_cluster_make(int ntypes, const char *const *names, const int *cou
 void pl_cluster_free(pl_cluster *c);
 int pl_cluster_find_node(const pl_cluster *c, const char *name);
 
+/* Every node group a step names in its own `durations:` is one of c's node types; else an error
+ * naming the step, the group and the cluster's groups. (TaskProfile runtimes may name groups the
+ * cluster lacks: those are simply unused.) */
+int pl_check_step_groups(const pl_workflow *wf, const pl_cluster *c, tm_err *err);
+
 /* Busy list; *out is malloc'd (free it), *n its length. An empty document is no busy entry. */
 int pl_busy_from_json(const json_t *root, const char *source, const pl_cluster *c, pl_busy **out,
                       int *n, tm_err *err);

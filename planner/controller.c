@@ -17,6 +17,7 @@
 #include "planner/modes.h"
 #include "planner/occupancy.h"
 #include "planner/predict.h"
+#include "planner/replan.h"
 #include "planner/solve.h"
 
 typedef struct ctl {
@@ -66,8 +67,9 @@ static void event(ctl *c, const json_t *wfobj, const char *type, const char *rea
             tm_json_str(wfobj, "metadata.name", ""), reason, note);
 }
 
-/* Creates obj at path; an existing object (409) is fine: names are fixed, so a restarted
- * controller finds what it made before. */
+/* Creates obj at path: 0, or 1 when it exists already (409), which is fine but for a renewed
+ * Reservation: names are fixed, so a restarted controller finds what it made before; -1 on
+ * failure, -2 when the resource (CRD) is not installed. */
 static int create_obj(ctl *c, const char *path, const json_t *obj, const char *what) {
     tm_err err = {0};
     json_t *r = tm_kube_create(c->k, path, obj, &err);
@@ -76,7 +78,7 @@ static int create_obj(ctl *c, const char *path, const json_t *obj, const char *w
         return 0;
     }
     if (err.http_status == 409)
-        return 0;
+        return 1; /* there already: fine for the callers but a renewal */
     tm_warn("create %s failed err=\"%s\"", what, err.msg);
     return err.http_status == 404 ? -2 : -1; /* -2: the resource (CRD) is not installed */
 }
@@ -159,6 +161,22 @@ static double step_estimate(ctl *c, const char *ns, const pl_step *s, int *learn
     double e = pl_mode_estimate(v, n, &k, learned);
     free(v);
     return e;
+}
+
+/* The node group of a node as the occupancy has it (planner/occupancy.c): its tarema.io/group
+ * label, "all" without one or when the node is unknown. Borrowed from the informer's store. */
+static const char *node_group(ctl *c, const char *node) {
+    json_t *n = node ? tm_informer_get(c->nodes, NULL, node) : NULL;
+    json_t *labels = tm_json_path(n, "metadata.labels");
+    const char *g = labels ? json_string_value(json_object_get(labels, "tarema.io/group")) : NULL;
+    return g ? g : "all";
+}
+
+/* The walltime of step s as status ss has it: predictedSeconds (its groups' walltime: the
+ * planned nodes' until it binds, then the nodes it runs on), else its duration. */
+static int64_t step_seconds(const json_t *ss, const pl_step *s) {
+    long long v = tm_json_int(ss, "predictedSeconds", 0);
+    return v > 0 ? (int64_t)v : s->duration_s;
 }
 
 /* The pods of one step (its current attempt) in ns, from the pod informer. */
@@ -291,12 +309,10 @@ static int plan_steps(ctl *c, const json_t *wfobj, const pl_workflow *wf, json_t
             json_t *ss = step_status(steps_st, wf->steps[a].name);
             if (state_is(ss, PL_ST_SUCCEEDED))
                 continue;
-            int64_t end = get_time(ss, "end");
-            int64_t as = get_time(ss, "actualStart");
-            if (as >= 0 && as + wf->steps[a].duration_s > end)
-                end = as + wf->steps[a].duration_s;
-            if (end <= now) /* running late: at least one more slot */
-                end = now + cfg->slot_s;
+            /* planned end, actual start + walltime; not started: a whole walltime from now;
+             * overrunning: as long again as its overrun (replan.h: no replan every slot) */
+            int64_t end = pl_pred_expected_end(get_time(ss, "end"), get_time(ss, "actualStart"),
+                                               step_seconds(ss, &wf->steps[a]), now, cfg->slot_s);
             if (end - now > d->not_before_s)
                 d->not_before_s = end - now;
         }
@@ -315,11 +331,16 @@ static int plan_steps(ctl *c, const json_t *wfobj, const pl_workflow *wf, json_t
     profiles = store_array(c->profiles);
     if (!(cl = pl_world_cluster(nodes, err)))
         goto out;
+    /* a group named in durations: that the cluster lacks is bad input: refused before anything
+     * is created (later, a group whose nodes went away just goes unused) */
+    if (!tm_json_str(status, "plannedAt", NULL) && pl_check_step_groups(&sub, cl, err) < 0)
+        goto out;
     pl_world_opts wo = {.now = now,
                         .overrun_s = cfg->slot_s,
                         .unknown_hold_s = cfg->unknown_hold_s,
                         .skip_ns = tm_json_str(wfobj, "metadata.namespace", ""),
-                        .skip_wf = wf->name};
+                        .skip_wf = wf->name,
+                        .nodes = nodes};
     if (pl_world_busy(cl, pods, resvs, profiles, &wo, &busy, &nbusy) < 0)
         goto oom;
     if (pl_problem_init(&prob, &sub, cl, busy, nbusy, cfg->slot_s, PL_OBJ_MAKESPAN, err) < 0)
@@ -362,8 +383,15 @@ static int plan_steps(ctl *c, const json_t *wfobj, const pl_workflow *wf, json_t
         int64_t start = now + (int64_t)plan.start[j] * cfg->slot_s;
         int64_t end = now + (int64_t)plan.end[j] * cfg->slot_s;
         json_t *nl = json_array();
-        for (int k = plan.off[j]; k < plan.off[j + 1]; k++)
-            json_array_append_new(nl, json_string(cl->nodes[plan.node[k]].name));
+        int64_t wsec = 0; /* the walltime on the planned nodes' groups: the slowest one's */
+        for (int k = plan.off[j]; k < plan.off[j + 1]; k++) {
+            const pl_node *pn = &cl->nodes[plan.node[k]];
+            const char *grp = cl->type_names[pn->type];
+            int64_t w = pl_step_seconds_on(s, &grp, 1);
+            json_array_append_new(nl, json_string(pn->name));
+            if (w > wsec)
+                wsec = w;
+        }
         int64_t ostart = get_time(ss, "start"), oend = get_time(ss, "end");
         json_t *onodes = json_object_get(ss, "nodes");
         int had = ostart >= 0;
@@ -382,10 +410,36 @@ static int plan_steps(ctl *c, const json_t *wfobj, const pl_workflow *wf, json_t
             set_time(ss, "start", start);
             set_time(ss, "end", end);
             json_object_set(ss, "nodes", nl);
+            /* the scheduler holds the window it admitted, whatever the spec says later: one
+             * that ends by the new start can never take the step's pods, so it is replaced
+             * (a refused one waiting for its retry is replaced then) */
+            char obj[PL_OBJNAME_MAX];
+            pl_step_object_name(wf->name, s->name, obj, sizeof obj);
+            json_t *rv =
+                tm_informer_get(c->resvs, tm_json_str(wfobj, "metadata.namespace", ""), obj);
+            if (had && rv && cfg->require_admission &&
+                !tm_json_str(ss, "reservationRetryAt", NULL) &&
+                strcmp(tm_json_str(rv, "metadata.uid", ""),
+                       tm_json_str(ss, "reservationEndedUid", "")) &&
+                pl_resv_needs_renewal(tm_json_str(rv, "status.phase", ""),
+                                      get_time(rv, "status.heldStartTime"),
+                                      get_time(rv, "status.heldEndTime"), start, cfg->slot_s)) {
+                json_object_set_new(ss, "reservationRenew", json_true());
+                json_object_set_new(ss, "reservationEndedUid",
+                                    json_string(tm_json_str(rv, "metadata.uid", "")));
+                char note[600], a[40];
+                snprintf(note, sizeof note,
+                         "step %s: its new window opens at %s, outside the one Reservation %s "
+                         "holds (%s..%s): reserving it again",
+                         s->name, pl_time_format(start, a, sizeof a), obj,
+                         tm_json_str(rv, "status.heldStartTime", "?"),
+                         tm_json_str(rv, "status.heldEndTime", "?"));
+                event(c, wfobj, "Normal", "ReservationRenewed", note);
+            }
         }
         json_decref(nl);
         json_object_set_new(ss, "state", json_string(PL_ST_PLANNED));
-        json_object_set_new(ss, "predictedSeconds", json_integer(s->duration_s));
+        json_object_set_new(ss, "predictedSeconds", json_integer(wsec ? wsec : s->duration_s));
         if (!tm_json_str(ss, "mode", NULL)) { /* chosen once: a replan does not switch it */
             pl_mode req = PL_MODE_AUTO;
             requested_mode(wfobj, i, &req);
@@ -466,9 +520,14 @@ static void ensure_objects(ctl *c, const json_t *wfobj, const pl_step *s, const 
     }
     json_t *have = tm_informer_get(c->resvs, ns, name);
     pl_mode mode = status_mode(ss);
-    if (mode == PL_MODE_RESERVE && (!have || tm_json_bool(ss, "moved", false))) {
+    /* renew: the old one was deleted (delete_renewed) and a new one is admitted for the new
+     * window; while a refused step waits for its retry, it gets none */
+    int renew = tm_json_bool(ss, "reservationRenew", false);
+    int waiting = tm_json_str(ss, "reservationRetryAt", NULL) != NULL;
+    if (mode == PL_MODE_RESERVE && !waiting &&
+        (!have || renew || tm_json_bool(ss, "moved", false))) {
         json_t *r = NULL;
-        if (have) {
+        if (have && !renew) {
             json_t *patch = json_pack(
                 "{s:o}", "spec",
                 pl_reservation_spec(s, start, end, nodes, np, name, c->cfg->scheduler_name));
@@ -484,8 +543,11 @@ static void ensure_objects(ctl *c, const json_t *wfobj, const pl_step *s, const 
             json_t *rv =
                 pl_reservation_object(wfobj, s, start, end, nodes, np, c->cfg->scheduler_name);
             path = tm_kube_path(PL_GV, "reservations", ns, NULL, NULL);
-            if (create_obj(c, path, rv, name) == -2)
+            int cr = create_obj(c, path, rv, name);
+            if (cr == -2)
                 warn_once(c, "resv-crd", "Reservation CRD (tarema.io/v1alpha1) not installed");
+            if (cr == 0) /* 1 (409): the old one is not gone yet; tried again next tick */
+                json_object_del(ss, "reservationRenew");
             free(path);
             json_decref(rv);
         }
@@ -669,6 +731,145 @@ static void release_unfinished(ctl *c, const json_t *wfobj, const pl_workflow *w
     }
 }
 
+/* A planned reserve step's Reservation that ended without the step (docs/planner.md, Refused
+ * reservations): refused (Failed) -> planned again from fresh occupancy after a backoff, with a
+ * new Reservation, or, when no replan can help or the retries are used up, the step falls back
+ * to on-completion; Expired or Released (its window passed while the step waited) -> planned
+ * and reserved again now. Each ended Reservation is handled once (its uid). Also starts the
+ * retries whose time has come. Returns 1 when the workflow must be replanned now. */
+static int check_reservations(ctl *c, const json_t *wfobj, const pl_workflow *wf, json_t *steps_st,
+                              int64_t now) {
+    const char *ns = tm_json_str(wfobj, "metadata.namespace", "default");
+    int need = 0;
+    for (int i = 0; i < wf->nsteps && c->cfg->require_admission; i++) {
+        const pl_step *s = &wf->steps[i];
+        json_t *ss = step_status(steps_st, s->name);
+        if (!state_is(ss, PL_ST_PLANNED) || status_mode(ss) != PL_MODE_RESERVE)
+            continue;
+        char obj[PL_OBJNAME_MAX];
+        pl_step_object_name(wf->name, s->name, obj, sizeof obj);
+        json_t *rv = tm_informer_get(c->resvs, ns, obj);
+        const char *ph = tm_json_str(rv, "status.phase", "");
+        const char *uid = tm_json_str(rv, "metadata.uid", "");
+        int ended = rv && *uid && strcmp(uid, tm_json_str(ss, "reservationEndedUid", "")) &&
+                    !tm_json_bool(ss, "reservationRenew", false) &&
+                    pl_resv_needs_renewal(ph, -1, -1, 0, 1);
+        if (ended && !strcmp(ph, "Failed")) {
+            const char *why = tm_json_str(rv, "status.message", "no reason given");
+            int n = (int)tm_json_int(ss, "reservationRefusals", 0) + 1;
+            int64_t at = now;
+            json_object_set_new(ss, "reservationEndedUid", json_string(uid));
+            json_object_set_new(ss, "reservationRefusals", json_integer(n));
+            json_object_set_new(ss, "reservationMessage", json_string(why));
+            char note[1200];
+            if (pl_refusal_decide(why, n, c->cfg->reservation_retries, now, c->cfg->slot_s,
+                                  c->cfg->cycle_s, &at)) {
+                /* the documented per-step mode: its pods go when its predecessors succeeded */
+                json_object_set_new(ss, "mode", json_string(pl_mode_name(PL_MODE_ON_COMPLETION)));
+                json_object_del(ss, "reservationRetryAt");
+                json_object_del(ss, "predictedStart");
+                snprintf(note, sizeof note,
+                         "step %s: Reservation %s refused by the scheduler (%s); %s: the step "
+                         "runs on-completion, without a reservation (its pods are released "
+                         "when its predecessors have succeeded)",
+                         s->name, obj, why,
+                         pl_refusal_permanent(why) ? "no plan can be admitted" : "no retries left");
+                event(c, wfobj, "Warning", "ReservationFallback", note);
+            } else {
+                set_time(ss, "reservationRetryAt", at);
+                snprintf(note, sizeof note,
+                         "step %s: Reservation %s refused by the scheduler (%s): planning the "
+                         "step again from fresh occupancy in %lld s (refusal %d, %d retries)",
+                         s->name, obj, why, (long long)(at - now), n, c->cfg->reservation_retries);
+                event(c, wfobj, "Warning", "ReservationRefused", note);
+            }
+        } else if (ended) { /* Expired or Released before the step was released */
+            json_object_set_new(ss, "reservationEndedUid", json_string(uid));
+            json_object_set_new(ss, "reservationRenew", json_true());
+            char note[600];
+            snprintf(note, sizeof note,
+                     "step %s: Reservation %s %s before the step could start: planning and "
+                     "reserving it again",
+                     s->name, obj, !strcmp(ph, "Expired") ? "expired" : "was released");
+            event(c, wfobj, "Normal", "ReservationRenewed", note);
+            need = 1;
+        }
+        int64_t at = get_time(ss, "reservationRetryAt");
+        if (at >= 0 && now >= at) {
+            json_object_del(ss, "reservationRetryAt");
+            json_object_set_new(ss, "reservationRenew", json_true());
+            need = 1;
+        }
+    }
+    return need;
+}
+
+/* Whether planned step ss, renewed, gets a new window overlapping [hs, he) (a held window). */
+static int renewed_overlaps(json_t *steps_st, int64_t hs, int64_t he) {
+    size_t k;
+    json_t *o;
+    json_array_foreach(steps_st, k, o) {
+        if (state_is(o, PL_ST_PLANNED) && tm_json_bool(o, "reservationRenew", false) &&
+            !tm_json_str(o, "reservationRetryAt", NULL) && get_time(o, "start") < he &&
+            hs < get_time(o, "end"))
+            return 1;
+    }
+    return 0;
+}
+
+/* The scheduler admits a renewed step's new Reservation against the held ones, the workflow's
+ * own included, which the planner planned without: a stale hold of its own (a window the step
+ * no longer plans) overlapping a renewed step's new window would make the scheduler refuse it.
+ * So such holds are renewed too (until no more overlap), and every Reservation to renew is
+ * deleted before any new one is created (in ensure_objects). Stale holds that overlap nothing
+ * renewed are kept (a patched spec; replaced when pl_resv_needs_renewal says so). */
+static void delete_renewed(ctl *c, const json_t *wfobj, const pl_workflow *wf, json_t *steps_st) {
+    const char *ns = tm_json_str(wfobj, "metadata.namespace", "default");
+    for (int changed = 1, round = 0; changed && round <= wf->nsteps; round++) {
+        changed = 0;
+        for (int i = 0; i < wf->nsteps; i++) {
+            json_t *ss = step_status(steps_st, wf->steps[i].name);
+            if (!state_is(ss, PL_ST_PLANNED) || status_mode(ss) != PL_MODE_RESERVE ||
+                tm_json_str(ss, "reservationRetryAt", NULL) ||
+                tm_json_bool(ss, "reservationRenew", false))
+                continue;
+            char obj[PL_OBJNAME_MAX];
+            pl_step_object_name(wf->name, wf->steps[i].name, obj, sizeof obj);
+            json_t *rv = tm_informer_get(c->resvs, ns, obj);
+            int64_t hs = get_time(rv, "status.heldStartTime"),
+                    he = get_time(rv, "status.heldEndTime");
+            int stale = rv && hs >= 0 && he >= 0 &&
+                        strcmp(tm_json_str(rv, "metadata.uid", ""),
+                               tm_json_str(ss, "reservationEndedUid", "")) &&
+                        (llabs((long long)(hs - get_time(ss, "start"))) >= c->cfg->slot_s ||
+                         llabs((long long)(he - get_time(ss, "end"))) >= c->cfg->slot_s);
+            if (!stale || !renewed_overlaps(steps_st, hs, he))
+                continue;
+            json_object_set_new(ss, "reservationRenew", json_true());
+            json_object_set_new(ss, "reservationEndedUid",
+                                json_string(tm_json_str(rv, "metadata.uid", "")));
+            char note[600];
+            snprintf(note, sizeof note,
+                     "step %s: Reservation %s holds %s..%s, no longer its planned window, where "
+                     "another step of the workflow is reserved again: reserving it again too",
+                     wf->steps[i].name, obj, tm_json_str(rv, "status.heldStartTime", ""),
+                     tm_json_str(rv, "status.heldEndTime", ""));
+            event(c, wfobj, "Normal", "ReservationRenewed", note);
+            changed = 1;
+        }
+    }
+    for (int i = 0; i < wf->nsteps; i++) {
+        json_t *ss = step_status(steps_st, wf->steps[i].name);
+        char obj[PL_OBJNAME_MAX];
+        pl_step_object_name(wf->name, wf->steps[i].name, obj, sizeof obj);
+        /* by name: the one in the API is the old one until ensure_objects creates the new */
+        if (state_is(ss, PL_ST_PLANNED) && status_mode(ss) == PL_MODE_RESERVE &&
+            !tm_json_str(ss, "reservationRetryAt", NULL) &&
+            tm_json_bool(ss, "reservationRenew", false))
+            delete_obj(c, PL_GV, "reservations", ns, obj);
+    }
+}
+
 static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
     const char *ns = tm_json_str(wfobj, "metadata.namespace", "default");
     const char *phase = tm_json_str(wfobj, "status.phase", "");
@@ -745,6 +946,21 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
         int attempt = (int)tm_json_int(ss, "attempts", 0);
         step_pods sp;
         observe(c, ns, wf->name, stepobj, attempt, &sp);
+        /* bound: the walltime on the groups it really runs on (the slowest) */
+        if (!state_is(ss, PL_ST_PLANNED) && sp.bound > 0) {
+            int64_t w = 0;
+            size_t k;
+            json_t *p;
+            json_array_foreach(sp.pods, k, p) {
+                const char *node = tm_json_str(p, "spec.nodeName", NULL);
+                const char *grp = node_group(c, node);
+                int64_t wk = node ? pl_step_seconds_on(s, &grp, 1) : 0;
+                if (wk > w)
+                    w = wk;
+            }
+            if (w > 0)
+                json_object_set_new(ss, "predictedSeconds", json_integer(w));
+        }
         /* A released step's pods all existed when their gate was removed: one gone since
          * (deleted, or its node deleted and the pod collected) is a failed pod. */
         int gone = s->pods - (int)json_array_size(sp.pods);
@@ -776,14 +992,28 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
                 set_time(ss, "actualStart", as = sp.first_start);
             if (as >= 0)
                 json_object_set_new(ss, "actualSeconds", json_integer(end - as));
-            int has_next = 0; /* an early end matters only to the steps after it */
+            /* an early end matters only to the steps after it: early against its own window,
+             * or against the earliest window of a planned step after it (a late step moved
+             * those by its expected overrun, replan.h, and may end well before it) */
+            int has_next = 0;
+            int64_t next = -1;
             for (int j = 0; j < wf->nsteps; j++)
-                for (int k = 0; k < wf->steps[j].nafter; k++)
-                    has_next |= wf->steps[j].after[k] == i;
-            if (has_next && end < get_time(ss, "end") - c->cfg->slot_s) {
+                for (int k = 0; k < wf->steps[j].nafter; k++) {
+                    if (wf->steps[j].after[k] != i)
+                        continue;
+                    has_next = 1;
+                    json_t *js = step_status(steps_st, wf->steps[j].name);
+                    int64_t st = state_is(js, PL_ST_PLANNED) ? get_time(js, "start") : -1;
+                    if (st >= 0 && (next < 0 || st < next))
+                        next = st;
+                }
+            int64_t ref = get_time(ss, "end");
+            if (next > ref)
+                ref = next;
+            if (has_next && end < ref - c->cfg->slot_s) {
                 char note[300];
                 snprintf(note, sizeof note, "step %s ended %lld s early: replanning", s->name,
-                         (long long)(get_time(ss, "end") - end));
+                         (long long)(ref - end));
                 event(c, wfobj, "Normal", "StepEarly", note);
                 need = 1;
             }
@@ -815,7 +1045,12 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
         write_status(c, wfobj, status);
         goto out;
     }
-    /* A planned step whose window opened while a predecessor still runs: replan once a slot. */
+    /* Reservations refused or ended before their step: replan (now, or after a backoff) */
+    if (check_reservations(c, wfobj, wf, steps_st, now))
+        need = 1;
+    /* A planned step whose window opened while a predecessor still runs: replan once a slot
+     * (the predecessor's expected end then moves it past now, by its walltime or its overrun:
+     * it comes back only when that estimate is passed too). */
     for (int i = 0; i < wf->nsteps && !need; i++) {
         json_t *ss = step_status(steps_st, wf->steps[i].name);
         if (state_is(ss, PL_ST_PLANNED) && status_mode(ss) == PL_MODE_RESERVE &&
@@ -874,6 +1109,7 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
         json_object_set_new(status, "message", json_string(""));
     }
     /* 3. objects and 4. gates */
+    delete_renewed(c, wfobj, wf, steps_st);
     json_t *spec_steps = tm_json_path(wfobj, "spec.steps");
     int64_t submitted = get_time(wfobj, "metadata.creationTimestamp");
     for (int i = 0; i < wf->nsteps; i++) {
@@ -891,8 +1127,8 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
             if (e < 0) {
                 e = get_time(as, "end");
                 int64_t st = get_time(as, "actualStart");
-                if (st >= 0 && st + a->duration_s > e)
-                    e = st + a->duration_s;
+                if (st >= 0 && st + step_seconds(as, a) > e)
+                    e = st + step_seconds(as, a);
             }
             if (pend)
                 pend[k] = e;
@@ -956,20 +1192,16 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
         if (ready && mode == PL_MODE_RESERVE && c->cfg->require_admission) {
             /* the pods go into their reservation: wait until the scheduler has it Active (the
              * window open on the nodes it holds), so that they are its owner's pods inside
-             * the window when they look for a node. One it refused does not stop the
-             * workflow: the pods are released to bind wherever they fit. */
+             * the window when they look for a node. One it refused is planned again
+             * (check_reservations), never released without it: a gang without its hold waits
+             * behind every smaller pod on a loaded cluster (issue 15). The one being replaced
+             * (the informer may still show it for a moment) does not count. */
             json_t *rv = tm_informer_get(c->resvs, ns, obj);
-            const char *ph = tm_json_str(rv, "status.phase", "");
-            if (!strcmp(ph, "Failed") && !tm_json_bool(ss, "reservationFailed", false)) {
-                char note[600];
-                snprintf(note, sizeof note,
-                         "step %s: Reservation %s not admitted (%s): pods released without it",
-                         s->name, obj, tm_json_str(rv, "status.message", ""));
-                event(c, wfobj, "Warning", "ReservationFailed", note);
-                json_object_set_new(ss, "reservationFailed", json_true());
-            }
-            /* Active: the scheduler has opened the window, its owner's pods go there */
-            ready = !strcmp(ph, "Active") || !strcmp(ph, "Failed");
+            ready = !tm_json_bool(ss, "reservationRenew", false) &&
+                    !tm_json_str(ss, "reservationRetryAt", NULL) &&
+                    strcmp(tm_json_str(rv, "metadata.uid", ""),
+                           tm_json_str(ss, "reservationEndedUid", "")) &&
+                    !strcmp(tm_json_str(rv, "status.phase", ""), "Active");
         }
         if (!ready)
             continue;
@@ -977,10 +1209,11 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
         observe(c, ns, wf->name, stepobj, attempt, &sp);
         if ((int)json_array_size(sp.pods) == s->pods) {
             /* what is left of the window less a margin (window_left_s): the pods start a
-             * moment after the gate goes; without a window, the step's own duration */
+             * moment after the gate goes; without a window, the step's own walltime on its
+             * slowest group (where the pods bind is not known yet) */
             ungate(c, ns, sp.pods, PL_GATE,
                    mode == PL_MODE_RESERVE ? window_left_s(get_time(ss, "end"), now)
-                                           : s->duration_s);
+                                           : pl_step_seconds_max(s));
             json_object_set_new(ss, "state", json_string(PL_ST_RELEASED));
             set_time(ss, "releasedAt", now);
             char note[300];

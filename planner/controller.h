@@ -8,7 +8,9 @@
  *     past its planned end, when a planned node goes away; a step after one still running
  *     may not start before that one's expected end;
  *  3. creates each planned step's PodGroup, Reservation and gated pods (idempotent: names are
- *     fixed, so a restarted controller finds them), and patches a moved Reservation;
+ *     fixed, so a restarted controller finds them), and patches a moved Reservation, or
+ *     replaces it when the scheduler refused it (after a backoff, planner/replan.h), it ended
+ *     before the step, or the window it holds no longer serves the new plan;
  *  4. removes the gate tarema.io/planned when the window opens, every predecessor succeeded
  *     and (--require-admission, default) the scheduler has the step's Reservation Active;
  *  5. a failed pod (or one of a released step gone): retried (spec.retries, default
@@ -44,11 +46,14 @@ typedef struct pl_ctl_config {
     int leader_elect;           /* 0: act at once (tests, a single replica) */
     const char *node_selector;  /* "k=v,...": plan on these nodes only, pods get it as their
                                    nodeSelector; NULL: every node */
-    int require_admission;      /* ungate a step only once its Reservation is Active (or
-                                   Failed: released without it); 0 for schedulers
-                                   that do not admit Reservations (kube-scheduler) */
-    const char *db; /* the learned waits' database (proactive steps' estimates); NULL: the
-                       default estimate */
+    int require_admission;      /* ungate a step only once its Reservation is Active (a refused
+                                   one is planned again, see reservation_retries); 0 for
+                                   schedulers that do not admit Reservations (kube-scheduler) */
+    const char *db;          /* the learned waits' database (proactive steps' estimates); NULL: the
+                                default estimate */
+    int reservation_retries; /* a step whose Reservation the scheduler refused is planned and
+                                reserved again this often (backoff a slot, doubling), then runs
+                                on-completion (default 4) */
 } pl_ctl_config;
 
 /* Runs until *stop becomes non-zero. Returns 0, or 1 with a message on stderr. */

@@ -113,6 +113,13 @@ json_t *pl_workflow_native_json(const pl_workflow *wf) {
             json_object_set_new(j, "task", json_string(s->task));
         else
             json_object_set_new(j, "duration", json_sprintf("%llds", (long long)s->duration_s));
+        if (!s->task[0] && s->group_s_given && s->ngroup_s) {
+            json_t *ds = json_object();
+            for (int g = 0; g < s->ngroup_s; g++)
+                json_object_set_new(ds, s->group_s[g].group,
+                                    json_sprintf("%llds", (long long)s->group_s[g].seconds));
+            json_object_set_new(j, "durations", ds);
+        }
         if (s->image[0])
             json_object_set_new(j, "image", json_string(s->image));
         if (s->nafter) {

@@ -50,6 +50,7 @@ static void usage(FILE *f) {
             "                  [--time-limit 10s] [--retries N] [--load-threshold 0.5]\n"
             "                  [--scheduler-name tarema] [--leader-elect true|false]\n"
             "                  [--node-selector k=v,...] [--require-admission true|false]\n"
+            "                  [--reservation-retries 4]\n"
             "                  [--db URI (learned waits; else $DATABASE_URL)]\n"
             "                  [--identity ID] [--kubeconfig F]\n"
             "       tarema-planner submit FILE [--namespace NS] [--deployment D] [--retries N]\n"
@@ -86,6 +87,7 @@ static int cmd_run(int argc, char **argv) {
                                              {"node-selector", required_argument, 0, 'N'},
                                              {"require-admission", required_argument, 0, 'A'},
                                              {"db", required_argument, 0, 'D'},
+                                             {"reservation-retries", required_argument, 0, 'R'},
                                              {0, 0, 0, 0}};
     pl_ctl_config cfg = {.lease_ns = "default",
                          .lease_name = "tarema-planner",
@@ -97,6 +99,7 @@ static int cmd_run(int argc, char **argv) {
                          .tick_ms = 1000,
                          .leader_elect = 1,
                          .require_admission = 1,
+                         .reservation_retries = 4,
                          .db = getenv("DATABASE_URL")};
     tm_err err = {0};
     int64_t tick_s = 0;
@@ -144,6 +147,10 @@ static int cmd_run(int argc, char **argv) {
             break;
         case 'N':
             cfg.node_selector = optarg;
+            break;
+        case 'R':
+            if (tm_arg_int("reservation-retries", optarg, 0, 100, &cfg.reservation_retries, &aerr))
+                return fail(aerr.msg);
             break;
         case 'D':
             cfg.db = optarg;
@@ -303,7 +310,8 @@ int main(int argc, char **argv) {
     if (busy_path && (!(bj = tm_yaml_load_file(busy_path, &err)) ||
                       pl_busy_from_json(bj, busy_path, cl, &busy, &nbusy, &err) < 0))
         goto out;
-    if (pl_problem_init(&prob, wf, cl, busy, nbusy, slot_s, obj, &err) < 0) {
+    if (pl_check_step_groups(wf, cl, &err) < 0 ||
+        pl_problem_init(&prob, wf, cl, busy, nbusy, slot_s, obj, &err) < 0) {
         tm_err_wrap(&err, "%s", wf_path);
         goto out;
     }

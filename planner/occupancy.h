@@ -12,7 +12,11 @@
  *  - Reservations in their window [startTime, endTime): those Admitted or Active, and those
  *    the planner made that are not over (Released, Expired, Failed), except the planned
  *    workflow's own (skip_ns/skip_wf: they are being replanned) and those whose owner's pods are
- *    already bound (the pods count instead). */
+ *    already bound (the pods count instead);
+ *  - pending pods the scheduler will bind (not bound, not gated, not the planned workflow's, not
+ *    a Reservation owner's): oldest first, each where it first fits a node for its expected
+ *    duration (as a running pod's, from the moment it binds) around everything above: the queue
+ *    takes freed capacity before a Reservation made now is admitted. */
 #ifndef TAREMA_PLANNER_OCCUPANCY_H
 #define TAREMA_PLANNER_OCCUPANCY_H
 
@@ -27,6 +31,8 @@ typedef struct pl_world_opts {
     int64_t overrun_s;      /* how long a pod past its expected end is assumed to go on */
     int64_t unknown_hold_s; /* how long a pod without any expected end is assumed to hold */
     const char *skip_ns, *skip_wf;
+    const json_t *nodes; /* the Node objects (their labels for pending pods' nodeSelector);
+                            NULL: a pending pod may go to any node */
 } pl_world_opts;
 
 /* The cluster of nodes (a JSON array of Node objects); NULL with err when none is usable. */

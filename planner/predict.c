@@ -73,6 +73,27 @@ int pl_predict_durations(pl_workflow *wf, const json_t *profiles) {
     return missing;
 }
 
+int64_t pl_step_seconds_on(const pl_step *s, const char *const *groups, int n) {
+    int64_t w = 0;
+    for (int k = 0; k < n; k++) {
+        int64_t wk = s->duration_s;
+        for (int g = 0; groups[k] && g < s->ngroup_s; g++)
+            if (!strcmp(s->group_s[g].group, groups[k]) && s->group_s[g].seconds > 0)
+                wk = s->group_s[g].seconds;
+        if (wk > w)
+            w = wk;
+    }
+    return n > 0 ? w : s->duration_s;
+}
+
+int64_t pl_step_seconds_max(const pl_step *s) {
+    int64_t w = s->duration_s;
+    for (int g = 0; g < s->ngroup_s; g++)
+        if (s->group_s[g].seconds > w)
+            w = s->group_s[g].seconds;
+    return w;
+}
+
 double pl_predicted_load(const pl_problem *p, int window) {
     double held = 0, cap = 0;
     if (window < 1)

@@ -27,6 +27,12 @@ int pl_predict_durations(pl_workflow *wf, const json_t *profiles);
  * those past PL_GROUPS_MAX are skipped); returns how many. */
 int pl_predict_group_runtimes(pl_step *s, const json_t *profile);
 
+/* Step s's walltime in seconds with its pods on these node groups (n of them): the slowest
+ * group's (its runtime there, else duration_s); duration_s when n is 0. */
+int64_t pl_step_seconds_on(const pl_step *s, const char *const *groups, int n);
+/* Its walltime on its slowest group: the longest of duration_s and its group runtimes. */
+int64_t pl_step_seconds_max(const pl_step *s);
+
 /* Share (0..1) of the cluster's milli-cores the busy entries hold over slots [0, window). */
 double pl_predicted_load(const pl_problem *p, int window);
 

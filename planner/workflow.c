@@ -153,11 +153,50 @@ static int copy_str(char *dst, size_t size, const json_t *v, const char *what, t
     return 0;
 }
 
+/* durations: {GROUP: D, ...}: the step's walltime on those node groups (duration: is the
+ * walltime on every other group). Group ids as the scheduler keeps them (1-15 characters, at
+ * most PL_GROUPS_MAX); whether the cluster has them is checked against it
+ * (pl_check_step_groups). */
+static int parse_group_durations(const json_t *ds, pl_step *s, int has_task, const char *what,
+                                 tm_err *err) {
+    if (has_task)
+        return tm_err_set(err,
+                          "%s: durations: give it with duration (the walltime on the other "
+                          "groups), not with task (its groups' runtimes come from the "
+                          "TaskProfile)",
+                          what);
+    if (!json_is_object(ds) || json_object_size(ds) == 0)
+        return tm_err_set(err,
+                          "%s: durations must be a mapping of node groups to walltimes (e.g. "
+                          "{c2: 10m})",
+                          what);
+    if (json_object_size(ds) > PL_GROUPS_MAX)
+        return tm_err_set(err, "%s: durations: more than %d node groups", what, PL_GROUPS_MAX);
+    const char *g;
+    json_t *v;
+    json_object_foreach((json_t *)ds, g, v) {
+        if (!*g || strlen(g) >= sizeof s->group_s[0].group)
+            return tm_err_set(err, "%s: durations: node group '%s' must be 1 to %zu characters",
+                              what, g, sizeof s->group_s[0].group - 1);
+        char gwhat[PL_NAME_MAX + 400];
+        snprintf(gwhat, sizeof gwhat, "%s: durations.%s", what, g);
+        pl_group_time *gt = &s->group_s[s->ngroup_s];
+        if (pl_json_duration(v, gwhat, &gt->seconds, err) < 0)
+            return -1;
+        if (gt->seconds <= 0)
+            return tm_err_set(err, "%s must be > 0", gwhat);
+        snprintf(gt->group, sizeof gt->group, "%s", g);
+        s->ngroup_s++;
+    }
+    s->group_s_given = 1;
+    return 0;
+}
+
 static int parse_step(const json_t *o, pl_step *s, char ***names, int idx, const char *source,
                       tm_err *err) {
-    static const char *const keys[] = {"name",        "pods",  "requests", "duration",
-                                       "task",        "after", "image",    "command",
-                                       "annotations", "mode",  NULL};
+    static const char *const keys[] = {"name",      "pods",        "requests", "duration",
+                                       "durations", "task",        "after",    "image",
+                                       "command",   "annotations", "mode",     NULL};
     char what[PL_NAME_MAX + 300];
     snprintf(what, sizeof what, "%s: steps[%d]", source, idx);
     if (!json_is_object(o))
@@ -214,6 +253,9 @@ static int parse_step(const json_t *o, pl_step *s, char ***names, int idx, const
         if (s->duration_s <= 0)
             return tm_err_set(err, "%s: duration must be > 0", what);
     }
+    json_t *ds = json_object_get(o, "durations");
+    if (ds && parse_group_durations(ds, s, task != NULL, what, err) < 0)
+        return -1;
     json_t *ann = json_object_get(o, "annotations");
     if (ann) {
         const char *k;

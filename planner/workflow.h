@@ -10,6 +10,7 @@
  *       pods: 2                           # gang size (default 1)
  *       requests: {cpu: 36, memory: 64Gi} # per pod
  *       duration: 15m                     # walltime, or
+ *       durations: {c2: 10m}              # with duration: the walltime on these node groups
  *       task: chipseq/BWA_MEM             # predicted from that TaskProfile (planner/predict.h)
  *       after: [A, B]                     # steps that must end before this one starts
  *       image: les:1.0                    # or command: [...]
@@ -51,6 +52,9 @@ typedef struct pl_step {
      * status.runtimeByGroup); a group not listed runs the step for duration_s. */
     int ngroup_s;
     pl_group_time group_s[PL_GROUPS_MAX];
+    /* group_s came from the step's own `durations:` (the user named the groups: a group the
+     * cluster does not have is an error, pl_check_step_groups), not from a TaskProfile */
+    int group_s_given;
 } pl_step;
 
 typedef struct pl_workflow {

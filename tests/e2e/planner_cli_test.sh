@@ -105,9 +105,28 @@ for i in range(300):
 check "wide: auto uses the heuristic" bash -c "'$PL' plan '$TMP/wide.yaml' --cluster '$CL' --json |
   python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"solver\"]==\"heuristic\" and d[\"ilp\"][\"status\"]==\"too-large\" and len(d[\"steps\"])==300, d[\"ilp\"]'"
 bad "wide: forced ILP too large" "more than the 200000 the planner builds" plan "$TMP/wide.yaml" --cluster "$CL" --solver ilp
+# durations: per node group: the step runs 10 min on c2, 30 min elsewhere; free nodes of both
+# groups: planned on c2 for 10 min; a group the cluster lacks is refused
+cat > "$TMP/groups-cluster.yaml" <<'Y'
+node_types:
+  - {name: n1, count: 2, cores: 8, memory: 32Gi}
+  - {name: c2, count: 2, cores: 8, memory: 32Gi}
+Y
+cat > "$TMP/groups.yaml" <<'Y'
+name: g
+steps:
+  - {name: a, pods: 2, requests: {cpu: 8, memory: 1Gi}, duration: 30m, durations: {c2: 10m}, image: x}
+Y
+check "durations: the faster group's walltime (10 min on c2)" bash -c "'$PL' plan '$TMP/groups.yaml' --cluster '$TMP/groups-cluster.yaml' --json |
+  python3 -c 'import json,sys; s=json.load(sys.stdin)[\"steps\"][0]; assert s[\"end_s\"]-s[\"start_s\"]==600 and s[\"nodes\"]==[\"c2-1\",\"c2-2\"], s'"
+sed 's/c2: 10m/c3: 10m/' "$TMP/groups.yaml" > "$TMP/groups-bad.yaml"
+bad "durations: unknown group" "step 'a': durations: node group 'c3' is not one of the cluster's (n1, c2)" plan "$TMP/groups-bad.yaml" --cluster "$TMP/groups-cluster.yaml"
+sed 's/c2: 10m/c2: soon/' "$TMP/groups.yaml" > "$TMP/groups-bad.yaml"
+bad "durations: bad value" "step 'a': durations.c2" plan "$TMP/groups-bad.yaml" --cluster "$TMP/groups-cluster.yaml"
 bad "unknown command" "unknown command 'launch'" launch "$FX/turbine.yaml"
 bad "run --retries abc (atoi read 0)" "--retries: 'abc' is not an integer from 0 to 100" run --retries abc
 bad "run --load-threshold 0.5x (atof read 0.5)" "--load-threshold: '0.5x' is not a number from 0 to 1" run --load-threshold 0.5x
+bad "run --reservation-retries -1" "--reservation-retries: '-1' is not an integer from 0 to 100" run --reservation-retries -1
 bad "submit --retries 3x (atoi read 3)" "--retries: '3x' is not an integer from 0 to 100" submit "$FX/turbine.yaml" --retries 3x
 
 summary

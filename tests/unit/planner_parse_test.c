@@ -8,6 +8,8 @@
 #include "harness.h"
 #include "lib/yamljson.h"
 #include "planner/cluster.h"
+#include "planner/kobj.h"
+#include "planner/predict.h"
 #include "planner/problem.h"
 #include "planner/units.h"
 #include "planner/workflow.h"
@@ -436,6 +438,103 @@ static void test_durations(void) {
     CHECK(pl_duration_parse("1h30", &s, &err) < 0);
 }
 
+/* durations: {GROUP: D}: a duration: step's walltime per node group (docs/planner.md). */
+static void test_group_durations(void) {
+    tm_err err = {0};
+    pl_cluster *c = cluster_of(two_types, &err);
+    pl_workflow *wf = native("name: w\nsteps:\n"
+                             "  - {name: a, requests: {cpu: 1, memory: 1Gi}, duration: 20m, "
+                             "durations: {c2: 10m, n1: 1500}, image: x}\n"
+                             "  - {name: b, after: [a], requests: {cpu: 1, memory: 1Gi}, "
+                             "duration: 5m, image: x}\n",
+                             &err);
+    CHECKF(wf != NULL, "%s", err.msg);
+    if (!wf || !c) {
+        pl_workflow_free(wf);
+        pl_cluster_free(c);
+        return;
+    }
+    const pl_step *a = &wf->steps[0], *b = &wf->steps[1];
+    CHECK_INT(a->duration_s, 1200);
+    CHECK_INT(a->ngroup_s, 2);
+    CHECK(a->group_s_given);
+    CHECK_STR(a->group_s[0].group, "c2");
+    CHECK_INT(a->group_s[0].seconds, 600);
+    CHECK_STR(a->group_s[1].group, "n1");
+    CHECK_INT(a->group_s[1].seconds, 1500);
+    CHECK_INT(b->ngroup_s, 0);
+    CHECK(!b->group_s_given);
+    CHECK(pl_check_step_groups(wf, c, &err) == 0);
+    /* the plan's walltime per group: 10 slots on c2, 25 on n1 */
+    pl_problem p;
+    CHECK(pl_problem_init(&p, wf, c, NULL, 0, 60, PL_OBJ_MAKESPAN, &err) == 0);
+    CHECK_INT(pl_step_slots(&p, 0, 0), 25); /* n1 is type 0 */
+    CHECK_INT(pl_step_slots(&p, 0, 1), 10);
+    CHECK_INT(pl_step_slots(&p, 1, 0), 5);
+    pl_problem_free(&p);
+    /* the controller's predictedSeconds: the slowest group the pods are on */
+    const char *c2[] = {"c2"}, *both[] = {"c2", "n1"}, *other[] = {"zz"};
+    CHECK_INT(pl_step_seconds_on(a, c2, 1), 600);
+    CHECK_INT(pl_step_seconds_on(a, both, 2), 1500);
+    CHECK_INT(pl_step_seconds_on(a, other, 1), 1200);
+    CHECK_INT(pl_step_seconds_on(a, NULL, 0), 1200);
+    CHECK_INT(pl_step_seconds_max(a), 1500);
+    CHECK_INT(pl_step_seconds_max(b), 300);
+    /* submit writes the step back with its durations (what the Workflow's spec holds) */
+    json_t *j = pl_workflow_native_json(wf);
+    json_t *ds = json_object_get(json_array_get(json_object_get(j, "steps"), 0), "durations");
+    CHECK_STR(json_string_value(json_object_get(ds, "c2")), "600s");
+    CHECK_STR(json_string_value(json_object_get(ds, "n1")), "1500s");
+    CHECK(json_object_get(json_array_get(json_object_get(j, "steps"), 1), "durations") == NULL);
+    json_decref(j);
+    pl_workflow_free(wf);
+    /* a group the cluster does not have: named with the cluster's groups */
+    wf = native("name: w\nsteps:\n"
+                "  - {name: a, requests: {cpu: 1, memory: 1Gi}, duration: 20m, "
+                "durations: {c3: 10m}, image: x}\n",
+                &err);
+    CHECK(wf && pl_check_step_groups(wf, c, &err) < 0);
+    CHECKF(strstr(err.msg, "step 'a': durations: node group 'c3' is not one of the cluster's "
+                           "(n1, c2)") != NULL,
+           "%s", err.msg);
+    pl_workflow_free(wf);
+    pl_cluster_free(c);
+    /* bad input */
+    static const char *const not_map[] = {"step 'a'", "durations must be a mapping", NULL};
+    expect_native_error("name: w\nsteps:\n  - {name: a, requests: {cpu: 1, memory: 1Gi}, "
+                        "duration: 1m, durations: 10m, image: x}\n",
+                        not_map);
+    expect_native_error("name: w\nsteps:\n  - {name: a, requests: {cpu: 1, memory: 1Gi}, "
+                        "duration: 1m, durations: {}, image: x}\n",
+                        not_map);
+    static const char *const with_task[] = {"step 'a'", "durations", "not with task", NULL};
+    expect_native_error("name: w\nsteps:\n  - {name: a, requests: {cpu: 1, memory: 1Gi}, "
+                        "task: w/p, durations: {c2: 1m}, image: x}\n",
+                        with_task);
+    static const char *const no_default[] = {"step 'a'", "duration is required", NULL};
+    expect_native_error("name: w\nsteps:\n  - {name: a, requests: {cpu: 1, memory: 1Gi}, "
+                        "durations: {c2: 1m}, image: x}\n",
+                        no_default);
+    static const char *const bad_value[] = {"step 'a'", "durations.c2", "'ten'", NULL};
+    expect_native_error("name: w\nsteps:\n  - {name: a, requests: {cpu: 1, memory: 1Gi}, "
+                        "duration: 1m, durations: {c2: ten}, image: x}\n",
+                        bad_value);
+    static const char *const zero[] = {"step 'a'", "durations.c2 must be > 0", NULL};
+    expect_native_error("name: w\nsteps:\n  - {name: a, requests: {cpu: 1, memory: 1Gi}, "
+                        "duration: 1m, durations: {c2: 0}, image: x}\n",
+                        zero);
+    static const char *const long_name[] = {"step 'a'", "node group 'abcdefghijklmnop'",
+                                            "1 to 15 characters", NULL};
+    expect_native_error("name: w\nsteps:\n  - {name: a, requests: {cpu: 1, memory: 1Gi}, "
+                        "duration: 1m, durations: {abcdefghijklmnop: 1m}, image: x}\n",
+                        long_name);
+    static const char *const too_many[] = {"step 'a'", "more than 8 node groups", NULL};
+    expect_native_error("name: w\nsteps:\n  - {name: a, requests: {cpu: 1, memory: 1Gi}, "
+                        "duration: 1m, durations: {a: 1, b: 1, c: 1, d: 1, e: 1, f: 1, g: 1, "
+                        "h: 1, i: 1}, image: x}\n",
+                        too_many);
+}
+
 int main(void) {
     RUN(test_native_turbine);
     RUN(test_native_defaults_and_order);
@@ -448,5 +547,6 @@ int main(void) {
     RUN(test_step_larger_than_cluster);
     RUN(test_busy_too_far_for_the_slot);
     RUN(test_durations);
+    RUN(test_group_durations);
     return TEST_SUMMARY();
 }
