@@ -242,8 +242,8 @@ static int cmd_show(const cli_opts *o, const char *name) {
         printf(" (%s)", msg);
     printf("; solver %s; replans %lld\n", tm_json_str(w, "status.solver", "-"),
            tm_json_int(w, "status.replans", 0));
-    printf("%-16s %-10s %-9s %-9s %-9s %-9s %-10s %-10s %s\n", "STEP", "STATE", "START", "END",
-           "ACT-START", "ACT-END", "PREDICTED", "ACTUAL", "NODES");
+    printf("%-16s %-10s %-13s %-9s %-9s %-9s %-9s %-12s %-10s %-10s %s\n", "STEP", "STATE", "MODE",
+           "START", "END", "ACT-START", "ACT-END", "WAIT-EST", "PREDICTED", "ACTUAL", "NODES");
     json_t *ss;
     size_t i;
     json_array_foreach(tm_json_path(w, "status.steps"), i, ss) {
@@ -255,11 +255,18 @@ static int cmd_show(const cli_opts *o, const char *name) {
             snprintf(ps, sizeof ps, "%lld:%02lld", pr / 60, pr % 60);
         if (ac >= 0)
             snprintf(as, sizeof as, "%lld:%02lld", ac / 60, ac % 60);
-        printf("%-16s %-10s %-9s %-9s %-9s %-9s %-10s %-10s ", tm_json_str(ss, "name", ""),
-               tm_json_str(ss, "state", "-"), clock_of(tm_json_str(ss, "start", NULL), a, sizeof a),
+        /* proactive steps: the queue wait they are (or were) released with, and its source */
+        char est[32] = "-";
+        const char *src = tm_json_str(ss, "estimateSource", NULL);
+        if (src)
+            snprintf(est, sizeof est, "%llds %s", (long long)tm_json_int(ss, "estimateSeconds", 0),
+                     src);
+        printf("%-16s %-10s %-13s %-9s %-9s %-9s %-9s %-12s %-10s %-10s ",
+               tm_json_str(ss, "name", ""), tm_json_str(ss, "state", "-"),
+               tm_json_str(ss, "mode", "-"), clock_of(tm_json_str(ss, "start", NULL), a, sizeof a),
                clock_of(tm_json_str(ss, "end", NULL), b, sizeof b),
                clock_of(tm_json_str(ss, "actualStart", NULL), c, sizeof c),
-               clock_of(tm_json_str(ss, "actualEnd", NULL), d, sizeof d), ps, as);
+               clock_of(tm_json_str(ss, "actualEnd", NULL), d, sizeof d), est, ps, as);
         json_t *n;
         size_t kk;
         json_array_foreach(json_object_get(ss, "nodes"), kk, n) {

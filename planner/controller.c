@@ -163,6 +163,22 @@ static double step_estimate(ctl *c, const char *ns, const pl_step *s, int *learn
     return e;
 }
 
+/* Writes step s's estimate (ASA: the learned wait of its shape) to its status ss, read at most
+ * once a slot: until the step is released the estimate follows the learner (a chain's later
+ * steps would otherwise be released with what the learner said when the workflow was first
+ * planned: asa-compare --table2 saw 10 s used while the learner said 40 s). Frozen from the
+ * release on, so the status shows the estimate the step was released with. */
+static void refresh_estimate(ctl *c, const char *ns, const pl_step *s, json_t *ss, int64_t now) {
+    int64_t at = get_time(ss, "estimatedAt");
+    if (at >= 0 && now - at < c->cfg->slot_s && tm_json_str(ss, "estimateSource", NULL))
+        return;
+    int learned = 0;
+    double e = step_estimate(c, ns, s, &learned);
+    json_object_set_new(ss, "estimateSeconds", json_integer((json_int_t)llround(e)));
+    json_object_set_new(ss, "estimateSource", json_string(learned ? "learned" : "default"));
+    set_time(ss, "estimatedAt", now);
+}
+
 /* The node group of a node as the occupancy has it (planner/occupancy.c): its tarema.io/group
  * label, "all" without one or when the node is unknown. Borrowed from the informer's store. */
 static const char *node_group(ctl *c, const char *node) {
@@ -445,14 +461,9 @@ static int plan_steps(ctl *c, const json_t *wfobj, const pl_workflow *wf, json_t
             requested_mode(wfobj, i, &req);
             pl_mode m = pl_mode_choose(req, load, cfg->load_threshold);
             json_object_set_new(ss, "mode", json_string(pl_mode_name(m)));
-            if (m == PL_MODE_PROACTIVE) {
-                int learned = 0;
-                double e = step_estimate(c, tm_json_str(wfobj, "metadata.namespace", "default"), s,
-                                         &learned);
-                json_object_set_new(ss, "estimateSeconds", json_integer((json_int_t)llround(e)));
-                json_object_set_new(ss, "estimateSource",
-                                    json_string(learned ? "learned" : "default"));
-            }
+            if (m == PL_MODE_PROACTIVE)
+                refresh_estimate(c, tm_json_str(wfobj, "metadata.namespace", "default"), s, ss,
+                                 now);
         }
         if (status_mode(ss) == PL_MODE_RESERVE)
             set_time(ss, "predictedStart", start);
@@ -1166,6 +1177,7 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
         ensure_objects(c, wfobj, s, json_array_get(spec_steps, (size_t)i), ss, stepobj, attempt);
         int ready;
         if (mode == PL_MODE_PROACTIVE) {
+            refresh_estimate(c, ns, s, ss, now);
             double est = (double)tm_json_int(ss, "estimateSeconds", 0);
             int64_t at = pl_proactive_ungate_at(submitted >= 0 ? submitted : now, pend,
                                                 pend ? s->nafter : 0, est);

@@ -63,6 +63,19 @@ if ! command -v helm >/dev/null; then
   exit 1
 fi
 
+# 0. --reservation-retries from planner.reservationRetries (default 4), bounded by the schema
+args_of() { python3 -c '
+import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d and d["kind"] == "Deployment" and d["metadata"]["name"].endswith("-planner"):
+        print("\n".join(d["spec"]["template"]["spec"]["containers"][0]["args"]))' "$1"; }
+render "$WORK/retries.yaml" && args_of "$WORK/retries.yaml" >"$WORK/retries.args"
+check "planner args: --reservation-retries=4 by default" has "$WORK/retries.args" --reservation-retries=4
+render "$WORK/retries7.yaml" --set planner.reservationRetries=7 && args_of "$WORK/retries7.yaml" >"$WORK/retries7.args"
+check "planner.reservationRetries=7 -> --reservation-retries=7" has "$WORK/retries7.args" --reservation-retries=7
+check "planner.reservationRetries=-1 refused by the schema" bash -c \
+  "! helm template pc '$CHART' --set planner.enabled=true --set planner.reservationRetries=-1 >/dev/null 2>&1"
+
 # 1. bundled PostgreSQL (the default): its Secret, TLS verified, the NetworkPolicy opened
 render "$WORK/bundled.yaml" && planner_env "$WORK/bundled.yaml" >"$WORK/bundled.env" ||
   fail "render (bundled)" "$(cat "$WORK/err")"

@@ -142,4 +142,33 @@ assert all(r[2].startswith("tarema.io/planned,|") for r in running), running[:3]
 assert any(r[1] == "Succeeded" and "tarema.io/planned" not in r[2] for r in rows), rows[-3:]
 PY
 check "no Reservation for on-completion steps" test "$(nobj reservations planner.tarema.io/workflow=onc)" = 0
+
+# ---- 5. the estimate follows the learner until the step is released ---------------------------
+# b's shape (768 MiB) has no learned wait when the workflow is planned; one is learned while a
+# runs. b must be released with it (before the fix: the estimate read at the first plan, the
+# default 0 s, for the whole chain).
+kubectl apply -n "$NS" -f - >/dev/null <<Y
+apiVersion: tarema.io/v1alpha1
+kind: Workflow
+metadata: {name: late}
+spec:
+  steps:
+    - {name: a, mode: proactive, pods: 1, requests: {cpu: 1, memory: 1Gi}, duration: 40s,
+       image: a:1, annotations: {tarema.io/duration: 35s}}
+    - {name: b, mode: proactive, after: [a], pods: 1, requests: {cpu: 1, memory: 768Mi},
+       duration: 10s, image: b:1, annotations: {tarema.io/duration: 3s}}
+Y
+b_source() { kubectl -n "$NS" get workflow late -o json | jq -r '.status.steps[]? | select(.name == "b") | "\(.estimateSource // "")/\(.estimateSeconds // "")"'; }
+b_is() { [ "$(b_source)" = "$1" ]; }
+check "late: b planned with the default estimate first" wait_for 30 b_is default/0
+psql "$DATABASE_URL" -qAtc \
+  "INSERT INTO asa_waits (namespace, node_group, pods, cpu_milli, memory_bytes, state, estimate_s, observations)
+   VALUES ('$NS', '', 1, 1000, 805306368, \$\$$(cat "$W/state.json")\$\$, 15, 5)" >/dev/null
+check "late: b's estimate follows the learner while it is not released (learned/15)" \
+  wait_for 20 b_is learned/15
+check "late: workflow Succeeded" wait_for 90 wf_phase_is late Succeeded
+check "late: b released with the learned estimate" b_is learned/15
+"$BIN/tarema-planner" show late -n "$NS" >"$W/show-late.txt" 2>&1
+check "show: mode and the estimate used per step" \
+  grep -qE '^b +Succeeded +proactive .* 15s learned ' "$W/show-late.txt"
 summary
