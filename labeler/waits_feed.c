@@ -120,8 +120,8 @@ static void flush(lab_waits_feed *f) {
         const lab_waits_obs *o = &f->backlog[done];
         tm_err err = {0};
         waits_record rec;
-        int rc = lab_waits_store_observe(f->store, &o->key, o->request_id, o->members, o->wait_s,
-                                         &f->cfg, &f->rng, &rec, &err);
+        int rc = lab_waits_store_observe(f->store, &o->key, o->request_id, o->members, o->censored,
+                                         o->wait_s, &f->cfg, &f->rng, &rec, &err);
         if (rc < 0 && lab_waits_store_retryable(f->store, &err)) {
             if (!lab_waits_store_ensure(f->store)) {
                 drop_store(f, err.msg);

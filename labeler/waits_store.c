@@ -153,8 +153,8 @@ static int lock_row(lab_waits_store *s, const asa_key *k, waits_record *rec, tm_
 }
 
 int lab_waits_store_observe(lab_waits_store *s, const asa_key *k, const char *request_id,
-                            const char *members, double wait_s, const asa_config *cfg, asa_rng *rng,
-                            waits_record *out, tm_err *err) {
+                            const char *members, bool censored, double wait_s,
+                            const asa_config *cfg, asa_rng *rng, waits_record *out, tm_err *err) {
     if (!request_id || !*request_id || strlen(request_id) > 200)
         return tm_err_set(err, "asa waits: request id '%.40s' is empty or longer than 200",
                           request_id ? request_id : "");
@@ -168,9 +168,14 @@ int lab_waits_store_observe(lab_waits_store *s, const asa_key *k, const char *re
         return -1;
     waits_record rec;
     int fresh = claim(s, request_id, members, err);
-    if (fresh <= 0) {
-        tm_pg_rollback(s->conn);
-        return fresh;
+    if (fresh <= 0 || censored) { /* censored: the claim alone is kept */
+        if (fresh > 0 && tm_pg_commit(s->conn, err) < 0) {
+            tm_pg_rollback(s->conn);
+            return tm_err_wrap(err, "asa waits: claiming %s", request_id);
+        }
+        if (fresh <= 0)
+            tm_pg_rollback(s->conn);
+        return 0;
     }
     if (lock_row(s, k, &rec, err) < 0 || waits_observe(&rec, cfg, wait_s, rng, err) < 0 ||
         put_row(s, &rec, err) < 0 || tm_pg_commit(s->conn, err) < 0) {

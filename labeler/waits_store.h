@@ -35,12 +35,13 @@ bool lab_waits_store_retryable(const lab_waits_store *s, const tm_err *err);
 
 /* Feeds the wait of request `request_id` (at most 200 bytes) of shape k. A gang passes its
  * members' uids separated by single spaces (NULL for a pod): it is claimed by them, so it counts
- * once however its id or bound time is seen again. Returns 1 when fed (*out, optional, gets the
+ * once however its id or bound time is seen again. A censored request (waits_track.h) is only
+ * claimed: nothing is fed, 0 is returned. Returns 1 when fed (*out, optional, gets the
  * shape's record afterwards), 0 when that request (or one of the members) was fed before
  * (nothing changes), -1 with err (nothing changes). */
 int lab_waits_store_observe(lab_waits_store *s, const asa_key *k, const char *request_id,
-                            const char *members, double wait_s, const asa_config *cfg, asa_rng *rng,
-                            waits_record *out, tm_err *err);
+                            const char *members, bool censored, double wait_s,
+                            const asa_config *cfg, asa_rng *rng, waits_record *out, tm_err *err);
 
 /* Every readable record, of namespace ns only when ns is non-NULL, ordered by namespace, node
  * group and shape, into *out (malloc'd array, the caller frees) and *n. 0, or -1 with err. */

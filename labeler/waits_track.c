@@ -93,15 +93,13 @@ static bool bound_at_release(double released, double bound) {
     return released >= 0 && bound - released <= LAB_WAITS_HELD_SLACK_S;
 }
 
-/* A gang whose every member is bound: its observation. 1 when complete, 2 when complete but
- * bound at its release (nothing to feed). */
+/* A gang whose every member is bound: its observation (censored when bound at its release:
+ * claimed, nothing fed). 1 when complete. */
 static int gang_complete(lab_waits_tracker *t, const char *gid, const json_t *g, double now,
                          lab_waits_obs *obs, tm_err *err) {
     gang_sum s;
     if (!gang_sum_of(t, g, true, &s) || s.n == 0 || s.bound < now - LAB_WAITS_RECENT_S)
         return 0;
-    if (bound_at_release(s.released, s.bound))
-        return 2;
     if (asa_key_make(&obs->key, json_string_value(json_object_get(s.first, "ns")),
                      json_string_value(json_object_get(s.first, "group")), s.n, s.cpu, s.mem,
                      err) < 0)
@@ -122,6 +120,7 @@ static int gang_complete(lab_waits_tracker *t, const char *gid, const json_t *g,
     snprintf(obs->request_id, sizeof obs->request_id, "gang:%.300s", gid);
     obs->wait_s = fmax(0, s.bound - s.queued);
     obs->members = members;
+    obs->censored = bound_at_release(s.released, s.bound);
     return 1;
 }
 
@@ -197,19 +196,20 @@ int lab_waits_tracker_update(lab_waits_tracker *t, const lab_waits_pod *p, doubl
         if (!t->synced || p->bound < 0 || json_is_true(json_object_get(g, "done")))
             return 0;
         int rc = gang_complete(t, gid, g, now, obs, err);
-        if (rc >= 1)
+        if (rc == 1)
             json_object_set_new(g, "done", json_true());
-        return rc == 1 ? 1 : rc < 0 ? -1 : 0;
+        return rc;
     }
     if (p->bound < 0 || json_is_true(json_object_get(st, "done")) || queued < 0)
         return 0;
     json_object_set_new(st, "done", json_true());
-    if (p->bound < now - LAB_WAITS_RECENT_S || bound_at_release(num(st, "released"), p->bound))
+    if (p->bound < now - LAB_WAITS_RECENT_S)
         return 0;
     obs->key = probe;
     snprintf(obs->request_id, sizeof obs->request_id, "pod:%s", p->uid);
     obs->wait_s = fmax(0, p->bound - queued);
     obs->members = NULL;
+    obs->censored = bound_at_release(num(st, "released"), p->bound);
     return 1;
 }
 
@@ -224,10 +224,10 @@ int lab_waits_tracker_synced(lab_waits_tracker *t, double now, lab_waits_obs *ob
         if (json_is_true(json_object_get(g, "done")))
             continue;
         int rc = gang_complete(t, gid, g, now, &obs[n], NULL);
-        if (rc >= 1)
+        if (rc == 1) {
             json_object_set_new(g, "done", json_true());
-        if (rc == 1)
             n++;
+        }
     }
     return n;
 }

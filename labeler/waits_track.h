@@ -20,8 +20,10 @@
  * predecessors done) is not a queueing. Bound more than LAB_WAITS_HELD_SLACK_S after its release,
  * it was still waiting for capacity: its wait is from joining to binding. Bound at its release,
  * the order gate, not the queue, decided when: its wait is only known to be at most that long (a
- * censored observation) and it is not fed. A gang is held when any member was; it is bound at its
- * release when its last member is bound within the slack of its last member's release. */
+ * censored observation) and it is not fed, only claimed (lab_waits_obs.censored): a restarted
+ * feed sees it bound without gates and would otherwise count it from its creation. A gang is held
+ * when any member was; it is bound at its release when its last member is bound within the slack of
+ * its last member's release. */
 #ifndef TAREMA_LABELER_WAITS_TRACK_H
 #define TAREMA_LABELER_WAITS_TRACK_H
 
@@ -40,6 +42,9 @@ typedef struct lab_waits_obs {
     char request_id[400]; /* "pod:UID" or "gang:NS/NAME" (for logs; a gang is claimed by members) */
     double wait_s;
     char *members; /* a gang's member uids, space-separated (malloc'd); NULL for a pod */
+    bool censored; /* bound at its release: its wait is not fed, but the request is claimed,
+                    * so that a restarted feed (which never saw it held) does not count it
+                    * from its creation */
 } lab_waits_obs;
 
 /* Frees what an observation owns (its members); safe to call twice. */

@@ -143,19 +143,25 @@ static int has_gate(const json_t *pod, const char *gate) {
 }
 
 /* The estimated queue wait of step s's shape in ns: the learned one from the store when it
- * knows the shape, else the documented default (docs/asa.md). */
+ * knows the shape, else the documented default (docs/asa.md). *learned: 1 learned, 0 default,
+ * -1 default because the store could not be read (a caller may keep what it had). */
 static double step_estimate(ctl *c, const char *ns, const pl_step *s, int *learned) {
     *learned = 0;
     asa_key k;
     tm_err err = {0};
     if (asa_key_make(&k, ns, "", s->pods, (long long)s->cpu_milli, (long long)s->mem_bytes, &err) <
             0 ||
-        !c->waits || !lab_waits_store_ensure(c->waits))
+        !c->waits)
         return ASA_DEFAULT_ESTIMATE_S;
+    if (!lab_waits_store_ensure(c->waits)) {
+        *learned = -1;
+        return ASA_DEFAULT_ESTIMATE_S;
+    }
     waits_record *v = NULL;
     size_t n = 0;
     if (lab_waits_store_list(c->waits, ns, &v, &n, &err) < 0) {
         tm_warn("learned waits unreadable, using the default estimate err=\"%s\"", err.msg);
+        *learned = -1;
         return ASA_DEFAULT_ESTIMATE_S;
     }
     double e = pl_mode_estimate(v, n, &k, learned);
@@ -174,9 +180,11 @@ static void refresh_estimate(ctl *c, const char *ns, const pl_step *s, json_t *s
         return;
     int learned = 0;
     double e = step_estimate(c, ns, s, &learned);
+    set_time(ss, "estimatedAt", now); /* tried again a slot later in any case */
+    if (learned < 0 && tm_json_str(ss, "estimateSource", NULL))
+        return; /* the database is away: keep the estimate it gave, not the default */
     json_object_set_new(ss, "estimateSeconds", json_integer((json_int_t)llround(e)));
-    json_object_set_new(ss, "estimateSource", json_string(learned ? "learned" : "default"));
-    set_time(ss, "estimatedAt", now);
+    json_object_set_new(ss, "estimateSource", json_string(learned > 0 ? "learned" : "default"));
 }
 
 /* The node group of a node as the occupancy has it (planner/occupancy.c): its tarema.io/group

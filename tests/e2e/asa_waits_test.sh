@@ -226,4 +226,11 @@ check "a held pod's wait counts from when it was held, not from its release (>= 
   test "${w_h2%.*}" -ge 19
 check "a held pod bound at its release is not fed (its wait is censored; got $(obs 500 524288000) observations)" \
   test -z "$(obs 500 524288000)"
+# a restarted labeler never saw h1 held: without its claim it would count h1 from its creation
+kill "$LPID"; wait "$LPID" 2>/dev/null; LPID=
+start_labeler || fail "labeler restarts (2)" "$(tail -5 "$WORK/labeler.log")"
+sleep 4
+check "after a restart the censored h1 is still not fed (got $(obs 500 524288000) observations)" \
+  test -z "$(obs 500 524288000)"
+check "after a restart h2 is not fed again (got $(obs 600 629145600))" test "$(obs 600 629145600)" = 1
 summary
