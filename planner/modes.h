@@ -13,10 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/gates.h"
 #include "planner/waits.h"
 
 /* The second gate of a proactive step: removed when every predecessor succeeded. */
-#define PL_GATE_ORDER "tarema.io/after-predecessors"
+#define PL_GATE_ORDER TM_GATE_ORDER
 
 typedef enum pl_mode {
     PL_MODE_AUTO = 0,

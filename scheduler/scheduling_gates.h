@@ -23,12 +23,13 @@
 #include <stddef.h>
 
 #include "lib/error.h"
+#include "lib/gates.h"
 #include "scheduler/framework.h"
 
 #define SCHED_SCHEDULING_GATES_PLUGIN "SchedulingGates"
 
-/* The planner's order gate (planner/modes.h PL_GATE_ORDER, the same string). */
-#define SCHED_ORDER_GATE "tarema.io/after-predecessors"
+/* The planner's order gate (lib/gates.h, shared with planner/modes.h PL_GATE_ORDER). */
+#define SCHED_ORDER_GATE TM_GATE_ORDER
 
 /* Whether p is held: gated by the order gate alone. */
 bool sched_scheduling_held(const sched_pod *p);
