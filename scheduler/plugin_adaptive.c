@@ -420,6 +420,15 @@ static int adaptive_queue_cmp(void *st, const sched_snapshot *s, const sched_pod
     return 0;
 }
 
+/* Frees what prepare() allocated in as (not as itself). */
+static void state_release(adaptive_state *as) {
+    free(as->base_ms);
+    free(as->prior);
+    free(as->used);
+    free(as->nknown);
+    free(as->exposed);
+}
+
 int sched_adaptive_nodes(const sched_snapshot *s, const sched_pod *pod, sched_adaptive_node *out,
                          size_t n, tm_err *err) {
     adaptive_state as = {0};
@@ -428,23 +437,14 @@ int sched_adaptive_nodes(const sched_snapshot *s, const sched_pod *pod, sched_ad
         const sched_node *nd = i < sched_snapshot_node_count(s) ? sched_snapshot_node(s, i) : NULL;
         node_view(&as, s, i, nd ? nd->group : -1, &out[i]);
     }
-    free(as.base_ms);
-    free(as.prior);
-    free(as.used);
-    free(as.nknown);
-    free(as.exposed);
+    state_release(&as);
     return rc;
 }
 
 static void adaptive_free(void *st) {
     adaptive_state *as = st;
-    if (as) {
-        free(as->base_ms);
-        free(as->prior);
-        free(as->used);
-        free(as->nknown);
-        free(as->exposed);
-    }
+    if (as)
+        state_release(as);
     free(as);
 }
 
