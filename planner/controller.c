@@ -1036,14 +1036,25 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
                 set_time(ss, "actualStart", as = sp.first_start);
             if (as >= 0)
                 json_object_set_new(ss, "actualSeconds", json_integer(end - as));
-            /* an early end matters only to the steps after it: early against its own window,
-             * or against the earliest window of a planned step after it (a late step moved
-             * those by its expected overrun, replan.h, and may end well before it) */
+            /* an early end matters only to the steps after it that wait for nothing else:
+             * early against its own window, or against the earliest window of such a planned
+             * step (a late step moved those by its expected overrun, replan.h, and may end well
+             * before it). A successor still waiting for another predecessor cannot move
+             * earlier: replanning for it would move nothing (found in review). */
             int has_next = 0;
             int64_t next = -1;
             for (int j = 0; j < wf->nsteps; j++)
                 for (int k = 0; k < wf->steps[j].nafter; k++) {
                     if (wf->steps[j].after[k] != i)
+                        continue;
+                    int others_done = 1;
+                    for (int o = 0; o < wf->steps[j].nafter; o++) {
+                        int p = wf->steps[j].after[o];
+                        if (p != i &&
+                            !state_is(step_status(steps_st, wf->steps[p].name), PL_ST_SUCCEEDED))
+                            others_done = 0;
+                    }
+                    if (!others_done)
                         continue;
                     has_next = 1;
                     json_t *js = step_status(steps_st, wf->steps[j].name);
