@@ -5,11 +5,21 @@
 # LES 2 nodes 5 min then HPDA 5 nodes 10 min, through tarema-planner run and tarema-scheduler.
 # Checks: both runs succeed; planned, LES starts when its window opens, HPDA's window opens
 # within a slot (1 s) of LES's end (steps run their walltime minus 1 s, the window is whole
-# slots) and HPDA starts then, never before LES ended (start latency: up to 2 s, the planner's
-# 1 s tick, binding and kwok); plain (no reservations) does not beat the planned makespan
-# (1 s of jitter allowed); both Gantt SVGs (tarema-planner gantt --node-selector) show the 14
-# nodes of their own pool. Without reservations (TURBINE_PLANNED_MODE=on-completion) the
-# planned check was seen failing: HPDA started 4 s after LES ended.
+# slots) and HPDA starts then, never before LES ended; plain (no reservations) does not beat the
+# planned makespan (1 s of jitter allowed); both Gantt SVGs (tarema-planner gantt
+# --node-selector) show the 14 nodes of their own pool. Without reservations
+# (TURBINE_PLANNED_MODE=on-completion) the planned check was seen failing: HPDA started 4 s
+# after LES ended.
+# Start latency allowed, from the protocol (times are whole seconds, so 1 s of rounding):
+#   LES, planned to start now: the tick that plans it creates its Reservation, the scheduler
+#     admits and activates it, the next tick sees it active and ungates the pods, they bind and
+#     kwok starts them: 2 ticks + 1 s (bind, kwok) + 1 s (rounding) = 4 s. Measured on an idle
+#     machine 2 s (3 of 3 runs: planned +0.7 s, admitted +1.2, active +1.8, released and bound
+#     +2.8), in CI 3 s (one run: the 2 s allowed before failed there).
+#   HPDA, already admitted: the tick after LES's end sees it succeed and ungates HPDA:
+#     1 tick + 1 s + 1 s = 3 s after LES's end (or its window, whichever is later).
+# On failure the Workflow and Reservation events (planned, admitted, released, bound) are
+# printed, to show which link was late.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 W=$(mktemp -d)
@@ -22,8 +32,11 @@ fi
 ID=e2e$$
 check "bench/turbine_kwok.sh (1 seed, small)" bash -c "TURBINE_ID=$ID REPO_ROOT='$REPO_ROOT' TAREMA_BIN='$BIN' bash '$REPO_ROOT/bench/turbine_kwok.sh' \
   --seeds 1 --first-seed 1 --scale 1 --warmup 20 --les 2:5 --hpda 5:10 --out '$W' >'$W/run.log' 2>&1 || { tail -n 20 '$W/run.log'; exit 1; }"
-python3 - "$W/results.json" >"$W/py.out" 2>&1 <<'PY'
-import json, sys
+TICK=1 python3 - "$W/results.json" "$W/turbine-s1-planned-events.json" "$W/turbine-s1-planned.json" >"$W/py.out" 2>&1 <<'PY'
+import json, os, sys
+from datetime import datetime
+TICK = float(os.environ["TICK"])
+LES_LATENCY, HPDA_LATENCY = 2 * TICK + 2, TICK + 2  # see the header
 def report(name, problems):
     print(("not ok - " + name + "".join("\n    " + p for p in problems)) if problems else "ok - " + name)
 try:
@@ -38,15 +51,28 @@ pr = []
 if None in (les["start"], les["end"], hpda["start"], hpda["end"], les["window_start"]):
     pr.append("missing times: %s" % p)
 else:
-    if not (les["window_start"] - 1e-9 <= les["start"] <= les["window_start"] + 2):
-        pr.append("LES started at +%gs, its window opened at +%gs" % (les["start"], les["window_start"]))
+    if not (les["window_start"] - 1e-9 <= les["start"] <= les["window_start"] + LES_LATENCY):
+        pr.append("LES started at +%gs, its window opened at +%gs (allowed: up to %gs after)" % (les["start"], les["window_start"], LES_LATENCY))
     if hpda["start"] < les["end"]:
         pr.append("HPDA started at +%gs before LES ended at +%gs" % (hpda["start"], les["end"]))
     if hpda["window_start"] is None or hpda["window_start"] > les["end"] + 1:
         pr.append("HPDA's window opened at +%ss, over a slot after LES ended at +%gs" % (hpda["window_start"], les["end"]))
-    if hpda["start"] > max(les["end"], hpda["window_start"] or 0) + 2:
-        pr.append("HPDA started at +%gs, %gs after LES ended at +%gs" % (hpda["start"], hpda["start"] - les["end"], les["end"]))
-report("planned: LES at its window, HPDA's window within a slot of LES's end and HPDA at it (<= 2 s)", pr)
+    if hpda["start"] > max(les["end"], hpda["window_start"] or 0) + HPDA_LATENCY:
+        pr.append("HPDA started at +%gs, %gs after LES ended at +%gs (allowed: %gs)" % (hpda["start"], hpda["start"] - les["end"], les["end"], HPDA_LATENCY))
+if pr:  # which link of the chain was late: the planned run's events, seconds after submission
+    try:
+        def ts(e):  # events.k8s.io events carry eventTime (microseconds), core ones lastTimestamp
+            t = e.get("eventTime") or e.get("lastTimestamp") or ""
+            return datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp() if t else None
+        evs = json.load(open(sys.argv[2]))["items"]
+        sub = datetime.fromisoformat(json.load(open(sys.argv[3]))["metadata"]["creationTimestamp"].replace("Z", "+00:00")).timestamp()
+        for e in sorted((e for e in evs if ts(e) is not None), key=ts):
+            o = e["involvedObject"]
+            if o["name"].startswith("turbine-s1") and (o["kind"] != "Pod" or e["reason"] == "Scheduled"):
+                pr.append("event +%.1fs %s %s %s: %s" % (ts(e) - sub, o["kind"], o["name"], e["reason"], e["message"][:90]))
+    except Exception as ex:
+        pr.append("events unreadable: %s" % ex)
+report("planned: LES at its window, HPDA's window within a slot of LES's end and HPDA at it (start latency as in the header)", pr)
 report("plain does not beat planned (makespan)",
        [] if q.get("makespan_min", -1) >= p.get("makespan_min", 1e9) - 1 else
        ["plain %s < planned %s" % (q.get("makespan_min"), p.get("makespan_min"))])
