@@ -8,17 +8,9 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/planner_lib.sh"
-trap planner_cleanup EXIT
 FX="$REPO_ROOT/tests/fixtures/planner"
-W=$PL_LOG_DIR
 
-if ! out=$(planner_setup 2>&1); then
-  fail "set-up: namespace, nodes, CRDs, kube-scheduler" "$out"
-  summary
-  exit 1
-fi
-export NS PL
-export -f kwf wf_phase_is wait_for
+planner_e2e_begin
 
 none_created() {
   [ "$(kubectl -n "$NS" get workflows,pods,reservations,podgroups -o name 2>/dev/null | wc -l)" = 0 ]

@@ -16,17 +16,9 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/planner_lib.sh"
-trap planner_cleanup EXIT
 FX="$REPO_ROOT/tests/fixtures/planner"
-W=$PL_LOG_DIR
 
-if ! out=$(planner_setup 2>&1); then
-  fail "set-up: namespace, nodes, CRDs, kube-scheduler" "$out"
-  summary
-  exit 1
-fi
-export NS
-export -f kwf wf_phase_is step_state_is gated_pods wf_json wait_for
+planner_e2e_begin
 planner_start --leader-elect false
 
 # ---- 1. the 3-step workflow -------------------------------------------------------------------

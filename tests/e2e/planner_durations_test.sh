@@ -9,15 +9,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/planner_lib.sh"
-W=$PL_LOG_DIR
-trap planner_cleanup EXIT
-if ! out=$(planner_setup 2>&1); then
-  fail "set-up: namespace, nodes, CRDs" "$out"
-  summary
-  exit 1
-fi
-export NS
-export -f kwf wf_phase_is wait_for
+planner_e2e_begin
 for i in 1 2 3 4; do
   kubectl label node "$PL_PREFIX-$i" --overwrite "tarema.io/group=$([ "$i" -le 2 ] && echo fast || echo slow)" >/dev/null
 done

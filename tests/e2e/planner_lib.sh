@@ -106,3 +106,27 @@ gated_pods() {
 }
 # wf_json NAME: the Workflow as JSON (for python checks)
 wf_json() { kubectl -n "$NS" get workflow "$1" -o json; }
+
+# planner_e2e_begin [SCHEDULER_NAME]: the start the planner e2e tests share: W (the log dir),
+# planner_setup, an EXIT trap that cleans up (planner_cleanup; with a name also
+# stop_schedulers), NS, PL and the workflow helpers exported for `check bash -c`, and with a
+# name a tarema-scheduler of that name for NS in SCHED (scheduler_lib.sh must be sourced). A part
+# that does not come up fails the test and ends it.
+planner_e2e_begin() {
+  W=$PL_LOG_DIR
+  SCHED=${1:-}
+  if [ -n "$SCHED" ]; then trap 'stop_schedulers; planner_cleanup' EXIT; else trap planner_cleanup EXIT; fi
+  local out
+  if ! out=$(planner_setup 2>&1); then
+    fail "set-up: namespace, nodes, CRDs, kube-scheduler" "$out"
+    summary
+    exit 1
+  fi
+  export NS PL
+  export -f kwf wf_phase_is step_state_is gated_pods wf_json wait_for
+  if [ -n "$SCHED" ] && ! start_scheduler "$W/sched.log" --scheduler-name "$SCHED" --namespaces "$NS"; then
+    fail "tarema-scheduler starts" "$(tail -n 5 "$W/sched.log")"
+    summary
+    exit 1
+  fi
+}

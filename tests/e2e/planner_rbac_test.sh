@@ -7,18 +7,10 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/planner_lib.sh"
-trap planner_cleanup EXIT
 FX="$REPO_ROOT/tests/fixtures/planner"
-W=$PL_LOG_DIR
 HELM=$(command -v helm || echo "$HOME/.cache/tarema/bin/helm")
 
-if ! out=$(planner_setup 2>&1); then
-  fail "set-up: namespace, nodes, CRDs, kube-scheduler" "$out"
-  summary
-  exit 1
-fi
-export NS
-export -f kwf wf_phase_is wait_for
+planner_e2e_begin
 
 check "chart renders the planner's RBAC" bash -c "'$HELM' template pl '$REPO_ROOT/charts/tarema' -n '$NS' --set planner.enabled=true \
   --show-only templates/planner-rbac.yaml > '$W/rbac.yaml' && kubectl apply -n '$NS' -f '$W/rbac.yaml' >/dev/null"

@@ -12,25 +12,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"
 . "$(dirname "$0")/planner_lib.sh"
-W=$PL_LOG_DIR
-SCHED=tarema-win-$PL_ID
-cleanup() {
-  stop_schedulers
-  planner_cleanup
-}
-trap cleanup EXIT
-if ! out=$(planner_setup 2>&1); then
-  fail "set-up: namespace, nodes, CRDs" "$out"
-  summary
-  exit 1
-fi
-export NS
-export -f kwf wf_phase_is wait_for
-if ! start_scheduler "$W/sched.log" --scheduler-name "$SCHED" --namespaces "$NS"; then
-  fail "tarema-scheduler starts" "$(tail -n 5 "$W/sched.log")"
-  summary
-  exit 1
-fi
+planner_e2e_begin tarema-win-$PL_ID
 planner_start --leader-elect false --scheduler-name "$SCHED" --require-admission true
 for i in 1 2 3 4; do
   kubectl -n "$NS" apply -f - >/dev/null <<Y
