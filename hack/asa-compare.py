@@ -298,7 +298,13 @@ def one_run(c, seed, mode):
     log(f"seed {seed} {mode}: makespan {res['makespan_s']} s, step waits {res['step_waits_s']}, "
         f"held {res['held_core_s']} core-s (idle {res['idle_core_h'] * 3600:.0f}), estimate {res['estimates_s']}, "
         f"background mean wait {res['bg_mean_wait_s']} s")
-    # clean slate for the next run (the learned waits stay: ASA keeps learning)
+    clean_slate(c)
+    return res
+
+
+def clean_slate(c):
+    """Deletes the run's workflows, reservations and pods and waits (up to 60 s) for the pods
+    to go, before the next run. The learned waits stay: ASA keeps learning."""
     kubectl("delete", "workflow", "-n", c.ns, "--all", "--wait=false", check=False)
     kubectl("delete", "reservations.tarema.io", "-n", c.ns, "--all", "--wait=false", check=False)
     kubectl("delete", "pods", "-n", c.ns, "--all", "--grace-period=0", "--force", check=False)
@@ -306,7 +312,6 @@ def one_run(c, seed, mode):
         if not kubectl("get", "pods", "-n", c.ns, "-o", "name", check=False).strip():
             break
         time.sleep(1)
-    return res
 
 
 def bound_at(p):
@@ -621,12 +626,7 @@ def t2_run(c, seed):
     wfs = json.loads(kubectl("get", "workflows", "-n", c.ns, "-o", "json"))["items"]
     pods = json.loads(kubectl("get", "pods", "-n", c.ns, "-o", "json"))["items"]
     res = t2_figures(a, seed, t0, wfs, pods, timeline)
-    kubectl("delete", "workflow", "-n", c.ns, "--all", "--wait=false", check=False)
-    kubectl("delete", "pods", "-n", c.ns, "--all", "--grace-period=0", "--force", check=False)
-    for _ in range(60):
-        if not kubectl("get", "pods", "-n", c.ns, "-o", "name", check=False).strip():
-            break
-        time.sleep(1)
+    clean_slate(c)
     return res
 
 

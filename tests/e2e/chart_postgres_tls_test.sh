@@ -203,6 +203,9 @@ for c in labeler webhook dam planner; do
     grep -qxF 'mount.$c./etc/tarema/db-ca=Secret/$FULL-postgresql-tls:ca.crt:ro' '$F' || { grep '^client.$c\\|^mount.$c' '$F'; exit 1; }"
 done
 check "planner: PGSSLMODE verify-full for the bundled database" has "$F" "client.planner.PGSSLMODE=verify-full"
+for c in labeler webhook dam; do
+  check "$c: PGSSLMODE verify-full with the CA (libpq's default for a URI without sslmode, prefer, does not check the host name)" has "$F" "client.$c.PGSSLMODE=verify-full"
+done
 CLIENT_CA=$WORK/mnt/labeler$(val "$F" client.labeler.PGSSLROOTCERT)
 
 # 3. A real PostgreSQL with exactly the container's arguments (paths under the scratch mounts).
@@ -249,10 +252,11 @@ fi
   fail "create the database over the socket" "$(cat "$WORK/err")"
 
 # client CA [URI]: psql with the rendered URI redirected to 127.0.0.1:PORT (hostaddr; host stays
-# the Service name), a clean environment and root certificate CA; prints "ssl" of its session.
+# the Service name), a clean environment (but PGSSLMODE, when the caller sets it) and root
+# certificate CA; prints "ssl" of its session.
 LOCAL_URI=$(sed "s|@$SVC_HOST:5432/|@$SVC_HOST:$PORT/|" <<<"$URI")\&hostaddr=127.0.0.1
 client() {
-  env -i PATH="$PATH" HOME="$WORK/home" PGSSLROOTCERT="$1" PGCONNECT_TIMEOUT=5 \
+  env -i PATH="$PATH" HOME="$WORK/home" PGSSLROOTCERT="$1" PGCONNECT_TIMEOUT=5 ${PGSSLMODE:+PGSSLMODE="$PGSSLMODE"} \
     "$PGBIN/psql" -X -tA "${2:-$LOCAL_URI}" -c "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()" 2>&1
 }
 mkdir -p "$WORK/home"
@@ -369,6 +373,22 @@ out=$(client "$EXT_CA_FILE" "$RENDERED_EXT_URI")
 out=$(client "$CLIENT_CA" "$RENDERED_EXT_URI")
 [ -n "$RENDERED_EXT_URI" ] && [ "$out" != t ] && grep -qi "certificate verify failed" <<<"$out" && pass "external caSecret: another CA (the chart's own) is refused" ||
   fail "external caSecret: another CA is refused" "$out"
+# A URI without sslmode: the rendered PGSSLMODE makes libpq verify it fully too. Before it was
+# set, libpq's default (prefer) checked the chain but not the host name (a root certificate file
+# present), so a server with a certificate of the CA for another name was accepted: the last of
+# these checks failed.
+for c in labeler webhook dam; do
+  check "external caSecret: $c gets PGSSLMODE=verify-full" has "$EF" "client.$c.PGSSLMODE=verify-full"
+done
+NOMODE_URI=${RENDERED_EXT_URI/sslmode=verify-full&/}
+EXT_MODE=$(val "$EF" client.labeler.PGSSLMODE)
+out=$(PGSSLMODE=$EXT_MODE client "$EXT_CA_FILE" "$NOMODE_URI")
+[ "$out" = t ] && pass "external caSecret, URI without sslmode: the rendered PGSSLMODE ($EXT_MODE) and the mounted CA connect with TLS" ||
+  fail "external caSecret, URI without sslmode: connects with the rendered PGSSLMODE" "$out"
+out=$(PGSSLMODE=$EXT_MODE client "$EXT_CA_FILE" "${NOMODE_URI/@$EXT_HOST:/@other.example.test:}")
+[ "$NOMODE_URI" != "$RENDERED_EXT_URI" ] && [ "$out" != t ] && grep -qi "does not match host name" <<<"$out" &&
+  pass "external caSecret, URI without sslmode: a certificate for another host name is refused (the rendered PGSSLMODE)" ||
+  fail "external caSecret, URI without sslmode: a certificate for another host name is refused" "PGSSLMODE=$EXT_MODE: $out"
 if [ -x "$BIN/tarema-labeler" ]; then
   out=$(env -i PATH="$PATH" HOME="$WORK/home" DATABASE_URL="$RENDERED_EXT_URI" PGSSLROOTCERT="$EXT_CA_FILE" \
     "$BIN/tarema-labeler" migrate 2>&1)

@@ -266,9 +266,15 @@ true
 {{- end -}}
 
 {{/* The labeler's, webhook's and DAM's CA (tarema.db.ca): include "tarema.db.clientEnv" . /
-   "tarema.db.clientMounts" . / "tarema.db.clientVolumes" . */}}
+   "tarema.db.clientMounts" . / "tarema.db.clientVolumes" . With a CA, clientEnv also sets
+   PGSSLMODE=verify-full: libpq reads it only when the URI sets no sslmode, and its own default
+   there, prefer, neither requires TLS nor checks the server against the CA given. */}}
 {{- define "tarema.db.clientEnv" -}}
-{{- include "tarema.db.caEnv" (include "tarema.db.ca" . | fromJson) -}}
+{{- $ca := include "tarema.db.ca" . | fromJson -}}
+{{- include "tarema.db.caEnv" $ca -}}
+{{- if $ca.secret }}
+- {name: PGSSLMODE, value: "verify-full"}
+{{- end }}
 {{- end -}}
 {{- define "tarema.db.clientMounts" -}}
 {{- include "tarema.db.caMount" (include "tarema.db.ca" . | fromJson) -}}
