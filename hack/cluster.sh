@@ -196,6 +196,7 @@ args_of() {
       a --tls-cert-file="$PKI/apiserver.crt" --tls-private-key-file="$PKI/apiserver.key"
       a --client-ca-file="$PKI/ca.crt" --cert-dir="$PKI/apiserver-generated"
       a --authorization-mode=Node,RBAC --allow-privileged=true
+      a --admission-control-config-file="$DIR/admission.yaml"
       a --service-account-issuer=https://kubernetes.default.svc.cluster.local
       a --service-account-key-file="$PKI/sa.pub" --service-account-signing-key-file="$PKI/sa.key"
       a --service-cluster-ip-range=10.96.0.0/16
@@ -401,6 +402,41 @@ make_pki() {
   touch "$PKI/.done"
 }
 
+# make_webhook_credential: what the API server presents to admission webhooks, from its
+# admission configuration (--admission-control-config-file): a client certificate of the
+# instance CA, for every webhook (kubeconfig user "*"). A webhook that requires it
+# (tarema-labeler webhook --authenticate-mutate, docs/sizing.md) trusts the instance CA.
+make_webhook_credential() {
+  [ -f "$PKI/webhook-client.crt" ] || cert webhook-client tarema-apiserver-webhook-client
+  [ -f "$DIR/admission.yaml" ] && return 0
+  cat >"$DIR/webhook-client.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+users:
+- name: '*'
+  user:
+    client-certificate-data: $(base64 -w0 <"$PKI/webhook-client.crt")
+    client-key-data: $(base64 -w0 <"$PKI/webhook-client.key")
+EOF
+  chmod 600 "$DIR/webhook-client.kubeconfig"
+  cat >"$DIR/admission.yaml.tmp" <<EOF
+apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: MutatingAdmissionWebhook
+  configuration:
+    apiVersion: apiserver.config.k8s.io/v1
+    kind: WebhookAdmissionConfiguration
+    kubeConfigFile: $DIR/webhook-client.kubeconfig
+- name: ValidatingAdmissionWebhook
+  configuration:
+    apiVersion: apiserver.config.k8s.io/v1
+    kind: WebhookAdmissionConfiguration
+    kubeConfigFile: $DIR/webhook-client.kubeconfig
+EOF
+  mv "$DIR/admission.yaml.tmp" "$DIR/admission.yaml"
+}
+
 make_kubeconfigs() {
   kubeconfig admin admin
   kubeconfig controller-manager controller-manager
@@ -568,6 +604,7 @@ cmd_up() {
     . "$DIR/ports.env"
   fi
   make_pki
+  make_webhook_credential
   [ -f "$DIR/admin.kubeconfig" ] || make_kubeconfigs
   if [ $want_workload = 1 ] && ! workload_api; then
     echo WORKLOAD_API=1 >>"$FEATURES"

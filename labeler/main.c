@@ -65,10 +65,13 @@ static void usage(FILE *out) {
           "                                tarema.io/predicted-start on pending pods\n"
           "  webhook [--port 8080] [--bind 127.0.0.1] [--strategy paper|best|quantized|kmeans|\n"
           "          greedy|exhaustive|vpa] [--cold-start 2] [--buckets 1] [--resync-seconds 300]\n"
-          "          [--tls-cert-file F --tls-key-file F] [--auth-token-file F] [--health-port N]\n"
+          "          [--tls-cert-file F --tls-key-file F] [--client-ca-file F]\n"
+          "          [--auth-token-file F] [--authenticate-mutate] [--health-port N]\n"
           "                                mutating admission webhook (POST /mutate): sets the\n"
           "                                requests of Nextflow task pods from their process's\n"
-          "                                history (docs/sizing.md)\n"
+          "                                history (docs/sizing.md); --authenticate-mutate:\n"
+          "                                /mutate needs the client certificate or token that\n"
+          "                                the API server's admission configuration presents\n"
           "common: --db URI (else $DATABASE_URL, else PG* variables), --kubeconfig PATH,\n"
           "        --node-selector SEL (the Nodes whose groups count; default all),\n"
           "        --log-level debug|info|warn|error, --log-format text|json\n",
@@ -80,7 +83,7 @@ typedef struct opts {
     const char *workflow_key, *default_workflow, *node_selector;
     int port, json, no_publish, resync_s, db_timeout_s;
     const char *tls_cert, *tls_key, *client_ca, *token_file;
-    int insecure_no_auth, health_port, waits;
+    int insecure_no_auth, health_port, waits, authenticate_mutate;
     long long max_body, memory_budget;
     int strategy, cold_start, buckets; /* webhook */
 } opts;
@@ -129,6 +132,7 @@ static int parse_opts(int argc, char **argv, opts *o) {
         {"cold-start", required_argument, 0, 1010},
         {"buckets", required_argument, 0, 1011},
         {"waits", no_argument, 0, 1012},
+        {"authenticate-mutate", no_argument, 0, 1013},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -198,6 +202,9 @@ static int parse_opts(int argc, char **argv, opts *o) {
             break;
         case 1012:
             o->waits = 1;
+            break;
+        case 1013:
+            o->authenticate_mutate = 1;
             break;
         case 1006:
         case 1007:
@@ -543,6 +550,7 @@ int main(int argc, char **argv) {
             .client_ca_file = o.client_ca,
             .auth_token_file = o.token_file,
             .insecure_no_auth = o.insecure_no_auth,
+            .authenticate_mutate = o.authenticate_mutate,
             .health_port = o.health_port,
             .strategy = o.strategy,
             .cold_start = o.cold_start,

@@ -305,18 +305,27 @@ int lab_webhook_main(const lab_webhook_opts *o, volatile sig_atomic_t *stop) {
                         .client_ca_file = o->client_ca_file,
                         .auth = auth,
                         .insecure_no_auth = o->insecure_no_auth != 0};
-    /* The API server calls without credentials: /mutate only answers, it changes nothing. */
-    tm_httpd_route_opts open = {.open = true};
+    /* By default the API server calls without credentials, so /mutate is open (it only
+     * answers; it changes nothing). With authenticate_mutate it needs them like every route. */
+    if (o->authenticate_mutate && !auth && !o->client_ca_file) {
+        tm_error("webhook not started: --authenticate-mutate needs --auth-token-file or "
+                 "--client-ca-file (the credential the API server's admission configuration "
+                 "presents)");
+        goto out;
+    }
+    tm_httpd_route_opts mutate = {.open = !o->authenticate_mutate};
     if (!(srv = tm_httpd_start(&ho, &err)) ||
-        tm_httpd_route_ex(srv, "POST", "/mutate", on_mutate, &w, &open, &err) < 0 ||
+        tm_httpd_route_ex(srv, "POST", "/mutate", on_mutate, &w, &mutate, &err) < 0 ||
         tm_httpd_enable_health(srv, is_ready, &w, &err) < 0 ||
         tm_httpd_enable_metrics(srv, w.reg, &err) < 0) {
         tm_error("webhook not started: %s", err.msg);
         goto out;
     }
-    tm_info("webhook serving addr=%s port=%d tls=%s strategy=%s cold_start=%d refresh_s=%d",
+    tm_info("webhook serving addr=%s port=%d tls=%s mutate_auth=%s strategy=%s cold_start=%d "
+            "refresh_s=%d",
             o->bind, tm_httpd_port(srv), tm_httpd_is_tls(srv) ? "yes" : "no",
-            sz_plan_strategy_name(o->strategy), o->cold_start, o->refresh_s);
+            o->authenticate_mutate ? "required" : "open", sz_plan_strategy_name(o->strategy),
+            o->cold_start, o->refresh_s);
     time_t next = time(NULL) + o->refresh_s, last = time(NULL);
     int notified = 0;
     while (!*stop) {

@@ -27,6 +27,11 @@ typedef struct lab_webhook_opts {
     const char *kubeconfig; /* NULL = in-cluster or $KUBECONFIG */
     const char *tls_cert_file, *tls_key_file, *client_ca_file, *auth_token_file;
     int insecure_no_auth;
+    /* POST /mutate needs the server's authentication (a client certificate of client_ca_file
+     * or the token of auth_token_file), which the API server presents when its admission
+     * configuration gives it one. 0 = /mutate open: the API server presents nothing unless so
+     * configured, which managed clusters often do not allow. */
+    int authenticate_mutate;
     int health_port;  /* 0 = none */
     int strategy;     /* a history sz_strategy, SZ_STRATEGY_BEST or SZ_STRATEGY_PAPER */
     int cold_start;   /* samples before a process's plan is used (>= 1) */

@@ -97,6 +97,21 @@ n=$(grep -c "webhook" "$work/off.yaml")
 "$HELM" template t charts/tarema --set webhook.enabled=true --set tls.enabled=false >/dev/null 2>"$work/err"
 grep -q "webhook.enabled needs tls.enabled" "$work/err" && pass "webhook without TLS refused with a message" ||
   fail "webhook without TLS refused" "$(cat "$work/err")"
+# webhook.authenticateApiServer: /mutate needs the chart's token or a client certificate of its CA.
+"$HELM" template t charts/tarema --namespace tns --set webhook.enabled=true --set webhook.authenticateApiServer=true >"$work/auth.yaml" 2>"$work/err" ||
+  fail "chart renders with webhook.authenticateApiServer=true" "$(cat "$work/err")"
+wargs() { python3 -c 'import sys, yaml
+[d] = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] == "Deployment" and d["metadata"]["name"].endswith("-webhook")]
+print(" ".join(d["spec"]["template"]["spec"]["containers"][0]["args"]))' "$1"; }
+a_on=$(wargs "$work/auth.yaml") a_off=$(wargs "$work/on.yaml")
+[[ " $a_on " == *" --authenticate-mutate "* && " $a_on " == *" --client-ca-file="* && " $a_on " == *" --auth-token-file="* && " $a_off " != *" --authenticate-mutate "* ]] &&
+  pass "webhook.authenticateApiServer=true: --authenticate-mutate with the chart's client CA and token (off by default)" ||
+  fail "webhook.authenticateApiServer renders --authenticate-mutate" "on: $a_on; off: $a_off"
+# shellcheck disable=SC2086
+out=$(KUBECONFIG=/nonexistent KUBERNETES_SERVICE_HOST= timeout 10 "$BIN/tarema-labeler" $a_on --bind 127.0.0.1 --port 0 --health-port 0 2>&1)
+rc=$?
+[ "$rc" != 2 ] && ! grep -q "usage:" <<<"$out" && pass "tarema-labeler accepts those flags" ||
+  fail "tarema-labeler accepts the authenticated webhook's flags" "rc $rc: $(tail -n 3 <<<"$out")"
 "$HELM" template t charts/tarema --set webhook.enabled=true --set webhook.strategy=double >/dev/null 2>"$work/err"
 grep -q "strategy" "$work/err" && pass "schema refuses a strategy that does not learn (double)" ||
   fail "schema refuses webhook.strategy=double" "$(cat "$work/err")"
