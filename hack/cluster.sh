@@ -621,6 +621,15 @@ cmd_up() {
       restart_api_clients
       continue
     fi
+    # An instance started before its API server had a webhook credential gets one now.
+    if [ "$c" = apiserver ] && is_running apiserver &&
+      ! started_with apiserver "--admission-control-config-file=$DIR/admission.yaml"; then
+      step "restarting apiserver with its webhook credential (admission configuration)"
+      stop_component apiserver TERM
+      start_component apiserver
+      restart_api_clients
+      continue
+    fi
     if is_running "$c" && healthy "$c"; then
       step "$c already running ($i/${#CORE[@]})"
       continue

@@ -297,10 +297,15 @@ sed -n '/^recommended allocation per process/,/^$/p' "$WORK/sizing.txt" | sed '/
 step "applying it to pods: tarema-labeler webhook sizes task pods of namespaces labelled tarema.io/sizing=enabled"
 TLS=$REPO_ROOT/tests/fixtures/tls NS_S=demo-sizing
 WPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# /mutate authenticated: the demo cluster's API server presents a client certificate of its CA
+# (hack/cluster.sh's admission configuration), which the webhook trusts.
+kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d >"$WORK/cluster-ca.crt"
 "$BIN/tarema-labeler" webhook --bind 127.0.0.1 --port "$WPORT" --tls-cert-file "$TLS/server.crt" \
-  --tls-key-file "$TLS/server.key" --log-level warn >"$WORK/webhook.log" 2>&1 &
+  --tls-key-file "$TLS/server.key" --client-ca-file "$WORK/cluster-ca.crt" --authenticate-mutate \
+  --log-level warn >"$WORK/webhook.log" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 1 50); do curl -sf --cacert "$TLS/ca.crt" "https://127.0.0.1:$WPORT/readyz" >/dev/null && break; sleep 0.2; done
+echo "  POST /mutate without credentials: HTTP $(curl -s -o /dev/null -w '%{http_code}' --cacert "$TLS/ca.crt" --data '{}' "https://127.0.0.1:$WPORT/mutate") (--authenticate-mutate; the API server authenticates with its client certificate)"
 kubectl apply -f - >/dev/null <<YAML
 apiVersion: admissionregistration.k8s.io/v1
 kind: MutatingWebhookConfiguration

@@ -1172,21 +1172,30 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
         json_t *ss = step_status(steps_st, s->name);
         int preds_ok = 1;
         int64_t *pend = calloc((size_t)(s->nafter ? s->nafter : 1), sizeof *pend);
+        /* the step's predicted start, as far as its predecessors go: the latest of their
+         * actual ends, else their expected ends (replan.h: never in the past; an overrunning
+         * one goes on as long again as it has overrun) */
+        int64_t pred_start = submitted >= 0 ? submitted : now;
         for (int k = 0; k < s->nafter; k++) {
             const pl_step *a = &wf->steps[s->after[k]];
             json_t *as = step_status(steps_st, a->name);
             preds_ok &= state_is(as, PL_ST_SUCCEEDED);
-            /* the predecessor's predicted end: its actual end, else the later of its planned
-             * end and its actual start plus its duration */
+            /* the predecessor's predicted end, for the ungating time: its actual end, else the
+             * later of its planned end and its actual start plus its duration */
             int64_t e = get_time(as, "actualEnd");
+            int64_t x = e;
             if (e < 0) {
                 e = get_time(as, "end");
                 int64_t st = get_time(as, "actualStart");
                 if (st >= 0 && st + step_seconds(as, a) > e)
                     e = st + step_seconds(as, a);
+                x = pl_pred_expected_end(get_time(as, "end"), st, step_seconds(as, a), now,
+                                         c->cfg->slot_s);
             }
             if (pend)
                 pend[k] = e;
+            if (x > pred_start)
+                pred_start = x;
         }
         pl_mode mode = status_mode(ss);
         char obj[PL_OBJNAME_MAX];
@@ -1206,6 +1215,11 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
                 set_time(ss, "orderReleasedAt", now);
             }
             json_decref(sp.pods);
+        } else if (mode == PL_MODE_PROACTIVE && state_is(ss, PL_ST_RELEASED) &&
+                   get_time(ss, "predictedStart") < pred_start) {
+            /* ungated, waiting at the order gate for a predecessor that runs late: it starts
+             * no earlier than that one's expected end, not at the time it was ungated with */
+            set_time(ss, "predictedStart", pred_start);
         }
         if (mode == PL_MODE_RESERVE && state_is(ss, PL_ST_RELEASED)) {
             step_pods sp;
@@ -1227,20 +1241,12 @@ static void reconcile(ctl *c, json_t *wfobj, int64_t now) {
                                                 pend ? s->nafter : 0, est);
             set_time(ss, "ungateAt", at);
             int64_t pmax = at + (int64_t)est;
-            for (int k = 0; pend && k < s->nafter; k++)
-                if (pend[k] > pmax)
-                    pmax = pend[k];
-            set_time(ss, "predictedStart", pmax);
+            set_time(ss, "predictedStart", pred_start > pmax ? pred_start : pmax);
             ready = now >= at;
         } else if (mode == PL_MODE_ON_COMPLETION) {
             ready = preds_ok;
-            if (!preds_ok) {
-                int64_t pmax = submitted >= 0 ? submitted : now;
-                for (int k = 0; pend && k < s->nafter; k++)
-                    if (pend[k] > pmax)
-                        pmax = pend[k];
-                set_time(ss, "predictedStart", pmax);
-            }
+            if (!preds_ok)
+                set_time(ss, "predictedStart", pred_start);
         } else {
             ready = now >= get_time(ss, "start") && preds_ok;
         }

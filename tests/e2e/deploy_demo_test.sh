@@ -37,6 +37,12 @@ grep -qE '^ +whole-machine +- +[0-9.]+% +[0-9.]+%' "$LOG" && grep -qE '^ +kmeans
   grep -qE '^ +BWA_MEM +[0-9]+ +[0-9.]+G [0-9. ]+ +[0-9.]+G' "$LOG" &&
   pass "demo shows right-sizing: WRR/ATE of whole machine and k-means, allocation per process" ||
   fail "demo shows right-sizing" "$(grep -A 8 '== 8/11' "$LOG")"
+# The webhook's /mutate is authenticated, and the API server's calls (its client certificate)
+# are answered: the task pods' memory requests are set.
+grep -q 'POST /mutate without credentials: HTTP 401' "$LOG" &&
+  [ "$(awk '/^  process +cpu +memory +mem limit/ {t = 1; next} t && NF == 4 && $3 ~ /[0-9](Mi|Gi|M|G)$/ {n++} t && NF != 4 {t = 0} END {print n + 0}' "$LOG")" = 4 ] &&
+  pass "demo: /mutate refuses a request without credentials and sizes the 4 task pods the API server sends" ||
+  fail "demo: authenticated webhook sizes the task pods" "$(grep -B 2 -A 6 'POST /mutate' "$LOG")"
 grep -qE '^ +800-999 +[0-9]+ +[0-9]+ +[0-9.]+%' "$LOG" && grep -qE '^ +all +[0-9.]+%' "$LOG" &&
   grep -qE 'figure \(true wait and estimate\): /tmp/tarema-demo\.[^/ ]+/asa-figure5\.svg' "$LOG" &&
   pass "demo shows ASA hit ratios per segment and where the figure is" ||

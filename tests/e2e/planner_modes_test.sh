@@ -171,4 +171,38 @@ check "late: b released with the learned estimate" b_is learned/15
 "$BIN/tarema-planner" show late -n "$NS" >"$W/show-late.txt" 2>&1
 check "show: mode and the estimate used per step" \
   grep -qE '^b +Succeeded +proactive .* 15s learned ' "$W/show-late.txt"
+
+# ---- 6. a predecessor that overruns: predicted starts never lie in the past ---------------------
+# a is planned for 3 s and runs 12 s. b (proactive, learned 15 s) is ungated at once and waits at
+# the order gate; c (on-completion) waits for b. While a overruns, both predictions follow a's
+# expected end (replan.h: as long again as it has overrun). Before the fix c was predicted at
+# a's planned end, in the past (seen: 3 s before now, 5 s into the overrun); a released b kept
+# the prediction it was ungated with.
+kubectl apply -n "$NS" -f - >/dev/null <<Y
+apiVersion: tarema.io/v1alpha1
+kind: Workflow
+metadata: {name: ovr}
+spec:
+  steps:
+    - {name: a, mode: on-completion, pods: 1, requests: {cpu: 1, memory: 1Gi}, duration: 3s,
+       image: a:1, annotations: {tarema.io/duration: 12s}}
+    - {name: b, mode: proactive, after: [a], pods: 1, requests: {cpu: 1, memory: 512Mi},
+       duration: 3s, image: b:1, annotations: {tarema.io/duration: 2s}}
+    - {name: c, mode: on-completion, after: [b], pods: 1, requests: {cpu: 1, memory: 256Mi},
+       duration: 3s, image: c:1, annotations: {tarema.io/duration: 2s}}
+Y
+a_started() { [ -n "$(kwf ovr '.status.steps[?(@.name=="a")].actualStart')" ]; }
+export -f a_started
+if wait_for 30 a_started; then
+  a_start=$(date -d "$(kwf ovr '.status.steps[?(@.name=="a")].actualStart')" +%s)
+  sleep $((a_start + 8 - $(date +%s) > 0 ? a_start + 8 - $(date +%s) : 0)) # 5 s past a's 3 s
+  now=$(date +%s)
+  ps_of() { date -d "$(kwf ovr "$(printf '.status.steps[?(@.name=="%s")].predictedStart' "$1")")" +%s 2>/dev/null || echo 0; }
+  pb=$(ps_of b) pc=$(ps_of c) phase_a=$(kubectl -n "$NS" get pod ovr-a-0 -o jsonpath='{.status.phase}')
+  check "overrun: b (released, at the order gate) and c predicted no earlier than now, 5 s into a's overrun" \
+    bash -c "[ '$phase_a' = Running ] && [ $pb -ge $((now - 1)) ] && [ $pc -ge $((now - 1)) ] || { echo 'a $phase_a, now $now, b $pb, c $pc'; exit 1; }"
+else
+  fail "overrun: a started" "$(kwf ovr .status)"
+fi
+check "overrun: workflow Succeeded" wait_for 60 wf_phase_is ovr Succeeded
 summary
