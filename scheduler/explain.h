@@ -8,11 +8,7 @@
  *   {"pod": "ns/name", "policy": "tarema",
  *    "task": {"workflow", "process", "labels": {"cpu","mem","io"} | null, "expectedRuntimeMs",
  *             "requests": {"cpuMilli", "memoryBytes"},
- *             "queueRank": {"rankMs", "runtimeMs", "tailMs", "run",
- *                           "runWork": {"queuedPods", "workMs", "tailMs", "remainingMs",
- *                                       "makespanMs", "key"} | null}},
- *                                         (only under --policy adaptive; runWork: the run as the
- *                                          queue's last view saw it, sched_adaptive_run)
+ *             "queueRank": {"rankMs", "runtimeMs", "tailMs"}},  (only under --policy adaptive)
  *    "groups": [{"id", "labels": {"cpu","mem","io"} | null, "power", "distance" | null,
  *                "distanceTerms": [{"feature", "group", "task", "diff"}],
  *                "nodes", "feasible", "rank",          (in tarema's preference order)

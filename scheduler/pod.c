@@ -15,8 +15,7 @@ sched_pod *sched_pod_new(const char *ns, const char *name, const char *uid) {
     p->uid = strdup(uid ? uid : "");
     p->workflow = strdup("");
     p->process = strdup("");
-    p->run = strdup("");
-    if (!p->ns || !p->name || !p->uid || !p->workflow || !p->process || !p->run) {
+    if (!p->ns || !p->name || !p->uid || !p->workflow || !p->process) {
         sched_pod_free(p);
         return NULL;
     }
@@ -56,7 +55,6 @@ void sched_pod_free(sched_pod *p) {
     free(p->node_name);
     free(p->workflow);
     free(p->process);
-    free(p->run);
     free(p->scheduling_gates);
     free(p);
 }
