@@ -226,14 +226,23 @@ static json_t *nodes_json(const sched_snapshot *s, const sched_framework *fw, co
 
 /* Adaptive: the queue rank's parts, rank = expected runtime + tail (plugin_adaptive.c), from the
  * same task profile the queue reads (by workflow, else learned without one). */
-static json_t *queue_rank_json(const sched_snapshot *s, const sched_pod *pod) {
+static json_t *queue_rank_json(const sched_framework *fw, const sched_snapshot *s,
+                               const sched_pod *pod) {
     const sched_task_profile *tp = sched_snapshot_task(s, pod->workflow, pod->process);
     if (!tp && pod->workflow && *pod->workflow)
         tp = sched_snapshot_task(s, "", pod->process);
     int64_t rt = tp && tp->expected_runtime_ms > 0 ? tp->expected_runtime_ms : 0;
     int64_t tail = tp && tp->tail_ms > 0 ? tp->tail_ms : 0;
-    return json_pack("{s:I, s:I, s:I}", "rankMs", (json_int_t)sched_adaptive_rank_ms(tp),
-                     "runtimeMs", (json_int_t)rt, "tailMs", (json_int_t)tail);
+    /* the run's remaining work as the queue's last view saw it (null when it saw none) */
+    const sched_adaptive_run *r = sched_adaptive_run_lookup(fw, pod->run);
+    json_t *work = r ? json_pack("{s:I, s:I, s:I, s:I, s:I, s:f}", "queuedPods",
+                                 (json_int_t)r->pods, "workMs", (json_int_t)r->work_ms, "tailMs",
+                                 (json_int_t)r->tail_ms, "remainingMs", (json_int_t)r->remaining_ms,
+                                 "makespanMs", (json_int_t)r->makespan_ms, "key", r->key)
+                     : json_null();
+    return json_pack("{s:I, s:I, s:I, s:s, s:o}", "rankMs", (json_int_t)sched_adaptive_rank_ms(tp),
+                     "runtimeMs", (json_int_t)rt, "tailMs", (json_int_t)tail, "run",
+                     pod->run ? pod->run : "", "runWork", work);
 }
 
 json_t *sched_explain(sched_framework *fw, sched_snapshot *s, const sched_pod *pod, int64_t now_ms,
@@ -261,7 +270,7 @@ json_t *sched_explain(sched_framework *fw, sched_snapshot *s, const sched_pod *p
             "requests", "cpuMilli", (json_int_t)pod->requests.v[SCHED_RES_CPU], "memoryBytes",
             (json_int_t)pod->requests.v[SCHED_RES_MEMORY]);
         if (task && strcmp(sched_framework_name(fw), "adaptive") == 0)
-            json_object_set_new(task, "queueRank", queue_rank_json(s, pod));
+            json_object_set_new(task, "queueRank", queue_rank_json(fw, s, pod));
         char podname[512], msg[2048] = "";
         snprintf(podname, sizeof podname, "%s/%s", pod->ns, pod->name);
         if (d.node < 0)
@@ -554,10 +563,26 @@ char *sched_explain_text(const json_t *doc) {
     if (json_is_object(qr))
         fprintf(f,
                 "queue rank %.1f s = expected runtime %.1f s + tail %.1f s (time after it to the "
-                "end of its workflow run; the larger rank goes first)\n",
+                "end of its workflow run; within its run the larger rank goes first)\n",
                 (double)tm_json_int(qr, "rankMs", 0) / 1000,
                 (double)tm_json_int(qr, "runtimeMs", 0) / 1000,
                 (double)tm_json_int(qr, "tailMs", 0) / 1000);
+    const json_t *rw = json_is_object(qr) ? json_object_get(qr, "runWork") : NULL;
+    const char *run = json_is_object(qr) ? tm_json_str(qr, "run", "") : "";
+    if (json_is_object(rw))
+        fprintf(f,
+                "run %s: %lld queued task(s), remaining work %.1f s = their expected runtimes "
+                "%.1f s + longest tail %.1f s; expected makespan %.1f s (age + remaining); "
+                "runs go by remaining x makespan, smallest first (%.0f s^2)\n",
+                *run ? run : "(no run label)", tm_json_int(rw, "queuedPods", 0),
+                (double)tm_json_int(rw, "remainingMs", 0) / 1000,
+                (double)tm_json_int(rw, "workMs", 0) / 1000,
+                (double)tm_json_int(rw, "tailMs", 0) / 1000,
+                (double)tm_json_int(rw, "makespanMs", 0) / 1000,
+                json_real_value(json_object_get(rw, "key")));
+    else if (json_is_object(qr))
+        fprintf(f, "run %s: not seen queued (its remaining work is not known)\n",
+                *run ? run : "(no run label)");
     fprintf(f, "\nnode groups, best first: smallest label distance sum_k |group_k - task_k| "
                "(features both have), ties to the more powerful group (larger label sum)\n");
     size_t i;

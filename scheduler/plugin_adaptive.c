@@ -33,9 +33,16 @@
  *   tarema (label distance, then power), otherwise power first (a faster group is the safe bet
  *   for a task that may speed up), then distance; then load. A task with no runtime history at
  *   all is placed exactly as tarema places it.
- *   Queue: largest rank first, rank = expected runtime + tail_ms (the longest expected path of
- *   successors, known once a run of the workflow was seen; HEFT's upward rank), then priority,
- *   creation time.
+ *   Queue: across workflow runs (sched_pod.run), the run with the least remaining work first
+ *   (shortest remaining processing time across competing runs); within a run, largest rank
+ *   first, rank = expected runtime + tail_ms (the longest expected path of successors, known
+ *   once a run of the workflow was seen; HEFT's upward rank); then priority, creation time.
+ *   A run's remaining work is the sum of its queued tasks' expected runtimes plus the longest
+ *   tail among them (sched_adaptive_run_work), computed once per cycle from the whole queue
+ *   (the queue_view hook): a pair of pods does not show it. Pods without a run are pooled as
+ *   one anonymous run, so a queue without run labels keeps the rank order, and the order stays
+ *   a total order (each unlabeled pod as a run of its own would not be transitive with the
+ *   rank order among them). A run the last view did not see counts as no known work.
  *
  * Running tasks are found through the snapshot's pod metadata (the pods' labels, keyed as the
  * scheduler's defaults: nextflow.io/processName, tarema.io/workflow).
@@ -71,6 +78,9 @@ typedef struct adaptive_state {
     size_t ncap;
     double own; /* the task's own cores (u) */
     double rho; /* cores used per requested core of the running tasks whose use is known */
+    /* the queue's runs as the last queue_view saw them (open addressing by name) */
+    sched_adaptive_run *runs;
+    size_t runs_cap; /* slots, a power of two or 0 */
 } adaptive_state;
 
 static const sched_task_profile *profile_of(const sched_snapshot *s, const sched_pod *p) {
@@ -406,9 +416,154 @@ int64_t sched_adaptive_rank_ms(const sched_task_profile *tp) {
     return rt + (tp->tail_ms > 0 ? tp->tail_ms : 0);
 }
 
+static const char *run_of(const sched_pod *p) {
+    return p->run ? p->run : "";
+}
+
+static uint64_t run_hash(const char *name) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *name; name++)
+        h = (h ^ (unsigned char)*name) * 1099511628211ull;
+    return h;
+}
+
+/* The slot of run name in a table of cap slots (a power of two): its entry, or the empty slot
+ * where it would go. */
+static sched_adaptive_run *run_slot(sched_adaptive_run *t, size_t cap, const char *name) {
+    size_t i = run_hash(name) & (cap - 1);
+    while (t[i].name && strcmp(t[i].name, name) != 0)
+        i = (i + 1) & (cap - 1);
+    return &t[i];
+}
+
+static const sched_adaptive_run *run_find(const adaptive_state *as, const char *name) {
+    if (!as->runs_cap)
+        return NULL;
+    const sched_adaptive_run *r = run_slot(as->runs, as->runs_cap, name);
+    return r->name ? r : NULL;
+}
+
+static void runs_free(sched_adaptive_run *t, size_t cap) {
+    for (size_t i = 0; i < cap; i++)
+        free(t[i].name);
+    free(t);
+}
+
+/* How long a run that has no pod queued is remembered (its first queue time), so that a run
+ * whose tasks all run for a while keeps its age when its next tasks queue. */
+#define RUN_MEMORY_MS (24LL * 3600 * 1000)
+
+/* The order key from the run's figures (sched_adaptive_run.key). */
+static void run_key(sched_adaptive_run *r, int64_t now_ms) {
+    r->remaining_ms = r->work_ms + r->tail_ms;
+    int64_t age = r->first_ms > 0 && now_ms > r->first_ms ? now_ms - r->first_ms : 0;
+    r->makespan_ms = age + r->remaining_ms;
+    r->key = (double)r->remaining_ms / 1000 * ((double)r->makespan_ms / 1000);
+}
+
+int sched_adaptive_run_work(const sched_snapshot *s, const sched_pod *const *pods, size_t n,
+                            int64_t now_ms, const sched_adaptive_run *prev, size_t prev_cap,
+                            sched_adaptive_run **out, size_t *cap, tm_err *err) {
+    size_t c = 16;
+    while (c < 2 * (n + prev_cap) + 2)
+        c *= 2;
+    sched_adaptive_run *t = calloc(c, sizeof *t);
+    if (!t)
+        return tm_err_set(err, "out of memory for the runs of %zu queued pods", n);
+    for (size_t k = 0; k < n; k++) {
+        const char *name = run_of(pods[k]);
+        sched_adaptive_run *r = run_slot(t, c, name);
+        if (!r->name && !(r->name = strdup(name))) {
+            runs_free(t, c);
+            return tm_err_set(err, "out of memory for run %s", name);
+        }
+        int64_t at = pods[k]->created_ms;
+        if (at > 0 && (r->first_ms <= 0 || at < r->first_ms))
+            r->first_ms = at;
+        r->pods++;
+        r->seen_ms = now_ms;
+        const sched_task_profile *tp = profile_of(s, pods[k]);
+        if (tp && tp->expected_runtime_ms > 0)
+            r->work_ms += tp->expected_runtime_ms;
+        if (tp && tp->tail_ms > r->tail_ms)
+            r->tail_ms = tp->tail_ms;
+    }
+    /* the runs seen before: their first queue time; those without queued pods now are kept
+     * (no work) for RUN_MEMORY_MS */
+    for (size_t i = 0; i < prev_cap; i++) {
+        const sched_adaptive_run *o = &prev[i];
+        if (!o->name)
+            continue;
+        sched_adaptive_run *r = run_slot(t, c, o->name);
+        if (!r->name) {
+            if (now_ms - o->seen_ms > RUN_MEMORY_MS)
+                continue;
+            if (!(r->name = strdup(o->name))) {
+                runs_free(t, c);
+                return tm_err_set(err, "out of memory for run %s", o->name);
+            }
+            r->seen_ms = o->seen_ms;
+        }
+        if (o->first_ms > 0 && (r->first_ms <= 0 || o->first_ms < r->first_ms))
+            r->first_ms = o->first_ms;
+    }
+    for (size_t i = 0; i < c; i++)
+        if (t[i].name)
+            run_key(&t[i], now_ms);
+    *out = t;
+    *cap = c;
+    return 0;
+}
+
+const sched_adaptive_run *sched_adaptive_run_lookup(const sched_framework *fw, const char *run) {
+    const adaptive_state *as = sched_framework_plugin_state(fw, "adaptive");
+    const sched_adaptive_run *r = as ? run_find(as, run ? run : "") : NULL;
+    return r && r->pods ? r : NULL;
+}
+
+/* A new table from the queue; 1 when the order between runs may have changed (a run came or
+ * went, or its key changed). */
+static int adaptive_queue_view(void *st, const sched_snapshot *s, const sched_pod *const *pods,
+                               size_t n, int64_t now_ms, tm_err *err) {
+    adaptive_state *as = st;
+    sched_adaptive_run *t;
+    size_t cap;
+    if (sched_adaptive_run_work(s, pods, n, now_ms, as->runs, as->runs_cap, &t, &cap, err) < 0)
+        return -1;
+    int changed = 0;
+    for (size_t i = 0; i < cap && !changed; i++) {
+        if (!t[i].name)
+            continue;
+        const sched_adaptive_run *old = run_find(as, t[i].name);
+        bool was = old && old->pods, is = t[i].pods > 0;
+        changed = was != is || (is && old->key != t[i].key);
+    }
+    for (size_t i = 0; i < as->runs_cap && !changed; i++) /* a run that was forgotten */
+        changed = as->runs[i].name && as->runs[i].pods && !run_slot(t, cap, as->runs[i].name)->name;
+    runs_free(as->runs, as->runs_cap);
+    as->runs = t;
+    as->runs_cap = cap;
+    return changed;
+}
+
+/* What orders pod's run against the others: the last view's key, 0 for a run it did not see
+ * queued (it came after: no work known yet). */
+static double run_order(const adaptive_state *as, const sched_pod *p) {
+    const sched_adaptive_run *r = run_find(as, run_of(p));
+    return r && r->pods ? r->key : 0;
+}
+
 static int adaptive_queue_cmp(void *st, const sched_snapshot *s, const sched_pod *a,
                               const sched_pod *b) {
-    (void)st;
+    const adaptive_state *as = st;
+    /* across runs: least remaining work first; equal work keeps each run together */
+    double wa = run_order(as, a), wb = run_order(as, b);
+    if (wa != wb)
+        return wa < wb ? -1 : 1;
+    int c = strcmp(run_of(a), run_of(b));
+    if (c)
+        return c < 0 ? -1 : 1;
+    /* within a run: the critical path first */
     int64_t ra = sched_adaptive_rank_ms(profile_of(s, a)),
             rb = sched_adaptive_rank_ms(profile_of(s, b));
     if (ra != rb)
@@ -427,6 +582,7 @@ static void state_release(adaptive_state *as) {
     free(as->used);
     free(as->nknown);
     free(as->exposed);
+    runs_free(as->runs, as->runs_cap);
 }
 
 int sched_adaptive_nodes(const sched_snapshot *s, const sched_pod *pod, sched_adaptive_node *out,
@@ -458,6 +614,7 @@ int sched_plugin_adaptive(sched_plugin *out) {
                           .score = adaptive_score,
                           .score_batch = adaptive_score_batch,
                           .queue_cmp = adaptive_queue_cmp,
+                          .queue_view = adaptive_queue_view,
                           .free_state = adaptive_free};
     return 0;
 }
