@@ -464,8 +464,11 @@ static void run_key(sched_adaptive_run *r, int64_t now_ms) {
 int sched_adaptive_run_work(const sched_snapshot *s, const sched_pod *const *pods, size_t n,
                             int64_t now_ms, const sched_adaptive_run *prev, size_t prev_cap,
                             sched_adaptive_run **out, size_t *cap, tm_err *err) {
+    size_t kept = 0; /* the runs of prev: slots are not runs (the table is at most half full) */
+    for (size_t i = 0; i < prev_cap; i++)
+        kept += prev[i].name != NULL;
     size_t c = 16;
-    while (c < 2 * (n + prev_cap) + 2)
+    while (c < 2 * (n + kept) + 2)
         c *= 2;
     sched_adaptive_run *t = calloc(c, sizeof *t);
     if (!t)

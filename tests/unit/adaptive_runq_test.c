@@ -144,6 +144,22 @@ static void test_makespan_weight(void) {
         CHECK_INT((int)n->makespan_ms, 100000);
         CHECK(n->key < o->key);
     }
+    /* fed back view after view, the table keeps its size (it doubled every view before) */
+    for (int v = 0; v < 40 && t; v++) {
+        sched_adaptive_run *t2 = NULL;
+        size_t cap2 = 0;
+        CHECK_INT(sched_adaptive_run_work(w.s, (const sched_pod *const *)p, 2, 1000000, t, cap, &t2,
+                                          &cap2, &err),
+                  0);
+        for (size_t i = 0; i < cap; i++)
+            free(t[i].name);
+        free(t);
+        t = t2;
+        CHECKF(cap2 <= 16, "view %d: %zu slots for 2 runs", v, cap2);
+        cap = cap2;
+        if (cap2 > 16)
+            break;
+    }
     for (size_t i = 0; t && i < cap; i++)
         free(t[i].name);
     free(t);
