@@ -453,12 +453,21 @@ static void runs_free(sched_adaptive_run *t, size_t cap) {
  * whose tasks all run for a while keeps its age when its next tasks queue. */
 #define RUN_MEMORY_MS (24LL * 3600 * 1000)
 
-/* The order key from the run's figures (sched_adaptive_run.key). */
+/* The order key from the run's figures (sched_adaptive_run.key). Experiment (issue 16, not
+ * adopted): -DRUNQ_KEY=1 orders runs by their shortest queued expected runtime, -DRUNQ_KEY=2 by
+ * their remaining critical path (the longest runtime + tail queued); default: remaining x makespan.
+ */
 static void run_key(sched_adaptive_run *r, int64_t now_ms) {
     r->remaining_ms = r->work_ms + r->tail_ms;
     int64_t age = r->first_ms > 0 && now_ms > r->first_ms ? now_ms - r->first_ms : 0;
     r->makespan_ms = age + r->remaining_ms;
+#if RUNQ_KEY == 1
+    r->key = (double)r->min_rt_ms / 1000;
+#elif RUNQ_KEY == 2
+    r->key = (double)r->path_ms / 1000;
+#else
     r->key = (double)r->remaining_ms / 1000 * ((double)r->makespan_ms / 1000);
+#endif
 }
 
 int sched_adaptive_run_work(const sched_snapshot *s, const sched_pod *const *pods, size_t n,
@@ -490,6 +499,12 @@ int sched_adaptive_run_work(const sched_snapshot *s, const sched_pod *const *pod
             r->work_ms += tp->expected_runtime_ms;
         if (tp && tp->tail_ms > r->tail_ms)
             r->tail_ms = tp->tail_ms;
+        if (tp && tp->expected_runtime_ms > 0 &&
+            (r->min_rt_ms <= 0 || tp->expected_runtime_ms < r->min_rt_ms))
+            r->min_rt_ms = tp->expected_runtime_ms;
+        int64_t path = sched_adaptive_rank_ms(tp);
+        if (path > r->path_ms)
+            r->path_ms = path;
     }
     /* the runs seen before: their first queue time; those without queued pods now are kept
      * (no work) for RUN_MEMORY_MS */

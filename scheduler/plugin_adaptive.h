@@ -36,6 +36,8 @@ typedef struct sched_adaptive_run {
     int64_t seen_ms;      /* the last view that saw a pod of it queued */
     int64_t work_ms;      /* sum of the queued pods' expected runtimes (0 for unknown ones) */
     int64_t tail_ms;      /* the longest tail among them (the path still to come after) */
+    int64_t min_rt_ms;    /* the shortest expected runtime among them, 0 none known */
+    int64_t path_ms;      /* the longest runtime + tail among them (its remaining critical path) */
     int64_t remaining_ms; /* work_ms + tail_ms */
     int64_t makespan_ms;  /* its expected makespan: age (now - first_ms) + remaining_ms */
     double key;           /* remaining x makespan, in s^2: the smallest goes first */
