@@ -15,7 +15,9 @@
 #     admits and activates it, the next tick sees it active and ungates the pods, they bind and
 #     kwok starts them: 2 ticks + 1 s (bind, kwok) + 1 s (rounding) = 4 s. Measured on an idle
 #     machine 2 s (3 of 3 runs: planned +0.7 s, admitted +1.2, active +1.8, released and bound
-#     +2.8), in CI 3 s (one run: the 2 s allowed before failed there).
+#     +2.8), in CI 3 s (one run: the 2 s allowed before failed there). Since the planner ticks
+#     at once when a Reservation turns active, 1-2 s (planned +1.0, admitted +1.5, active,
+#     released and bound +2.2); the bound keeps the two ticks, which the protocol allows.
 #   HPDA, already admitted: the tick after LES's end sees it succeed and ungates HPDA:
 #     1 tick + 1 s + 1 s = 3 s after LES's end (or its window, whichever is later).
 # On failure the Workflow and Reservation events (planned, admitted, released, bound) are
