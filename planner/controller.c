@@ -27,6 +27,7 @@ typedef struct ctl {
     tm_leader *leader;
     tm_timer *timer;
     int64_t next_tick_ms; /* when the pending tick runs (monotonic ms) */
+    int64_t last_tick_ms; /* when the last tick began */
     int leading;
     int nodes_gone;         /* a node went away since the last tick: replan everything */
     json_t *replan;         /* "ns/name" -> true: replan at the next tick */
@@ -1319,12 +1320,18 @@ static void schedule_tick(ctl *c) {
  * submission and released 1 s after its Reservation was active, waiting for ticks both times).
  * Several changes together make one early tick. */
 #define EARLY_TICK_MS 20
+/* A stream of such changes (a wide step's pods ending one by one) makes at most one tick per
+ * this many ms: each tick walks every Workflow with synchronous API calls. */
+#define EARLY_TICK_GAP_MS 250
 static void tick_soon(ctl *c) {
-    if (!c->leading || !c->timer || c->next_tick_ms - mono_ms() <= EARLY_TICK_MS)
+    int64_t now = mono_ms(), at = now + EARLY_TICK_MS;
+    if (at < c->last_tick_ms + EARLY_TICK_GAP_MS)
+        at = c->last_tick_ms + EARLY_TICK_GAP_MS;
+    if (!c->leading || !c->timer || c->next_tick_ms <= at)
         return;
     tm_timer_cancel(c->k, c->timer);
-    c->timer = tm_timer_add(c->k, EARLY_TICK_MS, tick, c);
-    c->next_tick_ms = mono_ms() + EARLY_TICK_MS;
+    c->timer = tm_timer_add(c->k, at - now, tick, c);
+    c->next_tick_ms = at;
 }
 
 /* on_step_obj: the informer callback of pods and Reservations; only the planner's own objects
@@ -1341,6 +1348,7 @@ static void on_step_obj(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
 static void tick(void *ud) {
     ctl *c = ud;
     c->timer = NULL;
+    c->last_tick_ms = mono_ms();
     if (c->leading && tm_informer_synced(c->wfs) && tm_informer_synced(c->nodes) &&
         tm_informer_synced(c->pods) && tm_informer_synced(c->resvs)) {
         json_t *wfs = store_array(c->wfs), *w;
