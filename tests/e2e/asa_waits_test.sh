@@ -79,7 +79,7 @@ start_labeler() { # waits until this start's feed has read the learned state
 
 command -v kubectl >/dev/null && command -v jq >/dev/null ||
   { fail "kubectl and jq in PATH"; summary; exit 1; }
-if ! bash hack/cluster.sh status 2>/dev/null | grep -q "scheduler  *running"; then
+if ! bash hack/cluster.sh status 2>/dev/null | qgrep "scheduler  *running"; then
   bash hack/cluster.sh scheduler start >"$WORK/ks.log" 2>&1 && KS_STARTED=1
 fi
 check "kube-scheduler runs" bash -c "bash hack/cluster.sh status | grep -q 'scheduler  *running'"

@@ -497,7 +497,7 @@ if [ -n "${KUBECONFIG:-}" ] && kubectl get --raw /readyz >/dev/null 2>&1; then
     check "upgrade without the PostgreSQL certificate: a new one, verified by its Secret's own ca.crt; $FULL-tls kept" bash -c "
       ! cmp -s '$WORK/i1.crt' '$WORK/i3.crt' && openssl verify -CAfile '$WORK/i3-ca.crt' '$WORK/i3.crt' &&
       cmp '$WORK/i1-chart-ca.crt' '$WORK/i3-chart-ca.crt' &&
-      openssl x509 -in '$WORK/i3.crt' -noout -ext subjectAltName | grep -q 'DNS:$FULL-postgresql.$INS.svc'"
+      openssl x509 -in '$WORK/i3.crt' -noout -ext subjectAltName | qgrep 'DNS:$FULL-postgresql.$INS.svc'"
     kubectl -n "$INS" get deployment "$FULL-labeler" -o json >"$WORK/live-labeler.json"
     check "installed labeler Deployment: PGSSLROOTCERT and the CA mount kept by the API server" bash -c "
       jq -e '.spec.template.spec.containers[0].env[] | select(.name==\"PGSSLROOTCERT\" and .value==\"/etc/tarema/db-ca/ca.crt\")' '$WORK/live-labeler.json' &&

@@ -48,12 +48,12 @@ eval "$(bash "$REPO_ROOT/hack/cluster.sh" env)"
 if [ "${TAREMA_WORKLOAD_API:-}" = 1 ]; then pass "env exports TAREMA_WORKLOAD_API=1"; else fail "env exports TAREMA_WORKLOAD_API=1" "$(bash "$REPO_ROOT/hack/cluster.sh" env)"; fi
 
 # ---- 1. the API
-if k api-resources --api-group=scheduling.k8s.io -o name 2>&1 | grep -qx 'workloads.scheduling.k8s.io'; then
+if k api-resources --api-group=scheduling.k8s.io -o name 2>&1 | qgrep -x 'workloads.scheduling.k8s.io'; then
   pass "kubectl api-resources lists workloads.scheduling.k8s.io"
 else
   fail "kubectl api-resources lists workloads.scheduling.k8s.io" "$(k api-resources --api-group=scheduling.k8s.io 2>&1)"
 fi
-if k api-versions | grep -qx 'scheduling.k8s.io/v1alpha1'; then pass "scheduling.k8s.io/v1alpha1 served"; else fail "scheduling.k8s.io/v1alpha1 served" "$(k api-versions | grep scheduling)"; fi
+if k api-versions | qgrep -x 'scheduling.k8s.io/v1alpha1'; then pass "scheduling.k8s.io/v1alpha1 served"; else fail "scheduling.k8s.io/v1alpha1 served" "$(k api-versions | grep scheduling)"; fi
 k create namespace "$NS" >/dev/null
 wait_for 30 k get serviceaccount default -n "$NS"
 
@@ -83,7 +83,7 @@ if [ "$ref" = train/workers ]; then pass "a pod's spec.workloadRef is kept (trai
 
 # ---- 2. an up without the option keeps it
 if bash "$REPO_ROOT/hack/cluster.sh" up --nodes "${TAREMA_NODES:-$REPO_ROOT/tests/fixtures/nodes/paper-5442.yaml}" >"$WORK/up2.out" 2>&1 &&
-  k api-resources --api-group=scheduling.k8s.io -o name | grep -qx 'workloads.scheduling.k8s.io' &&
+  k api-resources --api-group=scheduling.k8s.io -o name | qgrep -x 'workloads.scheduling.k8s.io' &&
   ! grep -q 'restarting apiserver' "$WORK/up2.out"; then
   pass "a later up without --workload-api keeps it (no restart)"
 else
@@ -91,7 +91,7 @@ else
 fi
 
 # ---- 3. kube-scheduler with GangScheduling
-if bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | grep -q 'scheduler.*running (pid'; then
+if bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | qgrep 'scheduler.*running (pid'; then
   fail "kube-scheduler of this cluster is free for the test" "another test left it running (hack/cluster.sh scheduler stop)"
   summary
   exit 1
@@ -111,7 +111,7 @@ else
   exit 1
 fi
 pid=$(cat "$TAREMA_CLUSTER_DIR/run/scheduler.pid")
-if tr '\0' '\n' <"/proc/$pid/cmdline" | grep -qx -- '--feature-gates=GenericWorkload=true,GangScheduling=true'; then
+if tr '\0' '\n' <"/proc/$pid/cmdline" | qgrep -x -- '--feature-gates=GenericWorkload=true,GangScheduling=true'; then
   pass "kube-scheduler runs with --feature-gates=GenericWorkload=true,GangScheduling=true"
 else
   fail "kube-scheduler runs with the GenericWorkload and GangScheduling gates" "$(tr '\0' ' ' <"/proc/$pid/cmdline")"
@@ -119,7 +119,7 @@ fi
 # The log of this start only (the file collects every start of the instance).
 this_start() { awk '/^--- .* start: /{buf=""} {buf = buf $0 "\n"} END {printf "%s", buf}' "$TAREMA_CLUSTER_DIR/logs/scheduler.log"; }
 # The gates are printed in map order ("features=[GangScheduling GenericWorkload]" or the other way).
-if this_start | grep 'alpha features enabled' | grep 'GenericWorkload' | grep -q 'GangScheduling'; then
+if this_start | grep 'alpha features enabled' | grep 'GenericWorkload' | qgrep 'GangScheduling'; then
   pass "kube-scheduler's log confirms the alpha gates GenericWorkload and GangScheduling"
 else
   fail "kube-scheduler's log confirms the alpha gates" "$(this_start | head -n 5)"

@@ -49,8 +49,8 @@ check "no token: 401 on POST and GET" bash -c "
 check "wrong token: 401" bash -c "[ \$(curl -s -o /dev/null -w '%{http_code}' --cacert '$DAM_TMP/tls.crt' -H 'Authorization: Bearer wrong-token-wrong-token' '$DAM_URL/api/v1/clusters') = 401 ]"
 check "plain HTTP on the TLS port is refused" bash -c "! curl -s -m 5 -o /dev/null -w '%{http_code}' '${DAM_URL/https/http}/healthz' | grep -q 200"
 check "healthz, readyz (database) and metrics on the health port without a token" bash -c "
-  curl -sf '$DAM_HEALTH/healthz' | grep -q ok && curl -sf '$DAM_HEALTH/readyz' | grep -q ok &&
-  curl -sf '$DAM_HEALTH/metrics' | grep -q '^tarema_dam_requests_accepted_total'"
+  curl -sf '$DAM_HEALTH/healthz' | qgrep ok && curl -sf '$DAM_HEALTH/readyz' | qgrep ok &&
+  curl -sf '$DAM_HEALTH/metrics' | qgrep '^tarema_dam_requests_accepted_total'"
 
 # ---- the collector reads each cluster's own nodes
 check "collected: a 4x8 cores, b 8x4 (largest node 16Gi), c 4x16 (64Gi)" bash -c "set -o pipefail

@@ -32,7 +32,7 @@ setup_cluster() {
   done
   kc "$c" wait --for condition=established --timeout=30s crd/workflows.tarema.io >/dev/null || return 1
   kc "$c" delete workflows -l tarema.io/dam-request --wait=false >/dev/null 2>&1
-  if ! TAREMA_CLUSTER_NAME=$DAM_PREFIX-$c bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | grep -qE '^ +scheduler +running'; then
+  if ! TAREMA_CLUSTER_NAME=$DAM_PREFIX-$c bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | qgrep -E '^ +scheduler +running'; then
     TAREMA_CLUSTER_NAME=$DAM_PREFIX-$c bash "$REPO_ROOT/hack/cluster.sh" scheduler start >/dev/null 2>&1 || return 1
     STARTED_KS+=("$c")
   fi
@@ -122,7 +122,7 @@ ID3=$(post_job "$SUBMIT")
 W3=$(wait_state "$ID3" '.submission.state == "RUNNING"' | jq -r '.submission.attempts[0].workflow')
 wait_for 30 bash -c "kc a get pods -l planner.tarema.io/workflow=$W3 --no-headers 2>/dev/null | grep -q ."
 check "before the DELETE: Workflow $W3 and its pods on a" bash -c "
-  [ \"\$(wfs_on a $ID3)\" = 1 ] && kc a get pods -l planner.tarema.io/workflow=$W3 --no-headers | grep -q ."
+  [ \"\$(wfs_on a $ID3)\" = 1 ] && kc a get pods -l planner.tarema.io/workflow=$W3 --no-headers | qgrep ."
 D=$(api DELETE "/api/v1/requests/$ID3" | tail -n 1):$(api GET "/api/v1/requests/$ID3" | tail -n 1)
 check "DELETE of a running submission: 200 then 404 ($D)" test "$D" = 200:404
 check "DELETE: its Workflow is deleted from a" wait_for 20 bash -c "[ \"\$(wfs_on a $ID3)\" = 0 ]"

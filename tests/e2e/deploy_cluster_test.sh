@@ -205,7 +205,7 @@ SCHED_CM=$REL-scheduler-config
 kubectl -n "$NS" get configmap "$SCHED_CM" -o json >"$WORK/sched-cm.json"
 jq '.data["scheduler.yaml"] += "\n# overwritten by the bench\n"' "$WORK/sched-cm.json" >"$WORK/sched-cm-evil.json"
 refused_by_policy "bench replaces (update) the scheduler's ConfigMap" "only node profile ConfigMaps" "$KC_BENCH" -n "$NS" replace -f "$WORK/sched-cm-evil.json"
-kubectl -n "$NS" get configmap "$SCHED_CM" -o jsonpath='{.data.scheduler\.yaml}' | grep -q 'overwritten by the bench' &&
+kubectl -n "$NS" get configmap "$SCHED_CM" -o jsonpath='{.data.scheduler\.yaml}' | qgrep 'overwritten by the bench' &&
   fail "scheduler's ConfigMap unchanged" "the bench token overwrote it" || pass "scheduler's ConfigMap unchanged"
 refused_by_policy "bench creates a ConfigMap that is not a node profile" "only node profile ConfigMaps" "$KC_BENCH" -n "$NS" create configmap "$REL-scheduler-config-2" --from-literal=a=b
 refused_by_policy "bench creates a profile-named ConfigMap without the profile label" "only node profile ConfigMaps" "$KC_BENCH" -n "$NS" create configmap tarema-profile-x --from-literal=a=b

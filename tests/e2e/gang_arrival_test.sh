@@ -62,7 +62,7 @@ T0=$(date +%s)
 sleep $((GRACE_S / 2))
 ev=$(failed_events ghost)
 if [ -z "$ev" ]; then pass "missing PodGroup: quiet during the arrival grace"; else fail "missing PodGroup: quiet during the arrival grace" "$ev"; fi
-reported() { failed_events ghost | grep -q "waiting for PodGroup $NS/ghost to exist"; }
+reported() { failed_events ghost | qgrep "waiting for PodGroup $NS/ghost to exist"; }
 if wait_for $((GRACE_S + 20)) reported; then
   pass "missing PodGroup: reported after the grace ($(($(date +%s) - T0)) s after the pods were created)"
 else

@@ -92,12 +92,12 @@ gang_create() {
 gang_require_api() {
   case $1 in
     workload)
-      gang_kubectl api-resources --api-group=scheduling.k8s.io -o name 2>/dev/null | grep -qx workloads.scheduling.k8s.io && return 0
+      gang_kubectl api-resources --api-group=scheduling.k8s.io -o name 2>/dev/null | qgrep -x workloads.scheduling.k8s.io && return 0
       echo "the API server does not serve scheduling.k8s.io/v1alpha1 workloads: bring the cluster up with 'hack/cluster.sh up --workload-api'"
       return 1
       ;;
     podgroup)
-      gang_kubectl api-resources --api-group=scheduling.x-k8s.io -o name 2>/dev/null | grep -qx podgroups.scheduling.x-k8s.io && return 0
+      gang_kubectl api-resources --api-group=scheduling.x-k8s.io -o name 2>/dev/null | qgrep -x podgroups.scheduling.x-k8s.io && return 0
       local crd
       crd=$(ls "$REPO_ROOT"/charts/tarema/crds/*podgroup* 2>/dev/null | head -n 1)
       [ -n "$crd" ] || { echo "no PodGroup CRD served and none in charts/tarema/crds/"; return 1; }

@@ -115,7 +115,7 @@ said_why() { [ "$(pg_field big .status.phase)" = Scheduling ] && grep -q "fit at
 if wait_for 30 said_why; then pass "its PodGroup is Scheduling and says why"; else fail "its PodGroup is Scheduling and says why" "$(pg_field big .status)"; fi
 b=$(bound_of big)
 if [ "$b" = 0 ]; then pass "once all 16 exist: still none bound"; else fail "once all 16 exist: still none bound" "bound $b"; fi
-if pg_events big | grep -q "^FailedScheduling: .*Insufficient cpu"; then pass "FailedScheduling event on the PodGroup"; else fail "FailedScheduling event on the PodGroup" "$(pg_events big)"; fi
+if pg_events big | qgrep "^FailedScheduling: .*Insufficient cpu"; then pass "FailedScheduling event on the PodGroup"; else fail "FailedScheduling event on the PodGroup" "$(pg_events big)"; fi
 pod_json "$NS" plain "$SCHED" 16 1Gi '{}' "$ID" | jq -c --arg id "$ID" '.spec.nodeSelector = {"tarema.io/e2e": $id}' | kubectl create -f - >/dev/null
 if wait_for 30 bash -c "[ -n \"\$(kubectl get pod -n $NS plain -o jsonpath='{.spec.nodeName}')\" ]"; then pass "nothing held: a 16-core pod still fits a c2 node"; else fail "nothing held: a 16-core pod still fits a c2 node"; fi
 kubectl delete pod -n "$NS" plain --wait=false >/dev/null 2>&1
@@ -145,7 +145,7 @@ if wait_bound $second 2 60; then pass "after the first leaves, the second comple
 
 # ---- 4. timeout ------------------------------------------------------------------------------
 GANG_TIMEOUT_S=2 GANG_POD_PATCH=$(patch) gang_create podgroup "$NS" slow 3 3 "$SCHED" 20 1Gi
-to() { pg_events slow | grep -q "^Timeout: gang not placed within scheduleTimeoutSeconds 2"; }
+to() { pg_events slow | qgrep "^Timeout: gang not placed within scheduleTimeoutSeconds 2"; }
 if wait_for 30 to; then pass "timeout: Timeout event on the PodGroup"; else fail "timeout: Timeout event on the PodGroup" "$(pg_events slow)"; fi
 if [ "$(bound_of slow)" = 0 ]; then pass "timed-out gang: still none bound"; else fail "timed-out gang: still none bound"; fi
 n=$(metric "$PORT" 'tarema_gang_attempts_total{result="timeout"}')
@@ -158,7 +158,7 @@ mk st 4 4 1
 wait_bound st 4 60
 running() { [ "$(pg_field st .status.phase)" = Running ] && [ "$(pg_field st .status.running)" = 4 ]; }
 if wait_for 30 running; then pass "PodGroup status: Running, running 4"; else fail "PodGroup status: Running, running 4" "$(pg_field st .status)"; fi
-if pg_events st | grep -q "^Scheduled: gang placed: 4 pod(s) in node group e2"; then pass "Scheduled event on the PodGroup names the node group"; else fail "Scheduled event on the PodGroup names the node group" "$(pg_events st)"; fi
+if pg_events st | qgrep "^Scheduled: gang placed: 4 pod(s) in node group e2"; then pass "Scheduled event on the PodGroup names the node group"; else fail "Scheduled event on the PodGroup names the node group" "$(pg_events st)"; fi
 
 # ---- 6. bad input ----------------------------------------------------------------------------
 mk zero 1 0 100m
@@ -166,7 +166,7 @@ bad() { [ "$(pg_field zero .status.phase)" = Failed ]; }
 if wait_for 30 bad; then pass "minMember 0: phase Failed"; else fail "minMember 0: phase Failed" "$(pg_field zero .status)"; fi
 m=$(pg_field zero '.status.message // ""')
 if grep -q "spec.minMember must be at least 1, got 0" <<<"$m"; then pass "minMember 0: status message says so"; else fail "minMember 0: status message says so" "$m"; fi
-if pg_events zero | grep -q "^Invalid: .*minMember must be at least 1"; then pass "minMember 0: Invalid event"; else fail "minMember 0: Invalid event" "$(pg_events zero)"; fi
+if pg_events zero | qgrep "^Invalid: .*minMember must be at least 1"; then pass "minMember 0: Invalid event"; else fail "minMember 0: Invalid event" "$(pg_events zero)"; fi
 mk short 3 5 100m
 wt() { grep -q "waiting for 2 more pod(s)" <<<"$(pg_field short '.status.message // ""')"; }
 if wait_for 30 wt; then pass "minMember 5 with 3 pods: waits, says 2 more are needed"; else fail "minMember 5 with 3 pods: waits, says 2 more are needed" "$(pg_field short .status)"; fi

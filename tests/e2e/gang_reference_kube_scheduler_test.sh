@@ -54,7 +54,7 @@ abort() { fail "$1" "$2"; summary; exit 1; }
 [ -n "${KUBECONFIG:-}" ] || abort "environment" "KUBECONFIG is not set: run via tests/run.sh e2e or eval \"\$(hack/cluster.sh env)\""
 why=$(gang_require_api workload) || abort "the Workload API is served" "$why"
 pass "the Workload API is served"
-if bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | grep -q 'scheduler.*running (pid'; then
+if bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | qgrep 'scheduler.*running (pid'; then
   abort "kube-scheduler of this cluster is free for the test" "another test left it running (hack/cluster.sh scheduler stop)"
 fi
 cat >"$WORK/ks.yaml" <<EOF
@@ -67,7 +67,7 @@ bash "$REPO_ROOT/hack/cluster.sh" scheduler start "$WORK/ks.yaml" >"$WORK/ks.out
   abort "kube-scheduler starts with GangScheduling" "$(tail -n 5 "$WORK/ks.out")"
 STARTED_KS=1
 KS_PID=$(cat "$TAREMA_CLUSTER_DIR/run/scheduler.pid")
-tr '\0' '\n' <"/proc/$KS_PID/cmdline" | grep -q -- '--feature-gates=.*GangScheduling=true' ||
+tr '\0' '\n' <"/proc/$KS_PID/cmdline" | qgrep -- '--feature-gates=.*GangScheduling=true' ||
   abort "kube-scheduler starts with GangScheduling" "no GangScheduling gate: $(tr '\0' ' ' <"/proc/$KS_PID/cmdline")"
 KS_VERSION=$("$(tr '\0' '\n' <"/proc/$KS_PID/cmdline" | head -n 1)" --version 2>/dev/null | awk '{print $2}')
 pass "kube-scheduler $KS_VERSION starts with GangScheduling (profile $SCHED)"

@@ -105,13 +105,13 @@ if wait_for 20 back; then pass "a deleted TaskProfile comes back at the resync";
 
 wait_for 20 drained
 metrics=$(curl -sf "$url/metrics")
-echo "$metrics" | grep -q 'tarema_labeler_weblog_events_total{event="process_completed",result="stored"} 13' &&
+echo "$metrics" | qgrep 'tarema_labeler_weblog_events_total{event="process_completed",result="stored"} 13' &&
   pass "metrics count stored events" || fail "metrics count stored events" "$(echo "$metrics" | grep weblog_events)"
 # Invented event names must not grow the metric series without bound.
 for i in 1 2 3; do post '{"event":"made-up-'$i'-'$RANDOM'","runName":"x","runId":"y"}' >/dev/null; done
 metrics=$(curl -sf "$url/metrics")
-echo "$metrics" | grep -q 'tarema_labeler_weblog_events_total{event="other",result="ignored"} 3' &&
-  ! echo "$metrics" | grep -q 'made-up' && pass "unknown event names share one metric series" ||
+echo "$metrics" | qgrep 'tarema_labeler_weblog_events_total{event="other",result="ignored"} 3' &&
+  ! echo "$metrics" | qgrep 'made-up' && pass "unknown event names share one metric series" ||
   fail "unknown event names share one series" "$(echo "$metrics" | grep weblog_events)"
-echo "$metrics" | grep -q '^tarema_labeler_database_up 1' && pass "metrics report the database up" || fail "database_up metric" "$(echo "$metrics" | grep database_up)"
+echo "$metrics" | qgrep '^tarema_labeler_database_up 1' && pass "metrics report the database up" || fail "database_up metric" "$(echo "$metrics" | grep database_up)"
 summary

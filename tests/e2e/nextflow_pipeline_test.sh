@@ -136,7 +136,7 @@ url=http://127.0.0.1:$port
 # The weblog URL's credentials, if this labeler has weblog authentication: one variable.
 auth_args=()
 weblog_auth=
-if "$BIN/tarema-labeler" --help 2>&1 | grep -q -- --auth-token-file; then
+if "$BIN/tarema-labeler" --help 2>&1 | qgrep -- --auth-token-file; then
   head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$work/token"
   auth_args=(--auth-token-file "$work/token")
   weblog_auth="?token=$(cat "$work/token")"

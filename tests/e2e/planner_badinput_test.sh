@@ -70,6 +70,6 @@ Y
 check "kubectl apply of a step larger than the planner's nodes: Failed naming it" bash -c "wait_for 20 wf_phase_is huge Failed && kwf huge .status.message | grep -q \"step 'big' is larger than the cluster\""
 check "nothing created for either" bash -c "[ \$(kubectl -n $NS get pods,reservations,podgroups -o name | wc -l) = 0 ]"
 check "Warning events name the reason" bash -c "kubectl -n $NS get events -o jsonpath='{range .items[*]}{.reason} {.regarding.name}{.involvedObject.name}{\"\\n\"}{end}' | grep -q '^Invalid loop' &&
-  kubectl -n $NS get events -o jsonpath='{range .items[*]}{.reason} {.regarding.name}{.involvedObject.name}{\"\\n\"}{end}' | grep -q '^Unplannable huge'"
+  kubectl -n $NS get events -o jsonpath='{range .items[*]}{.reason} {.regarding.name}{.involvedObject.name}{\"\\n\"}{end}' | qgrep '^Unplannable huge'"
 
 summary

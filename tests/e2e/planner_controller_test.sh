@@ -102,7 +102,7 @@ check "show: a table of the steps, predicted vs actual" bash -c "'$PL' show e2e 
   grep -qE '^sim +Succeeded .* 0:15 +0:[01][0-9] +($PL_PREFIX-[1-4],){2}$PL_PREFIX-[1-4]$' '$W/show.txt'"
 
 check "list and kubectl get workflows" bash -c "'$PL' list -n '$NS' | grep -qE '^$NS +e2e +Succeeded +3 ' &&
-  kubectl -n '$NS' get workflows | grep -qE '^e2e +Succeeded '"
+  kubectl -n '$NS' get workflows | qgrep -E '^e2e +Succeeded '"
 
 check "events: Planned, Released" bash -c "kubectl -n '$NS' get events --field-selector involvedObject.name=e2e -o jsonpath='{.items[*].reason}' | tr ' ' '\n' | sort -u > '$W/ev.txt'
   grep -qx Planned '$W/ev.txt' && grep -qx Released '$W/ev.txt'"
@@ -120,7 +120,7 @@ Y
 "$PL" submit "$W/late.yaml" -n "$NS" --wait 20s >/dev/null
 b_start0=$(kwf late '.status.steps[?(@.name=="b")].start')
 check "overrun: StepLate and Replanned events" wait_for 30 bash -c "kubectl -n $NS get events --field-selector involvedObject.name=late -o jsonpath='{.items[*].reason}' | grep -q StepLate &&
-  kubectl -n $NS get events --field-selector involvedObject.name=late -o jsonpath='{.items[*].reason}' | grep -q Replanned"
+  kubectl -n $NS get events --field-selector involvedObject.name=late -o jsonpath='{.items[*].reason}' | qgrep Replanned"
 # while a overruns, b is replanned once a slot: compare the two reads when they settle
 check "overrun: b's plan and its Reservation moved later" bash -c "for i in \$(seq 20); do
   b=\$(kubectl -n $NS get workflow late -o jsonpath='{.status.steps[?(@.name==\"b\")].start}')
@@ -203,6 +203,6 @@ check "node gone: b replanned off $gone, its Reservation too" bash -c "for i in 
   ! grep -qw '$gone' <<<\"\$n \$r\" && [ -n \"\$n\" ] && exit 0
   sleep 0.5; done; echo \"b on \$n, reservation \$r, gone $gone\"; exit 1"
 check "node gone: workflow Succeeded on the other nodes" bash -c "wait_for 60 wf_phase_is ng Succeeded &&
-  ! kubectl -n $NS get pods -l planner.tarema.io/workflow=ng -o jsonpath='{.items[*].spec.nodeName}' | grep -qw '$gone'"
+  ! kubectl -n $NS get pods -l planner.tarema.io/workflow=ng -o jsonpath='{.items[*].spec.nodeName}' | qgrep -w '$gone'"
 
 summary

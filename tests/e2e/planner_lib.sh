@@ -74,7 +74,7 @@ nodes:
   - {prefix: $PL_PREFIX, count: 4, cpu: 4, memory: 8Gi, pods: 20, labels: {planner-e2e: "$PL_ID"}}
 Y
   bash "$REPO_ROOT/hack/cluster.sh" nodes "$PL_LOG_DIR/nodes.yaml" >/dev/null || return 1
-  if ! bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | grep -qE '^ +scheduler +running'; then
+  if ! bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | qgrep -E '^ +scheduler +running'; then
     bash "$REPO_ROOT/hack/cluster.sh" scheduler start >/dev/null 2>&1 || return 1
     PL_STARTED_KS=1
     : >"$PL_LOG_DIR/started-kube-scheduler" # the tests call planner_setup in $(...): a subshell

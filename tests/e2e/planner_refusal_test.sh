@@ -87,7 +87,7 @@ first_uid=$(kubectl -n "$NS" get reservation ref-a -o jsonpath='{.metadata.uid}'
 check "1: ReservationRefused event with the scheduler's reason" wait_for 20 bash -c "kubectl -n $NS get events --field-selector reason=ReservationRefused -o jsonpath='{.items[*].message}' | grep -q 'step a: Reservation ref-a refused by the scheduler (only 0 of 2 pods fit'"
 check "1: step status: refusals and reason" bash -c "
   [ \"\$(kubectl -n $NS get workflow ref -o jsonpath='{.status.steps[?(@.name==\"a\")].reservationRefusals}')\" -ge 1 ] &&
-  kubectl -n $NS get workflow ref -o jsonpath='{.status.steps[?(@.name==\"a\")].reservationMessage}' | grep -q 'pods fit'"
+  kubectl -n $NS get workflow ref -o jsonpath='{.status.steps[?(@.name==\"a\")].reservationMessage}' | qgrep 'pods fit'"
 check "1: never released without its Reservation" bash -c "! kubectl -n $NS get events -o jsonpath='{.items[*].reason}' | grep -qw ReservationFailed"
 check "1: a's pods bound in the Reservation the scheduler admitted (planned again)" wait_for 60 bound_in_resv ref a
 check "1: workflow Succeeded" wait_for 60 wf_phase_is ref Succeeded

@@ -70,14 +70,14 @@ for n in "${ALL[@]}"; do [ "$(label_of "$n" io)" = 1 ] || ok=0; done
 [ $ok = 1 ] && pass "labels: e2+n1 group 1, n2 group 2, c2 group 3, equal disks share io=1" ||
   fail "labels on nodes" "$(kubectl get nodes -L tarema.io/group,tarema.io/cpu,tarema.io/mem,tarema.io/io)"
 c2=$(nodes_of c2 | cut -d' ' -f1)
-if annot_of "$c2" | grep -q '"cpu_single_eps"' && [ "$(label_of "$c2" machine-type)" = c2 ]; then
+if annot_of "$c2" | qgrep '"cpu_single_eps"' && [ "$(label_of "$c2" machine-type)" = c2 ]; then
   pass "profile annotation written, foreign tarema.io/machine-type label kept"
 else
   fail "profile annotation written, foreign label kept" "$(annot_of "$c2")"
 fi
 
 out=$("$P" apply "$WORK/groups.json" 2>&1)
-echo "$out" | grep -q "0 node(s) labelled, 0 cleaned, ${#ALL[@]} unchanged" &&
+echo "$out" | qgrep "0 node(s) labelled, 0 cleaned, ${#ALL[@]} unchanged" &&
   pass "a repeated apply patches nothing" || fail "a repeated apply patches nothing" "$out"
 
 # Second apply with fewer nodes: the c2 machines left the document.
@@ -99,7 +99,7 @@ sed 's/"node": "'"$c2"'"/"node": "no-such-node"/' "$WORK/groups.json" >"$WORK/gh
 if out=$("$P" apply "$WORK/ghost.json" 2>&1); then
   fail "apply reports a node missing from the cluster" "exit 0: $out"
 else
-  echo "$out" | grep -q "no-such-node" && pass "apply reports a node missing from the cluster" ||
+  echo "$out" | qgrep "no-such-node" && pass "apply reports a node missing from the cluster" ||
     fail "apply reports a node missing from the cluster" "$out"
 fi
 
@@ -137,7 +137,7 @@ grep -q "profiled ${#ALL[@]}/${#ALL[@]} nodes" "$WORK/run.out" && pass "run repo
 if out=$("$P" run --nodes "$c2" --namespace "$NS" --timeout 3 2>&1); then
   fail "run reports a node that was not profiled" "exit 0: $out"
 else
-  echo "$out" | grep -q "not profiled: $c2: no profile within 3 s" && [ -n "$(label_of "$c2" group)" ] &&
+  echo "$out" | qgrep "not profiled: $c2: no profile within 3 s" && [ -n "$(label_of "$c2" group)" ] &&
     pass "run reports a node that was not profiled and keeps its previous labels" ||
     fail "run reports a node that was not profiled" "$out"
 fi
@@ -145,15 +145,15 @@ fi
 if out=$("$P" run --nodes "" --namespace "$NS" --timeout 2 2>&1); then
   fail "run --nodes '' is refused" "exit 0: $out"
 else
-  echo "$out" | grep -q "give at least one node name" && ! echo "$out" | grep -q "targeted" &&
+  echo "$out" | qgrep "give at least one node name" && ! echo "$out" | qgrep "targeted" &&
     pass "run --nodes '' is refused before anything is profiled" || fail "run --nodes '' is refused" "$out"
 fi
 out=$("$P" run --changed --namespace "$NS" --timeout 5 2>&1)
-echo "$out" | grep -q "0 node(s) targeted" && pass "run --changed skips nodes profiled since their last change" ||
+echo "$out" | qgrep "0 node(s) targeted" && pass "run --changed skips nodes profiled since their last change" ||
   fail "run --changed skips unchanged nodes" "$out"
 kubectl annotate node "$c2" tarema.io/profile- >/dev/null
 out=$("$P" run --changed --namespace "$NS" --timeout 2 2>&1)
-echo "$out" | grep -q "1 node(s) targeted" && echo "$out" | grep -q "not profiled: $c2" &&
+echo "$out" | qgrep "1 node(s) targeted" && echo "$out" | qgrep "not profiled: $c2" &&
   pass "run --changed re-profiles a node without a current profile annotation" ||
   fail "run --changed re-profiles a node without a profile annotation" "$out"
 summary

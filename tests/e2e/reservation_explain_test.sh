@@ -79,7 +79,7 @@ else
   fail "FailedScheduling text counts the reserved nodes" "$msg"
 fi
 text=$(explain other)
-if grep -F "$NOW_NODE" <<<"$text" | grep -qF "reserved for another owner" && grep -F "$LATER_NODE" <<<"$text" | grep -qF "reserved from a later time"; then
+if grep -F "$NOW_NODE" <<<"$text" | qgrep -F "reserved for another owner" && grep -F "$LATER_NODE" <<<"$text" | qgrep -F "reserved from a later time"; then
   pass "explain (text): the held nodes' lines say they are reserved"
 else
   fail "explain (text): the held nodes' lines say they are reserved" "$text"

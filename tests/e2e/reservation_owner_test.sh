@@ -73,10 +73,10 @@ on_held=0
 off=""
 for i in 1 2 3; do
   n=$(pod_node "$NS" "owner-$i")
-  if echo "$HELD" | grep -qx "$n"; then on_held=$((on_held + 1)); else off="$off $n"; fi
+  if echo "$HELD" | qgrep -x "$n"; then on_held=$((on_held + 1)); else off="$off $n"; fi
 done
 if [ "$on_held" = 2 ]; then pass "2 of them on the 2 held nodes"; else fail "2 of them on the 2 held nodes" "$on_held on held nodes ($(echo $HELD)); off:$off"; fi
-if [ "$(wc -w <<<"$off")" = 1 ] && ! echo "$HELD" | grep -qx "${off# }"; then pass "the third (hold full) falls back to a free node ($off)"; else fail "the third (hold full) falls back to a free node" "off:$off"; fi
+if [ "$(wc -w <<<"$off")" = 1 ] && ! echo "$HELD" | qgrep -x "${off# }"; then pass "the third (hold full) falls back to a free node ($off)"; else fail "the third (hold full) falls back to a free node" "off:$off"; fi
 
 # ---- 3. a Reservation and its owner's pod created together ---------------------------------------
 # One node is free now. A reservation for 1 pod of 2 cores from now and its owner's pod, in one

@@ -41,7 +41,7 @@ else
 fi
 if [ "$(reservation_events "$NS" step5 Admitted)" = 1 ]; then pass "Admitted event"; else fail "Admitted event" "$(kubectl get events.events.k8s.io -n "$NS" -o wide)"; fi
 kubectl get reservations -n "$NS" >"$WORK/get.txt"
-if head -1 "$WORK/get.txt" | grep -q "PHASE.*START.*END.*NODES.*AGE" && grep -q "step5 *Admitted" "$WORK/get.txt" &&
+if head -1 "$WORK/get.txt" | qgrep "PHASE.*START.*END.*NODES.*AGE" && grep -q "step5 *Admitted" "$WORK/get.txt" &&
   grep -q "$(echo "$HELD" | paste -sd, -)" "$WORK/get.txt"; then
   pass "kubectl get reservations shows phase, start, end, nodes, age"
 else
@@ -97,7 +97,7 @@ else
   fail "the owner's 5 pods start when the window opens" "$(kubectl get pods -n "$NS" -o wide)"
 fi
 on_held=0
-for i in 1 2 3 4 5; do echo "$HELD" | grep -qx "$(pod_node "$NS" "owner-$i")" && on_held=$((on_held + 1)); done
+for i in 1 2 3 4 5; do echo "$HELD" | qgrep -x "$(pod_node "$NS" "owner-$i")" && on_held=$((on_held + 1)); done
 if [ "$on_held" = 5 ]; then pass "the owner's pods run on the reserved nodes"; else fail "the owner's pods run on the reserved nodes" "$on_held of 5"; fi
 if wait_for 10 phase_is "$NS" step5 Active; then pass "phase Active in the window"; else fail "phase Active in the window" "$(resv_phase "$NS" step5)"; fi
 if is_bound "$NS" long || is_bound "$NS" unknown; then fail "long and unknown kept off in the window" "$(kubectl get pods -n "$NS" -o wide)"; else pass "long and unknown kept off in the window"; fi

@@ -26,7 +26,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | grep -qE '^ +scheduler +running'; then
+if bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | qgrep -E '^ +scheduler +running'; then
   fail "kube-scheduler of this cluster is free for the test" "another test left it running (hack/cluster.sh scheduler stop)"
   summary
   exit 1
@@ -67,7 +67,7 @@ ext["tlsConfig"] = {"certFile": sys.argv[4] + "/client.crt", "keyFile": sys.argv
                     "caFile": sys.argv[4] + "/ca.crt"}
 print(yaml.safe_dump(cfg, sort_keys=False))
 PY
-ks_healthy() { bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | grep -qE '^ +scheduler +running .*healthy'; }
+ks_healthy() { bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | qgrep -E '^ +scheduler +running .*healthy'; }
 if bash "$REPO_ROOT/hack/cluster.sh" scheduler start "$WORK/ks.yaml" >"$WORK/ks.out" 2>&1; then
   STARTED_KS=1
   pass "kube-scheduler starts with tarema as extender"

@@ -20,7 +20,7 @@ PG_CRD=podgroups.scheduling.x-k8s.io
 RESV_CRD=reservations.tarema.io
 extra_cleanup() { install_reservation_crds >/dev/null 2>&1 || true; }
 
-served() { kubectl api-resources --api-group="$1" -o name 2>/dev/null | grep -qx "$2"; }
+served() { kubectl api-resources --api-group="$1" -o name 2>/dev/null | qgrep -x "$2"; }
 not_served() { ! served "$@"; }
 kubectl delete crd "$PG_CRD" "$RESV_CRD" --ignore-not-found --wait=true --timeout=60s >/dev/null 2>&1
 if wait_for 30 not_served scheduling.x-k8s.io "$PG_CRD" && wait_for 30 not_served tarema.io "$RESV_CRD"; then

@@ -154,7 +154,7 @@ if [ "$(wc -l <<<"$ev")" = "$want" ] && [ -z "$twice" ]; then pass "exactly one 
 ok=$(metric "$PORT" 'tarema_binds_total{result="ok"}')
 conflicts=$(metric "$PORT" 'tarema_binds_total{result="conflict"}')
 if [ "$ok" = "$want" ] && [ "$conflicts" = 0 ]; then pass "one bind per pod, no conflicts (binds ok=$ok)"; else fail "one bind per pod, no conflicts" "binds ok=$ok conflict=$conflicts, want $want and 0"; fi
-# One scrape, then grep: `curl | grep -q` under pipefail fails whenever grep exits before curl
+# One scrape, then grep: `curl | qgrep` under pipefail fails whenever grep exits before curl
 # has written everything (SIGPIPE), which made this check flaky.
 metrics=$(curl -sf "http://127.0.0.1:$PORT/metrics")
 for m in tarema_pending_pods tarema_binds_in_flight 'tarema_api_requests{state="wire"}' tarema_scheduling_attempt_duration_seconds_count 'tarema_schedule_attempts_total{result="scheduled"}'; do

@@ -100,7 +100,7 @@ check "svg: truth and estimate" bash -c "'$SIM' asa --scenario figure5 --svg '$T
 bad() { # name pattern args...
   local name=$1 pattern=$2; shift 2
   local out; out=$("$SIM" asa "$@" 2>&1); local rc=$?
-  if [ "$rc" = 2 ] && echo "$out" | grep -q -- "$pattern"; then pass "$name"; else fail "$name" "rc=$rc: $out"; fi
+  if [ "$rc" = 2 ] && echo "$out" | qgrep -- "$pattern"; then pass "$name"; else fail "$name" "rc=$rc: $out"; fi
 }
 bad "unknown policy" "unknown policy 'greedy'" --scenario figure5 --policy greedy
 bad "unknown scenario" "unknown scenario 'figure6'" --scenario figure6
@@ -110,5 +110,5 @@ bad "unknown loss" "unknown loss" --scenario figure5 --loss squared
 bad "a stray argument is named" "unexpected argument 'extra'" --scenario tables extra
 bad "no scenario says so" "--scenario is required" --seed 3
 out=$("$SIM" asa --scenario figure5 --svg /nonexistent/dir/f.svg 2>&1); rc=$?
-if [ "$rc" = 1 ] && echo "$out" | grep -q "/nonexistent/dir/f.svg: cannot write"; then pass "unwritable svg"; else fail "unwritable svg" "rc=$rc: $out"; fi
+if [ "$rc" = 1 ] && echo "$out" | qgrep "/nonexistent/dir/f.svg: cannot write"; then pass "unwritable svg"; else fail "unwritable svg" "rc=$rc: $out"; fi
 summary

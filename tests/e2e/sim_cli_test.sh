@@ -76,7 +76,7 @@ if [ -f "$SHARED/data/lotaru/chipseq_n1.csv" ]; then
   check "scenario in a clone with shared/ beside it" bash -c "cd '$TMP/clone/repo' && '$SIM' --cluster sim/scenarios/cluster-5442.yaml --workload sim/scenarios/nfcore5.yaml | grep -q '^eager'"
 fi
 out=$(cd "$TMP/bare/repo" && "$SIM" --cluster sim/scenarios/cluster-555.yaml --workload sim/scenarios/nfcore5.yaml 2>&1); rc=$?
-if [ "$rc" = 1 ] && echo "$out" | grep -q "shared/data/lotaru/chipseq_n1.csv: cannot open measurement file: No such file" && echo "$out" | grep -q "resolved against the workload file's directory $(cd "$TMP/bare/repo/sim/scenarios" && pwd -P)"; then
+if [ "$rc" = 1 ] && echo "$out" | qgrep "shared/data/lotaru/chipseq_n1.csv: cannot open measurement file: No such file" && echo "$out" | qgrep "resolved against the workload file's directory $(cd "$TMP/bare/repo/sim/scenarios" && pwd -P)"; then
   pass "missing lotaru data is a clear error"
 else
   fail "missing lotaru data is a clear error" "rc=$rc: $out"
@@ -86,7 +86,7 @@ fi
 bad() { # name pattern yaml
   printf '%s\n' "$3" > "$TMP/bad.yaml"
   local out; out=$("$SIM" --cluster "$FX/tiny-cluster.yaml" --workload "$TMP/bad.yaml" 2>&1); local rc=$?
-  if [ "$rc" = 1 ] && echo "$out" | grep -q -- "$2"; then pass "$1"; else fail "$1" "rc=$rc: $out"; fi
+  if [ "$rc" = 1 ] && echo "$out" | qgrep -- "$2"; then pass "$1"; else fail "$1" "rc=$rc: $out"; fi
 }
 bad "cycle is an error" "cycle among: A, B" 'workflows:
   - name: w
@@ -106,9 +106,9 @@ bad "unknown key is an error" "unknown key .runz." 'workflows:
     runz: 3
     processes: [{name: A, instances: 1, base_runtime: 1}]'
 out=$("$SIM" --cluster "$FX/tiny-cluster.yaml" --workload "$FX/tiny-workload.yaml" --policy fastest 2>&1); rc=$?
-if [ "$rc" = 1 ] && echo "$out" | grep -q fastest; then pass "unknown policy is an error"; else fail "unknown policy is an error" "rc=$rc: $out"; fi
+if [ "$rc" = 1 ] && echo "$out" | qgrep fastest; then pass "unknown policy is an error"; else fail "unknown policy is an error" "rc=$rc: $out"; fi
 out=$("$SIM" --cluster "$FX/tiny-cluster.yaml" --workload "$FX/tiny-workload.yaml" --seed -1 2>&1); rc=$?
-if [ "$rc" = 2 ] && echo "$out" | grep -q "seed '-1'"; then pass "negative seed is refused"; else fail "negative seed is refused" "rc=$rc: $out"; fi
+if [ "$rc" = 2 ] && echo "$out" | qgrep "seed '-1'"; then pass "negative seed is refused"; else fail "negative seed is refused" "rc=$rc: $out"; fi
 out=$("$SIM" --cluster "$TMP/missing.yaml" --workload "$FX/tiny-workload.yaml" 2>&1); rc=$?
-if [ "$rc" = 1 ] && echo "$out" | grep -q missing.yaml; then pass "missing file is an error"; else fail "missing file is an error" "rc=$rc: $out"; fi
+if [ "$rc" = 1 ] && echo "$out" | qgrep missing.yaml; then pass "missing file is an error"; else fail "missing file is an error" "rc=$rc: $out"; fi
 summary
