@@ -226,14 +226,25 @@ static json_t *nodes_json(const sched_snapshot *s, const sched_framework *fw, co
 
 /* Adaptive: the queue rank's parts, rank = expected runtime + tail (plugin_adaptive.c), from the
  * same task profile the queue reads (by workflow, else learned without one). */
-static json_t *queue_rank_json(const sched_snapshot *s, const sched_pod *pod) {
+static json_t *queue_rank_json(const sched_framework *fw, const sched_snapshot *s,
+                               const sched_pod *pod) {
     const sched_task_profile *tp = sched_snapshot_task(s, pod->workflow, pod->process);
     if (!tp && pod->workflow && *pod->workflow)
         tp = sched_snapshot_task(s, "", pod->process);
     int64_t rt = tp && tp->expected_runtime_ms > 0 ? tp->expected_runtime_ms : 0;
     int64_t tail = tp && tp->tail_ms > 0 ? tp->tail_ms : 0;
-    return json_pack("{s:I, s:I, s:I}", "rankMs", (json_int_t)sched_adaptive_rank_ms(tp),
-                     "runtimeMs", (json_int_t)rt, "tailMs", (json_int_t)tail);
+    /* the run as the queue's last view saw it (null when it saw none), and how many runs were
+     * queued then: from 2 on the queue goes by expected runtime instead of rank */
+    const sched_adaptive_run *r = sched_adaptive_run_lookup(fw, pod->run);
+    json_t *work = r ? json_pack("{s:I, s:I, s:I}", "queuedPods", (json_int_t)r->pods, "workMs",
+                                 (json_int_t)r->work_ms, "tailMs", (json_int_t)r->tail_ms)
+                     : json_null();
+    size_t runs = sched_adaptive_runs_queued(fw);
+    return json_pack("{s:I, s:I, s:I, s:s, s:o, s:I, s:s}", "rankMs",
+                     (json_int_t)sched_adaptive_rank_ms(tp), "runtimeMs", (json_int_t)rt, "tailMs",
+                     (json_int_t)tail, "run", pod->run ? pod->run : "", "runWork", work,
+                     "runsQueued", (json_int_t)runs, "order",
+                     runs >= 2 ? "shortest-runtime" : "critical-path");
 }
 
 json_t *sched_explain(sched_framework *fw, sched_snapshot *s, const sched_pod *pod, int64_t now_ms,
@@ -261,7 +272,7 @@ json_t *sched_explain(sched_framework *fw, sched_snapshot *s, const sched_pod *p
             "requests", "cpuMilli", (json_int_t)pod->requests.v[SCHED_RES_CPU], "memoryBytes",
             (json_int_t)pod->requests.v[SCHED_RES_MEMORY]);
         if (task && strcmp(sched_framework_name(fw), "adaptive") == 0)
-            json_object_set_new(task, "queueRank", queue_rank_json(s, pod));
+            json_object_set_new(task, "queueRank", queue_rank_json(fw, s, pod));
         char podname[512], msg[2048] = "";
         snprintf(podname, sizeof podname, "%s/%s", pod->ns, pod->name);
         if (d.node < 0)
@@ -552,12 +563,34 @@ char *sched_explain_text(const json_t *doc) {
     fprintf(f, "; requests %s cores, %s %s memory\n", c, m, unit);
     const json_t *qr = json_object_get(task, "queueRank");
     if (json_is_object(qr))
+        if (json_is_object(qr)) {
+        const char *run = tm_json_str(qr, "run", "");
+        json_int_t runs = tm_json_int(qr, "runsQueued", 0);
         fprintf(f,
                 "queue rank %.1f s = expected runtime %.1f s + tail %.1f s (time after it to the "
-                "end of its workflow run; the larger rank goes first)\n",
+                "end of its workflow run)\n",
                 (double)tm_json_int(qr, "rankMs", 0) / 1000,
                 (double)tm_json_int(qr, "runtimeMs", 0) / 1000,
                 (double)tm_json_int(qr, "tailMs", 0) / 1000);
+        if (strcmp(tm_json_str(qr, "order", ""), "shortest-runtime") == 0)
+            fprintf(f,
+                    "queue order: %lld workflow runs queued, so the shortest expected runtime "
+                    "first (runs compete: one run's long tasks must not hold the others back)\n",
+                    (long long)runs);
+        else
+            fprintf(f, "queue order: %s, so the larger rank first (the critical path of the run)\n",
+                    runs == 1 ? "one workflow run queued" : "no queue view yet");
+        const json_t *rw = json_object_get(qr, "runWork");
+        if (json_is_object(rw))
+            fprintf(f,
+                    "run %s: %lld queued task(s), expected runtimes %.1f s in all, longest tail "
+                    "%.1f s\n",
+                    *run ? run : "(no run label)", (long long)tm_json_int(rw, "queuedPods", 0),
+                    (double)tm_json_int(rw, "workMs", 0) / 1000,
+                    (double)tm_json_int(rw, "tailMs", 0) / 1000);
+        else
+            fprintf(f, "run %s: not seen queued\n", *run ? run : "(no run label)");
+    }
     fprintf(f, "\nnode groups, best first: smallest label distance sum_k |group_k - task_k| "
                "(features both have), ties to the more powerful group (larger label sum)\n");
     size_t i;

@@ -8,7 +8,11 @@
  *   {"pod": "ns/name", "policy": "tarema",
  *    "task": {"workflow", "process", "labels": {"cpu","mem","io"} | null, "expectedRuntimeMs",
  *             "requests": {"cpuMilli", "memoryBytes"},
- *             "queueRank": {"rankMs", "runtimeMs", "tailMs"}},  (only under --policy adaptive)
+ *             "queueRank": {"rankMs", "runtimeMs", "tailMs", "run",
+ *                           "runWork": {"queuedPods", "workMs", "tailMs"} | null,
+ *                           "runsQueued", "order": "critical-path" | "shortest-runtime"}},
+ *                                         (only under --policy adaptive; runWork: the run as the
+ *                                          queue's last view saw it, sched_adaptive_run)
  *    "groups": [{"id", "labels": {"cpu","mem","io"} | null, "power", "distance" | null,
  *                "distanceTerms": [{"feature", "group", "task", "diff"}],
  *                "nodes", "feasible", "rank",          (in tarema's preference order)

@@ -182,6 +182,28 @@ static int cmp_str(const char *a, const char *b) {
 
 /* ---- QueueSort ---- */
 
+bool sched_framework_has_queue_view(const sched_framework *fw) {
+    for (size_t k = 0; k < fw->n_plugins; k++)
+        if (fw->plugins[k].queue_view)
+            return true;
+    return false;
+}
+
+int sched_framework_queue_view(sched_framework *fw, const sched_snapshot *s,
+                               const sched_pod *const *pods, size_t n, int64_t now_ms,
+                               tm_err *err) {
+    int changed = 0;
+    for (size_t k = 0; k < fw->n_plugins; k++) {
+        if (!fw->plugins[k].queue_view)
+            continue;
+        int rc = fw->plugins[k].queue_view(fw->plugins[k].state, s, pods, n, now_ms, err);
+        if (rc < 0)
+            return tm_err_wrap(err, "QueueSort view of plugin %s", fw->plugins[k].name);
+        changed |= rc > 0;
+    }
+    return changed;
+}
+
 int sched_framework_queue_cmp(const sched_framework *fw, const sched_snapshot *s,
                               const sched_pod *a, const sched_pod *b) {
     int c = 0;

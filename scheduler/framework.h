@@ -85,6 +85,9 @@ typedef struct sched_pod {
     bool has_affinity; /* required node affinity present (then n_affinity 0 matches nothing) */
     char *workflow;    /* task identity, "" when unknown */
     char *process;
+    /* The workflow run the pod belongs to (label nextflow.io/runName, else tarema.io/run; the
+     * simulator: one per workflow instance), "" when unknown. Adaptive's queue counts runs. */
+    char *run;
     int labels[SCHED_NFEAT]; /* explicit tarema.io/{cpu,mem,io} annotations, 0 = none */
     int32_t priority;
     int64_t created_ms; /* metadata.creationTimestamp, ms since the epoch; 0 unknown */
@@ -251,6 +254,12 @@ typedef struct sched_plugin {
     void (*reserved)(void *state, const sched_cycle *c, const sched_node *n);
     /* Queue order: negative when a goes before b. NULL = priority desc, creation time asc. */
     int (*queue_cmp)(void *state, const sched_snapshot *s, const sched_pod *a, const sched_pod *b);
+    /* Optional, QueueSort's view of the whole queue, for an order that depends on more than
+     * two pods (adaptive: how many runs are queued): called with every queued pod once per
+     * cycle, before the next pod is taken. 1 when queue_cmp's order changed (the caller
+     * re-sorts its queue), 0 when not, -1 with err. Pure: pods and snapshot are only read. */
+    int (*queue_view)(void *state, const sched_snapshot *s, const sched_pod *const *pods, size_t n,
+                      int64_t now_ms, tm_err *err);
     void (*free_state)(void *state);
     /* Optional, the fast path of score: the scores of the feasible nodes with indices
      * nodes[0..n-1] into out[0..n-1], exactly the values score would give, read from the
@@ -340,6 +349,13 @@ int sched_framework_reserve(sched_framework *fw, sched_snapshot *s, const sched_
 /* Queue sort by the plugin's order (negative: a first). Deterministic: ties end on uid. */
 int sched_framework_queue_cmp(const sched_framework *fw, const sched_snapshot *s,
                               const sched_pod *a, const sched_pod *b);
+
+/* QueueSort's view of the queue: every plugin's queue_view with the queued pods. 1 when an
+ * order changed (re-sort the queue), 0 when not (also when no plugin has the hook), -1 with
+ * err. sched_framework_has_queue_view tells whether gathering the pods is worth it. */
+int sched_framework_queue_view(sched_framework *fw, const sched_snapshot *s,
+                               const sched_pod *const *pods, size_t n, int64_t now_ms, tm_err *err);
+bool sched_framework_has_queue_view(const sched_framework *fw);
 
 /* After the last schedule call: the per-node outcome (filter id, detail) and, for feasible
  * nodes, the score. Valid until the next schedule call or snapshot node change. */

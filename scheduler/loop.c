@@ -116,6 +116,17 @@ static int queue_cmp(void *ud, const sched_pod *a, const sched_pod *b) {
     return sched_framework_queue_cmp(l->fw, sched_cache_snapshot(l->cache), a, b);
 }
 
+/* QueueSort's view of the whole queue (adaptive: how many runs are queued), once per batch. */
+static int queue_view(void *ud, const sched_pod *const *pods, size_t n) {
+    sched_loop *l = ud;
+    tm_err err = {0};
+    int rc =
+        sched_framework_queue_view(l->fw, sched_cache_snapshot(l->cache), pods, n, wall_ms(), &err);
+    if (rc < 0)
+        tm_warn("queue order: %s", err.msg);
+    return rc;
+}
+
 /* ---- binds --------------------------------------------------------------------------------- */
 
 static void on_bind(void *ud, const char *ns, const char *name, const char *uid, const char *node,
@@ -636,6 +647,8 @@ static bool schedule_batch(sched_loop *l) {
         sched_queue_flush_unschedulable(l->queue, now, l->cfg->unschedulable_flush_ms);
     }
     sched_snapshot *snap = sched_cache_snapshot(l->cache);
+    if (sched_framework_has_queue_view(l->fw))
+        (void)sched_queue_view(l->queue, queue_view, l); /* on failure: the last view's order */
     bool more = false;
     for (int i = 0; i < BATCH; i++) {
         if (sched_binder_inflight(l->binder) >= (size_t)l->cfg->max_binds_in_flight)

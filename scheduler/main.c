@@ -138,6 +138,40 @@ static int feed_list(tm_kube *k, sched_cache *c, const char *path, const char *f
     return 0;
 }
 
+/* The queue as the live scheduler's QueueSort sees it (adaptive: how many runs are queued),
+ * for explain: the pending pods of this scheduler. Only when the policy reads the queue. */
+static int queue_view(tm_kube *k, sched_framework *fw, sched_snapshot *snap,
+                      const char *scheduler_name, const sched_keys *keys, int64_t now_ms,
+                      tm_err *err) {
+    if (!sched_framework_has_queue_view(fw))
+        return 0;
+    char fs[300];
+    snprintf(fs, sizeof fs, "status.phase=Pending,spec.nodeName=,spec.schedulerName=%s",
+             scheduler_name);
+    tm_list_opts lo = {.field_selector = fs};
+    json_t *items = tm_kube_list(k, "/api/v1/pods", &lo, NULL, err);
+    if (!items)
+        return -1;
+    size_t n = json_array_size(items), m = 0;
+    sched_pod **pods = calloc(n ? n : 1, sizeof *pods);
+    int rc = pods ? 0 : tm_err_set(err, "out of memory");
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        tm_err e = {0};
+        if ((pods[m] = sched_pod_from_json(snap, json_array_get(items, i), keys, &e)))
+            m++;
+        else /* as the live scheduler, which does not queue a pod it cannot read */
+            fprintf(stderr, "note: a pending pod skipped in the queue view: %s\n", e.msg);
+    }
+    if (rc == 0 &&
+        sched_framework_queue_view(fw, snap, (const sched_pod *const *)pods, m, now_ms, err) < 0)
+        rc = -1;
+    for (size_t i = 0; pods && i < m; i++)
+        sched_pod_free(pods[i]);
+    free(pods);
+    json_decref(items);
+    return rc;
+}
+
 static int cmd_explain(sched_config *cfg, const char *target, bool as_json) {
     tm_err err = {0};
     char ns[256], name[256];
@@ -211,6 +245,9 @@ static int cmd_explain(sched_config *cfg, const char *target, bool as_json) {
         goto out;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
+    if (queue_view(k, fw, snap, cfg->scheduler_name, &keys,
+                   (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, &err))
+        goto out;
     doc = sched_explain(fw, snap, sp, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, &err);
     if (!doc)
         goto out;

@@ -25,4 +25,28 @@ typedef struct sched_adaptive_node {
 int sched_adaptive_nodes(const sched_snapshot *s, const sched_pod *pod, sched_adaptive_node *out,
                          size_t n, tm_err *err);
 
+/* One workflow run of the queue as adaptive's queue view saw it (plugin_adaptive.c): with one
+ * run queued, the queue goes by the critical path (rank); with two or more, by the shortest
+ * expected runtime (as SJFN), so that one run's long tasks do not hold back the others. */
+typedef struct sched_adaptive_run {
+    char *name;       /* sched_pod.run; "" pools the pods without a run */
+    size_t pods;      /* its queued pods */
+    int64_t work_ms;  /* sum of the queued pods' expected runtimes (0 for unknown ones) */
+    int64_t tail_ms;  /* the longest tail among them (the path still to come after) */
+} sched_adaptive_run;
+
+/* The runs of the queued pods[0..n-1] in a new table of *cap slots (empty slots have name NULL;
+ * free each name and the table). Pure. 0, or -1 with err. */
+int sched_adaptive_run_work(const sched_snapshot *s, const sched_pod *const *pods, size_t n,
+                            sched_adaptive_run **out, size_t *cap, tm_err *err);
+
+/* The run as fw's adaptive queue saw it queued in its last view (sched_framework_queue_view);
+ * NULL when fw is not adaptive or the view did not see the run queued. Borrowed until the next
+ * view. */
+const sched_adaptive_run *sched_adaptive_run_lookup(const sched_framework *fw, const char *run);
+
+/* How many runs fw's adaptive queue saw queued in its last view (0 when not adaptive): from 2
+ * on, the queue orders by expected runtime rather than by rank. */
+size_t sched_adaptive_runs_queued(const sched_framework *fw);
+
 #endif

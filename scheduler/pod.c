@@ -15,7 +15,8 @@ sched_pod *sched_pod_new(const char *ns, const char *name, const char *uid) {
     p->uid = strdup(uid ? uid : "");
     p->workflow = strdup("");
     p->process = strdup("");
-    if (!p->ns || !p->name || !p->uid || !p->workflow || !p->process) {
+    p->run = strdup("");
+    if (!p->ns || !p->name || !p->uid || !p->workflow || !p->process || !p->run) {
         sched_pod_free(p);
         return NULL;
     }
@@ -55,6 +56,7 @@ void sched_pod_free(sched_pod *p) {
     free(p->node_name);
     free(p->workflow);
     free(p->process);
+    free(p->run);
     free(p->scheduling_gates);
     free(p);
 }

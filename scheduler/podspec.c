@@ -815,9 +815,15 @@ sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched
         wf = obj_str(ann, keys->workflow_key);
     free(p->workflow);
     free(p->process);
+    /* the run: Nextflow labels every task pod with its run name; tarema.io/run for others */
+    const char *run = obj_str(labels, "nextflow.io/runName");
+    if (!run || !*run)
+        run = obj_str(labels, "tarema.io/run");
     p->workflow = dup_or_empty(wf);
     p->process = dup_or_empty(proc);
-    if (!p->workflow || !p->process || (nn && *nn && !(p->node_name = strdup(nn)))) {
+    free(p->run);
+    p->run = dup_or_empty(run);
+    if (!p->workflow || !p->process || !p->run || (nn && *nn && !(p->node_name = strdup(nn)))) {
         tm_err_set(err, "out of memory");
         goto fail;
     }

@@ -39,6 +39,8 @@ struct sched_queue {
     int64_t wall_offset_ms; /* wall = now_ms + this */
     size_t inflight;
     uint64_t seq;
+    const sched_pod **view; /* sched_queue_view's buffer */
+    size_t view_cap;
 };
 
 static uint64_t hash_str(const char *s) {
@@ -221,6 +223,7 @@ void sched_queue_free(sched_queue *q) {
     free(q->backoff.v);
     free(q->unsched.v);
     free(q->gated.v);
+    free(q->view);
     free(q);
 }
 
@@ -346,6 +349,26 @@ static void promote_due(sched_queue *q, int64_t now_ms) {
 void sched_queue_reorder(sched_queue *q) {
     for (size_t i = q->active.n / 2; i-- > 0;)
         sift_down(q, &q->active, i);
+}
+
+int sched_queue_view(sched_queue *q, sched_queue_view_fn view, void *ud) {
+    size_t n = q->active.n + q->backoff.n + q->unsched.n;
+    if (n > q->view_cap) {
+        const sched_pod **v = realloc(q->view, n * sizeof *v);
+        if (!v)
+            return -1;
+        q->view = v;
+        q->view_cap = n;
+    }
+    size_t k = 0;
+    const heap *hs[] = {&q->active, &q->backoff, &q->unsched};
+    for (size_t h = 0; h < 3; h++)
+        for (size_t i = 0; i < hs[h]->n; i++)
+            q->view[k++] = hs[h]->v[i]->pod;
+    int rc = view(ud, q->view, k);
+    if (rc > 0)
+        sched_queue_reorder(q);
+    return rc < 0 ? -1 : rc;
 }
 
 sched_pod *sched_queue_pop(sched_queue *q, int64_t now_ms) {

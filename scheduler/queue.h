@@ -89,6 +89,15 @@ sched_pod *sched_queue_pop(sched_queue *q, int64_t now_ms);
  * adaptive policy's rank reads TaskProfiles, which may arrive after the pods they rank). */
 void sched_queue_reorder(sched_queue *q);
 
+/* QueueSort's view of the whole queue (framework.h queue_view: an order that depends on every
+ * queued pod, as adaptive's count of queued runs): calls view with every queued pod (active,
+ * backoff, unschedulable; not gated, not in flight), and re-sorts the active heap when it
+ * answers 1 (the order changed). The key is not frozen in the queue: the comparison reads what
+ * the last view computed, so a view per cycle keeps the heap in the order of that cycle.
+ * Returns view's answer (0 or 1), or -1 when it failed or memory ran out (heap unchanged). */
+typedef int (*sched_queue_view_fn)(void *ud, const sched_pod *const *pods, size_t n);
+int sched_queue_view(sched_queue *q, sched_queue_view_fn view, void *ud);
+
 /* Takes one queued pod (active, backoff or unschedulable, whatever its backoff) and marks it in
  * flight, as pop does: a gang's cycle takes every waiting member together with the popped one.
  * NULL when the uid is unknown or already in flight. */

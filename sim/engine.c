@@ -147,6 +147,9 @@ typedef struct sim {
     uint64_t seq;
     long *pend; /* pending heap of task indices */
     size_t npend;
+    bool queue_view;        /* the policy's queue reads the whole queue (framework.h) */
+    const sched_pod **view; /* its pods, once per pass */
+    size_t view_cap;
     long *deferred;
     size_t ndeferred;
     shape *shapes;
@@ -726,6 +729,14 @@ static int make_ready(sim *s, long ti) {
     sched_pod *pod = sim_pod_new(wf, &wf->procs[t->proc], ti, s->now);
     if (!pod)
         return tm_err_set(s->err, "out of memory");
+    /* each workflow instance is one run (live: Nextflow's nextflow.io/runName) */
+    char rname[160];
+    snprintf(rname, sizeof rname, "%s#%d", wf->name, s->runs[t->run].idx + 1);
+    free(pod->run);
+    if (!(pod->run = strdup(rname))) {
+        sched_pod_free(pod);
+        return tm_err_set(s->err, "out of memory");
+    }
     if (wf->procs[t->proc].walltime > 0 && proc_runs(s, t->wf, t->proc) == 0)
         pod->expected_duration_ms = (int64_t)llround(wf->procs[t->proc].walltime * 1000);
     t->pod = pod;
@@ -1202,6 +1213,30 @@ static int refresh_labels(sim *s) {
     return 0;
 }
 
+/* QueueSort's view of the whole queue once per pass, as the live loop gives it once per cycle
+ * (adaptive: how many runs are queued); the heap is re-sorted when the order
+ * changed. */
+static int view_queue(sim *s) {
+    if (!s->queue_view)
+        return 0;
+    if (s->npend > s->view_cap) {
+        const sched_pod **v = realloc(s->view, s->npend * sizeof *v);
+        if (!v)
+            return tm_err_set(s->err, "out of memory for a view of %zu queued tasks", s->npend);
+        s->view = v;
+        s->view_cap = s->npend;
+    }
+    for (size_t i = 0; i < s->npend; i++)
+        s->view[i] = s->tasks[s->pend[i]].pod;
+    int rc = sched_framework_queue_view(s->fw, s->snap, s->view, s->npend,
+                                        (int64_t)llround(s->now * 1000), s->err);
+    if (rc < 0)
+        return -1;
+    if (rc > 0)
+        pend_heapify(s);
+    return 0;
+}
+
 /* ---- scheduling pass ---- */
 
 /* The gang whose whole membership is ready, through the scheduler's gang decision
@@ -1253,7 +1288,7 @@ static int try_gang(sim *s, long ti, int64_t now_ms) {
 static int schedule_pass(sim *s) {
     if (s->npend == 0)
         return 0;
-    if (refresh_labels(s) < 0)
+    if (refresh_labels(s) < 0 || view_queue(s) < 0)
         return -1;
     s->pass++;
     long open = 0; /* shapes with pending tasks not yet known not to fit */
@@ -1495,6 +1530,7 @@ static void sim_cleanup(sim *s) {
     free(s->first_run);
     free(s->tasks);
     free(s->pend);
+    free(s->view);
     free(s->deferred);
     free(s->shapes);
     free(s->ev);
@@ -1531,6 +1567,7 @@ sim_result *sim_run(const sim_cluster *c, const sim_workload *w, const sim_opts 
     if (sim_label_classes(c, s.classes, err) < 0 || build_snapshot(&s) < 0 ||
         build_workflows(&s) < 0 || build_gangs_resvs(&s) < 0)
         goto out;
+    s.queue_view = sched_framework_has_queue_view(s.fw);
     if (!(s.io_cap = calloc((size_t)c->ntypes, sizeof *s.io_cap))) {
         tm_err_set(err, "out of memory");
         goto out;
