@@ -30,8 +30,9 @@
 static void usage(FILE *f) {
     fprintf(
         f, "usage: tarema-sim --cluster FILE --workload FILE [options]\n"
-           "  --policy NAME     tarema, round-robin, fair, fill-nodes, sjfn, or all (default "
-           "tarema)\n"
+           "  --policy NAME     tarema, round-robin, fair, fill-nodes, sjfn, adaptive (beyond "
+           "the paper),\n"
+           "                    or all (default tarema)\n"
            "  --seed N          node-order shuffle and bench draws (default 1)\n"
            "  --isolate         run each workflow alone with its own history, one after the "
            "other\n"

@@ -21,6 +21,10 @@ want = {'tarema': 15, 'round-robin': 16, 'fair': 20, 'fill-nodes': 12, 'sjfn': 1
 assert got == want, got
 assert abs(d['decrease_pct']['fair'] - 25.0) < 1e-9, d['decrease_pct']
 PY"
+# --help names every policy --policy all runs (adaptive was missing from it)
+for p in tarema round-robin fair fill-nodes sjfn adaptive; do
+  check "--help names policy $p" bash -c "'$SIM' --help 2>&1 | sed -n '/--policy/,/--seed /p' | grep -qw -- '$p'"
+done
 check "gantt svg written" bash -c "'$SIM' --cluster '$FX/tiny-cluster.yaml' --workload '$FX/tiny-workload.yaml' --gantt '$TMP/g.svg' >/dev/null && grep -q '<svg' '$TMP/g.svg' && [ \$(grep -c '<title>' '$TMP/g.svg') = 6 ]"
 check "same seed same output" bash -c "diff <('$SIM' --cluster '$FX/tiny-cluster.yaml' --workload '$FX/tiny-workload.yaml' --policy all --seed 3 --json | grep -v wall_s) <('$SIM' --cluster '$FX/tiny-cluster.yaml' --workload '$FX/tiny-workload.yaml' --policy all --seed 3 --json | grep -v wall_s)"
 # The scenario names the measurements relative to a checkout next to ../shared; a copy pointing
