@@ -275,7 +275,7 @@ json_t *sched_explain(sched_framework *fw, sched_snapshot *s, const sched_pod *p
             views = calloc(nn ? nn : 1, sizeof *views);
             if (!views)
                 tm_err_set(err, "out of memory for %zu nodes", nn);
-            views_ok = views && sched_adaptive_nodes(s, pod, views, nn, err) == 0;
+            views_ok = views && sched_adaptive_nodes(s, pod, views, nn, now_ms, err) == 0;
         }
         json_t *groups =
             rank_of && views_ok ? groups_json(s, fw, pod, &c->task, rank_of, views) : NULL;
@@ -302,7 +302,7 @@ json_t *sched_explain(sched_framework *fw, sched_snapshot *s, const sched_pod *p
     }
     if (bound) { /* with its metadata, so its ports and anti-affinity keep counting */
         tm_err put_back;
-        sched_pod_record(s, pod, bound, &put_back);
+        sched_pod_record(s, pod, bound, 0, &put_back);
         free(bound);
     }
     return doc;

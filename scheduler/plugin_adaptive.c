@@ -68,6 +68,8 @@ typedef struct adaptive_state {
     double *used;    /* cores the running tasks really use */
     int64_t *nknown; /* of its pods, those whose use is known */
     double *exposed; /* sum over its running tasks of s_j x expected remaining ms */
+    double *felt;    /* the cores of its running tasks the new task feels, each weighted by the
+                      * share of the new task's runtime it still runs beside it */
     size_t ncap;
     double own; /* the task's own cores (u) */
     double rho; /* cores used per requested core of the running tasks whose use is known */
@@ -243,14 +245,25 @@ static const sched_task_profile *profile_of_labels(const sched_snapshot *s, cons
     return tp;
 }
 
+/* How long a running task of expected runtime rt has left at now: rt minus the time since it
+ * started; once it overran, as long again as it has overrun (the planner's rule, replan.h);
+ * half of rt (its mean time left) when its start is not known. */
+static double time_left_ms(int64_t rt, int64_t started_ms, int64_t now_ms) {
+    if (started_ms <= 0 || now_ms < started_ms)
+        return (double)rt / 2;
+    int64_t ran = now_ms - started_ms;
+    return (double)(ran < rt ? rt - ran : ran - rt);
+}
+
 /* The cores the tasks on every node really use: the sum of their profiles' cpu_use_milli, and
  * the node's mean request per pod for each pod whose profile does not say (pods of unknown
  * tasks, pods without metadata). */
-static void node_usage(adaptive_state *as, const sched_snapshot *s, size_t nn) {
+static void node_usage(adaptive_state *as, const sched_snapshot *s, size_t nn, int64_t now_ms) {
     for (size_t i = 0; i < nn; i++) {
         as->used[i] = 0;
         as->nknown[i] = 0;
         as->exposed[i] = 0;
+        as->felt[i] = 0;
     }
     size_t np = sched_snapshot_podset_count(s, SCHED_PODSET_META);
     for (size_t k = 0; k < np; k++) {
@@ -261,12 +274,22 @@ static void node_usage(adaptive_state *as, const sched_snapshot *s, size_t nn) {
         const sched_task_profile *tp = profile_of_labels(s, m->labels);
         if (!tp || tp->cpu_use_milli <= 0)
             continue;
-        as->used[node] += (double)tp->cpu_use_milli / 1000;
+        double u = (double)tp->cpu_use_milli / 1000;
+        as->used[node] += u;
         as->nknown[node]++;
+        /* the new task feels j's cores for the time j has left, at most its own runtime on this
+         * node's group; j of unknown length for all of it */
+        const sched_node *nd = sched_snapshot_node(s, (size_t)node);
+        int32_t g = nd ? nd->group : -1;
+        int64_t base = g >= 0 && (size_t)g < as->cap ? as->base_ms[g] : -1;
+        double w = 1;
         if (tp->expected_runtime_ms > 0) {
-            double u = (double)tp->cpu_use_milli / 1000;
-            as->exposed[node] += (u < 1 ? u : 1) * (double)tp->expected_runtime_ms / 2;
+            double left = time_left_ms(tp->expected_runtime_ms, m->started_ms, now_ms);
+            as->exposed[node] += (u < 1 ? u : 1) * left;
+            if (base > 0 && left < (double)base)
+                w = left / (double)base;
         }
+        as->felt[node] += u * w;
     }
     /* rho: cores used per requested core over the running tasks whose use is known (their
      * requests taken as their node's mean per pod); 1 when none is known */
@@ -283,15 +306,17 @@ static void node_usage(adaptive_state *as, const sched_snapshot *s, size_t nn) {
         const sched_node *n = sched_snapshot_node(s, i);
         int64_t pods = n->requested.v[SCHED_RES_PODS], rest = pods - as->nknown[i];
         double per_pod = pods > 0 ? (double)n->requested.v[SCHED_RES_CPU] / 1000 / (double)pods : 0;
-        if (rest > 0)
+        if (rest > 0) {
             as->used[i] += (double)rest * per_pod * as->rho;
+            as->felt[i] += (double)rest * per_pod * as->rho;
+        }
     }
 }
 
 /* Everything a cycle needs for pod on snap: per group the prediction (and the prior, with task;
  * NULL: no prior), per node the usage. */
 static int prepare(adaptive_state *as, const sched_snapshot *snap, const sched_pod *pod,
-                   const sched_task_info *task, tm_err *err) {
+                   const sched_task_info *task, int64_t now_ms, tm_err *err) {
     size_t ng = sched_snapshot_group_count(snap), nn = sched_snapshot_node_count(snap);
     if (ng > as->cap) {
         int64_t *b = realloc(as->base_ms, ng * sizeof *b);
@@ -315,6 +340,10 @@ static int prepare(adaptive_state *as, const sched_snapshot *snap, const sched_p
         if (!e)
             return tm_err_set(err, "out of memory for %zu nodes", nn);
         as->exposed = e;
+        double *fe = realloc(as->felt, nn * sizeof *fe);
+        if (!fe)
+            return tm_err_set(err, "out of memory for %zu nodes", nn);
+        as->felt = fe;
         as->ncap = nn;
     }
     const sched_task_profile *tp = profile_of(snap, pod);
@@ -324,14 +353,14 @@ static int prepare(adaptive_state *as, const sched_snapshot *snap, const sched_p
         as->base_ms[g] = sched_adaptive_predict_ms(snap, tp, gr, &measured);
         as->prior[g] = task ? prior_of(tp, gr, task) : 0;
     }
-    node_usage(as, snap, nn);
+    node_usage(as, snap, nn, now_ms);
     as->own = tp && tp->cpu_use_milli > 0 ? (double)tp->cpu_use_milli / 1000
                                           : (double)pod->requests.v[SCHED_RES_CPU] / 1000 * as->rho;
     return 0;
 }
 
 static int adaptive_pre_score(void *st, const sched_cycle *c, tm_err *err) {
-    return prepare(st, c->snap, c->pod, &c->task, err);
+    return prepare(st, c->snap, c->pod, &c->task, c->now_ms, err);
 }
 
 static inline int64_t load_part(double l) {
@@ -353,7 +382,7 @@ static inline void contention_on(const adaptive_state *as, const sched_snapshot 
     double over0 = *cores > 0 ? as->used[i] / *cores : 1,
            over1 = *cores > 0 ? (as->used[i] + as->own) / *cores : 1;
     *harm = as->exposed[i] * ((over1 > 1 ? over1 : 1) - (over0 > 1 ? over0 : 1));
-    *slow = sched_adaptive_slowdown(as->used[i], as->own, *cores);
+    *slow = sched_adaptive_slowdown(as->felt[i], as->own, *cores);
 }
 
 /* The terms of the expected finish on node index i of group g (sched_adaptive_node). */
@@ -427,12 +456,13 @@ static void state_release(adaptive_state *as) {
     free(as->used);
     free(as->nknown);
     free(as->exposed);
+    free(as->felt);
 }
 
 int sched_adaptive_nodes(const sched_snapshot *s, const sched_pod *pod, sched_adaptive_node *out,
-                         size_t n, tm_err *err) {
+                         size_t n, int64_t now_ms, tm_err *err) {
     adaptive_state as = {0};
-    int rc = prepare(&as, s, pod, NULL, err);
+    int rc = prepare(&as, s, pod, NULL, now_ms, err);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const sched_node *nd = i < sched_snapshot_node_count(s) ? sched_snapshot_node(s, i) : NULL;
         node_view(&as, s, i, nd ? nd->group : -1, &out[i]);

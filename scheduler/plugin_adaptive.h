@@ -23,6 +23,6 @@ typedef struct sched_adaptive_node {
 /* Fills out[i] for every node i of s (snapshot index order; n must be the node count) as the
  * adaptive policy sees them when it scores pod. 0, or -1 with err (out of memory). */
 int sched_adaptive_nodes(const sched_snapshot *s, const sched_pod *pod, sched_adaptive_node *out,
-                         size_t n, tm_err *err);
+                         size_t n, int64_t now_ms, tm_err *err);
 
 #endif

@@ -179,6 +179,8 @@ typedef struct sched_pod_meta {
     sched_pod_term *anti; /* required podAntiAffinity terms */
     size_t n_anti;
     bool terminating; /* metadata.deletionTimestamp set: PodTopologySpread skips it */
+    int64_t started_ms; /* when it started (status.startTime, or when it was reserved), ms since
+                         * the epoch; 0 unknown. Adaptive: how long a running task has left */
 } sched_pod_meta;
 
 sched_pod_meta *sched_pod_meta_new(const char *ns); /* NULL on OOM */
