@@ -24,7 +24,9 @@ wait_for() {
 # grep -q for pipelines: it reads all of its input, so that under pipefail the writer never dies
 # of SIGPIPE after an early match and fails the pipeline (kubectl writes line by line: CI saw
 # `k api-versions | grep -qx scheduling.k8s.io/v1alpha1` fail with the line in the output).
+# Exported, for the checks that run it inside `bash -c "..."` strings.
 qgrep() { grep "$@" >/dev/null; }
+export -f qgrep
 summary() { echo "$E2E_PASSED passed, $E2E_FAILED failed"; [ "$E2E_FAILED" = 0 ]; }
 
 # lotaru_dir: the Lotaru measurements (real data, ../shared/data/lotaru next to the checkout, or
