@@ -155,6 +155,8 @@ int tm_kube_bind_async(tm_kube *k, const char *ns, const char *pod, const char *
 int tm_kube_event_post_async(tm_kube *k, const json_t *event, tm_kube_done_fn done, void *ud);
 
 typedef struct tm_timer tm_timer;
+/* The loop's monotonic clock in milliseconds: the clock tm_timer_add's delays count in. */
+int64_t tm_kube_now_ms(void);
 /* One-shot timer on the loop. The handle is valid until the callback starts or cancel. */
 tm_timer *tm_timer_add(tm_kube *k, int64_t delay_ms, void (*fn)(void *ud), void *ud);
 void tm_timer_cancel(tm_kube *k, tm_timer *t);

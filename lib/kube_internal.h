@@ -27,9 +27,6 @@ void tm_kbuf_free(tm_kbuf *b);
  * malloc'd buffer the caller frees, *out_len the byte count; NULL on a malformed input. */
 char *tm_kube_base64_decode(const char *in, size_t *out_len);
 
-/* Monotonic clock in milliseconds. */
-int64_t tm_kube_now_ms(void);
-
 /* Formats a Kubernetes MicroTime ("2024-01-02T03:04:05.123456Z") of the wall clock into buf
  * (at least 32 bytes). */
 void tm_kube_microtime(char *buf, size_t len);

@@ -1302,15 +1302,9 @@ out:
 
 static void tick(void *ud);
 
-static int64_t mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void schedule_tick(ctl *c) {
     c->timer = tm_timer_add(c->k, c->cfg->tick_ms, tick, c);
-    c->next_tick_ms = mono_ms() + c->cfg->tick_ms;
+    c->next_tick_ms = tm_kube_now_ms() + c->cfg->tick_ms;
 }
 
 /* A Workflow was created or its spec changed, a step's Reservation changed phase (admitted,
@@ -1324,7 +1318,7 @@ static void schedule_tick(ctl *c) {
  * this many ms: each tick walks every Workflow with synchronous API calls. */
 #define EARLY_TICK_GAP_MS 250
 static void tick_soon(ctl *c) {
-    int64_t now = mono_ms(), at = now + EARLY_TICK_MS;
+    int64_t now = tm_kube_now_ms(), at = now + EARLY_TICK_MS;
     if (at < c->last_tick_ms + EARLY_TICK_GAP_MS)
         at = c->last_tick_ms + EARLY_TICK_GAP_MS;
     if (!c->leading || !c->timer || c->next_tick_ms <= at)
@@ -1348,7 +1342,7 @@ static void on_step_obj(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
 static void tick(void *ud) {
     ctl *c = ud;
     c->timer = NULL;
-    c->last_tick_ms = mono_ms();
+    c->last_tick_ms = tm_kube_now_ms();
     if (c->leading && tm_informer_synced(c->wfs) && tm_informer_synced(c->nodes) &&
         tm_informer_synced(c->pods) && tm_informer_synced(c->resvs)) {
         json_t *wfs = store_array(c->wfs), *w;
