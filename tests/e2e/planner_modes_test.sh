@@ -72,12 +72,16 @@ spec:
        duration: 10s, image: b:1, annotations: {tarema.io/duration: 3s}}
 Y
 
-# samples every 0.5 s until the workflow ends: time, a's phase, b's gates and node
+# samples every 0.5 s until the workflow ends: time, a's phase, b's gates and node. Both pods
+# come from one list, one snapshot of the API server: two separate gets let a succeed, b's order
+# gate go and b bind between the reads, and a sample then showed "a Running, b bound" although b
+# started after a ended (a CI run saw it once).
 sample() {
-  local wf=$1
+  local wf=$1 out a b
   while ! wf_phase_is "$wf" Succeeded && ! wf_phase_is "$wf" Failed; do
-    a=$(kubectl -n "$NS" get pod "$wf-a-0" -o jsonpath='{.status.phase}' 2>/dev/null)
-    b=$(kubectl -n "$NS" get pod "$wf-b-0" -o jsonpath='{range .spec.schedulingGates[*]}{.name},{end}|{.spec.nodeName}' 2>/dev/null)
+    out=$(kubectl -n "$NS" get pods -l "planner.tarema.io/workflow=$wf" -o jsonpath='{range .items[*]}{.metadata.name}={.status.phase}={range .spec.schedulingGates[*]}{.name},{end}|{.spec.nodeName}{"\n"}{end}' 2>/dev/null)
+    a=$(sed -n "s/^$wf-a-0=\([^=]*\)=.*/\1/p" <<<"$out")
+    b=$(sed -n "s/^$wf-b-0=[^=]*=//p" <<<"$out")
     echo "$(date +%s) ${a:-none} ${b:-none}"
     sleep 0.5
   done
