@@ -196,7 +196,8 @@ int sched_framework_reserve(sched_framework *fw, sched_snapshot *s, const sched_
     const sched_node *n = sched_snapshot_node(s, (size_t)node);
     if (!n)
         return tm_err_set(err, "reserve %s/%s: no node with index %d", p->ns, p->name, node);
-    if (sched_pod_record(s, p, n->name, err) != 0)
+    /* reserved now: it starts about now (the live cache's status.startTime replaces it) */
+    if (sched_pod_record(s, p, n->name, fw->cyc.now_ms, err) != 0)
         return tm_err_wrap(err, "reserve %s/%s on %s", p->ns, p->name, n->name);
     sched_cycle c = {.snap = s, .pod = p, .now_ms = fw->cyc.now_ms, .fw = fw};
     bool resolved = false;

@@ -302,7 +302,7 @@ json_t *sched_explain(sched_framework *fw, sched_snapshot *s, const sched_pod *p
     }
     if (bound) { /* with its metadata, so its ports and anti-affinity keep counting */
         tm_err put_back;
-        sched_pod_record(s, pod, bound, &put_back);
+        sched_pod_record(s, pod, bound, 0, &put_back);
         free(bound);
     }
     return doc;

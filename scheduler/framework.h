@@ -88,6 +88,7 @@ typedef struct sched_pod {
     int labels[SCHED_NFEAT]; /* explicit tarema.io/{cpu,mem,io} annotations, 0 = none */
     int32_t priority;
     int64_t created_ms; /* metadata.creationTimestamp, ms since the epoch; 0 unknown */
+    int64_t started_ms; /* status.startTime, ms since the epoch; 0 unknown (not started) */
     /* What the inter-pod filters read (all empty for a plain pod). Freed by sched_pod_free. */
     json_t *pod_labels;          /* metadata.labels (owned reference), NULL = no labels */
     sched_host_port *host_ports; /* containers' and sidecar init containers' hostPorts */
@@ -117,9 +118,11 @@ void sched_pod_free(sched_pod *p);
 
 /* Records p on node_name in s (sched_snapshot_add_pod_meta, keyed by p->uid) with its requests
  * and the metadata the inter-pod filters read of placed pods: namespace, labels, host ports,
- * required anti-affinity terms. 0, or -1 with err (the requests are recorded even when copying
- * the metadata runs out of memory). */
-int sched_pod_record(sched_snapshot *s, const sched_pod *p, const char *node_name, tm_err *err);
+ * required anti-affinity terms, and its start (started_ms, 0 unknown: p->started_ms is used).
+ * 0, or -1 with err (the requests are recorded even when copying the metadata runs out of
+ * memory). */
+int sched_pod_record(sched_snapshot *s, const sched_pod *p, const char *node_name,
+                     int64_t started_ms, tm_err *err);
 
 /* What a task is for the policies: the pod's explicit labels if any, else the task table's,
  * else unlabeled. labeled is true when at least one feature label is known; features without a

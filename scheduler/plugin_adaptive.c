@@ -44,6 +44,7 @@
  * prior ((255 - distance) << 8 | power, or power << 8 | (255 - distance) once the task has
  * runs), bits 0..23 (1 - load) scaled. */
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,7 +72,31 @@ typedef struct adaptive_state {
     size_t ncap;
     double own; /* the task's own cores (u) */
     double rho; /* cores used per requested core of the running tasks whose use is known */
+    /* the wait (pre_filter): the earliest expected finish on a node without room now, -1 none */
+    double wait_finish_ms;
+    const sched_pod *prepared; /* the pod pre_filter prepared for (pre_score reuses it) */
+    struct wait_rec *recs;     /* running pods by node, then expected end */
+    size_t rcap;
+    /* pods waiting for room on a node (uid, node, requests, until when): a pod that waits
+     * counts the room claimed before it, so a crowd does not wait for the same free core */
+    struct wait_claim *claims;
+    size_t nclaims, ccap;
 } adaptive_state;
+
+typedef struct wait_claim {
+    char *uid;
+    int node; /* -1: the pod gave up waiting (it takes a node with room from now on) */
+    int64_t cpu, mem, until_ms;
+    int64_t deadline_ms; /* the pod waits at most until then: its first expected room + margin */
+} wait_claim;
+
+/* A running pod as the wait sees it: its node, expected end, requests and cores used. */
+typedef struct wait_rec {
+    int node;
+    int64_t end_ms; /* INT64_MAX: unknown */
+    int64_t cpu, mem;
+    double use;
+} wait_rec;
 
 static const sched_task_profile *profile_of(const sched_snapshot *s, const sched_pod *p) {
     const sched_task_profile *tp = sched_snapshot_task(s, p->workflow, p->process);
@@ -331,7 +356,241 @@ static int prepare(adaptive_state *as, const sched_snapshot *snap, const sched_p
 }
 
 static int adaptive_pre_score(void *st, const sched_cycle *c, tm_err *err) {
+    adaptive_state *as = st;
+    if (as->prepared == c->pod) { /* pre_filter prepared this cycle already */
+        as->prepared = NULL;
+        return 0;
+    }
     return prepare(st, c->snap, c->pod, &c->task, err);
+}
+
+static inline void contention_on(const adaptive_state *as, const sched_snapshot *s, size_t i,
+                                 double *cores, double *slow, double *harm);
+
+/* Drops uid's claim (when given) and every claim past its time. */
+static void claim_drop(adaptive_state *as, const char *uid, int64_t now_ms) {
+    size_t k = 0;
+    for (size_t q = 0; q < as->nclaims; q++) {
+        wait_claim *w = &as->claims[q];
+        if ((uid && strcmp(w->uid, uid) == 0) || w->until_ms < now_ms)
+            free(w->uid);
+        else
+            as->claims[k++] = *w;
+    }
+    as->nclaims = k;
+}
+
+static const wait_claim *claim_of(const adaptive_state *as, const char *uid) {
+    for (size_t q = 0; uid && q < as->nclaims; q++)
+        if (strcmp(as->claims[q].uid, uid) == 0)
+            return &as->claims[q];
+    return NULL;
+}
+
+static int claim_add(adaptive_state *as, const sched_pod *p, int node, int64_t until_ms,
+                     int64_t deadline_ms) {
+    if (!p->uid)
+        return 0;
+    if (as->nclaims == as->ccap) {
+        size_t nc = as->ccap ? 2 * as->ccap : 16;
+        wait_claim *w = realloc(as->claims, nc * sizeof *w);
+        if (!w)
+            return -1;
+        as->claims = w;
+        as->ccap = nc;
+    }
+    char *u = strdup(p->uid);
+    if (!u)
+        return -1;
+    as->claims[as->nclaims++] = (wait_claim){u, node, p->requests.v[SCHED_RES_CPU],
+                                             p->requests.v[SCHED_RES_MEMORY], until_ms,
+                                             deadline_ms};
+    return 0;
+}
+
+static void adaptive_wait_reserved(void *st, const sched_cycle *c, const sched_node *n) {
+    (void)n;
+    claim_drop(st, c->pod->uid, c->now_ms);
+}
+
+static int rec_cmp(const void *a, const void *b) {
+    const wait_rec *x = a, *y = b;
+    if (x->node != y->node)
+        return x->node < y->node ? -1 : 1;
+    return x->end_ms < y->end_ms ? -1 : x->end_ms > y->end_ms;
+}
+
+/* WAIT_MARGIN: a node with room now is passed over only when waiting for a busier one is
+ * expected to finish this much earlier (a share of the waited finish, at least WAIT_MIN_MS). */
+#define WAIT_SHARE  0.05
+#define WAIT_MIN_MS 10000.0
+#define WAIT_FORGET_MS (600 * 1000) /* a pod that gave up is remembered this long */
+
+/* PreFilter: the earliest expected finish on a node that has no room for the pod now, from when
+ * its running pods are expected to end (started + expected runtime; half the runtime from now
+ * when the start is unknown; an overrun one a tenth of it from now) and the slowdown left. */
+static sched_status adaptive_pre_filter(void *st, const sched_cycle *c, uint32_t *detail,
+                                        tm_err *err) {
+    adaptive_state *as = st;
+    (void)detail;
+    as->prepared = NULL;
+    if (prepare(as, c->snap, c->pod, &c->task, err) != 0)
+        return SCHED_STATUS_ERROR;
+    as->prepared = c->pod;
+    as->wait_finish_ms = -1;
+    const sched_task_profile *own = profile_of(c->snap, c->pod);
+    if (!any_measured(own))
+        return SCHED_STATUS_SKIP;
+    /* only a task near its workflow's critical path waits: one off it that waits for a fast
+     * node holds that node when a critical task becomes ready */
+    if (own && c->pod->workflow && *c->pod->workflow && getenv("W16_SHARE")) {
+        int64_t path = sched_snapshot_workflow_max(c->snap, c->pod->workflow,
+                                                   sched_adaptive_rank_ms);
+        if ((double)sched_adaptive_rank_ms(own) < atof(getenv("W16_SHARE")) * (double)path)
+            return SCHED_STATUS_SKIP;
+    }
+    const sched_snapshot *s = c->snap;
+    size_t nn = sched_snapshot_node_count(s), np = sched_snapshot_podset_count(s, SCHED_PODSET_META);
+    if (np > as->rcap) {
+        wait_rec *r = realloc(as->recs, np * sizeof *r);
+        if (!r)
+            return tm_err_set(err, "out of memory for %zu pods", np), SCHED_STATUS_ERROR;
+        as->recs = r;
+        as->rcap = np;
+    }
+    size_t nr = 0;
+    for (size_t k = 0; k < np; k++) {
+        int node = -1;
+        const char *uid = NULL;
+        const sched_pod_meta *m = sched_snapshot_podset_pod(s, SCHED_PODSET_META, k, &uid, &node);
+        const sched_resources *rq = sched_snapshot_pod_requests(s, uid);
+        if (node < 0 || (size_t)node >= nn || !m || !rq)
+            continue;
+        const sched_task_profile *tp = m->labels ? profile_of_labels(s, m->labels) : NULL;
+        int64_t rt = tp ? tp->expected_runtime_ms : -1, end = INT64_MAX;
+        if (tp) { /* its runtime on the group it runs on, when history says */
+            const sched_node *rn = sched_snapshot_node(s, (size_t)node);
+            bool meas;
+            int64_t g_rt = rn && rn->group >= 0
+                               ? sched_adaptive_predict_ms(s, tp, sched_snapshot_group(s, (size_t)rn->group), &meas)
+                               : -1;
+            if (g_rt > 0)
+                rt = g_rt;
+        }
+        if (rt > 0) {
+            end = m->started_ms > 0 ? m->started_ms + rt : c->now_ms + rt / 2;
+            if (end < c->now_ms + rt / 10)
+                end = c->now_ms + (rt / 10 > 1000 ? rt / 10 : 1000);
+        }
+        as->recs[nr++] = (wait_rec){node, end, rq->v[SCHED_RES_CPU], rq->v[SCHED_RES_MEMORY],
+                                    tp && tp->cpu_use_milli > 0
+                                        ? (double)tp->cpu_use_milli / 1000
+                                        : (double)rq->v[SCHED_RES_CPU] / 1000 * as->rho};
+    }
+    qsort(as->recs, nr, sizeof *as->recs, rec_cmp);
+    claim_drop(as, NULL, c->now_ms);
+    const wait_claim *mine = claim_of(as, c->pod->uid);
+    int64_t deadline = mine ? mine->deadline_ms : -1;
+    if (mine && (mine->node < 0 || c->now_ms > deadline)) {
+        /* waited as long as it meant to (the node it waits for runs late): stop waiting */
+        if (mine->node >= 0) {
+            claim_drop(as, c->pod->uid, c->now_ms);
+            if (claim_add(as, c->pod, -1, c->now_ms + WAIT_FORGET_MS, deadline) != 0)
+                return tm_err_set(err, "out of memory for wait claims"), SCHED_STATUS_ERROR;
+        }
+        return SCHED_STATUS_SKIP;
+    }
+    claim_drop(as, c->pod->uid, c->now_ms);
+    const sched_resources *want = &c->pod->requests;
+    int best_node = -1;
+    int64_t best_at = 0;
+    for (size_t i = 0, r = 0; i < nn; i++) {
+        while (r < nr && as->recs[r].node < (int)i)
+            r++;
+        const sched_node *n = sched_snapshot_node(s, i);
+        int64_t fc = n->allocatable.v[SCHED_RES_CPU] - n->requested.v[SCHED_RES_CPU],
+                fm = n->allocatable.v[SCHED_RES_MEMORY] - n->requested.v[SCHED_RES_MEMORY];
+        bool fits = fc >= want->v[SCHED_RES_CPU] && fm >= want->v[SCHED_RES_MEMORY];
+        int64_t ccpu = 0, cmem = 0; /* claimed by pods waiting for this node before this one */
+        for (size_t q = 0; q < as->nclaims; q++)
+            if (as->claims[q].node == (int)i) {
+                ccpu += as->claims[q].cpu;
+                cmem += as->claims[q].mem;
+            }
+        if (fits || !n->ready || n->unschedulable || n->group < 0 || (size_t)n->group >= as->cap ||
+            as->base_ms[n->group] < 0 || want->v[SCHED_RES_CPU] > n->allocatable.v[SCHED_RES_CPU] ||
+            want->v[SCHED_RES_MEMORY] > n->allocatable.v[SCHED_RES_MEMORY])
+            continue;
+        double used = as->used[i];
+        int64_t at = -1;
+        for (size_t q = r; q < nr && as->recs[q].node == (int)i; q++) {
+            if (as->recs[q].end_ms == INT64_MAX)
+                break;
+            fc += as->recs[q].cpu;
+            fm += as->recs[q].mem;
+            used -= as->recs[q].use;
+            if (fc >= want->v[SCHED_RES_CPU] + ccpu && fm >= want->v[SCHED_RES_MEMORY] + cmem) {
+                at = as->recs[q].end_ms;
+                break;
+            }
+        }
+        if (at < 0)
+            continue;
+        double cores = (double)n->allocatable.v[SCHED_RES_CPU] / 1000;
+        double fin = (double)(at - c->now_ms) + (double)as->base_ms[n->group] *
+                                                    sched_adaptive_slowdown(used > 0 ? used : 0,
+                                                                            as->own, cores);
+        if (as->wait_finish_ms < 0 || fin < as->wait_finish_ms) {
+            as->wait_finish_ms = fin;
+            best_node = (int)i;
+            best_at = at;
+        }
+    }
+    if (best_node < 0)
+        return SCHED_STATUS_SKIP;
+    /* claimed until a while after it frees; dropped when the pod is placed or looks again */
+    if (deadline < 0)
+        deadline = best_at + (int64_t)WAIT_MIN_MS;
+    if (claim_add(as, c->pod, best_node, (best_at > deadline ? best_at : deadline) + WAIT_MIN_MS,
+                  deadline) != 0)
+        return tm_err_set(err, "out of memory for wait claims"), SCHED_STATUS_ERROR;
+    return SCHED_STATUS_OK;
+}
+
+/* Filter: a node with room now passes unless waiting for a busier one finishes clearly earlier. */
+static int adaptive_filter(void *st, const sched_cycle *c, size_t i, const sched_node *n) {
+    const adaptive_state *as = st;
+    if (as->wait_finish_ms < 0 || i >= as->ncap || n->group < 0 || (size_t)n->group >= as->cap ||
+        as->base_ms[n->group] < 0)
+        return -1;
+    double cores, slow, harm;
+    contention_on(as, c->snap, i, &cores, &slow, &harm);
+    double fin = (double)as->base_ms[n->group] * slow + harm, w = as->wait_finish_ms;
+    double margin = w * WAIT_SHARE > WAIT_MIN_MS ? w * WAIT_SHARE : WAIT_MIN_MS;
+    int r = fin > w + margin ? 0 : -1;
+    if (getenv("W16_DEBUG"))
+        fprintf(stderr, "t=%.0f pod=%s %s/%s node=%s fin=%.0f wait_fin=%.0f %s\n", c->now_ms / 1000.0,
+                c->pod->name, c->pod->workflow, c->pod->process, n->name, fin / 1000, w / 1000, r == 0 ? "REJECT" : "pass");
+    return r;
+}
+
+static void adaptive_filter_reason(void *st, const sched_cycle *c, uint32_t detail, char *buf,
+                                   size_t size) {
+    (void)st, (void)c, (void)detail;
+    snprintf(buf, size, "node(s) would finish the task later than a busier node once it frees");
+}
+
+int sched_adaptive_wait_plugin(sched_framework *fw, tm_err *err) {
+    adaptive_state *as = sched_framework_plugin_state(fw, "adaptive");
+    if (!as)
+        return tm_err_set(err, "the adaptive wait needs the adaptive policy");
+    sched_plugin w = {.name = "AdaptiveWait",
+                      .state = as,
+                      .pre_filter = adaptive_pre_filter,
+                      .filter = adaptive_filter,
+                      .filter_reason = adaptive_filter_reason,
+                      .reserved = adaptive_wait_reserved};
+    return sched_framework_add_plugin(fw, &w, err);
 }
 
 static inline int64_t load_part(double l) {
@@ -427,6 +686,9 @@ static void state_release(adaptive_state *as) {
     free(as->used);
     free(as->nknown);
     free(as->exposed);
+    free(as->recs);
+    claim_drop(as, NULL, INT64_MAX);
+    free(as->claims);
 }
 
 int sched_adaptive_nodes(const sched_snapshot *s, const sched_pod *pod, sched_adaptive_node *out,

@@ -25,4 +25,9 @@ typedef struct sched_adaptive_node {
 int sched_adaptive_nodes(const sched_snapshot *s, const sched_pod *pod, sched_adaptive_node *out,
                          size_t n, tm_err *err);
 
+/* Adds AdaptiveWait to fw (a framework of the adaptive policy): a Filter after the in-tree
+ * ones that passes over a node with room now when a node without room is expected to free up
+ * and finish the task clearly earlier. 0, or -1 with err. */
+int sched_adaptive_wait_plugin(sched_framework *fw, tm_err *err);
+
 #endif

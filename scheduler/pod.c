@@ -59,7 +59,8 @@ void sched_pod_free(sched_pod *p) {
     free(p);
 }
 
-int sched_pod_record(sched_snapshot *s, const sched_pod *p, const char *node_name, tm_err *err) {
+int sched_pod_record(sched_snapshot *s, const sched_pod *p, const char *node_name,
+                     int64_t started_ms, tm_err *err) {
     sched_pod_meta *m = sched_pod_meta_new(p->ns);
     bool ok = m && sched_host_ports_copy(p->host_ports, p->n_host_ports, &m->ports) == 0;
     if (ok)
@@ -69,6 +70,7 @@ int sched_pod_record(sched_snapshot *s, const sched_pod *p, const char *node_nam
         m->n_anti = p->n_pod_anti_affinity;
         m->labels = json_incref(p->pod_labels); /* labels are never modified once parsed */
         m->terminating = p->terminating;
+        m->started_ms = started_ms > 0 ? started_ms : p->started_ms;
     } else {
         sched_pod_meta_free(m);
         m = NULL;

@@ -457,6 +457,8 @@ static const char *pod_uid(const json_t *meta, const char *ns, const char *name,
     return buf;
 }
 
+static int64_t parse_time_ms(const char *s);
+
 int sched_snapshot_add_pod_json(sched_snapshot *s, const json_t *pod, const char *node_name,
                                 tm_err *err) {
     if (!json_is_object(pod))
@@ -480,6 +482,7 @@ int sched_snapshot_add_pod_json(sched_snapshot *s, const json_t *pod, const char
     if (!m)
         return tm_err_set(err, "out of memory");
     m->terminating = json_terminating(meta);
+    m->started_ms = parse_time_ms(obj_str(json_object_get(pod, "status"), "startTime"));
     tm_err merr = {0};
     int mrc = parse_labels(ns, name, meta, &m->labels, &merr);
     if (mrc == 0)
@@ -823,6 +826,7 @@ sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched
     }
     p->priority = (int32_t)tm_json_int(spec, "priority", 0);
     p->created_ms = parse_time_ms(obj_str(meta, "creationTimestamp"));
+    p->started_ms = parse_time_ms(obj_str(json_object_get(pod, "status"), "startTime"));
     if (parse_label_annotation(p, ann, "tarema.io/cpu", &p->labels[SCHED_FEAT_CPU], err) ||
         parse_label_annotation(p, ann, "tarema.io/mem", &p->labels[SCHED_FEAT_MEM], err) ||
         parse_label_annotation(p, ann, "tarema.io/io", &p->labels[SCHED_FEAT_IO], err))

@@ -1,6 +1,8 @@
 /* policy.c: the policy registry: --policy NAME -> a framework with that scoring plugin. */
 #include "scheduler/policy.h"
+#include "scheduler/plugin_adaptive.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct policy_entry {
@@ -30,7 +32,13 @@ sched_framework *sched_policy_new(const char *name, tm_err *err) {
             tm_err_set(err, "out of memory creating policy %s", name);
             return NULL;
         }
-        return sched_framework_new(&pl, err);
+        sched_framework *fw = sched_framework_new(&pl, err);
+        if (fw && strcmp(name, "adaptive") == 0 && !getenv("TAREMA_ADAPTIVE_NOWAIT") &&
+            sched_adaptive_wait_plugin(fw, err) != 0) {
+            sched_framework_free(fw);
+            return NULL;
+        }
+        return fw;
     }
     tm_err_set(err,
                "unknown scheduling policy \"%s\": use one of tarema, round-robin, fair, "

@@ -551,6 +551,11 @@ const sched_pod_meta *sched_snapshot_pod_meta(const sched_snapshot *s, const cha
     return p ? p->meta : NULL;
 }
 
+const sched_resources *sched_snapshot_pod_requests(const sched_snapshot *s, const char *uid) {
+    const spod *p = uid ? smap_get(&s->pods, uid) : NULL;
+    return p ? &p->req : NULL;
+}
+
 /* keep_meta: plain add_pod leaves a pod's metadata alone; meta is owned from here on. */
 static int add_pod(sched_snapshot *s, const char *uid, const char *node_name,
                    const sched_resources *requests, bool keep_meta, sched_pod_meta *meta,
@@ -722,6 +727,22 @@ const sched_task_profile *sched_snapshot_task(const sched_snapshot *s, const cha
     task_key_buf kb;
     stask *t = smap_get(&s->tasks, task_key(workflow, process, &kb));
     return t ? &t->tp : NULL;
+}
+
+int64_t sched_snapshot_workflow_max(const sched_snapshot *s, const char *workflow,
+                                    int64_t (*f)(const sched_task_profile *)) {
+    task_key_buf kb;
+    const char *prefix = task_key(workflow, "", &kb);
+    size_t pl = strlen(prefix);
+    int64_t best = 0;
+    for (size_t i = 0; i < s->tasks.cap; i++) {
+        const smap_ent *e = &s->tasks.e[i];
+        if (!e->key || e->key == TOMB || !e->val || strncmp(e->key, prefix, pl) != 0)
+            continue;
+        int64_t v = f(&((const stask *)e->val)->tp);
+        best = v > best ? v : best;
+    }
+    return best;
 }
 
 /* ---- groups and name order ---- */

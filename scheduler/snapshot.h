@@ -179,6 +179,8 @@ typedef struct sched_pod_meta {
     sched_pod_term *anti; /* required podAntiAffinity terms */
     size_t n_anti;
     bool terminating; /* metadata.deletionTimestamp set: PodTopologySpread skips it */
+    int64_t started_ms; /* when it started (status.startTime, or when it was reserved), ms since
+                         * the epoch; 0 unknown. Adaptive: how long a running task has left */
 } sched_pod_meta;
 
 sched_pod_meta *sched_pod_meta_new(const char *ns); /* NULL on OOM */
@@ -222,6 +224,8 @@ int sched_snapshot_add_pod_meta(sched_snapshot *s, const char *uid, const char *
                                 const sched_resources *requests, sched_pod_meta *meta, tm_err *err);
 /* Metadata of a recorded pod, NULL when unknown or recorded without. Borrowed. */
 const sched_pod_meta *sched_snapshot_pod_meta(const sched_snapshot *s, const char *uid);
+/* Requests of a recorded pod, NULL when unknown. Borrowed until the pod changes. */
+const sched_resources *sched_snapshot_pod_requests(const sched_snapshot *s, const char *uid);
 
 /* Sets of recorded pods with metadata, for the inter-pod filters' per-cycle precomputation:
  * every pod with metadata, those with required anti-affinity terms, those with host ports.
@@ -265,6 +269,9 @@ int sched_snapshot_set_task(sched_snapshot *s, const char *workflow, const char 
 int sched_snapshot_remove_task(sched_snapshot *s, const char *workflow, const char *process);
 const sched_task_profile *sched_snapshot_task(const sched_snapshot *s, const char *workflow,
                                               const char *process);
+/* The largest f(tp) over the task profiles of workflow (0 when none or all below 0). */
+int64_t sched_snapshot_workflow_max(const sched_snapshot *s, const char *workflow,
+                                    int64_t (*f)(const sched_task_profile *));
 
 /* The claim and volume tables of the VolumeBinding filter (volumes.h), NULL (the default) when
  * nobody keeps them current: the filter then does not run. set takes ownership of v (NULL

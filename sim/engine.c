@@ -1288,8 +1288,13 @@ static int schedule_pass(sim *s) {
         if (sched_framework_schedule(s->fw, s->snap, t->pod, now_ms, &d, s->err) < 0)
             return tm_err_wrap(s->err, "policy %s on task %s", s->o->policy, task_name(s, t));
         if (d.node < 0) {
-            /* the filters only look at resources here, so no task of this shape fits now */
-            if (!resv_on) {
+            /* the in-tree filters only look at resources here, so no task of this shape fits
+             * now; unless an added filter (the policy's wait) rejected a node: it looks at the
+             * task, not only its shape */
+            bool by_plugin = false;
+            for (size_t k = 0; !by_plugin && k < d.n_nodes; k++)
+                by_plugin = sched_framework_node_status(s->fw, k, NULL, NULL) >= SCHED_FILTER_PLUGIN;
+            if (!resv_on && !by_plugin) {
                 sh->blocked_pass = s->pass;
                 open--;
             }

@@ -102,7 +102,7 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size) {
             }
         }
         sched_prefilter_free(pf);
-        if (sched_pod_record(s, p, "n1", &err) != 0)
+        if (sched_pod_record(s, p, "n1", 0, &err) != 0)
             FZ_CHECK(err.msg[0] != '\0');
         sched_pod_free(p);
     }

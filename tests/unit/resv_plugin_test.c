@@ -102,7 +102,7 @@ static outcome explain_with(json_t *items, json_t *pod, json_t *pods) {
     json_t *po;
     json_array_foreach(pods, i, po) {
         sched_pod *bp = sched_pod_from_json(s, po, &keys, &err);
-        if (!bp || sched_pod_record(s, bp, tm_json_str(po, "spec.nodeName", ""), &err))
+        if (!bp || sched_pod_record(s, bp, tm_json_str(po, "spec.nodeName", ""), 0, &err))
             printf("    bound pod %zu: %s\n", i, err.msg);
         sched_pod_free(bp);
     }

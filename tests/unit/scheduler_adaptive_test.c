@@ -187,7 +187,7 @@ static void test_equal_and_earlier_finish(void) {
     sched_pod *b = mkpod("busy", "BUSY");
     b->pod_labels =
         json_pack("{s:s, s:s}", "nextflow.io/processName", "BUSY", "tarema.io/workflow", "wf");
-    sched_pod_record(s, b, "strong-0", &err);
+    sched_pod_record(s, b, "strong-0", 0, &err);
     CHECK(strncmp(pick(fw, s, e), "weak-", 5) == 0);
     sched_pod_free(b);
     sched_framework_free(fw);
@@ -297,7 +297,7 @@ static void run_req(sched_snapshot *s, const char *uid, const char *node, const 
         p->pod_labels =
             json_pack("{s:s, s:s}", "nextflow.io/processName", process, "tarema.io/workflow", "wf");
     tm_err err;
-    if (sched_pod_record(s, p, node, &err) != 0)
+    if (sched_pod_record(s, p, node, 0, &err) != 0)
         printf("    record: %s\n", err.msg);
     sched_pod_free(p);
 }
