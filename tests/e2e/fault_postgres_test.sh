@@ -21,7 +21,12 @@ cd "$REPO_ROOT" || exit 1
 eval "$(bash hack/postgres.sh env)"
 
 FAULT_S=${FAULT_S:-5}     # how long each fault lasts
-MAX_POST_MS=${MAX_POST_MS:-200} # p99
+# p99. 500 ms, not 200: a POST is answered once spooled, after an fdatasync on a disk this
+# 2-core host shares with etcd and PostgreSQL (itself recovering in these faults); that one sync
+# has been seen at 1.2 s on a busy host (above), so 200 ms leaves the 1 % tail no room under CI
+# load. The regression it guards against (each POST waiting for the database, 15-19 s) stays
+# far above 500 ms.
+MAX_POST_MS=${MAX_POST_MS:-500}
 work=$(mktemp -d)
 wf=e2e-fault-pg-$$
 run_id=fault-pg-run-$$
@@ -93,7 +98,16 @@ run_fault() {
   sleep 1.5
   local ready db
   ready=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$url/readyz")
-  db=$(curl -s --max-time 5 "$url/readyz/database")
+  # Polled for up to 3 s (the fault lasts until the posters end, FAULT_S after the load began):
+  # one read at inject + 2 s could come before the labeler's store had noticed the fault, on a
+  # loaded host. A store that never reports it still fails the check below.
+  local deadline=$((SECONDS + 3))
+  while :; do
+    db=$(curl -s --max-time 5 "$url/readyz/database")
+    [[ $db == *"database "* && $db != ok* ]] && break
+    [ "$SECONDS" -ge "$deadline" ] && break
+    sleep 0.2
+  done
   wait "$p1" "$p2"
   local t0=$SECONDS
   $release

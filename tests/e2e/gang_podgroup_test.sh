@@ -185,6 +185,14 @@ if jq -e '.gang.name == "short" and .gang.minMember == 5 and (.gang.message | te
 # ---- 7. restart in the middle ------------------------------------------------------------------
 kubectl delete pods -n "$NS" --all --wait=false >/dev/null
 wait_for 60 bash -c "[ \$(kubectl get pods -n $NS -o name | wc -l) = 0 ]"
+# The all-or-nothing monitor stops before the kill below: a kill -9 inside a gang's burst of
+# binds leaves that gang partly bound until the restarted scheduler finishes it (longer than
+# GANG_AON_GRACE_S: start-up, informer sync, placement), a partial state of the test's own
+# doing. This first monitor covers sections 1-6 and 8 (everything the first scheduler placed);
+# a second one covers the restarted scheduler (below).
+verdict=$(gang_aon_monitor_stop)
+rc=$?
+if [ $rc = 0 ]; then pass "all or nothing until the restart ($verdict)"; else fail "all or nothing until the restart" "$verdict"; fi
 for i in 1 2 3 4; do mk "r$i" 6 6 1; done &
 # killed as soon as the first member is bound: the other gangs are being placed or bound
 any_bound() { [ "$(kubectl get pods -n "$NS" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c .)" -ge 1 ]; }
@@ -193,10 +201,14 @@ kill -9 "$SCHED_PID"
 wait $! 2>/dev/null # the creating loop
 wait "$SCHED_PID" 2>/dev/null
 mid=$(for i in 1 2 3 4; do printf 'r%s %s/6; ' "$i" "$(bound_of "r$i")"; done)
+# the gangs the kill left partly bound: the second monitor leaves them out (they are checked
+# by "every gang ends whole" below); any other gang must stay all or nothing
+killed_partial=$(gang_counts "$NS" | gang_partial_from_counts | awk '{printf "%s ", $1}')
 if ! start_scheduler "$WORK/sched2.log" --scheduler-name "$SCHED" --qps 2000 --burst 4000; then
   fail "the scheduler starts again" "$(tail -n 5 "$WORK/sched2.log")"
 fi
 PORT=$SCHED_PORT
+gang_aon_monitor_start "$NS" "$WORK/aon2"
 all_r() { for i in 1 2 3 4; do [ "$(bound_of "r$i")" = 6 ] || return 1; done; }
 if wait_for 90 all_r; then pass "restart in the middle: every gang ends whole (at the kill: $mid)"; else fail "restart in the middle: every gang ends whole" "$(gang_counts "$NS")"; fi
 if out=$(check_fit) && [ -z "$out" ]; then pass "no node over its allocatable (nothing double-booked)"; else fail "no node over its allocatable (nothing double-booked)" "$out"; fi
@@ -214,8 +226,8 @@ race=$(kubectl get events.events.k8s.io -n "$NS" -o json |
          | select(.regarding.name | test("^short-") | not) | "\(.regarding.name): \(.note)"' | sort -u)
 if [ -z "$race" ]; then pass "arrival race: no FailedScheduling for members that arrived before their PodGroup or gang"; else fail "arrival race: no FailedScheduling for members that arrived before their PodGroup or gang" "$(wc -l <<<"$race") events, e.g. $(head -n 3 <<<"$race")"; fi
 
-verdict=$(gang_aon_monitor_stop)
+verdict=$(GANG_AON_IGNORE=$killed_partial gang_aon_monitor_stop)
 rc=$?
-if [ $rc = 0 ]; then pass "all or nothing throughout ($verdict)"; else fail "all or nothing throughout" "$verdict"; fi
+if [ $rc = 0 ]; then pass "all or nothing after the restart, but for the gangs the kill left partly bound (${killed_partial:-none}) ($verdict)"; else fail "all or nothing after the restart, but for the gangs the kill left partly bound (${killed_partial:-none})" "$verdict"; fi
 if grep -q "PodGroup API .* not served" "$WORK/sched.log"; then fail "the PodGroup informer ran" "$(grep 'not served' "$WORK/sched.log")"; else pass "the PodGroup informer ran"; fi
 summary

@@ -44,6 +44,12 @@ class Sampler(threading.Thread):
         self.start_rss = self.peak
         self.probes = self.answered = 0
         self.stop = threading.Event()
+        # The probes run in threads of their own (a stalled one must not delay the next); the
+        # figures are read only after join_probes, and answered is counted under the lock: a
+        # probe still in flight when the figures were printed, or two increments racing, would
+        # show an answered probe as missing.
+        self.lock = threading.Lock()
+        self.threads = []
 
     def probe(self):
         try:
@@ -65,11 +71,20 @@ class Sampler(threading.Thread):
                 self.probes += 1
                 t = threading.Thread(target=self._probe_once, daemon=True)
                 t.start()
+                self.threads.append(t)
             time.sleep(0.01)
 
     def _probe_once(self):
         if self.probe():
-            self.answered += 1
+            with self.lock:
+                self.answered += 1
+
+    def join_probes(self, grace):
+        """Waits for the probes in flight, up to grace seconds in all; one still running then
+        stays unanswered."""
+        deadline = time.time() + grace
+        for t in self.threads:
+            t.join(max(0.0, deadline - time.time()))
 
 
 def attacker_socket(port, timeout=2):
@@ -224,8 +239,14 @@ def main():
     time.sleep(0.5)
     smp.stop.set()
     smp.join()
-    fig.update({"attack": a.attack, "secs": round(time.time() - t0, 1), "probes": smp.probes,
-                "answered": smp.answered, "rss_start_mb": round(smp.start_rss),
+    # A probe's worst case is its 1 s connect timeout plus its 1 s read timeout; 1.5 s beyond
+    # that, one still running has not been answered.
+    secs = round(time.time() - t0, 1)
+    smp.join_probes(3.5)
+    with smp.lock:
+        answered = smp.answered
+    fig.update({"attack": a.attack, "secs": secs, "probes": smp.probes,
+                "answered": answered, "rss_start_mb": round(smp.start_rss),
                 "peak_rss_mb": round(smp.peak)})
     print("figures: " + " ".join(f"{k}={v}" for k, v in fig.items()), flush=True)
     os._exit(0)

@@ -202,7 +202,11 @@ if wait_for 30 a_started; then
   sleep $((a_start + 8 - $(date +%s) > 0 ? a_start + 8 - $(date +%s) : 0)) # 5 s past a's 3 s
   now=$(date +%s)
   ps_of() { date -d "$(kwf ovr "$(printf '.status.steps[?(@.name=="%s")].predictedStart' "$1")")" +%s 2>/dev/null || echo 0; }
-  pb=$(ps_of b) pc=$(ps_of c) phase_a=$(kubectl -n "$NS" get pod ovr-a-0 -o jsonpath='{.status.phase}')
+  # a's phase first: read after the two predictions (two more gets, slow under load) it could
+  # come after a had ended (at 12 s, 4 s after this sample is due) and fail the check although
+  # the predictions were read while a overran.
+  phase_a=$(kubectl -n "$NS" get pod ovr-a-0 -o jsonpath='{.status.phase}')
+  pb=$(ps_of b) pc=$(ps_of c)
   check "overrun: b (released, at the order gate) and c predicted no earlier than now, 5 s into a's overrun" \
     bash -c "[ '$phase_a' = Running ] && [ $pb -ge $((now - 1)) ] && [ $pc -ge $((now - 1)) ] || { echo 'a $phase_a, now $now, b $pb, c $pc'; exit 1; }"
 else

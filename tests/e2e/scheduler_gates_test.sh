@@ -5,7 +5,7 @@
 #  1. a pod with two gates stays Pending: no bind attempt (log, tarema_binds_total,
 #     tarema_schedule_attempts_total), no FailedScheduling event, no 409; it is counted in
 #     tarema_pending_pods{queue="gated"}; explain says which gates hold it
-#  2. one gate removed: still Pending; the last removed: bound within ~2 s
+#  2. one gate removed: still Pending; the last removed: bound within 5 s (about 1 s unloaded)
 #  3. a PodGroup gang of 2 with one member gated: none bound, and nothing held (two plain pods
 #     take both nodes' whole cpu); once they are gone and the member is ungated, the gang binds
 set -uo pipefail
@@ -65,11 +65,15 @@ if grep -q "gated: .*tarema.io/planned, example.com/other" <<<"$text"; then pass
 ungate_first gated
 sleep 2
 if ! bound gated; then pass "one gate of two removed: still Pending"; else fail "one gate of two removed: still Pending"; fi
-t0=$(ms)
+# t0 once the patch has returned (the kubectl start-up and the patch's round trip are not the
+# scheduler's), and up to 5 s: t1 is taken by polling (a kubectl get every 0.2 s, each slow on a
+# loaded 2-core host), so ~2 s of bind could read as 2.5 s and more. An ungating the scheduler
+# missed would wait for the 60 s unschedulable flush, or forever: far above 5 s.
 ungate_first gated
+t0=$(ms)
 wait_for 10 bound gated
 t1=$(ms)
-if bound gated && [ $((t1 - t0)) -le 2500 ]; then pass "the last gate removed: bound in $((t1 - t0)) ms"; else fail "the last gate removed: bound within ~2 s" "bound=$(pod_node "$NS" gated) after $((t1 - t0)) ms"; fi
+if bound gated && [ $((t1 - t0)) -le 5000 ]; then pass "the last gate removed: bound in $((t1 - t0)) ms"; else fail "the last gate removed: bound within 5 s" "bound=$(pod_node "$NS" gated) after $((t1 - t0)) ms"; fi
 echo "    ungate-to-bind: $((t1 - t0)) ms"
 c=$(curl -sf "http://127.0.0.1:$PORT/metrics" | awk '$1 == "tarema_binds_total{result=\"conflict\"}" {print $2}')
 if [ "${c:-0}" = 0 ]; then pass "no 409 conflict on bind"; else fail "no 409 conflict on bind" "conflicts $c"; fi
