@@ -35,11 +35,14 @@ set_phase() {
   kc "$1" patch pod "$pod" --subresource=status --type=merge \
     -p "{\"status\": {\"phase\": \"$3\", \"reason\": \"${4:-}\", \"message\": \"set by the test\"}}" >/dev/null
 }
-pods_on() { kc "$1" get pods -l "tarema.io/dam-request=$2" --no-headers 2>/dev/null | grep -c . ; }
+# request_pods <letter> <request id>: the request's pods on that cluster, a line each; fails
+# when the cluster did not answer.
+request_pods() { kc "$1" get pods -l "tarema.io/dam-request=$2" --no-headers 2>/dev/null; }
+pods_on() { request_pods "$@" | grep -c . ; }
 # no_pods_on <letter> <request id>: the cluster answered and lists none of the request's pods. For
 # wait_for: `wait_for T test "$(pods_on ...)" = 0` reads once, before wait_for runs (possibly
 # before the delete is processed), and never re-polls; a failed get is not taken for none.
-no_pods_on() { local out; out=$(kc "$1" get pods -l "tarema.io/dam-request=$2" --no-headers 2>/dev/null) && [ -z "$out" ]; }
+no_pods_on() { local out; out=$(request_pods "$@") && [ -z "$out" ]; }
 
 ID=$(post_job "$SUBMIT")
 R=$(wait_state "$ID" '.submission.state == "RUNNING"')
@@ -78,7 +81,7 @@ check "failing on every cluster: submission FAILED, both banned, no cluster chos
 ID3=$(post_job "$SUBMIT")
 wait_state "$ID3" '.submission.state == "RUNNING"' >/dev/null
 check "DELETE of a running submission: 200, its pods deleted, then 404" bash -c "
-  $(declare -f api api_body kc dam_kubeconfig no_pods_on wait_for); DAM_TMP='$DAM_TMP' DAM_TOKEN='$DAM_TOKEN' DAM_URL='$DAM_URL' DAM_CACHE='$DAM_CACHE' DAM_PREFIX='$DAM_PREFIX'
+  $(declare -f api api_body kc dam_kubeconfig request_pods no_pods_on wait_for); DAM_TMP='$DAM_TMP' DAM_TOKEN='$DAM_TOKEN' DAM_URL='$DAM_URL' DAM_CACHE='$DAM_CACHE' DAM_PREFIX='$DAM_PREFIX'
   [ \$(api DELETE /api/v1/requests/$ID3 | tail -n 1) = 200 ] && [ \$(api GET /api/v1/requests/$ID3 | tail -n 1) = 404 ] &&
   wait_for 20 no_pods_on a $ID3 && wait_for 10 bash -c \"psql '$DATABASE_URL' -Atc \\\"SELECT count(*) FROM dam_requests WHERE id = '$ID3'\\\" | grep -qx 0\""
 # DELETE while the request is being ranked (b's API server hangs: the worker waits 3 s for it):

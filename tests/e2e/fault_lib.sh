@@ -29,14 +29,11 @@ fault_figures() {
     "\(map(select(. > 0)) | length) \(add // 0)"')
   read -r F_OVER_NODES F_OVER_PODS <<<"$over"
   F_DOUBLE=$(events_per_pod "$ns" Scheduled | awk '$2 > 1' | grep -c . || true)
-  # One scrape per scheduler, the four queues summed from the same text: four scrapes could see
-  # a pod move between queues (backoff -> active, active -> inflight) between two of them, and
-  # count it in none or twice.
+  # the four queues from one scrape per scheduler (metric_sum): a pod moving between queues
+  # (backoff -> active, active -> inflight) is counted once
   local queued=0
   for p in "$@"; do
-    v=$(curl -sf "http://127.0.0.1:$p/metrics" | awk '
-      $1 ~ /^tarema_pending_pods\{queue="(active|backoff|unschedulable|inflight)"\}$/ {s += $2}
-      END {printf "%d", s}')
+    v=$(metric_sum "$p" '^tarema_pending_pods[{]queue="(active|backoff|unschedulable|inflight)"[}]$')
     queued=$((queued + ${v:-0}))
   done
   F_QUEUED=$queued

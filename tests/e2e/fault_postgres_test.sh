@@ -101,13 +101,8 @@ run_fault() {
   # Polled for up to 3 s (the fault lasts until the posters end, FAULT_S after the load began):
   # one read at inject + 2 s could come before the labeler's store had noticed the fault, on a
   # loaded host. A store that never reports it still fails the check below.
-  local deadline=$((SECONDS + 3))
-  while :; do
-    db=$(curl -s --max-time 5 "$url/readyz/database")
-    [[ $db == *"database "* && $db != ok* ]] && break
-    [ "$SECONDS" -ge "$deadline" ] && break
-    sleep 0.2
-  done
+  db_reports_fault() { db=$(curl -s --max-time 5 "$url/readyz/database"); [[ $db == *"database "* && $db != ok* ]]; }
+  wait_for 3 db_reports_fault || true
   wait "$p1" "$p2"
   local t0=$SECONDS
   $release

@@ -64,7 +64,13 @@ resv_message() { kubectl get reservation -n "$1" "$2" -o jsonpath='{.status.mess
 resv_nodes() { kubectl get reservation -n "$1" "$2" -o json 2>/dev/null | jq -r '.status.nodes // [] | .[].name' | sort; }
 # Pods held in all.
 resv_pods() { kubectl get reservation -n "$1" "$2" -o json 2>/dev/null | jq '[.status.nodes // [] | .[].pods] | add // 0'; }
-phase_is() { [ "$(resv_phase "$1" "$2")" = "$3" ]; }
+# phase_is NS NAME PHASE...: the reservation's phase is one of PHASE..., from one read.
+phase_is() {
+  local ph p
+  ph=$(resv_phase "$1" "$2")
+  for p in "${@:3}"; do [ "$ph" = "$p" ] && return 0; done
+  return 1
+}
 # reservation_events NS NAME REASON: how many events with that reason regard the reservation.
 reservation_events() {
   kubectl get events.events.k8s.io -n "$1" -o json |

@@ -36,13 +36,11 @@ NOBODY="{\"selector\":{\"matchLabels\":{\"nobody\":\"$ID\"}}}"
   reservation_json "$NS" by-delete 300 900 1 2 "d$ID" "$NOBODY"
 } >"$WORK/resv.json"
 kubectl create -f "$WORK/resv.json" >/dev/null
-# admitted_or_on NAME: Admitted, or already past it (Active). Both phases are polled, from one
-# read: `wait_for 30 phase_is ... Admitted || phase_is ... Active` polled only Admitted, which
-# lasts ~1.5-3 s here (by-owner's window opens 3 s after creation), so a slow poll could miss it
-# and find Active only once, after the 30 s.
-admitted_or_on() { case $(resv_phase "$NS" "$1") in Admitted | Active) ;; *) return 1 ;; esac; }
+# Admitted, or already past it (Active), both polled: `wait_for 30 phase_is ... Admitted ||
+# phase_is ... Active` polled only Admitted, which lasts ~1.5-3 s here (by-owner's window opens
+# 3 s after creation), so a slow poll could miss it and find Active only once, after the 30 s.
 for r in by-owner by-end by-delete; do
-  if wait_for 30 admitted_or_on "$r"; then pass "$r admitted"; else fail "$r admitted" "$(resv_phase "$NS" "$r"): $(resv_message "$NS" "$r")"; fi
+  if wait_for 30 phase_is "$NS" "$r" Admitted Active; then pass "$r admitted"; else fail "$r admitted" "$(resv_phase "$NS" "$r"): $(resv_message "$NS" "$r")"; fi
 done
 {
   set_pod_json "$NS" sb1 "$SCHED" "b$ID" 2 '{}' '{}'

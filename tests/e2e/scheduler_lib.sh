@@ -91,6 +91,12 @@ stop_schedulers() {
 metric() {
   curl -sf "http://127.0.0.1:$1/metrics" | awk -v m="$2" '$1 == m {print $2; found=1} END {if (!found) print 0}'
 }
+# metric_sum PORT ERE: the sum of the series whose name with labels matches ERE, as a whole
+# number, all from one scrape (several `metric` calls could see a pod move between two series
+# and count it in none or twice).
+metric_sum() {
+  curl -sf "http://127.0.0.1:$1/metrics" | awk -v re="$2" '$1 ~ re {s += $2} END {printf "%d", s}'
+}
 
 # pod_json NS NAME SCHEDULER CPU MEMORY [ANNOTATIONS_JSON] [TOLERATE_ID]: one Pod as JSON.
 pod_json() {
