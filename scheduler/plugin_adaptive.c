@@ -500,16 +500,29 @@ static int adaptive_queue_view(void *st, const sched_snapshot *s, const sched_po
     size_t queued = 0;
     for (size_t i = 0; i < cap; i++)
         queued += t[i].name != NULL;
-    int changed = (queued >= 2) != (as->runs_queued >= 2);
+    /* FS16: the cores each queued run's running pods hold */
+    size_t np = sched_snapshot_podset_count(s, SCHED_PODSET_META);
+    for (size_t k = 0; k < np; k++) {
+        int node = -1;
+        const sched_pod_meta *m = sched_snapshot_podset_pod(s, SCHED_PODSET_META, k, NULL, &node);
+        if (node < 0 || !m || !m->labels)
+            continue;
+        const char *rn = json_string_value(json_object_get(m->labels, "nextflow.io/runName"));
+        sched_adaptive_run *r = run_slot(t, cap, rn ? rn : "");
+        if (!r->name)
+            continue;
+        const sched_task_profile *tp = profile_of_labels(s, m->labels);
+        r->held += tp && tp->cpu_use_milli > 0 && !getenv("FS16_PODS") ? (double)tp->cpu_use_milli / 1000 : 1;
+    }
     runs_free(as->runs, as->runs_cap);
     as->runs = t;
     as->runs_cap = cap;
     as->runs_queued = queued;
-    return changed;
+    return queued >= 2;
 }
 
 /* A task's expected runtime in ms, -1 unknown (SJFN's key). */
-static int64_t runtime_of(const sched_snapshot *s, const sched_pod *p) {
+static __attribute__((unused)) int64_t runtime_of(const sched_snapshot *s, const sched_pod *p) {
     const sched_task_profile *tp = profile_of(s, p);
     return tp && tp->expected_runtime_ms >= 0 ? tp->expected_runtime_ms : -1;
 }
@@ -517,13 +530,13 @@ static int64_t runtime_of(const sched_snapshot *s, const sched_pod *p) {
 static int adaptive_queue_cmp(void *st, const sched_snapshot *s, const sched_pod *a,
                               const sched_pod *b) {
     const adaptive_state *as = st;
-    if (as->runs_queued >= 2) { /* runs compete: the shortest expected runtime first */
-        int64_t ta = runtime_of(s, a), tb = runtime_of(s, b);
-        if ((ta >= 0) != (tb >= 0))
-            return ta >= 0 ? -1 : 1;
-        if (ta != tb)
-            return ta < tb ? -1 : 1;
-    } else { /* one run: its critical path first */
+    if (as->runs_queued >= 2) { /* FS16: runs compete: the run holding the fewest cores first */
+        const sched_adaptive_run *x = run_find(as, run_of(a)), *y = run_find(as, run_of(b));
+        double hx = x ? x->held : 0, hy = y ? y->held : 0;
+        if (hx != hy)
+            return hx < hy ? -1 : 1;
+    }
+    {
         int64_t ra = sched_adaptive_rank_ms(profile_of(s, a)),
                 rb = sched_adaptive_rank_ms(profile_of(s, b));
         if (ra != rb)

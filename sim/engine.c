@@ -733,7 +733,8 @@ static int make_ready(sim *s, long ti) {
     char rname[160];
     snprintf(rname, sizeof rname, "%s#%d", wf->name, s->runs[t->run].idx + 1);
     free(pod->run);
-    if (!(pod->run = strdup(rname))) {
+    if (!(pod->run = strdup(rname)) ||
+        json_object_set_new(pod->pod_labels, "nextflow.io/runName", json_string(rname)) < 0) {
         sched_pod_free(pod);
         return tm_err_set(s->err, "out of memory");
     }
