@@ -500,20 +500,26 @@ static int adaptive_queue_view(void *st, const sched_snapshot *s, const sched_po
     size_t queued = 0;
     for (size_t i = 0; i < cap; i++)
         queued += t[i].name != NULL;
-    /* FS16: the cores each queued run's running pods hold */
+    /* FS16: the cores each queued run's running pods request, against its fair share */
     size_t np = sched_snapshot_podset_count(s, SCHED_PODSET_META);
     for (size_t k = 0; k < np; k++) {
         int node = -1;
-        const sched_pod_meta *m = sched_snapshot_podset_pod(s, SCHED_PODSET_META, k, NULL, &node);
+        const char *uid = NULL;
+        const sched_pod_meta *m = sched_snapshot_podset_pod(s, SCHED_PODSET_META, k, &uid, &node);
         if (node < 0 || !m || !m->labels)
             continue;
         const char *rn = json_string_value(json_object_get(m->labels, "nextflow.io/runName"));
         sched_adaptive_run *r = run_slot(t, cap, rn ? rn : "");
-        if (!r->name)
-            continue;
-        const sched_task_profile *tp = profile_of_labels(s, m->labels);
-        r->held += tp && tp->cpu_use_milli > 0 && !getenv("FS16_PODS") ? (double)tp->cpu_use_milli / 1000 : 1;
+        const sched_resources *rq = sched_snapshot_pod_requests(s, uid);
+        if (r->name && rq)
+            r->held += (double)rq->v[SCHED_RES_CPU] / 1000;
     }
+    double alloc = 0;
+    for (size_t i = 0, nn = sched_snapshot_node_count(s); i < nn; i++)
+        alloc += (double)sched_snapshot_node(s, i)->allocatable.v[SCHED_RES_CPU] / 1000;
+    for (size_t i = 0; i < cap; i++)
+        if (t[i].name)
+            t[i].below = queued > 0 && t[i].held < alloc / (double)queued;
     runs_free(as->runs, as->runs_cap);
     as->runs = t;
     as->runs_cap = cap;
@@ -530,11 +536,16 @@ static __attribute__((unused)) int64_t runtime_of(const sched_snapshot *s, const
 static int adaptive_queue_cmp(void *st, const sched_snapshot *s, const sched_pod *a,
                               const sched_pod *b) {
     const adaptive_state *as = st;
-    if (as->runs_queued >= 2) { /* FS16: runs compete: the run holding the fewest cores first */
+    if (as->runs_queued >= 2) { /* FS16: runs compete: below fair share first, then SJF */
         const sched_adaptive_run *x = run_find(as, run_of(a)), *y = run_find(as, run_of(b));
-        double hx = x ? x->held : 0, hy = y ? y->held : 0;
-        if (hx != hy)
-            return hx < hy ? -1 : 1;
+        bool bx = x && x->below, by = y && y->below;
+        if (bx != by)
+            return bx ? -1 : 1;
+        int64_t ta = runtime_of(s, a), tb = runtime_of(s, b);
+        if ((ta >= 0) != (tb >= 0))
+            return ta >= 0 ? -1 : 1;
+        if (ta != tb)
+            return ta < tb ? -1 : 1;
     }
     {
         int64_t ra = sched_adaptive_rank_ms(profile_of(s, a)),

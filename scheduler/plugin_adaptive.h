@@ -33,7 +33,8 @@ typedef struct sched_adaptive_run {
     size_t pods;      /* its queued pods */
     int64_t work_ms;  /* sum of the queued pods' expected runtimes (0 for unknown ones) */
     int64_t tail_ms;  /* the longest tail among them (the path still to come after) */
-    double held;      /* cores its running pods use (profile's use, else 1 per pod) */
+    double held;      /* cores its running pods request */
+    bool below;       /* it holds less than its fair share (allocatable cores / runs queued) */
 } sched_adaptive_run;
 
 /* The runs of the queued pods[0..n-1] in a new table of *cap slots (empty slots have name NULL;

@@ -551,6 +551,11 @@ const sched_pod_meta *sched_snapshot_pod_meta(const sched_snapshot *s, const cha
     return p ? p->meta : NULL;
 }
 
+const sched_resources *sched_snapshot_pod_requests(const sched_snapshot *s, const char *uid) {
+    const spod *p = uid ? smap_get(&s->pods, uid) : NULL;
+    return p ? &p->req : NULL;
+}
+
 /* keep_meta: plain add_pod leaves a pod's metadata alone; meta is owned from here on. */
 static int add_pod(sched_snapshot *s, const char *uid, const char *node_name,
                    const sched_resources *requests, bool keep_meta, sched_pod_meta *meta,

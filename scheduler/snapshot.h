@@ -222,6 +222,8 @@ int sched_snapshot_add_pod_meta(sched_snapshot *s, const char *uid, const char *
                                 const sched_resources *requests, sched_pod_meta *meta, tm_err *err);
 /* Metadata of a recorded pod, NULL when unknown or recorded without. Borrowed. */
 const sched_pod_meta *sched_snapshot_pod_meta(const sched_snapshot *s, const char *uid);
+/* Requests of a recorded pod, NULL when unknown. Borrowed. */
+const sched_resources *sched_snapshot_pod_requests(const sched_snapshot *s, const char *uid);
 
 /* Sets of recorded pods with metadata, for the inter-pod filters' per-cycle precomputation:
  * every pod with metadata, those with required anti-affinity terms, those with host ports.
