@@ -281,6 +281,13 @@ sed "s#\.\./\.\./\.\./shared/data/lotaru#$LOTARU#g" "$REPO_ROOT/sim/scenarios/nf
 "$BIN/tarema-sim" --cluster "$REPO_ROOT/sim/scenarios/cluster-5442.yaml" \
   --workload "$WORK/nfcore5.yaml" --policy all 2>&1 |
   sed -n '/mean makespan per workflow/,$p' | sed 's/^/  /'
+cat <<'TXT'
+  Does adaptive meet issue 16's target (pooled >= the paper's margin, SJFN beaten by >= 4.5 %,
+  no workflow more than 2 % behind any baseline) on these workflows? hack/sim-evaluate.py runs
+  both paper clusters, isolated and shared, seeds 1..10 (docs/simulation.md "What this says"):
+TXT
+python3 "$REPO_ROOT/hack/sim-evaluate.py" --sim "$BIN/tarema-sim" --workload "$WORK/nfcore5.yaml" --seeds 10 2>&1 |
+  sed 's/^/  /'
 # ------------------------------------------------------------------ 8. right-sizing
 say "8/11 right-sizing task requests from history (tarema-sim sizing, docs/sizing.md)"
 cat <<'TXT'

@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""hack/sim-evaluate.py: does `--policy adaptive` meet issue 16's target on your workflows?
+
+Runs `tarema-sim --policy all --seeds N --json` on each cluster (default: the paper's 5;5;5 and
+5;4;4;2) isolated and shared, and prints one row per setting, the columns of docs/simulation.md's
+evaluation tables: adaptive's runtime decrease (geometric mean over workflows, mean +- sd over
+seeds) against round robin, fair, fill nodes, pooled over those three, SJFN and tarema; its worst
+single workflow against SJFN; and its worst against any baseline. Then the target per setting:
+
+  * pooled >= the paper's margin for that cluster (17.9 % on 5;5;5, 21.5 % on 5;4;4;2),
+  * vs SJFN >= 4.5 %,
+  * no single workflow more than 2 % behind any baseline (its mean over seeds),
+
+and what is missed, by how much. The figures are means over seeds; a setting's spread is printed
+next to it, and a miss within one sd is marked "(within sd)".
+
+    python3 hack/sim-evaluate.py --workload my-workflows.yaml            # 10 seeds, 4 settings
+    python3 hack/sim-evaluate.py --workload W.yaml --modes shared --seeds 30 --save-json out/
+    python3 hack/sim-evaluate.py --from-json out/*.json                  # re-tabulate saved runs
+
+Progress goes to stderr. Exit status: 0, or 1 with --check when a target is missed, 2 on bad
+usage or when tarema-sim refused its input (its message is printed, naming the setting).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BASELINES = ["round-robin", "fair", "fill-nodes", "sjfn", "tarema"]
+# The paper's clusters and its pooled margins (section V: 17.87 % on 5;5;5, 21.47 % on 5;4;4;2).
+DEFAULT_CLUSTERS = [
+    ("5;5;5", os.path.join(ROOT, "sim/scenarios/cluster-555.yaml"), 17.9),
+    ("5;4;4;2", os.path.join(ROOT, "sim/scenarios/cluster-5442.yaml"), 21.5),
+]
+SJFN_TARGET = 4.5
+WORST_TARGET = -2.0
+
+
+def die(msg):
+    print(f"sim-evaluate: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def stat(x, where):
+    """A {mean, sd} object of tarema-sim's --seeds JSON."""
+    if not isinstance(x, dict) or not isinstance(x.get("mean"), (int, float)):
+        die(f"{where}: not a {{mean, sd}} figure (is this tarema-sim --policy all --seeds N --json?)")
+    sd = x.get("sd", 0)
+    return float(x["mean"]), float(sd if isinstance(sd, (int, float)) else 0)
+
+
+def summarize(setting, doc, target_pooled):
+    """One row: the figures and the target's verdict, from one --policy all --seeds JSON."""
+    try:
+        a = doc["decrease"]["adaptive"]
+    except (KeyError, TypeError):
+        die(f"{setting}: no decrease.adaptive in the JSON (run tarema-sim --policy all --seeds N --json)")
+    row = {"setting": setting, "seeds": doc.get("seeds"), "geomean": {}, "target_pooled": target_pooled}
+    for b in BASELINES:
+        if b not in a:
+            die(f"{setting}: no decrease.adaptive.{b} in the JSON")
+        row["geomean"][b] = stat(a[b].get("geomean"), f"{setting}: decrease.adaptive.{b}.geomean")
+    row["pooled"] = stat(a.get("pooled_standard"), f"{setting}: decrease.adaptive.pooled_standard")
+    worst_sjfn, worst_any = None, None
+    for b in BASELINES:
+        for name, v in sorted((a[b].get("workflows") or {}).items()):
+            m, sd = stat(v, f"{setting}: decrease.adaptive.{b}.workflows.{name}")
+            if b == "sjfn" and (worst_sjfn is None or m < worst_sjfn[1]):
+                worst_sjfn = (name, m, sd)
+            if worst_any is None or m < worst_any[2]:
+                worst_any = (name, b, m, sd)
+    if worst_any is None:
+        die(f"{setting}: the JSON has no per-workflow figures")
+    row["worst_sjfn"], row["worst_any"] = worst_sjfn, worst_any
+    misses = []
+
+    def miss(what, got, sd, need):
+        note = " (within sd)" if got + sd >= need else ""
+        digits = 1
+        while digits < 4 and float(f"{got:.{digits}f}") >= need:
+            digits += 1  # -2.004 shows as -2.0: digits enough for the miss to show
+        shown = f"{got:.{digits}f}"
+        misses.append(f"{what} {shown} < {need:g}{note}")
+
+    p, psd = row["pooled"]
+    if target_pooled is not None and p < target_pooled:
+        miss("pooled", p, psd, target_pooled)
+    s, ssd = row["geomean"]["sjfn"]
+    if s < SJFN_TARGET:
+        miss("vs sjfn", s, ssd, SJFN_TARGET)
+    for b in BASELINES:
+        for name, v in sorted((a[b].get("workflows") or {}).items()):
+            m, sd = stat(v, f"{setting}: {b}.{name}")
+            if m < WORST_TARGET:
+                miss(f"{name} vs {b}", m, sd, WORST_TARGET)
+    row["misses"] = misses
+    return row
+
+
+def fmt(ms):
+    return f"{ms[0]:.1f} ± {ms[1]:.1f}"
+
+
+def print_table(rows):
+    print("| setting | vs round-robin | vs fair | vs fill-nodes | pooled | vs sjfn | vs tarema "
+          "| worst workflow vs sjfn | worst vs any | target |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        g = r["geomean"]
+        ws, wa = r["worst_sjfn"], r["worst_any"]
+        verdict = "met" if not r["misses"] else "missed: " + "; ".join(r["misses"])
+        print(f"| {r['setting']} | {fmt(g['round-robin'])} | {fmt(g['fair'])} | {fmt(g['fill-nodes'])} "
+              f"| {fmt(r['pooled'])} | {fmt(g['sjfn'])} | {fmt(g['tarema'])} "
+              f"| {ws[0]} {ws[1]:.1f} ± {ws[2]:.1f} | {wa[0]} {wa[2]:.1f} vs {wa[1]} | {verdict} |")
+    met = sum(1 for r in rows if not r["misses"])
+    print(f"\ntarget (pooled >= the paper's margin, vs sjfn >= {SJFN_TARGET:g} %, no workflow below "
+          f"{WORST_TARGET:g} % against any baseline): met in {met} of {len(rows)} settings")
+    return met == len(rows)
+
+
+def run_sim(sim, cluster, workload, seeds, isolate, setting):
+    cmd = [sim, "--cluster", cluster, "--workload", workload, "--policy", "all",
+           "--seeds", str(seeds), "--json"] + (["--isolate"] if isolate else [])
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        die(f"{setting}: cannot run {sim}: {e.strerror} (build it with make)")
+    if p.returncode != 0:
+        die(f"{setting}: tarema-sim exited {p.returncode}: {p.stderr.strip()}")
+    try:
+        return json.loads(p.stdout)
+    except json.JSONDecodeError as e:
+        die(f"{setting}: tarema-sim printed no JSON ({e})")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workload", help="workload YAML (docs/simulation.md 'Input')")
+    ap.add_argument("--seeds", type=int, default=10, help="seeds 1..N per setting (default 10)")
+    ap.add_argument("--modes", default="isolated,shared",
+                    help="comma-separated: isolated (--isolate), shared (default both)")
+    ap.add_argument("--cluster", action="append", metavar="NAME=FILE[:POOLED]",
+                    help="instead of the paper's two clusters; POOLED is the pooled target "
+                         "(none when omitted). Repeatable")
+    ap.add_argument("--sim", default=os.path.join(ROOT, "bin/tarema-sim"), help="tarema-sim binary")
+    ap.add_argument("--save-json", metavar="DIR", help="keep each setting's JSON in DIR")
+    ap.add_argument("--from-json", nargs="+", metavar="FILE",
+                    help="tabulate JSON saved by --save-json instead of running")
+    ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    args = ap.parse_args()
+
+    rows = []
+    if args.from_json:
+        for f in args.from_json:
+            try:
+                with open(f) as fh:
+                    saved = json.load(fh)
+            except OSError as e:
+                die(f"{f}: {e.strerror}")
+            except json.JSONDecodeError as e:
+                die(f"{f}: not JSON ({e})")
+            if not isinstance(saved, dict) or "setting" not in saved or "sim" not in saved:
+                die(f"{f}: not a file written by --save-json (needs setting and sim)")
+            rows.append(summarize(saved["setting"], saved["sim"], saved.get("target_pooled")))
+        ok = print_table(rows)
+        return 1 if args.check and not ok else 0
+
+    if not args.workload:
+        die("--workload FILE is required (or --from-json)")
+    if not os.path.isfile(args.workload):
+        die(f"{args.workload}: no such workload file")
+    if args.seeds < 1:
+        die(f"--seeds must be at least 1, not {args.seeds}")
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    for m in modes:
+        if m not in ("isolated", "shared"):
+            die(f"--modes: unknown mode {m!r} (isolated, shared)")
+    clusters = DEFAULT_CLUSTERS
+    if args.cluster:
+        clusters = []
+        for c in args.cluster:
+            name, sep, rest = c.partition("=")
+            if not sep or not name or not rest:
+                die(f"--cluster {c!r}: expected NAME=FILE[:POOLED]")
+            path, target = rest, None
+            head, colon, tail = rest.rpartition(":")
+            if colon and head:
+                try:  # a path may hold a colon: only a number after the last one is POOLED
+                    path, target = head, float(tail)
+                except ValueError:
+                    pass
+            if not os.path.isfile(path):
+                die(f"--cluster {c!r}: no such cluster file {path}")
+            clusters.append((name, path, target))
+    if args.save_json:
+        os.makedirs(args.save_json, exist_ok=True)
+
+    settings = [(c, m) for c in clusters for m in modes]
+    for i, ((name, path, target), mode) in enumerate(settings, 1):
+        setting = f"{name}, {mode}"
+        print(f"[{i}/{len(settings)}] {setting}: {args.seeds} seeds, every policy ...",
+              file=sys.stderr, end="", flush=True)
+        t0 = time.monotonic()
+        doc = run_sim(args.sim, path, args.workload, args.seeds, mode == "isolated", setting)
+        print(f" {time.monotonic() - t0:.1f} s", file=sys.stderr, flush=True)
+        if args.save_json:
+            out = os.path.join(args.save_json, f"{name.replace(';', '')}-{mode}.json")
+            with open(out, "w") as fh:
+                json.dump({"setting": setting, "target_pooled": target, "workload": args.workload,
+                           "sim": doc}, fh)
+        rows.append(summarize(setting, doc, target))
+    ok = print_table(rows)
+    return 1 if args.check and not ok else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
