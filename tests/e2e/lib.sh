@@ -39,3 +39,9 @@ lotaru_dir() {
   done
   echo "${TAREMA_DATA:-$REPO_ROOT/../shared/data/lotaru}"
 }
+# lotaru_scenario NAME DEST: sim/scenarios/NAME.yaml copied to DEST with its relative lotaru
+# paths (written for a checkout next to ../shared) pointed at lotaru_dir, so it runs from a
+# clone anywhere.
+lotaru_scenario() {
+  sed "s#\.\./\.\./\.\./shared/data/lotaru#$(lotaru_dir)#g" "$REPO_ROOT/sim/scenarios/$1.yaml" >"$2"
+}

@@ -31,7 +31,7 @@ check "same seed same output" bash -c "diff <('$SIM' --cluster '$FX/tiny-cluster
 # at lotaru_dir runs from a clone anywhere (as make demo does).
 LOTARU=$(lotaru_dir)
 NF5="$TMP/nfcore5.yaml"
-sed "s#\.\./\.\./\.\./shared/data/lotaru#$LOTARU#g" "$REPO_ROOT/sim/scenarios/nfcore5.yaml" >"$NF5"
+lotaru_scenario nfcore5 "$NF5"
 if [ -f "$LOTARU/chipseq_n1.csv" ]; then
   for cl in 555 5442; do
     check "paper cluster $cl, five workflows, all policies" bash -c "'$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-$cl.yaml' --workload '$NF5' --policy all --isolate | grep -q 'pooled'"
@@ -39,8 +39,8 @@ if [ -f "$LOTARU/chipseq_n1.csv" ]; then
   # nfcore-inputs.yaml: the lotaru input sets nfcore5 does not use, selected by label; the rows
   # per machine type are chipseq train-1 175 + test 75, eager train-1 130 + test 78, 7 runs each
   NFI="$TMP/nfcore-inputs.yaml"
-  sed "s#\.\./\.\./\.\./shared/data/lotaru#$LOTARU#g" "$REPO_ROOT/sim/scenarios/nfcore-inputs.yaml" >"$NFI"
-  check "nfcore-inputs: four workflows from their own input sets" bash -c "'$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$NFI' --policy adaptive --json | python3 -c 'import json,sys; d=json.load(sys.stdin); r=d[\"results\"][0] if \"results\" in d else d; assert r[\"tasks\"] == 7 * (175 + 75 + 130 + 78), r[\"tasks\"]; assert sorted(w[\"name\"] for w in r[\"workflows\"]) == [\"chipseq-test\", \"chipseq-train-1\", \"eager-test\", \"eager-train-1\"]'"
+  lotaru_scenario nfcore-inputs "$NFI"
+  check "nfcore-inputs: four workflows from their own input sets" bash -c "'$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$NFI' --policy adaptive --json | python3 -c 'import json,sys; r=json.load(sys.stdin); assert r[\"tasks\"] == 7 * (175 + 75 + 130 + 78), r[\"tasks\"]; assert sorted(w[\"name\"] for w in r[\"workflows\"]) == [\"chipseq-test\", \"chipseq-train-1\", \"eager-test\", \"eager-train-1\"]'"
   # the calibrated model (default) and --ideal differ; --seeds reports mean and spread with
   # tarema next to adaptive
   check "calibrated differs from --ideal" bash -c "! diff -q <('$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$NF5' --isolate --json | grep -v wall_s) <('$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$NF5' --isolate --ideal --json | grep -v wall_s) >/dev/null"

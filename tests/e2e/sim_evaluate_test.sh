@@ -71,7 +71,7 @@ if [ "$rc" = 0 ] && echo "$out" | qgrep 'met in 0 of 1'; then pass "without --ch
 #    on other inputs"): the target holds in all four settings
 LOTARU=$(lotaru_dir)
 if [ -f "$LOTARU/chipseq_n1.csv" ]; then
-  sed "s#\.\./\.\./\.\./shared/data/lotaru#$LOTARU#g" "$REPO_ROOT/sim/scenarios/nfcore-inputs.yaml" >"$TMP/nfcore-inputs.yaml"
+  lotaru_scenario nfcore-inputs "$TMP/nfcore-inputs.yaml"
   out=$("${EVAL[@]}" --workload "$TMP/nfcore-inputs.yaml" --check 2>/dev/null); rc=$?
   if [ "$rc" = 0 ] && echo "$out" | qgrep 'met in 4 of 4 settings'; then
     pass "nfcore-inputs: the target met on both paper clusters, isolated and shared"

@@ -13,7 +13,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
 LOTARU=$(lotaru_dir) # the scenario's relative paths, pointed at the data wherever it is
-sed "s#\.\./\.\./\.\./shared/data/lotaru#$LOTARU#g" "$SC/gang-resv.yaml" >"$TMP/gang-resv.yaml"
+lotaru_scenario gang-resv "$TMP/gang-resv.yaml"
 if [ -f "$LOTARU/chipseq_n1.csv" ]; then
   check "scenario runs with a gantt" bash -c "'$SIM' --cluster '$SC/cluster-555.yaml' --workload '$TMP/gang-resv.yaml' --gantt '$TMP/g.svg' --json > '$TMP/r.json'"
   check "svg defines the hatch pattern" grep -q '<pattern id="resv-hatch"' "$TMP/g.svg"
