@@ -86,6 +86,8 @@ static int run_case(const char *label, const sim_cluster *c, const sim_workload 
     sim_opts o;
     sim_opts_default(&o);
     o.policy = policy;
+    /* the scale figures time the given tasks; a history run would double them */
+    o.history_runs = 0;
     tm_err err = {0};
     double t0 = now_s(), c0 = cpu_s();
     sim_result *r = isolate ? sim_run_isolated(c, w, &o, &err) : sim_run(c, w, &o, &err);

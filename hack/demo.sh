@@ -272,8 +272,9 @@ say "7/11 simulated makespans (tarema-sim: same policy code, simulated clock)"
 cat <<'TXT'
   Placement on kwok nodes shows decisions, not run times (fake pods do no work). Makespans come
   from the simulator: the paper's 5;4;4;2 cluster and five nf-core-shaped workflows (chipseq and
-  eager from the Lotaru measurements), seven runs each. kube-scheduler's default scoring spreads
-  by free resources (LeastAllocated), which is the "fair" baseline here.
+  eager from the Lotaru measurements), seven measured runs each after one run that only builds
+  history (the paper's protocol, --history-runs). kube-scheduler's default scoring spreads by
+  free resources (LeastAllocated), which is the "fair" baseline here.
 TXT
 # The scenario names the measurements relative to a checkout next to the shared data; point it
 # at $LOTARU instead, so the demo works from a clone anywhere.

@@ -29,6 +29,7 @@ void sim_opts_default(sim_opts *o) {
     o->calibrated = true;
     o->reshuffle_runs = true;
     o->noise_sigma = SIM_NOISE_SIGMA_DEFAULT;
+    o->history_runs = SIM_HISTORY_RUNS_DEFAULT;
 }
 
 void sim_opts_ideal(sim_opts *o) {
@@ -37,6 +38,7 @@ void sim_opts_ideal(sim_opts *o) {
     o->calibrated = false;
     o->reshuffle_runs = false;
     o->noise_sigma = 0;
+    o->history_runs = 0;
 }
 
 typedef struct task {
@@ -85,7 +87,7 @@ typedef struct resv_st {
 } resv_st;
 
 typedef struct run {
-    int wf, idx; /* workflow, run number within it */
+    int wf, idx; /* workflow, run number within it: history runs first (idx < sim.hruns) */
     double arrival, end;
     long base; /* first task index */
     long left;
@@ -141,6 +143,9 @@ typedef struct sim {
     run *runs;
     int nruns;
     int *first_run; /* per workflow, index in runs */
+    int hruns;      /* history runs per workflow (sim_opts.history_runs) */
+    int hruns_left; /* workflows whose last history run has not yet ended */
+    double t_bench; /* when the measured runs began: every history run had ended */
     wfinfo *wi;
     event *ev;
     size_t nev, capev;
@@ -493,15 +498,35 @@ out:
     return rc;
 }
 
+/* The measured runs' arrivals, relative to now (t_bench): explicit ones all known now;
+ * start/runs/gap chain run by run. */
+static int measured_arrivals(sim *s) {
+    s->t_bench = s->now;
+    for (int i = 0; i < s->w->nworkflows; i++) {
+        const sim_workflow *wf = &s->w->wfs[i];
+        int r0 = s->first_run[i] + s->hruns;
+        if (wf->narrivals) {
+            for (int k = 0; k < wf->narrivals; k++)
+                if (ev_push(s, s->now + wf->arrivals[k], EV_ARRIVE, r0 + k, 0) < 0)
+                    return -1;
+        } else if (ev_push(s, s->now + wf->start, EV_ARRIVE, r0, 0) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int build_workflows(sim *s) {
     const sim_workload *w = s->w;
     int nprocs_total = 0;
     s->nruns = 0;
     s->ntasks = 0;
+    s->hruns = s->o->history_runs > 0 ? s->o->history_runs : 0;
+    s->hruns_left = s->hruns ? w->nworkflows : 0;
     for (int i = 0; i < w->nworkflows; i++) {
         nprocs_total += w->wfs[i].nprocs;
-        s->nruns += w->wfs[i].runs;
-        s->ntasks += (long)w->wfs[i].runs * w->wfs[i].tasks_per_run;
+        s->nruns += s->hruns + w->wfs[i].runs;
+        s->ntasks += (long)(s->hruns + w->wfs[i].runs) * w->wfs[i].tasks_per_run;
     }
     s->shapes = calloc((size_t)nprocs_total + 1, sizeof *s->shapes);
     s->wi = calloc((size_t)w->nworkflows, sizeof *s->wi);
@@ -564,7 +589,7 @@ static int build_workflows(sim *s) {
             }
         }
         s->first_run[i] = r;
-        for (int k = 0; k < wf->runs; k++, r++) {
+        for (int k = 0; k < s->hruns + wf->runs; k++, r++) {
             run *ru = &s->runs[r];
             ru->wf = i;
             ru->idx = k;
@@ -591,15 +616,12 @@ static int build_workflows(sim *s) {
             }
             base += wf->tasks_per_run;
         }
-        /* arrivals: explicit ones all known now; start/runs/gap chain run by run */
-        if (wf->narrivals) {
-            for (int k = 0; k < wf->narrivals; k++)
-                if (ev_push(s, wf->arrivals[k], EV_ARRIVE, s->first_run[i] + k, 0) < 0)
-                    return -1;
-        } else if (ev_push(s, wf->start, EV_ARRIVE, s->first_run[i], 0) < 0) {
+        /* history runs first, all at once; the measured runs arrive after the last of them */
+        if (s->hruns && ev_push(s, 0, EV_ARRIVE, s->first_run[i], 0) < 0)
             return -1;
-        }
     }
+    if (!s->hruns && measured_arrivals(s) < 0)
+        return -1;
     s->running = calloc((size_t)s->c->nnodes, sizeof *s->running);
     s->nrunning = calloc((size_t)s->c->nnodes, sizeof *s->nrunning);
     s->caprunning = calloc((size_t)s->c->nnodes, sizeof *s->caprunning);
@@ -1109,9 +1131,17 @@ static int finish_task(sim *s, long ti) {
     if (--ru->left == 0) {
         ru->end = s->now;
         s->hist[t->wf].structure_known = true;
-        if (!wf->narrivals && ru->idx + 1 < wf->runs &&
-            ev_push(s, s->now + wf->gap, EV_ARRIVE, t->run + 1, 0) < 0)
+        if (ru->idx < s->hruns) { /* a history run: the next one, or when all ended, the bench */
+            if (ru->idx + 1 < s->hruns) {
+                if (ev_push(s, s->now + wf->gap, EV_ARRIVE, t->run + 1, 0) < 0)
+                    return -1;
+            } else if (--s->hruns_left == 0 && measured_arrivals(s) < 0) {
+                return -1;
+            }
+        } else if (!wf->narrivals && ru->idx + 1 < s->hruns + wf->runs &&
+                   ev_push(s, s->now + wf->gap, EV_ARRIVE, t->run + 1, 0) < 0) {
             return -1;
+        }
     }
     return 0;
 }
@@ -1322,24 +1352,31 @@ static int collect_gangs_resvs(const sim *s, sim_result *r) {
     r->holds = calloc((size_t)nh + 1, sizeof *r->holds);
     if (!r->gangs || !r->resvs || !r->holds)
         return -1;
+    double t0 = s->t_bench;
     for (int i = 0; i < s->ngangs; i++) {
         const gang_st *g = &s->gangs[i];
         const task *t = &s->tasks[g->first];
-        r->gangs[r->ngangs++] = (sim_gang_rec){t->wf,   s->runs[t->run].idx, t->proc,     g->index,
-                                               g->size, g->attempts,         g->complete, g->start};
+        int ri = s->runs[t->run].idx - s->hruns;
+        if (ri >= 0)
+            r->gangs[r->ngangs++] =
+                (sim_gang_rec){t->wf,   ri,          t->proc,          g->index,
+                               g->size, g->attempts, g->complete - t0, g->start - t0};
     }
     for (int i = 0; i < s->nresvs; i++) {
         const resv_st *rs = &s->resvs[i];
+        int ri = s->runs[rs->run].idx - s->hruns;
+        if (ri < 0)
+            continue;
         sim_resv_rec *x = &r->resvs[r->nresvs++];
         x->wf = rs->wf;
-        x->run = s->runs[rs->run].idx;
+        x->run = ri;
         x->proc = rs->proc;
         x->count = s->w->wfs[rs->wf].procs[rs->proc].instances;
         snprintf(x->phase, sizeof x->phase, "%s", resv_phase_name(rs->phase));
         snprintf(x->reason, sizeof x->reason, "%s", rs->reason);
-        x->start = rs->start;
-        x->end = rs->end;
-        x->released = rs->released;
+        x->start = rs->start - t0;
+        x->end = rs->end - t0;
+        x->released = rs->released - t0;
         x->used_core_s = rs->used_core_s;
         x->first_hold = r->nholds;
         x->nholds = rs->nholds;
@@ -1360,9 +1397,8 @@ static sim_result *collect(sim *s) {
     snprintf(r->policy, sizeof r->policy, "%s", s->o->policy);
     r->cluster = s->c;
     r->workload = s->w;
-    r->tasks = s->ntasks;
     r->sched_attempts = s->attempts;
-    r->nruns = s->nruns;
+    r->history_runs = s->hruns;
     r->ngroups = s->c->ngroups;
     r->wf = calloc((size_t)s->w->nworkflows, sizeof *r->wf);
     r->runs = calloc((size_t)s->nruns + 1, sizeof *r->runs);
@@ -1373,17 +1409,24 @@ static sim_result *collect(sim *s) {
         sim_result_free(r);
         return NULL;
     }
-    double t0 = INFINITY;
+    /* Only the measured runs count; times are from when they began (t_bench). The history
+     * runs show only as their mean makespan. */
+    double t0 = INFINITY, tb = s->t_bench;
     for (int i = 0; i < s->nruns; i++) {
         const run *ru = &s->runs[i];
-        r->runs[i] = (sim_run_rec){ru->wf, ru->idx, ru->arrival, ru->end};
-        if (ru->arrival < t0)
-            t0 = ru->arrival;
         sim_wf_stats *ws = &r->wf[ru->wf];
         double m = ru->end - ru->arrival;
+        int idx = ru->idx - s->hruns;
+        if (idx < 0) {
+            ws->makespan_history += m;
+            continue;
+        }
+        r->runs[r->nruns++] = (sim_run_rec){ru->wf, idx, ru->arrival - tb, ru->end - tb};
+        if (ru->arrival - tb < t0)
+            t0 = ru->arrival - tb;
         ws->runs++;
         ws->makespan_mean += m;
-        if (ru->idx == 0)
+        if (idx == 0)
             ws->makespan_first = m;
         else
             ws->makespan_rest_mean += m;
@@ -1392,6 +1435,7 @@ static sim_result *collect(sim *s) {
         sim_wf_stats *ws = &r->wf[i];
         ws->makespan_rest_mean = ws->runs > 1 ? ws->makespan_rest_mean / (ws->runs - 1) : NAN;
         ws->makespan_mean /= ws->runs ? ws->runs : 1;
+        ws->makespan_history = s->hruns ? ws->makespan_history / s->hruns : NAN;
     }
     for (int i = 0; i < s->c->nnodes; i++) {
         sim_group_stats *g = &r->groups[s->c->nodes[i].group];
@@ -1401,11 +1445,13 @@ static sim_result *collect(sim *s) {
     double sum_rt = 0, sum_pend = 0;
     for (long i = 0; i < s->ntasks; i++) {
         const task *t = &s->tasks[i];
+        if (s->runs[t->run].idx < s->hruns)
+            continue;
         double rt = t->end - t->start;
         sum_rt += rt;
         sum_pend += t->start - t->ready;
-        if (t->end > r->horizon)
-            r->horizon = t->end;
+        if (t->end - tb > r->horizon)
+            r->horizon = t->end - tb;
         sim_wf_stats *ws = &r->wf[t->wf];
         ws->tasks++;
         ws->task_runtime_mean += rt;
@@ -1414,8 +1460,11 @@ static sim_result *collect(sim *s) {
         g->tasks++;
         g->busy_core_s += rt * s->w->wfs[t->wf].procs[t->proc].req_cpu;
         if (r->task_recs)
-            r->task_recs[i] = (sim_task_rec){
-                t->wf, s->runs[t->run].idx, t->proc, t->inst, t->node, t->ready, t->start, t->end};
+            r->task_recs[r->tasks] = (sim_task_rec){t->wf,         s->runs[t->run].idx - s->hruns,
+                                                    t->proc,       t->inst,
+                                                    t->node,       t->ready - tb,
+                                                    t->start - tb, t->end - tb};
+        r->tasks++;
     }
     for (int i = 0; i < s->w->nworkflows; i++) {
         sim_wf_stats *ws = &r->wf[i];
@@ -1429,8 +1478,8 @@ static sim_result *collect(sim *s) {
         r->groups[g].utilisation = span > 0 && r->groups[g].cores > 0
                                        ? r->groups[g].busy_core_s / (r->groups[g].cores * span)
                                        : 0;
-    r->task_runtime_mean = s->ntasks ? sum_rt / (double)s->ntasks : 0;
-    r->pending_mean = s->ntasks ? sum_pend / (double)s->ntasks : 0;
+    r->task_runtime_mean = r->tasks ? sum_rt / (double)r->tasks : 0;
+    r->pending_mean = r->tasks ? sum_pend / (double)r->tasks : 0;
     if (collect_gangs_resvs(s, r) < 0) {
         sim_result_free(r);
         return NULL;
@@ -1635,6 +1684,7 @@ sim_result *sim_run_isolated(const sim_cluster *c, const sim_workload *w, const 
     m->cluster = c;
     m->workload = w;
     m->ngroups = c->ngroups;
+    m->history_runs = opts->history_runs > 0 ? opts->history_runs : 0;
     double offset = 0, sum_rt = 0, sum_pend = 0;
     for (int i = 0; i < w->nworkflows; i++) {
         sim_workload sub = {.nworkflows = 1, .wfs = &w->wfs[i]};

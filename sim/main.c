@@ -41,6 +41,8 @@ static void usage(FILE *f) {
            "                    (the calibrated model has contention on; docs/simulation.md)\n"
            "  --ideal           the ideal model: no contention, no noise, one node shuffle\n"
            "  --noise SIGMA     lognormal run-to-run noise of task runtimes (default 0.09, 0 off)\n"
+           "  --history-runs N  runs of each workflow before the measured ones that only build\n"
+           "                    history (the paper's protocol; default 1, --ideal 0)\n"
            "  --seeds N         run seeds 1..N and report mean and spread over them\n"
            "  --json            print JSON instead of tables\n"
            "  --gantt FILE.svg  draw which task ran where and when (with several policies:\n"
@@ -146,15 +148,16 @@ int main(int argc, char **argv) {
                                              {"ideal", no_argument, 0, 'I'},
                                              {"noise", required_argument, 0, 'n'},
                                              {"seeds", required_argument, 0, 'S'},
+                                             {"history-runs", required_argument, 0, 'H'},
                                              {0, 0, 0, 0}};
     const char *cluster_path = NULL, *workload_path = NULL, *policy = "tarema", *gantt = NULL;
-    int isolate = 0, as_json = 0, ideal = 0, contention = 0, nseeds = 0;
+    int isolate = 0, as_json = 0, ideal = 0, contention = 0, nseeds = 0, hruns = -1;
     double noise = NAN;
     sim_opts o;
     sim_opts_default(&o);
     tm_log_configure("warn", "text");
     int ch;
-    while ((ch = getopt_long(argc, argv, "c:w:p:s:iCjg:Nl:hIn:S:", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "c:w:p:s:iCjg:Nl:hIn:S:H:", longopts, NULL)) != -1) {
         char *end;
         switch (ch) {
         case 'c':
@@ -196,6 +199,14 @@ int main(int argc, char **argv) {
                 return 2;
             }
             break;
+        case 'H':
+            hruns = (int)strtol(optarg, &end, 10);
+            if (*end || !*optarg || hruns < 0 || hruns > 100) {
+                fprintf(stderr, "tarema-sim: --history-runs '%s' is not a count from 0 to 100\n",
+                        optarg);
+                return 2;
+            }
+            break;
         case 'j':
             as_json = 1;
             break;
@@ -229,8 +240,11 @@ int main(int argc, char **argv) {
         o.calibrated = m.calibrated;
         o.reshuffle_runs = m.reshuffle_runs;
         o.noise_sigma = m.noise_sigma;
+        o.history_runs = m.history_runs;
         o.contention = contention;
     }
+    if (hruns >= 0)
+        o.history_runs = hruns;
     if (!isnan(noise))
         o.noise_sigma = noise;
     if (nseeds > 0)

@@ -2,9 +2,9 @@
 # sim_evaluate_test.sh: hack/sim-evaluate.py as a user runs it to check issue 16's target on their
 # own workflows: a run through the real tarema-sim (rows per setting, JSON saved and tabulated
 # again to the same table), the verdict on hand-made figures (each of the three targets missed,
-# "within sd", --check's exit status), the real-measurement scenario nfcore-inputs.yaml, and bad
-# input (a workload tarema-sim refuses, a file that is not its JSON, a bad option) naming the
-# problem with exit status 2. Needs no cluster or database.
+# "within sd", --check's exit status), --history-runs passed on, the real-measurement scenario
+# nfcore-inputs.yaml, and bad input (a workload tarema-sim refuses, a file that is not its JSON,
+# a bad option) naming the problem with exit status 2. Needs no cluster or database.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 EVAL=(python3 "$REPO_ROOT/hack/sim-evaluate.py" --sim "$BIN/tarema-sim")
@@ -33,6 +33,12 @@ PY
 )
 col=$(grep '^| tiny, shared |' <<<"$out" | awk -F' [|] ' '{print $5}')
 check "pooled column from tarema-sim's JSON ($pooled)" test "$col" = "$pooled"
+# the paper's protocol by default (one history run); --history-runs reaches tarema-sim
+hr() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sim"]["history_runs"])' "$1"; }
+check "one history run by default" test "$(hr "$TMP/j/tiny-shared.json")" = 1
+"${EVAL[@]}" --workload "$FX/tiny-workload.yaml" --cluster "tiny=$FX/tiny-cluster.yaml:0" --modes shared \
+  --seeds 1 --history-runs 0 --save-json "$TMP/h0" >/dev/null 2>&1
+check "--history-runs 0 passed on to tarema-sim" test "$(hr "$TMP/h0/tiny-shared.json" 2>&1)" = 0
 
 # 2. the verdict on hand-made figures: one setting meets everything, one misses each target
 mk() { # file setting target_pooled pooled pooled_sd sjfn worst_fair worst_fair_sd
@@ -104,4 +110,6 @@ out=$("${EVAL[@]}" --workload "$FX/tiny-workload.yaml" --cluster "x=$TMP/none.ya
 if [ "$rc" = 2 ] && echo "$out" | qgrep "no such cluster file $TMP/none.yaml"; then pass "missing cluster file refused"; else fail "missing cluster file refused" "rc=$rc: $out"; fi
 out=$("${EVAL[@]}" 2>&1); rc=$?
 if [ "$rc" = 2 ] && echo "$out" | qgrep -- '--workload FILE is required'; then pass "no workload refused"; else fail "no workload refused" "rc=$rc: $out"; fi
+out=$("${EVAL[@]}" --workload "$FX/tiny-workload.yaml" --history-runs 101 2>&1); rc=$?
+if [ "$rc" = 2 ] && echo "$out" | qgrep -- '--history-runs must be from 0 to 100, not 101'; then pass "bad --history-runs refused"; else fail "bad --history-runs refused" "rc=$rc: $out"; fi
 summary

@@ -9,26 +9,7 @@
 #include "lib/yamljson.h"
 #include "sim/engine.h"
 #include "sim/model.h"
-
-static sim_cluster *cluster_of(const char *yaml) {
-    tm_err err = {0};
-    json_t *j = tm_yaml_parse(yaml, strlen(yaml), "cluster", &err);
-    sim_cluster *c = j ? sim_cluster_from_json(j, "cluster", 1, &err) : NULL;
-    json_decref(j);
-    if (!c)
-        printf("    cluster: %s\n", err.msg);
-    return c;
-}
-
-static sim_workload *workload_of(const char *yaml, const sim_cluster *c) {
-    tm_err err = {0};
-    json_t *j = tm_yaml_parse(yaml, strlen(yaml), "workload", &err);
-    sim_workload *w = j && c ? sim_workload_from_json(j, "workload", NULL, c, &err) : NULL;
-    json_decref(j);
-    if (!w)
-        printf("    workload: %s\n", err.msg);
-    return w;
-}
+#include "sim_yaml.h"
 
 /* CPU term alone: 12 busy cores on 8, a task with compute share 0.7:
  * 1 + 0.7 * (12 / 8 - 1) = 1.35; at 6 busy cores nothing is oversubscribed: 1. */
@@ -78,17 +59,17 @@ static void test_speedup_sens(void) {
  * sensitivity min(1, 100 % / 100 %) = 1: 10 * 2 / 4 = 5. */
 static void test_fitted_runtime(void) {
     sim_cluster *c =
-        cluster_of("node_types:\n"
-                   "  - {name: slow, count: 1, cores: 2, memory: 4Gi, speed: {cpu: 1}}\n"
-                   "  - {name: mid, count: 1, cores: 2, memory: 4Gi, speed: {cpu: 2}}\n"
-                   "  - {name: fast, count: 1, cores: 2, memory: 4Gi, speed: {cpu: 4}}\n");
-    sim_workload *w = workload_of("workflows:\n"
-                                  "  - name: f\n"
-                                  "    requests: {cpu: 1, memory: 1Gi}\n"
-                                  "    processes:\n"
-                                  "      - {name: A, instances: 1, usage: {cpu_pct: 100},\n"
-                                  "         runtime: {slow: 15, mid: 10}}\n",
-                                  c);
+        sim_yaml_cluster("node_types:\n"
+                         "  - {name: slow, count: 1, cores: 2, memory: 4Gi, speed: {cpu: 1}}\n"
+                         "  - {name: mid, count: 1, cores: 2, memory: 4Gi, speed: {cpu: 2}}\n"
+                         "  - {name: fast, count: 1, cores: 2, memory: 4Gi, speed: {cpu: 4}}\n");
+    sim_workload *w = sim_yaml_workload("workflows:\n"
+                                        "  - name: f\n"
+                                        "    requests: {cpu: 1, memory: 1Gi}\n"
+                                        "    processes:\n"
+                                        "      - {name: A, instances: 1, usage: {cpu_pct: 100},\n"
+                                        "         runtime: {slow: 15, mid: 10}}\n",
+                                        c);
     CHECK(w != NULL);
     if (w) {
         const sim_workflow *wf = &w->wfs[0];
@@ -149,16 +130,17 @@ static void test_noise(void) {
  * with compute share 1: 4 busy cores on 2, slowdown 1 + (4 / 2 - 1) = 2. Y ends at 8, X has 6 s
  * left alone: 14 (the ideal model without contention: 10). */
 static void test_engine_calibrated(void) {
-    sim_cluster *c = cluster_of("node_types:\n  - {name: one, count: 1, cores: 2, memory: 4Gi}\n");
-    sim_workload *w = workload_of("workflows:\n"
-                                  "  - name: pair\n"
-                                  "    requests: {cpu: 1, memory: 1Gi}\n"
-                                  "    processes:\n"
-                                  "      - {name: X, instances: 1, base_runtime: 10,\n"
-                                  "         usage: {cpu_pct: 200}, sensitivity: {cpu: 1}}\n"
-                                  "      - {name: Y, instances: 1, base_runtime: 4,\n"
-                                  "         usage: {cpu_pct: 200}, sensitivity: {cpu: 1}}\n",
-                                  c);
+    sim_cluster *c =
+        sim_yaml_cluster("node_types:\n  - {name: one, count: 1, cores: 2, memory: 4Gi}\n");
+    sim_workload *w = sim_yaml_workload("workflows:\n"
+                                        "  - name: pair\n"
+                                        "    requests: {cpu: 1, memory: 1Gi}\n"
+                                        "    processes:\n"
+                                        "      - {name: X, instances: 1, base_runtime: 10,\n"
+                                        "         usage: {cpu_pct: 200}, sensitivity: {cpu: 1}}\n"
+                                        "      - {name: Y, instances: 1, base_runtime: 4,\n"
+                                        "         usage: {cpu_pct: 200}, sensitivity: {cpu: 1}}\n",
+                                        c);
     sim_opts o;
     sim_opts_default(&o);
     o.policy = "fair";
@@ -221,15 +203,16 @@ static int distinct_nodes(const sim_cluster *c, const sim_workload *w, bool per_
 }
 
 static void test_reshuffle_per_run(void) {
-    sim_cluster *c = cluster_of("node_types:\n  - {name: one, count: 16, cores: 2, memory: 4Gi}\n");
-    sim_workload *w = workload_of("workflows:\n"
-                                  "  - name: r\n"
-                                  "    runs: 8\n"
-                                  "    gap: 1\n"
-                                  "    requests: {cpu: 1, memory: 1Gi}\n"
-                                  "    processes:\n"
-                                  "      - {name: A, instances: 1, base_runtime: 10}\n",
-                                  c);
+    sim_cluster *c =
+        sim_yaml_cluster("node_types:\n  - {name: one, count: 16, cores: 2, memory: 4Gi}\n");
+    sim_workload *w = sim_yaml_workload("workflows:\n"
+                                        "  - name: r\n"
+                                        "    runs: 8\n"
+                                        "    gap: 1\n"
+                                        "    requests: {cpu: 1, memory: 1Gi}\n"
+                                        "    processes:\n"
+                                        "      - {name: A, instances: 1, base_runtime: 10}\n",
+                                        c);
     CHECK(w != NULL);
     if (w) {
         CHECK_INT(distinct_nodes(c, w, false), 1);

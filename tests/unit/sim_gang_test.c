@@ -10,16 +10,7 @@
 #include "lib/yamljson.h"
 #include "sim/engine.h"
 #include "sim/model.h"
-
-static sim_cluster *cluster_of(const char *yaml) {
-    tm_err err = {0};
-    json_t *j = tm_yaml_parse(yaml, strlen(yaml), "cluster", &err);
-    sim_cluster *c = j ? sim_cluster_from_json(j, "cluster", 1, &err) : NULL;
-    json_decref(j);
-    if (!c)
-        printf("    cluster: %s\n", err.msg);
-    return c;
-}
+#include "sim_yaml.h"
 
 /* The workload, or NULL with the loader's message in msg. */
 static sim_workload *workload_of(const char *yaml, const sim_cluster *c, char *msg, size_t cap) {
@@ -40,7 +31,7 @@ typedef struct fixture {
 static bool simulate(fixture *f, const char *cluster, const char *workload) {
     char msg[1024];
     memset(f, 0, sizeof *f);
-    f->c = cluster_of(cluster);
+    f->c = sim_yaml_cluster(cluster);
     f->w = f->c ? workload_of(workload, f->c, msg, sizeof msg) : NULL;
     if (f->c && !f->w)
         printf("    workload: %s\n", msg);
@@ -317,7 +308,7 @@ static void test_walltime_history_wins(void) {
 }
 
 static void check_bad(const char *wl, const char *want1, const char *want2) {
-    sim_cluster *c = cluster_of(four_slots);
+    sim_cluster *c = sim_yaml_cluster(four_slots);
     char msg[1024];
     sim_workload *w = c ? workload_of(wl, c, msg, sizeof msg) : NULL;
     CHECK(c && !w);

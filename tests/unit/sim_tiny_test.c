@@ -9,26 +9,7 @@
 #include "lib/yamljson.h"
 #include "sim/engine.h"
 #include "sim/model.h"
-
-static sim_cluster *cluster_of(const char *yaml) {
-    tm_err err = {0};
-    json_t *j = tm_yaml_parse(yaml, strlen(yaml), "cluster", &err);
-    sim_cluster *c = j ? sim_cluster_from_json(j, "cluster", 1, &err) : NULL;
-    json_decref(j);
-    if (!c)
-        printf("    cluster: %s\n", err.msg);
-    return c;
-}
-
-static sim_workload *workload_of(const char *yaml, const sim_cluster *c) {
-    tm_err err = {0};
-    json_t *j = tm_yaml_parse(yaml, strlen(yaml), "workload", &err);
-    sim_workload *w = j && c ? sim_workload_from_json(j, "workload", NULL, c, &err) : NULL;
-    json_decref(j);
-    if (!w)
-        printf("    workload: %s\n", err.msg);
-    return w;
-}
+#include "sim_yaml.h"
 
 static sim_result *run(const sim_cluster *c, const sim_workload *w, const char *policy,
                        bool contention) {
@@ -49,8 +30,8 @@ static sim_result *run(const sim_cluster *c, const sim_workload *w, const char *
  * (free all three with release). NULL when any step failed (printed). */
 static sim_result *simulate(const char *cluster_yaml, const char *workload_yaml, const char *policy,
                             bool contention, sim_cluster **c, sim_workload **w) {
-    *c = cluster_of(cluster_yaml);
-    *w = *c ? workload_of(workload_yaml, *c) : NULL;
+    *c = sim_yaml_cluster(cluster_yaml);
+    *w = *c ? sim_yaml_workload(workload_yaml, *c) : NULL;
     return *w ? run(*c, *w, policy, contention) : NULL;
 }
 
@@ -82,7 +63,7 @@ static const char *tiny_workload =
     "         usage: {cpu_pct: 100, peak_rss: 1Gi}}\n";
 
 static void test_tiny_grouping(void) {
-    sim_cluster *c = cluster_of(tiny_cluster);
+    sim_cluster *c = sim_yaml_cluster(tiny_cluster);
     CHECK(c != NULL);
     if (!c)
         return;
@@ -129,8 +110,8 @@ static void test_tiny_policies(void) {
         double run1, run2;
     } want[] = {{"tarema", 20, 10},     {"fair", 20, 20}, {"round-robin", 20, 12},
                 {"fill-nodes", 12, 12}, {"sjfn", 12, 12}, {"adaptive", 20, 10}};
-    sim_cluster *c = cluster_of(tiny_cluster);
-    sim_workload *w = workload_of(tiny_workload, c);
+    sim_cluster *c = sim_yaml_cluster(tiny_cluster);
+    sim_workload *w = sim_yaml_workload(tiny_workload, c);
     CHECK(w != NULL);
     for (size_t i = 0; w && i < sizeof want / sizeof want[0]; i++) {
         sim_result *r = run(c, w, want[i].policy, false);
@@ -328,11 +309,11 @@ static void test_after_and_after_each(void) {
 /* Relative speeds alone (no bench figures) group like figures would: two groups, the faster
  * type labelled higher. */
 static void test_speed_only_grouping(void) {
-    sim_cluster *c =
-        cluster_of("node_types:\n"
-                   "  - {name: old, count: 3, cores: 4, memory: 8Gi, speed: {cpu: 1, mem: 1}}\n"
-                   "  - {name: new, count: 2, cores: 4, memory: 8Gi,\n"
-                   "     speed: {cpu: 1.5, mem: 1.3}}\n");
+    sim_cluster *c = sim_yaml_cluster(
+        "node_types:\n"
+        "  - {name: old, count: 3, cores: 4, memory: 8Gi, speed: {cpu: 1, mem: 1}}\n"
+        "  - {name: new, count: 2, cores: 4, memory: 8Gi,\n"
+        "     speed: {cpu: 1.5, mem: 1.3}}\n");
     CHECK(c != NULL);
     if (!c)
         return;
@@ -348,19 +329,19 @@ static void test_speed_only_grouping(void) {
  * cpu-bound: 10 * (0.5 + 0.5 / 2) = 7.5. A base runtime of 8 fully cpu-bound: 8 on a, 4 on b. */
 static void test_runtime_model(void) {
     sim_cluster *c =
-        cluster_of("node_types:\n"
-                   "  - {name: a, count: 1, cores: 2, memory: 4Gi, speed: {cpu: 1}}\n"
-                   "  - {name: b, count: 1, cores: 2, memory: 4Gi, speed: {cpu: 2}}\n");
-    sim_workload *w = workload_of("workflows:\n"
-                                  "  - name: m\n"
-                                  "    processes:\n"
-                                  "      - {name: P, instances: 1, runtime: {a: 10},\n"
-                                  "         sensitivity: {cpu: 0.5}}\n"
-                                  "      - {name: Q, instances: 1, base_runtime: 8,\n"
-                                  "         sensitivity: {cpu: 1}}\n"
-                                  "      - {name: D, instances: 1, base_runtime: 8,\n"
-                                  "         usage: {cpu_pct: 50}}\n",
-                                  c);
+        sim_yaml_cluster("node_types:\n"
+                         "  - {name: a, count: 1, cores: 2, memory: 4Gi, speed: {cpu: 1}}\n"
+                         "  - {name: b, count: 1, cores: 2, memory: 4Gi, speed: {cpu: 2}}\n");
+    sim_workload *w = sim_yaml_workload("workflows:\n"
+                                        "  - name: m\n"
+                                        "    processes:\n"
+                                        "      - {name: P, instances: 1, runtime: {a: 10},\n"
+                                        "         sensitivity: {cpu: 0.5}}\n"
+                                        "      - {name: Q, instances: 1, base_runtime: 8,\n"
+                                        "         sensitivity: {cpu: 1}}\n"
+                                        "      - {name: D, instances: 1, base_runtime: 8,\n"
+                                        "         usage: {cpu_pct: 50}}\n",
+                                        c);
     CHECK(w != NULL);
     if (w) {
         const sim_workflow *wf = &w->wfs[0];
@@ -379,13 +360,15 @@ static void test_runtime_model(void) {
 /* Isolation: each workflow alone on the empty cluster, one after the other; the second's
  * times are offset by the first's horizon. Together they would share the single slot. */
 static void test_isolated(void) {
-    sim_cluster *c = cluster_of("node_types:\n  - {name: one, count: 1, cores: 2, memory: 4Gi}\n");
-    sim_workload *w = workload_of("workflows:\n"
-                                  "  - {name: u, requests: {cpu: 2},\n"
-                                  "     processes: [{name: A, instances: 1, base_runtime: 5}]}\n"
-                                  "  - {name: v, requests: {cpu: 2},\n"
-                                  "     processes: [{name: B, instances: 1, base_runtime: 3}]}\n",
-                                  c);
+    sim_cluster *c =
+        sim_yaml_cluster("node_types:\n  - {name: one, count: 1, cores: 2, memory: 4Gi}\n");
+    sim_workload *w =
+        sim_yaml_workload("workflows:\n"
+                          "  - {name: u, requests: {cpu: 2},\n"
+                          "     processes: [{name: A, instances: 1, base_runtime: 5}]}\n"
+                          "  - {name: v, requests: {cpu: 2},\n"
+                          "     processes: [{name: B, instances: 1, base_runtime: 3}]}\n",
+                          c);
     sim_opts o;
     sim_opts_ideal(&o);
     o.shuffle = false;
@@ -414,8 +397,8 @@ static void test_isolated(void) {
 
 /* Same seed, same result; the shuffle changes only the node order (names). */
 static void test_seed_repeatable(void) {
-    sim_cluster *c = cluster_of(tiny_cluster);
-    sim_workload *w = workload_of(tiny_workload, c);
+    sim_cluster *c = sim_yaml_cluster(tiny_cluster);
+    sim_workload *w = sim_yaml_workload(tiny_workload, c);
     sim_opts o;
     sim_opts_ideal(&o);
     o.policy = "round-robin";
@@ -434,8 +417,8 @@ static void test_seed_repeatable(void) {
 }
 
 static void test_unknown_policy(void) {
-    sim_cluster *c = cluster_of(tiny_cluster);
-    sim_workload *w = workload_of(tiny_workload, c);
+    sim_cluster *c = sim_yaml_cluster(tiny_cluster);
+    sim_workload *w = sim_yaml_workload(tiny_workload, c);
     sim_opts o;
     sim_opts_ideal(&o);
     o.policy = "fastest";
