@@ -20,6 +20,7 @@
 #include "lib/log.h"
 #include "scheduler/policy.h"
 #include "sim/asa_cli.h"
+#include "sim/cli.h"
 #include "sim/engine.h"
 #include "sim/federation.h"
 #include "sim/model.h"
@@ -169,13 +170,13 @@ int main(int argc, char **argv) {
         case 'p':
             policy = optarg;
             break;
-        case 's':
-            o.seed = strtoull(optarg, &end, 10);
-            if (*end || !*optarg || optarg[0] == '-') { /* strtoull would wrap "-1" */
-                fprintf(stderr, "tarema-sim: --seed '%s' is not a non-negative integer\n", optarg);
+        case 's': {
+            unsigned long long seed;
+            if (sim_cli_seed(NULL, optarg, &seed) < 0)
                 return 2;
-            }
+            o.seed = seed;
             break;
+        }
         case 'i':
             isolate = 1;
             break;
@@ -193,19 +194,12 @@ int main(int argc, char **argv) {
             }
             break;
         case 'S':
-            nseeds = (int)strtol(optarg, &end, 10);
-            if (*end || !*optarg || nseeds < 1 || nseeds > 1000) {
-                fprintf(stderr, "tarema-sim: --seeds '%s' is not a count from 1 to 1000\n", optarg);
+            if (sim_cli_count(NULL, "seeds", optarg, 1, 1000, &nseeds) < 0)
                 return 2;
-            }
             break;
         case 'H':
-            hruns = (int)strtol(optarg, &end, 10);
-            if (*end || !*optarg || hruns < 0 || hruns > 100) {
-                fprintf(stderr, "tarema-sim: --history-runs '%s' is not a count from 0 to 100\n",
-                        optarg);
+            if (sim_cli_count(NULL, "history-runs", optarg, 0, 100, &hruns) < 0)
                 return 2;
-            }
             break;
         case 'j':
             as_json = 1;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/cli.h"
 #include "sim/turbine.h"
 
 #define PAPER_PLANNED_MIN 16
@@ -92,12 +93,8 @@ int sim_turbine_main(int argc, char **argv) {
         char *end;
         switch (ch) {
         case 'S':
-            nseeds = (int)strtol(optarg, &end, 10);
-            if (*end || !*optarg || nseeds < 1 || nseeds > 1000) {
-                fprintf(stderr, "tarema-sim turbine: --seeds '%s' is not a count from 1 to 1000\n",
-                        optarg);
+            if (sim_cli_count("turbine", "seeds", optarg, 1, 1000, &nseeds) < 0)
                 return 2;
-            }
             break;
         case 's':
             first = strtol(optarg, &end, 10);
