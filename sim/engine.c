@@ -1131,17 +1131,14 @@ static int finish_task(sim *s, long ti) {
     if (--ru->left == 0) {
         ru->end = s->now;
         s->hist[t->wf].structure_known = true;
-        if (ru->idx < s->hruns) { /* a history run: the next one, or when all ended, the bench */
-            if (ru->idx + 1 < s->hruns) {
-                if (ev_push(s, s->now + wf->gap, EV_ARRIVE, t->run + 1, 0) < 0)
-                    return -1;
-            } else if (--s->hruns_left == 0 && measured_arrivals(s) < 0) {
-                return -1;
-            }
-        } else if (!wf->narrivals && ru->idx + 1 < s->hruns + wf->runs &&
-                   ev_push(s, s->now + wf->gap, EV_ARRIVE, t->run + 1, 0) < 0) {
+        /* history runs chain to each other; after the last of every workflow's, the measured
+         * runs arrive; measured runs chain unless their arrivals are explicit */
+        bool chain = ru->idx + 1 < s->hruns ||
+                     (ru->idx >= s->hruns && !wf->narrivals && ru->idx + 1 < s->hruns + wf->runs);
+        if (chain && ev_push(s, s->now + wf->gap, EV_ARRIVE, t->run + 1, 0) < 0)
             return -1;
-        }
+        if (ru->idx + 1 == s->hruns && --s->hruns_left == 0 && measured_arrivals(s) < 0)
+            return -1;
     }
     return 0;
 }
@@ -1342,6 +1339,12 @@ static int schedule_pass(sim *s) {
 
 /* ---- results ---- */
 
+/* Run r's number among its workflow's measured runs (0 = the first); negative for a history
+ * run, which no result counts. */
+static int measured_run(const sim *s, int r) {
+    return s->runs[r].idx - s->hruns;
+}
+
 /* The gangs' waits and the reservations' windows, holds and use. */
 static int collect_gangs_resvs(const sim *s, sim_result *r) {
     long nh = 0;
@@ -1352,19 +1355,19 @@ static int collect_gangs_resvs(const sim *s, sim_result *r) {
     r->holds = calloc((size_t)nh + 1, sizeof *r->holds);
     if (!r->gangs || !r->resvs || !r->holds)
         return -1;
-    double t0 = s->t_bench;
+    double tb = s->t_bench;
     for (int i = 0; i < s->ngangs; i++) {
         const gang_st *g = &s->gangs[i];
         const task *t = &s->tasks[g->first];
-        int ri = s->runs[t->run].idx - s->hruns;
+        int ri = measured_run(s, t->run);
         if (ri >= 0)
             r->gangs[r->ngangs++] =
                 (sim_gang_rec){t->wf,   ri,          t->proc,          g->index,
-                               g->size, g->attempts, g->complete - t0, g->start - t0};
+                               g->size, g->attempts, g->complete - tb, g->start - tb};
     }
     for (int i = 0; i < s->nresvs; i++) {
         const resv_st *rs = &s->resvs[i];
-        int ri = s->runs[rs->run].idx - s->hruns;
+        int ri = measured_run(s, rs->run);
         if (ri < 0)
             continue;
         sim_resv_rec *x = &r->resvs[r->nresvs++];
@@ -1374,9 +1377,9 @@ static int collect_gangs_resvs(const sim *s, sim_result *r) {
         x->count = s->w->wfs[rs->wf].procs[rs->proc].instances;
         snprintf(x->phase, sizeof x->phase, "%s", resv_phase_name(rs->phase));
         snprintf(x->reason, sizeof x->reason, "%s", rs->reason);
-        x->start = rs->start - t0;
-        x->end = rs->end - t0;
-        x->released = rs->released - t0;
+        x->start = rs->start - tb;
+        x->end = rs->end - tb;
+        x->released = rs->released - tb;
         x->used_core_s = rs->used_core_s;
         x->first_hold = r->nholds;
         x->nholds = rs->nholds;
@@ -1416,7 +1419,7 @@ static sim_result *collect(sim *s) {
         const run *ru = &s->runs[i];
         sim_wf_stats *ws = &r->wf[ru->wf];
         double m = ru->end - ru->arrival;
-        int idx = ru->idx - s->hruns;
+        int idx = measured_run(s, i);
         if (idx < 0) {
             ws->makespan_history += m;
             continue;
@@ -1445,7 +1448,8 @@ static sim_result *collect(sim *s) {
     double sum_rt = 0, sum_pend = 0;
     for (long i = 0; i < s->ntasks; i++) {
         const task *t = &s->tasks[i];
-        if (s->runs[t->run].idx < s->hruns)
+        int mr = measured_run(s, t->run);
+        if (mr < 0)
             continue;
         double rt = t->end - t->start;
         sum_rt += rt;
@@ -1460,10 +1464,8 @@ static sim_result *collect(sim *s) {
         g->tasks++;
         g->busy_core_s += rt * s->w->wfs[t->wf].procs[t->proc].req_cpu;
         if (r->task_recs)
-            r->task_recs[r->tasks] = (sim_task_rec){t->wf,         s->runs[t->run].idx - s->hruns,
-                                                    t->proc,       t->inst,
-                                                    t->node,       t->ready - tb,
-                                                    t->start - tb, t->end - tb};
+            r->task_recs[r->tasks] = (sim_task_rec){
+                t->wf, mr, t->proc, t->inst, t->node, t->ready - tb, t->start - tb, t->end - tb};
         r->tasks++;
     }
     for (int i = 0; i < s->w->nworkflows; i++) {
