@@ -11,26 +11,6 @@
 #include "sim/engine.h"
 #include "sim_yaml.h"
 
-/* Two nodes with two 2-cpu slots each; fast has twice slow's cpu and memory speed. */
-static const char *cluster_yaml = "node_types:\n"
-                                  "  - {name: slow, count: 1, cores: 4, memory: 8Gi,\n"
-                                  "     bench: {cpu: 200, mem: 8000, io: 500}}\n"
-                                  "  - {name: fast, count: 1, cores: 4, memory: 8Gi,\n"
-                                  "     bench: {cpu: 400, mem: 16000, io: 500}}\n";
-
-/* Three independent tasks whose placement changes once labels exist (sim_tiny_test). */
-static const char *tiny_fmt = "workflows:\n"
-                              "  - name: tiny\n"
-                              "    runs: %d\n"
-                              "    requests: {cpu: 2, memory: 1Gi}\n"
-                              "    processes:\n"
-                              "      - {name: small, instances: 1, runtime: {fast: 4, slow: 8},\n"
-                              "         usage: {cpu_pct: 50, peak_rss: 100Mi}}\n"
-                              "      - {name: big, instances: 1, runtime: {fast: 10, slow: 20},\n"
-                              "         usage: {cpu_pct: 200, peak_rss: 2Gi}}\n"
-                              "      - {name: mid, instances: 1, runtime: {fast: 6, slow: 12},\n"
-                              "         usage: {cpu_pct: 100, peak_rss: 1Gi}}\n";
-
 static sim_result *run_with(const sim_cluster *c, const sim_workload *w, const char *policy,
                             int history_runs, bool isolate) {
     sim_opts o;
@@ -46,10 +26,12 @@ static sim_result *run_with(const sim_cluster *c, const sim_workload *w, const c
     return r;
 }
 
-static sim_workload *tiny(const sim_cluster *c, int runs) {
-    char yaml[2048];
-    snprintf(yaml, sizeof yaml, tiny_fmt, runs);
-    return sim_yaml_workload(yaml, c);
+/* One policy on a cluster and workload from YAML; *c and *w stay for the result (free all three
+ * with sim_yaml_free). NULL when any step failed (printed). */
+static sim_result *simulate(const char *cluster, const char *workload, const char *policy,
+                            int history_runs, bool isolate, sim_cluster **c, sim_workload **w) {
+    return sim_yaml_load(cluster, workload, c, w) ? run_with(*c, *w, policy, history_runs, isolate)
+                                                  : NULL;
 }
 
 static void test_defaults(void) {
@@ -64,8 +46,9 @@ static void test_defaults(void) {
  * measured ones: the history run places as run 1 does and its history labels run 2. Only the
  * counting differs: the measured runs are runs 2 and 3, timed from when run 2 arrived. */
 static void test_history_run_is_a_run_not_counted(void) {
-    sim_cluster *c = sim_yaml_cluster(cluster_yaml);
-    sim_workload *w3 = c ? tiny(c, 3) : NULL, *w2 = c ? tiny(c, 2) : NULL;
+    sim_cluster *c = sim_yaml_cluster(SIM_YAML_TINY_CLUSTER);
+    sim_workload *w3 = c ? sim_yaml_workload(SIM_YAML_TINY_WORKLOAD(3), c) : NULL;
+    sim_workload *w2 = c ? sim_yaml_workload(SIM_YAML_TINY_WORKLOAD(2), c) : NULL;
     CHECK(w3 && w2);
     const char *const *names = sched_policy_names();
     for (int i = 0; w3 && w2 && names[i]; i++) {
@@ -123,20 +106,21 @@ static void test_history_run_is_a_run_not_counted(void) {
  * arrive and place the same way: 20 and 100 again. Had tiny's measured run followed its own
  * history run (at 20), long's history task would still hold a slot on slow: big would go to
  * fast and mid to slow, and tiny's measured run would take 12 s. */
+/* tiny (one run) and one 100 s task, sharing the cluster */
+static const char *tiny_and_long = SIM_YAML_TINY_WORKLOAD(1) /* then a second workflow: */
+    "  - name: long\n"
+    "    runs: 1\n"
+    "    requests: {cpu: 2, memory: 1Gi}\n"
+    "    processes:\n"
+    "      - {name: one, instances: 1, runtime: {fast: 100, slow: 100},\n"
+    "         usage: {cpu_pct: 100, peak_rss: 1Gi}}\n";
+
 static void test_shared_waits_for_every_history_run(void) {
-    sim_cluster *c = sim_yaml_cluster(cluster_yaml);
-    char yaml[4096];
-    int n = snprintf(yaml, sizeof yaml, tiny_fmt, 1);
-    snprintf(yaml + n, sizeof yaml - (size_t)n,
-             "  - name: long\n"
-             "    runs: 1\n"
-             "    requests: {cpu: 2, memory: 1Gi}\n"
-             "    processes:\n"
-             "      - {name: one, instances: 1, runtime: {fast: 100, slow: 100},\n"
-             "         usage: {cpu_pct: 100, peak_rss: 1Gi}}\n");
-    sim_workload *w = c ? sim_yaml_workload(yaml, c) : NULL;
-    sim_result *r = w ? run_with(c, w, "fair", 1, false) : NULL;
+    sim_cluster *c;
+    sim_workload *w;
+    sim_result *r = simulate(SIM_YAML_TINY_CLUSTER, tiny_and_long, "fair", 1, false, &c, &w);
     CHECK(r != NULL);
+    CHECK_INT(r ? r->nruns : -1, 2);
     if (r && r->nruns == 2) {
         CHECK_NEAR(r->wf[0].makespan_history, 20, 1e-9);
         CHECK_NEAR(r->wf[1].makespan_history, 100, 1e-9);
@@ -146,30 +130,25 @@ static void test_shared_waits_for_every_history_run(void) {
         CHECK_NEAR(r->wf[1].makespan_mean, 100, 1e-9);
         CHECK_NEAR(r->horizon, 100, 1e-9);
         CHECK_INT(r->tasks, 4);
-    } else {
-        CHECK_INT(r ? r->nruns : -1, 2);
     }
-    sim_result_free(r);
-    sim_workload_free(w);
-    sim_cluster_free(c);
+    sim_yaml_free(r, w, c);
 }
 
 /* Explicit arrivals count from when the measured runs begin. One slot, a 10 s task per run:
  * the history run takes 0-10; then the runs arriving at +0 and +5 take 10 and 15 s (the
  * second waits for the slot), as in sim_tiny_test's overlap case. */
 static void test_explicit_arrivals_after_history(void) {
-    sim_cluster *c =
-        sim_yaml_cluster("node_types:\n  - {name: one, count: 1, cores: 2, memory: 4Gi}\n");
-    sim_workload *w =
-        c ? sim_yaml_workload("workflows:\n"
-                              "  - name: a\n"
-                              "    arrivals: [5, 0]\n"
-                              "    requests: {cpu: 2}\n"
-                              "    processes: [{name: T, instances: 1, base_runtime: 10}]\n",
-                              c)
-          : NULL;
-    sim_result *r = w ? run_with(c, w, "fair", 1, false) : NULL;
+    sim_cluster *c;
+    sim_workload *w;
+    sim_result *r = simulate("node_types:\n  - {name: one, count: 1, cores: 2, memory: 4Gi}\n",
+                             "workflows:\n"
+                             "  - name: a\n"
+                             "    arrivals: [5, 0]\n"
+                             "    requests: {cpu: 2}\n"
+                             "    processes: [{name: T, instances: 1, base_runtime: 10}]\n",
+                             "fair", 1, false, &c, &w);
     CHECK(r != NULL);
+    CHECK_INT(r ? r->nruns : -1, 2);
     if (r && r->nruns == 2) {
         CHECK_NEAR(r->wf[0].makespan_history, 10, 1e-9);
         CHECK_NEAR(r->runs[0].arrival, 0, 1e-12);
@@ -177,19 +156,16 @@ static void test_explicit_arrivals_after_history(void) {
         CHECK_NEAR(r->wf[0].makespan_first, 10, 1e-9);
         CHECK_NEAR(r->wf[0].makespan_rest_mean, 15, 1e-9);
         CHECK_NEAR(r->horizon, 20, 1e-9);
-    } else {
-        CHECK_INT(r ? r->nruns : -1, 2);
     }
-    sim_result_free(r);
-    sim_workload_free(w);
-    sim_cluster_free(c);
+    sim_yaml_free(r, w, c);
 }
 
 /* Isolated, each workflow gets its own history run, and the merged result says so. */
 static void test_isolated(void) {
-    sim_cluster *c = sim_yaml_cluster(cluster_yaml);
-    sim_workload *w = c ? tiny(c, 2) : NULL;
-    sim_result *iso = w ? run_with(c, w, "tarema", 2, true) : NULL;
+    sim_cluster *c;
+    sim_workload *w;
+    sim_result *iso =
+        simulate(SIM_YAML_TINY_CLUSTER, SIM_YAML_TINY_WORKLOAD(2), "tarema", 2, true, &c, &w);
     sim_result *one = w ? run_with(c, w, "tarema", 2, false) : NULL;
     CHECK(iso && one);
     if (iso && one) {
@@ -200,10 +176,8 @@ static void test_isolated(void) {
         /* two history runs: the unlabeled one (20 s) and a labeled one (10 s) */
         CHECK_NEAR(iso->wf[0].makespan_history, 15, 1e-9);
     }
-    sim_result_free(iso);
     sim_result_free(one);
-    sim_workload_free(w);
-    sim_cluster_free(c);
+    sim_yaml_free(iso, w, c);
 }
 
 int main(void) {

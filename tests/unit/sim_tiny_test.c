@@ -30,37 +30,12 @@ static sim_result *run(const sim_cluster *c, const sim_workload *w, const char *
  * (free all three with release). NULL when any step failed (printed). */
 static sim_result *simulate(const char *cluster_yaml, const char *workload_yaml, const char *policy,
                             bool contention, sim_cluster **c, sim_workload **w) {
-    *c = sim_yaml_cluster(cluster_yaml);
-    *w = *c ? sim_yaml_workload(workload_yaml, *c) : NULL;
-    return *w ? run(*c, *w, policy, contention) : NULL;
+    return sim_yaml_load(cluster_yaml, workload_yaml, c, w) ? run(*c, *w, policy, contention)
+                                                            : NULL;
 }
 
-static void release(sim_result *r, sim_workload *w, sim_cluster *c) {
-    sim_result_free(r);
-    sim_workload_free(w);
-    sim_cluster_free(c);
-}
-
-/* Two nodes with room for two tasks each; fast has twice slow's cpu and memory speed. */
-static const char *tiny_cluster = "node_types:\n"
-                                  "  - {name: slow, count: 1, cores: 4, memory: 8Gi,\n"
-                                  "     bench: {cpu: 200, mem: 8000, io: 500}}\n"
-                                  "  - {name: fast, count: 1, cores: 4, memory: 8Gi,\n"
-                                  "     bench: {cpu: 400, mem: 16000, io: 500}}\n";
-
-/* small (fast 4 s, slow 8 s), big (10/20), mid (6/12), all ready at once, two runs. */
-static const char *tiny_workload =
-    "workflows:\n"
-    "  - name: tiny\n"
-    "    runs: 2\n"
-    "    requests: {cpu: 2, memory: 1Gi}\n"
-    "    processes:\n"
-    "      - {name: small, instances: 1, runtime: {fast: 4, slow: 8},\n"
-    "         usage: {cpu_pct: 50, peak_rss: 100Mi}}\n"
-    "      - {name: big, instances: 1, runtime: {fast: 10, slow: 20},\n"
-    "         usage: {cpu_pct: 200, peak_rss: 2Gi}}\n"
-    "      - {name: mid, instances: 1, runtime: {fast: 6, slow: 12},\n"
-    "         usage: {cpu_pct: 100, peak_rss: 1Gi}}\n";
+static const char *tiny_cluster = SIM_YAML_TINY_CLUSTER;
+static const char *tiny_workload = SIM_YAML_TINY_WORKLOAD(2); /* two runs */
 
 static void test_tiny_grouping(void) {
     sim_cluster *c = sim_yaml_cluster(tiny_cluster);
@@ -150,7 +125,7 @@ static void test_tiny_tarema_placements(void) {
         /* busy core-seconds on slow: big 20 s and small 8 s at 2 cores */
         CHECK_NEAR(r->groups[0].busy_core_s, 2 * (20 + 8), 1e-9);
     }
-    release(r, w, c);
+    sim_yaml_free(r, w, c);
 }
 
 /* One node, one task at a time (2 of 2 cores): a chain A(x2, 5 s) -each-> B(x2, 3 s) -all->
@@ -177,7 +152,7 @@ static void test_dag_and_queueing(void) {
         /* topological order puts A first even though it is listed last */
         CHECK_STR(w->wfs[0].procs[0].name, "A");
     }
-    release(r, w, c);
+    sim_yaml_free(r, w, c);
 }
 
 /* Contention: one 2-core node, X (10 s) and Y (4 s) each request 1 cpu but use 200 % and are
@@ -208,7 +183,7 @@ static void test_contention(void) {
     CHECK(r != NULL);
     if (r)
         CHECK_NEAR(r->horizon, 10, 1e-9);
-    release(r, w, c);
+    sim_yaml_free(r, w, c);
 }
 
 /* Memory-bandwidth contention: one 4-core node with a bandwidth of 1 busy core. X (10 s) and
@@ -234,7 +209,7 @@ static void test_memory_contention(void) {
         CHECK_NEAR(r->task_recs[1].end, 8, 1e-9);
         CHECK_NEAR(r->task_recs[0].end, 14, 1e-9);
     }
-    release(r, w, c);
+    sim_yaml_free(r, w, c);
 }
 
 /* Overlapping explicit arrivals, given out of order: one slot, a 10 s task per run. The run
@@ -257,7 +232,7 @@ static void test_arrivals_overlap(void) {
         CHECK_NEAR(r->wf[0].pending_mean, 2.5, 1e-9);
         CHECK_NEAR(r->horizon, 20, 1e-9);
     }
-    release(r, w, c);
+    sim_yaml_free(r, w, c);
 }
 
 /* Recurring runs with a gap: start 3, runs 3, gap 5, one 10 s task per run on one slot. Run 1
@@ -280,7 +255,7 @@ static void test_start_runs_gap(void) {
         }
         CHECK_NEAR(r->wf[0].makespan_mean, 10, 1e-9);
     }
-    release(r, w, c);
+    sim_yaml_free(r, w, c);
 }
 
 /* A process may wait for the same predecessor both ways (after and after_each): B#i starts
@@ -303,7 +278,7 @@ static void test_after_and_after_each(void) {
         CHECK_NEAR(r->task_recs[2].start, 3, 1e-9);
         CHECK_NEAR(r->task_recs[3].start, 3, 1e-9);
     }
-    release(r, w, c);
+    sim_yaml_free(r, w, c);
 }
 
 /* Relative speeds alone (no bench figures) group like figures would: two groups, the faster
