@@ -228,14 +228,13 @@ int main(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
-    if (ideal) {
+    if (ideal) { /* the ideal model, keeping what the options set (seed, node order) */
         sim_opts m;
         sim_opts_ideal(&m);
-        o.calibrated = m.calibrated;
-        o.reshuffle_runs = m.reshuffle_runs;
-        o.noise_sigma = m.noise_sigma;
-        o.history_runs = m.history_runs;
-        o.contention = contention;
+        m.seed = o.seed;
+        m.shuffle = o.shuffle;
+        m.contention = contention;
+        o = m;
     }
     if (hruns >= 0)
         o.history_runs = hruns;
