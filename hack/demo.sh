@@ -287,8 +287,14 @@ cat <<'TXT'
   no workflow more than 2 % behind any baseline) on these workflows? hack/sim-evaluate.py runs
   both paper clusters, isolated and shared, seeds 1..10 (docs/simulation.md "What this says"):
 TXT
-python3 "$REPO_ROOT/hack/sim-evaluate.py" --sim "$BIN/tarema-sim" --workload "$WORK/nfcore5.yaml" --seeds 10 2>&1 |
-  sed 's/^/  /'
+python3 "$REPO_ROOT/hack/sim-evaluate.py" --sim "$BIN/tarema-sim" --workload "$WORK/nfcore5.yaml" --seeds 10 \
+  --svg "$WORK/sim-evaluate.svg" 2>&1 | sed 's/^/  /'
+cat <<TXT
+  The headroom column is the most ANY policy could gain there (a lower bound of every run:
+  fastest node type, no contention, critical path and cores; docs/simulation.md "Headroom").
+TXT
+[ -s "$WORK/sim-evaluate.svg" ] || die "hack/sim-evaluate.py wrote no figure to $WORK/sim-evaluate.svg"
+echo "  figure (adaptive, headroom and target per setting): $WORK/sim-evaluate.svg$([ "${DEMO_KEEP:-0}" = 1 ] || echo ' (removed on exit; DEMO_KEEP=1 keeps it)')"
 # ------------------------------------------------------------------ 8. right-sizing
 say "8/11 right-sizing task requests from history (tarema-sim sizing, docs/sizing.md)"
 cat <<'TXT'

@@ -5,18 +5,23 @@ Runs `tarema-sim --policy all --seeds N --json` on each cluster (default: the pa
 5;4;4;2) isolated and shared, and prints one row per setting, the columns of docs/simulation.md's
 evaluation tables: adaptive's runtime decrease (geometric mean over workflows, mean +- sd over
 seeds) against round robin, fair, fill nodes, pooled over those three, SJFN and tarema; its worst
-single workflow against SJFN; and its worst against any baseline. Then the target per setting:
+single workflow against SJFN; its worst against any baseline; and the headroom, the most ANY
+policy could gain pooled and against SJFN (the lower bound's decrease: every task at its fastest
+node type's runtime, no contention, critical path and cores; sim/bound.h). Then the target per
+setting:
 
   * pooled >= the paper's margin for that cluster (17.9 % on 5;5;5, 21.5 % on 5;4;4;2),
   * vs SJFN >= 4.5 %,
   * no single workflow more than 2 % behind any baseline (its mean over seeds),
 
 and what is missed, by how much. The figures are means over seeds; a setting's spread is printed
-next to it, and a miss within one sd is marked "(within sd)".
+next to it, and a miss within one sd is marked "(within sd)". A pooled or SJFN target above the
+headroom is marked "(unreachable: ...)": no policy can meet it on that workload and cluster.
 
     python3 hack/sim-evaluate.py --workload my-workflows.yaml            # 10 seeds, 4 settings
     python3 hack/sim-evaluate.py --workload W.yaml --modes shared --seeds 30 --save-json out/
     python3 hack/sim-evaluate.py --from-json out/*.json                  # re-tabulate saved runs
+    python3 hack/sim-evaluate.py --from-json out/*.json --svg eval.svg   # and draw it
 
 tarema-sim measures as the paper does: one run per workflow only builds history and is not
 counted (`--history-runs N` changes that; 0 counts every run, as before the protocol).
@@ -85,13 +90,28 @@ def summarize(setting, doc, target_pooled):
     if worst_any is None:
         die(f"{setting}: the JSON has no per-workflow figures")
     pooled = stat(a.get("pooled_standard"), f"{setting}: decrease.adaptive.pooled_standard")
+    # The headroom: the lower bound's decrease (tarema-sim, sim/bound.h), the most ANY policy could
+    # gain against those baselines here; JSON written before it existed has none.
+    room = doc.get("headroom")
+    if room is not None:
+        room = (stat(room.get("pooled_standard"), f"{setting}: headroom.pooled_standard")[0],
+                stat((room.get("sjfn") or {}).get("geomean"), f"{setting}: headroom.sjfn.geomean")[0])
+    unreachable = []
+
+    def unless_reachable(text, need, k):
+        if room is not None and room[k] < need:
+            unreachable.append(f"{'pooled' if k == 0 else 'vs sjfn'} {need:g} > headroom {room[k]:.1f}")
+            return f"{text} (unreachable: no policy exceeds {room[k]:.1f})"
+        return text
+
     misses = []  # in the order the table reads: pooled, SJFN, then single workflows
     if target_pooled is not None and pooled[0] < target_pooled:
-        misses.append(miss("pooled", *pooled, target_pooled))
+        misses.append(unless_reachable(miss("pooled", *pooled, target_pooled), target_pooled, 0))
     if geomean["sjfn"][0] < SJFN_TARGET:
-        misses.append(miss("vs sjfn", *geomean["sjfn"], SJFN_TARGET))
+        misses.append(unless_reachable(miss("vs sjfn", *geomean["sjfn"], SJFN_TARGET), SJFN_TARGET, 1))
     return {"setting": setting, "geomean": geomean, "pooled": pooled, "worst_sjfn": worst_sjfn,
-            "worst_any": worst_any, "misses": misses + workflow_misses}
+            "worst_any": worst_any, "room": room, "unreachable": unreachable,
+            "target_pooled": target_pooled, "misses": misses + workflow_misses}
 
 
 def fmt(ms):
@@ -100,19 +120,84 @@ def fmt(ms):
 
 def print_table(rows):
     print("| setting | vs round-robin | vs fair | vs fill-nodes | pooled | vs sjfn | vs tarema "
-          "| worst workflow vs sjfn | worst vs any | target |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "| worst workflow vs sjfn | worst vs any | headroom: pooled / vs sjfn | target |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         g = r["geomean"]
         ws, wa = r["worst_sjfn"], r["worst_any"]
+        room = "-" if r["room"] is None else f"{r['room'][0]:.1f} / {r['room'][1]:.1f}"
         verdict = "met" if not r["misses"] else "missed: " + "; ".join(r["misses"])
         print(f"| {r['setting']} | {fmt(g['round-robin'])} | {fmt(g['fair'])} | {fmt(g['fill-nodes'])} "
               f"| {fmt(r['pooled'])} | {fmt(g['sjfn'])} | {fmt(g['tarema'])} "
-              f"| {ws[0]} {ws[1]:.1f} ± {ws[2]:.1f} | {wa[0]} {wa[2]:.1f} vs {wa[1]} | {verdict} |")
+              f"| {ws[0]} {ws[1]:.1f} ± {ws[2]:.1f} | {wa[0]} {wa[2]:.1f} vs {wa[1]} | {room} | {verdict} |")
     met = sum(1 for r in rows if not r["misses"])
     print(f"\ntarget (pooled >= the paper's margin, vs sjfn >= {SJFN_TARGET:g} %, no workflow below "
           f"{WORST_TARGET:g} % against any baseline): met in {met} of {len(rows)} settings")
+    bound = [f"{r['setting']} ({'; '.join(r['unreachable'])})" for r in rows if r["unreachable"]]
+    if bound:
+        print(f"unreachable by any policy in {len(bound)} of {len(rows)} settings (the lower bound "
+              f"leaves less headroom than the target): {', '.join(bound)}")
     return met == len(rows)
+
+
+def write_svg(rows, path):
+    """The table as a picture: per setting, adaptive's pooled and SJFN decrease (bar, +- sd), the
+    headroom behind it (the most any policy could gain) and the target (red tick)."""
+    bars = []  # (setting or "", label, (mean, sd), headroom or None, target or None)
+    for r in rows:
+        room = r["room"] or (None, None)
+        bars.append((r["setting"], "pooled", r["pooled"], room[0], r["target_pooled"]))
+        bars.append(("", "vs sjfn", r["geomean"]["sjfn"], room[1], SJFN_TARGET))
+    vals = [0.0] + [b[2][0] + b[2][1] for b in bars] + [b[2][0] - b[2][1] for b in bars]
+    vals += [b[3] for b in bars if b[3] is not None] + [b[4] for b in bars if b[4] is not None]
+    lo, hi = min(vals) - 2, max(vals) + 2
+    left, width, row_h, top = 230, 560, 22, 70
+    x = lambda v: left + (v - lo) / (hi - lo) * width
+    esc = lambda t: t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    h = top + row_h * len(bars) + 40
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 40}" height="{h}" '
+           f'font-family="sans-serif" font-size="12">',
+           f'<rect width="100%" height="100%" fill="white"/>',
+           '<text x="10" y="20" font-size="14" font-weight="bold">adaptive: runtime decrease '
+           '(%, geometric mean, mean \u00b1 sd over seeds)</text>',
+           '<rect x="10" y="32" width="14" height="10" fill="#3b6fb6"/>'
+           '<text x="28" y="41">adaptive</text>',
+           '<rect x="100" y="32" width="14" height="10" fill="#dde3ea" stroke="#8899aa" '
+           'stroke-dasharray="3,2"/><text x="118" y="41">headroom: the most any policy could gain '
+           '(lower bound)</text>',
+           '<line x1="480" y1="30" x2="480" y2="44" stroke="#c0392b" stroke-width="3"/>'
+           '<text x="486" y="41">target</text>']
+    for k, v in enumerate(range(int(lo // 10 * 10), int(hi) + 1, 10)):
+        if lo <= v <= hi:
+            out.append(f'<line x1="{x(v):.1f}" y1="{top - 6}" x2="{x(v):.1f}" y2="{h - 30}" '
+                       f'stroke="{"#555" if v == 0 else "#eee"}"/>'
+                       f'<text x="{x(v):.1f}" y="{h - 14}" text-anchor="middle">{v}</text>')
+    for i, (setting, label, (m, sd), room, target) in enumerate(bars):
+        y = top + i * row_h
+        if setting:
+            out.append(f'<text x="10" y="{y + 14}" font-weight="bold">{esc(setting)}</text>')
+        out.append(f'<text x="{left - 8}" y="{y + 14}" text-anchor="end">{label}</text>')
+        if room is not None:
+            x0, x1 = sorted((x(0), x(room)))
+            out.append(f'<rect x="{x0:.1f}" y="{y + 2}" width="{x1 - x0:.1f}" height="{row_h - 6}" '
+                       f'fill="#dde3ea" stroke="#8899aa" stroke-dasharray="3,2">'
+                       f'<title>headroom {room:.1f} %</title></rect>')
+        x0, x1 = sorted((x(0), x(m)))
+        out.append(f'<rect x="{x0:.1f}" y="{y + 5}" width="{x1 - x0:.1f}" height="{row_h - 12}" '
+                   f'fill="#3b6fb6"><title>{esc(setting or label)} {label}: {m:.1f} \u00b1 {sd:.1f} %'
+                   f'</title></rect>')
+        out.append(f'<line x1="{x(m - sd):.1f}" y1="{y + row_h / 2 - 1}" x2="{x(m + sd):.1f}" '
+                   f'y2="{y + row_h / 2 - 1}" stroke="black"/>')
+        if target is not None:
+            out.append(f'<line x1="{x(target):.1f}" y1="{y + 1}" x2="{x(target):.1f}" '
+                       f'y2="{y + row_h - 3}" stroke="#c0392b" stroke-width="3">'
+                       f'<title>target {target:g} %</title></line>')
+    out.append("</svg>")
+    try:
+        with open(path, "w") as fh:
+            fh.write("\n".join(out) + "\n")
+    except OSError as e:
+        die(f"--svg {path}: {e.strerror}")
 
 
 def run_sim(sim, cluster, workload, seeds, isolate, history_runs, setting):
@@ -150,6 +235,8 @@ def main():
     ap.add_argument("--from-json", nargs="+", metavar="FILE",
                     help="tabulate JSON saved by --save-json instead of running")
     ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    ap.add_argument("--svg", metavar="FILE",
+                    help="also draw the table: adaptive, the headroom and the target per setting")
     args = ap.parse_args()
 
     rows = []
@@ -166,6 +253,8 @@ def main():
                 die(f"{f}: not a file written by --save-json (needs setting and sim)")
             rows.append(summarize(saved["setting"], saved["sim"], saved.get("target_pooled")))
         ok = print_table(rows)
+        if args.svg:
+            write_svg(rows, args.svg)
         return 1 if args.check and not ok else 0
 
     if not args.workload:
@@ -216,6 +305,8 @@ def main():
                            "sim": doc}, fh)
         rows.append(summarize(setting, doc, target))
     ok = print_table(rows)
+    if args.svg:
+        write_svg(rows, args.svg)
     return 1 if args.check and not ok else 0
 
 

@@ -17,6 +17,7 @@
 #include "scheduler/policy.h"
 #include "scheduler/resv_plan.h"
 #include "scheduler/snapshot.h"
+#include "sim/bound.h"
 #include "sim/history.h"
 #include "sim/resv_sim.h"
 
@@ -1031,6 +1032,18 @@ static int rerate(sim *s, int n, long only) {
     return 0;
 }
 
+/* Task ti's run-to-run noise factor under the calibrated model (1 under the ideal one). The key
+ * names the task (workflow name, index), not the node, so every policy sees the same draw for
+ * the same task, and the lower bound (collect) can use it too. */
+static double noise_of(const sim *s, long ti) {
+    if (!s->o->calibrated)
+        return 1.0;
+    uint64_t key = (uint64_t)ti;
+    for (const char *q = s->w->wfs[s->tasks[ti].wf].name; *q; q++)
+        key = (key ^ (unsigned char)*q) * 0x100000001b3ULL;
+    return sim_noise_factor(s->o->seed, key, s->o->noise_sigma);
+}
+
 static int start_task(sim *s, long ti, int n) {
     task *t = &s->tasks[ti];
     const sim_workflow *wf = &s->w->wfs[t->wf];
@@ -1054,12 +1067,7 @@ static int start_task(sim *s, long ti, int n) {
         t->dem = (sim_demand){t->cpu_demand, t->cpu_demand * r, io_rate};
         t->w = (sim_demand){p->fit_sens[LAB_CPU], p->fit_sens[LAB_CPU] * r + p->fit_sens[LAB_MEM],
                             io_cap > 0 ? fmin(1.0, io_rate / io_cap) : 0};
-        /* the key names the task (workflow name, index), not the node, so every policy sees
-         * the same draw for the same task */
-        uint64_t key = (uint64_t)ti;
-        for (const char *q = wf->name; *q; q++)
-            key = (key ^ (unsigned char)*q) * 0x100000001b3ULL;
-        t->remaining = base * sim_noise_factor(s->o->seed, key, s->o->noise_sigma);
+        t->remaining = base * noise_of(s, ti);
     } else {
         t->remaining = sim_runtime(s->c, wf, p, t->inst, type);
     }
@@ -1393,6 +1401,65 @@ static int collect_gangs_resvs(const sim *s, sim_result *r) {
     return 0;
 }
 
+/* The makespan no policy could beat for run ru, and the work behind it (bound.h): each task at
+ * its fastest node type's runtime times its own noise draw. 0, or -1 when out of memory. */
+static int run_bound(const sim *s, const run *ru, sim_bound_run *out) {
+    const sim_workflow *wf = &s->w->wfs[ru->wf];
+    size_t n = (size_t)wf->tasks_per_run + 1;
+    double *fast = malloc(n * sizeof *fast), *work = malloc(n * sizeof *work),
+           *fin = malloc(n * sizeof *fin);
+    int rc = -1;
+    if (fast && work && fin) {
+        for (long k = 0; k < wf->tasks_per_run; k++) {
+            const task *t = &s->tasks[ru->base + k];
+            double noise = noise_of(s, ru->base + k);
+            sim_bound_task(s->c, wf, &wf->procs[t->proc], t->inst, s->o->calibrated,
+                           s->o->contention, &fast[k], &work[k]);
+            fast[k] *= noise;
+            work[k] *= noise;
+        }
+        rc = sim_bound_run_of(s->c, wf, fast, work, fin, out);
+    }
+    free(fast);
+    free(work);
+    free(fin);
+    return rc;
+}
+
+/* The least geometric mean of the workflows' mean makespans any policy could reach
+ * (sim_bound_joint_geomean: the runs' own bounds and the order in which workflows sharing the
+ * cluster can finish); work[i] holds workflow i's measured runs' summed work. Where runs do not
+ * chain (explicit arrivals) or there are too many workflows, the geometric mean of the runs'
+ * own bounds. */
+static double bound_geomean(const sim *s, const sim_result *r, const sim_bound_run *work) {
+    int n = s->w->nworkflows;
+    double logsum = 0, first = INFINITY, cores, memory;
+    bool chained = n <= SIM_BOUND_JOINT_MAX;
+    for (int i = 0; i < n; i++) {
+        if (!(r->wf[i].makespan_bound_mean > 0))
+            return NAN;
+        logsum += log(r->wf[i].makespan_bound_mean);
+        chained = chained && !s->w->wfs[i].narrivals && r->wf[i].runs > 0;
+        first = fmin(first, s->w->wfs[i].start);
+    }
+    double own = n ? exp(logsum / n) : NAN;
+    if (!chained)
+        return own;
+    sim_bound_wf wb[SIM_BOUND_JOINT_MAX];
+    for (int i = 0; i < n; i++) {
+        const sim_workflow *wf = &s->w->wfs[i];
+        wb[i] = (sim_bound_wf){r->wf[i].makespan_bound_mean,
+                               work[i].core_s,
+                               work[i].mem_s,
+                               work[i].cpu_work,
+                               wf->start - first + (r->wf[i].runs - 1) * wf->gap,
+                               r->wf[i].runs};
+    }
+    sim_bound_capacity(s->c, &cores, &memory);
+    double g = sim_bound_joint_geomean(wb, n, cores, memory);
+    return isnan(g) ? own : fmax(g, own);
+}
+
 static sim_result *collect(sim *s) {
     sim_result *r = calloc(1, sizeof *r);
     if (!r)
@@ -1415,6 +1482,11 @@ static sim_result *collect(sim *s) {
     /* Only the measured runs count; times are from when they began (t_bench). The history
      * runs show only as their mean makespan. */
     double t0 = INFINITY, tb = s->t_bench;
+    sim_bound_run *work = calloc((size_t)s->w->nworkflows + 1, sizeof *work);
+    if (!work) {
+        sim_result_free(r);
+        return NULL;
+    }
     for (int i = 0; i < s->nruns; i++) {
         const run *ru = &s->runs[i];
         sim_wf_stats *ws = &r->wf[ru->wf];
@@ -1424,7 +1496,17 @@ static sim_result *collect(sim *s) {
             ws->makespan_history += m;
             continue;
         }
-        r->runs[r->nruns++] = (sim_run_rec){ru->wf, idx, ru->arrival - tb, ru->end - tb};
+        sim_bound_run b;
+        if (run_bound(s, ru, &b) < 0) {
+            free(work);
+            sim_result_free(r);
+            return NULL;
+        }
+        r->runs[r->nruns++] = (sim_run_rec){ru->wf, idx, ru->arrival - tb, ru->end - tb, b.bound_s};
+        ws->makespan_bound_mean += b.bound_s;
+        work[ru->wf].core_s += b.core_s;
+        work[ru->wf].mem_s += b.mem_s;
+        work[ru->wf].cpu_work += b.cpu_work;
         if (ru->arrival - tb < t0)
             t0 = ru->arrival - tb;
         ws->runs++;
@@ -1438,8 +1520,11 @@ static sim_result *collect(sim *s) {
         sim_wf_stats *ws = &r->wf[i];
         ws->makespan_rest_mean = ws->runs > 1 ? ws->makespan_rest_mean / (ws->runs - 1) : NAN;
         ws->makespan_mean /= ws->runs ? ws->runs : 1;
+        ws->makespan_bound_mean = ws->runs ? ws->makespan_bound_mean / ws->runs : NAN;
         ws->makespan_history = s->hruns ? ws->makespan_history / s->hruns : NAN;
     }
+    r->bound_geomean = bound_geomean(s, r, work);
+    free(work);
     for (int i = 0; i < s->c->nnodes; i++) {
         sim_group_stats *g = &r->groups[s->c->nodes[i].group];
         g->nodes++;
@@ -1687,7 +1772,7 @@ sim_result *sim_run_isolated(const sim_cluster *c, const sim_workload *w, const 
     m->workload = w;
     m->ngroups = c->ngroups;
     m->history_runs = opts->history_runs > 0 ? opts->history_runs : 0;
-    double offset = 0, sum_rt = 0, sum_pend = 0;
+    double offset = 0, sum_rt = 0, sum_pend = 0, bound_log = 0;
     for (int i = 0; i < w->nworkflows; i++) {
         sim_workload sub = {.nworkflows = 1, .wfs = &w->wfs[i]};
         sim_result *r = sim_run(c, &sub, opts, err);
@@ -1697,6 +1782,7 @@ sim_result *sim_run_isolated(const sim_cluster *c, const sim_workload *w, const 
             return NULL;
         }
         m->wf[i] = r->wf[0];
+        bound_log += log(r->bound_geomean); /* alone, a workflow's bound is its own */
         for (int k = 0; k < r->nruns; k++) {
             sim_run_rec rr = r->runs[k];
             rr.wf = i;
@@ -1734,6 +1820,7 @@ sim_result *sim_run_isolated(const sim_cluster *c, const sim_workload *w, const 
         sim_result_free(r);
     }
     m->horizon = offset;
+    m->bound_geomean = w->nworkflows ? exp(bound_log / w->nworkflows) : NAN;
     m->task_runtime_mean = m->tasks ? sum_rt / (double)m->tasks : 0;
     m->pending_mean = m->tasks ? sum_pend / (double)m->tasks : 0;
     for (int g = 0; g < c->ngroups; g++)

@@ -101,14 +101,16 @@ typedef struct sim_task_rec {
 typedef struct sim_run_rec {
     int wf, run;
     double arrival, end;
+    double bound; /* the shortest makespan any policy could reach for this run (sim/bound.h) */
 } sim_run_rec;
 
 typedef struct sim_wf_stats {
     int runs;
     double makespan_mean, makespan_first, makespan_rest_mean; /* rest: runs 2.. (NAN if 1) */
-    double makespan_history;  /* mean of the history runs, not measured (NAN: none) */
-    double task_runtime_mean; /* seconds */
-    double pending_mean;      /* ready -> start, seconds */
+    double makespan_history;    /* mean of the history runs, not measured (NAN: none) */
+    double makespan_bound_mean; /* mean of the measured runs' bounds (sim/bound.h) */
+    double task_runtime_mean;   /* seconds */
+    double pending_mean;        /* ready -> start, seconds */
     long tasks;
 } sim_wf_stats;
 
@@ -155,6 +157,10 @@ typedef struct sim_result {
     int history_runs;    /* per workflow, before the measured runs (sim_opts.history_runs) */
     double wall_s;       /* wall-clock time of the run */
     sim_wf_stats *wf;    /* per workflow */
+    /* The least geometric mean over workflows of their mean makespans that any policy could
+     * reach (sim/bound.h: each run's bound, and for workflows sharing the cluster the order in
+     * which they can finish); NAN when a workflow has no positive bound. */
+    double bound_geomean;
     int nruns;
     sim_run_rec *runs;
     int ngroups;

@@ -171,6 +171,7 @@ json_t *sim_report_json(const sim_result *r) {
     json_object_set_new(o, "schedule_attempts", json_integer(r->sched_attempts));
     json_object_set_new(o, "wall_s", num(r->wall_s));
     json_object_set_new(o, "history_runs", json_integer(r->history_runs));
+    json_object_set_new(o, "makespan_bound_geomean_s", num(r->bound_geomean));
     for (int i = 0; i < r->workload->nworkflows; i++) {
         const sim_wf_stats *s = &r->wf[i];
         json_t *x = json_object();
@@ -181,6 +182,7 @@ json_t *sim_report_json(const sim_result *r) {
         json_object_set_new(x, "makespan_first_s", num(s->makespan_first));
         json_object_set_new(x, "makespan_later_mean_s", num(s->makespan_rest_mean));
         json_object_set_new(x, "makespan_history_s", num(s->makespan_history));
+        json_object_set_new(x, "makespan_bound_s", num(s->makespan_bound_mean));
         json_object_set_new(x, "task_runtime_mean_s", num(s->task_runtime_mean));
         json_object_set_new(x, "pending_mean_s", num(s->pending_mean));
         json_array_append_new(wfs, x);
@@ -192,6 +194,7 @@ json_t *sim_report_json(const sim_result *r) {
         json_object_set_new(x, "arrival_s", num(r->runs[i].arrival));
         json_object_set_new(x, "end_s", num(r->runs[i].end));
         json_object_set_new(x, "makespan_s", num(r->runs[i].end - r->runs[i].arrival));
+        json_object_set_new(x, "bound_s", num(r->runs[i].bound));
         json_array_append_new(runs, x);
     }
     for (int g = 0; g < r->ngroups; g++) {
@@ -212,10 +215,17 @@ json_t *sim_report_json(const sim_result *r) {
     return o;
 }
 
-/* Adds log(a / b) of every workflow's mean makespan (both positive) to *logsum and *k. */
-static void add_log_ratios(const sim_result *a, const sim_result *b, double *logsum, int *k) {
+/* Workflow i's mean makespan in r, or with bound the mean of its runs' lower bounds (bound.h). */
+static double wf_makespan(const sim_result *r, int i, bool bound) {
+    return bound ? r->wf[i].makespan_bound_mean : r->wf[i].makespan_mean;
+}
+
+/* Adds log(a / b) of every workflow's mean makespan (both positive) to *logsum and *k; with
+ * a_bound a's lower bound instead of its makespan. */
+static void add_log_ratios(const sim_result *a, bool a_bound, const sim_result *b, double *logsum,
+                           int *k) {
     for (int i = 0; i < a->workload->nworkflows; i++) {
-        double x = a->wf[i].makespan_mean, y = b->wf[i].makespan_mean;
+        double x = wf_makespan(a, i, a_bound), y = b->wf[i].makespan_mean;
         if (x > 0 && y > 0) {
             *logsum += log(x / y);
             (*k)++;
@@ -226,7 +236,31 @@ static void add_log_ratios(const sim_result *a, const sim_result *b, double *log
 double sim_report_decrease(const sim_result *a, const sim_result *b) {
     double logsum = 0;
     int n = 0;
-    add_log_ratios(a, b, &logsum, &n);
+    add_log_ratios(a, false, b, &logsum, &n);
+    return n ? 1.0 - exp(logsum / n) : NAN;
+}
+
+/* Adds log(bound / b's makespan) of every workflow to *logsum and *k: the joint bound's
+ * geometric mean (sim_result.bound_geomean) where every workflow has a makespan, else each
+ * workflow's own runs' bound. */
+static void add_bound_log_ratios(const sim_result *b, double *logsum, int *k) {
+    int n = b->workload->nworkflows;
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(b->wf[i].makespan_mean > 0) || !(b->bound_geomean > 0)) {
+            add_log_ratios(b, true, b, logsum, k);
+            return;
+        }
+        sum += log(b->wf[i].makespan_mean);
+    }
+    *logsum += n * log(b->bound_geomean) - sum;
+    *k += n;
+}
+
+double sim_report_headroom(const sim_result *b) {
+    double logsum = 0;
+    int n = 0;
+    add_bound_log_ratios(b, &logsum, &n);
     return n ? 1.0 - exp(logsum / n) : NAN;
 }
 
@@ -242,13 +276,49 @@ static int is_standard(const char *p) {
     return !strcmp(p, "round-robin") || !strcmp(p, "fair") || !strcmp(p, "fill-nodes");
 }
 
+/* ref's decrease against the three pooled; ref < 0: the lower bound's (each result's own, which
+ * is the same for every policy of one seed). */
 static double pooled_standard(sim_result *const *rs, int n, int ref) {
     double logsum = 0;
     int k = 0;
     for (int j = 0; j < n; j++)
-        if (is_standard(rs[j]->policy))
-            add_log_ratios(rs[ref], rs[j], &logsum, &k);
+        if (is_standard(rs[j]->policy) && ref < 0)
+            add_bound_log_ratios(rs[j], &logsum, &k);
+        else if (is_standard(rs[j]->policy))
+            add_log_ratios(rs[ref], false, rs[j], &logsum, &k);
     return k ? 1.0 - exp(logsum / k) : NAN;
+}
+
+static const char HEADROOM_TITLE[] =
+    "\nheadroom: the lower bound's decrease vs each policy, the most any policy could gain\n"
+    "(bound: fastest node type, no contention, critical path and cores, and for workflows sharing\n"
+    "the cluster the order they can finish in (geometric mean); sim/bound.h)\n";
+
+/* One seed's headroom against every policy, per workflow and geometric mean, then pooled. */
+static void headroom_table(FILE *out, sim_result *const *rs, int n) {
+    const sim_workload *w = rs[0]->workload;
+    fprintf(out, "%s%-20s %12s", HEADROOM_TITLE, "workflow", "bound (s)");
+    for (int j = 0; j < n; j++)
+        fprintf(out, " %12s", rs[j]->policy);
+    fprintf(out, "\n");
+    for (int i = 0; i < w->nworkflows; i++) {
+        fprintf(out, "%-20.20s %12.1f", w->wfs[i].name, rs[0]->wf[i].makespan_bound_mean);
+        for (int j = 0; j < n; j++) {
+            double other = rs[j]->wf[i].makespan_mean;
+            if (other > 0)
+                fprintf(out, " %11.1f%%", 100.0 * (1.0 - rs[j]->wf[i].makespan_bound_mean / other));
+            else
+                fprintf(out, " %12s", "-");
+        }
+        fprintf(out, "\n");
+    }
+    fprintf(out, "%-20s %12s", "geometric mean", "");
+    for (int j = 0; j < n; j++)
+        fprintf(out, " %11.1f%%", 100.0 * sim_report_headroom(rs[j]));
+    fprintf(out, "\n");
+    double pooled = pooled_standard(rs, n, -1);
+    if (!isnan(pooled))
+        fprintf(out, "headroom vs round-robin, fair, fill-nodes pooled: %.1f%%\n", 100.0 * pooled);
 }
 
 void sim_report_compare_table(FILE *out, sim_result *const *rs, int n) {
@@ -301,6 +371,7 @@ void sim_report_compare_table(FILE *out, sim_result *const *rs, int n) {
     if (!isnan(pooled))
         fprintf(out, "%s vs round-robin, fair, fill-nodes pooled: %.1f%% geometric mean decrease\n",
                 rs[ref]->policy, 100.0 * pooled);
+    headroom_table(out, rs, n);
 }
 
 json_t *sim_report_compare_json(sim_result *const *rs, int n) {
@@ -312,6 +383,12 @@ json_t *sim_report_compare_json(sim_result *const *rs, int n) {
             json_object_set_new(dec, rs[j]->policy,
                                 num(100.0 * sim_report_decrease(rs[ref], rs[j])));
     }
+    json_t *head = json_object();
+    for (int j = 0; j < n; j++)
+        json_object_set_new(head, rs[j]->policy, num(100.0 * sim_report_headroom(rs[j])));
+    json_object_set_new(o, "headroom_pct", head);
+    if (n)
+        json_object_set_new(o, "headroom_vs_standard_pct", num(100.0 * pooled_standard(rs, n, -1)));
     json_object_set_new(o, "reference", json_string(n ? rs[ref]->policy : ""));
     json_object_set_new(o, "decrease_pct", dec);
     if (n)
@@ -659,7 +736,8 @@ static int seed_refs(sim_result *const *rs, int n, int refs[2]) {
 }
 
 /* Decrease (percent) of ref against policy j over seeds: row i < nworkflows is workflow i, row
- * nworkflows the geometric mean, nworkflows + 1 the pooled standard baselines (j ignored). */
+ * nworkflows the geometric mean, nworkflows + 1 the pooled standard baselines (j ignored).
+ * ref < 0: the lower bound's decrease, i.e. the headroom. */
 static seed_stat seed_decrease(sim_result *const *rs, int n, int nseeds, int ref, int j, int row) {
     double *v = calloc((size_t)nseeds, sizeof *v);
     if (!v)
@@ -669,9 +747,12 @@ static seed_stat seed_decrease(sim_result *const *rs, int n, int nseeds, int ref
         sim_result *const *r = rs + (size_t)k * (size_t)n;
         if (row < nwf) {
             double other = r[j]->wf[row].makespan_mean;
-            v[k] = other > 0 ? 100.0 * (1.0 - r[ref]->wf[row].makespan_mean / other) : NAN;
+            double mine =
+                ref < 0 ? r[j]->wf[row].makespan_bound_mean : r[ref]->wf[row].makespan_mean;
+            v[k] = other > 0 ? 100.0 * (1.0 - mine / other) : NAN;
         } else if (row == nwf) {
-            v[k] = 100.0 * sim_report_decrease(r[ref], r[j]);
+            v[k] =
+                100.0 * (ref < 0 ? sim_report_headroom(r[j]) : sim_report_decrease(r[ref], r[j]));
         } else {
             v[k] = 100.0 * pooled_standard(r, n, ref);
         }
@@ -679,6 +760,35 @@ static seed_stat seed_decrease(sim_result *const *rs, int n, int nseeds, int ref
     seed_stat st = stat_of(v, nseeds);
     free(v);
     return st;
+}
+
+static seed_stat seed_decrease(sim_result *const *rs, int n, int nseeds, int ref, int j, int row);
+static seed_stat seed_bound(sim_result *const *rs, int n, int nseeds, int i);
+
+/* The headroom against every policy over the seeds (the seeds' version of headroom_table). */
+static void seeds_headroom_table(FILE *out, sim_result *const *rs, int n, int nseeds) {
+    int nwf = rs[0]->workload->nworkflows;
+    fprintf(out, "%s%-20s %18s", HEADROOM_TITLE, "workflow", "bound (s)");
+    for (int j = 0; j < n; j++)
+        fprintf(out, " %15s", rs[j]->policy);
+    fprintf(out, "\n");
+    for (int row = 0; row <= nwf; row++) {
+        fprintf(out, "%-20.20s", row < nwf ? rs[0]->workload->wfs[row].name : "geometric mean");
+        if (row < nwf) {
+            seed_stat b = seed_bound(rs, n, nseeds, row);
+            fprintf(out, " %9.1f +- %5.1f", b.mean, b.sd);
+        } else
+            fprintf(out, " %18s", "");
+        for (int j = 0; j < n; j++) {
+            seed_stat st = seed_decrease(rs, n, nseeds, -1, j, row);
+            fprintf(out, " %6.1f +- %5.1f", st.mean, st.sd);
+        }
+        fprintf(out, "\n");
+    }
+    seed_stat p = seed_decrease(rs, n, nseeds, -1, 0, nwf + 1);
+    if (!isnan(p.mean))
+        fprintf(out, "headroom vs round-robin, fair, fill-nodes pooled: %.1f +- %.1f %%\n", p.mean,
+                p.sd);
 }
 
 void sim_report_seeds_table(FILE *out, sim_result *const *rs, int n, int nseeds) {
@@ -730,6 +840,49 @@ void sim_report_seeds_table(FILE *out, sim_result *const *rs, int n, int nseeds)
             fprintf(out, "%s vs round-robin, fair, fill-nodes pooled: %.1f +- %.1f %%\n",
                     rs[ref]->policy, p.mean, p.sd);
     }
+    seeds_headroom_table(out, rs, n, nseeds);
+}
+
+/* Workflow i's lower bound (seconds) over the seeds. */
+static seed_stat seed_bound(sim_result *const *rs, int n, int nseeds, int i) {
+    double *v = calloc((size_t)nseeds, sizeof *v);
+    if (!v)
+        return (seed_stat){NAN, NAN};
+    for (int k = 0; k < nseeds; k++)
+        v[k] = rs[(size_t)k * (size_t)n]->wf[i].makespan_bound_mean;
+    seed_stat st = stat_of(v, nseeds);
+    free(v);
+    return st;
+}
+
+static json_t *stat_json(seed_stat st) {
+    json_t *sj = json_object();
+    json_object_set_new(sj, "mean", num(st.mean));
+    json_object_set_new(sj, "sd", num(st.sd));
+    return sj;
+}
+
+/* {"bound_s": {workflow: stat}, policy: {"geomean": stat, "workflows": {name: stat}},
+ * "pooled_standard": stat}: the headroom against every policy over the seeds. */
+static json_t *seeds_headroom_json(sim_result *const *rs, int n, int nseeds) {
+    const sim_workload *w = rs[0]->workload;
+    int nwf = w->nworkflows;
+    json_t *h = json_object(), *bounds = json_object();
+    for (int i = 0; i < nwf; i++)
+        json_object_set_new(bounds, w->wfs[i].name, stat_json(seed_bound(rs, n, nseeds, i)));
+    json_object_set_new(h, "bound_s", bounds);
+    for (int j = 0; j < n; j++) {
+        json_t *pj = json_object(), *wfj = json_object();
+        for (int row = 0; row < nwf; row++)
+            json_object_set_new(wfj, w->wfs[row].name,
+                                stat_json(seed_decrease(rs, n, nseeds, -1, j, row)));
+        json_object_set_new(pj, "geomean", stat_json(seed_decrease(rs, n, nseeds, -1, j, nwf)));
+        json_object_set_new(pj, "workflows", wfj);
+        json_object_set_new(h, rs[j]->policy, pj);
+    }
+    json_object_set_new(h, "pooled_standard",
+                        stat_json(seed_decrease(rs, n, nseeds, -1, 0, nwf + 1)));
+    return h;
 }
 
 json_t *sim_report_seeds_json(sim_result *const *rs, int n, int nseeds) {
@@ -771,5 +924,6 @@ json_t *sim_report_seeds_json(sim_result *const *rs, int n, int nseeds) {
         json_object_set_new(refs_j, rs[ref]->policy, per);
     }
     json_object_set_new(o, "decrease", refs_j);
+    json_object_set_new(o, "headroom", seeds_headroom_json(rs, n, nseeds));
     return o;
 }

@@ -21,6 +21,12 @@ json_t *sim_report_json(const sim_result *r);
  * workload); positive when a is faster. */
 double sim_report_decrease(const sim_result *a, const sim_result *b);
 
+/* The headroom against b: 1 - the lower bound of the geometric mean over workflows of their
+ * makespans (sim_result.bound_geomean, sim/bound.h) / b's, the largest geometric-mean decrease
+ * against b that any policy could reach on this input. Where it is below a target, no policy
+ * can meet that target here. (Per workflow, the tables use each workflow's own runs' bound.) */
+double sim_report_headroom(const sim_result *b);
+
 /* Comparison of results of different policies on the same workload; the reference policy (the
  * one the others are compared with) is "tarema" when present, else the first. */
 void sim_report_compare_table(FILE *out, sim_result *const *rs, int n);
@@ -29,7 +35,8 @@ json_t *sim_report_compare_json(sim_result *const *rs, int n);
 /* Results of n policies under nseeds seeds, rs[seed * n + policy]: mean makespans and the
  * decrease of tarema and of adaptive (when present) against every other policy, per workflow,
  * geometric mean and pooled standard baselines, each as mean and sample standard deviation
- * over the seeds. */
+ * over the seeds; then the headroom (the lower bound's decrease) against every policy the same
+ * way ("headroom" in the JSON). */
 void sim_report_seeds_table(FILE *out, sim_result *const *rs, int n, int nseeds);
 json_t *sim_report_seeds_json(sim_result *const *rs, int n, int nseeds);
 

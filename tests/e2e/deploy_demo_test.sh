@@ -32,7 +32,8 @@ grep -q 'tarema-scheduler explain' "$LOG" && grep -q 'bound to:' "$LOG" && pass 
   fail "demo shows explain output"
 grep -q 'mean makespan per workflow' "$LOG" && grep -qE '^ +chipseq +[0-9.]+ +[0-9.]+' "$LOG" &&
   pass "demo prints simulated makespans" || fail "demo prints simulated makespans"
-grep -qE '^  \| 5;4;4;2, shared \| .* \| (met|missed: .*) \|$' "$LOG" && grep -qE '^  target .*: met in [0-4] of 4 settings$' "$LOG" &&
+grep -qE '^  \| 5;4;4;2, shared \| .* \| [0-9.-]+ / [0-9.-]+ \| (met|missed: .*) \|$' "$LOG" && grep -qE '^  target .*: met in [0-4] of 4 settings$' "$LOG" &&
+  grep -qE 'figure \(adaptive, headroom and target per setting\): /tmp/tarema-demo\.[^/ ]+/sim-evaluate\.svg' "$LOG" &&
   pass "demo checks issue 16's target per setting (hack/sim-evaluate.py)" ||
   fail "demo checks issue 16's target" "$(grep -A 9 'sim-evaluate' "$LOG")"
 # Steps 8-10: the tools' own tables, indented by the demo.

@@ -21,6 +21,21 @@ want = {'tarema': 15, 'round-robin': 16, 'fair': 20, 'fill-nodes': 12, 'sjfn': 1
 assert got == want, got
 assert abs(d['decrease_pct']['fair'] - 25.0) < 1e-9, d['decrease_pct']
 PY"
+# the lower bound (sim/bound.h): big's 10 s on the fast node is the longest path (the request
+# area is 2 x 20 / 8 = 5 s), tarema's labeled run attains it, and the headroom against each
+# policy is 1 - 10 / its mean makespan: fair 50 %, round robin 37.5 %, fill nodes 16.7 %
+check "tiny: lower bound and headroom in the JSON" bash -c "python3 - '$TMP/all.json' <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for p in d['policies']:
+    assert p['workflows'][0]['makespan_bound_s'] == 10, p['workflows'][0]
+    assert all(r['bound_s'] == 10 and r['makespan_s'] >= 10 for r in p['runs']), p['runs']
+assert min(r['makespan_s'] for p in d['policies'] for r in p['runs']) == 10
+h = d['headroom_pct']
+assert abs(h['fair'] - 50) < 1e-9 and abs(h['round-robin'] - 37.5) < 1e-9, h
+assert abs(d['headroom_vs_standard_pct'] - 100 * (1 - (10**3 / (16 * 20 * 12)) ** (1 / 3))) < 1e-6, d['headroom_vs_standard_pct']
+PY"
+check "tiny: the headroom table names the bound" bash -c "'$SIM' --cluster '$FX/tiny-cluster.yaml' --workload '$FX/tiny-workload.yaml' --no-shuffle --ideal --policy all | grep -A4 '^headroom:' | grep -E '^tiny +10\.0 +.* 50\.0%'"
 # --help names every policy --policy all runs (adaptive was missing from it)
 for p in tarema round-robin fair fill-nodes sjfn adaptive; do
   check "--help names policy $p" bash -c "'$SIM' --help 2>&1 | sed -n '/--policy/,/--seed /p' | grep -qw -- '$p'"
@@ -45,7 +60,7 @@ if [ -f "$LOTARU/chipseq_n1.csv" ]; then
   # tarema next to adaptive
   check "calibrated differs from --ideal" bash -c "! diff -q <('$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$NF5' --isolate --json | grep -v wall_s) <('$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$NF5' --isolate --ideal --json | grep -v wall_s) >/dev/null"
   check "--seeds 3 shows adaptive with spread" bash -c "'$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$NF5' --isolate --policy all --seeds 3 | grep -E '^adaptive vs round-robin, fair, fill-nodes pooled: -?[0-9.]+ \+- [0-9.]+ %'"
-  check "--seeds json" bash -c "'$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$NF5' --isolate --policy all --seeds 2 --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"seeds\"]==2; assert \"sd\" in d[\"decrease\"][\"adaptive\"][\"sjfn\"][\"geomean\"]'"
+  check "--seeds json" bash -c "'$SIM' --cluster '$REPO_ROOT/sim/scenarios/cluster-555.yaml' --workload '$NF5' --isolate --policy all --seeds 2 --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"seeds\"]==2; assert \"sd\" in d[\"decrease\"][\"adaptive\"][\"sjfn\"][\"geomean\"]; h=d[\"headroom\"]; assert h[\"pooled_standard\"][\"mean\"] >= d[\"decrease\"][\"adaptive\"][\"pooled_standard\"][\"mean\"]; assert all(h[p][\"geomean\"][\"mean\"] >= d[\"decrease\"][\"adaptive\"][p][\"geomean\"][\"mean\"] for p in (\"sjfn\", \"fair\", \"tarema\")); assert sorted(h[\"bound_s\"]) == sorted(d[\"decrease\"][\"adaptive\"][\"sjfn\"][\"workflows\"])'"
   # a measurement file that copies another machine's rows is warned about, naming both files
   sed 's/,n1,chipseq,/,n2,chipseq,/' "$LOTARU/chipseq_n1.csv" > "$TMP/chipseq_fake_n2.csv"
   cat > "$TMP/dup.yaml" <<EOF2

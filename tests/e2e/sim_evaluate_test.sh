@@ -58,7 +58,7 @@ PY
 mk "$TMP/good.json" "A, shared" 17.9 18.0 1.0 4.6 -1.9 0.5
 mk "$TMP/bad.json" "B, shared" 21.5 20.0 2.0 3.0 -3.0 0.5
 out=$("${EVAL[@]}" --from-json "$TMP/good.json" --check); rc=$?
-if [ "$rc" = 0 ] && echo "$out" | qgrep '| A, shared | .* | w2 -1.9 vs fair | met |' && echo "$out" | qgrep 'met in 1 of 1 settings'; then
+if [ "$rc" = 0 ] && echo "$out" | qgrep '| A, shared | .* | w2 -1.9 vs fair | - | met |' && echo "$out" | qgrep 'met in 1 of 1 settings'; then
   pass "just above every target: met, --check exits 0"
 else
   fail "just above every target: met, --check exits 0" "rc=$rc: $out"
@@ -72,6 +72,47 @@ else
 fi
 out=$("${EVAL[@]}" --from-json "$TMP/bad.json"); rc=$?
 if [ "$rc" = 0 ] && echo "$out" | qgrep 'met in 0 of 1'; then pass "without --check a miss exits 0"; else fail "without --check a miss exits 0" "rc=$rc: $out"; fi
+
+# the headroom (tarema-sim's lower bound, sim/bound.h): a target above it is marked unreachable,
+# one below it is an ordinary miss; JSON without it (older files) shows '-'
+python3 - "$TMP/bad.json" "$TMP/room.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["setting"] = "C, isolated"
+def st(m): return {"mean": m, "sd": 0.3}
+d["sim"]["headroom"] = {"pooled_standard": st(19.2), "sjfn": {"geomean": st(8.1)}}
+json.dump(d, open(sys.argv[2], "w"))
+PY
+out=$("${EVAL[@]}" --from-json "$TMP/room.json" "$TMP/bad.json"); rc=$?
+if [ "$rc" = 0 ] && echo "$out" | qgrep '| C, isolated | .* | 19.2 / 8.1 | missed: pooled 20.0 < 21.5 (within sd) (unreachable: no policy exceeds 19.2); vs sjfn 3.0 < 4.5; w2 vs fair -3.0 < -2 |' &&
+  echo "$out" | qgrep '| B, shared | .* | - | missed: pooled 20.0 < 21.5 (within sd); vs sjfn' &&
+  echo "$out" | qgrep 'unreachable by any policy in 1 of 2 settings (the lower bound leaves less headroom than the target): C, isolated (pooled 21.5 > headroom 19.2)$'; then
+  pass "a target above the headroom is named unreachable"
+else
+  fail "a target above the headroom is named unreachable" "rc=$rc: $out"
+fi
+# and tarema-sim's own JSON carries the headroom the table shows
+col=$(grep '^| tiny, shared |' <<<"$("${EVAL[@]}" --from-json "$TMP/j/tiny-shared.json")" | awk -F' [|] ' '{print $10}')
+room=$(python3 - "$TMP/j/tiny-shared.json" <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1]))["sim"]["headroom"]
+print(f"{h['pooled_standard']['mean']:.1f} / {h['sjfn']['geomean']['mean']:.1f}")
+PY
+)
+check "headroom column from tarema-sim's JSON ($room)" test "$col" = "$room"
+
+# --svg draws the same rows: a bar per setting and figure, the headroom behind it, the target
+"${EVAL[@]}" --from-json "$TMP/room.json" "$TMP/j/tiny-shared.json" --svg "$TMP/eval.svg" >/dev/null
+check "--svg: a picture of the table, headroom and target" python3 - "$TMP/eval.svg" <<'PY'
+import sys, xml.etree.ElementTree as E
+ns = "{http://www.w3.org/2000/svg}"
+root = E.parse(sys.argv[1]).getroot()
+texts = [t.text for t in root.iter(ns + "text")]
+titles = [t.text for t in root.iter(ns + "title")]
+assert "C, isolated" in texts and "tiny, shared" in texts, texts
+assert "headroom 19.2 %" in titles and "target 21.5 %" in titles and "target 4.5 %" in titles, titles
+assert any(t.startswith("C, isolated pooled: 20.0") for t in titles), titles
+PY
 
 # 3. real measurements on inputs nothing was designed on (docs/simulation.md "Real measurements
 #    on other inputs"): the target holds in all four settings
