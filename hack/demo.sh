@@ -290,8 +290,8 @@ TXT
 python3 "$REPO_ROOT/hack/sim-evaluate.py" --sim "$BIN/tarema-sim" --workload "$WORK/nfcore5.yaml" --seeds 10 \
   --svg "$WORK/sim-evaluate.svg" 2>&1 | sed 's/^/  /'
 cat <<TXT
-  The headroom column is the most ANY policy could gain there (a lower bound of every run:
-  fastest node type, no contention, critical path and cores; docs/simulation.md "Headroom").
+  The headroom column is the most ANY policy could gain there (from a lower bound of every
+  run: each task on its fastest node type; docs/simulation.md "Headroom").
 TXT
 [ -s "$WORK/sim-evaluate.svg" ] || die "hack/sim-evaluate.py wrote no figure to $WORK/sim-evaluate.svg"
 echo "  figure (adaptive, headroom and target per setting): $WORK/sim-evaluate.svg$([ "${DEMO_KEEP:-0}" = 1 ] || echo ' (removed on exit; DEMO_KEEP=1 keeps it)')"

@@ -7,7 +7,8 @@ evaluation tables: adaptive's runtime decrease (geometric mean over workflows, m
 seeds) against round robin, fair, fill nodes, pooled over those three, SJFN and tarema; its worst
 single workflow against SJFN; its worst against any baseline; and the headroom, the most ANY
 policy could gain pooled and against SJFN (the lower bound's decrease: every task at its fastest
-node type's runtime, no contention, critical path and cores; sim/bound.h). Then the target per
+node type's runtime; critical path, requested cores and memory, cpu work under contention, and
+the order in which workflows sharing the cluster can finish; sim/bound.h). Then the target per
 setting:
 
   * pooled >= the paper's margin for that cluster (17.9 % on 5;5;5, 21.5 % on 5;4;4;2),
@@ -92,16 +93,27 @@ def summarize(setting, doc, target_pooled):
     pooled = stat(a.get("pooled_standard"), f"{setting}: decrease.adaptive.pooled_standard")
     # The headroom: the lower bound's decrease (tarema-sim, sim/bound.h), the most ANY policy could
     # gain against those baselines here; JSON written before it existed has none.
+    # A headroom tarema-sim could not compute (null) shows as none, like older JSON's.
     room = doc.get("headroom")
-    if room is not None:
-        room = (stat(room.get("pooled_standard"), f"{setting}: headroom.pooled_standard")[0],
-                stat((room.get("sjfn") or {}).get("geomean"), f"{setting}: headroom.sjfn.geomean")[0])
+    if isinstance(room, dict):
+        means = [(room.get("pooled_standard") or {}).get("mean"),
+                 ((room.get("sjfn") or {}).get("geomean") or {}).get("mean")]
+        room = tuple(float(m) for m in means) if all(isinstance(m, (int, float)) for m in means) else None
+    else:
+        room = None
     unreachable = []
+
+    def below(v, need):
+        digits = 1
+        while digits < 4 and float(f"{v:.{digits}f}") >= need:
+            digits += 1  # 21.46 shows as 21.46, not as the target's 21.5
+        return f"{v:.{digits}f}"
 
     def unless_reachable(text, need, k):
         if room is not None and room[k] < need:
-            unreachable.append(f"{'pooled' if k == 0 else 'vs sjfn'} {need:g} > headroom {room[k]:.1f}")
-            return f"{text} (unreachable: no policy exceeds {room[k]:.1f})"
+            shown = below(room[k], need)
+            unreachable.append(f"{'pooled' if k == 0 else 'vs sjfn'} {need:g} > headroom {shown}")
+            return f"{text} (unreachable: no policy exceeds {shown})"
         return text
 
     misses = []  # in the order the table reads: pooled, SJFN, then single workflows
@@ -143,13 +155,13 @@ def print_table(rows):
 def write_svg(rows, path):
     """The table as a picture: per setting, adaptive's pooled and SJFN decrease (bar, +- sd), the
     headroom behind it (the most any policy could gain) and the target (red tick)."""
-    bars = []  # (setting or "", label, (mean, sd), headroom or None, target or None)
+    bars = []  # (setting, first row of it, label, (mean, sd), headroom or None, target or None)
     for r in rows:
         room = r["room"] or (None, None)
-        bars.append((r["setting"], "pooled", r["pooled"], room[0], r["target_pooled"]))
-        bars.append(("", "vs sjfn", r["geomean"]["sjfn"], room[1], SJFN_TARGET))
-    vals = [0.0] + [b[2][0] + b[2][1] for b in bars] + [b[2][0] - b[2][1] for b in bars]
-    vals += [b[3] for b in bars if b[3] is not None] + [b[4] for b in bars if b[4] is not None]
+        bars.append((r["setting"], True, "pooled", r["pooled"], room[0], r["target_pooled"]))
+        bars.append((r["setting"], False, "vs sjfn", r["geomean"]["sjfn"], room[1], SJFN_TARGET))
+    vals = [0.0] + [b[3][0] + b[3][1] for b in bars] + [b[3][0] - b[3][1] for b in bars]
+    vals += [b[4] for b in bars if b[4] is not None] + [b[5] for b in bars if b[5] is not None]
     lo, hi = min(vals) - 2, max(vals) + 2
     left, width, row_h, top = 230, 560, 22, 70
     x = lambda v: left + (v - lo) / (hi - lo) * width
@@ -167,14 +179,14 @@ def write_svg(rows, path):
            '(lower bound)</text>',
            '<line x1="480" y1="30" x2="480" y2="44" stroke="#c0392b" stroke-width="3"/>'
            '<text x="486" y="41">target</text>']
-    for k, v in enumerate(range(int(lo // 10 * 10), int(hi) + 1, 10)):
+    for v in range(int(lo // 10 * 10), int(hi) + 1, 10):
         if lo <= v <= hi:
             out.append(f'<line x1="{x(v):.1f}" y1="{top - 6}" x2="{x(v):.1f}" y2="{h - 30}" '
                        f'stroke="{"#555" if v == 0 else "#eee"}"/>'
                        f'<text x="{x(v):.1f}" y="{h - 14}" text-anchor="middle">{v}</text>')
-    for i, (setting, label, (m, sd), room, target) in enumerate(bars):
+    for i, (setting, first, label, (m, sd), room, target) in enumerate(bars):
         y = top + i * row_h
-        if setting:
+        if first:
             out.append(f'<text x="10" y="{y + 14}" font-weight="bold">{esc(setting)}</text>')
         out.append(f'<text x="{left - 8}" y="{y + 14}" text-anchor="end">{label}</text>')
         if room is not None:
@@ -184,7 +196,7 @@ def write_svg(rows, path):
                        f'<title>headroom {room:.1f} %</title></rect>')
         x0, x1 = sorted((x(0), x(m)))
         out.append(f'<rect x="{x0:.1f}" y="{y + 5}" width="{x1 - x0:.1f}" height="{row_h - 12}" '
-                   f'fill="#3b6fb6"><title>{esc(setting or label)} {label}: {m:.1f} \u00b1 {sd:.1f} %'
+                   f'fill="#3b6fb6"><title>{esc(setting)} {label}: {m:.1f} \u00b1 {sd:.1f} %'
                    f'</title></rect>')
         out.append(f'<line x1="{x(m - sd):.1f}" y1="{y + row_h / 2 - 1}" x2="{x(m + sd):.1f}" '
                    f'y2="{y + row_h / 2 - 1}" stroke="black"/>')

@@ -6,6 +6,12 @@
 
 #include "sim/bound.h"
 
+/* Cores as the scheduler counts them: whole millicores (sim_snapshot_new and sim_pod_new round
+ * allocatable and requests to millicores), so the bound sees the capacity the policies see. */
+static double millicores(double cores) {
+    return (double)llround(cores * 1000) / 1000.0;
+}
+
 void sim_bound_task(const sim_cluster *c, const sim_workflow *wf, const sim_process *p, int inst,
                     bool calibrated, bool contention, double *fastest_s, double *cpu_work) {
     double best = NAN, work = NAN;
@@ -13,7 +19,8 @@ void sim_bound_task(const sim_cluster *c, const sim_workflow *wf, const sim_proc
     double w = fmin(1.0, calibrated ? p->fit_sens[LAB_CPU] : p->sens[LAB_CPU]);
     for (int t = 0; t < c->ntypes; t++) {
         const sim_node_type *nt = &c->types[t];
-        if (nt->count <= 0 || nt->cores < p->req_cpu || nt->memory < p->req_mem)
+        if (nt->count <= 0 || llround(nt->cores * 1000) < llround(p->req_cpu * 1000) ||
+            nt->memory < p->req_mem)
             continue;
         double rt =
             calibrated ? sim_runtime_fitted(c, wf, p, inst, t) : sim_runtime(c, wf, p, inst, t);
@@ -35,7 +42,7 @@ void sim_bound_task(const sim_cluster *c, const sim_workflow *wf, const sim_proc
 void sim_bound_capacity(const sim_cluster *c, double *cores, double *memory) {
     *cores = *memory = 0;
     for (int n = 0; n < c->nnodes; n++) {
-        *cores += c->types[c->nodes[n].type].cores;
+        *cores += millicores(c->types[c->nodes[n].type].cores);
         *memory += (double)c->types[c->nodes[n].type].memory;
     }
 }
@@ -44,7 +51,8 @@ int sim_bound_run_of(const sim_cluster *c, const sim_workflow *wf, const double 
                      const double *cpu_work, double *finish, sim_bound_run *out) {
     double cores, memory;
     sim_bound_capacity(c, &cores, &memory);
-    long *off = malloc(((size_t)wf->nprocs + 1) * sizeof *off), o = 0;
+    long *off = malloc(((size_t)wf->nprocs + 1) * sizeof *off);
+    long o = 0;
     if (!off)
         return -1;
     for (int p = 0; p < wf->nprocs; p++) {
@@ -71,7 +79,7 @@ int sim_bound_run_of(const sim_cluster *c, const sim_workflow *wf, const double 
                 t = 0; /* unknown: count nothing rather than guess, so the bound stays sound */
             finish[off[p] + i] = ready + t;
             path = fmax(path, ready + t);
-            core_s += pr->req_cpu * t;
+            core_s += millicores(pr->req_cpu) * t;
             mem_s += (double)pr->req_mem * t;
             if (cpu_work && cpu_work[off[p] + i] > 0)
                 work += cpu_work[off[p] + i];

@@ -47,7 +47,8 @@ typedef struct sim_bound_run {
 int sim_bound_run_of(const sim_cluster *c, const sim_workflow *wf, const double *fastest,
                      const double *cpu_work, double *finish, sim_bound_run *out);
 
-/* The cluster's cores and memory (bytes), the capacities the bounds divide by. */
+/* The cluster's cores (in whole millicores, as the scheduler counts them) and memory (bytes),
+ * the capacities the bounds divide by. */
 void sim_bound_capacity(const sim_cluster *c, double *cores, double *memory);
 
 /* Workflows sharing the cluster, each with chained runs (start, then each run `gap` after the
@@ -69,5 +70,7 @@ typedef struct sim_bound_wf {
     int runs;
 } sim_bound_wf;
 double sim_bound_joint_geomean(const sim_bound_wf *w, int n, double cores, double memory);
+/* (Also NAN when a workflow has no run, or out of memory: the caller's fallback, the runs' own
+ * bounds, is sound either way, only looser.) */
 
 #endif

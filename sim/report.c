@@ -291,8 +291,9 @@ static double pooled_standard(sim_result *const *rs, int n, int ref) {
 
 static const char HEADROOM_TITLE[] =
     "\nheadroom: the lower bound's decrease vs each policy, the most any policy could gain\n"
-    "(bound: fastest node type, no contention, critical path and cores, and for workflows sharing\n"
-    "the cluster the order they can finish in (geometric mean); sim/bound.h)\n";
+    "(bound: every task at its fastest node type; critical path, requested cores and memory, cpu\n"
+    "work under contention, and for workflows sharing the cluster the order they can finish in\n"
+    "(geometric mean); sim/bound.h)\n";
 
 /* One seed's headroom against every policy, per workflow and geometric mean, then pooled. */
 static void headroom_table(FILE *out, sim_result *const *rs, int n) {
@@ -762,8 +763,17 @@ static seed_stat seed_decrease(sim_result *const *rs, int n, int nseeds, int ref
     return st;
 }
 
-static seed_stat seed_decrease(sim_result *const *rs, int n, int nseeds, int ref, int j, int row);
-static seed_stat seed_bound(sim_result *const *rs, int n, int nseeds, int i);
+/* Workflow i's lower bound (seconds) over the seeds. */
+static seed_stat seed_bound(sim_result *const *rs, int n, int nseeds, int i) {
+    double *v = calloc((size_t)nseeds, sizeof *v);
+    if (!v)
+        return (seed_stat){NAN, NAN};
+    for (int k = 0; k < nseeds; k++)
+        v[k] = rs[(size_t)k * (size_t)n]->wf[i].makespan_bound_mean;
+    seed_stat st = stat_of(v, nseeds);
+    free(v);
+    return st;
+}
 
 /* The headroom against every policy over the seeds (the seeds' version of headroom_table). */
 static void seeds_headroom_table(FILE *out, sim_result *const *rs, int n, int nseeds) {
@@ -841,18 +851,6 @@ void sim_report_seeds_table(FILE *out, sim_result *const *rs, int n, int nseeds)
                     rs[ref]->policy, p.mean, p.sd);
     }
     seeds_headroom_table(out, rs, n, nseeds);
-}
-
-/* Workflow i's lower bound (seconds) over the seeds. */
-static seed_stat seed_bound(sim_result *const *rs, int n, int nseeds, int i) {
-    double *v = calloc((size_t)nseeds, sizeof *v);
-    if (!v)
-        return (seed_stat){NAN, NAN};
-    for (int k = 0; k < nseeds; k++)
-        v[k] = rs[(size_t)k * (size_t)n]->wf[i].makespan_bound_mean;
-    seed_stat st = stat_of(v, nseeds);
-    free(v);
-    return st;
 }
 
 static json_t *stat_json(seed_stat st) {

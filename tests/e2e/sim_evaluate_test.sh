@@ -91,6 +91,27 @@ if [ "$rc" = 0 ] && echo "$out" | qgrep '| C, isolated | .* | 19.2 / 8.1 | misse
 else
   fail "a target above the headroom is named unreachable" "rc=$rc: $out"
 fi
+# a headroom just below the target shows enough digits to differ from it; a null one shows '-'
+python3 - "$TMP/bad.json" "$TMP/near.json" "$TMP/null.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["sim"]["headroom"] = {"pooled_standard": {"mean": 21.46, "sd": 0.1}, "sjfn": {"geomean": {"mean": 9.0, "sd": 0.1}}}
+json.dump(d, open(sys.argv[2], "w"))
+d["sim"]["headroom"] = {"pooled_standard": {"mean": None, "sd": None}, "sjfn": {"geomean": {"mean": None, "sd": None}}}
+json.dump(d, open(sys.argv[3], "w"))
+PY
+out=$("${EVAL[@]}" --from-json "$TMP/near.json"); rc=$?
+if [ "$rc" = 0 ] && echo "$out" | qgrep '(unreachable: no policy exceeds 21.46)' && echo "$out" | qgrep '(pooled 21.5 > headroom 21.46)'; then
+  pass "a headroom just below the target is shown apart from it"
+else
+  fail "a headroom just below the target is shown apart from it" "rc=$rc: $out"
+fi
+out=$("${EVAL[@]}" --from-json "$TMP/null.json"); rc=$?
+if [ "$rc" = 0 ] && echo "$out" | qgrep '| B, shared | .* | - | missed: pooled 20.0 < 21.5 (within sd);'; then
+  pass "a headroom tarema-sim could not compute shows '-'"
+else
+  fail "a headroom tarema-sim could not compute shows '-'" "rc=$rc: $out"
+fi
 # and tarema-sim's own JSON carries the headroom the table shows
 col=$(grep '^| tiny, shared |' <<<"$("${EVAL[@]}" --from-json "$TMP/j/tiny-shared.json")" | awk -F' [|] ' '{print $10}')
 room=$(python3 - "$TMP/j/tiny-shared.json" <<'PY'

@@ -144,6 +144,74 @@ static void test_cpu_work(void) {
     sim_yaml_free(NULL, w, c);
 }
 
+/* Only the compute share waits for cores: eight such tasks with sensitivity 0.5 need 8 x 4 x 0.5
+ * x 10 / 8 = 20 s of the cluster (not 40), and no policy ends them earlier under the ideal
+ * model's contention, whose slowdown uses the same declared share. */
+static void test_cpu_work_share(void) {
+    sim_cluster *c;
+    sim_workload *w;
+    bool ok = sim_yaml_load(CLUSTER,
+                            "workflows:\n"
+                            "  - name: half\n"
+                            "    requests: {cpu: 1, memory: 1Gi}\n"
+                            "    processes:\n"
+                            "      - {name: A, instances: 8, runtime: {fast: 10, slow: 20},\n"
+                            "         usage: {cpu_pct: 400}, sensitivity: {cpu: 0.5}}\n",
+                            &c, &w);
+    CHECK(ok);
+    if (ok)
+        CHECK_NEAR(bound_of(c, &w->wfs[0], true), 20, 1e-9);
+    const char *const *names = sched_policy_names();
+    for (int i = 0; ok && names[i]; i++) {
+        sim_opts o;
+        sim_opts_ideal(&o);
+        o.contention = true;
+        o.policy = names[i];
+        tm_err err = {0};
+        sim_result *r = sim_run(c, w, &o, &err);
+        CHECKF(r != NULL, "%s: %s", names[i], err.msg);
+        for (int k = 0; r && k < r->nruns; k++) {
+            CHECK_NEAR(r->runs[k].bound, 20, 1e-9);
+            CHECKF(r->runs[k].end - r->runs[k].arrival >= 20 - 1e-9, "%s ended at %g", names[i],
+                   r->runs[k].end - r->runs[k].arrival);
+        }
+        sim_result_free(r);
+    }
+    sim_yaml_free(NULL, w, c);
+}
+
+/* Requests count as the scheduler counts them, in whole millicores: four 1.0004-core tasks fit
+ * one 4-core node together (1000m each), so the run can end at 10 s and the bound must not say
+ * 10.004. */
+static void test_millicores(void) {
+    sim_cluster *c;
+    sim_workload *w;
+    bool ok = sim_yaml_load("node_types:\n"
+                            "  - {name: one, count: 1, cores: 4, memory: 8Gi, speed: {cpu: 1}}\n",
+                            "workflows:\n"
+                            "  - name: odd\n"
+                            "    requests: {cpu: 1.0004, memory: 1Gi}\n"
+                            "    processes:\n"
+                            "      - {name: A, instances: 4, runtime: {one: 10}}\n",
+                            &c, &w);
+    CHECK(ok);
+    const char *const *names = sched_policy_names();
+    for (int i = 0; ok && names[i]; i++) {
+        sim_opts o;
+        sim_opts_ideal(&o);
+        o.policy = names[i];
+        tm_err err = {0};
+        sim_result *r = sim_run(c, w, &o, &err);
+        CHECKF(r != NULL, "%s: %s", names[i], err.msg);
+        for (int k = 0; r && k < r->nruns; k++) {
+            CHECK_NEAR(r->runs[k].bound, 10, 1e-9);
+            CHECK_NEAR(r->runs[k].end - r->runs[k].arrival, 10, 1e-9);
+        }
+        sim_result_free(r);
+    }
+    sim_yaml_free(NULL, w, c);
+}
+
 /* A task only counts the types it fits: on a 2-core type it would take 3 s, but it requests 4
  * cores, so its least runtime is the 4-core type's 9 s. */
 static void test_fastest_type_it_fits(void) {
@@ -182,6 +250,8 @@ static const char MIXED[] = "workflows:\n"
                             "         after: [B], requests: {cpu: 3, memory: 2Gi}}\n"
                             "  - name: side\n"
                             "    runs: 2\n"
+                            "    start: 3\n"
+                            "    gap: 4\n"
                             "    requests: {cpu: 2, memory: 1Gi}\n"
                             "    processes:\n"
                             "      - {name: S, instances: 3, runtime: {fast: 7, slow: 14},\n"
@@ -193,9 +263,12 @@ static void test_no_policy_beats_it(void) {
     bool ok = sim_yaml_load(CLUSTER, MIXED, &c, &w);
     CHECK(ok);
     const char *const *names = sched_policy_names();
-    int runs = 0, below = 0, tight = 0;
+    int runs = 0, below = 0, tight = 0, npolicies = 0;
     double closest = INFINITY;
-    for (int model = 0; ok && model < 2; model++)
+    while (names[npolicies])
+        npolicies++;
+    /* models: calibrated, ideal, ideal with its contention term */
+    for (int model = 0; ok && model < 3; model++)
         for (int iso = 0; iso < 2; iso++)
             for (uint64_t seed = 1; seed <= 3; seed++)
                 for (int i = 0; names[i]; i++) {
@@ -204,6 +277,7 @@ static void test_no_policy_beats_it(void) {
                         sim_opts_default(&o);
                     else
                         sim_opts_ideal(&o);
+                    o.contention = model != 1;
                     o.policy = names[i];
                     o.seed = seed;
                     tm_err err = {0};
@@ -223,7 +297,7 @@ static void test_no_policy_beats_it(void) {
                     }
                     sim_result_free(r);
                 }
-    CHECK(runs == 2 * 2 * 3 * 6 * 5 || runs == 0);
+    CHECKF(!ok || runs == 3 * 2 * 3 * npolicies * 5, "%d runs", runs); /* 3 + 2 per simulation */
     CHECKF(below == 0, "%d runs or geometric means (of %d runs) below their bound", below, runs);
     /* and not vacuous here, where crowding and the slow node cost every policy: some run comes
      * within twice its bound (test_critical_path shows it attained) */
@@ -312,6 +386,16 @@ static void test_sharing_workflows(void) {
     sim_bound_wf one = {10, 240, 0, 0, 10, 3};
     CHECK_NEAR(sim_bound_joint_geomean(&one, 1, 8, 0), 10, 1e-9);
     CHECK(isnan(sim_bound_joint_geomean(wb, SIM_BOUND_JOINT_MAX + 1, 8, 0)));
+    /* unequal workloads, 80 and 160: the smaller first (10, then 30) beats the other order
+     * (20, then 30): sqrt(300) */
+    sim_bound_wf uneq[2] = {{10, 80, 0, 0, 0, 1}, {20, 160, 0, 0, 0, 1}};
+    CHECK_NEAR(sim_bound_joint_geomean(uneq, 2, 8, 0), sqrt(300.0), 1e-9);
+    /* a second workflow of three runs chained 10 s apart (offset 20) and 240 core-seconds: when
+     * it finishes second, at 40 s at the earliest, its runs average (40 - 20) / 3; first, its
+     * own 5. Best: the one-run workflow first (10) and it second (20/3), geometric mean
+     * sqrt(200/3); without the gaps' offset it would be sqrt(10 x 40/3) */
+    sim_bound_wf gaps[2] = {{10, 80, 0, 0, 0, 1}, {5, 240, 0, 0, 20, 3}};
+    CHECK_NEAR(sim_bound_joint_geomean(gaps, 2, 8, 0), sqrt(200.0 / 3), 1e-9);
     sim_yaml_free(NULL, w, c);
 }
 
@@ -319,6 +403,8 @@ int main(void) {
     RUN(test_critical_path);
     RUN(test_request_area);
     RUN(test_cpu_work);
+    RUN(test_cpu_work_share);
+    RUN(test_millicores);
     RUN(test_fastest_type_it_fits);
     RUN(test_no_policy_beats_it);
     RUN(test_headroom);
