@@ -61,6 +61,15 @@ def stat(x, where):
     return float(x["mean"]), float(sd if isinstance(sd, (int, float)) else 0)
 
 
+def below(v, need):
+    """v, which is below need, with digits enough to show it: -2.004 as -2.004 against -2, not as
+    -2.0; a headroom of 21.46 as 21.46 against the target 21.5."""
+    digits = 1
+    while digits < 4 and float(f"{v:.{digits}f}") >= need:
+        digits += 1
+    return f"{v:.{digits}f}"
+
+
 def summarize(setting, doc, target_pooled):
     """One row: the figures and the target's verdict, from one --policy all --seeds JSON."""
     try:
@@ -70,10 +79,7 @@ def summarize(setting, doc, target_pooled):
 
     def miss(what, got, sd, need):
         note = " (within sd)" if got + sd >= need else ""
-        digits = 1
-        while digits < 4 and float(f"{got:.{digits}f}") >= need:
-            digits += 1  # -2.004 shows as -2.0: digits enough for the miss to show
-        return f"{what} {got:.{digits}f} < {need:g}{note}"
+        return f"{what} {below(got, need)} < {need:g}{note}"
 
     geomean, worst_sjfn, worst_any, workflow_misses = {}, None, None, []
     for b in BASELINES:
@@ -102,12 +108,6 @@ def summarize(setting, doc, target_pooled):
     else:
         room = None
     unreachable = []
-
-    def below(v, need):
-        digits = 1
-        while digits < 4 and float(f"{v:.{digits}f}") >= need:
-            digits += 1  # 21.46 shows as 21.46, not as the target's 21.5
-        return f"{v:.{digits}f}"
 
     def unless_reachable(text, need, k):
         if room is not None and room[k] < need:

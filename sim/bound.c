@@ -47,10 +47,8 @@ void sim_bound_capacity(const sim_cluster *c, double *cores, double *memory) {
     }
 }
 
-int sim_bound_run_of(const sim_cluster *c, const sim_workflow *wf, const double *fastest,
+int sim_bound_run_of(const sim_workflow *wf, double cores, double memory, const double *fastest,
                      const double *cpu_work, double *finish, sim_bound_run *out) {
-    double cores, memory;
-    sim_bound_capacity(c, &cores, &memory);
     long *off = malloc(((size_t)wf->nprocs + 1) * sizeof *off);
     long o = 0;
     if (!off)

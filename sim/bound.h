@@ -39,12 +39,12 @@ typedef struct sim_bound_run {
     double cpu_work; /* the cpu work term's numerator (0 without contention) */
 } sim_bound_run;
 
-/* The bound above for one run of wf on c. fastest[k] and cpu_work[k] are task k's (tasks in
- * process order, instance order within a process, as one run's tasks are laid out: process p's
- * first task at the sum of the earlier processes' instances). finish is scratch of one double
- * per task of the run (each task's earliest finish is left there). 0, or -1 when out of
- * memory. */
-int sim_bound_run_of(const sim_cluster *c, const sim_workflow *wf, const double *fastest,
+/* The bound above for one run of wf on a cluster of cores and memory (sim_bound_capacity).
+ * fastest[k] and cpu_work[k] are task k's (tasks in process order, instance order within a
+ * process, as one run's tasks are laid out: process p's first task at the sum of the earlier
+ * processes' instances). finish is scratch of one double per task of the run (each task's
+ * earliest finish is left there). 0, or -1 when out of memory. */
+int sim_bound_run_of(const sim_workflow *wf, double cores, double memory, const double *fastest,
                      const double *cpu_work, double *finish, sim_bound_run *out);
 
 /* The cluster's cores (in whole millicores, as the scheduler counts them) and memory (bytes),
@@ -62,15 +62,14 @@ void sim_bound_capacity(const sim_cluster *c, double *cores, double *memory);
  * the runs' own bounds when the workflows compete for the cluster.
  * w[i] describes workflow i: mean_bound (its runs' mean bound, > 0), the sums over its measured
  * runs of core_s, mem_s and cpu_work, offset = start_i + (runs_i - 1) gap_i relative to the
- * earliest start, runs. NAN when n is 0 or above SIM_BOUND_JOINT_MAX, or a mean bound is not
- * positive (the caller falls back to the runs' own bounds). */
+ * earliest start, runs. NAN when n is 0 or above SIM_BOUND_JOINT_MAX, a mean bound is not
+ * positive, a workflow has no run, or memory runs out: the caller then falls back to the runs'
+ * own bounds, sound either way, only looser. */
 #define SIM_BOUND_JOINT_MAX 16
 typedef struct sim_bound_wf {
     double mean_bound, core_s, mem_s, cpu_work, offset;
     int runs;
 } sim_bound_wf;
 double sim_bound_joint_geomean(const sim_bound_wf *w, int n, double cores, double memory);
-/* (Also NAN when a workflow has no run, or out of memory: the caller's fallback, the runs' own
- * bounds, is sound either way, only looser.) */
 
 #endif

@@ -1401,9 +1401,10 @@ static int collect_gangs_resvs(const sim *s, sim_result *r) {
     return 0;
 }
 
-/* The makespan no policy could beat for run ru, and the work behind it (bound.h): each task at
- * its fastest node type's runtime times its own noise draw. 0, or -1 when out of memory. */
-static int run_bound(const sim *s, const run *ru, sim_bound_run *out) {
+/* The makespan no policy could beat for run ru on a cluster of cores and memory, and the work
+ * behind it (bound.h): each task at its fastest node type's runtime times its own noise draw.
+ * 0, or -1 when out of memory. */
+static int run_bound(const sim *s, const run *ru, double cores, double memory, sim_bound_run *out) {
     const sim_workflow *wf = &s->w->wfs[ru->wf];
     size_t n = (size_t)wf->tasks_per_run + 1;
     double *fast = malloc(n * sizeof *fast), *work = malloc(n * sizeof *work),
@@ -1418,7 +1419,7 @@ static int run_bound(const sim *s, const run *ru, sim_bound_run *out) {
             fast[k] *= noise;
             work[k] *= noise;
         }
-        rc = sim_bound_run_of(s->c, wf, fast, work, fin, out);
+        rc = sim_bound_run_of(wf, cores, memory, fast, work, fin, out);
     }
     free(fast);
     free(work);
@@ -1431,9 +1432,10 @@ static int run_bound(const sim *s, const run *ru, sim_bound_run *out) {
  * cluster can finish); work[i] holds workflow i's measured runs' summed work. Where runs do not
  * chain (explicit arrivals) or there are too many workflows, the geometric mean of the runs'
  * own bounds. */
-static double bound_geomean(const sim *s, const sim_result *r, const sim_bound_run *work) {
+static double bound_geomean(const sim *s, const sim_result *r, const sim_bound_run *work,
+                            double cores, double memory) {
     int n = s->w->nworkflows;
-    double logsum = 0, first = INFINITY, cores, memory;
+    double logsum = 0, first = INFINITY;
     bool chained = n <= SIM_BOUND_JOINT_MAX;
     for (int i = 0; i < n; i++) {
         if (!(r->wf[i].makespan_bound_mean > 0))
@@ -1455,7 +1457,6 @@ static double bound_geomean(const sim *s, const sim_result *r, const sim_bound_r
                                wf->start - first + (r->wf[i].runs - 1) * wf->gap,
                                r->wf[i].runs};
     }
-    sim_bound_capacity(s->c, &cores, &memory);
     double g = sim_bound_joint_geomean(wb, n, cores, memory);
     return isnan(g) ? own : fmax(g, own);
 }
@@ -1483,6 +1484,8 @@ static sim_result *collect(sim *s) {
      * runs show only as their mean makespan. */
     double t0 = INFINITY, tb = s->t_bench;
     sim_bound_run *work = calloc((size_t)s->w->nworkflows + 1, sizeof *work);
+    double cores, memory; /* what the bounds divide by, the same for every run */
+    sim_bound_capacity(s->c, &cores, &memory);
     if (!work) {
         sim_result_free(r);
         return NULL;
@@ -1497,7 +1500,7 @@ static sim_result *collect(sim *s) {
             continue;
         }
         sim_bound_run b;
-        if (run_bound(s, ru, &b) < 0) {
+        if (run_bound(s, ru, cores, memory, &b) < 0) {
             free(work);
             sim_result_free(r);
             return NULL;
@@ -1523,7 +1526,7 @@ static sim_result *collect(sim *s) {
         ws->makespan_bound_mean = ws->runs ? ws->makespan_bound_mean / ws->runs : NAN;
         ws->makespan_history = s->hruns ? ws->makespan_history / s->hruns : NAN;
     }
-    r->bound_geomean = bound_geomean(s, r, work);
+    r->bound_geomean = bound_geomean(s, r, work, cores, memory);
     free(work);
     for (int i = 0; i < s->c->nnodes; i++) {
         sim_group_stats *g = &r->groups[s->c->nodes[i].group];

@@ -281,12 +281,24 @@ static int is_standard(const char *p) {
 static double pooled_standard(sim_result *const *rs, int n, int ref) {
     double logsum = 0;
     int k = 0;
-    for (int j = 0; j < n; j++)
-        if (is_standard(rs[j]->policy) && ref < 0)
+    for (int j = 0; j < n; j++) {
+        if (!is_standard(rs[j]->policy))
+            continue;
+        if (ref < 0)
             add_bound_log_ratios(rs[j], &logsum, &k);
-        else if (is_standard(rs[j]->policy))
+        else
             add_log_ratios(rs[ref], false, rs[j], &logsum, &k);
+    }
     return k ? 1.0 - exp(logsum / k) : NAN;
+}
+
+/* One cell of a decrease table: 100 * (1 - mine / other), "-" when other is not positive (a
+ * workflow of zero-second tasks has no ratio). */
+static void decrease_cell(FILE *out, double mine, double other) {
+    if (other > 0)
+        fprintf(out, " %11.1f%%", 100.0 * (1.0 - mine / other));
+    else
+        fprintf(out, " %12s", "-");
 }
 
 static const char HEADROOM_TITLE[] =
@@ -304,13 +316,8 @@ static void headroom_table(FILE *out, sim_result *const *rs, int n) {
     fprintf(out, "\n");
     for (int i = 0; i < w->nworkflows; i++) {
         fprintf(out, "%-20.20s %12.1f", w->wfs[i].name, rs[0]->wf[i].makespan_bound_mean);
-        for (int j = 0; j < n; j++) {
-            double other = rs[j]->wf[i].makespan_mean;
-            if (other > 0)
-                fprintf(out, " %11.1f%%", 100.0 * (1.0 - rs[j]->wf[i].makespan_bound_mean / other));
-            else
-                fprintf(out, " %12s", "-");
-        }
+        for (int j = 0; j < n; j++)
+            decrease_cell(out, rs[j]->wf[i].makespan_bound_mean, rs[j]->wf[i].makespan_mean);
         fprintf(out, "\n");
     }
     fprintf(out, "%-20s %12s", "geometric mean", "");
@@ -352,15 +359,9 @@ void sim_report_compare_table(FILE *out, sim_result *const *rs, int n) {
     fprintf(out, "\n");
     for (int i = 0; i < w->nworkflows; i++) {
         fprintf(out, "%-20.20s", w->wfs[i].name);
-        for (int j = 0; j < n; j++) {
-            double other = rs[j]->wf[i].makespan_mean;
-            if (j == ref)
-                continue;
-            if (other > 0) /* a workflow of zero-second tasks has no ratio */
-                fprintf(out, " %11.1f%%", 100.0 * (1.0 - rs[ref]->wf[i].makespan_mean / other));
-            else
-                fprintf(out, " %12s", "-");
-        }
+        for (int j = 0; j < n; j++)
+            if (j != ref)
+                decrease_cell(out, rs[ref]->wf[i].makespan_mean, rs[j]->wf[i].makespan_mean);
         fprintf(out, "\n");
     }
     fprintf(out, "%-20s", "geometric mean");
@@ -736,6 +737,18 @@ static int seed_refs(sim_result *const *rs, int n, int refs[2]) {
     return k;
 }
 
+/* Workflow i's mean makespan under policy j over the seeds, or with bound its lower bound. */
+static seed_stat seed_makespan(sim_result *const *rs, int n, int nseeds, int j, int i, bool bound) {
+    double *v = calloc((size_t)nseeds, sizeof *v);
+    if (!v)
+        return (seed_stat){NAN, NAN};
+    for (int k = 0; k < nseeds; k++)
+        v[k] = wf_makespan(rs[(size_t)k * (size_t)n + (size_t)j], i, bound);
+    seed_stat st = stat_of(v, nseeds);
+    free(v);
+    return st;
+}
+
 /* Decrease (percent) of ref against policy j over seeds: row i < nworkflows is workflow i, row
  * nworkflows the geometric mean, nworkflows + 1 the pooled standard baselines (j ignored).
  * ref < 0: the lower bound's decrease, i.e. the headroom. */
@@ -763,18 +776,6 @@ static seed_stat seed_decrease(sim_result *const *rs, int n, int nseeds, int ref
     return st;
 }
 
-/* Workflow i's lower bound (seconds) over the seeds. */
-static seed_stat seed_bound(sim_result *const *rs, int n, int nseeds, int i) {
-    double *v = calloc((size_t)nseeds, sizeof *v);
-    if (!v)
-        return (seed_stat){NAN, NAN};
-    for (int k = 0; k < nseeds; k++)
-        v[k] = rs[(size_t)k * (size_t)n]->wf[i].makespan_bound_mean;
-    seed_stat st = stat_of(v, nseeds);
-    free(v);
-    return st;
-}
-
 /* The headroom against every policy over the seeds (the seeds' version of headroom_table). */
 static void seeds_headroom_table(FILE *out, sim_result *const *rs, int n, int nseeds) {
     int nwf = rs[0]->workload->nworkflows;
@@ -785,7 +786,7 @@ static void seeds_headroom_table(FILE *out, sim_result *const *rs, int n, int ns
     for (int row = 0; row <= nwf; row++) {
         fprintf(out, "%-20.20s", row < nwf ? rs[0]->workload->wfs[row].name : "geometric mean");
         if (row < nwf) {
-            seed_stat b = seed_bound(rs, n, nseeds, row);
+            seed_stat b = seed_makespan(rs, n, nseeds, 0, row, true);
             fprintf(out, " %9.1f +- %5.1f", b.mean, b.sd);
         } else
             fprintf(out, " %18s", "");
@@ -818,11 +819,7 @@ void sim_report_seeds_table(FILE *out, sim_result *const *rs, int n, int nseeds)
     for (int i = 0; i < nwf; i++) {
         fprintf(out, "%-20.20s", w->wfs[i].name);
         for (int j = 0; j < n; j++) {
-            double *v = calloc((size_t)nseeds, sizeof *v);
-            for (int k = 0; v && k < nseeds; k++)
-                v[k] = rs[(size_t)k * (size_t)n + (size_t)j]->wf[i].makespan_mean;
-            seed_stat st = v ? stat_of(v, nseeds) : (seed_stat){NAN, NAN};
-            free(v);
+            seed_stat st = seed_makespan(rs, n, nseeds, j, i, false);
             fprintf(out, " %9.1f +- %5.1f", st.mean, st.sd);
         }
         fprintf(out, "\n");
@@ -867,7 +864,8 @@ static json_t *seeds_headroom_json(sim_result *const *rs, int n, int nseeds) {
     int nwf = w->nworkflows;
     json_t *h = json_object(), *bounds = json_object();
     for (int i = 0; i < nwf; i++)
-        json_object_set_new(bounds, w->wfs[i].name, stat_json(seed_bound(rs, n, nseeds, i)));
+        json_object_set_new(bounds, w->wfs[i].name,
+                            stat_json(seed_makespan(rs, n, nseeds, 0, i, true)));
     json_object_set_new(h, "bound_s", bounds);
     for (int j = 0; j < n; j++) {
         json_t *pj = json_object(), *wfj = json_object();
@@ -902,10 +900,7 @@ json_t *sim_report_seeds_json(sim_result *const *rs, int n, int nseeds) {
                 continue;
             json_t *pj = json_object(), *wfj = json_object();
             for (int row = 0; row <= nwf; row++) {
-                seed_stat st = seed_decrease(rs, n, nseeds, ref, j, row);
-                json_t *sj = json_object();
-                json_object_set_new(sj, "mean", num(st.mean));
-                json_object_set_new(sj, "sd", num(st.sd));
+                json_t *sj = stat_json(seed_decrease(rs, n, nseeds, ref, j, row));
                 if (row < nwf)
                     json_object_set_new(wfj, w->wfs[row].name, sj);
                 else
@@ -914,11 +909,8 @@ json_t *sim_report_seeds_json(sim_result *const *rs, int n, int nseeds) {
             json_object_set_new(pj, "workflows", wfj);
             json_object_set_new(per, rs[j]->policy, pj);
         }
-        seed_stat p = seed_decrease(rs, n, nseeds, ref, 0, nwf + 1);
-        json_t *pooled = json_object();
-        json_object_set_new(pooled, "mean", num(p.mean));
-        json_object_set_new(pooled, "sd", num(p.sd));
-        json_object_set_new(per, "pooled_standard", pooled);
+        json_object_set_new(per, "pooled_standard",
+                            stat_json(seed_decrease(rs, n, nseeds, ref, 0, nwf + 1)));
         json_object_set_new(refs_j, rs[ref]->policy, per);
     }
     json_object_set_new(o, "decrease", refs_j);

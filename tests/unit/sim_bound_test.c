@@ -32,13 +32,36 @@ static double bound_of(const sim_cluster *c, const sim_workflow *wf, bool conten
         for (int i = 0; i < wf->procs[p].instances; i++, k++)
             sim_bound_task(c, wf, &wf->procs[p], i, false, contention, &fast[k], &work[k]);
     sim_bound_run r = {NAN, NAN, NAN, NAN};
-    if (!fast || !work || !fin || sim_bound_run_of(c, wf, fast, work, fin, &r) < 0)
+    double cores, memory;
+    sim_bound_capacity(c, &cores, &memory);
+    if (!fast || !work || !fin || sim_bound_run_of(wf, cores, memory, fast, work, fin, &r) < 0)
         r.bound_s = NAN;
     double b = r.bound_s;
     free(fast);
     free(work);
     free(fin);
     return b;
+}
+
+/* The models the checks run under. */
+enum { CALIBRATED, IDEAL, IDEAL_CONTENTION };
+
+/* policy on c and w under model, seed, shared or isolated; NULL (and a failed check naming the
+ * policy) when the simulation fails. */
+static sim_result *simulate(const sim_cluster *c, const sim_workload *w, const char *policy,
+                            int model, uint64_t seed, bool isolate) {
+    sim_opts o;
+    if (model == CALIBRATED)
+        sim_opts_default(&o);
+    else
+        sim_opts_ideal(&o);
+    o.contention = model != IDEAL;
+    o.policy = policy;
+    o.seed = seed;
+    tm_err err = {0};
+    sim_result *r = isolate ? sim_run_isolated(c, w, &o, &err) : sim_run(c, w, &o, &err);
+    CHECKF(r != NULL, "%s: %s", policy, err.msg);
+    return r;
 }
 
 /* A chain A -> B (after_each) beside an independent C: the longest path, each task at its
@@ -73,16 +96,8 @@ static void test_critical_path(void) {
         for (int model = 0; model < 2; model++)
             for (uint64_t seed = 1; seed <= 4; seed++)
                 for (int i = 0; names[i]; i++) {
-                    sim_opts o;
-                    if (model == 0)
-                        sim_opts_ideal(&o);
-                    else
-                        sim_opts_default(&o);
-                    o.policy = names[i];
-                    o.seed = seed;
-                    tm_err err = {0};
-                    sim_result *r = sim_run(c, w, &o, &err);
-                    CHECKF(r != NULL, "%s: %s", names[i], err.msg);
+                    sim_result *r =
+                        simulate(c, w, names[i], model == 0 ? IDEAL : CALIBRATED, seed, false);
                     for (int k = 0; r && k < r->nruns; k++) {
                         double m = r->runs[k].end - r->runs[k].arrival, b = r->runs[k].bound;
                         if (model == 0) {
@@ -163,13 +178,7 @@ static void test_cpu_work_share(void) {
         CHECK_NEAR(bound_of(c, &w->wfs[0], true), 20, 1e-9);
     const char *const *names = sched_policy_names();
     for (int i = 0; ok && names[i]; i++) {
-        sim_opts o;
-        sim_opts_ideal(&o);
-        o.contention = true;
-        o.policy = names[i];
-        tm_err err = {0};
-        sim_result *r = sim_run(c, w, &o, &err);
-        CHECKF(r != NULL, "%s: %s", names[i], err.msg);
+        sim_result *r = simulate(c, w, names[i], IDEAL_CONTENTION, 1, false);
         for (int k = 0; r && k < r->nruns; k++) {
             CHECK_NEAR(r->runs[k].bound, 20, 1e-9);
             CHECKF(r->runs[k].end - r->runs[k].arrival >= 20 - 1e-9, "%s ended at %g", names[i],
@@ -197,12 +206,7 @@ static void test_millicores(void) {
     CHECK(ok);
     const char *const *names = sched_policy_names();
     for (int i = 0; ok && names[i]; i++) {
-        sim_opts o;
-        sim_opts_ideal(&o);
-        o.policy = names[i];
-        tm_err err = {0};
-        sim_result *r = sim_run(c, w, &o, &err);
-        CHECKF(r != NULL, "%s: %s", names[i], err.msg);
+        sim_result *r = simulate(c, w, names[i], IDEAL, 1, false);
         for (int k = 0; r && k < r->nruns; k++) {
             CHECK_NEAR(r->runs[k].bound, 10, 1e-9);
             CHECK_NEAR(r->runs[k].end - r->runs[k].arrival, 10, 1e-9);
@@ -267,23 +271,11 @@ static void test_no_policy_beats_it(void) {
     double closest = INFINITY;
     while (names[npolicies])
         npolicies++;
-    /* models: calibrated, ideal, ideal with its contention term */
-    for (int model = 0; ok && model < 3; model++)
+    for (int model = CALIBRATED; ok && model <= IDEAL_CONTENTION; model++)
         for (int iso = 0; iso < 2; iso++)
             for (uint64_t seed = 1; seed <= 3; seed++)
                 for (int i = 0; names[i]; i++) {
-                    sim_opts o;
-                    if (model == 0)
-                        sim_opts_default(&o);
-                    else
-                        sim_opts_ideal(&o);
-                    o.contention = model != 1;
-                    o.policy = names[i];
-                    o.seed = seed;
-                    tm_err err = {0};
-                    sim_result *r =
-                        iso ? sim_run_isolated(c, w, &o, &err) : sim_run(c, w, &o, &err);
-                    CHECKF(r != NULL, "%s: %s", names[i], err.msg);
+                    sim_result *r = simulate(c, w, names[i], model, seed, iso);
                     if (r) {
                         double g = sqrt(r->wf[0].makespan_mean * r->wf[1].makespan_mean);
                         below += !(g >= r->bound_geomean - 1e-9);
@@ -312,11 +304,7 @@ static void test_headroom(void) {
     sim_workload *w;
     bool ok = sim_yaml_load(CLUSTER, MIXED, &c, &w);
     CHECK(ok);
-    sim_opts o;
-    sim_opts_default(&o);
-    o.policy = "round-robin";
-    tm_err err = {0};
-    sim_result *r = ok ? sim_run(c, w, &o, &err) : NULL;
+    sim_result *r = ok ? simulate(c, w, "round-robin", CALIBRATED, 1, false) : NULL;
     CHECK(r != NULL);
     if (r) {
         double own = 0, made = 0;
@@ -359,13 +347,8 @@ static void test_sharing_workflows(void) {
     CHECK(ok);
     const char *const *names = sched_policy_names();
     for (int i = 0; ok && names[i]; i++) {
-        sim_opts o;
-        sim_opts_ideal(&o);
-        o.policy = names[i];
-        tm_err err = {0};
-        sim_result *shared = sim_run(c, w, &o, &err);
-        sim_result *iso = sim_run_isolated(c, w, &o, &err);
-        CHECKF(shared && iso, "%s: %s", names[i], err.msg);
+        sim_result *shared = simulate(c, w, names[i], IDEAL, 1, false);
+        sim_result *iso = simulate(c, w, names[i], IDEAL, 1, true);
         if (shared && iso) {
             CHECK_NEAR(shared->wf[0].makespan_bound_mean, 10, 1e-9);
             CHECK_NEAR(shared->bound_geomean, sqrt(200.0), 1e-9);
