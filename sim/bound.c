@@ -47,16 +47,8 @@ void sim_bound_capacity(const sim_cluster *c, double *cores, double *memory) {
     }
 }
 
-int sim_bound_run_of(const sim_workflow *wf, double cores, double memory, const double *fastest,
-                     const double *cpu_work, double *finish, sim_bound_run *out) {
-    long *off = malloc(((size_t)wf->nprocs + 1) * sizeof *off);
-    long o = 0;
-    if (!off)
-        return -1;
-    for (int p = 0; p < wf->nprocs; p++) {
-        off[p] = o;
-        o += wf->procs[p].instances;
-    }
+sim_bound_run sim_bound_run_of(const sim_workflow *wf, const long *off, double cores, double memory,
+                               const double *fastest, const double *cpu_work, double *finish) {
     /* earliest finish of every task with unlimited nodes: the loader orders processes
      * topologically (it refuses cycles), so every predecessor's finish is known first */
     double path = 0, core_s = 0, mem_s = 0, work = 0;
@@ -83,14 +75,12 @@ int sim_bound_run_of(const sim_workflow *wf, double cores, double memory, const 
                 work += cpu_work[off[p] + i];
         }
     }
-    free(off);
     double bound = path;
     if (cores > 0)
         bound = fmax(bound, fmax(core_s, work) / cores);
     if (memory > 0)
         bound = fmax(bound, mem_s / memory);
-    *out = (sim_bound_run){bound, core_s, mem_s, work};
-    return 0;
+    return (sim_bound_run){bound, core_s, mem_s, work};
 }
 
 /* The sum of the j smallest of v[0..n-1] for every j (sums[j], sums[0] = 0); v is sorted. */

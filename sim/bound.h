@@ -40,12 +40,11 @@ typedef struct sim_bound_run {
 } sim_bound_run;
 
 /* The bound above for one run of wf on a cluster of cores and memory (sim_bound_capacity).
- * fastest[k] and cpu_work[k] are task k's (tasks in process order, instance order within a
- * process, as one run's tasks are laid out: process p's first task at the sum of the earlier
- * processes' instances). finish is scratch of one double per task of the run (each task's
- * earliest finish is left there). 0, or -1 when out of memory. */
-int sim_bound_run_of(const sim_workflow *wf, double cores, double memory, const double *fastest,
-                     const double *cpu_work, double *finish, sim_bound_run *out);
+ * fastest[k] and cpu_work[k] are task k's, tasks laid out as one run's are: process p's
+ * instances from off[p] on (the sum of the earlier processes' instances). finish is scratch of
+ * one double per task of the run (each task's earliest finish is left there). */
+sim_bound_run sim_bound_run_of(const sim_workflow *wf, const long *off, double cores, double memory,
+                               const double *fastest, const double *cpu_work, double *finish);
 
 /* The cluster's cores (in whole millicores, as the scheduler counts them) and memory (bytes),
  * the capacities the bounds divide by. */

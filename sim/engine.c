@@ -1419,7 +1419,8 @@ static int run_bound(const sim *s, const run *ru, double cores, double memory, s
             fast[k] *= noise;
             work[k] *= noise;
         }
-        rc = sim_bound_run_of(wf, cores, memory, fast, work, fin, out);
+        *out = sim_bound_run_of(wf, s->wi[ru->wf].proc_off, cores, memory, fast, work, fin);
+        rc = 0;
     }
     free(fast);
     free(work);

@@ -27,19 +27,21 @@ static double bound_of(const sim_cluster *c, const sim_workflow *wf, bool conten
     size_t n = (size_t)wf->tasks_per_run + 1;
     double *fast = calloc(n, sizeof *fast), *work = calloc(n, sizeof *work),
            *fin = calloc(n, sizeof *fin);
+    long *off = calloc((size_t)wf->nprocs + 1, sizeof *off);
     long k = 0;
-    for (int p = 0; fast && work && fin && p < wf->nprocs; p++)
+    for (int p = 0; fast && work && fin && off && p < wf->nprocs; p++) {
+        off[p] = k;
         for (int i = 0; i < wf->procs[p].instances; i++, k++)
             sim_bound_task(c, wf, &wf->procs[p], i, false, contention, &fast[k], &work[k]);
-    sim_bound_run r = {NAN, NAN, NAN, NAN};
-    double cores, memory;
+    }
+    double cores, memory, b = NAN;
     sim_bound_capacity(c, &cores, &memory);
-    if (!fast || !work || !fin || sim_bound_run_of(wf, cores, memory, fast, work, fin, &r) < 0)
-        r.bound_s = NAN;
-    double b = r.bound_s;
+    if (fast && work && fin && off)
+        b = sim_bound_run_of(wf, off, cores, memory, fast, work, fin).bound_s;
     free(fast);
     free(work);
     free(fin);
+    free(off);
     return b;
 }
 
