@@ -14,7 +14,7 @@
 #include "lib/jsonutil.h"
 #include "lib/quantity.h"
 #include "lib/selector.h"
-#include "scheduler/reservation.h"
+#include "lib/duration.h"
 
 sched_keys sched_keys_default(void) {
     return (sched_keys){.process_label = "nextflow.io/processName",
@@ -772,7 +772,7 @@ static int parse_scheduling_gates(sched_pod *p, const json_t *spec, tm_err *err)
 static int parse_expected_duration(sched_pod *p, const json_t *ann, const json_t *spec,
                                    tm_err *err) {
     const char *v = obj_str(ann, "tarema.io/expected-duration");
-    if (v && resv_parse_duration_ms(v, &p->expected_duration_ms, err))
+    if (v && tm_duration_parse_ms(v, &p->expected_duration_ms, err))
         return tm_err_wrap(err, "pod %s/%s: annotation tarema.io/expected-duration", p->ns,
                            p->name);
     p->active_deadline_s = tm_json_int(spec, "activeDeadlineSeconds", 0);

@@ -7,13 +7,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/duration.h"
 #include "lib/jsonutil.h"
 #include "lib/quantity.h"
 #include "scheduler/podspec.h"
 
 #define POD_GROUP_LABEL "scheduling.x-k8s.io/pod-group"
 #define MAX_COUNT       100000
-#define MAX_DURATION_MS ((int64_t)10 * 365 * 24 * 3600 * 1000)
 
 static const char *const phase_names[] = {"Pending",  "Admitted", "Active",
                                           "Released", "Expired",  "Failed"};
@@ -73,42 +73,6 @@ char *resv_format_time(int64_t ms, char *buf, size_t size) {
     gmtime_r(&t, &tm);
     strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
     return buf;
-}
-
-int resv_parse_duration_ms(const char *s, int64_t *out, tm_err *err) {
-    if (!s || !*s)
-        return tm_err_set(err, "empty duration");
-    char *end;
-    double plain = strtod(s, &end);
-    double total = 0;
-    if (!*end) {
-        total = plain * 1000;
-    } else {
-        const char *p = s;
-        while (*p) {
-            double v = strtod(p, &end);
-            if (end == p)
-                return tm_err_set(err, "\"%s\" is not a duration (90s, 10m, 1h30m)", s);
-            p = end;
-            double unit;
-            if (strncmp(p, "ms", 2) == 0) {
-                unit = 1, p += 2;
-            } else if (*p == 's') {
-                unit = 1000, p++;
-            } else if (*p == 'm') {
-                unit = 60000, p++;
-            } else if (*p == 'h') {
-                unit = 3600000, p++;
-            } else {
-                return tm_err_set(err, "\"%s\": a number needs a unit (ms, s, m, h)", s);
-            }
-            total += v * unit;
-        }
-    }
-    if (!(total >= 0) || total > (double)MAX_DURATION_MS)
-        return tm_err_set(err, "duration \"%s\" is negative or longer than 10 years", s);
-    *out = (int64_t)total;
-    return 0;
 }
 
 const char *reservation_scheduler_name(const json_t *obj) {
@@ -212,7 +176,7 @@ static int parse_window(reservation *r, const json_t *spec, tm_err *err) {
                               tm_json_str(spec, "startTime", ""));
     } else {
         int64_t d;
-        if (resv_parse_duration_ms(dur, &d, err))
+        if (tm_duration_parse_ms(dur, &d, err))
             return tm_err_wrap(err, "spec.duration");
         if (d <= 0)
             return tm_err_set(err, "spec.duration \"%s\" must be positive", dur);

@@ -102,9 +102,6 @@ bool resv_phase_holds(resv_phase p);
 int resv_parse_time_ms(const char *s, int64_t *out, tm_err *err);
 /* ms since the epoch -> "2026-11-24T00:10:00Z" into buf (size >= 21). */
 char *resv_format_time(int64_t ms, char *buf, size_t size);
-/* Durations: Go style "90s", "10m", "1h30m", "1.5h", or plain seconds "600". -1 with err when
- * malformed, negative or absurd (more than 10 years). */
-int resv_parse_duration_ms(const char *s, int64_t *out, tm_err *err);
 
 /* Whether a pod (namespace, labels object or NULL, spec.workloadRef.name or NULL) belongs to
  * r's owner: PodGroup by label scheduling.x-k8s.io/pod-group, Workload by workloadRef, a

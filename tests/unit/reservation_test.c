@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "lib/duration.h"
 #include "scheduler/cache.h"
 #include "scheduler/podspec.h"
 #include "scheduler/reservation.h"
@@ -118,15 +119,15 @@ static void test_bad_input_messages(void) {
 static void test_durations_and_times(void) {
     int64_t v = 0;
     tm_err err = {0};
-    CHECK(resv_parse_duration_ms("1h30m", &v, &err) == 0 && v == 90 * 60 * 1000);
-    CHECK(resv_parse_duration_ms("90s", &v, &err) == 0 && v == 90000);
-    CHECK(resv_parse_duration_ms("600", &v, &err) == 0 && v == 600000);
-    CHECK(resv_parse_duration_ms("250ms", &v, &err) == 0 && v == 250);
-    CHECK(resv_parse_duration_ms("1.5h", &v, &err) == 0 && v == 90 * 60 * 1000);
-    CHECK(resv_parse_duration_ms("10", &v, &err) == 0 && v == 10000);
-    CHECK(resv_parse_duration_ms("5x", &v, &err) != 0);
-    CHECK(resv_parse_duration_ms("-5s", &v, &err) != 0);
-    CHECK(resv_parse_duration_ms("", &v, &err) != 0);
+    CHECK(tm_duration_parse_ms("1h30m", &v, &err) == 0 && v == 90 * 60 * 1000);
+    CHECK(tm_duration_parse_ms("90s", &v, &err) == 0 && v == 90000);
+    CHECK(tm_duration_parse_ms("600", &v, &err) == 0 && v == 600000);
+    CHECK(tm_duration_parse_ms("250ms", &v, &err) == 0 && v == 250);
+    CHECK(tm_duration_parse_ms("1.5h", &v, &err) == 0 && v == 90 * 60 * 1000);
+    CHECK(tm_duration_parse_ms("10", &v, &err) == 0 && v == 10000);
+    CHECK(tm_duration_parse_ms("5x", &v, &err) != 0);
+    CHECK(tm_duration_parse_ms("-5s", &v, &err) != 0);
+    CHECK(tm_duration_parse_ms("", &v, &err) != 0);
     CHECK(resv_parse_time_ms("2026-11-24T01:00:00Z", &v, &err) == 0);
     int64_t w = 0;
     CHECK(resv_parse_time_ms("2026-11-24T02:00:00+01:00", &w, &err) == 0 && w == v);
