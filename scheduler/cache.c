@@ -65,6 +65,8 @@ void sched_cache_free(sched_cache *c) {
     if (!c)
         return;
     tdestroy(c->assumed, free);
+    if (c->snap)
+        sched_volumes_free(sched_snapshot_volumes(c->snap));
     sched_snapshot_free(c->snap);
     free(c->name);
     for (size_t i = 0; c->namespaces && c->namespaces[i]; i++)
@@ -415,6 +417,12 @@ int sched_cache_track_volumes(sched_cache *c, tm_err *err) {
     return 0;
 }
 
+void sched_cache_untrack_volumes(sched_cache *c) {
+    sched_volumes *v = sched_snapshot_volumes(c->snap);
+    sched_snapshot_set_volumes(c->snap, NULL);
+    sched_volumes_free(v);
+}
+
 /* What VolumeBinding reads of a claim or volume; other changes (status, annotations) are not
  * worth retrying unschedulable pods for. */
 static bool volume_relevant_change(const json_t *a, const json_t *b) {
@@ -468,17 +476,6 @@ static int remember_assumed(sched_cache *c, const char *uid, tm_err *err) {
         return tm_err_set(err, "out of memory");
     }
     c->n_assumed++;
-    return 0;
-}
-
-int sched_cache_assume(sched_cache *c, sched_framework *fw, const sched_pod *p, int node,
-                       tm_err *err) {
-    if (sched_framework_reserve(fw, c->snap, p, node, err))
-        return -1;
-    if (remember_assumed(c, p->uid, err)) {
-        sched_snapshot_remove_pod(c->snap, p->uid);
-        return -1;
-    }
     return 0;
 }
 

@@ -74,6 +74,8 @@ int sched_cache_task_event(sched_cache *c, tm_watch_type type, const json_t *obj
  * VolumeBinding filter runs; then feed it their events (ignored while not tracking). A changed
  * claim binding or volume node affinity counts as a cluster change. 0, or -1 with err. */
 int sched_cache_track_volumes(sched_cache *c, tm_err *err);
+/* Stops tracking them (the filter no longer runs) and frees the tables. */
+void sched_cache_untrack_volumes(sched_cache *c);
 int sched_cache_claim_event(sched_cache *c, tm_watch_type type, const json_t *obj,
                             const json_t *old, tm_err *err);
 int sched_cache_volume_event(sched_cache *c, tm_watch_type type, const json_t *obj,
@@ -100,12 +102,10 @@ json_t *sched_cache_pod_transform(void *cache, json_t *obj);
  * watched. */
 bool sched_cache_is_ours(const sched_cache *c, const json_t *pod);
 
-/* Reserve p on node index `node` (sched_framework_reserve) and remember the assumption until
- * the pod's watch event shows it bound, or sched_cache_forget undoes it. 0 or -1 with err. */
-int sched_cache_assume(sched_cache *c, sched_framework *fw, const sched_pod *p, int node,
-                       tm_err *err);
-/* Remembers as assumed a pod already reserved in the snapshot (a gang placed all at once by
- * sched_gang_place with keep). 0, or -1 with err when uid is not reserved or out of memory. */
+/* Remembers as assumed a pod already reserved in the snapshot (by sched_framework_reserve, or a
+ * gang placed all at once by sched_gang_place with keep) until the pod's watch event shows it
+ * bound, or sched_cache_forget undoes it. 0, or -1 with err when uid is not reserved or out of
+ * memory. The cache calls no framework: the caller reserves, the cache remembers. */
 int sched_cache_assume_placed(sched_cache *c, const char *uid, tm_err *err);
 /* Undoes an assumption (bind failed). A pod the watch already showed bound is left alone, so
  * a late failure never erases real usage. Returns true when something was undone. */

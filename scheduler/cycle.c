@@ -310,3 +310,37 @@ int sched_framework_bind(sched_framework *fw, sched_snapshot *s, const sched_pod
     sched_framework_unreserve(fw, s, p, node, now_ms);
     return -1;
 }
+
+/* WaitOnPermit: the outcome of a pod Permit held (permit.c keeps the waiting pods); a rejected
+ * or timed-out pod is unreserved here, in the binding cycle, so permit.c needs nothing of it. */
+sched_status sched_framework_waiting_resolve(sched_framework *fw, const char *uid, int64_t now_ms,
+                                             char *msg, size_t size) {
+    if (size)
+        msg[0] = '\0';
+    fw_waiting *w = fw_find_waiting(fw, uid);
+    if (!w) {
+        if (size)
+            snprintf(msg, size, "pod %s is not waiting", uid ? uid : "(null)");
+        return SCHED_STATUS_UNSCHEDULABLE;
+    }
+    if (!w->rejected && !w->pending) {
+        fw_drop_waiting(fw, w);
+        return SCHED_STATUS_OK;
+    }
+    if (!w->rejected && now_ms < w->deadline_ms)
+        return SCHED_STATUS_WAIT;
+    if (!w->rejected) {
+        size_t k = 0;
+        while (k < fw->n_plugins && !(w->pending & (1ull << k)))
+            k++;
+        snprintf(w->msg, sizeof w->msg, "timed out waiting for %s after %lld ms",
+                 k < fw->n_plugins ? fw->plugins[k].name : "permit",
+                 (long long)(now_ms - w->deadline_ms));
+    }
+    if (size)
+        snprintf(msg, size, "%s", w->msg);
+    fw_waiting held = *w;
+    fw_drop_waiting(fw, w); /* before unreserve: a hook may look at the waiting pods */
+    sched_framework_unreserve(fw, held.snap, held.pod, held.node, now_ms);
+    return SCHED_STATUS_UNSCHEDULABLE;
+}

@@ -69,6 +69,8 @@ int fw_ensure_cap(sched_framework *fw, size_t n, tm_err *err);
 
 /* permit.c: the waiting pod of that uid, NULL when none. */
 fw_waiting *fw_find_waiting(const sched_framework *fw, const char *uid);
+/* permit.c: forgets w (its uid freed); the order of the others may change. */
+void fw_drop_waiting(sched_framework *fw, fw_waiting *w);
 /* permit.c: holds p (reserved on node) until the plugins in pending allow it or deadline_ms.
  * 0, or -1 with err (out of memory). */
 int fw_hold(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int node,

@@ -599,7 +599,11 @@ static void schedule_one(sched_loop *l, sched_snapshot *snap, sched_pod *pod, in
     }
     char node[256];
     snprintf(node, sizeof node, "%s", d.node_name);
-    int assumed = sched_cache_assume(l->cache, l->fw, pod, d.node, &err);
+    int assumed = sched_framework_reserve(l->fw, sched_cache_snapshot(l->cache), pod, d.node, &err);
+    if (assumed == 0 && sched_cache_assume_placed(l->cache, pod->uid, &err)) {
+        sched_snapshot_remove_pod(sched_cache_snapshot(l->cache), pod->uid);
+        assumed = -1;
+    }
     if (assumed == 0 && !permit_one(l, pod, d.node, now))
         return;
     if (assumed || sched_binder_bind(l->binder, pod, node, &err)) {

@@ -185,7 +185,7 @@ static int cmd_explain(sched_config *cfg, const char *target, bool as_json) {
         if (!vols) { /* e.g. RBAC: explain without the volume filter rather than not at all */
             fprintf(stderr, "note: volumes unavailable (%s): VolumeBinding not evaluated\n",
                     err.msg);
-            sched_snapshot_set_volumes(sched_cache_snapshot(c), NULL);
+            sched_cache_untrack_volumes(c);
         } else {
             feed_items(c, claims, 3);
             feed_items(c, vols, 4);

@@ -1,6 +1,7 @@
 /* permit.c: the pods Permit holds (WAIT) until every plugin that made them wait allowed them,
- * one rejected them, or their deadline passed; the caller resolves each with
- * sched_framework_waiting_resolve (framework.h has the protocol). */
+ * one rejected them, or their deadline passed: the list of waiting pods and the plugins' and
+ * callers' verdicts on them. The caller resolves each with sched_framework_waiting_resolve
+ * (cycle.c; framework.h has the protocol), so this file calls nothing of the cycle. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@ fw_waiting *fw_find_waiting(const sched_framework *fw, const char *uid) {
     return NULL;
 }
 
-static void drop_waiting(sched_framework *fw, fw_waiting *w) {
+void fw_drop_waiting(sched_framework *fw, fw_waiting *w) {
     free(w->uid);
     *w = fw->waiting[--fw->n_waiting]; /* order does not matter */
 }
@@ -70,38 +71,6 @@ int sched_framework_reject(sched_framework *fw, const char *uid, const char *plu
     return 0;
 }
 
-sched_status sched_framework_waiting_resolve(sched_framework *fw, const char *uid, int64_t now_ms,
-                                             char *msg, size_t size) {
-    if (size)
-        msg[0] = '\0';
-    fw_waiting *w = fw_find_waiting(fw, uid);
-    if (!w) {
-        if (size)
-            snprintf(msg, size, "pod %s is not waiting", uid ? uid : "(null)");
-        return SCHED_STATUS_UNSCHEDULABLE;
-    }
-    if (!w->rejected && !w->pending) {
-        drop_waiting(fw, w);
-        return SCHED_STATUS_OK;
-    }
-    if (!w->rejected && now_ms < w->deadline_ms)
-        return SCHED_STATUS_WAIT;
-    if (!w->rejected) {
-        size_t k = 0;
-        while (k < fw->n_plugins && !(w->pending & (1ull << k)))
-            k++;
-        snprintf(w->msg, sizeof w->msg, "timed out waiting for %s after %lld ms",
-                 k < fw->n_plugins ? fw->plugins[k].name : "permit",
-                 (long long)(now_ms - w->deadline_ms));
-    }
-    if (size)
-        snprintf(msg, size, "%s", w->msg);
-    fw_waiting held = *w;
-    drop_waiting(fw, w); /* before unreserve: a hook may look at the waiting pods */
-    sched_framework_unreserve(fw, held.snap, held.pod, held.node, now_ms);
-    return SCHED_STATUS_UNSCHEDULABLE;
-}
-
 void sched_framework_waiting_each(const sched_framework *fw,
                                   void (*fn)(void *arg, const sched_pod *p, int node,
                                              int64_t deadline_ms),
@@ -118,6 +87,6 @@ int sched_framework_waiting_forget(sched_framework *fw, const char *uid) {
     fw_waiting *w = fw_find_waiting(fw, uid);
     if (!w)
         return -1;
-    drop_waiting(fw, w);
+    fw_drop_waiting(fw, w);
     return 0;
 }

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/volumes.h"
 
 /* ---- string map: key -> void*, keys borrowed from the values' own storage ---- */
 
@@ -185,7 +184,6 @@ static void free_groups(sched_snapshot *s) {
 void sched_snapshot_free(sched_snapshot *s) {
     if (!s)
         return;
-    sched_volumes_free(s->volumes);
     for (int i = 0; i < SCHED_RES_MAX; i++)
         free(s->res_names[i]);
     for (size_t i = 0; i < s->n_nodes; i++)
@@ -1062,8 +1060,6 @@ int sched_host_ports_copy(const sched_host_port *src, size_t n, sched_host_port 
 }
 
 void sched_snapshot_set_volumes(sched_snapshot *s, sched_volumes *v) {
-    if (s->volumes != v)
-        sched_volumes_free(s->volumes);
     s->volumes = v;
 }
 

@@ -267,8 +267,9 @@ const sched_task_profile *sched_snapshot_task(const sched_snapshot *s, const cha
                                               const char *process);
 
 /* The claim and volume tables of the VolumeBinding filter (volumes.h), NULL (the default) when
- * nobody keeps them current: the filter then does not run. set takes ownership of v (NULL
- * drops the tables) and frees tables it had. */
+ * nobody keeps them current: the filter then does not run. The snapshot borrows v: whoever
+ * keeps the tables current owns and frees them (the live cache, sched_cache_free), so the
+ * snapshot, the bottom of the scheduler, knows nothing of volumes but their address. */
 typedef struct sched_volumes sched_volumes;
 void sched_snapshot_set_volumes(sched_snapshot *s, sched_volumes *v);
 sched_volumes *sched_snapshot_volumes(const sched_snapshot *s);

@@ -165,7 +165,8 @@ static result run_bind(const answer *bind, int nbind, const answer *get, int nge
     CHECK(sched_cache_node_event(r.cache, TM_WATCH_ADDED, nj, NULL, &err) == 0);
     sched_pod *pod = sched_pod_from_json(sched_cache_snapshot(r.cache), pj, NULL, &err);
     CHECK(pod != NULL);
-    CHECK(sched_cache_assume(r.cache, fw, pod, 0, &err) == 0);
+    CHECK(sched_framework_reserve(fw, sched_cache_snapshot(r.cache), pod, 0, &err) == 0);
+    CHECK(sched_cache_assume_placed(r.cache, pod->uid, &err) == 0);
 
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%d", fk.port);

@@ -199,7 +199,8 @@ static void test_assume_forget(void) {
     sched_pod *p = sched_pod_from_json(s, pj, NULL, &err);
     CHECK(p != NULL);
     int idx = sched_snapshot_node_index(s, "n1");
-    CHECK_INT(sched_cache_assume(c, fw, p, idx, &err), 0);
+    CHECK_INT(sched_framework_reserve(fw, sched_cache_snapshot(c), p, idx, &err), 0);
+    CHECK_INT(sched_cache_assume_placed(c, p->uid, &err), 0);
     CHECK(sched_cache_is_assumed(c, "a"));
     CHECK_INT(cpu_requested(c, "n1"), 1000);
     /* Bind failed: the reservation is undone. */
@@ -208,7 +209,8 @@ static void test_assume_forget(void) {
     CHECK(!sched_cache_forget(c, "a"));
     /* Assumed on n1, but the watch shows the pod bound on n2 (someone else won): a late bind
      * failure must not erase the real usage. */
-    CHECK_INT(sched_cache_assume(c, fw, p, idx, &err), 0);
+    CHECK_INT(sched_framework_reserve(fw, sched_cache_snapshot(c), p, idx, &err), 0);
+    CHECK_INT(sched_cache_assume_placed(c, p->uid, &err), 0);
     json_t *bound = pod_json("a", "tarema", "n2", "1", "Running");
     CHECK_INT(sched_cache_pod_event(c, TM_WATCH_MODIFIED, bound, pj, &err), 0);
     CHECK(!sched_cache_is_assumed(c, "a"));
@@ -219,7 +221,8 @@ static void test_assume_forget(void) {
     /* An assumed pod deleted before its bind answered is forgotten. */
     sched_pod *q = sched_pod_new("ns", "b", "b");
     q->requests.v[SCHED_RES_CPU] = 500;
-    CHECK_INT(sched_cache_assume(c, fw, q, idx, &err), 0);
+    CHECK_INT(sched_framework_reserve(fw, sched_cache_snapshot(c), q, idx, &err), 0);
+    CHECK_INT(sched_cache_assume_placed(c, q->uid, &err), 0);
     json_t *bj = pod_json("b", "tarema", NULL, "500m", "Pending");
     CHECK_INT(sched_cache_pod_event(c, TM_WATCH_DELETED, bj, bj, &err), 0);
     CHECK_INT(sched_cache_assumed_count(c), 0);

@@ -120,6 +120,7 @@ static void test_bound_volume_node_affinity(void) {
     sched_pod_free(p);
     sched_framework_free(fw);
     sched_snapshot_free(s);
+    sched_volumes_free(v); /* the snapshot borrows the tables */
 }
 
 static void test_claim_problems(void) {
@@ -157,6 +158,7 @@ static void test_claim_problems(void) {
     sched_pod_free(p);
     sched_framework_free(fw);
     sched_snapshot_free(s);
+    sched_volumes_free(v); /* the snapshot borrows the tables */
 }
 
 static void test_untracked_snapshot_has_no_filter(void) {
