@@ -30,7 +30,7 @@
 
 #include "lib/error.h"
 #include "lib/kube.h"
-#include "scheduler/framework.h"
+#include "scheduler/pod.h"
 #include "scheduler/podspec.h"
 #include "scheduler/snapshot.h"
 

@@ -30,6 +30,7 @@
 
 #include "lib/error.h"
 #include "lib/httpd.h"
+#include "scheduler/framework.h"
 #include "scheduler/podspec.h"
 #include "scheduler/snapshot.h"
 

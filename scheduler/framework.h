@@ -56,80 +56,8 @@
 
 #include "lib/error.h"
 #include "scheduler/match.h"
+#include "scheduler/pod.h"
 #include "scheduler/snapshot.h"
-
-/* One topologySpreadConstraint with whenUnsatisfiable: DoNotSchedule (ScheduleAnyway ones are
- * scoring and not kept). matchLabelKeys are already merged into selector. */
-typedef struct sched_spread {
-    int32_t max_skew;
-    char *topology_key;
-    tm_selector *selector;    /* NULL: labelSelector absent, matches no pod */
-    int32_t min_domains;      /* 1 when absent */
-    bool honor_node_affinity; /* nodeAffinityPolicy: Honor (the default) */
-    bool honor_node_taints;   /* nodeTaintsPolicy: Honor (default Ignore) */
-} sched_spread;
-
-/* The pod to schedule (or being explained). Built by sched_pod_from_json (podspec.h) or by hand
- * with sched_pod_new; freed with sched_pod_free. Resources use the snapshot's slots. */
-typedef struct sched_pod {
-    char *ns, *name, *uid;
-    char *node_name;          /* spec.nodeName, NULL when not bound */
-    sched_resources requests; /* effective requests (containers, init containers, overhead),
-                                 v[SCHED_RES_PODS] = 1 */
-    sched_toleration *tolerations;
-    size_t n_tolerations;
-    sched_label *node_selector; /* spec.nodeSelector: every pair must match */
-    size_t n_node_selector;
-    sched_sel_term *affinity; /* required node affinity terms, any one must match */
-    size_t n_affinity;
-    bool has_affinity; /* required node affinity present (then n_affinity 0 matches nothing) */
-    char *workflow;    /* task identity, "" when unknown */
-    char *process;
-    int labels[SCHED_NFEAT]; /* explicit tarema.io/{cpu,mem,io} annotations, 0 = none */
-    int32_t priority;
-    int64_t created_ms; /* metadata.creationTimestamp, ms since the epoch; 0 unknown */
-    /* What the inter-pod filters read (all empty for a plain pod). Freed by sched_pod_free. */
-    json_t *pod_labels;          /* metadata.labels (owned reference), NULL = no labels */
-    sched_host_port *host_ports; /* containers' and sidecar init containers' hostPorts */
-    size_t n_host_ports;
-    sched_pod_term *pod_affinity; /* podAffinity.requiredDuringScheduling... terms */
-    size_t n_pod_affinity;
-    sched_pod_term *pod_anti_affinity; /* podAntiAffinity.requiredDuringScheduling... terms */
-    size_t n_pod_anti_affinity;
-    sched_spread *spread; /* DoNotSchedule topology spread constraints */
-    size_t n_spread;
-    bool terminating; /* metadata.deletionTimestamp is set */
-    /* PersistentVolumeClaims of spec.volumes (generic ephemeral volumes as <pod>-<volume>), in
-     * the pod's namespace; the VolumeBinding filter reads them. */
-    char **claims;
-    size_t n_claims;
-    /* How long the pod is expected to run, for reservations' backfill (resv_plan.h): annotation
-     * tarema.io/expected-duration in ms and spec.activeDeadlineSeconds; 0 = not given. */
-    int64_t expected_duration_ms;
-    int64_t active_deadline_s;
-    /* spec.schedulingGates' names joined by ", ", NULL when the pod has none: the
-     * SchedulingGates plugin keeps such a pod out of the queue (scheduling_gates.h). */
-    char *scheduling_gates;
-} sched_pod;
-
-sched_pod *sched_pod_new(const char *ns, const char *name, const char *uid); /* NULL on OOM */
-void sched_pod_free(sched_pod *p);
-
-/* Records p on node_name in s (sched_snapshot_add_pod_meta, keyed by p->uid) with its requests
- * and the metadata the inter-pod filters read of placed pods: namespace, labels, host ports,
- * required anti-affinity terms. 0, or -1 with err (the requests are recorded even when copying
- * the metadata runs out of memory). */
-int sched_pod_record(sched_snapshot *s, const sched_pod *p, const char *node_name, tm_err *err);
-
-/* What a task is for the policies: the pod's explicit labels if any, else the task table's,
- * else unlabeled. labeled is true when at least one feature label is known; features without a
- * label count as distance 0 in tarema's formula. */
-typedef struct sched_task_info {
-    int labels[SCHED_NFEAT];
-    bool labeled;
-    int64_t expected_runtime_ms; /* -1 unknown */
-} sched_task_info;
-void sched_task_resolve(const sched_snapshot *s, const sched_pod *p, sched_task_info *out);
 
 /* Filters, in the order they run. SCHED_FILTER_OK (0) means the node passed. */
 typedef enum {
@@ -185,12 +113,6 @@ int sched_prefilter_compute(sched_prefilter *pf, const sched_snapshot *s, const 
 /* sched_filter_node for node index `node` with state computed for the same s and p. */
 sched_filter_id sched_filter_node_pre(const sched_snapshot *s, const sched_pod *p, size_t node,
                                       const sched_prefilter *pf, uint32_t *detail);
-
-/* Pieces of the always-on filters the inter-pod filters reuse (nodeAffinityPolicy and
- * nodeTaintsPolicy of topology spread): nodeSelector + required node affinity match; no
- * untolerated NoSchedule/NoExecute taint. */
-bool sched_pod_node_affinity_matches(const sched_pod *p, const sched_node *n);
-bool sched_pod_tolerates_node_taints(const sched_pod *p, const sched_node *n);
 
 /* The matching helpers the filters share (selectors, taints, topology maps, host ports) are in
  * match.h; the in-tree Filter plugins' own state in filters.h. */

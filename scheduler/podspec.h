@@ -15,7 +15,7 @@
 #include <jansson.h>
 
 #include "lib/error.h"
-#include "scheduler/framework.h"
+#include "scheduler/pod.h"
 #include "scheduler/snapshot.h"
 
 /* Where task identity lives on a pod. process_label: pod label naming the process;

@@ -20,7 +20,7 @@
 #include <stddef.h>
 
 #include "lib/error.h"
-#include "scheduler/framework.h"
+#include "scheduler/pod.h"
 #include "scheduler/snapshot.h"
 
 typedef struct sched_volumes sched_volumes;
