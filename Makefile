@@ -2,7 +2,7 @@
 #
 # Layout rules (no per-file edits needed when a module is added):
 #   lib/*.c                    -> build/libtarema.a
-#   <component>/*.c but main.c -> $(O)/lib<component>.a   (profiler labeler scheduler sim)
+#   <component>/**/*.c but main.c -> $(O)/lib<component>.a (every component; any depth)
 #   <component>/main.c         -> $(BINDIR)/tarema-<component>
 #   tests/unit/*_test.c        -> $(O)/tests/unit/*       (run by `make test-unit`)
 #   tests/e2e/*_test.c         -> $(O)/tests/e2e/*        (run with tests/e2e/*_test.sh by `make test-e2e`)
@@ -22,7 +22,8 @@ LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lglpk -lm -lpthread
 COMPONENTS := profiler labeler scheduler sim planner dam
 LIB_SRCS   := $(wildcard lib/*.c)
 LIB_OBJS   := $(LIB_SRCS:%.c=$(O)/%.o)
-comp_srcs   = $(filter-out $(1)/main.c,$(wildcard $(1)/*.c))
+# A component's sources are every .c under its folder (scheduler/ has subfolders), but main.c.
+comp_srcs   = $(filter-out $(1)/main.c,$(sort $(shell find $(1) -name '*.c' 2>/dev/null)))
 COMP_LIBS  := $(foreach c,$(COMPONENTS),$(if $(call comp_srcs,$(c)),$(O)/lib$(c).a))
 BINS       := $(foreach c,$(COMPONENTS),$(if $(wildcard $(c)/main.c),$(BINDIR)/tarema-$(c)))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(wildcard tests/unit/*_test.c))

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "scheduler/podspec.h"
+#include "scheduler/backend/podspec.h"
 #include "scheduler/policy.h"
-#include "scheduler/snapshot.h"
+#include "scheduler/backend/snapshot.h"
 
 static double now_s(void) {
     struct timespec ts;

@@ -106,7 +106,7 @@ LIBS_F="$(pkg-config --libs $PKGS) -lglpk -lm -lpthread"
   echo "LIB_OBJS := \$(patsubst %.c,\$(B)/obj/%.o,\$(wildcard lib/*.c))"
   archives="\$(B)/libtarema.a"
   for c in $COMPONENTS; do
-    echo "${c}_OBJS := \$(patsubst %.c,\$(B)/obj/%.o,\$(filter-out $c/main.c,\$(wildcard $c/*.c)))"
+    echo "${c}_OBJS := \$(patsubst %.c,\$(B)/obj/%.o,\$(filter-out $c/main.c,\$(shell find $c -name '*.c')))"
     echo "\$(B)/lib$c.a: \$(${c}_OBJS)"
     printf '\t@rm -f $@ && ar rcs $@ $^\n'
     archives="$archives \$(B)/lib$c.a"

@@ -9,7 +9,7 @@
 
 #include "lib/jsonutil.h"
 #include "lib/quantity.h"
-#include "scheduler/snapshot.h" /* sched_label_value_sanitize: the pods' and scheduler's key form */
+#include "scheduler/backend/snapshot.h" /* sched_label_value_sanitize: the pods' and scheduler's key form */
 
 #define MIB 1048576.0
 

@@ -27,7 +27,7 @@
 #include "lib/log.h"
 #include "lib/metrics.h"
 #include "lib/quantity.h"
-#include "scheduler/snapshot.h" /* sched_label_value_sanitize: the key form pods carry */
+#include "scheduler/backend/snapshot.h" /* sched_label_value_sanitize: the key form pods carry */
 
 #define TICK_MS 500
 /* New runs (NOTIFY) rebuild the plans at most this often. */

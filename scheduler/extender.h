@@ -31,8 +31,8 @@
 #include "lib/error.h"
 #include "lib/httpd.h"
 #include "scheduler/framework.h"
-#include "scheduler/podspec.h"
-#include "scheduler/snapshot.h"
+#include "scheduler/backend/podspec.h"
+#include "scheduler/backend/snapshot.h"
 
 /* Binds ns/name (uid) to node; 0 or -1 with err. Called for the extender's bind verb. */
 typedef int (*sched_extender_bind_fn)(void *ud, const char *ns, const char *name, const char *uid,

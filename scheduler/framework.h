@@ -55,9 +55,9 @@
 #include <stdint.h>
 
 #include "lib/error.h"
-#include "scheduler/match.h"
-#include "scheduler/pod.h"
-#include "scheduler/snapshot.h"
+#include "scheduler/backend/match.h"
+#include "scheduler/backend/pod.h"
+#include "scheduler/backend/snapshot.h"
 
 /* Filters, in the order they run. SCHED_FILTER_OK (0) means the node passed. */
 typedef enum {

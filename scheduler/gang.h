@@ -25,7 +25,7 @@
 #include "lib/error.h"
 #include "scheduler/framework.h"
 #include "scheduler/podgroup.h"
-#include "scheduler/snapshot.h"
+#include "scheduler/backend/snapshot.h"
 
 /* ---- placement ------------------------------------------------------------------------------ */
 

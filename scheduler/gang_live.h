@@ -28,10 +28,10 @@
 #include "lib/kube.h"
 #include "lib/metrics.h"
 #include "scheduler/binder.h"
-#include "scheduler/cache.h"
+#include "scheduler/backend/cache.h"
 #include "scheduler/gang.h"
-#include "scheduler/podspec.h"
-#include "scheduler/queue.h"
+#include "scheduler/backend/podspec.h"
+#include "scheduler/backend/queue.h"
 
 #define SCHED_PODGROUP_API "scheduling.x-k8s.io/v1alpha1"
 #define SCHED_WORKLOAD_API "scheduling.k8s.io/v1alpha1"

@@ -17,7 +17,7 @@
 #include "scheduler/gang_live.h"
 #include "scheduler/gang_plugin.h"
 #include "scheduler/policy.h"
-#include "scheduler/queue.h"
+#include "scheduler/backend/queue.h"
 #include "scheduler/resv_controller.h"
 #include "scheduler/scheduling_gates.h"
 

@@ -22,7 +22,7 @@
 #include "lib/error.h"
 #include "lib/kube.h"
 #include "lib/metrics.h"
-#include "scheduler/cache.h"
+#include "scheduler/backend/cache.h"
 #include "scheduler/config.h"
 #include "scheduler/resv_controller.h"
 

@@ -20,7 +20,7 @@
 #include "lib/log.h"
 #include "lib/malloc_tune.h"
 #include "lib/metrics.h"
-#include "scheduler/cache.h"
+#include "scheduler/backend/cache.h"
 #include "scheduler/config.h"
 #include "scheduler/explain.h"
 #include "scheduler/gang_live.h"

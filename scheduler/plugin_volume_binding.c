@@ -3,7 +3,7 @@
  * bound volumes' node affinity (volumes.c holds the tables, the checks and the reasons). A
  * snapshot without volume tables skips the filter. */
 #include "scheduler/filters.h"
-#include "scheduler/volumes.h"
+#include "scheduler/backend/volumes.h"
 
 static sched_status volume_pre_filter(void *state, const sched_cycle *c, uint32_t *detail,
                                       tm_err *err) {

@@ -10,7 +10,7 @@
 #include "lib/duration.h"
 #include "lib/jsonutil.h"
 #include "lib/quantity.h"
-#include "scheduler/podspec.h"
+#include "scheduler/backend/podspec.h"
 
 #define POD_GROUP_LABEL "scheduling.x-k8s.io/pod-group"
 #define MAX_COUNT       100000

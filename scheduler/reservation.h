@@ -33,7 +33,7 @@
 
 #include "lib/error.h"
 #include "lib/selector.h"
-#include "scheduler/snapshot.h"
+#include "scheduler/backend/snapshot.h"
 
 typedef enum {
     RESV_PENDING = 0,

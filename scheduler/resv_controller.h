@@ -30,7 +30,7 @@
 
 #include "lib/error.h"
 #include "lib/kube.h"
-#include "scheduler/cache.h"
+#include "scheduler/backend/cache.h"
 #include "scheduler/config.h"
 #include "scheduler/framework.h"
 

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "lib/quantity.h"
-#include "scheduler/podspec.h"
+#include "scheduler/backend/podspec.h"
 
 typedef struct entry {
     char *key;

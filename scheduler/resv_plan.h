@@ -21,9 +21,9 @@
 
 #include "lib/error.h"
 #include "scheduler/framework.h"
-#include "scheduler/podspec.h"
+#include "scheduler/backend/podspec.h"
 #include "scheduler/reservation.h"
-#include "scheduler/snapshot.h"
+#include "scheduler/backend/snapshot.h"
 
 typedef struct resv_plan resv_plan;
 

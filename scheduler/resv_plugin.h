@@ -29,7 +29,7 @@
 
 #include "lib/error.h"
 #include "scheduler/framework.h"
-#include "scheduler/podspec.h"
+#include "scheduler/backend/podspec.h"
 #include "scheduler/reservation.h"
 #include "scheduler/resv_plan.h"
 

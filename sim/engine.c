@@ -16,7 +16,7 @@
 #include "scheduler/gang.h"
 #include "scheduler/policy.h"
 #include "scheduler/resv_plan.h"
-#include "scheduler/snapshot.h"
+#include "scheduler/backend/snapshot.h"
 #include "sim/bound.h"
 #include "sim/history.h"
 #include "sim/resv_sim.h"

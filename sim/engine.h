@@ -31,7 +31,7 @@
 #include "labeler/labels.h"
 #include "lib/error.h"
 #include "scheduler/framework.h"
-#include "scheduler/snapshot.h"
+#include "scheduler/backend/snapshot.h"
 #include "sim/model.h"
 
 /* Run-to-run noise of the calibrated model: the sigma of log runtime between repeated

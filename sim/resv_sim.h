@@ -15,7 +15,7 @@
 #include "scheduler/framework.h"
 #include "scheduler/reservation.h"
 #include "scheduler/resv_plan.h"
-#include "scheduler/snapshot.h"
+#include "scheduler/backend/snapshot.h"
 
 #define SIM_RESV_OWNER_LABEL "tarema.io/sim-step"
 #define SIM_RESV_NS          "sim"

@@ -9,7 +9,7 @@
 
 #include "harness.h"
 #include "scheduler/framework.h"
-#include "scheduler/podspec.h"
+#include "scheduler/backend/podspec.h"
 #include "scheduler/policy.h"
 
 /* JSON from text written with single quotes, so the test cases stay readable. */

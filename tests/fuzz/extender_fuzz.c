@@ -5,8 +5,8 @@
  * kube-scheduler expects: scores within 0..10. */
 #include "fuzz/fuzz_util.h"
 #include "scheduler/extender.h"
-#include "scheduler/podspec.h"
-#include "scheduler/snapshot.h"
+#include "scheduler/backend/podspec.h"
+#include "scheduler/backend/snapshot.h"
 
 int FUZZ_ENTRY(const uint8_t *data, size_t size);
 

@@ -5,8 +5,8 @@
  * in the snapshot the way the cache records placed pods. */
 #include "fuzz/fuzz_util.h"
 #include "scheduler/framework.h"
-#include "scheduler/podspec.h"
-#include "scheduler/snapshot.h"
+#include "scheduler/backend/podspec.h"
+#include "scheduler/backend/snapshot.h"
 
 int FUZZ_ENTRY(const uint8_t *data, size_t size);
 

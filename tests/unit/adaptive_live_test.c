@@ -10,10 +10,10 @@
 #include "labeler/group_runtime.h"
 #include "labeler/node_group.h"
 #include "lib/jsonutil.h"
-#include "scheduler/cache.h"
+#include "scheduler/backend/cache.h"
 #include "scheduler/explain.h"
 #include "scheduler/framework.h"
-#include "scheduler/podspec.h"
+#include "scheduler/backend/podspec.h"
 #include "scheduler/policy.h"
 
 #define GI (1024LL * 1024 * 1024)

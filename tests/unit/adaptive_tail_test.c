@@ -8,9 +8,9 @@
 #include "lib/jsonutil.h"
 #include "scheduler/explain.h"
 #include "scheduler/framework.h"
-#include "scheduler/podspec.h"
+#include "scheduler/backend/podspec.h"
 #include "scheduler/policy.h"
-#include "scheduler/queue.h"
+#include "scheduler/backend/queue.h"
 
 #define GI (1024LL * 1024 * 1024)
 

@@ -12,9 +12,9 @@
 
 #include "harness.h"
 #include "planner/modes.h"
-#include "scheduler/podspec.h"
+#include "scheduler/backend/podspec.h"
 #include "scheduler/policy.h"
-#include "scheduler/queue.h"
+#include "scheduler/backend/queue.h"
 #include "scheduler/scheduling_gates.h"
 
 #define PLANNED "{\"name\":\"tarema.io/planned\"}"

@@ -18,7 +18,7 @@
 #include "lib/kube.h"
 #include "scheduler/gang_live.h"
 #include "scheduler/gang_plugin.h"
-#include "scheduler/podspec.h"
+#include "scheduler/backend/podspec.h"
 #include "scheduler/policy.h"
 
 static struct {

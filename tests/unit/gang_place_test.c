@@ -7,7 +7,7 @@
 
 #include "harness.h"
 #include "scheduler/gang.h"
-#include "scheduler/podspec.h"
+#include "scheduler/backend/podspec.h"
 #include "scheduler/policy.h"
 
 /* A node of the paper cluster's shape: cores, 16 GiB, tarema labels of its group. */

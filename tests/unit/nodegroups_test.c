@@ -10,8 +10,8 @@
 #include "lib/nodegroups.h"
 #include "profiler/apply.h"
 #include "profiler/grouping.h"
-#include "scheduler/podspec.h"
-#include "scheduler/snapshot.h"
+#include "scheduler/backend/podspec.h"
+#include "scheduler/backend/snapshot.h"
 
 static prof_profile mk(const char *name, long long cores, double cpu, double mem, double io) {
     prof_profile p;

@@ -5,8 +5,8 @@
 
 #include "harness.h"
 #include "lib/duration.h"
-#include "scheduler/cache.h"
-#include "scheduler/podspec.h"
+#include "scheduler/backend/cache.h"
+#include "scheduler/backend/podspec.h"
 #include "scheduler/reservation.h"
 
 static json_t *parse(const char *text) {

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "scheduler/podspec.h"
+#include "scheduler/backend/podspec.h"
 #include "scheduler/policy.h"
 #include "scheduler/resv_plan.h"
 

@@ -9,7 +9,7 @@
 #include "harness.h"
 #include "lib/jsonutil.h"
 #include "scheduler/explain.h"
-#include "scheduler/podspec.h"
+#include "scheduler/backend/podspec.h"
 #include "scheduler/policy.h"
 #include "scheduler/resv_plugin.h"
 

@@ -19,8 +19,8 @@
 #include "harness.h"
 #include "lib/kube.h"
 #include "scheduler/binder.h"
-#include "scheduler/cache.h"
-#include "scheduler/podspec.h"
+#include "scheduler/backend/cache.h"
+#include "scheduler/backend/podspec.h"
 #include "scheduler/policy.h"
 
 /* What the fake server does with the next request of a kind: answer with status and body, or

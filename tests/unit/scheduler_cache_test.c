@@ -8,9 +8,9 @@
 
 #include "harness.h"
 #include "lib/jsonutil.h"
-#include "scheduler/cache.h"
+#include "scheduler/backend/cache.h"
 #include "scheduler/policy.h"
-#include "scheduler/volumes.h"
+#include "scheduler/backend/volumes.h"
 
 typedef struct rec {
     int pending, gone, changed;

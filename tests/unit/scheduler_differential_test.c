@@ -18,9 +18,9 @@
 
 #include "harness.h"
 #include "scheduler/framework.h"
-#include "scheduler/podspec.h"
+#include "scheduler/backend/podspec.h"
 #include "scheduler/policy.h"
-#include "scheduler/snapshot.h"
+#include "scheduler/backend/snapshot.h"
 
 /* ---- deterministic random numbers (xorshift64*) ---- */
 

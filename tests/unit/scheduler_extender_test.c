@@ -10,7 +10,7 @@
 #include "lib/jsonutil.h"
 #include "scheduler/explain.h"
 #include "scheduler/extender.h"
-#include "scheduler/podspec.h"
+#include "scheduler/backend/podspec.h"
 #include "scheduler/policy.h"
 #include "scheduler/reservation.h"
 #include "scheduler/resv_plan.h"

@@ -6,7 +6,7 @@
 
 #include "harness.h"
 #include "scheduler/framework.h"
-#include "scheduler/podspec.h"
+#include "scheduler/backend/podspec.h"
 #include "scheduler/policy.h"
 
 static sched_node *node_json(sched_snapshot *s, const char *text) {

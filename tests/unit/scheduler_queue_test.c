@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
-#include "scheduler/queue.h"
+#include "scheduler/backend/queue.h"
 
 static sched_pod *pod(const char *uid, int prio) {
     sched_pod *p = sched_pod_new("ns", uid, uid);

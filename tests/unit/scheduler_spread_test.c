@@ -9,7 +9,7 @@
 #include "harness.h"
 #include "scheduler_filter_helpers.h"
 #include "scheduler/framework.h"
-#include "scheduler/podspec.h"
+#include "scheduler/backend/podspec.h"
 #include "scheduler/policy.h"
 
 #define ZONE         "topology.kubernetes.io/zone"

@@ -5,8 +5,8 @@
 
 #include "harness.h"
 #include "scheduler/framework.h"
-#include "scheduler/podspec.h"
-#include "scheduler/snapshot.h"
+#include "scheduler/backend/podspec.h"
+#include "scheduler/backend/snapshot.h"
 
 static const char *san(const char *in, char *out) {
     sched_label_value_sanitize(in, out);

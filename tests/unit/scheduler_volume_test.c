@@ -3,7 +3,7 @@
  * affinity, missing / deleting / unbound claims and volumes, kube-scheduler's reason texts, the
  * claim named in the message, bad PersistentVolume JSON, and no filter at all in a snapshot
  * that does not track volumes (extender, simulator). */
-#include "scheduler/volumes.h"
+#include "scheduler/backend/volumes.h"
 
 #include "scheduler_filter_helpers.h"
 

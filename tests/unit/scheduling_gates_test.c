@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "harness.h"
-#include "scheduler/podspec.h"
+#include "scheduler/backend/podspec.h"
 #include "scheduler/policy.h"
-#include "scheduler/queue.h"
+#include "scheduler/backend/queue.h"
 #include "scheduler/scheduling_gates.h"
 
 static sched_pod *pod_json(sched_snapshot *s, const char *name, const char *gates) {

@@ -10,7 +10,7 @@
 #include "harness.h"
 #include "labeler/groups.h"
 #include "lib/yamljson.h"
-#include "scheduler/podspec.h"
+#include "scheduler/backend/podspec.h"
 #include "scheduler/policy.h"
 #include "sim/engine.h"
 #include "sim/model.h"

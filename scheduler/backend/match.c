@@ -1,7 +1,7 @@
 /* match.c: the out-of-line parts of match.h: freeing selector terms, the term match as a
  * function, host-port conflicts, and the topology-pair count map (a dense array in insertion
  * order with an open-addressing index, searched linearly while small). */
-#include "scheduler/match.h"
+#include "scheduler/backend/match.h"
 
 #include <stdlib.h>
 #include <string.h>

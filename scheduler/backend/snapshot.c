@@ -7,7 +7,7 @@
  * Next to the nodes the snapshot keeps their hot fields as columns (sched_node_cols: flags,
  * free resources, load, group, name rank), re-derived from the node on every change to it, so
  * the scheduling cycle scans arrays and never recomputes a node's load per pod. */
-#include "scheduler/snapshot.h"
+#include "scheduler/backend/snapshot.h"
 
 #include <stdio.h>
 #include <stdlib.h>

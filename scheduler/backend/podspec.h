@@ -15,8 +15,8 @@
 #include <jansson.h>
 
 #include "lib/error.h"
-#include "scheduler/pod.h"
-#include "scheduler/snapshot.h"
+#include "scheduler/backend/pod.h"
+#include "scheduler/backend/snapshot.h"
 
 /* Where task identity lives on a pod. process_label: pod label naming the process;
  * workflow_key: pod label, or else annotation, naming the workflow. */

@@ -1,6 +1,6 @@
 /* cache.c: informer events -> incremental snapshot updates, our pending pods -> queue hooks,
  * and the set of assumed (reserved, bind in flight) pods. */
-#include "scheduler/cache.h"
+#include "scheduler/backend/cache.h"
 
 #include <pthread.h>
 #include <search.h>
@@ -9,7 +9,7 @@
 
 #include "lib/jsonutil.h"
 #include "lib/log.h"
-#include "scheduler/volumes.h"
+#include "scheduler/backend/volumes.h"
 
 struct sched_cache {
     pthread_mutex_t mu;

@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "scheduler/pod.h"
+#include "scheduler/backend/pod.h"
 
 typedef enum {
     SCHED_Q_NONE = 0, /* not in the queue */

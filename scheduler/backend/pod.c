@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/pod.h"
+#include "scheduler/backend/pod.h"
 
 sched_pod *sched_pod_new(const char *ns, const char *name, const char *uid) {
     sched_pod *p = calloc(1, sizeof *p);

@@ -1,7 +1,7 @@
 /* queue.c: active heap, backoff heap and unschedulable set over one uid hash table. Every
  * entry remembers its index in the heap or vector it sits in, so removal and updates are
  * O(log n) without searching. */
-#include "scheduler/queue.h"
+#include "scheduler/backend/queue.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/snapshot.h"
+#include "scheduler/backend/snapshot.h"
 
 typedef enum {
     SCHED_TOL_EQUAL = 0, /* also the default when operator is empty */

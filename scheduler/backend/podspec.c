@@ -3,7 +3,7 @@
  * Pod requests follow k8s.io/component-helpers resource.PodRequests: the sum of the regular
  * containers plus restartable (sidecar) init containers, or the largest init container step if
  * that is bigger, plus spec.overhead. Every error names the object and the field. */
-#include "scheduler/podspec.h"
+#include "scheduler/backend/podspec.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -11,8 +11,8 @@
 #include <stdint.h>
 
 #include "lib/error.h"
-#include "scheduler/match.h"
-#include "scheduler/snapshot.h"
+#include "scheduler/backend/match.h"
+#include "scheduler/backend/snapshot.h"
 
 /* One topologySpreadConstraint with whenUnsatisfiable: DoNotSchedule (ScheduleAnyway ones are
  * scoring and not kept). matchLabelKeys are already merged into selector. */

@@ -20,8 +20,8 @@
 #include <stddef.h>
 
 #include "lib/error.h"
-#include "scheduler/pod.h"
-#include "scheduler/snapshot.h"
+#include "scheduler/backend/pod.h"
+#include "scheduler/backend/snapshot.h"
 
 typedef struct sched_volumes sched_volumes;
 

@@ -1,6 +1,6 @@
 /* volumes.c: claim and volume tables (tsearch trees keyed by "namespace/name" and by name) and
  * the VolumeBinding filter over them. */
-#include "scheduler/volumes.h"
+#include "scheduler/backend/volumes.h"
 
 #include <search.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "lib/jsonutil.h"
-#include "scheduler/podspec.h"
+#include "scheduler/backend/podspec.h"
 
 /* The key is the first member of both entry types, so one comparison serves both trees. */
 typedef struct claim_ent {

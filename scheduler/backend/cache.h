@@ -30,9 +30,9 @@
 
 #include "lib/error.h"
 #include "lib/kube.h"
-#include "scheduler/pod.h"
-#include "scheduler/podspec.h"
-#include "scheduler/snapshot.h"
+#include "scheduler/backend/pod.h"
+#include "scheduler/backend/podspec.h"
+#include "scheduler/backend/snapshot.h"
 
 typedef struct sched_cache_hooks {
     /* Our unbound pod is new or changed: the hook takes ownership of pod. */
