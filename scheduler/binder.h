@@ -17,7 +17,7 @@
 
 #include "lib/error.h"
 #include "lib/kube.h"
-#include "scheduler/framework.h"
+#include "scheduler/framework/framework.h"
 
 /* A bind finished. err NULL: the pod is bound to node (status 201, also when an unknown outcome
  * was read back as bound). Otherwise the pod is not bound to node: status is the refusal's HTTP

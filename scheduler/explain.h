@@ -41,7 +41,7 @@
 #include <jansson.h>
 
 #include "lib/error.h"
-#include "scheduler/framework.h"
+#include "scheduler/framework/framework.h"
 
 /* Runs fw on pod against s and describes the outcome. When the pod is recorded in s (bound or
  * assumed), its requests are taken off its node for the evaluation and put back afterwards, so

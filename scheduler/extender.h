@@ -30,7 +30,7 @@
 
 #include "lib/error.h"
 #include "lib/httpd.h"
-#include "scheduler/framework.h"
+#include "scheduler/framework/framework.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/backend/snapshot.h"
 

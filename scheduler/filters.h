@@ -19,7 +19,7 @@
 #include <stdbool.h>
 
 #include "lib/error.h"
-#include "scheduler/framework.h"
+#include "scheduler/framework/framework.h"
 
 int sched_filter_node_ready(sched_plugin *out, bool with_state);
 int sched_filter_node_unschedulable(sched_plugin *out, bool with_state);

@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "lib/error.h"
-#include "scheduler/framework.h"
+#include "scheduler/framework/framework.h"
 #include "scheduler/podgroup.h"
 #include "scheduler/backend/snapshot.h"
 

@@ -15,7 +15,7 @@
 #define TAREMA_SCHED_GANG_PLUGIN_H
 
 #include "lib/error.h"
-#include "scheduler/framework.h"
+#include "scheduler/framework/framework.h"
 #include "scheduler/gang.h"
 
 #define SCHED_GANG_PLUGIN "Gang"

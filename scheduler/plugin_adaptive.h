@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "lib/error.h"
-#include "scheduler/framework.h"
+#include "scheduler/framework/framework.h"
 
 /* Adaptive's view of one node for the pod: the terms of its expected finish there. */
 typedef struct sched_adaptive_node {

@@ -25,7 +25,7 @@
 #define TAREMA_SCHED_POLICY_H
 
 #include "lib/error.h"
-#include "scheduler/framework.h"
+#include "scheduler/framework/framework.h"
 
 /* A new framework running the named policy; NULL with err naming the valid policies when the
  * name is unknown. Free with sched_framework_free. */

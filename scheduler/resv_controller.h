@@ -32,7 +32,7 @@
 #include "lib/kube.h"
 #include "scheduler/backend/cache.h"
 #include "scheduler/config.h"
-#include "scheduler/framework.h"
+#include "scheduler/framework/framework.h"
 
 #define RESV_API "tarema.io/v1alpha1"
 

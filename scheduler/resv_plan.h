@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "lib/error.h"
-#include "scheduler/framework.h"
+#include "scheduler/framework/framework.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/reservation.h"
 #include "scheduler/backend/snapshot.h"

@@ -28,7 +28,7 @@
 #include <stdbool.h>
 
 #include "lib/error.h"
-#include "scheduler/framework.h"
+#include "scheduler/framework/framework.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/reservation.h"
 #include "scheduler/resv_plan.h"

@@ -24,7 +24,7 @@
 
 #include "lib/error.h"
 #include "lib/gates.h"
-#include "scheduler/framework.h"
+#include "scheduler/framework/framework.h"
 
 #define SCHED_SCHEDULING_GATES_PLUGIN "SchedulingGates"
 

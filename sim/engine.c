@@ -12,7 +12,7 @@
 
 #include "labeler/groups.h"
 #include "labeler/labels.h"
-#include "scheduler/framework.h"
+#include "scheduler/framework/framework.h"
 #include "scheduler/gang.h"
 #include "scheduler/policy.h"
 #include "scheduler/resv_plan.h"

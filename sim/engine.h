@@ -30,7 +30,7 @@
 
 #include "labeler/labels.h"
 #include "lib/error.h"
-#include "scheduler/framework.h"
+#include "scheduler/framework/framework.h"
 #include "scheduler/backend/snapshot.h"
 #include "sim/model.h"
 

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "lib/error.h"
-#include "scheduler/framework.h"
+#include "scheduler/framework/framework.h"
 #include "scheduler/reservation.h"
 #include "scheduler/resv_plan.h"
 #include "scheduler/backend/snapshot.h"

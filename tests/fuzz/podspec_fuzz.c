@@ -4,7 +4,7 @@
  * then run through every filter against two fixed nodes and the input-made one, and recorded
  * in the snapshot the way the cache records placed pods. */
 #include "fuzz/fuzz_util.h"
-#include "scheduler/framework.h"
+#include "scheduler/framework/framework.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/backend/snapshot.h"
 

@@ -12,7 +12,7 @@
 #include "lib/jsonutil.h"
 #include "scheduler/backend/cache.h"
 #include "scheduler/explain.h"
-#include "scheduler/framework.h"
+#include "scheduler/framework/framework.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/policy.h"
 

@@ -7,7 +7,7 @@
 #include "harness.h"
 #include "lib/jsonutil.h"
 #include "scheduler/explain.h"
-#include "scheduler/framework.h"
+#include "scheduler/framework/framework.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/policy.h"
 #include "scheduler/backend/queue.h"

@@ -8,7 +8,7 @@
 
 #include "harness.h"
 #include "scheduler/filters.h"
-#include "scheduler/framework.h"
+#include "scheduler/framework/framework.h"
 #include "scheduler/policy.h"
 
 /* ---- a recording plugin: every hook appends "NAME.point" to a shared log ---- */

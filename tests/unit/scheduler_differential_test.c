@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "scheduler/framework.h"
+#include "scheduler/framework/framework.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/policy.h"
 #include "scheduler/backend/snapshot.h"

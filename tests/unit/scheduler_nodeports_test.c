@@ -7,7 +7,7 @@
 
 #include "harness.h"
 #include "scheduler_filter_helpers.h"
-#include "scheduler/framework.h"
+#include "scheduler/framework/framework.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/policy.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "scheduler/framework.h"
+#include "scheduler/framework/framework.h"
 #include "scheduler/policy.h"
 
 #define GI (1024LL * 1024 * 1024)

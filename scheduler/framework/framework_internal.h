@@ -5,7 +5,7 @@
 #ifndef TAREMA_SCHED_FRAMEWORK_INTERNAL_H
 #define TAREMA_SCHED_FRAMEWORK_INTERNAL_H
 
-#include "scheduler/framework.h"
+#include "scheduler/framework/framework.h"
 
 /* A pod held by Permit WAIT until every plugin that made it wait allowed it, one rejected it,
  * or the deadline passed. pod and snap are borrowed from the caller. */

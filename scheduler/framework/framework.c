@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/framework_internal.h"
+#include "scheduler/framework/framework_internal.h"
 
 sched_framework *sched_framework_new_empty(const sched_plugin *plugin, tm_err *err) {
     sched_framework *fw = calloc(1, sizeof *fw);

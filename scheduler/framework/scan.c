@@ -9,7 +9,7 @@
  * any other node takes the full chain. Outcomes are exactly those of the Filter plugins' hooks
  * run in order on every node, the first rejection deciding. The cycle allocates nothing per
  * node: outcomes live in the framework's buffers. */
-#include "scheduler/framework_internal.h"
+#include "scheduler/framework/framework_internal.h"
 
 /* Per-cycle constants of the column scan: which node flags need the full filters, and the
  * resource slots the pod requests with the amounts. */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/framework_internal.h"
+#include "scheduler/framework/framework_internal.h"
 
 fw_waiting *fw_find_waiting(const sched_framework *fw, const char *uid) {
     for (size_t i = 0; uid && i < fw->n_waiting; i++)

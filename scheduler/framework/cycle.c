@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/framework_internal.h"
+#include "scheduler/framework/framework_internal.h"
 
 sched_cycle fw_cycle_for(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
                          int64_t now_ms) {
