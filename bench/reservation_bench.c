@@ -12,8 +12,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "scheduler/policy.h"
-#include "scheduler/resv_plan.h"
+#include "scheduler/plugins/policy/policy.h"
+#include "scheduler/plugins/reservation/resv_plan.h"
 
 #define H  (3600LL * 1000)
 #define T0 1795000000000LL

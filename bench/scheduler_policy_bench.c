@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "scheduler/backend/podspec.h"
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 #include "scheduler/backend/snapshot.h"
 
 static double now_s(void) {

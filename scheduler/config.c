@@ -12,7 +12,7 @@
 #include "lib/jsonutil.h"
 #include "lib/kube.h"
 #include "lib/yamljson.h"
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 
 static int set_str(char **dst, const char *v) {
     char *d = strdup(v);

@@ -8,8 +8,8 @@
 #include <time.h>
 
 #include "lib/jsonutil.h"
-#include "scheduler/plugin_adaptive.h"
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/adaptive.h"
+#include "scheduler/plugins/policy/policy.h"
 
 static json_t *labels_json(const int *l) {
     if (l[0] <= 0 && l[1] <= 0 && l[2] <= 0)

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "lib/jsonutil.h"
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 
 struct sched_extender {
     sched_extender_opts o;

@@ -29,7 +29,7 @@
 #include "lib/metrics.h"
 #include "scheduler/binder.h"
 #include "scheduler/backend/cache.h"
-#include "scheduler/gang.h"
+#include "scheduler/plugins/gang/gang.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/backend/queue.h"
 

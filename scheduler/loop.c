@@ -15,11 +15,11 @@
 #include "lib/log.h"
 #include "scheduler/binder.h"
 #include "scheduler/gang_live.h"
-#include "scheduler/gang_plugin.h"
-#include "scheduler/policy.h"
+#include "scheduler/plugins/gang/gang_plugin.h"
+#include "scheduler/plugins/policy/policy.h"
 #include "scheduler/backend/queue.h"
 #include "scheduler/resv_controller.h"
-#include "scheduler/scheduling_gates.h"
+#include "scheduler/plugins/scheduling_gates.h"
 
 /* Cycles per batch: enough to amortise the lock and the loop turn, small enough that watch
  * events and bind completions are handled promptly. A batch also ends after BATCH_MS: the API

@@ -25,8 +25,8 @@
 #include "scheduler/explain.h"
 #include "scheduler/gang_live.h"
 #include "scheduler/loop.h"
-#include "scheduler/policy.h"
-#include "scheduler/resv_plugin.h"
+#include "scheduler/plugins/policy/policy.h"
+#include "scheduler/plugins/reservation/resv_plugin.h"
 #include "scheduler/server.h"
 
 static volatile sig_atomic_t g_stop;

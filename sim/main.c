@@ -18,7 +18,7 @@
 
 #include "lib/error.h"
 #include "lib/log.h"
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 #include "sim/asa_cli.h"
 #include "sim/cli.h"
 #include "sim/engine.h"

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/policy.h"
-#include "scheduler/resv_plugin.h"
+#include "scheduler/plugins/policy/policy.h"
+#include "scheduler/plugins/reservation/resv_plugin.h"
 
 typedef struct held {
     reservation *r;

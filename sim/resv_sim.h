@@ -13,8 +13,8 @@
 
 #include "lib/error.h"
 #include "scheduler/framework/framework.h"
-#include "scheduler/reservation.h"
-#include "scheduler/resv_plan.h"
+#include "scheduler/plugins/reservation/reservation.h"
+#include "scheduler/plugins/reservation/resv_plan.h"
 #include "scheduler/backend/snapshot.h"
 
 #define SIM_RESV_OWNER_LABEL "tarema.io/sim-step"

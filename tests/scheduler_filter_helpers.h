@@ -10,7 +10,7 @@
 #include "harness.h"
 #include "scheduler/framework/framework.h"
 #include "scheduler/backend/podspec.h"
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 
 /* JSON from text written with single quotes, so the test cases stay readable. */
 static json_t *J(const char *text) {

@@ -9,7 +9,7 @@
 #include "scheduler/explain.h"
 #include "scheduler/framework/framework.h"
 #include "scheduler/backend/podspec.h"
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 #include "scheduler/backend/queue.h"
 
 #define GI (1024LL * 1024 * 1024)

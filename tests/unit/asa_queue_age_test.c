@@ -13,9 +13,9 @@
 #include "harness.h"
 #include "planner/modes.h"
 #include "scheduler/backend/podspec.h"
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 #include "scheduler/backend/queue.h"
-#include "scheduler/scheduling_gates.h"
+#include "scheduler/plugins/scheduling_gates.h"
 
 #define PLANNED "{\"name\":\"tarema.io/planned\"}"
 #define ORDER   "{\"name\":\"tarema.io/after-predecessors\"}"

@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "harness.h"
-#include "scheduler/filters.h"
+#include "scheduler/plugins/filters.h"
 #include "scheduler/framework/framework.h"
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 
 /* ---- a recording plugin: every hook appends "NAME.point" to a shared log ---- */
 

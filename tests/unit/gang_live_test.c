@@ -17,9 +17,9 @@
 #include "harness.h"
 #include "lib/kube.h"
 #include "scheduler/gang_live.h"
-#include "scheduler/gang_plugin.h"
+#include "scheduler/plugins/gang/gang_plugin.h"
 #include "scheduler/backend/podspec.h"
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 
 static struct {
     int fd, port;

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 
 #include "harness.h"
-#include "scheduler/gang.h"
+#include "scheduler/plugins/gang/gang.h"
 #include "scheduler/backend/podspec.h"
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 
 /* A node of the paper cluster's shape: cores, 16 GiB, tarema labels of its group. */
 static void add_node(sched_snapshot *s, const char *name, int cores, const char *group, int lc,

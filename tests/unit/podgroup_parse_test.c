@@ -2,7 +2,7 @@
 #include <stdio.h>
 
 #include "harness.h"
-#include "scheduler/podgroup.h"
+#include "scheduler/plugins/gang/podgroup.h"
 
 static json_t *J(const char *s) {
     json_error_t je;

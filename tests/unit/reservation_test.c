@@ -7,7 +7,7 @@
 #include "lib/duration.h"
 #include "scheduler/backend/cache.h"
 #include "scheduler/backend/podspec.h"
-#include "scheduler/reservation.h"
+#include "scheduler/plugins/reservation/reservation.h"
 
 static json_t *parse(const char *text) {
     json_error_t je;

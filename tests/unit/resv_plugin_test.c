@@ -10,8 +10,8 @@
 #include "lib/jsonutil.h"
 #include "scheduler/explain.h"
 #include "scheduler/backend/podspec.h"
-#include "scheduler/policy.h"
-#include "scheduler/resv_plugin.h"
+#include "scheduler/plugins/policy/policy.h"
+#include "scheduler/plugins/reservation/resv_plugin.h"
 
 #define H   (3600LL * 1000)
 #define NOW 1795000000000LL

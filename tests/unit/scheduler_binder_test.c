@@ -21,7 +21,7 @@
 #include "scheduler/binder.h"
 #include "scheduler/backend/cache.h"
 #include "scheduler/backend/podspec.h"
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 
 /* What the fake server does with the next request of a kind: answer with status and body, or
  * close the connection without a word (status NULL). */

@@ -9,7 +9,7 @@
 #include "harness.h"
 #include "lib/jsonutil.h"
 #include "scheduler/backend/cache.h"
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 #include "scheduler/backend/volumes.h"
 
 typedef struct rec {

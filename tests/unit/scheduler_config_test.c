@@ -8,7 +8,7 @@
 #include "lib/fileutil.h"
 #include "lib/yamljson.h"
 #include "scheduler/config.h"
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 
 static void test_defaults(void) {
     sched_config *c = sched_config_new();

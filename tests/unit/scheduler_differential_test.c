@@ -19,7 +19,7 @@
 #include "harness.h"
 #include "scheduler/framework/framework.h"
 #include "scheduler/backend/podspec.h"
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 #include "scheduler/backend/snapshot.h"
 
 /* ---- deterministic random numbers (xorshift64*) ---- */

@@ -11,10 +11,10 @@
 #include "scheduler/explain.h"
 #include "scheduler/extender.h"
 #include "scheduler/backend/podspec.h"
-#include "scheduler/policy.h"
-#include "scheduler/reservation.h"
-#include "scheduler/resv_plan.h"
-#include "scheduler/resv_plugin.h"
+#include "scheduler/plugins/policy/policy.h"
+#include "scheduler/plugins/reservation/reservation.h"
+#include "scheduler/plugins/reservation/resv_plan.h"
+#include "scheduler/plugins/reservation/resv_plugin.h"
 
 #define FIX "tests/fixtures/scheduler/"
 

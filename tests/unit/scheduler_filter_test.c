@@ -7,7 +7,7 @@
 #include "harness.h"
 #include "scheduler/framework/framework.h"
 #include "scheduler/backend/podspec.h"
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 
 static sched_node *node_json(sched_snapshot *s, const char *text) {
     json_error_t je;

@@ -9,7 +9,7 @@
 #include "scheduler_filter_helpers.h"
 #include "scheduler/framework/framework.h"
 #include "scheduler/backend/podspec.h"
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 
 #define PORT(hp, extra) "{'containerPort':80,'hostPort':" #hp extra "}"
 #define PORTS(list)     ",'containers':[{'name':'c','ports':[" list "]}]"

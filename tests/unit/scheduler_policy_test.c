@@ -7,7 +7,7 @@
 
 #include "harness.h"
 #include "scheduler/framework/framework.h"
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 
 #define GI (1024LL * 1024 * 1024)
 

@@ -10,7 +10,7 @@
 #include "scheduler_filter_helpers.h"
 #include "scheduler/framework/framework.h"
 #include "scheduler/backend/podspec.h"
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 
 #define ZONE         "topology.kubernetes.io/zone"
 #define SPREAD(list) ",'topologySpreadConstraints':[" list "]"

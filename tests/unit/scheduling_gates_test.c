@@ -8,9 +8,9 @@
 
 #include "harness.h"
 #include "scheduler/backend/podspec.h"
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 #include "scheduler/backend/queue.h"
-#include "scheduler/scheduling_gates.h"
+#include "scheduler/plugins/scheduling_gates.h"
 
 static sched_pod *pod_json(sched_snapshot *s, const char *name, const char *gates) {
     char buf[1024];

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 #include "sim/bound.h"
 #include "sim/engine.h"
 #include "sim/report.h"

@@ -11,7 +11,7 @@
 #include "labeler/groups.h"
 #include "lib/yamljson.h"
 #include "scheduler/backend/podspec.h"
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 #include "sim/engine.h"
 #include "sim/model.h"
 

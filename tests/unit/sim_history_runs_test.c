@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 #include "sim/engine.h"
 #include "sim_yaml.h"
 

@@ -1,5 +1,5 @@
 /* podgroup.c: PodGroup and Workload JSON, pod membership (podgroup.h). */
-#include "scheduler/podgroup.h"
+#include "scheduler/plugins/gang/podgroup.h"
 
 #include <stdio.h>
 #include <stdlib.h>

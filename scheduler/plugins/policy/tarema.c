@@ -1,4 +1,4 @@
-/* plugin_tarema.c: tarema's scoring (paper section IV-D): prefer the node group whose labels
+/* tarema.c: tarema's scoring (paper section IV-D): prefer the node group whose labels
  * are closest to the task's, f(g, t) = sum_k |g_k - t_k|; ties between groups go to the most
  * powerful group (largest label sum); within a group the least-loaded node wins. Groups whose
  * nodes are all filtered simply do not appear, which is the fall-through to the next group of
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 
 #define DMAX       0xffff
 #define LOAD_BITS  24

@@ -1,4 +1,4 @@
-/* plugin_nodeports.c: the NodePorts filter: a pod's host ports must be free on the node.
+/* node_ports.c: the NodePorts filter: a pod's host ports must be free on the node.
  *
  * As kube-scheduler's nodeports plugin: the ports of the regular containers and of sidecar
  * (restartPolicy: Always) init containers count, both for the incoming pod and for the pods on
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/filters.h"
+#include "scheduler/plugins/filters.h"
 
 struct sched_nodeports_state {
     uint8_t *conflict; /* per node index: 1 when a placed pod holds a wanted port */

@@ -1,5 +1,5 @@
 /* reservation.c: Reservation JSON <-> struct, validation, owner matching, status patches. */
-#include "scheduler/reservation.h"
+#include "scheduler/plugins/reservation/reservation.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
-/* plugin_scheduling_gates.c: the SchedulingGates plugin (scheduling_gates.h). */
+/* scheduling_gates.c: the SchedulingGates plugin (scheduling_gates.h). */
 #include <stdio.h>
 #include <string.h>
 
-#include "scheduler/scheduling_gates.h"
+#include "scheduler/plugins/scheduling_gates.h"
 
 bool sched_scheduling_held(const sched_pod *p) {
     /* p->scheduling_gates lists the names joined by ", ": one name alone has no separator */

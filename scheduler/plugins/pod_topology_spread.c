@@ -1,4 +1,4 @@
-/* plugin_spread.c: the PodTopologySpread filter for whenUnsatisfiable: DoNotSchedule.
+/* pod_topology_spread.c: the PodTopologySpread filter for whenUnsatisfiable: DoNotSchedule.
  *
  * Follows kube-scheduler's podtopologyspread/filtering.go and common.go. PreFilter: a node
  * counts as a domain of a constraint when it carries the topology keys of ALL the pod's
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/filters.h"
+#include "scheduler/plugins/filters.h"
 
 struct sched_spread_state {
     sched_tpmap *counts; /* (topology key, value) -> matching pods in that domain */

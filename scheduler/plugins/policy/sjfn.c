@@ -1,8 +1,8 @@
-/* plugin_sjfn.c: the shortest-job-fastest-node baseline (paper section V-E-a): the queue is
+/* sjfn.c: the shortest-job-fastest-node baseline (paper section V-E-a): the queue is
  * ordered by expected runtime from the labeler's history (known runtimes first, shortest first;
  * unknown ones after, by priority and age), and each pod goes to the most powerful fitting node
  * (largest label sum of its group; unprofiled nodes count 0), the least loaded among equals. */
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 
 static inline int64_t sjfn_of(const sched_snapshot *s, int32_t group, double l) {
     const sched_group *g = group >= 0 ? sched_snapshot_group(s, (size_t)group) : NULL;

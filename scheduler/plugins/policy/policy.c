@@ -1,5 +1,5 @@
 /* policy.c: the policy registry: --policy NAME -> a framework with that scoring plugin. */
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 
 #include <string.h>
 

@@ -1,10 +1,10 @@
-/* plugin_round_robin.c: the round-robin baseline: each pod goes to the first fitting node after
+/* round_robin.c: the round-robin baseline: each pod goes to the first fitting node after
  * the node chosen last, in node-name order, wrapping around. The cursor is the last chosen
  * node's name (not an index) so it survives nodes coming and going. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 
 typedef struct rr_state {
     char *last;   /* name of the node reserved last, NULL before the first */

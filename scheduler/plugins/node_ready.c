@@ -1,8 +1,8 @@
-/* plugin_filter_node_ready.c: the NodeReady filter: a node whose Ready condition is not True
+/* node_ready.c: the NodeReady filter: a node whose Ready condition is not True
  * takes no pods. "node(s) were not ready". */
 #include <stdio.h>
 
-#include "scheduler/filters.h"
+#include "scheduler/plugins/filters.h"
 
 static int ready_filter(void *state, const sched_cycle *c, size_t node, const sched_node *n) {
     return n->ready ? -1 : 0;

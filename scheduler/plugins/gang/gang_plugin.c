@@ -1,5 +1,5 @@
 /* gang_plugin.c: the Gang plugin (gang_plugin.h). */
-#include "scheduler/gang_plugin.h"
+#include "scheduler/plugins/gang/gang_plugin.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,6 +1,6 @@
-/* plugin_fair.c: the fair baseline: the fitting node with the smallest requested share
+/* fair.c: the fair baseline: the fitting node with the smallest requested share
  * (sched_node_load), so reservations spread evenly over the cluster. */
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 
 /* Load in billionths, clamped so that overcommitted nodes still compare sensibly. */
 static inline int64_t load_ppb(double l) {

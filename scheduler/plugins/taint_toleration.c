@@ -1,9 +1,9 @@
-/* plugin_filter_taint_toleration.c: the TaintToleration filter: every NoSchedule/NoExecute
+/* taint_toleration.c: the TaintToleration filter: every NoSchedule/NoExecute
  * taint of the node must be tolerated (PreferNoSchedule is a preference, not a filter). The
  * detail is the index of the first untolerated taint: "node(s) had untolerated taint {k: v}". */
 #include <stdio.h>
 
-#include "scheduler/filters.h"
+#include "scheduler/plugins/filters.h"
 
 static int taint_filter(void *state, const sched_cycle *c, size_t node, const sched_node *n) {
     return sched_match_untolerated_taint(c->pod->tolerations, c->pod->n_tolerations, n);

@@ -16,7 +16,7 @@
 
 #include "lib/error.h"
 #include "scheduler/framework/framework.h"
-#include "scheduler/gang.h"
+#include "scheduler/plugins/gang/gang.h"
 
 #define SCHED_GANG_PLUGIN "Gang"
 

@@ -1,4 +1,4 @@
-/* plugin_interpod.c: the InterPodAffinity filter, required terms only.
+/* interpod_affinity.c: the InterPodAffinity filter, required terms only.
  *
  * Follows kube-scheduler's interpodaffinity/filtering.go. PreFilter counts, per topology pair
  * (topologyKey, node label value):
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/filters.h"
+#include "scheduler/plugins/filters.h"
 
 struct sched_interpod_state {
     sched_tpmap *aff, *anti, *existing;

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/filters.h"
-#include "scheduler/scheduling_gates.h"
+#include "scheduler/plugins/filters.h"
+#include "scheduler/plugins/scheduling_gates.h"
 
 const sched_filter_ctor sched_in_tree_filters[] = {
     sched_filter_node_ready,        sched_filter_node_unschedulable,

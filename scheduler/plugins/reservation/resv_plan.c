@@ -6,7 +6,7 @@
  * of the live nodes whose occupancy is what the window will see (kept between calls and
  * rebuilt only when the live nodes change), so the framework's filters and score plugins decide
  * exactly as they would for a pod. */
-#include "scheduler/resv_plan.h"
+#include "scheduler/plugins/reservation/resv_plan.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,9 +1,9 @@
-/* plugin_filter_node_unschedulable.c: the NodeUnschedulable filter: a cordoned node
+/* node_unschedulable.c: the NodeUnschedulable filter: a cordoned node
  * (spec.unschedulable) takes only pods tolerating node.kubernetes.io/unschedulable:NoSchedule.
  * "node(s) were unschedulable". */
 #include <stdio.h>
 
-#include "scheduler/filters.h"
+#include "scheduler/plugins/filters.h"
 
 static int unsched_filter(void *state, const sched_cycle *c, size_t node, const sched_node *n) {
     const sched_pod *p = c->pod;

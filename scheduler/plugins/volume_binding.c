@@ -1,8 +1,8 @@
-/* plugin_volume_binding.c: the VolumeBinding filter as a plugin: the pod's claims resolved once
+/* volume_binding.c: the VolumeBinding filter as a plugin: the pod's claims resolved once
  * per cycle against the snapshot's volume tables (PreFilter), each node checked against the
  * bound volumes' node affinity (volumes.c holds the tables, the checks and the reasons). A
  * snapshot without volume tables skips the filter. */
-#include "scheduler/filters.h"
+#include "scheduler/plugins/filters.h"
 #include "scheduler/backend/volumes.h"
 
 static sched_status volume_pre_filter(void *state, const sched_cycle *c, uint32_t *detail,

@@ -30,8 +30,8 @@
 #include "lib/error.h"
 #include "scheduler/framework/framework.h"
 #include "scheduler/backend/podspec.h"
-#include "scheduler/reservation.h"
-#include "scheduler/resv_plan.h"
+#include "scheduler/plugins/reservation/reservation.h"
+#include "scheduler/plugins/reservation/resv_plan.h"
 
 #define RESV_PLUGIN_NAME "Reservation"
 /* How long an owner's pod waits quietly at PreEnqueue for its reservation's admission, from its

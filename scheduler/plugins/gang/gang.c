@@ -1,5 +1,5 @@
 /* gang.c: gang placement on one snapshot and the gang registry (gang.h). */
-#include "scheduler/gang.h"
+#include "scheduler/plugins/gang/gang.h"
 
 #include <search.h>
 #include <stdio.h>

@@ -1,10 +1,10 @@
-/* plugin_filter_resources_fit.c: the NodeResourcesFit filter: every resource the pod requests
+/* node_resources_fit.c: the NodeResourcesFit filter: every resource the pod requests
  * must fit in the node's allocatable minus what is requested there; every pod takes one pod
  * slot whatever its requests say. The detail is a bit mask of the short slots (1u << slot),
  * one reason each: "Too many pods", "Insufficient cpu", ... in kube-scheduler's order. */
 #include <stdio.h>
 
-#include "scheduler/filters.h"
+#include "scheduler/plugins/filters.h"
 
 static int fit_filter(void *state, const sched_cycle *c, size_t node, const sched_node *n) {
     uint32_t d = 0;

@@ -22,7 +22,7 @@
 #include "lib/error.h"
 #include "scheduler/framework/framework.h"
 #include "scheduler/backend/podspec.h"
-#include "scheduler/reservation.h"
+#include "scheduler/plugins/reservation/reservation.h"
 #include "scheduler/backend/snapshot.h"
 
 typedef struct resv_plan resv_plan;

@@ -24,7 +24,7 @@
 
 #include "lib/error.h"
 #include "scheduler/framework/framework.h"
-#include "scheduler/podgroup.h"
+#include "scheduler/plugins/gang/podgroup.h"
 #include "scheduler/backend/snapshot.h"
 
 /* ---- placement ------------------------------------------------------------------------------ */

@@ -1,4 +1,4 @@
-/* plugin_adaptive.c: a policy beyond the paper (issue 16). From the history the snapshot's
+/* adaptive.c: a policy beyond the paper (issue 16). From the history the snapshot's
  * task table carries (sched_task_profile: runtime per node group, the cores its runs really
  * used, the workflow's structure), it predicts the task's runtime on every NODE under the
  * contention that node would have with the task on it, and sends it where it is expected to
@@ -48,8 +48,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/plugin_adaptive.h"
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/adaptive.h"
+#include "scheduler/plugins/policy/policy.h"
 
 #define LOAD_BITS   24
 #define LOAD_SCALE  ((1 << LOAD_BITS) - 1)

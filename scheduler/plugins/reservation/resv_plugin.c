@@ -1,5 +1,5 @@
 /* resv_plugin.c: the Reservation Filter plugin (resv_plugin.h). */
-#include "scheduler/resv_plugin.h"
+#include "scheduler/plugins/reservation/resv_plugin.h"
 
 #include <stdio.h>
 #include <stdlib.h>

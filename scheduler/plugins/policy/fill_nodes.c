@@ -1,7 +1,7 @@
-/* plugin_fill_nodes.c: the fill-nodes baseline: the fitting node with the largest requested
+/* fill_nodes.c: the fill-nodes baseline: the fitting node with the largest requested
  * share first, so one node fills up before the next is used; among equally loaded nodes the
  * first in name order (the "node list" of the paper). */
-#include "scheduler/policy.h"
+#include "scheduler/plugins/policy/policy.h"
 
 static inline int64_t fill_of_load(double l) {
     if (l > 4)

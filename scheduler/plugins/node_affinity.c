@@ -1,8 +1,8 @@
-/* plugin_filter_node_affinity.c: the NodeAffinity filter: spec.nodeSelector and the required
+/* node_affinity.c: the NodeAffinity filter: spec.nodeSelector and the required
  * node affinity terms (one must match). "node(s) didn't match Pod's node affinity/selector". */
 #include <stdio.h>
 
-#include "scheduler/filters.h"
+#include "scheduler/plugins/filters.h"
 
 static int affinity_filter(void *state, const sched_cycle *c, size_t node, const sched_node *n) {
     const sched_pod *p = c->pod;
