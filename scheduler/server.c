@@ -8,7 +8,7 @@
 #include "lib/httpd.h"
 #include "lib/log.h"
 #include "scheduler/extender.h"
-#include "scheduler/resv_controller.h"
+#include "scheduler/live/resv_controller.h"
 
 struct sched_server {
     tm_httpd *httpd;

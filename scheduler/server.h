@@ -12,8 +12,8 @@
 #include "lib/error.h"
 #include "lib/kube.h"
 #include "lib/metrics.h"
-#include "scheduler/config.h"
-#include "scheduler/loop.h"
+#include "scheduler/live/config.h"
+#include "scheduler/live/loop.h"
 
 typedef struct sched_server sched_server;
 

@@ -6,7 +6,7 @@
 
 #include "fuzz/fuzz_util.h"
 #include "lib/yamljson.h"
-#include "scheduler/config.h"
+#include "scheduler/live/config.h"
 
 int FUZZ_ENTRY(const uint8_t *data, size_t size);
 

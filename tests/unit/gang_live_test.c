@@ -16,7 +16,7 @@
 #include "fake_http.h"
 #include "harness.h"
 #include "lib/kube.h"
-#include "scheduler/gang_live.h"
+#include "scheduler/live/gang_live.h"
 #include "scheduler/plugins/gang/gang_plugin.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/plugins/policy/policy.h"

@@ -18,7 +18,7 @@
 #include "fake_http.h"
 #include "harness.h"
 #include "lib/kube.h"
-#include "scheduler/binder.h"
+#include "scheduler/live/binder.h"
 #include "scheduler/backend/cache.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/plugins/policy/policy.h"

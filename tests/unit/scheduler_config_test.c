@@ -7,7 +7,7 @@
 #include "harness.h"
 #include "lib/fileutil.h"
 #include "lib/yamljson.h"
-#include "scheduler/config.h"
+#include "scheduler/live/config.h"
 #include "scheduler/plugins/policy/policy.h"
 
 static void test_defaults(void) {

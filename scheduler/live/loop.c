@@ -5,7 +5,7 @@
  * among themselves. Decisions are CPU-only (the snapshot is in memory), binds are asynchronous,
  * so the network never stalls a decision. The cache mutex only guards the snapshot against the
  * HTTP threads (extender routes). */
-#include "scheduler/loop.h"
+#include "scheduler/live/loop.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -13,12 +13,12 @@
 #include <time.h>
 
 #include "lib/log.h"
-#include "scheduler/binder.h"
-#include "scheduler/gang_live.h"
+#include "scheduler/live/binder.h"
+#include "scheduler/live/gang_live.h"
 #include "scheduler/plugins/gang/gang_plugin.h"
 #include "scheduler/plugins/policy/policy.h"
 #include "scheduler/backend/queue.h"
-#include "scheduler/resv_controller.h"
+#include "scheduler/live/resv_controller.h"
 #include "scheduler/plugins/scheduling_gates.h"
 
 /* Cycles per batch: enough to amortise the lock and the loop turn, small enough that watch

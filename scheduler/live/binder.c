@@ -9,7 +9,7 @@
  * binder reads the pod back (GET, retried until the API server answers) and reports what it
  * finds: bound there = success, not bound = failure, bound elsewhere = 409, gone = 404. Until
  * then the bind counts as in flight, and the caller keeps its reservation. */
-#include "scheduler/binder.h"
+#include "scheduler/live/binder.h"
 
 #include <stdlib.h>
 #include <string.h>

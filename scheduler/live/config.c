@@ -1,7 +1,7 @@
 /* config.c: defaults, the YAML config file and the command-line flags of tarema-scheduler.
  * The file is read into JSON by lib/yamljson and checked key by key, so every mistake is
  * reported with the key it concerns. */
-#include "scheduler/config.h"
+#include "scheduler/live/config.h"
 
 #include <getopt.h>
 #include <limits.h>

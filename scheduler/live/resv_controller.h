@@ -31,7 +31,7 @@
 #include "lib/error.h"
 #include "lib/kube.h"
 #include "scheduler/backend/cache.h"
-#include "scheduler/config.h"
+#include "scheduler/live/config.h"
 #include "scheduler/framework/framework.h"
 
 #define RESV_API "tarema.io/v1alpha1"

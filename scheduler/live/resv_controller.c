@@ -1,7 +1,7 @@
 /* resv_controller.c: Reservations in the live scheduler (resv_controller.h). The decisions are
  * resv_plan.h's pure functions; this file keeps their inputs current from the informers and
  * writes their outcomes (status merge patches, events). */
-#include "scheduler/resv_controller.h"
+#include "scheduler/live/resv_controller.h"
 
 #include <search.h>
 #include <stdio.h>

@@ -23,8 +23,8 @@
 #include "lib/kube.h"
 #include "lib/metrics.h"
 #include "scheduler/backend/cache.h"
-#include "scheduler/config.h"
-#include "scheduler/resv_controller.h"
+#include "scheduler/live/config.h"
+#include "scheduler/live/resv_controller.h"
 
 typedef struct sched_loop sched_loop;
 

@@ -1,5 +1,5 @@
 /* gang_live.c: gangs in the running scheduler (gang_live.h). */
-#include "scheduler/gang_live.h"
+#include "scheduler/live/gang_live.h"
 
 #include <stdio.h>
 #include <stdlib.h>

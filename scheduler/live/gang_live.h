@@ -27,7 +27,7 @@
 
 #include "lib/kube.h"
 #include "lib/metrics.h"
-#include "scheduler/binder.h"
+#include "scheduler/live/binder.h"
 #include "scheduler/backend/cache.h"
 #include "scheduler/plugins/gang/gang.h"
 #include "scheduler/backend/podspec.h"
