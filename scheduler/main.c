@@ -22,12 +22,12 @@
 #include "lib/metrics.h"
 #include "scheduler/backend/cache.h"
 #include "scheduler/live/config.h"
-#include "scheduler/explain.h"
+#include "scheduler/cmd/explain.h"
 #include "scheduler/live/gang_live.h"
 #include "scheduler/live/loop.h"
 #include "scheduler/plugins/policy/policy.h"
 #include "scheduler/plugins/reservation/resv_plugin.h"
-#include "scheduler/server.h"
+#include "scheduler/cmd/server.h"
 
 static volatile sig_atomic_t g_stop;
 

@@ -4,7 +4,7 @@
  * task profile, as the live scheduler has) and once without. Results must have the wire shape
  * kube-scheduler expects: scores within 0..10. */
 #include "fuzz/fuzz_util.h"
-#include "scheduler/extender.h"
+#include "scheduler/cmd/extender.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/backend/snapshot.h"
 

@@ -11,7 +11,7 @@
 #include "labeler/node_group.h"
 #include "lib/jsonutil.h"
 #include "scheduler/backend/cache.h"
-#include "scheduler/explain.h"
+#include "scheduler/cmd/explain.h"
 #include "scheduler/framework/framework.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/plugins/policy/policy.h"

@@ -6,7 +6,7 @@
 
 #include "harness.h"
 #include "lib/jsonutil.h"
-#include "scheduler/explain.h"
+#include "scheduler/cmd/explain.h"
 #include "scheduler/framework/framework.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/plugins/policy/policy.h"

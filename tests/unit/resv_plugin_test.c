@@ -8,7 +8,7 @@
 
 #include "harness.h"
 #include "lib/jsonutil.h"
-#include "scheduler/explain.h"
+#include "scheduler/cmd/explain.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/plugins/policy/policy.h"
 #include "scheduler/plugins/reservation/resv_plugin.h"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/explain.h"
+#include "scheduler/cmd/explain.h"
 #include "scheduler_filter_helpers.h"
 
 /* A ready node of a tarema group with cpu cores, 8 GiB, 20 pods. */

@@ -7,7 +7,7 @@
 
 #include "harness.h"
 #include "scheduler_filter_helpers.h"
-#include "scheduler/explain.h"
+#include "scheduler/cmd/explain.h"
 #include "scheduler/framework/framework.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/plugins/policy/policy.h"

@@ -11,7 +11,7 @@
 #include "labeler/waits_track.h"
 #include "lib/jsonutil.h"
 #include "planner/waits.h"
-#include "scheduler/explain.h"
+#include "scheduler/cmd/explain.h"
 
 static asa_key key1(void) {
     asa_key k;

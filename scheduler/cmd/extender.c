@@ -1,5 +1,5 @@
 /* extender.c: kube-scheduler extender verbs: JSON in -> tarema policy -> JSON out. */
-#include "scheduler/extender.h"
+#include "scheduler/cmd/extender.h"
 
 #include <stdio.h>
 #include <stdlib.h>

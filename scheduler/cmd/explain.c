@@ -1,5 +1,5 @@
 /* explain.c: the explain document (see explain.h) and its text rendering. */
-#include "scheduler/explain.h"
+#include "scheduler/cmd/explain.h"
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* server.c: health, readiness, metrics and extender routes of tarema-scheduler. */
-#include "scheduler/server.h"
+#include "scheduler/cmd/server.h"
 
 #include <stdlib.h>
 #include <time.h>
@@ -7,7 +7,7 @@
 #include "lib/auth.h"
 #include "lib/httpd.h"
 #include "lib/log.h"
-#include "scheduler/extender.h"
+#include "scheduler/cmd/extender.h"
 #include "scheduler/live/resv_controller.h"
 
 struct sched_server {
