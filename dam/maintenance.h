@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "dam/rank.h"
+#include "dam/data.h"
 
 /* Copies the n windows into out (room for n), sorted by start, with overlapping windows merged
  * into one (windows that only touch stay apart). Returns how many windows out holds; *merged

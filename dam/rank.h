@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 
+#include "dam/data.h"
 #include "lib/error.h"
 
 #define DAM_MAX_CLUSTERS     64
@@ -27,23 +28,6 @@ typedef struct dam_weights {
     double w[DAM_NSCORES]; /* each >= 0, at least one > 0 */
 } dam_weights;
 void dam_weights_default(dam_weights *w); /* all 1, the paper's setup 1 */
-
-/* A maintenance window [start_s, end_s) in seconds since the epoch. */
-typedef struct dam_window {
-    double start_s, end_s;
-} dam_window;
-
-/* A dataset of the registry: where it lies and how big it is. */
-typedef struct dam_dataset {
-    const char *name, *location, *site;
-    double size_bytes;
-} dam_dataset;
-
-/* A measured or configured transfer speed from one location to another (directed). */
-typedef struct dam_transfer {
-    const char *from, *to;
-    double bytes_per_s;
-} dam_transfer;
 
 /* A countable extended resource (accelerators): "nvidia.com/gpu" x 4. */
 typedef struct dam_resource {

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "dam/rank.h"
+#include "dam/data.h"
 
 /* s1 = 1 / (1 + used/total): 1 for an idle cluster, 0.5 for a full one. */
 double dam_score_load(double cores_used, double cores_total);

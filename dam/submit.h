@@ -10,15 +10,9 @@
 #include <jansson.h>
 
 #include "lib/error.h"
+#include "dam/submitted.h"
 #include "lib/kube.h"
 
-#define DAM_REQUEST_LABEL "tarema.io/dam-request"
-
-typedef enum {
-    DAM_PODS_RUNNING,   /* some not finished yet */
-    DAM_PODS_SUCCEEDED, /* every pod Succeeded */
-    DAM_PODS_FAILED,    /* one Failed, or pods disappeared */
-} dam_pods_state;
 
 /* Checks the submit object of a request: {"pods": [Pod, ...]} with 1..1000 pods, each an
  * object with spec.containers a non-empty list, or {"workflow": {...}} (a planner Workflow,

@@ -12,7 +12,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "dam/submit.h"
+#include "dam/submitted.h"
 #include "lib/error.h"
 #include "lib/kube.h"
 
