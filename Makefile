@@ -47,7 +47,7 @@ help:
 	@echo "make bench      benchmarks (figures printed, nothing asserted on time)"
 	@echo "make demo       the whole system on a local heterogeneous cluster"
 	@echo "make image      OCI images of scheduler, labeler, profiler, dam, planner in $(O)/image (no Docker needed)"
-	@echo "make lint       clang-format check and cppcheck"
+	@echo "make lint       layering (hack/check-layers.sh), clang-format check and cppcheck"
 
 # Installs Debian packages when a library is missing; a no-op once they are there.
 $(O)/.deps-ok: hack/install-deps.sh
@@ -133,7 +133,10 @@ test-sanitize:
 	  bash tests/run.sh all
 
 SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
-lint: | $(O)/.deps-ok
+# check-layers: the layer table of docs/architecture.md on the includes and on the archives'
+# symbols (also run by `make test`, as tests/e2e/layers_test.sh).
+lint: $(COMP_LIBS) $(O)/libtarema.a | $(O)/.deps-ok
+	bash hack/check-layers.sh --build $(O)
 	clang-format --dry-run -Werror $(SOURCES)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	  --inline-suppr --suppress=missingIncludeSystem -I. -Itests $(filter %.c,$(SOURCES))
