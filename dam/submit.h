@@ -13,7 +13,6 @@
 #include "dam/submitted.h"
 #include "lib/kube.h"
 
-
 /* Checks the submit object of a request: {"pods": [Pod, ...]} with 1..1000 pods, each an
  * object with spec.containers a non-empty list, or {"workflow": {...}} (a planner Workflow,
  * dam/submit_workflow.h). err names the field ("submit.pods[1].spec.containers: expected a

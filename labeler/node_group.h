@@ -1,7 +1,7 @@
 /* node_group.h: which node group a run's node belongs to, so each stored run carries the group
  * it ran on (issue 16: the adaptive policy's runtime per group).
  *
- * The group id is the one the scheduler uses (scheduler/snapshot.c): the node's
+ * The group id is the one the scheduler uses (scheduler/backend/snapshot.c): the node's
  * tarema.io/group label, else "L<cpu>-<mem>-<io>" from its three tarema.io feature labels when
  * all are positive integers; a node with neither is unprofiled and has no group. Sources: the
  * cluster's Node objects (metadata.labels) or the profiler's node-groups document (nodes[] with

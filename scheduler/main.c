@@ -7,7 +7,7 @@
  *                                                      node was filtered, for a pending or a
  *                                                      bound pod (read from the API, so it
  *                                                      needs no running scheduler)
- * Flags: see `tarema-scheduler --help` (scheduler/config.h). */
+ * Flags: see `tarema-scheduler --help` (scheduler/live/config.h). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

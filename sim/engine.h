@@ -3,7 +3,7 @@
  * The loop keeps a binary heap of events (workflow-run arrivals, task completions) and a
  * pending queue of ready tasks ordered by the policy's own queue sort. After all events of one
  * instant it runs a scheduling pass: every pending task, in queue order, goes through the
- * scheduler's framework (scheduler/policy.h: filters, score, select) against a
+ * scheduler's framework (scheduler/plugins/policy/policy.h: filters, score, select) against a
  * sched_snapshot that the simulator owns, is reserved there (sched_framework_reserve) and
  * removed again when it completes, exactly as the live scheduler assumes and forgets pods.
  * Completed tasks feed a monitoring history per workflow (sim/history.h); task labels and
@@ -19,9 +19,9 @@
  * sim_contention_slowdown (model.h) with per-task demands and weights from the measurements.
  *
  * Gangs and reservations (docs/simulation.md): a gang (gang: N) enters the queue once all its
- * tasks are ready and is placed whole or not at all with sched_gang_try_place (scheduler/gang.h);
+ * tasks are ready and is placed whole or not at all with sched_gang_try_place (scheduler/plugins/gang/gang.h);
  * a step's reservation is admitted at its run's arrival with resv_plan_admit, honoured by the
- * Filter plugin of sim/resv_sim.h and released by resv_decide (scheduler/resv_plan.h). */
+ * Filter plugin of sim/resv_sim.h and released by resv_decide (scheduler/plugins/reservation/resv_plan.h). */
 #ifndef TAREMA_SIM_ENGINE_H
 #define TAREMA_SIM_ENGINE_H
 

@@ -87,7 +87,6 @@ typedef struct sched_task_info {
 } sched_task_info;
 void sched_task_resolve(const sched_snapshot *s, const sched_pod *p, sched_task_info *out);
 
-
 /* Pieces of the always-on filters the inter-pod filters reuse (nodeAffinityPolicy and
  * nodeTaintsPolicy of topology spread): nodeSelector + required node affinity match; no
  * untolerated NoSchedule/NoExecute taint. */

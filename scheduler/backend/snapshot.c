@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* ---- string map: key -> void*, keys borrowed from the values' own storage ---- */
 
 typedef struct smap_ent {

@@ -49,7 +49,7 @@ static json_t *terms_json(const sched_group *g, const sched_task_info *t) {
     return arr;
 }
 
-/* The task's profile as the adaptive policy finds it (plugin_adaptive.c: a profile learned
+/* The task's profile as the adaptive policy finds it (adaptive.c: a profile learned
  * without workflow identity also counts). */
 static const sched_task_profile *adaptive_profile(const sched_snapshot *s, const sched_pod *p) {
     const sched_task_profile *tp = sched_snapshot_task(s, p->workflow, p->process);
@@ -224,7 +224,7 @@ static json_t *nodes_json(const sched_snapshot *s, const sched_framework *fw, co
     return arr;
 }
 
-/* Adaptive: the queue rank's parts, rank = expected runtime + tail (plugin_adaptive.c), from the
+/* Adaptive: the queue rank's parts, rank = expected runtime + tail (adaptive.c), from the
  * same task profile the queue reads (by workflow, else learned without one). */
 static json_t *queue_rank_json(const sched_snapshot *s, const sched_pod *pod) {
     const sched_task_profile *tp = sched_snapshot_task(s, pod->workflow, pod->process);

@@ -31,7 +31,7 @@
  *                  "expectedFinishMs" | null}: the node's allocatable cores, the cores its
  *                  running tasks use, the task's own, the contention slowdown, the predicted
  *                  runtime on its group, the delay added to the running tasks, and
- *                  runtime x slowdown + harm (plugin_adaptive.h)
+ *                  runtime x slowdown + harm (adaptive.h)
  *    "selected": "node" | null, "boundTo": "node" | null, "message": "0/3 nodes are ...",
  *    "why": "group mid ranks 1: label distance 0, ...",
  *    "gated": "tarema.io/planned"   (only when spec.schedulingGates is not empty)} */

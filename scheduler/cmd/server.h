@@ -1,7 +1,7 @@
 /* server.h: tarema-scheduler's HTTP endpoints on lib/httpd: /healthz, /readyz (cache synced),
  * Prometheus /metrics, and the kube-scheduler extender routes (/filter, /prioritize, and /bind
  * only with extender.bind) answered from the live cache; with TLS, mTLS and a bearer token
- * when configured (scheduler/config.h), health and metrics also on healthPort.
+ * when configured (scheduler/live/config.h), health and metrics also on healthPort.
  *
  * Threads: handlers run on httpd's threads. Health reads atomics of the loop; the extender
  * reads the snapshot under the cache lock (sched_cache_lock), the same lock the loop thread

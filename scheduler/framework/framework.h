@@ -1,5 +1,6 @@
-/* framework.h: the scheduling framework: the pod being scheduled, the plugin interface (one
- * struct with a hook per extension point), and the framework that runs the plugins.
+/* framework.h: the scheduling framework: the plugin interface (one struct with a hook per
+ * extension point) and the framework that runs the plugins; the pod being scheduled is
+ * backend/pod.h.
  *
  * Shape of kube-scheduler's framework: PreEnqueue, QueueSort, PreFilter -> Filter ->
  * PostFilter -> PreScore -> Score -> (select) -> Reserve -> Permit, then PreBind -> Bind, with
@@ -7,8 +8,8 @@
  * A framework holds the policy's plugin (scoring, queue order; policy.h), the in-tree Filter
  * plugins (filters.h, registered by sched_framework_new) and the plugins a caller adds with
  * sched_framework_add_plugin (gangs, reservations, the live binder). Layers, from the bottom:
- * match.h (matching rules) < plugins (plugin_*.c) < framework (framework.c, cycle.c, scan.c,
- * permit.c, which include no plugin); tests/e2e/scheduler_layering_test.sh checks it.
+ * backend/ (snapshot, pod, matching rules) < framework/ (framework.c, cycle.c, scan.c, permit.c,
+ * which include no plugin) < plugins/; hack/check-layers.sh checks it (docs/architecture.md).
  * The in-tree filters run in this order, and the first that rejects a node decides its
  * reason, as in kube-scheduler:
  *   NodeReady          "node(s) were not ready"

@@ -472,7 +472,7 @@ const char *sched_config_usage(void) {
     return "usage: tarema-scheduler [run] [flags]       schedule pods (or serve the extender)\n"
            "       tarema-scheduler explain NS/POD [flags]  why a pod goes (or went) where\n"
            "flags (each overrides the config file):\n"
-           "  --config FILE            YAML config (see scheduler/config.h for every key)\n"
+           "  --config FILE            YAML config (see scheduler/live/config.h for every key)\n"
            "  --scheduler-name NAME    spec.schedulerName of our pods (default tarema)\n"
            "  --policy NAME            tarema | round-robin | fair | fill-nodes | sjfn | adaptive\n"
            "  --mode MODE              scheduler (default) | extender\n"

@@ -1,14 +1,14 @@
 /* filters.h: the in-tree Filter plugins, one file each, registered by sched_framework_new in
  * kube-scheduler's order (registry.c):
- *   NodeReady           plugin_filter_node_ready.c
- *   NodeUnschedulable   plugin_filter_node_unschedulable.c
- *   TaintToleration     plugin_filter_taint_toleration.c
- *   NodeAffinity        plugin_filter_node_affinity.c
- *   NodePorts           plugin_nodeports.c
- *   NodeResourcesFit    plugin_filter_resources_fit.c
- *   VolumeBinding       plugin_volume_binding.c (the tables in volumes.c)
- *   PodTopologySpread   plugin_spread.c
- *   InterPodAffinity    plugin_interpod.c
+ *   NodeReady           node_ready.c
+ *   NodeUnschedulable   node_unschedulable.c
+ *   TaintToleration     taint_toleration.c
+ *   NodeAffinity        node_affinity.c
+ *   NodePorts           node_ports.c
+ *   NodeResourcesFit    node_resources_fit.c
+ *   VolumeBinding       volume_binding.c (the tables in volumes.c)
+ *   PodTopologySpread   pod_topology_spread.c
+ *   InterPodAffinity    interpod_affinity.c
  * Each fills a sched_plugin (framework.h) with its PreFilter (the cluster-wide ones), Filter and
  * reason hooks and its sched_filter_id; with_state false leaves the state NULL (for the reason
  * and name alone; the Filter hooks of the stateful ones need the state). 0, or -1 on OOM.
@@ -40,7 +40,7 @@ int sched_framework_add_in_tree_filters(sched_framework *fw, tm_err *err);
 
 /* ---- the cluster-wide filters' own state (their PreFilter tables) ---- */
 
-/* NodePorts (plugin_nodeports.c). */
+/* NodePorts (node_ports.c). */
 typedef struct sched_nodeports_state sched_nodeports_state;
 sched_nodeports_state *sched_nodeports_state_new(void); /* NULL on OOM */
 void sched_nodeports_state_free(sched_nodeports_state *st);
@@ -50,7 +50,7 @@ int sched_nodeports_prefilter(sched_nodeports_state *st, const sched_snapshot *s
                               const sched_pod *p, bool *active, tm_err *err);
 bool sched_nodeports_fits(const sched_nodeports_state *st, size_t node);
 
-/* PodTopologySpread, DoNotSchedule constraints (plugin_spread.c). */
+/* PodTopologySpread, DoNotSchedule constraints (pod_topology_spread.c). */
 typedef struct sched_spread_state sched_spread_state;
 sched_spread_state *sched_spread_state_new(void); /* NULL on OOM */
 void sched_spread_state_free(sched_spread_state *st);
@@ -59,7 +59,7 @@ int sched_spread_prefilter(sched_spread_state *st, const sched_snapshot *s, cons
 /* -1 when n satisfies every constraint, else SCHED_SPREAD_SKEW or SCHED_SPREAD_MISSING_LABEL. */
 int sched_spread_filter(const sched_spread_state *st, const sched_pod *p, const sched_node *n);
 
-/* InterPodAffinity, required terms (plugin_interpod.c). */
+/* InterPodAffinity, required terms (interpod_affinity.c). */
 typedef struct sched_interpod_state sched_interpod_state;
 sched_interpod_state *sched_interpod_state_new(void); /* NULL on OOM */
 void sched_interpod_state_free(sched_interpod_state *st);

@@ -1,4 +1,4 @@
-/* scheduling_gates.h: the SchedulingGates plugin (plugin_scheduling_gates.c), kube-scheduler's
+/* scheduling_gates.h: the SchedulingGates plugin (scheduling_gates.c), kube-scheduler's
  * PreEnqueue plugin of that name: a pod with a non-empty spec.schedulingGates is not
  * scheduled (no attempt, no FailedScheduling event, no bind the API server would refuse with
  * 409) until the last gate is removed; then it goes to the active queue at once, without

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/e2e/reservation_explain_test.sh: `tarema-scheduler explain` sees Reservations, as the
-# live scheduler honours them (the same Reservation Filter plugin, scheduler/resv_plugin.h, fed
+# live scheduler honours them (the same Reservation Filter plugin, scheduler/plugins/reservation/resv_plugin.h, fed
 # with the reservations listed from the API server). Own kwok nodes: 3 of 2 cores.
 #  1. the live scheduler admits two reservations of one whole node each: "now" (window open
 #     within seconds, phase Active) and "later" (from 2 minutes ahead);

@@ -1,5 +1,5 @@
 /* extender_fuzz.c: fuzzes the kube-scheduler extender request translation
- * (scheduler/extender.h): ExtenderArgs and ExtenderBindingArgs as they arrive over HTTP. Each
+ * (scheduler/cmd/extender.h): ExtenderArgs and ExtenderBindingArgs as they arrive over HTTP. Each
  * input goes through filter, prioritize and bind, once with a cache snapshot (two nodes and a
  * task profile, as the live scheduler has) and once without. Results must have the wire shape
  * kube-scheduler expects: scores within 0..10. */

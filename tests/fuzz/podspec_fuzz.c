@@ -1,5 +1,5 @@
 /* podspec_fuzz.c: fuzzes Pod, Node and TaskProfile JSON -> scheduler structs
- * (scheduler/podspec.h), the translation of everything the API server and the extender
+ * (scheduler/backend/podspec.h), the translation of everything the API server and the extender
  * protocol hand the scheduler. The input is tried as each kind of object; an accepted pod is
  * then run through every filter against two fixed nodes and the input-made one, and recorded
  * in the snapshot the way the cache records placed pods. */

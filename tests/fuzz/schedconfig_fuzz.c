@@ -1,4 +1,4 @@
-/* schedconfig_fuzz.c: fuzzes the scheduler's YAML configuration (scheduler/config.h
+/* schedconfig_fuzz.c: fuzzes the scheduler's YAML configuration (scheduler/live/config.h
  * sched_config_apply_json + sched_config_validate), what `tarema-scheduler --config` and the
  * chart's ConfigMap hand it. A rejected file names itself; a config that validates has the
  * values the scheduler later divides by and allocates with in range. */

@@ -1,4 +1,4 @@
-/* scheduler_adaptive_test.c: the adaptive policy (plugin_adaptive.c) on hand-built snapshots:
+/* scheduler_adaptive_test.c: the adaptive policy (adaptive.c) on hand-built snapshots:
  * the group with the earliest expected finish from per-group runtimes, the tarema labels as the
  * prior when a process has no runs on a group (or none at all), equal predictions decided by
  * the labels, only groups with room, and the critical path first in the queue. Expected finish

@@ -1,4 +1,4 @@
-/* scheduler_explain_test.c: explain as a person reads it (scheduler/explain.h). A snapshot with
+/* scheduler_explain_test.c: explain as a person reads it (scheduler/cmd/explain.h). A snapshot with
  * three tarema groups and one loaded node; the text shows each group's rank and label distance
  * written out, each node's load in words and numbers, and why the chosen node won; no packed
  * internal score appears in the text; the JSON has the same facts in named fields. */

@@ -461,7 +461,7 @@ static void test_track_gang_relabel(void) {
     lab_waits_tracker_free(t);
 }
 
-/* explain's block (scheduler/explain.c): the feed's annotations on a pending pod, in JSON and
+/* explain's block (scheduler/cmd/explain.c): the feed's annotations on a pending pod, in JSON and
  * text; nothing for a pod without them or already bound. */
 /* A re-list (a restarted feed) delivers a gang's bound members one by one: nothing is judged
  * until the list is in, then the gang once, whole. (Seen in asa_waits_test before the fix: the

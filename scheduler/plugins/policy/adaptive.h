@@ -1,4 +1,4 @@
-/* adaptive.h: what the adaptive policy (plugin_adaptive.c) computes per node for a pod,
+/* adaptive.h: what the adaptive policy (adaptive.c) computes per node for a pod,
  * exposed so explain can show the figures the policy used, not a re-derivation of them. */
 #ifndef TAREMA_SCHED_PLUGIN_ADAPTIVE_H
 #define TAREMA_SCHED_PLUGIN_ADAPTIVE_H

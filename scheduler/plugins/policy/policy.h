@@ -13,7 +13,7 @@
  *   fill-nodes   the most-loaded fitting node (fill one node before the next), in name order.
  *   sjfn         queue: shortest expected runtime first (unknown runtimes last); node: the
  *                most powerful fitting node (largest label sum), then least loaded.
- *   adaptive     beyond the paper (plugin_adaptive.c): the node where the task is expected to
+ *   adaptive     beyond the paper (adaptive.c): the node where the task is expected to
  *                finish first: its runtime per node group in the task profile (monotone in
  *                group power; groups without runs bounded by the measured ones) times the
  *                cpu contention on the node (the cores its running tasks really use), plus
@@ -42,7 +42,7 @@ int sched_plugin_fill_nodes(sched_plugin *out);
 int sched_plugin_sjfn(sched_plugin *out);
 int sched_plugin_adaptive(sched_plugin *out);
 
-/* Adaptive's arithmetic, exposed for explain and tests (plugin_adaptive.c). predict: the
+/* Adaptive's arithmetic, exposed for explain and tests (adaptive.c). predict: the
  * task's runtime on group g of s (*measured: from its runs there), -1 unknown. group_key: the
  * group part of the score (finish, then prior), larger is better. rank: the queue key,
  * expected runtime + tail_ms. */
