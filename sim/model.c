@@ -20,192 +20,7 @@
 #include "lib/yamljson.h"
 #include "sim/groups.h"
 
-static const char *const bench_names[SIM_NBENCH] = {"cpu", "mem", "io"};
-
-/* ---- small JSON helpers ---- */
-
-/* A number, or a Kubernetes quantity string ("5Gi", "500m" for cpu when milli). */
-static int get_quantity(const json_t *v, int milli, double *out, const char *what, tm_err *err) {
-    if (json_is_number(v)) {
-        *out = json_number_value(v);
-    } else if (json_is_string(v)) {
-        int64_t q;
-        int rc = milli ? tm_quantity_parse_milli(json_string_value(v), &q, err)
-                       : tm_quantity_parse(json_string_value(v), &q, err);
-        if (rc < 0)
-            return tm_err_wrap(err, "%s", what);
-        *out = milli ? (double)q / 1000.0 : (double)q;
-    } else {
-        return tm_err_set(err, "%s: expected a number or a quantity string", what);
-    }
-    if (!(*out >= 0) || !isfinite(*out))
-        return tm_err_set(err, "%s: must be a finite number >= 0", what);
-    return 0;
-}
-
-/* Optional positive number at key; *out unchanged when absent. */
-static int opt_num(const json_t *obj, const char *key, double *out, const char *what, tm_err *err) {
-    json_t *v = json_object_get(obj, key);
-    if (!v)
-        return 0;
-    if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
-        return tm_err_set(err, "%s: %s must be a number >= 0", what, key);
-    *out = json_number_value(v);
-    return 0;
-}
-
-static int copy_name(char *dst, const json_t *v, const char *what, tm_err *err) {
-    if (!json_is_string(v) || json_string_length(v) == 0)
-        return tm_err_set(err, "%s: name must be a non-empty string", what);
-    if (json_string_length(v) >= SIM_NAME_MAX)
-        return tm_err_set(err, "%s: name '%s' is longer than %d characters", what,
-                          json_string_value(v), SIM_NAME_MAX - 1);
-    snprintf(dst, SIM_NAME_MAX, "%s", json_string_value(v));
-    return 0;
-}
-
-/* The list under a document's one required key (keys[0]) after checking the other keys; NULL
- * with err when the document is not a mapping or the list is missing or empty. */
-static json_t *top_list(const json_t *root, const char *const *keys, const char *source,
-                        tm_err *err) {
-    if (!json_is_object(root)) {
-        tm_err_set(err, "%s: expected a mapping with %s", source, keys[0]);
-        return NULL;
-    }
-    if (tm_json_check_keys(root, keys, source, err) < 0)
-        return NULL;
-    json_t *arr = json_object_get(root, keys[0]);
-    if (!json_is_array(arr) || json_array_size(arr) == 0) {
-        tm_err_set(err, "%s: %s must be a non-empty list", source, keys[0]);
-        return NULL;
-    }
-    return arr;
-}
-
-/* ---- cluster ---- */
-
-static int parse_bench(const json_t *b, sim_node_type *t, const char *what, tm_err *err) {
-    static const char *const keys[] = {"cpu", "mem", "io", NULL};
-    if (!json_is_object(b))
-        return tm_err_set(err, "%s: bench must be a mapping of cpu, mem, io", what);
-    if (tm_json_check_keys(b, keys, what, err) < 0)
-        return -1;
-    for (int k = 0; k < SIM_NBENCH; k++) {
-        json_t *v = json_object_get(b, bench_names[k]);
-        if (!v)
-            continue;
-        double lo, hi;
-        if (json_is_number(v)) {
-            lo = hi = json_number_value(v);
-        } else if (json_is_array(v) && json_array_size(v) == 2 &&
-                   json_is_number(json_array_get(v, 0)) && json_is_number(json_array_get(v, 1))) {
-            lo = json_number_value(json_array_get(v, 0));
-            hi = json_number_value(json_array_get(v, 1));
-        } else {
-            return tm_err_set(err, "%s: bench.%s must be a number or a [low, high] range", what,
-                              bench_names[k]);
-        }
-        if (!(lo > 0) || !(hi >= lo))
-            return tm_err_set(err, "%s: bench.%s must be > 0 with low <= high", what,
-                              bench_names[k]);
-        t->bench_lo[k] = lo;
-        t->bench_hi[k] = hi;
-    }
-    return 0;
-}
-
-static int parse_type(const json_t *o, sim_node_type *t, const char *what, tm_err *err) {
-    static const char *const keys[] = {"name",  "measured_as", "count",         "cores", "memory",
-                                       "bench", "speed",       "mem_bandwidth", NULL};
-    if (!json_is_object(o))
-        return tm_err_set(err, "%s: expected a mapping", what);
-    if (tm_json_check_keys(o, keys, what, err) < 0)
-        return -1;
-    if (copy_name(t->name, json_object_get(o, "name"), what, err) < 0)
-        return -1;
-    if (strlen(t->name) > 100) /* node names are "<type>-<i>" in SIM_NAME_MAX */
-        return tm_err_set(err, "%s: node type name '%s' is longer than 100 characters", what,
-                          t->name);
-    if (json_object_get(o, "measured_as")) {
-        if (copy_name(t->measured_as, json_object_get(o, "measured_as"), what, err) < 0)
-            return -1;
-    } else {
-        snprintf(t->measured_as, sizeof t->measured_as, "%s", t->name);
-    }
-    json_t *cnt = json_object_get(o, "count");
-    if (!json_is_integer(cnt) || json_integer_value(cnt) < 1 ||
-        json_integer_value(cnt) > SIM_MAX_NODES)
-        return tm_err_set(err, "%s (%s): count must be an integer from 1 to %d", what, t->name,
-                          SIM_MAX_NODES);
-    t->count = (int)json_integer_value(cnt);
-    double cores = 0, mem = 0;
-    if (!json_object_get(o, "cores") || !json_object_get(o, "memory"))
-        return tm_err_set(err, "%s (%s): cores and memory are required", what, t->name);
-    if (get_quantity(json_object_get(o, "cores"), 1, &cores, "cores", err) < 0 ||
-        get_quantity(json_object_get(o, "memory"), 0, &mem, "memory", err) < 0)
-        return tm_err_wrap(err, "%s (%s)", what, t->name);
-    if (cores <= 0 || mem <= 0)
-        return tm_err_set(err, "%s (%s): cores and memory must be > 0", what, t->name);
-    /* Physical bounds, which also keep the conversion to int64_t below defined (found by
-     * fuzzing: memory 8.7e36 overflowed it). */
-    if (cores > 1e6 || mem > 0x1p60)
-        return tm_err_set(err, "%s (%s): cores %g or memory %g bytes above 1e6 cores / 1 EiB", what,
-                          t->name, cores, mem);
-    t->cores = cores;
-    t->memory = (int64_t)mem;
-    t->mem_bandwidth = cores;
-    if (opt_num(o, "mem_bandwidth", &t->mem_bandwidth, what, err) < 0)
-        return -1;
-    for (int k = 0; k < SIM_NBENCH; k++)
-        t->bench_lo[k] = t->bench_hi[k] = NAN;
-    for (int f = 0; f < LAB_NFEATURES; f++)
-        t->speed[f] = NAN;
-    if (json_object_get(o, "bench") &&
-        parse_bench(json_object_get(o, "bench"), t, t->name, err) < 0)
-        return tm_err_wrap(err, "%s", what);
-    json_t *sp = json_object_get(o, "speed");
-    if (sp) {
-        static const char *const skeys[] = {"cpu", "mem", "io", NULL};
-        if (!json_is_object(sp) || tm_json_check_keys(sp, skeys, "speed", err) < 0)
-            return tm_err_wrap(err, "%s (%s): speed must be a mapping of cpu, mem, io", what,
-                               t->name);
-        for (int f = 0; f < LAB_NFEATURES; f++) {
-            json_t *v = json_object_get(sp, lab_feature_name((lab_feature)f));
-            if (!v)
-                continue;
-            if (!json_is_number(v) || !(json_number_value(v) > 0))
-                return tm_err_set(err, "%s (%s): speed.%s must be a number > 0", what, t->name,
-                                  lab_feature_name((lab_feature)f));
-            t->speed[f] = json_number_value(v);
-        }
-    }
-    return 0;
-}
-
-/* Relative speeds: given ones win; otherwise the bench mean over the reference's. */
-static int derive_speeds(sim_cluster *c, const char *source, tm_err *err) {
-    const sim_node_type *ref = &c->types[c->ref_type];
-    for (int i = 0; i < c->ntypes; i++) {
-        sim_node_type *t = &c->types[i];
-        for (int f = 0; f < LAB_NFEATURES; f++) {
-            if (!isnan(t->speed[f]))
-                continue;
-            double mine = (t->bench_lo[f] + t->bench_hi[f]) / 2;
-            double theirs = (ref->bench_lo[f] + ref->bench_hi[f]) / 2;
-            if (isnan(mine) && isnan(theirs)) {
-                t->speed[f] = 1.0;
-            } else if (isnan(mine) || isnan(theirs)) {
-                return tm_err_set(err,
-                                  "%s: node type %s: bench.%s needs a matching figure on the "
-                                  "reference type %s (or give speed.%s)",
-                                  source, t->name, bench_names[f], ref->name, bench_names[f]);
-            } else {
-                t->speed[f] = mine / theirs;
-            }
-        }
-    }
-    return 0;
-}
+/* ---- cluster: the description (lib/clusterdesc.h) and its nodes ---- */
 
 void sim_cluster_free(sim_cluster *c) {
     if (!c)
@@ -216,57 +31,24 @@ void sim_cluster_free(sim_cluster *c) {
 }
 
 int sim_cluster_find_type(const sim_cluster *c, const char *name) {
-    for (int i = 0; i < c->ntypes; i++)
-        if (strcmp(c->types[i].name, name) == 0)
-            return i;
-    return -1;
+    return tm_node_type_find(c->types, c->ntypes, name);
 }
 
 sim_cluster *sim_cluster_from_json(const void *json_root, const char *source, uint64_t seed,
                                    tm_err *err) {
-    static const char *const keys[] = {"node_types", "reference", NULL};
-    const json_t *root = json_root;
-    json_t *arr = top_list(root, keys, source, err);
-    if (!arr)
+    tm_cluster_desc d;
+    if (tm_cluster_desc_from_json(json_root, source, &d, err) < 0)
         return NULL;
     sim_cluster *c = calloc(1, sizeof *c);
-    if (!c || !(c->types = calloc(json_array_size(arr), sizeof *c->types))) {
-        free(c);
+    if (!c) {
+        tm_cluster_desc_clear(&d);
         tm_err_set(err, "%s: out of memory", source);
         return NULL;
     }
-    c->ntypes = (int)json_array_size(arr);
-    long total = 0;
-    for (int i = 0; i < c->ntypes; i++) {
-        char what[256];
-        snprintf(what, sizeof what, "%s: node_types[%d]", source, i);
-        if (parse_type(json_array_get(arr, (size_t)i), &c->types[i], what, err) < 0)
-            goto fail;
-        for (int j = 0; j < i; j++)
-            if (strcmp(c->types[j].name, c->types[i].name) == 0) {
-                tm_err_set(err, "%s: node type '%s' is defined twice", what, c->types[i].name);
-                goto fail;
-            }
-        total += c->types[i].count;
-    }
-    /* The nodes are grouped as the profiler would group them, and choosing k by silhouette
-     * compares every pair of nodes: 5,000 nodes take ~0.3 s, 40,000 took ~25 s (found by
-     * fuzzing). Refuse sizes that would only look like a hang. */
-    if (total > SIM_MAX_NODES) {
-        tm_err_set(err,
-                   "%s: %ld nodes; at most %d are supported (grouping nodes by silhouette is "
-                   "quadratic in the node count)",
-                   source, total, SIM_MAX_NODES);
-        goto fail;
-    }
-    const char *ref = tm_json_str(root, "reference", NULL);
-    c->ref_type = ref ? sim_cluster_find_type(c, ref) : 0;
-    if (c->ref_type < 0) {
-        tm_err_set(err, "%s: reference '%s' is not a node type", source, ref);
-        goto fail;
-    }
-    if (derive_speeds(c, source, err) < 0)
-        goto fail;
+    c->ntypes = d.ntypes;
+    c->types = d.types; /* c owns them now */
+    c->ref_type = d.ref_type;
+    long total = d.nnodes;
     c->nnodes = (int)total;
     if (!(c->nodes = calloc((size_t)total, sizeof *c->nodes))) {
         tm_err_set(err, "%s: out of memory for %ld nodes", source, total);
@@ -535,10 +317,10 @@ static int parse_requests(const json_t *o, double *cpu, int64_t *mem, const char
         return tm_err_set(err, "%s: requests must be a mapping of cpu and memory", what);
     double m;
     if (json_object_get(o, "cpu") &&
-        get_quantity(json_object_get(o, "cpu"), 1, cpu, "requests.cpu", err) < 0)
+        tm_json_quantity(json_object_get(o, "cpu"), 1, cpu, "requests.cpu", err) < 0)
         return tm_err_wrap(err, "%s", what);
     if (json_object_get(o, "memory")) {
-        if (get_quantity(json_object_get(o, "memory"), 0, &m, "requests.memory", err) < 0)
+        if (tm_json_quantity(json_object_get(o, "memory"), 0, &m, "requests.memory", err) < 0)
             return tm_err_wrap(err, "%s", what);
         *mem = (int64_t)m;
     }
@@ -656,20 +438,22 @@ static int parse_process(const json_t *o, sim_workflow *wf, sim_process *p, doub
         static const char *const ukeys[] = {"cpu_pct", "peak_rss", "io_bytes", NULL};
         if (!json_is_object(u) || tm_json_check_keys(u, ukeys, "usage", err) < 0)
             return tm_err_wrap(err, "%s", what);
-        if (opt_num(u, "cpu_pct", &p->usage.cpu_pct, what, err) < 0)
+        if (tm_json_opt_nonneg(u, "cpu_pct", &p->usage.cpu_pct, what, err) < 0)
             return -1;
-        if (json_object_get(u, "peak_rss") && get_quantity(json_object_get(u, "peak_rss"), 0,
-                                                           &p->usage.peak_rss, "peak_rss", err) < 0)
+        if (json_object_get(u, "peak_rss") &&
+            tm_json_quantity(json_object_get(u, "peak_rss"), 0, &p->usage.peak_rss, "peak_rss",
+                             err) < 0)
             return tm_err_wrap(err, "%s: usage", what);
-        if (json_object_get(u, "io_bytes") && get_quantity(json_object_get(u, "io_bytes"), 0,
-                                                           &p->usage.io_bytes, "io_bytes", err) < 0)
+        if (json_object_get(u, "io_bytes") &&
+            tm_json_quantity(json_object_get(u, "io_bytes"), 0, &p->usage.io_bytes, "io_bytes",
+                             err) < 0)
             return tm_err_wrap(err, "%s: usage", what);
     }
     p->base_runtime = NAN;
-    if (opt_num(o, "base_runtime", &p->base_runtime, what, err) < 0)
+    if (tm_json_opt_nonneg(o, "base_runtime", &p->base_runtime, what, err) < 0)
         return -1;
     p->walltime = NAN;
-    if (opt_num(o, "walltime", &p->walltime, what, err) < 0)
+    if (tm_json_opt_nonneg(o, "walltime", &p->walltime, what, err) < 0)
         return -1;
     if (!isnan(p->walltime) && !(p->walltime > 0 && isfinite(p->walltime)))
         return tm_err_set(err, "%s: walltime must be seconds > 0, got %g", what, p->walltime);
@@ -683,7 +467,7 @@ static int parse_process(const json_t *o, sim_workflow *wf, sim_process *p, doub
         double sum = 0;
         for (int f = 0; f < LAB_NFEATURES; f++) {
             p->sens[f] = 0;
-            if (opt_num(s, lab_feature_name((lab_feature)f), &p->sens[f], what, err) < 0)
+            if (tm_json_opt_nonneg(s, lab_feature_name((lab_feature)f), &p->sens[f], what, err) < 0)
                 return -1;
             sum += p->sens[f];
         }
@@ -1012,7 +796,8 @@ static int parse_arrivals(const json_t *o, sim_workflow *wf, const char *what, t
         wf->runs = wf->narrivals;
         return 0;
     }
-    if (opt_num(o, "start", &wf->start, what, err) < 0 || opt_num(o, "gap", &wf->gap, what, err))
+    if (tm_json_opt_nonneg(o, "start", &wf->start, what, err) < 0 ||
+        tm_json_opt_nonneg(o, "gap", &wf->gap, what, err))
         return -1;
     json_t *runs = json_object_get(o, "runs");
     if (runs) {
@@ -1107,7 +892,7 @@ static int parse_workflow(const json_t *o, sim_workflow *wf, const char *base_di
         return tm_err_set(err, "%s: expected a mapping", what);
     if (tm_json_check_keys(o, keys, what, err) < 0)
         return -1;
-    if (copy_name(wf->name, json_object_get(o, "name"), what, err) < 0)
+    if (tm_json_name(wf->name, SIM_NAME_MAX, json_object_get(o, "name"), what, err) < 0)
         return -1;
     char w[512];
     snprintf(w, sizeof w, "%s (%s)", what, wf->name);
@@ -1131,7 +916,7 @@ static int parse_workflow(const json_t *o, sim_workflow *wf, const char *base_di
         json_t *po = json_array_get(procs, i);
         if (!json_is_object(po))
             return tm_err_set(err, "%s: expected a mapping", pw);
-        if (copy_name(wf->procs[i].name, json_object_get(po, "name"), pw, err) < 0)
+        if (tm_json_name(wf->procs[i].name, SIM_NAME_MAX, json_object_get(po, "name"), pw, err) < 0)
             return -1;
         if (proc_index(wf, wf->procs[i].name) >= 0)
             return tm_err_set(err, "%s: process %s is defined twice", pw, wf->procs[i].name);
@@ -1215,7 +1000,7 @@ static int parse_workflow(const json_t *o, sim_workflow *wf, const char *base_di
 sim_workload *sim_workload_from_json(const void *json_root, const char *source,
                                      const char *base_dir, const sim_cluster *c, tm_err *err) {
     static const char *const keys[] = {"workflows", NULL};
-    json_t *arr = top_list(json_root, keys, source, err);
+    json_t *arr = tm_json_top_list(json_root, keys, source, err);
     if (!arr)
         return NULL;
     sim_workload *w = calloc(1, sizeof *w);
