@@ -1,6 +1,8 @@
 /* model.h: the simulator's input model: a heterogeneous cluster and a workload of workflow
  * DAGs, read from YAML (plus lotaru CSV and Nextflow trace measurements), validated, and the
- * runtime model that says how long a task instance runs on a node type.
+ * runtime model that says how long a task instance runs on a node type. Implemented by model.c
+ * (the cluster's nodes, the runtime model), workload.c (the workload) and measure.c (the
+ * measurements).
  *
  * Cluster YAML: the cluster description (lib/clusterdesc.h), shared with the planner.
  *
