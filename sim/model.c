@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "lib/yamljson.h"
-#include "sim/groups.h"
 
 /* ---- cluster: the description (lib/clusterdesc.h) and its nodes ---- */
 
