@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "dam/input.h"
+#include "labeler/asa_table.h"
 #include "lib/jsonutil.h"
 #include "lib/quantity.h"
 #include "lib/yamljson.h"
-#include "planner/asa_table.h"
 
 #define ARCH_LABEL    "kubernetes.io/arch"
 #define PROFILE_ANNOT "tarema.io/profile"

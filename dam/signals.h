@@ -23,8 +23,8 @@
 
 #include <jansson.h>
 
+#include "labeler/waits.h"
 #include "lib/error.h"
-#include "planner/waits.h"
 
 /* The job's shape, to find its learner in an ASA state. */
 typedef struct dam_shape {

@@ -485,7 +485,7 @@ def svg(summary, runs, path, title):
 
 # ---- --table2: hit and miss ratios of the proactive steps' estimates (the paper's Table 2) ----
 
-# The learner's 53 alternatives (planner/asa.c ASA_ALTERNATIVES) and its closest-alternative rule
+# The learner's 53 alternatives (labeler/asa.c ASA_ALTERNATIVES) and its closest-alternative rule
 # (asa_closest: smallest distance, ties to the smaller one).
 ALTERNATIVES = ([10 + 5 * i for i in range(17)] + [100 + 50 * i for i in range(17)] +
                 [1000 * i for i in range(1, 10)] + [10000 * i for i in range(1, 10)] + [100000])

@@ -44,6 +44,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "labeler/sizing_bucketing.h"
 #include "lib/error.h"
 
 typedef enum {
@@ -57,9 +58,6 @@ typedef enum {
     SZ_VPA,
     SZ_NSTRATEGIES
 } sz_strategy;
-
-#define SZ_MAX_BUCKETS           64
-#define SZ_EXHAUSTIVE_CANDIDATES 256
 
 /* "whole-machine", "double", ... as in the JSON of `tarema-sim sizing`. */
 const char *sz_strategy_name(sz_strategy s);

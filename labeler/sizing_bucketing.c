@@ -4,8 +4,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "labeler/sizing.h"
-
 /* Appends x to out when it is above the last delimiter and there is room. */
 static int push(double *out, int k, int max, double x) {
     if (k < max && (k == 0 || x > out[k - 1]))

@@ -10,6 +10,10 @@
 
 #include <stddef.h>
 
+/* The most delimiters a strategy writes, and the most candidate values exhaustive tries. */
+#define SZ_MAX_BUCKETS           64
+#define SZ_EXHAUSTIVE_CANDIDATES 256
+
 /* Quantized: bucket i of nb ends at the value at the (i/nb)-th percentile, nearest rank:
  * v[ceil(i * n / nb) - 1]. */
 int sz_buckets_quantized(const double *v, size_t n, int nb, double *out, int max);

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "lib/jsonutil.h"
+#include "lib/labelvalue.h"
 #include "lib/quantity.h"
-#include "scheduler/backend/snapshot.h" /* sched_label_value_sanitize: the pods' and scheduler's key form */
 
 #define MIB 1048576.0
 
@@ -67,8 +67,8 @@ int sz_pod_parse(const json_t *pod, sz_pod *out, tm_err *err) {
         return tm_err_set(err, "a label or annotation of the pod is not a string");
     out->opted_out = opt && strcmp(opt, "off") == 0;
     out->task = app && strcmp(app, "nextflow") == 0 && task && *task && proc && *proc;
-    sched_label_value_sanitize(wf ? wf : "", out->workflow);
-    sched_label_value_sanitize(proc ? proc : "", out->process);
+    tm_label_value_sanitize(wf ? wf : "", out->workflow);
+    tm_label_value_sanitize(proc ? proc : "", out->process);
     snprintf(out->task_name, sizeof out->task_name, "%s", task ? task : "");
     snprintf(out->run, sizeof out->run, "%s", run ? run : "");
     const json_t *containers = tm_json_path(pod, "spec.containers");

@@ -9,9 +9,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/gates.h"
 #include "lib/jsonutil.h"
 #include "lib/quantity.h"
-#include "planner/modes.h"
 
 double lab_waits_time_parse(const char *s) {
     struct tm tmv;
@@ -150,7 +150,7 @@ int lab_waits_pod_parse(const json_t *pod, lab_waits_pod *out, tm_err *err) {
     const json_t *gates = tm_json_path(pod, "spec.schedulingGates");
     out->gated = json_is_array(gates) && json_array_size(gates) > 0;
     const char *gate0 = tm_json_str(json_array_get(gates, 0), "name", "");
-    out->held = out->gated && json_array_size(gates) == 1 && strcmp(gate0, PL_GATE_ORDER) == 0;
+    out->held = out->gated && json_array_size(gates) == 1 && strcmp(gate0, TM_GATE_ORDER) == 0;
     out->mirror = json_object_get(ann, "kubernetes.io/config.mirror") != NULL;
     out->bound = scheduled_at(pod);
     out->queued_at =

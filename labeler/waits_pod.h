@@ -27,7 +27,7 @@ typedef struct lab_waits_pod {
     double created;   /* unix seconds */
     double bound;     /* unix seconds of PodScheduled True, -1 when not bound */
     bool gated;       /* spec.schedulingGates is not empty */
-    bool held;        /* its only gate is the order gate (PL_GATE_ORDER): in tarema-scheduler's
+    bool held;        /* its only gate is the order gate (TM_GATE_ORDER): in tarema-scheduler's
                          queue since it was first seen so, not tried ("Queue age", docs/asa.md) */
     bool mirror;      /* a static pod's mirror: never scheduled, not a wait */
     double queued_at; /* LAB_WAITS_ANN_QUEUED, -1 when absent or unreadable */

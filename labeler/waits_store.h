@@ -1,6 +1,6 @@
 /* waits_store.h: the learned queue waits in PostgreSQL (tables asa_waits and asa_observed,
  * labeler/migrations/004_asa_waits.sql): one row per job shape holding its ASA learner and
- * record (planner/waits.h), and the ids of the requests already fed.
+ * record (labeler/waits.h), and the ids of the requests already fed.
  *
  * Every observation is one transaction: the request id is claimed (a request already fed is
  * skipped, so a restarted feed that lists the cluster again counts nothing twice), the shape's
@@ -14,9 +14,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "labeler/waits.h"
 #include "lib/error.h"
 #include "lib/pg.h"
-#include "planner/waits.h"
 
 typedef struct lab_waits_store lab_waits_store;
 

@@ -27,8 +27,8 @@
 #ifndef TAREMA_LABELER_WAITS_TRACK_H
 #define TAREMA_LABELER_WAITS_TRACK_H
 
+#include "labeler/asa_table.h"
 #include "labeler/waits_pod.h"
-#include "planner/asa_table.h"
 
 /* Requests bound longer ago than this when first seen are not fed. */
 #define LAB_WAITS_RECENT_S 86400.0

@@ -24,10 +24,10 @@
 #include "lib/httpd.h"
 #include "lib/jsonutil.h"
 #include "lib/kube.h"
+#include "lib/labelvalue.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
 #include "lib/quantity.h"
-#include "scheduler/backend/snapshot.h" /* sched_label_value_sanitize: the key form pods carry */
 
 #define TICK_MS 500
 /* New runs (NOTIFY) rebuild the plans at most this often. */
@@ -72,10 +72,10 @@ static plan_table *table_get(webhook *w) {
     return t;
 }
 
-static void table_key(const char *wf, const char *proc, char out[2 * SCHED_LABEL_VALUE_MAX + 2]) {
-    size_t lw = sched_label_value_sanitize(wf, out);
+static void table_key(const char *wf, const char *proc, char out[2 * TM_LABEL_VALUE_MAX + 2]) {
+    size_t lw = tm_label_value_sanitize(wf, out);
     out[lw] = '\x1f';
-    sched_label_value_sanitize(proc, out + lw + 1);
+    tm_label_value_sanitize(proc, out + lw + 1);
 }
 
 /* The largest node's allocatable cpu and memory (capacity when allocatable is absent). */
@@ -117,7 +117,7 @@ static int add_workflow(webhook *w, plan_table *t, const char *wf, tm_err *err) 
     po.buckets = w->o->buckets;
     int rc = 0;
     for (size_t i = 0; i < smp.n && rc == 0; i++) {
-        char key[2 * SCHED_LABEL_VALUE_MAX + 2];
+        char key[2 * TM_LABEL_VALUE_MAX + 2];
         table_key(wf, smp.v[i].process, key);
         if (json_object_get(t->index, key))
             continue;
@@ -192,10 +192,10 @@ static void note_workflow(void *ud, const char *wf) {
 static double earlier_oom(webhook *w, const char *ns, const sz_pod *pod) {
     /* Webhooks run before validation: a value that is not a label value could add terms to
      * the selector; such a pod is sized as a first attempt (the API server then refuses it). */
-    char v[SCHED_LABEL_VALUE_MAX + 1];
+    char v[TM_LABEL_VALUE_MAX + 1];
     if (!ns || !pod->task_name[0] || !pod->run[0] ||
-        strcmp(pod->task_name, (sched_label_value_sanitize(pod->task_name, v), v)) != 0 ||
-        strcmp(pod->run, (sched_label_value_sanitize(pod->run, v), v)) != 0)
+        strcmp(pod->task_name, (tm_label_value_sanitize(pod->task_name, v), v)) != 0 ||
+        strcmp(pod->run, (tm_label_value_sanitize(pod->run, v), v)) != 0)
         return NAN;
     char sel[2 * SZ_POD_NAME_MAX + 64];
     snprintf(sel, sizeof sel, "nextflow.io/taskName=%s,nextflow.io/runName=%s", pod->task_name,
@@ -235,7 +235,7 @@ static void on_mutate(const tm_httpd_req *req, tm_httpd_resp *resp, void *ud) {
     } else {
         double failed = p.task && !p.opted_out ? earlier_oom(w, ns, &p) : NAN;
         plan_table *t = table_get(w);
-        char key[2 * SCHED_LABEL_VALUE_MAX + 2];
+        char key[2 * TM_LABEL_VALUE_MAX + 2];
         table_key(p.workflow, p.process, key);
         json_t *ix = t ? json_object_get(t->index, key) : NULL;
         const sz_plan *plan = ix ? &t->plans[json_integer_value(ix)] : NULL;

@@ -5,8 +5,10 @@
  * attach a req_ctx, pick the route, authenticate, and refuse an oversized or over-budget body
  * right away), once per chunk of body (appended to the buffer), and once at the end, when the
  * route's handler runs and its response is queued. on_completed frees the req_ctx and returns
- * what it held to the memory budget whatever happened in between. */
+ * what it held to the memory budget whatever happened in between. Responses are built in
+ * httpd_resp.c, the TLS files loaded and reloaded in httpd_tls.c. */
 #include "httpd.h"
+#include "httpd_internal.h"
 
 #include <arpa/inet.h>
 #include <gnutls/gnutls.h>
@@ -20,12 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "auth.h"
-#include "fileutil.h"
 #include "log.h"
 
 #define DEFAULT_MAX_BODY  ((size_t)8 << 20)
@@ -42,67 +42,6 @@
 #define JSON_CHARGE_CHUNK ((size_t)64 << 10)
 #define MALLOC_OVERHEAD   16 /* glibc's per-block header, counted with every JSON block */
 #define TOKEN_BUF         1024
-
-typedef struct route {
-    char *method; /* NULL: any method */
-    char *pattern;
-    size_t plen; /* pattern length without the trailing '*' */
-    bool prefix;
-    bool builtin; /* health or metrics: also served by the health listener */
-    tm_httpd_route_opts ro;
-    tm_httpd_handler fn;
-    void *ud;
-} route;
-
-/* What libmicrohttpd passes back to the callbacks: the server and which listener. */
-typedef struct listener {
-    struct tm_httpd *srv;
-    bool health_only;
-} listener;
-
-struct tm_httpd {
-    struct MHD_Daemon *daemon, *health;
-    listener main_l, health_l;
-    char name[32];
-    char bind_addr[INET6_ADDRSTRLEN];
-    int port, health_port;
-    size_t max_body, budget;
-    atomic_size_t used; /* bytes of the budget charged by requests in progress */
-    tm_auth *auth;
-    bool client_ca, tls;
-    char *cert_pem, *key_pem, *ca_pem; /* libmicrohttpd keeps pointers to these */
-    /* What a restart of the main daemon needs (TLS files changed, see tls_watch_main). */
-    unsigned threads, max_conns, per_ip, timeout_s, reload_s;
-    bool v6;
-    char *tls_path[3];            /* cert, key, client CA (NULL when not given) */
-    struct timespec tls_mtime[3]; /* their modification times when last read */
-    pthread_t watcher;
-    bool watching, watch_stop;
-    pthread_mutex_t watch_mu; /* guards watch_stop */
-    pthread_cond_t watch_cv;
-    pthread_rwlock_t routes_mu; /* guards routes, nroutes, cap, ready*, metrics */
-    route *routes;
-    size_t nroutes, cap;
-    tm_httpd_ready_fn ready;
-    void *ready_ud;
-    tm_metrics *metrics;
-    atomic_int inflight;  /* requests between their headers and their completed response */
-    atomic_bool starting; /* MHD errors go into start_err instead of the log */
-    char start_err[512];
-};
-
-typedef struct hdr {
-    char *name, *value;
-    struct hdr *next;
-} hdr;
-
-struct tm_httpd_resp {
-    int status;
-    char *content_type;
-    char *body; /* malloc'd; handed to libmicrohttpd, which frees it */
-    size_t len;
-    hdr *headers;
-};
 
 /* Per-request state from the first on_request call to on_completed. */
 typedef struct req_ctx {
@@ -172,126 +111,6 @@ static void *metered_malloc(size_t n) {
 
 static void install_json_meter(void) {
     json_set_alloc_funcs(metered_malloc, free);
-}
-
-/* ---- responses ---- */
-
-static void resp_reset_body(tm_httpd_resp *resp) {
-    free(resp->body);
-    free(resp->content_type);
-    resp->body = NULL;
-    resp->content_type = NULL;
-    resp->len = 0;
-}
-
-void tm_httpd_body(tm_httpd_resp *resp, int status, const char *content_type, const char *data,
-                   size_t len) {
-    resp_reset_body(resp);
-    resp->status = status;
-    resp->content_type = content_type ? strdup(content_type) : NULL;
-    if (len) {
-        resp->body = malloc(len);
-        if (!resp->body) { /* nothing better to send than an empty 500 */
-            resp->status = 500;
-            return;
-        }
-        memcpy(resp->body, data, len);
-        resp->len = len;
-    }
-}
-
-void tm_httpd_text(tm_httpd_resp *resp, int status, const char *text) {
-    tm_httpd_body(resp, status, "text/plain; charset=utf-8", text ? text : "",
-                  text ? strlen(text) : 0);
-}
-
-void tm_httpd_json(tm_httpd_resp *resp, int status, json_t *body) {
-    char *text = body ? json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-    json_decref(body);
-    if (!text) {
-        tm_httpd_error(resp, 500, "handler produced no JSON response");
-        return;
-    }
-    resp_reset_body(resp);
-    resp->status = status;
-    resp->content_type = strdup("application/json");
-    resp->body = text;
-    resp->len = strlen(text);
-}
-
-static void set_error_v(tm_httpd_resp *resp, int status, const char *fmt, va_list ap) {
-    char msg[1024];
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    json_t *j = json_pack("{s:s}", "error", msg);
-    char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
-    json_decref(j);
-    if (!text) { /* msg was not valid UTF-8, or no memory: keep the status, plain message */
-        tm_httpd_text(resp, status, "request failed");
-        return;
-    }
-    resp_reset_body(resp);
-    resp->status = status;
-    resp->content_type = strdup("application/json");
-    resp->body = text;
-    resp->len = strlen(text);
-}
-
-void tm_httpd_error(tm_httpd_resp *resp, int status, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    set_error_v(resp, status, fmt, ap);
-    va_end(ap);
-}
-
-void tm_httpd_header_set(tm_httpd_resp *resp, const char *name, const char *value) {
-    hdr *h = calloc(1, sizeof *h);
-    if (!h)
-        return;
-    h->name = strdup(name);
-    h->value = strdup(value);
-    if (!h->name || !h->value) {
-        free(h->name);
-        free(h->value);
-        free(h);
-        return;
-    }
-    h->next = resp->headers;
-    resp->headers = h;
-}
-
-static void resp_clear(tm_httpd_resp *resp) {
-    resp_reset_body(resp);
-    while (resp->headers) {
-        hdr *h = resp->headers;
-        resp->headers = h->next;
-        free(h->name);
-        free(h->value);
-        free(h);
-    }
-}
-
-/* Queues resp on conn; the body moves to libmicrohttpd. */
-static enum MHD_Result send_resp(struct MHD_Connection *conn, tm_httpd_resp *resp) {
-    struct MHD_Response *r;
-    if (resp->len) {
-        r = MHD_create_response_from_buffer(resp->len, resp->body, MHD_RESPMEM_MUST_FREE);
-        if (r)
-            resp->body = NULL;
-    } else {
-        r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
-    }
-    if (!r) {
-        resp_clear(resp);
-        return MHD_NO; /* libmicrohttpd closes the connection */
-    }
-    if (resp->content_type)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, resp->content_type);
-    for (hdr *h = resp->headers; h; h = h->next)
-        MHD_add_response_header(r, h->name, h->value);
-    enum MHD_Result ok = MHD_queue_response(conn, (unsigned)resp->status, r);
-    MHD_destroy_response(r);
-    resp_clear(resp);
-    return ok;
 }
 
 /* ---- routing ---- */
@@ -438,7 +257,7 @@ static void on_metrics(const tm_httpd_req *req, tm_httpd_resp *resp, void *ud) {
         tm_httpd_error(resp, 500, "rendering metrics failed: out of memory");
         return;
     }
-    resp_reset_body(resp);
+    tm_httpd_resp_reset_body(resp);
     resp->status = 200;
     resp->content_type = strdup(TM_METRICS_CONTENT_TYPE);
     resp->body = text;
@@ -498,7 +317,7 @@ json_t *tm_httpd_req_json(const tm_httpd_req *req, tm_httpd_resp *resp) {
 
 /* ---- libmicrohttpd callbacks ---- */
 
-static double elapsed_ms(const struct timespec *start) {
+double tm_httpd_elapsed_ms(const struct timespec *start) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (double)(now.tv_sec - start->tv_sec) * 1e3 +
@@ -565,8 +384,8 @@ static enum MHD_Result finish(tm_httpd *srv, struct MHD_Connection *conn, const 
     }
     tm_debug("http request server=%s method=%s path=%s status=%d body_bytes=%zu auth=%s ms=%.3f",
              srv->name, method, url, resp->status, ctx->len, ctx->auth_by ? ctx->auth_by : "-",
-             elapsed_ms(&ctx->start));
-    return send_resp(conn, resp);
+             tm_httpd_elapsed_ms(&ctx->start));
+    return tm_httpd_send_resp(conn, resp);
 }
 
 /* The headers are in: route, authenticate, check the announced body. Answers at once when the
@@ -747,72 +566,11 @@ static bool is_loopback(const char *addr) {
            strcmp(addr, "localhost") == 0;
 }
 
-static struct timespec file_mtime(const char *path) {
-    struct stat st;
-    if (!path || stat(path, &st) != 0)
-        return (struct timespec){0};
-    return st.st_mtim;
-}
-
-/* Reads the PEM files of opts into srv. 0 or -1 with err naming the file. */
-static int load_tls(tm_httpd *srv, const tm_httpd_opts *o, tm_err *err) {
-    if (!o->tls_cert_file != !o->tls_key_file)
-        return tm_err_set(err, "http server %s: TLS needs both a certificate and a key file",
-                          srv->name);
-    if (o->client_ca_file && !o->tls_cert_file)
-        return tm_err_set(err,
-                          "http server %s: a client CA (mTLS) needs TLS: give a certificate "
-                          "and a key file too",
-                          srv->name);
-    if (!o->tls_cert_file)
-        return 0;
-    if (!MHD_is_feature_supported(MHD_FEATURE_TLS))
-        return tm_err_set(err, "http server %s: this libmicrohttpd was built without TLS",
-                          srv->name);
-    if (!(srv->cert_pem = tm_read_file(o->tls_cert_file, NULL, err)))
-        return tm_err_wrap(err, "TLS certificate");
-    if (!(srv->key_pem = tm_read_file(o->tls_key_file, NULL, err)))
-        return tm_err_wrap(err, "TLS key");
-    if (o->client_ca_file && !(srv->ca_pem = tm_read_file(o->client_ca_file, NULL, err)))
-        return tm_err_wrap(err, "client CA");
-    srv->tls = true;
-    srv->client_ca = srv->ca_pem != NULL;
-    const char *paths[3] = {o->tls_cert_file, o->tls_key_file, o->client_ca_file};
-    for (int i = 0; i < 3; i++) {
-        if (paths[i] && !(srv->tls_path[i] = strdup(paths[i])))
-            return tm_err_set(err, "out of memory");
-        srv->tls_mtime[i] = file_mtime(paths[i]);
-    }
-    return 0;
-}
-
-/* True when cert and key (PEM) form a usable pair and ca (when given) holds a certificate. */
-static bool tls_pair_ok(const char *cert, const char *key, const char *ca, tm_err *err) {
-    gnutls_certificate_credentials_t cred;
-    if (gnutls_certificate_allocate_credentials(&cred) < 0)
-        return tm_err_set(err, "out of memory"), false;
-    gnutls_datum_t c = {(unsigned char *)cert, (unsigned int)strlen(cert)};
-    gnutls_datum_t k = {(unsigned char *)key, (unsigned int)strlen(key)};
-    int rc = gnutls_certificate_set_x509_key_mem(cred, &c, &k, GNUTLS_X509_FMT_PEM);
-    if (rc < 0)
-        tm_err_set(err, "certificate and key: %s", gnutls_strerror(rc));
-    if (rc >= 0 && ca) {
-        gnutls_datum_t a = {(unsigned char *)ca, (unsigned int)strlen(ca)};
-        rc = gnutls_certificate_set_x509_trust_mem(cred, &a, GNUTLS_X509_FMT_PEM);
-        if (rc <= 0) {
-            tm_err_set(err, "client CA: %s", rc < 0 ? gnutls_strerror(rc) : "no certificate");
-            rc = -1;
-        }
-    }
-    gnutls_certificate_free_credentials(cred);
-    return rc >= 0;
-}
-
 /* Starts the main daemon: on sa:port, or on an already listening socket (fd, when TLS files
  * are reloaded: the new daemon takes over the old one's socket, so no connection attempt is
  * refused meanwhile). */
-static struct MHD_Daemon *start_main(tm_httpd *srv, const struct sockaddr *sa, int port,
-                                     MHD_socket fd) {
+struct MHD_Daemon *tm_httpd_start_main(tm_httpd *srv, const struct sockaddr *sa, int port,
+                                       MHD_socket fd) {
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG |
                      MHD_USE_ITC | (srv->v6 ? MHD_USE_IPv6 : 0) | (srv->tls ? MHD_USE_TLS : 0);
     struct MHD_OptionItem extra[] = {
@@ -830,106 +588,6 @@ static struct MHD_Daemon *start_main(tm_httpd *srv, const struct sockaddr *sa, i
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, srv->per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
         srv->timeout_s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, &srv->main_l,
         MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv, MHD_OPTION_ARRAY, extra, MHD_OPTION_END);
-}
-
-/* Re-reads the TLS files and moves serving to a daemon with the new certificate. Keeps the
- * old certificate when a file cannot be read or the new daemon does not start. */
-static void reload_tls(tm_httpd *srv) {
-    tm_err err = {0};
-    char *pem[3] = {NULL, NULL, NULL};
-    for (int i = 0; i < 3; i++) {
-        if (srv->tls_path[i] && !(pem[i] = tm_read_file(srv->tls_path[i], NULL, &err))) {
-            tm_warn("TLS files changed but cannot be read; keeping the current certificate "
-                    "server=%s err=\"%s\"",
-                    srv->name, err.msg);
-            for (int j = 0; j < 3; j++)
-                free(pem[j]);
-            return;
-        }
-    }
-    if (!tls_pair_ok(pem[0], pem[1], pem[2], &err)) {
-        tm_warn("TLS files changed but do not work together; keeping the current certificate "
-                "server=%s err=\"%s\"",
-                srv->name, err.msg);
-        for (int j = 0; j < 3; j++)
-            free(pem[j]);
-        return;
-    }
-    char *old_pem[3] = {srv->cert_pem, srv->key_pem, srv->ca_pem};
-    struct MHD_Daemon *old = srv->daemon;
-    MHD_socket fd = MHD_quiesce_daemon(old);
-    if (fd == MHD_INVALID_SOCKET) {
-        tm_warn("TLS reload: cannot take over the listening socket server=%s", srv->name);
-        for (int j = 0; j < 3; j++)
-            free(pem[j]);
-        return;
-    }
-    srv->cert_pem = pem[0];
-    srv->key_pem = pem[1];
-    srv->ca_pem = pem[2];
-    /* The new daemon gets a duplicate of the socket: libmicrohttpd closes a socket it was given
-     * when it fails to start, and the old pair must still be able to take over then. */
-    struct MHD_Daemon *fresh = start_main(srv, NULL, 0, dup(fd));
-    bool ok = fresh != NULL;
-    if (!ok) {
-        srv->cert_pem = old_pem[0];
-        srv->key_pem = old_pem[1];
-        srv->ca_pem = old_pem[2];
-        fresh = start_main(srv, NULL, 0, dup(fd));
-    }
-    close(fd); /* the new daemon holds its duplicate */
-    if (!fresh) {
-        tm_error("TLS reload: no daemon could take over the port server=%s port=%d: %s", srv->name,
-                 srv->port, srv->start_err);
-        return; /* the quiesced old daemon keeps its open connections until stop */
-    }
-    srv->daemon = fresh;
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    while (atomic_load(&srv->inflight) > 0 && elapsed_ms(&t0) < 2000.0) {
-        struct timespec tick = {.tv_nsec = 5 * 1000 * 1000};
-        nanosleep(&tick, NULL);
-    }
-    MHD_stop_daemon(old);
-    char **unused = ok ? old_pem : pem;
-    for (int j = 0; j < 3; j++)
-        free(unused[j]);
-    if (ok)
-        tm_info("TLS certificate reloaded server=%s port=%d", srv->name, srv->port);
-    else
-        tm_warn("TLS files changed but do not work together; keeping the current certificate "
-                "server=%s err=\"%s\"",
-                srv->name, srv->start_err);
-}
-
-/* Checks the TLS files every reload_s seconds (cert-manager renews them in place) and reloads
- * when one changed. */
-static void *tls_watch_main(void *arg) {
-    tm_httpd *srv = arg;
-    pthread_mutex_lock(&srv->watch_mu);
-    while (!srv->watch_stop) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += srv->reload_s;
-        pthread_cond_timedwait(&srv->watch_cv, &srv->watch_mu, &until);
-        if (srv->watch_stop)
-            break;
-        bool changed = false;
-        struct timespec now[3];
-        for (int i = 0; i < 3; i++) {
-            now[i] = file_mtime(srv->tls_path[i]);
-            changed |= srv->tls_path[i] && (now[i].tv_sec != srv->tls_mtime[i].tv_sec ||
-                                            now[i].tv_nsec != srv->tls_mtime[i].tv_nsec);
-        }
-        if (!changed)
-            continue;
-        memcpy(srv->tls_mtime, now, sizeof now);
-        pthread_mutex_unlock(&srv->watch_mu);
-        reload_tls(srv);
-        pthread_mutex_lock(&srv->watch_mu);
-    }
-    pthread_mutex_unlock(&srv->watch_mu);
-    return NULL;
 }
 
 /* The bind address as a sockaddr; -1 with err when it is not an IP literal. */
@@ -1034,7 +692,7 @@ tm_httpd *tm_httpd_start(const tm_httpd_opts *opts, tm_err *err) {
     pthread_mutex_init(&srv->watch_mu, NULL);
     pthread_cond_init(&srv->watch_cv, NULL);
     atomic_init(&srv->starting, true);
-    if (load_tls(srv, &o, err)) {
+    if (tm_httpd_load_tls(srv, &o, err)) {
         free_srv(srv);
         return NULL;
     }
@@ -1046,7 +704,7 @@ tm_httpd *tm_httpd_start(const tm_httpd_opts *opts, tm_err *err) {
     srv->timeout_s = o.timeout_s ? o.timeout_s : DEFAULT_TIMEOUT_S;
     srv->reload_s = o.tls_reload_s ? o.tls_reload_s : DEFAULT_RELOAD_S;
     const struct sockaddr *sa = v6 ? (const struct sockaddr *)&sin6 : (const struct sockaddr *)&sin;
-    srv->daemon = start_main(srv, sa, o.port, MHD_INVALID_SOCKET);
+    srv->daemon = tm_httpd_start_main(srv, sa, o.port, MHD_INVALID_SOCKET);
     if (!srv->daemon) {
         tm_err_set(err, "http listen %s%s%s:%d%s: %s", v6 ? "[" : "", addr, v6 ? "]" : "", o.port,
                    srv->tls ? " (TLS)" : "",
@@ -1062,7 +720,7 @@ tm_httpd *tm_httpd_start(const tm_httpd_opts *opts, tm_err *err) {
         return NULL;
     }
     atomic_store(&srv->starting, false);
-    if (srv->tls && pthread_create(&srv->watcher, NULL, tls_watch_main, srv) == 0)
+    if (srv->tls && pthread_create(&srv->watcher, NULL, tm_httpd_tls_watch_main, srv) == 0)
         srv->watching = true;
     if (!loopback && !has_auth)
         tm_warn("INSECURE: http server %s on %s:%d has NO AUTHENTICATION (--insecure-no-auth): "
@@ -1112,7 +770,7 @@ void tm_httpd_stop(tm_httpd *srv) {
     MHD_socket hfd = srv->health ? MHD_quiesce_daemon(srv->health) : MHD_INVALID_SOCKET;
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    while (atomic_load(&srv->inflight) > 0 && elapsed_ms(&t0) < STOP_GRACE_MS) {
+    while (atomic_load(&srv->inflight) > 0 && tm_httpd_elapsed_ms(&t0) < STOP_GRACE_MS) {
         struct timespec tick = {.tv_nsec = 5 * 1000 * 1000};
         nanosleep(&tick, NULL);
     }

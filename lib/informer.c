@@ -65,9 +65,9 @@ struct tm_informer {
     tm_backoff bo;
     unsigned backoffs; /* waits scheduled by retry_later (tm_informer_backoffs) */
     int64_t watch_started_ms;
-    unsigned watch_events; /* events (bookmarks included) of the current stream */
-    unsigned quick_empty;  /* streams in a row that ended quickly without an event */
-    tm_informer *prev, *next;
+    unsigned watch_events;  /* events (bookmarks included) of the current stream */
+    unsigned quick_empty;   /* streams in a row that ended quickly without an event */
+    tm_kube_attachment att; /* torn down by tm_kube_free */
 };
 
 static void start_list(tm_informer *inf);
@@ -426,6 +426,10 @@ static void start_watch(tm_informer *inf) {
 
 /* ---- public ------------------------------------------------------------------------------ */
 
+static void informer_teardown(void *owner) {
+    tm_informer_stop(owner);
+}
+
 tm_informer *tm_informer_start(tm_kube *k, const tm_informer_opts *opts, tm_err *err) {
     if (!k || !opts || !opts->path || opts->path[0] != '/' || strchr(opts->path, '?')) {
         tm_err_set(err,
@@ -456,10 +460,9 @@ tm_informer *tm_informer_start(tm_kube *k, const tm_informer_opts *opts, tm_err 
     tm_backoff_init(
         &inf->bo, TM_BACKOFF_DECORRELATED, BACKOFF_BASE_MS, BACKOFF_CAP_MS, BACKOFF_RESET_MS,
         (uint64_t)tm_kube_now_ms() ^ ((uint64_t)(uintptr_t)inf << 16) ^ (uint64_t)getpid());
-    inf->next = k->informers;
-    if (k->informers)
-        k->informers->prev = inf;
-    k->informers = inf;
+    inf->att.teardown = informer_teardown;
+    inf->att.owner = inf;
+    tm_kube_attach(k, &inf->att);
     start_list(inf);
     return inf;
 }
@@ -475,19 +478,9 @@ void tm_informer_stop(tm_informer *inf) {
     if (inf->timer)
         tm_timer_cancel(k, inf->timer);
     inf->timer = NULL;
-    if (inf->prev)
-        inf->prev->next = inf->next;
-    else
-        k->informers = inf->next;
-    if (inf->next)
-        inf->next->prev = inf->prev;
+    tm_kube_detach(k, &inf->att);
     if (inf->busy == 0)
         informer_destroy(inf);
-}
-
-void tm_kube_informers_free_all(tm_kube *k) {
-    while (k->informers)
-        tm_informer_stop(k->informers);
 }
 
 bool tm_informer_synced(const tm_informer *inf) {

@@ -1,10 +1,14 @@
 /* jsonutil.c: see jsonutil.h. */
 #include "jsonutil.h"
 
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fileutil.h"
+#include "quantity.h"
 
 json_t *tm_json_path(const json_t *root, const char *path) {
     const json_t *cur = root;
@@ -79,4 +83,59 @@ int tm_json_check_keys(const json_t *obj, const char *const *allowed, const char
         }
     }
     return 0;
+}
+
+int tm_json_quantity(const json_t *v, int milli, double *out, const char *what, tm_err *err) {
+    if (json_is_number(v)) {
+        *out = json_number_value(v);
+    } else if (json_is_string(v)) {
+        int64_t q;
+        int rc = milli ? tm_quantity_parse_milli(json_string_value(v), &q, err)
+                       : tm_quantity_parse(json_string_value(v), &q, err);
+        if (rc < 0)
+            return tm_err_wrap(err, "%s", what);
+        *out = milli ? (double)q / 1000.0 : (double)q;
+    } else {
+        return tm_err_set(err, "%s: expected a number or a quantity string", what);
+    }
+    if (!(*out >= 0) || !isfinite(*out))
+        return tm_err_set(err, "%s: must be a finite number >= 0", what);
+    return 0;
+}
+
+int tm_json_opt_nonneg(const json_t *obj, const char *key, double *out, const char *what,
+                       tm_err *err) {
+    json_t *v = json_object_get(obj, key);
+    if (!v)
+        return 0;
+    if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
+        return tm_err_set(err, "%s: %s must be a number >= 0", what, key);
+    *out = json_number_value(v);
+    return 0;
+}
+
+int tm_json_name(char *dst, size_t size, const json_t *v, const char *what, tm_err *err) {
+    if (!json_is_string(v) || json_string_length(v) == 0)
+        return tm_err_set(err, "%s: name must be a non-empty string", what);
+    if (json_string_length(v) >= size)
+        return tm_err_set(err, "%s: name '%s' is longer than %d characters", what,
+                          json_string_value(v), (int)size - 1);
+    snprintf(dst, size, "%s", json_string_value(v));
+    return 0;
+}
+
+json_t *tm_json_top_list(const json_t *root, const char *const *keys, const char *source,
+                         tm_err *err) {
+    if (!json_is_object(root)) {
+        tm_err_set(err, "%s: expected a mapping with %s", source, keys[0]);
+        return NULL;
+    }
+    if (tm_json_check_keys(root, keys, source, err) < 0)
+        return NULL;
+    json_t *arr = json_object_get(root, keys[0]);
+    if (!json_is_array(arr) || json_array_size(arr) == 0) {
+        tm_err_set(err, "%s: %s must be a non-empty list", source, keys[0]);
+        return NULL;
+    }
+    return arr;
 }

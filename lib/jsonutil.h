@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "error.h"
 
@@ -24,5 +25,20 @@ json_t *tm_json_load_file(const char *path, tm_err *err);
  * unknown key and where (`what`, e.g. "cluster.yaml: nodes[2]"). */
 int tm_json_check_keys(const json_t *obj, const char *const *allowed, const char *what,
                        tm_err *err);
+
+/* ---- fields of the YAML input formats (cluster description, simulator workloads) ---- */
+
+/* A number, or a Kubernetes quantity string ("5Gi", "500m" for cpu when milli), into *out
+ * (cores when milli, else units); finite and >= 0, else -1 with err naming `what`. */
+int tm_json_quantity(const json_t *v, int milli, double *out, const char *what, tm_err *err);
+/* Optional number >= 0 at key; *out unchanged when absent. */
+int tm_json_opt_nonneg(const json_t *obj, const char *key, double *out, const char *what,
+                       tm_err *err);
+/* A non-empty name string shorter than size, copied to dst. */
+int tm_json_name(char *dst, size_t size, const json_t *v, const char *what, tm_err *err);
+/* The list under a document's one required key (keys[0]) after checking the other keys; NULL
+ * with err when the document is not a mapping or the list is missing or empty. */
+json_t *tm_json_top_list(const json_t *root, const char *const *keys, const char *source,
+                         tm_err *err);
 
 #endif

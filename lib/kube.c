@@ -193,11 +193,29 @@ tm_kube *tm_kube_new(const tm_kube_config *cfg, tm_err *err) {
     return k;
 }
 
+void tm_kube_attach(tm_kube *k, tm_kube_attachment *a) {
+    a->prev = NULL;
+    a->next = k->attached;
+    if (k->attached)
+        k->attached->prev = a;
+    k->attached = a;
+}
+
+void tm_kube_detach(tm_kube *k, tm_kube_attachment *a) {
+    if (a->prev)
+        a->prev->next = a->next;
+    else
+        k->attached = a->next;
+    if (a->next)
+        a->next->prev = a->prev;
+    a->prev = a->next = NULL;
+}
+
 void tm_kube_free(tm_kube *k) {
     if (!k)
         return;
-    tm_kube_informers_free_all(k);
-    tm_kube_leaders_free_all(k);
+    while (k->attached) /* each teardown detaches its own */
+        k->attached->teardown(k->attached->owner);
     if (k->running > 0) { /* called from a callback: tm_kube_run finishes the job */
         tm_kube_loop_stop(k);
         k->dying = true;

@@ -108,6 +108,21 @@ char *tm_kube_url(const tm_kube *k, const char *path);
 /* Appends "?key=value" or "&key=value" (value URL-escaped) to a malloc'd string. */
 char *tm_kube_query_add(char *path, const char *key, const char *value);
 
+/* Something built on a client (an informer, a leader) that tm_kube_free must tear down first.
+ * Its owner embeds one, registers it with tm_kube_attach when it starts and unlinks it with
+ * tm_kube_detach when it stops; teardown(owner) must stop the owner, which detaches it. The
+ * client knows only this list, not what its users are. */
+typedef struct tm_kube_attachment {
+    void (*teardown)(void *owner);
+    void *owner;
+    struct tm_kube_attachment *prev, *next;
+} tm_kube_attachment;
+
+/* Links a (filled by the caller: teardown, owner) into k's list. */
+void tm_kube_attach(tm_kube *k, tm_kube_attachment *a);
+/* Unlinks a from k's list. */
+void tm_kube_detach(tm_kube *k, tm_kube_attachment *a);
+
 /* Idle curl easy handles kept for reuse: a reused handle spares curl's per-handle allocations
  * (several large buffers) and keeps its connection cache. Not locked: the caller serialises. */
 typedef struct tm_easy_pool {
@@ -151,15 +166,11 @@ struct tm_kube {
     struct tm_timer **timers; /* binary heap by (when, seq) */
     size_t ntimers, timers_cap;
     uint64_t timer_seq;
-    tm_informer *informers; /* so tm_kube_free can stop them */
-    tm_leader *leaders;
-    int running; /* tm_kube_run calls on the stack */
-    bool dying;  /* tm_kube_free was called from a callback: free when the loop returns */
+    tm_kube_attachment *attached; /* what is built on the client: tm_kube_free tears it down */
+    int running;                  /* tm_kube_run calls on the stack */
+    bool dying; /* tm_kube_free was called from a callback: free when the loop returns */
 };
 
-/* Registration of informers and leaders with the client (for tm_kube_free). */
-void tm_kube_informers_free_all(tm_kube *k);
-void tm_kube_leaders_free_all(tm_kube *k);
 /* Cancels every transfer and timer (no callbacks); the multi handle stays usable. */
 void tm_kube_loop_stop(tm_kube *k);
 void tm_kube_loop_free(tm_kube *k);

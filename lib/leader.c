@@ -40,7 +40,7 @@ struct tm_leader {
     int64_t obs_ms;   /* local time the record was last seen to change */
     int64_t renewed_ms;
     char *reported;
-    tm_leader *prev, *next;
+    tm_kube_attachment att; /* torn down by tm_kube_free */
 };
 
 static void cycle(tm_leader *l);
@@ -283,6 +283,10 @@ static void cycle(tm_leader *l) {
         schedule(l, l->retry_ms);
 }
 
+static void leader_teardown(void *owner) {
+    tm_leader_stop(owner, false);
+}
+
 tm_leader *tm_leader_start(tm_kube *k, const tm_leader_opts *opts, tm_err *err) {
     if (!k || !opts || !opts->ns || !*opts->ns || !opts->name || !*opts->name || !opts->identity ||
         !*opts->identity) {
@@ -315,10 +319,9 @@ tm_leader *tm_leader_start(tm_kube *k, const tm_leader_opts *opts, tm_err *err) 
     tm_backoff_init(&l->rng, TM_BACKOFF_FULL_JITTER, 1, 1, 0,
                     (uint64_t)tm_kube_now_ms() ^ ((uint64_t)(uintptr_t)l << 8) ^
                         (uint64_t)getpid());
-    l->next = k->leaders;
-    if (k->leaders)
-        k->leaders->prev = l;
-    k->leaders = l;
+    l->att.teardown = leader_teardown;
+    l->att.owner = l;
+    tm_kube_attach(k, &l->att);
     cycle(l);
     return l;
 }
@@ -370,17 +373,7 @@ void tm_leader_stop(tm_leader *l, bool release_lease) {
     if (l->deadline)
         tm_timer_cancel(k, l->deadline);
     l->timer = l->deadline = NULL;
-    if (l->prev)
-        l->prev->next = l->next;
-    else
-        k->leaders = l->next;
-    if (l->next)
-        l->next->prev = l->prev;
+    tm_kube_detach(k, &l->att);
     if (l->busy == 0)
         leader_destroy(l);
-}
-
-void tm_kube_leaders_free_all(tm_kube *k) {
-    while (k->leaders)
-        tm_leader_stop(k->leaders, false);
 }

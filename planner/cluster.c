@@ -1,12 +1,13 @@
-/* cluster.c: nodes from the simulator's cluster format, and the busy list (cluster.h). */
+/* cluster.c: nodes from the cluster description (lib/clusterdesc.h), and the busy list
+ * (cluster.h). */
 #include "planner/cluster.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/clusterdesc.h"
 #include "lib/jsonutil.h"
 #include "planner/units.h"
-#include "sim/model.h"
 
 void pl_cluster_free(pl_cluster *c) {
     if (!c)
@@ -50,22 +51,22 @@ pl_cluster *pl_cluster_make(int ntypes, const char *const *names, const int *cou
 }
 
 pl_cluster *pl_cluster_from_json(const json_t *root, const char *source, tm_err *err) {
-    sim_cluster *sc = sim_cluster_from_json(root, source, 1, err);
-    if (!sc)
+    tm_cluster_desc d;
+    if (tm_cluster_desc_from_json(root, source, &d, err) < 0)
         return NULL;
-    const char **names = calloc((size_t)sc->ntypes, sizeof *names);
-    int *count = calloc((size_t)sc->ntypes, sizeof *count);
-    double *cores = calloc((size_t)sc->ntypes, sizeof *cores);
-    int64_t *mem = calloc((size_t)sc->ntypes, sizeof *mem);
+    const char **names = calloc((size_t)d.ntypes, sizeof *names);
+    int *count = calloc((size_t)d.ntypes, sizeof *count);
+    double *cores = calloc((size_t)d.ntypes, sizeof *cores);
+    int64_t *mem = calloc((size_t)d.ntypes, sizeof *mem);
     pl_cluster *c = NULL;
     if (names && count && cores && mem) {
-        for (int t = 0; t < sc->ntypes; t++) {
-            names[t] = sc->types[t].name;
-            count[t] = sc->types[t].count;
-            cores[t] = sc->types[t].cores;
-            mem[t] = sc->types[t].memory;
+        for (int t = 0; t < d.ntypes; t++) {
+            names[t] = d.types[t].name;
+            count[t] = d.types[t].count;
+            cores[t] = d.types[t].cores;
+            mem[t] = d.types[t].memory;
         }
-        c = pl_cluster_make(sc->ntypes, names, count, cores, mem, err);
+        c = pl_cluster_make(d.ntypes, names, count, cores, mem, err);
     } else {
         tm_err_set(err, "%s: out of memory", source);
     }
@@ -73,7 +74,7 @@ pl_cluster *pl_cluster_from_json(const json_t *root, const char *source, tm_err 
     free(count);
     free(cores);
     free(mem);
-    sim_cluster_free(sc);
+    tm_cluster_desc_clear(&d);
     return c;
 }
 

@@ -1,7 +1,8 @@
 /* cluster.h: the nodes the planner places steps on, and what already holds capacity on them.
  *
- * The cluster is read with the simulator's parser (sim/model.h: node_types with name, count,
- * cores, memory); node i of type T is named "T-i" from 1, as the kwok node files name them.
+ * The cluster is the cluster description the simulator reads too (lib/clusterdesc.h: node_types
+ * with name, count, cores, memory); node i of type T is named "T-i" from 1, as the kwok node
+ * files name them.
  * A node type is a node group: a step may run on any group whose nodes fit one of its pods.
  *
  * Busy YAML: a list of what already runs or is reserved:
@@ -37,7 +38,7 @@ typedef struct pl_busy {
     int64_t from_s;
 } pl_busy;
 
-/* From the simulator's cluster YAML (already parsed). */
+/* From a cluster description (lib/clusterdesc.h, already parsed). */
 pl_cluster *pl_cluster_from_json(const json_t *root, const char *source, tm_err *err);
 /* Built directly (benchmarks, tests): ntypes types of count[t] nodes, each with cores[t] and
  * mem[t] bytes; type names from names. */

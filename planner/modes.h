@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "labeler/waits.h"
 #include "lib/gates.h"
-#include "planner/waits.h"
 
 /* The second gate of a proactive step: removed when every predecessor succeeded. */
 #define PL_GATE_ORDER TM_GATE_ORDER

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "planner/asa.h"
+#include "labeler/asa.h"
 
 #define ASA_FIG5_ITERATIONS 1000
 #define ASA_FIG5_SEGMENTS   5

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "planner/asa_table.h"
+#include "labeler/asa_table.h"
 
 /* A stage: parallel ones use the peak size and run work / cores + PAR_OVERHEAD_S; sequential
  * ones use one 28-core node (or the peak when smaller) for a fixed time. Shaped after the

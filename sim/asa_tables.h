@@ -54,7 +54,7 @@ const char *asa_tab_strategy_name(int s);
 int asa_tab_size(int i); /* peak cores */
 
 /* Runs every workflow x size x strategy `runs` times (1..1000) with ASA learners of the given
- * asa_policy (planner/asa.h). Deterministic per seed. */
+ * asa_policy (labeler/asa.h). Deterministic per seed. */
 int asa_tables_run(asa_tables *t, int runs, uint64_t seed, int policy, int free_early, tm_err *err);
 json_t *asa_tables_json(const asa_tables *t);
 void asa_tables_print(FILE *out, const asa_tables *t);

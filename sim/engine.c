@@ -1,8 +1,10 @@
 /* engine.c: the discrete-event loop (see engine.h). Placement goes only through the
- * scheduler's framework and policies; this file owns the clock, the DAG bookkeeping, the
- * runtime/contention arithmetic and the monitoring history. Everything is arrays and binary
- * heaps so 100,000 tasks on 5,000 nodes stay in seconds. */
+ * scheduler's framework and policies; this file owns the clock, the event and pending heaps,
+ * the DAG bookkeeping, the runtime/contention arithmetic and the monitoring history. Everything
+ * is arrays and binary heaps so 100,000 tasks on 5,000 nodes stay in seconds. Setting a run up
+ * is in engine_setup.c, reservations in engine_resv.c, the result in engine_result.c. */
 #include "sim/engine.h"
+#include "sim/engine_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -10,16 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "labeler/groups.h"
-#include "labeler/labels.h"
-#include "scheduler/framework/framework.h"
-#include "scheduler/plugins/gang/gang.h"
 #include "scheduler/plugins/policy/policy.h"
-#include "scheduler/plugins/reservation/resv_plan.h"
-#include "scheduler/backend/snapshot.h"
-#include "sim/bound.h"
-#include "sim/history.h"
-#include "sim/resv_sim.h"
 
 void sim_opts_default(sim_opts *o) {
     memset(o, 0, sizeof *o);
@@ -42,152 +35,13 @@ void sim_opts_ideal(sim_opts *o) {
     o->history_runs = 0;
 }
 
-typedef struct task {
-    int wf, run, proc, inst;
-    int deps_left;
-    int node; /* sim node index, -1 before it starts */
-    int slot; /* position in the node's running list */
-    int shape;
-    uint32_t version;
-    double ready, start, end;
-    double remaining, rate, last; /* work in uncontended seconds, progress per second */
-    double cpu_demand, mem_demand;
-    sim_demand dem, w; /* calibrated model: demands and weights (sim_contention_slowdown) */
-    sim_meas usage;    /* what monitoring reports when it completes */
-    sched_pod *pod;    /* while pending or running */
-    int gang;          /* index in sim.gangs, -1 none */
-    int resv;          /* index in sim.resvs (its step's reservation in its run), -1 none */
-    bool held;         /* ready, waiting for its reservation's window to open */
-    bool rep;          /* in the queue for its whole gang */
-} task;
-
-/* A gang (gang: N) of one run: members are tasks first..first+size-1. */
-typedef struct gang_st {
-    int size, ready; /* members queued (ready and not held) */
-    long first;
-    int index;
-    double complete, start; /* when the last member was queued; when the gang started */
-    int attempts;
-    sched_gang *g; /* the registry's gang (declared when its first member is queued) */
-} gang_st;
-
-/* A step's reservation in one run. */
-typedef struct resv_st {
-    char name[64];
-    int wf, run, proc;
-    resv_phase phase;
-    bool owner_started;
-    double start, end, released; /* seconds */
-    char reason[768];
-    int nholds;
-    int *hnode;   /* sim node */
-    char **hname; /* snapshot node name at admission */
-    int *hpods;
-    sched_resources *hres, *hused; /* held; used by the step's tasks now */
-    double used_core_s;
-} resv_st;
-
-typedef struct run {
-    int wf, idx; /* workflow, run number within it: history runs first (idx < sim.hruns) */
-    double arrival, end;
-    long base; /* first task index */
-    long left;
-    int *proc_left; /* unfinished instances per process */
-} run;
-
-typedef enum { EV_ARRIVE = 0, EV_FINISH = 1, EV_RESV_OPEN = 2, EV_RESV_CLOSE = 3 } ev_kind;
-
-typedef struct event {
-    double t;
-    uint64_t seq; /* FIFO among equal times, so runs are deterministic */
-    long id;
-    uint32_t version;
-    int kind;
-} event;
-
-typedef struct shape {
-    int64_t cpu_milli, mem;
-    long pending;
-    long blocked_pass; /* pass number in which it failed to fit anywhere */
-} shape;
-
-/* A workflow's monitoring history and what the snapshot's task table last got from it. */
-typedef struct history {
-    sim_history *h;
-    size_t n_at_refresh;
-    long pending;       /* the workflow's tasks waiting for a node: only they read its labels */
-    long *proc_pending; /* the same per process */
-    sched_task_profile *published; /* per process; labels all 0 and runtime -1 before */
-    double *grp_sum;               /* per process x node group: summed runtime (ms) */
-    long *grp_n;                   /* per process x node group: runs */
-    double *cpu_sum;               /* per process: summed measured cpu use (cores) */
-    long *cpu_n;                   /* per process: runs with a measured cpu use */
-    bool structure_known;          /* a run completed: what runs after what was seen */
-} history;
-
-typedef struct wfinfo {
-    long *proc_off; /* task offset of each process within a run */
-    int **succ_all, **succ_each;
-    int *nsucc_all, *nsucc_each;
-    int *proc_shape;
-} wfinfo;
-
-typedef struct sim {
-    const sim_cluster *c;
-    const sim_workload *w;
-    const sim_opts *o;
-    sched_snapshot *snap;
-    sched_framework *fw;
-    int *snap2sim;
-    task *tasks;
-    long ntasks;
-    run *runs;
-    int nruns;
-    int *first_run; /* per workflow, index in runs */
-    int hruns;      /* history runs per workflow (sim_opts.history_runs) */
-    int hruns_left; /* workflows whose last history run has not yet ended */
-    double t_bench; /* when the measured runs began: every history run had ended */
-    wfinfo *wi;
-    event *ev;
-    size_t nev, capev;
-    uint64_t seq;
-    long *pend; /* pending heap of task indices */
-    size_t npend;
-    long *deferred;
-    size_t ndeferred;
-    shape *shapes;
-    int nshapes;
-    long pass;
-    int **running; /* per node: task indices */
-    int *nrunning;
-    size_t *caprunning;
-    history *hist;
-    lab_classes classes[LAB_NFEATURES];
-    int queue_dirty;
-    double now;
-    double *io_cap;    /* per node type, bytes/s (sim_io_capacity) */
-    uint64_t shuffles; /* node shuffles so far (the first is the snapshot's own) */
-    int64_t *tail;     /* scratch of upward_tails: tails, then ranks */
-    size_t ntail;
-    long attempts;
-    tm_err *err;
-    char namebuf[2 * SIM_NAME_MAX + 48];
-    gang_st *gangs;
-    int ngangs;
-    long gang_queued; /* gang representatives in the queue */
-    sched_gang_registry *gangreg;
-    resv_st *resvs;
-    int nresvs;
-    sim_resv *rv;
-} sim;
-
 /* ---- event heap ---- */
 
 static int ev_less(const event *a, const event *b) {
     return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-static int ev_push(sim *s, double t, int kind, long id, uint32_t version) {
+int eng_ev_push(sim *s, double t, int kind, long id, uint32_t version) {
     if (sim_grow(&s->ev, s->nev, &s->capev, sizeof *s->ev, 1024) < 0)
         return tm_err_set(s->err, "out of memory for events");
     event e = {t, s->seq++, id, version, kind};
@@ -272,423 +126,6 @@ static void pend_heapify(sim *s) {
         pend_sift_down(s, i);
 }
 
-/* ---- setup ---- */
-
-/* The node list order for seed: identity without shuffle, else a seeded permutation. */
-static void node_order(int *perm, int n, bool shuffle, uint64_t seed) {
-    for (int i = 0; i < n; i++)
-        perm[i] = i;
-    if (shuffle) {
-        /* the paper shuffles the node list before each run so no policy profits from it */
-        uint64_t st = seed * 0x9e3779b97f4a7c15ULL + 0x1234567ULL;
-        for (int i = n - 1; i > 0; i--) {
-            st ^= st << 13;
-            st ^= st >> 7;
-            st ^= st << 17;
-            int j = (int)(st % (uint64_t)(i + 1));
-            int tmp = perm[i];
-            perm[i] = perm[j];
-            perm[j] = tmp;
-        }
-    }
-}
-
-/* Puts the cluster's nodes into snap in the order perm, named for that order. */
-static int put_nodes(sched_snapshot *snap, const sim_cluster *c, const int *perm, bool shuffle,
-                     tm_err *err) {
-    int n = c->nnodes;
-    static const char *const keys[LAB_NFEATURES] = {"tarema.io/cpu", "tarema.io/mem",
-                                                    "tarema.io/io"};
-    int rc = 0;
-    for (int pos = 0; pos < n && rc == 0; pos++) {
-        const sim_node *nd = &c->nodes[perm[pos]];
-        const sim_node_type *t = &c->types[nd->type];
-        char name[SIM_NAME_MAX + 16], v[16];
-        /* names sort in the (shuffled) list order: name order is every policy's tie-break */
-        if (shuffle)
-            snprintf(name, sizeof name, "%06d-%s", pos, nd->name);
-        else
-            snprintf(name, sizeof name, "%s", nd->name);
-        sched_node *sn = sched_node_new(name);
-        if (!sn) {
-            rc = tm_err_set(err, "out of memory");
-            break;
-        }
-        sn->ready = true;
-        sn->allocatable.v[SCHED_RES_CPU] = (int64_t)llround(t->cores * 1000);
-        sn->allocatable.v[SCHED_RES_MEMORY] = t->memory;
-        sn->allocatable.v[SCHED_RES_EPHEMERAL] = (int64_t)1 << 40;
-        sn->allocatable.v[SCHED_RES_PODS] = SIM_POD_SLOTS;
-        int ok = 1;
-        for (int f = 0; f < LAB_NFEATURES; f++) {
-            if (nd->label[f] <= 0)
-                continue;
-            snprintf(v, sizeof v, "%d", nd->label[f]);
-            ok &= sched_node_set_label(sn, keys[f], v) == 0;
-        }
-        snprintf(v, sizeof v, "%d", nd->group + 1);
-        ok &= sched_node_set_label(sn, "tarema.io/group", v) == 0;
-        ok &= sched_node_set_label(sn, "tarema.io/sim-node", nd->name) == 0;
-        ok &= sched_node_set_label(sn, "node.kubernetes.io/instance-type", t->name) == 0;
-        if (!ok) {
-            sched_node_free(sn);
-            rc = tm_err_set(err, "out of memory");
-            break;
-        }
-        rc = sched_snapshot_put_node(snap, sn, err);
-    }
-    return rc;
-}
-
-sched_snapshot *sim_snapshot_new(const sim_cluster *c, bool shuffle, uint64_t seed, tm_err *err) {
-    int n = c->nnodes;
-    sched_snapshot *snap = sched_snapshot_new();
-    int *perm = malloc((size_t)n * sizeof *perm);
-    if (!snap || !perm) {
-        free(perm);
-        sched_snapshot_free(snap);
-        tm_err_set(err, "out of memory for %d nodes", n);
-        return NULL;
-    }
-    node_order(perm, n, shuffle, seed);
-    int rc = put_nodes(snap, c, perm, shuffle, err);
-    free(perm);
-    if (rc < 0) {
-        sched_snapshot_free(snap);
-        return NULL;
-    }
-    return snap;
-}
-
-sched_pod *sim_pod_new(const sim_workflow *wf, const sim_process *p, long task_index,
-                       double ready_s) {
-    /* name and uid sort like the task index, so tasks ready at the same instant keep their
-     * DAG order in every policy's queue (its last tie-breaks are name and uid) */
-    char uid[32];
-    snprintf(uid, sizeof uid, "t%010ld", task_index);
-    sched_pod *pod = sched_pod_new("sim", uid, uid);
-    if (!pod)
-        return NULL;
-    free(pod->workflow);
-    free(pod->process);
-    pod->workflow = strdup(wf->name);
-    pod->process = strdup(p->name);
-    /* the labels a Nextflow task pod carries (the scheduler's default task keys), so a policy
-     * reading the placed pods' metadata finds their tasks as it does live */
-    pod->pod_labels =
-        json_pack("{s:s, s:s}", "nextflow.io/processName", p->name, "tarema.io/workflow", wf->name);
-    if (!pod->workflow || !pod->process || !pod->pod_labels) {
-        sched_pod_free(pod);
-        return NULL;
-    }
-    pod->requests.v[SCHED_RES_CPU] = (int64_t)llround(p->req_cpu * 1000);
-    pod->requests.v[SCHED_RES_MEMORY] = p->req_mem;
-    pod->requests.v[SCHED_RES_PODS] = 1;
-    pod->created_ms = (int64_t)llround(ready_s * 1000);
-    return pod;
-}
-
-static int map_nodes(sim *s);
-
-static int build_snapshot(sim *s) {
-    s->snap = sim_snapshot_new(s->c, s->o->shuffle, s->o->seed, s->err);
-    if (!s->snap)
-        return -1;
-    int n = s->c->nnodes;
-    s->snap2sim = malloc((size_t)n * sizeof *s->snap2sim);
-    if (!s->snap2sim)
-        return tm_err_set(s->err, "out of memory for %d nodes", n);
-    return map_nodes(s);
-}
-
-/* snap2sim from the snapshot's tarema.io/sim-node labels. */
-static int map_nodes(sim *s) {
-    int n = s->c->nnodes;
-    for (int idx = 0; idx < n; idx++) {
-        const sched_node *sn = sched_snapshot_node(s->snap, (size_t)idx);
-        const char *simname = sn ? sched_node_label(sn, "tarema.io/sim-node") : NULL;
-        int i = -1;
-        /* node names are "<type>-<k>": find k's node through the type's first index */
-        if (simname) {
-            const char *dash = strrchr(simname, '-');
-            int t = -1, first = 0;
-            if (dash) {
-                char tn[SIM_NAME_MAX];
-                snprintf(tn, sizeof tn, "%.*s", (int)(dash - simname), simname);
-                t = sim_cluster_find_type(s->c, tn);
-            }
-            for (int k = 0; k < t; k++)
-                first += s->c->types[k].count;
-            if (t >= 0)
-                i = first + atoi(dash + 1);
-        }
-        if (i < 0 || i >= n || strcmp(s->c->nodes[i].name, simname) != 0)
-            return tm_err_set(s->err, "snapshot node %d has no simulated node", idx);
-        s->snap2sim[idx] = i;
-    }
-    return 0;
-}
-
-int sim_label_classes(const sim_cluster *c, lab_classes out[LAB_NFEATURES], tm_err *err) {
-    lab_groups g;
-    memset(&g, 0, sizeof g);
-    if (c->ngroups < 1 || c->ngroups > LAB_MAX_CLASSES)
-        return tm_err_set(err, "%d node groups; the labeler handles 1 to %d", c->ngroups,
-                          LAB_MAX_CLASSES);
-    g.n = c->ngroups;
-    for (int i = 0; i < c->nnodes; i++) {
-        const sim_node *nd = &c->nodes[i];
-        lab_group *lg = &g.g[nd->group];
-        snprintf(lg->id, sizeof lg->id, "%d", nd->group + 1);
-        lg->cores += c->types[nd->type].cores;
-        for (int f = 0; f < LAB_NFEATURES; f++)
-            lg->label[f] = nd->label[f];
-    }
-    return lab_groups_all_classes(&g, out, err);
-}
-
-static int shape_of(sim *s, double cpu, int64_t mem) {
-    int64_t milli = (int64_t)llround(cpu * 1000);
-    for (int i = 0; i < s->nshapes; i++)
-        if (s->shapes[i].cpu_milli == milli && s->shapes[i].mem == mem)
-            return i;
-    s->shapes[s->nshapes] = (shape){milli, mem, 0, -1};
-    return s->nshapes++;
-}
-
-/* Workflow i's history. Every value its tasks can report is known now (usage depends on
- * process, instance and node type only), which lets the history keep exact labels cheaply. */
-static int new_history(sim *s, int i) {
-    const sim_workflow *wf = &s->w->wfs[i];
-    history *h = &s->hist[i];
-    size_t nu = (size_t)wf->tasks_per_run * (size_t)s->c->ntypes, k = 0;
-    double *u[LAB_NFEATURES];
-    size_t nuf[LAB_NFEATURES];
-    h->proc_pending = calloc((size_t)wf->nprocs, sizeof *h->proc_pending);
-    h->published = malloc((size_t)wf->nprocs * sizeof *h->published);
-    h->grp_sum = calloc((size_t)wf->nprocs * (size_t)s->c->ngroups, sizeof *h->grp_sum);
-    h->grp_n = calloc((size_t)wf->nprocs * (size_t)s->c->ngroups, sizeof *h->grp_n);
-    h->cpu_sum = calloc((size_t)wf->nprocs, sizeof *h->cpu_sum);
-    h->cpu_n = calloc((size_t)wf->nprocs, sizeof *h->cpu_n);
-    for (int f = 0; f < LAB_NFEATURES; f++) {
-        u[f] = malloc((nu + 1) * sizeof *u[f]);
-        nuf[f] = nu;
-    }
-    int rc = -1;
-    if (!h->proc_pending || !h->published || !h->grp_sum || !h->grp_n || !h->cpu_sum || !h->cpu_n ||
-        !u[0] || !u[1] || !u[2]) {
-        tm_err_set(s->err, "out of memory for the history of workflow %s", wf->name);
-        goto out;
-    }
-    for (int p = 0; p < wf->nprocs; p++) {
-        memset(&h->published[p], 0, sizeof h->published[p]);
-        h->published[p].expected_runtime_ms = -1;
-        for (int inst = 0; inst < wf->procs[p].instances; inst++)
-            for (int t = 0; t < s->c->ntypes; t++, k++) {
-                sim_meas m = sim_usage(s->c, wf, &wf->procs[p], inst, t);
-                u[LAB_CPU][k] = m.cpu_pct;
-                u[LAB_MEM][k] = m.peak_rss;
-                u[LAB_IO][k] = m.io_bytes;
-            }
-    }
-    h->h = sim_history_new(wf->nprocs, s->classes, (const double *const *)u, nuf, s->err);
-    rc = h->h ? 0 : -1;
-out:
-    for (int f = 0; f < LAB_NFEATURES; f++)
-        free(u[f]);
-    return rc;
-}
-
-/* The measured runs' arrivals, relative to now (t_bench): explicit ones all known now;
- * start/runs/gap chain run by run. */
-static int measured_arrivals(sim *s) {
-    s->t_bench = s->now;
-    for (int i = 0; i < s->w->nworkflows; i++) {
-        const sim_workflow *wf = &s->w->wfs[i];
-        int r0 = s->first_run[i] + s->hruns;
-        if (wf->narrivals) {
-            for (int k = 0; k < wf->narrivals; k++)
-                if (ev_push(s, s->now + wf->arrivals[k], EV_ARRIVE, r0 + k, 0) < 0)
-                    return -1;
-        } else if (ev_push(s, s->now + wf->start, EV_ARRIVE, r0, 0) < 0) {
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static int build_workflows(sim *s) {
-    const sim_workload *w = s->w;
-    int nprocs_total = 0;
-    s->nruns = 0;
-    s->ntasks = 0;
-    s->hruns = s->o->history_runs > 0 ? s->o->history_runs : 0;
-    s->hruns_left = s->hruns ? w->nworkflows : 0;
-    for (int i = 0; i < w->nworkflows; i++) {
-        nprocs_total += w->wfs[i].nprocs;
-        s->nruns += s->hruns + w->wfs[i].runs;
-        s->ntasks += (long)(s->hruns + w->wfs[i].runs) * w->wfs[i].tasks_per_run;
-    }
-    s->shapes = calloc((size_t)nprocs_total + 1, sizeof *s->shapes);
-    s->wi = calloc((size_t)w->nworkflows, sizeof *s->wi);
-    s->hist = calloc((size_t)w->nworkflows, sizeof *s->hist);
-    s->first_run = calloc((size_t)w->nworkflows, sizeof *s->first_run);
-    s->runs = calloc((size_t)s->nruns, sizeof *s->runs);
-    s->tasks = calloc((size_t)s->ntasks + 1, sizeof *s->tasks);
-    s->pend = malloc(((size_t)s->ntasks + 1) * sizeof *s->pend);
-    s->deferred = malloc(((size_t)s->ntasks + 1) * sizeof *s->deferred);
-    if (!s->shapes || !s->wi || !s->hist || !s->first_run || !s->runs || !s->tasks || !s->pend ||
-        !s->deferred)
-        return tm_err_set(s->err, "out of memory for %ld tasks", s->ntasks);
-    long base = 0;
-    int r = 0;
-    for (int i = 0; i < w->nworkflows; i++) {
-        const sim_workflow *wf = &w->wfs[i];
-        wfinfo *wi = &s->wi[i];
-        int np = wf->nprocs;
-        wi->proc_off = calloc((size_t)np, sizeof *wi->proc_off);
-        wi->succ_all = calloc((size_t)np, sizeof *wi->succ_all);
-        wi->succ_each = calloc((size_t)np, sizeof *wi->succ_each);
-        wi->nsucc_all = calloc((size_t)np, sizeof *wi->nsucc_all);
-        wi->nsucc_each = calloc((size_t)np, sizeof *wi->nsucc_each);
-        wi->proc_shape = calloc((size_t)np, sizeof *wi->proc_shape);
-        if (!wi->proc_off || !wi->succ_all || !wi->succ_each || !wi->nsucc_all || !wi->nsucc_each ||
-            !wi->proc_shape)
-            return tm_err_set(s->err, "out of memory");
-        if (new_history(s, i) < 0)
-            return -1;
-        long off = 0;
-        for (int p = 0; p < np; p++) {
-            wi->proc_off[p] = off;
-            off += wf->procs[p].instances;
-            wi->proc_shape[p] = shape_of(s, wf->procs[p].req_cpu, wf->procs[p].req_mem);
-        }
-        /* successors: each process's dependents, for O(1) work per completion; sized by
-         * counting, since one process may name the same predecessor in after and after_each */
-        for (int v = 0; v < np; v++) {
-            for (int k = 0; k < wf->procs[v].nall; k++)
-                wi->nsucc_all[wf->procs[v].after_all[k]]++;
-            for (int k = 0; k < wf->procs[v].neach; k++)
-                wi->nsucc_each[wf->procs[v].after_each[k]]++;
-        }
-        for (int p = 0; p < np; p++) {
-            wi->succ_all[p] = malloc(((size_t)wi->nsucc_all[p] + 1) * sizeof(int));
-            wi->succ_each[p] = malloc(((size_t)wi->nsucc_each[p] + 1) * sizeof(int));
-            if (!wi->succ_all[p] || !wi->succ_each[p])
-                return tm_err_set(s->err, "out of memory");
-            wi->nsucc_all[p] = wi->nsucc_each[p] = 0;
-        }
-        for (int v = 0; v < np; v++) {
-            const sim_process *pv = &wf->procs[v];
-            for (int k = 0; k < pv->nall; k++) {
-                int u = pv->after_all[k];
-                wi->succ_all[u][wi->nsucc_all[u]++] = v;
-            }
-            for (int k = 0; k < pv->neach; k++) {
-                int u = pv->after_each[k];
-                wi->succ_each[u][wi->nsucc_each[u]++] = v;
-            }
-        }
-        s->first_run[i] = r;
-        for (int k = 0; k < s->hruns + wf->runs; k++, r++) {
-            run *ru = &s->runs[r];
-            ru->wf = i;
-            ru->idx = k;
-            ru->base = base;
-            ru->left = wf->tasks_per_run;
-            ru->arrival = NAN;
-            ru->end = NAN;
-            ru->proc_left = malloc((size_t)np * sizeof *ru->proc_left);
-            if (!ru->proc_left)
-                return tm_err_set(s->err, "out of memory");
-            for (int p = 0; p < np; p++) {
-                ru->proc_left[p] = wf->procs[p].instances;
-                for (int inst = 0; inst < wf->procs[p].instances; inst++) {
-                    task *t = &s->tasks[base + wi->proc_off[p] + inst];
-                    t->wf = i;
-                    t->run = r;
-                    t->proc = p;
-                    t->inst = inst;
-                    t->deps_left = wf->procs[p].nall + wf->procs[p].neach;
-                    t->node = -1;
-                    t->shape = wi->proc_shape[p];
-                    t->ready = t->start = t->end = NAN;
-                }
-            }
-            base += wf->tasks_per_run;
-        }
-        /* history runs first, all at once; the measured runs arrive after the last of them */
-        if (s->hruns && ev_push(s, 0, EV_ARRIVE, s->first_run[i], 0) < 0)
-            return -1;
-    }
-    if (!s->hruns && measured_arrivals(s) < 0)
-        return -1;
-    s->running = calloc((size_t)s->c->nnodes, sizeof *s->running);
-    s->nrunning = calloc((size_t)s->c->nnodes, sizeof *s->nrunning);
-    s->caprunning = calloc((size_t)s->c->nnodes, sizeof *s->caprunning);
-    if (!s->running || !s->nrunning || !s->caprunning)
-        return tm_err_set(s->err, "out of memory");
-    return 0;
-}
-
-/* The gangs and reservations of every run: gang: N makes instances/N gangs per run, a
- * reservation one per run (admitted when the run arrives). */
-static int build_gangs_resvs(sim *s) {
-    long ng = 0, nr = 0;
-    for (long i = 0; i < s->ntasks; i++)
-        s->tasks[i].gang = s->tasks[i].resv = -1;
-    for (int r = 0; r < s->nruns; r++) {
-        const sim_workflow *wf = &s->w->wfs[s->runs[r].wf];
-        for (int p = 0; p < wf->nprocs; p++) {
-            if (wf->procs[p].gang > 0)
-                ng += wf->procs[p].instances / wf->procs[p].gang;
-            nr += wf->procs[p].resv_duration > 0;
-        }
-    }
-    if (ng == 0 && nr == 0)
-        return 0;
-    s->gangs = calloc((size_t)ng + 1, sizeof *s->gangs);
-    s->resvs = calloc((size_t)nr + 1, sizeof *s->resvs);
-    if (!s->gangs || !s->resvs)
-        return tm_err_set(s->err, "out of memory for %ld gangs and %ld reservations", ng, nr);
-    if (ng && !(s->gangreg = sched_gang_registry_new()))
-        return tm_err_set(s->err, "out of memory");
-    if (nr && !(s->rv = sim_resv_new(s->fw, s->o->policy, s->err)))
-        return -1;
-    for (int r = 0; r < s->nruns; r++) {
-        const run *ru = &s->runs[r];
-        const sim_workflow *wf = &s->w->wfs[ru->wf];
-        for (int p = 0; p < wf->nprocs; p++) {
-            const sim_process *pr = &wf->procs[p];
-            long first = ru->base + s->wi[ru->wf].proc_off[p];
-            if (pr->gang > 0)
-                for (int k = 0; k < pr->instances / pr->gang; k++) {
-                    gang_st *g = &s->gangs[s->ngangs];
-                    g->size = pr->gang;
-                    g->first = first + (long)k * pr->gang;
-                    g->index = k;
-                    g->complete = g->start = NAN;
-                    for (int i = 0; i < pr->gang; i++)
-                        s->tasks[g->first + i].gang = s->ngangs;
-                    s->ngangs++;
-                }
-            if (pr->resv_duration > 0) {
-                resv_st *rs = &s->resvs[s->nresvs];
-                snprintf(rs->name, sizeof rs->name, "r%d-%d-%d", ru->wf, ru->idx + 1, p);
-                rs->wf = ru->wf;
-                rs->run = r;
-                rs->proc = p;
-                rs->phase = RESV_PENDING;
-                rs->start = rs->end = rs->released = NAN;
-                for (int i = 0; i < pr->instances; i++)
-                    s->tasks[first + i].resv = s->nresvs;
-                s->nresvs++;
-            }
-        }
-    }
-    return 0;
-}
-
 /* ---- task lifecycle ---- */
 
 /* "workflow/process#instance (run r)" for messages; a static buffer per call site is not
@@ -702,7 +139,7 @@ static const char *task_name(sim *s, const task *t) {
 
 /* A ready task enters the queue; a gang's member waits until the whole gang is ready, which
  * then enters the queue as one entry (its last member's task). */
-static int enqueue(sim *s, long ti) {
+int eng_enqueue(sim *s, long ti) {
     task *t = &s->tasks[ti];
     if (t->gang < 0) {
         s->shapes[t->shape].pending++;
@@ -764,7 +201,7 @@ static int make_ready(sim *s, long ti) {
             return 0;
         }
     }
-    return enqueue(s, ti);
+    return eng_enqueue(s, ti);
 }
 
 /* A new node shuffle (the paper shuffles the node list before every run): the snapshot's
@@ -781,12 +218,12 @@ static int reshuffle(sim *s) {
         sched_snapshot_remove_node(s->snap, old[i]);
     s->shuffles++;
     if (rc == 0) {
-        node_order(perm, n, true, s->o->seed ^ (s->shuffles * 0xa0761d6478bd642fULL));
-        rc = put_nodes(s->snap, s->c, perm, true, s->err);
+        eng_node_order(perm, n, true, s->o->seed ^ (s->shuffles * 0xa0761d6478bd642fULL));
+        rc = eng_put_nodes(s->snap, s->c, perm, true, s->err);
     }
     if (rc == 0) {
         sched_snapshot_refresh(s->snap);
-        rc = map_nodes(s);
+        rc = eng_map_nodes(s);
     }
     /* perm now maps snapshot index -> sim node as well; invert for the running pods */
     for (int i = 0; rc == 0 && i < n; i++)
@@ -802,159 +239,17 @@ static int reshuffle(sim *s) {
     return rc;
 }
 
-/* ---- reservations ---- */
-
-static int64_t ms_of(double sec) {
-    return (int64_t)llround(sec * 1000);
-}
-
-/* The hold of reservation rs on sim node n, -1 when none. */
-static int hold_on(const resv_st *rs, int n) {
-    for (int h = 0; h < rs->nholds; h++)
-        if (rs->hnode[h] == n)
-            return h;
-    return -1;
-}
-
-/* Admits reservation ri when its run arrives: the running tasks with their expected ends (as
- * the scheduler knows them: history, else unknown) and the other reservations. */
-static int resv_admit(sim *s, int ri) {
-    resv_st *rs = &s->resvs[ri];
-    const sim_workflow *wf = &s->w->wfs[rs->wf];
-    const sim_process *p = &wf->procs[rs->proc];
-    size_t nsnap = sched_snapshot_node_count(s->snap), nrun = 0;
-    const sched_node **by_sim = calloc((size_t)s->c->nnodes + 1, sizeof *by_sim);
-    for (size_t i = 0; by_sim && i < nsnap; i++)
-        by_sim[s->snap2sim[i]] = sched_snapshot_node(s->snap, i);
-    for (int n = 0; n < s->c->nnodes; n++)
-        nrun += (size_t)s->nrunning[n];
-    resv_running *pods = malloc((nrun + 1) * sizeof *pods);
-    if (!by_sim || !pods) {
-        free(by_sim);
-        free(pods);
-        return tm_err_set(s->err, "out of memory");
-    }
-    size_t k = 0;
-    for (int n = 0; n < s->c->nnodes; n++)
-        for (int j = 0; j < s->nrunning[n]; j++) {
-            const task *t = &s->tasks[s->running[n][j]];
-            pods[k].node = by_sim[n]->name;
-            pods[k].req = t->pod->requests;
-            pods[k].end_ms = resv_expected_end(s->snap, t->pod, by_sim[n], ms_of(t->start));
-            k++;
-        }
-    rs->start = s->now + p->resv_start;
-    rs->end = rs->start + p->resv_duration;
-    resv_admission a;
-    int rc = sim_resv_admit(s->rv, s->snap, rs->name, wf->name, p->name,
-                            (int64_t)llround(p->req_cpu * 1000), p->req_mem, p->instances,
-                            ms_of(rs->start), ms_of(rs->end), pods, k, ms_of(s->now), &a, s->err);
-    free(pods);
-    if (rc == 0 && !a.ok) {
-        rs->phase = RESV_FAILED;
-        snprintf(rs->reason, sizeof rs->reason, "%s", a.reason);
-    } else if (rc == 0) {
-        rs->phase = RESV_ADMITTED;
-        snprintf(rs->reason, sizeof rs->reason, "admitted");
-        rs->hnode = calloc(a.n_holds + 1, sizeof *rs->hnode);
-        rs->hname = calloc(a.n_holds + 1, sizeof *rs->hname);
-        rs->hpods = calloc(a.n_holds + 1, sizeof *rs->hpods);
-        rs->hres = calloc(a.n_holds + 1, sizeof *rs->hres);
-        rs->hused = calloc(a.n_holds + 1, sizeof *rs->hused);
-        if (!rs->hnode || !rs->hname || !rs->hpods || !rs->hres || !rs->hused)
-            rc = tm_err_set(s->err, "out of memory");
-        for (size_t h = 0; rc == 0 && h < a.n_holds; h++) {
-            int idx = sched_snapshot_node_index(s->snap, a.holds[h].node);
-            if (idx < 0 || !(rs->hname[h] = strdup(a.holds[h].node))) {
-                rc = tm_err_set(s->err, "reservation %s: hold on unknown node %s", rs->name,
-                                a.holds[h].node);
-                break;
-            }
-            rs->hnode[h] = s->snap2sim[idx];
-            rs->hpods[h] = a.holds[h].pods;
-            rs->hres[h] = a.holds[h].res;
-            rs->nholds++;
-        }
-        if (rc == 0 && (ev_push(s, rs->start, EV_RESV_OPEN, ri, 0) < 0 ||
-                        ev_push(s, rs->end, EV_RESV_CLOSE, ri, 0) < 0))
-            rc = -1;
-    }
-    free(by_sim);
-    resv_admission_clear(&a);
-    return rc;
-}
-
-static bool resv_holding(const sim *s) {
-    return s->rv && resv_plan_count(sim_resv_plan(s->rv)) > 0;
-}
-
-/* resv_decide on what the simulation knows of reservation ri now; releases its holds when it
- * says so. */
-static int resv_step(sim *s, int ri) {
-    resv_st *rs = &s->resvs[ri];
-    const run *ru = &s->runs[rs->run];
-    resv_facts f = {.phase = rs->phase,
-                    .start_ms = ms_of(rs->start),
-                    .end_ms = ms_of(rs->end),
-                    .now_ms = ms_of(s->now),
-                    .owner_started = rs->owner_started,
-                    .owner_pods_now = (size_t)ru->proc_left[rs->proc]};
-    resv_decision d = resv_decide(&f);
-    bool opened = rs->phase == RESV_ADMITTED && d.phase == RESV_ACTIVE;
-    rs->phase = d.phase;
-    if (d.release) {
-        rs->released = s->now;
-        snprintf(rs->reason, sizeof rs->reason, "%s", d.message ? d.message : "");
-        sim_resv_drop(s->rv, rs->name);
-    }
-    if (!opened && !d.release)
-        return 0;
-    /* the window opened (or closed first): the step's held tasks enter the queue */
-    const sim_process *p = &s->w->wfs[rs->wf].procs[rs->proc];
-    long first = ru->base + s->wi[rs->wf].proc_off[rs->proc];
-    for (long i = first; i < first + p->instances; i++)
-        if (s->tasks[i].held) {
-            s->tasks[i].held = false;
-            if (enqueue(s, i) < 0)
-                return -1;
-        }
-    return 0;
-}
-
-/* A task of the step started (add) or ended (remove) on node n: what its reservation's holds
- * are used for now, and the core-seconds used inside the window. */
-static void resv_use(sim *s, const task *t, int n, bool add) {
-    if (t->resv < 0)
-        return;
-    resv_st *rs = &s->resvs[t->resv];
-    if (rs->phase != RESV_ACTIVE)
-        return;
-    if (add)
-        rs->owner_started = true;
-    int h = hold_on(rs, n);
-    if (h < 0)
-        return;
-    for (int k = 0; k < SCHED_RES_MAX; k++)
-        rs->hused[h].v[k] += (add ? 1 : -1) * t->pod->requests.v[k];
-    sim_resv_set_used(s->rv, rs->name, rs->hname[h], &rs->hused[h]);
-    if (!add) {
-        double from = fmax(t->start, rs->start), to = fmin(s->now, rs->end);
-        if (to > from)
-            rs->used_core_s += (to - from) * s->w->wfs[t->wf].procs[t->proc].req_cpu;
-    }
-}
-
 static int arrive(sim *s, int r) {
     run *ru = &s->runs[r];
     /* held capacity is named by node: no reshuffle while a reservation holds any */
     if (s->o->shuffle && s->o->reshuffle_runs && r != 0 &&
-        s->c->nnodes <= SIM_RESHUFFLE_MAX_NODES && !resv_holding(s) && reshuffle(s) < 0)
+        s->c->nnodes <= SIM_RESHUFFLE_MAX_NODES && !eng_resv_holding(s) && reshuffle(s) < 0)
         return -1;
     ru->arrival = s->now;
     const sim_workflow *wf = &s->w->wfs[ru->wf];
     for (int p = 0; p < wf->nprocs; p++) {
         int ri = s->tasks[ru->base + s->wi[ru->wf].proc_off[p]].resv;
-        if (ri >= 0 && resv_admit(s, ri) < 0)
+        if (ri >= 0 && eng_resv_admit(s, ri) < 0)
             return -1;
     }
     for (int p = 0; p < wf->nprocs; p++) {
@@ -986,7 +281,7 @@ static int rerate_calibrated(sim *s, int n, long only) {
         if (ti != only && fabs(rate - t->rate) < 1e-12)
             continue;
         t->rate = rate;
-        if (ev_push(s, s->now + t->remaining / rate, EV_FINISH, ti, ++t->version) < 0)
+        if (eng_ev_push(s, s->now + t->remaining / rate, EV_FINISH, ti, ++t->version) < 0)
             return -1;
     }
     return 0;
@@ -1000,7 +295,7 @@ static int rerate(sim *s, int n, long only) {
         task *t = &s->tasks[only];
         t->rate = 1;
         t->last = s->now;
-        return ev_push(s, s->now + t->remaining, EV_FINISH, only, ++t->version);
+        return eng_ev_push(s, s->now + t->remaining, EV_FINISH, only, ++t->version);
     }
     double dcpu = 0, dmem = 0;
     for (int k = 0; k < s->nrunning[n]; k++) {
@@ -1026,7 +321,7 @@ static int rerate(sim *s, int n, long only) {
         if (ti != only && fabs(rate - t->rate) < 1e-12)
             continue;
         t->rate = rate;
-        if (ev_push(s, s->now + t->remaining / rate, EV_FINISH, ti, ++t->version) < 0)
+        if (eng_ev_push(s, s->now + t->remaining / rate, EV_FINISH, ti, ++t->version) < 0)
             return -1;
     }
     return 0;
@@ -1035,7 +330,7 @@ static int rerate(sim *s, int n, long only) {
 /* Task ti's run-to-run noise factor under the calibrated model (1 under the ideal one). The key
  * names the task (workflow name, index), not the node, so every policy sees the same draw for
  * the same task, and the lower bound (collect) can use it too. */
-static double noise_of(const sim *s, long ti) {
+double eng_noise_of(const sim *s, long ti) {
     if (!s->o->calibrated)
         return 1.0;
     uint64_t key = (uint64_t)ti;
@@ -1067,7 +362,7 @@ static int start_task(sim *s, long ti, int n) {
         t->dem = (sim_demand){t->cpu_demand, t->cpu_demand * r, io_rate};
         t->w = (sim_demand){p->fit_sens[LAB_CPU], p->fit_sens[LAB_CPU] * r + p->fit_sens[LAB_MEM],
                             io_cap > 0 ? fmin(1.0, io_rate / io_cap) : 0};
-        t->remaining = base * noise_of(s, ti);
+        t->remaining = base * eng_noise_of(s, ti);
     } else {
         t->remaining = sim_runtime(s->c, wf, p, t->inst, type);
     }
@@ -1077,7 +372,7 @@ static int start_task(sim *s, long ti, int n) {
         return tm_err_set(s->err, "out of memory");
     t->slot = s->nrunning[n];
     s->running[n][s->nrunning[n]++] = (int)ti;
-    resv_use(s, t, n, true);
+    eng_resv_use(s, t, n, true);
     return rerate(s, n, ti);
 }
 
@@ -1106,7 +401,7 @@ static int finish_task(sim *s, long ti) {
     s->running[n][t->slot] = last;
     s->tasks[last].slot = t->slot;
     sched_snapshot_remove_pod(s->snap, t->pod->uid);
-    resv_use(s, t, n, false);
+    eng_resv_use(s, t, n, false);
     if (t->gang >= 0)
         sched_gang_registry_set_state(s->gangreg, t->pod->uid, SCHED_GANG_POD_SUCCEEDED);
     sched_pod_free(t->pod);
@@ -1124,7 +419,7 @@ static int finish_task(sim *s, long ti) {
             return -1;
     }
     --ru->proc_left[t->proc];
-    if (t->resv >= 0 && resv_phase_holds(s->resvs[t->resv].phase) && resv_step(s, t->resv) < 0)
+    if (t->resv >= 0 && resv_phase_holds(s->resvs[t->resv].phase) && eng_resv_step(s, t->resv) < 0)
         return -1;
     if (ru->proc_left[t->proc] == 0) {
         for (int k = 0; k < wi->nsucc_all[t->proc]; k++) {
@@ -1143,9 +438,9 @@ static int finish_task(sim *s, long ti) {
          * runs arrive; measured runs chain unless their arrivals are explicit */
         bool chain = ru->idx + 1 < s->hruns ||
                      (ru->idx >= s->hruns && !wf->narrivals && ru->idx + 1 < s->hruns + wf->runs);
-        if (chain && ev_push(s, s->now + wf->gap, EV_ARRIVE, t->run + 1, 0) < 0)
+        if (chain && eng_ev_push(s, s->now + wf->gap, EV_ARRIVE, t->run + 1, 0) < 0)
             return -1;
-        if (ru->idx + 1 == s->hruns && --s->hruns_left == 0 && measured_arrivals(s) < 0)
+        if (ru->idx + 1 == s->hruns && --s->hruns_left == 0 && eng_measured_arrivals(s) < 0)
             return -1;
     }
     return 0;
@@ -1299,7 +594,7 @@ static int schedule_pass(sim *s) {
     int64_t now_ms = (int64_t)llround(s->now * 1000);
     /* with capacity held, whether a node takes a task depends on the task's expected end and
      * owner, not only on its shape: no shape is then known not to fit */
-    bool resv_on = resv_holding(s);
+    bool resv_on = eng_resv_holding(s);
     long gopen = s->gang_queued;
     while (s->npend > 0 && (open > 0 || gopen > 0 || resv_on)) {
         long ti = pend_pop(s);
@@ -1343,252 +638,6 @@ static int schedule_pass(sim *s) {
     for (size_t i = 0; i < s->ndeferred; i++)
         pend_push(s, s->deferred[i]);
     return 0;
-}
-
-/* ---- results ---- */
-
-/* Run r's number among its workflow's measured runs (0 = the first); negative for a history
- * run, which no result counts. */
-static int measured_run(const sim *s, int r) {
-    return s->runs[r].idx - s->hruns;
-}
-
-/* The gangs' waits and the reservations' windows, holds and use. */
-static int collect_gangs_resvs(const sim *s, sim_result *r) {
-    long nh = 0;
-    for (int i = 0; i < s->nresvs; i++)
-        nh += s->resvs[i].nholds;
-    r->gangs = calloc((size_t)s->ngangs + 1, sizeof *r->gangs);
-    r->resvs = calloc((size_t)s->nresvs + 1, sizeof *r->resvs);
-    r->holds = calloc((size_t)nh + 1, sizeof *r->holds);
-    if (!r->gangs || !r->resvs || !r->holds)
-        return -1;
-    double tb = s->t_bench;
-    for (int i = 0; i < s->ngangs; i++) {
-        const gang_st *g = &s->gangs[i];
-        const task *t = &s->tasks[g->first];
-        int ri = measured_run(s, t->run);
-        if (ri >= 0)
-            r->gangs[r->ngangs++] =
-                (sim_gang_rec){t->wf,   ri,          t->proc,          g->index,
-                               g->size, g->attempts, g->complete - tb, g->start - tb};
-    }
-    for (int i = 0; i < s->nresvs; i++) {
-        const resv_st *rs = &s->resvs[i];
-        int ri = measured_run(s, rs->run);
-        if (ri < 0)
-            continue;
-        sim_resv_rec *x = &r->resvs[r->nresvs++];
-        x->wf = rs->wf;
-        x->run = ri;
-        x->proc = rs->proc;
-        x->count = s->w->wfs[rs->wf].procs[rs->proc].instances;
-        snprintf(x->phase, sizeof x->phase, "%s", resv_phase_name(rs->phase));
-        snprintf(x->reason, sizeof x->reason, "%s", rs->reason);
-        x->start = rs->start - tb;
-        x->end = rs->end - tb;
-        x->released = rs->released - tb;
-        x->used_core_s = rs->used_core_s;
-        x->first_hold = r->nholds;
-        x->nholds = rs->nholds;
-        double span = isnan(rs->released) ? 0 : fmax(0, rs->released - rs->start);
-        for (int h = 0; h < rs->nholds; h++) {
-            double cores = (double)rs->hres[h].v[SCHED_RES_CPU] / 1000.0;
-            r->holds[r->nholds++] = (sim_resv_hold){rs->hnode[h], rs->hpods[h], cores};
-            x->held_core_s += cores * span;
-        }
-    }
-    return 0;
-}
-
-/* The makespan no policy could beat for run ru on a cluster of cores and memory, and the work
- * behind it (bound.h): each task at its fastest node type's runtime times its own noise draw.
- * 0, or -1 when out of memory. */
-static int run_bound(const sim *s, const run *ru, double cores, double memory, sim_bound_run *out) {
-    const sim_workflow *wf = &s->w->wfs[ru->wf];
-    size_t n = (size_t)wf->tasks_per_run + 1;
-    double *fast = malloc(n * sizeof *fast), *work = malloc(n * sizeof *work),
-           *fin = malloc(n * sizeof *fin);
-    int rc = -1;
-    if (fast && work && fin) {
-        for (long k = 0; k < wf->tasks_per_run; k++) {
-            const task *t = &s->tasks[ru->base + k];
-            double noise = noise_of(s, ru->base + k);
-            sim_bound_task(s->c, wf, &wf->procs[t->proc], t->inst, s->o->calibrated,
-                           s->o->contention, &fast[k], &work[k]);
-            fast[k] *= noise;
-            work[k] *= noise;
-        }
-        *out = sim_bound_run_of(wf, s->wi[ru->wf].proc_off, cores, memory, fast, work, fin);
-        rc = 0;
-    }
-    free(fast);
-    free(work);
-    free(fin);
-    return rc;
-}
-
-/* The least geometric mean of the workflows' mean makespans any policy could reach
- * (sim_bound_joint_geomean: the runs' own bounds and the order in which workflows sharing the
- * cluster can finish); work[i] holds workflow i's measured runs' summed work. Where runs do not
- * chain (explicit arrivals) or there are too many workflows, the geometric mean of the runs'
- * own bounds. */
-static double bound_geomean(const sim *s, const sim_result *r, const sim_bound_run *work,
-                            double cores, double memory) {
-    int n = s->w->nworkflows;
-    double logsum = 0, first = INFINITY;
-    bool chained = n <= SIM_BOUND_JOINT_MAX;
-    for (int i = 0; i < n; i++) {
-        if (!(r->wf[i].makespan_bound_mean > 0))
-            return NAN;
-        logsum += log(r->wf[i].makespan_bound_mean);
-        chained = chained && !s->w->wfs[i].narrivals && r->wf[i].runs > 0;
-        first = fmin(first, s->w->wfs[i].start);
-    }
-    double own = n ? exp(logsum / n) : NAN;
-    if (!chained)
-        return own;
-    sim_bound_wf wb[SIM_BOUND_JOINT_MAX];
-    for (int i = 0; i < n; i++) {
-        const sim_workflow *wf = &s->w->wfs[i];
-        wb[i] = (sim_bound_wf){r->wf[i].makespan_bound_mean,
-                               work[i].core_s,
-                               work[i].mem_s,
-                               work[i].cpu_work,
-                               wf->start - first + (r->wf[i].runs - 1) * wf->gap,
-                               r->wf[i].runs};
-    }
-    double g = sim_bound_joint_geomean(wb, n, cores, memory);
-    return isnan(g) ? own : fmax(g, own);
-}
-
-static sim_result *collect(sim *s) {
-    sim_result *r = calloc(1, sizeof *r);
-    if (!r)
-        return NULL;
-    snprintf(r->policy, sizeof r->policy, "%s", s->o->policy);
-    r->cluster = s->c;
-    r->workload = s->w;
-    r->sched_attempts = s->attempts;
-    r->history_runs = s->hruns;
-    r->ngroups = s->c->ngroups;
-    r->wf = calloc((size_t)s->w->nworkflows, sizeof *r->wf);
-    r->runs = calloc((size_t)s->nruns + 1, sizeof *r->runs);
-    r->groups = calloc((size_t)s->c->ngroups + 1, sizeof *r->groups);
-    if (s->o->record_tasks)
-        r->task_recs = calloc((size_t)s->ntasks + 1, sizeof *r->task_recs);
-    if (!r->wf || !r->runs || !r->groups || (s->o->record_tasks && !r->task_recs)) {
-        sim_result_free(r);
-        return NULL;
-    }
-    /* Only the measured runs count; times are from when they began (t_bench). The history
-     * runs show only as their mean makespan. */
-    double t0 = INFINITY, tb = s->t_bench;
-    sim_bound_run *work = calloc((size_t)s->w->nworkflows + 1, sizeof *work);
-    double cores, memory; /* what the bounds divide by, the same for every run */
-    sim_bound_capacity(s->c, &cores, &memory);
-    if (!work) {
-        sim_result_free(r);
-        return NULL;
-    }
-    for (int i = 0; i < s->nruns; i++) {
-        const run *ru = &s->runs[i];
-        sim_wf_stats *ws = &r->wf[ru->wf];
-        double m = ru->end - ru->arrival;
-        int idx = measured_run(s, i);
-        if (idx < 0) {
-            ws->makespan_history += m;
-            continue;
-        }
-        sim_bound_run b;
-        if (run_bound(s, ru, cores, memory, &b) < 0) {
-            free(work);
-            sim_result_free(r);
-            return NULL;
-        }
-        r->runs[r->nruns++] = (sim_run_rec){ru->wf, idx, ru->arrival - tb, ru->end - tb, b.bound_s};
-        ws->makespan_bound_mean += b.bound_s;
-        work[ru->wf].core_s += b.core_s;
-        work[ru->wf].mem_s += b.mem_s;
-        work[ru->wf].cpu_work += b.cpu_work;
-        if (ru->arrival - tb < t0)
-            t0 = ru->arrival - tb;
-        ws->runs++;
-        ws->makespan_mean += m;
-        if (idx == 0)
-            ws->makespan_first = m;
-        else
-            ws->makespan_rest_mean += m;
-    }
-    for (int i = 0; i < s->w->nworkflows; i++) {
-        sim_wf_stats *ws = &r->wf[i];
-        ws->makespan_rest_mean = ws->runs > 1 ? ws->makespan_rest_mean / (ws->runs - 1) : NAN;
-        ws->makespan_mean /= ws->runs ? ws->runs : 1;
-        ws->makespan_bound_mean = ws->runs ? ws->makespan_bound_mean / ws->runs : NAN;
-        ws->makespan_history = s->hruns ? ws->makespan_history / s->hruns : NAN;
-    }
-    r->bound_geomean = bound_geomean(s, r, work, cores, memory);
-    free(work);
-    for (int i = 0; i < s->c->nnodes; i++) {
-        sim_group_stats *g = &r->groups[s->c->nodes[i].group];
-        g->nodes++;
-        g->cores += s->c->types[s->c->nodes[i].type].cores;
-    }
-    double sum_rt = 0, sum_pend = 0;
-    for (long i = 0; i < s->ntasks; i++) {
-        const task *t = &s->tasks[i];
-        int mr = measured_run(s, t->run);
-        if (mr < 0)
-            continue;
-        double rt = t->end - t->start;
-        sum_rt += rt;
-        sum_pend += t->start - t->ready;
-        if (t->end - tb > r->horizon)
-            r->horizon = t->end - tb;
-        sim_wf_stats *ws = &r->wf[t->wf];
-        ws->tasks++;
-        ws->task_runtime_mean += rt;
-        ws->pending_mean += t->start - t->ready;
-        sim_group_stats *g = &r->groups[s->c->nodes[t->node].group];
-        g->tasks++;
-        g->busy_core_s += rt * s->w->wfs[t->wf].procs[t->proc].req_cpu;
-        if (r->task_recs)
-            r->task_recs[r->tasks] = (sim_task_rec){
-                t->wf, mr, t->proc, t->inst, t->node, t->ready - tb, t->start - tb, t->end - tb};
-        r->tasks++;
-    }
-    for (int i = 0; i < s->w->nworkflows; i++) {
-        sim_wf_stats *ws = &r->wf[i];
-        if (ws->tasks) {
-            ws->task_runtime_mean /= (double)ws->tasks;
-            ws->pending_mean /= (double)ws->tasks;
-        }
-    }
-    double span = r->horizon - (isfinite(t0) ? t0 : 0);
-    for (int g = 0; g < r->ngroups; g++)
-        r->groups[g].utilisation = span > 0 && r->groups[g].cores > 0
-                                       ? r->groups[g].busy_core_s / (r->groups[g].cores * span)
-                                       : 0;
-    r->task_runtime_mean = r->tasks ? sum_rt / (double)r->tasks : 0;
-    r->pending_mean = r->tasks ? sum_pend / (double)r->tasks : 0;
-    if (collect_gangs_resvs(s, r) < 0) {
-        sim_result_free(r);
-        return NULL;
-    }
-    return r;
-}
-
-void sim_result_free(sim_result *r) {
-    if (!r)
-        return;
-    free(r->wf);
-    free(r->runs);
-    free(r->groups);
-    free(r->task_recs);
-    free(r->gangs);
-    free(r->resvs);
-    free(r->holds);
-    free(r);
 }
 
 static void sim_cleanup(sim *s) {
@@ -1668,8 +717,8 @@ sim_result *sim_run(const sim_cluster *c, const sim_workload *w, const sim_opts 
     s.fw = sched_policy_new(opts->policy, err);
     if (!s.fw)
         goto out;
-    if (sim_label_classes(c, s.classes, err) < 0 || build_snapshot(&s) < 0 ||
-        build_workflows(&s) < 0 || build_gangs_resvs(&s) < 0)
+    if (sim_label_classes(c, s.classes, err) < 0 || eng_build_snapshot(&s) < 0 ||
+        eng_build_workflows(&s) < 0 || eng_build_gangs_resvs(&s) < 0)
         goto out;
     if (!(s.io_cap = calloc((size_t)c->ntypes, sizeof *s.io_cap))) {
         tm_err_set(err, "out of memory");
@@ -1686,7 +735,7 @@ sim_result *sim_run(const sim_cluster *c, const sim_workload *w, const sim_opts 
                 if (arrive(&s, (int)e.id) < 0)
                     goto out;
             } else if (e.kind == EV_RESV_OPEN || e.kind == EV_RESV_CLOSE) {
-                if (resv_step(&s, (int)e.id) < 0)
+                if (eng_resv_step(&s, (int)e.id) < 0)
                     goto out;
             } else if (e.version == s.tasks[e.id].version && isnan(s.tasks[e.id].end)) {
                 if (finish_task(&s, e.id) < 0)
@@ -1709,7 +758,7 @@ sim_result *sim_run(const sim_cluster *c, const sim_workload *w, const sim_opts 
                        task_name(&s, &s.tasks[i]));
             goto out;
         }
-    res = collect(&s);
+    res = eng_collect(&s);
     if (!res)
         tm_err_set(err, "out of memory collecting results");
     else {

@@ -1,5 +1,6 @@
 /* groups.c: simulated nodes -> NodeProfiles -> the profiler's grouping (see groups.h). */
 #include "sim/groups.h"
+#include "sim/model_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -7,7 +8,6 @@
 #include <string.h>
 
 #include "profiler/grouping.h"
-#include "sim/model.h"
 
 /* A node's figures: its drawn bench where the type has one, else the reference figure
  * scaled by the type's relative speed. */

@@ -4,22 +4,15 @@
  * through the profiler's own grouping (profiler/grouping.h: k-means++ with silhouette); the
  * resulting group ids and per-feature labels are what the simulated nodes carry as
  * tarema.io/{group,cpu,mem,io}. Node types given only relative speeds get figures scaled from
- * fixed reference figures (SIM_REF_* below) so they group the same way. */
+ * fixed reference figures (SIM_REF_* below) so they group the same way. The cluster loader
+ * (model.c) calls it through sim_cluster_group (model_internal.h), so that model.c and groups.c
+ * do not include each other. */
 #ifndef TAREMA_SIM_GROUPS_H
 #define TAREMA_SIM_GROUPS_H
-
-#include <stdint.h>
-
-#include "lib/error.h"
-
-struct sim_cluster;
 
 /* Reference figures for a node type with speed 1.0 and no bench: a mid-range cloud VM. */
 #define SIM_REF_CPU_EPS  400.0   /* sysbench cpu events/s, one thread */
 #define SIM_REF_MEM_MIBS 15000.0 /* sysbench memory MiB/s, one thread */
 #define SIM_REF_IOPS     500.0   /* fio IOPS */
-
-/* Fills every node's group (0 = weakest) and labels, and c->ngroups. Returns 0 or -1 with err. */
-int sim_cluster_group(struct sim_cluster *c, uint64_t seed, tm_err *err);
 
 #endif

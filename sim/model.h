@@ -1,19 +1,10 @@
 /* model.h: the simulator's input model: a heterogeneous cluster and a workload of workflow
  * DAGs, read from YAML (plus lotaru CSV and Nextflow trace measurements), validated, and the
- * runtime model that says how long a task instance runs on a node type.
+ * runtime model that says how long a task instance runs on a node type. Implemented by model.c
+ * (the cluster's nodes, the runtime model), workload.c (the workload) and measure.c (the
+ * measurements).
  *
- * Cluster YAML:
- *   reference: n1                  # node type whose speeds are 1.0 (default: the first)
- *   node_types:
- *     - name: n1                   # also the machine name looked up in measurements
- *       measured_as: n1            # optional: machine name in the measurements
- *       count: 5
- *       cores: 8
- *       memory: 32Gi               # Kubernetes quantity or a number of bytes
- *       bench: {cpu: [367, 384], mem: [13800, 14300], io: 481}   # sysbench events/s, MiB/s,
- *                                  # fio IOPS; a [lo, hi] range draws each node uniformly
- *       speed: {cpu: 1.0, mem: 1.0, io: 1.0}   # or relative speeds instead of bench
- *       mem_bandwidth: 8           # contention capacity in busy-core equivalents (default cores)
+ * Cluster YAML: the cluster description (lib/clusterdesc.h), shared with the planner.
  *
  * Workload YAML:
  *   workflows:
@@ -57,29 +48,27 @@
 #include <stdint.h>
 
 #include "labeler/labels.h"
+#include "lib/clusterdesc.h"
 #include "lib/error.h"
 
 #define SIM_NAME_MAX 128
 
 /* Benchmark figures a node type can carry (NAN when absent). */
 typedef enum { SIM_B_CPU = 0, SIM_B_MEM, SIM_B_IO, SIM_NBENCH } sim_bench_kind;
+_Static_assert((int)SIM_NBENCH == (int)TM_NT_NFEATURES &&
+                   (int)LAB_NFEATURES == (int)TM_NT_NFEATURES &&
+                   SIM_NAME_MAX == TM_NODE_TYPE_NAME_MAX,
+               "the cluster description's figures are the simulator's bench and features");
 
 /* Largest simulated cluster: grouping (k-means++ with k chosen by silhouette, as the profiler
  * does) is quadratic in the node count. */
-#define SIM_MAX_NODES 10000
+#define SIM_MAX_NODES TM_CLUSTER_MAX_NODES
 
 #define SIM_POD_SLOTS 110 /* pods per node, kubelet's default */
 
-typedef struct sim_node_type {
-    char name[SIM_NAME_MAX];
-    char measured_as[SIM_NAME_MAX];
-    int count;
-    double cores;
-    int64_t memory;                                    /* bytes */
-    double bench_lo[SIM_NBENCH], bench_hi[SIM_NBENCH]; /* NAN when absent */
-    double speed[LAB_NFEATURES];                       /* relative to the reference type, > 0 */
-    double mem_bandwidth; /* contention capacity, busy-core equivalents */
-} sim_node_type;
+/* A node type of the cluster description; speed[] is indexed by lab_feature, bench_lo/hi by
+ * sim_bench_kind. */
+typedef tm_node_type sim_node_type;
 
 typedef struct sim_node {
     char name[SIM_NAME_MAX]; /* "<type>-<i>" */
@@ -98,7 +87,8 @@ typedef struct sim_cluster {
     int ref_type;
 } sim_cluster;
 
-/* Reads and validates a cluster YAML; node bench figures inside a range are drawn from seed.
+/* Reads and validates a cluster YAML (tm_cluster_desc_from_json) and makes its nodes; node bench
+ * figures inside a range are drawn from seed.
  * Returns a new cluster (free with sim_cluster_free) or NULL with err naming file and key. */
 sim_cluster *sim_cluster_load(const char *path, uint64_t seed, tm_err *err);
 /* The same from an already parsed document; source names it in messages. */

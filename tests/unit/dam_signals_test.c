@@ -6,8 +6,8 @@
 #include "dam/signals.h"
 #include "dam/submit.h"
 #include "harness.h"
+#include "labeler/asa_table.h"
 #include "lib/jsonutil.h"
-#include "planner/asa_table.h"
 
 static json_t *parse(const char *s) {
     json_error_t e;

@@ -7,8 +7,8 @@
 
 #include "dam/signals.h"
 #include "harness.h"
+#include "labeler/waits.h"
 #include "lib/jsonutil.h"
-#include "planner/waits.h"
 
 /* A record of shape (ns, pods, cpu, mem) that observed `wait` n times. */
 static waits_record fed(const char *ns, int pods, long long cpu, long long mem, double wait,

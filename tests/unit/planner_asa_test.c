@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "harness.h"
-#include "planner/asa.h"
-#include "planner/asa_table.h"
+#include "labeler/asa.h"
+#include "labeler/asa_table.h"
 
 static int idx_of(double seconds) {
     for (int i = 0; i < ASA_M; i++)

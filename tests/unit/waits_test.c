@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "harness.h"
+#include "labeler/waits.h"
 #include "labeler/waits_pod.h"
 #include "labeler/waits_track.h"
 #include "lib/jsonutil.h"
-#include "planner/waits.h"
 #include "scheduler/cmd/explain.h"
 
 static asa_key key1(void) {

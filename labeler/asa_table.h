@@ -7,12 +7,12 @@
  *   int a; double lead_s = asa_table_estimate(t, &k, &rng, &a);   // a == -1: unknown shape
  *   asa_table_observe(t, &k, a, observed_wait_s, &rng, &err);
  *   char *json = asa_table_to_json(t);  ...  t2 = asa_table_from_json(json, &cfg, warn, n); */
-#ifndef TAREMA_PLANNER_ASA_TABLE_H
-#define TAREMA_PLANNER_ASA_TABLE_H
+#ifndef TAREMA_LABELER_ASA_TABLE_H
+#define TAREMA_LABELER_ASA_TABLE_H
 
 #include <stddef.h>
 
-#include "planner/asa.h"
+#include "labeler/asa.h"
 
 /* Not in the paper (which keeps one learner per job geometry, section 4.3): a bound on the
  * table, so that a stream of odd shapes cannot grow it without limit; when full, the learner

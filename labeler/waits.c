@@ -1,5 +1,5 @@
 /* waits.c: the per-shape wait record (see waits.h). */
-#include "planner/waits.h"
+#include "labeler/waits.h"
 
 #include <jansson.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /* asa_table.c: the table of ASA learners keyed by job shape and namespace, and its JSON form. */
-#include "planner/asa_table.h"
+#include "labeler/asa_table.h"
 
 #include <jansson.h>
 #include <math.h>

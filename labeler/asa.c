@@ -1,5 +1,5 @@
 /* asa.c: Algorithm 1 of the ASA paper as published (see asa.h and docs/asa.md). */
-#include "planner/asa.h"
+#include "labeler/asa.h"
 
 #include <math.h>
 #include <string.h>

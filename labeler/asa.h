@@ -9,8 +9,8 @@
  *   asa_observe(&l, &c, a, true_wait_s, &rng, &err);
  *
  * Every constant and where it comes from in the paper: docs/asa.md. */
-#ifndef TAREMA_PLANNER_ASA_H
-#define TAREMA_PLANNER_ASA_H
+#ifndef TAREMA_LABELER_ASA_H
+#define TAREMA_LABELER_ASA_H
 
 #include <stdint.h>
 

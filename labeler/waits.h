@@ -1,5 +1,5 @@
 /* waits.h: what tarema keeps per job shape about queue waits: the shape's ASA learner
- * (planner/asa.h) and the record of how its estimates fared (hits, over-predictions and the
+ * (labeler/asa.h) and the record of how its estimates fared (hits, over-predictions and the
  * idle time they would have cost, the observed waits). Pure code: the store (labeler/waits_store)
  * persists a record as JSON, one row per shape; the feed and `tarema-planner waits` use it.
  *
@@ -10,11 +10,11 @@
  *
  * The estimate is the mode of p (the most probable alternative), not a draw: a prediction
  * shown to a user or written on a pod must not change from one look to the next. */
-#ifndef TAREMA_PLANNER_WAITS_H
-#define TAREMA_PLANNER_WAITS_H
+#ifndef TAREMA_LABELER_WAITS_H
+#define TAREMA_LABELER_WAITS_H
 
-#include "planner/asa.h"
-#include "planner/asa_table.h"
+#include "labeler/asa.h"
+#include "labeler/asa_table.h"
 
 /* The JSON document's version (a record per row). */
 #define WAITS_STATE_VERSION 1
