@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/labelvalue.h"
+
 /* ---- string map: key -> void*, keys borrowed from the values' own storage ---- */
 
 typedef struct smap_ent {
@@ -641,43 +643,16 @@ size_t sched_snapshot_pod_count(const sched_snapshot *s) {
     return s->pods.live;
 }
 
-static bool label_alnum(unsigned char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-size_t sched_label_value_sanitize(const char *in, char out[SCHED_LABEL_VALUE_MAX + 1]) {
-    size_t n = 0;
-    bool in_run = false;
-    for (size_t i = 0; in && in[i] && i < SCHED_LABEL_VALUE_MAX; i++) {
-        unsigned char c = (unsigned char)in[i];
-        if (label_alnum(c) || c == '.' || c == '_' || c == '-') {
-            out[n++] = (char)c;
-            in_run = false;
-        } else if (!in_run) {
-            out[n++] = '_';
-            in_run = true;
-        }
-    }
-    size_t start = 0;
-    while (start < n && !label_alnum((unsigned char)out[start]))
-        start++;
-    while (n > start && !label_alnum((unsigned char)out[n - 1]))
-        n--;
-    memmove(out, out + start, n - start);
-    out[n - start] = '\0';
-    return n - start;
-}
-
 /* The task table key "workflow\x1fprocess", both parts in label-value form (see snapshot.h:
  * the pod carries Nextflow's sanitised names, the TaskProfile the traced ones). */
 typedef struct {
-    char s[2 * SCHED_LABEL_VALUE_MAX + 2];
+    char s[2 * TM_LABEL_VALUE_MAX + 2];
 } task_key_buf;
 
 static const char *task_key(const char *wf, const char *proc, task_key_buf *k) {
-    size_t lw = sched_label_value_sanitize(wf, k->s);
+    size_t lw = tm_label_value_sanitize(wf, k->s);
     k->s[lw] = '\x1f';
-    sched_label_value_sanitize(proc, k->s + lw + 1);
+    tm_label_value_sanitize(proc, k->s + lw + 1);
     return k->s;
 }
 

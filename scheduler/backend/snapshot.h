@@ -245,19 +245,8 @@ int sched_snapshot_remove_pod(sched_snapshot *s, const char *uid);
 const char *sched_snapshot_pod_node(const sched_snapshot *s, const char *uid);
 size_t sched_snapshot_pod_count(const sched_snapshot *s);
 
-/* Kubernetes label values are at most 63 characters of [A-Za-z0-9._-], starting and ending
- * alphanumeric. Nextflow fits names into that form before it labels a task pod (nf-k8s: cut to
- * 63 characters, every run of other characters becomes '_', non-alphanumerics trimmed from both
- * ends), so a DSL2 process "NFCORE_CHIPSEQ:CHIPSEQ:FASTQC" arrives as pod label
- * nextflow.io/processName=NFCORE_CHIPSEQ_CHIPSEQ_FASTQC while the labeler's TaskProfile keeps
- * the traced name. The task table keys both sides by this form (idempotent: a name that already
- * is a label value maps to itself). Writes out (NUL-terminated), returns its length. Non-ASCII
- * bytes count one each where Nextflow counts UTF-16 units: names that long and exotic may
- * differ. */
-#define SCHED_LABEL_VALUE_MAX 63
-size_t sched_label_value_sanitize(const char *in, char out[SCHED_LABEL_VALUE_MAX + 1]);
-
-/* Task-profile table keyed by (workflow, process) in label-value form (above); workflow may be ""
+/* Task-profile table keyed by (workflow, process) in label-value form (lib/labelvalue.h: the pod
+ * carries Nextflow's sanitised names, the TaskProfile the traced ones); workflow may be ""
  * for tasks whose workflow is unknown. set replaces; remove returns -1 when absent; get returns
  * NULL when absent. */
 int sched_snapshot_set_task(sched_snapshot *s, const char *workflow, const char *process,

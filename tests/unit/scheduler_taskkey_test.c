@@ -4,17 +4,18 @@
 #include <string.h>
 
 #include "harness.h"
+#include "lib/labelvalue.h"
 #include "scheduler/framework/framework.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/backend/snapshot.h"
 
 static const char *san(const char *in, char *out) {
-    sched_label_value_sanitize(in, out);
+    tm_label_value_sanitize(in, out);
     return out;
 }
 
 static void test_sanitize_like_nextflow(void) {
-    char b[SCHED_LABEL_VALUE_MAX + 1];
+    char b[TM_LABEL_VALUE_MAX + 1];
     CHECK_STR(san("NFCORE_CHIPSEQ:CHIPSEQ:FASTQC", b), "NFCORE_CHIPSEQ_CHIPSEQ_FASTQC");
     CHECK_STR(san("a::b", b), "a_b");    /* a run of invalid characters is one '_' */
     CHECK_STR(san("a_:b", b), "a__b");   /* a valid '_' next to a run stays */
@@ -28,7 +29,7 @@ static void test_sanitize_like_nextflow(void) {
     longname[sizeof longname - 1] = '\0';
     CHECK_INT(strlen(san(longname, b)), 63);
     /* idempotent: a label value is its own sanitised form */
-    char again[SCHED_LABEL_VALUE_MAX + 1];
+    char again[TM_LABEL_VALUE_MAX + 1];
     CHECK_STR(san(san("NF:A:B (x)", b), again), b);
 }
 
