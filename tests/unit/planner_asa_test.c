@@ -1,4 +1,4 @@
-/* planner_asa_test.c: the ASA learner (planner/asa.c) and its table (planner/asa_table.c): the
+/* planner_asa_test.c: the ASA learner (labeler/asa.c) and its table (labeler/asa_table.c): the
  * grid of alternatives, the two losses, update steps worked out by hand in the comments, gamma_t,
  * the round reset, the tuned policy's replays, the key table, the JSON state (round trip and
  * corrupt documents) and that no input gives a negative or NaN estimate. */

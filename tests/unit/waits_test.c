@@ -1,4 +1,4 @@
-/* waits_test.c: the per-shape wait record (planner/waits.h), what the feed reads from a pod
+/* waits_test.c: the per-shape wait record (labeler/waits.h), what the feed reads from a pod
  * (labeler/waits_pod.h) and how pods become observed waits (labeler/waits_track.h). */
 #include <jansson.h>
 #include <limits.h>
