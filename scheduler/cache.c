@@ -177,6 +177,14 @@ static bool pod_relevant_change(const json_t *a, const json_t *b) {
                       tm_json_path(b, "metadata.annotations"));
 }
 
+/* What the record of a bound pod holds: its spec, labels and whether it is terminating. */
+static bool bound_pod_relevant_change(const json_t *a, const json_t *b) {
+    return !same_json(json_object_get(a, "spec"), json_object_get(b, "spec")) ||
+           !same_json(tm_json_path(a, "metadata.labels"), tm_json_path(b, "metadata.labels")) ||
+           !same_json(tm_json_path(a, "metadata.deletionTimestamp"),
+                      tm_json_path(b, "metadata.deletionTimestamp"));
+}
+
 int sched_cache_pod_event(sched_cache *c, tm_watch_type type, const json_t *obj, const json_t *old,
                           tm_err *err) {
     const char *uid = tm_json_str(obj, "metadata.uid", NULL);
@@ -196,14 +204,23 @@ int sched_cache_pod_event(sched_cache *c, tm_watch_type type, const json_t *obj,
         return 0;
     }
     if (node[0]) {
-        sched_resources req;
-        if (sched_pod_requests_from_json(c->snap, obj, &req, err))
-            return tm_err_wrap(err, "pod %s/%s", ns, name);
-        if (sched_snapshot_add_pod(c->snap, uid, node, &req, err))
-            return tm_err_wrap(err, "pod %s/%s", ns, name);
+        /* Every bound pod, whoever placed it and whenever, is recorded with what the inter-pod
+         * plugins read (podspec.h: the record Reserve makes of our own pods), so that a
+         * restart or a leader change rebuilds the same state. A status-only update (phase,
+         * conditions) changes nothing recorded. */
+        int rc = 0;
+        tm_err perr = {{0}, 0};
+        const char *was = sched_snapshot_pod_node(c->snap, uid);
+        if (!(type == TM_WATCH_MODIFIED && old && was && strcmp(was, node) == 0 &&
+              !sched_cache_is_assumed(c, uid) && !bound_pod_relevant_change(old, obj)))
+            rc = sched_snapshot_add_pod_json(c->snap, obj, node, &perr);
+        if (rc && !sched_snapshot_pod_node(c->snap, uid)) /* not recorded at all */
+            return tm_err_set(err, "pod %s/%s: %s", ns, name, perr.msg);
         drop_assumed(c, uid);
         if (ours && c->hooks.pod_gone)
             c->hooks.pod_gone(c->hooks.ud, uid, node);
+        if (rc) /* recorded with its requests only */
+            return tm_err_set(err, "pod %s/%s: %s", ns, name, perr.msg);
         return 0;
     }
     if (!ours)

@@ -134,11 +134,8 @@ int sched_pod_requests_from_json(sched_snapshot *s, const json_t *pod, sched_res
 
 /* ---- inter-pod metadata: labels, host ports, pod (anti-)affinity terms, topology spread ---- */
 
-/* metadata.labels as an owned copy (NULL when absent). 0, or -1 with err. */
-static int parse_labels(const char *ns, const char *name, const json_t *meta, json_t **out,
-                        tm_err *err) {
-    *out = NULL;
-    const json_t *l = json_object_get(meta, "labels");
+/* metadata.labels: absent, null or a map of strings. 0, or -1 with err. */
+static int check_labels(const char *ns, const char *name, const json_t *l, tm_err *err) {
     if (!l || json_is_null(l))
         return 0;
     if (!json_is_object(l))
@@ -149,7 +146,29 @@ static int parse_labels(const char *ns, const char *name, const json_t *meta, js
         if (!json_is_string(v))
             return tm_err_set(err, "pod %s/%s: metadata.labels[%s] is not a string", ns, name, k);
     }
-    if (!(*out = json_deep_copy(l)))
+    return 0;
+}
+
+/* metadata.labels as an owned copy (NULL when absent). 0, or -1 with err. */
+static int parse_labels(const char *ns, const char *name, const json_t *meta, json_t **out,
+                        tm_err *err) {
+    *out = NULL;
+    const json_t *l = json_object_get(meta, "labels");
+    if (check_labels(ns, name, l, err) != 0)
+        return -1;
+    if (l && json_is_object(l) && !(*out = json_deep_copy(l)))
+        return tm_err_set(err, "out of memory");
+    return 0;
+}
+
+/* metadata.labels in the compact form (NULL when absent or empty). 0, or -1 with err. */
+static int parse_label_set(const char *ns, const char *name, const json_t *meta,
+                           sched_labels **out, tm_err *err) {
+    *out = NULL;
+    const json_t *l = json_object_get(meta, "labels");
+    if (check_labels(ns, name, l, err) != 0)
+        return -1;
+    if (sched_labels_from_json(l, out) != 0)
         return tm_err_set(err, "out of memory");
     return 0;
 }
@@ -316,6 +335,49 @@ static int parse_pod_terms(const char *ns, const char *name, const json_t *spec,
     return 0;
 }
 
+/* podAffinity / podAntiAffinity .preferredDuringSchedulingIgnoredDuringExecution: weight
+ * (1..100) and podAffinityTerm each. Adds them to *prefs (allocated on the first). */
+static int parse_pref_terms(const char *ns, const char *name, const json_t *spec, bool anti,
+                            sched_pod_prefs **prefs, tm_err *err) {
+    const char *kind = anti ? "podAntiAffinity" : "podAffinity";
+    const json_t *arr = json_object_get(json_object_get(json_object_get(spec, "affinity"), kind),
+                                        "preferredDuringSchedulingIgnoredDuringExecution");
+    if (!arr || json_is_null(arr))
+        return 0;
+    if (!json_is_array(arr))
+        return tm_err_set(err,
+                          "pod %s/%s: spec.affinity.%s.preferredDuringSchedulingIgnoredDuring"
+                          "Execution is not a list",
+                          ns, name, kind);
+    size_t n = json_array_size(arr);
+    if (!n)
+        return 0;
+    if (!*prefs && !(*prefs = calloc(1, sizeof **prefs)))
+        return tm_err_set(err, "out of memory");
+    sched_pod_prefs *pr = *prefs;
+    sched_pod_term **terms = anti ? &pr->anti : &pr->aff;
+    int32_t **weights = anti ? &pr->anti_weight : &pr->aff_weight;
+    size_t *count = anti ? &pr->n_anti : &pr->n_aff;
+    if (!(*terms = calloc(n, sizeof **terms)) || !(*weights = calloc(n, sizeof **weights)))
+        return tm_err_set(err, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        char where[160];
+        snprintf(where, sizeof where,
+                 "spec.affinity.%s.preferredDuringSchedulingIgnoredDuringExecution[%zu]", kind, i);
+        const json_t *wt = json_object_get(json_array_get(arr, i), "weight");
+        if (!json_is_integer(wt) || json_integer_value(wt) < 1 || json_integer_value(wt) > 100)
+            return tm_err_set(err, "pod %s/%s: %s.weight is not an integer 1..100", ns, name,
+                              where);
+        (*weights)[i] = (int32_t)json_integer_value(wt);
+        *count = i + 1; /* counted before parsing so that sched_pod_prefs_free frees it */
+        snprintf(where + strlen(where), sizeof where - strlen(where), ".podAffinityTerm");
+        if (parse_pod_term(ns, name, json_object_get(json_array_get(arr, i), "podAffinityTerm"),
+                           where, &(*terms)[i], err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* matchLabelKeys: `key = <the pod's value>` for each key the pod has, added to the selector. */
 static int merge_match_label_keys(const char *ns, const char *name, const json_t *keys,
                                   const json_t *labels, tm_selector *sel, const char *where,
@@ -434,15 +496,47 @@ static bool json_terminating(const json_t *meta) {
     return d && !json_is_null(d);
 }
 
-/* The inter-pod fields of p from its JSON. */
+/* What the inter-pod plugins read of a pod (sched_pod_meta; m->ns is the caller's): the one
+ * parser of both the pods this process places and the bound pods the informer shows, so both
+ * are recorded the same. On error m keeps what was parsed (free its fields). 0, or -1 with
+ * err. */
+static int parse_meta(const char *ns, const char *name, const json_t *meta, const json_t *spec,
+                      sched_pod_meta *m, tm_err *err) {
+    size_t n_ports = 0, n_anti = 0, n_aff = 0;
+    m->terminating = json_terminating(meta);
+    int rc = parse_label_set(ns, name, meta, &m->labels, err);
+    if (rc == 0)
+        rc = parse_host_ports(ns, name, spec, &m->ports, &n_ports, err);
+    m->n_ports = (uint32_t)n_ports;
+    if (rc == 0)
+        rc = parse_pod_terms(ns, name, spec, "podAntiAffinity", &m->anti, &n_anti, err);
+    m->n_anti = (uint32_t)n_anti;
+    if (rc == 0)
+        rc = parse_pod_terms(ns, name, spec, "podAffinity", &m->aff, &n_aff, err);
+    m->n_aff = (uint32_t)n_aff;
+    if (rc == 0)
+        rc = parse_pref_terms(ns, name, spec, false, &m->pref, err);
+    if (rc == 0)
+        rc = parse_pref_terms(ns, name, spec, true, &m->pref, err);
+    return rc;
+}
+
+/* The inter-pod fields of p from its JSON: parse_meta's, moved into p, and its constraints. */
 static int parse_interpod(sched_pod *p, const json_t *meta, const json_t *spec, tm_err *err) {
-    p->terminating = json_terminating(meta);
-    if (parse_labels(p->ns, p->name, meta, &p->pod_labels, err) != 0 ||
-        parse_host_ports(p->ns, p->name, spec, &p->host_ports, &p->n_host_ports, err) != 0 ||
-        parse_pod_terms(p->ns, p->name, spec, "podAffinity", &p->pod_affinity, &p->n_pod_affinity,
-                        err) != 0 ||
-        parse_pod_terms(p->ns, p->name, spec, "podAntiAffinity", &p->pod_anti_affinity,
-                        &p->n_pod_anti_affinity, err) != 0)
+    if (parse_labels(p->ns, p->name, meta, &p->pod_labels, err) != 0)
+        return -1;
+    sched_pod_meta m = {0};
+    int rc = parse_meta(p->ns, p->name, meta, spec, &m, err);
+    p->terminating = m.terminating;
+    free(m.labels); /* p keeps them as JSON (pod_labels), which the reservations read too */
+    p->host_ports = m.ports;
+    p->n_host_ports = m.n_ports;
+    p->pod_anti_affinity = m.anti;
+    p->n_pod_anti_affinity = m.n_anti;
+    p->pod_affinity = m.aff;
+    p->n_pod_affinity = m.n_aff;
+    p->pod_prefs = m.pref;
+    if (rc != 0)
         return -1;
     return parse_spread(p, spec, err);
 }
@@ -479,13 +573,8 @@ int sched_snapshot_add_pod_json(sched_snapshot *s, const json_t *pod, const char
     sched_pod_meta *m = sched_pod_meta_new(ns);
     if (!m)
         return tm_err_set(err, "out of memory");
-    m->terminating = json_terminating(meta);
     tm_err merr = {0};
-    int mrc = parse_labels(ns, name, meta, &m->labels, &merr);
-    if (mrc == 0)
-        mrc = parse_host_ports(ns, name, spec, &m->ports, &m->n_ports, &merr);
-    if (mrc == 0)
-        mrc = parse_pod_terms(ns, name, spec, "podAntiAffinity", &m->anti, &m->n_anti, &merr);
+    int mrc = parse_meta(ns, name, meta, spec, m, &merr);
     if (mrc != 0) {
         sched_pod_meta_free(m);
         m = NULL;
@@ -494,8 +583,8 @@ int sched_snapshot_add_pod_json(sched_snapshot *s, const json_t *pod, const char
         return -1;
     if (mrc != 0)
         return tm_err_set(err,
-                          "%s (pod recorded with its requests, but its host ports and "
-                          "anti-affinity are ignored)",
+                          "%s (pod recorded with its requests, but its labels, host ports "
+                          "and affinity are ignored)",
                           merr.msg);
     return 0;
 }
