@@ -89,7 +89,9 @@ int sched_cache_volume_event(sched_cache *c, tm_watch_type type, const json_t *o
  *         labels and the annotations the policy reads (the workflow key and tarema.io/...);
  *         spec scheduling fields (nodeName, schedulerName, priority, tolerations,
  *         nodeSelector, affinity, topologySpreadConstraints, overhead, workloadRef, ...) and of
- * each container its name, resources.requests, ports and restartPolicy; status.phase; for a pod not
+ * each container its name, resources.requests, ports and restartPolicy; pod-level resources and
+ * resourceClaims; status.phase, the container statuses that report resources (in-place resize:
+ * name, resources.requests, allocatedResources) and the PodResizePending condition; for a pod not
  * on a node yet, the volumes that name a claim (name and claimName) They take ownership of obj and
  * return the new object (obj itself when it is not a JSON object). They read only the cache's fixed
  * configuration, so they need not hold the lock. */
