@@ -217,11 +217,20 @@ int sched_cache_pod_event(sched_cache *c, tm_watch_type type, const json_t *obj,
         int rc = 0;
         tm_err perr = {{0}, 0};
         const char *was = sched_snapshot_pod_node(c->snap, uid);
-        if (!(type == TM_WATCH_MODIFIED && old && was && strcmp(was, node) == 0 &&
-              !sched_cache_is_assumed(c, uid) && !bound_pod_relevant_change(old, obj)))
+        bool same_node = was && strcmp(was, node) == 0;
+        bool recorded = !(type == TM_WATCH_MODIFIED && old && same_node &&
+                          !sched_cache_is_assumed(c, uid) && !bound_pod_relevant_change(old, obj));
+        if (recorded)
             rc = sched_snapshot_add_pod_json(c->snap, obj, node, &perr);
         if (rc && !sched_snapshot_pod_node(c->snap, uid)) /* not recorded at all */
             return tm_err_set(err, "pod %s/%s: %s", ns, name, perr.msg);
+        /* a bound pod whose labels changed may no longer match an anti-affinity or a spread
+         * constraint: any unschedulable pod may fit; a new one helps those it matches */
+        if (recorded && old && same_node && c->hooks.cluster_changed &&
+            !same_json(tm_json_path(old, "metadata.labels"), tm_json_path(obj, "metadata.labels")))
+            c->hooks.cluster_changed(c->hooks.ud);
+        else if (recorded && c->hooks.pod_bound)
+            c->hooks.pod_bound(c->hooks.ud, sched_snapshot_pod_meta(c->snap, uid));
         drop_assumed(c, uid);
         if (ours && c->hooks.pod_gone)
             c->hooks.pod_gone(c->hooks.ud, uid, node);
@@ -361,8 +370,8 @@ static json_t *trim_container_statuses(const json_t *arr) {
         json_t *t = json_pack("{s:O?}", "name", json_object_get(cs, "name"));
         if (res && !json_is_null(res)) {
             json_t *req = json_object_get(res, "requests");
-            json_object_set_new(t, "resources", req ? json_pack("{s:O}", "requests", req)
-                                                    : json_object());
+            json_object_set_new(t, "resources",
+                                req ? json_pack("{s:O}", "requests", req) : json_object());
         }
         if (alloc)
             json_object_set(t, "allocatedResources", alloc);
@@ -426,8 +435,8 @@ json_t *sched_cache_pod_transform(void *cache, json_t *obj) {
                                             "schedulingGates",
                                             "runtimeClassName",
                                             "hostNetwork",
-                                            "workloadRef", /* gang membership (gang.h) */
-                                            "resources",   /* pod-level requests */
+                                            "workloadRef",    /* gang membership (gang.h) */
+                                            "resources",      /* pod-level requests */
                                             "resourceClaims", /* DRA: never placed by us */
                                             NULL};
     const json_t *meta = json_object_get(obj, "metadata");

@@ -7,6 +7,7 @@
  *   node DELETED         -> removed
  *   pod with a node      -> its requests count on that node (ours and others' alike); an
  *                           assumption for it is confirmed
+ *                           (pod_bound: the unschedulable pods it can help are retried)
  *   pod finished/deleted -> its requests are released
  *   our pod without node -> handed to the queue through the pod_pending hook (only when new or
  *                           its spec, labels or annotations changed: status updates, such as our
@@ -42,6 +43,10 @@ typedef struct sched_cache_hooks {
     /* Something changed that may let unschedulable pods fit: a node added or changed, a pod
      * released its requests. */
     void (*cluster_changed)(void *ud);
+    /* A pod was recorded bound on a node (new, or its record changed); m is its metadata
+     * (borrowed for the call; NULL when it has none): unschedulable pods it can help, such as
+     * those waiting for affinity to it (sched_pod_helped_by), may fit now. May be NULL. */
+    void (*pod_bound)(void *ud, const sched_pod_meta *m);
     void *ud;
 } sched_cache_hooks;
 

@@ -127,6 +127,13 @@ void sched_pod_free(sched_pod *p);
  * metadata runs out of memory). */
 int sched_pod_record(sched_snapshot *s, const sched_pod *p, const char *node_name, tm_err *err);
 
+/* Queueing hint for a pod placed on a node (bound, whoever placed it; m its metadata): whether
+ * it may let p, unschedulable, fit now, as kube-scheduler's InterPodAffinity and
+ * PodTopologySpread hints answer a Pod add: m matches one of p's required affinity terms, or
+ * is in p's namespace and matches one of its spread constraints. (A placed pod never frees a
+ * port nor lifts an anti-affinity: deletes and label changes count as cluster changes.) */
+bool sched_pod_helped_by(const sched_pod *p, const sched_pod_meta *m);
+
 /* What a task is for the policies: the pod's explicit labels if any, else the task table's,
  * else unlabeled. labeled is true when at least one feature label is known; features without a
  * label count as distance 0 in tarema's formula. */

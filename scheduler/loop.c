@@ -97,6 +97,21 @@ static void hook_changed(void *ud) {
     l->changed = true;
 }
 
+static bool helped(void *m, const sched_pod *p) {
+    return sched_pod_helped_by(p, m);
+}
+
+/* A pod was bound (anyone's): the unschedulable pods waiting for a pod like it (affinity,
+ * spread) are retried now, not at the next periodic flush. */
+static void hook_bound(void *ud, const sched_pod_meta *m) {
+    sched_loop *l = ud;
+    if (!m || !sched_queue_count(l->queue, SCHED_Q_UNSCHEDULABLE))
+        return;
+    size_t moved = sched_queue_move_matching(l->queue, mono_ms(), helped, (void *)m);
+    if (moved)
+        tm_debug("pod bound: unschedulable pods it may help retried count=%zu", moved);
+}
+
 /* The queue's gate hook: the SchedulingGates plugin's check when a pod is added or updated, so
  * that a gated pod is never tried (kube-scheduler runs PreEnqueue at add time too). */
 static bool queue_gate(void *ud, const sched_pod *pod) {
@@ -331,7 +346,7 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
     l->cfg = cfg;
     l->k = k;
     sched_keys keys = {cfg->process_label, cfg->workflow_key};
-    sched_cache_hooks hooks = {hook_pending, hook_gone, hook_changed, l};
+    sched_cache_hooks hooks = {hook_pending, hook_gone, hook_changed, hook_bound, l};
     bool sched = cfg->mode == SCHED_MODE_SCHEDULER;
     l->cache = sched_cache_new(cfg->scheduler_name, (const char *const *)cfg->namespaces, &keys,
                                sched ? &hooks : NULL, err);

@@ -169,8 +169,7 @@ int sched_interpod_prefilter(sched_interpod_state *st, const sched_snapshot *s, 
     bool unknown_ns = false;
     for (size_t t = 0; t < p->n_pod_affinity; t++)
         unknown_ns |= p->pod_affinity[t].ns_selector;
-    st->first_pod_ok =
-        !unknown_ns && self_matches_all(p);
+    st->first_pod_ok = !unknown_ns && self_matches_all(p);
     *active = own || sched_tpmap_size(st->existing) > 0;
     return 0;
 }

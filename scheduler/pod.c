@@ -91,6 +91,18 @@ int sched_pod_record(sched_snapshot *s, const sched_pod *p, const char *node_nam
     return 0;
 }
 
+bool sched_pod_helped_by(const sched_pod *p, const sched_pod_meta *m) {
+    if (!m)
+        return false;
+    for (size_t t = 0; t < p->n_pod_affinity; t++)
+        if (sched_pod_term_matches(&p->pod_affinity[t], m->ns, m->labels, false))
+            return true;
+    for (size_t c = 0; c < p->n_spread && strcmp(m->ns, p->ns) == 0; c++)
+        if (p->spread[c].selector && sched_labels_match(p->spread[c].selector, m->labels))
+            return true;
+    return false;
+}
+
 void sched_task_resolve(const sched_snapshot *s, const sched_pod *p, sched_task_info *out) {
     memset(out, 0, sizeof *out);
     out->expected_runtime_ms = -1;

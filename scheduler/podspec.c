@@ -249,8 +249,8 @@ static int parse_labels(const char *ns, const char *name, const json_t *meta, js
 }
 
 /* metadata.labels in the compact form (NULL when absent or empty). 0, or -1 with err. */
-static int parse_label_set(const char *ns, const char *name, const json_t *meta,
-                           sched_labels **out, tm_err *err) {
+static int parse_label_set(const char *ns, const char *name, const json_t *meta, sched_labels **out,
+                           tm_err *err) {
     *out = NULL;
     const json_t *l = json_object_get(meta, "labels");
     if (check_labels(ns, name, l, err) != 0)

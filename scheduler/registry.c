@@ -9,13 +9,17 @@
 #include "scheduler/filters.h"
 #include "scheduler/scheduling_gates.h"
 
-const sched_filter_ctor sched_in_tree_filters[] = {
-    sched_filter_node_ready,        sched_filter_node_unschedulable,
-    sched_filter_taint_toleration,  sched_filter_node_affinity,
-    sched_filter_node_ports,        sched_filter_resources_fit,
-    sched_filter_volume_binding,    sched_filter_topology_spread,
-    sched_filter_interpod_affinity, sched_filter_dynamic_resources,
-    NULL};
+const sched_filter_ctor sched_in_tree_filters[] = {sched_filter_node_ready,
+                                                   sched_filter_node_unschedulable,
+                                                   sched_filter_taint_toleration,
+                                                   sched_filter_node_affinity,
+                                                   sched_filter_node_ports,
+                                                   sched_filter_resources_fit,
+                                                   sched_filter_volume_binding,
+                                                   sched_filter_topology_spread,
+                                                   sched_filter_interpod_affinity,
+                                                   sched_filter_dynamic_resources,
+                                                   NULL};
 
 #define N_IN_TREE (sizeof sched_in_tree_filters / sizeof *sched_in_tree_filters - 1)
 

@@ -59,7 +59,8 @@ static json_t *pod_json(const char *uid, const char *sched, const char *node, co
 }
 
 static sched_cache *new_cache(rec *r, const char *const *ns) {
-    sched_cache_hooks h = {on_pending, on_gone, on_changed, r};
+    sched_cache_hooks h = {
+        .pod_pending = on_pending, .pod_gone = on_gone, .cluster_changed = on_changed, .ud = r};
     tm_err err = {0};
     sched_cache *c = sched_cache_new("tarema", ns, NULL, &h, &err);
     CHECK(c != NULL);

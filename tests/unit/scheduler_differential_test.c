@@ -421,10 +421,10 @@ static void run_stream(const char *policy, uint64_t seed, int nodes, int steps, 
         int what = rint_(&r, 100);
         if (what < 4 && json_array_size(foreign)) { /* another scheduler's pod is deleted */
             size_t k = (size_t)rint_(&r, (int)json_array_size(foreign));
-            CHECK(sched_cache_pod_event(cache, TM_WATCH_DELETED, json_array_get(foreign, k),
-                                        NULL, &err) == 0);
-            CHECK(sched_snapshot_pod_node(s, tm_json_str(json_array_get(foreign, k),
-                                                         "metadata.uid", "")) == NULL);
+            CHECK(sched_cache_pod_event(cache, TM_WATCH_DELETED, json_array_get(foreign, k), NULL,
+                                        &err) == 0);
+            CHECK(sched_snapshot_pod_node(
+                      s, tm_json_str(json_array_get(foreign, k), "metadata.uid", "")) == NULL);
             json_array_remove(foreign, k);
         } else if (what < 20 && nplaced) { /* a pod finishes, or a bind failed */
             size_t k = (size_t)rint_(&r, (int)nplaced);

@@ -10,7 +10,10 @@
  *   new pod with required affinity to app=x placed by another scheduler -> that node
  *   anti-affinity app=r (hostname), three pods on two nodes, restart after the first: the new
  *   process rebuilds the same record of the first pod; 2 bound, the third has no node
- * and the record is the same whether Reserve made it or the informer did. */
+ * and the record is the same whether Reserve made it or the informer did. And requeueing on
+ * the events that can help: a pod waiting for affinity or spread is retried when a pod it
+ * matches is bound (the cache's pod_bound hook, sched_pod_helped_by, the queue's
+ * sched_queue_move_matching), a label change of a bound pod counts as a cluster change. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,7 @@
 #include "harness.h"
 #include "scheduler/cache.h"
 #include "scheduler/policy.h"
+#include "scheduler/queue.h"
 
 /* JSON from text written with single quotes. */
 static json_t *J(const char *text) {
@@ -113,12 +117,12 @@ static void test_host_port_taken_by_daemonset(void) {
     for (int i = 0; i < 2; i++) {
         char name[32], node[2] = {(char)('a' + i), 0};
         snprintf(name, sizeof name, "node-exporter-%c", 'a' + i);
-        CHECK_INT(informer_add(c, pod_text(name, "default-scheduler", node,
-                                           "'app':'node-exporter'", port9100, "")),
+        CHECK_INT(informer_add(c, pod_text(name, "default-scheduler", node, "'app':'node-exporter'",
+                                           port9100, "")),
                   0);
     }
-    const char *r = schedule(c, pod_text("exporter2", "tarema-scheduler", "", "", port9100, ""),
-                             false);
+    const char *r =
+        schedule(c, pod_text("exporter2", "tarema-scheduler", "", "", port9100, ""), false);
     CHECKF(strstr(r, "0/2 nodes are available") &&
                strstr(r, "2 node(s) didn't have free ports for the requested pod ports"),
            "%s", r);
@@ -153,11 +157,11 @@ static const char *affinity(const char *app) {
 
 static void test_existing_anti_affinity_of_foreign_pods(void) {
     sched_cache *c = cluster();
-    CHECK_INT(informer_add(c, pod_text("guard-a", "default-scheduler", "a", "'app':'guard'", "",
-                                       anti("y"))),
+    CHECK_INT(informer_add(
+                  c, pod_text("guard-a", "default-scheduler", "a", "'app':'guard'", "", anti("y"))),
               0);
-    CHECK_INT(informer_add(c, pod_text("guard-b", "default-scheduler", "b", "'app':'guard'", "",
-                                       anti("y"))),
+    CHECK_INT(informer_add(
+                  c, pod_text("guard-b", "default-scheduler", "b", "'app':'guard'", "", anti("y"))),
               0);
     const char *r = schedule(c, pod_text("y1", "tarema-scheduler", "", "'app':'y'", "", ""), false);
     CHECKF(strstr(r, "2 node(s) didn't satisfy existing pods anti-affinity rules"), "%s", r);
@@ -278,9 +282,8 @@ static void test_restart_rebuilds_the_same_state(void) {
     /* the restarted process places r2 on the other node and has none for r3 */
     const char *r2 = pod_text("r2", "tarema-scheduler", "", "'app':'r'", "", anti("r"));
     CHECK_STR(schedule(fresh, r2, true), "b");
-    const char *r3 = schedule(fresh, pod_text("r3", "tarema-scheduler", "", "'app':'r'", "",
-                                              anti("r")),
-                              false);
+    const char *r3 =
+        schedule(fresh, pod_text("r3", "tarema-scheduler", "", "'app':'r'", "", anti("r")), false);
     CHECKF(strstr(r3, "0/2 nodes are available") && strstr(r3, "anti-affinity"), "%s", r3);
     sched_cache_free(fresh);
 }
@@ -315,6 +318,97 @@ static void test_updates_and_delete(void) {
     sched_cache_free(c);
 }
 
+/* ---- requeue on the events that can help ---- */
+
+typedef struct hooks_rec {
+    int bound, changed;
+    sched_queue *q;
+    size_t moved;
+} hooks_rec;
+
+static bool helped(void *m, const sched_pod *p) {
+    return sched_pod_helped_by(p, m);
+}
+
+static void on_bound(void *ud, const sched_pod_meta *m) {
+    hooks_rec *r = ud;
+    r->bound++;
+    if (r->q)
+        r->moved += sched_queue_move_matching(r->q, 0, helped, (void *)m);
+}
+
+static void on_changed(void *ud) {
+    ((hooks_rec *)ud)->changed++;
+}
+
+static int by_name(void *ud, const sched_pod *a, const sched_pod *b) {
+    return strcmp(a->name, b->name);
+}
+
+/* Our pod (JSON text) into the queue, popped and found unschedulable. */
+static void unschedulable(sched_cache *c, sched_queue *q, const char *text) {
+    tm_err err = {0};
+    json_t *j = J(text);
+    sched_pod *p = sched_pod_from_json(sched_cache_snapshot(c), j, NULL, &err);
+    json_decref(j);
+    CHECK(p != NULL);
+    CHECK_INT(sched_queue_add(q, p, 0), 0);
+    sched_pod *popped = sched_queue_pop(q, 0);
+    CHECK(popped != NULL);
+    if (popped)
+        CHECK_INT(sched_queue_unschedulable(q, popped->uid, 0), 0);
+}
+
+static void test_requeue_when_a_matching_pod_is_bound(void) {
+    hooks_rec r = {0};
+    sched_cache_hooks h = {.pod_bound = on_bound, .cluster_changed = on_changed, .ud = &r};
+    tm_err err = {0};
+    sched_cache *c = sched_cache_new("tarema-scheduler", NULL, NULL, &h, &err);
+    r.q = sched_queue_new(by_name, NULL, 1000, 8000);
+    unschedulable(c, r.q, pod_text("wants-x", "tarema-scheduler", "", "", "", affinity("x")));
+    unschedulable(c, r.q,
+                  pod_text("spread-s", "tarema-scheduler", "", "'app':'s'", "",
+                           ",'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':"
+                           "'kubernetes.io/hostname','whenUnsatisfiable':'DoNotSchedule',"
+                           "'labelSelector':{'matchLabels':{'app':'s'}}}]"));
+    unschedulable(c, r.q, pod_text("avoids-x", "tarema-scheduler", "", "", "", anti("x")));
+    CHECK_INT(sched_queue_count(r.q, SCHED_Q_UNSCHEDULABLE), 3);
+    /* a pod no one waits for: nothing moves */
+    CHECK_INT(informer_add(c, pod_text("z", "default-scheduler", "a", "'app':'z'", "", "")), 0);
+    CHECK_INT(r.bound, 1);
+    CHECK_INT(r.moved, 0);
+    /* app=s in another namespace does not count for the spread constraint */
+    char other[4096];
+    snprintf(other, sizeof other, "%s",
+             pod_text("s-elsewhere", "default-scheduler", "a", "'app':'s'", "", ""));
+    char *nsat = strstr(other, "'namespace':'ns'");
+    if (nsat)
+        memcpy(nsat, "'namespace':'nt'", 16);
+    CHECK_INT(informer_add(c, other), 0);
+    CHECK_INT(r.moved, 0);
+    /* app=x bound: the pod with affinity to it moves, the one with anti-affinity stays */
+    CHECK_INT(informer_add(c, pod_text("x", "default-scheduler", "b", "'app':'x'", "", "")), 0);
+    CHECK_INT(r.moved, 1);
+    CHECK_INT(sched_queue_state(r.q, "wants-x-uid"), SCHED_Q_BACKOFF);
+    CHECK_INT(sched_queue_state(r.q, "avoids-x-uid"), SCHED_Q_UNSCHEDULABLE);
+    /* app=s in its namespace: the spread pod moves */
+    CHECK_INT(informer_add(c, pod_text("s", "default-scheduler", "b", "'app':'s'", "", "")), 0);
+    CHECK_INT(r.moved, 2);
+    CHECK_INT(sched_queue_state(r.q, "spread-s-uid"), SCHED_Q_BACKOFF);
+    /* a bound pod's labels change: a cluster change (it may no longer be what some pod avoids) */
+    int changed = r.changed;
+    const char *x0 = pod_text("x", "default-scheduler", "b", "'app':'x'", "", "");
+    json_t *old = sched_cache_pod_transform(c, J(x0));
+    json_t *upd = json_deep_copy(old);
+    json_object_set_new(json_object_get(upd, "metadata"), "labels", json_pack("{s:s}", "app", "q"));
+    CHECK_INT(sched_cache_pod_event(c, TM_WATCH_MODIFIED, upd, old, &err), 0);
+    CHECK(r.changed > changed);
+    json_decref(old);
+    json_decref(upd);
+    sched_queue_free(r.q);
+    sched_cache_free(c);
+}
+
 int main(void) {
     RUN(test_host_port_taken_by_daemonset);
     RUN(test_existing_anti_affinity_of_foreign_pods);
@@ -322,5 +416,6 @@ int main(void) {
     RUN(test_own_affinity_to_foreign_pod);
     RUN(test_restart_rebuilds_the_same_state);
     RUN(test_updates_and_delete);
+    RUN(test_requeue_when_a_matching_pod_is_bound);
     return TEST_SUMMARY();
 }

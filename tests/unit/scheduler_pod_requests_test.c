@@ -48,8 +48,8 @@ static long long cpu_of(sched_cache *c, const char *text, long long *mem_mi) {
     "{'metadata':{'name':'p','namespace':'ns','uid':'p-uid'},'spec':{'schedulerName':'other',"     \
     "'nodeName':'a'," spec "},'status':{'phase':'Running'" status "}}"
 #define CTR(name, cpu, mem)                                                                        \
-    "{'name':'" name "','image':'x','resources':{'requests':{'cpu':'" cpu "','memory':'" mem       \
-    "'}}}"
+    "{'name':'" name "','image':'x','resources':{'requests':{'cpu':'" cpu "','memory':'" mem "'}}" \
+                                                                                             "}"
 
 static void test_pod_level_resources(void) {
     tm_err err = {0};
@@ -62,21 +62,24 @@ static void test_pod_level_resources(void) {
     CHECK_INT(mem, 2048);
     /* pod-level cpu replaces the sum of cpu; memory stays the containers' */
     CHECK_INT(cpu_of(c,
-                     POD("'containers':[" CTR("a", "1", "1Gi") "," CTR("b", "1", "1Gi") "],"
-                         "'resources':{'requests':{'cpu':'3'}}",
+                     POD("'containers':[" CTR("a", "1", "1Gi") "," CTR(
+                             "b", "1", "1Gi") "],"
+                                              "'resources':{'requests':{'cpu':'3'}}",
                          ""),
                      &mem),
               3000);
     CHECK_INT(mem, 2048);
     /* both, smaller than the sum, and overhead on top; ephemeral-storage is no pod-level
      * resource: ignored there */
-    CHECK_INT(cpu_of(c,
-                     POD("'containers':[" CTR("a", "1", "1Gi") "," CTR("b", "1", "1Gi") "],"
-                         "'resources':{'requests':{'cpu':'500m','memory':'512Mi',"
-                         "'ephemeral-storage':'1Ti'}},'overhead':{'cpu':'100m'}",
-                         ""),
-                     &mem),
-              600);
+    CHECK_INT(
+        cpu_of(c,
+               POD("'containers':[" CTR("a", "1", "1Gi") "," CTR(
+                       "b", "1", "1Gi") "],"
+                                        "'resources':{'requests':{'cpu':'500m','memory':'512Mi',"
+                                        "'ephemeral-storage':'1Ti'}},'overhead':{'cpu':'100m'}",
+                   ""),
+               &mem),
+        600);
     CHECK_INT(mem, 512);
     /* containers without requests: the pod-level ones alone */
     CHECK_INT(cpu_of(c,
@@ -130,14 +133,17 @@ static void test_in_place_resize(void) {
                      NULL),
               1000);
     /* sidecars are resized too, plain init containers not */
-    CHECK_INT(cpu_of(c,
-                     POD("'containers':[" CTR("a", "1", "1Gi") "],'initContainers':["
-                         "{'name':'s','restartPolicy':'Always','resources':{'requests':{'cpu':"
-                         "'1'}}},{'name':'i','resources':{'requests':{'cpu':'1'}}}]",
-                         ",'initContainerStatuses':[{'name':'s','resources':{'requests':{'cpu':"
-                         "'2'}}},{'name':'i','resources':{'requests':{'cpu':'8'}}}]"),
-                     NULL),
-              3000);
+    CHECK_INT(
+        cpu_of(c,
+               POD("'containers':[" CTR(
+                       "a", "1",
+                       "1Gi") "],'initContainers':["
+                              "{'name':'s','restartPolicy':'Always','resources':{'requests':{'cpu':"
+                              "'1'}}},{'name':'i','resources':{'requests':{'cpu':'1'}}}]",
+                   ",'initContainerStatuses':[{'name':'s','resources':{'requests':{'cpu':"
+                   "'2'}}},{'name':'i','resources':{'requests':{'cpu':'8'}}}]"),
+               NULL),
+        3000);
     sched_cache_free(c);
 }
 
@@ -190,13 +196,14 @@ static const char *schedule(sched_cache *c, const char *text) {
 
 #define BOUND(name, node, cpu, status)                                                             \
     "{'metadata':{'name':'" name "','namespace':'ns','uid':'" name "-uid'},'spec':{"               \
-    "'schedulerName':'default-scheduler','nodeName':'" node "','containers':[" CTR("c", cpu,      \
-                                                                                   "1Gi") "]},"    \
-    "'status':{'phase':'Running'" status "}}"
+    "'schedulerName':'default-scheduler','nodeName':'" node                                        \
+    "','containers':[" CTR("c", cpu, "1Gi") "]},"                                                  \
+                                            "'status':{'phase':'Running'" status "}}"
 #define MINE(name, cpu, extra)                                                                     \
     "{'metadata':{'name':'" name "','namespace':'ns','uid':'" name "-uid'},'spec':{"               \
-    "'schedulerName':'tarema-scheduler','containers':[" CTR("c", cpu, "1Gi") "]" extra "},"        \
-    "'status':{'phase':'Pending'}}"
+    "'schedulerName':'tarema-scheduler','containers':[" CTR("c", cpu,                              \
+                                                            "1Gi") "]" extra "},"                  \
+                                                                   "'status':{'phase':'Pending'}}"
 
 static void test_bound_pods_take_their_effective_size(void) {
     sched_cache *c = cluster();
@@ -207,8 +214,7 @@ static void test_bound_pods_take_their_effective_size(void) {
                            "'7'}},'allocatedResources':{'cpu':'7'}}]");
     feed(c, TM_WATCH_ADDED, a0, NULL);
     /* 4 + 3 fits a, and b is empty */
-    CHECK_STR(schedule(c, MINE("m0", "3", ",'nodeSelector':{'kubernetes.io/hostname':'a'}")),
-              "a");
+    CHECK_STR(schedule(c, MINE("m0", "3", ",'nodeSelector':{'kubernetes.io/hostname':'a'}")), "a");
     feed(c, TM_WATCH_MODIFIED, a1, a0); /* a status-only update that counts */
     feed(c, TM_WATCH_ADDED,
          "{'metadata':{'name':'pl','namespace':'ns','uid':'pl-uid'},'spec':{'schedulerName':"
