@@ -501,6 +501,7 @@ int sched_cache_track_volumes(sched_cache *c, tm_err *err) {
  * worth retrying unschedulable pods for. */
 static bool volume_relevant_change(const json_t *a, const json_t *b) {
     return !same_json(tm_json_path(a, "spec.volumeName"), tm_json_path(b, "spec.volumeName")) ||
+           sched_volumes_claim_bind_completed(a) != sched_volumes_claim_bind_completed(b) ||
            !same_json(tm_json_path(a, "spec.nodeAffinity"), tm_json_path(b, "spec.nodeAffinity")) ||
            !same_json(tm_json_path(a, "metadata.deletionTimestamp"),
                       tm_json_path(b, "metadata.deletionTimestamp"));

@@ -437,6 +437,13 @@ static void test_claims_and_volumes(void) {
     json_object_set_new(json_object_get(status_only, "status"), "phase", json_string("Bound"));
     CHECK_INT(sched_cache_claim_event(c, TM_WATCH_MODIFIED, status_only, bound, &err), 0);
     CHECK_INT(r.changed, 2);
+    /* the binding completes (kube-scheduler's isPVCFullyBound): that counts */
+    json_t *completed = json_deep_copy(status_only);
+    json_object_set_new(json_object_get(completed, "metadata"), "annotations",
+                        json_pack("{s:s}", "pv.kubernetes.io/bind-completed", "yes"));
+    CHECK_INT(sched_cache_claim_event(c, TM_WATCH_MODIFIED, completed, status_only, &err), 0);
+    CHECK_INT(r.changed, 3);
+    json_decref(completed);
     json_t *pv = parse("{\"metadata\":{\"name\":\"pv1\"},\"spec\":{}}");
     CHECK_INT(sched_cache_volume_event(c, TM_WATCH_ADDED, pv, NULL, &err), 0);
     CHECK_INT(sched_volumes_volume_count(v), 1);
