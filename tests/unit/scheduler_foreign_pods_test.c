@@ -18,24 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness.h"
-#include "scheduler/cache.h"
-#include "scheduler/policy.h"
 #include "scheduler/queue.h"
-
-/* JSON from text written with single quotes. */
-static json_t *J(const char *text) {
-    char *t = strdup(text);
-    for (char *c = t; *c; c++)
-        if (*c == '\'')
-            *c = '"';
-    json_error_t je;
-    json_t *j = json_loads(t, 0, &je);
-    if (!j)
-        printf("    bad test JSON: %s in %s\n", je.text, t);
-    free(t);
-    return j;
-}
+#include "scheduler_cache_helpers.h"
 
 /* A pod's JSON text: name (uid name-uid) in namespace ns, schedulerName, node ("" = pending),
  * labels ("'k':'v',..."), container extra (",'ports':[...]"), spec extra (",'affinity':{...}"). */
@@ -54,83 +38,37 @@ static char *pod_text(const char *name, const char *sched, const char *node, con
     return buf;
 }
 
-/* The informer's path: the transform, then the watch event. */
-static int informer_add(sched_cache *c, const char *text) {
-    json_t *obj = sched_cache_pod_transform(c, J(text));
-    tm_err err = {0};
-    int rc = obj ? sched_cache_pod_event(c, TM_WATCH_ADDED, obj, NULL, &err) : -1;
-    if (rc)
-        printf("    pod event: %s\n", err.msg);
-    json_decref(obj);
-    return rc;
-}
-
-/* Two ready 8-core nodes a and b, through the node informer path. */
-static sched_cache *cluster(void) {
-    tm_err err = {0};
-    sched_cache *c = sched_cache_new("tarema-scheduler", NULL, NULL, NULL, &err);
-    CHECK(c != NULL);
-    for (int i = 0; c && i < 2; i++) {
-        char text[512];
-        snprintf(text, sizeof text,
-                 "{'metadata':{'name':'%c','labels':{'kubernetes.io/hostname':'%c'}},"
-                 "'status':{'allocatable':{'cpu':'8','memory':'16Gi','pods':'110'},"
-                 "'conditions':[{'type':'Ready','status':'True'}]}}",
-                 'a' + i, 'a' + i);
-        json_t *n = sched_cache_node_transform(c, J(text));
-        CHECK_INT(sched_cache_node_event(c, TM_WATCH_ADDED, n, NULL, &err), 0);
-        json_decref(n);
-    }
-    return c;
-}
-
-/* Schedules our pod (JSON text) with policy tarema: the chosen node's name, or the fit
- * message when none is feasible. With reserve, the pod is assumed on the chosen node. Static
- * buffer. */
-static const char *schedule(sched_cache *c, const char *text, bool reserve) {
-    static char out[1100];
-    tm_err err = {0};
-    sched_snapshot *s = sched_cache_snapshot(c);
-    json_t *j = J(text);
-    sched_pod *p = j ? sched_pod_from_json(s, j, sched_cache_keys(c), &err) : NULL;
-    json_decref(j);
-    sched_framework *fw = sched_policy_new("tarema", &err);
-    sched_decision d;
-    if (!p || !fw || sched_framework_schedule(fw, s, p, 0, &d, &err) != 0)
-        snprintf(out, sizeof out, "error: %s", err.msg);
-    else if (d.node < 0)
-        sched_framework_fit_message(fw, s, out, sizeof out);
-    else {
-        snprintf(out, sizeof out, "%s", d.node_name);
-        if (reserve && sched_cache_assume(c, fw, p, d.node, &err) != 0)
-            snprintf(out, sizeof out, "error: %s", err.msg);
-    }
-    sched_framework_free(fw);
-    sched_pod_free(p);
-    return out;
+/* Another scheduler's pod, bound to node, through the informer's path. */
+static void foreign(sched_cache *c, const char *name, const char *node, const char *labels,
+                    const char *ctr, const char *spec) {
+    CHECK_INT(cache_feed(c, TM_WATCH_ADDED,
+                         pod_text(name, "default-scheduler", node, labels, ctr, spec), NULL),
+              0);
 }
 
 static const char *const port9100 = ",'ports':[{'containerPort':9100,'hostPort':9100}]";
 
 static void test_host_port_taken_by_daemonset(void) {
-    sched_cache *c = cluster();
+    sched_cache *c = cache_cluster(NULL);
     for (int i = 0; i < 2; i++) {
         char name[32], node[2] = {(char)('a' + i), 0};
         snprintf(name, sizeof name, "node-exporter-%c", 'a' + i);
-        CHECK_INT(informer_add(c, pod_text(name, "default-scheduler", node, "'app':'node-exporter'",
-                                           port9100, "")),
+        CHECK_INT(cache_feed(c, TM_WATCH_ADDED,
+                             pod_text(name, "default-scheduler", node, "'app':'node-exporter'",
+                                      port9100, ""),
+                             NULL),
                   0);
     }
     const char *r =
-        schedule(c, pod_text("exporter2", "tarema-scheduler", "", "", port9100, ""), false);
+        cache_schedule(c, pod_text("exporter2", "tarema-scheduler", "", "", port9100, ""), false);
     CHECKF(strstr(r, "0/2 nodes are available") &&
                strstr(r, "2 node(s) didn't have free ports for the requested pod ports"),
            "%s", r);
     /* another port still fits */
-    CHECK_STR(schedule(c,
-                       pod_text("other-port", "tarema-scheduler", "", "",
-                                ",'ports':[{'containerPort':9200,'hostPort':9200}]", ""),
-                       false),
+    CHECK_STR(cache_schedule(c,
+                             pod_text("other-port", "tarema-scheduler", "", "",
+                                      ",'ports':[{'containerPort':9200,'hostPort':9200}]", ""),
+                             false),
               "a");
     sched_cache_free(c);
 }
@@ -156,34 +94,42 @@ static const char *affinity(const char *app) {
 }
 
 static void test_existing_anti_affinity_of_foreign_pods(void) {
-    sched_cache *c = cluster();
-    CHECK_INT(informer_add(
-                  c, pod_text("guard-a", "default-scheduler", "a", "'app':'guard'", "", anti("y"))),
-              0);
-    CHECK_INT(informer_add(
-                  c, pod_text("guard-b", "default-scheduler", "b", "'app':'guard'", "", anti("y"))),
-              0);
-    const char *r = schedule(c, pod_text("y1", "tarema-scheduler", "", "'app':'y'", "", ""), false);
+    sched_cache *c = cache_cluster(NULL);
+    CHECK_INT(
+        cache_feed(c, TM_WATCH_ADDED,
+                   pod_text("guard-a", "default-scheduler", "a", "'app':'guard'", "", anti("y")),
+                   NULL),
+        0);
+    CHECK_INT(
+        cache_feed(c, TM_WATCH_ADDED,
+                   pod_text("guard-b", "default-scheduler", "b", "'app':'guard'", "", anti("y")),
+                   NULL),
+        0);
+    const char *r =
+        cache_schedule(c, pod_text("y1", "tarema-scheduler", "", "'app':'y'", "", ""), false);
     CHECKF(strstr(r, "2 node(s) didn't satisfy existing pods anti-affinity rules"), "%s", r);
     /* a pod the terms do not select is not kept away */
-    CHECK_STR(schedule(c, pod_text("z1", "tarema-scheduler", "", "'app':'z'", "", ""), false), "a");
+    CHECK_STR(cache_schedule(c, pod_text("z1", "tarema-scheduler", "", "'app':'z'", "", ""), false),
+              "a");
     sched_cache_free(c);
 }
 
 static void test_own_anti_affinity_to_foreign_pods(void) {
-    sched_cache *c = cluster();
-    CHECK_INT(informer_add(c, pod_text("x-a", "default-scheduler", "a", "'app':'x'", "", "")), 0);
-    CHECK_INT(informer_add(c, pod_text("x-b", "default-scheduler", "b", "'app':'x'", "", "")), 0);
-    const char *r = schedule(c, pod_text("w", "tarema-scheduler", "", "", "", anti("x")), false);
+    sched_cache *c = cache_cluster(NULL);
+    foreign(c, "x-a", "a", "'app':'x'", "", "");
+    foreign(c, "x-b", "b", "'app':'x'", "", "");
+    const char *r =
+        cache_schedule(c, pod_text("w", "tarema-scheduler", "", "", "", anti("x")), false);
     CHECKF(strstr(r, "2 node(s) didn't match pod anti-affinity rules"), "%s", r);
     sched_cache_free(c);
 }
 
 static void test_own_affinity_to_foreign_pod(void) {
-    sched_cache *c = cluster();
-    CHECK_INT(informer_add(c, pod_text("x-b", "default-scheduler", "b", "'app':'x'", "", "")), 0);
-    CHECK_STR(schedule(c, pod_text("w", "tarema-scheduler", "", "", "", affinity("x")), false),
-              "b");
+    sched_cache *c = cache_cluster(NULL);
+    foreign(c, "x-b", "b", "'app':'x'", "", "");
+    CHECK_STR(
+        cache_schedule(c, pod_text("w", "tarema-scheduler", "", "", "", affinity("x")), false),
+        "b");
     sched_cache_free(c);
 }
 
@@ -246,7 +192,7 @@ static const char *bound_text(const char *pending, const char *node) {
 
 static void test_restart_rebuilds_the_same_state(void) {
     /* the first process places r1 (Reserve's record), then sees it bound */
-    sched_cache *old = cluster();
+    sched_cache *old = cache_cluster(NULL);
     char r1[4096];
     snprintf(r1, sizeof r1, "%s",
              pod_text("r1", "tarema-scheduler", "", "'app':'r','tier':'t1'",
@@ -260,7 +206,7 @@ static void test_restart_rebuilds_the_same_state(void) {
                       "'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':7,"
                       "'podAffinityTerm':{'labelSelector':{'matchLabels':{'tier':'t1'}},"
                       "'namespaceSelector':{},'topologyKey':'kubernetes.io/hostname'}}]}}"));
-    const char *node = schedule(old, r1, true);
+    const char *node = cache_schedule(old, r1, true);
     CHECK_STR(node, "a");
     char where[8];
     snprintf(where, sizeof where, "%s", node);
@@ -268,8 +214,8 @@ static void test_restart_rebuilds_the_same_state(void) {
     CHECK(reserved && reserved->n_anti == 1 && reserved->n_ports == 1 && reserved->pref &&
           reserved->pref->n_aff == 1 && reserved->pref->n_anti == 1);
     /* the record Reserve made and the one the informer makes of the bound pod are the same */
-    sched_cache *fresh = cluster();
-    CHECK_INT(informer_add(fresh, bound_text(r1, where)), 0);
+    sched_cache *fresh = cache_cluster(NULL);
+    CHECK_INT(cache_feed(fresh, TM_WATCH_ADDED, bound_text(r1, where), NULL), 0);
     CHECK(same_meta(reserved, sched_snapshot_pod_meta(sched_cache_snapshot(fresh), "r1-uid")));
     json_t *bj = sched_cache_pod_transform(old, J(bound_text(r1, where)));
     tm_err err = {0};
@@ -281,9 +227,9 @@ static void test_restart_rebuilds_the_same_state(void) {
     sched_cache_free(old);
     /* the restarted process places r2 on the other node and has none for r3 */
     const char *r2 = pod_text("r2", "tarema-scheduler", "", "'app':'r'", "", anti("r"));
-    CHECK_STR(schedule(fresh, r2, true), "b");
-    const char *r3 =
-        schedule(fresh, pod_text("r3", "tarema-scheduler", "", "'app':'r'", "", anti("r")), false);
+    CHECK_STR(cache_schedule(fresh, r2, true), "b");
+    const char *r3 = cache_schedule(
+        fresh, pod_text("r3", "tarema-scheduler", "", "'app':'r'", "", anti("r")), false);
     CHECKF(strstr(r3, "0/2 nodes are available") && strstr(r3, "anti-affinity"), "%s", r3);
     sched_cache_free(fresh);
 }
@@ -291,11 +237,11 @@ static void test_restart_rebuilds_the_same_state(void) {
 /* A status-only update of a bound pod keeps its record; a label change replaces it; deleting
  * it releases everything (the port is free again). */
 static void test_updates_and_delete(void) {
-    sched_cache *c = cluster();
+    sched_cache *c = cache_cluster(NULL);
     char text[4096];
     snprintf(text, sizeof text, "%s",
              pod_text("ne", "default-scheduler", "a", "'app':'x'", port9100, ""));
-    CHECK_INT(informer_add(c, text), 0);
+    CHECK_INT(cache_feed(c, TM_WATCH_ADDED, text, NULL), 0);
     json_t *old = sched_cache_pod_transform(c, J(text));
     json_t *upd = json_deep_copy(old);
     json_object_set_new(json_object_get(upd, "status"), "phase", json_string("Running"));
@@ -311,7 +257,8 @@ static void test_updates_and_delete(void) {
     CHECK(m && m->labels && strcmp(sched_labels_get(m->labels, "app"), "y") == 0);
     CHECK_INT(sched_cache_pod_event(c, TM_WATCH_DELETED, relabel, relabel, &err), 0);
     CHECK(sched_snapshot_pod_meta(sched_cache_snapshot(c), "ne-uid") == NULL);
-    CHECK_STR(schedule(c, pod_text("ne2", "tarema-scheduler", "", "", port9100, ""), false), "a");
+    CHECK_STR(cache_schedule(c, pod_text("ne2", "tarema-scheduler", "", "", port9100, ""), false),
+              "a");
     json_decref(old);
     json_decref(upd);
     json_decref(relabel);
@@ -374,7 +321,7 @@ static void test_requeue_when_a_matching_pod_is_bound(void) {
     unschedulable(c, r.q, pod_text("avoids-x", "tarema-scheduler", "", "", "", anti("x")));
     CHECK_INT(sched_queue_count(r.q, SCHED_Q_UNSCHEDULABLE), 3);
     /* a pod no one waits for: nothing moves */
-    CHECK_INT(informer_add(c, pod_text("z", "default-scheduler", "a", "'app':'z'", "", "")), 0);
+    foreign(c, "z", "a", "'app':'z'", "", "");
     CHECK_INT(r.bound, 1);
     CHECK_INT(r.moved, 0);
     /* app=s in another namespace does not count for the spread constraint */
@@ -384,15 +331,15 @@ static void test_requeue_when_a_matching_pod_is_bound(void) {
     char *nsat = strstr(other, "'namespace':'ns'");
     if (nsat)
         memcpy(nsat, "'namespace':'nt'", 16);
-    CHECK_INT(informer_add(c, other), 0);
+    CHECK_INT(cache_feed(c, TM_WATCH_ADDED, other, NULL), 0);
     CHECK_INT(r.moved, 0);
     /* app=x bound: the pod with affinity to it moves, the one with anti-affinity stays */
-    CHECK_INT(informer_add(c, pod_text("x", "default-scheduler", "b", "'app':'x'", "", "")), 0);
+    foreign(c, "x", "b", "'app':'x'", "", "");
     CHECK_INT(r.moved, 1);
     CHECK_INT(sched_queue_state(r.q, "wants-x-uid"), SCHED_Q_BACKOFF);
     CHECK_INT(sched_queue_state(r.q, "avoids-x-uid"), SCHED_Q_UNSCHEDULABLE);
     /* app=s in its namespace: the spread pod moves */
-    CHECK_INT(informer_add(c, pod_text("s", "default-scheduler", "b", "'app':'s'", "", "")), 0);
+    foreign(c, "s", "b", "'app':'s'", "", "");
     CHECK_INT(r.moved, 2);
     CHECK_INT(sched_queue_state(r.q, "spread-s-uid"), SCHED_Q_BACKOFF);
     /* a bound pod's labels change: a cluster change (it may no longer be what some pod avoids) */

@@ -10,22 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness.h"
-#include "scheduler/cache.h"
-#include "scheduler/policy.h"
-
-static json_t *J(const char *text) {
-    char *t = strdup(text);
-    for (char *c = t; *c; c++)
-        if (*c == '\'')
-            *c = '"';
-    json_error_t je;
-    json_t *j = json_loads(t, 0, &je);
-    if (!j)
-        printf("    bad test JSON: %s in %s\n", je.text, t);
-    free(t);
-    return j;
-}
+#include "scheduler_cache_helpers.h"
 
 /* Requests of the pod whose JSON text is given, after the informer transform; cpu in
  * millicores, memory in MiB (into *mem_mi). -1 on error. */
@@ -49,7 +34,7 @@ static long long cpu_of(sched_cache *c, const char *text, long long *mem_mi) {
     "'nodeName':'a'," spec "},'status':{'phase':'Running'" status "}}"
 #define CTR(name, cpu, mem)                                                                        \
     "{'name':'" name "','image':'x','resources':{'requests':{'cpu':'" cpu "','memory':'" mem "'}}" \
-                                                                                             "}"
+    "}"
 
 static void test_pod_level_resources(void) {
     tm_err err = {0};
@@ -147,53 +132,6 @@ static void test_in_place_resize(void) {
     sched_cache_free(c);
 }
 
-/* Two 8-core nodes a and b; the pod JSON texts through the informer path. */
-static void feed(sched_cache *c, tm_watch_type t, const char *text, const char *old_text) {
-    json_t *obj = sched_cache_pod_transform(c, J(text));
-    json_t *old = old_text ? sched_cache_pod_transform(c, J(old_text)) : NULL;
-    tm_err err = {0};
-    CHECKF(sched_cache_pod_event(c, t, obj, old, &err) == 0, "%s", err.msg);
-    json_decref(obj);
-    json_decref(old);
-}
-
-static sched_cache *cluster(void) {
-    tm_err err = {0};
-    sched_cache *c = sched_cache_new("tarema-scheduler", NULL, NULL, NULL, &err);
-    for (int i = 0; i < 2; i++) {
-        char text[512];
-        snprintf(text, sizeof text,
-                 "{'metadata':{'name':'%c','labels':{'kubernetes.io/hostname':'%c'}},"
-                 "'status':{'allocatable':{'cpu':'8','memory':'16Gi','pods':'110'},"
-                 "'conditions':[{'type':'Ready','status':'True'}]}}",
-                 'a' + i, 'a' + i);
-        json_t *n = J(text);
-        CHECK_INT(sched_cache_node_event(c, TM_WATCH_ADDED, n, NULL, &err), 0);
-        json_decref(n);
-    }
-    return c;
-}
-
-static const char *schedule(sched_cache *c, const char *text) {
-    static char out[1100];
-    tm_err err = {0};
-    sched_snapshot *s = sched_cache_snapshot(c);
-    json_t *j = sched_cache_pod_transform(c, J(text));
-    sched_pod *p = j ? sched_pod_from_json(s, j, NULL, &err) : NULL;
-    json_decref(j);
-    sched_framework *fw = sched_policy_new("tarema", &err);
-    sched_decision d;
-    if (!p || !fw || sched_framework_schedule(fw, s, p, 0, &d, &err) != 0)
-        snprintf(out, sizeof out, "error: %s", err.msg);
-    else if (d.node < 0)
-        sched_framework_fit_message(fw, s, out, sizeof out);
-    else
-        snprintf(out, sizeof out, "%s", d.node_name);
-    sched_framework_free(fw);
-    sched_pod_free(p);
-    return out;
-}
-
 #define BOUND(name, node, cpu, status)                                                             \
     "{'metadata':{'name':'" name "','namespace':'ns','uid':'" name "-uid'},'spec':{"               \
     "'schedulerName':'default-scheduler','nodeName':'" node                                        \
@@ -206,37 +144,44 @@ static const char *schedule(sched_cache *c, const char *text) {
                                                                    "'status':{'phase':'Pending'}}"
 
 static void test_bound_pods_take_their_effective_size(void) {
-    sched_cache *c = cluster();
+    sched_cache *c = cache_cluster(NULL);
     /* a: 4 cores by spec, resized to 7; b: 2 cores in containers, 7 at pod level */
     const char *a0 = BOUND("ra", "a", "4", "");
     const char *a1 = BOUND("ra", "a", "4",
                            ",'containerStatuses':[{'name':'c','resources':{'requests':{'cpu':"
                            "'7'}},'allocatedResources':{'cpu':'7'}}]");
-    feed(c, TM_WATCH_ADDED, a0, NULL);
+    CHECK_INT(cache_feed(c, TM_WATCH_ADDED, a0, NULL), 0);
     /* 4 + 3 fits a, and b is empty */
-    CHECK_STR(schedule(c, MINE("m0", "3", ",'nodeSelector':{'kubernetes.io/hostname':'a'}")), "a");
-    feed(c, TM_WATCH_MODIFIED, a1, a0); /* a status-only update that counts */
-    feed(c, TM_WATCH_ADDED,
-         "{'metadata':{'name':'pl','namespace':'ns','uid':'pl-uid'},'spec':{'schedulerName':"
-         "'default-scheduler','nodeName':'b','containers':[" CTR("c", "1", "1Gi") "," CTR(
-             "d", "1", "1Gi") "],'resources':{'requests':{'cpu':'7'}}},'status':{'phase':"
-                              "'Running'}}",
-         NULL);
-    const char *r = schedule(c, MINE("m1", "3", ""));
+    CHECK_STR(
+        cache_schedule(c, MINE("m0", "3", ",'nodeSelector':{'kubernetes.io/hostname':'a'}"), false),
+        "a");
+    CHECK_INT(cache_feed(c, TM_WATCH_MODIFIED, a1, a0), 0); /* a status-only update that counts */
+    CHECK_INT(
+        cache_feed(
+            c, TM_WATCH_ADDED,
+            "{'metadata':{'name':'pl','namespace':'ns','uid':'pl-uid'},'spec':{'schedulerName':"
+            "'default-scheduler','nodeName':'b','containers':[" CTR("c", "1", "1Gi") "," CTR(
+                "d", "1", "1Gi") "],'resources':{'requests':{'cpu':'7'}}},'status':{'phase':"
+                                 "'Running'}}",
+            NULL),
+        0);
+    const char *r = cache_schedule(c, MINE("m1", "3", ""), false);
     CHECKF(strstr(r, "0/2 nodes are available: 2 Insufficient cpu"), "%s", r);
     sched_cache_free(c);
 }
 
 static void test_dra_claims_never_placed(void) {
-    sched_cache *c = cluster();
-    const char *r = schedule(c, MINE("gpu", "1",
-                                     ",'resourceClaims':[{'name':'gpu','resourceClaimName':"
-                                     "'gpu-claim'}]"));
+    sched_cache *c = cache_cluster(NULL);
+    const char *r = cache_schedule(c,
+                                   MINE("gpu", "1",
+                                        ",'resourceClaims':[{'name':'gpu','resourceClaimName':"
+                                        "'gpu-claim'}]"),
+                                   false);
     CHECKF(strstr(r, "0/2 nodes are available: 2 node(s) cannot be used: tarema-scheduler does "
                      "not allocate DRA resource claims"),
            "%s", r);
     /* the same pod without claims fits */
-    CHECK_STR(schedule(c, MINE("nogpu", "1", ",'resourceClaims':[]")), "a");
+    CHECK_STR(cache_schedule(c, MINE("nogpu", "1", ",'resourceClaims':[]"), false), "a");
     /* sched_filter_node (no framework) says the same */
     tm_err err = {0};
     json_t *j = J(MINE("gpu2", "1", ",'resourceClaims':[{'name':'g','resourceClaimName':'x'}]"));
