@@ -380,8 +380,8 @@ static bool in_values(const tm_sel_req *r, const char *v) {
     return false;
 }
 
-static bool req_matches(const tm_sel_req *r, const json_t *labels) {
-    const char *v = json_string_value(json_object_get(labels, r->key));
+/* Whether requirement r holds for a label value (v NULL: the key is absent). */
+static bool req_matches_value(const tm_sel_req *r, const char *v) {
     switch (r->op) {
     case TM_SEL_EQ:
     case TM_SEL_IN:
@@ -404,11 +404,21 @@ static bool req_matches(const tm_sel_req *r, const json_t *labels) {
     return false;
 }
 
+static const char *json_label(const void *labels, const char *key) {
+    return json_string_value(json_object_get(labels, key));
+}
+
 bool tm_selector_matches(const tm_selector *s, const json_t *labels) {
+    return tm_selector_matches_get(s, json_label, labels);
+}
+
+bool tm_selector_matches_get(const tm_selector *s,
+                             const char *(*get)(const void *labels, const char *key),
+                             const void *labels) {
     if (!s)
         return true;
     for (size_t i = 0; i < s->n; i++)
-        if (!req_matches(&s->reqs[i], labels))
+        if (!req_matches_value(&s->reqs[i], get(labels, s->reqs[i].key)))
             return false;
     return true;
 }

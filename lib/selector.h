@@ -53,6 +53,11 @@ tm_selector *tm_selector_from_node_selector_term(const json_t *term, tm_err *err
 
 /* Whether a labels object (may be NULL: no labels) satisfies every requirement. */
 bool tm_selector_matches(const tm_selector *s, const json_t *labels);
+/* The same over labels kept in another form: get(labels, key) returns the value of key, NULL
+ * when absent. */
+bool tm_selector_matches_get(const tm_selector *s,
+                             const char *(*get)(const void *labels, const char *key),
+                             const void *labels);
 
 /* The string form (requirements in order, values sorted as given); caller frees. */
 char *tm_selector_string(const tm_selector *s);

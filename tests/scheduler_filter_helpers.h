@@ -11,20 +11,7 @@
 #include "scheduler/framework/framework.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/plugins/policy/policy.h"
-
-/* JSON from text written with single quotes, so the test cases stay readable. */
-static json_t *J(const char *text) {
-    char *t = strdup(text);
-    for (char *c = t; *c; c++)
-        if (*c == '\'')
-            *c = '"';
-    json_error_t je;
-    json_t *j = json_loads(t, 0, &je);
-    if (!j)
-        printf("    bad test JSON: %s in %s\n", je.text, t);
-    free(t);
-    return j;
-}
+#include "scheduler_cache_helpers.h" /* J() */
 
 /* A pod's JSON text: name (uid name-uid), namespace, labels ("'k':'v',..."), extra spec fields
  * (",'affinity':{...}"). One container requesting 100m cpu. */

@@ -179,6 +179,20 @@ static bool pod_relevant_change(const json_t *a, const json_t *b) {
                       tm_json_path(b, "metadata.annotations"));
 }
 
+/* What the record of a bound pod holds: its spec, labels, whether it is terminating, and the
+ * resources its status reports after an in-place resize (the transform keeps only those). */
+static bool bound_pod_relevant_change(const json_t *a, const json_t *b) {
+    return !same_json(json_object_get(a, "spec"), json_object_get(b, "spec")) ||
+           !same_json(tm_json_path(a, "status.containerStatuses"),
+                      tm_json_path(b, "status.containerStatuses")) ||
+           !same_json(tm_json_path(a, "status.initContainerStatuses"),
+                      tm_json_path(b, "status.initContainerStatuses")) ||
+           !same_json(tm_json_path(a, "status.conditions"), tm_json_path(b, "status.conditions")) ||
+           !same_json(tm_json_path(a, "metadata.labels"), tm_json_path(b, "metadata.labels")) ||
+           !same_json(tm_json_path(a, "metadata.deletionTimestamp"),
+                      tm_json_path(b, "metadata.deletionTimestamp"));
+}
+
 int sched_cache_pod_event(sched_cache *c, tm_watch_type type, const json_t *obj, const json_t *old,
                           tm_err *err) {
     const char *uid = tm_json_str(obj, "metadata.uid", NULL);
@@ -198,14 +212,32 @@ int sched_cache_pod_event(sched_cache *c, tm_watch_type type, const json_t *obj,
         return 0;
     }
     if (node[0]) {
-        sched_resources req;
-        if (sched_pod_requests_from_json(c->snap, obj, &req, err))
-            return tm_err_wrap(err, "pod %s/%s", ns, name);
-        if (sched_snapshot_add_pod(c->snap, uid, node, &req, err))
-            return tm_err_wrap(err, "pod %s/%s", ns, name);
+        /* Every bound pod, whoever placed it and whenever, is recorded with what the inter-pod
+         * plugins read (podspec.h: the record Reserve makes of our own pods), so that a
+         * restart or a leader change rebuilds the same state. A status-only update (phase,
+         * conditions) changes nothing recorded. */
+        int rc = 0;
+        tm_err perr = {{0}, 0};
+        const char *was = sched_snapshot_pod_node(c->snap, uid);
+        bool same_node = was && strcmp(was, node) == 0;
+        bool recorded = !(type == TM_WATCH_MODIFIED && old && same_node &&
+                          !sched_cache_is_assumed(c, uid) && !bound_pod_relevant_change(old, obj));
+        if (recorded)
+            rc = sched_snapshot_add_pod_json(c->snap, obj, node, &perr);
+        if (rc && !sched_snapshot_pod_node(c->snap, uid)) /* not recorded at all */
+            return tm_err_set(err, "pod %s/%s: %s", ns, name, perr.msg);
+        /* a bound pod whose labels changed may no longer match an anti-affinity or a spread
+         * constraint: any unschedulable pod may fit; a new one helps those it matches */
+        if (recorded && old && same_node && c->hooks.cluster_changed &&
+            !same_json(tm_json_path(old, "metadata.labels"), tm_json_path(obj, "metadata.labels")))
+            c->hooks.cluster_changed(c->hooks.ud);
+        else if (recorded && c->hooks.pod_bound)
+            c->hooks.pod_bound(c->hooks.ud, sched_snapshot_pod_meta(c->snap, uid));
         drop_assumed(c, uid);
         if (ours && c->hooks.pod_gone)
             c->hooks.pod_gone(c->hooks.ud, uid, node);
+        if (rc) /* recorded with its requests only */
+            return tm_err_set(err, "pod %s/%s: %s", ns, name, perr.msg);
         return 0;
     }
     if (!ours)
@@ -326,6 +358,56 @@ static json_t *trim_volumes(const json_t *arr) {
     return out;
 }
 
+/* Of the container statuses: those that report resources after an in-place resize (name,
+ * resources.requests, allocatedResources), NULL when none does. */
+static json_t *trim_container_statuses(const json_t *arr) {
+    json_t *out = NULL;
+    size_t i;
+    json_t *cs;
+    json_array_foreach(arr, i, cs) {
+        json_t *res = json_object_get(cs, "resources");
+        json_t *alloc = json_object_get(cs, "allocatedResources");
+        if ((!res || json_is_null(res)) && !alloc)
+            continue;
+        json_t *t = json_pack("{s:O?}", "name", json_object_get(cs, "name"));
+        if (res && !json_is_null(res)) {
+            json_t *req = json_object_get(res, "requests");
+            json_object_set_new(t, "resources",
+                                req ? json_pack("{s:O}", "requests", req) : json_object());
+        }
+        if (alloc)
+            json_object_set(t, "allocatedResources", alloc);
+        if (!out)
+            out = json_array();
+        json_array_append_new(out, t);
+    }
+    return out;
+}
+
+/* Of the status: the phase, the container statuses that report resources and the
+ * PodResizePending condition (what the effective requests read, podspec.h). */
+static json_t *trim_status(const json_t *st) {
+    static const char *const keys[] = {"phase", NULL};
+    json_t *o = pick(st, keys);
+    json_t *v = trim_container_statuses(json_object_get(st, "containerStatuses"));
+    if (v)
+        json_object_set_new(o, "containerStatuses", v);
+    if ((v = trim_container_statuses(json_object_get(st, "initContainerStatuses"))))
+        json_object_set_new(o, "initContainerStatuses", v);
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(st, "conditions"), i, c) {
+        if (strcmp(tm_json_str(c, "type", ""), "PodResizePending") == 0) {
+            static const char *const cond_keys[] = {"type", "reason", NULL};
+            json_t *arr = json_array();
+            json_array_append_new(arr, pick(c, cond_keys));
+            json_object_set_new(o, "conditions", arr);
+            break;
+        }
+    }
+    return o;
+}
+
 json_t *sched_cache_pod_transform(void *cache, json_t *obj) {
     const sched_cache *c = cache;
     if (!json_is_object(obj))
@@ -355,7 +437,9 @@ json_t *sched_cache_pod_transform(void *cache, json_t *obj) {
                                             "schedulingGates",
                                             "runtimeClassName",
                                             "hostNetwork",
-                                            "workloadRef", /* gang membership (gang.h) */
+                                            "workloadRef",    /* gang membership (gang.h) */
+                                            "resources",      /* pod-level requests */
+                                            "resourceClaims", /* DRA: never placed by us */
                                             NULL};
     const json_t *meta = json_object_get(obj, "metadata");
     json_t *m = pick(meta, meta_keys);
@@ -380,9 +464,7 @@ json_t *sched_cache_pod_transform(void *cache, json_t *obj) {
             put(s, "volumes", trim_volumes(json_object_get(spec, "volumes")));
         json_object_set_new(p, "spec", s);
     }
-    json_t *phase = tm_json_path(obj, "status.phase");
-    if (phase)
-        json_object_set_new(p, "status", json_pack("{s:O}", "phase", phase));
+    put(p, "status", trim_status(json_object_get(obj, "status")));
     json_decref(obj);
     return p;
 }
@@ -427,6 +509,7 @@ void sched_cache_untrack_volumes(sched_cache *c) {
  * worth retrying unschedulable pods for. */
 static bool volume_relevant_change(const json_t *a, const json_t *b) {
     return !same_json(tm_json_path(a, "spec.volumeName"), tm_json_path(b, "spec.volumeName")) ||
+           sched_volumes_claim_bind_completed(a) != sched_volumes_claim_bind_completed(b) ||
            !same_json(tm_json_path(a, "spec.nodeAffinity"), tm_json_path(b, "spec.nodeAffinity")) ||
            !same_json(tm_json_path(a, "metadata.deletionTimestamp"),
                       tm_json_path(b, "metadata.deletionTimestamp"));

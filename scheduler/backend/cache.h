@@ -7,6 +7,7 @@
  *   node DELETED         -> removed
  *   pod with a node      -> its requests count on that node (ours and others' alike); an
  *                           assumption for it is confirmed
+ *                           (pod_bound: the unschedulable pods it can help are retried)
  *   pod finished/deleted -> its requests are released
  *   our pod without node -> handed to the queue through the pod_pending hook (only when new or
  *                           its spec, labels or annotations changed: status updates, such as our
@@ -42,6 +43,10 @@ typedef struct sched_cache_hooks {
     /* Something changed that may let unschedulable pods fit: a node added or changed, a pod
      * released its requests. */
     void (*cluster_changed)(void *ud);
+    /* A pod was recorded bound on a node (new, or its record changed); m is its metadata
+     * (borrowed for the call; NULL when it has none): unschedulable pods it can help, such as
+     * those waiting for affinity to it (sched_pod_helped_by), may fit now. May be NULL. */
+    void (*pod_bound)(void *ud, const sched_pod_meta *m);
     void *ud;
 } sched_cache_hooks;
 
@@ -91,7 +96,9 @@ int sched_cache_volume_event(sched_cache *c, tm_watch_type type, const json_t *o
  *         labels and the annotations the policy reads (the workflow key and tarema.io/...);
  *         spec scheduling fields (nodeName, schedulerName, priority, tolerations,
  *         nodeSelector, affinity, topologySpreadConstraints, overhead, workloadRef, ...) and of
- * each container its name, resources.requests, ports and restartPolicy; status.phase; for a pod not
+ * each container its name, resources.requests, ports and restartPolicy; pod-level resources and
+ * resourceClaims; status.phase, the container statuses that report resources (in-place resize:
+ * name, resources.requests, allocatedResources) and the PodResizePending condition; for a pod not
  * on a node yet, the volumes that name a claim (name and claimName) They take ownership of obj and
  * return the new object (obj itself when it is not a JSON object). They read only the cache's fixed
  * configuration, so they need not hold the lock. */

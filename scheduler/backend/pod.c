@@ -41,6 +41,7 @@ void sched_pod_free(sched_pod *p) {
         free(p->claims[i]);
     free(p->claims);
     json_decref(p->pod_labels);
+    sched_pod_prefs_free(p->pod_prefs);
     sched_host_ports_free(p->host_ports, p->n_host_ports);
     sched_pod_terms_free(p->pod_affinity, p->n_pod_affinity);
     sched_pod_terms_free(p->pod_anti_affinity, p->n_pod_anti_affinity);
@@ -59,25 +60,47 @@ void sched_pod_free(sched_pod *p) {
     free(p);
 }
 
-int sched_pod_record(sched_snapshot *s, const sched_pod *p, const char *node_name, tm_err *err) {
+/* A copy of the metadata p was parsed with (podspec.c's parse_meta; the labels from
+ * pod_labels, which a pod built by hand may set too): NULL when out of memory. */
+static sched_pod_meta *meta_of(const sched_pod *p) {
     sched_pod_meta *m = sched_pod_meta_new(p->ns);
-    bool ok = m && sched_host_ports_copy(p->host_ports, p->n_host_ports, &m->ports) == 0;
-    if (ok)
-        m->n_ports = p->n_host_ports;
+    if (!m)
+        return NULL;
+    m->terminating = p->terminating;
+    bool ok = sched_labels_from_json(p->pod_labels, &m->labels) == 0;
+    ok = ok && sched_host_ports_copy(p->host_ports, p->n_host_ports, &m->ports) == 0;
+    m->n_ports = ok ? (uint32_t)p->n_host_ports : 0;
     ok = ok && sched_pod_terms_copy(p->pod_anti_affinity, p->n_pod_anti_affinity, &m->anti) == 0;
-    if (ok) {
-        m->n_anti = p->n_pod_anti_affinity;
-        m->labels = json_incref(p->pod_labels); /* labels are never modified once parsed */
-        m->terminating = p->terminating;
-    } else {
+    m->n_anti = ok ? (uint32_t)p->n_pod_anti_affinity : 0;
+    ok = ok && sched_pod_terms_copy(p->pod_affinity, p->n_pod_affinity, &m->aff) == 0;
+    m->n_aff = ok ? (uint32_t)p->n_pod_affinity : 0;
+    ok = ok && (!p->pod_prefs || (m->pref = sched_pod_prefs_copy(p->pod_prefs)));
+    if (!ok) {
         sched_pod_meta_free(m);
-        m = NULL;
+        return NULL;
     }
+    return m;
+}
+
+int sched_pod_record(sched_snapshot *s, const sched_pod *p, const char *node_name, tm_err *err) {
+    sched_pod_meta *m = meta_of(p);
     if (sched_snapshot_add_pod_meta(s, p->uid, node_name, &p->requests, m, err) != 0)
         return -1;
-    if (!ok)
+    if (!m)
         return tm_err_set(err, "out of memory copying the metadata of pod %s/%s", p->ns, p->name);
     return 0;
+}
+
+bool sched_pod_helped_by(const sched_pod *p, const sched_pod_meta *m) {
+    if (!m)
+        return false;
+    for (size_t t = 0; t < p->n_pod_affinity; t++)
+        if (sched_pod_term_matches(&p->pod_affinity[t], m->ns, m->labels, false))
+            return true;
+    for (size_t c = 0; c < p->n_spread && strcmp(m->ns, p->ns) == 0; c++)
+        if (p->spread[c].selector && sched_labels_match(p->spread[c].selector, m->labels))
+            return true;
+    return false;
 }
 
 void sched_task_resolve(const sched_snapshot *s, const sched_pod *p, sched_task_info *out) {

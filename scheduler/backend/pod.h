@@ -52,13 +52,16 @@ typedef struct sched_pod {
     size_t n_pod_affinity;
     sched_pod_term *pod_anti_affinity; /* podAntiAffinity.requiredDuringScheduling... terms */
     size_t n_pod_anti_affinity;
-    sched_spread *spread; /* DoNotSchedule topology spread constraints */
+    sched_pod_prefs *pod_prefs; /* preferred pod (anti-)affinity terms, NULL when none */
+    sched_spread *spread;       /* DoNotSchedule topology spread constraints */
     size_t n_spread;
     bool terminating; /* metadata.deletionTimestamp is set */
     /* PersistentVolumeClaims of spec.volumes (generic ephemeral volumes as <pod>-<volume>), in
      * the pod's namespace; the VolumeBinding filter reads them. */
     char **claims;
     size_t n_claims;
+    /* spec.resourceClaims (DRA): tarema allocates none, so DynamicResources fits no node */
+    size_t n_resource_claims;
     /* How long the pod is expected to run, for reservations' backfill (resv_plan.h): annotation
      * tarema.io/expected-duration in ms and spec.activeDeadlineSeconds; 0 = not given. */
     int64_t expected_duration_ms;
@@ -72,10 +75,18 @@ sched_pod *sched_pod_new(const char *ns, const char *name, const char *uid); /* 
 void sched_pod_free(sched_pod *p);
 
 /* Records p on node_name in s (sched_snapshot_add_pod_meta, keyed by p->uid) with its requests
- * and the metadata the inter-pod filters read of placed pods: namespace, labels, host ports,
- * required anti-affinity terms. 0, or -1 with err (the requests are recorded even when copying
- * the metadata runs out of memory). */
+ * and the metadata the inter-pod plugins read of placed pods (sched_pod_meta: namespace,
+ * labels, host ports, pod (anti-)affinity terms), the same record sched_snapshot_add_pod_json
+ * makes of the pod's JSON. 0, or -1 with err (the requests are recorded even when copying the
+ * metadata runs out of memory). */
 int sched_pod_record(sched_snapshot *s, const sched_pod *p, const char *node_name, tm_err *err);
+
+/* Queueing hint for a pod placed on a node (bound, whoever placed it; m its metadata): whether
+ * it may let p, unschedulable, fit now, as kube-scheduler's InterPodAffinity and
+ * PodTopologySpread hints answer a Pod add: m matches one of p's required affinity terms, or
+ * is in p's namespace and matches one of its spread constraints. (A placed pod never frees a
+ * port nor lifts an anti-affinity: deletes and label changes count as cluster changes.) */
+bool sched_pod_helped_by(const sched_pod *p, const sched_pod_meta *m);
 
 /* What a task is for the policies: the pod's explicit labels if any, else the task table's,
  * else unlabeled. labeled is true when at least one feature label is known; features without a

@@ -1,8 +1,11 @@
 /* podspec.c: Kubernetes Pod / Node / TaskProfile JSON -> scheduler structs.
  *
- * Pod requests follow k8s.io/component-helpers resource.PodRequests: the sum of the regular
- * containers plus restartable (sidecar) init containers, or the largest init container step if
- * that is bigger, plus spec.overhead. Every error names the object and the field. */
+ * Pod requests follow k8s.io/component-helpers resource.PodRequests as kube-scheduler 1.35
+ * calls it: the sum of the regular containers plus restartable (sidecar) init containers, or
+ * the largest init container step if that is bigger (each container's requests the larger of
+ * spec and what its status reports after an in-place resize); pod-level spec.resources.requests
+ * (cpu, memory, hugepages-*) replacing that sum where set; plus spec.overhead. Every error
+ * names the object and the field. */
 #include "scheduler/backend/podspec.h"
 
 #include <math.h>
@@ -85,11 +88,89 @@ static void res_add(sched_resources *a, const sched_resources *b) {
         a->v[i] += b->v[i];
 }
 
-static int container_requests(sched_snapshot *s, const json_t *c, sched_resources *out,
-                              const char *what, tm_err *err) {
+/* The status entry of the container called name (status.containerStatuses or
+ * initContainerStatuses), NULL when none. */
+static const json_t *container_status(const json_t *pod, const char *key, const char *name) {
+    size_t i;
+    const json_t *cs;
+    json_array_foreach(json_object_get(json_object_get(pod, "status"), key), i, cs) {
+        const char *n = obj_str(cs, "name");
+        if (n && name && strcmp(n, name) == 0)
+            return cs;
+    }
+    return NULL;
+}
+
+/* Whether the pod's resize was found infeasible (condition PodResizePending, reason
+ * Infeasible). */
+static bool resize_infeasible(const json_t *pod) {
+    size_t i;
+    const json_t *c;
+    json_array_foreach(json_object_get(json_object_get(pod, "status"), "conditions"), i, c) {
+        const char *t = obj_str(c, "type");
+        if (t && strcmp(t, "PodResizePending") == 0) {
+            const char *r = obj_str(c, "reason");
+            return r && strcmp(r, "Infeasible") == 0;
+        }
+    }
+    return false;
+}
+
+/* A container's requests as kube-scheduler counts them (resource.PodRequests with
+ * UseStatusResources, in-place resize being GA): when its status reports resources, the larger
+ * of spec, actuated (status resources.requests) and allocated (allocatedResources) per
+ * resource, or of the last two alone when the resize is infeasible. cs: its status entry, NULL
+ * when it has none (then the spec's). */
+static int container_requests(sched_snapshot *s, const json_t *pod, const json_t *c,
+                              const json_t *cs, sched_resources *out, const char *what,
+                              tm_err *err) {
     memset(out, 0, sizeof *out);
     const json_t *res = json_object_get(c, "resources");
-    return resource_list(s, res ? json_object_get(res, "requests") : NULL, out, what, err);
+    const json_t *actuated = json_object_get(cs, "resources");
+    if (!actuated || json_is_null(actuated) || !resize_infeasible(pod)) {
+        if (resource_list(s, res ? json_object_get(res, "requests") : NULL, out, what, err) != 0)
+            return -1;
+    }
+    if (!actuated || json_is_null(actuated))
+        return 0;
+    sched_resources st = {0}, alloc = {0};
+    char swhat[400];
+    snprintf(swhat, sizeof swhat, "%s (status resources.requests)", what);
+    if (resource_list(s, json_object_get(actuated, "requests"), &st, swhat, err) != 0)
+        return -1;
+    snprintf(swhat, sizeof swhat, "%s (status allocatedResources)", what);
+    if (resource_list(s, json_object_get(cs, "allocatedResources"), &alloc, swhat, err) != 0)
+        return -1;
+    res_max(out, &st);
+    res_max(out, &alloc);
+    return 0;
+}
+
+/* Pod-level requests (spec.resources.requests, PodLevelResources, on by default since 1.34):
+ * when one of cpu, memory or hugepages-* is set, the set ones replace what the containers add
+ * up to. */
+static int pod_level_requests(sched_snapshot *s, const json_t *spec, sched_resources *out,
+                              const char *pname, tm_err *err) {
+    const json_t *req = json_object_get(json_object_get(spec, "resources"), "requests");
+    if (!req || json_is_null(req))
+        return 0;
+    if (!json_is_object(req))
+        return tm_err_set(err, "pod %s: spec.resources.requests is not an object", pname);
+    char what[320];
+    snprintf(what, sizeof what, "pod %s: spec.resources.requests", pname);
+    const char *name;
+    const json_t *v;
+    json_object_foreach((json_t *)req, name, v) {
+        if (strcmp(name, "cpu") != 0 && strcmp(name, "memory") != 0 &&
+            strncmp(name, "hugepages-", 10) != 0)
+            continue; /* not a pod-level resource: the containers' sum stands */
+        int slot = sched_snapshot_resource_slot(s, name, err);
+        if (slot < 0)
+            return tm_err_wrap(err, "%s", what);
+        if (quantity(v, slot, &out->v[slot], what, name, err) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 int sched_pod_requests_from_json(sched_snapshot *s, const json_t *pod, sched_resources *out,
@@ -105,17 +186,21 @@ int sched_pod_requests_from_json(sched_snapshot *s, const json_t *pod, sched_res
     const json_t *ctr;
     json_array_foreach(json_object_get(spec, "containers"), i, ctr) {
         snprintf(what, sizeof what, "pod %s: spec.containers[%zu].resources.requests", pname, i);
-        if (container_requests(s, ctr, &c, what, err) != 0)
+        const json_t *cs = container_status(pod, "containerStatuses", obj_str(ctr, "name"));
+        if (container_requests(s, pod, ctr, cs, &c, what, err) != 0)
             return -1;
         res_add(out, &c);
     }
     json_array_foreach(json_object_get(spec, "initContainers"), i, ctr) {
         snprintf(what, sizeof what, "pod %s: spec.initContainers[%zu].resources.requests", pname,
                  i);
-        if (container_requests(s, ctr, &c, what, err) != 0)
-            return -1;
         const char *rp = obj_str(ctr, "restartPolicy");
-        if (rp && strcmp(rp, "Always") == 0) { /* a sidecar keeps running beside the rest */
+        bool sidecar = rp && strcmp(rp, "Always") == 0; /* only a sidecar is resized */
+        const json_t *cs =
+            sidecar ? container_status(pod, "initContainerStatuses", obj_str(ctr, "name")) : NULL;
+        if (container_requests(s, pod, ctr, cs, &c, what, err) != 0)
+            return -1;
+        if (sidecar) { /* a sidecar keeps running beside the rest */
             res_add(&sidecars, &c);
             res_max(&init_max, &sidecars);
         } else {
@@ -125,6 +210,8 @@ int sched_pod_requests_from_json(sched_snapshot *s, const json_t *pod, sched_res
     }
     res_add(out, &sidecars);
     res_max(out, &init_max);
+    if (pod_level_requests(s, spec, out, pname, err) != 0)
+        return -1;
     snprintf(what, sizeof what, "pod %s: spec.overhead", pname);
     if (resource_list(s, json_object_get(spec, "overhead"), out, what, err) != 0)
         return -1;
@@ -134,11 +221,8 @@ int sched_pod_requests_from_json(sched_snapshot *s, const json_t *pod, sched_res
 
 /* ---- inter-pod metadata: labels, host ports, pod (anti-)affinity terms, topology spread ---- */
 
-/* metadata.labels as an owned copy (NULL when absent). 0, or -1 with err. */
-static int parse_labels(const char *ns, const char *name, const json_t *meta, json_t **out,
-                        tm_err *err) {
-    *out = NULL;
-    const json_t *l = json_object_get(meta, "labels");
+/* metadata.labels: absent, null or a map of strings. 0, or -1 with err. */
+static int check_labels(const char *ns, const char *name, const json_t *l, tm_err *err) {
     if (!l || json_is_null(l))
         return 0;
     if (!json_is_object(l))
@@ -149,7 +233,29 @@ static int parse_labels(const char *ns, const char *name, const json_t *meta, js
         if (!json_is_string(v))
             return tm_err_set(err, "pod %s/%s: metadata.labels[%s] is not a string", ns, name, k);
     }
-    if (!(*out = json_deep_copy(l)))
+    return 0;
+}
+
+/* metadata.labels as an owned copy (NULL when absent). 0, or -1 with err. */
+static int parse_labels(const char *ns, const char *name, const json_t *meta, json_t **out,
+                        tm_err *err) {
+    *out = NULL;
+    const json_t *l = json_object_get(meta, "labels");
+    if (check_labels(ns, name, l, err) != 0)
+        return -1;
+    if (l && json_is_object(l) && !(*out = json_deep_copy(l)))
+        return tm_err_set(err, "out of memory");
+    return 0;
+}
+
+/* metadata.labels in the compact form (NULL when absent or empty). 0, or -1 with err. */
+static int parse_label_set(const char *ns, const char *name, const json_t *meta, sched_labels **out,
+                           tm_err *err) {
+    *out = NULL;
+    const json_t *l = json_object_get(meta, "labels");
+    if (check_labels(ns, name, l, err) != 0)
+        return -1;
+    if (sched_labels_from_json(l, out) != 0)
         return tm_err_set(err, "out of memory");
     return 0;
 }
@@ -316,6 +422,49 @@ static int parse_pod_terms(const char *ns, const char *name, const json_t *spec,
     return 0;
 }
 
+/* podAffinity / podAntiAffinity .preferredDuringSchedulingIgnoredDuringExecution: weight
+ * (1..100) and podAffinityTerm each. Adds them to *prefs (allocated on the first). */
+static int parse_pref_terms(const char *ns, const char *name, const json_t *spec, bool anti,
+                            sched_pod_prefs **prefs, tm_err *err) {
+    const char *kind = anti ? "podAntiAffinity" : "podAffinity";
+    const json_t *arr = json_object_get(json_object_get(json_object_get(spec, "affinity"), kind),
+                                        "preferredDuringSchedulingIgnoredDuringExecution");
+    if (!arr || json_is_null(arr))
+        return 0;
+    if (!json_is_array(arr))
+        return tm_err_set(err,
+                          "pod %s/%s: spec.affinity.%s.preferredDuringSchedulingIgnoredDuring"
+                          "Execution is not a list",
+                          ns, name, kind);
+    size_t n = json_array_size(arr);
+    if (!n)
+        return 0;
+    if (!*prefs && !(*prefs = calloc(1, sizeof **prefs)))
+        return tm_err_set(err, "out of memory");
+    sched_pod_prefs *pr = *prefs;
+    sched_pod_term **terms = anti ? &pr->anti : &pr->aff;
+    int32_t **weights = anti ? &pr->anti_weight : &pr->aff_weight;
+    size_t *count = anti ? &pr->n_anti : &pr->n_aff;
+    if (!(*terms = calloc(n, sizeof **terms)) || !(*weights = calloc(n, sizeof **weights)))
+        return tm_err_set(err, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        char where[160];
+        snprintf(where, sizeof where,
+                 "spec.affinity.%s.preferredDuringSchedulingIgnoredDuringExecution[%zu]", kind, i);
+        const json_t *wt = json_object_get(json_array_get(arr, i), "weight");
+        if (!json_is_integer(wt) || json_integer_value(wt) < 1 || json_integer_value(wt) > 100)
+            return tm_err_set(err, "pod %s/%s: %s.weight is not an integer 1..100", ns, name,
+                              where);
+        (*weights)[i] = (int32_t)json_integer_value(wt);
+        *count = i + 1; /* counted before parsing so that sched_pod_prefs_free frees it */
+        snprintf(where + strlen(where), sizeof where - strlen(where), ".podAffinityTerm");
+        if (parse_pod_term(ns, name, json_object_get(json_array_get(arr, i), "podAffinityTerm"),
+                           where, &(*terms)[i], err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* matchLabelKeys: `key = <the pod's value>` for each key the pod has, added to the selector. */
 static int merge_match_label_keys(const char *ns, const char *name, const json_t *keys,
                                   const json_t *labels, tm_selector *sel, const char *where,
@@ -434,15 +583,47 @@ static bool json_terminating(const json_t *meta) {
     return d && !json_is_null(d);
 }
 
-/* The inter-pod fields of p from its JSON. */
+/* What the inter-pod plugins read of a pod (sched_pod_meta; m->ns is the caller's): the one
+ * parser of both the pods this process places and the bound pods the informer shows, so both
+ * are recorded the same. On error m keeps what was parsed (free its fields). 0, or -1 with
+ * err. */
+static int parse_meta(const char *ns, const char *name, const json_t *meta, const json_t *spec,
+                      sched_pod_meta *m, tm_err *err) {
+    size_t n_ports = 0, n_anti = 0, n_aff = 0;
+    m->terminating = json_terminating(meta);
+    int rc = parse_label_set(ns, name, meta, &m->labels, err);
+    if (rc == 0)
+        rc = parse_host_ports(ns, name, spec, &m->ports, &n_ports, err);
+    m->n_ports = (uint32_t)n_ports;
+    if (rc == 0)
+        rc = parse_pod_terms(ns, name, spec, "podAntiAffinity", &m->anti, &n_anti, err);
+    m->n_anti = (uint32_t)n_anti;
+    if (rc == 0)
+        rc = parse_pod_terms(ns, name, spec, "podAffinity", &m->aff, &n_aff, err);
+    m->n_aff = (uint32_t)n_aff;
+    if (rc == 0)
+        rc = parse_pref_terms(ns, name, spec, false, &m->pref, err);
+    if (rc == 0)
+        rc = parse_pref_terms(ns, name, spec, true, &m->pref, err);
+    return rc;
+}
+
+/* The inter-pod fields of p from its JSON: parse_meta's, moved into p, and its constraints. */
 static int parse_interpod(sched_pod *p, const json_t *meta, const json_t *spec, tm_err *err) {
-    p->terminating = json_terminating(meta);
-    if (parse_labels(p->ns, p->name, meta, &p->pod_labels, err) != 0 ||
-        parse_host_ports(p->ns, p->name, spec, &p->host_ports, &p->n_host_ports, err) != 0 ||
-        parse_pod_terms(p->ns, p->name, spec, "podAffinity", &p->pod_affinity, &p->n_pod_affinity,
-                        err) != 0 ||
-        parse_pod_terms(p->ns, p->name, spec, "podAntiAffinity", &p->pod_anti_affinity,
-                        &p->n_pod_anti_affinity, err) != 0)
+    if (parse_labels(p->ns, p->name, meta, &p->pod_labels, err) != 0)
+        return -1;
+    sched_pod_meta m = {0};
+    int rc = parse_meta(p->ns, p->name, meta, spec, &m, err);
+    p->terminating = m.terminating;
+    free(m.labels); /* p keeps them as JSON (pod_labels), which the reservations read too */
+    p->host_ports = m.ports;
+    p->n_host_ports = m.n_ports;
+    p->pod_anti_affinity = m.anti;
+    p->n_pod_anti_affinity = m.n_anti;
+    p->pod_affinity = m.aff;
+    p->n_pod_affinity = m.n_aff;
+    p->pod_prefs = m.pref;
+    if (rc != 0)
         return -1;
     return parse_spread(p, spec, err);
 }
@@ -479,13 +660,8 @@ int sched_snapshot_add_pod_json(sched_snapshot *s, const json_t *pod, const char
     sched_pod_meta *m = sched_pod_meta_new(ns);
     if (!m)
         return tm_err_set(err, "out of memory");
-    m->terminating = json_terminating(meta);
     tm_err merr = {0};
-    int mrc = parse_labels(ns, name, meta, &m->labels, &merr);
-    if (mrc == 0)
-        mrc = parse_host_ports(ns, name, spec, &m->ports, &m->n_ports, &merr);
-    if (mrc == 0)
-        mrc = parse_pod_terms(ns, name, spec, "podAntiAffinity", &m->anti, &m->n_anti, &merr);
+    int mrc = parse_meta(ns, name, meta, spec, m, &merr);
     if (mrc != 0) {
         sched_pod_meta_free(m);
         m = NULL;
@@ -494,8 +670,8 @@ int sched_snapshot_add_pod_json(sched_snapshot *s, const json_t *pod, const char
         return -1;
     if (mrc != 0)
         return tm_err_set(err,
-                          "%s (pod recorded with its requests, but its host ports and "
-                          "anti-affinity are ignored)",
+                          "%s (pod recorded with its requests, but its labels, host ports "
+                          "and affinity are ignored)",
                           merr.msg);
     return 0;
 }
@@ -827,6 +1003,12 @@ sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched
         parse_label_annotation(p, ann, "tarema.io/mem", &p->labels[SCHED_FEAT_MEM], err) ||
         parse_label_annotation(p, ann, "tarema.io/io", &p->labels[SCHED_FEAT_IO], err))
         goto fail;
+    const json_t *rc = json_object_get(spec, "resourceClaims");
+    if (rc && !json_is_null(rc) && !json_is_array(rc)) {
+        tm_err_set(err, "pod %s/%s: spec.resourceClaims is not a list", p->ns, p->name);
+        goto fail;
+    }
+    p->n_resource_claims = json_array_size(rc);
     if (sched_pod_requests_from_json(s, pod, &p->requests, err) != 0 ||
         parse_tolerations(p, json_object_get(spec, "tolerations"), err) != 0 ||
         parse_node_selector(p, json_object_get(spec, "nodeSelector"), err) != 0 ||

@@ -1,9 +1,11 @@
 /* podspec.h: Kubernetes Pod, Node and TaskProfile JSON -> the scheduler's snapshot structs.
  *
  * Pure translation (no I/O): effective pod requests (containers, init containers including
- * restartable sidecars, overhead) as kube-scheduler computes them, tolerations, nodeSelector,
- * required node affinity, task identity, and for the inter-pod filters labels, host ports,
- * required pod (anti-)affinity terms and DoNotSchedule topology spread constraints, and the
+ * restartable sidecars, in-place resizes, pod-level resources, overhead) as kube-scheduler
+ * computes them, tolerations, nodeSelector,
+ * required node affinity, task identity, and for the inter-pod plugins labels, host ports,
+ * required and preferred pod (anti-)affinity terms and DoNotSchedule topology spread
+ * constraints, DRA resource claims (refused: DynamicResources), and the
  * PersistentVolumeClaims its volumes use (VolumeBinding); node
  * allocatable, labels, taints, Ready condition,
  * unschedulable; TaskProfile labels and mean runtime. Quantities go through lib/quantity.h.
@@ -34,9 +36,12 @@ sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched
                                tm_err *err);
 
 /* Records a pod placed on a node (bound, or another scheduler's) with everything the filters
- * need: its effective requests (as sched_pod_requests_from_json) and its metadata for the
- * inter-pod filters (namespace, labels, host ports, required anti-affinity terms, whether it is
- * terminating). node_name NULL = the pod's spec.nodeName. Re-recording the same uid replaces the
+ * and scores need: its effective requests (as sched_pod_requests_from_json) and its metadata for
+ * the inter-pod plugins (sched_pod_meta: namespace, labels, host ports, required and preferred
+ * pod (anti-)affinity terms, whether it is terminating), parsed by the same code as the pods
+ * sched_pod_from_json builds, so that this record equals the one Reserve makes
+ * (sched_pod_record). The live cache records every bound pod the informer shows with it.
+ * node_name NULL = the pod's spec.nodeName. Re-recording the same uid replaces the
  * record. Returns 0, or -1 with err: when the requests are malformed nothing is recorded; when
  * only the metadata is (the API server validates it, so this is rare) the pod is still recorded
  * with its requests and no metadata (it then takes capacity but holds no ports and no
@@ -44,7 +49,8 @@ sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched
 int sched_snapshot_add_pod_json(sched_snapshot *s, const json_t *pod, const char *node_name,
                                 tm_err *err);
 
-/* Just the effective requests of a pod (for capacity accounting of other schedulers' pods). */
+/* Just the effective requests of a pod: resource.PodRequests as kube-scheduler 1.35 calls it
+ * (PodLevelResources and in-place resize on; podspec.c says how). */
 int sched_pod_requests_from_json(sched_snapshot *s, const json_t *pod, sched_resources *out,
                                  tm_err *err);
 

@@ -424,11 +424,15 @@ bool sched_queue_should_report(sched_queue *q, const char *uid, const char *mess
     return true;
 }
 
-static size_t move_unsched(sched_queue *q, int64_t now_ms, int64_t max_age_ms) {
+/* Moves the unschedulable pods unschedulable for max_age_ms or more (-1: all) for which
+ * match (NULL: any) says yes. */
+static size_t move_unsched(sched_queue *q, int64_t now_ms, int64_t max_age_ms,
+                           bool (*match)(void *ud, const sched_pod *p), void *ud) {
     size_t moved = 0;
     for (size_t i = 0; i < q->unsched.n;) {
         qent *e = q->unsched.v[i];
-        if (max_age_ms >= 0 && now_ms - e->unsched_since < max_age_ms) {
+        if ((max_age_ms >= 0 && now_ms - e->unsched_since < max_age_ms) ||
+            (match && !match(ud, e->pod))) {
             i++;
             continue;
         }
@@ -443,11 +447,16 @@ static size_t move_unsched(sched_queue *q, int64_t now_ms, int64_t max_age_ms) {
 }
 
 size_t sched_queue_move_all(sched_queue *q, int64_t now_ms) {
-    return move_unsched(q, now_ms, -1);
+    return move_unsched(q, now_ms, -1, NULL, NULL);
+}
+
+size_t sched_queue_move_matching(sched_queue *q, int64_t now_ms,
+                                 bool (*match)(void *ud, const sched_pod *p), void *ud) {
+    return move_unsched(q, now_ms, -1, match, ud);
 }
 
 size_t sched_queue_flush_unschedulable(sched_queue *q, int64_t now_ms, int64_t max_age_ms) {
-    return move_unsched(q, now_ms, max_age_ms < 0 ? 0 : max_age_ms);
+    return move_unsched(q, now_ms, max_age_ms < 0 ? 0 : max_age_ms, NULL, NULL);
 }
 
 int64_t sched_queue_next_backoff_ms(const sched_queue *q, int64_t now_ms) {

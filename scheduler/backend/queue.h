@@ -119,6 +119,10 @@ bool sched_queue_should_report(sched_queue *q, const char *uid, const char *mess
 /* The cluster changed (capacity freed, a node added or changed): every unschedulable pod
  * moves to backoff (active if its backoff already expired). Returns how many moved. */
 size_t sched_queue_move_all(sched_queue *q, int64_t now_ms);
+/* The same for the unschedulable pods match(ud, pod) says yes for (kube-scheduler's queueing
+ * hints: only the pods an event can help). */
+size_t sched_queue_move_matching(sched_queue *q, int64_t now_ms,
+                                 bool (*match)(void *ud, const sched_pod *p), void *ud);
 /* Moves the pods unschedulable since at least max_age_ms ago, as the periodic flush does. */
 size_t sched_queue_flush_unschedulable(sched_queue *q, int64_t now_ms, int64_t max_age_ms);
 

@@ -25,9 +25,11 @@
  * leaving a pod pending while some node fits is worse still).
  *
  * Pod metadata: a pod recorded with sched_snapshot_add_pod_meta (or, from JSON,
- * sched_snapshot_add_pod_json in podspec.h) also carries what the inter-pod filters
- * (NodePorts, PodTopologySpread, InterPodAffinity) read of pods already placed: namespace,
- * labels, host ports and required anti-affinity terms. Pods recorded with plain
+ * sched_snapshot_add_pod_json in podspec.h, which the live cache uses for every bound pod the
+ * informer sees, whoever placed it) also carries what the inter-pod plugins read of pods
+ * already placed: namespace, labels, host ports, required pod anti-affinity and affinity terms
+ * and preferred ones with their weights, and whether it is terminating. It is kept compactly
+ * (sched_pod_meta below: the labels in one allocation, no JSON). Pods recorded with plain
  * sched_snapshot_add_pod have no metadata: they use capacity but no selector ever matches them
  * and they hold no ports (the simulator's pods, which use none of these features). */
 #ifndef TAREMA_SCHED_SNAPSHOT_H
@@ -141,6 +143,21 @@ typedef struct sched_host_port {
     sched_proto proto; /* TCP when empty */
 } sched_host_port;
 
+/* A pod's labels, compactly: the pairs sorted by key with their strings in one allocation
+ * (free with free()). Built from a metadata.labels object; NULL stands for no labels. */
+typedef struct sched_labels sched_labels;
+/* metadata.labels (NULL, null or {} give *out NULL) -> *out. 0, or -1 when a value is not a
+ * string (*out NULL) or out of memory (*out NULL, and errno ENOMEM). */
+int sched_labels_from_json(const json_t *labels, sched_labels **out);
+sched_labels *sched_labels_copy(const sched_labels *l); /* NULL for NULL or when out of memory */
+const char *sched_labels_get(const sched_labels *l, const char *key); /* NULL when absent */
+size_t sched_labels_count(const sched_labels *l);
+/* The i-th pair in key order (i < count). */
+void sched_labels_at(const sched_labels *l, size_t i, const char **key, const char **value);
+bool sched_labels_equal(const sched_labels *a, const sched_labels *b);
+/* Whether the labels satisfy a selector (tm_selector_matches on this form). */
+bool sched_labels_match(const tm_selector *sel, const sched_labels *l);
+
 /* One required pod (anti-)affinity term, with its namespaces resolved as kube-scheduler does:
  * no `namespaces` and no `namespaceSelector` -> the term owner's own namespace; an empty
  * namespaceSelector ({}) -> every namespace. A non-empty namespaceSelector needs namespace
@@ -159,25 +176,46 @@ typedef struct sched_pod_term {
  * namespaceSelector counts as matching every namespace when assume_any_ns is true (what an
  * anti-affinity check must assume not to accept a forbidden node) and as matching none of the
  * namespaces beyond the explicit list when false (what an affinity check must assume). */
-bool sched_pod_term_matches(const sched_pod_term *t, const char *ns, const json_t *labels,
+bool sched_pod_term_matches(const sched_pod_term *t, const char *ns, const sched_labels *labels,
                             bool assume_any_ns);
+/* The same for labels as a JSON object (the pod being scheduled, sched_pod.pod_labels). */
+bool sched_pod_term_matches_json(const sched_pod_term *t, const char *ns, const json_t *labels,
+                                 bool assume_any_ns);
 /* Deep copy of n terms into *out (caller frees with sched_pod_terms_free); 0, -1 on OOM. */
 int sched_pod_terms_copy(const sched_pod_term *src, size_t n, sched_pod_term **out);
 void sched_pod_terms_free(sched_pod_term *t, size_t n);
+
+/* A pod's preferred (weighted) affinity and anti-affinity terms:
+ * preferredDuringSchedulingIgnoredDuringExecution[i] = {weight, podAffinityTerm}, the terms
+ * resolved as above. Built by podspec.c; freed with sched_pod_prefs_free. */
+typedef struct sched_pod_prefs {
+    sched_pod_term *aff; /* podAffinity */
+    int32_t *aff_weight; /* 1..100, one per term */
+    size_t n_aff;
+    sched_pod_term *anti; /* podAntiAffinity */
+    int32_t *anti_weight;
+    size_t n_anti;
+} sched_pod_prefs;
+/* Deep copy (NULL for NULL or out of memory: check src). */
+sched_pod_prefs *sched_pod_prefs_copy(const sched_pod_prefs *src);
+void sched_pod_prefs_free(sched_pod_prefs *p);
 /* Deep copy of host ports; 0, -1 on OOM. */
 int sched_host_ports_copy(const sched_host_port *src, size_t n, sched_host_port **out);
 void sched_host_ports_free(sched_host_port *p, size_t n);
 
-/* What the inter-pod filters know of a placed pod. Built with sched_pod_meta_new and filled by
- * the caller (podspec.c, framework.c), then handed to sched_snapshot_add_pod_meta, which owns it
- * from then on. */
+/* What the inter-pod plugins know of a placed pod (the same whether this process placed it or
+ * the informer showed it bound). Built with sched_pod_meta_new and filled by the caller
+ * (podspec.c for pod JSON, pod.c from a sched_pod: the same parsers), then handed to
+ * sched_snapshot_add_pod_meta, which owns it from then on. Pods without pod (anti-)affinity
+ * or host ports (nearly all) hold the struct, their namespace and one label block. */
 typedef struct sched_pod_meta {
     char *ns;
-    json_t *labels; /* metadata.labels (an owned reference), NULL = no labels */
+    sched_labels *labels; /* metadata.labels, NULL = no labels */
     sched_host_port *ports;
-    size_t n_ports;
-    sched_pod_term *anti; /* required podAntiAffinity terms */
-    size_t n_anti;
+    sched_pod_term *anti;  /* required podAntiAffinity terms */
+    sched_pod_term *aff;   /* required podAffinity terms (read by scoring, not filtering) */
+    sched_pod_prefs *pref; /* preferred terms, NULL when none */
+    uint32_t n_ports, n_anti, n_aff;
     bool terminating; /* metadata.deletionTimestamp set: PodTopologySpread skips it */
 } sched_pod_meta;
 

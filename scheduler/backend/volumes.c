@@ -13,7 +13,7 @@
 /* The key is the first member of both entry types, so one comparison serves both trees. */
 typedef struct claim_ent {
     char *key;    /* namespace "/" name */
-    char *volume; /* spec.volumeName, "" while unbound */
+    char *volume; /* spec.volumeName once the binding completed, else "" (unbound) */
     bool deleting;
 } claim_ent;
 
@@ -100,6 +100,11 @@ static const void *tree_get(void *const *root, const char *key) {
     return slot ? *slot : NULL;
 }
 
+bool sched_volumes_claim_bind_completed(const json_t *pvc) {
+    return json_object_get(tm_json_path(pvc, "metadata.annotations"),
+                           "pv.kubernetes.io/bind-completed") != NULL;
+}
+
 int sched_volumes_put_claim(sched_volumes *v, const json_t *pvc, tm_err *err) {
     const char *ns = tm_json_str(pvc, "metadata.namespace", NULL);
     const char *name = tm_json_str(pvc, "metadata.name", NULL);
@@ -114,7 +119,11 @@ int sched_volumes_put_claim(sched_volumes *v, const json_t *pvc, tm_err *err) {
         return tm_err_set(err, "out of memory");
     size_t kl = strlen(ns) + strlen(name) + 2;
     c->key = malloc(kl);
-    c->volume = strdup(json_is_string(vol) ? json_string_value(vol) : "");
+    /* bound only once the binding completed, as kube-scheduler's isPVCFullyBound checks it: a
+     * volumeName (set by a user to pre-bind, or by the PV controller's first write) alone is a
+     * binding in progress */
+    bool done = sched_volumes_claim_bind_completed(pvc);
+    c->volume = strdup(json_is_string(vol) && done ? json_string_value(vol) : "");
     c->deleting = tm_json_path(pvc, "metadata.deletionTimestamp") != NULL;
     if (!c->key || !c->volume) {
         claim_free(c);

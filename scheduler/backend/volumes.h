@@ -31,6 +31,10 @@ void sched_volumes_free(sched_volumes *v);
 /* PersistentVolumeClaim / PersistentVolume JSON -> the tables (replacing an entry of the same
  * name). 0, or -1 with err naming the object and field (nothing is changed then). */
 int sched_volumes_put_claim(sched_volumes *v, const json_t *pvc, tm_err *err);
+/* Whether a claim's binding has completed (annotation pv.kubernetes.io/bind-completed, which
+ * the PV controller sets with spec.volumeName before status.phase becomes Bound): kube-
+ * scheduler's isPVCFullyBound. A claim with spec.volumeName but without it counts as unbound. */
+bool sched_volumes_claim_bind_completed(const json_t *pvc);
 int sched_volumes_put_volume(sched_volumes *v, const json_t *pv, tm_err *err);
 /* Forget one; -1 when unknown. */
 int sched_volumes_remove_claim(sched_volumes *v, const char *ns, const char *name);

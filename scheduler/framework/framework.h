@@ -26,6 +26,8 @@
  *                      anti-affinity rules", "node(s) didn't satisfy existing pods anti-affinity
  *                      rules" (required terms only; preferred terms are scoring in
  *                      kube-scheduler and ignored here)
+ *   DynamicResources   runs last, only for a pod with spec.resourceClaims: "node(s) cannot be
+ *                      used: tarema-scheduler does not allocate DRA resource claims ..."
  *   VolumeBinding      runs between NodeResourcesFit and PodTopologySpread: "node(s) had volume
  *                      node affinity conflict", and for a claim the pod cannot use every node
  *                      gets "persistentvolumeclaim "x" not found" (or "is being deleted", "is
@@ -75,6 +77,7 @@ typedef enum {
     SCHED_FILTER_INTERPOD, /* detail: SCHED_INTERPOD_* */
     /* runs after NodeResourcesFit, before PodTopologySpread (volumes.h) */
     SCHED_FILTER_VOLUME, /* detail: SCHED_VOLUME_* | claim index << 8 */
+    SCHED_FILTER_DRA,    /* last: a pod with DRA resource claims (tarema allocates none) */
     SCHED_FILTER_COUNT
 } sched_filter_id;
 

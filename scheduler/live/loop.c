@@ -97,6 +97,21 @@ static void hook_changed(void *ud) {
     l->changed = true;
 }
 
+static bool helped(void *m, const sched_pod *p) {
+    return sched_pod_helped_by(p, m);
+}
+
+/* A pod was bound (anyone's): the unschedulable pods waiting for a pod like it (affinity,
+ * spread) are retried now, not at the next periodic flush. */
+static void hook_bound(void *ud, const sched_pod_meta *m) {
+    sched_loop *l = ud;
+    if (!m || !sched_queue_count(l->queue, SCHED_Q_UNSCHEDULABLE))
+        return;
+    size_t moved = sched_queue_move_matching(l->queue, mono_ms(), helped, (void *)m);
+    if (moved)
+        tm_debug("pod bound: unschedulable pods it may help retried count=%zu", moved);
+}
+
 /* The queue's gate hook: the SchedulingGates plugin's check when a pod is added or updated, so
  * that a gated pod is never tried (kube-scheduler runs PreEnqueue at add time too). */
 static bool queue_gate(void *ud, const sched_pod *pod) {
@@ -331,7 +346,7 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
     l->cfg = cfg;
     l->k = k;
     sched_keys keys = {cfg->process_label, cfg->workflow_key};
-    sched_cache_hooks hooks = {hook_pending, hook_gone, hook_changed, l};
+    sched_cache_hooks hooks = {hook_pending, hook_gone, hook_changed, hook_bound, l};
     bool sched = cfg->mode == SCHED_MODE_SCHEDULER;
     l->cache = sched_cache_new(cfg->scheduler_name, (const char *const *)cfg->namespaces, &keys,
                                sched ? &hooks : NULL, err);
@@ -383,8 +398,8 @@ bool sched_api_served(tm_kube *k, const char *path, tm_err *err) {
     return r != NULL;
 }
 
-/* A gang API is taken as served unless it is absent (404) or the server did not answer: any
- * other refusal (e.g. 403) is left to the informer to report. */
+/* An optional API (gangs, TaskProfiles) is taken as served unless it is absent (404) or the
+ * server did not answer: any other refusal (e.g. 403) is left to the informer to report. */
 static bool gang_api_served(tm_kube *k, const char *path) {
     tm_err err = {0};
     return sched_api_served(k, path, &err) || (err.http_status != 404 && err.http_status != 0);
@@ -420,6 +435,30 @@ static int start_gang_informers(sched_loop *l, bool first, tm_err *err) {
     return 0;
 }
 
+/* TaskProfiles (the labeler's CRD). While the API is not served (reported once at the start,
+ * and once when it appears) tasks are unlabeled and the API is looked for again every
+ * api_recheck_ms, quietly: an informer on an absent resource would re-list every few seconds
+ * and warn each time. first: the start. */
+static int start_task_informer(sched_loop *l, bool first, tm_err *err) {
+    static const char *const path = "/apis/tarema.io/v1alpha1/taskprofiles";
+    if (l->tasks)
+        return 0;
+    if (!gang_api_served(l->k, path)) {
+        if (first) {
+            tm_warn("TaskProfile API tarema.io/v1alpha1 not served (CRD not installed?): tasks "
+                    "are unlabeled until it is");
+            atomic_fetch_or(&l->sync_state, 4); /* nothing to wait for */
+        }
+        return 0;
+    }
+    tm_informer_opts o = {.path = path, .on_event = on_task, .on_synced = synced_tasks, .ud = l};
+    if (!(l->tasks = tm_informer_start(l->k, &o, err)))
+        return tm_err_wrap(err, "watching TaskProfiles");
+    if (!first)
+        tm_info("TaskProfile API tarema.io/v1alpha1 served now: task profiles on");
+    return 0;
+}
+
 /* Looks again, every api_recheck_ms, for the APIs that were not served (no lock held: the
  * checks are blocking GETs; the reservation controller takes the cache lock to replay pods). */
 static void recheck_apis(sched_loop *l, int64_t now) {
@@ -427,6 +466,9 @@ static void recheck_apis(sched_loop *l, int64_t now) {
         return;
     l->last_api_check_ms = now;
     tm_err err = {0};
+    if (!l->tasks && start_task_informer(l, false, &err))
+        tm_warn("%s", err.msg);
+    err = (tm_err){0};
     if (l->gangs && (!l->podgroups || !l->workloads) && start_gang_informers(l, false, &err))
         tm_warn("%s", err.msg);
     err = (tm_err){0};
@@ -455,12 +497,8 @@ int sched_loop_start(sched_loop *l, tm_err *err) {
                            .transform_ud = l->cache};
     if (!(l->pods = tm_informer_start(l->k, &o, err)))
         return tm_err_wrap(err, "watching pods");
-    o = (tm_informer_opts){.path = "/apis/tarema.io/v1alpha1/taskprofiles",
-                           .on_event = on_task,
-                           .on_synced = synced_tasks,
-                           .ud = l};
-    if (!(l->tasks = tm_informer_start(l->k, &o, err)))
-        return tm_err_wrap(err, "watching TaskProfiles");
+    if (start_task_informer(l, true, err))
+        return -1;
     if (l->resv && resv_controller_start(l->resv, err))
         return -1;
     /* VolumeBinding: only when we bind. As an extender, kube-scheduler checks volumes itself. */

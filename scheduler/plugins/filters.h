@@ -9,6 +9,7 @@
  *   VolumeBinding       volume_binding.c (the tables in volumes.c)
  *   PodTopologySpread   pod_topology_spread.c
  *   InterPodAffinity    interpod_affinity.c
+ *   DynamicResources    dynamic_resources.c (refuses pods with DRA claims)
  * Each fills a sched_plugin (framework.h) with its PreFilter (the cluster-wide ones), Filter and
  * reason hooks and its sched_filter_id; with_state false leaves the state NULL (for the reason
  * and name alone; the Filter hooks of the stateful ones need the state). 0, or -1 on OOM.
@@ -30,6 +31,7 @@ int sched_filter_resources_fit(sched_plugin *out, bool with_state);
 int sched_filter_volume_binding(sched_plugin *out, bool with_state);
 int sched_filter_topology_spread(sched_plugin *out, bool with_state);
 int sched_filter_interpod_affinity(sched_plugin *out, bool with_state);
+int sched_filter_dynamic_resources(sched_plugin *out, bool with_state);
 
 /* The in-tree filters in run order, NULL-terminated. */
 typedef int (*sched_filter_ctor)(sched_plugin *out, bool with_state);

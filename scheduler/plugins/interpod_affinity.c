@@ -15,8 +15,9 @@
  * empty namespaceSelector every namespace. A non-empty namespaceSelector needs namespace labels,
  * which the snapshot does not hold; it is handled so that nothing kube-scheduler refuses is
  * accepted: for anti-affinity it counts as matching every namespace, for affinity as matching
- * only the listed namespaces, and such a term turns the first-pod exception off. Pods recorded
- * without metadata are invisible here. */
+ * only the listed namespaces, and such a term turns the first-pod exception off. Every bound pod
+ * the live cache sees carries its metadata (snapshot.h), whoever placed it; pods recorded
+ * without (the simulator's) are invisible here. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,12 +67,23 @@ static int add_ex_key(sched_interpod_state *st, const char *key) {
     return 0;
 }
 
-/* Whether (ns, labels) matches every one of the terms (false for no terms). */
-static bool matches_all(const sched_pod_term *t, size_t n, const char *ns, const json_t *labels) {
+/* Whether a placed pod (ns, labels) matches every one of the terms (false for no terms). */
+static bool matches_all(const sched_pod_term *t, size_t n, const char *ns,
+                        const sched_labels *labels) {
     if (!n)
         return false;
     for (size_t i = 0; i < n; i++)
         if (!sched_pod_term_matches(&t[i], ns, labels, false))
+            return false;
+    return true;
+}
+
+/* The same for the incoming pod. */
+static bool self_matches_all(const sched_pod *p) {
+    if (!p->n_pod_affinity)
+        return false;
+    for (size_t i = 0; i < p->n_pod_affinity; i++)
+        if (!sched_pod_term_matches_json(&p->pod_affinity[i], p->ns, p->pod_labels, false))
             return false;
     return true;
 }
@@ -85,7 +97,7 @@ static int count_existing(sched_interpod_state *st, const sched_snapshot *s, con
         const sched_node *n = NULL; /* looked up only once a term matches: most do not */
         for (size_t t = 0; t < m->n_anti; t++) {
             const sched_pod_term *term = &m->anti[t];
-            if (!sched_pod_term_matches(term, p->ns, p->pod_labels, true))
+            if (!sched_pod_term_matches_json(term, p->ns, p->pod_labels, true))
                 continue;
             if (!n) {
                 int node;
@@ -157,8 +169,7 @@ int sched_interpod_prefilter(sched_interpod_state *st, const sched_snapshot *s, 
     bool unknown_ns = false;
     for (size_t t = 0; t < p->n_pod_affinity; t++)
         unknown_ns |= p->pod_affinity[t].ns_selector;
-    st->first_pod_ok =
-        !unknown_ns && matches_all(p->pod_affinity, p->n_pod_affinity, p->ns, p->pod_labels);
+    st->first_pod_ok = !unknown_ns && self_matches_all(p);
     *active = own || sched_tpmap_size(st->existing) > 0;
     return 0;
 }

@@ -111,7 +111,7 @@ static int count_pods(sched_spread_state *st, const sched_snapshot *s, const sch
         const char **dom = NULL; /* the node is looked up once a selector matches */
         for (size_t c = 0; c < st->nc; c++) {
             const tm_selector *sel = p->spread[c].selector;
-            if (!sel || !sel->n || !tm_selector_matches(sel, m->labels))
+            if (!sel || !sel->n || !sched_labels_match(sel, m->labels))
                 continue;
             if (!dom) {
                 int node;

@@ -9,12 +9,17 @@
 #include "scheduler/plugins/filters.h"
 #include "scheduler/plugins/scheduling_gates.h"
 
-const sched_filter_ctor sched_in_tree_filters[] = {
-    sched_filter_node_ready,        sched_filter_node_unschedulable,
-    sched_filter_taint_toleration,  sched_filter_node_affinity,
-    sched_filter_node_ports,        sched_filter_resources_fit,
-    sched_filter_volume_binding,    sched_filter_topology_spread,
-    sched_filter_interpod_affinity, NULL};
+const sched_filter_ctor sched_in_tree_filters[] = {sched_filter_node_ready,
+                                                   sched_filter_node_unschedulable,
+                                                   sched_filter_taint_toleration,
+                                                   sched_filter_node_affinity,
+                                                   sched_filter_node_ports,
+                                                   sched_filter_resources_fit,
+                                                   sched_filter_volume_binding,
+                                                   sched_filter_topology_spread,
+                                                   sched_filter_interpod_affinity,
+                                                   sched_filter_dynamic_resources,
+                                                   NULL};
 
 #define N_IN_TREE (sizeof sched_in_tree_filters / sizeof *sched_in_tree_filters - 1)
 
@@ -160,7 +165,7 @@ sched_filter_id sched_filter_node_pre(const sched_snapshot *s, const sched_pod *
 /* Whether p needs the cluster-wide state at all (else those filters pass trivially). */
 static bool needs_prefilter(const sched_snapshot *s, const sched_pod *p) {
     return p->n_host_ports || p->n_spread || p->n_pod_affinity || p->n_pod_anti_affinity ||
-           (p->n_claims && sched_snapshot_volumes(s)) ||
+           (p->n_claims && sched_snapshot_volumes(s)) || p->n_resource_claims ||
            sched_snapshot_podset_count(s, SCHED_PODSET_ANTI);
 }
 

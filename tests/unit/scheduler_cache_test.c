@@ -59,7 +59,8 @@ static json_t *pod_json(const char *uid, const char *sched, const char *node, co
 }
 
 static sched_cache *new_cache(rec *r, const char *const *ns) {
-    sched_cache_hooks h = {on_pending, on_gone, on_changed, r};
+    sched_cache_hooks h = {
+        .pod_pending = on_pending, .pod_gone = on_gone, .cluster_changed = on_changed, .ud = r};
     tm_err err = {0};
     sched_cache *c = sched_cache_new("tarema", ns, NULL, &h, &err);
     CHECK(c != NULL);
@@ -439,6 +440,13 @@ static void test_claims_and_volumes(void) {
     json_object_set_new(json_object_get(status_only, "status"), "phase", json_string("Bound"));
     CHECK_INT(sched_cache_claim_event(c, TM_WATCH_MODIFIED, status_only, bound, &err), 0);
     CHECK_INT(r.changed, 2);
+    /* the binding completes (kube-scheduler's isPVCFullyBound): that counts */
+    json_t *completed = json_deep_copy(status_only);
+    json_object_set_new(json_object_get(completed, "metadata"), "annotations",
+                        json_pack("{s:s}", "pv.kubernetes.io/bind-completed", "yes"));
+    CHECK_INT(sched_cache_claim_event(c, TM_WATCH_MODIFIED, completed, status_only, &err), 0);
+    CHECK_INT(r.changed, 3);
+    json_decref(completed);
     json_t *pv = parse("{\"metadata\":{\"name\":\"pv1\"},\"spec\":{}}");
     CHECK_INT(sched_cache_volume_event(c, TM_WATCH_ADDED, pv, NULL, &err), 0);
     CHECK_INT(sched_volumes_volume_count(v), 1);

@@ -7,7 +7,9 @@
  * unschedulable, tarema groups, unprofiled nodes, an extended resource) and a long random
  * stream of pods (requests, tolerations, node selectors, required node affinity, task labels,
  * some host ports, anti-affinity and spread constraints) interleaved with reservations,
- * removals, other schedulers' pods, node replacements, removals and additions. For every pod
+ * removals, other schedulers' pods (random pods too, bound by the informer's own path: the
+ * cache's transform and watch events, additions and deletions), node replacements, removals and
+ * additions. For every pod
  * and every policy: the same chosen node, score and feasible count; every node's filter
  * outcome, detail and score; and the snapshot's node columns equal to what the nodes say (the
  * cached load bit for bit). */
@@ -17,6 +19,8 @@
 #include <string.h>
 
 #include "harness.h"
+#include "lib/jsonutil.h"
+#include "scheduler/backend/cache.h"
 #include "scheduler/framework/framework.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/plugins/policy/policy.h"
@@ -358,7 +362,7 @@ static int cols_mismatches(const sched_snapshot *s) {
 }
 
 typedef struct stats {
-    long decisions, placed, unplaced, steps_checked, inter_pod, flagged_feasible, affinity;
+    long decisions, placed, unplaced, steps_checked, inter_pod, flagged_feasible, affinity, foreign;
     int first_failures;
 } stats;
 
@@ -366,7 +370,10 @@ typedef struct stats {
 static void run_stream(const char *policy, uint64_t seed, int nodes, int steps, stats *st) {
     rng r = {seed * 0x9E3779B97F4A7C15ull + 1};
     tm_err err = {0};
-    sched_snapshot *s = sched_snapshot_new();
+    /* the live cache's snapshot, so that other schedulers' pods arrive as they do live */
+    sched_cache *cache = sched_cache_new("tarema-scheduler", NULL, NULL, NULL, &err);
+    CHECK(cache != NULL);
+    sched_snapshot *s = sched_cache_snapshot(cache);
     int gpu = sched_snapshot_resource_slot(s, "nvidia.com/gpu", &err);
     CHECK(gpu >= SCHED_RES_FIRST_EXT);
     int next_node = 0;
@@ -408,10 +415,18 @@ static void run_stream(const char *policy, uint64_t seed, int nodes, int steps, 
                  .scores = calloc(cap, sizeof(int64_t))};
     char **placed = calloc((size_t)steps, sizeof *placed); /* uids of reserved pods */
     size_t nplaced = 0;
+    json_t *foreign = json_array(); /* other schedulers' bound pods, as the informer keeps them */
     for (int step = 0; fw && step < steps; step++) {
         /* the cluster changes under the scheduler */
         int what = rint_(&r, 100);
-        if (what < 20 && nplaced) { /* a pod finishes, or a bind failed */
+        if (what < 4 && json_array_size(foreign)) { /* another scheduler's pod is deleted */
+            size_t k = (size_t)rint_(&r, (int)json_array_size(foreign));
+            CHECK(sched_cache_pod_event(cache, TM_WATCH_DELETED, json_array_get(foreign, k), NULL,
+                                        &err) == 0);
+            CHECK(sched_snapshot_pod_node(
+                      s, tm_json_str(json_array_get(foreign, k), "metadata.uid", "")) == NULL);
+            json_array_remove(foreign, k);
+        } else if (what < 20 && nplaced) { /* a pod finishes, or a bind failed */
             size_t k = (size_t)rint_(&r, (int)nplaced);
             CHECK(sched_snapshot_remove_pod(s, placed[k]) == 0);
             free(placed[k]);
@@ -420,11 +435,19 @@ static void run_stream(const char *policy, uint64_t seed, int nodes, int steps, 
             char uid[32], nn[32];
             snprintf(uid, sizeof uid, "foreign-%d", step);
             node_name(nn, sizeof nn, rint_(&r, next_node + 3));
-            sched_resources req = {{0}};
-            req.v[SCHED_RES_CPU] = 100 * rint_(&r, 20);
-            req.v[SCHED_RES_MEMORY] = (int64_t)rint_(&r, 8) << 28;
-            req.v[SCHED_RES_PODS] = 1;
-            CHECK(sched_snapshot_add_pod(s, uid, nn, &req, &err) == 0);
+            json_t *pj = random_pod_json(&r, step, seed % 3 == 0);
+            json_t *meta = json_object_get(pj, "metadata");
+            json_object_set_new(meta, "name", json_string(uid));
+            json_object_set_new(meta, "uid", json_string(uid));
+            json_object_set_new(json_object_get(pj, "spec"), "nodeName", json_string(nn));
+            json_object_set_new(json_object_get(pj, "spec"), "schedulerName",
+                                json_string("default-scheduler"));
+            pj = sched_cache_pod_transform(cache, pj); /* the informer's path */
+            CHECKF(sched_cache_pod_event(cache, TM_WATCH_ADDED, pj, NULL, &err) == 0, "%s",
+                   err.msg);
+            CHECK(sched_snapshot_pod_meta(s, uid) != NULL);
+            st->foreign++;
+            json_array_append_new(foreign, pj);
         } else if (what < 28 && sched_snapshot_node_count(s) > 1) { /* a node is updated */
             const sched_node *old =
                 sched_snapshot_node(s, (size_t)rint_(&r, (int)sched_snapshot_node_count(s)));
@@ -506,8 +529,9 @@ static void run_stream(const char *policy, uint64_t seed, int nodes, int steps, 
     free(o.status);
     free(o.detail);
     free(o.scores);
+    json_decref(foreign);
     sched_framework_free(fw);
-    sched_snapshot_free(s);
+    sched_cache_free(cache);
 }
 
 static void test_every_policy_matches_reference(void) {
@@ -516,14 +540,16 @@ static void test_every_policy_matches_reference(void) {
         for (uint64_t seed = 1; seed <= 3; seed++)
             run_stream(*pn, seed, 150 + 50 * (int)seed, 700, &st);
     printf("    %ld decisions (%ld placed, %ld unplaced, %ld with inter-pod filters, %ld with node "
-           "selector or affinity), %ld feasible flagged nodes\n",
-           st.decisions, st.placed, st.unplaced, st.inter_pod, st.affinity, st.flagged_feasible);
+           "selector or affinity), %ld feasible flagged nodes, %ld other schedulers' pods\n",
+           st.decisions, st.placed, st.unplaced, st.inter_pod, st.affinity, st.flagged_feasible,
+           st.foreign);
     CHECK(st.decisions == 6 * 3 * 700);
     /* the stream must exercise both outcomes and the paths it is meant to */
     CHECK(st.placed > 1000 && st.unplaced > 100);
     CHECK(st.inter_pod > 100 && st.decisions - st.inter_pod > 5000); /* both scans */
     CHECK(st.affinity > 1000);
     CHECK(st.flagged_feasible > 0); /* tolerated taints / unschedulable went the full way */
+    CHECK(st.foreign > 500);
 }
 
 /* The reference itself agrees with the plugins' own per-node score on a small cluster, so a

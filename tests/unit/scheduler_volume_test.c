@@ -7,13 +7,18 @@
 
 #include "scheduler_filter_helpers.h"
 
-/* A claim ns/name bound to volume ("" = unbound), optionally being deleted. */
+/* A claim ns/name bound to volume ("" = unbound; the binding completed, as the PV controller
+ * marks it), optionally being deleted. */
 static void put_claim(sched_volumes *v, const char *ns, const char *name, const char *volume,
                       bool deleting) {
     char text[512];
-    snprintf(text, sizeof text, "{'metadata':{'namespace':'%s','name':'%s'%s},'spec':{%s%s%s}}", ns,
-             name, deleting ? ",'deletionTimestamp':'2026-11-22T10:00:00Z'" : "",
-             volume[0] ? "'volumeName':'" : "", volume, volume[0] ? "'" : "");
+    snprintf(text, sizeof text,
+             "{'metadata':{'namespace':'%s','name':'%s'%s%s},'spec':{%s%s%s},'status':{'phase':"
+             "'%s'}}",
+             ns, name, deleting ? ",'deletionTimestamp':'2026-11-22T10:00:00Z'" : "",
+             volume[0] ? ",'annotations':{'pv.kubernetes.io/bind-completed':'yes'}" : "",
+             volume[0] ? "'volumeName':'" : "", volume, volume[0] ? "'" : "",
+             volume[0] ? "Bound" : "Pending");
     json_t *j = J(text);
     tm_err err = {0};
     if (!j || sched_volumes_put_claim(v, j, &err) != 0)
@@ -137,6 +142,17 @@ static void test_claim_problems(void) {
     put_claim(v, "wf", "work", "", false);
     CHECK_STR(feasible(fw, s, p), "0/3 nodes are available: 3 persistentvolumeclaim \"work\" is "
                                   "not bound (tarema binds no volumes).");
+    /* volumeName set but the binding not completed (a user's pre-binding, or the PV
+     * controller between its two writes; status.phase still Pending): not bound, as
+     * kube-scheduler's isPVCFullyBound says */
+    json_t *prebound = J("{'metadata':{'namespace':'wf','name':'work'},'spec':{'volumeName':'pv'},"
+                         "'status':{'phase':'Pending'}}");
+    CHECK_INT(sched_volumes_put_claim(v, prebound, &err), 0);
+    json_decref(prebound);
+    put_volume(v, "pv", "");
+    CHECK_STR(feasible(fw, s, p), "0/3 nodes are available: 3 persistentvolumeclaim \"work\" is "
+                                  "not bound (tarema binds no volumes).");
+    CHECK_INT(sched_volumes_remove_volume(v, "pv"), 0);
     put_claim(v, "wf", "work", "pv", false);
     CHECK_STR(feasible(fw, s, p), "0/3 nodes are available: 3 node(s) unavailable due to one or "
                                   "more pvc(s) bound to non-existent pv(s).");

@@ -232,11 +232,12 @@ int64_t sched_adaptive_group_key(const sched_snapshot *s, const sched_task_profi
 }
 
 /* The task profile a placed pod's labels name, NULL when they name none. */
-static const sched_task_profile *profile_of_labels(const sched_snapshot *s, const json_t *labels) {
-    const char *proc = json_string_value(json_object_get(labels, PROCESS_LABEL));
+static const sched_task_profile *profile_of_labels(const sched_snapshot *s,
+                                                   const sched_labels *labels) {
+    const char *proc = sched_labels_get(labels, PROCESS_LABEL);
     if (!proc)
         return NULL;
-    const char *wf = json_string_value(json_object_get(labels, WORKFLOW_LABEL));
+    const char *wf = sched_labels_get(labels, WORKFLOW_LABEL);
     const sched_task_profile *tp = sched_snapshot_task(s, wf ? wf : "", proc);
     if (!tp && wf && *wf)
         tp = sched_snapshot_task(s, "", proc);
