@@ -220,6 +220,40 @@ pods "$NS_D" default-scheduler | kubectl apply -f - >/dev/null
 wait_bound "$NS_D" || die "kube-scheduler bound $(bound_count "$NS_D") of $NPODS pods"
 step "kube-scheduler bound $NPODS pods"
 
+# Every pod counts, whoever placed it: a node exporter per node (hostPort 9100) placed by
+# kube-scheduler the way a DaemonSet's pods are (required node affinity on the node's name),
+# then a tarema pod asking for the same port: it must stay Pending, as under kube-scheduler.
+step "every pod counts, whoever placed it: kube-scheduler places a hostPort-9100 exporter on every node, then a tarema pod asks for port 9100"
+kubectl create namespace demo-ports >/dev/null
+NNODES=$(kubectl get nodes -o name | wc -l)
+kubectl get nodes -o name | sed 's|node/||' | jq -R '{apiVersion: "v1", kind: "Pod",
+    metadata: {namespace: "demo-ports", name: ("exporter-" + .), labels: {app: "exporter"}},
+    spec: {schedulerName: "default-scheduler", affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution:
+      {nodeSelectorTerms: [{matchFields: [{key: "metadata.name", operator: "In", values: [.]}]}]}}},
+      containers: [{name: "c", image: "exporter", ports: [{containerPort: 9100, hostPort: 9100}]}]}}' |
+  kubectl apply -f - >/dev/null
+for i in $(seq 1 150); do [ "$(bound_count demo-ports)" -ge "$NNODES" ] && break; sleep 0.2; done
+[ "$(bound_count demo-ports)" -ge "$NNODES" ] || die "kube-scheduler placed $(bound_count demo-ports) of $NNODES exporters"
+kubectl apply -f - >/dev/null <<EOF
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": "$NS_T", "name": "wants-9100"},
+ "spec": {"schedulerName": "tarema", "containers": [{"name": "c", "image": "app",
+   "ports": [{"containerPort": 9100, "hostPort": 9100}]}]}}
+EOF
+why="" uid=$(kubectl -n "$NS_T" get pod wants-9100 -o jsonpath='{.metadata.uid}')
+for i in $(seq 1 150); do
+  [ -z "$(kubectl -n "$NS_T" get pod wants-9100 -o jsonpath='{.spec.nodeName}')" ] ||
+    die "tarema bound $NS_T/wants-9100 onto a node whose port 9100 is taken"
+  why=$(kubectl -n "$NS_T" get events --field-selector "involvedObject.uid=$uid,reason=FailedScheduling" \
+        -o jsonpath='{.items[-1:].message}' 2>/dev/null) && [ -n "$why" ] && break
+  sleep 0.2
+done
+[ -n "$why" ] || die "no FailedScheduling event for $NS_T/wants-9100"
+[ -z "$(kubectl -n "$NS_T" get pod wants-9100 -o jsonpath='{.spec.nodeName}')" ] ||
+  die "tarema bound $NS_T/wants-9100 onto a node whose port 9100 is taken"
+echo "  $NS_T/wants-9100 Pending: $why"
+kubectl delete namespace demo-ports --wait=false >/dev/null
+kubectl -n "$NS_T" delete pod wants-9100 --wait=false >/dev/null
+
 kubectl get nodes -o json | jq -r '.items[] | [.metadata.name, .metadata.labels["tarema.io/group"], .metadata.labels["tarema.io/cpu"], .metadata.labels["tarema.io/mem"], .metadata.labels["tarema.io/io"]] | @tsv' >"$WORK/nodes.tsv"
 kubectl -n "$NS_T" get taskprofiles -o json | jq -r '.items[] | [.spec.process, .status.labels.cpu, .status.labels.mem, .status.labels.io] | @tsv' >"$WORK/tasks.tsv"
 placement() { kubectl -n "$1" get pods -o json | jq -r '.items[] | [.metadata.labels["nextflow.io/processName"], .metadata.name, .spec.nodeName] | @tsv' | sort; }
