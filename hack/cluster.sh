@@ -217,8 +217,10 @@ args_of() {
       a --service-account-private-key-file="$PKI/sa.key" --root-ca-file="$PKI/ca.crt"
       a --kube-api-qps=1000 --kube-api-burst=2000
       # Controllers that need volumes, a cloud, CSRs or metrics do nothing useful without
-      # kubelets; leaving them out saves start time and log noise.
-      local off=(persistentvolume-attach-detach-controller persistentvolume-binder-controller
+      # kubelets; leaving them out saves start time and log noise. The PV binder stays: it
+      # completes the binding of claims (pv.kubernetes.io/bind-completed, status.phase Bound),
+      # which schedulers wait for, as on a real cluster.
+      local off=(persistentvolume-attach-detach-controller
         persistentvolume-expander-controller persistentvolume-protection-controller
         persistentvolumeclaim-protection-controller ephemeral-volume-controller
         volumeattributesclass-protection-controller cloud-node-lifecycle-controller

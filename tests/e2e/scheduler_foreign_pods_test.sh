@@ -12,7 +12,9 @@
 #   4. a new pod with required affinity (hostname) to an app=solo pod kube-scheduler placed:
 #      bound to that pod's node;
 #   5. anti-affinity app=r (hostname) for three pods on two nodes, tarema-scheduler restarted
-#      after the first is bound: two bound on different nodes, the third Pending.
+#      after the first is bound: two bound on different nodes, the third Pending;
+#   6. pods whose pod-level requests (spec.resources) are larger than their containers': counted
+#      at the pod level; a pod with a DRA resource claim: Pending (tarema allocates none).
 # A pod left Pending is checked only once its scheduler has reported it (a FailedScheduling
 # event with the expected reason), never after a fixed wait.
 set -uo pipefail
@@ -166,6 +168,33 @@ else
   fail "tarema restarted after r1: three app=r pods with anti-affinity, 2 bound on different nodes, 1 Pending" \
     "$(kubectl get pods -n "$NS" -o wide r1 r2 r3 2>&1 | tail -n +2)"
 fi
+
+# ---- 6. pod-level resources and DRA claims -------------------------------------------------------
+# Three pods of 100m in their container but 5 cpu at pod level (PodLevelResources): two fit the
+# two 8-core nodes, the third does not. tarema's first, then (deleted) kube-scheduler's.
+PODLEVEL='.spec.resources = {requests: {cpu: "5", memory: "64Mi"}}'
+two_bound_one_short() { # PREFIX
+  local n=0 p
+  for p in "${1}1" "${1}2" "${1}3"; do bound "$p" && n=$((n + 1)); done
+  [ $n = 2 ] || return 1
+  for p in "${1}1" "${1}2" "${1}3"; do bound "$p" || failed_event "$p" 'Insufficient cpu' || return 1; done
+}
+for who in tarema kube-scheduler; do
+  pre=t-pl
+  s=$SCHED
+  [ $who = kube-scheduler ] && { pre=k-pl; s=$KS; }
+  for i in 1 2 3; do pod "$pre$i" "$s" '{"app": "pl"}' "$PODLEVEL"; done
+  what="$who: pod-level requests of 5 cpu (containers 100m), three pods on two 8-core nodes: 2 bound, 1 Insufficient cpu"
+  [ $who = kube-scheduler ] && what="kube-scheduler (reference): ${what#*: }"
+  if wait_for 60 two_bound_one_short "$pre"; then pass "$what"; else fail "$what" "$(kubectl get pods -n "$NS" -o wide "${pre}1" "${pre}2" "${pre}3" 2>&1 | tail -n +2)"; fi
+  kubectl delete pod -n "$NS" "${pre}1" "${pre}2" "${pre}3" --grace-period=0 --force --wait=true --timeout=60s >/dev/null 2>&1
+done
+# (No kube-scheduler reference here: its DynamicResources PreEnqueue holds a pod whose claim does
+# not exist without trying it, so there is no event to wait for.)
+DRA='.spec.resourceClaims = [{name: "gpu", resourceClaimName: "gpu-claim"}]'
+pod t-dra "$SCHED" '{"app": "dra"}' "$DRA"
+pending "tarema: a pod with a DRA resource claim, Pending (tarema allocates no DRA claims)" t-dra \
+  'does not allocate DRA resource claims'
 
 # No pod of this test on a node where it does not fit, and none of kube-scheduler's pods moved.
 out=$(check_fit)
