@@ -134,6 +134,10 @@ static int eval_run(sched_extender *x, const json_t *args, eval *e, tm_err *err)
     }
     if (!(e->pod = sched_pod_from_json(e->snap, pod, &x->o.keys, err)))
         return tm_err_wrap(err, "ExtenderArgs: Pod");
+    /* DRA claims are kube-scheduler's in extender mode: its DynamicResources plugin allocates
+     * them before it asks us, so tarema's refusing filter (which stands in for allocation in
+     * the scheduler it binds for) must not turn such a pod away here. */
+    e->pod->n_resource_claims = 0;
     if (e->tmp && x->o.cache) { /* task labels are known to the cache only */
         const char *wf = e->pod->workflow;
         const sched_task_profile *tp = sched_snapshot_task(x->o.cache, wf, e->pod->process);

@@ -142,6 +142,31 @@ static void test_filter_nodes_not_cache_capable(void) {
     sched_snapshot_free(cache);
 }
 
+/* A pod with DRA claims: kube-scheduler allocates them itself before it calls the extender,
+ * so the extender filters such a pod as any other (the scheduler mode refuses it instead). */
+static void test_filter_pod_with_dra_claims(void) {
+    sched_snapshot *cache = cache_snapshot();
+    sched_extender_opts o = {.cache = cache};
+    tm_err err = {0};
+    sched_extender *x = sched_extender_new(&o, &err);
+    json_t *args = load(FIX "extender-args-nodes.json");
+    json_t *spec = json_object_get(json_object_get(args, "Pod"), "spec");
+    CHECK(spec != NULL);
+    json_object_set_new(spec, "resourceClaims",
+                        json_pack("[{s:s, s:s}]", "name", "gpu", "resourceClaimName", "gpu-claim"));
+    json_t *res = sched_extender_filter(x, args, &err);
+    CHECK(res != NULL);
+    if (res) {
+        CHECK_INT(json_array_size(json_object_get(json_object_get(res, "Nodes"), "items")), 5);
+        CHECK_INT(json_object_size(json_object_get(res, "FailedAndUnresolvableNodes")), 2);
+        CHECK_STR(tm_json_str(res, "Error", "?"), "");
+    }
+    json_decref(res);
+    json_decref(args);
+    sched_extender_free(x);
+    sched_snapshot_free(cache);
+}
+
 static void test_filter_node_names_cache_capable(void) {
     sched_snapshot *cache = cache_snapshot();
     /* mid-1 is busy in the cache: a resource shortfall (FailedNodes, preemption may help) */
@@ -429,6 +454,7 @@ out:
 int main(void) {
     RUN(test_task_profile_json);
     RUN(test_filter_nodes_not_cache_capable);
+    RUN(test_filter_pod_with_dra_claims);
     RUN(test_filter_node_names_cache_capable);
     RUN(test_filter_port_conflict_is_resolvable);
     RUN(test_malformed_args);
