@@ -179,6 +179,14 @@ static bool pod_relevant_change(const json_t *a, const json_t *b) {
                       tm_json_path(b, "metadata.annotations"));
 }
 
+/* Whether any resource requested on a node went down from a to b. */
+static bool requests_dropped(const sched_resources *a, const sched_resources *b) {
+    for (int r = 0; r < SCHED_RES_MAX; r++)
+        if (b->v[r] < a->v[r])
+            return true;
+    return false;
+}
+
 /* What the record of a bound pod holds: its spec, labels, whether it is terminating, and the
  * resources its status reports after an in-place resize (the transform keeps only those). */
 static bool bound_pod_relevant_change(const json_t *a, const json_t *b) {
@@ -222,14 +230,20 @@ int sched_cache_pod_event(sched_cache *c, tm_watch_type type, const json_t *obj,
         bool same_node = was && strcmp(was, node) == 0;
         bool recorded = !(type == TM_WATCH_MODIFIED && old && same_node &&
                           !sched_cache_is_assumed(c, uid) && !bound_pod_relevant_change(old, obj));
+        const sched_node *on = same_node ? sched_snapshot_node_by_name(c->snap, node) : NULL;
+        sched_resources before = on ? on->requested : (sched_resources){{0}};
         if (recorded)
             rc = sched_snapshot_add_pod_json(c->snap, obj, node, &perr);
         if (rc && !sched_snapshot_pod_node(c->snap, uid)) /* not recorded at all */
             return tm_err_set(err, "pod %s/%s: %s", ns, name, perr.msg);
         /* a bound pod whose labels changed may no longer match an anti-affinity or a spread
-         * constraint: any unschedulable pod may fit; a new one helps those it matches */
+         * constraint, and one resized down (in place) frees capacity, as kube-scheduler's
+         * NodeResourcesFit hint says of a scaled-down pod: any unschedulable pod may fit; a new
+         * one helps those it matches */
         if (recorded && old && same_node && c->hooks.cluster_changed &&
-            !same_json(tm_json_path(old, "metadata.labels"), tm_json_path(obj, "metadata.labels")))
+            (!same_json(tm_json_path(old, "metadata.labels"),
+                        tm_json_path(obj, "metadata.labels")) ||
+             (on && requests_dropped(&before, &on->requested))))
             c->hooks.cluster_changed(c->hooks.ud);
         else if (recorded && c->hooks.pod_bound)
             c->hooks.pod_bound(c->hooks.ud, sched_snapshot_pod_meta(c->snap, uid));

@@ -94,9 +94,13 @@ int sched_pod_record(sched_snapshot *s, const sched_pod *p, const char *node_nam
 bool sched_pod_helped_by(const sched_pod *p, const sched_pod_meta *m) {
     if (!m)
         return false;
-    for (size_t t = 0; t < p->n_pod_affinity; t++)
-        if (sched_pod_term_matches(&p->pod_affinity[t], m->ns, m->labels, false))
-            return true;
+    /* as kube-scheduler's InterPodAffinity hint: one placed pod must satisfy every required
+     * affinity term to help (podMatchesAllAffinityTerms) */
+    bool all = p->n_pod_affinity > 0;
+    for (size_t t = 0; all && t < p->n_pod_affinity; t++)
+        all = sched_pod_term_matches(&p->pod_affinity[t], m->ns, m->labels, false);
+    if (all)
+        return true;
     for (size_t c = 0; c < p->n_spread && strcmp(m->ns, p->ns) == 0; c++)
         if (p->spread[c].selector && sched_labels_match(p->spread[c].selector, m->labels))
             return true;

@@ -83,7 +83,7 @@ int sched_pod_record(sched_snapshot *s, const sched_pod *p, const char *node_nam
 
 /* Queueing hint for a pod placed on a node (bound, whoever placed it; m its metadata): whether
  * it may let p, unschedulable, fit now, as kube-scheduler's InterPodAffinity and
- * PodTopologySpread hints answer a Pod add: m matches one of p's required affinity terms, or
+ * PodTopologySpread hints answer a Pod add: m matches every one of p's required affinity terms, or
  * is in p's namespace and matches one of its spread constraints. (A placed pod never frees a
  * port nor lifts an anti-affinity: deletes and label changes count as cluster changes.) */
 bool sched_pod_helped_by(const sched_pod *p, const sched_pod_meta *m);

@@ -356,6 +356,68 @@ static void test_requeue_when_a_matching_pod_is_bound(void) {
     sched_cache_free(c);
 }
 
+/* Two required affinity terms: a bound pod helps only when it satisfies both, as one placed pod
+ * must in kube-scheduler's InterPodAffinity hint (podMatchesAllAffinityTerms). */
+static void test_requeue_needs_every_affinity_term(void) {
+    hooks_rec r = {0};
+    sched_cache_hooks h = {.pod_bound = on_bound, .ud = &r};
+    tm_err err = {0};
+    sched_cache *c = sched_cache_new("tarema-scheduler", NULL, NULL, &h, &err);
+    r.q = sched_queue_new(by_name, NULL, 1000, 8000);
+    unschedulable(
+        c, r.q,
+        pod_text("wants-x-t", "tarema-scheduler", "", "", "",
+                 ",'affinity':{'podAffinity':{'requiredDuringSchedulingIgnored"
+                 "DuringExecution':[{'labelSelector':{'matchLabels':{'app':'x'}},"
+                 "'topologyKey':'kubernetes.io/hostname'},{'labelSelector':"
+                 "{'matchLabels':{'tier':'t'}},'topologyKey':'kubernetes.io/hostname'}]}}"));
+    foreign(c, "only-x", "a", "'app':'x'", "", "");
+    CHECK_INT(r.moved, 0);
+    CHECK_INT(sched_queue_state(r.q, "wants-x-t-uid"), SCHED_Q_UNSCHEDULABLE);
+    foreign(c, "x-and-t", "a", "'app':'x','tier':'t'", "", "");
+    CHECK_INT(r.moved, 1);
+    CHECK_INT(sched_queue_state(r.q, "wants-x-t-uid"), SCHED_Q_BACKOFF);
+    sched_queue_free(r.q);
+    sched_cache_free(c);
+}
+
+/* A bound pod resized down in place frees capacity: a cluster change, so pods waiting for room
+ * are retried (kube-scheduler's NodeResourcesFit hint for a scaled-down pod); resized up or
+ * left as it is, it frees nothing. */
+static void test_resize_down_is_a_cluster_change(void) {
+    hooks_rec r = {0};
+    sched_cache_hooks h = {.pod_bound = on_bound, .cluster_changed = on_changed, .ud = &r};
+    sched_cache *c = cache_cluster(&h);
+    static const char *const sized =
+        ",'status':{'phase':'Running','containerStatuses':[{'name':'c',"
+        "'allocatedResources':{'cpu':'%s'},'resources':{'requests':{'cpu':'%s'}}}]}}";
+    char base[4096], big[4096], small[4096];
+    snprintf(base, sizeof base, "%s", pod_text("r", "default-scheduler", "a", "", "", ""));
+    char *st = strstr(base, ",'status':");
+    CHECK(st != NULL);
+    if (!st) {
+        sched_cache_free(c);
+        return;
+    }
+    *st = '\0';
+    snprintf(big, sizeof big, "%s", base);
+    snprintf(big + strlen(big), sizeof big - strlen(big), sized, "4", "4");
+    snprintf(small, sizeof small, "%s", base);
+    snprintf(small + strlen(small), sizeof small - strlen(small), sized, "1", "1");
+    CHECK_INT(cache_feed(c, TM_WATCH_ADDED, big, NULL), 0);
+    const sched_node *a = sched_snapshot_node_by_name(sched_cache_snapshot(c), "a");
+    CHECK(a && a->requested.v[SCHED_RES_CPU] == 4000);
+    int changed = r.changed;
+    CHECK_INT(cache_feed(c, TM_WATCH_MODIFIED, big, big), 0); /* nothing changed */
+    CHECK_INT(r.changed, changed);
+    CHECK_INT(cache_feed(c, TM_WATCH_MODIFIED, small, big), 0); /* 4 -> 1 core */
+    CHECK(a && a->requested.v[SCHED_RES_CPU] == 1000);
+    CHECK_INT(r.changed, changed + 1);
+    CHECK_INT(cache_feed(c, TM_WATCH_MODIFIED, big, small), 0); /* 1 -> 4: frees nothing */
+    CHECK_INT(r.changed, changed + 1);
+    sched_cache_free(c);
+}
+
 int main(void) {
     RUN(test_host_port_taken_by_daemonset);
     RUN(test_existing_anti_affinity_of_foreign_pods);
@@ -364,5 +426,7 @@ int main(void) {
     RUN(test_restart_rebuilds_the_same_state);
     RUN(test_updates_and_delete);
     RUN(test_requeue_when_a_matching_pod_is_bound);
+    RUN(test_resize_down_is_a_cluster_change);
+    RUN(test_requeue_needs_every_affinity_term);
     return TEST_SUMMARY();
 }
