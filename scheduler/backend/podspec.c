@@ -1,12 +1,9 @@
-/* podspec.c: Kubernetes Pod / Node / TaskProfile JSON -> scheduler structs.
- *
- * Pod requests follow k8s.io/component-helpers resource.PodRequests as kube-scheduler 1.35
- * calls it: the sum of the regular containers plus restartable (sidecar) init containers, or
- * the largest init container step if that is bigger (each container's requests the larger of
- * spec and what its status reports after an in-place resize); pod-level spec.resources.requests
- * (cpu, memory, hugepages-*) replacing that sum where set; plus spec.overhead. Every error
- * names the object and the field. */
+/* podspec.c: Kubernetes Pod JSON -> scheduler structs: the pod being scheduled and the record
+ * of a placed pod (labels, host ports, pod (anti-)affinity, spread, tolerations, node affinity,
+ * claims, gates). Its requests are pod_requests.c's; Nodes and TaskProfiles are nodespec.c's.
+ * Every error names the object and the field. */
 #include "scheduler/backend/podspec.h"
+#include "scheduler/backend/podspec_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -24,199 +21,13 @@ sched_keys sched_keys_default(void) {
                         .workflow_key = "tarema.io/workflow"};
 }
 
-static const char *obj_str(const json_t *obj, const char *key) {
+const char *podspec_obj_str(const json_t *obj, const char *key) {
     const json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
 static char *dup_or_empty(const char *s) {
     return strdup(s ? s : "");
-}
-
-/* A quantity given as a JSON string (the norm) or number. */
-static int quantity(const json_t *v, int slot, int64_t *out, const char *what, const char *name,
-                    tm_err *err) {
-    char buf[64];
-    const char *s;
-    if (json_is_string(v)) {
-        s = json_string_value(v);
-    } else if (json_is_integer(v)) {
-        snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
-        s = buf;
-    } else if (json_is_real(v)) {
-        snprintf(buf, sizeof buf, "%.17g", json_real_value(v));
-        s = buf;
-    } else {
-        return tm_err_set(err, "%s: %s is not a quantity", what, name);
-    }
-    int rc = slot == SCHED_RES_CPU ? tm_quantity_parse_milli(s, out, err)
-                                   : tm_quantity_parse(s, out, err);
-    if (rc != 0)
-        return tm_err_wrap(err, "%s: %s", what, name);
-    return 0;
-}
-
-/* A resource list object ({"cpu": "100m", ...}) added into out. */
-static int resource_list(sched_snapshot *s, const json_t *list, sched_resources *out,
-                         const char *what, tm_err *err) {
-    if (!list || json_is_null(list))
-        return 0;
-    if (!json_is_object(list))
-        return tm_err_set(err, "%s is not an object", what);
-    const char *name;
-    const json_t *v;
-    json_object_foreach((json_t *)list, name, v) {
-        int slot = sched_snapshot_resource_slot(s, name, err);
-        if (slot < 0)
-            return tm_err_wrap(err, "%s", what);
-        int64_t q;
-        if (quantity(v, slot, &q, what, name, err) != 0)
-            return -1;
-        out->v[slot] += q;
-    }
-    return 0;
-}
-
-static void res_max(sched_resources *a, const sched_resources *b) {
-    for (int i = 0; i < SCHED_RES_MAX; i++)
-        if (b->v[i] > a->v[i])
-            a->v[i] = b->v[i];
-}
-
-static void res_add(sched_resources *a, const sched_resources *b) {
-    for (int i = 0; i < SCHED_RES_MAX; i++)
-        a->v[i] += b->v[i];
-}
-
-/* The status entry of the container called name (status.containerStatuses or
- * initContainerStatuses), NULL when none. */
-static const json_t *container_status(const json_t *pod, const char *key, const char *name) {
-    size_t i;
-    const json_t *cs;
-    json_array_foreach(json_object_get(json_object_get(pod, "status"), key), i, cs) {
-        const char *n = obj_str(cs, "name");
-        if (n && name && strcmp(n, name) == 0)
-            return cs;
-    }
-    return NULL;
-}
-
-/* Whether the pod's resize was found infeasible (condition PodResizePending, reason
- * Infeasible). */
-static bool resize_infeasible(const json_t *pod) {
-    size_t i;
-    const json_t *c;
-    json_array_foreach(json_object_get(json_object_get(pod, "status"), "conditions"), i, c) {
-        const char *t = obj_str(c, "type");
-        if (t && strcmp(t, "PodResizePending") == 0) {
-            const char *r = obj_str(c, "reason");
-            return r && strcmp(r, "Infeasible") == 0;
-        }
-    }
-    return false;
-}
-
-/* A container's requests as kube-scheduler counts them (resource.PodRequests with
- * UseStatusResources, in-place resize being GA): when its status reports resources, the larger
- * of spec, actuated (status resources.requests) and allocated (allocatedResources) per
- * resource, or of the last two alone when the resize is infeasible. cs: its status entry, NULL
- * when it has none (then the spec's). */
-static int container_requests(sched_snapshot *s, const json_t *pod, const json_t *c,
-                              const json_t *cs, sched_resources *out, const char *what,
-                              tm_err *err) {
-    memset(out, 0, sizeof *out);
-    const json_t *res = json_object_get(c, "resources");
-    const json_t *actuated = json_object_get(cs, "resources");
-    if (!actuated || json_is_null(actuated) || !resize_infeasible(pod)) {
-        if (resource_list(s, res ? json_object_get(res, "requests") : NULL, out, what, err) != 0)
-            return -1;
-    }
-    if (!actuated || json_is_null(actuated))
-        return 0;
-    sched_resources st = {0}, alloc = {0};
-    char swhat[400];
-    snprintf(swhat, sizeof swhat, "%s (status resources.requests)", what);
-    if (resource_list(s, json_object_get(actuated, "requests"), &st, swhat, err) != 0)
-        return -1;
-    snprintf(swhat, sizeof swhat, "%s (status allocatedResources)", what);
-    if (resource_list(s, json_object_get(cs, "allocatedResources"), &alloc, swhat, err) != 0)
-        return -1;
-    res_max(out, &st);
-    res_max(out, &alloc);
-    return 0;
-}
-
-/* Pod-level requests (spec.resources.requests, PodLevelResources, on by default since 1.34):
- * when one of cpu, memory or hugepages-* is set, the set ones replace what the containers add
- * up to. */
-static int pod_level_requests(sched_snapshot *s, const json_t *spec, sched_resources *out,
-                              const char *pname, tm_err *err) {
-    const json_t *req = json_object_get(json_object_get(spec, "resources"), "requests");
-    if (!req || json_is_null(req))
-        return 0;
-    if (!json_is_object(req))
-        return tm_err_set(err, "pod %s: spec.resources.requests is not an object", pname);
-    char what[320];
-    snprintf(what, sizeof what, "pod %s: spec.resources.requests", pname);
-    const char *name;
-    const json_t *v;
-    json_object_foreach((json_t *)req, name, v) {
-        if (strcmp(name, "cpu") != 0 && strcmp(name, "memory") != 0 &&
-            strncmp(name, "hugepages-", 10) != 0)
-            continue; /* not a pod-level resource: the containers' sum stands */
-        int slot = sched_snapshot_resource_slot(s, name, err);
-        if (slot < 0)
-            return tm_err_wrap(err, "%s", what);
-        if (quantity(v, slot, &out->v[slot], what, name, err) != 0)
-            return -1;
-    }
-    return 0;
-}
-
-int sched_pod_requests_from_json(sched_snapshot *s, const json_t *pod, sched_resources *out,
-                                 tm_err *err) {
-    memset(out, 0, sizeof *out);
-    const char *pname = tm_json_str(pod, "metadata.name", "?");
-    const json_t *spec = json_object_get(pod, "spec");
-    if (!json_is_object(spec))
-        return tm_err_set(err, "pod %s: no spec", pname);
-    char what[320];
-    sched_resources c, sidecars = {0}, init_max = {0};
-    size_t i;
-    const json_t *ctr;
-    json_array_foreach(json_object_get(spec, "containers"), i, ctr) {
-        snprintf(what, sizeof what, "pod %s: spec.containers[%zu].resources.requests", pname, i);
-        const json_t *cs = container_status(pod, "containerStatuses", obj_str(ctr, "name"));
-        if (container_requests(s, pod, ctr, cs, &c, what, err) != 0)
-            return -1;
-        res_add(out, &c);
-    }
-    json_array_foreach(json_object_get(spec, "initContainers"), i, ctr) {
-        snprintf(what, sizeof what, "pod %s: spec.initContainers[%zu].resources.requests", pname,
-                 i);
-        const char *rp = obj_str(ctr, "restartPolicy");
-        bool sidecar = rp && strcmp(rp, "Always") == 0; /* only a sidecar is resized */
-        const json_t *cs =
-            sidecar ? container_status(pod, "initContainerStatuses", obj_str(ctr, "name")) : NULL;
-        if (container_requests(s, pod, ctr, cs, &c, what, err) != 0)
-            return -1;
-        if (sidecar) { /* a sidecar keeps running beside the rest */
-            res_add(&sidecars, &c);
-            res_max(&init_max, &sidecars);
-        } else {
-            res_add(&c, &sidecars);
-            res_max(&init_max, &c);
-        }
-    }
-    res_add(out, &sidecars);
-    res_max(out, &init_max);
-    if (pod_level_requests(s, spec, out, pname, err) != 0)
-        return -1;
-    snprintf(what, sizeof what, "pod %s: spec.overhead", pname);
-    if (resource_list(s, json_object_get(spec, "overhead"), out, what, err) != 0)
-        return -1;
-    out->v[SCHED_RES_PODS] = 1;
-    return 0;
 }
 
 /* ---- inter-pod metadata: labels, host ports, pod (anti-)affinity terms, topology spread ---- */
@@ -271,7 +82,7 @@ static int parse_ports_of(const char *ns, const char *name, const json_t *ctr, c
         if (!json_is_integer(hp) || json_integer_value(hp) < 1 || json_integer_value(hp) > 65535)
             return tm_err_set(err, "pod %s/%s: %s.ports[%zu].hostPort is not a port 1..65535", ns,
                               name, where, i);
-        const char *proto = obj_str(pt, "protocol");
+        const char *proto = podspec_obj_str(pt, "protocol");
         sched_proto pr;
         if (!proto || !*proto || strcmp(proto, "TCP") == 0)
             pr = SCHED_PROTO_TCP;
@@ -291,7 +102,7 @@ static int parse_ports_of(const char *ns, const char *name, const json_t *ctr, c
             *ports = np;
             *cap = ncap;
         }
-        const char *ip = obj_str(pt, "hostIP");
+        const char *ip = podspec_obj_str(pt, "hostIP");
         sched_host_port *o = &(*ports)[*n];
         o->port = (int32_t)json_integer_value(hp);
         o->proto = pr;
@@ -312,7 +123,7 @@ static int parse_host_ports(const char *ns, const char *name, const json_t *spec
     char where[96];
     int rc = 0;
     json_array_foreach(json_object_get(spec, "initContainers"), i, c) {
-        const char *rp = obj_str(c, "restartPolicy");
+        const char *rp = podspec_obj_str(c, "restartPolicy");
         if (rc || !rp || strcmp(rp, "Always") != 0)
             continue;
         snprintf(where, sizeof where, "spec.initContainers[%zu]", i);
@@ -348,7 +159,7 @@ static int parse_pod_term(const char *ns, const char *name, const json_t *j, con
                           sched_pod_term *t, tm_err *err) {
     if (!json_is_object(j))
         return tm_err_set(err, "pod %s/%s: %s is not an object", ns, name, where);
-    const char *key = obj_str(j, "topologyKey");
+    const char *key = podspec_obj_str(j, "topologyKey");
     if (!key || !*key)
         return tm_err_set(err, "pod %s/%s: %s.topologyKey is missing", ns, name, where);
     if (!(t->topology_key = strdup(key)))
@@ -479,7 +290,7 @@ static int merge_match_label_keys(const char *ns, const char *name, const json_t
         if (!json_is_string(k))
             return tm_err_set(err, "pod %s/%s: %s.matchLabelKeys[%zu] is not a string", ns, name,
                               where, i);
-        const char *v = obj_str(labels, json_string_value(k));
+        const char *v = podspec_obj_str(labels, json_string_value(k));
         if (!v || !sel) /* an absent selector matches nothing whatever is added */
             continue;
         tm_sel_req *nr = realloc(sel->reqs, (sel->n + 1) * sizeof *nr);
@@ -501,7 +312,7 @@ static int merge_match_label_keys(const char *ns, const char *name, const json_t
 
 static int parse_policy(const char *ns, const char *name, const json_t *c, const char *field,
                         bool dflt, bool *out, const char *where, tm_err *err) {
-    const char *v = obj_str(c, field);
+    const char *v = podspec_obj_str(c, field);
     *out = dflt;
     if (!v)
         return 0;
@@ -522,7 +333,7 @@ static int parse_spread_one(sched_pod *p, const json_t *c, const char *where, sc
     if (!json_is_integer(ms) || json_integer_value(ms) < 1 || json_integer_value(ms) > INT32_MAX)
         return tm_err_set(err, "pod %s/%s: %s.maxSkew is not an integer >= 1", ns, name, where);
     o->max_skew = (int32_t)json_integer_value(ms);
-    const char *key = obj_str(c, "topologyKey");
+    const char *key = podspec_obj_str(c, "topologyKey");
     if (!key || !*key)
         return tm_err_set(err, "pod %s/%s: %s.topologyKey is missing", ns, name, where);
     if (!(o->topology_key = strdup(key)))
@@ -562,7 +373,7 @@ static int parse_spread(sched_pod *p, const json_t *spec, tm_err *err) {
     json_array_foreach(arr, i, c) {
         char where[64];
         snprintf(where, sizeof where, "spec.topologySpreadConstraints[%zu]", i);
-        const char *wu = obj_str(c, "whenUnsatisfiable");
+        const char *wu = podspec_obj_str(c, "whenUnsatisfiable");
         if (!wu || (strcmp(wu, "DoNotSchedule") != 0 && strcmp(wu, "ScheduleAnyway") != 0))
             return tm_err_set(err,
                               "pod %s/%s: %s.whenUnsatisfiable \"%s\" is not DoNotSchedule or "
@@ -631,7 +442,7 @@ static int parse_interpod(sched_pod *p, const json_t *meta, const json_t *spec, 
 /* The uid a pod is keyed by: metadata.uid, else namespace/name (fixtures, dry runs). */
 static const char *pod_uid(const json_t *meta, const char *ns, const char *name, char *buf,
                            size_t size) {
-    const char *uid = obj_str(meta, "uid");
+    const char *uid = podspec_obj_str(meta, "uid");
     if (uid && *uid)
         return uid;
     snprintf(buf, size, "%s/%s", ns ? ns : "", name);
@@ -644,16 +455,16 @@ int sched_snapshot_add_pod_json(sched_snapshot *s, const json_t *pod, const char
         return tm_err_set(err, "pod is not a JSON object");
     const json_t *meta = json_object_get(pod, "metadata");
     const json_t *spec = json_object_get(pod, "spec");
-    const char *name = obj_str(meta, "name");
+    const char *name = podspec_obj_str(meta, "name");
     if (!name || !*name)
         return tm_err_set(err, "pod without metadata.name");
-    const char *ns = obj_str(meta, "namespace");
+    const char *ns = podspec_obj_str(meta, "namespace");
     char uidbuf[512];
     const char *uid = pod_uid(meta, ns, name, uidbuf, sizeof uidbuf); /* as sched_pod_from_json */
     if (!ns || !*ns)
         ns = "default";
     if (!node_name)
-        node_name = obj_str(spec, "nodeName");
+        node_name = podspec_obj_str(spec, "nodeName");
     sched_resources req;
     if (sched_pod_requests_from_json(s, pod, &req, err) != 0)
         return -1;
@@ -676,7 +487,7 @@ int sched_snapshot_add_pod_json(sched_snapshot *s, const json_t *pod, const char
     return 0;
 }
 
-static int parse_effect(const char *e, sched_effect *out, bool allow_empty) {
+int podspec_parse_effect(const char *e, sched_effect *out, bool allow_empty) {
     if ((!e || !*e) && allow_empty)
         *out = SCHED_EFFECT_NONE;
     else if (e && strcmp(e, "NoSchedule") == 0)
@@ -702,7 +513,7 @@ static int parse_tolerations(sched_pod *p, const json_t *arr, tm_err *err) {
     const json_t *t;
     json_array_foreach(arr, i, t) {
         sched_toleration *o = &p->tolerations[p->n_tolerations];
-        const char *op = obj_str(t, "operator");
+        const char *op = podspec_obj_str(t, "operator");
         if (!op || !*op || strcmp(op, "Equal") == 0)
             o->op = SCHED_TOL_EQUAL;
         else if (strcmp(op, "Exists") == 0)
@@ -712,14 +523,14 @@ static int parse_tolerations(sched_pod *p, const json_t *arr, tm_err *err) {
                               "pod %s/%s: spec.tolerations[%zu].operator \"%s\" is not Equal or "
                               "Exists",
                               p->ns, p->name, i, op);
-        const char *eff = obj_str(t, "effect");
-        if (parse_effect(eff, &o->effect, true) != 0)
+        const char *eff = podspec_obj_str(t, "effect");
+        if (podspec_parse_effect(eff, &o->effect, true) != 0)
             return tm_err_set(err,
                               "pod %s/%s: spec.tolerations[%zu].effect \"%s\" is not NoSchedule, "
                               "PreferNoSchedule or NoExecute",
                               p->ns, p->name, i, eff);
-        o->key = dup_or_empty(obj_str(t, "key"));
-        o->value = dup_or_empty(obj_str(t, "value"));
+        o->key = dup_or_empty(podspec_obj_str(t, "key"));
+        o->value = dup_or_empty(podspec_obj_str(t, "value"));
         p->n_tolerations++;
         if (!o->key || !o->value)
             return tm_err_set(err, "out of memory");
@@ -754,7 +565,7 @@ static const char *const sel_ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "
 
 static int parse_req(const char *owner, const json_t *j, bool is_field, sched_sel_req *r,
                      const char *where, tm_err *err) {
-    const char *key = obj_str(j, "key"), *op = obj_str(j, "operator");
+    const char *key = podspec_obj_str(j, "key"), *op = podspec_obj_str(j, "operator");
     if (!key || !*key)
         return tm_err_set(err, "%s: %s: key is missing", owner, where);
     r->is_field = is_field;
@@ -859,11 +670,11 @@ static int parse_claims(sched_pod *p, const json_t *spec, tm_err *err) {
     const json_t *v;
     json_array_foreach(vols, i, v) {
         const json_t *pvc = json_object_get(v, "persistentVolumeClaim");
-        const char *vname = obj_str(v, "name");
+        const char *vname = podspec_obj_str(v, "name");
         char buf[512];
         const char *claim = NULL;
         if (pvc) {
-            claim = obj_str(pvc, "claimName");
+            claim = podspec_obj_str(pvc, "claimName");
             if (!claim || !*claim)
                 return tm_err_set(err,
                                   "pod %s/%s: spec.volumes[%zu].persistentVolumeClaim.claimName "
@@ -914,7 +725,7 @@ static int64_t parse_time_ms(const char *s) {
 
 static int parse_label_annotation(sched_pod *p, const json_t *ann, const char *key, int *out,
                                   tm_err *err) {
-    const char *v = obj_str(ann, key);
+    const char *v = podspec_obj_str(ann, key);
     if (!v)
         return 0;
     char *end;
@@ -947,7 +758,7 @@ static int parse_scheduling_gates(sched_pod *p, const json_t *spec, tm_err *err)
 /* Reservations' backfill (resv_plan.h): how long the pod says it runs. */
 static int parse_expected_duration(sched_pod *p, const json_t *ann, const json_t *spec,
                                    tm_err *err) {
-    const char *v = obj_str(ann, "tarema.io/expected-duration");
+    const char *v = podspec_obj_str(ann, "tarema.io/expected-duration");
     if (v && tm_duration_parse_ms(v, &p->expected_duration_ms, err))
         return tm_err_wrap(err, "pod %s/%s: annotation tarema.io/expected-duration", p->ns,
                            p->name);
@@ -967,12 +778,12 @@ sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched
         return NULL;
     }
     const json_t *meta = json_object_get(pod, "metadata");
-    const char *name = obj_str(meta, "name");
+    const char *name = podspec_obj_str(meta, "name");
     if (!name || !*name) {
         tm_err_set(err, "pod without metadata.name");
         return NULL;
     }
-    const char *ns = obj_str(meta, "namespace");
+    const char *ns = podspec_obj_str(meta, "namespace");
     /* pods from a list without uid (fixtures, dry runs) are keyed by namespace/name */
     char uidbuf[512];
     const char *uid = pod_uid(meta, ns, name, uidbuf, sizeof uidbuf);
@@ -984,11 +795,11 @@ sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched
     const json_t *spec = json_object_get(pod, "spec");
     const json_t *labels = json_object_get(meta, "labels");
     const json_t *ann = json_object_get(meta, "annotations");
-    const char *nn = obj_str(spec, "nodeName");
-    const char *proc = obj_str(labels, keys->process_label);
-    const char *wf = obj_str(labels, keys->workflow_key);
+    const char *nn = podspec_obj_str(spec, "nodeName");
+    const char *proc = podspec_obj_str(labels, keys->process_label);
+    const char *wf = podspec_obj_str(labels, keys->workflow_key);
     if (!wf)
-        wf = obj_str(ann, keys->workflow_key);
+        wf = podspec_obj_str(ann, keys->workflow_key);
     free(p->workflow);
     free(p->process);
     p->workflow = dup_or_empty(wf);
@@ -998,7 +809,7 @@ sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched
         goto fail;
     }
     p->priority = (int32_t)tm_json_int(spec, "priority", 0);
-    p->created_ms = parse_time_ms(obj_str(meta, "creationTimestamp"));
+    p->created_ms = parse_time_ms(podspec_obj_str(meta, "creationTimestamp"));
     if (parse_label_annotation(p, ann, "tarema.io/cpu", &p->labels[SCHED_FEAT_CPU], err) ||
         parse_label_annotation(p, ann, "tarema.io/mem", &p->labels[SCHED_FEAT_MEM], err) ||
         parse_label_annotation(p, ann, "tarema.io/io", &p->labels[SCHED_FEAT_IO], err))
@@ -1020,194 +831,6 @@ sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched
 fail:
     sched_pod_free(p);
     return NULL;
-}
-
-sched_node *sched_node_from_json(sched_snapshot *s, const json_t *node, tm_err *err) {
-    const json_t *meta = json_object_get(node, "metadata");
-    const char *name = obj_str(meta, "name");
-    if (!name || !*name) {
-        tm_err_set(err, "node without metadata.name");
-        return NULL;
-    }
-    sched_node *n = sched_node_new(name);
-    if (!n) {
-        tm_err_set(err, "out of memory");
-        return NULL;
-    }
-    const char *k;
-    const json_t *v;
-    json_object_foreach(json_object_get(meta, "labels"), k, v) {
-        if (json_is_string(v) && sched_node_set_label(n, k, json_string_value(v)) != 0) {
-            tm_err_set(err, "out of memory");
-            goto fail;
-        }
-    }
-    const json_t *spec = json_object_get(node, "spec");
-    n->unschedulable = tm_json_bool(spec, "unschedulable", false);
-    size_t i;
-    const json_t *t;
-    json_array_foreach(json_object_get(spec, "taints"), i, t) {
-        sched_effect eff;
-        const char *e = obj_str(t, "effect"), *key = obj_str(t, "key");
-        if (!key || !*key || parse_effect(e, &eff, false) != 0) {
-            tm_err_set(err,
-                       "node %s: spec.taints[%zu] needs a key and an effect of NoSchedule, "
-                       "PreferNoSchedule or NoExecute (got key \"%s\", effect \"%s\")",
-                       name, i, key ? key : "", e ? e : "");
-            goto fail;
-        }
-        if (sched_node_add_taint(n, key, obj_str(t, "value"), eff) != 0) {
-            tm_err_set(err, "out of memory");
-            goto fail;
-        }
-    }
-    const json_t *status = json_object_get(node, "status");
-    const json_t *alloc = json_object_get(status, "allocatable");
-    if (!json_is_object(alloc) || !json_object_size(alloc))
-        alloc = json_object_get(status, "capacity");
-    char what[320];
-    snprintf(what, sizeof what, "node %s: status.allocatable", name);
-    if (resource_list(s, alloc, &n->allocatable, what, err) != 0)
-        goto fail;
-    n->ready = false;
-    json_array_foreach(json_object_get(status, "conditions"), i, t) {
-        const char *type = obj_str(t, "type"), *st = obj_str(t, "status");
-        if (type && strcmp(type, "Ready") == 0)
-            n->ready = st && strcmp(st, "True") == 0;
-    }
-    return n;
-fail:
-    sched_node_free(n);
-    return NULL;
-}
-
-/* One status.runtimeByGroup entry -> g; NULL, or what is wrong with it. */
-static const char *group_runtime_from_json(const json_t *e, sched_group_runtime *g) {
-    const char *id = json_string_value(json_object_get(e, "group"));
-    const json_t *runs = json_object_get(e, "runs"), *mean = json_object_get(e, "meanSeconds");
-    if (!json_is_object(e))
-        return "is not an object";
-    if (!id || !*id)
-        return "has no group id";
-    if (strlen(id) >= SCHED_GROUP_ID_MAX)
-        return "has a group id longer than 15 characters";
-    if (!json_is_integer(runs) || json_integer_value(runs) < 1 ||
-        json_integer_value(runs) > INT32_MAX)
-        return "has no runs count >= 1";
-    /* at most a year: anything longer is a unit mix-up, not a task */
-    if (!json_is_number(mean) || !isfinite(json_number_value(mean)) ||
-        json_number_value(mean) < 0 || json_number_value(mean) > 366.0 * 86400)
-        return "has no meanSeconds between 0 and a year";
-    snprintf(g->group, sizeof g->group, "%s", id);
-    g->runs = (int32_t)json_integer_value(runs);
-    g->runtime_ms = llround(json_number_value(mean) * 1000.0);
-    return NULL;
-}
-
-int sched_task_profile_group_runtimes(const json_t *tp, sched_task_profile *out, tm_err *warn) {
-    out->n_group_rt = 0;
-    const json_t *arr = json_object_get(json_object_get(tp, "status"), "runtimeByGroup");
-    if (!arr || json_is_null(arr))
-        return 0;
-    const char *name = tm_json_str(tp, "metadata.name", "?");
-    if (!json_is_array(arr)) {
-        tm_err_set(warn, "TaskProfile %s: status.runtimeByGroup is not an array, ignored", name);
-        return 1;
-    }
-    int bad = 0;
-    size_t i;
-    const json_t *e;
-    json_array_foreach(arr, i, e) {
-        sched_group_runtime g = {{0}, 0, 0};
-        const char *why = group_runtime_from_json(e, &g);
-        bool dup = false;
-        for (int k = 0; !why && k < out->n_group_rt; k++)
-            dup = dup || strcmp(out->group_rt[k].group, g.group) == 0;
-        if (!why && dup)
-            why = "repeats a group id";
-        if (!why && out->n_group_rt == SCHED_TASK_MAX_GROUPS)
-            why = "is beyond the 8 groups the scheduler keeps";
-        if (why) {
-            if (bad++ == 0)
-                tm_err_set(warn, "TaskProfile %s: status.runtimeByGroup[%zu] %s, ignored", name, i,
-                           why);
-            continue;
-        }
-        out->group_rt[out->n_group_rt++] = g;
-    }
-    return bad;
-}
-
-int sched_task_profile_tail(const json_t *tp, sched_task_profile *out, tm_err *warn) {
-    out->tail_ms = 0;
-    const json_t *st = json_object_get(tp, "status");
-    const json_t *sec = json_object_get(st, "tailSeconds"), *runs = json_object_get(st, "tailRuns");
-    if (!sec || json_is_null(sec))
-        return 0;
-    const char *why = NULL;
-    /* at most a year, as meanSeconds: anything longer is a unit mix-up, not a workflow run */
-    if (!json_is_number(sec) || !isfinite(json_number_value(sec)) || json_number_value(sec) < 0 ||
-        json_number_value(sec) > 366.0 * 86400)
-        why = "tailSeconds is not a number between 0 and a year";
-    else if (runs && !json_is_null(runs) &&
-             (!json_is_integer(runs) || json_integer_value(runs) < 1))
-        why = "tailRuns is not an integer >= 1";
-    if (why) {
-        const char *name = tm_json_str(tp, "metadata.name", "?");
-        if (warn && warn->msg[0]) { /* keep what runtimeByGroup said */
-            char prev[TM_ERR_MAX];
-            snprintf(prev, sizeof prev, "%s", warn->msg);
-            tm_err_set(warn, "%s; status.%s, tail ignored", prev, why);
-        } else {
-            tm_err_set(warn, "TaskProfile %s: status.%s, tail ignored", name, why);
-        }
-        return 1;
-    }
-    out->tail_ms = llround(json_number_value(sec) * 1000.0);
-    return 0;
-}
-
-int sched_task_profile_from_json(const json_t *tp, const char **workflow, const char **process,
-                                 sched_task_profile *out, tm_err *err) {
-    return sched_task_profile_from_json_warn(tp, workflow, process, out, NULL, err);
-}
-
-int sched_task_profile_from_json_warn(const json_t *tp, const char **workflow, const char **process,
-                                      sched_task_profile *out, tm_err *warn, tm_err *err) {
-    memset(out, 0, sizeof *out); /* fields this parser does not fill yet read as unknown */
-    const char *name = tm_json_str(tp, "metadata.name", "?");
-    *workflow = tm_json_str(tp, "spec.workflow", NULL);
-    *process = tm_json_str(tp, "spec.process", NULL);
-    if (!*workflow || !*process || !**process)
-        return tm_err_set(err, "TaskProfile %s: spec.workflow and spec.process are required", name);
-    static const char *const feats[SCHED_NFEAT] = {"cpu", "mem", "io"};
-    const json_t *status = json_object_get(tp, "status");
-    const json_t *labels = json_object_get(status, "labels");
-    for (int k = 0; k < SCHED_NFEAT; k++) {
-        const json_t *v = json_object_get(labels, feats[k]);
-        out->labels[k] = 0;
-        if (!v || json_is_null(v))
-            continue;
-        if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 1000000)
-            return tm_err_set(err, "TaskProfile %s: status.labels.%s is not an integer >= 1", name,
-                              feats[k]);
-        out->labels[k] = (int)json_integer_value(v);
-    }
-    out->expected_runtime_ms = -1;
-    const json_t *mean = json_object_get(status, "mean");
-    const json_t *rt = json_object_get(mean, "realtimeMs");
-    if (json_is_number(rt) && json_number_value(rt) >= 0)
-        out->expected_runtime_ms = (int64_t)json_number_value(rt);
-    /* the cores its runs really used (adaptive's contention term); above 1,000 cores is not a
-     * measurement, and 0 or less reads as unknown (the policy then scales the request) */
-    const json_t *cpu = json_object_get(mean, "cpuPercent");
-    if (json_is_number(cpu) && json_number_value(cpu) > 0 && json_number_value(cpu) <= 100000)
-        out->cpu_use_milli = (int64_t)(json_number_value(cpu) * 10 + 0.5);
-    /* a bad per-group entry costs only that entry: the labels still count */
-    sched_task_profile_group_runtimes(tp, out, warn);
-    /* likewise a bad tail: the task then ranks by its runtime alone */
-    sched_task_profile_tail(tp, out, warn);
-    return 0;
 }
 
 bool sched_pod_json_terminal(const json_t *pod) {

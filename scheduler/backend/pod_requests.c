@@ -1,0 +1,203 @@
+/* pod_requests.c: a pod's effective requests as kube-scheduler 1.35 computes them
+ * (k8s.io/component-helpers resource.PodRequests): the sum of the regular containers plus
+ * restartable (sidecar) init containers, or the largest init container step if that is bigger
+ * (each container's requests the larger of spec and what its status reports after an in-place
+ * resize); pod-level spec.resources.requests (cpu, memory, hugepages-*) replacing that sum where
+ * set; plus spec.overhead. Also the resource lists nodespec.c reads allocatable with. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/jsonutil.h"
+#include "lib/quantity.h"
+#include "scheduler/backend/podspec.h"
+#include "scheduler/backend/podspec_internal.h"
+
+/* A quantity given as a JSON string (the norm) or number. */
+static int quantity(const json_t *v, int slot, int64_t *out, const char *what, const char *name,
+                    tm_err *err) {
+    char buf[64];
+    const char *s;
+    if (json_is_string(v)) {
+        s = json_string_value(v);
+    } else if (json_is_integer(v)) {
+        snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
+        s = buf;
+    } else if (json_is_real(v)) {
+        snprintf(buf, sizeof buf, "%.17g", json_real_value(v));
+        s = buf;
+    } else {
+        return tm_err_set(err, "%s: %s is not a quantity", what, name);
+    }
+    int rc = slot == SCHED_RES_CPU ? tm_quantity_parse_milli(s, out, err)
+                                   : tm_quantity_parse(s, out, err);
+    if (rc != 0)
+        return tm_err_wrap(err, "%s: %s", what, name);
+    return 0;
+}
+
+int podspec_resource_list(sched_snapshot *s, const json_t *list, sched_resources *out,
+                          const char *what, tm_err *err) {
+    if (!list || json_is_null(list))
+        return 0;
+    if (!json_is_object(list))
+        return tm_err_set(err, "%s is not an object", what);
+    const char *name;
+    const json_t *v;
+    json_object_foreach((json_t *)list, name, v) {
+        int slot = sched_snapshot_resource_slot(s, name, err);
+        if (slot < 0)
+            return tm_err_wrap(err, "%s", what);
+        int64_t q;
+        if (quantity(v, slot, &q, what, name, err) != 0)
+            return -1;
+        out->v[slot] += q;
+    }
+    return 0;
+}
+
+static void res_max(sched_resources *a, const sched_resources *b) {
+    for (int i = 0; i < SCHED_RES_MAX; i++)
+        if (b->v[i] > a->v[i])
+            a->v[i] = b->v[i];
+}
+
+static void res_add(sched_resources *a, const sched_resources *b) {
+    for (int i = 0; i < SCHED_RES_MAX; i++)
+        a->v[i] += b->v[i];
+}
+
+/* The status entry of the container called name (status.containerStatuses or
+ * initContainerStatuses), NULL when none. */
+static const json_t *container_status(const json_t *pod, const char *key, const char *name) {
+    size_t i;
+    const json_t *cs;
+    json_array_foreach(json_object_get(json_object_get(pod, "status"), key), i, cs) {
+        const char *n = podspec_obj_str(cs, "name");
+        if (n && name && strcmp(n, name) == 0)
+            return cs;
+    }
+    return NULL;
+}
+
+/* Whether the pod's resize was found infeasible (condition PodResizePending, reason
+ * Infeasible). */
+static bool resize_infeasible(const json_t *pod) {
+    size_t i;
+    const json_t *c;
+    json_array_foreach(json_object_get(json_object_get(pod, "status"), "conditions"), i, c) {
+        const char *t = podspec_obj_str(c, "type");
+        if (t && strcmp(t, "PodResizePending") == 0) {
+            const char *r = podspec_obj_str(c, "reason");
+            return r && strcmp(r, "Infeasible") == 0;
+        }
+    }
+    return false;
+}
+
+/* A container's requests as kube-scheduler counts them (resource.PodRequests with
+ * UseStatusResources, in-place resize being GA): when its status reports resources, the larger
+ * of spec, actuated (status resources.requests) and allocated (allocatedResources) per
+ * resource, or of the last two alone when the resize is infeasible. cs: its status entry, NULL
+ * when it has none (then the spec's). */
+static int container_requests(sched_snapshot *s, const json_t *pod, const json_t *c,
+                              const json_t *cs, sched_resources *out, const char *what,
+                              tm_err *err) {
+    memset(out, 0, sizeof *out);
+    const json_t *res = json_object_get(c, "resources");
+    const json_t *actuated = json_object_get(cs, "resources");
+    if (!actuated || json_is_null(actuated) || !resize_infeasible(pod)) {
+        if (podspec_resource_list(s, res ? json_object_get(res, "requests") : NULL, out, what,
+                                  err) != 0)
+            return -1;
+    }
+    if (!actuated || json_is_null(actuated))
+        return 0;
+    sched_resources st = {0}, alloc = {0};
+    char swhat[400];
+    snprintf(swhat, sizeof swhat, "%s (status resources.requests)", what);
+    if (podspec_resource_list(s, json_object_get(actuated, "requests"), &st, swhat, err) != 0)
+        return -1;
+    snprintf(swhat, sizeof swhat, "%s (status allocatedResources)", what);
+    if (podspec_resource_list(s, json_object_get(cs, "allocatedResources"), &alloc, swhat, err) !=
+        0)
+        return -1;
+    res_max(out, &st);
+    res_max(out, &alloc);
+    return 0;
+}
+
+/* Pod-level requests (spec.resources.requests, PodLevelResources, on by default since 1.34):
+ * when one of cpu, memory or hugepages-* is set, the set ones replace what the containers add
+ * up to. */
+static int pod_level_requests(sched_snapshot *s, const json_t *spec, sched_resources *out,
+                              const char *pname, tm_err *err) {
+    const json_t *req = json_object_get(json_object_get(spec, "resources"), "requests");
+    if (!req || json_is_null(req))
+        return 0;
+    if (!json_is_object(req))
+        return tm_err_set(err, "pod %s: spec.resources.requests is not an object", pname);
+    char what[320];
+    snprintf(what, sizeof what, "pod %s: spec.resources.requests", pname);
+    const char *name;
+    const json_t *v;
+    json_object_foreach((json_t *)req, name, v) {
+        if (strcmp(name, "cpu") != 0 && strcmp(name, "memory") != 0 &&
+            strncmp(name, "hugepages-", 10) != 0)
+            continue; /* not a pod-level resource: the containers' sum stands */
+        int slot = sched_snapshot_resource_slot(s, name, err);
+        if (slot < 0)
+            return tm_err_wrap(err, "%s", what);
+        if (quantity(v, slot, &out->v[slot], what, name, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int sched_pod_requests_from_json(sched_snapshot *s, const json_t *pod, sched_resources *out,
+                                 tm_err *err) {
+    memset(out, 0, sizeof *out);
+    const char *pname = tm_json_str(pod, "metadata.name", "?");
+    const json_t *spec = json_object_get(pod, "spec");
+    if (!json_is_object(spec))
+        return tm_err_set(err, "pod %s: no spec", pname);
+    char what[320];
+    sched_resources c, sidecars = {0}, init_max = {0};
+    size_t i;
+    const json_t *ctr;
+    json_array_foreach(json_object_get(spec, "containers"), i, ctr) {
+        snprintf(what, sizeof what, "pod %s: spec.containers[%zu].resources.requests", pname, i);
+        const json_t *cs = container_status(pod, "containerStatuses", podspec_obj_str(ctr, "name"));
+        if (container_requests(s, pod, ctr, cs, &c, what, err) != 0)
+            return -1;
+        res_add(out, &c);
+    }
+    json_array_foreach(json_object_get(spec, "initContainers"), i, ctr) {
+        snprintf(what, sizeof what, "pod %s: spec.initContainers[%zu].resources.requests", pname,
+                 i);
+        const char *rp = podspec_obj_str(ctr, "restartPolicy");
+        bool sidecar = rp && strcmp(rp, "Always") == 0; /* only a sidecar is resized */
+        const json_t *cs =
+            sidecar ? container_status(pod, "initContainerStatuses", podspec_obj_str(ctr, "name"))
+                    : NULL;
+        if (container_requests(s, pod, ctr, cs, &c, what, err) != 0)
+            return -1;
+        if (sidecar) { /* a sidecar keeps running beside the rest */
+            res_add(&sidecars, &c);
+            res_max(&init_max, &sidecars);
+        } else {
+            res_add(&c, &sidecars);
+            res_max(&init_max, &c);
+        }
+    }
+    res_add(out, &sidecars);
+    res_max(out, &init_max);
+    if (pod_level_requests(s, spec, out, pname, err) != 0)
+        return -1;
+    snprintf(what, sizeof what, "pod %s: spec.overhead", pname);
+    if (podspec_resource_list(s, json_object_get(spec, "overhead"), out, what, err) != 0)
+        return -1;
+    out->v[SCHED_RES_PODS] = 1;
+    return 0;
+}
