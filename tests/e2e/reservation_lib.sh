@@ -42,7 +42,9 @@ set_pod_json() {
 resv_phase() { kubectl get reservation -n "$1" "$2" -o jsonpath='{.status.phase}' 2>/dev/null; }
 resv_message() { kubectl get reservation -n "$1" "$2" -o jsonpath='{.status.message}' 2>/dev/null; }
 # Held node names, one a line, sorted.
-resv_nodes() { kubectl get reservation -n "$1" "$2" -o json 2>/dev/null | jq -r '.status.nodes // [] | .[].name' | sort; }
+resv_nodes() { read_jq '.status.nodes // [] | .[].name' kubectl get reservation -n "$1" "$2" -o json | sort; }
+# holds_none NS NAME: the reservation was read and holds no node (a failed read is no "none").
+holds_none() { local n; n=$(resv_nodes "$1" "$2") && [ -z "$n" ]; }
 # Pods held in all.
 resv_pods() { kubectl get reservation -n "$1" "$2" -o json 2>/dev/null | jq '[.status.nodes // [] | .[].pods] | add // 0'; }
 # phase_is NS NAME PHASE...: the reservation's phase is one of PHASE..., from one read.
