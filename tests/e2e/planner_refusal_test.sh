@@ -98,7 +98,7 @@ echo "    refusal events:"
 events_of ReservationRefused | sed 's/^/      /'
 
 # ---- 2. a predecessor overruns: the successor's Reservation expires and is renewed ----------
-check "2: blockers gone" wait_for 30 bash -c "[ \$(kubectl -n $NS get pods --field-selector=status.phase=Running -o name | grep -c blocker-) = 0 ]"
+check "2: blockers gone" wait_for 30 bash -c "r=\$(read_ok kubectl -n $NS get pods --field-selector=status.phase=Running -o name) && ! grep -q blocker- <<<\"\$r\""
 cat >"$W/late.yaml" <<Y
 name: late
 steps:
