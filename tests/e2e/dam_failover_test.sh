@@ -38,7 +38,9 @@ set_phase() {
 # request_pods <letter> <request id>: the request's pods on that cluster, a line each; fails
 # when the cluster did not answer.
 request_pods() { kc "$1" get pods -l "tarema.io/dam-request=$2" --no-headers 2>/dev/null; }
-pods_on() { request_pods "$@" | grep -c . ; }
+# pods_on <letter> <request id>: how many; nothing and status 1 when the cluster did not answer
+# (count_lines: a failed get is never "0 pods").
+pods_on() { count_lines request_pods "$@"; }
 # no_pods_on <letter> <request id>: the cluster answered and lists none of the request's pods. For
 # wait_for: `wait_for T test "$(pods_on ...)" = 0` reads once, before wait_for runs (possibly
 # before the delete is processed), and never re-polls; a failed get is not taken for none.
@@ -90,13 +92,20 @@ APIPID=$(cat "$DAM_CACHE/clusters/$DAM_PREFIX-b/run/apiserver.pid")
 kill -STOP "$APIPID"
 ID4=$(post_job "$SUBMIT")
 DEL=$(api DELETE "/api/v1/requests/$ID4" | tail -n 1)
-wait_for 20 grep -q "request $ID4 was deleted while it was ranked" "$DAM_TMP/serve.log"
+# the positive condition that ends the ranking's chance to create pods: it logs that it will not
+# submit (dam/serve.c work_pending returns right after); no fixed sleep
+check "DELETE while ranking: the ranking sees the request gone" wait_for 20 grep -q "request $ID4 was deleted while it was ranked: not submitted" "$DAM_TMP/serve.log"
 kill -CONT "$APIPID"
-sleep 1
-check "DELETE while ranking: 200, and no pod created anywhere" test "$DEL:$(pods_on a "$ID4"):$(pods_on b "$ID4")" = "200:0:0"
-check "metrics: one failover per failed attempt, the outcomes counted" bash -c "
-  m=\$(curl -sf '$DAM_HEALTH/metrics'); grep -q '^tarema_dam_failovers_total [1-9]' <<<\"\$m\" &&
-  grep -q 'tarema_dam_submissions_total{outcome=\"failed\"} 1' <<<\"\$m\""
+kc_ready() { kc "$1" get --raw /readyz >/dev/null 2>&1; }
+wait_for 20 kc_ready b
+check "DELETE while ranking: 200, and no pod created anywhere (a failed read is no 0)" test "$DEL:$(pods_on a "$ID4"):$(pods_on b "$ID4")" = "200:0:0"
+# since the restart: ID succeeded on b, ID2 failed on a and on b (two failovers) and ended FAILED
+check "metrics: one failover per failed attempt since the restart (2), the outcomes counted (1 failed, 1 succeeded)" bash -c "
+  m=\$(curl -sf '$DAM_HEALTH/metrics') || { echo 'scraping $DAM_HEALTH/metrics failed'; exit 1; }
+  echo \"\$m\" | grep '^tarema_dam_'
+  grep -qx 'tarema_dam_failovers_total 2' <<<\"\$m\" &&
+  grep -qx 'tarema_dam_submissions_total{outcome=\"failed\"} 1' <<<\"\$m\" &&
+  grep -qx 'tarema_dam_submissions_total{outcome=\"succeeded\"} 1' <<<\"\$m\""
 
 for c in a b; do kc "$c" annotate nodes --all tarema.io/profile- >/dev/null 2>&1; kc "$c" delete pods -l tarema.io/dam-request --grace-period=0 --force >/dev/null 2>&1; done
 summary

@@ -65,7 +65,8 @@ SUBMIT='{"job": {"name": "two", "cores": 4, "runtime": "1m"},
      "annotations": {"tarema.io/duration": "3s"}},
     {"name": "sim", "pods": 2, "requests": {"cpu": 2, "memory": "1Gi"}, "duration": "8s",
      "image": "sim:1", "after": ["prep"], "annotations": {"tarema.io/duration": "3s"}}]}}}'
-wfs_on() { kc "$1" get workflows -l "tarema.io/dam-request=$2" --no-headers 2>/dev/null | grep -c . ; }
+# (count_lines: nothing and status 1 when the cluster did not answer, never "0")
+wfs_on() { count_lines kc "$1" get workflows -l "tarema.io/dam-request=$2" --no-headers; }
 # wf_gone <letter> NAME: the Workflow NAME (which the test saw created) no longer exists there
 wf_gone() { local out; [ -n "$2" ] && out=$(kc "$1" get workflow "$2" 2>&1); grep -q NotFound <<<"$out"; }
 export -f kc dam_kubeconfig wfs_on
@@ -127,7 +128,7 @@ D=$(api DELETE "/api/v1/requests/$ID3" | tail -n 1):$(api GET "/api/v1/requests/
 check "DELETE of a running submission: 200 then 404 ($D)" test "$D" = 200:404
 check "DELETE: its Workflow is deleted from a" wait_for 20 bash -c "[ \"\$(wfs_on a $ID3)\" = 0 ]"
 check "DELETE: its pods go with it (owner references, the controller-manager's collector)" \
-  wait_for 30 bash -c "! kc a get pods -l planner.tarema.io/workflow=$W3 --no-headers 2>/dev/null | grep -q ."
+  wait_for 30 bash -c "[ \"\$(count_lines kc a get pods -l planner.tarema.io/workflow=$W3 --no-headers)\" = 0 ]"
 
 for c in a b; do kc "$c" annotate nodes --all tarema.io/profile- >/dev/null 2>&1; done
 summary

@@ -40,14 +40,14 @@ kill -STOP "$PID"
 for i in $(seq 1 "$N"); do pod_json "$NS" "p-$i" "$SCHED" "$CPU" 16Mi; done | jq -s '{apiVersion: "v1", kind: "List", items: .}' >"$WORK/pods.json"
 check "$N pods created while the scheduler is stopped" kubectl create -f "$WORK/pods.json" -o name
 kill -CONT "$PID"
-for _ in $(seq 1 100); do
-  inflight=$(metric "$PORT" tarema_binds_in_flight)
-  [ "${inflight%.*}" -ge 50 ] && break
-  sleep 0.05
-done
+# the fault waits for binds in flight (at most 5 s), and the test fails unless they were: a
+# fault after every pod was bound would leave every invariant below holding trivially
+wait_inflight "$PORT" 50 5
+inflight=$INFLIGHT
 answered=$(metric "$PORT" 'tarema_binds_total{result="ok"}')
 kill -STOP "$ETCD_PID"
 echo "# etcd paused: $answered binds answered, $inflight in flight"
+fault_armed "etcd pause" "$inflight" "$answered" "$N"
 sleep "$PAUSE_S"
 kill -CONT "$ETCD_PID"
 t_thaw=$(now)

@@ -40,7 +40,7 @@ start_scheduler "$WORK/a.log" --config "$WORK/sched.yaml" --identity replica-a |
 PA=$SCHED_PORT PID_A=$SCHED_PID
 start_scheduler "$WORK/b.log" --config "$WORK/sched.yaml" --identity replica-b || { fail "replica b starts" "$(tail -n 5 "$WORK/b.log")"; summary; exit 1; }
 PB=$SCHED_PORT PID_B=$SCHED_PID
-one_leader() { [ "$(($(metric "$PA" tarema_leader) + $(metric "$PB" tarema_leader)))" = 1 ]; }
+one_leader() { local a b; a=$(metric "$PA" tarema_leader) && b=$(metric "$PB" tarema_leader) && [ "$((a + b))" = 1 ]; }
 if wait_for 20 one_leader; then pass "two replicas, exactly one leads"; else fail "exactly one replica leads" "a=$(metric "$PA" tarema_leader) b=$(metric "$PB" tarema_leader)"; fi
 if [ "$(metric "$PA" tarema_leader)" = 1 ]; then
   LEAD_PID=$PID_A LEAD_PORT=$PA STBY_PORT=$PB
@@ -52,15 +52,15 @@ kill -STOP "$PID_A" "$PID_B"
 for i in $(seq 1 "$N"); do pod_json "$NS" "p-$i" "$SCHED" "$CPU" 16Mi; done | jq -s '{apiVersion: "v1", kind: "List", items: .}' >"$WORK/pods.json"
 check "$N pods created while both replicas are stopped" kubectl create -f "$WORK/pods.json" -o name
 kill -CONT "$PID_A" "$PID_B"
-for _ in $(seq 1 100); do
-  inflight=$(metric "$LEAD_PORT" tarema_binds_in_flight)
-  [ "${inflight%.*}" -ge 50 ] && break
-  sleep 0.05
-done
+# the fault waits for binds in flight (at most 5 s), and the test fails unless they were: a
+# fault after every pod was bound would leave every invariant below holding trivially
+wait_inflight "$LEAD_PORT" 50 5
+inflight=$INFLIGHT
 answered=$(metric "$LEAD_PORT" 'tarema_binds_total{result="ok"}')
 kill -KILL "$LEAD_PID"
 t_kill=$(now)
 echo "# leader killed: $answered binds answered, $inflight in flight"
+fault_armed "leader kill" "$inflight" "$answered" "$N"
 stby_leads() { [ "$(metric "$STBY_PORT" tarema_leader)" = 1 ]; }
 if wait_for 30 stby_leads; then
   takeover=$(secs "$t_kill" "$(now)")

@@ -27,22 +27,24 @@ sched_e2e_start
 export GANG_POD_PATCH=".spec.tolerations = [{key: \"tarema.io/e2e\", operator: \"Equal\", value: \"$ID\", effect: \"NoSchedule\"}]
   | .spec.nodeSelector = {\"tarema.io/e2e\": \"$ID\"}"
 
-bound_of() { kubectl get pods -n "$NS" -l "tarema.io/gang-e2e=$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c .; }
-# FailedScheduling events on the pods of gang NAME: "pod: note" lines
+# (count_lines: nothing and status 1 when the list fails, never "none bound")
+bound_of() { count_lines kubectl get pods -n "$NS" -l "tarema.io/gang-e2e=$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}'; }
+# FailedScheduling events on the pods of gang NAME: "pod: note" lines; status 1 when the list fails
 failed_events() {
-  kubectl get events.events.k8s.io -n "$NS" -o json |
+  read_ok kubectl get events.events.k8s.io -n "$NS" -o json |
     jq -r --arg g "$1-" '.items[] | select(.reason == "FailedScheduling" and .regarding.kind == "Pod" and (.regarding.name | startswith($g))) | "\(.regarding.name): \(.note)"'
 }
 
 # ---- 1. pods before their PodGroup -------------------------------------------------------------
 gang_pods_json podgroup "$NS" late 1 3 "$SCHED" 1 64Mi | kubectl create -f - >/dev/null
-sleep 3
-b=$(bound_of late)
-if [ "$b" = 0 ]; then pass "pods before their PodGroup: none bound yet"; else fail "pods before their PodGroup: none bound yet" "bound $b"; fi
+# no event can show that the scheduler held them (they wait quietly): none bound at every poll
+# for 3 s (always_for), not once after a sleep
+none_late() { [ "$(bound_of late)" = 0 ]; }
+if always_for 3 none_late; then pass "pods before their PodGroup: none bound yet"; else fail "pods before their PodGroup: none bound yet" "bound '$(bound_of late 2>&1)'"; fi
 gang_group_json podgroup "$NS" late 3 | kubectl create -f - >/dev/null
 all_late() { [ "$(bound_of late)" = 3 ]; }
 if wait_for 20 all_late; then pass "the PodGroup arrives: the gang binds whole"; else fail "the PodGroup arrives: the gang binds whole" "bound $(bound_of late); $(grep late "$WORK/sched.log" | tail -3)"; fi
-ev=$(failed_events late)
+ev=$(failed_events late) || ev="unread: listing the events failed"
 if [ -z "$ev" ]; then pass "no FailedScheduling while the PodGroup was not known"; else fail "no FailedScheduling while the PodGroup was not known" "$ev"; fi
 
 # ---- 2. members one by one ---------------------------------------------------------------------
@@ -53,14 +55,14 @@ for i in 1 2 3; do
 done
 all_trickle() { [ "$(bound_of trickle)" = 3 ]; }
 if wait_for 20 all_trickle; then pass "members one by one: the gang binds whole"; else fail "members one by one: the gang binds whole" "bound $(bound_of trickle)"; fi
-ev=$(failed_events trickle)
+ev=$(failed_events trickle) || ev="unread: listing the events failed"
 if [ -z "$ev" ]; then pass "no FailedScheduling while members were arriving"; else fail "no FailedScheduling while members were arriving" "$ev"; fi
 
 # ---- 3. a PodGroup that never comes ------------------------------------------------------------
 gang_pods_json podgroup "$NS" ghost 1 2 "$SCHED" 1 64Mi | kubectl create -f - >/dev/null
 T0=$(date +%s)
 sleep $((GRACE_S / 2))
-ev=$(failed_events ghost)
+ev=$(failed_events ghost) || ev="unread: listing the events failed"
 if [ -z "$ev" ]; then pass "missing PodGroup: quiet during the arrival grace"; else fail "missing PodGroup: quiet during the arrival grace" "$ev"; fi
 reported() { failed_events ghost | qgrep "waiting for PodGroup $NS/ghost to exist"; }
 if wait_for $((GRACE_S + 20)) reported; then

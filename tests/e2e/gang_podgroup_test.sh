@@ -64,10 +64,13 @@ patch() {
         | .spec.nodeSelector = {\"tarema.io/e2e\": \"$ID\"}
         | .metadata.annotations = {\"tarema.io/cpu\": \"$1\", \"tarema.io/mem\": \"$2\", \"tarema.io/io\": \"$3\"}"
 }
-# Bound members of gang NAME, read by label (gang_lib's gang_bound reads the whole namespace).
+# Bound members of gang NAME, read by label (gang_lib's gang_bound reads the whole namespace);
+# nothing and status 1 when the list fails (count_lines: an API error is not "none bound").
 bound_of() {
-  kubectl get pods -n "$NS" -l "tarema.io/gang-e2e=$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c .
+  count_lines kubectl get pods -n "$NS" -l "tarema.io/gang-e2e=$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}'
 }
+# bound_is NAME N: gang NAME has exactly N members bound, read successfully.
+bound_is() { local b; b=$(bound_of "$1") && [ "$b" = "$2" ]; }
 mk() { # name size min cpu
   GANG_POD_PATCH=$(patch) gang_create podgroup "$NS" "$1" "$2" "$3" "$SCHED" "$4" 64Mi
 }
@@ -76,14 +79,20 @@ groups_of() { # gang name -> "group count" lines
     jq -r --arg p "$P" '.items[] | .spec.nodeName // "" | select(. != "") | ltrimstr($p) | sub("-[0-9]+$"; "")' | sort | uniq -c | awk '{print $2, $1}'
 }
 wait_bound() { # NAME N SECONDS
-  local deadline=$(($(date +%s) + $3))
-  while [ "$(bound_of "$1")" -lt "$2" ]; do
+  local deadline=$(($(date +%s) + $3)) b
+  until b=$(bound_of "$1") && [ "$b" -ge "$2" ]; do
     [ "$(date +%s)" -ge "$deadline" ] && return 1
     sleep 0.3
   done
 }
-pg_field() { kubectl get podgroup -n "$NS" "$1" -o json | jq -r "$2"; }
-pg_events() { kubectl get events.events.k8s.io -n "$NS" -o json | jq -r --arg n "$1" '.items[] | select(.regarding.kind == "PodGroup" and .regarding.name == $n) | "\(.reason): \(.note)"'; }
+pg_field() { read_jq "$2" kubectl get podgroup -n "$NS" "$1" -o json; }
+pg_events() {
+  local ev
+  ev=$(read_ok kubectl get events.events.k8s.io -n "$NS" -o json) || return 1
+  jq -r --arg n "$1" '.items[] | select(.regarding.kind == "PodGroup" and .regarding.name == $n) | "\(.reason): \(.note)"' <<<"$ev"
+}
+# no_pods: the namespace lists no pod (a failed list is not "none")
+no_pods() { [ "$(count_lines kubectl get pods -n "$NS" -o name)" = 0 ]; }
 
 gang_aon_monitor_start "$NS" "$WORK/aon"
 
@@ -103,19 +112,27 @@ g=$(groups_of g20 | tr '\n' ' ')
 c2=$(groups_of g20 | awk '$1 == "c2" {print $2}')
 if [ "${c2:-0}" -ge 8 ] && [ "$(groups_of g20 | awk '$1 != "c2" {print $1}')" = n2 ]; then pass "gang of 20 spills only as it must: c2 filled first ($c2), the rest in n2"; else fail "gang of 20 spills only as it must: c2 filled first, the rest in n2" "groups: $g"; fi
 kubectl delete pods -n "$NS" -l 'tarema.io/gang-e2e in (g3,g8,g20)' --wait=false >/dev/null
-wait_for 60 bash -c "[ \$(kubectl get pods -n $NS -o name | wc -l) = 0 ]"
+wait_for 60 no_pods
 
 # ---- 2. too big: none bound, nothing held ----------------------------------------------------
 TASK="1 1 1"
 mk big 16 16 8 # 16 x 8 cores: only the 4 n2 and 2 c2 nodes hold 8 cores (8 pods)
-sleep 5
-b=$(bound_of big)
-if [ "$b" = 0 ]; then pass "a gang larger than the free capacity: none bound"; else fail "a gang larger than the free capacity: none bound" "bound $b"; fi
+# No fixed sleep before the negative: it is checked throughout, until the scheduler has had its
+# chance (its PodGroup says why the gang does not fit), and again after its FailedScheduling event.
 said_why() { [ "$(pg_field big .status.phase)" = Scheduling ] && grep -q "fit at once" <<<"$(pg_field big '.status.message // ""')"; }
-if wait_for 30 said_why; then pass "its PodGroup is Scheduling and says why"; else fail "its PodGroup is Scheduling and says why" "$(pg_field big .status)"; fi
-b=$(bound_of big)
-if [ "$b" = 0 ]; then pass "once all 16 exist: still none bound"; else fail "once all 16 exist: still none bound" "bound $b"; fi
-if pg_events big | qgrep "^FailedScheduling: .*Insufficient cpu"; then pass "FailedScheduling event on the PodGroup"; else fail "FailedScheduling event on the PodGroup" "$(pg_events big)"; fi
+none_until_why() { # none bound at every poll until said_why; 1 when one was bound or 30 s passed
+  local deadline=$(($(date +%s) + 30))
+  while :; do
+    bound_is big 0 || return 1
+    said_why && { bound_is big 0; return; }
+    [ "$(date +%s)" -ge "$deadline" ] && return 1
+    sleep 0.3
+  done
+}
+if none_until_why; then pass "a gang larger than the free capacity: none bound, its PodGroup Scheduling and saying why"; else fail "a gang larger than the free capacity: none bound, its PodGroup Scheduling and saying why" "bound $(bound_of big 2>&1); $(pg_field big .status 2>&1)"; fi
+failed_ev() { pg_events big | qgrep "^FailedScheduling: .*Insufficient cpu"; }
+if wait_for 30 failed_ev; then pass "FailedScheduling event on the PodGroup"; else fail "FailedScheduling event on the PodGroup" "$(pg_events big 2>&1)"; fi
+if bound_is big 0; then pass "once all 16 exist and the scheduler reported: still none bound"; else fail "once all 16 exist and the scheduler reported: still none bound" "bound $(bound_of big 2>&1)"; fi
 pod_json "$NS" plain "$SCHED" 16 1Gi '{}' "$ID" | jq -c --arg id "$ID" '.spec.nodeSelector = {"tarema.io/e2e": $id}' | kubectl create -f - >/dev/null
 if wait_for 30 bash -c "[ -n \"\$(kubectl get pod -n $NS plain -o jsonpath='{.spec.nodeName}')\" ]"; then pass "nothing held: a 16-core pod still fits a c2 node"; else fail "nothing held: a 16-core pod still fits a c2 node"; fi
 kubectl delete pod -n "$NS" plain --wait=false >/dev/null 2>&1
@@ -124,7 +141,7 @@ kubectl delete pods -n "$NS" -l tarema.io/gang-e2e=big --wait=false >/dev/null 2
 # ---- 3. two gangs that fit alone, not together -------------------------------------------------
 # 4 x 16 cores each: only the two c2 nodes... so 2 pods of 16 per gang; each gang alone fits
 # (2 c2 nodes), both together do not.
-wait_for 60 bash -c "[ \$(kubectl get pods -n $NS -o name | wc -l) = 0 ]"
+wait_for 60 no_pods
 GANG_POD_PATCH=$(patch) gang_group_json podgroup "$NS" ia 2 >"$WORK/ia.json"
 GANG_POD_PATCH=$(patch) gang_group_json podgroup "$NS" ib 2 >>"$WORK/ia.json"
 for i in 1 2; do
@@ -132,14 +149,24 @@ for i in 1 2; do
   GANG_POD_PATCH=$(patch) gang_pods_json podgroup "$NS" ib "$i" "$i" "$SCHED" 16 1Gi
 done >>"$WORK/ia.json"
 kubectl create -f "$WORK/ia.json" >/dev/null
-one_done() { [ $(( $(bound_of ia) + $(bound_of ib) )) = 2 ]; }
+one_done() { { bound_is ia 2 && bound_is ib 0; } || { bound_is ia 0 && bound_is ib 2; }; }
 if wait_for 60 one_done; then pass "interleaved gangs: one completes"; else fail "interleaved gangs: one completes" "$(gang_counts "$NS")"; fi
-sleep 3
-a=$(bound_of ia)
-b=$(bound_of ib)
-if { [ "$a" = 2 ] && [ "$b" = 0 ]; } || { [ "$a" = 0 ] && [ "$b" = 2 ]; }; then pass "the other waits whole (ia $a, ib $b)"; else fail "the other waits whole" "ia $a ib $b"; fi
 first=ia second=ib
-[ "$a" = 2 ] || { first=ib; second=ia; }
+bound_is ia 2 || { first=ib; second=ia; }
+# the other waits whole: checked at every poll until the scheduler has tried it and said why
+# (a FailedScheduling event on its PodGroup), and through 3 s more, not once after a fixed sleep
+tried() { pg_events "$second" | qgrep "^FailedScheduling: "; }
+split_ok() { bound_is "$first" 2 && bound_is "$second" 0; }
+waits_whole() {
+  local deadline=$(($(date +%s) + 30))
+  until tried; do
+    split_ok || return 1
+    [ "$(date +%s)" -ge "$deadline" ] && return 1
+    sleep 0.3
+  done
+  always_for 3 split_ok
+}
+if waits_whole; then pass "the other waits whole ($first 2, $second 0, after a FailedScheduling on $second)"; else fail "the other waits whole" "$first $(bound_of "$first" 2>&1), $second $(bound_of "$second" 2>&1); events: $(pg_events "$second" 2>&1 | tail -n 3)"; fi
 kubectl delete pods -n "$NS" -l "tarema.io/gang-e2e=$first" --wait=false >/dev/null
 if wait_bound $second 2 60; then pass "after the first leaves, the second completes (no deadlock)"; else fail "after the first leaves, the second completes (no deadlock)" "$(gang_counts "$NS")"; fi
 
@@ -147,7 +174,7 @@ if wait_bound $second 2 60; then pass "after the first leaves, the second comple
 GANG_TIMEOUT_S=2 GANG_POD_PATCH=$(patch) gang_create podgroup "$NS" slow 3 3 "$SCHED" 20 1Gi
 to() { pg_events slow | qgrep "^Timeout: gang not placed within scheduleTimeoutSeconds 2"; }
 if wait_for 30 to; then pass "timeout: Timeout event on the PodGroup"; else fail "timeout: Timeout event on the PodGroup" "$(pg_events slow)"; fi
-if [ "$(bound_of slow)" = 0 ]; then pass "timed-out gang: still none bound"; else fail "timed-out gang: still none bound"; fi
+if bound_is slow 0; then pass "timed-out gang: still none bound"; else fail "timed-out gang: still none bound" "bound $(bound_of slow 2>&1)"; fi
 n=$(metric "$PORT" 'tarema_gang_attempts_total{result="timeout"}')
 if [ "${n%.*}" -ge 1 ]; then pass "timeouts counted in tarema_gang_attempts_total"; else fail "timeouts counted in tarema_gang_attempts_total" "$n"; fi
 
@@ -173,9 +200,8 @@ if wait_for 30 wt; then pass "minMember 5 with 3 pods: waits, says 2 more are ne
 GANG_MIN_RESOURCES='{"cpu": "500"}' GANG_POD_PATCH=$(patch) gang_create podgroup "$NS" huge 2 2 "$SCHED" 100m 64Mi
 mr() { grep -q "minResources cpu 500000 exceeds the free capacity" <<<"$(pg_field huge '.status.message // ""')"; }
 if wait_for 30 mr; then pass "minResources above the free capacity: waits and says so"; else fail "minResources above the free capacity: waits and says so" "$(pg_field huge .status)"; fi
-sleep 2
-z=$(( $(bound_of zero) + $(bound_of short) + $(bound_of huge) ))
-if [ "$z" = 0 ]; then pass "bad input: no pod bound, no capacity held"; else fail "bad input: no pod bound, no capacity held" "$(gang_counts "$NS")"; fi
+# no sleep: the three waits above are the scheduler's own answers on these gangs
+if bound_is zero 0 && bound_is short 0 && bound_is huge 0; then pass "bad input: no pod bound, no capacity held"; else fail "bad input: no pod bound, no capacity held" "$(gang_counts "$NS")"; fi
 if kill -0 "$SCHED_PID" 2>/dev/null; then pass "bad input: the scheduler still runs"; else fail "bad input: the scheduler still runs"; fi
 
 # ---- 8. explain ------------------------------------------------------------------------------
@@ -184,7 +210,7 @@ if jq -e '.gang.name == "short" and .gang.minMember == 5 and (.gang.message | te
 
 # ---- 7. restart in the middle ------------------------------------------------------------------
 kubectl delete pods -n "$NS" --all --wait=false >/dev/null
-wait_for 60 bash -c "[ \$(kubectl get pods -n $NS -o name | wc -l) = 0 ]"
+wait_for 60 no_pods
 # The all-or-nothing monitor stops before the kill below: a kill -9 inside a gang's burst of
 # binds leaves that gang partly bound until the restarted scheduler finishes it (longer than
 # GANG_AON_GRACE_S: start-up, informer sync, placement), a partial state of the test's own
@@ -195,7 +221,7 @@ rc=$?
 if [ $rc = 0 ]; then pass "all or nothing until the restart ($verdict)"; else fail "all or nothing until the restart" "$verdict"; fi
 for i in 1 2 3 4; do mk "r$i" 6 6 1; done &
 # killed as soon as the first member is bound: the other gangs are being placed or bound
-any_bound() { [ "$(kubectl get pods -n "$NS" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c .)" -ge 1 ]; }
+any_bound() { local b; b=$(count_lines kubectl get pods -n "$NS" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}') && [ "$b" -ge 1 ]; }
 for _ in $(seq 1 300); do any_bound && break; sleep 0.05; done
 kill -9 "$SCHED_PID"
 wait $! 2>/dev/null # the creating loop
@@ -209,21 +235,23 @@ if ! start_scheduler "$WORK/sched2.log" --scheduler-name "$SCHED" --qps 2000 --b
 fi
 PORT=$SCHED_PORT
 gang_aon_monitor_start "$NS" "$WORK/aon2"
-all_r() { for i in 1 2 3 4; do [ "$(bound_of "r$i")" = 6 ] || return 1; done; }
+all_r() { for i in 1 2 3 4; do bound_is "r$i" 6 || return 1; done; }
 if wait_for 90 all_r; then pass "restart in the middle: every gang ends whole (at the kill: $mid)"; else fail "restart in the middle: every gang ends whole" "$(gang_counts "$NS")"; fi
 if out=$(check_fit) && [ -z "$out" ]; then pass "no node over its allocatable (nothing double-booked)"; else fail "no node over its allocatable (nothing double-booked)" "$out"; fi
-dup=$(kubectl get events.events.k8s.io -n "$NS" -o json |
-  jq -r '[.items[] | select(.reason == "Scheduled" and .regarding.kind == "Pod") | .regarding.name] | group_by(.) | .[] | select(length > 1) | "\(.[0]) \(length)"' | head -n 3)
+dup=$(read_ok kubectl get events.events.k8s.io -n "$NS" -o json |
+  jq -r '[.items[] | select(.reason == "Scheduled" and .regarding.kind == "Pod") | .regarding.name] | group_by(.) | .[] | select(length > 1) | "\(.[0]) \(length)"' | head -n 3) ||
+  dup="unread: listing the events failed"
 if [ -z "$dup" ]; then pass "no pod bound twice"; else fail "no pod bound twice" "$dup"; fi
 
 # ---- 9. arrival race ----------------------------------------------------------------------------
 # Members created with (or before) their PodGroup, or before the rest of their gang, wait quietly
 # for the informer to deliver what is missing: no FailedScheduling event on them for it. Only a
 # gang still incomplete after the arrival grace (the "short" gang: minMember 5, 3 pods) reports.
-race=$(kubectl get events.events.k8s.io -n "$NS" -o json |
+race=$(read_ok kubectl get events.events.k8s.io -n "$NS" -o json |
   jq -r '.items[] | select(.reason == "FailedScheduling" and .regarding.kind == "Pod")
          | select((.note // "") | test("waiting for (PodGroup|Workload) .* to exist|pod\\(s\\) exist, minMember"))
-         | select(.regarding.name | test("^short-") | not) | "\(.regarding.name): \(.note)"' | sort -u)
+         | select(.regarding.name | test("^short-") | not) | "\(.regarding.name): \(.note)"' | sort -u) ||
+  race="unread: listing the events failed"
 if [ -z "$race" ]; then pass "arrival race: no FailedScheduling for members that arrived before their PodGroup or gang"; else fail "arrival race: no FailedScheduling for members that arrived before their PodGroup or gang" "$(wc -l <<<"$race") events, e.g. $(head -n 3 <<<"$race")"; fi
 
 verdict=$(GANG_AON_IGNORE=$killed_partial gang_aon_monitor_stop)

@@ -40,13 +40,14 @@ if grep -q "Workload API .* not served" "$WORK/sched.log"; then fail "the Worklo
 
 export GANG_POD_PATCH=".spec.tolerations = [{key: \"tarema.io/e2e\", operator: \"Equal\", value: \"$ID\", effect: \"NoSchedule\"}]
   | .spec.nodeSelector = {\"tarema.io/e2e\": \"$ID\"}"
-bound_of() {
-  kubectl get pods -n "$NS" -l "tarema.io/gang-e2e=$1" -o json |
-    jq --arg k "${2:-}" '[.items[] | select($k == "" or .spec.workloadRef.podGroupReplicaKey == $k) | select((.spec.nodeName // "") != "")] | length'
+bound_of() { # nothing and status 1 when the list fails (never "0 bound")
+  local pods
+  pods=$(read_ok kubectl get pods -n "$NS" -l "tarema.io/gang-e2e=$1" -o json) || return 1
+  jq --arg k "${2:-}" '[.items[] | select($k == "" or .spec.workloadRef.podGroupReplicaKey == $k) | select((.spec.nodeName // "") != "")] | length' <<<"$pods"
 }
 wait_bound() { # NAME N SECONDS [REPLICAKEY]
-  local deadline=$(($(date +%s) + $3))
-  while [ "$(bound_of "$1" "${4:-}")" -lt "$2" ]; do
+  local deadline=$(($(date +%s) + $3)) b
+  until b=$(bound_of "$1" "${4:-}") && [ "$b" -ge "$2" ]; do
     [ "$(date +%s)" -ge "$deadline" ] && return 1
     sleep 0.3
   done
@@ -73,8 +74,24 @@ gang_group_json workload "$NS" wr 3 | kubectl create -f - >/dev/null
   GANG_POD_PATCH="$GANG_POD_PATCH | .spec.workloadRef.podGroupReplicaKey = \"b\"" gang_pods_json workload "$NS" wr 4 5 "$SCHED" 500m 64Mi
 } | kubectl create -f - >/dev/null
 if wait_bound wr 3 60 a; then pass "replica key a (3 pods, minCount 3) bound"; else fail "replica key a (3 pods, minCount 3) bound" "$(bound_of wr a)"; fi
-sleep 3
-if [ "$(bound_of wr b)" = 0 ]; then pass "replica key b (2 pods) waits: a gang of its own"; else fail "replica key b (2 pods) waits: a gang of its own" "$(bound_of wr b)"; fi
+# no fixed sleep: none of b bound at every poll until the scheduler reported on one of b's pods
+# (a FailedScheduling event on wr-4 or wr-5), and once more after
+b_tried() {
+  local ev
+  ev=$(read_ok kubectl get events.events.k8s.io -n "$NS" -o json) || return 1
+  jq -e '[.items[] | select(.reason == "FailedScheduling" and (.regarding.name | IN("wr-4", "wr-5")))] | length > 0' <<<"$ev" >/dev/null
+}
+b_none() { local b; b=$(bound_of wr b) && [ "$b" = 0 ]; }
+b_waits() {
+  local deadline=$(($(date +%s) + 30))
+  until b_tried; do
+    b_none || return 1
+    [ "$(date +%s)" -ge "$deadline" ] && return 1
+    sleep 0.3
+  done
+  b_none
+}
+if b_waits; then pass "replica key b (2 pods) waits: a gang of its own"; else fail "replica key b (2 pods) waits: a gang of its own" "bound $(bound_of wr b 2>&1); $(kubectl get events.events.k8s.io -n "$NS" 2>&1 | grep -E 'wr-[45]' | tail -n 3)"; fi
 
 # ---- 4. Workload created after its pods ---------------------------------------------------------
 gang_pods_json workload "$NS" wlate 1 3 "$SCHED" 100m 64Mi | kubectl create -f - >/dev/null

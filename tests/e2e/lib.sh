@@ -45,3 +45,82 @@ lotaru_dir() {
 lotaru_scenario() {
   sed "s#\.\./\.\./\.\./shared/data/lotaru#$(lotaru_dir)#g" "$REPO_ROOT/sim/scenarios/$1.yaml" >"$2"
 }
+
+# ---- reads that fail when the read fails ------------------------------------------------------
+# A negative check ("none bound", "no double bind", "0 pods") must not pass because the read
+# behind it failed: `kubectl get ... | grep -c .` reads an API error as 0. These helpers print the
+# answer only when the command that produced it succeeded; otherwise they print nothing (so a
+# comparison with 0 or any other value fails), say on stderr what failed, and return 1.
+#
+# read_ok COMMAND...: COMMAND's standard output, or nothing and status 1 when COMMAND fails.
+read_ok() {
+  local out rc errf
+  errf=$(mktemp)
+  out=$("$@" 2>"$errf")
+  rc=$?
+  if [ "$rc" != 0 ]; then
+    echo "read failed (exit $rc): $*: $(tail -n 3 "$errf")" >&2
+    rm -f "$errf"
+    return 1
+  fi
+  rm -f "$errf"
+  [ -z "$out" ] || printf '%s\n' "$out"
+}
+# count_lines COMMAND...: the number of non-empty lines COMMAND prints, or nothing and status 1
+# when COMMAND fails.
+count_lines() {
+  local out
+  out=$(read_ok "$@") || return 1
+  grep -c . <<<"$out" || true
+}
+# read_jq FILTER COMMAND...: jq -r FILTER on COMMAND's output (JSON), or nothing and status 1 when
+# COMMAND fails or its output is not JSON jq can read.
+read_jq() {
+  local filter=$1 out
+  shift
+  out=$(read_ok "$@") || return 1
+  jq -r "$filter" <<<"$out" || { echo "read failed: jq '$filter' on the output of $*" >&2; return 1; }
+}
+export -f read_ok count_lines read_jq
+
+# always_for SECONDS COMMAND...: COMMAND holds at every poll (0.2 s) for SECONDS; returns 1 at
+# the first poll it does not. For a negative check that no positive event can close: the
+# negative is asserted throughout the window instead of once after a fixed sleep.
+always_for() {
+  local deadline=$(($(date +%s) + $1))
+  shift
+  while [ "$(date +%s)" -lt "$deadline" ]; do
+    "$@" >/dev/null 2>&1 || return 1
+    sleep 0.2
+  done
+  "$@" >/dev/null 2>&1
+}
+
+# ---- dependencies: a test that cannot run fails naming what is missing; nothing skips ---------
+# need_lotaru: the Lotaru measurements are present (lotaru_dir); else fails "Lotaru data
+# present" naming where they were looked for, and returns 1.
+need_lotaru() {
+  local d
+  d=$(lotaru_dir)
+  [ -f "$d/chipseq_n1.csv" ] && return 0
+  fail "Lotaru data present" "not found at $d (hack/install-deps.sh links ../shared; TAREMA_DATA overrides)"
+  return 1
+}
+# need_database: DATABASE_URL is set; else fails naming it and returns 1.
+need_database() {
+  [ -n "${DATABASE_URL:-}" ] && return 0
+  fail "DATABASE_URL set" "run under tests/run.sh, or hack/postgres.sh up and eval \"\$(hack/postgres.sh env)\""
+  return 1
+}
+# need_cluster [SECONDS]: KUBECONFIG is set and the API server answers /readyz within SECONDS
+# (30); else fails naming what is missing and returns 1. One failed /readyz is not taken for
+# "no cluster".
+need_cluster() {
+  if [ -z "${KUBECONFIG:-}" ] || ! command -v kubectl >/dev/null; then
+    fail "a cluster (KUBECONFIG and kubectl)" "run under tests/run.sh, or eval \"\$(hack/cluster.sh env)\""
+    return 1
+  fi
+  wait_for "${1:-30}" kubectl get --raw /readyz && return 0
+  fail "the cluster's API server is ready" "kubectl get --raw /readyz: $(kubectl get --raw /readyz 2>&1 | tail -n 3)"
+  return 1
+}

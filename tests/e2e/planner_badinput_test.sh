@@ -13,7 +13,7 @@ FX="$REPO_ROOT/tests/fixtures/planner"
 planner_e2e_begin
 
 none_created() {
-  [ "$(kubectl -n "$NS" get workflows,pods,reservations,podgroups -o name 2>/dev/null | wc -l)" = 0 ]
+  [ "$(count_lines kubectl -n "$NS" get workflows,pods,reservations,podgroups -o name)" = 0 ]
 }
 # bad NAME EXPECTED-TEXT FILE [ARGS...]: exit 1, the message, nothing created
 bad() {
@@ -21,7 +21,7 @@ bad() {
   check "$name" bash -c 'want=$1; shift; out=$("$PL" submit "$@" -n "$NS" --wait 0s 2>&1); rc=$?
     [ $rc = 1 ] || { echo "exit status $rc: $out"; exit 1; }
     grep -qF -- "$want" <<<"$out" || { echo "$out"; exit 1; }
-    [ "$(kubectl -n "$NS" get workflows,pods,reservations,podgroups -o name | wc -l)" = 0 ] || { echo "something was created"; exit 1; }' _ "$want" "$@"
+    [ "$(count_lines kubectl -n "$NS" get workflows,pods,reservations,podgroups -o name)" = 0 ] || { echo "something was created"; exit 1; }' _ "$want" "$@"
 }
 
 cat >"$W/cycle.yaml" <<'Y'
@@ -45,7 +45,7 @@ bad "a workflow name Kubernetes refuses" "Bad_Name" "$W/badname.yaml"
 sed 's/coresMin: 36, ramMin: 65536/coresMin: 2, ramMin: 1024/' "$FX/turbine.cwl" >"$W/small.cwl"
 check "dry run: the Workflow printed, nothing created" bash -c "'$PL' submit '$W/small.cwl' --deployment '$FX/turbine-deploy.yaml' -n '$NS' --dry-run > '$W/dry.json' 2>'$W/dry.err' &&
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d[\"kind\"]==\"Workflow\" and [s[\"name\"] for s in d[\"spec\"][\"steps\"]]==[\"LES\",\"HPDA\"], d' '$W/dry.json' &&
-  grep -q 'nothing created' '$W/dry.err' && [ \$(kubectl -n $NS get workflows -o name | wc -l) = 0 ]"
+  grep -q 'nothing created' '$W/dry.err' && [ \$(count_lines kubectl -n $NS get workflows -o name) = 0 ]"
 
 # around the CLI: the controller refuses it the same way and creates nothing
 planner_start --leader-elect false
@@ -68,7 +68,7 @@ spec:
     - {name: big, pods: 5, requests: {cpu: 4, memory: 1Gi}, duration: 1m, image: x}
 Y
 check "kubectl apply of a step larger than the planner's nodes: Failed naming it" bash -c "wait_for 20 wf_phase_is huge Failed && kwf huge .status.message | grep -q \"step 'big' is larger than the cluster\""
-check "nothing created for either" bash -c "[ \$(kubectl -n $NS get pods,reservations,podgroups -o name | wc -l) = 0 ]"
+check "nothing created for either" bash -c "[ \$(count_lines kubectl -n $NS get pods,reservations,podgroups -o name) = 0 ]"
 check "Warning events name the reason" bash -c "kubectl -n $NS get events -o jsonpath='{range .items[*]}{.reason} {.regarding.name}{.involvedObject.name}{\"\\n\"}{end}' | grep -q '^Invalid loop' &&
   kubectl -n $NS get events -o jsonpath='{range .items[*]}{.reason} {.regarding.name}{.involvedObject.name}{\"\\n\"}{end}' | qgrep '^Unplannable huge'"
 

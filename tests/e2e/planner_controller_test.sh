@@ -66,7 +66,7 @@ PY
 check "PodGroup, Reservation and gated pods of every step" objects_ok
 
 check "sim gated while prep runs" bash -c "
-  until [ \"\$(kubectl -n $NS get pod e2e-prep-0 -o jsonpath='{.status.phase}')\" = Running ]; do sleep 0.3; done
+  wait_for 60 pod_phase_is e2e-prep-0 Running || { echo 'e2e-prep-0 not Running within 60 s'; exit 1; }
   [ \"\$(kubectl -n $NS get pod e2e-sim-0 -o jsonpath='{.spec.schedulingGates[0].name}')\" = tarema.io/planned ]"
 
 check "workflow Succeeded" wait_for 90 wf_phase_is e2e Succeeded
@@ -128,7 +128,7 @@ check "overrun: b's plan and its Reservation moved later" bash -c "for i in \$(s
   [[ \"\$b\" > '$b_start0' ]] && [ \"\$r\" = \"\$b\" ] && [ \$(kubectl -n $NS get workflow late -o jsonpath='{.status.replans}') -ge 1 ] && exit 0
   sleep 0.3; done; echo \"b \$b reservation \$r first $b_start0\"; exit 1"
 check "overrun: b released only after a ended, workflow Succeeded" bash -c "
-  until [ \"\$(kubectl -n $NS get workflow late -o jsonpath='{.status.phase}')\" = Succeeded ]; do sleep 0.5; done
+  wait_for 90 wf_phase_is late Succeeded || { echo \"workflow late \$(kwf late .status.phase), not Succeeded within 90 s\"; exit 1; }
   a=\$(kubectl -n $NS get workflow late -o jsonpath='{.status.steps[?(@.name==\"a\")].actualEnd}')
   b=\$(kubectl -n $NS get workflow late -o jsonpath='{.status.steps[?(@.name==\"b\")].releasedAt}')
   [[ ! \"\$b\" < \"\$a\" ]]"
@@ -142,14 +142,14 @@ steps:
   - {name: c, after: [b], requests: {cpu: 1, memory: 1Gi}, duration: 30s, image: c:1}
 Y
 "$PL" submit "$W/cxl.yaml" -n "$NS" --wait 20s >/dev/null
-check "cancel: before, 3 reservations and 4 gated pods" bash -c "[ \$(kubectl -n $NS get reservations -l planner.tarema.io/workflow=cxl -o name | wc -l) = 3 ] &&
-  until [ \"\$(kubectl -n $NS get pod cxl-a-0 -o jsonpath='{.status.phase}' 2>/dev/null)\" = Running ]; do sleep 0.3; done &&
+check "cancel: before, 3 reservations and 4 gated pods" bash -c "[ \$(count_lines kubectl -n $NS get reservations -l planner.tarema.io/workflow=cxl -o name) = 3 ] &&
+  { wait_for 60 pod_phase_is cxl-a-0 Running || { echo 'cxl-a-0 not Running within 60 s'; exit 1; }; } &&
   [ \$(gated_pods cxl) = 4 ]"
 check "cancel: the CLI waits for Cancelled" bash -c "'$PL' cancel cxl -n '$NS' --wait 20s | grep -q '^workflow $NS/cxl: Cancelled'"
 check "cancel: no reservation, pod group or gated pod left" bash -c "
   for i in \$(seq 40); do
-    [ \$(kubectl -n $NS get reservations,podgroups -l planner.tarema.io/workflow=cxl -o name | wc -l) = 0 ] &&
-    [ \$(kubectl -n $NS get pods -l planner.tarema.io/workflow=cxl -o name | wc -l) = 1 ] && exit 0
+    [ \$(count_lines kubectl -n $NS get reservations,podgroups -l planner.tarema.io/workflow=cxl -o name) = 0 ] &&
+    [ \$(count_lines kubectl -n $NS get pods -l planner.tarema.io/workflow=cxl -o name) = 1 ] && exit 0
     sleep 0.5
   done; kubectl -n $NS get reservations,podgroups,pods -l planner.tarema.io/workflow=cxl; exit 1"
 check "cancel: steps b and c Cancelled, a left running" bash -c "step_state_is cxl b Cancelled && step_state_is cxl c Cancelled && [ \$(kubectl -n $NS get pod cxl-a-0 -o jsonpath='{.status.phase}') = Running ]"
@@ -164,18 +164,18 @@ steps:
   - {name: b, after: [a], requests: {cpu: 1, memory: 1Gi}, duration: 10s, image: b:1}
 Y
 fail_pod() { # POD: what a kubelet reports when the container exits non-zero
-  until [ "$(kubectl -n "$NS" get pod "$1" -o jsonpath='{.status.phase}' 2>/dev/null)" = Running ]; do sleep 0.3; done
+  wait_for 60 pod_phase_is "$1" Running || { fail "$1 Running (to fail it)" "phase '$(kubectl -n "$NS" get pod "$1" -o jsonpath='{.status.phase}' 2>&1)' after 60 s"; return 1; }
   kubectl -n "$NS" patch pod "$1" --subresource=status --type=merge -p '{"status":{"phase":"Failed"}}' >/dev/null
 }
 "$PL" submit "$W/fail.yaml" -n "$NS" --wait 20s >/dev/null
 fail_pod fail-a-0
 check "failed step: workflow Failed naming the step" bash -c "wait_for 20 wf_phase_is fail Failed && kwf fail .status.message | grep -q 'step a failed'"
 check "failed step: later reservation and gated pods released" bash -c "
-  [ \$(kubectl -n $NS get reservations -l planner.tarema.io/workflow=fail,planner.tarema.io/step=b -o name | wc -l) = 0 ] &&
-  [ \$(kubectl -n $NS get pods -l planner.tarema.io/workflow=fail,planner.tarema.io/step=b -o name | wc -l) = 0 ]"
+  [ \$(count_lines kubectl -n $NS get reservations -l planner.tarema.io/workflow=fail,planner.tarema.io/step=b -o name) = 0 ] &&
+  [ \$(count_lines kubectl -n $NS get pods -l planner.tarema.io/workflow=fail,planner.tarema.io/step=b -o name) = 0 ]"
 sed 's/^name: fail$/name: gone/' "$W/fail.yaml" >"$W/gone.yaml"
 "$PL" submit "$W/gone.yaml" -n "$NS" --wait 20s >/dev/null
-until [ "$(kubectl -n "$NS" get pod gone-a-0 -o jsonpath='{.status.phase}' 2>/dev/null)" = Running ]; do sleep 0.3; done
+wait_for 60 pod_phase_is gone-a-0 Running || fail "gone-a-0 Running (to delete it)" "phase '$(kubectl -n "$NS" get pod gone-a-0 -o jsonpath='{.status.phase}' 2>&1)' after 60 s"
 kubectl -n "$NS" delete pod gone-a-0 --wait=false >/dev/null
 check "a running step's pod deleted: the step failed, the workflow too" bash -c "wait_for 20 wf_phase_is gone Failed && kwf gone .status.message | grep -q 'step a failed'"
 sed 's/^name: fail$/name: retry/; s/image: \([ab]\):1}/image: \1:1, annotations: {tarema.io\/duration: 3s}}/' "$W/fail.yaml" >"$W/retry.yaml"
@@ -203,6 +203,7 @@ check "node gone: b replanned off $gone, its Reservation too" bash -c "for i in 
   ! grep -qw '$gone' <<<\"\$n \$r\" && [ -n \"\$n\" ] && exit 0
   sleep 0.5; done; echo \"b on \$n, reservation \$r, gone $gone\"; exit 1"
 check "node gone: workflow Succeeded on the other nodes" bash -c "wait_for 60 wf_phase_is ng Succeeded &&
-  ! kubectl -n $NS get pods -l planner.tarema.io/workflow=ng -o jsonpath='{.items[*].spec.nodeName}' | qgrep -w '$gone'"
+  nodes=\$(read_ok kubectl -n $NS get pods -l planner.tarema.io/workflow=ng -o jsonpath='{.items[*].spec.nodeName}') && [ -n \"\$nodes\" ] &&
+  ! grep -qw '$gone' <<<\"\$nodes\""
 
 summary

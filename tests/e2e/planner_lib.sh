@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # planner_lib.sh: shared set-up of the planner controller's e2e tests (sourced after lib.sh).
-# Installs the Workflow CRD and the PodGroup and Reservation CRDs: the chart's when the repo has
-# them (charts/tarema/crds), else permissive stand-ins, so that the controller's objects can be
-# checked on the real API server before the gang and reservation branches are merged.
+# Installs the chart's Workflow, PodGroup and Reservation CRDs (charts/tarema/crds: the real
+# ones, never stand-ins, so the controller's objects are checked against the schemas that ship).
 # Starts and stops `tarema-planner run` (planner_start, planner_stop) with a short slot.
 
 PL="$BIN/tarema-planner"
@@ -10,31 +9,9 @@ PL_LOG_DIR=${PL_LOG_DIR:-$(mktemp -d)}
 PL_PID=""
 
 planner_crds() {
-  local crd f
-  kubectl apply -f "$REPO_ROOT/charts/tarema/crds/tarema.io_workflows.yaml" >/dev/null || return 1
-  for crd in podgroups.scheduling.x-k8s.io reservations.tarema.io; do
-    f=$(grep -l "name: $crd" "$REPO_ROOT"/charts/tarema/crds/*.yaml 2>/dev/null | head -1)
-    if [ -n "$f" ]; then
-      kubectl apply -f "$f" >/dev/null || return 1
-      continue
-    fi
-    local plural=${crd%%.*} group=${crd#*.} kind
-    kind=$([ "$plural" = podgroups ] && echo PodGroup || echo Reservation)
-    kubectl apply -f - >/dev/null <<Y || return 1
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: $crd}
-spec:
-  group: $group
-  scope: Namespaced
-  names: {kind: $kind, plural: $plural, singular: ${plural%s}}
-  versions:
-    - name: v1alpha1
-      served: true
-      storage: true
-      subresources: {status: {}}
-      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-Y
+  local f
+  for f in tarema.io_workflows.yaml scheduling.x-k8s.io_podgroups.yaml tarema.io_reservations.yaml; do
+    kubectl apply -f "$REPO_ROOT/charts/tarema/crds/$f" >/dev/null || return 1
   done
   kubectl wait --for condition=established --timeout=30s \
     crd/workflows.tarema.io crd/podgroups.scheduling.x-k8s.io crd/reservations.tarema.io >/dev/null
@@ -98,7 +75,10 @@ wf_phase_is() { [ "$(kwf "$1" .status.phase)" = "$2" ]; }
 # step_state_is NAME STEP STATE
 step_state_is() { [ "$(kwf "$1" "$(printf '.status.steps[?(@.name=="%s")].state' "$2")")" = "$3" ]; }
 # nobj KIND SELECTOR: how many objects of KIND in the namespace match the label selector
-nobj() { kubectl -n "$NS" get "$1" -l "$2" -o name 2>/dev/null | wc -l; }
+# (count_lines: nothing and status 1 when the list fails, never "0 objects")
+nobj() { count_lines kubectl -n "$NS" get "$1" -l "$2" -o name; }
+# pod_phase_is POD PHASE: the pod of the namespace is in that phase
+pod_phase_is() { [ "$(kubectl -n "$NS" get pod "$1" -o jsonpath='{.status.phase}' 2>/dev/null)" = "$2" ]; }
 # gated_pods WORKFLOW: how many of its pods still carry the planner's gate
 gated_pods() {
   kubectl -n "$NS" get pods -l "planner.tarema.io/workflow=$1" -o json |
@@ -123,7 +103,7 @@ planner_e2e_begin() {
     exit 1
   fi
   export NS PL
-  export -f kwf wf_phase_is step_state_is gated_pods wf_json wait_for
+  export -f kwf wf_phase_is step_state_is gated_pods wf_json wait_for pod_phase_is nobj
   if [ -n "$SCHED" ] && ! start_scheduler "$W/sched.log" --scheduler-name "$SCHED" --namespaces "$NS"; then
     fail "tarema-scheduler starts" "$(tail -n 5 "$W/sched.log")"
     summary

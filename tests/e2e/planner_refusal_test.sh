@@ -88,7 +88,7 @@ check "1: ReservationRefused event with the scheduler's reason" wait_for 20 bash
 check "1: step status: refusals and reason" bash -c "
   [ \"\$(kubectl -n $NS get workflow ref -o jsonpath='{.status.steps[?(@.name==\"a\")].reservationRefusals}')\" -ge 1 ] &&
   kubectl -n $NS get workflow ref -o jsonpath='{.status.steps[?(@.name==\"a\")].reservationMessage}' | qgrep 'pods fit'"
-check "1: never released without its Reservation" bash -c "! kubectl -n $NS get events -o jsonpath='{.items[*].reason}' | grep -qw ReservationFailed"
+check "1: never released without its Reservation" bash -c "r=\$(read_ok kubectl -n $NS get events -o jsonpath='{.items[*].reason}') && ! grep -w ReservationFailed <<<\"\$r\""
 check "1: a's pods bound in the Reservation the scheduler admitted (planned again)" wait_for 60 bound_in_resv ref a
 check "1: workflow Succeeded" wait_for 60 wf_phase_is ref Succeeded
 check "1: the Reservation a ran in is a new one (the refused one was replaced)" bash -c "[ -n '$first_uid' ] && [ \"\$(kubectl -n $NS get reservation ref-a -o jsonpath='{.metadata.uid}')\" != '$first_uid' ]"
@@ -98,7 +98,7 @@ echo "    refusal events:"
 events_of ReservationRefused | sed 's/^/      /'
 
 # ---- 2. a predecessor overruns: the successor's Reservation expires and is renewed ----------
-check "2: blockers gone" wait_for 30 bash -c "[ \$(kubectl -n $NS get pods --field-selector=status.phase=Running -o name | grep -c blocker-) = 0 ]"
+check "2: blockers gone" wait_for 30 bash -c "r=\$(read_ok kubectl -n $NS get pods --field-selector=status.phase=Running -o name) && ! grep -q blocker- <<<\"\$r\""
 cat >"$W/late.yaml" <<Y
 name: late
 steps:

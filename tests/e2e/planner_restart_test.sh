@@ -51,7 +51,7 @@ steps:
   - {name: b, after: [a], pods: 3, requests: {cpu: 3, memory: 1Gi}, duration: 6s, image: b:1, annotations: {tarema.io/duration: 3s}}
 Y
 check "submit: planned by the leader" bash -c "'$PL' submit '$W/r.yaml' -n '$NS' --wait 20s | grep -q '^step b starts at'"
-wait_for 10 bash -c "[ \$(kubectl -n $NS get pods -l planner.tarema.io/workflow=r -o name | wc -l) = 4 ]"
+wait_for 10 bash -c "[ \$(count_lines kubectl -n $NS get pods -l planner.tarema.io/workflow=r -o name) = 4 ]"
 uids_before=$(kubectl -n "$NS" get pods,reservations,podgroups -l planner.tarema.io/workflow=r -o jsonpath='{range .items[*]}{.metadata.uid}{"\n"}{end}' | sort)
 check "b gated when the leader dies" bash -c "[ \"\$(kubectl -n $NS get pod r-b-0 -o jsonpath='{.spec.schedulingGates[0].name}')\" = tarema.io/planned ]"
 kill -9 "$one_PID"
@@ -59,7 +59,7 @@ check "the standby takes over the Lease" wait_for 40 holder_is two
 check "workflow Succeeded under the new leader" wait_for 60 wf_phase_is r Succeeded
 check "nothing created twice: same objects, 4 pods" bash -c "
   after=\$(kubectl -n $NS get pods,reservations,podgroups -l planner.tarema.io/workflow=r -o jsonpath='{range .items[*]}{.metadata.uid}{\"\\n\"}{end}' | sort)
-  [ \"\$after\" = '$uids_before' ] && [ \$(kubectl -n $NS get pods -l planner.tarema.io/workflow=r -o name | wc -l) = 4 ]"
+  [ \"\$after\" = '$uids_before' ] && [ \$(count_lines kubectl -n $NS get pods -l planner.tarema.io/workflow=r -o name) = 4 ]"
 check "b released after a ended, by the new leader" bash -c "
   a=\$(kwf r '.status.steps[?(@.name==\"a\")].actualEnd'); b=\$(kwf r '.status.steps[?(@.name==\"b\")].releasedAt')
   [[ ! \"\$b\" < \"\$a\" ]] && grep -q 'Released: step b' '$W/two.log' && ! grep -q 'Released: step b' '$W/one.log'"
@@ -72,7 +72,7 @@ check "graceful stop releases the Lease" wait_for 10 holder_is ""
 sed 's/^name: r$/name: s/' "$W/r.yaml" >"$W/s.yaml"
 "$PL" submit "$W/s.yaml" -n "$NS" --wait 0s >/dev/null
 sleep 2
-check "no controller: not planned" bash -c "[ -z \"\$(kwf s .status.plannedAt)\" ] && [ \$(kubectl -n $NS get pods -l planner.tarema.io/workflow=s -o name | wc -l) = 0 ]"
+check "no controller: not planned" bash -c "[ -z \"\$(kwf s .status.plannedAt)\" ] && [ \$(count_lines kubectl -n $NS get pods -l planner.tarema.io/workflow=s -o name) = 0 ]"
 replica three
 check "a new replica leads at once" wait_for 10 holder_is three
 check "and runs the waiting workflow to the end" wait_for 60 wf_phase_is s Succeeded

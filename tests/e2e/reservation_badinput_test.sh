@@ -41,7 +41,7 @@ for c in "${cases[@]}"; do
     fail "$name: Failed, \"$want\"" "$(resv_phase "$NS" "$name"): $(resv_message "$NS" "$name")"
   fi
   if [ "$(reservation_events "$NS" "$name" "$reason")" -ge 1 ]; then pass "$name: $reason event"; else fail "$name: $reason event" "$(kubectl get events.events.k8s.io -n "$NS")"; fi
-  if [ -z "$(resv_nodes "$NS" "$name")" ]; then pass "$name: nothing held"; else fail "$name: nothing held" "$(resv_nodes "$NS" "$name")"; fi
+  if holds_none "$NS" "$name"; then pass "$name: nothing held"; else fail "$name: nothing held" "$(resv_nodes "$NS" "$name")"; fi
 done
 {
   set_pod_json "$NS" u1 "$SCHED" "$SET" 2 '{}' '{}'

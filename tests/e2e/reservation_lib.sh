@@ -2,30 +2,11 @@
 # lib.sh and scheduler_lib.sh): the CRDs, node sets of their own, reservations and pods as JSON,
 # and reads of a reservation's status.
 
-# install_reservation_crds: the Reservation CRD, and a PodGroup CRD (the chart's when present,
-# else a minimal one: the tests only need PodGroups to exist), both established.
+# install_reservation_crds: the chart's Reservation and PodGroup CRDs (charts/tarema/crds, the
+# real ones, never stand-ins), both established.
 install_reservation_crds() {
   kubectl apply -f "$REPO_ROOT/charts/tarema/crds/tarema.io_reservations.yaml" >/dev/null || return 1
-  local pg=$REPO_ROOT/charts/tarema/crds/scheduling.x-k8s.io_podgroups.yaml
-  if [ -f "$pg" ]; then
-    kubectl apply -f "$pg" >/dev/null || return 1
-  elif ! kubectl get crd podgroups.scheduling.x-k8s.io >/dev/null 2>&1; then
-    kubectl apply -f - >/dev/null <<'EOF' || return 1
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: podgroups.scheduling.x-k8s.io}
-spec:
-  group: scheduling.x-k8s.io
-  scope: Namespaced
-  names: {kind: PodGroup, plural: podgroups, singular: podgroup, shortNames: [pg]}
-  versions:
-    - name: v1alpha1
-      served: true
-      storage: true
-      subresources: {status: {}}
-      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-EOF
-  fi
+  kubectl apply -f "$REPO_ROOT/charts/tarema/crds/scheduling.x-k8s.io_podgroups.yaml" >/dev/null || return 1
   kubectl wait --for condition=established --timeout=30s crd/reservations.tarema.io crd/podgroups.scheduling.x-k8s.io >/dev/null
 }
 
@@ -61,7 +42,9 @@ set_pod_json() {
 resv_phase() { kubectl get reservation -n "$1" "$2" -o jsonpath='{.status.phase}' 2>/dev/null; }
 resv_message() { kubectl get reservation -n "$1" "$2" -o jsonpath='{.status.message}' 2>/dev/null; }
 # Held node names, one a line, sorted.
-resv_nodes() { kubectl get reservation -n "$1" "$2" -o json 2>/dev/null | jq -r '.status.nodes // [] | .[].name' | sort; }
+resv_nodes() { read_jq '.status.nodes // [] | .[].name' kubectl get reservation -n "$1" "$2" -o json | sort; }
+# holds_none NS NAME: the reservation was read and holds no node (a failed read is no "none").
+holds_none() { local n; n=$(resv_nodes "$1" "$2") && [ -z "$n" ]; }
 # Pods held in all.
 resv_pods() { kubectl get reservation -n "$1" "$2" -o json 2>/dev/null | jq '[.status.nodes // [] | .[].pods] | add // 0'; }
 # phase_is NS NAME PHASE...: the reservation's phase is one of PHASE..., from one read.
@@ -77,3 +60,10 @@ reservation_events() {
     jq --arg n "$2" --arg r "$3" '[.items[] | select(.regarding.kind == "Reservation" and .regarding.name == $n and .reason == $r)] | length'
 }
 is_bound() { [ -n "$(pod_node "$1" "$2")" ]; }
+# not_bound NS POD: the pod was read and has no node (a failed read is not "not bound").
+not_bound() { local n; n=$(pod_node "$1" "$2") && [ -z "$n" ]; }
+# refused NS POD: the scheduler has tried the pod and said why not (PodScheduled False).
+refused() {
+  local s
+  s=$(read_ok kubectl get pod -n "$1" "$2" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].status}') && [ "$s" = False ]
+}

@@ -56,7 +56,7 @@ out=$("$BIN/tarema-scheduler" explain "$NS/owner-1" --scheduler-name "$SCHED" 2>
 if grep -q "^reservation: owner of Reservation $NS/step (Admitted, window opens at .*): the pod waits for the window" <<<"$out"; then pass "explain names the owner's rule that applies (waits for the window)"; else fail "explain names the owner's rule that applies (waits for the window)" "$(grep -i reserv <<<"$out" | head -5)"; fi
 bound_before=""
 while [ "$(date +%s)" -lt $((T_START - 2)) ]; do
-  for i in 1 2 3; do is_bound "$NS" "owner-$i" && bound_before="$bound_before owner-$i:$(pod_node "$NS" "owner-$i")"; done
+  for i in 1 2 3; do not_bound "$NS" "owner-$i" || bound_before="$bound_before owner-$i:'$(pod_node "$NS" "owner-$i" 2>&1)'"; done
   [ -n "$bound_before" ] && break
   sleep 1
 done

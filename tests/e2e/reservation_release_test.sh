@@ -49,15 +49,27 @@ done
   set_pod_json "$NS" sd "$SCHED" "d$ID" 2 '{}' '{}'
 } >"$WORK/pods.json"
 kubectl create -f "$WORK/pods.json" >/dev/null
-sleep 8
+# no fixed sleep: kept off at every poll until the scheduler refused each (PodScheduled False)
+all_off() { local p; for p in sb1 sb2 sc sd; do not_bound "$NS" "$p" || return 1; done; }
+all_refused() { local p; for p in sb1 sb2 sc sd; do refused "$NS" "$p" || return 1; done; }
+off_until_refused() {
+  local deadline=$(($(date +%s) + 30))
+  while :; do
+    all_off || return 1
+    all_refused && return 0
+    [ "$(date +%s)" -ge "$deadline" ] && return 1
+    sleep 0.3
+  done
+}
+off_until_refused || fail "the scheduler refused sb1, sb2, sc and sd (PodScheduled False), none bound meanwhile" "$(kubectl get pods -n "$NS" -o wide 2>&1)"
 for p in sb1 sb2 sc sd; do
-  if is_bound "$NS" "$p"; then fail "$p (unknown expected end) kept off held capacity" "bound to $(pod_node "$NS" "$p")"; else pass "$p (unknown expected end) kept off held capacity"; fi
+  if not_bound "$NS" "$p"; then pass "$p (unknown expected end) kept off held capacity"; else fail "$p (unknown expected end) kept off held capacity" "node '$(pod_node "$NS" "$p" 2>&1)'"; fi
 done
 
 # ---- 1. owner deleted ----------------------------------------------------------------------------
 check "by-owner active" wait_for 20 phase_is "$NS" by-owner Active
 kubectl delete podgroup -n "$NS" "pg-$ID" >/dev/null
-if wait_for 20 phase_is "$NS" by-owner Released && [[ $(resv_message "$NS" by-owner) == *"owner was deleted"* ]] && [ -z "$(resv_nodes "$NS" by-owner)" ]; then
+if wait_for 20 phase_is "$NS" by-owner Released && [[ $(resv_message "$NS" by-owner) == *"owner was deleted"* ]] && holds_none "$NS" by-owner; then
   pass "owner deleted: Released, nothing held"
 else
   fail "owner deleted: Released, nothing held" "$(kubectl get reservation -n "$NS" by-owner -o jsonpath='{.status}')"
@@ -70,8 +82,8 @@ kubectl delete reservation -n "$NS" by-delete >/dev/null
 if wait_for 30 is_bound "$NS" sd; then pass "reservation deleted: capacity free again"; else fail "reservation deleted: capacity free again" "$(kubectl get pods -n "$NS" -o wide)"; fi
 
 # ---- 2. endTime ----------------------------------------------------------------------------------
-if is_bound "$NS" sc; then fail "sc kept off until endTime" "bound early"; else pass "sc kept off until endTime"; fi
-if wait_for 60 phase_is "$NS" by-end Expired && [[ $(resv_message "$NS" by-end) == *"endTime passed"* ]] && [ -z "$(resv_nodes "$NS" by-end)" ]; then
+if not_bound "$NS" sc; then pass "sc kept off until endTime"; else fail "sc kept off until endTime" "bound early or unread: node '$(pod_node "$NS" sc 2>&1)'"; fi
+if wait_for 60 phase_is "$NS" by-end Expired && [[ $(resv_message "$NS" by-end) == *"endTime passed"* ]] && holds_none "$NS" by-end; then
   pass "endTime: Expired, nothing held"
 else
   fail "endTime: Expired, nothing held" "$(kubectl get reservation -n "$NS" by-end -o jsonpath='{.status}')"

@@ -33,7 +33,7 @@ start_scheduler "$WORK/b.log" --config "$WORK/sched.yaml" --identity replica-b |
 PB=$SCHED_PORT PID_B=$SCHED_PID
 pass "two replicas start"
 
-one_leader() { [ "$(($(metric "$PA" tarema_leader) + $(metric "$PB" tarema_leader)))" = 1 ]; }
+one_leader() { local a b; a=$(metric "$PA" tarema_leader) && b=$(metric "$PB" tarema_leader) && [ "$((a + b))" = 1 ]; }
 if wait_for 20 one_leader; then pass "exactly one replica leads"; else fail "exactly one replica leads" "a=$(metric "$PA" tarema_leader) b=$(metric "$PB" tarema_leader)"; fi
 if [ "$(metric "$PA" tarema_leader)" = 1 ]; then
   LEAD_PID=$PID_A LEAD_PORT=$PA STBY_PORT=$PB LEAD=replica-a STBY=replica-b
@@ -68,8 +68,8 @@ if wait_for 60 bound_at_least 60; then pass "the new leader binds new pods"; els
 lead_ok2=$(metric "$LEAD_PORT" 'tarema_binds_total{result="ok"}')
 stby_ok2=$(metric "$STBY_PORT" 'tarema_binds_total{result="ok"}')
 if [ "$lead_ok2" = "$lead_ok" ] && [ "$stby_ok2" = 30 ]; then pass "the old leader binds nothing after losing the Lease"; else fail "the old leader binds nothing after losing the Lease" "old leader $lead_ok -> $lead_ok2, new leader $stby_ok2"; fi
-ev=$(events_per_pod "$NS" Scheduled | awk '$2 != 1')
+ev=$(events_per_pod "$NS" Scheduled) && ev=$(awk '$2 != 1' <<<"$ev") || ev="listing the events failed"
 if [ -z "$ev" ]; then pass "no pod bound twice across the hand-over"; else fail "no pod bound twice across the hand-over" "$ev"; fi
-over=$(kubectl get events.events.k8s.io -n "$NS" -o json | jq -r --arg s "$STBY" '[.items[] | select(.reason == "Scheduled" and (.regarding.name | startswith("second-")) and .reportingInstance != $s)] | length')
+over=$(read_ok kubectl get events.events.k8s.io -n "$NS" -o json | jq -r --arg s "$STBY" '[.items[] | select(.reason == "Scheduled" and (.regarding.name | startswith("second-")) and .reportingInstance != $s)] | length') || over="unread (listing the events failed)"
 if [ "$over" = 0 ]; then pass "Scheduled events of the new pods come from the new leader"; else fail "Scheduled events of the new pods come from the new leader" "$over from another instance"; fi
 summary

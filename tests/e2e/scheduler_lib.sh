@@ -87,15 +87,21 @@ stop_schedulers() {
   SCHED_PIDS=()
 }
 
-# metric PORT NAME_WITH_LABELS: the value of one series of /metrics (0 when absent).
+# metric PORT NAME_WITH_LABELS: the value of one series of /metrics (0 when the scheduler serves
+# its metrics without that series). When the scrape itself fails (the scheduler is gone or does
+# not answer) it prints nothing and returns 1: a dead scheduler never reads as "0 in flight".
 metric() {
-  curl -sf "http://127.0.0.1:$1/metrics" | awk -v m="$2" '$1 == m {print $2; found=1} END {if (!found) print 0}'
+  local m
+  m=$(read_ok curl -sf --max-time 5 "http://127.0.0.1:$1/metrics") || return 1
+  awk -v m="$2" '$1 == m {print $2; found=1} END {if (!found) print 0}' <<<"$m"
 }
 # metric_sum PORT ERE: the sum of the series whose name with labels matches ERE, as a whole
 # number, all from one scrape (several `metric` calls could see a pod move between two series
-# and count it in none or twice).
+# and count it in none or twice). Nothing and status 1 when the scrape fails.
 metric_sum() {
-  curl -sf "http://127.0.0.1:$1/metrics" | awk -v re="$2" '$1 ~ re {s += $2} END {printf "%d", s}'
+  local m
+  m=$(read_ok curl -sf --max-time 5 "http://127.0.0.1:$1/metrics") || return 1
+  awk -v re="$2" '$1 ~ re {s += $2} END {printf "%d", s}' <<<"$m"
 }
 
 # pod_json NS NAME SCHEDULER CPU MEMORY [ANNOTATIONS_JSON] [TOLERATE_ID]: one Pod as JSON.
@@ -118,9 +124,9 @@ pod_node() {
   kubectl get pod -n "$1" "$2" -o jsonpath='{.spec.nodeName}' 2>/dev/null
 }
 
-# Number of pods of namespace NS bound to a node.
+# Number of pods of namespace NS bound to a node; nothing and status 1 when the list fails.
 bound_count() {
-  kubectl get pods -n "$1" -o json | jq '[.items[] | select(.spec.nodeName != null and .spec.nodeName != "")] | length'
+  read_jq '[.items[] | select(.spec.nodeName != null and .spec.nodeName != "")] | length' kubectl get pods -n "$1" -o json
 }
 
 # The invariant every scheduler must keep: on every node the requests of all its non-finished
@@ -151,8 +157,10 @@ check_fit() {
   return $rc
 }
 
-# events_per_pod NS REASON: "name count" lines of events.k8s.io events with that reason.
+# events_per_pod NS REASON: "name count" lines of events.k8s.io events with that reason; nothing
+# and status 1 when the events cannot be listed.
 events_per_pod() {
-  kubectl get events.events.k8s.io -n "$1" -o json |
-    jq -r --arg r "$2" '[.items[] | select(.reason == $r) | .regarding.name] | group_by(.) | .[] | "\(.[0]) \(length)"'
+  local ev
+  ev=$(read_ok kubectl get events.events.k8s.io -n "$1" -o json) || return 1
+  jq -r --arg r "$2" '[.items[] | select(.reason == $r) | .regarding.name] | group_by(.) | .[] | "\(.[0]) \(length)"' <<<"$ev"
 }

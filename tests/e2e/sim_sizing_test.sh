@@ -39,9 +39,8 @@ check "same seed, same figures; another seed, other draws" bash -c "diff <('$SIM
 check "table names every strategy" bash -c "'$SIM' sizing --dataset trimodal > '$TMP/t.txt' && for s in whole-machine double declared quantized kmeans greedy exhaustive vpa; do grep -q \"^\$s \" '$TMP/t.txt' || exit 1; done"
 check "svg: peaks and both panels' delimiters" bash -c "'$SIM' sizing --dataset bimodal --svg '$TMP/f6.svg' >/dev/null && grep -q '<svg' '$TMP/f6.svg' && [ \$(grep -c '<circle' '$TMP/f6.svg') = 4000 ] && grep -q 'quantized bucketing, 2 buckets' '$TMP/f6.svg' && grep -q 'kmeans bucketing, 2 buckets' '$TMP/f6.svg' && [ \$(grep -c '<polyline' '$TMP/f6.svg') -ge 4 ]"
 
-LOTARU="$REPO_ROOT/../shared/data/lotaru/chipseq_n1.csv"
-[ -f "$LOTARU" ] || LOTARU=/work/shared/data/lotaru/chipseq_n1.csv
-if [ -f "$LOTARU" ]; then
+LOTARU="$(lotaru_dir)/chipseq_n1.csv"
+if need_lotaru; then # without the data: a failure naming it, never a skip
   check "lotaru csv: results and a recommendation per process within the machine" bash -c "'$SIM' sizing --dataset '$LOTARU' --json > '$TMP/l.json' && python3 - '$TMP/l.json' <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -53,8 +52,6 @@ for r in recs:
     assert 0 < m['vpa'] <= 64 * 2**30 and m['greedy_buckets'][-1] == m['max'], r
     assert all(a < b for a, b in zip(m['greedy_buckets'], m['greedy_buckets'][1:])), r
 PY"
-else
-  echo "# lotaru data not found; lotaru case skipped"
 fi
 
 # a Nextflow trace (the fixture's first 20 rows; its later rows are deliberately malformed,

@@ -125,6 +125,7 @@ typedef struct {
     int calls, status;
     bool ok;
     int gets_at_result; /* GETs the server had answered when the result came */
+    bool assumed_after; /* the reservation still held on the cache once the loop ended */
     sched_cache *cache;
 } result;
 
@@ -180,6 +181,7 @@ static result run_bind(const answer *bind, int nbind, const answer *get, int nge
         if (r.calls == 0 && !sched_cache_is_assumed(r.cache, "u1"))
             *held_while_pending = false;
     }
+    r.assumed_after = sched_cache_is_assumed(r.cache, "u1");
     tm_kube_free(k);
     sched_binder_free(b);
     sched_cache_free(r.cache);
@@ -252,8 +254,10 @@ static void test_refusal_reported_at_once(void) {
     bool held;
     result r = run_bind(bind, 1, NULL, 0, 5000, &held);
     CHECK_INT(r.calls, 1);
+    CHECK(!r.ok); /* reported as a failure */
     CHECK_INT(r.status, 409);
     CHECK_INT(r.gets_at_result, 0);
+    CHECK(!r.assumed_after); /* and the reservation released */
 }
 
 static void test_outcome_classes(void) {

@@ -80,6 +80,7 @@ static void test_text_and_json(void) {
     json_t *doc = p ? sched_explain(fw, s, p, 0, &err) : NULL;
     CHECKF(doc != NULL, "%s", err.msg);
     char *text = doc ? sched_explain_text(doc) : NULL;
+    CHECK(text != NULL); /* the text checks below must not be skipped by a missing text */
     if (text) {
         printf("%s", text);
         CHECK(strstr(text, "labels cpu 3, mem 1, io 2; requests 0.5 cores, 256 MiB memory"));
@@ -216,6 +217,7 @@ static void test_adaptive_node_finish(void) {
                   json_object_get(json_object_get(x, "adaptive"), "expectedFinishMs")) >= 60000);
     }
     char *text = doc ? sched_explain_text(doc) : NULL;
+    CHECK(text != NULL); /* the text checks below must not be skipped by a missing text */
     if (text) {
         printf("%s", text);
         CHECK(strstr(text, "best node fast-2: slowdown x1.00 (uses 0.0 + 2.0 of 4 cores), "

@@ -255,9 +255,8 @@ static sched_filter_id aff(const char *pod) {
     uint32_t d;
     char r[256];
     sched_filter_id id = run1(LABELED, pod, &d, r, sizeof r);
-    if (id == SCHED_FILTER_NODE_AFFINITY &&
-        strcmp(r, "node(s) didn't match Pod's node affinity/selector"))
-        printf("    unexpected reason %s\n", r);
+    if (id == SCHED_FILTER_NODE_AFFINITY)
+        CHECK_STR(r, "node(s) didn't match Pod's node affinity/selector");
     return id;
 }
 
