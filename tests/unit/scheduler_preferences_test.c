@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "scheduler/backend/podspec.h"
 #include "scheduler/framework/framework.h"
 #include "scheduler/plugins/filters.h"
 
@@ -127,6 +128,51 @@ static void test_tolerated_taints(void) {
     sched_framework_free(fw);
 }
 
+/* A pod with preferred node affinity, parsed from JSON: weight 30 for disk=ssd (a-1 and b-2
+ * here), 50 for zone=b (b-1, b-2): raw a-1 30, b-1 50, b-2 80 -> 37, 62, 100 (100 * raw / 80,
+ * truncated), times 2; the policy 100, 50, 0 -> totals 174, 174, 200: b-2. A weight 0 term and
+ * an empty preference add nothing. */
+static void test_node_affinity_preferred(void) {
+    sched_framework *fw = fw_fixed();
+    sched_snapshot *s = cluster(0);
+    sched_node_set_label((sched_node *)sched_snapshot_node(s, 0), "disk", "ssd");
+    sched_node_set_label((sched_node *)sched_snapshot_node(s, 2), "disk", "ssd");
+    sched_node_set_label((sched_node *)sched_snapshot_node(s, 1), "zone", "b");
+    sched_node_set_label((sched_node *)sched_snapshot_node(s, 2), "zone", "b");
+    json_error_t je;
+    json_t *j =
+        json_loads("{\"metadata\":{\"namespace\":\"default\",\"name\":\"p\",\"uid\":\"p\"},"
+                   "\"spec\":{\"containers\":[{\"name\":\"c\"}],\"affinity\":{\"nodeAffinity\":{"
+                   "\"preferredDuringSchedulingIgnoredDuringExecution\":["
+                   "{\"weight\":30,\"preference\":{\"matchExpressions\":[{\"key\":\"disk\","
+                   "\"operator\":\"In\",\"values\":[\"ssd\"]}]}},"
+                   "{\"weight\":0,\"preference\":{\"matchExpressions\":[{\"key\":\"disk\","
+                   "\"operator\":\"Exists\"}]}},"
+                   "{\"weight\":40,\"preference\":{}},"
+                   "{\"weight\":50,\"preference\":{\"matchExpressions\":[{\"key\":\"zone\","
+                   "\"operator\":\"In\",\"values\":[\"b\"]}]}}]}}}}",
+                   0, &je);
+    CHECK(j != NULL);
+    tm_err err;
+    sched_pod *p = sched_pod_from_json(s, j, NULL, &err);
+    json_decref(j);
+    CHECK(p != NULL);
+    if (!p) {
+        printf("    %s\n", err.msg);
+        return;
+    }
+    CHECK(p->n_node_prefs == 3);
+    sched_decision d;
+    CHECK(sched_framework_schedule(fw, s, p, 0, &d, &err) == 0);
+    CHECK_STR(d.node_name, "b-2");
+    CHECK(node_score(fw, 0) == 174);
+    CHECK(node_score(fw, 1) == 174);
+    CHECK(node_score(fw, 2) == 200);
+    sched_pod_free(p);
+    sched_snapshot_free(s);
+    sched_framework_free(fw);
+}
+
 static void test_weight_errors(void) {
     sched_framework *fw = fw_fixed();
     tm_err err;
@@ -143,6 +189,7 @@ int main(void) {
     RUN(test_no_preferences_raw_policy);
     RUN(test_taint_toleration_weighted);
     RUN(test_tolerated_taints);
+    RUN(test_node_affinity_preferred);
     RUN(test_weight_errors);
     return TEST_SUMMARY();
 }
