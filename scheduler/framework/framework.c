@@ -110,6 +110,27 @@ int sched_framework_score_weight(const sched_framework *fw, const char *plugin) 
     return pl ? pl->pref_weight : -1;
 }
 
+const char *const sched_score_weight_keys[SCHED_SCORE_WEIGHT_KEYS] = {
+    "policy", "NodeAffinity", "TaintToleration", "PodTopologySpread", "InterPodAffinity"};
+
+sched_score_weights sched_score_weights_default(void) {
+    sched_score_weights ws;
+    for (size_t k = 0; k < SCHED_SCORE_WEIGHT_KEYS; k++)
+        ws.w[k] = -1;
+    return ws;
+}
+
+int sched_framework_apply_weights(sched_framework *fw, const sched_score_weights *ws, tm_err *err) {
+    for (size_t k = 0; ws && k < SCHED_SCORE_WEIGHT_KEYS; k++) {
+        const char *key = sched_score_weight_keys[k];
+        if (ws->w[k] < 0 || (k && !pref_plugin(fw, key)))
+            continue;
+        if (sched_framework_set_score_weight(fw, key, ws->w[k], err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* The plugin whose rejections carry status id (in-tree or added), NULL when none. */
 static const sched_plugin *filter_plugin(const sched_framework *fw, sched_filter_id id) {
     for (size_t f = 0; id != SCHED_FILTER_OK && f < fw->n_filt; f++)

@@ -357,6 +357,18 @@ int sched_framework_set_score_weight(sched_framework *fw, const char *plugin, in
                                      tm_err *err);
 /* The weight of that score, -1 when the plugin has none. */
 int sched_framework_score_weight(const sched_framework *fw, const char *plugin);
+/* The score weights a configuration sets (scoreWeights: {policy: N, NodeAffinity: N, ...}):
+ * w[k] for sched_score_weight_keys[k], -1 = the default. */
+#define SCHED_SCORE_WEIGHT_KEYS 5
+extern const char *const sched_score_weight_keys[SCHED_SCORE_WEIGHT_KEYS];
+typedef struct sched_score_weights {
+    int w[SCHED_SCORE_WEIGHT_KEYS];
+} sched_score_weights;
+/* All defaults. */
+sched_score_weights sched_score_weights_default(void);
+/* Sets the weights that are not -1 on fw (ws NULL: none); a plugin of fw without preference
+ * scoring keeps none. 0, or -1 with err naming the key. */
+int sched_framework_apply_weights(sched_framework *fw, const sched_score_weights *ws, tm_err *err);
 /* The state of the added plugin called name (NULL when none): lets a caller reach its plugin's
  * state after handing it over. */
 void *sched_framework_plugin_state(const sched_framework *fw, const char *name);
