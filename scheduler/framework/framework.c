@@ -110,6 +110,23 @@ int sched_framework_score_weight(const sched_framework *fw, const char *plugin) 
     return pl ? pl->pref_weight : -1;
 }
 
+size_t sched_framework_score_parts(const sched_framework *fw, size_t node, const char **names,
+                                   int64_t *parts, size_t max) {
+    if (!fw->have_cycle || !fw->prefs || node >= fw->n_nodes || fw->status[node] != SCHED_FILTER_OK)
+        return 0;
+    size_t k = 0;
+    while (fw->feas[k] != node)
+        k++; /* feasible, so listed */
+    size_t np = fw->n_plugins, n = 0;
+    for (size_t j = 0; j < np && n < max; j++) {
+        if (j && !fw->pref[j])
+            continue;
+        names[n] = j ? fw->plugins[j].name : "policy";
+        parts[n++] = fw->part[k * np + j];
+    }
+    return n;
+}
+
 const char *const sched_score_weight_keys[SCHED_SCORE_WEIGHT_KEYS] = {
     "policy", "NodeAffinity", "TaintToleration", "PodTopologySpread", "InterPodAffinity"};
 

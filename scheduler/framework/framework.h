@@ -355,6 +355,11 @@ int sched_framework_add_plugin(sched_framework *fw, const sched_plugin *p, tm_er
  * 0, or -1 with err naming the plugin (unknown, or weight out of range). */
 int sched_framework_set_score_weight(sched_framework *fw, const char *plugin, int weight,
                                      tm_err *err);
+/* The weighted parts of feasible node `node`'s total score in the last cycle when preferences
+ * were scored: names[j] ("policy" or the plugin's) and parts[j], at most max of them; returns
+ * how many (0 when the policy's raw score alone decided, or the node was filtered out). */
+size_t sched_framework_score_parts(const sched_framework *fw, size_t node, const char **names,
+                                   int64_t *parts, size_t max);
 /* The weight of that score, -1 when the plugin has none. */
 int sched_framework_score_weight(const sched_framework *fw, const char *plugin);
 /* The score weights a configuration sets (scoreWeights: {policy: N, NodeAffinity: N, ...}):

@@ -70,6 +70,9 @@ static void test_no_preferences_raw_policy(void) {
     CHECK(d.score == 10);
     CHECK(node_score(fw, 1) == 0);
     CHECK(node_score(fw, 2) == -10);
+    const char *names[8];
+    int64_t parts[8];
+    CHECK(sched_framework_score_parts(fw, 0, names, parts, 8) == 0); /* no parts: raw policy */
     sched_pod_free(p);
     sched_snapshot_free(s);
     sched_framework_free(fw);
@@ -91,6 +94,13 @@ static void test_taint_toleration_weighted(void) {
     CHECK(node_score(fw, 0) == 100);
     CHECK(node_score(fw, 1) == 200);
     CHECK(node_score(fw, 2) == 300);
+    const char *names[8];
+    int64_t parts[8];
+    CHECK(sched_framework_score_parts(fw, 1, names, parts, 8) == 2);
+    CHECK_STR(names[0], "policy");
+    CHECK(parts[0] == 50);
+    CHECK_STR(names[1], "TaintToleration");
+    CHECK(parts[1] == 150);
     CHECK(sched_framework_set_score_weight(fw, "policy", 5, &err) == 0);
     CHECK(sched_framework_schedule(fw, s, p, 0, &d, &err) == 0);
     CHECK_STR(d.node_name, "a-1");
