@@ -123,15 +123,20 @@ static void combine_preferences(sched_framework *fw, sched_snapshot *s, size_t n
                 part[k * np + j] = 0;
             continue;
         }
-        int64_t pmax = 0;
+        int64_t pmax = 0, pmin = 0;
         for (size_t k = 0; k < nf; k++) {
             int64_t raw = pl->pref_score(pl->state, &fw->cyc, sched_snapshot_node(s, fw->feas[k]));
             part[k * np + j] = raw;
-            pmax = raw > pmax ? raw : pmax;
+            pmax = raw > pmax || !k ? raw : pmax;
+            pmin = raw < pmin || !k ? raw : pmin;
         }
-        for (size_t k = 0; k < nf; k++)
-            part[k * np + j] =
-                pl->pref_weight * normalize_default(part[k * np + j], pmax, pl->pref_reverse);
+        for (size_t k = 0; k < nf; k++) {
+            int64_t raw = part[k * np + j];
+            int64_t v = !pl->pref_minmax ? normalize_default(raw, pmax, pl->pref_reverse)
+                        : pmax > pmin    ? SCHED_MAX_NODE_SCORE * (raw - pmin) / (pmax - pmin)
+                                         : 0;
+            part[k * np + j] = pl->pref_weight * v;
+        }
     }
     for (size_t k = 0; k < nf; k++) {
         int64_t sum = 0;

@@ -243,6 +243,7 @@ typedef struct sched_plugin {
     /* Raw preference score (>= 0) of a feasible node. */
     int64_t (*pref_score)(void *state, const sched_cycle *c, const sched_node *n);
     bool pref_reverse; /* fewer is better: normalised to 100 - 100 * raw / max */
+    bool pref_minmax;  /* raw of any sign: normalised min..max -> 0..100 (0 when equal) */
     int pref_weight;   /* weight of the normalised score (sched_framework_set_score_weight) */
 } sched_plugin;
 

@@ -183,6 +183,47 @@ static void test_node_affinity_preferred(void) {
     sched_framework_free(fw);
 }
 
+/* A placed pod app=web on a-1; the incoming pod's preferred anti-affinity (weight 100, per
+ * hostname) against app=web: raw -100, 0, 0 -> min..max 0, 100, 100, times 2; the policy 100,
+ * 50, 0: totals 100, 250, 200, b-1 (a-1 by the policy alone). */
+static void test_interpod_preferred_anti(void) {
+    sched_framework *fw = fw_fixed();
+    sched_snapshot *s = cluster(0);
+    for (size_t i = 0; i < 3; i++) {
+        sched_node *n = (sched_node *)sched_snapshot_node(s, i);
+        sched_node_set_label(n, "kubernetes.io/hostname", n->name);
+    }
+    tm_err err;
+    json_error_t je;
+    json_t *web = json_loads("{\"metadata\":{\"namespace\":\"default\",\"name\":\"web\","
+                             "\"uid\":\"web\",\"labels\":{\"app\":\"web\"}},"
+                             "\"spec\":{\"nodeName\":\"a-1\",\"containers\":[{\"name\":\"c\"}]}}",
+                             0, &je);
+    CHECK(web && sched_snapshot_add_pod_json(s, web, "a-1", &err) == 0);
+    json_decref(web);
+    json_t *j =
+        json_loads("{\"metadata\":{\"namespace\":\"default\",\"name\":\"p\",\"uid\":\"p\"},"
+                   "\"spec\":{\"containers\":[{\"name\":\"c\"}],\"affinity\":{\"podAntiAffinity\":{"
+                   "\"preferredDuringSchedulingIgnoredDuringExecution\":[{\"weight\":100,"
+                   "\"podAffinityTerm\":{\"labelSelector\":{\"matchLabels\":{\"app\":\"web\"}},"
+                   "\"topologyKey\":\"kubernetes.io/hostname\"}}]}}}}",
+                   0, &je);
+    sched_pod *p = j ? sched_pod_from_json(s, j, NULL, &err) : NULL;
+    json_decref(j);
+    CHECK(p != NULL);
+    if (!p)
+        return;
+    sched_decision d;
+    CHECK(sched_framework_schedule(fw, s, p, 0, &d, &err) == 0);
+    CHECK_STR(d.node_name, "b-1");
+    CHECK(node_score(fw, 0) == 100);
+    CHECK(node_score(fw, 1) == 250);
+    CHECK(node_score(fw, 2) == 200);
+    sched_pod_free(p);
+    sched_snapshot_free(s);
+    sched_framework_free(fw);
+}
+
 static void test_weight_errors(void) {
     sched_framework *fw = fw_fixed();
     tm_err err;
@@ -200,6 +241,7 @@ int main(void) {
     RUN(test_taint_toleration_weighted);
     RUN(test_tolerated_taints);
     RUN(test_node_affinity_preferred);
+    RUN(test_interpod_preferred_anti);
     RUN(test_weight_errors);
     return TEST_SUMMARY();
 }
