@@ -37,6 +37,8 @@ void sched_pod_free(sched_pod *p) {
     }
     free(p->node_selector);
     sched_sel_terms_free(p->affinity, p->n_affinity);
+    sched_sel_terms_free(p->node_prefs, p->n_node_prefs);
+    free(p->node_pref_weight);
     for (size_t i = 0; i < p->n_claims; i++)
         free(p->claims[i]);
     free(p->claims);

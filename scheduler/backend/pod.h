@@ -39,7 +39,12 @@ typedef struct sched_pod {
     sched_sel_term *affinity; /* required node affinity terms, any one must match */
     size_t n_affinity;
     bool has_affinity; /* required node affinity present (then n_affinity 0 matches nothing) */
-    char *workflow;    /* task identity, "" when unknown */
+    /* nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution: term k (its preference)
+     * adds node_pref_weight[k] (1..100) to a node it matches; terms of weight 0 dropped */
+    sched_sel_term *node_prefs;
+    int32_t *node_pref_weight;
+    size_t n_node_prefs;
+    char *workflow; /* task identity, "" when unknown */
     char *process;
     int labels[SCHED_NFEAT]; /* explicit tarema.io/{cpu,mem,io} annotations, 0 = none */
     int32_t priority;

@@ -643,14 +643,52 @@ int sched_sel_terms_from_json(const json_t *terms, const char *owner, const char
     return 0;
 }
 
+/* nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution: the preferences of weight
+ * 1..100 (weight 0 adds nothing, as kube-scheduler drops it) with their weights. */
+static int parse_node_prefs(sched_pod *p, const json_t *na, const char *owner, tm_err *err) {
+    const json_t *pref = json_object_get(na, "preferredDuringSchedulingIgnoredDuringExecution");
+    if (!json_is_array(pref) || !json_array_size(pref))
+        return 0;
+    json_t *terms = json_array();
+    p->node_pref_weight = calloc(json_array_size(pref), sizeof *p->node_pref_weight);
+    if (!terms || !p->node_pref_weight) {
+        json_decref(terms);
+        return tm_err_set(err, "out of memory");
+    }
+    size_t i, n = 0;
+    const json_t *t;
+    json_array_foreach(pref, i, t) {
+        json_int_t w = json_integer_value(json_object_get(t, "weight"));
+        if (w < 0 || w > 100) {
+            json_decref(terms);
+            return tm_err_set(err,
+                              "%s: spec.affinity.nodeAffinity.preferredDuringScheduling"
+                              "IgnoredDuringExecution[%zu].weight %lld is not in 0..100",
+                              owner, i, (long long)w);
+        }
+        const json_t *pr = json_object_get(t, "preference");
+        if (!w || !json_is_object(pr))
+            continue;
+        p->node_pref_weight[n++] = (int32_t)w;
+        json_array_append(terms, (json_t *)pr);
+    }
+    int rc = sched_sel_terms_from_json(
+        terms, owner, "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution",
+        &p->node_prefs, &p->n_node_prefs, err);
+    json_decref(terms);
+    return rc;
+}
+
 static int parse_affinity(sched_pod *p, const json_t *spec, tm_err *err) {
     const json_t *na = json_object_get(json_object_get(spec, "affinity"), "nodeAffinity");
     const json_t *req = json_object_get(na, "requiredDuringSchedulingIgnoredDuringExecution");
+    char owner[512];
+    snprintf(owner, sizeof owner, "pod %s/%s", p->ns, p->name);
+    if (parse_node_prefs(p, na, owner, err) != 0)
+        return -1;
     if (!req || json_is_null(req))
         return 0;
     p->has_affinity = true;
-    char owner[512];
-    snprintf(owner, sizeof owner, "pod %s/%s", p->ns, p->name);
     return sched_sel_terms_from_json(
         json_object_get(req, "nodeSelectorTerms"), owner,
         "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."

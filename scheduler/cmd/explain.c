@@ -203,6 +203,14 @@ static json_t *nodes_json(const sched_snapshot *s, const sched_framework *fw, co
             continue;
         if (id == SCHED_FILTER_OK) {
             json_object_set_new(o, "score", json_integer(score));
+            const char *pn[SCHED_MAX_PLUGINS];
+            int64_t pv[SCHED_MAX_PLUGINS];
+            size_t np = sched_framework_score_parts(fw, i, pn, pv, SCHED_MAX_PLUGINS);
+            json_t *parts = np ? json_object() : NULL;
+            for (size_t j = 0; parts && j < np; j++)
+                json_object_set_new(parts, pn[j], json_integer(pv[j]));
+            if (parts) /* the weighted, normalised parts of score (preferences were scored) */
+                json_object_set_new(o, "scoreParts", parts);
             json_object_set_new(o, "extenderScore",
                                 json_integer(sched_framework_extender_score(fw, i)));
             if (views)

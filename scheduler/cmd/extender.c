@@ -146,7 +146,8 @@ static int eval_run(sched_extender *x, const json_t *args, eval *e, tm_err *err)
         if (tp && sched_snapshot_set_task(e->tmp, wf, e->pod->process, tp, err) != 0)
             return -1;
     }
-    if (!(e->fw = sched_policy_new(x->policy, err)))
+    if (!(e->fw = sched_policy_new(x->policy, err)) ||
+        sched_framework_apply_weights(e->fw, x->o.weights, err) != 0)
         return -1;
     if (x->o.add_plugins && x->o.add_plugins(x->o.plugins_ud, e->fw, err) != 0)
         return tm_err_wrap(err, "extender plugins");

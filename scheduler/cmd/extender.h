@@ -39,9 +39,10 @@ typedef int (*sched_extender_bind_fn)(void *ud, const char *ns, const char *name
                                       const char *node, tm_err *err);
 
 typedef struct sched_extender_opts {
-    const char *policy;    /* NULL = "tarema" */
-    sched_keys keys;       /* zero = sched_keys_default() */
-    sched_snapshot *cache; /* live cache snapshot (borrowed), NULL = none */
+    const char *policy;                 /* NULL = "tarema" */
+    const sched_score_weights *weights; /* scoreWeights, NULL = the defaults */
+    sched_keys keys;                    /* zero = sched_keys_default() */
+    sched_snapshot *cache;              /* live cache snapshot (borrowed), NULL = none */
     void (*cache_lock)(void *ud);
     void (*cache_unlock)(void *ud);
     void *cache_ud;

@@ -80,6 +80,72 @@ static int pre_filter(sched_framework *fw, tm_err *err) {
     return 0;
 }
 
+/* kube-scheduler's DefaultNormalizeScore: raw (>= 0) scaled so the highest is
+ * SCHED_MAX_NODE_SCORE (all of them that when reverse and every raw score is 0), reversed
+ * (max - scaled) for fewer-is-better scores. */
+static int64_t normalize_default(int64_t raw, int64_t max, bool reverse) {
+    if (max <= 0)
+        return reverse ? SCHED_MAX_NODE_SCORE : 0;
+    int64_t v = SCHED_MAX_NODE_SCORE * raw / max;
+    return reverse ? SCHED_MAX_NODE_SCORE - v : v;
+}
+
+/* Weighted sum of normalised scores (kube-scheduler's Score + NormalizeScore + weights), into
+ * fw->fscore, when some preference plugin's PreScore did not skip the pod; else fw->fscore
+ * (the policy's raw scores) is left as it is. The policy's raw scores, of any sign and range,
+ * are mapped min..max -> 0..100 (all 100 when equal). Parts kept per node for explain. */
+static void combine_preferences(sched_framework *fw, sched_snapshot *s, size_t nf) {
+    fw->prefs = false;
+    for (size_t j = 1; j < fw->n_plugins; j++) {
+        const sched_plugin *pl = &fw->plugins[j];
+        fw->pref[j] = pl->pref_score && pl->pref_weight > 0 &&
+                      (!pl->pref_pre_score || pl->pref_pre_score(pl->state, &fw->cyc));
+        fw->prefs |= fw->pref[j];
+    }
+    if (!fw->prefs)
+        return;
+    int64_t *part = fw->part;
+    size_t np = fw->n_plugins;
+    int64_t mn = fw->fscore[0], mx = fw->fscore[0];
+    for (size_t k = 1; k < nf; k++) {
+        mn = fw->fscore[k] < mn ? fw->fscore[k] : mn;
+        mx = fw->fscore[k] > mx ? fw->fscore[k] : mx;
+    }
+    for (size_t k = 0; k < nf; k++) {
+        __int128 num = (__int128)(fw->fscore[k] - mn) * SCHED_MAX_NODE_SCORE;
+        int64_t v = mx > mn ? (int64_t)(num / ((__int128)mx - mn)) : SCHED_MAX_NODE_SCORE;
+        part[k * np] = fw->policy_weight * v;
+    }
+    for (size_t j = 1; j < np; j++) {
+        const sched_plugin *pl = &fw->plugins[j];
+        if (!fw->pref[j]) {
+            for (size_t k = 0; k < nf; k++)
+                part[k * np + j] = 0;
+            continue;
+        }
+        int64_t pmax = 0, pmin = 0;
+        for (size_t k = 0; k < nf; k++) {
+            int64_t raw = pl->pref_score(pl->state, &fw->cyc, sched_snapshot_node(s, fw->feas[k]));
+            part[k * np + j] = raw;
+            pmax = raw > pmax || !k ? raw : pmax;
+            pmin = raw < pmin || !k ? raw : pmin;
+        }
+        for (size_t k = 0; k < nf; k++) {
+            int64_t raw = part[k * np + j];
+            int64_t v = !pl->pref_minmax ? normalize_default(raw, pmax, pl->pref_reverse)
+                        : pmax > pmin    ? SCHED_MAX_NODE_SCORE * (raw - pmin) / (pmax - pmin)
+                                         : 0;
+            part[k * np + j] = pl->pref_weight * v;
+        }
+    }
+    for (size_t k = 0; k < nf; k++) {
+        int64_t sum = 0;
+        for (size_t j = 0; j < np; j++)
+            sum += part[k * np + j];
+        fw->fscore[k] = sum;
+    }
+}
+
 /* PreFilter -> Filter -> PreScore -> Score -> select. PostFilter, when nothing fits, is the
  * caller's next step (sched_framework_post_filter): explain and the extender run this same
  * function and must not trigger it. */
@@ -88,6 +154,7 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
     memset(d, 0, sizeof *d);
     d->node = -1;
     fw->have_cycle = false;
+    fw->prefs = false;
     sched_snapshot_refresh(s);
     size_t n = sched_snapshot_node_count(s);
     if (fw_ensure_cap(fw, n, err) != 0)
@@ -122,6 +189,10 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
         for (size_t k = 0; pl->score && k < nf; k++)
             fw->fscore[k] += pl->score(pl->state, &fw->cyc, sched_snapshot_node(s, fw->feas[k]));
     }
+
+    /* the preferences, when any plugin has something to say about the pod */
+    if (nf)
+        combine_preferences(fw, s, nf);
 
     /* select */
     sched_node_cols cols;

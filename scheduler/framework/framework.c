@@ -20,6 +20,7 @@ sched_framework *sched_framework_new_empty(const sched_plugin *plugin, tm_err *e
     }
     fw->plugins[0] = *plugin;
     fw->n_plugins = 1;
+    fw->policy_weight = SCHED_POLICY_WEIGHT_DEFAULT;
     return fw;
 }
 
@@ -37,6 +38,7 @@ void sched_framework_free(sched_framework *fw) {
     free(fw->score);
     free(fw->feas);
     free(fw->fscore);
+    free(fw->part);
     free(fw);
 }
 
@@ -73,6 +75,77 @@ void *sched_framework_plugin_state(const sched_framework *fw, const char *name) 
         if (strcmp(fw->plugins[k].name, name) == 0)
             return fw->plugins[k].state;
     return NULL;
+}
+
+/* The added plugin with preference scoring called name, NULL when none. */
+static sched_plugin *pref_plugin(const sched_framework *fw, const char *name) {
+    for (size_t k = 1; k < fw->n_plugins; k++)
+        if (fw->plugins[k].pref_score && strcmp(fw->plugins[k].name, name) == 0)
+            return (sched_plugin *)&fw->plugins[k];
+    return NULL;
+}
+
+int sched_framework_set_score_weight(sched_framework *fw, const char *plugin, int weight,
+                                     tm_err *err) {
+    sched_plugin *pl = strcmp(plugin, "policy") == 0 ? NULL : pref_plugin(fw, plugin);
+    if (!pl && strcmp(plugin, "policy") != 0)
+        return tm_err_set(err,
+                          "scoreWeights.%s: no such score plugin (policy, NodeAffinity, "
+                          "TaintToleration, PodTopologySpread, InterPodAffinity)",
+                          plugin);
+    if (weight < 0 || weight > SCHED_SCORE_WEIGHT_MAX)
+        return tm_err_set(err, "scoreWeights.%s: weight %d is not in 0..%d", plugin, weight,
+                          SCHED_SCORE_WEIGHT_MAX);
+    if (pl)
+        pl->pref_weight = weight;
+    else
+        fw->policy_weight = weight;
+    return 0;
+}
+
+int sched_framework_score_weight(const sched_framework *fw, const char *plugin) {
+    if (strcmp(plugin, "policy") == 0)
+        return fw->policy_weight;
+    const sched_plugin *pl = pref_plugin(fw, plugin);
+    return pl ? pl->pref_weight : -1;
+}
+
+size_t sched_framework_score_parts(const sched_framework *fw, size_t node, const char **names,
+                                   int64_t *parts, size_t max) {
+    if (!fw->have_cycle || !fw->prefs || node >= fw->n_nodes || fw->status[node] != SCHED_FILTER_OK)
+        return 0;
+    size_t k = 0;
+    while (fw->feas[k] != node)
+        k++; /* feasible, so listed */
+    size_t np = fw->n_plugins, n = 0;
+    for (size_t j = 0; j < np && n < max; j++) {
+        if (j && !fw->pref[j])
+            continue;
+        names[n] = j ? fw->plugins[j].name : "policy";
+        parts[n++] = fw->part[k * np + j];
+    }
+    return n;
+}
+
+const char *const sched_score_weight_keys[SCHED_SCORE_WEIGHT_KEYS] = {
+    "policy", "NodeAffinity", "TaintToleration", "PodTopologySpread", "InterPodAffinity"};
+
+sched_score_weights sched_score_weights_default(void) {
+    sched_score_weights ws;
+    for (size_t k = 0; k < SCHED_SCORE_WEIGHT_KEYS; k++)
+        ws.w[k] = -1;
+    return ws;
+}
+
+int sched_framework_apply_weights(sched_framework *fw, const sched_score_weights *ws, tm_err *err) {
+    for (size_t k = 0; ws && k < SCHED_SCORE_WEIGHT_KEYS; k++) {
+        const char *key = sched_score_weight_keys[k];
+        if (ws->w[k] < 0 || (k && !pref_plugin(fw, key)))
+            continue;
+        if (sched_framework_set_score_weight(fw, key, ws->w[k], err) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 /* The plugin whose rejections carry status id (in-tree or added), NULL when none. */
@@ -134,7 +207,10 @@ int fw_ensure_cap(sched_framework *fw, size_t n, tm_err *err) {
     int64_t *fs = realloc(fw->fscore, ncap * sizeof *fs);
     if (fs)
         fw->fscore = fs;
-    if (!st || !de || !sc || !fe || !fs)
+    int64_t *pa = realloc(fw->part, ncap * SCHED_MAX_PLUGINS * sizeof *pa);
+    if (pa)
+        fw->part = pa;
+    if (!st || !de || !sc || !fe || !fs || !pa)
         return tm_err_set(err, "out of memory for %zu nodes", n);
     fw->cap = ncap;
     return 0;
@@ -164,7 +240,8 @@ int sched_framework_extender_score(const sched_framework *fw, size_t node) {
     int64_t raw = fw->score[node];
     const sched_node *n = sched_snapshot_node(fw->cyc.snap, node);
     int v;
-    if (fw->plugins[0].extender_score) {
+    /* with preferences the raw score is the weighted sum, not the policy's own: linear */
+    if (fw->plugins[0].extender_score && !fw->prefs) {
         v = fw->plugins[0].extender_score(fw->plugins[0].state, &fw->cyc, n, raw, fw->min_score,
                                           fw->max_score);
     } else if (fw->max_score == fw->min_score) {

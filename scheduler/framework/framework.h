@@ -231,7 +231,32 @@ typedef struct sched_plugin {
      * of filter_reason when set. */
     void (*node_reason)(void *state, const sched_cycle *c, const sched_node *n, uint32_t detail,
                         char *buf, size_t size);
+
+    /* ---- preference scoring: kube-scheduler's PreScore/Score/NormalizeScore of a weighted
+     * Score plugin (NodeAffinity, TaintToleration, PodTopologySpread, InterPodAffinity) ----
+     * When at least one plugin's pref_pre_score says it has something to say about the pod,
+     * every node's total is policy_weight * (the policy's score, min..max -> 0..100) plus, per
+     * such plugin, pref_weight * (its raw score, DefaultNormalizeScore -> 0..100). When none
+     * has, the policy's raw score alone decides, as if these hooks were absent. */
+    /* PreScore: false when the plugin has nothing to say about this pod (kube's Skip). */
+    bool (*pref_pre_score)(void *state, const sched_cycle *c);
+    /* Raw preference score (>= 0) of a feasible node. */
+    int64_t (*pref_score)(void *state, const sched_cycle *c, const sched_node *n);
+    bool pref_reverse; /* fewer is better: normalised to 100 - 100 * raw / max */
+    bool pref_minmax;  /* raw of any sign: normalised min..max -> 0..100 (0 when equal) */
+    int pref_weight;   /* weight of the normalised score (sched_framework_set_score_weight) */
 } sched_plugin;
+
+/* kube-scheduler's MaxNodeScore: a normalised score is 0..100. */
+#define SCHED_MAX_NODE_SCORE 100
+/* Default weight of the policy's normalised score against the preference plugins'
+ * (NodeAffinity 2, TaintToleration 3, PodTopologySpread 2, InterPodAffinity 2: kube-scheduler's
+ * defaults). 1, the weight of the kube-scheduler plugins the policy stands for
+ * (NodeResourcesFit, NodeResourcesBalancedAllocation): a preference the user wrote outweighs
+ * the node-group choice, which still decides among the nodes the preferences rate alike. */
+#define SCHED_POLICY_WEIGHT_DEFAULT 1
+/* The highest weight accepted (kube-scheduler's config allows 1..100 per plugin). */
+#define SCHED_SCORE_WEIGHT_MAX 100
 
 /* A framework running the in-tree filters (filters.h, kube-scheduler's order) and plugin
  * (copied; its state is owned and freed by the framework from now on, also on error). NULL
@@ -326,6 +351,30 @@ char *sched_framework_fit_message(const sched_framework *fw, const sched_snapsho
  * error; free_state NULL leaves the state to the caller). 0, or -1 with err (too many
  * plugins, no name, out of memory). Add plugins before the first cycle. */
 int sched_framework_add_plugin(sched_framework *fw, const sched_plugin *p, tm_err *err);
+/* Sets the weight of a score: plugin "policy" is the policy's, else an added plugin with
+ * preference scoring (NodeAffinity, ...). weight 0..SCHED_SCORE_WEIGHT_MAX (0 turns it off).
+ * 0, or -1 with err naming the plugin (unknown, or weight out of range). */
+int sched_framework_set_score_weight(sched_framework *fw, const char *plugin, int weight,
+                                     tm_err *err);
+/* The weighted parts of feasible node `node`'s total score in the last cycle when preferences
+ * were scored: names[j] ("policy" or the plugin's) and parts[j], at most max of them; returns
+ * how many (0 when the policy's raw score alone decided, or the node was filtered out). */
+size_t sched_framework_score_parts(const sched_framework *fw, size_t node, const char **names,
+                                   int64_t *parts, size_t max);
+/* The weight of that score, -1 when the plugin has none. */
+int sched_framework_score_weight(const sched_framework *fw, const char *plugin);
+/* The score weights a configuration sets (scoreWeights: {policy: N, NodeAffinity: N, ...}):
+ * w[k] for sched_score_weight_keys[k], -1 = the default. */
+#define SCHED_SCORE_WEIGHT_KEYS 5
+extern const char *const sched_score_weight_keys[SCHED_SCORE_WEIGHT_KEYS];
+typedef struct sched_score_weights {
+    int w[SCHED_SCORE_WEIGHT_KEYS];
+} sched_score_weights;
+/* All defaults. */
+sched_score_weights sched_score_weights_default(void);
+/* Sets the weights that are not -1 on fw (ws NULL: none); a plugin of fw without preference
+ * scoring keeps none. 0, or -1 with err naming the key. */
+int sched_framework_apply_weights(sched_framework *fw, const sched_score_weights *ws, tm_err *err);
 /* The state of the added plugin called name (NULL when none): lets a caller reach its plugin's
  * state after handing it over. */
 void *sched_framework_plugin_state(const sched_framework *fw, const char *name);

@@ -57,6 +57,13 @@ struct sched_framework {
     sched_cycle cyc;
     bool have_cycle;
     int64_t min_score, max_score;
+    int policy_weight; /* weight of the policy's normalised score */
+    /* last cycle: whether preference scoring ran (pref[k]: plugins[k] took part), and, per
+     * feasible node (parallel to feas), its weighted parts: part[0] the policy's, part[k]
+     * plugins[k]'s (n_plugins * cap entries, node-major) */
+    bool prefs;
+    bool pref[SCHED_MAX_PLUGINS];
+    int64_t *part;
     /* Unreserve's way to drop a pod's record (NULL: sched_snapshot_remove_pod) */
     void (*forget)(void *arg, sched_snapshot *s, const char *uid);
     void *forget_arg;

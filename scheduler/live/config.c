@@ -32,6 +32,7 @@ sched_config *sched_config_new(void) {
     int bad = !c->namespaces || !c->review_users;
     bad |= set_str(&c->scheduler_name, "tarema");
     bad |= set_str(&c->policy, "tarema");
+    c->score_weights = sched_score_weights_default();
     bad |= set_str(&c->bind_address, "127.0.0.1");
     bad |= set_str(&c->process_label, "nextflow.io/processName");
     bad |= set_str(&c->workflow_key, "tarema.io/workflow");
@@ -290,6 +291,9 @@ static int apply_mode(sched_config *c, const char *mode, const char *what, tm_er
     return 0;
 }
 
+static const char *const sched_score_weight_keys_null[] = {
+    "policy", "NodeAffinity", "TaintToleration", "PodTopologySpread", "InterPodAffinity", NULL};
+
 int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what, tm_err *err) {
     static const char *const keys[] = {"schedulerName",
                                        "policy",
@@ -314,6 +318,7 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
                                        "auth",
                                        "healthPort",
                                        "limits",
+                                       "scoreWeights",
                                        NULL};
     if (json_is_null(doc))
         return 0; /* an empty file keeps every default */
@@ -334,6 +339,27 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
                 err) ||
         apply_http(c, doc, what, err))
         return -1;
+    const json_t *sw = json_object_get(doc, "scoreWeights");
+    if (sw && !json_is_null(sw)) {
+        if (!json_is_object(sw))
+            return tm_err_set(err, "%s: scoreWeights must be a mapping", what);
+        if (tm_json_check_keys(sw, sched_score_weight_keys_null, what, err))
+            return tm_err_wrap(err, "scoreWeights");
+        for (size_t k = 0; k < SCHED_SCORE_WEIGHT_KEYS; k++) {
+            char key[64];
+            snprintf(key, sizeof key, "scoreWeights.%s", sched_score_weight_keys[k]);
+            const json_t *w = json_object_get(sw, sched_score_weight_keys[k]);
+            if (w && !json_is_integer(w))
+                return tm_err_set(err, "%s: %s must be an integer 0..%d", what, key,
+                                  SCHED_SCORE_WEIGHT_MAX);
+            long long x = w ? json_integer_value(w) : -1;
+            if (w && (x < 0 || x > SCHED_SCORE_WEIGHT_MAX))
+                return tm_err_set(err, "%s: %s: %lld is not in 0..%d", what, key, x,
+                                  SCHED_SCORE_WEIGHT_MAX);
+            if (w)
+                c->score_weights.w[k] = (int)x;
+        }
+    }
     json_t *v = json_object_get(doc, "mode");
     if (v && !json_is_null(v)) {
         if (!json_is_string(v))
@@ -631,7 +657,10 @@ int sched_config_validate(const sched_config *c, tm_err *err) {
     sched_framework *fw = sched_policy_new(c->policy, &perr);
     if (!fw)
         return tm_err_set(err, "policy: %s", perr.msg);
+    int rc = sched_framework_apply_weights(fw, &c->score_weights, &perr);
     sched_framework_free(fw);
+    if (rc != 0)
+        return tm_err_set(err, "%s", perr.msg);
     if (!c->scheduler_name[0])
         return tm_err_set(err, "schedulerName must not be empty");
     if (c->pod_max_backoff_ms < c->pod_initial_backoff_ms)

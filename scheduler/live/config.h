@@ -33,6 +33,10 @@
  *   healthPort: 0                  # plain-HTTP /healthz /readyz /metrics listener (0 = none)
  *   limits: {maxBodyBytes: 8388608, memoryBudgetBytes: 67108864}
  *                                  # per extender request, and for all requests at once
+ *   scoreWeights: {policy: 1, NodeAffinity: 2, TaintToleration: 3, PodTopologySpread: 2,
+ *                  InterPodAffinity: 2}
+ *                                  # weights (0..100) of the normalised scores when a pod has
+ *                                  # preferences (docs/operations.md); any key may be left out
  *
  * Unknown keys are errors naming the key, so a typo never silently falls back to a default. */
 #ifndef TAREMA_SCHED_CONFIG_H
@@ -43,6 +47,7 @@
 #include <stddef.h>
 
 #include "lib/error.h"
+#include "scheduler/framework/framework.h"
 
 typedef enum { SCHED_MODE_SCHEDULER = 0, SCHED_MODE_EXTENDER } sched_mode;
 
@@ -79,6 +84,7 @@ typedef struct sched_config {
     bool insecure_no_auth;
     int health_port;
     long long max_body_bytes, memory_budget_bytes;
+    sched_score_weights score_weights; /* scoreWeights, -1 = default */
 } sched_config;
 
 /* A config holding every default. Caller frees with sched_config_free. NULL on OOM. */

@@ -353,7 +353,7 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
     if (!l->cache)
         goto fail;
     l->fw = sched_policy_new(cfg->policy, err);
-    if (!l->fw)
+    if (!l->fw || sched_framework_apply_weights(l->fw, &cfg->score_weights, err) != 0)
         goto fail;
     /* reservations: its Filter plugin joins the framework */
     if (sched && !(l->resv = resv_controller_new(cfg, k, l->cache, l->fw, err)))

@@ -228,6 +228,65 @@ static void interpod_reason(void *state, const sched_cycle *c, const sched_node 
                    "anti-affinity rules");
 }
 
+/* ---- Score: preferred pod (anti-)affinity, as kube-scheduler's scoring.go ----
+ * For each placed pod on node m and each term with weight w: the incoming pod's preferred
+ * affinity terms matching the placed pod (+w), its anti-affinity terms (-w), and the placed
+ * pod's preferred affinity (+w) / anti-affinity (-w) terms matching the incoming pod; each
+ * counts for every node sharing m's value of the term's topology key. Normalised min..max. */
+static bool same_domain(const sched_node *a, const sched_node *b, const char *key) {
+    const char *va = sched_node_label(a, key), *vb = sched_node_label(b, key);
+    return va && vb && strcmp(va, vb) == 0;
+}
+
+static int64_t pref_terms(const sched_pod_term *t, const int32_t *w, size_t n, const char *ns,
+                          const sched_labels *labels, const json_t *jlabels, const sched_node *a,
+                          const sched_node *b) {
+    int64_t sum = 0;
+    for (size_t k = 0; k < n; k++) {
+        bool m = labels || !jlabels ? sched_pod_term_matches(&t[k], ns, labels, false)
+                                    : sched_pod_term_matches_json(&t[k], ns, jlabels, false);
+        if (m && same_domain(a, b, t[k].topology_key))
+            sum += w[k];
+    }
+    return sum;
+}
+
+static bool interpod_pre_score(void *state, const sched_cycle *c) {
+    if (c->pod->pod_prefs)
+        return true;
+    size_t np = sched_snapshot_podset_count(c->snap, SCHED_PODSET_META);
+    for (size_t i = 0; i < np; i++)
+        if (sched_snapshot_podset_pod(c->snap, SCHED_PODSET_META, i, NULL, NULL)->pref)
+            return true;
+    return false;
+}
+
+static int64_t interpod_score(void *state, const sched_cycle *c, const sched_node *n) {
+    const sched_pod *p = c->pod;
+    const sched_pod_prefs *own = p->pod_prefs;
+    size_t np = sched_snapshot_podset_count(c->snap, SCHED_PODSET_META);
+    int64_t sum = 0;
+    for (size_t i = 0; i < np; i++) {
+        const char *uid;
+        int node;
+        const sched_pod_meta *m =
+            sched_snapshot_podset_pod(c->snap, SCHED_PODSET_META, i, &uid, &node);
+        if (node < 0 || strcmp(uid, p->uid) == 0 || (!own && !m->pref))
+            continue;
+        const sched_node *mn = sched_snapshot_node(c->snap, (size_t)node);
+        if (own)
+            sum +=
+                pref_terms(own->aff, own->aff_weight, own->n_aff, m->ns, m->labels, NULL, n, mn) -
+                pref_terms(own->anti, own->anti_weight, own->n_anti, m->ns, m->labels, NULL, n, mn);
+        if (m->pref)
+            sum += pref_terms(m->pref->aff, m->pref->aff_weight, m->pref->n_aff, p->ns, NULL,
+                              p->pod_labels, n, mn) -
+                   pref_terms(m->pref->anti, m->pref->anti_weight, m->pref->n_anti, p->ns, NULL,
+                              p->pod_labels, n, mn);
+    }
+    return sum;
+}
+
 static void interpod_free(void *state) {
     sched_interpod_state_free(state);
 }
@@ -238,6 +297,10 @@ int sched_filter_interpod_affinity(sched_plugin *out, bool with_state) {
                           .filter = interpod_filter,
                           .node_reason = interpod_reason,
                           .free_state = interpod_free,
-                          .filter_id = SCHED_FILTER_INTERPOD};
+                          .filter_id = SCHED_FILTER_INTERPOD,
+                          .pref_pre_score = interpod_pre_score,
+                          .pref_score = interpod_score,
+                          .pref_minmax = true,
+                          .pref_weight = 2};
     return with_state && !(out->state = sched_interpod_state_new()) ? -1 : 0;
 }

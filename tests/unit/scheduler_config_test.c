@@ -75,6 +75,10 @@ static void test_file_errors(void) {
         {"leaderElection: {enable: true}\n", "leaderElection: unknown key 'enable'"},
         {"log: {level: 3}\n", "log: level must be a string"},
         {"- a\n", "expected a mapping"},
+        {"scoreWeights: {NodeAfinity: 2}\n", "unknown key 'NodeAfinity'"},
+        {"scoreWeights: {policy: 101}\n", "scoreWeights.policy: 101 is not in 0..100"},
+        {"scoreWeights: {TaintToleration: x}\n", "scoreWeights.TaintToleration must be an integer"},
+        {"scoreWeights: 3\n", "scoreWeights must be a mapping"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         sched_config *c = sched_config_new();
@@ -83,6 +87,22 @@ static void test_file_errors(void) {
         CHECKF(strstr(err.msg, cases[i].want) != NULL, "case %zu: got '%s'", i, err.msg);
         sched_config_free(c);
     }
+}
+
+/* scoreWeights reach the framework: the given keys set, the others at their defaults. */
+static void test_score_weights(void) {
+    sched_config *c = sched_config_new();
+    tm_err err = {0};
+    CHECK_INT(apply_yaml(c, "scoreWeights: {policy: 4, NodeAffinity: 7}\n", &err), 0);
+    CHECK_INT(sched_config_validate(c, &err), 0);
+    sched_framework *fw = sched_policy_new(c->policy, &err);
+    CHECK(fw != NULL);
+    CHECK_INT(sched_framework_apply_weights(fw, &c->score_weights, &err), 0);
+    CHECK_INT(sched_framework_score_weight(fw, "policy"), 4);
+    CHECK_INT(sched_framework_score_weight(fw, "NodeAffinity"), 7);
+    CHECK_INT(sched_framework_score_weight(fw, "TaintToleration"), 3);
+    sched_framework_free(fw);
+    sched_config_free(c);
 }
 
 static void test_validate_errors(void) {
@@ -275,5 +295,6 @@ int main(void) {
     RUN(test_flag_errors);
     RUN(test_security_keys);
     RUN(test_usage_lists_every_policy);
+    RUN(test_score_weights);
     return TEST_SUMMARY();
 }

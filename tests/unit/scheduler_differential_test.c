@@ -292,6 +292,50 @@ typedef struct ref_out {
     int64_t *scores;
 } ref_out;
 
+/* The PreferNoSchedule taints of n that p does not tolerate. */
+static int64_t ref_untolerated_prefer(const sched_pod *p, const sched_node *n) {
+    int64_t cnt = 0;
+    for (size_t i = 0; i < n->n_taints; i++) {
+        const sched_taint *tt = &n->taints[i];
+        bool ok = tt->effect != SCHED_EFFECT_PREFER_NO_SCHEDULE;
+        for (size_t k = 0; !ok && k < p->n_tolerations; k++)
+            ok = (p->tolerations[k].effect == SCHED_EFFECT_NONE ||
+                  p->tolerations[k].effect == SCHED_EFFECT_PREFER_NO_SCHEDULE) &&
+                 sched_toleration_tolerates(&p->tolerations[k], tt->key, tt->value, tt->effect);
+        cnt += !ok;
+    }
+    return cnt;
+}
+
+/* When a node of the cluster has a PreferNoSchedule taint, the feasible nodes' scores become
+ * 1 * policy (min..max -> 0..100) + 3 * (100 - 100 * untolerated / max untolerated). */
+static void ref_prefer_no_schedule(const sched_snapshot *s, const sched_pod *p, ref_out *o) {
+    size_t nn = sched_snapshot_node_count(s);
+    bool any = false;
+    for (size_t i = 0; i < nn; i++) {
+        const sched_node *n = sched_snapshot_node(s, i);
+        for (size_t k = 0; k < n->n_taints; k++)
+            any |= n->taints[k].effect == SCHED_EFFECT_PREFER_NO_SCHEDULE;
+    }
+    int64_t mn = INT64_MAX, mx = INT64_MIN, umax = 0;
+    for (size_t i = 0; any && i < nn; i++) {
+        if (o->status[i] != SCHED_FILTER_OK)
+            continue;
+        mn = o->scores[i] < mn ? o->scores[i] : mn;
+        mx = o->scores[i] > mx ? o->scores[i] : mx;
+        int64_t u = ref_untolerated_prefer(p, sched_snapshot_node(s, i));
+        umax = u > umax ? u : umax;
+    }
+    for (size_t i = 0; any && i < nn; i++) {
+        if (o->status[i] != SCHED_FILTER_OK)
+            continue;
+        int64_t pol =
+            mx > mn ? (int64_t)((__int128)(o->scores[i] - mn) * 100 / ((__int128)mx - mn)) : 100;
+        int64_t u = ref_untolerated_prefer(p, sched_snapshot_node(s, i));
+        o->scores[i] = pol + 3 * (umax ? 100 - 100 * u / umax : 100);
+    }
+}
+
 /* The obvious cycle: every node through the public per-node filter, the policy's score, the
  * best score, ties to the first in name order. per_node: sched_filter_node (which computes the
  * inter-pod state per node) rather than one sched_prefilter for the cycle. */
@@ -319,9 +363,15 @@ static int ref_schedule(const char *policy, sched_snapshot *s, const sched_pod *
         o->detail[i] = d;
         if (id != SCHED_FILTER_OK)
             continue;
-        int64_t sc = ref_score(policy, s, &t, n, rs);
-        o->scores[i] = sc;
+        o->scores[i] = ref_score(policy, s, &t, n, rs);
         o->feasible++;
+    }
+    ref_prefer_no_schedule(s, p, o);
+    for (size_t i = 0; i < sched_snapshot_node_count(s); i++) {
+        const sched_node *n = sched_snapshot_node(s, i);
+        int64_t sc = o->scores[i];
+        if (o->status[i] != SCHED_FILTER_OK)
+            continue;
         if (o->node < 0 || sc > o->score || (sc == o->score && n->name_rank < best_rank)) {
             o->node = (int)i;
             o->score = sc;
