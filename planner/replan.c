@@ -23,8 +23,8 @@ int64_t pl_pred_expected_end(int64_t planned_end, int64_t actual_start, int64_t 
 }
 
 int pl_refusal_permanent(const char *message) {
-    /* tarema-scheduler's reasons (scheduler/plugins/reservation/resv_plan.c check_static, resv_controller.c
-     * owner_exists) that no other window or node choice changes */
+    /* tarema-scheduler's reasons (scheduler/plugins/reservation/resv_plan.c check_static,
+     * resv_controller.c owner_exists) that no other window or node choice changes */
     static const char *const never[] = {"larger than the cluster", "no node group matches",
                                         "no node matches",         "the cluster has no nodes",
                                         "is not served",           NULL};

@@ -19,9 +19,10 @@
  * sim_contention_slowdown (model.h) with per-task demands and weights from the measurements.
  *
  * Gangs and reservations (docs/simulation.md): a gang (gang: N) enters the queue once all its
- * tasks are ready and is placed whole or not at all with sched_gang_try_place (scheduler/plugins/gang/gang.h);
- * a step's reservation is admitted at its run's arrival with resv_plan_admit, honoured by the
- * Filter plugin of sim/resv_sim.h and released by resv_decide (scheduler/plugins/reservation/resv_plan.h). */
+ * tasks are ready and is placed whole or not at all with sched_gang_try_place
+ * (scheduler/plugins/gang/gang.h); a step's reservation is admitted at its run's arrival with
+ * resv_plan_admit, honoured by the Filter plugin of sim/resv_sim.h and released by resv_decide
+ * (scheduler/plugins/reservation/resv_plan.h). */
 #ifndef TAREMA_SIM_ENGINE_H
 #define TAREMA_SIM_ENGINE_H
 

@@ -1,10 +1,10 @@
 /* resv_sim.h: reservations in the simulator, through the scheduler's own reservation code:
  * each is a Reservation object (reservation_from_json), admitted with resv_plan_admit against
  * the running tasks' expected ends and the other reservations, honoured by the live scheduler's
- * Reservation Filter plugin (scheduler/plugins/reservation/resv_plugin.h: inside the window only the owner's pods,
- * before it only pods whose expected end is before the window), released by resv_decide.
- * Owner pods carry the label SIM_RESV_OWNER_LABEL = the reservation's name; the Reservation's
- * owner is that label selector (reservation_owns). */
+ * Reservation Filter plugin (scheduler/plugins/reservation/resv_plugin.h: inside the window only
+ * the owner's pods, before it only pods whose expected end is before the window), released by
+ * resv_decide. Owner pods carry the label SIM_RESV_OWNER_LABEL = the reservation's name; the
+ * Reservation's owner is that label selector (reservation_owns). */
 #ifndef TAREMA_SIM_RESV_SIM_H
 #define TAREMA_SIM_RESV_SIM_H
 

@@ -64,7 +64,8 @@ static inline sched_cache *cache_cluster(const sched_cache_hooks *hooks) {
 
 /* One cycle of policy tarema for our pod (JSON text, through the transform): the chosen node's
  * name, or the fit message when none is feasible. With reserve, the pod is assumed on the
- * chosen node (sched_framework_reserve and sched_cache_assume_placed, as the live loop does). Static buffer. */
+ * chosen node (sched_framework_reserve and sched_cache_assume_placed, as the live loop does).
+ * Static buffer. */
 static inline const char *cache_schedule(sched_cache *c, const char *text, bool reserve) {
     static char out[1100];
     tm_err err = {0};

@@ -1,9 +1,9 @@
 /* sim_equiv_test.c: the simulator and the live scheduler make the same placement for the same
  * snapshot. The simulator builds its snapshot and pods with sim_snapshot_new / sim_pod_new (what
  * its event loop uses); the live scheduler's cache builds them from Kubernetes Node, Pod and
- * TaskProfile JSON through scheduler/backend/podspec.h. For the paper's 5;4;4;2 cluster and a stream
- * of pods (labeled, unlabeled, with known and unknown runtimes, two sizes), every policy must
- * pick the same node on both, through reservations, completions and full nodes. */
+ * TaskProfile JSON through scheduler/backend/podspec.h. For the paper's 5;4;4;2 cluster and a
+ * stream of pods (labeled, unlabeled, with known and unknown runtimes, two sizes), every policy
+ * must pick the same node on both, through reservations, completions and full nodes. */
 #include <stdlib.h>
 #include <string.h>
 
