@@ -203,7 +203,10 @@ else
 fi
 bound_one() { [ "$(bound_count "$ns")" -ge 1 ]; }
 if wait_for 30 bound_one; then
-  sleep 2 # the other one must stay pending: the node has room for one
+  # The other one must stay pending (the node has room for one): wait until the scheduler has
+  # tried it and written PodScheduled=False, then look.
+  late_unsched() { kubectl get pod -n "$ns" late -o json | jq -e '.status.conditions[]? | select(.type == "PodScheduled" and .status == "False")' >/dev/null; }
+  wait_for 30 late_unsched || fail "the PLOTPROFILE pod tried and left pending (PodScheduled=False)" "$(kubectl get pod -n "$ns" late -o jsonpath='{.status}' 2>&1)"
   e=$(pod_node "$ns" early) l=$(pod_node "$ns" late)
   [ -n "$e" ] && [ -z "$l" ] && pass "the TRIMGALORE pod (longer path) is bound first ($e); PLOTPROFILE waits" ||
     fail "longer path first" "early on '${e}', late on '${l}'"

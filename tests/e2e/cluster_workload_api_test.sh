@@ -126,10 +126,11 @@ else
 fi
 # w-1 exists; add w-2: two of minCount 3 must stay unbound (PreEnqueue holds them).
 gang_pod w-2 | k create -f - >/dev/null
-bound() { k get pods -n "$NS" -o json | jq '[.items[] | select(.spec.nodeName // "" | length > 0)] | length'; }
-sleep 4
-n=$(bound)
-if [ "$n" = 0 ]; then pass "2 pods of a gang of minCount 3: none bound (GangScheduling holds them)"; else fail "2 pods of a gang of minCount 3: none bound" "$n bound"; fi
+# bound: how many pods of NS are bound; nothing and status 1 when the list fails.
+bound() { read_jq '[.items[] | select(.spec.nodeName // "" | length > 0)] | length' k get pods -n "$NS" -o json; }
+none_bound() { [ "$(bound)" = 0 ]; }
+# Nothing closes "held": none bound at every poll for 4 s.
+if always_for 4 none_bound; then pass "2 pods of a gang of minCount 3: none bound (GangScheduling holds them)"; else fail "2 pods of a gang of minCount 3: none bound" "not 0 at every poll for 4 s; now: $(bound 2>&1) bound"; fi
 gang_pod w-3 | k create -f - >/dev/null
 all3() { [ "$(bound)" = 3 ]; }
 if wait_for 30 all3; then pass "the third pod completes the gang: all 3 bound"; else fail "the third pod completes the gang: all 3 bound" "$(bound) bound; $(this_start | tail -n 3)"; fi

@@ -95,11 +95,12 @@ if wait_for 30 failed_event; then pass "FailedScheduling event with kube-schedul
 u0=$(metric "$PORT" 'tarema_schedule_attempts_total{result="unschedulable"}')
 kubectl label node "${P}slow-1" "tarema.io/e2e-touch=$ID" >/dev/null
 retried() { [ "$(metric "$PORT" 'tarema_schedule_attempts_total{result="unschedulable"}')" -gt "$u0" ]; }
-big_events() { kubectl get events.events.k8s.io -n "$NS" -o json | jq '[.items[] | select(.reason == "FailedScheduling" and .regarding.name == "big")] | length'; }
+big_events() { read_jq '[.items[] | select(.reason == "FailedScheduling" and .regarding.name == "big")] | length' kubectl get events.events.k8s.io -n "$NS" -o json; }
+one_big_event() { [ "$(big_events)" = 1 ]; }
 if wait_for 30 retried; then
-  sleep 2 # an event it posted would be there by now
-  n=$(big_events)
-  if [ "$n" = 1 ]; then pass "an unchanged FailedScheduling is not reported again on retry"; else fail "an unchanged FailedScheduling is not reported again on retry" "$n FailedScheduling events for big"; fi
+  # The event of a retry is posted after the attempt is counted: exactly one event at every poll
+  # for 2 s (a failed read is not "1").
+  if always_for 2 one_big_event; then pass "an unchanged FailedScheduling is not reported again on retry"; else fail "an unchanged FailedScheduling is not reported again on retry" "not 1 at every poll for 2 s; now: $(big_events 2>&1) FailedScheduling events for big"; fi
 else
   fail "unschedulable pod retried after a node changed" "attempts stayed at $u0"
 fi
@@ -163,8 +164,9 @@ done
 
 # ---- 4. foreign pods and explain ---------------------------------------------------------------
 pod_json "$NS" foreign other-scheduler-$ID 100m 64Mi | kubectl create -f - >/dev/null
-sleep 2
-if [ -z "$(pod_node "$NS" foreign)" ]; then pass "a pod of another scheduler is left alone"; else fail "a pod of another scheduler is left alone" "bound to $(pod_node "$NS" foreign)"; fi
+# Nothing closes "left alone": unbound at every poll for 2 s, and a failed read is not "unbound".
+foreign_unbound() { local n; n=$(kubectl get pod -n "$NS" foreign -o jsonpath='{.spec.nodeName}') && [ -z "$n" ]; }
+if always_for 2 foreign_unbound; then pass "a pod of another scheduler is left alone"; else fail "a pod of another scheduler is left alone" "bound to $(pod_node "$NS" foreign)"; fi
 out=$("$BIN/tarema-scheduler" explain "$NS/t-312" -o json --scheduler-name "$SCHED" 2>"$WORK/explain.err")
 if jq -e --arg n "$(pod_node "$NS" t-312)" '.boundTo == $n and (.groups | map(select(.id == "mid"))[0].distance == 2) and (.groups[0].id == "mid")' <<<"$out" >/dev/null; then
   pass "explain shows the groups' distances and the bound node"
