@@ -127,8 +127,8 @@ size_t sched_framework_score_parts(const sched_framework *fw, size_t node, const
     return n;
 }
 
-const char *const sched_score_weight_keys[SCHED_SCORE_WEIGHT_KEYS] = {
-    "policy", "NodeAffinity", "TaintToleration", "PodTopologySpread", "InterPodAffinity"};
+const char *const sched_score_weight_keys[SCHED_SCORE_WEIGHT_KEYS + 1] = {
+    "policy", "NodeAffinity", "TaintToleration", "PodTopologySpread", "InterPodAffinity", NULL};
 
 sched_score_weights sched_score_weights_default(void) {
     sched_score_weights ws;

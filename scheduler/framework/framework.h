@@ -366,7 +366,7 @@ int sched_framework_score_weight(const sched_framework *fw, const char *plugin);
 /* The score weights a configuration sets (scoreWeights: {policy: N, NodeAffinity: N, ...}):
  * w[k] for sched_score_weight_keys[k], -1 = the default. */
 #define SCHED_SCORE_WEIGHT_KEYS 5
-extern const char *const sched_score_weight_keys[SCHED_SCORE_WEIGHT_KEYS];
+extern const char *const sched_score_weight_keys[SCHED_SCORE_WEIGHT_KEYS + 1]; /* NULL-ended */
 typedef struct sched_score_weights {
     int w[SCHED_SCORE_WEIGHT_KEYS];
 } sched_score_weights;

@@ -291,9 +291,6 @@ static int apply_mode(sched_config *c, const char *mode, const char *what, tm_er
     return 0;
 }
 
-static const char *const sched_score_weight_keys_null[] = {
-    "policy", "NodeAffinity", "TaintToleration", "PodTopologySpread", "InterPodAffinity", NULL};
-
 int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what, tm_err *err) {
     static const char *const keys[] = {"schedulerName",
                                        "policy",
@@ -343,7 +340,7 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
     if (sw && !json_is_null(sw)) {
         if (!json_is_object(sw))
             return tm_err_set(err, "%s: scoreWeights must be a mapping", what);
-        if (tm_json_check_keys(sw, sched_score_weight_keys_null, what, err))
+        if (tm_json_check_keys(sw, sched_score_weight_keys, what, err))
             return tm_err_wrap(err, "scoreWeights");
         for (size_t k = 0; k < SCHED_SCORE_WEIGHT_KEYS; k++) {
             char key[64];
