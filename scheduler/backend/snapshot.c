@@ -488,7 +488,7 @@ static bool in_set(const sched_pod_meta *m, int k) {
     if (!m)
         return false;
     return k == SCHED_PODSET_META || (k == SCHED_PODSET_ANTI && m->n_anti) ||
-           (k == SCHED_PODSET_PORTS && m->n_ports);
+           (k == SCHED_PODSET_PORTS && m->n_ports) || (k == SCHED_PODSET_PREF && m->pref);
 }
 
 static void sets_leave(sched_snapshot *s, spod *p) {

@@ -261,13 +261,15 @@ int sched_snapshot_add_pod_meta(sched_snapshot *s, const char *uid, const char *
 /* Metadata of a recorded pod, NULL when unknown or recorded without. Borrowed. */
 const sched_pod_meta *sched_snapshot_pod_meta(const sched_snapshot *s, const char *uid);
 
-/* Sets of recorded pods with metadata, for the inter-pod filters' per-cycle precomputation:
- * every pod with metadata, those with required anti-affinity terms, those with host ports.
- * Checking a set's count is O(1), so a cluster without such pods costs nothing. */
+/* Sets of recorded pods with metadata, for the inter-pod plugins' per-cycle precomputation:
+ * every pod with metadata, those with required anti-affinity terms, those with host ports,
+ * those with preferred pod (anti-)affinity terms (InterPodAffinity scoring). Checking a set's
+ * count is O(1), so a cluster without such pods costs nothing. */
 typedef enum {
     SCHED_PODSET_META = 0,
     SCHED_PODSET_ANTI,
     SCHED_PODSET_PORTS,
+    SCHED_PODSET_PREF,
     SCHED_PODSET_COUNT
 } sched_podset;
 size_t sched_snapshot_podset_count(const sched_snapshot *s, sched_podset set);

@@ -252,25 +252,20 @@ static int64_t pref_terms(const sched_pod_term *t, const int32_t *w, size_t n, c
 }
 
 static bool interpod_pre_score(void *state, const sched_cycle *c) {
-    if (c->pod->pod_prefs)
-        return true;
-    size_t np = sched_snapshot_podset_count(c->snap, SCHED_PODSET_META);
-    for (size_t i = 0; i < np; i++)
-        if (sched_snapshot_podset_pod(c->snap, SCHED_PODSET_META, i, NULL, NULL)->pref)
-            return true;
-    return false;
+    return c->pod->pod_prefs || sched_snapshot_podset_count(c->snap, SCHED_PODSET_PREF) > 0;
 }
 
 static int64_t interpod_score(void *state, const sched_cycle *c, const sched_node *n) {
     const sched_pod *p = c->pod;
     const sched_pod_prefs *own = p->pod_prefs;
-    size_t np = sched_snapshot_podset_count(c->snap, SCHED_PODSET_META);
+    /* without preferred terms of its own, only placed pods with preferred terms count */
+    sched_podset set = own ? SCHED_PODSET_META : SCHED_PODSET_PREF;
+    size_t np = sched_snapshot_podset_count(c->snap, set);
     int64_t sum = 0;
     for (size_t i = 0; i < np; i++) {
         const char *uid;
         int node;
-        const sched_pod_meta *m =
-            sched_snapshot_podset_pod(c->snap, SCHED_PODSET_META, i, &uid, &node);
+        const sched_pod_meta *m = sched_snapshot_podset_pod(c->snap, set, i, &uid, &node);
         if (node < 0 || strcmp(uid, p->uid) == 0 || (!own && !m->pref))
             continue;
         const sched_node *mn = sched_snapshot_node(c->snap, (size_t)node);

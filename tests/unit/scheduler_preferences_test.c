@@ -224,6 +224,55 @@ static void test_interpod_preferred_anti(void) {
     sched_framework_free(fw);
 }
 
+/* The same from the other side: the placed pod on a-1 holds the preferred anti-affinity
+ * (weight 100, per hostname) against app=db, and the incoming app=db pod has no preferred terms
+ * of its own (only placed pods with preferred terms are walked then; a placed pod without any
+ * sits on b-2 and counts for nothing): raw -100, 0, 0 -> the same totals 100, 250, 200: b-1. */
+static void test_interpod_placed_pods_preferences(void) {
+    sched_framework *fw = fw_fixed();
+    sched_snapshot *s = cluster(0);
+    for (size_t i = 0; i < 3; i++) {
+        sched_node *n = (sched_node *)sched_snapshot_node(s, i);
+        sched_node_set_label(n, "kubernetes.io/hostname", n->name);
+    }
+    tm_err err;
+    json_error_t je;
+    json_t *guard = json_loads(
+        "{\"metadata\":{\"namespace\":\"default\",\"name\":\"guard\",\"uid\":\"guard\"},"
+        "\"spec\":{\"nodeName\":\"a-1\",\"containers\":[{\"name\":\"c\"}],"
+        "\"affinity\":{\"podAntiAffinity\":{\"preferredDuringSchedulingIgnoredDuring"
+        "Execution\":[{\"weight\":100,\"podAffinityTerm\":{\"labelSelector\":"
+        "{\"matchLabels\":{\"app\":\"db\"}},\"topologyKey\":\"kubernetes.io/hostname\"}}]}}}}",
+        0, &je);
+    CHECK(guard && sched_snapshot_add_pod_json(s, guard, "a-1", &err) == 0);
+    json_decref(guard);
+    json_t *plain = json_loads("{\"metadata\":{\"namespace\":\"default\",\"name\":\"plain\","
+                               "\"uid\":\"plain\",\"labels\":{\"app\":\"db\"}},"
+                               "\"spec\":{\"nodeName\":\"b-2\",\"containers\":[{\"name\":\"c\"}]}}",
+                               0, &je);
+    CHECK(plain && sched_snapshot_add_pod_json(s, plain, "b-2", &err) == 0);
+    json_decref(plain);
+    CHECK(sched_snapshot_podset_count(s, SCHED_PODSET_PREF) == 1);
+    json_t *j =
+        json_loads("{\"metadata\":{\"namespace\":\"default\",\"name\":\"p\",\"uid\":\"p\","
+                   "\"labels\":{\"app\":\"db\"}},\"spec\":{\"containers\":[{\"name\":\"c\"}]}}",
+                   0, &je);
+    sched_pod *p = j ? sched_pod_from_json(s, j, NULL, &err) : NULL;
+    json_decref(j);
+    CHECK(p != NULL);
+    if (!p)
+        return;
+    sched_decision d;
+    CHECK(sched_framework_schedule(fw, s, p, 0, &d, &err) == 0);
+    CHECK_STR(d.node_name, "b-1");
+    CHECK(node_score(fw, 0) == 100);
+    CHECK(node_score(fw, 1) == 250);
+    CHECK(node_score(fw, 2) == 200);
+    sched_pod_free(p);
+    sched_snapshot_free(s);
+    sched_framework_free(fw);
+}
+
 static void test_weight_errors(void) {
     sched_framework *fw = fw_fixed();
     tm_err err;
@@ -242,6 +291,7 @@ int main(void) {
     RUN(test_tolerated_taints);
     RUN(test_node_affinity_preferred);
     RUN(test_interpod_preferred_anti);
+    RUN(test_interpod_placed_pods_preferences);
     RUN(test_weight_errors);
     return TEST_SUMMARY();
 }
