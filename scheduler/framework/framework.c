@@ -91,7 +91,8 @@ int sched_framework_set_score_weight(sched_framework *fw, const char *plugin, in
     if (!pl && strcmp(plugin, "policy") != 0)
         return tm_err_set(err,
                           "scoreWeights.%s: no such score plugin (policy, NodeAffinity, "
-                          "TaintToleration, PodTopologySpread, InterPodAffinity)",
+                          "TaintToleration, PodTopologySpread, InterPodAffinity, "
+                          "NodeResourcesBalancedAllocation, ImageLocality)",
                           plugin);
     if (weight < 0 || weight > SCHED_SCORE_WEIGHT_MAX)
         return tm_err_set(err, "scoreWeights.%s: weight %d is not in 0..%d", plugin, weight,
@@ -128,7 +129,15 @@ size_t sched_framework_score_parts(const sched_framework *fw, size_t node, const
 }
 
 const char *const sched_score_weight_keys[SCHED_SCORE_WEIGHT_KEYS + 1] = {
-    "policy", "NodeAffinity", "TaintToleration", "PodTopologySpread", "InterPodAffinity", NULL};
+    "policy",           "NodeAffinity",
+    "TaintToleration",  "PodTopologySpread",
+    "InterPodAffinity", "NodeResourcesBalancedAllocation",
+    "ImageLocality",    NULL};
+
+const uint32_t *sched_framework_feasible(const sched_framework *fw, size_t *n) {
+    *n = fw->n_feas;
+    return fw->feas;
+}
 
 sched_score_weights sched_score_weights_default(void) {
     sched_score_weights ws;
