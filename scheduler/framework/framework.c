@@ -128,6 +128,23 @@ size_t sched_framework_score_parts(const sched_framework *fw, size_t node, const
     return n;
 }
 
+size_t sched_framework_tie_parts(const sched_framework *fw, size_t node, const char **names,
+                                 int64_t *parts, size_t max) {
+    if (!fw->have_cycle || fw->prefs || !fw->secondary || node >= fw->n_nodes ||
+        fw->status[node] != SCHED_FILTER_OK)
+        return 0;
+    const sched_node *n = sched_snapshot_node(fw->cyc.snap, node);
+    size_t k = 0;
+    for (size_t j = 1; n && j < fw->n_plugins && k < max; j++) {
+        const sched_plugin *pl = &fw->plugins[j];
+        if (!pl->pref_secondary || !fw->pref[j])
+            continue;
+        names[k] = pl->name;
+        parts[k++] = pl->pref_weight * pl->pref_score(pl->state, &fw->cyc, n);
+    }
+    return k;
+}
+
 const char *const sched_score_weight_keys[SCHED_SCORE_WEIGHT_KEYS + 1] = {
     "policy",           "NodeAffinity",
     "TaintToleration",  "PodTopologySpread",

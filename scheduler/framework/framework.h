@@ -263,7 +263,9 @@ typedef struct sched_plugin {
  * (NodeAffinity 2, TaintToleration 3, PodTopologySpread 2, InterPodAffinity 2: kube-scheduler's
  * defaults). 1, the weight of the kube-scheduler plugins the policy stands for
  * (NodeResourcesFit, NodeResourcesBalancedAllocation): a preference the user wrote outweighs
- * the node-group choice, which still decides among the nodes the preferences rate alike. */
+ * the node-group choice, which still decides among the nodes the preferences rate alike.
+ * BalancedAllocation and ImageLocality themselves are secondary scores (pref_secondary): a
+ * weighted part beside a user preference, else only the policy's tie-break. */
 #define SCHED_POLICY_WEIGHT_DEFAULT 1
 /* The feasible nodes of the cycle under way (node indices, *n of them), from PreScore on:
  * for a score plugin whose PreScore needs them, as kube hands PreScore the filtered nodes
@@ -375,6 +377,11 @@ int sched_framework_set_score_weight(sched_framework *fw, const char *plugin, in
  * how many (0 when the policy's raw score alone decided, or the node was filtered out). */
 size_t sched_framework_score_parts(const sched_framework *fw, size_t node, const char **names,
                                    int64_t *parts, size_t max);
+/* When the policy's raw score decided alone but secondary scores (pref_secondary) had
+ * something to say, they broke its ties: their weighted scores of feasible node `node` in the
+ * last cycle, as score_parts gives parts; 0 otherwise. */
+size_t sched_framework_tie_parts(const sched_framework *fw, size_t node, const char **names,
+                                 int64_t *parts, size_t max);
 /* The weight of that score, -1 when the plugin has none. */
 int sched_framework_score_weight(const sched_framework *fw, const char *plugin);
 /* The score weights a configuration sets (scoreWeights: {policy: N, NodeAffinity: N, ...}):

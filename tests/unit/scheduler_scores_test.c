@@ -264,6 +264,14 @@ static void test_balanced_breaks_ties_only(void) {
     CHECK(sched_framework_schedule(flat, s, p, 0, &d, &err) == 0);
     CHECK_STR(d.node_name, "b-1");
     CHECK_INT(d.score, 7); /* the policy's raw score stays the score */
+    const char *tn[4];
+    int64_t tv[4];
+    CHECK(sched_framework_tie_parts(flat, 0, tn, tv, 4) == 1); /* what explain shows */
+    CHECK_STR(tn[0], "NodeResourcesBalancedAllocation");
+    CHECK_INT(tv[0], 75);
+    CHECK(sched_framework_tie_parts(flat, 1, tn, tv, 4) == 1);
+    CHECK_INT(tv[0], 100);
+    CHECK_INT(part_of(flat, s, "b-1", "NodeResourcesBalancedAllocation"), -1); /* not a part */
     CHECK(sched_framework_schedule(flat, s, be, 0, &d, &err) == 0);
     CHECK_STR(d.node_name, "a-1");
     CHECK(sched_framework_schedule(strict, s, p, 0, &d, &err) == 0);
