@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "lib/labelvalue.h"
-#include "scheduler/backend/images_internal.h"
+#include "scheduler/backend/namecount.h"
 
 /* ---- string map: key -> void*, keys borrowed from the values' own storage ---- */
 
@@ -154,8 +154,8 @@ struct sched_snapshot {
     uint32_t *c_rank;
     uint32_t *c_taint;
     int64_t *c_free[SCHED_RES_MAX];
-    size_t n_prefer_taint;     /* nodes with a PreferNoSchedule taint (sched_node_cols) */
-    sched_image_table *images; /* image name -> nodes holding it (images.c) */
+    size_t n_prefer_taint;   /* nodes with a PreferNoSchedule taint (sched_node_cols) */
+    sched_namecount *images; /* image name -> nodes holding it (namecount.h) */
 };
 
 static const char *const builtin_res[SCHED_RES_FIRST_EXT] = {"cpu", "memory", "ephemeral-storage",
@@ -220,7 +220,7 @@ void sched_snapshot_free(sched_snapshot *s) {
     free_groups(s);
     free(s->by_name);
     free(s->cols_block);
-    sched_image_table_free(s->images);
+    sched_namecount_free(s->images);
     free(s);
 }
 
@@ -373,11 +373,26 @@ static bool has_prefer_taint(const sched_node *n) {
 }
 
 size_t sched_snapshot_image_nodes(const sched_snapshot *s, const char *name) {
-    return sched_image_table_nodes(s->images, name);
+    return sched_namecount_get(s->images, name);
 }
 
 size_t sched_snapshot_image_names(const sched_snapshot *s) {
-    return sched_image_table_names(s->images);
+    return sched_namecount_live(s->images);
+}
+
+/* Counts node n's image names once more (sign +1) or once less (-1). All or nothing: -1 when
+ * out of memory adding (then none of n's names is counted). */
+static int count_images(sched_snapshot *s, const sched_node *n, int sign) {
+    for (size_t i = 0; i < n->n_images; i++) {
+        if (sign < 0) {
+            sched_namecount_drop(s->images, n->images[i].name);
+        } else if (sched_namecount_add(&s->images, n->images[i].name) != 0) {
+            while (i-- > 0)
+                sched_namecount_drop(s->images, n->images[i].name);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* Counts every recorded pod naming node n that is not counted yet. */
@@ -399,7 +414,7 @@ static void attach_pods(sched_snapshot *s, sched_node *n) {
 
 /* A new node that could not be added: its image and taint counts out again, the node freed. */
 static int put_node_undo(sched_snapshot *s, sched_node *node, tm_err *err) {
-    sched_image_table_count(&s->images, node, -1);
+    count_images(s, node, -1);
     s->n_prefer_taint -= has_prefer_taint(node);
     sched_node_free(node);
     return tm_err_set(err, "out of memory adding a node");
@@ -414,7 +429,7 @@ int sched_snapshot_put_node(sched_snapshot *s, sched_node *node, tm_err *err) {
     node->group = -1;
     /* the node's images are counted first: the only step here that can fail leaves nothing
      * changed (undone below if adding the node fails later) */
-    if (sched_image_table_count(&s->images, node, +1) != 0) {
+    if (count_images(s, node, +1) != 0) {
         sched_node_free(node);
         return tm_err_set(err, "out of memory adding a node's images");
     }
@@ -423,7 +438,7 @@ int sched_snapshot_put_node(sched_snapshot *s, sched_node *node, tm_err *err) {
     uintptr_t idx1 = (uintptr_t)smap_get(&s->node_idx, node->name);
     if (idx1) {
         sched_node *old = s->nodes[idx1 - 1];
-        sched_image_table_count(&s->images, old, -1);
+        count_images(s, old, -1);
         s->n_prefer_taint -= has_prefer_taint(old);
         node->requested = old->requested;
         s->nodes[idx1 - 1] = node;
@@ -469,7 +484,7 @@ int sched_snapshot_remove_node(sched_snapshot *s, const char *name) {
         }
     }
     smap_del(&s->node_idx, name);
-    sched_image_table_count(&s->images, n, -1);
+    count_images(s, n, -1);
     s->n_prefer_taint -= has_prefer_taint(n);
     sched_node_free(n);
     s->n_flagged -= s->c_flags[i] != 0;
