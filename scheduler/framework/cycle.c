@@ -260,7 +260,7 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
         }
         fw->min_score = mn;
         fw->max_score = mx;
-        if (fw->secondary && !fw->prefs)
+        if (fw->tie_break && fw->secondary && !fw->prefs)
             bi = break_ties(fw, s, nf, mx, bi, name_rank);
         best = (int)bi;
         best_score = mx;

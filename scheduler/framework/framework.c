@@ -128,9 +128,13 @@ size_t sched_framework_score_parts(const sched_framework *fw, size_t node, const
     return n;
 }
 
+void sched_framework_set_tie_break(sched_framework *fw, bool on) {
+    fw->tie_break = on;
+}
+
 size_t sched_framework_tie_parts(const sched_framework *fw, size_t node, const char **names,
                                  int64_t *parts, size_t max) {
-    if (!fw->have_cycle || fw->prefs || !fw->secondary || node >= fw->n_nodes ||
+    if (!fw->have_cycle || fw->prefs || !fw->secondary || !fw->tie_break || node >= fw->n_nodes ||
         fw->status[node] != SCHED_FILTER_OK)
         return 0;
     const sched_node *n = sched_snapshot_node(fw->cyc.snap, node);
@@ -160,10 +164,13 @@ sched_score_weights sched_score_weights_default(void) {
     sched_score_weights ws;
     for (size_t k = 0; k < SCHED_SCORE_WEIGHT_KEYS; k++)
         ws.w[k] = -1;
+    ws.tie_break = -1;
     return ws;
 }
 
 int sched_framework_apply_weights(sched_framework *fw, const sched_score_weights *ws, tm_err *err) {
+    if (ws && ws->tie_break >= 0)
+        fw->tie_break = ws->tie_break > 0;
     for (size_t k = 0; ws && k < SCHED_SCORE_WEIGHT_KEYS; k++) {
         const char *key = sched_score_weight_keys[k];
         if (ws->w[k] < 0 || (k && !pref_plugin(fw, key)))

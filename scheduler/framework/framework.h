@@ -239,7 +239,8 @@ typedef struct sched_plugin {
      * something to say about the pod, every node's total is policy_weight * (the policy's
      * score, min..max -> 0..100) plus, per such plugin, pref_weight * (its raw score,
      * DefaultNormalizeScore -> 0..100). When none has, the policy's raw score alone decides,
-     * as if these hooks were absent (the secondary scores only break its ties). */
+     * as if these hooks were absent (the secondary scores at most break its ties,
+     * sched_framework_set_tie_break). */
     /* PreScore: false when the plugin has nothing to say about this pod (kube's Skip). */
     bool (*pref_pre_score)(void *state, const sched_cycle *c);
     /* Raw preference score (>= 0) of a feasible node. */
@@ -251,8 +252,9 @@ typedef struct sched_plugin {
     /* A resource-shape score the policy already stands for (NodeResourcesBalancedAllocation,
      * ImageLocality): it does not by itself turn the weighted sum on. When a user-written
      * preference is scored it is one more weighted part, as in kube-scheduler; when none is,
-     * the policy's raw score decides and this score only breaks its exact ties (the sum of
-     * the secondary scores, weighted, before node name order). */
+     * the policy's raw score decides, and with the tie-break on (sched_framework_set_tie_break)
+     * this score breaks its exact ties (the sum of the secondary scores, weighted, before node
+     * name order). */
     bool pref_secondary;
     int pref_weight; /* weight of the normalised score (sched_framework_set_score_weight) */
 } sched_plugin;
@@ -377,9 +379,15 @@ int sched_framework_set_score_weight(sched_framework *fw, const char *plugin, in
  * how many (0 when the policy's raw score alone decided, or the node was filtered out). */
 size_t sched_framework_score_parts(const sched_framework *fw, size_t node, const char **names,
                                    int64_t *parts, size_t max);
+/* Whether the secondary scores (pref_secondary) break the policy's exact ties when no
+ * preference is scored (config scoreTieBreak). Off by default: the policy's placements, and
+ * so the simulator's figures, stay what they were (ties to the name order); on, a plain pod
+ * goes, among the nodes the policy rates alike, to the most balanced node or the one holding
+ * its images, as kube-scheduler would send it. */
+void sched_framework_set_tie_break(sched_framework *fw, bool on);
 /* When the policy's raw score decided alone but secondary scores (pref_secondary) had
- * something to say, they broke its ties: their weighted scores of feasible node `node` in the
- * last cycle, as score_parts gives parts; 0 otherwise. */
+ * something to say and the tie-break is on, they broke its ties: their weighted scores of feasible
+ * node `node` in the last cycle, as score_parts gives parts; 0 otherwise. */
 size_t sched_framework_tie_parts(const sched_framework *fw, size_t node, const char **names,
                                  int64_t *parts, size_t max);
 /* The weight of that score, -1 when the plugin has none. */
@@ -390,6 +398,7 @@ int sched_framework_score_weight(const sched_framework *fw, const char *plugin);
 extern const char *const sched_score_weight_keys[SCHED_SCORE_WEIGHT_KEYS + 1]; /* NULL-ended */
 typedef struct sched_score_weights {
     int w[SCHED_SCORE_WEIGHT_KEYS];
+    int tie_break; /* scoreTieBreak: 1 on, 0 off, -1 the default (off) */
 } sched_score_weights;
 /* All defaults. */
 sched_score_weights sched_score_weights_default(void);

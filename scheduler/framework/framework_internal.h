@@ -64,6 +64,7 @@ struct sched_framework {
      * plugins[k]'s (n_plugins * cap entries, node-major) */
     bool prefs;     /* a preference was combined into the scores this cycle */
     bool secondary; /* a pref_secondary plugin had something to say (ties, or a part) */
+    bool tie_break; /* the secondary scores break the policy's ties (set_tie_break) */
     bool pref[SCHED_MAX_PLUGINS];
     int64_t *part;
     /* Unreserve's way to drop a pod's record (NULL: sched_snapshot_remove_pod) */

@@ -326,8 +326,8 @@ static int64_t ref_balanced(const sched_pod *p, const sched_node *n) {
 
 /* When a node of the cluster has a PreferNoSchedule taint, the feasible nodes' scores become
  * 1 * policy (min..max -> 0..100) + 3 * (100 - 100 * untolerated / max untolerated)
- * + 1 * balanced allocation (when the pod has requests). Returns whether it did. */
-static bool ref_prefer_no_schedule(const sched_snapshot *s, const sched_pod *p, ref_out *o) {
+ * + 1 * balanced allocation (when the pod has requests). */
+static void ref_prefer_no_schedule(const sched_snapshot *s, const sched_pod *p, ref_out *o) {
     size_t nn = sched_snapshot_node_count(s);
     bool any = false;
     for (size_t i = 0; i < nn; i++) {
@@ -353,7 +353,6 @@ static bool ref_prefer_no_schedule(const sched_snapshot *s, const sched_pod *p, 
         int64_t ba = ref_balanced(p, sched_snapshot_node(s, i));
         o->scores[i] = pol + 3 * (umax ? 100 - 100 * u / umax : 100) + (ba > 0 ? ba : 0);
     }
-    return any;
 }
 
 /* The obvious cycle: every node through the public per-node filter, the policy's score, the
@@ -386,21 +385,17 @@ static int ref_schedule(const char *policy, sched_snapshot *s, const sched_pod *
         o->scores[i] = ref_score(policy, s, &t, n, rs);
         o->feasible++;
     }
-    bool prefs = ref_prefer_no_schedule(s, p, o);
-    int64_t best_ba = 0;
+    ref_prefer_no_schedule(s, p, o);
     for (size_t i = 0; i < sched_snapshot_node_count(s); i++) {
         const sched_node *n = sched_snapshot_node(s, i);
         int64_t sc = o->scores[i];
         if (o->status[i] != SCHED_FILTER_OK)
             continue;
-        /* without preferences, balanced allocation breaks the policy's ties, then the name */
-        int64_t ba = prefs ? 0 : ref_balanced(p, n);
-        if (o->node < 0 || sc > o->score ||
-            (sc == o->score && (ba > best_ba || (ba == best_ba && n->name_rank < best_rank)))) {
+        /* (balanced allocation breaks no tie: scoreTieBreak is off by default) */
+        if (o->node < 0 || sc > o->score || (sc == o->score && n->name_rank < best_rank)) {
             o->node = (int)i;
             o->score = sc;
             best_rank = n->name_rank;
-            best_ba = ba;
         }
     }
     sched_prefilter_free(pf);

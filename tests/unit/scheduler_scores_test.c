@@ -241,8 +241,9 @@ static void test_balanced_formula(void) {
 }
 
 /* The policy rates a-1 and b-1 alike; a-1's cpu is half taken already, b-1 is empty. A pod of
- * 1000 cpu, 2 GiB: a-1 cpu 0.75, memory 0.25 -> 75; b-1 0.25 and 0.25 -> 100: b-1, though
- * a-1 comes first by name. A best-effort pod (no requests) is not scored (kube skips it): a-1
+ * 1000 cpu, 2 GiB: a-1 cpu 0.75, memory 0.25 -> 75; b-1 0.25 and 0.25 -> 100. By default the
+ * tie goes to the name order (a-1: the policy's placements stay what they were); with the
+ * tie-break on, to b-1. A best-effort pod (no requests) is not scored (kube skips it): a-1
  * by name. With a policy that prefers a-1, the policy decides: the score is secondary. */
 static void test_balanced_breaks_ties_only(void) {
     sched_snapshot *s = sched_snapshot_new();
@@ -261,11 +262,18 @@ static void test_balanced_breaks_ties_only(void) {
     be->requests.v[SCHED_RES_PODS] = 1;
     sched_framework *flat = fw_with(flat_score), *strict = fw_with(a1_score);
     sched_decision d;
+    const char *tn[4];
+    int64_t tv[4];
+    CHECK(sched_framework_schedule(flat, s, p, 0, &d, &err) == 0);
+    CHECK_STR(d.node_name, "a-1"); /* tie-break off by default */
+    CHECK(sched_framework_tie_parts(flat, 1, tn, tv, 4) == 0);
+    sched_score_weights ws = sched_score_weights_default();
+    ws.tie_break = 1; /* scoreTieBreak: true */
+    CHECK(sched_framework_apply_weights(flat, &ws, &err) == 0);
+    sched_framework_set_tie_break(strict, true);
     CHECK(sched_framework_schedule(flat, s, p, 0, &d, &err) == 0);
     CHECK_STR(d.node_name, "b-1");
     CHECK_INT(d.score, 7); /* the policy's raw score stays the score */
-    const char *tn[4];
-    int64_t tv[4];
     CHECK(sched_framework_tie_parts(flat, 0, tn, tv, 4) == 1); /* what explain shows */
     CHECK_STR(tn[0], "NodeResourcesBalancedAllocation");
     CHECK_INT(tv[0], 75);
@@ -345,7 +353,7 @@ static void test_image_formula(void) {
 
 /* The count per image follows the nodes: replaced without images, removed. And the plugin:
  * the policy rates a-1 and b-1 alike, the pod's 800 MiB image is on b-1 only (1 of 2 nodes:
- * 400 MiB -> 100 * 377 / 977 = 38): b-1 by the tie-break; with a node affinity preference
+ * 400 MiB -> 100 * 377 / 977 = 38): b-1 by the tie-break (on here); with a node affinity preference
  * for a-1 (weight 2, 100 -> 200) it is a part: a-1 100 + 200 + 0, b-1 100 + 0 + 38: a-1. */
 static void test_image_table_and_plugin(void) {
     sched_snapshot *s = sched_snapshot_new();
@@ -367,6 +375,7 @@ static void test_image_table_and_plugin(void) {
            "\"matchExpressions\":[{\"key\":\"disk\",\"operator\":\"In\",\"values\":[\"ssd\"]}]}}]"
            "}}}}");
     sched_framework *fw = fw_with(flat_score);
+    sched_framework_set_tie_break(fw, true);
     sched_decision d;
     tm_err err;
     CHECK(p && sched_framework_schedule(fw, s, p, 0, &d, &err) == 0);
