@@ -89,6 +89,7 @@ test-e2e: all
 bench: all
 	@status=0; bash hack/bench.sh || status=1; \
 	  BINDIR=$(BINDIR) bash bench/gang_bench.sh || status=1; \
+	  BINDIR=$(BINDIR) bash bench/differential_kube.sh || status=1; \
 	  exit $$status
 
 demo: all
