@@ -74,7 +74,9 @@ run_one() {
         { tail -n 20 "$out/tarema-scheduler.log" >&2; die "[tarema] tarema-scheduler did not become ready (log: $out/tarema-scheduler.log)"; }
       ;;
   esac
-  step "[$sched] running e2e.test (focus: $focus)"
+  local shown=$focus
+  [ ${#shown} -le 160 ] || shown="${focus:0:157}..."
+  step "[$sched] running e2e.test (focus: $shown)"
   local t0=$SECONDS
   "$e2e" --kubeconfig="$KUBECONFIG" --provider=skeleton --report-dir="$out/report-$sched" \
     --ginkgo.focus="$focus" --ginkgo.skip="$skip" --ginkgo.junit-report="$out/junit-$sched.xml" \
