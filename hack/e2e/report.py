@@ -28,8 +28,9 @@ def spec_text(name):
 
 
 def load(path):
-    """{spec text: (result, message)}: passed, failed, skipped (a runtime Skip, with its reason),
-    or timedout/interrupted. Specs the focus filtered out and suite nodes are left out."""
+    """{spec text: (result, message, seconds)}: passed, failed, skipped (a runtime Skip, with
+    its reason), or timedout/interrupted. Specs the focus filtered out and suite nodes are left
+    out."""
     try:
         root = ET.parse(path).getroot()
     except (OSError, ET.ParseError) as e:
@@ -53,7 +54,11 @@ def load(path):
             fl = tc.find("error")
         if fl is not None:
             msg = (fl.get("message") or fl.text or "").strip()
-        out[spec_text(name)] = (status or "unknown", msg)
+        try:
+            secs = float(tc.get("time", "0"))
+        except ValueError:
+            secs = 0.0
+        out[spec_text(name)] = (status or "unknown", msg, secs)
     return out
 
 
@@ -90,8 +95,8 @@ def main():
     rows = []
     lines = ["| spec | kube-scheduler | tarema | note |", "| --- | --- | --- | --- |"]
     for s in specs:
-        k, km = kube.get(s, ("not run", ""))
-        t, tm = tarema.get(s, ("not run", ""))
+        k, km, ks = kube.get(s, ("not run", "", 0.0))
+        t, tm, ts = tarema.get(s, ("not run", "", 0.0))
         note = ""
         if s in expected and t != "passed":
             note = "expected to fail until %s" % (expected[s] or "a later issue")
@@ -100,12 +105,12 @@ def main():
         elif t != "passed" and tm:
             note = "tarema: " + short(tm)
         tcell = "**%s**" % t if k == "passed" and t != "passed" else t
-        lines.append("| %s | %s | %s | %s |" % (s.replace("|", "\\|"), k, tcell, note))
+        lines.append("| %s | %s (%.0f s) | %s (%.0f s) | %s |" % (s.replace("|", "\\|"), k, ks, tcell, ts, note))
         rows.append((s, k, t, 1 if s in expected else 0))
 
     def count(res):
         c = {}
-        for r, _ in res.values():
+        for r, _, _ in res.values():
             c[r] = c.get(r, 0) + 1
         return ", ".join("%d %s" % (v, k) for k, v in sorted(c.items()))
 
