@@ -4,7 +4,8 @@
 # proxy as hack/build-controlplane.sh builds the control plane: a wrapper module requires
 # k8s.io/kubernetes and replaces every staging module with its published version. The test main
 # is hack/e2e/scheduling_e2e_test.go. Result: $TAREMA_CACHE/bin/e2e.test, keyed by the version
-# and the test main's content, so a second run does nothing. About 5 minutes on a warm Go cache.
+# and the test main's content, so a second run does nothing. Minutes on a warm Go module cache
+# (docs/conformance.md has the measured times).
 #
 #   hack/build-e2e.sh           build if needed; prints nothing on stdout
 #   hack/build-e2e.sh --path    build if needed, then print the binary's path
@@ -74,7 +75,7 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags+=" -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
   ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
 done
-step "building e2e.test $KUBERNETES_VERSION ([sig-scheduling] only; about 5 minutes on a warm Go cache)"
+step "building e2e.test $KUBERNETES_VERSION ([sig-scheduling] only; a few minutes on a warm Go module cache)"
 if ! (cd "$dir" && nice -n 10 go test -c -vet=off -ldflags "$ldflags" -o "$BIN.tmp" .) >>"$log" 2>&1; then
   tail -n 30 "$log" >&2
   die "building e2e.test $KUBERNETES_VERSION failed (full log: $log)"
