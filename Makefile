@@ -34,7 +34,7 @@ LINK_LIBS   = -Wl,--start-group $(COMP_LIBS) $(O)/libtarema.a -Wl,--end-group $(
 
 .SECONDARY:
 .PHONY: all deps test test-unit test-e2e test-sanitize sanitize-build bench demo fuzz image lint \
-        format clean help
+        format clean help conformance e2e-binary
 all: $(BINS) $(UNIT_TESTS) $(E2E_TESTS) $(BENCHES)
 
 help:
@@ -45,6 +45,7 @@ help:
 	@echo "make test-sanitize  unit tests and our programs' e2e tests built with ASan+UBSan"
 	@echo "make fuzz       libFuzzer harnesses of every parser (FUZZ_RUNS or FUZZ_SECONDS each)"
 	@echo "make bench      benchmarks (figures printed, nothing asserted on time)"
+	@echo "make conformance  Kubernetes' own [sig-scheduling] e2e specs, kube-scheduler vs tarema (~30 min; docs/conformance.md)"
 	@echo "make demo       the whole system on a local heterogeneous cluster"
 	@echo "make image      OCI images of scheduler, labeler, profiler, dam, planner in $(O)/image (no Docker needed)"
 	@echo "make lint       layering (hack/check-layers.sh), clang-format check and cppcheck"
@@ -79,18 +80,32 @@ $(O)/tests/%: $(O)/tests/%.o $(COMP_LIBS) $(O)/libtarema.a
 $(O)/bench/%: $(O)/bench/%.o $(COMP_LIBS) $(O)/libtarema.a
 	$(CC) $(CFLAGS) -o $@ $< $(LINK_LIBS)
 
-test: all
+test: all e2e-binary
 	@O=$(O) BINDIR=$(BINDIR) bash tests/run.sh all
 test-unit: all
 	@O=$(O) BINDIR=$(BINDIR) bash tests/run.sh unit
-test-e2e: all
+test-e2e: all e2e-binary
 	@O=$(O) BINDIR=$(BINDIR) bash tests/run.sh e2e
+# Kubernetes' own e2e.test ([sig-scheduling] specs) for tests/e2e/upstream_scheduling_test.sh,
+# built before the tests so that its first build (minutes) does not count against a test's
+# timeout; cached in ~/.cache/tarema, a no-op afterwards.
+e2e-binary:
+	@bash hack/build-e2e.sh
 
 bench: all
 	@status=0; bash hack/bench.sh || status=1; \
 	  BINDIR=$(BINDIR) bash bench/gang_bench.sh || status=1; \
 	  BINDIR=$(BINDIR) bash bench/differential_kube.sh || status=1; \
 	  exit $$status
+
+# `make conformance`: Kubernetes' own [sig-scheduling] e2e specs (upstream e2e.test, built once
+# by hack/build-e2e.sh) under kube-scheduler and under tarema-scheduler as the only scheduler,
+# each on a fresh local cluster; CONFORMANCE_OUT gets report.md (per spec: both results) and the
+# two JUnit files. About 30 minutes (several specs wait out 120-300 s timeouts).
+CONFORMANCE_OUT ?= build/conformance
+conformance: $(BINS) e2e-binary
+	@BINDIR=$(BINDIR) bash hack/e2e-scheduling.sh compare $(CONFORMANCE_OUT) \
+	  --expected hack/e2e/expected-tarema-failures.txt
 
 demo: all
 	@bash hack/demo.sh

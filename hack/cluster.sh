@@ -3,6 +3,9 @@
 # kube-apiserver (TLS, Node+RBAC, ServiceAccount tokens), kube-controller-manager and kwok,
 # which keeps every Node Ready and plays the pods bound to them (hack/kwok/stages.yaml).
 # No kubelets, no containers: nodes are API objects with the capacity a node file gives them.
+# What a kubelet would do beyond that: pod-deleter (hack/kwok/pod_deleter.py) completes pod
+# deletions with the pod's UID as precondition; a kwok Stage copies extended resources from a
+# node's capacity to its allocatable, as a kubelet's device manager does.
 #
 #   up [--nodes FILE] [--workload-api]
 #                           build the tools (cached), start everything, create the nodes, wait.
@@ -15,7 +18,8 @@
 #   env                     export lines for eval: KUBECONFIG, TAREMA_CLUSTER_DIR, ...
 #   nodes FILE              create the nodes of FILE (those missing) and wait until Ready
 #   kill COMPONENT          SIGKILL one component (etcd, apiserver, controller-manager, kwok,
-#                           scheduler); start COMPONENT starts it again with the same flags
+#                           pod-deleter, scheduler); start COMPONENT starts it again with the
+#                           same flags
 #   scheduler start [CONFIG] | scheduler stop
 #                           the real kube-scheduler against this instance
 #
@@ -42,7 +46,7 @@ LOGS=$DIR/logs
 STAGES=$HACK_DIR/kwok/stages.yaml
 DEFAULT_NODES=${TAREMA_NODES:-$REPO_ROOT/tests/fixtures/nodes/paper-5442.yaml}
 # The control plane in start order; the scheduler is separate (scheduler start|stop).
-CORE=(etcd apiserver controller-manager kwok)
+CORE=(etcd apiserver controller-manager kwok pod-deleter)
 START_TIMEOUT=${TAREMA_START_TIMEOUT:-120}
 # Instance options that change components' flags, recorded so that `start` after `kill` and a
 # later `up` run every component with the same ones: WORKLOAD_API=1 (up --workload-api).
@@ -90,6 +94,7 @@ binary_of() {
     controller-manager) echo "$TOOLS_BIN/kube-controller-manager" ;;
     scheduler) echo "$TOOLS_BIN/kube-scheduler" ;;
     kwok) echo "$TOOLS_BIN/kwok" ;;
+    pod-deleter) command -v python3 ;;
   esac
 }
 
@@ -101,7 +106,8 @@ component_name() {
     controller-manager | kube-controller-manager | kcm) echo controller-manager ;;
     scheduler | kube-scheduler) echo scheduler ;;
     kwok) echo kwok ;;
-    *) die "unknown component '$1': use etcd, apiserver, controller-manager, kwok or scheduler" ;;
+    pod-deleter) echo pod-deleter ;;
+    *) die "unknown component '$1': use etcd, apiserver, controller-manager, kwok, pod-deleter or scheduler" ;;
   esac
 }
 
@@ -237,6 +243,9 @@ args_of() {
       # Room for 65k pod IPs (the default /24 runs out at 254 running pods).
       a --cidr=10.0.0.1/16 --node-ip=10.255.0.1
       ;;
+    pod-deleter)
+      a "$HACK_DIR/kwok/pod_deleter.py" --state="$DIR/" --server="$(api_url)"
+      ;;
     scheduler)
       a --config="$DIR/scheduler-config.yaml"
       a --authentication-kubeconfig="$DIR/scheduler.kubeconfig" --authorization-kubeconfig="$DIR/scheduler.kubeconfig"
@@ -260,6 +269,8 @@ healthy() {
     controller-manager) curl -sfk --max-time 2 "https://127.0.0.1:$CONTROLLER_MANAGER_PORT/healthz" >/dev/null ;;
     scheduler) curl -sfk --max-time 2 "https://127.0.0.1:$SCHEDULER_PORT/healthz" >/dev/null ;;
     kwok) curl -sf --max-time 2 "http://127.0.0.1:$KWOK_PORT/healthz" >/dev/null ;;
+    # Written after its first list of pods.
+    pod-deleter) [ -f "$RUN/pod-deleter.ready" ] ;;
   esac
 }
 
@@ -280,6 +291,7 @@ start_component() {
   if [ "$c" = kwok ] && healthy apiserver; then
     api DELETE /apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases >/dev/null 2>&1 || true
   fi
+  [ "$c" = pod-deleter ] && rm -f "$RUN/pod-deleter.ready"
   mapfile -t args < <(args_of "$c")
   echo "--- $(date -u +%FT%TZ) start: $bin ${args[*]}" >>"$LOGS/$c.log"
   # The lock descriptors stay with this script: a daemon holding them would block every
@@ -673,7 +685,7 @@ cmd_down() {
   fi
   [ -f "$DIR/ports.env" ] && . "$DIR/ports.env"
   local c pids=""
-  for c in scheduler kwok controller-manager apiserver etcd; do
+  for c in scheduler pod-deleter kwok controller-manager apiserver etcd; do
     if is_running "$c"; then
       pids+="$(pid_of "$c") "
       step "stopping $c (pid $(pid_of "$c"))"
@@ -717,6 +729,7 @@ leftover_pids() {
     case $argv0 in
       "$TOOLS_BIN"/etcd | "$TOOLS_BIN"/kube-apiserver | "$TOOLS_BIN"/kube-controller-manager | \
         "$TOOLS_BIN"/kube-scheduler | "$TOOLS_BIN"/kwok) echo "$pid" ;;
+      *python3*) tr '\0' '\n' 2>/dev/null <"$f" | grep -q '/hack/kwok/pod_deleter[.]py$' && echo "$pid" ;;
     esac
   done
   return 0
