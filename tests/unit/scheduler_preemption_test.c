@@ -428,6 +428,36 @@ static void test_nominated_capacity(void) {
     sched_snapshot_free(s);
 }
 
+/* kube's second pass: a node that passes with the nominated pods must pass without them too.
+ * web requires a db pod on its node (pod affinity by hostname); the only db pod is nominated
+ * to n1 (priority 2000 >= web's): counted, n1 would pass, but db may never land there. */
+static void test_nominated_second_pass(void) {
+    sched_snapshot *s = sched_snapshot_new();
+    add_node(s, "n1", NULL);
+    add_node(s, "n2", NULL);
+    sched_nominated *t = sched_nominated_new();
+    sched_snapshot_set_nominated(s, t);
+    tm_err err = {0};
+    sched_pod *db = pod(s, podj("db", "'app':'db'", 100, 2000, 0, ""));
+    CHECK(sched_nominated_set_pod(t, db, "n1", &err) == 0);
+    sched_framework *fw = new_fw();
+    sched_pod *web = pod(s, podj("web", "'app':'web'", 100, 1000, 0,
+                                 ",'affinity':{'podAffinity':{'requiredDuringScheduling"
+                                 "IgnoredDuringExecution':[{'labelSelector':{'matchLabels':{"
+                                 "'app':'db'}},'topologyKey':'" HOST "'}]}}"));
+    CHECK_STR(feasible(fw, s, web),
+              "0/2 nodes are available: 2 node(s) didn't match pod affinity rules.");
+    /* once db is placed there, web fits there */
+    place(s, "n1", podj("db", "'app':'db'", 100, 2000, 0, ""));
+    CHECK_STR(feasible(fw, s, web), "n1");
+    sched_pod_free(db);
+    sched_pod_free(web);
+    sched_framework_free(fw);
+    sched_snapshot_set_nominated(s, NULL);
+    sched_nominated_free(t);
+    sched_snapshot_free(s);
+}
+
 /* No double eviction: once lo2 is marked terminating, a preemptor nominated to n1 while that
  * lower-priority pod terminates waits instead of preempting again; a second preemptor does
  * not choose lo2 again. */
@@ -563,6 +593,7 @@ int main(void) {
     RUN(test_victims_for_anti_affinity);
     RUN(test_victims_for_spread);
     RUN(test_nominated_capacity);
+    RUN(test_nominated_second_pass);
     RUN(test_terminating_victims);
     RUN(test_snapshot_restored);
     RUN(test_bounded);
