@@ -668,6 +668,14 @@ int sched_snapshot_set_pod_terminating(sched_snapshot *s, const char *uid) {
     return 0;
 }
 
+int sched_snapshot_set_pod_start(sched_snapshot *s, const char *uid, int64_t start_ms) {
+    spod *p = uid ? smap_get(&s->pods, uid) : NULL;
+    if (!p || !p->meta)
+        return -1;
+    p->meta->start_ms = start_ms;
+    return 0;
+}
+
 const char *sched_snapshot_pod_node(const sched_snapshot *s, const char *uid) {
     const spod *p = uid ? smap_get(&s->pods, uid) : NULL;
     return p ? p->node : NULL;

@@ -305,6 +305,10 @@ int sched_snapshot_pod_requests(const sched_snapshot *s, const char *uid, sched_
  * eviction was sent, before the watch shows its deletionTimestamp), so that the next cycles do
  * not choose it as a victim again. 0, or -1 when unknown or recorded without metadata. */
 int sched_snapshot_set_pod_terminating(sched_snapshot *s, const char *uid);
+/* Sets a recorded pod's start (status.startTime, ms; sched_pod_meta.start_ms), for a caller
+ * that knows it started after it was recorded (the simulator). 0, or -1 when unknown or
+ * recorded without metadata. */
+int sched_snapshot_set_pod_start(sched_snapshot *s, const char *uid, int64_t start_ms);
 /* Node name a pod is recorded on, NULL when unknown. Borrowed until the pod is removed. */
 const char *sched_snapshot_pod_node(const sched_snapshot *s, const char *uid);
 size_t sched_snapshot_pod_count(const sched_snapshot *s);
