@@ -561,6 +561,37 @@ static void test_bounded(void) {
     sched_snapshot_free(s);
 }
 
+/* The one-node hook (for gang and extender preemption): the victims on a given node, whether
+ * or not it is the node the whole algorithm would choose. */
+static void test_select_victims_hook(void) {
+    sched_snapshot *s = sched_snapshot_new();
+    add_node(s, "n1", NULL);
+    add_node(s, "n2", NULL);
+    place(s, "n1", podj("a", "", 4000, 0, 10, ""));
+    place(s, "n2", podj("b", "", 2000, 50, 10, ""));
+    place(s, "n2", podj("c", "", 2000, 60, 20, ""));
+    sched_framework *fw = new_fw();
+    sched_pod *p = pod(s, podj("hi", "", 3000, 1000, 0, ""));
+    sched_decision d;
+    tm_err err = {0};
+    CHECK(sched_framework_schedule(fw, s, p, 0, &d, &err) == 0 && d.node < 0);
+    sched_preemption_result r;
+    sched_preemption_result_init(&r);
+    CHECK(sched_framework_whatif_begin(fw, s, p, 0, &err) == 0);
+    int n2 = sched_snapshot_node_index(s, "n2");
+    CHECK_INT(sched_preemption_select_victims(fw, s, p, (size_t)n2, &r, &err),
+              SCHED_PREEMPT_NODE_CANDIDATE);
+    sched_framework_whatif_end(fw);
+    CHECK(r.n_nodes == 1 && r.n_all_victims == 2 && r.nodes[0].n_victims == 2);
+    CHECK(r.n_all_victims == 2 && strcmp(r.all_victims[0].name, "c") == 0 &&
+          strcmp(r.all_victims[1].name, "b") == 0); /* most important first */
+    CHECK_INT(sched_snapshot_node(s, (size_t)n2)->requested.v[SCHED_RES_CPU], 4000);
+    sched_preemption_result_clear(&r);
+    sched_pod_free(p);
+    sched_framework_free(fw);
+    sched_snapshot_free(s);
+}
+
 /* What preemption reads of a placed pod comes from its JSON, whoever bound it. */
 static void test_meta_from_json(void) {
     sched_snapshot *s = sched_snapshot_new();
@@ -597,6 +628,7 @@ int main(void) {
     RUN(test_terminating_victims);
     RUN(test_snapshot_restored);
     RUN(test_bounded);
+    RUN(test_select_victims_hook);
     RUN(test_meta_from_json);
     return TEST_SUMMARY();
 }

@@ -65,10 +65,76 @@ static int push_node(sched_preemption_result *r, size_t *cap, const sched_preemp
     return 0;
 }
 
+/* ---- the pods of lower priority, by node ---- */
+
+/* Built once per attempt in two passes over the placed pods (O(pods)), so that each node tried
+ * costs its own pods only: the uids of the pods of priority < the preemptor's, per node index
+ * (uid[off[i]] .. uid[off[i + 1] - 1]), copied into one arena, since taking a pod out of the
+ * snapshot frees the snapshot's copy. */
+typedef struct lower_pods {
+    size_t *off;
+    const char **uid;
+    char *arena;
+} lower_pods;
+
+static void lower_pods_free(lower_pods *ix) {
+    free(ix->off);
+    free(ix->uid);
+    free(ix->arena);
+    memset(ix, 0, sizeof *ix);
+}
+
+/* Whether a placed pod (on node index on, -1 when its node is gone) is a potential victim of a
+ * preemptor of priority prio: strictly lower priority (kube's isPreemptionAllowed; never an
+ * equal or higher one), on the node asked for (only >= 0) or any. */
+static bool may_evict(const sched_pod_meta *m, int on, int32_t prio, long only) {
+    return on >= 0 && m->priority < prio && (only < 0 || on == only);
+}
+
+/* only >= 0: just that node index (the one-node hook); else every node */
+static int lower_pods_index(const sched_snapshot *s, int32_t prio, long only, lower_pods *ix,
+                            tm_err *err) {
+    size_t nn = sched_snapshot_node_count(s),
+           np = sched_snapshot_podset_count(s, SCHED_PODSET_META);
+    size_t bytes = 0, total = 0;
+    memset(ix, 0, sizeof *ix);
+    if (!(ix->off = calloc(nn + 2, sizeof *ix->off)))
+        return tm_err_set(err, "out of memory");
+    for (size_t i = 0; i < np; i++) { /* counts (shifted by two for the prefix sums below) */
+        const char *uid;
+        int on;
+        const sched_pod_meta *m = sched_snapshot_podset_pod(s, SCHED_PODSET_META, i, &uid, &on);
+        if (!may_evict(m, on, prio, only))
+            continue;
+        ix->off[on + 2]++;
+        bytes += strlen(uid) + 1;
+        total++;
+    }
+    for (size_t k = 2; k < nn + 2; k++)
+        ix->off[k] += ix->off[k - 1];
+    if (total && (!(ix->uid = malloc(total * sizeof *ix->uid)) || !(ix->arena = malloc(bytes)))) {
+        lower_pods_free(ix);
+        return tm_err_set(err, "out of memory");
+    }
+    char *w = ix->arena;
+    for (size_t i = 0; i < np; i++) { /* fill: off[on + 1] is the next free slot of node on */
+        const char *uid;
+        int on;
+        const sched_pod_meta *m = sched_snapshot_podset_pod(s, SCHED_PODSET_META, i, &uid, &on);
+        if (!may_evict(m, on, prio, only))
+            continue;
+        size_t len = strlen(uid) + 1;
+        memcpy(w, uid, len);
+        ix->uid[ix->off[on + 1]++] = w;
+        w += len;
+    }
+    return 0; /* now off[i] .. off[i + 1] are node i's */
+}
+
 /* ---- one node: SelectVictimsOnNode ---- */
 
 typedef struct pvictim {
-    char *uid;
+    const char *uid;      /* borrowed from the attempt's index (lower_pods) */
     sched_pod_meta *meta; /* owned while out of the snapshot */
     sched_resources req;
     bool out;  /* currently taken out of the snapshot */
@@ -166,7 +232,8 @@ typedef struct grow {
 } grow;
 
 static int select_on_node(sched_framework *fw, sched_snapshot *s, const sched_pod *p, size_t node,
-                          int64_t now_ms, sched_preemption_result *out, grow *g, tm_err *err) {
+                          const lower_pods *ix, int64_t now_ms, sched_preemption_result *out,
+                          grow *g, tm_err *err) {
     const sched_node *n = sched_snapshot_node(s, node);
     if (!n)
         return tm_err_set(err, "preemption: no node with index %zu", node);
@@ -175,43 +242,29 @@ static int select_on_node(sched_framework *fw, sched_snapshot *s, const sched_po
         return tm_err_set(err, "out of memory");
     sched_preempt_candidate cand = {.node = node, .node_name = n->name};
 
-    /* every pod of lower priority on the node (kube's isPreemptionAllowed); pods recorded
-     * without metadata have no known priority or name and are left alone */
-    size_t npv = 0, cap = 0;
-    pvictim *pv = NULL;
+    /* every pod of lower priority on the node (kube's isPreemptionAllowed), from the index;
+     * pods recorded without metadata have no known priority or name and are left alone */
+    size_t npv = ix->off[node + 1] - ix->off[node];
+    pvictim *pv = npv ? calloc(npv, sizeof *pv) : NULL;
     int rc = 0;
-    size_t ns = sched_snapshot_podset_count(s, SCHED_PODSET_META);
-    for (size_t i = 0; i < ns; i++) {
-        const char *uid;
-        int on;
-        const sched_pod_meta *m = sched_snapshot_podset_pod(s, SCHED_PODSET_META, i, &uid, &on);
-        if (on != (int)node || m->priority >= p->priority)
-            continue;
-        if (npv == cap) {
-            size_t nc = cap ? 2 * cap : 16;
-            pvictim *np = realloc(pv, nc * sizeof *np);
-            if (!np) {
-                rc = tm_err_set(err, "out of memory");
-                goto done;
-            }
-            pv = np;
-            cap = nc;
-        }
-        pv[npv] = (pvictim){.uid = strdup(uid), .term = m->terminating, .now_ms = now_ms};
-        if (!pv[npv++].uid) {
-            rc = tm_err_set(err, "out of memory");
-            goto done;
-        }
+    if (npv && !pv) {
+        npv = 0;
+        rc = tm_err_set(err, "out of memory");
+        goto done;
     }
+    for (size_t i = 0; i < npv; i++)
+        pv[i] = (pvictim){.uid = ix->uid[ix->off[node] + i], .now_ms = now_ms};
     if (!npv) {
         cand.outcome = SCHED_PREEMPT_NODE_NO_VICTIMS;
         goto done;
     }
-    for (size_t i = 0; i < npv; i++)
+    for (size_t i = 0; i < npv; i++) {
         if (take_out(s, &pv[i]) != 0) {
             rc = tm_err_set(err, "preemption: pod %s vanished from the snapshot", pv[i].uid);
             goto done;
         }
+        pv[i].term = pv[i].meta->terminating;
+    }
     /* the terminating ones first in the array, then the others by importance (highest first) */
     size_t nterm = 0;
     for (size_t i = 0; i < npv; i++)
@@ -278,7 +331,6 @@ done:
         if (put_back(s, node_name, &pv[i]) != 0 && rc == 0)
             rc = tm_err_set(err, "out of memory restoring pod %s", pv[i].uid);
         sched_pod_meta_free(pv[i].meta);
-        free(pv[i].uid);
     }
     free(pv);
     free(node_name);
@@ -291,8 +343,15 @@ int sched_preemption_select_victims(sched_framework *fw, sched_snapshot *s, cons
                                     size_t node, sched_preemption_result *out, tm_err *err) {
     /* the capacities are not kept in the result: grow from the exact sizes */
     grow g = {out->n_nodes, out->n_all_victims};
-    return select_on_node(fw, s, p, node, fw ? sched_framework_last_cycle(fw)->now_ms : 0, out, &g,
-                          err);
+    lower_pods ix;
+    if (node >= sched_snapshot_node_count(s))
+        return tm_err_set(err, "preemption: no node with index %zu", node);
+    if (lower_pods_index(s, p->priority, (long)node, &ix, err) != 0)
+        return -1;
+    int rc =
+        select_on_node(fw, s, p, node, &ix, sched_framework_last_cycle(fw)->now_ms, out, &g, err);
+    lower_pods_free(&ix);
+    return rc;
 }
 
 /* ---- choosing the node: pickOneNodeForPreemption ---- */
@@ -377,8 +436,13 @@ int sched_preemption_run(sched_framework *fw, sched_snapshot *s, const sched_pod
         want = potential;
     grow g = {0, 0};
     size_t n_cand = 0, n_clean = 0, n_unres = 0, n_novict = 0, n_nofit = 0;
-    if (potential && sched_framework_whatif_begin(fw, s, p, now_ms, err) != 0)
+    lower_pods ix = {0};
+    if (potential && lower_pods_index(s, p->priority, -1, &ix, err) != 0)
         return -1;
+    if (potential && sched_framework_whatif_begin(fw, s, p, now_ms, err) != 0) {
+        lower_pods_free(&ix);
+        return -1;
+    }
     int rc = 0;
     for (size_t k = 0; k < n; k++) {
         size_t i = by_name[k];
@@ -389,7 +453,7 @@ int sched_preemption_run(sched_framework *fw, sched_snapshot *s, const sched_pod
         } else if (n_cand >= want && n_clean > 0) {
             skip.outcome = SCHED_PREEMPT_NODE_NOT_TRIED;
         } else {
-            int o = select_on_node(fw, s, p, i, now_ms, out, &g, err);
+            int o = select_on_node(fw, s, p, i, &ix, now_ms, out, &g, err);
             if (o < 0) {
                 rc = -1;
                 break;
@@ -409,6 +473,7 @@ int sched_preemption_run(sched_framework *fw, sched_snapshot *s, const sched_pod
     }
     if (potential)
         sched_framework_whatif_end(fw);
+    lower_pods_free(&ix);
     if (rc != 0)
         return -1;
     if (!n_cand) {
