@@ -65,81 +65,20 @@ static int push_node(sched_preemption_result *r, size_t *cap, const sched_preemp
     return 0;
 }
 
-/* ---- the pods of lower priority, by node ---- */
-
-/* Built once per attempt in two passes over the placed pods (O(pods)), so that each node tried
- * costs its own pods only: the uids of the pods of priority < the preemptor's, per node index
- * (uid[off[i]] .. uid[off[i + 1] - 1]), copied into one arena, since taking a pod out of the
- * snapshot frees the snapshot's copy. */
-typedef struct lower_pods {
-    size_t *off;
-    const char **uid;
-    char *arena;
-} lower_pods;
-
-static void lower_pods_free(lower_pods *ix) {
-    free(ix->off);
-    free(ix->uid);
-    free(ix->arena);
-    memset(ix, 0, sizeof *ix);
-}
-
-/* Whether a placed pod (on node index on, -1 when its node is gone) is a potential victim of a
- * preemptor of priority prio: strictly lower priority (kube's isPreemptionAllowed; never an
- * equal or higher one), on the node asked for (only >= 0) or any. */
-static bool may_evict(const sched_pod_meta *m, int on, int32_t prio, long only) {
-    return on >= 0 && m->priority < prio && (only < 0 || on == only);
-}
-
-/* only >= 0: just that node index (the one-node hook); else every node */
-static int lower_pods_index(const sched_snapshot *s, int32_t prio, long only, lower_pods *ix,
-                            tm_err *err) {
-    size_t nn = sched_snapshot_node_count(s),
-           np = sched_snapshot_podset_count(s, SCHED_PODSET_META);
-    size_t bytes = 0, total = 0;
-    memset(ix, 0, sizeof *ix);
-    if (!(ix->off = calloc(nn + 2, sizeof *ix->off)))
-        return tm_err_set(err, "out of memory");
-    for (size_t i = 0; i < np; i++) { /* counts (shifted by two for the prefix sums below) */
-        const char *uid;
-        int on;
-        const sched_pod_meta *m = sched_snapshot_podset_pod(s, SCHED_PODSET_META, i, &uid, &on);
-        if (!may_evict(m, on, prio, only))
-            continue;
-        ix->off[on + 2]++;
-        bytes += strlen(uid) + 1;
-        total++;
-    }
-    for (size_t k = 2; k < nn + 2; k++)
-        ix->off[k] += ix->off[k - 1];
-    if (total && (!(ix->uid = malloc(total * sizeof *ix->uid)) || !(ix->arena = malloc(bytes)))) {
-        lower_pods_free(ix);
-        return tm_err_set(err, "out of memory");
-    }
-    char *w = ix->arena;
-    for (size_t i = 0; i < np; i++) { /* fill: off[on + 1] is the next free slot of node on */
-        const char *uid;
-        int on;
-        const sched_pod_meta *m = sched_snapshot_podset_pod(s, SCHED_PODSET_META, i, &uid, &on);
-        if (!may_evict(m, on, prio, only))
-            continue;
-        size_t len = strlen(uid) + 1;
-        memcpy(w, uid, len);
-        ix->uid[ix->off[on + 1]++] = w;
-        w += len;
-    }
-    return 0; /* now off[i] .. off[i + 1] are node i's */
+/* Whether a placed pod is a potential victim of a preemptor of priority prio: strictly lower
+ * priority (kube's isPreemptionAllowed; never an equal or higher one). */
+static bool may_evict(const sched_pod_meta *m, int32_t prio) {
+    return m && m->priority < prio;
 }
 
 /* ---- one node: SelectVictimsOnNode ---- */
 
 typedef struct pvictim {
-    const char *uid;      /* borrowed from the attempt's index (lower_pods) */
-    sched_pod_meta *meta; /* owned while out of the snapshot */
-    sched_resources req;
-    bool out;  /* currently taken out of the snapshot */
-    bool pdb;  /* evicting it violates a budget */
-    bool term; /* already terminating: removed, never reprieved nor listed */
+    const char *uid;            /* the snapshot's (valid while hidden: the record stays) */
+    const sched_pod_meta *meta; /* the snapshot's record (kept while hidden) */
+    bool out;                   /* currently hidden (sched_snapshot_hide_pod) */
+    bool pdb;                   /* evicting it violates a budget */
+    bool term;                  /* already terminating: hidden, never reprieved nor listed */
     int64_t now_ms;
 } pvictim;
 
@@ -149,21 +88,16 @@ static int pv_cmp(const void *a, const void *b) {
     return c ? c : strcmp(x->uid, y->uid); /* deterministic */
 }
 
-/* Puts pv back into the snapshot. 0, or -1 (out of memory: the record lost its metadata). */
-static int put_back(sched_snapshot *s, const char *node, pvictim *pv) {
-    if (!pv->out)
-        return 0;
-    tm_err err;
-    sched_pod_meta *m = pv->meta;
-    pv->meta = NULL;
+/* Shows pv again in the snapshot (it was hidden for the what-if). */
+static void put_back(sched_snapshot *s, pvictim *pv) {
+    if (pv->out)
+        sched_snapshot_hide_pod(s, pv->uid, false);
     pv->out = false;
-    return sched_snapshot_add_pod_meta(s, pv->uid, node, &pv->req, m, &err);
 }
 
+/* Hides pv: the node no longer counts it, the inter-pod filters no longer see it. */
 static int take_out(sched_snapshot *s, pvictim *pv) {
-    if (pv->out)
-        return 0;
-    if (sched_snapshot_take_pod(s, pv->uid, &pv->req, &pv->meta) != 0)
+    if (!pv->out && sched_snapshot_hide_pod(s, pv->uid, true) != 0)
         return -1;
     pv->out = true;
     return 0;
@@ -232,8 +166,7 @@ typedef struct grow {
 } grow;
 
 static int select_on_node(sched_framework *fw, sched_snapshot *s, const sched_pod *p, size_t node,
-                          const lower_pods *ix, int64_t now_ms, sched_preemption_result *out,
-                          grow *g, tm_err *err) {
+                          int64_t now_ms, sched_preemption_result *out, grow *g, tm_err *err) {
     const sched_node *n = sched_snapshot_node(s, node);
     if (!n)
         return tm_err_set(err, "preemption: no node with index %zu", node);
@@ -242,29 +175,32 @@ static int select_on_node(sched_framework *fw, sched_snapshot *s, const sched_po
         return tm_err_set(err, "out of memory");
     sched_preempt_candidate cand = {.node = node, .node_name = n->name};
 
-    /* every pod of lower priority on the node (kube's isPreemptionAllowed), from the index;
-     * pods recorded without metadata have no known priority or name and are left alone */
-    size_t npv = ix->off[node + 1] - ix->off[node];
-    pvictim *pv = npv ? calloc(npv, sizeof *pv) : NULL;
+    /* every pod of lower priority on the node (kube's isPreemptionAllowed), from the node's own
+     * pod list (the cost is this node's pods); pods recorded without metadata have no known
+     * priority or name and are left alone. The uids stay valid while hidden: hiding keeps the
+     * record. */
+    size_t cnt = sched_snapshot_node_pod_count(s, node), npv = 0;
+    pvictim *pv = cnt ? calloc(cnt, sizeof *pv) : NULL;
     int rc = 0;
-    if (npv && !pv) {
-        npv = 0;
+    if (cnt && !pv) {
         rc = tm_err_set(err, "out of memory");
         goto done;
     }
-    for (size_t i = 0; i < npv; i++)
-        pv[i] = (pvictim){.uid = ix->uid[ix->off[node] + i], .now_ms = now_ms};
+    for (size_t i = 0; i < cnt; i++) {
+        const char *uid;
+        const sched_pod_meta *m = sched_snapshot_node_pod(s, node, i, &uid);
+        if (may_evict(m, p->priority))
+            pv[npv++] = (pvictim){.uid = uid, .meta = m, .term = m->terminating, .now_ms = now_ms};
+    }
     if (!npv) {
         cand.outcome = SCHED_PREEMPT_NODE_NO_VICTIMS;
         goto done;
     }
-    for (size_t i = 0; i < npv; i++) {
+    for (size_t i = 0; i < npv; i++)
         if (take_out(s, &pv[i]) != 0) {
             rc = tm_err_set(err, "preemption: pod %s vanished from the snapshot", pv[i].uid);
             goto done;
         }
-        pv[i].term = pv[i].meta->terminating;
-    }
     /* the terminating ones first in the array, then the others by importance (highest first) */
     size_t nterm = 0;
     for (size_t i = 0; i < npv; i++)
@@ -291,10 +227,7 @@ static int select_on_node(sched_framework *fw, sched_snapshot *s, const sched_po
         for (size_t i = nterm; i < npv; i++) {
             if (pv[i].pdb != (pass == 0))
                 continue;
-            if (put_back(s, node_name, &pv[i]) != 0) {
-                rc = tm_err_set(err, "out of memory");
-                goto done;
-            }
+            put_back(s, &pv[i]);
             if ((f = fits(fw, node, local, err)) < 0) {
                 rc = -1;
                 goto done;
@@ -327,11 +260,8 @@ static int select_on_node(sched_framework *fw, sched_snapshot *s, const sched_po
         }
     }
 done:
-    for (size_t i = 0; i < npv; i++) { /* the snapshot exactly as it was */
-        if (put_back(s, node_name, &pv[i]) != 0 && rc == 0)
-            rc = tm_err_set(err, "out of memory restoring pod %s", pv[i].uid);
-        sched_pod_meta_free(pv[i].meta);
-    }
+    for (size_t i = 0; i < npv; i++) /* the snapshot exactly as it was */
+        put_back(s, &pv[i]);
     free(pv);
     free(node_name);
     if (rc == 0 && push_node(out, &g->nodes, &cand) != 0)
@@ -343,15 +273,9 @@ int sched_preemption_select_victims(sched_framework *fw, sched_snapshot *s, cons
                                     size_t node, sched_preemption_result *out, tm_err *err) {
     /* the capacities are not kept in the result: grow from the exact sizes */
     grow g = {out->n_nodes, out->n_all_victims};
-    lower_pods ix;
     if (node >= sched_snapshot_node_count(s))
         return tm_err_set(err, "preemption: no node with index %zu", node);
-    if (lower_pods_index(s, p->priority, (long)node, &ix, err) != 0)
-        return -1;
-    int rc =
-        select_on_node(fw, s, p, node, &ix, sched_framework_last_cycle(fw)->now_ms, out, &g, err);
-    lower_pods_free(&ix);
-    return rc;
+    return select_on_node(fw, s, p, node, sched_framework_last_cycle(fw)->now_ms, out, &g, err);
 }
 
 /* ---- choosing the node: pickOneNodeForPreemption ---- */
@@ -394,11 +318,9 @@ static const char *ineligible(sched_framework *fw, const sched_snapshot *s, cons
     sched_filter_id id = sched_framework_node_status(fw, (size_t)ni, &d, NULL);
     if (id != SCHED_FILTER_OK && (id >= SCHED_FILTER_PLUGIN || !sched_filter_resolvable(id, d)))
         return NULL; /* the nominated node cannot take it any more: it may preempt again */
-    size_t ns = sched_snapshot_podset_count(s, SCHED_PODSET_META);
-    for (size_t i = 0; i < ns; i++) {
-        int on;
-        const sched_pod_meta *m = sched_snapshot_podset_pod(s, SCHED_PODSET_META, i, NULL, &on);
-        if (on == ni && m->terminating && m->priority < p->priority)
+    for (size_t i = 0; i < sched_snapshot_node_pod_count(s, (size_t)ni); i++) {
+        const sched_pod_meta *m = sched_snapshot_node_pod(s, (size_t)ni, i, NULL);
+        if (may_evict(m, p->priority) && m->terminating)
             return "not eligible due to a terminating pod on the nominated node.";
     }
     return NULL;
@@ -436,13 +358,8 @@ int sched_preemption_run(sched_framework *fw, sched_snapshot *s, const sched_pod
         want = potential;
     grow g = {0, 0};
     size_t n_cand = 0, n_clean = 0, n_unres = 0, n_novict = 0, n_nofit = 0;
-    lower_pods ix = {0};
-    if (potential && lower_pods_index(s, p->priority, -1, &ix, err) != 0)
+    if (potential && sched_framework_whatif_begin(fw, s, p, now_ms, err) != 0)
         return -1;
-    if (potential && sched_framework_whatif_begin(fw, s, p, now_ms, err) != 0) {
-        lower_pods_free(&ix);
-        return -1;
-    }
     int rc = 0;
     for (size_t k = 0; k < n; k++) {
         size_t i = by_name[k];
@@ -453,7 +370,7 @@ int sched_preemption_run(sched_framework *fw, sched_snapshot *s, const sched_pod
         } else if (n_cand >= want && n_clean > 0) {
             skip.outcome = SCHED_PREEMPT_NODE_NOT_TRIED;
         } else {
-            int o = select_on_node(fw, s, p, i, &ix, now_ms, out, &g, err);
+            int o = select_on_node(fw, s, p, i, now_ms, out, &g, err);
             if (o < 0) {
                 rc = -1;
                 break;
@@ -473,7 +390,6 @@ int sched_preemption_run(sched_framework *fw, sched_snapshot *s, const sched_pod
     }
     if (potential)
         sched_framework_whatif_end(fw);
-    lower_pods_free(&ix);
     if (rc != 0)
         return -1;
     if (!n_cand) {
