@@ -592,6 +592,54 @@ static void test_select_victims_hook(void) {
     sched_snapshot_free(s);
 }
 
+/* The snapshot's per-node pod lists preemption reads, through node changes: a node removed
+ * (the last one moves into its place with its list), put back (its pods listed again), a pod
+ * on a missing node, hidden and shown, moved and removed. */
+static size_t listed(const sched_snapshot *s, const char *node, const char *uid) {
+    int i = sched_snapshot_node_index(s, node);
+    size_t n = i >= 0 ? sched_snapshot_node_pod_count(s, (size_t)i) : 0, hit = 0;
+    for (size_t k = 0; k < n; k++) {
+        const char *u;
+        sched_snapshot_node_pod(s, (size_t)i, k, &u);
+        hit += uid && strcmp(u, uid) == 0;
+    }
+    return uid ? hit : n;
+}
+
+static void test_node_pod_lists(void) {
+    sched_snapshot *s = sched_snapshot_new();
+    add_node(s, "a", NULL);
+    add_node(s, "b", NULL);
+    add_node(s, "c", NULL);
+    place(s, "a", podj("a1", "", 100, 0, 0, ""));
+    place(s, "b", podj("b1", "", 100, 0, 0, ""));
+    place(s, "c", podj("c1", "", 100, 0, 0, ""));
+    place(s, "c", podj("c2", "", 100, 0, 0, ""));
+    place(s, "gone", podj("g1", "", 100, 0, 0, "")); /* its node is not there (yet) */
+    CHECK(listed(s, "a", NULL) == 1 && listed(s, "c", NULL) == 2);
+    CHECK(sched_snapshot_remove_node(s, "a") == 0); /* c moves into a's index */
+    CHECK(listed(s, "c", "c1-uid") == 1 && listed(s, "c", "c2-uid") == 1 &&
+          listed(s, "c", NULL) == 2);
+    CHECK(listed(s, "b", "b1-uid") == 1);
+    add_node(s, "a", NULL);
+    add_node(s, "gone", NULL);
+    CHECK(listed(s, "a", "a1-uid") == 1 && listed(s, "gone", "g1-uid") == 1);
+    CHECK(sched_snapshot_hide_pod(s, "c1-uid", true) == 0);
+    CHECK(listed(s, "c", NULL) == 1 && listed(s, "c", "c1-uid") == 0);
+    CHECK_INT(sched_snapshot_node_by_name(s, "c")->requested.v[SCHED_RES_CPU], 100);
+    CHECK(sched_snapshot_hide_pod(s, "c1-uid", false) == 0);
+    CHECK(listed(s, "c", "c1-uid") == 1);
+    CHECK_INT(sched_snapshot_node_by_name(s, "c")->requested.v[SCHED_RES_CPU], 200);
+    place(s, "b", podj("c2", "", 100, 0, 0, "")); /* moved */
+    CHECK(listed(s, "c", "c2-uid") == 0 && listed(s, "b", "c2-uid") == 1);
+    CHECK(sched_snapshot_hide_pod(s, "b1-uid", true) == 0);
+    CHECK(sched_snapshot_remove_pod(s, "b1-uid") == 0); /* removing a hidden pod */
+    CHECK(listed(s, "b", NULL) == 1);
+    CHECK_INT(sched_snapshot_node_by_name(s, "b")->requested.v[SCHED_RES_CPU], 100);
+    CHECK(sched_snapshot_hide_pod(s, "nobody", true) == -1);
+    sched_snapshot_free(s);
+}
+
 /* What preemption reads of a placed pod comes from its JSON, whoever bound it. */
 static void test_meta_from_json(void) {
     sched_snapshot *s = sched_snapshot_new();
@@ -629,6 +677,7 @@ int main(void) {
     RUN(test_snapshot_restored);
     RUN(test_bounded);
     RUN(test_select_victims_hook);
+    RUN(test_node_pod_lists);
     RUN(test_meta_from_json);
     return TEST_SUMMARY();
 }
