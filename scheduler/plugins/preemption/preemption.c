@@ -417,6 +417,8 @@ int sched_preemption_run(sched_framework *fw, sched_snapshot *s, const sched_pod
             c->lost_at = lv;
         }
     }
+    if (!best) /* n_cand > 0 says there is one */
+        return tm_err_set(err, "preemption: candidates counted but none recorded");
     best->outcome = SCHED_PREEMPT_NODE_CHOSEN;
     out->status = SCHED_STATUS_OK;
     out->node = (int)best->node;
