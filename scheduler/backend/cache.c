@@ -551,10 +551,12 @@ void sched_cache_untrack_volumes(sched_cache *c) {
 
 /* What VolumeBinding reads of a claim or volume; other changes (status, annotations) are not
  * worth retrying unschedulable pods for. */
-static bool volume_relevant_change(const json_t *a, const json_t *b) {
+static bool volume_relevant_change(bool claim, const json_t *a, const json_t *b) {
     return !same_json(tm_json_path(a, "spec.volumeName"), tm_json_path(b, "spec.volumeName")) ||
            !same_json(tm_json_path(a, "spec.claimRef"), tm_json_path(b, "spec.claimRef")) ||
-           !same_json(tm_json_path(a, "status.phase"), tm_json_path(b, "status.phase")) ||
+           /* a PV becoming Available may take a claim; a claim's phase follows its binding */
+           (!claim &&
+            !same_json(tm_json_path(a, "status.phase"), tm_json_path(b, "status.phase"))) ||
            !same_json(tm_json_path(a, "metadata.annotations"),
                       tm_json_path(b, "metadata.annotations")) ||
            sched_volumes_claim_bind_completed(a) != sched_volumes_claim_bind_completed(b) ||
@@ -580,7 +582,7 @@ static int volume_event(sched_cache *c, bool claim, tm_watch_type type, const js
      * only what the volume plugins read retries unschedulable pods */
     if ((claim ? sched_volumes_put_claim(v, obj, err) : sched_volumes_put_volume(v, obj, err)) != 0)
         return -1;
-    if (type == TM_WATCH_MODIFIED && old && !volume_relevant_change(old, obj))
+    if (type == TM_WATCH_MODIFIED && old && !volume_relevant_change(claim, old, obj))
         return 0;
     if (c->hooks.cluster_changed)
         c->hooks.cluster_changed(c->hooks.ud);

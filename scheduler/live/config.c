@@ -336,8 +336,7 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
         get_int(doc, "podMaxBackoffMs", &c->pod_max_backoff_ms, 1, 3600000, what, err) ||
         get_int(doc, "unschedulableFlushMs", &c->unschedulable_flush_ms, 100, 86400000, what,
                 err) ||
-        get_int(doc, "volumeBindTimeoutSeconds", &c->volume_bind_timeout_s, 1, 86400, what,
-                err) ||
+        get_int(doc, "volumeBindTimeoutSeconds", &c->volume_bind_timeout_s, 1, 86400, what, err) ||
         apply_http(c, doc, what, err))
         return -1;
     const json_t *sw = json_object_get(doc, "scoreWeights");

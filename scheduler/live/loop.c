@@ -47,8 +47,8 @@ struct sched_loop {
     sched_framework *fw;
     sched_binder *binder;
     tm_informer *nodes, *pods, *tasks, *claims, *volumes; /* the last two: scheduler mode */
-    tm_informer *classes, *csinodes; /* StorageClasses, CSINodes: scheduler mode */
-    sched_volume_binder *vols;       /* VolumeBinding's PreBind (volume_binder.h) */
+    tm_informer *classes, *csinodes;    /* StorageClasses, CSINodes: scheduler mode */
+    sched_volume_binder *vols;          /* VolumeBinding's PreBind (volume_binder.h) */
     tm_informer *podgroups, *workloads; /* gangs (gang_live.h); NULL when the API is absent */
     sched_gang_live *gangs;             /* scheduler mode */
     int64_t last_gang_sync_ms;
