@@ -30,8 +30,8 @@
  *                      used: tarema-scheduler does not allocate DRA resource claims ..."
  *   The volume plugins run between NodeResourcesFit and PodTopologySpread, in kube's order,
  *   only where the snapshot tracks volumes (volumes.h):
- *   VolumeRestrictions "node has pod using PersistentVolumeClaim with the same name and
- *                      ReadWriteOncePod access mode"
+ *   VolumeRestrictions "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod
+ *                      access mode already in-use by another pod"
  *   NodeVolumeLimits   "node(s) exceed max volume count" (CSINode attach limits)
  *   VolumeBinding      "node(s) had volume node affinity conflict", "node(s) didn't find
  *                      available persistent volumes to bind" (WaitForFirstConsumer claims), and

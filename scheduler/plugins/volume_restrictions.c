@@ -1,7 +1,8 @@
 /* volume_restrictions.c: kube-scheduler's VolumeRestrictions, its ReadWriteOncePod part: a pod
  * whose persistentVolumeClaim volume names a claim with the ReadWriteOncePod access mode cannot
- * run while another pod uses that claim, on any node ("node has pod using PersistentVolumeClaim
- * with the same name and ReadWriteOncePod access mode", Unschedulable: preempting the user may
+ * run while another pod uses that claim, on any node ("node(s) unavailable due to
+ * PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod", as
+ * kube-scheduler 1.35.4 words it; Unschedulable: preempting the user may
  * help). As upstream, generic ephemeral volumes are not checked, and a missing claim is left to
  * VolumeBinding, which rejects it with the same words. The in-tree disk conflicts (GCE PD, AWS
  * EBS, iSCSI, RBD volumes) are not checked: those volume types are gone from Kubernetes 1.35's
@@ -39,8 +40,8 @@ static int vr_filter(void *state, const sched_cycle *c, size_t node, const sched
 static void vr_reason(void *state, const sched_cycle *c, const sched_node *n, uint32_t detail,
                       char *buf, size_t size) {
     snprintf(buf, size,
-             "node has pod using PersistentVolumeClaim with the same name and "
-             "ReadWriteOncePod access mode");
+             "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access "
+             "mode already in-use by another pod");
 }
 
 int sched_filter_volume_restrictions(sched_plugin *out, bool with_state) {

@@ -171,7 +171,7 @@ for s in k t; do
   if wait_for 60 bound "$s-rwop-1"; then pass "$(who $s): first pod on a ReadWriteOncePod claim bound"; else fail "$(who $s): first pod on a ReadWriteOncePod claim bound" "$(notes $s-rwop-1)"; fi
   pod "$s-rwop-2" "$(sched_of $s)" "$s-rwop"
 done
-RWOP='node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode'
+RWOP='node\(s\) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod'
 pending "kube-scheduler (reference): second pod on the ReadWriteOncePod claim, Pending" k-rwop-2 "$RWOP"
 pending "tarema: second pod on the ReadWriteOncePod claim, Pending with kube-scheduler's reason" t-rwop-2 "$RWOP"
 

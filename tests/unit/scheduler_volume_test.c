@@ -593,9 +593,9 @@ static void test_read_write_once_pod(void) {
     CHECK_STR(feasible(fw, s, p), "a,b,c");
     char *claims[] = {"solo"};
     CHECK_INT(sched_volumes_pod_use(v, "other-uid", "wf", "b", claims, 1), 0);
-    CHECK_STR(feasible(fw, s, p), "0/3 nodes are available: 3 node has pod using "
-                                  "PersistentVolumeClaim with the same name and ReadWriteOncePod "
-                                  "access mode.");
+    CHECK_STR(feasible(fw, s, p), "0/3 nodes are available: 3 node(s) unavailable due to "
+                                  "PersistentVolumeClaim with ReadWriteOncePod access mode "
+                                  "already in-use by another pod.");
     CHECK_STR(sched_filter_name(SCHED_FILTER_VOLUME_RESTRICTIONS), "VolumeRestrictions");
     CHECK(sched_filter_resolvable(SCHED_FILTER_VOLUME_RESTRICTIONS, 0)); /* preemption may help */
     /* the pod itself (reserved earlier, bind failed) is no conflict */
