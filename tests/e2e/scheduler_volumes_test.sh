@@ -6,7 +6,8 @@
 #   1. WaitForFirstConsumer, dynamic (the local cluster's provisioner tarema.local/hostpath,
 #      hack/cluster.sh provisioner start): the scheduler writes volume.kubernetes.io/selected-node,
 #      the provisioner creates the PV on that node, the PV binder binds the claim, and only then
-#      is the pod bound, to the selected node;
+#      is the pod bound, to the selected node; the same for a generic ephemeral volume, whose
+#      claim kube-controller-manager's ephemeral volume controller creates;
 #   2. WaitForFirstConsumer, static: the only fitting PVs have node affinity to the zb node: the
 #      claim is bound to one of them and the pod to that node;
 #   3. ReadWriteOncePod: a second pod on a claim a first pod uses stays Pending, with
@@ -136,6 +137,29 @@ aff=$(kubectl get pv "$pvname" -o jsonpath='{.spec.nodeAffinity.required.nodeSel
 [ -n "$pvname" ] && [ "$aff" = "$(pod_node "$NS" t-dyn)" ] && pass "tarema: the provisioned PV is pinned to the pod's node" ||
   fail "tarema: the provisioned PV is pinned to the pod's node" "pv '$pvname' affinity '$aff'"
 
+# generic ephemeral volume of that class: kube-controller-manager's ephemeral volume controller
+# creates the claim <pod>-scratch, the scheduler waits for it, then as above
+for s in k t; do
+  pod_json "$NS" "$s-eph" "$(sched_of $s)" 100m 64Mi '{}' "$ID" |
+    jq -c --arg id "$ID" --arg sc "sc-dyn-$ID" '
+      .spec.nodeSelector = {"tarema.io/e2e-volumes": $id}
+      | .spec.volumes = [{name: "scratch", ephemeral: {volumeClaimTemplate: {spec: {
+          storageClassName: $sc, accessModes: ["ReadWriteOnce"],
+          resources: {requests: {storage: "1Gi"}}}}}}]' |
+    kubectl create -f - >/dev/null
+done
+eph_done() { bound "$1-eph" && claim_bound "$1-eph-scratch" && [ "$(selected_node "$1-eph-scratch")" = "$(pod_node "$NS" "$1-eph")" ]; }
+for s in k t; do
+  what="$(who $s): generic ephemeral volume, its claim created, provisioned on the selected node, pod bound there"
+  if wait_for 120 eph_done $s; then
+    pass "$what"
+    OUTCOME[eph-$s]=bound
+  else
+    fail "$what" "node '$(pod_node "$NS" $s-eph)' claim $(claim_phase $s-eph-scratch); $(notes $s-eph)"
+    OUTCOME[eph-$s]=pending
+  fi
+done
+
 # ---- 2. WaitForFirstConsumer, static PVs with node affinity -----------------------------------
 kubectl create -f - >/dev/null <<EOF
 apiVersion: storage.k8s.io/v1
@@ -195,7 +219,7 @@ pending "kube-scheduler (reference): a PV of zone zc, no such node, Pending" k-z
 pending "tarema: a PV of zone zc, no such node, Pending with kube-scheduler's reason" t-zc 'no available volume zone'
 
 # ---- the two schedulers agree ------------------------------------------------------------------
-for c in dyn static; do
+for c in dyn eph static; do
   [ "${OUTCOME[$c-k]}" = "${OUTCOME[$c-t]}" ] && pass "same outcome under both schedulers: $c (${OUTCOME[$c-t]})" ||
     fail "same outcome under both schedulers: $c" "kube-scheduler ${OUTCOME[$c-k]}, tarema ${OUTCOME[$c-t]}"
 done
