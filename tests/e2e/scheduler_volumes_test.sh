@@ -14,7 +14,9 @@
 #      kube-scheduler's reason;
 #   4. VolumeZone: a PV labelled zone zb puts its pod on the zb node; a PV of zone zc leaves the
 #      pod Pending ("no available volume zone");
-#   5. PreBind timeout (tarema only, volumeBindTimeoutSeconds 5; kube-scheduler waits 600 s): a
+#   5. NodeVolumeLimits: a CSINode allowing one volume of a driver on the zb node: a second pod
+#      with another volume of that driver stays Pending ("exceed max volume count");
+#   6. PreBind timeout (tarema only, volumeBindTimeoutSeconds 5; kube-scheduler waits 600 s): a
 #      claim whose provisioner does not exist gets the pod requeued with a FailedScheduling
 #      "running PreBind plugin "VolumeBinding"" event, unbound, the annotation taken back.
 # A Pending pod is checked only once its scheduler reported it (FailedScheduling event).
@@ -26,6 +28,7 @@ sched_e2e_begin volumes sv
 KS_STARTED=
 extra_cleanup() {
   kubectl delete storageclass "sc-dyn-$ID" "sc-local-$ID" "sc-none-$ID" --wait=false >/dev/null 2>&1
+  kubectl delete csinode "$ZB" --wait=false >/dev/null 2>&1
   kubectl get pv -o name 2>/dev/null | grep -e "-$ID\$" | xargs -r kubectl delete --wait=false >/dev/null 2>&1
   [ -n "$KS_STARTED" ] && bash "$REPO_ROOT/hack/cluster.sh" scheduler stop >/dev/null 2>&1
   return 0
@@ -218,13 +221,49 @@ done
 pending "kube-scheduler (reference): a PV of zone zc, no such node, Pending" k-zc 'no available volume zone'
 pending "tarema: a PV of zone zc, no such node, Pending with kube-scheduler's reason" t-zc 'no available volume zone'
 
+# ---- 5. NodeVolumeLimits: CSINode allows one volume of the driver on the zb node ---------------
+kubectl create -f - >/dev/null <<EOF
+apiVersion: storage.k8s.io/v1
+kind: CSINode
+metadata: {name: $ZB}
+spec: {drivers: [{name: e2e-$ID.csi.tarema.local, nodeID: $ZB, allocatable: {count: 1}}]}
+EOF
+for s in k t; do
+  for i in 1 2; do
+    jq -cn --arg n "csi$i-$s-$ID" --arg d "e2e-$ID.csi.tarema.local" --arg ns "$NS" --arg c "$s-csi$i" '
+      {apiVersion: "v1", kind: "PersistentVolume", metadata: {name: $n},
+       spec: {storageClassName: "", accessModes: ["ReadWriteOnce"], capacity: {storage: "1Gi"},
+              csi: {driver: $d, volumeHandle: $n}, persistentVolumeReclaimPolicy: "Retain",
+              claimRef: {namespace: $ns, name: $c}}}' | kubectl create -f - >/dev/null
+    claim "$s-csi$i" "" ReadWriteOnce "csi$i-$s-$ID"
+  done
+done
+for c in k-csi1 k-csi2 t-csi1 t-csi2; do wait_for 60 claim_bound $c || fail "claim $c bound (PV binder)"; done
+# pod_zb NAME SCHEDULER CLAIM: as pod, on the zb node only
+pod_zb() {
+  pod_json "$NS" "$1" "$2" 100m 64Mi '{}' "$ID" |
+    jq -c --arg node "$ZB" --arg claim "$3" '
+      .spec.nodeSelector = {"kubernetes.io/hostname": $node}
+      | .spec.volumes = [{name: "data", persistentVolumeClaim: {claimName: $claim}}]' |
+    kubectl create -f - >/dev/null
+}
+# one scheduler after the other: each would count the other's volume on the one node
+for s in k t; do
+  pod_zb "$s-csi1" "$(sched_of $s)" "$s-csi1"
+  if wait_for 60 bound "$s-csi1"; then pass "$(who $s): first CSI volume on the zb node (limit 1), bound"; else fail "$(who $s): first CSI volume on the zb node (limit 1), bound" "$(notes $s-csi1)"; fi
+  pod_zb "$s-csi2" "$(sched_of $s)" "$s-csi2"
+  pending "$(who $s): a second CSI volume of the driver on the zb node, Pending" "$s-csi2" 'exceed max volume count'
+  kubectl delete pod -n "$NS" "$s-csi2" --grace-period=0 --force --wait=true --timeout=60s >/dev/null 2>&1
+  kubectl delete pod -n "$NS" "$s-csi1" --grace-period=0 --force --wait=true --timeout=60s >/dev/null 2>&1
+done
+
 # ---- the two schedulers agree ------------------------------------------------------------------
 for c in dyn eph static; do
   [ "${OUTCOME[$c-k]}" = "${OUTCOME[$c-t]}" ] && pass "same outcome under both schedulers: $c (${OUTCOME[$c-t]})" ||
     fail "same outcome under both schedulers: $c" "kube-scheduler ${OUTCOME[$c-k]}, tarema ${OUTCOME[$c-t]}"
 done
 
-# ---- 5. PreBind timeout and undo (tarema) -------------------------------------------------------
+# ---- 6. PreBind timeout and undo (tarema) -------------------------------------------------------
 kubectl create -f - >/dev/null <<EOF
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
