@@ -9,20 +9,24 @@
 #include "scheduler/plugins/filters.h"
 #include "scheduler/plugins/scheduling_gates.h"
 
-const sched_filter_ctor sched_in_tree_filters[] = {sched_filter_node_ready,
-                                                   sched_filter_node_unschedulable,
-                                                   sched_filter_taint_toleration,
-                                                   sched_filter_node_affinity,
-                                                   sched_filter_node_ports,
-                                                   sched_filter_resources_fit,
-                                                   sched_filter_volume_restrictions,
-                                                   sched_filter_node_volume_limits,
-                                                   sched_filter_volume_binding,
-                                                   sched_filter_volume_zone,
-                                                   sched_filter_topology_spread,
-                                                   sched_filter_interpod_affinity,
-                                                   sched_filter_dynamic_resources,
-                                                   NULL};
+/* one per line, in run order (clang-format would pack them into a table) */
+/* clang-format off */
+const sched_filter_ctor sched_in_tree_filters[] = {
+    sched_filter_node_ready,
+    sched_filter_node_unschedulable,
+    sched_filter_taint_toleration,
+    sched_filter_node_affinity,
+    sched_filter_node_ports,
+    sched_filter_resources_fit,
+    sched_filter_volume_restrictions,
+    sched_filter_node_volume_limits,
+    sched_filter_volume_binding,
+    sched_filter_volume_zone,
+    sched_filter_topology_spread,
+    sched_filter_interpod_affinity,
+    sched_filter_dynamic_resources,
+    NULL};
+/* clang-format on */
 
 #define N_IN_TREE (sizeof sched_in_tree_filters / sizeof *sched_in_tree_filters - 1)
 
