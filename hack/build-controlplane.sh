@@ -120,4 +120,19 @@ if ! have helm "$HELM_VERSION"; then
   mark helm "$HELM_VERSION"
 fi
 
+# The hostPath provisioner (hack/hostpath-provisioner/main.go) on
+# sigs.k8s.io/sig-storage-lib-external-provisioner: keyed by the library's version and the
+# source's hash, so an edit of main.go rebuilds it.
+prov_src="$HACK_DIR/hostpath-provisioner/main.go"
+prov_key="$SIG_STORAGE_PROVISIONER_VERSION-$(sha256sum "$prov_src" | cut -c1-12)"
+if ! have hostpath-provisioner "$prov_key"; then
+  dir="$TAREMA_CACHE/build/hostpath-provisioner"
+  mkdir -p "$dir"
+  printf 'module tarema.local/hostpath-provisioner\n\ngo 1.26.0\n' >"$dir/go.mod"
+  cp "$prov_src" "$dir/main.go"
+  step "building hostpath-provisioner (sig-storage-lib-external-provisioner $SIG_STORAGE_PROVISIONER_VERSION)"
+  build_or_die hostpath-provisioner "$prov_key" -- bash -c "cd '$dir' && go get 'sigs.k8s.io/sig-storage-lib-external-provisioner/v13@$SIG_STORAGE_PROVISIONER_VERSION' 'k8s.io/client-go@$PROVISIONER_CLIENT_GO_VERSION' && go mod tidy && go build -ldflags '-s -w' -o '$TOOLS_BIN/hostpath-provisioner' ."
+  mark hostpath-provisioner "$prov_key"
+fi
+
 step "control plane tools ready in $TOOLS_BIN"

@@ -22,6 +22,11 @@
 #                           same flags
 #   scheduler start [CONFIG] | scheduler stop
 #                           the real kube-scheduler against this instance
+#   provisioner start | provisioner stop
+#                           the dynamic provisioner tarema.local/hostpath (hack/hostpath-
+#                           provisioner: sig-storage-lib-external-provisioner's controller, a
+#                           directory under the state dir per volume, the PV pinned to the node
+#                           the scheduler selected); started only by the tests that need it
 #
 # Instances: TAREMA_CLUSTER_NAME (default tarema) selects one; each has its own state dir
 # $TAREMA_CACHE/clusters/NAME (pki/, *.kubeconfig, run/*.pid, logs/, etcd/) and its own free
@@ -95,6 +100,7 @@ binary_of() {
     scheduler) echo "$TOOLS_BIN/kube-scheduler" ;;
     kwok) echo "$TOOLS_BIN/kwok" ;;
     pod-deleter) command -v python3 ;;
+    provisioner) echo "$TOOLS_BIN/hostpath-provisioner" ;;
   esac
 }
 
@@ -107,7 +113,8 @@ component_name() {
     scheduler | kube-scheduler) echo scheduler ;;
     kwok) echo kwok ;;
     pod-deleter) echo pod-deleter ;;
-    *) die "unknown component '$1': use etcd, apiserver, controller-manager, kwok, pod-deleter or scheduler" ;;
+    provisioner | hostpath-provisioner) echo provisioner ;;
+    *) die "unknown component '$1': use etcd, apiserver, controller-manager, kwok, pod-deleter, scheduler or provisioner" ;;
   esac
 }
 
@@ -225,10 +232,11 @@ args_of() {
       # Controllers that need volumes, a cloud, CSRs or metrics do nothing useful without
       # kubelets; leaving them out saves start time and log noise. The PV binder stays: it
       # completes the binding of claims (pv.kubernetes.io/bind-completed, status.phase Bound),
-      # which schedulers wait for, as on a real cluster.
+      # which schedulers wait for, as on a real cluster; so does the ephemeral volume controller
+      # (it creates the claim <pod>-<volume> of a pod's generic ephemeral volume).
       local off=(persistentvolume-attach-detach-controller
         persistentvolume-expander-controller persistentvolume-protection-controller
-        persistentvolumeclaim-protection-controller ephemeral-volume-controller
+        persistentvolumeclaim-protection-controller
         volumeattributesclass-protection-controller cloud-node-lifecycle-controller
         node-route-controller service-lb-controller node-ipam-controller
         certificatesigningrequest-approving-controller certificatesigningrequest-signing-controller
@@ -245,6 +253,8 @@ args_of() {
       ;;
     pod-deleter)
       a "$HACK_DIR/kwok/pod_deleter.py" --state="$DIR/" --server="$(api_url)"
+    provisioner)
+      a -kubeconfig="$DIR/admin.kubeconfig" -root="$DIR/volumes" -name=tarema.local/hostpath
       ;;
     scheduler)
       a --config="$DIR/scheduler-config.yaml"
@@ -271,6 +281,8 @@ healthy() {
     kwok) curl -sf --max-time 2 "http://127.0.0.1:$KWOK_PORT/healthz" >/dev/null ;;
     # Written after its first list of pods.
     pod-deleter) [ -f "$RUN/pod-deleter.ready" ] ;;
+    # no health endpoint: its controller says when it has started (the log of this start)
+    provisioner) sed -n '/^--- .* start: /h; /^--- .* start: /!H; ${x;p}' "$LOGS/provisioner.log" 2>/dev/null | grep -q 'Started provisioner controller' ;;
   esac
 }
 
@@ -685,7 +697,7 @@ cmd_down() {
   fi
   [ -f "$DIR/ports.env" ] && . "$DIR/ports.env"
   local c pids=""
-  for c in scheduler pod-deleter kwok controller-manager apiserver etcd; do
+  for c in provisioner scheduler pod-deleter kwok controller-manager apiserver etcd; do
     if is_running "$c"; then
       pids+="$(pid_of "$c") "
       step "stopping $c (pid $(pid_of "$c"))"
@@ -728,7 +740,7 @@ leftover_pids() {
     argv0=$(tr '\0' '\n' 2>/dev/null <"$f" | head -n 1)
     case $argv0 in
       "$TOOLS_BIN"/etcd | "$TOOLS_BIN"/kube-apiserver | "$TOOLS_BIN"/kube-controller-manager | \
-        "$TOOLS_BIN"/kube-scheduler | "$TOOLS_BIN"/kwok) echo "$pid" ;;
+        "$TOOLS_BIN"/kube-scheduler | "$TOOLS_BIN"/kwok | "$TOOLS_BIN"/hostpath-provisioner) echo "$pid" ;;
       *python3*) tr '\0' '\n' 2>/dev/null <"$f" | grep -q '/hack/kwok/pod_deleter[.]py$' && echo "$pid" ;;
     esac
   done
@@ -803,6 +815,7 @@ cmd_start() {
   c=$(component_name "$1")
   require_instance
   [ "$c" = scheduler ] && { cmd_scheduler start; return; }
+  [ "$c" = provisioner ] && { cmd_provisioner start; return; }
   step "starting $c"
   start_component "$c"
   case $c in
@@ -877,6 +890,32 @@ cmd_scheduler() {
   esac
 }
 
+cmd_provisioner() {
+  local sub=${1:-}
+  require_instance
+  case $sub in
+    start)
+      if is_running provisioner; then
+        step "hostpath-provisioner already running"
+        return
+      fi
+      # not part of `up`'s tools: built on first use (cached like the others)
+      [ -x "$TOOLS_BIN/hostpath-provisioner" ] || bash "$HACK_DIR/build-controlplane.sh"
+      mkdir -p "$DIR/volumes"
+      step "starting hostpath-provisioner (tarema.local/hostpath)"
+      start_component provisioner
+      step "hostpath-provisioner running"
+      ;;
+    stop)
+      if is_running provisioner; then
+        step "stopping hostpath-provisioner (pid $(pid_of provisioner))"
+        stop_component provisioner TERM
+      fi
+      ;;
+    *) die "usage: hack/cluster.sh provisioner start | provisioner stop" ;;
+  esac
+}
+
 # The scheduler's configuration: the given KubeSchedulerConfiguration (or an empty one), with
 # this instance's kubeconfig, leader election off, and an unthrottled client unless the file
 # sets qps/burst itself.
@@ -906,7 +945,7 @@ LOCK=$CLUSTERS/.$NAME.lock
 cmd=${1:-}
 shift || true
 case $cmd in
-  up | down | nodes | kill | start | scheduler) lock_instance 600 "cluster '$NAME' (hack/cluster.sh)" ;;
+  up | down | nodes | kill | start | scheduler | provisioner) lock_instance 600 "cluster '$NAME' (hack/cluster.sh)" ;;
 esac
 case $cmd in
   up) cmd_up "$@" ;;
@@ -917,6 +956,7 @@ case $cmd in
   kill) cmd_kill "$@" ;;
   start) cmd_start "$@" ;;
   scheduler) cmd_scheduler "$@" ;;
+  provisioner) cmd_provisioner "$@" ;;
   -h | --help | help | "") usage ;;
   *) echo "unknown command '$cmd'" >&2; usage ;;
 esac

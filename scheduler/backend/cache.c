@@ -202,6 +202,31 @@ static bool bound_pod_relevant_change(const json_t *a, const json_t *b) {
                       tm_json_path(b, "metadata.deletionTimestamp"));
 }
 
+/* The claims a bound pod uses (persistentVolumeClaim.claimName; a generic ephemeral volume's
+ * <pod>-<volume>), recorded for VolumeRestrictions and NodeVolumeLimits. 0, -1 on OOM. */
+static int record_claim_uses(sched_cache *c, const char *uid, const char *ns, const char *name,
+                             const char *node, const json_t *obj) {
+    sched_volumes *v = sched_snapshot_volumes(c->snap);
+    if (!v)
+        return 0;
+    char *claims[64], buf[64][256];
+    size_t n = 0, i;
+    const json_t *vol;
+    json_array_foreach(tm_json_path(obj, "spec.volumes"), i, vol) {
+        const char *cn = tm_json_str(vol, "persistentVolumeClaim.claimName", NULL);
+        if (!cn && json_object_get(vol, "ephemeral"))
+            snprintf(buf[n], sizeof buf[n], "%s-%s", name, tm_json_str(vol, "name", ""));
+        else if (cn)
+            snprintf(buf[n], sizeof buf[n], "%s", cn);
+        else
+            continue;
+        claims[n] = buf[n];
+        if (++n == 64)
+            break;
+    }
+    return sched_volumes_pod_use(v, uid, ns, node, claims, n);
+}
+
 int sched_cache_pod_event(sched_cache *c, tm_watch_type type, const json_t *obj, const json_t *old,
                           tm_err *err) {
     const char *uid = tm_json_str(obj, "metadata.uid", NULL);
@@ -213,6 +238,8 @@ int sched_cache_pod_event(sched_cache *c, tm_watch_type type, const json_t *obj,
     bool ours = sched_cache_is_ours(c, obj);
     if (type == TM_WATCH_DELETED || sched_pod_json_terminal(obj)) {
         bool released = sched_snapshot_remove_pod(c->snap, uid) == 0;
+        if (sched_snapshot_volumes(c->snap))
+            sched_volumes_pod_use(sched_snapshot_volumes(c->snap), uid, "", "", NULL, 0);
         drop_assumed(c, uid);
         if (ours && c->hooks.pod_gone)
             c->hooks.pod_gone(c->hooks.ud, uid, NULL);
@@ -235,6 +262,8 @@ int sched_cache_pod_event(sched_cache *c, tm_watch_type type, const json_t *obj,
         sched_resources before = on ? on->requested : (sched_resources){{0}};
         if (recorded)
             rc = sched_snapshot_add_pod_json(c->snap, obj, node, &perr);
+        if (recorded && record_claim_uses(c, uid, ns, name, node, obj) != 0)
+            return tm_err_set(err, "pod %s/%s: out of memory recording its claims", ns, name);
         if (rc && !sched_snapshot_pod_node(c->snap, uid)) /* not recorded at all */
             return tm_err_set(err, "pod %s/%s: %s", ns, name, perr.msg);
         /* a bound pod whose labels changed may no longer match an anti-affinity or a spread
@@ -482,8 +511,9 @@ json_t *sched_cache_pod_transform(void *cache, json_t *obj) {
         json_t *s = pick(spec, spec_keys);
         put(s, "containers", trim_containers(json_object_get(spec, "containers")));
         put(s, "initContainers", trim_containers(json_object_get(spec, "initContainers")));
-        if (!node[0]) /* VolumeBinding reads the claims of the pods it places */
-            put(s, "volumes", trim_volumes(json_object_get(spec, "volumes")));
+        /* VolumeBinding reads the claims of the pods it places; VolumeRestrictions and
+         * NodeVolumeLimits those of the pods on nodes */
+        put(s, "volumes", trim_volumes(json_object_get(spec, "volumes")));
         json_object_set_new(p, "spec", s);
     }
     put(p, "status", trim_status(json_object_get(obj, "status")));
@@ -529,8 +559,14 @@ void sched_cache_untrack_volumes(sched_cache *c) {
 
 /* What VolumeBinding reads of a claim or volume; other changes (status, annotations) are not
  * worth retrying unschedulable pods for. */
-static bool volume_relevant_change(const json_t *a, const json_t *b) {
+static bool volume_relevant_change(bool claim, const json_t *a, const json_t *b) {
     return !same_json(tm_json_path(a, "spec.volumeName"), tm_json_path(b, "spec.volumeName")) ||
+           !same_json(tm_json_path(a, "spec.claimRef"), tm_json_path(b, "spec.claimRef")) ||
+           /* a PV becoming Available may take a claim; a claim's phase follows its binding */
+           (!claim &&
+            !same_json(tm_json_path(a, "status.phase"), tm_json_path(b, "status.phase"))) ||
+           !same_json(tm_json_path(a, "metadata.annotations"),
+                      tm_json_path(b, "metadata.annotations")) ||
            sched_volumes_claim_bind_completed(a) != sched_volumes_claim_bind_completed(b) ||
            !same_json(tm_json_path(a, "spec.nodeAffinity"), tm_json_path(b, "spec.nodeAffinity")) ||
            !same_json(tm_json_path(a, "metadata.deletionTimestamp"),
@@ -550,10 +586,12 @@ static int volume_event(sched_cache *c, bool claim, tm_watch_type type, const js
             sched_volumes_remove_volume(v, name);
         return 0; /* a claim or volume gone lets no pod fit that did not */
     }
-    if (type == TM_WATCH_MODIFIED && old && !volume_relevant_change(old, obj))
-        return 0;
+    /* always kept current (the resourceVersion the PreBind writes are conditional on), but
+     * only what the volume plugins read retries unschedulable pods */
     if ((claim ? sched_volumes_put_claim(v, obj, err) : sched_volumes_put_volume(v, obj, err)) != 0)
         return -1;
+    if (type == TM_WATCH_MODIFIED && old && !volume_relevant_change(claim, old, obj))
+        return 0;
     if (c->hooks.cluster_changed)
         c->hooks.cluster_changed(c->hooks.ud);
     return 0;
@@ -567,6 +605,37 @@ int sched_cache_claim_event(sched_cache *c, tm_watch_type type, const json_t *ob
 int sched_cache_volume_event(sched_cache *c, tm_watch_type type, const json_t *obj,
                              const json_t *old, tm_err *err) {
     return volume_event(c, false, type, obj, old, err);
+}
+
+/* StorageClasses and CSINodes: a new or changed one may let a pod fit (a class to provision
+ * from, a higher attach limit); one gone lets no pod fit that did not. */
+static int storage_event(sched_cache *c, bool class, tm_watch_type type, const json_t *obj,
+                         tm_err *err) {
+    sched_volumes *v = sched_snapshot_volumes(c->snap);
+    if (!v)
+        return 0;
+    const char *name = tm_json_str(obj, "metadata.name", "");
+    if (type == TM_WATCH_DELETED) {
+        if (class)
+            sched_volumes_remove_class(v, name);
+        else
+            sched_volumes_remove_csinode(v, name);
+        return 0;
+    }
+    if ((class ? sched_volumes_put_class(v, obj, err) : sched_volumes_put_csinode(v, obj, err)) !=
+        0)
+        return -1;
+    if (c->hooks.cluster_changed)
+        c->hooks.cluster_changed(c->hooks.ud);
+    return 0;
+}
+
+int sched_cache_class_event(sched_cache *c, tm_watch_type type, const json_t *obj, tm_err *err) {
+    return storage_event(c, true, type, obj, err);
+}
+
+int sched_cache_csinode_event(sched_cache *c, tm_watch_type type, const json_t *obj, tm_err *err) {
+    return storage_event(c, false, type, obj, err);
 }
 
 /* ---- assumptions ----------------------------------------------------------------------------- */

@@ -85,6 +85,9 @@ int sched_cache_claim_event(sched_cache *c, tm_watch_type type, const json_t *ob
                             const json_t *old, tm_err *err);
 int sched_cache_volume_event(sched_cache *c, tm_watch_type type, const json_t *obj,
                              const json_t *old, tm_err *err);
+/* StorageClasses (binding mode, provisioner, allowedTopologies) and CSINodes (attach limits). */
+int sched_cache_class_event(sched_cache *c, tm_watch_type type, const json_t *obj, tm_err *err);
+int sched_cache_csinode_event(sched_cache *c, tm_watch_type type, const json_t *obj, tm_err *err);
 
 /* Informer transforms (tm_informer_opts.transform, transform_ud = the cache): they rebuild a
  * node or pod with only what the cache, the filters and the scores read, so the informers'
@@ -99,7 +102,8 @@ int sched_cache_volume_event(sched_cache *c, tm_watch_type type, const json_t *o
  * each container its name, resources.requests, ports and restartPolicy; pod-level resources and
  * resourceClaims; status.phase, the container statuses that report resources (in-place resize:
  * name, resources.requests, allocatedResources) and the PodResizePending condition; for a pod not
- * on a node yet, the volumes that name a claim (name and claimName) They take ownership of obj and
+ * the volumes that name a claim (name and claimName; of every pod: the volume plugins count
+ * the claims in use) They take ownership of obj and
  * return the new object (obj itself when it is not a JSON object). They read only the cache's fixed
  * configuration, so they need not hold the lock. */
 json_t *sched_cache_node_transform(void *cache, json_t *obj);

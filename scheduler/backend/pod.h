@@ -74,6 +74,8 @@ typedef struct sched_pod {
      * the pod's namespace; the VolumeBinding filter reads them. */
     char **claims;
     size_t n_claims;
+    /* bit i: claims[i] is a generic ephemeral volume's (the pod must own it; volumes.h) */
+    uint64_t ephemeral_claims;
     /* spec.resourceClaims (DRA): tarema allocates none, so DynamicResources fits no node */
     size_t n_resource_claims;
     /* How long the pod is expected to run, for reservations' backfill (resv_plan.h): annotation

@@ -741,6 +741,8 @@ static int parse_claims(sched_pod *p, const json_t *spec, tm_err *err) {
         p->claims = nc;
         if (!(p->claims[p->n_claims] = strdup(claim)))
             return tm_err_set(err, "out of memory");
+        if (!pvc && p->n_claims < 64)
+            p->ephemeral_claims |= (uint64_t)1 << p->n_claims;
         p->n_claims++;
     }
     return 0;

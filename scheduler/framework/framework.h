@@ -28,10 +28,20 @@
  *                      kube-scheduler and ignored here)
  *   DynamicResources   runs last, only for a pod with spec.resourceClaims: "node(s) cannot be
  *                      used: tarema-scheduler does not allocate DRA resource claims ..."
- *   VolumeBinding      runs between NodeResourcesFit and PodTopologySpread: "node(s) had volume
- *                      node affinity conflict", and for a claim the pod cannot use every node
- *                      gets "persistentvolumeclaim "x" not found" (or "is being deleted", "is
- *                      not bound"); only where the snapshot tracks volumes (volumes.h)
+ *   The volume plugins run between NodeResourcesFit and PodTopologySpread, in kube's order,
+ *   only where the snapshot tracks volumes (volumes.h):
+ *   VolumeRestrictions "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod
+ *                      access mode already in-use by another pod"
+ *   NodeVolumeLimits   "node(s) exceed max volume count" (CSINode attach limits)
+ *   VolumeBinding      "node(s) had volume node affinity conflict", "node(s) didn't find
+ *                      available persistent volumes to bind" (WaitForFirstConsumer claims), and
+ *                      for a claim the pod cannot use every node gets "persistentvolumeclaim
+ *                      "x" not found" (or "is being deleted"), "pod has unbound immediate
+ *                      PersistentVolumeClaims", "waiting for ephemeral volume controller to
+ *                      create the persistentvolumeclaim "x"", "PVC ns/x was not created for pod
+ *                      ns/p (pod is not owner)", "node(s) unavailable due to one or more pvc(s)
+ *                      bound to non-existent pv(s)"
+ *   VolumeZone         "node(s) had no available volume zone"
  * NodePorts and the last three need the whole cluster (pods on other nodes): like
  * kube-scheduler's, their PreFilter counts matching pods per topology domain once per cycle so
  * that each node's check is O(terms), or skips the filter when the pod needs none of it. A pod
@@ -78,6 +88,10 @@ typedef enum {
     /* runs after NodeResourcesFit, before PodTopologySpread (volumes.h) */
     SCHED_FILTER_VOLUME, /* detail: SCHED_VOLUME_* | claim index << 8 */
     SCHED_FILTER_DRA,    /* last: a pod with DRA resource claims (tarema allocates none) */
+    /* VolumeRestrictions and NodeVolumeLimits run before VolumeBinding, VolumeZone after it */
+    SCHED_FILTER_VOLUME_RESTRICTIONS,
+    SCHED_FILTER_VOLUME_LIMITS,
+    SCHED_FILTER_VOLUME_ZONE,
     SCHED_FILTER_COUNT
 } sched_filter_id;
 

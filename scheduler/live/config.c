@@ -48,6 +48,7 @@ sched_config *sched_config_new(void) {
     c->pod_initial_backoff_ms = 1000;
     c->pod_max_backoff_ms = 10000;
     c->unschedulable_flush_ms = 60000;
+    c->volume_bind_timeout_s = 600;
     c->lease_ms = 15000;
     c->renew_deadline_ms = 10000;
     c->retry_ms = 2000;
@@ -307,6 +308,7 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
                                        "podInitialBackoffMs",
                                        "podMaxBackoffMs",
                                        "unschedulableFlushMs",
+                                       "volumeBindTimeoutSeconds",
                                        "taskKeys",
                                        "leaderElection",
                                        "log",
@@ -335,6 +337,7 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
         get_int(doc, "podMaxBackoffMs", &c->pod_max_backoff_ms, 1, 3600000, what, err) ||
         get_int(doc, "unschedulableFlushMs", &c->unschedulable_flush_ms, 100, 86400000, what,
                 err) ||
+        get_int(doc, "volumeBindTimeoutSeconds", &c->volume_bind_timeout_s, 1, 86400, what, err) ||
         apply_http(c, doc, what, err))
         return -1;
     const json_t *sw = json_object_get(doc, "scoreWeights");

@@ -16,6 +16,8 @@
  *   podInitialBackoffMs: 1000      # retry delay after a failed attempt, doubling per attempt
  *   podMaxBackoffMs: 10000
  *   unschedulableFlushMs: 60000    # unschedulable pods are retried at least this often
+ *   volumeBindTimeoutSeconds: 600  # PreBind waits this long for a pod's claims to be bound
+ *                                  # (kube-scheduler's VolumeBinding bindTimeoutSeconds)
  *   taskKeys: {processLabel: nextflow.io/processName, workflowKey: tarema.io/workflow}
  *   leaderElection: {enabled: false, namespace: kube-system, name: tarema-scheduler,
  *                    identity: "", leaseMs: 15000, renewDeadlineMs: 10000, retryMs: 2000}
@@ -68,6 +70,7 @@ typedef struct sched_config {
     int pod_initial_backoff_ms;
     int pod_max_backoff_ms;
     int unschedulable_flush_ms;
+    int volume_bind_timeout_s;
     char *process_label;
     char *workflow_key;
     bool leader_elect;

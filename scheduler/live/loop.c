@@ -19,6 +19,8 @@
 #include "scheduler/plugins/policy/policy.h"
 #include "scheduler/backend/queue.h"
 #include "scheduler/live/resv_controller.h"
+#include "scheduler/live/volume_binder.h"
+#include "scheduler/plugins/volume_binding.h"
 #include "scheduler/plugins/scheduling_gates.h"
 
 /* Cycles per batch: enough to amortise the lock and the loop turn, small enough that watch
@@ -45,6 +47,8 @@ struct sched_loop {
     sched_framework *fw;
     sched_binder *binder;
     tm_informer *nodes, *pods, *tasks, *claims, *volumes; /* the last two: scheduler mode */
+    tm_informer *classes, *csinodes;    /* StorageClasses, CSINodes: scheduler mode */
+    sched_volume_binder *vols;          /* VolumeBinding's PreBind (volume_binder.h) */
     tm_informer *podgroups, *workloads; /* gangs (gang_live.h); NULL when the API is absent */
     sched_gang_live *gangs;             /* scheduler mode */
     int64_t last_gang_sync_ms;
@@ -207,6 +211,43 @@ static void on_volume(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
     sched_cache_unlock(l->cache);
 }
 
+static void on_class(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
+    sched_loop *l = ud;
+    tm_err err = {0};
+    sched_cache_lock(l->cache);
+    if (sched_cache_class_event(l->cache, t, obj, &err))
+        tm_warn("StorageClass skipped err=\"%s\"", err.msg);
+    sched_cache_unlock(l->cache);
+}
+
+static void on_csinode(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
+    sched_loop *l = ud;
+    tm_err err = {0};
+    sched_cache_lock(l->cache);
+    if (sched_cache_csinode_event(l->cache, t, obj, &err))
+        tm_warn("CSINode skipped err=\"%s\"", err.msg);
+    sched_cache_unlock(l->cache);
+}
+
+/* PreBind of a pod's volumes failed (volume_binder.h): as a failed bind, plus the
+ * FailedScheduling event kube-scheduler reports for a PreBind error. Cache lock held. */
+static void on_volume_failed(void *ud, const char *ns, const char *name, const char *uid,
+                             const char *msg) {
+    sched_loop *l = ud;
+    l->stats.bind_failures++;
+    tm_metrics_inc(l->m_binds, TM_LABELS("error"));
+    if (sched_cache_forget(l->cache, uid))
+        l->changed = true;
+    sched_pod p = {0};
+    p.ns = (char *)ns;
+    p.name = (char *)name;
+    p.uid = (char *)uid;
+    tm_err err = {0};
+    if (sched_binder_unschedulable(l->binder, &p, msg, &err))
+        tm_warn("%s", err.msg);
+    sched_queue_backoff(l->queue, uid, mono_ms());
+}
+
 static void on_podgroup(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
     (void)old;
     sched_loop *l = ud;
@@ -250,6 +291,12 @@ static void synced_claims(void *ud) {
 }
 static void synced_volumes(void *ud) {
     atomic_fetch_or(&((sched_loop *)ud)->sync_state, 16);
+}
+static void synced_classes(void *ud) {
+    atomic_fetch_or(&((sched_loop *)ud)->sync_state, 32);
+}
+static void synced_csinodes(void *ud) {
+    atomic_fetch_or(&((sched_loop *)ud)->sync_state, 64);
 }
 
 /* ---- leader election ----------------------------------------------------------------------- */
@@ -396,7 +443,11 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
         l->queue =
             sched_queue_new(queue_cmp, l, cfg->pod_initial_backoff_ms, cfg->pod_max_backoff_ms);
         l->binder = sched_binder_new(k, cfg->scheduler_name, cfg->identity, on_bind, l);
-        if (!l->queue || !l->binder) {
+        l->vols = l->binder ? sched_volume_binder_new(k, l->cache, l->binder,
+                                                      (int64_t)cfg->volume_bind_timeout_s * 1000,
+                                                      on_volume_failed, l)
+                            : NULL;
+        if (!l->queue || !l->binder || !l->vols) {
             tm_err_set(err, "out of memory");
             goto fail;
         }
@@ -551,8 +602,20 @@ int sched_loop_start(sched_loop *l, tm_err *err) {
                                .ud = l};
         if (!(l->volumes = tm_informer_start(l->k, &o, err)))
             return tm_err_wrap(err, "watching PersistentVolumes");
+        o = (tm_informer_opts){.path = "/apis/storage.k8s.io/v1/storageclasses",
+                               .on_event = on_class,
+                               .on_synced = synced_classes,
+                               .ud = l};
+        if (!(l->classes = tm_informer_start(l->k, &o, err)))
+            return tm_err_wrap(err, "watching StorageClasses");
+        o = (tm_informer_opts){.path = "/apis/storage.k8s.io/v1/csinodes",
+                               .on_event = on_csinode,
+                               .on_synced = synced_csinodes,
+                               .ud = l};
+        if (!(l->csinodes = tm_informer_start(l->k, &o, err)))
+            return tm_err_wrap(err, "watching CSINodes");
     } else {
-        atomic_fetch_or(&l->sync_state, 8 | 16);
+        atomic_fetch_or(&l->sync_state, 8 | 16 | 32 | 64);
     }
     if (l->gangs && start_gang_informers(l, true, err))
         return -1;
@@ -586,7 +649,7 @@ static void check_synced(sched_loop *l, int64_t now) {
     if (atomic_load(&l->synced))
         return;
     int s = atomic_load(&l->sync_state);
-    if ((s & (1 | 2 | 8 | 16)) != (1 | 2 | 8 | 16))
+    if ((s & (1 | 2 | 8 | 16 | 32 | 64)) != (1 | 2 | 8 | 16 | 32 | 64))
         return;
     if (!l->listed_ms)
         l->listed_ms = now;
@@ -675,7 +738,16 @@ static void schedule_one(sched_loop *l, sched_snapshot *snap, sched_pod *pod, in
     }
     if (assumed == 0 && !permit_one(l, pod, d.node, now))
         return;
-    if (assumed || sched_binder_bind(l->binder, pod, node, &err)) {
+    /* PreBind: a pod whose Reserve chose volumes is bound once they are (volume_binder.h) */
+    sched_volume_plan *vp = sched_volume_binding_take(
+        sched_framework_plugin_state(l->fw, SCHED_VOLUME_BINDING_NAME), pod->uid);
+    if (vp && assumed) {
+        sched_volumes_revert(sched_snapshot_volumes(snap), vp);
+        sched_volume_plan_free(vp);
+        vp = NULL;
+    }
+    if (assumed || (vp ? sched_volume_binder_start(l->vols, pod, vp, mono_ms(), &err)
+                       : sched_binder_bind(l->binder, pod, node, &err))) {
         sched_cache_forget(l->cache, pod->uid);
         l->stats.errors++;
         tm_metrics_inc(l->m_attempts, TM_LABELS("error"));
@@ -796,6 +868,8 @@ int sched_loop_step(sched_loop *l, int max_wait_ms, tm_err *err) {
             wait = (int)nb;
         if (l->changed)
             wait = 0;
+        if (l->vols && sched_volume_binder_waiting(l->vols) && wait > 500)
+            wait = 500; /* claims bound and deadlines are looked at each turn */
     } else if (!atomic_load(&l->synced) && wait > 100) {
         wait = 100; /* re-check the sync state soon */
     }
@@ -811,6 +885,8 @@ int sched_loop_step(sched_loop *l, int max_wait_ms, tm_err *err) {
             l->changed = true;
     }
     update_gauges(l);
+    if (l->vols && sched_volume_binder_waiting(l->vols))
+        sched_volume_binder_tick(l->vols, mono_ms());
     int64_t t = mono_ms();
     if (l->gangs && atomic_load(&l->leading) && t - l->last_gang_sync_ms >= 200) {
         l->last_gang_sync_ms = t;
@@ -835,6 +911,9 @@ void sched_loop_stop(sched_loop *l) {
     tm_informer_stop(l->tasks);
     tm_informer_stop(l->claims);
     tm_informer_stop(l->volumes);
+    tm_informer_stop(l->classes);
+    tm_informer_stop(l->csinodes);
+    l->classes = l->csinodes = NULL;
     tm_informer_stop(l->podgroups);
     tm_informer_stop(l->workloads);
     l->nodes = l->pods = l->tasks = l->claims = l->volumes = NULL;
@@ -845,6 +924,7 @@ void sched_loop_free(sched_loop *l) {
     if (!l)
         return;
     sched_gang_live_free(l->gangs);
+    sched_volume_binder_free(l->vols);
     sched_binder_free(l->binder);
     sched_queue_free(l->queue);
     resv_controller_free(l->resv); /* its plugin in fw has no free_state */
@@ -860,9 +940,10 @@ bool sched_loop_ready(void *loop, char *reason, size_t reason_size) {
     int s = atomic_load(&l->sync_state);
     snprintf(reason, reason_size,
              "cache not synced yet: nodes %s, pods %s, persistentvolumeclaims %s, "
-             "persistentvolumes %s",
+             "persistentvolumes %s, storageclasses %s, csinodes %s",
              (s & 1) ? "listed" : "not listed", (s & 2) ? "listed" : "not listed",
-             (s & 8) ? "listed" : "not listed", (s & 16) ? "listed" : "not listed");
+             (s & 8) ? "listed" : "not listed", (s & 16) ? "listed" : "not listed",
+             (s & 32) ? "listed" : "not listed", (s & 64) ? "listed" : "not listed");
     return false;
 }
 

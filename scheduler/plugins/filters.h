@@ -6,7 +6,10 @@
  *   NodeAffinity        node_affinity.c
  *   NodePorts           node_ports.c
  *   NodeResourcesFit    node_resources_fit.c
- *   VolumeBinding       volume_binding.c (the tables in volumes.c)
+ *   VolumeRestrictions  volume_restrictions.c (ReadWriteOncePod)
+ *   NodeVolumeLimits    node_volume_limits.c (CSINode attach limits)
+ *   VolumeBinding       volume_binding.c (the tables and rules in volumes.c)
+ *   VolumeZone          volume_zone.c
  *   PodTopologySpread   pod_topology_spread.c
  *   InterPodAffinity    interpod_affinity.c
  *   DynamicResources    dynamic_resources.c (refuses pods with DRA claims)
@@ -28,7 +31,10 @@ int sched_filter_taint_toleration(sched_plugin *out, bool with_state);
 int sched_filter_node_affinity(sched_plugin *out, bool with_state);
 int sched_filter_node_ports(sched_plugin *out, bool with_state);
 int sched_filter_resources_fit(sched_plugin *out, bool with_state);
+int sched_filter_volume_restrictions(sched_plugin *out, bool with_state);
+int sched_filter_node_volume_limits(sched_plugin *out, bool with_state);
 int sched_filter_volume_binding(sched_plugin *out, bool with_state);
+int sched_filter_volume_zone(sched_plugin *out, bool with_state);
 int sched_filter_topology_spread(sched_plugin *out, bool with_state);
 int sched_filter_interpod_affinity(sched_plugin *out, bool with_state);
 int sched_filter_dynamic_resources(sched_plugin *out, bool with_state);

@@ -10,17 +10,24 @@
 #include "scheduler/plugins/filters.h"
 #include "scheduler/plugins/scheduling_gates.h"
 
-const sched_filter_ctor sched_in_tree_filters[] = {sched_filter_node_ready,
-                                                   sched_filter_node_unschedulable,
-                                                   sched_filter_taint_toleration,
-                                                   sched_filter_node_affinity,
-                                                   sched_filter_node_ports,
-                                                   sched_filter_resources_fit,
-                                                   sched_filter_volume_binding,
-                                                   sched_filter_topology_spread,
-                                                   sched_filter_interpod_affinity,
-                                                   sched_filter_dynamic_resources,
-                                                   NULL};
+/* one per line, in run order (clang-format would pack them into a table) */
+/* clang-format off */
+const sched_filter_ctor sched_in_tree_filters[] = {
+    sched_filter_node_ready,
+    sched_filter_node_unschedulable,
+    sched_filter_taint_toleration,
+    sched_filter_node_affinity,
+    sched_filter_node_ports,
+    sched_filter_resources_fit,
+    sched_filter_volume_restrictions,
+    sched_filter_node_volume_limits,
+    sched_filter_volume_binding,
+    sched_filter_volume_zone,
+    sched_filter_topology_spread,
+    sched_filter_interpod_affinity,
+    sched_filter_dynamic_resources,
+    NULL};
+/* clang-format on */
 
 #define N_IN_TREE (sizeof sched_in_tree_filters / sizeof *sched_in_tree_filters - 1)
 
@@ -69,6 +76,8 @@ bool sched_filter_resolvable(sched_filter_id id, uint32_t detail) {
     switch (id) {
     case SCHED_FILTER_RESOURCES:
     case SCHED_FILTER_NODE_PORTS:
+    case SCHED_FILTER_VOLUME_RESTRICTIONS: /* the claim's user may be preempted */
+    case SCHED_FILTER_VOLUME_LIMITS:
         return true;
     case SCHED_FILTER_SPREAD:
         return detail == SCHED_SPREAD_SKEW;

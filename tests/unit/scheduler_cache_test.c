@@ -400,9 +400,9 @@ static void test_pod_transform_drops_others_unbound(void) {
     sched_cache_free(c);
 }
 
-/* A pending pod keeps the volumes that name a claim (and only those, trimmed); claim and
- * volume events reach the tables once tracking is on, a changed binding is a cluster change,
- * a status-only update is not. */
+/* A pod keeps the volumes that name a claim (and only those, trimmed); claim and volume events
+ * reach the tables once tracking is on, a changed binding is a cluster change, a status-only
+ * update is not; a bound pod's claims are recorded as in use until it is deleted. */
 static void test_claims_and_volumes(void) {
     rec r = {0};
     sched_cache *c = new_cache(&r, NULL);
@@ -454,6 +454,21 @@ static void test_claims_and_volumes(void) {
     CHECK_INT(sched_cache_claim_event(c, TM_WATCH_DELETED, bound, NULL, &err), 0);
     CHECK_INT(sched_volumes_volume_count(v), 0);
     CHECK_INT(sched_volumes_claim_count(v), 0);
+    /* a bound pod's claims count as used (VolumeRestrictions, NodeVolumeLimits) until it goes */
+    json_t *user = json_deep_copy(full);
+    json_object_set_new(json_object_get(user, "spec"), "nodeName", json_string("n1"));
+    json_t *user_slim = sched_cache_pod_transform(c, json_deep_copy(user));
+    CHECK_INT(sched_cache_pod_event(c, TM_WATCH_ADDED, user_slim, NULL, &err), 0);
+    const char *pns = tm_json_str(user, "metadata.namespace", ""),
+               *pname = tm_json_str(user, "metadata.name", "");
+    char eph[256];
+    snprintf(eph, sizeof eph, "%s-t", pname);
+    CHECK_INT(sched_volumes_claim_users(v, pns, "work", NULL), 1);
+    CHECK_INT(sched_volumes_claim_users(v, pns, eph, NULL), 1); /* the ephemeral one's name */
+    CHECK_INT(sched_cache_pod_event(c, TM_WATCH_DELETED, user_slim, NULL, &err), 0);
+    CHECK_INT(sched_volumes_claim_users(v, pns, "work", NULL), 0);
+    json_decref(user_slim);
+    json_decref(user);
     json_t *bad = parse("{\"metadata\":{\"name\":\"x\"}}");
     CHECK_INT(sched_cache_claim_event(c, TM_WATCH_ADDED, bad, NULL, &err), -1);
     CHECK_STR(err.msg, "PersistentVolumeClaim without metadata.namespace and .name");

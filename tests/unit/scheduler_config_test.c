@@ -20,6 +20,7 @@ static void test_defaults(void) {
     CHECK(sched_config_watches_namespace(c, "anything"));
     CHECK(!c->leader_elect);
     CHECK_INT(c->api_concurrency, 1000);
+    CHECK_INT(c->volume_bind_timeout_s, 600); /* kube's VolumeBinding bindTimeoutSeconds */
     CHECK_INT(sched_config_validate(c, &err), 0);
     sched_config_free(c);
 }
@@ -40,7 +41,7 @@ static void test_file(void) {
                     "namespaces: [a, b]\nport: 0\nqps: 12.5\nburst: 30\napiConcurrency: 64\n"
                     "taskKeys: {processLabel: proc}\n"
                     "leaderElection: {enabled: true, namespace: ops, leaseMs: 20000}\n"
-                    "log: {level: debug, format: json}\n";
+                    "log: {level: debug, format: json}\nvolumeBindTimeoutSeconds: 30\n";
     CHECKF(apply_yaml(c, y, &err) == 0, "%s", err.msg);
     CHECK_STR(c->scheduler_name, "mysched");
     CHECK_STR(c->policy, "fair");
@@ -58,6 +59,7 @@ static void test_file(void) {
     CHECK_STR(c->lease_namespace, "ops");
     CHECK_INT(c->lease_ms, 20000);
     CHECK_STR(c->log_format, "json");
+    CHECK_INT(c->volume_bind_timeout_s, 30);
     CHECK_INT(sched_config_validate(c, &err), 0);
     sched_config_free(c);
 }
@@ -80,6 +82,7 @@ static void test_file_errors(void) {
         {"scoreWeights: {TaintToleration: x}\n", "scoreWeights.TaintToleration must be an integer"},
         {"scoreWeights: 3\n", "scoreWeights must be a mapping"},
         {"scoreTieBreak: yes-please\n", "scoreTieBreak must be true or false"},
+        {"volumeBindTimeoutSeconds: 0\n", "volumeBindTimeoutSeconds must be an integer from 1"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         sched_config *c = sched_config_new();
