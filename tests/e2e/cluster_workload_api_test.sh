@@ -16,7 +16,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$REPO_ROOT/hack/lib.sh"
-KUBECTL=$TOOLS_BIN/kubectl
+KUBECTL=$KUBECTL_BIN
 ID=$(printf '%05d' $((RANDOM % 100000)))
 NS=e2e-wl-$ID
 SCHED=wl-e2e-$ID
