@@ -39,7 +39,7 @@ gang_kubectl() { "${KUBECTL:-kubectl}" "$@"; }
 gang_native_gv() {
   if [ -z "${GANG_NATIVE_GV:-}" ]; then
     local v
-    for v in v1beta1 v1alpha2; do
+    for v in v1beta1 v1alpha3 v1alpha2; do
       if gang_kubectl get --raw "/apis/scheduling.k8s.io/$v" 2>/dev/null |
         jq -e '.resources[] | select(.name == "podgroups")' >/dev/null 2>&1; then
         GANG_NATIVE_GV=scheduling.k8s.io/$v

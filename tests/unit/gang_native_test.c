@@ -5,6 +5,7 @@
 
 #include "harness.h"
 #include "lib/jsonutil.h"
+#include "scheduler/plugins/gang/gang.h"
 #include "scheduler/plugins/gang/native.h"
 #include "scheduler/plugins/gang/podgroup.h"
 
@@ -263,7 +264,46 @@ static void test_condition(void) {
     json_decref(none);
 }
 
+/* The registry: a native PodGroup declares the gang its pods name; basic is no gang; deleting
+ * the PodGroup leaves its pods waiting. */
+static void test_registry(void) {
+    sched_gang_registry *r = sched_gang_registry_new();
+    json_t *pod = J("{\"metadata\":{\"name\":\"w-1\",\"namespace\":\"ml\",\"uid\":\"u1\"},"
+                    "\"spec\":{\"schedulingGroup\":{\"podGroupName\":\"train\"}}}");
+    sched_gang_ref ref;
+    tm_err err = {0};
+    CHECK_INT(sched_gang_ref_from_pod_json(pod, &ref, &err), 0);
+    sched_gang *g = sched_gang_registry_set_member(r, &ref, "u1", "w-1", SCHED_GANG_POD_PENDING, 0);
+    CHECK(g != NULL && !sched_gang_active(g) && !g->declared);
+    json_t *d = g ? sched_gang_describe(g) : NULL;
+    CHECK_STR(tm_json_str(d, "kind", ""), "PodGroup");
+    CHECK_STR(tm_json_str(d, "message", ""), "waiting: the PodGroup does not exist (yet)");
+    json_decref(d);
+    json_t *pg = J("{\"metadata\":{\"name\":\"train\",\"namespace\":\"ml\"},\"spec\":{"
+                   "\"schedulingPolicy\":{\"gang\":{\"minCount\":2}}}}");
+    sched_native_podgroup np;
+    CHECK_INT(sched_native_podgroup_from_json(pg, &np, &err), 0);
+    sched_gang *g2 = sched_gang_registry_native(r, "ml", "train", &np.spec, np.basic, NULL, 0);
+    sched_native_podgroup_free(&np);
+    CHECK(g2 == g);
+    CHECK(sched_gang_active(g) && g->spec.min_member == 2);
+    /* the scheduler-plugins PodGroup of the same name is another gang */
+    sched_gang_ref other = {SCHED_GANG_PODGROUP, "ml", "train", "", ""};
+    char k1[SCHED_GANG_KEY_MAX], k2[SCHED_GANG_KEY_MAX];
+    CHECK(strcmp(sched_gang_ref_key(&ref, k1, sizeof k1),
+                 sched_gang_ref_key(&other, k2, sizeof k2)) != 0);
+    sched_gang_spec basic = {.min_member = 1};
+    sched_gang_registry_native(r, "ml", "train", &basic, true, NULL, 0);
+    CHECK(g->declared && g->basic && !sched_gang_active(g));
+    sched_gang_registry_forget_owner(r, SCHED_GANG_NATIVE, "ml", "train");
+    CHECK(!g->declared && !g->basic);
+    json_decref(pg);
+    json_decref(pod);
+    sched_gang_registry_free(r);
+}
+
 int main(void) {
+    RUN(test_registry);
     RUN(test_discovery_137);
     RUN(test_discovery_135);
     RUN(test_discovery_bad);

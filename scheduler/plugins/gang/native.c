@@ -7,12 +7,14 @@
 
 #include "lib/jsonutil.h"
 
-const char *const sched_native_versions[] = {"v1beta1", "v1alpha2", "v1alpha1"};
+/* v1alpha3 (1.37, alpha, with CompositePodGroup) has v1beta1's PodGroup shape; the beta is
+ * preferred when both are served. */
+const char *const sched_native_versions[] = {"v1beta1", "v1alpha3", "v1alpha2", "v1alpha1"};
 const size_t sched_native_n_versions = sizeof sched_native_versions / sizeof *sched_native_versions;
 
 /* The PodGroup condition type of each version (v1alpha1 has no PodGroup). */
 static const char *condition_of(const char *version) {
-    if (strcmp(version, "v1beta1") == 0)
+    if (strcmp(version, "v1beta1") == 0 || strcmp(version, "v1alpha3") == 0)
         return "PodGroupInitiallyScheduled";
     if (strcmp(version, "v1alpha2") == 0)
         return "PodGroupScheduled";

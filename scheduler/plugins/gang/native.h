@@ -8,7 +8,8 @@
  *                   status condition PodGroupScheduled
  *   1.37  v1beta1   the same objects; the PodGroup's reference becomes spec.workloadRef
  *                   {workloadName, templateName}; the condition PodGroupInitiallyScheduled,
- *                   which once True is never set back to False
+ *                   which once True is never set back to False; v1alpha3 (alpha, with
+ *                   CompositePodGroup) has the same PodGroup shape
  *
  * The version is never configured: the live scheduler reads the group's discovery document and
  * each version's resource list and asks sched_native_api_pick which to use. Pure (no I/O, the
