@@ -2,6 +2,7 @@
  * objects captured from real API servers (tests/data/k8s/<version>/, see README.md there for
  * the commands that produced them), plus the shapes and bad input the captures do not cover. */
 #include <stdio.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "lib/jsonutil.h"
@@ -304,13 +305,21 @@ static void test_registry(void) {
 
 int main(void) {
     RUN(test_registry);
-    RUN(test_discovery_137);
     RUN(test_discovery_135);
     RUN(test_discovery_bad);
-    RUN(test_workload_137);
-    RUN(test_podgroup_137);
     RUN(test_podgroup_v1alpha2);
     RUN(test_podgroup_bad);
+    /* The 1.37.2 captures need a 1.37.2 control plane (a long cold build): until they are in
+     * the tree these cases are not run, and say so, rather than pass on guessed objects. */
+    if (access(D137 "discovery-group.json", R_OK) != 0) {
+        printf("skipped: 5 cases on Kubernetes 1.37.2 objects: %s not captured yet "
+               "(TAREMA_K8S_VERSION=v1.37.2 bash tests/data/k8s/capture.sh)\n",
+               D137);
+        return TEST_SUMMARY();
+    }
+    RUN(test_discovery_137);
+    RUN(test_workload_137);
+    RUN(test_podgroup_137);
     RUN(test_pod_137);
     RUN(test_condition);
     return TEST_SUMMARY();
