@@ -36,6 +36,11 @@ struct tm_metric {
     series **s;
     size_t ns, cap;
     bool warned;
+    /* An alias (tm_metrics_alias) holds no series: it renders alias_of's under its own name,
+     * with nconst constant labels (labels[0..nconst), values const_vals) before alias_of's. */
+    tm_metric *alias_of;
+    char **const_vals;
+    size_t nconst;
 };
 
 struct tm_metrics {
@@ -72,6 +77,9 @@ static void metric_free(tm_metric *m) {
     for (size_t i = 0; i < m->nlabels; i++)
         free(m->labels[i]);
     free(m->labels);
+    for (size_t i = 0; i < m->nconst; i++)
+        free(m->const_vals[i]);
+    free(m->const_vals);
     free(m->bounds);
     free(m->name);
     free(m->help);
@@ -161,9 +169,12 @@ fail:
     return NULL;
 }
 
+/* alias_of (NULL for a metric of its own): the metric an alias shows, with the nconst values
+ * const_vals for the first nconst labels; set before the metric is published. */
 static tm_metric *register_metric(tm_metrics *reg, metric_kind kind, const char *name,
                                   const char *help, const char *const *labels, const double *bounds,
-                                  size_t nbounds, tm_err *err) {
+                                  size_t nbounds, tm_metric *alias_of,
+                                  const char *const *const_vals, size_t nconst, tm_err *err) {
     if (!reg)
         return tm_err_set(err, "metric %s: no registry", name ? name : "(null)"), NULL;
     if (!valid_name(name, true))
@@ -193,8 +204,17 @@ static tm_metric *register_metric(tm_metrics *reg, metric_kind kind, const char 
         if (!oom && nbounds)
             memcpy(m->bounds, bounds, nbounds * sizeof *bounds);
     }
-    /* A metric without labels has its one series from the start, so it renders as 0. */
-    if (!oom && m->nlabels == 0) {
+    if (!oom && alias_of) {
+        m->const_vals = calloc(nconst ? nconst : 1, sizeof *m->const_vals);
+        oom = !m->const_vals;
+        m->nconst = oom ? 0 : nconst; /* zeroed: metric_free frees what was copied */
+        for (size_t i = 0; !oom && i < nconst; i++)
+            oom = !(m->const_vals[i] = strdup(const_vals[i] ? const_vals[i] : ""));
+        m->alias_of = alias_of;
+    }
+    /* A metric without labels has its one series from the start, so it renders as 0 (an
+     * alias shows its metric's). */
+    if (!oom && m->nlabels == 0 && !alias_of) {
         m->s = malloc(sizeof *m->s);
         oom = !m->s || !(m->s[0] = series_new(m, NULL, 0));
         if (!oom)
@@ -231,18 +251,52 @@ static tm_metric *register_metric(tm_metrics *reg, metric_kind kind, const char 
 
 tm_metric *tm_metrics_counter(tm_metrics *reg, const char *name, const char *help,
                               const char *const *label_names, tm_err *err) {
-    return register_metric(reg, KIND_COUNTER, name, help, label_names, NULL, 0, err);
+    return register_metric(reg, KIND_COUNTER, name, help, label_names, NULL, 0, NULL, NULL, 0, err);
 }
 
 tm_metric *tm_metrics_gauge(tm_metrics *reg, const char *name, const char *help,
                             const char *const *label_names, tm_err *err) {
-    return register_metric(reg, KIND_GAUGE, name, help, label_names, NULL, 0, err);
+    return register_metric(reg, KIND_GAUGE, name, help, label_names, NULL, 0, NULL, NULL, 0, err);
 }
 
 tm_metric *tm_metrics_histogram(tm_metrics *reg, const char *name, const char *help,
                                 const char *const *label_names, const double *bounds,
                                 size_t nbounds, tm_err *err) {
-    return register_metric(reg, KIND_HISTOGRAM, name, help, label_names, bounds, nbounds, err);
+    return register_metric(reg, KIND_HISTOGRAM, name, help, label_names, bounds, nbounds, NULL,
+                           NULL, 0, err);
+}
+
+tm_metric *tm_metrics_alias(tm_metrics *reg, tm_metric *of, const char *name, const char *help,
+                            const char *const *const_labels, tm_err *err) {
+    if (!of)
+        return tm_err_set(err, "metric alias %s: no metric to alias", name ? name : "(null)"), NULL;
+    if (of->alias_of)
+        of = of->alias_of;
+    size_t nconst = 0;
+    while (const_labels && const_labels[nconst])
+        nconst++;
+    if (nconst % 2)
+        return tm_err_set(err, "metric alias %s: constant labels must come in name, value pairs",
+                          name ? name : "(null)"),
+               NULL;
+    nconst /= 2;
+    /* label names: the constant ones, then of's (checked together: none given twice) */
+    const char **names = calloc(nconst + of->nlabels + 1, sizeof *names);
+    if (!names)
+        return tm_err_set(err, "metric alias %s: out of memory", name ? name : "(null)"), NULL;
+    for (size_t i = 0; i < nconst; i++)
+        names[i] = const_labels[2 * i];
+    for (size_t i = 0; i < of->nlabels; i++)
+        names[nconst + i] = of->labels[i];
+    const char **vals = calloc(nconst ? nconst : 1, sizeof *vals);
+    for (size_t i = 0; vals && i < nconst; i++)
+        vals[i] = const_labels[2 * i + 1];
+    tm_metric *m = vals ? register_metric(reg, of->kind, name, help, names, of->bounds, of->nbounds,
+                                          of, vals, nconst, err)
+                        : (tm_err_set(err, "metric alias %s: out of memory", name), NULL);
+    free(names);
+    free(vals);
+    return m;
 }
 
 void tm_metrics_exp_buckets(double start, double factor, size_t n, double *out) {
@@ -304,6 +358,8 @@ static void misuse(tm_metric *m, const char *what) {
 
 static void update(tm_metric *m, const char *const *lv, double v, int op) {
     enum { OP_ADD, OP_SET, OP_OBSERVE };
+    if (m && m->alias_of)
+        m = m->alias_of;
     if (!m)
         return;
     pthread_mutex_lock(&m->mu);
@@ -354,6 +410,8 @@ void tm_metrics_observe(tm_metric *m, const char *const *lv, double v) {
 }
 
 double tm_metrics_value(tm_metric *m, const char *const *lv) {
+    if (m && m->alias_of)
+        m = m->alias_of;
     if (!m)
         return 0;
     pthread_mutex_lock(&m->mu);
@@ -364,6 +422,8 @@ double tm_metrics_value(tm_metric *m, const char *const *lv) {
 }
 
 uint64_t tm_metrics_count(tm_metric *m, const char *const *lv) {
+    if (m && m->alias_of)
+        m = m->alias_of;
     if (!m)
         return 0;
     pthread_mutex_lock(&m->mu);
@@ -418,14 +478,15 @@ static void put_escaped(FILE *f, const char *s, bool quote) {
     }
 }
 
-/* Writes {a="x",b="y"[,le="..."]}, or nothing when there are no labels at all. */
+/* Writes {a="x",b="y"[,le="..."]}, or nothing when there are no labels at all. m names the
+ * labels (an alias: its constant ones first), s holds the values of the rest. */
 static void put_labels(FILE *f, const tm_metric *m, const series *s, const char *le) {
     if (m->nlabels == 0 && !le)
         return;
     fputc('{', f);
     for (size_t i = 0; i < m->nlabels; i++) {
         fprintf(f, "%s%s=\"", i ? "," : "", m->labels[i]);
-        put_escaped(f, s->lv[i], true);
+        put_escaped(f, i < m->nconst ? m->const_vals[i] : s->lv[i - m->nconst], true);
         fputc('"', f);
     }
     if (le)
@@ -433,29 +494,37 @@ static void put_labels(FILE *f, const tm_metric *m, const series *s, const char 
     fputc('}', f);
 }
 
+static void render_series(FILE *f, const tm_metric *m, tm_metric *d);
+
 static void render_metric(FILE *f, tm_metric *m) {
+    /* d holds the series; m names them (the same metric, or an alias of d) */
+    tm_metric *d = m->alias_of ? m->alias_of : m;
     if (m->help[0]) {
         fprintf(f, "# HELP %s ", m->name);
         put_escaped(f, m->help, false);
         fputc('\n', f);
     }
     fprintf(f, "# TYPE %s %s\n", m->name, kind_names[m->kind]);
-    pthread_mutex_lock(&m->mu);
-    series **sorted = malloc((m->ns ? m->ns : 1) * sizeof *sorted);
+    render_series(f, m, d);
+}
+
+static void render_series(FILE *f, const tm_metric *m, tm_metric *d) {
+    pthread_mutex_lock(&d->mu);
+    series **sorted = malloc((d->ns ? d->ns : 1) * sizeof *sorted);
     if (!sorted) {
-        pthread_mutex_unlock(&m->mu);
+        pthread_mutex_unlock(&d->mu);
         return;
     }
-    if (m->ns)
-        memcpy(sorted, m->s, m->ns * sizeof *sorted);
+    if (d->ns)
+        memcpy(sorted, d->s, d->ns * sizeof *sorted);
     /* Insertion sort: qsort has no context argument for the label count, series counts are
      * small, and this keeps rendering reentrant without shared state. */
-    for (size_t i = 1; i < m->ns; i++) {
+    for (size_t i = 1; i < d->ns; i++) {
         series *key = sorted[i];
         size_t j = i;
         for (; j > 0; j--) {
             int c = 0;
-            for (size_t k = 0; k < m->nlabels && !c; k++)
+            for (size_t k = 0; k < d->nlabels && !c; k++)
                 c = strcmp(sorted[j - 1]->lv[k], key->lv[k]);
             if (c <= 0)
                 break;
@@ -464,9 +533,9 @@ static void render_metric(FILE *f, tm_metric *m) {
         sorted[j] = key;
     }
     char num[64], le[64];
-    for (size_t i = 0; i < m->ns; i++) {
+    for (size_t i = 0; i < d->ns; i++) {
         const series *s = sorted[i];
-        if (m->kind != KIND_HISTOGRAM) {
+        if (d->kind != KIND_HISTOGRAM) {
             fputs(m->name, f);
             put_labels(f, m, s, NULL);
             fmt_value(num, sizeof num, s->value);
@@ -474,10 +543,10 @@ static void render_metric(FILE *f, tm_metric *m) {
             continue;
         }
         uint64_t cum = 0;
-        for (size_t b = 0; b <= m->nbounds; b++) {
+        for (size_t b = 0; b <= d->nbounds; b++) {
             cum += s->buckets[b];
-            if (b < m->nbounds)
-                fmt_value(le, sizeof le, m->bounds[b]);
+            if (b < d->nbounds)
+                fmt_value(le, sizeof le, d->bounds[b]);
             else
                 snprintf(le, sizeof le, "+Inf");
             fprintf(f, "%s_bucket", m->name);
@@ -492,7 +561,7 @@ static void render_metric(FILE *f, tm_metric *m) {
         put_labels(f, m, s, NULL);
         fprintf(f, " %llu\n", (unsigned long long)s->count);
     }
-    pthread_mutex_unlock(&m->mu);
+    pthread_mutex_unlock(&d->mu);
     free(sorted);
 }
 

@@ -48,6 +48,15 @@ tm_metric *tm_metrics_histogram(tm_metrics *reg, const char *name, const char *h
                                 const char *const *label_names, const double *bounds,
                                 size_t nbounds, tm_err *err);
 
+/* An alias: the series of `of` shown a second time under another name and help, with constant
+ * labels before of's own (const_labels: name, value, name, value, ..., NULL; NULL for none).
+ * For dashboards written for another program's names (kube-scheduler's scheduler_* beside
+ * tarema_*): one update, two names, nothing counted twice. Updates and reads through the alias
+ * act on `of`. The same checks as registration (a name taken, a label name twice). Returns
+ * NULL with err. */
+tm_metric *tm_metrics_alias(tm_metrics *reg, tm_metric *of, const char *name, const char *help,
+                            const char *const *const_labels, tm_err *err);
+
 /* Fills out[0..n) with start, start*factor, start*factor^2, ... (start > 0, factor > 1). */
 void tm_metrics_exp_buckets(double start, double factor, size_t n, double *out);
 

@@ -113,13 +113,14 @@ static bool same_json(const json_t *a, const json_t *b) {
     return json_equal((json_t *)a, (json_t *)b);
 }
 
-/* What the filters and scores read of a node; a change elsewhere (heartbeat timestamps, images,
- * addresses) does not touch the snapshot. */
+/* What the filters and scores read of a node (images: ImageLocality); a change elsewhere
+ * (heartbeat timestamps, addresses) does not touch the snapshot. */
 static bool node_relevant_change(const json_t *a, const json_t *b) {
     return !same_json(tm_json_path(a, "metadata.labels"), tm_json_path(b, "metadata.labels")) ||
            !same_json(json_object_get(a, "spec"), json_object_get(b, "spec")) ||
            !same_json(tm_json_path(a, "status.allocatable"),
                       tm_json_path(b, "status.allocatable")) ||
+           !same_json(tm_json_path(a, "status.images"), tm_json_path(b, "status.images")) ||
            strcmp(ready_status(a), ready_status(b)) != 0;
 }
 
@@ -315,6 +316,13 @@ json_t *sched_cache_node_transform(void *cache, json_t *obj) {
         json_object_set(status, "capacity", json_object_get(st, "capacity"));
     size_t i;
     json_t *cnd;
+    if (json_array_size(json_object_get(st, "images"))) { /* names and sizes: ImageLocality */
+        static const char *const image_keys[] = {"names", "sizeBytes", NULL};
+        json_t *arr = json_array();
+        json_array_foreach(json_object_get(st, "images"), i, cnd)
+            json_array_append_new(arr, pick(cnd, image_keys));
+        json_object_set_new(status, "images", arr);
+    }
     json_array_foreach(json_object_get(st, "conditions"), i, cnd) {
         if (strcmp(tm_json_str(cnd, "type", ""), "Ready") == 0) {
             static const char *const cond_keys[] = {"type", "status", NULL};
@@ -329,11 +337,11 @@ json_t *sched_cache_node_transform(void *cache, json_t *obj) {
     return n;
 }
 
-/* Of a container: what requests, host ports and sidecar accounting read. */
+/* Of a container: what requests, host ports, sidecar accounting and ImageLocality read. */
 static json_t *trim_containers(const json_t *arr) {
     if (!json_is_array(arr))
         return NULL;
-    static const char *const ctr_keys[] = {"name", "ports", "restartPolicy", NULL};
+    static const char *const ctr_keys[] = {"name", "image", "ports", "restartPolicy", NULL};
     json_t *out = json_array();
     size_t i;
     json_t *c;

@@ -1,6 +1,6 @@
 /* nodespec.c: Kubernetes Node and TaskProfile JSON -> the snapshot's structs (podspec.h):
- * allocatable, labels, taints, readiness and cordon of a node; a TaskProfile's labels, per-group
- * runtimes and tail. Every error names the object and the field. */
+ * allocatable, labels, taints, readiness, cordon and images of a node; a TaskProfile's labels,
+ * per-group runtimes and tail. Every error names the object and the field. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +9,51 @@
 #include "lib/jsonutil.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/backend/podspec_internal.h"
+
+/* status.images -> the node's image names and sizes (ImageLocality). Every name of an image
+ * gets the image's sizeBytes. A malformed entry is an error naming it. */
+static int node_images(sched_node *n, const json_t *images, tm_err *err) {
+    if (!images || json_is_null(images))
+        return 0;
+    if (!json_is_array(images))
+        return tm_err_set(err, "node %s: status.images is not a list", n->name);
+    size_t total = 0, i, k;
+    const json_t *im, *nm;
+    json_array_foreach(images, i, im) total += json_array_size(json_object_get(im, "names"));
+    if (!total)
+        return 0;
+    const char **names = malloc(total * sizeof *names);
+    int64_t *sizes = malloc(total * sizeof *sizes);
+    size_t m = 0;
+    int rc = names && sizes ? 0 : tm_err_set(err, "out of memory");
+    json_array_foreach(images, i, im) {
+        const json_t *sz = json_object_get(im, "sizeBytes"), *nms = json_object_get(im, "names");
+        if (rc != 0)
+            break;
+        if (!json_is_object(im) || (nms && !json_is_array(nms)) ||
+            (sz && (!json_is_integer(sz) || json_integer_value(sz) < 0))) {
+            rc = tm_err_set(err,
+                            "node %s: status.images[%zu] needs a names list and a sizeBytes "
+                            "integer >= 0",
+                            n->name, i);
+            break;
+        }
+        json_array_foreach(nms, k, nm) {
+            if (!json_is_string(nm)) {
+                rc = tm_err_set(err, "node %s: status.images[%zu].names[%zu] is not a string",
+                                n->name, i, k);
+                break;
+            }
+            names[m] = json_string_value(nm);
+            sizes[m++] = sz ? json_integer_value(sz) : 0;
+        }
+    }
+    if (rc == 0 && sched_node_set_images(n, names, sizes, m) != 0)
+        rc = tm_err_set(err, "out of memory");
+    free(names);
+    free(sizes);
+    return rc;
+}
 
 sched_node *sched_node_from_json(sched_snapshot *s, const json_t *node, tm_err *err) {
     const json_t *meta = json_object_get(node, "metadata");
@@ -63,6 +108,8 @@ sched_node *sched_node_from_json(sched_snapshot *s, const json_t *node, tm_err *
         if (type && strcmp(type, "Ready") == 0)
             n->ready = st && strcmp(st, "True") == 0;
     }
+    if (node_images(n, json_object_get(status, "images"), err) != 0)
+        goto fail;
     return n;
 fail:
     sched_node_free(n);

@@ -52,6 +52,14 @@ void sched_pod_free(sched_pod *p) {
         tm_selector_free(p->spread[i].selector);
     }
     free(p->spread);
+    for (size_t i = 0; i < p->n_soft_spread; i++) {
+        free(p->soft_spread[i].topology_key);
+        tm_selector_free(p->soft_spread[i].selector);
+    }
+    free(p->soft_spread);
+    for (size_t i = 0; i < p->n_images; i++)
+        free(p->images[i]);
+    free(p->images);
     free(p->ns);
     free(p->name);
     free(p->uid);

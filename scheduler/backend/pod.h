@@ -14,8 +14,9 @@
 #include "scheduler/backend/match.h"
 #include "scheduler/backend/snapshot.h"
 
-/* One topologySpreadConstraint with whenUnsatisfiable: DoNotSchedule (ScheduleAnyway ones are
- * scoring and not kept). matchLabelKeys are already merged into selector. */
+/* One topologySpreadConstraint: whenUnsatisfiable DoNotSchedule ones (the filter) in
+ * sched_pod.spread, ScheduleAnyway ones (PodTopologySpread's score) in sched_pod.soft_spread.
+ * matchLabelKeys are already merged into selector. */
 typedef struct sched_spread {
     int32_t max_skew;
     char *topology_key;
@@ -60,6 +61,13 @@ typedef struct sched_pod {
     sched_pod_prefs *pod_prefs; /* preferred pod (anti-)affinity terms, NULL when none */
     sched_spread *spread;       /* DoNotSchedule topology spread constraints */
     size_t n_spread;
+    sched_spread *soft_spread; /* ScheduleAnyway ones (scoring only) */
+    size_t n_soft_spread;
+    /* The image of every init and regular container, normalised as kube-scheduler's
+     * ImageLocality does (":latest" added when there is no tag nor digest); "" for a container
+     * without one. n_images is the number of containers, which ImageLocality's scale needs. */
+    char **images;
+    size_t n_images;
     bool terminating; /* metadata.deletionTimestamp is set */
     /* PersistentVolumeClaims of spec.volumes (generic ephemeral volumes as <pod>-<volume>), in
      * the pod's namespace; the VolumeBinding filter reads them. */

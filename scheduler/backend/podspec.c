@@ -358,7 +358,8 @@ static int parse_spread_one(sched_pod *p, const json_t *c, const char *where, sc
                                   o->selector, where, err);
 }
 
-/* spec.topologySpreadConstraints, keeping the DoNotSchedule ones. */
+/* spec.topologySpreadConstraints: DoNotSchedule ones into p->spread, ScheduleAnyway ones into
+ * p->soft_spread. */
 static int parse_spread(sched_pod *p, const json_t *spec, tm_err *err) {
     const json_t *arr = json_object_get(spec, "topologySpreadConstraints");
     if (!arr || json_is_null(arr))
@@ -366,7 +367,8 @@ static int parse_spread(sched_pod *p, const json_t *spec, tm_err *err) {
     if (!json_is_array(arr))
         return tm_err_set(err, "pod %s/%s: spec.topologySpreadConstraints is not a list", p->ns,
                           p->name);
-    if (!(p->spread = calloc(json_array_size(arr) + 1, sizeof *p->spread)))
+    if (!(p->spread = calloc(json_array_size(arr) + 1, sizeof *p->spread)) ||
+        !(p->soft_spread = calloc(json_array_size(arr) + 1, sizeof *p->soft_spread)))
         return tm_err_set(err, "out of memory");
     size_t i;
     const json_t *c;
@@ -379,11 +381,10 @@ static int parse_spread(sched_pod *p, const json_t *spec, tm_err *err) {
                               "pod %s/%s: %s.whenUnsatisfiable \"%s\" is not DoNotSchedule or "
                               "ScheduleAnyway",
                               p->ns, p->name, where, wu ? wu : "");
-        if (strcmp(wu, "ScheduleAnyway") == 0)
-            continue; /* a scoring preference, not a filter */
-        int rc = parse_spread_one(p, c, where, &p->spread[p->n_spread], err);
-        p->n_spread++; /* counted even on error so sched_pod_free frees it */
-        if (rc != 0)
+        bool soft = strcmp(wu, "ScheduleAnyway") == 0; /* a scoring preference, not a filter */
+        sched_spread *o = soft ? &p->soft_spread[p->n_soft_spread++] : &p->spread[p->n_spread++];
+        /* counted before parsing so sched_pod_free frees what an error leaves */
+        if (parse_spread_one(p, c, where, o, err) != 0)
             return -1;
     }
     return 0;
@@ -806,6 +807,44 @@ static int parse_expected_duration(sched_pod *p, const json_t *ann, const json_t
     return 0;
 }
 
+/* One container image as kube-scheduler's ImageLocality looks it up on a node: with ":latest"
+ * added when the name has no tag (no ':' after the last '/'; a digest "@sha256:..." has one). */
+static char *normalized_image(const char *img) {
+    const char *colon = strrchr(img, ':'), *slash = strrchr(img, '/');
+    bool tagged = colon && (!slash || colon > slash);
+    size_t n = strlen(img);
+    char *out = malloc(n + (tagged ? 1 : sizeof ":latest"));
+    if (out) {
+        memcpy(out, img, n + 1);
+        if (!tagged && *img)
+            memcpy(out + n, ":latest", sizeof ":latest");
+    }
+    return out;
+}
+
+/* The images of spec.initContainers and spec.containers, in that order (ImageLocality). */
+static int parse_images(sched_pod *p, const json_t *spec, tm_err *err) {
+    static const char *const lists[] = {"initContainers", "containers"};
+    size_t total = 0;
+    for (size_t l = 0; l < 2; l++)
+        total += json_array_size(json_object_get(spec, lists[l]));
+    if (!total)
+        return 0;
+    if (!(p->images = calloc(total, sizeof *p->images)))
+        return tm_err_set(err, "out of memory");
+    for (size_t l = 0; l < 2; l++) {
+        size_t i;
+        const json_t *c;
+        json_array_foreach(json_object_get(spec, lists[l]), i, c) {
+            const char *img = podspec_obj_str(c, "image");
+            if (!(p->images[p->n_images] = normalized_image(img ? img : "")))
+                return tm_err_set(err, "out of memory");
+            p->n_images++;
+        }
+    }
+    return 0;
+}
+
 sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched_keys *keys,
                                tm_err *err) {
     sched_keys dk = sched_keys_default();
@@ -863,7 +902,7 @@ sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched
         parse_node_selector(p, json_object_get(spec, "nodeSelector"), err) != 0 ||
         parse_affinity(p, spec, err) != 0 || parse_interpod(p, meta, spec, err) != 0 ||
         parse_claims(p, spec, err) != 0 || parse_expected_duration(p, ann, spec, err) != 0 ||
-        parse_scheduling_gates(p, spec, err) != 0)
+        parse_scheduling_gates(p, spec, err) != 0 || parse_images(p, spec, err) != 0)
         goto fail;
     return p;
 fail:

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "lib/labelvalue.h"
+#include "scheduler/backend/namecount.h"
 
 /* ---- string map: key -> void*, keys borrowed from the values' own storage ---- */
 
@@ -153,6 +154,8 @@ struct sched_snapshot {
     uint32_t *c_rank;
     uint32_t *c_taint;
     int64_t *c_free[SCHED_RES_MAX];
+    size_t n_prefer_taint;   /* nodes with a PreferNoSchedule taint (sched_node_cols) */
+    sched_namecount *images; /* image name -> nodes holding it (namecount.h) */
 };
 
 static const char *const builtin_res[SCHED_RES_FIRST_EXT] = {"cpu", "memory", "ephemeral-storage",
@@ -217,6 +220,7 @@ void sched_snapshot_free(sched_snapshot *s) {
     free_groups(s);
     free(s->by_name);
     free(s->cols_block);
+    sched_namecount_free(s->images);
     free(s);
 }
 
@@ -358,6 +362,37 @@ void sched_snapshot_node_cols(const sched_snapshot *s, sched_node_cols *out) {
     out->hard_taint = s->c_taint;
     for (int r = 0; r < SCHED_RES_MAX; r++)
         out->free[r] = s->c_free[r];
+    out->n_prefer_taint = s->n_prefer_taint;
+}
+
+static bool has_prefer_taint(const sched_node *n) {
+    for (size_t t = 0; t < n->n_taints; t++)
+        if (n->taints[t].effect == SCHED_EFFECT_PREFER_NO_SCHEDULE)
+            return true;
+    return false;
+}
+
+size_t sched_snapshot_image_nodes(const sched_snapshot *s, const char *name) {
+    return sched_namecount_get(s->images, name);
+}
+
+size_t sched_snapshot_image_names(const sched_snapshot *s) {
+    return sched_namecount_live(s->images);
+}
+
+/* Counts node n's image names once more (sign +1) or once less (-1). All or nothing: -1 when
+ * out of memory adding (then none of n's names is counted). */
+static int count_images(sched_snapshot *s, const sched_node *n, int sign) {
+    for (size_t i = 0; i < n->n_images; i++) {
+        if (sign < 0) {
+            sched_namecount_drop(s->images, n->images[i].name);
+        } else if (sched_namecount_add(&s->images, n->images[i].name) != 0) {
+            while (i-- > 0)
+                sched_namecount_drop(s->images, n->images[i].name);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* Counts every recorded pod naming node n that is not counted yet. */
@@ -377,6 +412,14 @@ static void attach_pods(sched_snapshot *s, sched_node *n) {
     }
 }
 
+/* A new node that could not be added: its image and taint counts out again, the node freed. */
+static int put_node_undo(sched_snapshot *s, sched_node *node, tm_err *err) {
+    count_images(s, node, -1);
+    s->n_prefer_taint -= has_prefer_taint(node);
+    sched_node_free(node);
+    return tm_err_set(err, "out of memory adding a node");
+}
+
 int sched_snapshot_put_node(sched_snapshot *s, sched_node *node, tm_err *err) {
     if (!node || !node->name || !*node->name) {
         sched_node_free(node);
@@ -384,10 +427,19 @@ int sched_snapshot_put_node(sched_snapshot *s, sched_node *node, tm_err *err) {
     }
     node_parse_tarema(node);
     node->group = -1;
+    /* the node's images are counted first: the only step here that can fail leaves nothing
+     * changed (undone below if adding the node fails later) */
+    if (count_images(s, node, +1) != 0) {
+        sched_node_free(node);
+        return tm_err_set(err, "out of memory adding a node's images");
+    }
+    s->n_prefer_taint += has_prefer_taint(node);
     s->dirty = true;
     uintptr_t idx1 = (uintptr_t)smap_get(&s->node_idx, node->name);
     if (idx1) {
         sched_node *old = s->nodes[idx1 - 1];
+        count_images(s, old, -1);
+        s->n_prefer_taint -= has_prefer_taint(old);
         node->requested = old->requested;
         s->nodes[idx1 - 1] = node;
         cols_sync(s, idx1 - 1, false);
@@ -396,25 +448,19 @@ int sched_snapshot_put_node(sched_snapshot *s, sched_node *node, tm_err *err) {
         sched_node_free(old);
         return 0;
     }
-    if (cols_reserve(s, s->n_nodes + 1) != 0) {
-        sched_node_free(node);
-        return tm_err_set(err, "out of memory adding a node");
-    }
+    if (cols_reserve(s, s->n_nodes + 1) != 0)
+        return put_node_undo(s, node, err);
     if (s->n_nodes == s->cap_nodes) {
         size_t ncap = s->cap_nodes ? s->cap_nodes * 2 : 64;
         sched_node **nn = realloc(s->nodes, ncap * sizeof *nn);
-        if (!nn) {
-            sched_node_free(node);
-            return tm_err_set(err, "out of memory adding a node");
-        }
+        if (!nn)
+            return put_node_undo(s, node, err);
         s->nodes = nn;
         s->cap_nodes = ncap;
     }
     memset(&node->requested, 0, sizeof node->requested);
-    if (smap_put(&s->node_idx, node->name, (void *)(uintptr_t)(s->n_nodes + 1)) != 0) {
-        sched_node_free(node);
-        return tm_err_set(err, "out of memory adding a node");
-    }
+    if (smap_put(&s->node_idx, node->name, (void *)(uintptr_t)(s->n_nodes + 1)) != 0)
+        return put_node_undo(s, node, err);
     s->nodes[s->n_nodes++] = node;
     attach_pods(s, node);
     cols_sync(s, s->n_nodes - 1, true);
@@ -438,6 +484,8 @@ int sched_snapshot_remove_node(sched_snapshot *s, const char *name) {
         }
     }
     smap_del(&s->node_idx, name);
+    count_images(s, n, -1);
+    s->n_prefer_taint -= has_prefer_taint(n);
     sched_node_free(n);
     s->n_flagged -= s->c_flags[i] != 0;
     s->n_nodes--;
@@ -907,6 +955,8 @@ void sched_node_free(sched_node *n) {
     }
     free(n->labels);
     free(n->taints);
+    free(n->images);
+    free(n->image_block);
     free(n->name);
     free(n);
 }

@@ -79,6 +79,13 @@ typedef struct sched_taint {
     sched_effect effect;
 } sched_taint;
 
+/* One name of an image the node holds (status.images[].names: an image has several, tag and
+ * digest), with the image's size; ImageLocality looks the pod's images up by name. */
+typedef struct sched_node_image {
+    const char *name; /* into the node's image_block */
+    int64_t size;     /* sizeBytes */
+} sched_node_image;
+
 /* One node. Built by sched_node_new / sched_node_from_json (podspec.h), then handed to the
  * snapshot, which owns it from then on. Fields are public so the simulator can fill them. */
 typedef struct sched_node {
@@ -90,6 +97,11 @@ typedef struct sched_node {
     bool ready;         /* condition Ready=True */
     bool unschedulable; /* spec.unschedulable */
     sched_resources allocatable;
+    /* status.images, one entry per name, sorted by name (sched_node_set_images), the names in
+     * one block: a node of 50 images costs two allocations, not a hundred. */
+    sched_node_image *images;
+    size_t n_images;
+    char *image_block;
     /* Managed by the snapshot, read-only for everyone else: */
     sched_resources requested; /* sum of the requests of the pods on this node (incl. assumed) */
     int labels_t[SCHED_NFEAT]; /* tarema.io/{cpu,mem,io}, 0 when absent or not a positive int */
@@ -335,7 +347,16 @@ typedef struct sched_node_cols {
     const uint32_t *hard_taint;
     /* allocatable - requested, per resource slot (every slot, used or not) */
     const int64_t *free[SCHED_RES_MAX];
+    /* nodes with at least one PreferNoSchedule taint: TaintToleration's score has nothing to
+     * say when 0, known without looking at any node */
+    size_t n_prefer_taint;
 } sched_node_cols;
+
+/* How many nodes of the snapshot hold an image of this name (status.images[].names), and how
+ * many distinct image names the nodes report at all (0: ImageLocality has nothing to score).
+ * Kept current on every node put/remove (images.c). */
+size_t sched_snapshot_image_nodes(const sched_snapshot *s, const char *name);
+size_t sched_snapshot_image_names(const sched_snapshot *s);
 void sched_snapshot_node_cols(const sched_snapshot *s, sched_node_cols *out);
 
 /* Requested share of a node: the larger of its cpu and memory shares (requested /
@@ -351,6 +372,11 @@ sched_node *sched_node_new(const char *name);
 int sched_node_set_label(sched_node *n, const char *key, const char *value);
 const char *sched_node_label(const sched_node *n, const char *key); /* NULL when absent */
 int sched_node_add_taint(sched_node *n, const char *key, const char *value, sched_effect effect);
+/* Replaces the node's images with names[0..k-1] of sizes[0..k-1] (copied, sorted, a repeated
+ * name kept once with its first size). -1 only when out of memory (the node keeps none then). */
+int sched_node_set_images(sched_node *n, const char *const *names, const int64_t *sizes, size_t k);
+/* The size of the node's image of that name, -1 when it has none. */
+int64_t sched_node_image_size(const sched_node *n, const char *name);
 void sched_node_free(sched_node *n);
 
 #endif

@@ -211,6 +211,13 @@ static json_t *nodes_json(const sched_snapshot *s, const sched_framework *fw, co
                 json_object_set_new(parts, pn[j], json_integer(pv[j]));
             if (parts) /* the weighted, normalised parts of score (preferences were scored) */
                 json_object_set_new(o, "scoreParts", parts);
+            /* no preference scored: the secondary scores that broke the policy's ties */
+            np = sched_framework_tie_parts(fw, i, pn, pv, SCHED_MAX_PLUGINS);
+            json_t *ties = np ? json_object() : NULL;
+            for (size_t j = 0; ties && j < np; j++)
+                json_object_set_new(ties, pn[j], json_integer(pv[j]));
+            if (ties)
+                json_object_set_new(o, "tieBreakParts", ties);
             json_object_set_new(o, "extenderScore",
                                 json_integer(sched_framework_extender_score(fw, i)));
             if (views)

@@ -95,15 +95,18 @@ static int64_t normalize_default(int64_t raw, int64_t max, bool reverse) {
  * (the policy's raw scores) is left as it is. The policy's raw scores, of any sign and range,
  * are mapped min..max -> 0..100 (all 100 when equal). Parts kept per node for explain. */
 static void combine_preferences(sched_framework *fw, sched_snapshot *s, size_t nf) {
-    fw->prefs = false;
+    fw->prefs = fw->secondary = false;
     for (size_t j = 1; j < fw->n_plugins; j++) {
         const sched_plugin *pl = &fw->plugins[j];
         fw->pref[j] = pl->pref_score && pl->pref_weight > 0 &&
                       (!pl->pref_pre_score || pl->pref_pre_score(pl->state, &fw->cyc));
-        fw->prefs |= fw->pref[j];
+        if (pl->pref_secondary)
+            fw->secondary |= fw->pref[j];
+        else
+            fw->prefs |= fw->pref[j];
     }
     if (!fw->prefs)
-        return;
+        return; /* the policy decides; the secondary scores may break its ties (select) */
     int64_t *part = fw->part;
     size_t np = fw->n_plugins;
     int64_t mn = fw->fscore[0], mx = fw->fscore[0];
@@ -132,9 +135,10 @@ static void combine_preferences(sched_framework *fw, sched_snapshot *s, size_t n
         }
         for (size_t k = 0; k < nf; k++) {
             int64_t raw = part[k * np + j];
-            int64_t v = !pl->pref_minmax ? normalize_default(raw, pmax, pl->pref_reverse)
-                        : pmax > pmin    ? SCHED_MAX_NODE_SCORE * (raw - pmin) / (pmax - pmin)
-                                         : 0;
+            int64_t v = pl->pref_raw       ? raw
+                        : !pl->pref_minmax ? normalize_default(raw, pmax, pl->pref_reverse)
+                        : pmax > pmin      ? SCHED_MAX_NODE_SCORE * (raw - pmin) / (pmax - pmin)
+                                           : 0;
             part[k * np + j] = pl->pref_weight * v;
         }
     }
@@ -146,6 +150,37 @@ static void combine_preferences(sched_framework *fw, sched_snapshot *s, size_t n
     }
 }
 
+/* Among the feasible nodes whose score ties with the best (mx), the one with the highest
+ * weighted sum of the secondary scores (pref_secondary plugins that had something to say),
+ * ties by name order; bi when it stays the best. Only when no preference was combined. */
+static uint32_t break_ties(sched_framework *fw, sched_snapshot *s, size_t nf, int64_t mx,
+                           uint32_t bi, const uint32_t *name_rank) {
+    uint32_t best = bi;
+    int64_t best_sec = -1;
+    size_t tied = 0;
+    for (size_t k = 0; k < nf && tied < 2; k++)
+        tied += fw->fscore[k] == mx;
+    if (tied < 2)
+        return bi;
+    for (size_t k = 0; k < nf; k++) {
+        if (fw->fscore[k] != mx)
+            continue;
+        uint32_t i = fw->feas[k];
+        const sched_node *n = sched_snapshot_node(s, i);
+        int64_t sec = 0;
+        for (size_t j = 1; j < fw->n_plugins; j++) {
+            const sched_plugin *pl = &fw->plugins[j];
+            if (pl->pref_secondary && fw->pref[j])
+                sec += pl->pref_weight * pl->pref_score(pl->state, &fw->cyc, n);
+        }
+        if (sec > best_sec || (sec == best_sec && name_rank[i] < name_rank[best])) {
+            best_sec = sec;
+            best = i;
+        }
+    }
+    return best;
+}
+
 /* PreFilter -> Filter -> PreScore -> Score -> select. PostFilter, when nothing fits, is the
  * caller's next step (sched_framework_post_filter): explain and the extender run this same
  * function and must not trigger it. */
@@ -154,7 +189,8 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
     memset(d, 0, sizeof *d);
     d->node = -1;
     fw->have_cycle = false;
-    fw->prefs = false;
+    fw->prefs = fw->secondary = false;
+    fw->n_feas = 0;
     sched_snapshot_refresh(s);
     size_t n = sched_snapshot_node_count(s);
     if (fw_ensure_cap(fw, n, err) != 0)
@@ -167,6 +203,7 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
     if (pre_filter(fw, err) != 0)
         return -1;
     size_t nf = fw_filter_nodes(fw, s, p);
+    fw->n_feas = nf;
 
     /* PreScore */
     for (size_t k = 0; k < fw->n_plugins; k++) {
@@ -223,6 +260,8 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
         }
         fw->min_score = mn;
         fw->max_score = mx;
+        if (fw->tie_break && fw->secondary && !fw->prefs)
+            bi = break_ties(fw, s, nf, mx, bi, name_rank);
         best = (int)bi;
         best_score = mx;
     }

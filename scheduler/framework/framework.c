@@ -91,7 +91,8 @@ int sched_framework_set_score_weight(sched_framework *fw, const char *plugin, in
     if (!pl && strcmp(plugin, "policy") != 0)
         return tm_err_set(err,
                           "scoreWeights.%s: no such score plugin (policy, NodeAffinity, "
-                          "TaintToleration, PodTopologySpread, InterPodAffinity)",
+                          "TaintToleration, PodTopologySpread, InterPodAffinity, "
+                          "NodeResourcesBalancedAllocation, ImageLocality)",
                           plugin);
     if (weight < 0 || weight > SCHED_SCORE_WEIGHT_MAX)
         return tm_err_set(err, "scoreWeights.%s: weight %d is not in 0..%d", plugin, weight,
@@ -127,17 +128,49 @@ size_t sched_framework_score_parts(const sched_framework *fw, size_t node, const
     return n;
 }
 
+void sched_framework_set_tie_break(sched_framework *fw, bool on) {
+    fw->tie_break = on;
+}
+
+size_t sched_framework_tie_parts(const sched_framework *fw, size_t node, const char **names,
+                                 int64_t *parts, size_t max) {
+    if (!fw->have_cycle || fw->prefs || !fw->secondary || !fw->tie_break || node >= fw->n_nodes ||
+        fw->status[node] != SCHED_FILTER_OK)
+        return 0;
+    const sched_node *n = sched_snapshot_node(fw->cyc.snap, node);
+    size_t k = 0;
+    for (size_t j = 1; n && j < fw->n_plugins && k < max; j++) {
+        const sched_plugin *pl = &fw->plugins[j];
+        if (!pl->pref_secondary || !fw->pref[j])
+            continue;
+        names[k] = pl->name;
+        parts[k++] = pl->pref_weight * pl->pref_score(pl->state, &fw->cyc, n);
+    }
+    return k;
+}
+
 const char *const sched_score_weight_keys[SCHED_SCORE_WEIGHT_KEYS + 1] = {
-    "policy", "NodeAffinity", "TaintToleration", "PodTopologySpread", "InterPodAffinity", NULL};
+    "policy",           "NodeAffinity",
+    "TaintToleration",  "PodTopologySpread",
+    "InterPodAffinity", "NodeResourcesBalancedAllocation",
+    "ImageLocality",    NULL};
+
+const uint32_t *sched_framework_feasible(const sched_framework *fw, size_t *n) {
+    *n = fw->n_feas;
+    return fw->feas;
+}
 
 sched_score_weights sched_score_weights_default(void) {
     sched_score_weights ws;
     for (size_t k = 0; k < SCHED_SCORE_WEIGHT_KEYS; k++)
         ws.w[k] = -1;
+    ws.tie_break = -1;
     return ws;
 }
 
 int sched_framework_apply_weights(sched_framework *fw, const sched_score_weights *ws, tm_err *err) {
+    if (ws && ws->tie_break >= 0)
+        fw->tie_break = ws->tie_break > 0;
     for (size_t k = 0; ws && k < SCHED_SCORE_WEIGHT_KEYS; k++) {
         const char *key = sched_score_weight_keys[k];
         if (ws->w[k] < 0 || (k && !pref_plugin(fw, key)))

@@ -233,18 +233,30 @@ typedef struct sched_plugin {
                         char *buf, size_t size);
 
     /* ---- preference scoring: kube-scheduler's PreScore/Score/NormalizeScore of a weighted
-     * Score plugin (NodeAffinity, TaintToleration, PodTopologySpread, InterPodAffinity) ----
-     * When at least one plugin's pref_pre_score says it has something to say about the pod,
-     * every node's total is policy_weight * (the policy's score, min..max -> 0..100) plus, per
-     * such plugin, pref_weight * (its raw score, DefaultNormalizeScore -> 0..100). When none
-     * has, the policy's raw score alone decides, as if these hooks were absent. */
+     * Score plugin (NodeAffinity, TaintToleration, PodTopologySpread, InterPodAffinity,
+     * NodeResourcesBalancedAllocation, ImageLocality) ----
+     * When at least one plugin's pref_pre_score (pref_secondary ones aside) says it has
+     * something to say about the pod, every node's total is policy_weight * (the policy's
+     * score, min..max -> 0..100) plus, per such plugin, pref_weight * (its raw score,
+     * DefaultNormalizeScore -> 0..100). When none has, the policy's raw score alone decides,
+     * as if these hooks were absent (the secondary scores at most break its ties,
+     * sched_framework_set_tie_break). */
     /* PreScore: false when the plugin has nothing to say about this pod (kube's Skip). */
     bool (*pref_pre_score)(void *state, const sched_cycle *c);
     /* Raw preference score (>= 0) of a feasible node. */
     int64_t (*pref_score)(void *state, const sched_cycle *c, const sched_node *n);
     bool pref_reverse; /* fewer is better: normalised to 100 - 100 * raw / max */
     bool pref_minmax;  /* raw of any sign: normalised min..max -> 0..100 (0 when equal) */
-    int pref_weight;   /* weight of the normalised score (sched_framework_set_score_weight) */
+    bool pref_raw;     /* already 0..100 (no NormalizeScore in kube, or the plugin's own,
+                        * done in its PreScore): taken as it is */
+    /* A resource-shape score the policy already stands for (NodeResourcesBalancedAllocation,
+     * ImageLocality): it does not by itself turn the weighted sum on. When a user-written
+     * preference is scored it is one more weighted part, as in kube-scheduler; when none is,
+     * the policy's raw score decides, and with the tie-break on (sched_framework_set_tie_break)
+     * this score breaks its exact ties (the sum of the secondary scores, weighted, before node
+     * name order). */
+    bool pref_secondary;
+    int pref_weight; /* weight of the normalised score (sched_framework_set_score_weight) */
 } sched_plugin;
 
 /* kube-scheduler's MaxNodeScore: a normalised score is 0..100. */
@@ -253,8 +265,14 @@ typedef struct sched_plugin {
  * (NodeAffinity 2, TaintToleration 3, PodTopologySpread 2, InterPodAffinity 2: kube-scheduler's
  * defaults). 1, the weight of the kube-scheduler plugins the policy stands for
  * (NodeResourcesFit, NodeResourcesBalancedAllocation): a preference the user wrote outweighs
- * the node-group choice, which still decides among the nodes the preferences rate alike. */
+ * the node-group choice, which still decides among the nodes the preferences rate alike.
+ * BalancedAllocation and ImageLocality themselves are secondary scores (pref_secondary): a
+ * weighted part beside a user preference, else only the policy's tie-break. */
 #define SCHED_POLICY_WEIGHT_DEFAULT 1
+/* The feasible nodes of the cycle under way (node indices, *n of them), from PreScore on:
+ * for a score plugin whose PreScore needs them, as kube hands PreScore the filtered nodes
+ * (PodTopologySpread sizes its domains by them). Valid until the next schedule call. */
+const uint32_t *sched_framework_feasible(const sched_framework *fw, size_t *n);
 /* The highest weight accepted (kube-scheduler's config allows 1..100 per plugin). */
 #define SCHED_SCORE_WEIGHT_MAX 100
 
@@ -361,14 +379,26 @@ int sched_framework_set_score_weight(sched_framework *fw, const char *plugin, in
  * how many (0 when the policy's raw score alone decided, or the node was filtered out). */
 size_t sched_framework_score_parts(const sched_framework *fw, size_t node, const char **names,
                                    int64_t *parts, size_t max);
+/* Whether the secondary scores (pref_secondary) break the policy's exact ties when no
+ * preference is scored (config scoreTieBreak). Off by default: the policy's placements, and
+ * so the simulator's figures, stay what they were (ties to the name order); on, a plain pod
+ * goes, among the nodes the policy rates alike, to the most balanced node or the one holding
+ * its images, as kube-scheduler would send it. */
+void sched_framework_set_tie_break(sched_framework *fw, bool on);
+/* When the policy's raw score decided alone but secondary scores (pref_secondary) had
+ * something to say and the tie-break is on, they broke its ties: their weighted scores of feasible
+ * node `node` in the last cycle, as score_parts gives parts; 0 otherwise. */
+size_t sched_framework_tie_parts(const sched_framework *fw, size_t node, const char **names,
+                                 int64_t *parts, size_t max);
 /* The weight of that score, -1 when the plugin has none. */
 int sched_framework_score_weight(const sched_framework *fw, const char *plugin);
 /* The score weights a configuration sets (scoreWeights: {policy: N, NodeAffinity: N, ...}):
  * w[k] for sched_score_weight_keys[k], -1 = the default. */
-#define SCHED_SCORE_WEIGHT_KEYS 5
+#define SCHED_SCORE_WEIGHT_KEYS 7
 extern const char *const sched_score_weight_keys[SCHED_SCORE_WEIGHT_KEYS + 1]; /* NULL-ended */
 typedef struct sched_score_weights {
     int w[SCHED_SCORE_WEIGHT_KEYS];
+    int tie_break; /* scoreTieBreak: 1 on, 0 off, -1 the default (off) */
 } sched_score_weights;
 /* All defaults. */
 sched_score_weights sched_score_weights_default(void);

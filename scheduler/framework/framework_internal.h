@@ -52,6 +52,7 @@ struct sched_framework {
     uint32_t *detail; /* filter detail per node */
     int64_t *score;   /* raw score per feasible node */
     uint32_t *feas;   /* indices of the feasible nodes of the cycle */
+    size_t n_feas;    /* how many (sched_framework_feasible) */
     int64_t *fscore;  /* their scores, parallel to feas */
     size_t cap, n_nodes;
     sched_cycle cyc;
@@ -61,7 +62,9 @@ struct sched_framework {
     /* last cycle: whether preference scoring ran (pref[k]: plugins[k] took part), and, per
      * feasible node (parallel to feas), its weighted parts: part[0] the policy's, part[k]
      * plugins[k]'s (n_plugins * cap entries, node-major) */
-    bool prefs;
+    bool prefs;     /* a preference was combined into the scores this cycle */
+    bool secondary; /* a pref_secondary plugin had something to say (ties, or a part) */
+    bool tie_break; /* the secondary scores break the policy's ties (set_tie_break) */
     bool pref[SCHED_MAX_PLUGINS];
     int64_t *part;
     /* Unreserve's way to drop a pod's record (NULL: sched_snapshot_remove_pod) */

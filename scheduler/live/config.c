@@ -316,6 +316,7 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
                                        "healthPort",
                                        "limits",
                                        "scoreWeights",
+                                       "scoreTieBreak",
                                        NULL};
     if (json_is_null(doc))
         return 0; /* an empty file keeps every default */
@@ -356,6 +357,12 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
             if (w)
                 c->score_weights.w[k] = (int)x;
         }
+    }
+    const json_t *tb = json_object_get(doc, "scoreTieBreak");
+    if (tb && !json_is_null(tb)) {
+        if (!json_is_boolean(tb))
+            return tm_err_set(err, "%s: scoreTieBreak must be true or false", what);
+        c->score_weights.tie_break = json_is_true(tb);
     }
     json_t *v = json_object_get(doc, "mode");
     if (v && !json_is_null(v)) {

@@ -285,6 +285,35 @@ static void new_leader(void *ud, const char *identity) {
 
 /* ---- life cycle ---------------------------------------------------------------------------- */
 
+/* kube-scheduler's names for the same series (aliases: counted once, shown twice), so that
+ * dashboards and alerts written for kube-scheduler work unchanged. profile is kube-scheduler's
+ * label for the scheduler name. Only the durations of scheduled attempts are observed, hence
+ * the constant result label; the SLI histogram has no attempts label (docs/operations.md). */
+static int register_kube_names(sched_loop *l, tm_metrics *reg, tm_err *err) {
+    const char *profile = l->cfg->scheduler_name;
+    return tm_metrics_alias(reg, l->m_attempts, "scheduler_schedule_attempts_total",
+                            "Number of attempts to schedule pods, by the result (kube-scheduler's "
+                            "name for tarema_schedule_attempts_total).",
+                            TM_LABELS("profile", profile), err) &&
+                   tm_metrics_alias(reg, l->m_attempt_s,
+                                    "scheduler_scheduling_attempt_duration_seconds",
+                                    "Scheduling attempt latency in seconds (kube-scheduler's name "
+                                    "for tarema_scheduling_attempt_duration_seconds).",
+                                    TM_LABELS("profile", profile, "result", "scheduled"), err) &&
+                   tm_metrics_alias(reg, l->m_e2e_s,
+                                    "scheduler_pod_scheduling_sli_duration_seconds",
+                                    "Latency of a pod being scheduled, from its creation, over "
+                                    "every attempt (kube-scheduler's name for "
+                                    "tarema_pod_scheduling_duration_seconds).",
+                                    NULL, err) &&
+                   tm_metrics_alias(reg, l->m_pending, "scheduler_pending_pods",
+                                    "Number of pending pods, by the queue type (kube-scheduler's "
+                                    "name for tarema_pending_pods).",
+                                    NULL, err)
+               ? 0
+               : -1;
+}
+
 static int register_metrics(sched_loop *l, tm_metrics *reg, tm_err *err) {
     double lat[16], e2e[20];
     tm_metrics_exp_buckets(0.00001, 2, 16, lat); /* 10 us .. 0.33 s */
@@ -344,7 +373,9 @@ static int register_metrics(sched_loop *l, tm_metrics *reg, tm_err *err) {
     l->m_pods =
         tm_metrics_gauge(reg, "tarema_cache_pods",
                          "Pods counted on nodes in the cache (bound and assumed).", NULL, err);
-    return l->m_pods ? 0 : -1;
+    if (!l->m_pods)
+        return -1;
+    return register_kube_names(l, reg, err);
 }
 
 sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg, tm_err *err) {

@@ -40,6 +40,16 @@ extern const sched_filter_ctor sched_in_tree_filters[];
 /* Registers the in-tree filters on fw in run order. 0, or -1 with err. */
 int sched_framework_add_in_tree_filters(sched_framework *fw, tm_err *err);
 
+/* The in-tree Score-only plugins (no Filter), registered after the filters by
+ * sched_framework_new: NodeResourcesBalancedAllocation, ImageLocality; NULL-terminated. */
+int sched_score_balanced_allocation(sched_plugin *out, bool with_state);
+int sched_score_image_locality(sched_plugin *out, bool with_state);
+extern const sched_filter_ctor sched_in_tree_scores[];
+/* Their formulas on one node, for tests and explain: 0..100. */
+int64_t sched_balanced_allocation_score(const sched_resources *pod, const sched_node *n);
+int64_t sched_image_locality_score(const sched_snapshot *s, const sched_pod *p,
+                                   const sched_node *n);
+
 /* ---- the cluster-wide filters' own state (their PreFilter tables) ---- */
 
 /* NodePorts (node_ports.c). */

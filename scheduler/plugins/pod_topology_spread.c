@@ -1,4 +1,5 @@
-/* pod_topology_spread.c: the PodTopologySpread filter for whenUnsatisfiable: DoNotSchedule.
+/* pod_topology_spread.c: the PodTopologySpread filter for whenUnsatisfiable: DoNotSchedule, and
+ * its score for whenUnsatisfiable: ScheduleAnyway (at the end of this file).
  *
  * Follows kube-scheduler's podtopologyspread/filtering.go and common.go. PreFilter: a node
  * counts as a domain of a constraint when it carries the topology keys of ALL the pod's
@@ -12,6 +13,7 @@
  * required label"); otherwise count(node's domain) + (1 if the pod matches its own selector)
  * - global minimum must not exceed maxSkew. Pods recorded without metadata are not counted. */
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,15 @@ struct sched_spread_state {
     bool *self_match;    /* per constraint: the pod matches its own selector */
     const char **dom;    /* node i, constraint c at [i * nc + c]: domain value, NULL = not one */
     size_t cap_c, cap_dom;
+    /* scoring (ScheduleAnyway constraints), computed in PreScore */
+    bool soft_active;  /* the pod has such constraints and some node is feasible */
+    sched_tpmap **sc;  /* per constraint: its domains among the feasible nodes -> pods */
+    size_t cap_sc;     /* maps allocated */
+    const char **sdom; /* node i, constraint c at [i * ns + c]: domain it counts pods in */
+    int64_t *hcount;   /* node i, hostname constraint c at [i * ns + c]: pods on node i */
+    int64_t *nscore;   /* node i: normalised score (feasible nodes), INT64_MIN: ignored */
+    double *weight;    /* per constraint: log(domains + 2) */
+    size_t cap_snodes, cap_sc_n;
 };
 
 sched_spread_state *sched_spread_state_new(void) {
@@ -40,6 +51,13 @@ void sched_spread_state_free(sched_spread_state *st) {
     if (!st)
         return;
     sched_tpmap_free(st->counts);
+    for (size_t c = 0; c < st->cap_sc; c++)
+        sched_tpmap_free(st->sc[c]);
+    free(st->sc);
+    free(st->sdom);
+    free(st->hcount);
+    free(st->nscore);
+    free(st->weight);
     free(st->min_match);
     free(st->self_match);
     free(st->dom);
@@ -203,12 +221,220 @@ static void spread_free(void *state) {
     sched_spread_state_free(state);
 }
 
+/* ---- scoring: whenUnsatisfiable ScheduleAnyway, as kube-scheduler's podtopologyspread
+ * scoring.go ----
+ * PreScore (once per cycle, only for a pod with such constraints): a feasible node lacking
+ * any of those constraints' topology keys is ignored (score 0). Every other feasible node's
+ * value of a non-hostname key is a domain of that constraint. Pods are counted per domain on
+ * every node (feasible or not) that carries all the keys and passes the constraint's node
+ * inclusion policies, as the filter counts them; for kubernetes.io/hostname the pods on the node
+ * itself, whatever its policies. A node scores, summed over the constraints,
+ * count * log(domains + 2) + (maxSkew - 1) (domains: for hostname, the feasible nodes not
+ * ignored), rounded; fewer is better: normalised to 100 * (max + min - score) / max (all 100
+ * when max is 0). kube's DefaultConstraints (for pods of a Service, ReplicaSet, StatefulSet or
+ * ReplicationController without constraints of their own) are not applied: the snapshot knows
+ * neither owners nor services. */
+
+static const char hostname_key[] = "kubernetes.io/hostname";
+
+static int soft_ensure(sched_spread_state *st, size_t ns, size_t nn) {
+    if (ns > st->cap_sc) {
+        sched_tpmap **m = realloc(st->sc, ns * sizeof *m);
+        if (!m)
+            return -1;
+        st->sc = m;
+        for (; st->cap_sc < ns; st->cap_sc++)
+            if (!(m[st->cap_sc] = sched_tpmap_new()))
+                return -1;
+        double *w = realloc(st->weight, ns * sizeof *w);
+        if (!w)
+            return -1;
+        st->weight = w;
+    }
+    if (ns * nn > st->cap_sc_n) {
+        const char **d = realloc(st->sdom, ns * nn * sizeof *d);
+        if (d)
+            st->sdom = d;
+        int64_t *h = realloc(st->hcount, ns * nn * sizeof *h);
+        if (h)
+            st->hcount = h;
+        if (!d || !h)
+            return -1;
+        st->cap_sc_n = ns * nn;
+    }
+    if (nn > st->cap_snodes) {
+        int64_t *sc = realloc(st->nscore, nn * sizeof *sc);
+        if (!sc)
+            return -1;
+        st->nscore = sc;
+        st->cap_snodes = nn;
+    }
+    return 0;
+}
+
+static bool has_all_keys(const sched_pod *p, const sched_node *n) {
+    for (size_t c = 0; c < p->n_soft_spread; c++)
+        if (!sched_node_label(n, p->soft_spread[c].topology_key))
+            return false;
+    return true;
+}
+
+/* Node n's domains for counting pods (sdom row), NULL where it does not count. */
+static void soft_node_domains(const sched_pod *p, const sched_node *n, const char **dom) {
+    size_t ns = p->n_soft_spread;
+    if (!has_all_keys(p, n)) {
+        memset(dom, 0, ns * sizeof *dom);
+        return;
+    }
+    int aff = -1, taints = -1;
+    for (size_t c = 0; c < ns; c++) {
+        const sched_spread *sp = &p->soft_spread[c];
+        dom[c] = sched_node_label(n, sp->topology_key);
+        if (sp->honor_node_affinity) {
+            if (aff < 0)
+                aff = sched_pod_node_affinity_matches(p, n);
+            if (!aff)
+                dom[c] = NULL;
+        }
+        if (dom[c] && sp->honor_node_taints) {
+            if (taints < 0)
+                taints = sched_pod_tolerates_node_taints(p, n);
+            if (!taints)
+                dom[c] = NULL;
+        }
+    }
+}
+
+static int soft_count_pods(sched_spread_state *st, const sched_snapshot *s, const sched_pod *p) {
+    size_t ns = p->n_soft_spread;
+    size_t np = sched_snapshot_podset_count(s, SCHED_PODSET_META);
+    for (size_t i = 0; i < np; i++) {
+        const char *uid;
+        int node;
+        const sched_pod_meta *m = sched_snapshot_podset_pod(s, SCHED_PODSET_META, i, &uid, &node);
+        if (node < 0 || m->terminating || strcmp(m->ns, p->ns) != 0 || strcmp(uid, p->uid) == 0)
+            continue;
+        for (size_t c = 0; c < ns; c++) {
+            const sched_spread *sp = &p->soft_spread[c];
+            if (!sp->selector || !sp->selector->n || !sched_labels_match(sp->selector, m->labels))
+                continue;
+            size_t at = (size_t)node * ns + c;
+            if (strcmp(sp->topology_key, hostname_key) == 0) {
+                st->hcount[at]++;
+                continue;
+            }
+            bool known = false;
+            if (st->sdom[at])
+                sched_tpmap_get(st->sc[c], sp->topology_key, st->sdom[at], &known);
+            if (known && sched_tpmap_add(st->sc[c], sp->topology_key, st->sdom[at], 1) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int spread_pre_score(void *state, const sched_cycle *cyc, tm_err *err) {
+    sched_spread_state *st = state;
+    const sched_pod *p = cyc->pod;
+    const sched_snapshot *s = cyc->snap;
+    st->soft_active = false;
+    size_t ns = p->n_soft_spread, nf = 0;
+    const uint32_t *feas = cyc->fw ? sched_framework_feasible(cyc->fw, &nf) : NULL;
+    if (!ns || !nf) /* nothing to say: O(1) */
+        return 0;
+    size_t nn = sched_snapshot_node_count(s);
+    if (soft_ensure(st, ns, nn) != 0)
+        return tm_err_set(err, "out of memory scoring topology spread over %zu nodes", nn);
+    double *topo = st->weight; /* domains per constraint first, their weight below */
+    for (size_t c = 0; c < ns; c++) {
+        sched_tpmap_clear(st->sc[c]);
+        topo[c] = 0;
+    }
+    /* the feasible nodes: ignored ones, and the domains they make */
+    size_t ignored = 0;
+    for (size_t k = 0; k < nf; k++) {
+        const sched_node *n = sched_snapshot_node(s, feas[k]);
+        st->nscore[feas[k]] = 0;
+        if (!has_all_keys(p, n)) {
+            st->nscore[feas[k]] = INT64_MIN;
+            ignored++;
+            continue;
+        }
+        for (size_t c = 0; c < ns; c++) {
+            const char *key = p->soft_spread[c].topology_key, *v = sched_node_label(n, key);
+            bool known = false;
+            if (strcmp(key, hostname_key) == 0)
+                continue;
+            sched_tpmap_get(st->sc[c], key, v, &known);
+            if (!known) {
+                if (sched_tpmap_add(st->sc[c], key, v, 0) != 0)
+                    return tm_err_set(err, "out of memory scoring topology spread");
+                topo[c]++;
+            }
+        }
+    }
+    /* pods per domain, over every node */
+    memset(st->hcount, 0, nn * ns * sizeof *st->hcount);
+    for (size_t i = 0; i < nn; i++)
+        soft_node_domains(p, sched_snapshot_node(s, i), &st->sdom[i * ns]);
+    if (soft_count_pods(st, s, p) != 0)
+        return tm_err_set(err, "out of memory counting pods for topology spread scoring");
+    for (size_t c = 0; c < ns; c++) {
+        bool host = strcmp(p->soft_spread[c].topology_key, hostname_key) == 0;
+        st->weight[c] = log((host ? (double)(nf - ignored) : topo[c]) + 2);
+    }
+    /* raw scores, then kube's NormalizeScore */
+    int64_t mn = INT64_MAX, mx = 0;
+    for (size_t k = 0; k < nf; k++) {
+        size_t i = feas[k];
+        if (st->nscore[i] == INT64_MIN)
+            continue;
+        const sched_node *n = sched_snapshot_node(s, i);
+        double sum = 0;
+        for (size_t c = 0; c < ns; c++) {
+            const sched_spread *sp = &p->soft_spread[c];
+            int64_t cnt = strcmp(sp->topology_key, hostname_key) == 0
+                              ? st->hcount[i * ns + c]
+                              : sched_tpmap_get(st->sc[c], sp->topology_key,
+                                                sched_node_label(n, sp->topology_key), NULL);
+            sum += (double)cnt * st->weight[c] + (double)(sp->max_skew - 1);
+        }
+        int64_t raw = (int64_t)round(sum);
+        st->nscore[i] = raw;
+        mn = raw < mn ? raw : mn;
+        mx = raw > mx ? raw : mx;
+    }
+    for (size_t k = 0; k < nf; k++) {
+        int64_t *v = &st->nscore[feas[k]];
+        *v = *v == INT64_MIN ? 0
+             : mx == 0       ? SCHED_MAX_NODE_SCORE
+                             : SCHED_MAX_NODE_SCORE * (mx + mn - *v) / mx;
+    }
+    st->soft_active = true;
+    return 0;
+}
+
+static bool spread_pref_pre_score(void *state, const sched_cycle *c) {
+    return ((const sched_spread_state *)state)->soft_active;
+}
+
+static int64_t spread_pref_score(void *state, const sched_cycle *c, const sched_node *n) {
+    const sched_spread_state *st = state;
+    int i = sched_snapshot_node_index(c->snap, n->name);
+    return i >= 0 && (size_t)i < st->cap_snodes ? st->nscore[i] : 0;
+}
+
 int sched_filter_topology_spread(sched_plugin *out, bool with_state) {
     *out = (sched_plugin){.name = "PodTopologySpread",
                           .pre_filter = spread_pre_filter,
                           .filter = spread_filter,
                           .node_reason = spread_reason,
                           .free_state = spread_free,
-                          .filter_id = SCHED_FILTER_SPREAD};
+                          .filter_id = SCHED_FILTER_SPREAD,
+                          .pre_score = spread_pre_score,
+                          .pref_pre_score = spread_pref_pre_score,
+                          .pref_score = spread_pref_score,
+                          .pref_raw = true, /* normalised in PreScore, kube's way */
+                          .pref_weight = 2};
     return with_state && !(out->state = sched_spread_state_new()) ? -1 : 0;
 }

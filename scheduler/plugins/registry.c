@@ -1,7 +1,8 @@
-/* registry.c: the in-tree Filter plugins in kube-scheduler's order, the framework with them
- * (sched_framework_new), and the filters run on their own, without a framework, for callers
- * that check single nodes (sched_filter_node, sched_prefilter): the fuzzers, the tests. The
- * names, reasons and Unschedulable/UnschedulableAndUnresolvable split of the filter ids. */
+/* registry.c: the in-tree Filter plugins in kube-scheduler's order and the Score-only ones
+ * (sched_in_tree_scores), the framework with them (sched_framework_new), and the filters run on
+ * their own, without a framework, for callers that check single nodes (sched_filter_node,
+ * sched_prefilter): the fuzzers, the tests. The names, reasons and
+ * Unschedulable/UnschedulableAndUnresolvable split of the filter ids. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +24,21 @@ const sched_filter_ctor sched_in_tree_filters[] = {sched_filter_node_ready,
 
 #define N_IN_TREE (sizeof sched_in_tree_filters / sizeof *sched_in_tree_filters - 1)
 
+const sched_filter_ctor sched_in_tree_scores[] = {sched_score_balanced_allocation,
+                                                  sched_score_image_locality, NULL};
+
 int sched_framework_add_in_tree_filters(sched_framework *fw, tm_err *err) {
     for (size_t k = 0; k < N_IN_TREE; k++) {
         sched_plugin pl;
         if (sched_in_tree_filters[k](&pl, true) != 0)
             return tm_err_set(err, "out of memory creating filter plugin %s", pl.name);
+        if (sched_framework_add_plugin(fw, &pl, err) != 0)
+            return -1;
+    }
+    for (size_t k = 0; sched_in_tree_scores[k]; k++) {
+        sched_plugin pl;
+        if (sched_in_tree_scores[k](&pl, true) != 0)
+            return tm_err_set(err, "out of memory creating score plugin %s", pl.name);
         if (sched_framework_add_plugin(fw, &pl, err) != 0)
             return -1;
     }

@@ -39,15 +39,11 @@ static int64_t prefer_untolerated(const sched_pod *p, const sched_node *n) {
     return cnt;
 }
 
+/* O(1): the snapshot counts the nodes with a PreferNoSchedule taint as they come and go. */
 static bool taint_pre_score(void *state, const sched_cycle *c) {
-    size_t nn = sched_snapshot_node_count(c->snap);
-    for (size_t i = 0; i < nn; i++) {
-        const sched_node *n = sched_snapshot_node(c->snap, i);
-        for (size_t t = 0; t < n->n_taints; t++)
-            if (n->taints[t].effect == SCHED_EFFECT_PREFER_NO_SCHEDULE)
-                return true;
-    }
-    return false;
+    sched_node_cols cols;
+    sched_snapshot_node_cols(c->snap, &cols);
+    return cols.n_prefer_taint > 0;
 }
 
 static int64_t taint_score(void *state, const sched_cycle *c, const sched_node *n) {

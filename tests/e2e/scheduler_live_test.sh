@@ -161,6 +161,14 @@ metrics=$(curl -sf "http://127.0.0.1:$PORT/metrics")
 for m in tarema_pending_pods tarema_binds_in_flight 'tarema_api_requests{state="wire"}' tarema_scheduling_attempt_duration_seconds_count 'tarema_schedule_attempts_total{result="scheduled"}'; do
   if grep -q "^$m" <<<"$metrics"; then pass "metric $m served"; else fail "metric $m served"; fi
 done
+# kube-scheduler's names for the same series, from the same scrape: the same value, with the
+# scheduler name as kube-scheduler's profile label (dashboards written for kube-scheduler).
+ours=$(awk '$1 == "tarema_schedule_attempts_total{result=\"scheduled\"}" {print $2}' <<<"$metrics")
+kube=$(awk -v k="scheduler_schedule_attempts_total{profile=\"$SCHED\",result=\"scheduled\"}" '$1 == k {print $2}' <<<"$metrics")
+if [ -n "$ours" ] && [ "$ours" -gt 0 ] && [ "$kube" = "$ours" ]; then pass "scheduler_schedule_attempts_total{profile=$SCHED} equals tarema's ($ours)"; else fail "scheduler_schedule_attempts_total{profile=$SCHED} equals tarema's" "tarema '$ours', kube name '$kube'"; fi
+for m in 'scheduler_pending_pods{queue="active"}' "scheduler_scheduling_attempt_duration_seconds_count{profile=\"$SCHED\",result=\"scheduled\"}" scheduler_pod_scheduling_sli_duration_seconds_count; do
+  if grep -qF "$m" <<<"$metrics"; then pass "metric $m served"; else fail "metric $m served"; fi
+done
 
 # ---- 4. foreign pods and explain ---------------------------------------------------------------
 pod_json "$NS" foreign other-scheduler-$ID 100m 64Mi | kubectl create -f - >/dev/null

@@ -239,6 +239,59 @@ static void test_concurrent_updates(void) {
     tm_metrics_free(reg);
 }
 
+/* An alias shows its metric's series under another name with constant labels first; updates
+ * through either handle land in the one series; a histogram keeps its buckets; bad aliases are
+ * refused with a reason. */
+static void test_alias(void) {
+    tm_err err = {0};
+    tm_metrics *reg = tm_metrics_new();
+    tm_metric *att =
+        tm_metrics_counter(reg, "tarema_attempts_total", "Attempts.", TM_LABELS("result"), &err);
+    tm_metric *k = tm_metrics_alias(reg, att, "scheduler_schedule_attempts_total", "Kube's.",
+                                    TM_LABELS("profile", "tarema"), &err);
+    double b[] = {0.5};
+    tm_metric *h = tm_metrics_histogram(reg, "h_seconds", NULL, NULL, b, 1, &err);
+    tm_metric *hk = tm_metrics_alias(reg, h, "k_seconds", NULL,
+                                     TM_LABELS("profile", "p", "result", "scheduled"), &err);
+    CHECK(att && k && h && hk);
+    if (!(att && k && h && hk)) {
+        tm_metrics_free(reg);
+        return;
+    }
+    tm_metrics_inc(att, TM_LABELS("scheduled"));
+    tm_metrics_inc(k, TM_LABELS("scheduled")); /* through the alias: the same series */
+    tm_metrics_observe(h, NULL, 0.25);
+    CHECK(tm_metrics_value(att, TM_LABELS("scheduled")) == 2);
+    CHECK(tm_metrics_value(k, TM_LABELS("scheduled")) == 2);
+    char *text = tm_metrics_render(reg);
+    CHECK_STR(text, "# HELP tarema_attempts_total Attempts.\n"
+                    "# TYPE tarema_attempts_total counter\n"
+                    "tarema_attempts_total{result=\"scheduled\"} 2\n"
+                    "# HELP scheduler_schedule_attempts_total Kube's.\n"
+                    "# TYPE scheduler_schedule_attempts_total counter\n"
+                    "scheduler_schedule_attempts_total{profile=\"tarema\",result=\"scheduled\"} 2\n"
+                    "# TYPE h_seconds histogram\n"
+                    "h_seconds_bucket{le=\"0.5\"} 1\n"
+                    "h_seconds_bucket{le=\"+Inf\"} 1\n"
+                    "h_seconds_sum 0.25\n"
+                    "h_seconds_count 1\n"
+                    "# TYPE k_seconds histogram\n"
+                    "k_seconds_bucket{profile=\"p\",result=\"scheduled\",le=\"0.5\"} 1\n"
+                    "k_seconds_bucket{profile=\"p\",result=\"scheduled\",le=\"+Inf\"} 1\n"
+                    "k_seconds_sum{profile=\"p\",result=\"scheduled\"} 0.25\n"
+                    "k_seconds_count{profile=\"p\",result=\"scheduled\"} 1\n");
+    free(text);
+    /* refused: a name taken, a label named twice, an odd constant list, no metric */
+    CHECK(!tm_metrics_alias(reg, att, "tarema_attempts_total", NULL, NULL, &err));
+    CHECK(strstr(err.msg, "registered twice") != NULL);
+    CHECK(!tm_metrics_alias(reg, att, "x_total", NULL, TM_LABELS("result", "r"), &err));
+    CHECK(strstr(err.msg, "given twice") != NULL);
+    CHECK(!tm_metrics_alias(reg, att, "y_total", NULL, TM_LABELS("profile"), &err));
+    CHECK(strstr(err.msg, "pairs") != NULL);
+    CHECK(!tm_metrics_alias(reg, NULL, "z_total", NULL, NULL, &err));
+    tm_metrics_free(reg);
+}
+
 int main(void) {
     tm_log_configure("error", "text"); /* the misuse test logs warnings on purpose */
     RUN(test_exposition_exact);
@@ -247,5 +300,6 @@ int main(void) {
     RUN(test_misuse_ignored);
     RUN(test_exp_buckets);
     RUN(test_concurrent_updates);
+    RUN(test_alias);
     return TEST_SUMMARY();
 }

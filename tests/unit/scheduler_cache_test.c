@@ -475,7 +475,9 @@ static void test_node_transform_keeps_what_scheduling_reads(void) {
     json_t *full = parse(big_node);
     json_t *slim = sched_cache_node_transform(c, json_deep_copy(full));
     CHECK(tm_json_path(slim, "metadata.managedFields") == NULL);
-    CHECK(tm_json_path(slim, "status.images") == NULL);
+    /* images: names and sizes only (ImageLocality) */
+    CHECK_INT(json_array_size(tm_json_path(slim, "status.images")), 1);
+    CHECK_INT(json_object_size(json_array_get(tm_json_path(slim, "status.images"), 0)), 2);
     CHECK(tm_json_path(slim, "status.nodeInfo") == NULL);
     CHECK(tm_json_path(slim, "spec.podCIDR") == NULL);
     CHECK_INT(json_array_size(tm_json_path(slim, "status.conditions")), 1);
@@ -488,6 +490,8 @@ static void test_node_transform_keeps_what_scheduling_reads(void) {
         CHECK(b->ready && b->unschedulable);
         CHECK_INT(b->n_taints, 1);
         CHECK_INT(b->n_labels, a->n_labels);
+        CHECK_INT(b->n_images, 1);
+        CHECK_INT(sched_node_image_size(b, "img"), 1);
     }
     sched_node_free(a);
     sched_node_free(b);

@@ -79,6 +79,7 @@ static void test_file_errors(void) {
         {"scoreWeights: {policy: 101}\n", "scoreWeights.policy: 101 is not in 0..100"},
         {"scoreWeights: {TaintToleration: x}\n", "scoreWeights.TaintToleration must be an integer"},
         {"scoreWeights: 3\n", "scoreWeights must be a mapping"},
+        {"scoreTieBreak: yes-please\n", "scoreTieBreak must be true or false"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         sched_config *c = sched_config_new();
@@ -93,7 +94,13 @@ static void test_file_errors(void) {
 static void test_score_weights(void) {
     sched_config *c = sched_config_new();
     tm_err err = {0};
-    CHECK_INT(apply_yaml(c, "scoreWeights: {policy: 4, NodeAffinity: 7}\n", &err), 0);
+    CHECK_INT(c->score_weights.tie_break, -1);
+    CHECK_INT(apply_yaml(c,
+                         "scoreWeights: {policy: 4, NodeAffinity: 7, ImageLocality: 0}\n"
+                         "scoreTieBreak: true\n",
+                         &err),
+              0);
+    CHECK_INT(c->score_weights.tie_break, 1);
     CHECK_INT(sched_config_validate(c, &err), 0);
     sched_framework *fw = sched_policy_new(c->policy, &err);
     CHECK(fw != NULL);
@@ -101,6 +108,8 @@ static void test_score_weights(void) {
     CHECK_INT(sched_framework_score_weight(fw, "policy"), 4);
     CHECK_INT(sched_framework_score_weight(fw, "NodeAffinity"), 7);
     CHECK_INT(sched_framework_score_weight(fw, "TaintToleration"), 3);
+    CHECK_INT(sched_framework_score_weight(fw, "ImageLocality"), 0);
+    CHECK_INT(sched_framework_score_weight(fw, "NodeResourcesBalancedAllocation"), 1);
     sched_framework_free(fw);
     sched_config_free(c);
 }

@@ -14,6 +14,7 @@
  * outcome, detail and score; and the snapshot's node columns equal to what the nodes say (the
  * cached load bit for bit). */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,8 +308,25 @@ static int64_t ref_untolerated_prefer(const sched_pod *p, const sched_node *n) {
     return cnt;
 }
 
+/* NodeResourcesBalancedAllocation, written out: cpu and memory fractions with the pod, capped
+ * at 1, (1 - |a - b| / 2) * 100 truncated; a resource the node has none of is left out (then
+ * one fraction: 100). -1 for a pod without cpu and memory requests (the plugin skips it). */
+static int64_t ref_balanced(const sched_pod *p, const sched_node *n) {
+    if (p->requests.v[SCHED_RES_CPU] <= 0 && p->requests.v[SCHED_RES_MEMORY] <= 0)
+        return -1;
+    double f[2];
+    int k = 0;
+    for (int r = SCHED_RES_CPU; r <= SCHED_RES_MEMORY; r++)
+        if (n->allocatable.v[r]) {
+            double x = (double)(n->requested.v[r] + p->requests.v[r]) / (double)n->allocatable.v[r];
+            f[k++] = x > 1 ? 1 : x;
+        }
+    return k == 2 ? (int64_t)((1 - fabs(f[0] - f[1]) / 2) * 100) : 100;
+}
+
 /* When a node of the cluster has a PreferNoSchedule taint, the feasible nodes' scores become
- * 1 * policy (min..max -> 0..100) + 3 * (100 - 100 * untolerated / max untolerated). */
+ * 1 * policy (min..max -> 0..100) + 3 * (100 - 100 * untolerated / max untolerated)
+ * + 1 * balanced allocation (when the pod has requests). */
 static void ref_prefer_no_schedule(const sched_snapshot *s, const sched_pod *p, ref_out *o) {
     size_t nn = sched_snapshot_node_count(s);
     bool any = false;
@@ -332,7 +350,8 @@ static void ref_prefer_no_schedule(const sched_snapshot *s, const sched_pod *p, 
         int64_t pol =
             mx > mn ? (int64_t)((__int128)(o->scores[i] - mn) * 100 / ((__int128)mx - mn)) : 100;
         int64_t u = ref_untolerated_prefer(p, sched_snapshot_node(s, i));
-        o->scores[i] = pol + 3 * (umax ? 100 - 100 * u / umax : 100);
+        int64_t ba = ref_balanced(p, sched_snapshot_node(s, i));
+        o->scores[i] = pol + 3 * (umax ? 100 - 100 * u / umax : 100) + (ba > 0 ? ba : 0);
     }
 }
 
@@ -372,6 +391,7 @@ static int ref_schedule(const char *policy, sched_snapshot *s, const sched_pod *
         int64_t sc = o->scores[i];
         if (o->status[i] != SCHED_FILTER_OK)
             continue;
+        /* (balanced allocation breaks no tie: scoreTieBreak is off by default) */
         if (o->node < 0 || sc > o->score || (sc == o->score && n->name_rank < best_rank)) {
             o->node = (int)i;
             o->score = sc;

@@ -79,8 +79,9 @@ static void test_no_preferences_raw_policy(void) {
 }
 
 /* Taints 2, 1, 0 untolerated: TaintToleration 0, 50, 100 (reverse), times 3; the policy
- * 10, 0, -10 -> 100, 50, 0, times 1: totals 100, 200, 300, b-2 wins. Policy weight 5: 500,
- * 400, 300, a-1 wins. */
+ * 10, 0, -10 -> 100, 50, 0, times 1; NodeResourcesBalancedAllocation, which joins once a
+ * preference is scored: cpu 100/4000 = 0.025, memory 0 -> (1 - 0.0125) * 100 = 98 on every
+ * node: totals 198, 298, 398, b-2 wins. Policy weight 5: 598, 498, 398, a-1 wins. */
 static void test_taint_toleration_weighted(void) {
     sched_framework *fw = fw_fixed();
     sched_snapshot *s = cluster(1);
@@ -91,22 +92,24 @@ static void test_taint_toleration_weighted(void) {
     CHECK(sched_framework_score_weight(fw, "TaintToleration") == 3);
     CHECK(sched_framework_schedule(fw, s, p, 0, &d, &err) == 0);
     CHECK_STR(d.node_name, "b-2");
-    CHECK(node_score(fw, 0) == 100);
-    CHECK(node_score(fw, 1) == 200);
-    CHECK(node_score(fw, 2) == 300);
+    CHECK(node_score(fw, 0) == 198);
+    CHECK(node_score(fw, 1) == 298);
+    CHECK(node_score(fw, 2) == 398);
     const char *names[8];
     int64_t parts[8];
-    CHECK(sched_framework_score_parts(fw, 1, names, parts, 8) == 2);
+    CHECK(sched_framework_score_parts(fw, 1, names, parts, 8) == 3);
     CHECK_STR(names[0], "policy");
     CHECK(parts[0] == 50);
     CHECK_STR(names[1], "TaintToleration");
     CHECK(parts[1] == 150);
+    CHECK_STR(names[2], "NodeResourcesBalancedAllocation");
+    CHECK(parts[2] == 98);
     CHECK(sched_framework_set_score_weight(fw, "policy", 5, &err) == 0);
     CHECK(sched_framework_schedule(fw, s, p, 0, &d, &err) == 0);
     CHECK_STR(d.node_name, "a-1");
-    CHECK(node_score(fw, 0) == 500);
-    CHECK(node_score(fw, 1) == 400);
-    CHECK(node_score(fw, 2) == 300);
+    CHECK(node_score(fw, 0) == 598);
+    CHECK(node_score(fw, 1) == 498);
+    CHECK(node_score(fw, 2) == 398);
     /* weight 0 turns the preference off: the raw policy again */
     CHECK(sched_framework_set_score_weight(fw, "TaintToleration", 0, &err) == 0);
     CHECK(sched_framework_schedule(fw, s, p, 0, &d, &err) == 0);
@@ -116,7 +119,8 @@ static void test_taint_toleration_weighted(void) {
     sched_framework_free(fw);
 }
 
-/* A pod tolerating every PreferNoSchedule taint: all nodes 3 * 100, the policy decides. */
+/* A pod tolerating every PreferNoSchedule taint: all nodes 3 * 100 (+ 98 balanced
+ * allocation), the policy decides. */
 static void test_tolerated_taints(void) {
     sched_framework *fw = fw_fixed();
     sched_snapshot *s = cluster(1);
@@ -131,8 +135,8 @@ static void test_tolerated_taints(void) {
     tm_err err;
     CHECK(sched_framework_schedule(fw, s, p, 0, &d, &err) == 0);
     CHECK_STR(d.node_name, "a-1");
-    CHECK(node_score(fw, 0) == 400);
-    CHECK(node_score(fw, 2) == 300);
+    CHECK(node_score(fw, 0) == 498);
+    CHECK(node_score(fw, 2) == 398);
     sched_pod_free(p);
     sched_snapshot_free(s);
     sched_framework_free(fw);
