@@ -33,8 +33,8 @@ BENCHES    := $(patsubst bench/%.c,$(O)/bench/%,$(wildcard bench/*_bench.c))
 LINK_LIBS   = -Wl,--start-group $(COMP_LIBS) $(O)/libtarema.a -Wl,--end-group $(LDLIBS)
 
 .SECONDARY:
-.PHONY: all deps test test-unit test-e2e test-sanitize sanitize-build bench demo fuzz image lint \
-        format clean help conformance e2e-binary
+.PHONY: all deps test test-unit test-e2e test-versions test-sanitize sanitize-build bench demo fuzz image \
+        lint format clean help conformance e2e-binary
 all: $(BINS) $(UNIT_TESTS) $(E2E_TESTS) $(BENCHES)
 
 help:
@@ -42,6 +42,8 @@ help:
 	@echo "make test       all tests: unit and end-to-end (real control plane and PostgreSQL)"
 	@echo "make test-unit  only the fast unit tests"
 	@echo "make test-e2e   only the end-to-end tests"
+	@echo "make test-versions  the Kubernetes-version-dependent e2e tests (gangs, Workload API) on every"
+	@echo "                version in hack/versions.env (each built once, ~40+ min cold on 2 cores)"
 	@echo "make test-sanitize  unit tests and our programs' e2e tests built with ASan+UBSan"
 	@echo "make fuzz       libFuzzer harnesses of every parser (FUZZ_RUNS or FUZZ_SECONDS each)"
 	@echo "make bench      benchmarks (figures printed, nothing asserted on time)"
@@ -91,6 +93,15 @@ test-e2e: all e2e-binary
 # timeout; cached in ~/.cache/tarema, a no-op afterwards.
 e2e-binary:
 	@bash hack/build-e2e.sh
+
+# The tests whose subject changes with the Kubernetes version (native gang APIs), once per
+# supported version (KUBERNETES_VERSIONS, or VERSIONS="v1.37.2 ..."), each on its own cluster.
+test-versions: all
+	@status=0; for v in $${VERSIONS:-$$(. hack/versions.env; echo $$KUBERNETES_VERSIONS)}; do \
+	  echo "### Kubernetes $$v"; \
+	  TAREMA_K8S_VERSION=$$v O=$(O) BINDIR=$(BINDIR) \
+	    TEST_FILTER='e2e/(gang_.*|cluster_workload_api_test\.sh)' bash tests/run.sh e2e || status=1; \
+	done; exit $$status
 
 bench: all
 	@status=0; bash hack/bench.sh || status=1; \

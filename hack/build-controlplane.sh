@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # Builds, once, the real Kubernetes control plane used by tests and the demo: kube-apiserver,
 # kube-scheduler, kube-controller-manager, kubectl, etcd, kwok and helm, all from the Go module proxy
-# (no release binaries can be downloaded here). Results are cached outside the repository in
-# $TAREMA_CACHE/bin, keyed by version, so a second run does nothing.
+# (no release binaries can be downloaded here). Results are cached outside the repository
+# (layout in hack/lib.sh): the Kubernetes binaries in $TAREMA_CACHE/k8s/<version>/bin, one
+# directory per version, the rest in $TAREMA_CACHE/bin; a second run does nothing.
+# TAREMA_K8S_VERSION=v1.X.Y builds another supported version (hack/versions.env) alongside.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 command -v go >/dev/null || die "Go toolchain not found: install Go 1.25+ (only used to build the local control plane)"
-mkdir -p "$TOOLS_BIN" "$TAREMA_CACHE/build"
+mkdir -p "$TOOLS_BIN" "$K8S_BIN" "$TAREMA_CACHE/build"
 export GOFLAGS="-trimpath -buildvcs=false"
 export CGO_ENABLED=0
 
-have() { [ -x "$TOOLS_BIN/$1" ] && [ -f "$TOOLS_BIN/.$1.version" ] && [ "$(cat "$TOOLS_BIN/.$1.version")" = "$2" ]; }
-mark() { echo "$2" >"$TOOLS_BIN/.$1.version"; }
+# have/mark take an optional directory (default $TOOLS_BIN); the Kubernetes binaries pass $K8S_BIN.
+have() { local d=${3:-$TOOLS_BIN}; [ -x "$d/$1" ] && [ -f "$d/.$1.version" ] && [ "$(cat "$d/.$1.version")" = "$2" ]; }
+mark() { echo "$2" >"${3:-$TOOLS_BIN}/.$1.version"; }
 log_of() { echo "$TAREMA_CACHE/build/$1.log"; }
 build_or_die() { # name version -- command...
   local name=$1 version=$2; shift 3
@@ -28,18 +31,32 @@ build_or_die() { # name version -- command...
 # kubectl is built too, so tests and operators never depend on whichever kubectl (of whatever
 # version) happens to be installed.
 k8s_components=(kube-apiserver kube-scheduler kube-controller-manager kubectl)
+# One build per version at a time (two test runs asking for the same cold version wait for one
+# build, not race two into the same files); other versions build or run meanwhile.
+exec 9>>"$TAREMA_CACHE/k8s/.$KUBERNETES_VERSION.lock"
+flock 9
+# A cache from before the per-version layout holds this version in $TOOLS_BIN: hard-link it
+# (same file system, no copy) rather than spend ~40 minutes rebuilding it. The old names stay,
+# since checkouts from before this layout still run from there.
+for c in "${k8s_components[@]}"; do
+  if ! have "$c" "$KUBERNETES_VERSION" "$K8S_BIN" && have "$c" "$KUBERNETES_VERSION"; then
+    ln -f "$TOOLS_BIN/$c" "$K8S_BIN/$c" 2>/dev/null || cp "$TOOLS_BIN/$c" "$K8S_BIN/$c"
+    mark "$c" "$KUBERNETES_VERSION" "$K8S_BIN"
+    step "reused $c $KUBERNETES_VERSION from $TOOLS_BIN"
+  fi
+done
 need_k8s=0
-for c in "${k8s_components[@]}"; do have "$c" "$KUBERNETES_VERSION" || need_k8s=1; done
+for c in "${k8s_components[@]}"; do have "$c" "$KUBERNETES_VERSION" "$K8S_BIN" || need_k8s=1; done
 if [ $need_k8s = 1 ]; then
   dir="$TAREMA_CACHE/build/k8s-$KUBERNETES_VERSION"
   mkdir -p "$dir"
   step "fetching k8s.io/kubernetes $KUBERNETES_VERSION module metadata"
   # A failing `go` must end in the one message below, not in a silent `set -e` exit.
-  modfile=$(cd "$dir" && go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" 2>"$(log_of k8s-fetch)" |
+  modfile=$(cd "$dir" && go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" 2>"$(log_of "k8s-fetch-$KUBERNETES_VERSION")" |
     sed -n 's/.*"GoMod": "\(.*\)".*/\1/p') || true
   if [ ! -f "$modfile" ]; then
-    tail -n 20 "$(log_of k8s-fetch)" >&2
-    die "could not fetch go.mod of k8s.io/kubernetes $KUBERNETES_VERSION from the Go module proxy (full log: $(log_of k8s-fetch))"
+    tail -n 20 "$(log_of "k8s-fetch-$KUBERNETES_VERSION")" >&2
+    die "could not fetch go.mod of k8s.io/kubernetes $KUBERNETES_VERSION from the Go module proxy (full log: $(log_of "k8s-fetch-$KUBERNETES_VERSION"))"
   fi
   staging=$(sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/src/.*#\1#p' "$modfile")
   {
@@ -64,22 +81,25 @@ import (
 )
 GO
   step "resolving Kubernetes dependencies ($(echo "$staging" | wc -w) staging modules replaced)"
-  build_or_die k8s-mod "$KUBERNETES_VERSION" -- bash -c "cd '$dir' && go mod tidy -e && go mod download"
-  minor=${KUBERNETES_VERSION#v1.}; minor=${minor%%.*}
+  build_or_die "k8s-mod-$KUBERNETES_VERSION" "$KUBERNETES_VERSION" -- bash -c "cd '$dir' && go mod tidy -e && go mod download"
   ldflags="-s -w"
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-    ldflags+=" -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+    ldflags+=" -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$KUBERNETES_MINOR"
     ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
   done
   i=0
   for c in "${k8s_components[@]}"; do
     i=$((i + 1))
-    have "$c" "$KUBERNETES_VERSION" && continue
+    have "$c" "$KUBERNETES_VERSION" "$K8S_BIN" && continue
     step "building $c $KUBERNETES_VERSION ($i/${#k8s_components[@]}; a cold build takes several minutes)"
-    build_or_die "$c" "$KUBERNETES_VERSION" -- bash -c "cd '$dir' && go build -ldflags '$ldflags' -o '$TOOLS_BIN/$c' k8s.io/kubernetes/cmd/$c"
-    mark "$c" "$KUBERNETES_VERSION"
+    build_or_die "$c-$KUBERNETES_VERSION" "$KUBERNETES_VERSION" -- bash -c "cd '$dir' && go build -ldflags '$ldflags' -o '$K8S_BIN/$c' k8s.io/kubernetes/cmd/$c"
+    mark "$c" "$KUBERNETES_VERSION" "$K8S_BIN"
   done
 fi
+exec 9>&-
+# The version-independent tools share $TOOLS_BIN: one builder at a time.
+exec 9>>"$TAREMA_CACHE/.tools.lock"
+flock 9
 
 # etcd: the server module has no main package; etcdmain.Main is what the etcd binary calls.
 if ! have etcd "$ETCD_VERSION"; then
@@ -135,4 +155,4 @@ if ! have hostpath-provisioner "$prov_key"; then
   mark hostpath-provisioner "$prov_key"
 fi
 
-step "control plane tools ready in $TOOLS_BIN"
+step "control plane tools ready: Kubernetes $KUBERNETES_VERSION in $K8S_BIN, etcd/kwok/helm in $TOOLS_BIN"

@@ -9,10 +9,12 @@
 #
 #   up [--nodes FILE] [--workload-api]
 #                           build the tools (cached), start everything, create the nodes, wait.
-#                           --workload-api: Kubernetes 1.35's Workload API (scheduling.k8s.io/
-#                           v1alpha1 Workload, pods' spec.workloadRef) on the API server, and
-#                           kube-scheduler (scheduler start) with its GangScheduling plugin;
-#                           kept for the instance's life (an `up` without it does not drop it)
+#                           --workload-api: the native Workload API of the instance's Kubernetes
+#                           version on the API server (1.35: scheduling.k8s.io/v1alpha1 Workload,
+#                           pods' spec.workloadRef; 1.36: v1alpha2 Workload + PodGroup, pods'
+#                           spec.schedulingGroup; 1.37: the same at v1beta1), and kube-scheduler
+#                           (scheduler start) with its GangScheduling plugin; kept for the
+#                           instance's life (an `up` without it does not drop it)
 #   down                    stop every process of the instance and delete its state
 #   status                  each component, the API, nodes Ready; exit 0 when healthy
 #   env                     export lines for eval: KUBECONFIG, TAREMA_CLUSTER_DIR, ...
@@ -32,6 +34,11 @@
 # $TAREMA_CACHE/clusters/NAME (pki/, *.kubeconfig, run/*.pid, logs/, etcd/) and its own free
 # loopback ports (ports.env), so several run side by side. Admin client certificate:
 # $TAREMA_CLUSTER_DIR/pki/admin.{crt,key}, CA: pki/ca.crt (for curl).
+#
+# Kubernetes version: TAREMA_K8S_VERSION (default in hack/versions.env) at `up`; the instance
+# records it (version.env) and every later command runs that version's binaries, so
+# `kill`/`start`/`scheduler start` never mix versions. Asking for another version on a running
+# instance is refused: `down` it first.
 #
 # Node file: nodes: [{prefix, count, cpu, memory, pods, ephemeral-storage, labels, taints}],
 # node names <prefix>-<i> from 1. Default: $TAREMA_NODES or tests/fixtures/nodes/paper-5442.yaml.
@@ -56,13 +63,49 @@ START_TIMEOUT=${TAREMA_START_TIMEOUT:-120}
 # Instance options that change components' flags, recorded so that `start` after `kill` and a
 # later `up` run every component with the same ones: WORKLOAD_API=1 (up --workload-api).
 FEATURES=$DIR/features.env
-# Kubernetes 1.35 (both alpha, off by default): GenericWorkload serves the Workload API and
-# keeps pods' spec.workloadRef (the API server drops the field without it); GangScheduling
-# turns on kube-scheduler's plugin of that name (PreEnqueue until minCount pods exist, Permit
-# waits until minCount are placed). The scheduler needs GenericWorkload too, for its informers.
-WORKLOAD_GATES=GenericWorkload=true
-WORKLOAD_SCHEDULER_GATES=GenericWorkload=true,GangScheduling=true
-WORKLOAD_RUNTIME_CONFIG=scheduling.k8s.io/v1alpha1=true
+# The Kubernetes version the instance runs (KUBERNETES_VERSION=...), written at its first `up`.
+VERSION_FILE=$DIR/version.env
+if [ -f "$VERSION_FILE" ]; then
+  inst_version=$(sed -n 's/^KUBERNETES_VERSION=//p' "$VERSION_FILE")
+  if [ -n "${TAREMA_K8S_VERSION:-}" ] && [ "$TAREMA_K8S_VERSION" != "$inst_version" ]; then
+    die "cluster '$NAME' runs Kubernetes $inst_version, not TAREMA_K8S_VERSION=$TAREMA_K8S_VERSION: run 'TAREMA_CLUSTER_NAME=$NAME hack/cluster.sh down' first, or pick another TAREMA_CLUSTER_NAME"
+  fi
+  if [ -n "$inst_version" ] && [ "$inst_version" != "$KUBERNETES_VERSION" ]; then
+    TAREMA_K8S_VERSION=$inst_version
+    . "$HACK_DIR/lib.sh"
+  fi
+fi
+# The native Workload API per Kubernetes minor version (see docs/gangs.md, "Kubernetes
+# versions", for how each was read off the API server):
+# - 1.35 (alpha, off by default): GenericWorkload serves scheduling.k8s.io/v1alpha1 Workload and
+#   keeps pods' spec.workloadRef (the API server drops the field without it); GangScheduling
+#   turns on kube-scheduler's plugin of that name (PreEnqueue until minCount pods exist, Permit
+#   waits until minCount are placed). The scheduler needs GenericWorkload too, for its informers.
+# - 1.36 (alpha): v1alpha2 Workload (templates) and PodGroup (the runtime object), pods'
+#   spec.schedulingGroup; the same two gates.
+# - 1.37 (beta, still off by default): v1beta1; the GangScheduling gate is gone, kube-scheduler
+#   enables its GangScheduling plugin whenever GenericWorkload is on. Beta APIs are not served
+#   by default (since 1.24), hence the runtime-config. kube-controller-manager gets the gate too
+#   (its garbage collector and Job controller watch the new objects).
+case $KUBERNETES_MINOR in
+  35)
+    WORKLOAD_GATES=GenericWorkload=true
+    WORKLOAD_SCHEDULER_GATES=GenericWorkload=true,GangScheduling=true
+    WORKLOAD_RUNTIME_CONFIG=scheduling.k8s.io/v1alpha1=true
+    ;;
+  36)
+    WORKLOAD_GATES=GenericWorkload=true
+    WORKLOAD_SCHEDULER_GATES=GenericWorkload=true,GangScheduling=true
+    WORKLOAD_RUNTIME_CONFIG=scheduling.k8s.io/v1alpha2=true
+    ;;
+  *)
+    WORKLOAD_GATES=GenericWorkload=true
+    WORKLOAD_SCHEDULER_GATES=GenericWorkload=true
+    WORKLOAD_RUNTIME_CONFIG=scheduling.k8s.io/v1beta1=true
+    ;;
+esac
+# The group version whose discovery must list workloads before `up` returns.
+WORKLOAD_API_VERSION=${WORKLOAD_RUNTIME_CONFIG%=true}
 
 # ---------------------------------------------------------------------------------- helpers
 
@@ -81,23 +124,24 @@ need_cmds() {
 }
 
 # The binaries this script runs, at the versions pinned in versions.env (same marker files as
-# build-controlplane.sh), so a warm `up` needs no Go toolchain at all.
+# build-controlplane.sh; layout in lib.sh), so a warm `up` needs no Go toolchain at all.
 tools_ready() {
-  local t v
+  local t v d
   for t in kube-apiserver:$KUBERNETES_VERSION kube-controller-manager:$KUBERNETES_VERSION \
     kube-scheduler:$KUBERNETES_VERSION kubectl:$KUBERNETES_VERSION etcd:$ETCD_VERSION kwok:$KWOK_VERSION; do
     v=${t#*:}
     t=${t%%:*}
-    [ -x "$TOOLS_BIN/$t" ] && [ "$(cat "$TOOLS_BIN/.$t.version" 2>/dev/null)" = "$v" ] || return 1
+    case $t in kube* | kubectl) d=$K8S_BIN ;; *) d=$TOOLS_BIN ;; esac
+    [ -x "$d/$t" ] && [ "$(cat "$d/.$t.version" 2>/dev/null)" = "$v" ] || return 1
   done
 }
 
 binary_of() {
   case $1 in
     etcd) echo "$TOOLS_BIN/etcd" ;;
-    apiserver) echo "$TOOLS_BIN/kube-apiserver" ;;
-    controller-manager) echo "$TOOLS_BIN/kube-controller-manager" ;;
-    scheduler) echo "$TOOLS_BIN/kube-scheduler" ;;
+    apiserver) echo "$K8S_BIN/kube-apiserver" ;;
+    controller-manager) echo "$K8S_BIN/kube-controller-manager" ;;
+    scheduler) echo "$K8S_BIN/kube-scheduler" ;;
     kwok) echo "$TOOLS_BIN/kwok" ;;
     pod-deleter) command -v python3 ;;
     provisioner) echo "$TOOLS_BIN/hostpath-provisioner" ;;
@@ -244,6 +288,8 @@ args_of() {
         kube-apiserver-serving-clustertrustbundle-publisher-controller
         podcertificaterequest-cleaner-controller)
       a "--controllers=*$(printf ',-%s' "${off[@]}")" --v=0
+      # From 1.36 its controllers (garbage collector, Job) know the Workload and PodGroup.
+      if workload_api && [ "$KUBERNETES_MINOR" -ge 36 ]; then a --feature-gates="$WORKLOAD_GATES"; fi
       ;;
     kwok)
       a --kubeconfig="$DIR/kwok.kubeconfig" --manage-all-nodes=true --config="$STAGES"
@@ -621,6 +667,7 @@ cmd_up() {
   need_cmds
   tools_ready || bash "$HACK_DIR/build-controlplane.sh"
   mkdir -p "$DIR" "$RUN" "$LOGS"
+  [ -f "$VERSION_FILE" ] || echo "KUBERNETES_VERSION=$KUBERNETES_VERSION" >"$VERSION_FILE"
   if [ -f "$DIR/ports.env" ]; then
     # shellcheck source=/dev/null
     . "$DIR/ports.env"
@@ -673,8 +720,8 @@ cmd_up() {
 # discovery may lag the readyz answer by a moment).
 wait_workload_api() {
   local deadline=$((SECONDS + START_TIMEOUT))
-  until api GET /apis/scheduling.k8s.io/v1alpha1 2>/dev/null | jq -e '.resources[] | select(.name == "workloads")' >/dev/null; do
-    [ $SECONDS -ge $deadline ] && die "the API server does not serve scheduling.k8s.io/v1alpha1 workloads ${START_TIMEOUT}s after start with --feature-gates=$WORKLOAD_GATES (log: $LOGS/apiserver.log)"
+  until api GET "/apis/$WORKLOAD_API_VERSION" 2>/dev/null | jq -e '.resources[] | select(.name == "workloads")' >/dev/null; do
+    [ $SECONDS -ge $deadline ] && die "the API server (Kubernetes $KUBERNETES_VERSION) does not serve $WORKLOAD_API_VERSION workloads ${START_TIMEOUT}s after start with --feature-gates=$WORKLOAD_GATES (log: $LOGS/apiserver.log)"
     sleep 0.2
   done
 }
@@ -739,8 +786,10 @@ leftover_pids() {
     pid=${pid%/cmdline}
     argv0=$(tr '\0' '\n' 2>/dev/null <"$f" | head -n 1)
     case $argv0 in
+      # Any version's binaries (an instance left from before the per-version layout too).
       "$TOOLS_BIN"/etcd | "$TOOLS_BIN"/kube-apiserver | "$TOOLS_BIN"/kube-controller-manager | \
-        "$TOOLS_BIN"/kube-scheduler | "$TOOLS_BIN"/kwok | "$TOOLS_BIN"/hostpath-provisioner) echo "$pid" ;;
+        "$TOOLS_BIN"/kube-scheduler | "$TOOLS_BIN"/kwok | "$TOOLS_BIN"/hostpath-provisioner | \
+        "$TAREMA_CACHE"/k8s/*/bin/kube-*) echo "$pid" ;;
       *python3*) tr '\0' '\n' 2>/dev/null <"$f" | grep -q '/hack/kwok/pod_deleter[.]py$' && echo "$pid" ;;
     esac
   done
@@ -766,7 +815,7 @@ cmd_status() {
   done
   local ver
   if ver=$(api GET /version 2>/dev/null | jq -r .gitVersion); then
-    printf '  %-20s %s\n' API "reachable at $(api_url) ($ver)"
+    printf '  %-20s %s\n' API "reachable at $(api_url) ($ver; binaries $K8S_BIN)"
     local nodes
     nodes=$(api GET /api/v1/nodes | jq -r '"\([.items[] | select(any(.status.conditions[]?; .type == "Ready" and .status == "True"))] | length)/\(.items | length)"')
     printf '  %-20s %s\n' nodes "Ready $nodes"
@@ -785,10 +834,13 @@ cmd_env() {
   echo "export TAREMA_CLUSTER_NAME=$NAME"
   echo "export TAREMA_APISERVER_URL=$(api_url)"
   if workload_api; then echo "export TAREMA_WORKLOAD_API=1"; else echo "unset TAREMA_WORKLOAD_API"; fi
-  # First on PATH, so `kubectl` is the one built for this Kubernetes version.
+  # The instance's Kubernetes version, so tests (and build-e2e.sh) follow the cluster.
+  echo "export TAREMA_K8S_VERSION=$KUBERNETES_VERSION"
+  # First on PATH, so `kubectl` is the one built for this Kubernetes version ($TOOLS_BIN may
+  # still hold an older kubectl from before the per-version layout: it comes second).
   case $PATH in
-    "$TOOLS_BIN":*) ;;
-    *) echo "export PATH=$TOOLS_BIN:\$PATH" ;;
+    "$K8S_BIN:$TOOLS_BIN":*) ;;
+    *) echo "export PATH=$K8S_BIN:$TOOLS_BIN:\$PATH" ;;
   esac
 }
 

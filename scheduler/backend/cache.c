@@ -488,9 +488,10 @@ json_t *sched_cache_pod_transform(void *cache, json_t *obj) {
                                             "schedulingGates",
                                             "runtimeClassName",
                                             "hostNetwork",
-                                            "workloadRef",    /* gang membership (gang.h) */
-                                            "resources",      /* pod-level requests */
-                                            "resourceClaims", /* DRA: never placed by us */
+                                            "workloadRef",     /* gang membership (gang.h) */
+                                            "schedulingGroup", /* the same from 1.36 */
+                                            "resources",       /* pod-level requests */
+                                            "resourceClaims",  /* DRA: never placed by us */
                                             NULL};
     const json_t *meta = json_object_get(obj, "metadata");
     json_t *m = pick(meta, meta_keys);

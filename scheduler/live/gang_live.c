@@ -43,6 +43,11 @@ struct sched_gang_live {
     /* keys of gangs waiting quietly for their arrival (ARRIVAL_GRACE_MS) */
     char **quiet;
     size_t n_quiet, cap_quiet;
+    /* scheduling.k8s.io PodGroups (1.36+): the version served (group_version "" while none),
+     * and per gang key what the PodGroup last showed: {"conditions": [...], "generation": N},
+     * so the condition is written as kube-scheduler writes it (native.h) */
+    sched_native_api native;
+    json_t *native_seen;
 };
 
 sched_gang_live *sched_gang_live_new(sched_queue *q, sched_cache *c, sched_framework *fw,
@@ -55,6 +60,12 @@ sched_gang_live *sched_gang_live_new(sched_queue *q, sched_cache *c, sched_frame
     }
     gl->q = q;
     gl->c = c;
+    if (!(gl->native_seen = json_object())) {
+        sched_gang_registry_free(gl->reg);
+        free(gl);
+        tm_err_set(err, "out of memory");
+        return NULL;
+    }
     gl->fw = fw;
     gl->b = b;
     double wait[16];
@@ -101,6 +112,7 @@ void sched_gang_live_free(sched_gang_live *gl) {
     for (size_t i = 0; i < gl->n_quiet; i++)
         free(gl->quiet[i]);
     free(gl->quiet);
+    json_decref(gl->native_seen);
     free(gl);
 }
 
@@ -126,10 +138,11 @@ static void gang_event(sched_gang_live *gl, sched_gang *g, const char *type, con
         return;
     g->event_sent = h;
     tm_err err = {0};
-    bool pg = g->kind == SCHED_GANG_PODGROUP;
-    if (sched_binder_event(gl->b, pg ? SCHED_PODGROUP_API : SCHED_WORKLOAD_API,
-                           pg ? "PodGroup" : "Workload", g->ns, g->owner, NULL, type, reason, note,
-                           &err))
+    const char *api = g->kind == SCHED_GANG_PODGROUP ? SCHED_PODGROUP_API
+                      : g->kind == SCHED_GANG_NATIVE ? gl->native.group_version
+                                                     : SCHED_WORKLOAD_API;
+    if (sched_binder_event(gl->b, api, sched_gang_kind_object(g->kind), g->ns, g->owner, NULL, type,
+                           reason, note, &err))
         tm_warn("%s", err.msg);
 }
 
@@ -143,10 +156,66 @@ static void member_report(sched_gang_live *gl, const sched_pod *p, const char *m
         tm_warn("%s", err.msg);
 }
 
+/* The scheduling condition of a scheduling.k8s.io PodGroup, as kube-scheduler sets it after
+ * each attempt: True "Scheduled" once minCount members are placed, False "Unschedulable" with
+ * the gang's message after a failed attempt, False "SchedulerError" for an invalid PodGroup.
+ * Nothing before the first attempt (kube-scheduler writes none either). */
+static void sync_native(sched_gang_live *gl, sched_gang *g) {
+    if (!gl->native.condition || g->basic || (!g->declared && !g->spec_error))
+        return;
+    bool scheduled = !g->spec_error && sched_gang_placed_count(g) >= (size_t)g->spec.min_member;
+    const char *reason = scheduled       ? "Scheduled"
+                         : g->spec_error ? "SchedulerError"
+                                         : "Unschedulable";
+    const char *msg = scheduled ? "" : g->spec_error ? g->spec_error : g->message;
+    if (!scheduled && !g->spec_error && (g->attempts == 0 || !msg[0]))
+        return;
+    char sig[256];
+    snprintf(sig, sizeof sig, "native/%d/%s/%016llx", scheduled, reason,
+             (unsigned long long)hash_str(msg));
+    if (strcmp(sig, g->status_sent) == 0)
+        return;
+    json_t *seen = json_object_get(gl->native_seen, g->key);
+    char now[32];
+    time_t t = time(NULL);
+    struct tm tmv;
+    strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tmv));
+    sched_native_condition c = {
+        gl->native.condition, scheduled, reason, msg, tm_json_int(seen, "generation", 0), now};
+    json_t *list = NULL;
+    tm_err err = {0};
+    int rc = sched_native_set_condition(json_object_get(seen, "conditions"), &c, &list, &err);
+    if (rc < 0) {
+        tm_warn("PodGroup %s/%s: condition not written err=\"%s\"", g->ns, g->owner, err.msg);
+        return;
+    }
+    if (rc == 1) {
+        json_t *patch = json_pack("{s:{s:O}}", "status", "conditions", list);
+        char *path = tm_kube_path(gl->native.group_version, "podgroups", g->ns, g->owner, "status");
+        if (!patch || !path || sched_binder_merge_patch(gl->b, path, patch, &err)) {
+            tm_warn("PodGroup %s/%s: status not written err=\"%s\"", g->ns, g->owner,
+                    err.msg[0] ? err.msg : "out of memory");
+            rc = -1;
+        } else if (seen) {
+            /* what the PodGroup holds now, until its watch event says so too */
+            json_object_set(seen, "conditions", list);
+        }
+        json_decref(patch);
+        free(path);
+    }
+    json_decref(list);
+    if (rc >= 0)
+        snprintf(g->status_sent, sizeof g->status_sent, "%s", sig);
+}
+
 void sched_gang_live_sync_status(sched_gang_live *gl) {
     size_t n = sched_gang_registry_count(gl->reg);
     for (size_t i = 0; i < n; i++) {
         sched_gang *g = sched_gang_registry_at(gl->reg, i);
+        if (g->kind == SCHED_GANG_NATIVE) {
+            sync_native(gl, g);
+            continue;
+        }
         /* Only PodGroups have a status of their own, and only existing ones can be patched. */
         if (g->kind != SCHED_GANG_PODGROUP || (!g->declared && !g->spec_error))
             continue;
@@ -270,6 +339,80 @@ bool sched_gang_live_podgroup_event(sched_gang_live *gl, tm_watch_type t, const 
         return false;
     }
     return true;
+}
+
+void sched_gang_live_set_native_api(sched_gang_live *gl, const sched_native_api *api) {
+    gl->native = *api;
+}
+
+bool sched_gang_live_native_podgroup_event(sched_gang_live *gl, tm_watch_type t, const json_t *obj,
+                                           int64_t now_ms) {
+    const char *ns = tm_json_str(obj, "metadata.namespace", "");
+    const char *name = tm_json_str(obj, "metadata.name", "");
+    sched_gang_ref ref = {SCHED_GANG_NATIVE, ns, name, "", ""};
+    char key[SCHED_GANG_KEY_MAX];
+    sched_gang_ref_key(&ref, key, sizeof key);
+    if (t == TM_WATCH_DELETED) {
+        json_object_del(gl->native_seen, key);
+        sched_gang_registry_forget_owner(gl->reg, SCHED_GANG_NATIVE, ns, name);
+        return false;
+    }
+    sched_native_podgroup pg;
+    tm_err err = {0};
+    int rc = sched_native_podgroup_from_json(obj, &pg, &err);
+    json_t *seen = json_pack("{s:O?, s:I}", "conditions", tm_json_path(obj, "status.conditions"),
+                             "generation", (json_int_t)tm_json_int(obj, "metadata.generation", 0));
+    if (!seen || json_object_set_new(gl->native_seen, key, seen))
+        tm_error("gang registry: out of memory");
+    sched_gang *g = sched_gang_registry_native(gl->reg, ns, name, rc ? NULL : &pg.spec,
+                                               rc ? false : pg.basic, rc ? err.msg : NULL, now_ms);
+    if (!rc)
+        sched_native_podgroup_free(&pg);
+    if (!g) {
+        tm_error("gang registry: out of memory");
+        return false;
+    }
+    if (rc) {
+        tm_warn("PodGroup invalid: its pods wait err=\"%s\"", err.msg);
+        gang_event(gl, g, "Warning", "Invalid", err.msg, false);
+        return false;
+    }
+    return true;
+}
+
+int sched_gang_native_discover(tm_kube *k, sched_native_api *out, tm_err *err) {
+    memset(out, 0, sizeof *out);
+    tm_err ge = {0};
+    json_t *group = tm_kube_get(k, "/apis/" SCHED_NATIVE_GROUP, &ge);
+    if (!group) {
+        if (ge.http_status == 404)
+            return 0; /* the group is not served at all */
+        *err = ge;
+        return tm_err_wrap(err, "discovery of " SCHED_NATIVE_GROUP);
+    }
+    const char *versions[8];
+    int n = sched_native_api_versions(group, versions, err);
+    json_decref(group);
+    if (n < 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        char path[96];
+        snprintf(path, sizeof path, "/apis/%s/%s", SCHED_NATIVE_GROUP, versions[i]);
+        json_t *list = tm_kube_get(k, path, err);
+        if (!list)
+            return tm_err_wrap(err, "discovery of %s", path);
+        sched_native_api api;
+        int rc = sched_native_api_from_resources(list, &api, err);
+        json_decref(list);
+        if (rc)
+            return -1;
+        /* the newest version with gangs: PodGroups (1.36+), else v1alpha1's Workloads */
+        if (api.podgroups || api.workloads) {
+            *out = api;
+            return 0;
+        }
+    }
+    return 0;
 }
 
 bool sched_gang_live_workload_event(sched_gang_live *gl, tm_watch_type t, const json_t *obj) {
@@ -682,24 +825,41 @@ json_t *sched_gang_explain(tm_kube *k, sched_framework *fw, sched_snapshot *snap
     char key[SCHED_GANG_KEY_MAX];
     sched_gang_ref_key(&ref, key, sizeof key);
     sched_gang_registry *r = sched_gang_registry_new();
-    bool pg = ref.kind == SCHED_GANG_PODGROUP;
-    char *path = tm_kube_path(pg ? SCHED_PODGROUP_API : SCHED_WORKLOAD_API,
-                              pg ? "podgroups" : "workloads", ref.ns, ref.owner, NULL);
+    bool pg = ref.kind == SCHED_GANG_PODGROUP, native = ref.kind == SCHED_GANG_NATIVE;
+    sched_native_api napi = {0};
+    if (native && sched_gang_native_discover(k, &napi, err)) {
+        sched_gang_registry_free(r);
+        return NULL;
+    }
+    /* a cluster serving no PodGroups: the gang's PodGroup is simply absent (path NULL) */
+    bool absent = native && !napi.podgroups;
+    const char *api = pg ? SCHED_PODGROUP_API : native ? napi.group_version : SCHED_WORKLOAD_API;
+    char *path = absent ? NULL
+                        : tm_kube_path(api, pg || native ? "podgroups" : "workloads", ref.ns,
+                                       ref.owner, NULL);
     json_t *owner = NULL, *pods = NULL, *out = NULL;
     sched_pod **pend = NULL;
     size_t n_pend = 0;
-    if (!r || !path) {
+    if (!r || (!path && !absent)) {
         tm_err_set(err, "out of memory");
         goto done;
     }
     tm_err oe = {0};
-    owner = tm_kube_get(k, path, &oe);
-    if (!owner && oe.http_status != 404) {
+    owner = path ? tm_kube_get(k, path, &oe) : NULL;
+    if (!owner && path && oe.http_status != 404) {
         *err = oe;
-        tm_err_wrap(err, "reading the gang's %s", pg ? "PodGroup" : "Workload");
+        tm_err_wrap(err, "reading the gang's %s", sched_gang_kind_object(ref.kind));
         goto done;
     }
-    if (owner && pg) {
+    if (owner && native) {
+        sched_native_podgroup npg;
+        tm_err pe = {0};
+        int rc = sched_native_podgroup_from_json(owner, &npg, &pe);
+        sched_gang_registry_native(r, ref.ns, ref.owner, rc ? NULL : &npg.spec,
+                                   rc ? false : npg.basic, rc ? pe.msg : NULL, 0);
+        if (!rc)
+            sched_native_podgroup_free(&npg);
+    } else if (owner && pg) {
         sched_gang *og;
         tm_err pe = {0};
         podgroup_record(r, ref.ns, ref.owner, owner, 0, &og, &pe);

@@ -30,6 +30,7 @@
 #include "scheduler/live/binder.h"
 #include "scheduler/backend/cache.h"
 #include "scheduler/plugins/gang/gang.h"
+#include "scheduler/plugins/gang/native.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/backend/queue.h"
 
@@ -52,6 +53,16 @@ void sched_gang_live_pod_event(sched_gang_live *gl, tm_watch_type t, const json_
 bool sched_gang_live_podgroup_event(sched_gang_live *gl, tm_watch_type t, const json_t *obj,
                                     int64_t now_ms);
 bool sched_gang_live_workload_event(sched_gang_live *gl, tm_watch_type t, const json_t *obj);
+
+/* Kubernetes 1.36+ PodGroups (scheduling.k8s.io, native.h): which version the API server serves
+ * (sched_gang_native_discover; conditions and events use it), and their informer events. */
+void sched_gang_live_set_native_api(sched_gang_live *gl, const sched_native_api *api);
+bool sched_gang_live_native_podgroup_event(sched_gang_live *gl, tm_watch_type t, const json_t *obj,
+                                           int64_t now_ms);
+/* Reads the API server's discovery of scheduling.k8s.io: *out = the newest version tarema knows
+ * that serves PodGroups, else one serving Workloads (1.35's v1alpha1); out->version "" when none
+ * is served (not an error). -1 with err when the API server did not answer. */
+int sched_gang_native_discover(tm_kube *k, sched_native_api *out, tm_err *err);
 
 /* The cycle of a popped pod (in flight). false: not a gang member, schedule it alone. true: the
  * gang side handled it and every member it took (bound, waiting or backing off). */

@@ -50,7 +50,8 @@ struct sched_loop {
     tm_informer *classes, *csinodes;    /* StorageClasses, CSINodes: scheduler mode */
     sched_volume_binder *vols;          /* VolumeBinding's PreBind (volume_binder.h) */
     tm_informer *podgroups, *workloads; /* gangs (gang_live.h); NULL when the API is absent */
-    sched_gang_live *gangs;             /* scheduler mode */
+    tm_informer *native_pgs; /* scheduling.k8s.io PodGroups (1.36+), at the version discovered */
+    sched_gang_live *gangs;  /* scheduler mode */
     int64_t last_gang_sync_ms;
     tm_leader *leader;
     atomic_bool leading, synced;
@@ -254,6 +255,15 @@ static void on_podgroup(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
     sched_cache_lock(l->cache);
     if (sched_gang_live_podgroup_event(l->gangs, t, obj, mono_ms()))
         l->changed = true; /* its waiting members may be schedulable now */
+    sched_cache_unlock(l->cache);
+}
+
+static void on_native_podgroup(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
+    (void)old;
+    sched_loop *l = ud;
+    sched_cache_lock(l->cache);
+    if (sched_gang_live_native_podgroup_event(l->gangs, t, obj, mono_ms()))
+        l->changed = true;
     sched_cache_unlock(l->cache);
 }
 
@@ -514,6 +524,23 @@ static int start_gang_informers(sched_loop *l, bool first, tm_err *err) {
                 "off until it is",
                 SCHED_WORKLOAD_API);
     }
+    /* 1.36+: PodGroup objects at whichever version the API server serves (discovered). */
+    sched_native_api napi;
+    tm_err de = {0};
+    if (!l->native_pgs && sched_gang_native_discover(l->k, &napi, &de) == 0 && napi.podgroups) {
+        char path[96];
+        snprintf(path, sizeof path, "/apis/%s/podgroups", napi.group_version);
+        sched_gang_live_set_native_api(l->gangs, &napi);
+        tm_informer_opts o = {.path = path, .on_event = on_native_podgroup, .ud = l};
+        if (!(l->native_pgs = tm_informer_start(l->k, &o, err)))
+            return tm_err_wrap(err, "watching %s PodGroups", napi.group_version);
+        tm_info("PodGroup API %s served: native gangs on (condition %s)", napi.group_version,
+                napi.condition ? napi.condition : "none");
+    } else if (first && !l->native_pgs) {
+        tm_info("no PodGroup API of %s served (Kubernetes 1.36+ with GenericWorkload): native "
+                "PodGroup gangs off until it is%s%s",
+                SCHED_NATIVE_GROUP, de.msg[0] ? ": " : "", de.msg);
+    }
     return 0;
 }
 
@@ -551,7 +578,8 @@ static void recheck_apis(sched_loop *l, int64_t now) {
     if (!l->tasks && start_task_informer(l, false, &err))
         tm_warn("%s", err.msg);
     err = (tm_err){0};
-    if (l->gangs && (!l->podgroups || !l->workloads) && start_gang_informers(l, false, &err))
+    if (l->gangs && (!l->podgroups || !l->workloads || !l->native_pgs) &&
+        start_gang_informers(l, false, &err))
         tm_warn("%s", err.msg);
     err = (tm_err){0};
     if (l->resv && resv_controller_recheck(l->resv, l->pods, &err))
@@ -916,8 +944,9 @@ void sched_loop_stop(sched_loop *l) {
     l->classes = l->csinodes = NULL;
     tm_informer_stop(l->podgroups);
     tm_informer_stop(l->workloads);
+    tm_informer_stop(l->native_pgs);
     l->nodes = l->pods = l->tasks = l->claims = l->volumes = NULL;
-    l->podgroups = l->workloads = NULL;
+    l->podgroups = l->workloads = l->native_pgs = NULL;
 }
 
 void sched_loop_free(sched_loop *l) {

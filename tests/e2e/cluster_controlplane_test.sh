@@ -8,7 +8,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$REPO_ROOT/hack/lib.sh"
-KUBECTL=$TOOLS_BIN/kubectl
+KUBECTL=$KUBECTL_BIN
 NODES_FILE=${TAREMA_NODES:-$REPO_ROOT/tests/fixtures/nodes/paper-5442.yaml}
 NS=e2e-cp-$$-$RANDOM
 

@@ -7,7 +7,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$REPO_ROOT/hack/lib.sh"
-KUBECTL=$TOOLS_BIN/kubectl
+KUBECTL=$KUBECTL_BIN
 CLUSTER=$REPO_ROOT/hack/cluster.sh
 export TAREMA_CLUSTER_NAME=e2e-life-$$
 DIR=$TAREMA_CACHE/clusters/$TAREMA_CLUSTER_NAME

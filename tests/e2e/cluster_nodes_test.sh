@@ -6,7 +6,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$REPO_ROOT/hack/lib.sh"
-KUBECTL=$TOOLS_BIN/kubectl
+KUBECTL=$KUBECTL_BIN
 CLUSTER=$REPO_ROOT/hack/cluster.sh
 TMP=$(mktemp -d)
 PREFIX=e2e-extra-$RANDOM

@@ -16,7 +16,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$REPO_ROOT/hack/lib.sh"
-KUBECTL=$TOOLS_BIN/kubectl
+KUBECTL=$KUBECTL_BIN
 ID=$(printf '%05d' $((RANDOM % 100000)))
 NS=e2e-wl-$ID
 SCHED=wl-e2e-$ID
@@ -34,6 +34,14 @@ if [ -z "${KUBECONFIG:-}" ] || [ -z "${TAREMA_CLUSTER_DIR:-}" ]; then
   fail "environment" "KUBECONFIG and TAREMA_CLUSTER_DIR are not set: run via tests/run.sh e2e or eval \"\$(hack/cluster.sh env)\""
   summary
   exit 1
+fi
+
+# What it checks is 1.35's alpha API (v1alpha1, spec.workloadRef, the GangScheduling gate);
+# 1.36+ serve PodGroups instead, which tests/e2e/gang_native_test.sh checks end to end.
+if [ "$KUBERNETES_MINOR" -ge 36 ]; then
+  echo "skipped: Kubernetes $KUBERNETES_VERSION has no scheduling.k8s.io/v1alpha1 Workload API (see gang_native_test.sh)"
+  summary
+  exit 0
 fi
 
 # ---- up --workload-api (on the running instance when it does not have it yet)

@@ -13,7 +13,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$REPO_ROOT/hack/lib.sh"
-PATH=$TOOLS_BIN:$PATH
+PATH=$K8S_BIN:$TOOLS_BIN:$PATH
 CHART=$REPO_ROOT/charts/tarema
 NS=tarema-deploy-e2e-$$
 REL=tarema-e2e$$

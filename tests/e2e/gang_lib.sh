@@ -2,14 +2,18 @@
 # gang e2e tests (tarema's and the kube-scheduler reference) and bench/gang_bench.sh. Sourced
 # after tests/e2e/lib.sh; needs kubectl (on PATH, or $KUBECTL) and jq.
 #
-# A gang is declared one of two ways (KIND):
+# A gang is declared one of three ways (KIND):
 #   podgroup  scheduling.x-k8s.io/v1alpha1 PodGroup NAME (spec.minMember; scheduler-plugins'
 #             coscheduling API), pods labelled scheduling.x-k8s.io/pod-group: NAME
 #   workload  scheduling.k8s.io/v1alpha1 Workload NAME (Kubernetes 1.35, needs `hack/cluster.sh
 #             up --workload-api`) with one pod group $GANG_WL_GROUP (policy.gang.minCount), pods
 #             with spec.workloadRef {name: NAME, podGroup: $GANG_WL_GROUP}
+#   native    Kubernetes 1.36+ PodGroup NAME of scheduling.k8s.io at the version the API server
+#             serves (v1alpha2 on 1.36, v1beta1 on 1.37; spec.schedulingPolicy.gang.minCount),
+#             pods with spec.schedulingGroup {podGroupName: NAME}
 # Pods are named NAME-1 .. NAME-SIZE. Every gang is identified in the checks by a key:
-# "pg:NAME" or "wl:NAME/GROUP" (plus "/REPLICAKEY" when a pod sets podGroupReplicaKey).
+# "pg:NAME", "np:NAME" (native) or "wl:NAME/GROUP" (plus "/REPLICAKEY" when a pod sets
+# podGroupReplicaKey).
 #
 # Options read from the environment by the object builders:
 #   GANG_WL_GROUP=gang         pod group name inside each Workload
@@ -29,6 +33,22 @@ GANG_AON_GRACE_S=${GANG_AON_GRACE_S:-3}
 GANG_LABEL=scheduling.x-k8s.io/pod-group
 
 gang_kubectl() { "${KUBECTL:-kubectl}" "$@"; }
+
+# gang_native_gv: the scheduling.k8s.io group version serving PodGroups (newest first), read off
+# the API server's discovery like the scheduler does; empty (status 1) when none is.
+gang_native_gv() {
+  if [ -z "${GANG_NATIVE_GV:-}" ]; then
+    local v
+    for v in v1beta1 v1alpha3 v1alpha2; do
+      if gang_kubectl get --raw "/apis/scheduling.k8s.io/$v" 2>/dev/null |
+        jq -e '.resources[] | select(.name == "podgroups")' >/dev/null 2>&1; then
+        GANG_NATIVE_GV=scheduling.k8s.io/$v
+        break
+      fi
+    done
+  fi
+  [ -n "${GANG_NATIVE_GV:-}" ] && echo "$GANG_NATIVE_GV"
+}
 
 # ------------------------------------------------------------------------ object builders
 
@@ -50,7 +70,14 @@ gang_group_json() {
          metadata: {namespace: $ns, name: $n},
          spec: {podGroups: [{name: $g, policy: {gang: {minCount: $min}}}]}}'
       ;;
-    *) echo "gang_group_json: unknown gang kind '$kind' (podgroup or workload)" >&2; return 2 ;;
+    native)
+      local gv
+      gv=$(gang_native_gv) || { echo "gang_group_json: the API server serves no scheduling.k8s.io PodGroups" >&2; return 2; }
+      jq -cn --arg gv "$gv" --arg ns "$ns" --arg n "$name" --argjson min "$min" '
+        {apiVersion: $gv, kind: "PodGroup", metadata: {namespace: $ns, name: $n},
+         spec: {schedulingPolicy: {gang: {minCount: $min}}}}'
+      ;;
+    *) echo "gang_group_json: unknown gang kind '$kind' (podgroup, workload or native)" >&2; return 2 ;;
   esac
 }
 
@@ -58,7 +85,7 @@ gang_group_json() {
 # one JSON line each, for scheduler SCHED, requesting CPU (default 100m) and MEM (64Mi).
 gang_pods_json() {
   local kind=$1 ns=$2 name=$3 from=$4 to=$5 sched=$6 cpu=${7:-100m} mem=${8:-64Mi}
-  case $kind in podgroup | workload) ;; *) echo "gang_pods_json: unknown gang kind '$kind' (podgroup or workload)" >&2; return 2 ;; esac
+  case $kind in podgroup | workload | native) ;; *) echo "gang_pods_json: unknown gang kind '$kind' (podgroup, workload or native)" >&2; return 2 ;; esac
   [ "$from" -le "$to" ] || return 0
   jq -cn --arg kind "$kind" --arg ns "$ns" --arg n "$name" --argjson from "$from" --argjson to "$to" \
     --arg s "$sched" --arg cpu "$cpu" --arg mem "$mem" --arg g "$GANG_WL_GROUP" --arg pglabel "$GANG_LABEL" '
@@ -69,6 +96,7 @@ gang_pods_json() {
             containers: [{name: "c", image: "busybox",
                           resources: {requests: {cpu: $cpu, memory: $mem}}}]}}
     | if $kind == "podgroup" then .metadata.labels[$pglabel] = $n
+      elif $kind == "native" then .spec.schedulingGroup = {podGroupName: $n}
       else .spec.workloadRef = {name: $n, podGroup: $g} end' |
     jq -c "${GANG_POD_PATCH:-.}"
 }
@@ -92,8 +120,15 @@ gang_create() {
 gang_require_api() {
   case $1 in
     workload)
-      gang_kubectl api-resources --api-group=scheduling.k8s.io -o name 2>/dev/null | qgrep -x workloads.scheduling.k8s.io && return 0
-      echo "the API server does not serve scheduling.k8s.io/v1alpha1 workloads: bring the cluster up with 'hack/cluster.sh up --workload-api'"
+      # v1alpha1 exactly: 1.36+ serve Workloads too, but as templates of another shape.
+      gang_kubectl get --raw /apis/scheduling.k8s.io/v1alpha1 2>/dev/null |
+        jq -e '.resources[] | select(.name == "workloads")' >/dev/null 2>&1 && return 0
+      echo "the API server does not serve scheduling.k8s.io/v1alpha1 workloads (Kubernetes 1.35 only): bring a 1.35 cluster up with 'hack/cluster.sh up --workload-api'"
+      return 1
+      ;;
+    native)
+      gang_native_gv >/dev/null && return 0
+      echo "the API server serves no scheduling.k8s.io PodGroups (Kubernetes 1.36+): bring the cluster up with 'TAREMA_K8S_VERSION=v1.37.2 hack/cluster.sh up --workload-api'"
       return 1
       ;;
     podgroup)
@@ -105,8 +140,19 @@ gang_require_api() {
       gang_kubectl wait --for condition=established --timeout=30s crd/podgroups.scheduling.x-k8s.io >/dev/null ||
         { echo "the PodGroup CRD of $crd did not become established"; return 1; }
       ;;
-    *) echo "unknown gang kind '$1' (podgroup or workload)"; return 1 ;;
+    *) echo "unknown gang kind '$1' (podgroup, workload or native)"; return 1 ;;
   esac
+}
+
+# gang_skip_on_native WHAT: on a cluster that serves 1.36+'s PodGroups instead of 1.35's
+# v1alpha1 Workload (the API WHAT is written for no longer exists there), says so and ends the
+# test with its summary (nothing failed, nothing passed). Elsewhere returns.
+gang_skip_on_native() {
+  if ! gang_require_api workload >/dev/null && gang_native_gv >/dev/null; then
+    echo "skipped: $1 uses scheduling.k8s.io/v1alpha1 Workloads (Kubernetes 1.35); this cluster serves $(gang_native_gv) PodGroups instead (tests/e2e/gang_native_test.sh covers them)"
+    summary
+    exit 0
+  fi
 }
 
 # ------------------------------------------------------------------------------- counting
@@ -121,13 +167,16 @@ gang_state_json() {
     gang_kubectl get pods -n "$ns" -o json || return 1
     gang_kubectl get workloads.scheduling.k8s.io -n "$ns" -o json 2>/dev/null || echo '{"items":[]}'
     gang_kubectl get podgroups.scheduling.x-k8s.io -n "$ns" -o json 2>/dev/null || echo '{"items":[]}'
-  } | jq -cs 'if length != 3 then error("incomplete state") else
+    { gang_native_gv >/dev/null && gang_kubectl get podgroups.scheduling.k8s.io -n "$ns" -o json 2>/dev/null; } || echo '{"items":[]}'
+  } | jq -cs 'if length != 4 then error("incomplete state") else
     # only what counting needs (one pod list is megabytes otherwise)
     {pods: [.[0].items[] | select(.metadata.deletionTimestamp == null)
                          | {metadata: {name: .metadata.name, labels: .metadata.labels},
-                            spec: {nodeName: .spec.nodeName, workloadRef: .spec.workloadRef}}],
+                            spec: {nodeName: .spec.nodeName, workloadRef: .spec.workloadRef,
+                                   schedulingGroup: .spec.schedulingGroup}}],
      workloads: [.[1].items[] | {metadata: {name: .metadata.name}, spec: {podGroups: .spec.podGroups}}],
-     podgroups: [.[2].items[] | {metadata: {name: .metadata.name}, spec: {minMember: .spec.minMember}}]} end'
+     podgroups: [.[2].items[] | {metadata: {name: .metadata.name}, spec: {minMember: .spec.minMember}}],
+     nativepodgroups: [.[3].items[] | {metadata: {name: .metadata.name}, spec: {schedulingPolicy: .spec.schedulingPolicy}}]} end'
 }
 
 # gang_counts_from_json: reads a gang_state_json document on stdin and prints one line per gang
@@ -141,6 +190,9 @@ gang_counts_from_json() {
              | {key: "wl:\($w)/\(.name)", value: .policy}) as $e ({}; .[$e.key] = $e.value)) as $wpol |
     (reduce (.podgroups[]? | {key: "pg:\(.metadata.name)", value: (.spec.minMember // 0)})
        as $e ({}; .[$e.key] = $e.value)) as $pmin |
+    # "np:NAME" -> its policy (1.36+ PodGroup; basic = no gang)
+    (reduce (.nativepodgroups[]? | {key: "np:\(.metadata.name)", value: .spec.schedulingPolicy})
+       as $e ({}; .[$e.key] = $e.value)) as $npol |
     [.pods[]? |
       (if .spec.workloadRef then
          {key: ("wl:\(.spec.workloadRef.name)/\(.spec.workloadRef.podGroup)" +
@@ -148,10 +200,15 @@ gang_counts_from_json() {
           group: "wl:\(.spec.workloadRef.name)/\(.spec.workloadRef.podGroup)"}
        elif (.metadata.labels[$pglabel] // "") != "" then
          {key: "pg:\(.metadata.labels[$pglabel])", group: "pg:\(.metadata.labels[$pglabel])"}
+       elif (.spec.schedulingGroup.podGroupName // "") != "" then
+         {key: "np:\(.spec.schedulingGroup.podGroupName)", group: "np:\(.spec.schedulingGroup.podGroupName)"}
        else empty end) + {bound: ((.spec.nodeName // "") != "")}] |
     group_by(.key)[] |
     .[0] as $g |
     (if ($g.group | startswith("pg:")) then ($pmin[$g.group] // 0)
+     elif ($g.group | startswith("np:")) then
+       (if $npol[$g.group] == null then 0
+        elif $npol[$g.group].gang != null then $npol[$g.group].gang.minCount else null end)
      elif $wpol[$g.group] == null then 0
      elif $wpol[$g.group].gang != null then $wpol[$g.group].gang.minCount
      else null end) as $min |
@@ -171,7 +228,13 @@ gang_counts() {
 gang_bound() { gang_counts "$1" | awk -v k="$2" '$1 == k {print $2; f = 1} END {if (!f) print 0}'; }
 
 # gang_key KIND NAME: the key of a gang made by gang_create.
-gang_key() { if [ "$1" = podgroup ]; then echo "pg:$2"; else echo "wl:$2/$GANG_WL_GROUP"; fi; }
+gang_key() {
+  case $1 in
+    podgroup) echo "pg:$2" ;;
+    native) echo "np:$2" ;;
+    *) echo "wl:$2/$GANG_WL_GROUP" ;;
+  esac
+}
 
 # gang_partial_from_counts: gang_counts lines on stdin -> the partly bound ones (0 < bound < min).
 gang_partial_from_counts() { awk '$4 > 0 && $2 > 0 && $2 < $4'; }

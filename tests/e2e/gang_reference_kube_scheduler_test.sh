@@ -52,6 +52,7 @@ observe() {
 abort() { fail "$1" "$2"; summary; exit 1; }
 
 [ -n "${KUBECONFIG:-}" ] || abort "environment" "KUBECONFIG is not set: run via tests/run.sh e2e or eval \"\$(hack/cluster.sh env)\""
+gang_skip_on_native "the kube-scheduler gang reference (1.35 GangScheduling)"
 why=$(gang_require_api workload) || abort "the Workload API is served" "$why"
 pass "the Workload API is served"
 if bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | qgrep 'scheduler.*running (pid'; then

@@ -46,6 +46,18 @@ want=$(printf '%s\n' "pg:b 3 4 3" "wl:a/gang 1 3 3" "wl:d/gang 0 2 0" "wl:r/gang
 if [ "$got" = "$want" ]; then pass "gang counts: label and workloadRef gangs, replica keys, basic groups left out, unknown group min 0"; else fail "gang counts" "got: $(tr '\n' ';' <<<"$got") want: $(tr '\n' ';' <<<"$want")"; fi
 partial=$(gang_partial_from_counts <<<"$got" | awk '{print $1}' | tr '\n' ' ')
 if [ "$partial" = "wl:a/gang wl:r/gang/y " ]; then pass "partly bound gangs: wl:a/gang (1/3) and replica y (1/2), not the unknown d"; else fail "partly bound gangs" "got '$partial'"; fi
+# 1.36+ PodGroup objects (np:NAME): a gang, a basic one (no gang), one whose PodGroup is missing
+{
+  gang_pods_json native ns e 1 3 s | bind e-1 e-2
+  gang_pods_json native ns f 1 2 s | bind f-1
+  gang_pods_json native ns h 1 2 s
+} | jq -s . >"$WORK/npods.json"
+jq -n '[{metadata: {name: "e"}, spec: {schedulingPolicy: {gang: {minCount: 3}}}},
+        {metadata: {name: "f"}, spec: {schedulingPolicy: {basic: {}}}}]' >"$WORK/npg.json"
+got=$(jq -n --slurpfile p "$WORK/npods.json" --slurpfile n "$WORK/npg.json" \
+  '{pods: $p[0], workloads: [], podgroups: [], nativepodgroups: $n[0]}' | gang_counts_from_json | sort)
+want=$(printf '%s\n' "np:e 2 3 3" "np:h 0 2 0")
+if [ "$got" = "$want" ]; then pass "gang counts: schedulingGroup gangs, basic PodGroups left out, missing PodGroup min 0"; else fail "gang counts of schedulingGroup gangs" "got: $(tr '\n' ';' <<<"$got") want: $(tr '\n' ';' <<<"$want")"; fi
 if gang_group_json bogus ns x 1 >/dev/null 2>&1; then fail "an unknown gang kind is refused"; else pass "an unknown gang kind is refused"; fi
 p=$(GANG_POD_PATCH='.spec.nodeSelector = {"pool": "a"}' gang_pods_json podgroup ns g 2 2 sch 2 1Gi)
 if jq -e '.metadata.name == "g-2" and .spec.schedulerName == "sch" and .metadata.labels["scheduling.x-k8s.io/pod-group"] == "g"
@@ -93,20 +105,25 @@ if [ -z "${KUBECONFIG:-}" ]; then
   summary
   exit 1
 fi
-if ! why=$(gang_require_api workload); then
-  fail "the Workload API is served" "$why"
+# The cluster's own gang API: 1.35's v1alpha1 Workload, or 1.36+'s PodGroup objects.
+KIND=workload KEY=wl:lib/gang BIGKEY=wl:big/gang
+if ! gang_require_api workload >/dev/null && gang_native_gv >/dev/null; then
+  KIND=native KEY=np:lib BIGKEY=np:big
+fi
+if ! why=$(gang_require_api $KIND); then
+  fail "the $KIND gang API is served" "$why"
   summary
   exit 1
 fi
 kubectl create namespace "$NS" >/dev/null
 wait_for 30 kubectl get serviceaccount default -n "$NS"
 # A scheduler name nobody runs: the pods stay pending unless this test binds them.
-if gang_create workload "$NS" lib 3 3 "nobody-$$" 2>"$WORK/create.err"; then pass "gang_create makes a Workload gang of 3 the API accepts"; else fail "gang_create makes a Workload gang of 3" "$(cat "$WORK/create.err")"; fi
+if gang_create $KIND "$NS" lib 3 3 "nobody-$$" 2>"$WORK/create.err"; then pass "gang_create makes a $KIND gang of 3 the API accepts"; else fail "gang_create makes a $KIND gang of 3" "$(cat "$WORK/create.err")"; fi
 got=$(gang_counts "$NS")
-if [ "$got" = "wl:lib/gang 0 3 3" ]; then pass "gang_counts on the API: wl:lib/gang 0 of 3 bound, min 3"; else fail "gang_counts on the API" "got '$got'"; fi
+if [ "$got" = "$KEY 0 3 3" ]; then pass "gang_counts on the API: $KEY 0 of 3 bound, min 3"; else fail "gang_counts on the API" "got '$got'"; fi
 # A namespace whose pod list is larger than one command-line argument may be (128 KiB).
-if gang_create workload "$NS" big 80 80 "nobody-$$" 2>"$WORK/create.err" && got=$(gang_counts "$NS" 2>&1 | sort) &&
-  [ "$got" = "$(printf '%s\n' "wl:big/gang 0 80 80" "wl:lib/gang 0 3 3")" ]; then
+if gang_create $KIND "$NS" big 80 80 "nobody-$$" 2>"$WORK/create.err" && got=$(gang_counts "$NS" 2>&1 | sort) &&
+  [ "$got" = "$(printf '%s\n' "$BIGKEY 0 80 80" "$KEY 0 3 3" | sort)" ]; then
   pass "gang_counts with 83 pods in the namespace (a pod list over 128 KiB)"
 else
   fail "gang_counts with 83 pods in the namespace (a pod list over 128 KiB)" "$(cat "$WORK/create.err") got: $got"
@@ -119,6 +136,6 @@ kubectl create -f - <<EOF >/dev/null
 EOF
 sleep 1.5
 out=$(gang_aon_monitor_stop); rc=$?
-if [ $rc = 1 ] && grep -q 'wl:lib/gang:1/3' <<<"$out"; then pass "the monitor sees a gang left with 1 of 3 bound ($out)"; else fail "the monitor sees a gang left with 1 of 3 bound" "rc=$rc $out"; fi
-if [ "$(gang_bound "$NS" wl:lib/gang)" = 1 ]; then pass "gang_bound: 1"; else fail "gang_bound: 1" "$(gang_bound "$NS" wl:lib/gang)"; fi
+if [ $rc = 1 ] && grep -q "$KEY:1/3" <<<"$out"; then pass "the monitor sees a gang left with 1 of 3 bound ($out)"; else fail "the monitor sees a gang left with 1 of 3 bound" "rc=$rc $out"; fi
+if [ "$(gang_bound "$NS" "$KEY")" = 1 ]; then pass "gang_bound: 1"; else fail "gang_bound: 1" "$(gang_bound "$NS" "$KEY")"; fi
 summary

@@ -17,6 +17,7 @@ set -uo pipefail
 . "$(dirname "$0")/scheduler_lib.sh"
 . "$(dirname "$0")/gang_lib.sh"
 
+gang_skip_on_native "the Workload gang test"
 sched_e2e_begin gangwl gw
 if ! why=$(gang_require_api workload); then fail "the Workload API is served" "$why"; summary; exit 1; fi
 pass "the Workload API is served"

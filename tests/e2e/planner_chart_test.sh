@@ -11,7 +11,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$REPO_ROOT/hack/lib.sh"
-PATH=$TOOLS_BIN:$PATH
+PATH=$K8S_BIN:$TOOLS_BIN:$PATH
 CHART=$REPO_ROOT/charts/tarema
 WORK=$(mktemp -d)
 NS=planner-chart-$$

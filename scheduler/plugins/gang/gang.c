@@ -555,9 +555,11 @@ void sched_gang_registry_set_state(sched_gang_registry *r, const char *uid,
         m->state = state;
 }
 
-sched_gang *sched_gang_registry_podgroup(sched_gang_registry *r, const char *ns, const char *name,
-                                         sched_gang_spec *spec, const char *error, int64_t now_ms) {
-    sched_gang_ref ref = {SCHED_GANG_PODGROUP, ns, name, "", ""};
+/* A PodGroup of either API was seen: its declaration replaces the gang's. */
+static sched_gang *declare(sched_gang_registry *r, sched_gang_kind kind, const char *ns,
+                           const char *name, sched_gang_spec *spec, bool basic, const char *error,
+                           int64_t now_ms) {
+    sched_gang_ref ref = {kind, ns, name, "", ""};
     sched_gang *g = ensure(r, &ref, now_ms);
     if (!g) {
         if (spec)
@@ -568,8 +570,10 @@ sched_gang *sched_gang_registry_podgroup(sched_gang_registry *r, const char *ns,
     free(g->spec_error);
     g->spec_error = NULL;
     g->declared = spec != NULL && !error;
+    g->basic = false;
     if (g->declared) {
         g->spec = *spec;
+        g->basic = basic;
         memset(spec, 0, sizeof *spec);
     } else {
         if (spec)
@@ -579,6 +583,17 @@ sched_gang *sched_gang_registry_podgroup(sched_gang_registry *r, const char *ns,
             return NULL;
     }
     return g;
+}
+
+sched_gang *sched_gang_registry_podgroup(sched_gang_registry *r, const char *ns, const char *name,
+                                         sched_gang_spec *spec, const char *error, int64_t now_ms) {
+    return declare(r, SCHED_GANG_PODGROUP, ns, name, spec, false, error, now_ms);
+}
+
+sched_gang *sched_gang_registry_native(sched_gang_registry *r, const char *ns, const char *name,
+                                       sched_gang_spec *spec, bool basic, const char *error,
+                                       int64_t now_ms) {
+    return declare(r, SCHED_GANG_NATIVE, ns, name, spec, basic, error, now_ms);
 }
 
 int sched_gang_registry_workload(sched_gang_registry *r, const char *ns, const char *name,
@@ -744,12 +759,12 @@ json_t *sched_gang_describe(const sched_gang *g) {
         return NULL;
     const char *msg = g->spec_error ? g->spec_error : g->message;
     if (!g->declared && !g->spec_error)
-        msg = g->kind == SCHED_GANG_PODGROUP ? "waiting: the PodGroup does not exist (yet)"
-                                             : "waiting: the Workload does not exist (yet)";
+        msg = g->kind == SCHED_GANG_WORKLOAD ? "waiting: the Workload does not exist (yet)"
+                                             : "waiting: the PodGroup does not exist (yet)";
     return json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:i, s:I, s:s, s:o, s:i, s:s}", "gang", g->key,
-                     "kind", g->kind == SCHED_GANG_PODGROUP ? "PodGroup" : "Workload", "name",
-                     g->owner, "podGroup", g->group, "replicaKey", g->replica, "declared",
-                     g->declared, "minMember", (int)g->spec.min_member, "timeoutSeconds",
+                     "kind", sched_gang_kind_object(g->kind), "name", g->owner, "podGroup",
+                     g->group, "replicaKey", g->replica, "declared", g->declared, "minMember",
+                     (int)g->spec.min_member, "timeoutSeconds",
                      (json_int_t)(g->spec.timeout_ms / 1000), "phase",
                      sched_gang_phase_name(sched_gang_phase_of(g)), "members", m, "attempts",
                      g->attempts, "message", msg);
@@ -774,8 +789,8 @@ sched_gang_try sched_gang_try_place(sched_framework *fw, sched_snapshot *s, sche
         return SCHED_GANG_TRY_WAITING;
     }
     if (!g->declared) {
-        snprintf(why, cap, "waiting for %s %s/%s to exist",
-                 g->kind == SCHED_GANG_PODGROUP ? "PodGroup" : "Workload", g->ns, g->owner);
+        snprintf(why, cap, "waiting for %s %s/%s to exist", sched_gang_kind_object(g->kind), g->ns,
+                 g->owner);
         return SCHED_GANG_TRY_WAITING;
     }
     if (sched_gang_waits_for_gates(g, why, cap))

@@ -150,6 +150,11 @@ void sched_gang_registry_set_state(sched_gang_registry *r, const char *uid,
  * message). Takes ownership of *spec's contents. NULL on OOM, else the gang. */
 sched_gang *sched_gang_registry_podgroup(sched_gang_registry *r, const char *ns, const char *name,
                                          sched_gang_spec *spec, const char *error, int64_t now_ms);
+/* The same for a scheduling.k8s.io PodGroup (1.36+, native.h): basic true for the basic policy
+ * (its pods are scheduled one by one, as a Workload group with the basic policy). */
+sched_gang *sched_gang_registry_native(sched_gang_registry *r, const char *ns, const char *name,
+                                       sched_gang_spec *spec, bool basic, const char *error,
+                                       int64_t now_ms);
 /* A Workload was added or changed (w valid) or is invalid (w NULL, error set): applies to every
  * gang of it (each podGroup and replica key), now and for gangs seen later. Takes ownership of
  * *w's contents. 0, or -1 on OOM. */

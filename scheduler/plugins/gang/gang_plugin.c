@@ -16,7 +16,7 @@ static sched_status pre_enqueue(void *state, const sched_snapshot *s, const sche
     }
     if (!g->declared) {
         snprintf(msg, size, "gang %s: waiting for %s %s/%s to exist", g->key,
-                 g->kind == SCHED_GANG_PODGROUP ? "PodGroup" : "Workload", g->ns, g->owner);
+                 sched_gang_kind_object(g->kind), g->ns, g->owner);
         return SCHED_STATUS_UNSCHEDULABLE;
     }
     size_t live = g->n_members - sched_gang_count(g, SCHED_GANG_POD_FAILED) + g->done_succeeded;

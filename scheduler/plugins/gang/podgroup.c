@@ -119,9 +119,20 @@ int sched_workload_from_json(const json_t *wl, sched_workload *out, tm_err *err)
     char obj[600], on[540];
     obj_name(wl, on, sizeof on);
     snprintf(obj, sizeof obj, "Workload %s", on);
+    /* v1alpha1 (1.35) names its groups podGroups with a policy; v1alpha2/v1beta1 (1.36+) name
+     * them podGroupTemplates with a schedulingPolicy of the same shape. */
+    const char *list = "podGroups", *policy = "policy";
     const json_t *groups = tm_json_path(wl, "spec.podGroups");
+    if (!groups || json_is_null(groups)) {
+        const json_t *t = tm_json_path(wl, "spec.podGroupTemplates");
+        if (t && !json_is_null(t)) {
+            groups = t;
+            list = "podGroupTemplates";
+            policy = "schedulingPolicy";
+        }
+    }
     if (!json_is_array(groups) || json_array_size(groups) == 0)
-        return tm_err_set(err, "%s: spec.podGroups must be a non-empty list", obj);
+        return tm_err_set(err, "%s: spec.%s must be a non-empty list", obj, list);
     out->groups = calloc(json_array_size(groups), sizeof *out->groups);
     if (!out->groups)
         return tm_err_set(err, "out of memory");
@@ -131,22 +142,22 @@ int sched_workload_from_json(const json_t *wl, sched_workload *out, tm_err *err)
         const char *name = tm_json_str(g, "name", "");
         if (!name[0]) {
             sched_workload_free(out);
-            return tm_err_set(err, "%s: spec.podGroups[%zu].name is missing", obj, i);
+            return tm_err_set(err, "%s: spec.%s[%zu].name is missing", obj, list, i);
         }
         for (size_t j = 0; j < out->n_groups; j++) {
             if (strcmp(out->groups[j].name, name) == 0) {
                 sched_workload_free(out);
-                return tm_err_set(err, "%s: spec.podGroups[%zu]: name %s is used twice", obj, i,
+                return tm_err_set(err, "%s: spec.%s[%zu]: name %s is used twice", obj, list, i,
                                   name);
             }
         }
         sched_workload_group *wg = &out->groups[out->n_groups];
-        const json_t *gang = tm_json_path(g, "policy.gang");
+        const json_t *gang = json_object_get(json_object_get(g, policy), "gang");
         if (gang && !json_is_null(gang)) {
             bool have;
             json_int_t v = 0;
             char what[96];
-            snprintf(what, sizeof what, "spec.podGroups[%zu].policy.gang.minCount", i);
+            snprintf(what, sizeof what, "spec.%s[%zu].%s.gang.minCount", list, i, policy);
             if (get_int(gang, "minCount", what, obj, &have, &v, err)) {
                 sched_workload_free(out);
                 return -1;
@@ -186,6 +197,17 @@ int sched_gang_ref_from_pod_json(const json_t *pod, sched_gang_ref *out, tm_err 
         out->owner = pg;
         return 0;
     }
+    /* 1.36+: the pod names its PodGroup object (same namespace). */
+    const json_t *sg = tm_json_path(pod, "spec.schedulingGroup");
+    if (sg && !json_is_null(sg)) {
+        const char *name = tm_json_str(sg, "podGroupName", "");
+        if (!name[0])
+            return tm_err_set(err, "pod %s/%s: spec.schedulingGroup needs podGroupName", out->ns,
+                              tm_json_str(pod, "metadata.name", ""));
+        out->kind = SCHED_GANG_NATIVE;
+        out->owner = name;
+        return 0;
+    }
     const json_t *ref = tm_json_path(pod, "spec.workloadRef");
     if (!ref || json_is_null(ref))
         return 0;
@@ -205,7 +227,13 @@ char *sched_gang_ref_key(const sched_gang_ref *r, char *buf, size_t cap) {
         snprintf(buf, cap, "podgroup/%s/%s", r->ns, r->owner);
     else if (r->kind == SCHED_GANG_WORKLOAD)
         snprintf(buf, cap, "workload/%s/%s/%s/%s", r->ns, r->owner, r->group, r->replica);
+    else if (r->kind == SCHED_GANG_NATIVE)
+        snprintf(buf, cap, "k8s-podgroup/%s/%s", r->ns, r->owner);
     else if (cap)
         buf[0] = '\0';
     return buf;
+}
+
+const char *sched_gang_kind_object(sched_gang_kind k) {
+    return k == SCHED_GANG_WORKLOAD ? "Workload" : "PodGroup";
 }

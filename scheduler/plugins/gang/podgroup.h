@@ -7,6 +7,12 @@
  *      spec.podGroups[] {name, policy: {gang: {minCount}} | {basic: {}}}; member pods carry
  *      spec.workloadRef {name, podGroup, podGroupReplicaKey}. Each replica key of a pod group is
  *      a gang of its own (the upstream semantics).
+ *   3. Kubernetes 1.36+ (scheduling.k8s.io v1alpha2 in 1.36, v1beta1 in 1.37): the Workload is
+ *      a template (spec.podGroupTemplates[] {name, schedulingPolicy: {gang: {minCount}} |
+ *      {basic: {}}}) and each gang is a PodGroup object of its own carrying the policy
+ *      (spec.schedulingPolicy, same shape) and the status; member pods carry
+ *      spec.schedulingGroup.podGroupName (same namespace). The PodGroup alone decides: its
+ *      Workload may be absent (native.h parses it).
  *
  * Pure translation (no I/O). Bad input is an error naming the object and the field (minMember
  * 0 or negative, negative timeout, a malformed quantity, a gang group without minCount), so the
@@ -58,7 +64,9 @@ typedef struct sched_workload {
 } sched_workload;
 
 void sched_workload_free(sched_workload *w); /* frees the contents, not w */
-/* Workload JSON -> groups. 0, or -1 with err naming the group and field. */
+/* Workload JSON -> groups: v1alpha1's spec.podGroups[].policy or, from 1.36, the templates
+ * spec.podGroupTemplates[].schedulingPolicy (each template a group). 0, or -1 with err naming
+ * the group and field. */
 int sched_workload_from_json(const json_t *wl, sched_workload *out, tm_err *err);
 /* The group named name, NULL when absent. */
 const sched_workload_group *sched_workload_group_find(const sched_workload *w, const char *name);
@@ -67,8 +75,12 @@ const sched_workload_group *sched_workload_group_find(const sched_workload *w, c
 typedef enum {
     SCHED_GANG_NONE = 0,
     SCHED_GANG_PODGROUP, /* owner = PodGroup name */
-    SCHED_GANG_WORKLOAD  /* owner = Workload name, group = podGroup, replica = replica key */
+    SCHED_GANG_WORKLOAD, /* owner = Workload name, group = podGroup, replica = replica key */
+    SCHED_GANG_NATIVE    /* owner = scheduling.k8s.io PodGroup name (1.36+) */
 } sched_gang_kind;
+
+/* What a user calls the declaring object: "PodGroup" (both APIs) or "Workload". */
+const char *sched_gang_kind_object(sched_gang_kind k);
 
 /* Longest key sched_gang_ref_key writes (namespace 63, names 253, replica key 63, separators). */
 #define SCHED_GANG_KEY_MAX 1024
@@ -78,11 +90,13 @@ typedef struct sched_gang_ref {
     const char *ns, *owner, *group, *replica; /* borrowed from the pod JSON; "" when absent */
 } sched_gang_ref;
 
-/* The pod's membership (none when it has neither the label nor spec.workloadRef; the label
- * wins when a pod has both). 0, or -1 with err for a workloadRef without name or podGroup. */
+/* The pod's membership (none when it has neither the label, spec.schedulingGroup nor
+ * spec.workloadRef; the label wins, then spec.schedulingGroup). 0, or -1 with err for a
+ * workloadRef without name or podGroup, or a schedulingGroup without podGroupName. */
 int sched_gang_ref_from_pod_json(const json_t *pod, sched_gang_ref *out, tm_err *err);
 
-/* The registry key of a gang: "podgroup/NS/NAME" or "workload/NS/NAME/GROUP/REPLICA". Writes
+/* The registry key of a gang: "podgroup/NS/NAME", "workload/NS/NAME/GROUP/REPLICA" or
+ * "k8s-podgroup/NS/NAME" (native). Writes
  * into buf (truncated to cap), returns buf. */
 char *sched_gang_ref_key(const sched_gang_ref *r, char *buf, size_t cap);
 
