@@ -299,6 +299,7 @@ args_of() {
       ;;
     pod-deleter)
       a "$HACK_DIR/kwok/pod_deleter.py" --state="$DIR/" --server="$(api_url)"
+      ;;
     provisioner)
       a -kubeconfig="$DIR/admin.kubeconfig" -root="$DIR/volumes" -name=tarema.local/hostpath
       ;;
