@@ -35,8 +35,10 @@ case ${1:-} in
 esac
 OUT=lib/proto
 
-command -v protoc-c >/dev/null ||
-  die "protoc-c is not installed (Debian package protobuf-c-compiler: run hack/install-deps.sh)"
+# PROTOC_C: the compiler to run (default protoc-c from PATH).
+PROTOC_C=${PROTOC_C:-protoc-c}
+command -v "$PROTOC_C" >/dev/null ||
+  die "$PROTOC_C is not installed (Debian package protobuf-c-compiler: run hack/install-deps.sh)"
 command -v go >/dev/null || die "go is not installed (needed to fetch the .proto files from the Go module proxy)"
 
 tmp=$(mktemp -d)
@@ -83,8 +85,8 @@ for up in "${!flat[@]}"; do
   sed "${sedargs[@]}" "$src" >"$tmp/src/${flat[$up]}"
 done
 
-step "protoc-c $(protoc-c --version 2>&1 | head -1 | awk '{print $NF}') on ${#flat[@]} files"
-(cd "$tmp/src" && protoc-c --c_out="$tmp/out" ./*.proto 2>"$tmp/protoc.log") ||
+step "protoc-c $("$PROTOC_C" --version 2>&1 | head -1 | awk '{print $NF}') on ${#flat[@]} files"
+(cd "$tmp/src" && "$PROTOC_C" --c_out="$tmp/out" ./*.proto 2>"$tmp/protoc.log") ||
   { cat "$tmp/protoc.log" >&2; die "protoc-c failed on the .proto files of $KUBERNETES_STAGING_VERSION"; }
 # Upstream imports files it does not use, and protoc-c warns about each: noise here.
 grep -v 'is unused\.$' "$tmp/protoc.log" >&2 || true

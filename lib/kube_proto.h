@@ -44,7 +44,7 @@
 #include "watchstream.h"
 
 /* The media type to send in Accept, and its watch form. */
-#define TM_KP_MEDIA_TYPE "application/vnd.kubernetes.protobuf"
+#define TM_KP_MEDIA_TYPE       "application/vnd.kubernetes.protobuf"
 #define TM_KP_WATCH_MEDIA_TYPE "application/vnd.kubernetes.protobuf;stream=watch"
 
 /* A kind this decoder knows: its apiVersion and kind as the envelope names them, and the
@@ -55,8 +55,8 @@ typedef struct tm_kp_kind {
     const ProtobufCMessageDescriptor *desc;
 } tm_kp_kind;
 
-extern const tm_kp_kind tm_kp_kind_pod, tm_kp_kind_pod_list, tm_kp_kind_node, tm_kp_kind_node_list, tm_kp_kind_status,
-    tm_kp_kind_lease, tm_kp_kind_lease_list;
+extern const tm_kp_kind tm_kp_kind_pod, tm_kp_kind_pod_list, tm_kp_kind_node, tm_kp_kind_node_list,
+    tm_kp_kind_status, tm_kp_kind_lease, tm_kp_kind_lease_list;
 
 /* The envelope's fields. The strings are copied (and NUL-terminated); raw points into the
  * buffer given to tm_kp_envelope_parse and lives as long as it does. */
@@ -109,8 +109,9 @@ typedef struct tm_kpwatch tm_kpwatch;
 tm_kpwatch *tm_kpwatch_new(const tm_kp_kind *item, size_t max_frame);
 void tm_kpwatch_free(tm_kpwatch *ws);
 
-/* Appends bytes as they arrive, split anywhere. -1 with err once the stream is broken (a
- * frame longer than max_frame: nothing after it can be trusted; the caller re-watches). */
+/* Appends bytes as they arrive, split anywhere; drain with tm_kpwatch_next after each call.
+ * -1 with err when out of memory or once the stream is broken (a frame longer than max_frame:
+ * nothing after it can be trusted; the caller re-watches). */
 int tm_kpwatch_feed(tm_kpwatch *ws, const void *data, size_t len, tm_err *err);
 
 /* The next whole event: 1 and *ev filled; 0 when no whole frame is buffered; -1 with err for a
