@@ -254,8 +254,11 @@ int tm_kp_envelope_parse(const void *buf, size_t len, tm_kp_envelope *env, tm_er
         return -1;
     if (!env->kind[0])
         return tm_err_set(err, "protobuf envelope: no kind");
+    /* The server always writes raw (empty or not). Without it, a body cut right after typeMeta
+     * would decode as an empty list: no pods rather than an error. */
     if (!have_raw)
-        env->raw = b; /* an object with no field set: raw is empty but not NULL */
+        return tm_err_set(err, "protobuf envelope: the %s has no raw bytes (truncated?)",
+                          env->kind);
     return 0;
 }
 
