@@ -48,7 +48,7 @@ help:
 	@echo "make bench      benchmarks (figures printed, nothing asserted on time)"
 	@echo "make demo       the whole system on a local heterogeneous cluster"
 	@echo "make image      OCI images of scheduler, labeler, profiler, dam, planner in $(O)/image (no Docker needed)"
-	@echo "make lint       layering (hack/check-layers.sh), clang-format check and cppcheck"
+	@echo "make lint       layering (hack/check-layers.sh), lib/proto current (hack/gen-proto.sh --check), clang-format check and cppcheck"
 
 # Installs Debian packages when a library is missing; a no-op once they are there.
 $(O)/.deps-ok: hack/install-deps.sh
