@@ -24,9 +24,10 @@
  *
  * Where this plugs in (a later step; the informers still speak JSON): lib/kube.c's request
  * sends "Accept: application/vnd.kubernetes.protobuf, application/json" for the built-in
- * kinds (pods, nodes) and reads the response's Content-Type; protobuf goes to
- * tm_kp_decode / tm_kp_kind_pod_list, JSON (CRDs, a server that refuses protobuf) to the JSON path
- * as today. The informer's watch keeps its loop and swaps tm_watchstream for tm_kpwatch: both
+ * kinds (pods, nodes) and reads the response's Content-Type (or tm_kp_is_protobuf on the
+ * body); protobuf goes to tm_kp_pod_list / tm_kp_node_list (a page's ListMeta carries the
+ * continue token as in JSON), JSON (CRDs, a server that refuses protobuf) to the JSON path as
+ * today. The informer's watch keeps its loop and swaps tm_watchstream for tm_kpwatch: both
  * are fed bytes as curl delivers them and hand out events of the same tm_ws_type, so the
  * ADDED/MODIFIED/DELETED/BOOKMARK/ERROR (410 -> re-list) handling stays one piece of code; only
  * the event's object changes from a json_t to a protobuf-c message, which the compact state
