@@ -38,7 +38,7 @@ JOBS=${FUZZ_JOBS:-2}
 RSS_MB=${FUZZ_RSS_MB:-2048}
 UNIT_TIMEOUT=${FUZZ_TIMEOUT:-10}
 CRASH_DIR=tests/fuzz/crashes
-PKGS="libcurl jansson libpq yaml-0.1 libmicrohttpd"
+PKGS="libcurl jansson libpq yaml-0.1 libmicrohttpd libprotobuf-c"
 COMPONENTS="profiler labeler scheduler sim"
 
 case $SECONDS_PER_TARGET in '' | *[!0-9]*) die "FUZZ_SECONDS must be a whole number of seconds" ;; esac
@@ -103,7 +103,7 @@ LIBS_F="$(pkg-config --libs $PKGS) -lglpk -lm -lpthread"
   echo "CFLAGS_F := $CFLAGS_F"
   echo "LIBS_F := $LIBS_F"
   echo "B := $B"
-  echo "LIB_OBJS := \$(patsubst %.c,\$(B)/obj/%.o,\$(wildcard lib/*.c))"
+  echo "LIB_OBJS := \$(patsubst %.c,\$(B)/obj/%.o,\$(wildcard lib/*.c lib/proto/*.c))"
   archives="\$(B)/libtarema.a"
   for c in $COMPONENTS; do
     echo "${c}_OBJS := \$(patsubst %.c,\$(B)/obj/%.o,\$(filter-out $c/main.c,\$(shell find $c -name '*.c')))"

@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential pkg-config
+  libprotobuf-c-dev protobuf-c-compiler
   libcurl4-openssl-dev libjansson-dev libpq-dev libyaml-dev libmicrohttpd-dev libglpk-dev
   sysbench fio util-linux
   postgresql postgresql-client

@@ -4,7 +4,8 @@
 # Makefile's PKGS plus GLPK). --print only lists them (the image test uses it).
 set -euo pipefail
 PACKAGES=(build-essential pkg-config ca-certificates
-  libcurl4-openssl-dev libjansson-dev libpq-dev libyaml-dev libmicrohttpd-dev libglpk-dev)
+  libcurl4-openssl-dev libjansson-dev libpq-dev libyaml-dev libmicrohttpd-dev libglpk-dev
+  libprotobuf-c-dev)
 if [ "${1:-}" = --print ]; then
   printf '%s\n' "${PACKAGES[@]}"
   exit 0

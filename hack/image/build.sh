@@ -18,7 +18,7 @@ mkdir -p "$O"
 # The Makefile's dependency check would install test and demo tools (PostgreSQL server,
 # valgrind, ...) when sysbench or fio are missing; the build needs only the libraries, so
 # check those here and mark the check done.
-pkgs="libcurl jansson libpq yaml-0.1 libmicrohttpd"
+pkgs="libcurl jansson libpq yaml-0.1 libmicrohttpd libprotobuf-c"
 missing=""
 for p in $pkgs; do pkg-config --exists "$p" || missing+=" $p"; done
 [ -f /usr/include/glpk.h ] || missing+=" glpk"

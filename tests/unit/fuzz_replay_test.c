@@ -20,6 +20,9 @@ static int replay_broken; /* invariants broken by the input being replayed */
 #define FUZZ_ENTRY fuzz_watchstream
 #include "fuzz/watchstream_fuzz.c"
 #undef FUZZ_ENTRY
+#define FUZZ_ENTRY fuzz_kube_proto
+#include "fuzz/kube_proto_fuzz.c"
+#undef FUZZ_ENTRY
 #define FUZZ_ENTRY fuzz_yamljson
 #include "fuzz/yamljson_fuzz.c"
 #undef FUZZ_ENTRY
@@ -127,6 +130,7 @@ static int replay_corpus(const char *name, replay_fn fn) {
         printf("    %s: %d input(s)\n", #name, n);                                                 \
     }
 REPLAY_TEST(watchstream)
+REPLAY_TEST(kube_proto)
 REPLAY_TEST(yamljson)
 REPLAY_TEST(kubeconfig)
 REPLAY_TEST(quantity)
@@ -149,6 +153,7 @@ REPLAY_TEST(admission)
 
 int main(void) {
     RUN(test_replay_watchstream);
+    RUN(test_replay_kube_proto);
     RUN(test_replay_yamljson);
     RUN(test_replay_kubeconfig);
     RUN(test_replay_quantity);
