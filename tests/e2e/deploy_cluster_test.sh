@@ -419,7 +419,8 @@ leases.coordination.k8s.io [tarema-scheduler] [get update]
 nodes [] [list watch]
 persistentvolumeclaims [] [list watch]
 persistentvolumes [] [list watch]
-pods [] [list watch]
+poddisruptionbudgets.policy [] [list watch]
+pods [] [list watch delete]
 pods/binding [] [create]
 pods/status [] [patch]
 podgroups.scheduling.x-k8s.io [] [get list watch]
@@ -446,7 +447,10 @@ status_patch_denied() { # status_patch_denied WHAT JSON WHY (a JSON merge patch:
 }
 status_patch_denied "marks a running pod not Ready" \
   '{"status":{"conditions":[{"type":"PodScheduled","status":"True"},{"type":"Ready","status":"False"}]}}' \
-  "only a pod's PodScheduled condition"
+  "only a pod's PodScheduled and DisruptionTarget conditions"
+status_patch_denied "marks a pod DisruptionTarget for another reason than its preemption" \
+  '{"status":{"conditions":[{"type":"PodScheduled","status":"True"},{"type":"DisruptionTarget","status":"True","reason":"EvictionByEvictionAPI"}]}}' \
+  "DisruptionTarget only with reason PreemptionByScheduler"
 status_patch_denied "fails a pod (phase)" '{"status":{"phase":"Failed"}}' "no pod status field but"
 status_patch_denied "sets a pod's IP" '{"status":{"podIP":"10.9.9.9","podIPs":[{"ip":"10.9.9.9"}]}}' \
   "no pod status field but"
