@@ -64,12 +64,14 @@ void sched_pod_free(sched_pod *p) {
 
 /* A copy of the metadata p was parsed with (podspec.c's parse_meta; the labels from
  * pod_labels, which a pod built by hand may set too): NULL when out of memory. */
-static sched_pod_meta *meta_of(const sched_pod *p) {
+sched_pod_meta *sched_pod_meta_of(const sched_pod *p) {
     sched_pod_meta *m = sched_pod_meta_new(p->ns);
     if (!m)
         return NULL;
     m->terminating = p->terminating;
-    bool ok = sched_labels_from_json(p->pod_labels, &m->labels) == 0;
+    m->priority = p->priority; /* start_ms 0: an assumed pod has not started */
+    bool ok = sched_pod_meta_set_name(m, p->name) == 0;
+    ok = ok && sched_labels_from_json(p->pod_labels, &m->labels) == 0;
     ok = ok && sched_host_ports_copy(p->host_ports, p->n_host_ports, &m->ports) == 0;
     m->n_ports = ok ? (uint32_t)p->n_host_ports : 0;
     ok = ok && sched_pod_terms_copy(p->pod_anti_affinity, p->n_pod_anti_affinity, &m->anti) == 0;
@@ -85,7 +87,7 @@ static sched_pod_meta *meta_of(const sched_pod *p) {
 }
 
 int sched_pod_record(sched_snapshot *s, const sched_pod *p, const char *node_name, tm_err *err) {
-    sched_pod_meta *m = meta_of(p);
+    sched_pod_meta *m = sched_pod_meta_of(p);
     if (sched_snapshot_add_pod_meta(s, p->uid, node_name, &p->requests, m, err) != 0)
         return -1;
     if (!m)

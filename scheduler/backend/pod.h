@@ -48,6 +48,7 @@ typedef struct sched_pod {
     char *process;
     int labels[SCHED_NFEAT]; /* explicit tarema.io/{cpu,mem,io} annotations, 0 = none */
     int32_t priority;
+    bool preempt_never; /* spec.preemptionPolicy: Never (the pod waits, it never preempts) */
     int64_t created_ms; /* metadata.creationTimestamp, ms since the epoch; 0 unknown */
     /* What the inter-pod filters read (all empty for a plain pod). Freed by sched_pod_free. */
     json_t *pod_labels;          /* metadata.labels (owned reference), NULL = no labels */
@@ -85,6 +86,8 @@ void sched_pod_free(sched_pod *p);
  * makes of the pod's JSON. 0, or -1 with err (the requests are recorded even when copying the
  * metadata runs out of memory). */
 int sched_pod_record(sched_snapshot *s, const sched_pod *p, const char *node_name, tm_err *err);
+/* The metadata sched_pod_record records for p (caller owns it), NULL when out of memory. */
+sched_pod_meta *sched_pod_meta_of(const sched_pod *p);
 
 /* Queueing hint for a pod placed on a node (bound, whoever placed it; m its metadata): whether
  * it may let p, unschedulable, fit now, as kube-scheduler's InterPodAffinity and

@@ -11,17 +11,29 @@
 
 sched_pod_meta *sched_pod_meta_new(const char *ns) {
     sched_pod_meta *m = calloc(1, sizeof *m);
-    if (!m || !(m->ns = strdup(ns ? ns : ""))) {
+    if (!m || !(m->ns = strdup(ns ? ns : "")) || !(m->name = strdup(""))) {
+        if (m)
+            free(m->ns);
         free(m);
         return NULL;
     }
     return m;
 }
 
+int sched_pod_meta_set_name(sched_pod_meta *m, const char *name) {
+    char *n = strdup(name ? name : "");
+    if (!n)
+        return -1;
+    free(m->name);
+    m->name = n;
+    return 0;
+}
+
 void sched_pod_meta_free(sched_pod_meta *m) {
     if (!m)
         return;
     free(m->ns);
+    free(m->name);
     free(m->labels);
     sched_host_ports_free(m->ports, m->n_ports);
     sched_pod_terms_free(m->anti, m->n_anti);

@@ -402,6 +402,10 @@ static int parse_meta(const char *ns, const char *name, const json_t *meta, cons
                       sched_pod_meta *m, tm_err *err) {
     size_t n_ports = 0, n_anti = 0, n_aff = 0;
     m->terminating = json_terminating(meta);
+    /* preemption's view of it (status.startTime is the caller's: only placed pods have it) */
+    m->priority = (int32_t)tm_json_int(spec, "priority", 0);
+    if (m->name && sched_pod_meta_set_name(m, name) != 0)
+        return tm_err_set(err, "out of memory");
     int rc = parse_label_set(ns, name, meta, &m->labels, err);
     if (rc == 0)
         rc = parse_host_ports(ns, name, spec, &m->ports, &n_ports, err);
@@ -418,6 +422,8 @@ static int parse_meta(const char *ns, const char *name, const json_t *meta, cons
         rc = parse_pref_terms(ns, name, spec, true, &m->pref, err);
     return rc;
 }
+
+static int64_t parse_time_ms(const char *s);
 
 /* The inter-pod fields of p from its JSON: parse_meta's, moved into p, and its constraints. */
 static int parse_interpod(sched_pod *p, const json_t *meta, const json_t *spec, tm_err *err) {
@@ -473,6 +479,7 @@ int sched_snapshot_add_pod_json(sched_snapshot *s, const json_t *pod, const char
         return tm_err_set(err, "out of memory");
     tm_err merr = {0};
     int mrc = parse_meta(ns, name, meta, spec, m, &merr);
+    m->start_ms = parse_time_ms(podspec_obj_str(json_object_get(pod, "status"), "startTime"));
     if (mrc != 0) {
         sched_pod_meta_free(m);
         m = NULL;
@@ -847,6 +854,15 @@ sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched
         goto fail;
     }
     p->priority = (int32_t)tm_json_int(spec, "priority", 0);
+    const char *pp = podspec_obj_str(spec, "preemptionPolicy");
+    if (pp && strcmp(pp, "Never") != 0 && strcmp(pp, "PreemptLowerPriority") != 0) {
+        tm_err_set(err,
+                   "pod %s/%s: spec.preemptionPolicy is \"%s\", not PreemptLowerPriority or "
+                   "Never",
+                   p->ns, p->name, pp);
+        goto fail;
+    }
+    p->preempt_never = pp && strcmp(pp, "Never") == 0;
     p->created_ms = parse_time_ms(podspec_obj_str(meta, "creationTimestamp"));
     if (parse_label_annotation(p, ann, "tarema.io/cpu", &p->labels[SCHED_FEAT_CPU], err) ||
         parse_label_annotation(p, ann, "tarema.io/mem", &p->labels[SCHED_FEAT_MEM], err) ||

@@ -133,8 +133,10 @@ struct sched_snapshot {
     smap node_idx; /* name -> (index + 1) */
     smap pods;     /* uid -> spod* */
     size_t n_uncounted;
-    smap tasks;             /* key -> stask* */
-    sched_volumes *volumes; /* NULL: not tracked (volumes.h) */
+    smap tasks;                 /* key -> stask* */
+    sched_volumes *volumes;     /* NULL: not tracked (volumes.h) */
+    sched_nominated *nominated; /* NULL: none (nominated.h) */
+    sched_pdbs *pdbs;           /* NULL: none (pdb.h) */
     sched_group *groups;
     char **group_ids;
     size_t n_groups;
@@ -635,6 +637,37 @@ int sched_snapshot_remove_pod(sched_snapshot *s, const char *uid) {
     return 0;
 }
 
+int sched_snapshot_take_pod(sched_snapshot *s, const char *uid, sched_resources *requests,
+                            sched_pod_meta **meta) {
+    spod *p = uid ? smap_get(&s->pods, uid) : NULL;
+    if (!p)
+        return -1;
+    if (requests)
+        *requests = p->req;
+    if (meta) {
+        sets_leave(s, p);
+        *meta = p->meta;
+        p->meta = NULL; /* handed over: remove_pod frees nothing of it */
+    }
+    return sched_snapshot_remove_pod(s, uid);
+}
+
+int sched_snapshot_pod_requests(const sched_snapshot *s, const char *uid, sched_resources *out) {
+    const spod *p = uid ? smap_get(&s->pods, uid) : NULL;
+    if (!p)
+        return -1;
+    *out = p->req;
+    return 0;
+}
+
+int sched_snapshot_set_pod_terminating(sched_snapshot *s, const char *uid) {
+    spod *p = uid ? smap_get(&s->pods, uid) : NULL;
+    if (!p || !p->meta)
+        return -1;
+    p->meta->terminating = true;
+    return 0;
+}
+
 const char *sched_snapshot_pod_node(const sched_snapshot *s, const char *uid) {
     const spod *p = uid ? smap_get(&s->pods, uid) : NULL;
     return p ? p->node : NULL;
@@ -917,4 +950,20 @@ void sched_snapshot_set_volumes(sched_snapshot *s, sched_volumes *v) {
 
 sched_volumes *sched_snapshot_volumes(const sched_snapshot *s) {
     return s->volumes;
+}
+
+void sched_snapshot_set_nominated(sched_snapshot *s, sched_nominated *t) {
+    s->nominated = t;
+}
+
+sched_nominated *sched_snapshot_nominated(const sched_snapshot *s) {
+    return s->nominated;
+}
+
+void sched_snapshot_set_pdbs(sched_snapshot *s, sched_pdbs *t) {
+    s->pdbs = t;
+}
+
+sched_pdbs *sched_snapshot_pdbs(const sched_snapshot *s) {
+    return s->pdbs;
 }

@@ -216,10 +216,21 @@ typedef struct sched_pod_meta {
     sched_pod_term *aff;   /* required podAffinity terms (read by scoring, not filtering) */
     sched_pod_prefs *pref; /* preferred terms, NULL when none */
     uint32_t n_ports, n_anti, n_aff;
-    bool terminating; /* metadata.deletionTimestamp set: PodTopologySpread skips it */
+    bool terminating; /* metadata.deletionTimestamp set: PodTopologySpread skips it, and
+                       * preemption neither evicts it again nor preempts for a pod whose
+                       * nominated node holds a lower-priority one (sched_snapshot_set_pod_
+                       * terminating marks a victim as soon as its eviction is sent) */
+    /* What preemption reads of a placed pod (plugins/preemption/preemption.h): a pod recorded
+     * without metadata is never a victim (nothing says who it is or how important). */
+    char *name;       /* metadata.name, "" when unknown */
+    int32_t priority; /* spec.priority (0 when absent, as the API server defaults it) */
+    int64_t start_ms; /* status.startTime, ms since the epoch; 0 = not started (an assumed
+                       * pod): preemption counts it as started now, as kube-scheduler does */
 } sched_pod_meta;
 
-sched_pod_meta *sched_pod_meta_new(const char *ns); /* NULL on OOM */
+sched_pod_meta *sched_pod_meta_new(const char *ns); /* NULL on OOM; name "" */
+/* Sets m->name (copied). 0, or -1 on OOM (m->name unchanged). */
+int sched_pod_meta_set_name(sched_pod_meta *m, const char *name);
 void sched_pod_meta_free(sched_pod_meta *m);
 
 typedef struct sched_snapshot sched_snapshot;
@@ -281,6 +292,19 @@ const sched_pod_meta *sched_snapshot_podset_pod(const sched_snapshot *s, sched_p
 
 /* Forgets a pod (deleted, terminated, or an assumption undone). Returns 0, -1 when unknown. */
 int sched_snapshot_remove_pod(sched_snapshot *s, const char *uid);
+/* Forgets a pod and hands its record back, for a what-if that puts it back after (preemption
+ * removes its candidate victims, then re-adds them with sched_snapshot_add_pod_meta: the node's
+ * requested amounts come back exactly; only the order of the pod sets may change). *requests
+ * gets its requests, *meta (may be NULL: freed) its metadata, owned by the caller, NULL when it
+ * had none. 0, or -1 when unknown. */
+int sched_snapshot_take_pod(sched_snapshot *s, const char *uid, sched_resources *requests,
+                            sched_pod_meta **meta);
+/* The requests a pod is recorded with. 0, or -1 when unknown. */
+int sched_snapshot_pod_requests(const sched_snapshot *s, const char *uid, sched_resources *out);
+/* Marks a recorded pod as terminating (its deletion was requested: a preemption victim whose
+ * eviction was sent, before the watch shows its deletionTimestamp), so that the next cycles do
+ * not choose it as a victim again. 0, or -1 when unknown or recorded without metadata. */
+int sched_snapshot_set_pod_terminating(sched_snapshot *s, const char *uid);
 /* Node name a pod is recorded on, NULL when unknown. Borrowed until the pod is removed. */
 const char *sched_snapshot_pod_node(const sched_snapshot *s, const char *uid);
 size_t sched_snapshot_pod_count(const sched_snapshot *s);
@@ -302,6 +326,16 @@ const sched_task_profile *sched_snapshot_task(const sched_snapshot *s, const cha
 typedef struct sched_volumes sched_volumes;
 void sched_snapshot_set_volumes(sched_snapshot *s, sched_volumes *v);
 sched_volumes *sched_snapshot_volumes(const sched_snapshot *s);
+
+/* Preemption's tables, borrowed the same way (NULL, the default: none): the pods nominated to
+ * nodes (nominated.h: the framework counts them in Filter) and the PodDisruptionBudgets
+ * (pdb.h). Their owners keep them current and free them after the snapshot stops using them. */
+typedef struct sched_nominated sched_nominated;
+typedef struct sched_pdbs sched_pdbs;
+void sched_snapshot_set_nominated(sched_snapshot *s, sched_nominated *t);
+sched_nominated *sched_snapshot_nominated(const sched_snapshot *s);
+void sched_snapshot_set_pdbs(sched_snapshot *s, sched_pdbs *t);
+sched_pdbs *sched_snapshot_pdbs(const sched_snapshot *s);
 
 /* Node groups, rebuilt lazily after node changes; call sched_snapshot_refresh (cheap when
  * nothing changed) before reading groups, group indices or name ranks. The policy functions

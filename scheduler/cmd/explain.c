@@ -304,6 +304,11 @@ json_t *sched_explain(sched_framework *fw, sched_snapshot *s, const sched_pod *p
             json_object_set_new(doc, "why", json_string(why));
             if (pod->scheduling_gates) /* not tried at all until the gates go (queue.h) */
                 json_object_set_new(doc, "gated", json_string(pod->scheduling_gates));
+            json_t *pre = d.node < 0 && !pod->scheduling_gates
+                              ? sched_explain_preemption(fw, s, pod, now_ms, err)
+                              : NULL;
+            if (pre)
+                json_object_set_new(doc, "preemption", pre);
         } else if (views_ok) {
             tm_err_set(err, "out of memory building the explanation");
         }
@@ -630,6 +635,7 @@ char *sched_explain_text(const json_t *doc) {
     const char *sel = tm_json_str(doc, "selected", NULL);
     fprintf(f, "selected: %s\n", sel ? sel : "none");
     fprintf(f, "why: %s\n", tm_json_str(doc, "why", ""));
+    sched_explain_preemption_text(f, doc);
     const char *gates = tm_json_str(doc, "gated", NULL);
     if (gates)
         fprintf(f, "gated: not scheduled until its scheduling gates are removed: %s\n", gates);

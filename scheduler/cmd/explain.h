@@ -34,9 +34,16 @@
  *                  runtime x slowdown + harm (adaptive.h)
  *    "selected": "node" | null, "boundTo": "node" | null, "message": "0/3 nodes are ...",
  *    "why": "group mid ranks 1: label distance 0, ...",
- *    "gated": "tarema.io/planned"   (only when spec.schedulingGates is not empty)} */
+ *    "gated": "tarema.io/planned"   (only when spec.schedulingGates is not empty),
+ *    "preemption": {"nominated": "node" | null, "message", "victims": [VICTIM],
+ *                   "nodes": [{"name", "outcome", "lostBy", "pdbViolations", "victims":
+ *                              [VICTIM]}], "nodesNotTried", "nodesUnresolvable"}
+ *                   (only when no node fits: what DefaultPreemption would do, preemption.h;
+ *                    VICTIM = {"pod", "priority", "pdbViolation", "why"})} */
 #ifndef TAREMA_SCHED_EXPLAIN_H
 #define TAREMA_SCHED_EXPLAIN_H
+
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -48,6 +55,13 @@
  * a bound pod is judged against the cluster without itself. New reference; NULL with err. */
 json_t *sched_explain(sched_framework *fw, sched_snapshot *s, const sched_pod *pod, int64_t now_ms,
                       tm_err *err);
+
+/* The "preemption" object of an explanation (explain_preempt.c) for a pod that fits nowhere:
+ * fw's last cycle must be the failed one for pod. New reference; NULL with err. */
+json_t *sched_explain_preemption(sched_framework *fw, sched_snapshot *s, const sched_pod *pod,
+                                 int64_t now_ms, tm_err *err);
+/* Its text, a few lines (nothing when doc has no "preemption"). */
+void sched_explain_preemption_text(FILE *f, const json_t *doc);
 
 /* Why the selected node won (or why none fits), in words, from an explain document. */
 void sched_explain_why(const json_t *doc, char *buf, size_t cap);

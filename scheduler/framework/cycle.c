@@ -163,10 +163,32 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
     fw->cyc = (sched_cycle){.snap = s, .pod = p, .now_ms = now_ms, .fw = fw};
     sched_task_resolve(s, p, &fw->cyc.task);
 
-    /* PreFilter, Filter */
-    if (pre_filter(fw, err) != 0)
+    /* PreFilter, Filter, with the nominated pods p must count (nominate.c) */
+    size_t lent = fw_nominated_lend(fw, s, p);
+    if (pre_filter(fw, err) != 0) {
+        fw_nominated_take_back(fw);
         return -1;
+    }
     size_t nf = fw_filter_nodes(fw, s, p);
+    if (lent) {
+        fw_nominated_take_back(fw);
+        if (fw->n_hook_pre || fw->n_hook_post) {
+            /* kube-scheduler's second pass: a node that passed with the nominated pods must
+             * pass without them too, since they may never land there (a nominated pod that p's
+             * pod affinity or spread counted on) */
+            if (pre_filter(fw, err) != 0)
+                return -1;
+            size_t keep = 0;
+            for (size_t k = 0; k < nf; k++) {
+                uint32_t i = fw->feas[k];
+                sched_filter_id id = fw_filter_one(fw, s, i, &fw->detail[i]);
+                fw->status[i] = (uint8_t)id;
+                if (id == SCHED_FILTER_OK)
+                    fw->feas[keep++] = i;
+            }
+            nf = keep;
+        }
+    }
 
     /* PreScore */
     for (size_t k = 0; k < fw->n_plugins; k++) {
@@ -234,6 +256,55 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
         d->score = best_score;
     }
     return 0;
+}
+
+/* ---- what-if filtering (PostFilter) ---- */
+
+int sched_framework_whatif_begin(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
+                                 int64_t now_ms, tm_err *err) {
+    if (fw->whatif)
+        return tm_err_set(err, "what-if filtering already under way");
+    if (fw_ensure_cap(fw, sched_snapshot_node_count(s), err) != 0)
+        return -1;
+    fw->saved_cyc = fw->cyc;
+    fw->cyc = fw_cycle_for(fw, s, p, now_ms);
+    fw->whatif = true;
+    fw_nominated_lend(fw, s, p);
+    if (pre_filter(fw, err) != 0) {
+        sched_framework_whatif_end(fw);
+        return -1;
+    }
+    return 0;
+}
+
+int sched_framework_whatif_prefilter(sched_framework *fw, tm_err *err) {
+    if (!fw->whatif)
+        return tm_err_set(err, "what-if PreFilter outside sched_framework_whatif_begin/_end");
+    return pre_filter(fw, err);
+}
+
+bool sched_framework_whatif_node_local(const sched_framework *fw) {
+    if (fw->n_hook_pre || fw->n_hook_post)
+        return false;
+    return true;
+}
+
+sched_filter_id sched_framework_whatif_filter(sched_framework *fw, size_t node, uint32_t *detail) {
+    uint32_t d = 0;
+    sched_filter_id id = node < sched_snapshot_node_count(fw->cyc.snap)
+                             ? fw_filter_one(fw, fw->cyc.snap, node, &d)
+                             : SCHED_FILTER_COUNT;
+    if (detail)
+        *detail = d;
+    return id;
+}
+
+void sched_framework_whatif_end(sched_framework *fw) {
+    if (!fw->whatif)
+        return;
+    fw_nominated_take_back(fw);
+    fw->cyc = fw->saved_cyc;
+    fw->whatif = false;
 }
 
 /* ---- PostFilter ---- */

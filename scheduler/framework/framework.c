@@ -39,6 +39,7 @@ void sched_framework_free(sched_framework *fw) {
     free(fw->feas);
     free(fw->fscore);
     free(fw->part);
+    free(fw->lent);
     free(fw);
 }
 
@@ -261,6 +262,11 @@ static int cmp_str(const char *a, const char *b) {
 
 int sched_framework_queue_cmp(const sched_framework *fw, const sched_snapshot *s,
                               const sched_pod *a, const sched_pod *b) {
+    /* Priority is a contract, whatever the policy: a pod of higher priority goes first (as
+     * kube-scheduler's PrioritySort); a plugin's order (sjfn's shortest job, adaptive's longest
+     * path, a gang's first-seen) only orders pods of one priority. */
+    if (a->priority != b->priority)
+        return a->priority > b->priority ? -1 : 1;
     int c = 0;
     for (size_t k = fw->n_plugins; k-- > 1 && !c;) /* added plugins, latest first */
         if (fw->plugins[k].queue_cmp)
@@ -269,8 +275,6 @@ int sched_framework_queue_cmp(const sched_framework *fw, const sched_snapshot *s
         return c;
     } else if (fw->plugins[0].queue_cmp) {
         c = fw->plugins[0].queue_cmp(fw->plugins[0].state, s, a, b);
-    } else if (a->priority != b->priority) {
-        c = a->priority > b->priority ? -1 : 1;
     } else if (a->created_ms != b->created_ms) {
         c = a->created_ms < b->created_ms ? -1 : 1;
     }

@@ -175,7 +175,8 @@ typedef struct sched_plugin {
                           int64_t min, int64_t max);
     /* Called after the pod is reserved on n (round-robin advances its cursor). */
     void (*reserved)(void *state, const sched_cycle *c, const sched_node *n);
-    /* Queue order: negative when a goes before b. NULL = priority desc, creation time asc. */
+    /* Queue order among pods of the same priority (the framework orders by priority first,
+     * whatever the plugins say): negative when a goes before b. NULL = creation time asc. */
     int (*queue_cmp)(void *state, const sched_snapshot *s, const sched_pod *a, const sched_pod *b);
     void (*free_state)(void *state);
     /* Optional, the fast path of score: the scores of the feasible nodes with indices
@@ -311,8 +312,9 @@ char *sched_framework_fit_message(const sched_framework *fw, const sched_snapsho
  *
  * Scheduling cycle (cycle.c), per pod:
  *   PreEnqueue (sched_framework_pre_enqueue, before the pod enters the active queue)
- *   QueueSort  (sched_framework_queue_cmp: added plugins' queue_cmp first, latest added first,
- *               the first non-zero answer decides; then the policy's; then priority/creation)
+ *   QueueSort  (sched_framework_queue_cmp: priority first, always; then added plugins'
+ *               queue_cmp, latest added first, the first non-zero answer decides; then the
+ *               policy's; then creation time)
  *   PreFilter -> Filter -> PreScore -> Score -> select   (sched_framework_schedule)
  *   PostFilter when nothing fits                          (sched_framework_post_filter)
  *   Reserve                                               (sched_framework_reserve)
@@ -394,6 +396,30 @@ sched_status sched_framework_pre_enqueue(sched_framework *fw, const sched_snapsh
 /* PostFilter after a schedule call that found no node: every post_filter in order until one
  * returns OK. OK with *nominated (node index), UNSCHEDULABLE (none could help), ERROR. */
 sched_status sched_framework_post_filter(sched_framework *fw, int *nominated, tm_err *err);
+
+/* ---- what-if filtering, for PostFilter (preemption): the Filter plugins re-run on a
+ * snapshot the caller changed (victims removed), without touching the failed cycle's outcomes
+ * (sched_framework_node_status keeps answering for it) ----
+ *
+ *   sched_framework_whatif_begin(fw, s, p, &err);   // lends the nominated pods to s
+ *   ... remove pods from s ...
+ *   sched_framework_whatif_prefilter(fw, &err);      // PreFilter again over s as it is now
+ *   id = sched_framework_whatif_filter(fw, node, &detail);
+ *   ... put the pods back ...
+ *   sched_framework_whatif_end(fw);                  // takes the nominated pods back
+ *
+ * begin counts the pods nominated with a priority >= p's (p excluded) on their nodes, as every
+ * cycle does (nominated.h). whatif_prefilter is needed after any change to s when
+ * sched_framework_whatif_node_local says no: it recomputes the cluster-wide filters' state. */
+int sched_framework_whatif_begin(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
+                                 int64_t now_ms, tm_err *err);
+int sched_framework_whatif_prefilter(sched_framework *fw, tm_err *err);
+/* True when, for this pod, only node-local filters run (no PreFilter state to recompute): a
+ * change to one node's pods then only changes that node's outcome. Valid after prefilter. */
+bool sched_framework_whatif_node_local(const sched_framework *fw);
+/* Every Filter plugin on node index `node`, the first rejection deciding. */
+sched_filter_id sched_framework_whatif_filter(sched_framework *fw, size_t node, uint32_t *detail);
+void sched_framework_whatif_end(sched_framework *fw);
 
 /* Permit for p reserved on node index `node`: every permit hook in order. Any reject: p is
  * unreserved (sched_framework_unreserve) and UNSCHEDULABLE returned with the reason. Else any

@@ -69,6 +69,13 @@ struct sched_framework {
     void *forget_arg;
     fw_waiting *waiting;
     size_t n_waiting, cap_waiting;
+    /* the nominated pods lent to the snapshot for the current cycle or what-if (nominate.c) */
+    struct sched_nominee **lent;
+    size_t n_lent, cap_lent;
+    sched_snapshot *lent_snap;
+    /* what-if filtering (sched_framework_whatif_*): the failed cycle, restored at the end */
+    bool whatif;
+    sched_cycle saved_cyc;
 };
 
 /* framework.c: grows the per-node buffers to n nodes. 0, or -1 with err. */
@@ -86,6 +93,16 @@ int fw_hold(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int node
 /* scan.c: Filter over every node of s for p into fw->status/detail (the hooked filters' PreFilter
  * already ran: fw->hook_pre/post); returns the number of feasible nodes, listed in fw->feas. */
 size_t fw_filter_nodes(sched_framework *fw, const sched_snapshot *s, const sched_pod *p);
+
+/* scan.c: every Filter plugin in order on node i (the hooked ones as the last PreFilter left
+ * them), the first rejection deciding; *detail its detail. */
+sched_filter_id fw_filter_one(const sched_framework *fw, const sched_snapshot *s, size_t i,
+                              uint32_t *detail);
+
+/* nominate.c: lends s the pods nominated (nominated.h) with a priority >= p's, p excluded,
+ * that s does not record yet; returns how many. fw_nominated_take_back undoes it. */
+size_t fw_nominated_lend(sched_framework *fw, sched_snapshot *s, const sched_pod *p);
+void fw_nominated_take_back(sched_framework *fw);
 
 /* cycle.c: a cycle for the hooks that run outside sched_framework_schedule. */
 sched_cycle fw_cycle_for(sched_framework *fw, sched_snapshot *s, const sched_pod *p,

@@ -89,6 +89,11 @@ static sched_filter_id filter_chain(const sched_framework *fw, const sched_snaps
     return SCHED_FILTER_OK;
 }
 
+sched_filter_id fw_filter_one(const sched_framework *fw, const sched_snapshot *s, size_t i,
+                              uint32_t *detail) {
+    return filter_chain(fw, s, i, detail);
+}
+
 /* filter_chain for node i, from the columns where they decide. */
 static inline __attribute__((always_inline)) sched_filter_id
 filter_cols(const sched_framework *fw, const sched_snapshot *s, const sched_pod *p,

@@ -244,11 +244,55 @@ static void test_adaptive_node_finish(void) {
     sched_snapshot_free(s);
 }
 
+/* No node fits: explain says what preemption would do, names the victims considered per node
+ * and why a node was or was not chosen. n1 holds a pod of priority 10, n2 one of priority 5:
+ * n2 is chosen, n1 loses on its higher highest victim priority; nothing is evicted for real
+ * (the snapshot keeps both pods). */
+static void test_preemption(void) {
+    sched_snapshot *s = sched_snapshot_new();
+    add_node(s, "n1", NULL);
+    add_node(s, "n2", NULL);
+    place(s, "n1",
+          "{'metadata':{'name':'ten','namespace':'ns','uid':'ten'},'spec':{'priority':10,"
+          "'containers':[{'name':'c','resources':{'requests':{'cpu':'4'}}}]}}");
+    place(s, "n2",
+          "{'metadata':{'name':'five','namespace':'ns','uid':'five'},'spec':{'priority':5,"
+          "'containers':[{'name':'c','resources':{'requests':{'cpu':'4'}}}]}}");
+    tm_err err = {0};
+    sched_framework *fw = sched_policy_new("fair", &err);
+    sched_pod *p = incoming(s,
+                            "{'metadata':{'name':'urgent','namespace':'ns','uid':'u'},'spec':{"
+                            "'priority':1000,'containers':[{'name':'c','resources':{"
+                            "'requests':{'cpu':'1'}}}]}}",
+                            &err);
+    json_t *doc = fw && p ? sched_explain(fw, s, p, 0, &err) : NULL;
+    const json_t *pre = json_object_get(doc, "preemption");
+    CHECK(json_is_object(pre));
+    CHECK_STR(json_string_value(json_object_get(pre, "nominated")), "n2");
+    const json_t *v = json_array_get(json_object_get(pre, "victims"), 0);
+    CHECK_STR(json_string_value(json_object_get(v, "pod")), "ns/five");
+    CHECK_INT(json_array_size(json_object_get(pre, "nodes")), 2);
+    char *text = doc ? sched_explain_text(doc) : NULL;
+    CHECKF(text && strstr(text, "preemption: would nominate n2 and evict ns/five (priority 5)"),
+           "%s", text ? text : "(null)");
+    CHECKF(text && strstr(text, "candidate, not chosen: a higher highest victim priority; "
+                                "victims ns/ten (priority 10 < 1000 of preemptor ns/urgent)"),
+           "%s", text ? text : "(null)");
+    CHECK_STR(sched_snapshot_pod_node(s, "five"), "n2");
+    CHECK_STR(sched_snapshot_pod_node(s, "ten"), "n1");
+    free(text);
+    json_decref(doc);
+    sched_pod_free(p);
+    sched_framework_free(fw);
+    sched_snapshot_free(s);
+}
+
 int main(void) {
     (void)feasible; /* shared helpers this test does not need */
     (void)add_node;
     RUN(test_load_text);
     RUN(test_text_and_json);
     RUN(test_adaptive_node_finish);
+    RUN(test_preemption);
     return TEST_SUMMARY();
 }

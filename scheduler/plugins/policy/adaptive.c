@@ -414,9 +414,7 @@ static int adaptive_queue_cmp(void *st, const sched_snapshot *s, const sched_pod
             rb = sched_adaptive_rank_ms(profile_of(s, b));
     if (ra != rb)
         return ra > rb ? -1 : 1;
-    if (a->priority != b->priority)
-        return a->priority > b->priority ? -1 : 1;
-    if (a->created_ms != b->created_ms)
+    if (a->created_ms != b->created_ms) /* priority: sched_framework_queue_cmp, first */
         return a->created_ms < b->created_ms ? -1 : 1;
     return 0;
 }

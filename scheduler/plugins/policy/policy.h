@@ -11,7 +11,8 @@
  *   round-robin  the next fitting node after the last one chosen, in node-name order.
  *   fair         the least-loaded fitting node (smallest requested share).
  *   fill-nodes   the most-loaded fitting node (fill one node before the next), in name order.
- *   sjfn         queue: shortest expected runtime first (unknown runtimes last); node: the
+ *   sjfn         queue (within a priority: priority is always first, framework.h): shortest
+ *                expected runtime first (unknown runtimes last); node: the
  *                most powerful fitting node (largest label sum), then least loaded.
  *   adaptive     beyond the paper (adaptive.c): the node where the task is expected to
  *                finish first: its runtime per node group in the task profile (monotone in

@@ -41,9 +41,7 @@ static int sjfn_queue_cmp(void *st, const sched_snapshot *s, const sched_pod *a,
         return ka ? -1 : 1;
     if (ka && ta.expected_runtime_ms != tb.expected_runtime_ms)
         return ta.expected_runtime_ms < tb.expected_runtime_ms ? -1 : 1;
-    if (a->priority != b->priority)
-        return a->priority > b->priority ? -1 : 1;
-    if (a->created_ms != b->created_ms)
+    if (a->created_ms != b->created_ms) /* priority: sched_framework_queue_cmp, first */
         return a->created_ms < b->created_ms ? -1 : 1;
     return 0;
 }

@@ -1,0 +1,46 @@
+/* nominate.c: the pods nominated by preemption counted in Filter, as kube-scheduler's
+ * addNominatedPods counts them: for the pod being filtered, every pod nominated to a node with
+ * a priority >= its own (the pod itself excluded) is recorded there for the cycle, its metadata
+ * lent by the table (nominated.h) to the snapshot and taken back after Filter. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/backend/nominated.h"
+#include "scheduler/framework/framework_internal.h"
+
+size_t fw_nominated_lend(sched_framework *fw, sched_snapshot *s, const sched_pod *p) {
+    fw->n_lent = 0;
+    fw->lent_snap = s;
+    sched_nominated *t = sched_snapshot_nominated(s);
+    size_t n = sched_nominated_count(t);
+    for (size_t i = 0; i < n; i++) {
+        sched_nominee *e = sched_nominated_at(t, i);
+        if (e->priority < p->priority || strcmp(e->uid, p->uid) == 0 ||
+            sched_snapshot_pod_node(s, e->uid) || sched_snapshot_node_index(s, e->node) < 0)
+            continue; /* not counted for p, or already placed, or its node is gone */
+        if (fw->n_lent == fw->cap_lent) {
+            size_t cap = fw->cap_lent ? 2 * fw->cap_lent : 8;
+            sched_nominee **nl = realloc(fw->lent, cap * sizeof *nl);
+            if (!nl)
+                break; /* out of memory: the rest are not counted this cycle */
+            fw->lent = nl;
+            fw->cap_lent = cap;
+        }
+        sched_pod_meta *m = e->meta;
+        e->meta = NULL; /* lent: the snapshot owns it until taken back */
+        tm_err err;
+        if (sched_snapshot_add_pod_meta(s, e->uid, e->node, &e->requests, m, &err) != 0 &&
+            !sched_snapshot_pod_node(s, e->uid))
+            continue; /* not recorded (out of memory): its metadata is lost, it counts no more */
+        fw->lent[fw->n_lent++] = e;
+    }
+    return fw->n_lent;
+}
+
+void fw_nominated_take_back(sched_framework *fw) {
+    for (size_t i = 0; i < fw->n_lent; i++) {
+        sched_nominee *e = fw->lent[i];
+        sched_snapshot_take_pod(fw->lent_snap, e->uid, NULL, &e->meta);
+    }
+    fw->n_lent = 0;
+}

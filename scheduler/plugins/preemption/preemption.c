@@ -1,0 +1,502 @@
+/* preemption.c: DefaultPreemption (preemption.h): eligibility, the dry run over the potential
+ * nodes, victim selection on one node with all filters re-run, and the choice of the node.
+ * The snapshot is changed only between sched_framework_whatif_begin and _end, and every pod
+ * taken out of it is put back before the attempt returns. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/plugins/preemption/preemption.h"
+
+/* kube adds MaxInt32 + 1 to each victim priority before summing, so that the sum of a
+ * negative-priority victim is still positive: more victims never cost less. */
+#define PRIO_OFFSET ((int64_t)INT32_MAX + 1)
+
+void sched_preemption_result_init(sched_preemption_result *r) {
+    memset(r, 0, sizeof *r);
+    r->node = -1;
+    r->status = SCHED_STATUS_UNSCHEDULABLE;
+}
+
+static void victim_free(sched_victim *v) {
+    free(v->uid);
+    free(v->ns);
+    free(v->name);
+    free(v->node);
+}
+
+void sched_preemption_result_clear(sched_preemption_result *r) {
+    for (size_t i = 0; i < r->n_all_victims; i++)
+        victim_free(&r->all_victims[i]);
+    free(r->all_victims);
+    free(r->victims); /* shallow: its strings are all_victims' */
+    free(r->nodes);
+    sched_preemption_result_init(r);
+}
+
+/* Start time as kube-scheduler's GetPodStartTime sees it: not started = now. */
+static int64_t start_of(const sched_pod_meta *m, int64_t now_ms) {
+    return m->start_ms > 0 ? m->start_ms : now_ms;
+}
+
+static int importance(const sched_pod_meta *a, const sched_pod_meta *b, int64_t now_ms) {
+    if (a->priority != b->priority)
+        return a->priority > b->priority ? -1 : 1;
+    int64_t sa = start_of(a, now_ms), sb = start_of(b, now_ms);
+    return sa < sb ? -1 : sa > sb ? 1 : 0;
+}
+
+int sched_preemption_importance_cmp(const sched_pod_meta *a, const sched_pod_meta *b) {
+    return importance(a, b, INT64_MAX);
+}
+
+/* ---- growing the result ---- */
+
+static int push_node(sched_preemption_result *r, size_t *cap, const sched_preempt_candidate *c) {
+    if (r->n_nodes == *cap) {
+        size_t nc = *cap ? 2 * *cap : 16;
+        sched_preempt_candidate *nn = realloc(r->nodes, nc * sizeof *nn);
+        if (!nn)
+            return -1;
+        r->nodes = nn;
+        *cap = nc;
+    }
+    r->nodes[r->n_nodes++] = *c;
+    return 0;
+}
+
+/* ---- one node: SelectVictimsOnNode ---- */
+
+typedef struct pvictim {
+    char *uid;
+    sched_pod_meta *meta; /* owned while out of the snapshot */
+    sched_resources req;
+    bool out;  /* currently taken out of the snapshot */
+    bool pdb;  /* evicting it violates a budget */
+    bool term; /* already terminating: removed, never reprieved nor listed */
+    int64_t now_ms;
+} pvictim;
+
+static int pv_cmp(const void *a, const void *b) {
+    const pvictim *x = a, *y = b;
+    int c = importance(x->meta, y->meta, x->now_ms);
+    return c ? c : strcmp(x->uid, y->uid); /* deterministic */
+}
+
+/* Puts pv back into the snapshot. 0, or -1 (out of memory: the record lost its metadata). */
+static int put_back(sched_snapshot *s, const char *node, pvictim *pv) {
+    if (!pv->out)
+        return 0;
+    tm_err err;
+    sched_pod_meta *m = pv->meta;
+    pv->meta = NULL;
+    pv->out = false;
+    return sched_snapshot_add_pod_meta(s, pv->uid, node, &pv->req, m, &err);
+}
+
+static int take_out(sched_snapshot *s, pvictim *pv) {
+    if (pv->out)
+        return 0;
+    if (sched_snapshot_take_pod(s, pv->uid, &pv->req, &pv->meta) != 0)
+        return -1;
+    pv->out = true;
+    return 0;
+}
+
+/* Whether p fits on node now (all filters; the PreFilter state recomputed when a cluster-wide
+ * filter runs for p). -1 on error. */
+static int fits(sched_framework *fw, size_t node, bool local, tm_err *err) {
+    if (!local && sched_framework_whatif_prefilter(fw, err) != 0)
+        return -1;
+    return sched_framework_whatif_filter(fw, node, NULL) == SCHED_FILTER_OK;
+}
+
+/* kube's filterPodsWithPDBViolation over the victims in importance order: each budget's
+ * allowance counted down, a victim that takes one below zero violates it. */
+static void mark_pdb(const sched_snapshot *s, pvictim *pv, size_t n) {
+    const sched_pdbs *t = sched_snapshot_pdbs(s);
+    size_t nb = sched_pdbs_count(t);
+    if (!nb)
+        return;
+    int64_t *left = malloc(nb * sizeof *left);
+    if (!left)
+        return; /* out of memory: nobody counts as violating (best effort, as the budgets) */
+    for (size_t b = 0; b < nb; b++)
+        left[b] = sched_pdbs_at(t, b)->disruptions_allowed;
+    for (size_t i = 0; i < n; i++)
+        for (size_t b = 0; b < nb; b++)
+            if (sched_pdb_covers(sched_pdbs_at(t, b), pv[i].meta) && --left[b] < 0)
+                pv[i].pdb = true;
+    free(left);
+}
+
+static int add_victim(sched_preemption_result *r, size_t *cap, const pvictim *pv, const char *node,
+                      const sched_pod *p) {
+    if (r->n_all_victims == *cap) {
+        size_t nc = *cap ? 2 * *cap : 16;
+        sched_victim *nv = realloc(r->all_victims, nc * sizeof *nv);
+        if (!nv)
+            return -1;
+        r->all_victims = nv;
+        *cap = nc;
+    }
+    sched_victim *v = &r->all_victims[r->n_all_victims];
+    memset(v, 0, sizeof *v);
+    v->uid = strdup(pv->uid);
+    v->ns = strdup(pv->meta->ns);
+    v->name = strdup(pv->meta->name ? pv->meta->name : "");
+    v->node = strdup(node);
+    v->priority = pv->meta->priority;
+    v->start_ms = pv->meta->start_ms;
+    v->pdb_violation = pv->pdb;
+    snprintf(v->why, sizeof v->why, "priority %d < %d of preemptor %s/%s%s", v->priority,
+             p->priority, p->ns, p->name, pv->pdb ? "; violates a PodDisruptionBudget" : "");
+    if (!v->uid || !v->ns || !v->name || !v->node) {
+        victim_free(v);
+        return -1;
+    }
+    r->n_all_victims++;
+    return 0;
+}
+
+/* The capacities of out's growing arrays: a result grows only through this file, which keeps
+ * them in these fields' neighbours. */
+typedef struct grow {
+    size_t nodes, victims;
+} grow;
+
+static int select_on_node(sched_framework *fw, sched_snapshot *s, const sched_pod *p, size_t node,
+                          int64_t now_ms, sched_preemption_result *out, grow *g, tm_err *err) {
+    const sched_node *n = sched_snapshot_node(s, node);
+    if (!n)
+        return tm_err_set(err, "preemption: no node with index %zu", node);
+    char *node_name = strdup(n->name);
+    if (!node_name)
+        return tm_err_set(err, "out of memory");
+    sched_preempt_candidate cand = {.node = node, .node_name = n->name};
+
+    /* every pod of lower priority on the node (kube's isPreemptionAllowed); pods recorded
+     * without metadata have no known priority or name and are left alone */
+    size_t npv = 0, cap = 0;
+    pvictim *pv = NULL;
+    int rc = 0;
+    size_t ns = sched_snapshot_podset_count(s, SCHED_PODSET_META);
+    for (size_t i = 0; i < ns; i++) {
+        const char *uid;
+        int on;
+        const sched_pod_meta *m = sched_snapshot_podset_pod(s, SCHED_PODSET_META, i, &uid, &on);
+        if (on != (int)node || m->priority >= p->priority)
+            continue;
+        if (npv == cap) {
+            size_t nc = cap ? 2 * cap : 16;
+            pvictim *np = realloc(pv, nc * sizeof *np);
+            if (!np) {
+                rc = tm_err_set(err, "out of memory");
+                goto done;
+            }
+            pv = np;
+            cap = nc;
+        }
+        pv[npv] = (pvictim){.uid = strdup(uid), .term = m->terminating, .now_ms = now_ms};
+        if (!pv[npv++].uid) {
+            rc = tm_err_set(err, "out of memory");
+            goto done;
+        }
+    }
+    if (!npv) {
+        cand.outcome = SCHED_PREEMPT_NODE_NO_VICTIMS;
+        goto done;
+    }
+    for (size_t i = 0; i < npv; i++)
+        if (take_out(s, &pv[i]) != 0) {
+            rc = tm_err_set(err, "preemption: pod %s vanished from the snapshot", pv[i].uid);
+            goto done;
+        }
+    /* the terminating ones first in the array, then the others by importance (highest first) */
+    size_t nterm = 0;
+    for (size_t i = 0; i < npv; i++)
+        if (pv[i].term) {
+            pvictim t = pv[nterm];
+            pv[nterm++] = pv[i];
+            pv[i] = t;
+        }
+    qsort(pv + nterm, npv - nterm, sizeof *pv, pv_cmp);
+
+    bool local = sched_framework_whatif_node_local(fw);
+    int f = fits(fw, node, local, err);
+    if (f < 0) {
+        rc = -1;
+        goto done;
+    }
+    if (!f) {
+        cand.outcome = SCHED_PREEMPT_NODE_NO_FIT;
+        goto done;
+    }
+    mark_pdb(s, pv + nterm, npv - nterm);
+    /* reprieve: the PDB-violating ones first, then the others, each in importance order */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = nterm; i < npv; i++) {
+            if (pv[i].pdb != (pass == 0))
+                continue;
+            if (put_back(s, node_name, &pv[i]) != 0) {
+                rc = tm_err_set(err, "out of memory");
+                goto done;
+            }
+            if ((f = fits(fw, node, local, err)) < 0) {
+                rc = -1;
+                goto done;
+            }
+            if (!f && take_out(s, &pv[i]) != 0) {
+                rc = tm_err_set(err, "preemption: pod %s vanished from the snapshot", pv[i].uid);
+                goto done;
+            }
+        }
+    /* the victims, most important first (pv is in that order within the non-terminating) */
+    cand.outcome = SCHED_PREEMPT_NODE_CANDIDATE;
+    cand.first_victim = out->n_all_victims;
+    cand.highest = INT32_MIN;
+    cand.highest_start = INT64_MAX;
+    for (size_t i = nterm; i < npv; i++) {
+        if (!pv[i].out)
+            continue;
+        if (add_victim(out, &g->victims, &pv[i], node_name, p) != 0) {
+            rc = tm_err_set(err, "out of memory");
+            goto done;
+        }
+        cand.n_victims++;
+        cand.n_pdb_violations += pv[i].pdb;
+        cand.sum += pv[i].meta->priority + PRIO_OFFSET;
+        if (cand.n_victims == 1)
+            cand.highest = pv[i].meta->priority;
+        if (pv[i].meta->priority == cand.highest) {
+            int64_t st = start_of(pv[i].meta, now_ms);
+            cand.highest_start = st < cand.highest_start ? st : cand.highest_start;
+        }
+    }
+done:
+    for (size_t i = 0; i < npv; i++) { /* the snapshot exactly as it was */
+        if (put_back(s, node_name, &pv[i]) != 0 && rc == 0)
+            rc = tm_err_set(err, "out of memory restoring pod %s", pv[i].uid);
+        sched_pod_meta_free(pv[i].meta);
+        free(pv[i].uid);
+    }
+    free(pv);
+    free(node_name);
+    if (rc == 0 && push_node(out, &g->nodes, &cand) != 0)
+        rc = tm_err_set(err, "out of memory");
+    return rc == 0 ? (int)cand.outcome : -1;
+}
+
+int sched_preemption_select_victims(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
+                                    size_t node, sched_preemption_result *out, tm_err *err) {
+    /* the capacities are not kept in the result: grow from the exact sizes */
+    grow g = {out->n_nodes, out->n_all_victims};
+    return select_on_node(fw, s, p, node, fw ? sched_framework_last_cycle(fw)->now_ms : 0, out, &g,
+                          err);
+}
+
+/* ---- choosing the node: pickOneNodeForPreemption ---- */
+
+/* The first level at which candidate a is worse (>0) or better (<0) than b; 0 when equal at
+ * every level but the name. *level gets that level. */
+static int cand_cmp(const sched_preempt_candidate *a, const sched_preempt_candidate *b,
+                    const uint32_t *rank, sched_preempt_level *level) {
+#define LEVEL(l, worse, better)                                                                    \
+    do {                                                                                           \
+        *level = (l);                                                                              \
+        if (worse)                                                                                 \
+            return 1;                                                                              \
+        if (better)                                                                                \
+            return -1;                                                                             \
+    } while (0)
+    LEVEL(SCHED_PREEMPT_BY_PDB, a->n_pdb_violations > b->n_pdb_violations,
+          a->n_pdb_violations < b->n_pdb_violations);
+    LEVEL(SCHED_PREEMPT_BY_HIGHEST, a->highest > b->highest, a->highest < b->highest);
+    LEVEL(SCHED_PREEMPT_BY_SUM, a->sum > b->sum, a->sum < b->sum);
+    LEVEL(SCHED_PREEMPT_BY_COUNT, a->n_victims > b->n_victims, a->n_victims < b->n_victims);
+    LEVEL(SCHED_PREEMPT_BY_START,
+          a->highest_start<b->highest_start, a->highest_start> b->highest_start);
+    LEVEL(SCHED_PREEMPT_BY_NAME, rank[a->node] > rank[b->node], rank[a->node] < rank[b->node]);
+#undef LEVEL
+    return 0;
+}
+
+/* ---- the whole attempt ---- */
+
+/* kube's PodEligibleToPreemptOthers. NULL when eligible, else why not. */
+static const char *ineligible(sched_framework *fw, const sched_snapshot *s, const sched_pod *p) {
+    if (p->preempt_never)
+        return "not eligible due to preemptionPolicy=Never.";
+    const char *nom = sched_nominated_node(sched_snapshot_nominated(s), p->uid);
+    int ni = nom ? sched_snapshot_node_index(s, nom) : -1;
+    if (ni < 0)
+        return NULL;
+    uint32_t d;
+    sched_filter_id id = sched_framework_node_status(fw, (size_t)ni, &d, NULL);
+    if (id != SCHED_FILTER_OK && (id >= SCHED_FILTER_PLUGIN || !sched_filter_resolvable(id, d)))
+        return NULL; /* the nominated node cannot take it any more: it may preempt again */
+    size_t ns = sched_snapshot_podset_count(s, SCHED_PODSET_META);
+    for (size_t i = 0; i < ns; i++) {
+        int on;
+        const sched_pod_meta *m = sched_snapshot_podset_pod(s, SCHED_PODSET_META, i, NULL, &on);
+        if (on == ni && m->terminating && m->priority < p->priority)
+            return "not eligible due to a terminating pod on the nominated node.";
+    }
+    return NULL;
+}
+
+/* Whether node i's rejection in the failed cycle is one eviction can resolve. */
+static bool resolvable(const sched_framework *fw, size_t i) {
+    uint32_t d;
+    sched_filter_id id = sched_framework_node_status(fw, i, &d, NULL);
+    return id != SCHED_FILTER_OK && id < SCHED_FILTER_PLUGIN && sched_filter_resolvable(id, d);
+}
+
+int sched_preemption_run(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int64_t now_ms,
+                         sched_preemption_result *out, tm_err *err) {
+    sched_preemption_result_clear(out);
+    const char *why = ineligible(fw, s, p);
+    if (why) {
+        snprintf(out->msg, sizeof out->msg, "preemption: %s", why);
+        return 0;
+    }
+    sched_snapshot_refresh(s);
+    size_t n = sched_snapshot_node_count(s);
+    const uint32_t *by_name = sched_snapshot_by_name(s);
+    size_t potential = 0;
+    for (size_t i = 0; i < n; i++)
+        potential += resolvable(fw, i);
+    /* the bound of the dry run (kube's calculateNumCandidates with DefaultPreemptionArgs): at
+     * least max(10% of the potential nodes, 100) candidates, at most all of them; the walk
+     * stops once it has that many and at least one without PDB violations, so that a large
+     * cluster costs a fraction of its nodes per attempt */
+    size_t want = potential * SCHED_PREEMPTION_MIN_CANDIDATE_PERCENT / 100;
+    if (want < SCHED_PREEMPTION_MIN_CANDIDATE_ABSOLUTE)
+        want = SCHED_PREEMPTION_MIN_CANDIDATE_ABSOLUTE;
+    if (want > potential)
+        want = potential;
+    grow g = {0, 0};
+    size_t n_cand = 0, n_clean = 0, n_unres = 0, n_novict = 0, n_nofit = 0;
+    if (potential && sched_framework_whatif_begin(fw, s, p, now_ms, err) != 0)
+        return -1;
+    int rc = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t i = by_name[k];
+        sched_preempt_candidate skip = {.node = i, .node_name = sched_snapshot_node(s, i)->name};
+        if (!resolvable(fw, i)) {
+            n_unres++;
+            skip.outcome = SCHED_PREEMPT_NODE_UNRESOLVABLE;
+        } else if (n_cand >= want && n_clean > 0) {
+            skip.outcome = SCHED_PREEMPT_NODE_NOT_TRIED;
+        } else {
+            int o = select_on_node(fw, s, p, i, now_ms, out, &g, err);
+            if (o < 0) {
+                rc = -1;
+                break;
+            }
+            n_novict += o == SCHED_PREEMPT_NODE_NO_VICTIMS;
+            n_nofit += o == SCHED_PREEMPT_NODE_NO_FIT;
+            if (o == SCHED_PREEMPT_NODE_CANDIDATE) {
+                n_cand++;
+                n_clean += out->nodes[out->n_nodes - 1].n_pdb_violations == 0;
+            }
+            continue;
+        }
+        if (push_node(out, &g.nodes, &skip) != 0) {
+            rc = tm_err_set(err, "out of memory");
+            break;
+        }
+    }
+    if (potential)
+        sched_framework_whatif_end(fw);
+    if (rc != 0)
+        return -1;
+    if (!n_cand) {
+        snprintf(out->msg, sizeof out->msg,
+                 "preemption: 0/%zu nodes are available: %zu No preemption victims found for "
+                 "incoming pod, %zu Preemption is not helpful for scheduling, %zu still too "
+                 "small without lower-priority pods.",
+                 n, n_novict, n_unres, n_nofit);
+        return 0;
+    }
+    sched_node_cols cols;
+    sched_snapshot_node_cols(s, &cols);
+    sched_preempt_candidate *best = NULL;
+    sched_preempt_level lv;
+    for (size_t k = 0; k < out->n_nodes; k++) {
+        sched_preempt_candidate *c = &out->nodes[k];
+        if (c->outcome == SCHED_PREEMPT_NODE_CANDIDATE &&
+            (!best || cand_cmp(c, best, cols.name_rank, &lv) < 0))
+            best = c;
+    }
+    for (size_t k = 0; k < out->n_nodes; k++) {
+        sched_preempt_candidate *c = &out->nodes[k];
+        if (c->outcome == SCHED_PREEMPT_NODE_CANDIDATE && c != best) {
+            cand_cmp(c, best, cols.name_rank, &lv);
+            c->lost_at = lv;
+        }
+    }
+    best->outcome = SCHED_PREEMPT_NODE_CHOSEN;
+    out->status = SCHED_STATUS_OK;
+    out->node = (int)best->node;
+    snprintf(out->node_name, sizeof out->node_name, "%s", best->node_name);
+    if (best->n_victims) {
+        out->victims = malloc(best->n_victims * sizeof *out->victims);
+        if (!out->victims)
+            return tm_err_set(err, "out of memory");
+        memcpy(out->victims, out->all_victims + best->first_victim,
+               best->n_victims * sizeof *out->victims);
+    }
+    out->n_victims = best->n_victims;
+    return 0;
+}
+
+/* ---- the plugin ---- */
+
+typedef struct pstate {
+    sched_preemption_result last;
+} pstate;
+
+static sched_status post_filter(void *state, const sched_cycle *c, int *nominated, tm_err *err) {
+    pstate *st = state;
+    /* copy what the cycle says: the what-if replaces fw's cycle (c) while it runs */
+    sched_framework *fw = c->fw;
+    sched_snapshot *s = c->snap;
+    const sched_pod *p = c->pod;
+    if (sched_preemption_run(fw, s, p, c->now_ms, &st->last, err) != 0)
+        return SCHED_STATUS_ERROR;
+    *nominated = st->last.node;
+    return st->last.status;
+}
+
+static void free_state(void *state) {
+    pstate *st = state;
+    if (st)
+        sched_preemption_result_clear(&st->last);
+    free(st);
+}
+
+int sched_preemption_plugin(sched_plugin *out, tm_err *err) {
+    memset(out, 0, sizeof *out);
+    pstate *st = calloc(1, sizeof *st);
+    if (!st)
+        return tm_err_set(err, "out of memory creating plugin %s", SCHED_PREEMPTION_PLUGIN);
+    sched_preemption_result_init(&st->last);
+    out->name = SCHED_PREEMPTION_PLUGIN;
+    out->state = st;
+    out->post_filter = post_filter;
+    out->free_state = free_state;
+    return 0;
+}
+
+int sched_preemption_plugin_add(sched_framework *fw, tm_err *err) {
+    sched_plugin pl;
+    if (sched_preemption_plugin(&pl, err) != 0)
+        return -1;
+    return sched_framework_add_plugin(fw, &pl, err);
+}
+
+const sched_preemption_result *sched_preemption_last(const sched_framework *fw) {
+    const pstate *st = sched_framework_plugin_state(fw, SCHED_PREEMPTION_PLUGIN);
+    return st ? &st->last : NULL;
+}
