@@ -390,6 +390,15 @@ bool sched_preemptor_run(sched_preemptor *pr, sched_framework *fw, const sched_p
     }
     if (st != SCHED_STATUS_OK || !r || r->status != SCHED_STATUS_OK || !r->node_name[0]) {
         tm_metrics_inc(pr->m_attempts, TM_LABELS("unschedulable"));
+        /* Candidates were looked for (it was eligible) and none found: as kube-scheduler's
+         * PostFilter result "nominated node: none", a nomination it held ends, on the API too
+         * (its old node no longer suits it). A pod not eligible keeps its nomination. */
+        if (r && r->n_nodes > 0 && sched_nominated_node(pr->nominated, p->uid)) {
+            tm_info("nomination cleared pod=%s/%s (no preemption can make room any more)", p->ns,
+                    p->name);
+            sched_nominated_remove(pr->nominated, p->uid);
+            patch_nominated(pr, p->ns, p->name, NULL);
+        }
         if (msg && r && r->msg[0])
             snprintf(msg, size, "%s%s", strncmp(r->msg, "preemption:", 11) ? "preemption: " : "",
                      r->msg);

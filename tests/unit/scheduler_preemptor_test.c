@@ -359,6 +359,42 @@ static void test_restart_reads_nominations_back(void) {
     server_stop(t);
 }
 
+static void test_nomination_cleared_when_nothing_helps(void) {
+    pthread_t t = server_start();
+    env e;
+    env_init(&e);
+    /* nominated to n1, which now holds a pod of higher priority: no victims anywhere. As
+     * kube-scheduler, the nomination ends (table and API); not so when merely not eligible. */
+    deliver(&e, TM_WATCH_ADDED, pod("vip", "uvip", 2000, "3", "n1", "default-scheduler"));
+    json_t *high = pod("high", "uhigh", 1000, "2", "", "tarema");
+    json_object_set_new(json_object_get(high, "status"), "nominatedNodeName", json_string("n1"));
+    deliver(&e, TM_WATCH_ADDED, json_incref(high));
+    sched_nominated *tab = sched_snapshot_nominated(sched_cache_snapshot(e.cache));
+    CHECK(sched_nominated_node(tab, "uhigh") != NULL);
+    bool preempted = true;
+    CHECK(!cycle(&e, high, true, &preempted));
+    CHECK(!preempted);
+    CHECK(sched_nominated_node(tab, "uhigh") == NULL);
+    run_until(&e, 1, 3000);
+    CHECK(find_request("PATCH /api/v1/namespaces/ns/pods/high/status",
+                       "\"nominatedNodeName\": null", NULL) >= 0 ||
+          find_request("PATCH /api/v1/namespaces/ns/pods/high/status", "\"nominatedNodeName\":null",
+                       NULL) >= 0);
+    CHECK_INT(count_lines("DELETE /api/v1/namespaces/ns/pods/vip"), 0);
+    /* preemptionPolicy Never (not eligible): a nomination it holds stays */
+    json_t *never = pod("never", "unever", 1000, "2", "", "tarema");
+    json_object_set_new(json_object_get(never, "spec"), "preemptionPolicy", json_string("Never"));
+    json_object_set_new(json_object_get(never, "status"), "nominatedNodeName", json_string("n1"));
+    deliver(&e, TM_WATCH_ADDED, json_incref(never));
+    CHECK(!cycle(&e, never, true, &preempted));
+    CHECK(!preempted);
+    CHECK(sched_nominated_node(tab, "unever") != NULL);
+    json_decref(never);
+    json_decref(high);
+    env_free(&e);
+    server_stop(t);
+}
+
 static void test_transform_keeps_what_preemption_reads(void) {
     tm_err err = {0};
     sched_cache *c = sched_cache_new("tarema", NULL, NULL, NULL, &err);
@@ -405,6 +441,7 @@ int main(void) {
     RUN(test_preemption_carried_out);
     RUN(test_no_second_eviction);
     RUN(test_restart_reads_nominations_back);
+    RUN(test_nomination_cleared_when_nothing_helps);
     RUN(test_pdb_table);
     return TEST_SUMMARY();
 }
