@@ -63,6 +63,10 @@ typedef struct sim_opts {
      * them at t = 0; the measured runs arrive when the last has ended, and the results count
      * only the measured runs (times from when they began). 0 = every run is measured. */
     int history_runs;
+    /* kube-scheduler's DefaultPreemption (docs/preemption.md): a task that fits nowhere evicts
+     * running tasks of lower priority (workflow key priority), which lose their work and are
+     * queued again. Off by default: the paper's workflows all have one priority. */
+    bool preemption;
 } sim_opts;
 
 #define SIM_HISTORY_RUNS_DEFAULT 1
@@ -155,6 +159,8 @@ typedef struct sim_result {
     long tasks;
     double task_runtime_mean, pending_mean;
     long sched_attempts; /* framework schedule calls (history runs' included) */
+    long preemptions;    /* tasks placed by evicting others (sim_opts.preemption) */
+    long evictions;      /* tasks evicted for them, their work lost */
     int history_runs;    /* per workflow, before the measured runs (sim_opts.history_runs) */
     double wall_s;       /* wall-clock time of the run */
     sim_wf_stats *wf;    /* per workflow */

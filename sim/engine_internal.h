@@ -144,6 +144,7 @@ typedef struct sim {
     int64_t *tail;     /* scratch of upward_tails: tails, then ranks */
     size_t ntail;
     long attempts;
+    long preemptions, evictions; /* sim_opts.preemption */
     tm_err *err;
     char namebuf[2 * SIM_NAME_MAX + 48];
     gang_st *gangs;

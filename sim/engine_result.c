@@ -136,6 +136,8 @@ sim_result *eng_collect(sim *s) {
     r->cluster = s->c;
     r->workload = s->w;
     r->sched_attempts = s->attempts;
+    r->preemptions = s->preemptions;
+    r->evictions = s->evictions;
     r->history_runs = s->hruns;
     r->ngroups = s->c->ngroups;
     r->wf = calloc((size_t)s->w->nworkflows, sizeof *r->wf);

@@ -120,6 +120,7 @@ sched_pod *sim_pod_new(const sim_workflow *wf, const sim_process *p, long task_i
         sched_pod_free(pod);
         return NULL;
     }
+    pod->priority = wf->priority;
     pod->requests.v[SCHED_RES_CPU] = (int64_t)llround(p->req_cpu * 1000);
     pod->requests.v[SCHED_RES_MEMORY] = p->req_mem;
     pod->requests.v[SCHED_RES_PODS] = 1;

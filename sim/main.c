@@ -45,6 +45,8 @@ static void usage(FILE *f) {
            "  --history-runs N  runs of each workflow before the measured ones that only build\n"
            "                    history (the paper's protocol; default 1, --ideal 0)\n"
            "  --seeds N         run seeds 1..N and report mean and spread over them\n"
+           "  --preemption      a task that fits nowhere evicts running tasks of lower priority\n"
+           "                    (workflow key priority; docs/preemption.md); off by default\n"
            "  --json            print JSON instead of tables\n"
            "  --gantt FILE.svg  draw which task ran where and when (with several policies:\n"
            "                    FILE-POLICY.svg for each)\n"
@@ -150,6 +152,7 @@ int main(int argc, char **argv) {
                                              {"noise", required_argument, 0, 'n'},
                                              {"seeds", required_argument, 0, 'S'},
                                              {"history-runs", required_argument, 0, 'H'},
+                                             {"preemption", no_argument, 0, 'P'},
                                              {0, 0, 0, 0}};
     const char *cluster_path = NULL, *workload_path = NULL, *policy = "tarema", *gantt = NULL;
     int isolate = 0, as_json = 0, ideal = 0, contention = 0, nseeds = 0, hruns = -1;
@@ -158,7 +161,7 @@ int main(int argc, char **argv) {
     sim_opts_default(&o);
     tm_log_configure("warn", "text");
     int ch;
-    while ((ch = getopt_long(argc, argv, "c:w:p:s:iCjg:Nl:hIn:S:H:", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "c:w:p:s:iCjg:Nl:hIn:S:H:P", longopts, NULL)) != -1) {
         char *end;
         switch (ch) {
         case 'c':
@@ -204,6 +207,9 @@ int main(int argc, char **argv) {
         case 'j':
             as_json = 1;
             break;
+        case 'P':
+            o.preemption = true;
+            break;
         case 'g':
             gantt = optarg;
             break;
@@ -234,6 +240,7 @@ int main(int argc, char **argv) {
         m.seed = o.seed;
         m.shuffle = o.shuffle;
         m.contention = contention;
+        m.preemption = o.preemption;
         o = m;
     }
     if (hruns >= 0)

@@ -143,6 +143,7 @@ typedef struct sim_workflow {
     double start, gap;
     int runs;
     long tasks_per_run; /* sum of instances */
+    int32_t priority;   /* its task pods' spec.priority (workflow key priority, default 0) */
 } sim_workflow;
 
 typedef struct sim_workload {

@@ -107,6 +107,11 @@ void sim_report_table(FILE *out, const sim_result *r) {
                 r->tasks ? 100.0 * (double)s->tasks / (double)r->tasks : 0, 100.0 * s->utilisation);
     }
     table_gangs_resvs(out, r);
+    if (r->preemptions || r->evictions)
+        fprintf(out,
+                "preemption: %ld tasks placed by evicting %ld of lower priority (their work "
+                "lost and redone)\n",
+                r->preemptions, r->evictions);
 }
 
 static json_t *num(double v) {
@@ -169,6 +174,8 @@ json_t *sim_report_json(const sim_result *r) {
     json_object_set_new(o, "task_runtime_mean_s", num(r->task_runtime_mean));
     json_object_set_new(o, "pending_mean_s", num(r->pending_mean));
     json_object_set_new(o, "schedule_attempts", json_integer(r->sched_attempts));
+    json_object_set_new(o, "preemptions", json_integer(r->preemptions));
+    json_object_set_new(o, "evictions", json_integer(r->evictions));
     json_object_set_new(o, "wall_s", num(r->wall_s));
     json_object_set_new(o, "history_runs", json_integer(r->history_runs));
     json_object_set_new(o, "makespan_bound_geomean_s", num(r->bound_geomean));

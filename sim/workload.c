@@ -611,8 +611,9 @@ static int read_one_measurement(const json_t *arr, size_t i, const char *label,
 
 static int parse_workflow(const json_t *o, sim_workflow *wf, const char *base_dir,
                           const sim_cluster *c, const char *what, tm_err *err) {
-    static const char *const keys[] = {"name",     "start", "runs",         "gap",       "arrivals",
-                                       "requests", "label", "measurements", "processes", NULL};
+    static const char *const keys[] = {"name",      "start",    "runs",  "gap",
+                                       "arrivals",  "requests", "label", "measurements",
+                                       "processes", "priority", NULL};
     if (!json_is_object(o))
         return tm_err_set(err, "%s: expected a mapping", what);
     if (tm_json_check_keys(o, keys, what, err) < 0)
@@ -623,6 +624,11 @@ static int parse_workflow(const json_t *o, sim_workflow *wf, const char *base_di
     snprintf(w, sizeof w, "%s (%s)", what, wf->name);
     if (parse_arrivals(o, wf, w, err) < 0)
         return -1;
+    const json_t *prio = json_object_get(o, "priority");
+    if (prio && (!json_is_integer(prio) || json_integer_value(prio) < INT32_MIN ||
+                 json_integer_value(prio) > INT32_MAX))
+        return tm_err_set(err, "%s: priority must be an integer (a PriorityClass value)", w);
+    wf->priority = prio ? (int32_t)json_integer_value(prio) : 0;
     double dcpu = 1;
     int64_t dmem = 0;
     if (json_object_get(o, "requests") &&

@@ -111,11 +111,23 @@ static void smap_del(smap *m, const char *key) {
 
 /* ---- snapshot ---- */
 
+struct spod;
+/* The pods counted on one node, so that what is on a node (preemption's victims) costs that
+ * node's pods, not every pod's. */
+typedef struct npods {
+    struct spod **p;
+    uint32_t n, cap;
+} npods;
+
 typedef struct spod {
     char *uid;
     char *node;
     sched_resources req;
-    bool counted;                       /* its requests are in its node's `requested` */
+    bool counted;      /* its requests are in its node's `requested` */
+    bool listed;       /* in its node's pod list (npods): counted, and the list had room */
+    uint32_t node_pos; /* its position there */
+    bool hidden;       /* taken out for a what-if (sched_snapshot_hide_pod): neither counted nor in
+                        * n_uncounted nor in any pod set */
     sched_pod_meta *meta;               /* NULL when recorded without metadata */
     size_t set_pos[SCHED_PODSET_COUNT]; /* index in each pod set it belongs to */
 } spod;
@@ -130,6 +142,7 @@ struct sched_snapshot {
     int n_res;
     sched_node **nodes;
     size_t n_nodes, cap_nodes;
+    npods *npods;  /* per node index (cap_nodes entries): the pods counted on it */
     smap node_idx; /* name -> (index + 1) */
     smap pods;     /* uid -> spod* */
     size_t n_uncounted;
@@ -193,6 +206,9 @@ void sched_snapshot_free(sched_snapshot *s) {
     for (size_t i = 0; i < s->n_nodes; i++)
         sched_node_free(s->nodes[i]);
     free(s->nodes);
+    for (size_t i = 0; s->npods && i < s->cap_nodes; i++)
+        free(s->npods[i].p);
+    free(s->npods);
     free(s->node_idx.e);
     for (size_t i = 0; i < s->pods.cap; i++) {
         smap_ent *e = &s->pods.e[i];
@@ -362,8 +378,37 @@ void sched_snapshot_node_cols(const sched_snapshot *s, sched_node_cols *out) {
         out->free[r] = s->c_free[r];
 }
 
-/* Counts every recorded pod naming node n that is not counted yet. */
-static void attach_pods(sched_snapshot *s, sched_node *n) {
+/* Lists p on node index i (it was just counted there). Out of memory: not listed (it still
+ * counts; it is then only invisible to sched_snapshot_node_pod). */
+static void list_join(sched_snapshot *s, spod *p, size_t i) {
+    npods *l = &s->npods[i];
+    p->listed = false;
+    if (l->n == l->cap) {
+        uint32_t ncap = l->cap ? 2 * l->cap : 8;
+        spod **np = realloc(l->p, ncap * sizeof *np);
+        if (!np)
+            return;
+        l->p = np;
+        l->cap = ncap;
+    }
+    p->node_pos = l->n;
+    l->p[l->n++] = p;
+    p->listed = true;
+}
+
+/* Unlists p from node index i. */
+static void list_leave(sched_snapshot *s, spod *p, size_t i) {
+    if (!p->listed)
+        return;
+    npods *l = &s->npods[i];
+    spod *last = l->p[--l->n];
+    l->p[p->node_pos] = last;
+    last->node_pos = p->node_pos;
+    p->listed = false;
+}
+
+/* Counts every recorded pod naming node n (index i) that is not counted yet. */
+static void attach_pods(sched_snapshot *s, sched_node *n, size_t idx) {
     if (!s->n_uncounted)
         return;
     for (size_t i = 0; i < s->pods.cap; i++) {
@@ -371,9 +416,10 @@ static void attach_pods(sched_snapshot *s, sched_node *n) {
         if (!e->key || e->key == TOMB)
             continue;
         spod *p = e->val;
-        if (!p->counted && strcmp(p->node, n->name) == 0) {
+        if (!p->counted && !p->hidden && strcmp(p->node, n->name) == 0) {
             res_add(&n->requested, &p->req, 1);
             p->counted = true;
+            list_join(s, p, idx);
             s->n_uncounted--;
         }
     }
@@ -405,11 +451,15 @@ int sched_snapshot_put_node(sched_snapshot *s, sched_node *node, tm_err *err) {
     if (s->n_nodes == s->cap_nodes) {
         size_t ncap = s->cap_nodes ? s->cap_nodes * 2 : 64;
         sched_node **nn = realloc(s->nodes, ncap * sizeof *nn);
-        if (!nn) {
+        if (nn)
+            s->nodes = nn;
+        npods *nl = nn ? realloc(s->npods, ncap * sizeof *nl) : NULL;
+        if (!nl) {
             sched_node_free(node);
             return tm_err_set(err, "out of memory adding a node");
         }
-        s->nodes = nn;
+        memset(nl + s->cap_nodes, 0, (ncap - s->cap_nodes) * sizeof *nl);
+        s->npods = nl;
         s->cap_nodes = ncap;
     }
     memset(&node->requested, 0, sizeof node->requested);
@@ -418,7 +468,7 @@ int sched_snapshot_put_node(sched_snapshot *s, sched_node *node, tm_err *err) {
         return tm_err_set(err, "out of memory adding a node");
     }
     s->nodes[s->n_nodes++] = node;
-    attach_pods(s, node);
+    attach_pods(s, node, s->n_nodes - 1);
     cols_sync(s, s->n_nodes - 1, true);
     return 0;
 }
@@ -436,13 +486,17 @@ int sched_snapshot_remove_node(sched_snapshot *s, const char *name) {
         spod *p = e->val;
         if (p->counted && strcmp(p->node, name) == 0) {
             p->counted = false;
+            p->listed = false; /* the node's list goes with it */
             s->n_uncounted++;
         }
     }
+    free(s->npods[i].p);
     smap_del(&s->node_idx, name);
     sched_node_free(n);
     s->n_flagged -= s->c_flags[i] != 0;
     s->n_nodes--;
+    s->npods[i] = s->npods[s->n_nodes]; /* its pods' positions in it do not change */
+    memset(&s->npods[s->n_nodes], 0, sizeof *s->npods);
     if (i != s->n_nodes) { /* the last node moves into the hole */
         s->n_flagged -= s->c_flags[s->n_nodes] != 0;
         s->nodes[i] = s->nodes[s->n_nodes];
@@ -477,6 +531,7 @@ static void pod_uncount(sched_snapshot *s, spod *p) {
         if (i >= 0) {
             res_add(&s->nodes[i]->requested, &p->req, -1);
             cols_sync_res(s, (size_t)i);
+            list_leave(s, p, (size_t)i);
         }
         p->counted = false;
     } else {
@@ -532,6 +587,39 @@ static int sets_join(sched_snapshot *s, spod *p) {
     return 0;
 }
 
+/* Brings a hidden pod back: in its pod sets again (they kept their capacity, so this does not
+ * allocate unless pods joined meanwhile), counted on its node if the node is there. */
+static void pod_show(sched_snapshot *s, spod *p) {
+    p->hidden = false;
+    sets_join(s, p);
+    int i = sched_snapshot_node_index(s, p->node);
+    if (i >= 0) {
+        res_add(&s->nodes[i]->requested, &p->req, 1);
+        cols_sync_res(s, (size_t)i);
+        p->counted = true;
+        list_join(s, p, (size_t)i);
+    } else {
+        p->counted = false;
+        s->n_uncounted++;
+    }
+}
+
+int sched_snapshot_hide_pod(sched_snapshot *s, const char *uid, bool hidden) {
+    spod *p = uid ? smap_get(&s->pods, uid) : NULL;
+    if (!p)
+        return -1;
+    if (p->hidden == hidden)
+        return 0;
+    if (hidden) {
+        pod_uncount(s, p);
+        sets_leave(s, p);
+        p->hidden = true;
+    } else {
+        pod_show(s, p);
+    }
+    return 0;
+}
+
 size_t sched_snapshot_podset_count(const sched_snapshot *s, sched_podset set) {
     return set < SCHED_PODSET_COUNT ? s->set_n[set] : 0;
 }
@@ -563,6 +651,8 @@ static int add_pod(sched_snapshot *s, const char *uid, const char *node_name,
                           uid ? uid : "(null)", node_name ? node_name : "(null)");
     }
     spod *p = smap_get(&s->pods, uid);
+    if (p && p->hidden)
+        pod_show(s, p); /* recorded anew: whatever hid it is over */
     if (p) {
         pod_uncount(s, p);
         if (strcmp(p->node, node_name) != 0) {
@@ -605,6 +695,7 @@ static int add_pod(sched_snapshot *s, const char *uid, const char *node_name,
         res_add(&s->nodes[i]->requested, &p->req, 1);
         cols_sync_res(s, (size_t)i);
         p->counted = true;
+        list_join(s, p, (size_t)i);
     } else {
         p->counted = false;
         s->n_uncounted++;
@@ -627,6 +718,8 @@ int sched_snapshot_remove_pod(sched_snapshot *s, const char *uid) {
     spod *p = uid ? smap_get(&s->pods, uid) : NULL;
     if (!p)
         return -1;
+    if (p->hidden)
+        pod_show(s, p);
     pod_uncount(s, p);
     sets_leave(s, p);
     sched_pod_meta_free(p->meta);
@@ -666,6 +759,26 @@ int sched_snapshot_set_pod_terminating(sched_snapshot *s, const char *uid) {
         return -1;
     p->meta->terminating = true;
     return 0;
+}
+
+int sched_snapshot_set_pod_start(sched_snapshot *s, const char *uid, int64_t start_ms) {
+    spod *p = uid ? smap_get(&s->pods, uid) : NULL;
+    if (!p || !p->meta)
+        return -1;
+    p->meta->start_ms = start_ms;
+    return 0;
+}
+
+size_t sched_snapshot_node_pod_count(const sched_snapshot *s, size_t node) {
+    return node < s->n_nodes ? s->npods[node].n : 0;
+}
+
+const sched_pod_meta *sched_snapshot_node_pod(const sched_snapshot *s, size_t node, size_t i,
+                                              const char **uid) {
+    const spod *p = node < s->n_nodes && i < s->npods[node].n ? s->npods[node].p[i] : NULL;
+    if (uid)
+        *uid = p ? p->uid : NULL;
+    return p ? p->meta : NULL;
 }
 
 const char *sched_snapshot_pod_node(const sched_snapshot *s, const char *uid) {

@@ -299,12 +299,29 @@ int sched_snapshot_remove_pod(sched_snapshot *s, const char *uid);
  * had none. 0, or -1 when unknown. */
 int sched_snapshot_take_pod(sched_snapshot *s, const char *uid, sched_resources *requests,
                             sched_pod_meta **meta);
+/* Hides a recorded pod for a what-if (preemption removing its candidate victims) or shows it
+ * again: hidden, it counts on no node and is in no pod set, as if removed, but keeps its record
+ * (metadata, node, requests), so hiding and showing allocate nothing and restore the node's
+ * requested amounts exactly. Re-recording or removing a hidden pod shows it first. Nodes must
+ * not be put or removed while pods are hidden. 0, or -1 when unknown. */
+int sched_snapshot_hide_pod(sched_snapshot *s, const char *uid, bool hidden);
 /* The requests a pod is recorded with. 0, or -1 when unknown. */
 int sched_snapshot_pod_requests(const sched_snapshot *s, const char *uid, sched_resources *out);
 /* Marks a recorded pod as terminating (its deletion was requested: a preemption victim whose
  * eviction was sent, before the watch shows its deletionTimestamp), so that the next cycles do
  * not choose it as a victim again. 0, or -1 when unknown or recorded without metadata. */
 int sched_snapshot_set_pod_terminating(sched_snapshot *s, const char *uid);
+/* Sets a recorded pod's start (status.startTime, ms; sched_pod_meta.start_ms), for a caller
+ * that knows it started after it was recorded (the simulator). 0, or -1 when unknown or
+ * recorded without metadata. */
+int sched_snapshot_set_pod_start(sched_snapshot *s, const char *uid, int64_t start_ms);
+/* The pods counted on node index `node` (placed or assumed there; not hidden), for what needs
+ * one node's pods (preemption's victims) at the cost of that node's pods: how many, and the
+ * i-th (no order; valid until the next pod or node change): its metadata (NULL when recorded
+ * without) and *uid (may be NULL). */
+size_t sched_snapshot_node_pod_count(const sched_snapshot *s, size_t node);
+const sched_pod_meta *sched_snapshot_node_pod(const sched_snapshot *s, size_t node, size_t i,
+                                              const char **uid);
 /* Node name a pod is recorded on, NULL when unknown. Borrowed until the pod is removed. */
 const char *sched_snapshot_pod_node(const sched_snapshot *s, const char *uid);
 size_t sched_snapshot_pod_count(const sched_snapshot *s);

@@ -82,30 +82,30 @@ void sched_explain_preemption_text(FILE *f, const json_t *doc) {
     if (!json_is_object(pr))
         return;
     const char *nom = json_string_value(json_object_get(pr, "nominated"));
+    size_t i, k;
+    const json_t *v, *n;
     if (!nom) {
         fprintf(f, "preemption: none possible: %s\n",
                 json_string_value(json_object_get(pr, "message")));
     } else {
         fprintf(f, "preemption: would nominate %s and evict", nom);
-        size_t i;
-        const json_t *v;
-        json_array_foreach(json_object_get(pr, "victims"), i, v) fprintf(
-            f, "%s %s (priority %lld)", i ? "," : "", json_string_value(json_object_get(v, "pod")),
-            (long long)json_integer_value(json_object_get(v, "priority")));
+        json_array_foreach(json_object_get(pr, "victims"), i, v) {
+            fprintf(f, "%s %s (priority %lld)", i ? "," : "",
+                    json_string_value(json_object_get(v, "pod")),
+                    (long long)json_integer_value(json_object_get(v, "priority")));
+        }
         fprintf(f, "%s\n", json_array_size(json_object_get(pr, "victims")) ? "" : " nothing");
     }
-    size_t i;
-    const json_t *n;
     json_array_foreach(json_object_get(pr, "nodes"), i, n) {
         const char *lost = json_string_value(json_object_get(n, "lostBy"));
         fprintf(f, "  %-24s %s%s%s", json_string_value(json_object_get(n, "name")),
                 json_string_value(json_object_get(n, "outcome")), lost ? ": " : "",
                 lost ? lost : "");
-        size_t k;
-        const json_t *v;
-        json_array_foreach(json_object_get(n, "victims"), k, v) fprintf(
-            f, "%s %s (%s)", k ? "," : "; victims", json_string_value(json_object_get(v, "pod")),
-            json_string_value(json_object_get(v, "why")));
+        json_array_foreach(json_object_get(n, "victims"), k, v) {
+            fprintf(f, "%s %s (%s)", k ? "," : "; victims",
+                    json_string_value(json_object_get(v, "pod")),
+                    json_string_value(json_object_get(v, "why")));
+        }
         fprintf(f, "\n");
     }
     long long nt = json_integer_value(json_object_get(pr, "nodesNotTried")),

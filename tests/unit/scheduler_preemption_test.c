@@ -561,6 +561,85 @@ static void test_bounded(void) {
     sched_snapshot_free(s);
 }
 
+/* The one-node hook (for gang and extender preemption): the victims on a given node, whether
+ * or not it is the node the whole algorithm would choose. */
+static void test_select_victims_hook(void) {
+    sched_snapshot *s = sched_snapshot_new();
+    add_node(s, "n1", NULL);
+    add_node(s, "n2", NULL);
+    place(s, "n1", podj("a", "", 4000, 0, 10, ""));
+    place(s, "n2", podj("b", "", 2000, 50, 10, ""));
+    place(s, "n2", podj("c", "", 2000, 60, 20, ""));
+    sched_framework *fw = new_fw();
+    sched_pod *p = pod(s, podj("hi", "", 3000, 1000, 0, ""));
+    sched_decision d;
+    tm_err err = {0};
+    CHECK(sched_framework_schedule(fw, s, p, 0, &d, &err) == 0 && d.node < 0);
+    sched_preemption_result r;
+    sched_preemption_result_init(&r);
+    CHECK(sched_framework_whatif_begin(fw, s, p, 0, &err) == 0);
+    int n2 = sched_snapshot_node_index(s, "n2");
+    CHECK_INT(sched_preemption_select_victims(fw, s, p, (size_t)n2, &r, &err),
+              SCHED_PREEMPT_NODE_CANDIDATE);
+    sched_framework_whatif_end(fw);
+    CHECK(r.n_nodes == 1 && r.n_all_victims == 2 && r.nodes[0].n_victims == 2);
+    CHECK(r.n_all_victims == 2 && strcmp(r.all_victims[0].name, "c") == 0 &&
+          strcmp(r.all_victims[1].name, "b") == 0); /* most important first */
+    CHECK_INT(sched_snapshot_node(s, (size_t)n2)->requested.v[SCHED_RES_CPU], 4000);
+    sched_preemption_result_clear(&r);
+    sched_pod_free(p);
+    sched_framework_free(fw);
+    sched_snapshot_free(s);
+}
+
+/* The snapshot's per-node pod lists preemption reads, through node changes: a node removed
+ * (the last one moves into its place with its list), put back (its pods listed again), a pod
+ * on a missing node, hidden and shown, moved and removed. */
+static size_t listed(const sched_snapshot *s, const char *node, const char *uid) {
+    int i = sched_snapshot_node_index(s, node);
+    size_t n = i >= 0 ? sched_snapshot_node_pod_count(s, (size_t)i) : 0, hit = 0;
+    for (size_t k = 0; k < n; k++) {
+        const char *u;
+        sched_snapshot_node_pod(s, (size_t)i, k, &u);
+        hit += uid && strcmp(u, uid) == 0;
+    }
+    return uid ? hit : n;
+}
+
+static void test_node_pod_lists(void) {
+    sched_snapshot *s = sched_snapshot_new();
+    add_node(s, "a", NULL);
+    add_node(s, "b", NULL);
+    add_node(s, "c", NULL);
+    place(s, "a", podj("a1", "", 100, 0, 0, ""));
+    place(s, "b", podj("b1", "", 100, 0, 0, ""));
+    place(s, "c", podj("c1", "", 100, 0, 0, ""));
+    place(s, "c", podj("c2", "", 100, 0, 0, ""));
+    place(s, "gone", podj("g1", "", 100, 0, 0, "")); /* its node is not there (yet) */
+    CHECK(listed(s, "a", NULL) == 1 && listed(s, "c", NULL) == 2);
+    CHECK(sched_snapshot_remove_node(s, "a") == 0); /* c moves into a's index */
+    CHECK(listed(s, "c", "c1-uid") == 1 && listed(s, "c", "c2-uid") == 1 &&
+          listed(s, "c", NULL) == 2);
+    CHECK(listed(s, "b", "b1-uid") == 1);
+    add_node(s, "a", NULL);
+    add_node(s, "gone", NULL);
+    CHECK(listed(s, "a", "a1-uid") == 1 && listed(s, "gone", "g1-uid") == 1);
+    CHECK(sched_snapshot_hide_pod(s, "c1-uid", true) == 0);
+    CHECK(listed(s, "c", NULL) == 1 && listed(s, "c", "c1-uid") == 0);
+    CHECK_INT(sched_snapshot_node_by_name(s, "c")->requested.v[SCHED_RES_CPU], 100);
+    CHECK(sched_snapshot_hide_pod(s, "c1-uid", false) == 0);
+    CHECK(listed(s, "c", "c1-uid") == 1);
+    CHECK_INT(sched_snapshot_node_by_name(s, "c")->requested.v[SCHED_RES_CPU], 200);
+    place(s, "b", podj("c2", "", 100, 0, 0, "")); /* moved */
+    CHECK(listed(s, "c", "c2-uid") == 0 && listed(s, "b", "c2-uid") == 1);
+    CHECK(sched_snapshot_hide_pod(s, "b1-uid", true) == 0);
+    CHECK(sched_snapshot_remove_pod(s, "b1-uid") == 0); /* removing a hidden pod */
+    CHECK(listed(s, "b", NULL) == 1);
+    CHECK_INT(sched_snapshot_node_by_name(s, "b")->requested.v[SCHED_RES_CPU], 100);
+    CHECK(sched_snapshot_hide_pod(s, "nobody", true) == -1);
+    sched_snapshot_free(s);
+}
+
 /* What preemption reads of a placed pod comes from its JSON, whoever bound it. */
 static void test_meta_from_json(void) {
     sched_snapshot *s = sched_snapshot_new();
@@ -597,6 +676,8 @@ int main(void) {
     RUN(test_terminating_victims);
     RUN(test_snapshot_restored);
     RUN(test_bounded);
+    RUN(test_select_victims_hook);
+    RUN(test_node_pod_lists);
     RUN(test_meta_from_json);
     return TEST_SUMMARY();
 }

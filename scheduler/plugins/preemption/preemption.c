@@ -65,15 +65,20 @@ static int push_node(sched_preemption_result *r, size_t *cap, const sched_preemp
     return 0;
 }
 
+/* Whether a placed pod is a potential victim of a preemptor of priority prio: strictly lower
+ * priority (kube's isPreemptionAllowed; never an equal or higher one). */
+static bool may_evict(const sched_pod_meta *m, int32_t prio) {
+    return m && m->priority < prio;
+}
+
 /* ---- one node: SelectVictimsOnNode ---- */
 
 typedef struct pvictim {
-    char *uid;
-    sched_pod_meta *meta; /* owned while out of the snapshot */
-    sched_resources req;
-    bool out;  /* currently taken out of the snapshot */
-    bool pdb;  /* evicting it violates a budget */
-    bool term; /* already terminating: removed, never reprieved nor listed */
+    const char *uid;            /* the snapshot's (valid while hidden: the record stays) */
+    const sched_pod_meta *meta; /* the snapshot's record (kept while hidden) */
+    bool out;                   /* currently hidden (sched_snapshot_hide_pod) */
+    bool pdb;                   /* evicting it violates a budget */
+    bool term;                  /* already terminating: hidden, never reprieved nor listed */
     int64_t now_ms;
 } pvictim;
 
@@ -83,21 +88,16 @@ static int pv_cmp(const void *a, const void *b) {
     return c ? c : strcmp(x->uid, y->uid); /* deterministic */
 }
 
-/* Puts pv back into the snapshot. 0, or -1 (out of memory: the record lost its metadata). */
-static int put_back(sched_snapshot *s, const char *node, pvictim *pv) {
-    if (!pv->out)
-        return 0;
-    tm_err err;
-    sched_pod_meta *m = pv->meta;
-    pv->meta = NULL;
+/* Shows pv again in the snapshot (it was hidden for the what-if). */
+static void put_back(sched_snapshot *s, pvictim *pv) {
+    if (pv->out)
+        sched_snapshot_hide_pod(s, pv->uid, false);
     pv->out = false;
-    return sched_snapshot_add_pod_meta(s, pv->uid, node, &pv->req, m, &err);
 }
 
+/* Hides pv: the node no longer counts it, the inter-pod filters no longer see it. */
 static int take_out(sched_snapshot *s, pvictim *pv) {
-    if (pv->out)
-        return 0;
-    if (sched_snapshot_take_pod(s, pv->uid, &pv->req, &pv->meta) != 0)
+    if (!pv->out && sched_snapshot_hide_pod(s, pv->uid, true) != 0)
         return -1;
     pv->out = true;
     return 0;
@@ -175,33 +175,22 @@ static int select_on_node(sched_framework *fw, sched_snapshot *s, const sched_po
         return tm_err_set(err, "out of memory");
     sched_preempt_candidate cand = {.node = node, .node_name = n->name};
 
-    /* every pod of lower priority on the node (kube's isPreemptionAllowed); pods recorded
-     * without metadata have no known priority or name and are left alone */
-    size_t npv = 0, cap = 0;
-    pvictim *pv = NULL;
+    /* every pod of lower priority on the node (kube's isPreemptionAllowed), from the node's own
+     * pod list (the cost is this node's pods); pods recorded without metadata have no known
+     * priority or name and are left alone. The uids stay valid while hidden: hiding keeps the
+     * record. */
+    size_t cnt = sched_snapshot_node_pod_count(s, node), npv = 0;
+    pvictim *pv = cnt ? calloc(cnt, sizeof *pv) : NULL;
     int rc = 0;
-    size_t ns = sched_snapshot_podset_count(s, SCHED_PODSET_META);
-    for (size_t i = 0; i < ns; i++) {
+    if (cnt && !pv) {
+        rc = tm_err_set(err, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < cnt; i++) {
         const char *uid;
-        int on;
-        const sched_pod_meta *m = sched_snapshot_podset_pod(s, SCHED_PODSET_META, i, &uid, &on);
-        if (on != (int)node || m->priority >= p->priority)
-            continue;
-        if (npv == cap) {
-            size_t nc = cap ? 2 * cap : 16;
-            pvictim *np = realloc(pv, nc * sizeof *np);
-            if (!np) {
-                rc = tm_err_set(err, "out of memory");
-                goto done;
-            }
-            pv = np;
-            cap = nc;
-        }
-        pv[npv] = (pvictim){.uid = strdup(uid), .term = m->terminating, .now_ms = now_ms};
-        if (!pv[npv++].uid) {
-            rc = tm_err_set(err, "out of memory");
-            goto done;
-        }
+        const sched_pod_meta *m = sched_snapshot_node_pod(s, node, i, &uid);
+        if (may_evict(m, p->priority))
+            pv[npv++] = (pvictim){.uid = uid, .meta = m, .term = m->terminating, .now_ms = now_ms};
     }
     if (!npv) {
         cand.outcome = SCHED_PREEMPT_NODE_NO_VICTIMS;
@@ -238,10 +227,7 @@ static int select_on_node(sched_framework *fw, sched_snapshot *s, const sched_po
         for (size_t i = nterm; i < npv; i++) {
             if (pv[i].pdb != (pass == 0))
                 continue;
-            if (put_back(s, node_name, &pv[i]) != 0) {
-                rc = tm_err_set(err, "out of memory");
-                goto done;
-            }
+            put_back(s, &pv[i]);
             if ((f = fits(fw, node, local, err)) < 0) {
                 rc = -1;
                 goto done;
@@ -274,12 +260,8 @@ static int select_on_node(sched_framework *fw, sched_snapshot *s, const sched_po
         }
     }
 done:
-    for (size_t i = 0; i < npv; i++) { /* the snapshot exactly as it was */
-        if (put_back(s, node_name, &pv[i]) != 0 && rc == 0)
-            rc = tm_err_set(err, "out of memory restoring pod %s", pv[i].uid);
-        sched_pod_meta_free(pv[i].meta);
-        free(pv[i].uid);
-    }
+    for (size_t i = 0; i < npv; i++) /* the snapshot exactly as it was */
+        put_back(s, &pv[i]);
     free(pv);
     free(node_name);
     if (rc == 0 && push_node(out, &g->nodes, &cand) != 0)
@@ -291,8 +273,9 @@ int sched_preemption_select_victims(sched_framework *fw, sched_snapshot *s, cons
                                     size_t node, sched_preemption_result *out, tm_err *err) {
     /* the capacities are not kept in the result: grow from the exact sizes */
     grow g = {out->n_nodes, out->n_all_victims};
-    return select_on_node(fw, s, p, node, fw ? sched_framework_last_cycle(fw)->now_ms : 0, out, &g,
-                          err);
+    if (node >= sched_snapshot_node_count(s))
+        return tm_err_set(err, "preemption: no node with index %zu", node);
+    return select_on_node(fw, s, p, node, sched_framework_last_cycle(fw)->now_ms, out, &g, err);
 }
 
 /* ---- choosing the node: pickOneNodeForPreemption ---- */
@@ -335,11 +318,9 @@ static const char *ineligible(sched_framework *fw, const sched_snapshot *s, cons
     sched_filter_id id = sched_framework_node_status(fw, (size_t)ni, &d, NULL);
     if (id != SCHED_FILTER_OK && (id >= SCHED_FILTER_PLUGIN || !sched_filter_resolvable(id, d)))
         return NULL; /* the nominated node cannot take it any more: it may preempt again */
-    size_t ns = sched_snapshot_podset_count(s, SCHED_PODSET_META);
-    for (size_t i = 0; i < ns; i++) {
-        int on;
-        const sched_pod_meta *m = sched_snapshot_podset_pod(s, SCHED_PODSET_META, i, NULL, &on);
-        if (on == ni && m->terminating && m->priority < p->priority)
+    for (size_t i = 0; i < sched_snapshot_node_pod_count(s, (size_t)ni); i++) {
+        const sched_pod_meta *m = sched_snapshot_node_pod(s, (size_t)ni, i, NULL);
+        if (may_evict(m, p->priority) && m->terminating)
             return "not eligible due to a terminating pod on the nominated node.";
     }
     return NULL;
@@ -436,6 +417,8 @@ int sched_preemption_run(sched_framework *fw, sched_snapshot *s, const sched_pod
             c->lost_at = lv;
         }
     }
+    if (!best) /* n_cand > 0 says there is one */
+        return tm_err_set(err, "preemption: candidates counted but none recorded");
     best->outcome = SCHED_PREEMPT_NODE_CHOSEN;
     out->status = SCHED_STATUS_OK;
     out->node = (int)best->node;

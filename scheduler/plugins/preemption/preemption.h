@@ -24,7 +24,8 @@
  *      100): the dry run stops once it has max(10% of the nodes, 100) candidates (at most all
  *      of them) with at least one that violates no budget. kube starts at a random offset; we
  *      start at the first node in name order so that a simulation repeats itself.
- *   3. On each potential node: remove every pod of priority < P (pods recorded without
+ *   3. On each potential node: hide every pod of priority < P (sched_snapshot_hide_pod; the
+ *      node's own pod list says which: the cost is that node's pods; pods recorded without
  *      metadata are not known well enough to evict and stay); none: not a candidate. Re-run all
  *      the framework's filters (nominated pods of priority >= P counted; inter-pod affinity and
  *      spread state recomputed with the pods removed); p does not fit: not a candidate. Else
