@@ -10,7 +10,9 @@
 #   5. ingests nf-core/chipseq's history (a Nextflow trace built from the Lotaru measurements
 #      on n1, n2 and c2 machines) and publishes TaskProfiles with tarema-labeler
 #   6. runs a chipseq-shaped set of task pods through tarema-scheduler, and the same pods
-#      through the real kube-scheduler, and prints where each went and the labels behind it
+#      through the real kube-scheduler, and prints where each went and the labels behind it;
+#      shows that every pod counts whoever placed it, and a preemption (an urgent pod evicts a
+#      batch pod of lower priority: nominatedNodeName, DisruptionTarget, Preempted event)
 #   7. prints the simulated makespans of tarema and the baselines (tarema-sim, same policy code)
 #   8. right-sizes chipseq's task requests from the Lotaru history (tarema-sim sizing) and
 #      applies it to task pods (tarema-labeler webhook, a mutating admission webhook)
@@ -253,6 +255,49 @@ done
 echo "  $NS_T/wants-9100 Pending: $why"
 kubectl delete namespace demo-ports --wait=false >/dev/null
 kubectl -n "$NS_T" delete pod wants-9100 --wait=false >/dev/null
+
+# Priorities mean something: on a 2-core node of its own, a batch pod of low priority fills it;
+# an urgent pod of high priority then preempts it, as kube-scheduler's DefaultPreemption would.
+step "priority and preemption: an urgent pod (priority 1000) on a node a batch pod (priority 10) fills"
+cat >"$WORK/preempt-node.yaml" <<NODES
+nodes:
+  - {prefix: demo-preempt, count: 1, cpu: 2, memory: 4Gi, pods: 110, labels: {tarema.io/demo-preempt: "1"},
+     taints: [{key: tarema.io/demo-preempt, value: "1", effect: NoSchedule}]}
+NODES
+bash "$HACK_DIR/cluster.sh" nodes "$WORK/preempt-node.yaml" >/dev/null || die "the preemption step's node was not created"
+preempt_pod() { # NAME PRIORITY_CLASS
+  jq -cn --arg ns "$NS_T" --arg name "$1" --arg pc "$2" '{apiVersion: "v1", kind: "Pod",
+    metadata: {namespace: $ns, name: $name},
+    spec: {schedulerName: "tarema", priorityClassName: $pc, nodeSelector: {"tarema.io/demo-preempt": "1"},
+      tolerations: [{key: "tarema.io/demo-preempt", operator: "Exists", effect: "NoSchedule"}],
+      containers: [{name: "c", image: "app", resources: {requests: {cpu: "2"}}}]}}'
+}
+kubectl apply -f - >/dev/null <<YAML
+{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "demo-batch"}, "value": 10}
+---
+{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "demo-urgent"}, "value": 1000}
+YAML
+preempt_pod batch demo-batch | kubectl apply -f - >/dev/null
+node_of() { kubectl -n "$NS_T" get pod "$1" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }
+for i in $(seq 1 150); do [ -n "$(node_of batch)" ] && break; sleep 0.2; done
+[ -n "$(node_of batch)" ] || die "tarema did not bind $NS_T/batch"
+PRE_NODE=$(node_of batch)
+echo "  $NS_T/batch (priority 10, 2 cpu) bound to $PRE_NODE (2 cpu): the node is full"
+preempt_pod urgent demo-urgent | kubectl apply -f - >/dev/null
+note=""
+for i in $(seq 1 150); do
+  note=$(kubectl -n "$NS_T" get events.events.k8s.io -o json |
+    jq -r '[.items[] | select(.reason == "Preempted" and .regarding.name == "batch")][0].note // empty')
+  [ -n "$note" ] && [ "$(node_of urgent)" = "$PRE_NODE" ] && break
+  sleep 0.2
+done
+[ -n "$note" ] || die "no Preempted event for $NS_T/batch (scheduler log: $WORK/scheduler.log)"
+[ "$(node_of urgent)" = "$PRE_NODE" ] || die "$NS_T/urgent is not bound to $PRE_NODE"
+echo "  $NS_T/urgent (priority 1000) nominated to $PRE_NODE; $NS_T/batch evicted (DisruptionTarget: PreemptionByScheduler), its event: \"$note\""
+echo "  $NS_T/urgent bound to $PRE_NODE once batch was gone (docs/operations.md, \"Priority and preemption\")"
+kubectl -n "$NS_T" delete pod urgent --wait=false >/dev/null
+kubectl delete priorityclass demo-batch demo-urgent --wait=false >/dev/null
+kubectl delete node "$PRE_NODE" --wait=true --timeout=60s >/dev/null
 
 kubectl get nodes -o json | jq -r '.items[] | [.metadata.name, .metadata.labels["tarema.io/group"], .metadata.labels["tarema.io/cpu"], .metadata.labels["tarema.io/mem"], .metadata.labels["tarema.io/io"]] | @tsv' >"$WORK/nodes.tsv"
 kubectl -n "$NS_T" get taskprofiles -o json | jq -r '.items[] | [.spec.process, .status.labels.cpu, .status.labels.mem, .status.labels.io] | @tsv' >"$WORK/tasks.tsv"

@@ -15,8 +15,10 @@
 #include "lib/log.h"
 #include "scheduler/live/binder.h"
 #include "scheduler/live/gang_live.h"
+#include "scheduler/live/preemptor.h"
 #include "scheduler/plugins/gang/gang_plugin.h"
 #include "scheduler/plugins/policy/policy.h"
+#include "scheduler/plugins/preemption/preemption.h"
 #include "scheduler/backend/queue.h"
 #include "scheduler/live/resv_controller.h"
 #include "scheduler/live/volume_binder.h"
@@ -50,13 +52,15 @@ struct sched_loop {
     tm_informer *classes, *csinodes;    /* StorageClasses, CSINodes: scheduler mode */
     sched_volume_binder *vols;          /* VolumeBinding's PreBind (volume_binder.h) */
     tm_informer *podgroups, *workloads; /* gangs (gang_live.h); NULL when the API is absent */
-    tm_informer *native_pgs; /* scheduling.k8s.io PodGroups (1.36+), at the version discovered */
-    sched_gang_live *gangs;  /* scheduler mode */
+    tm_informer *native_pgs;    /* scheduling.k8s.io PodGroups (1.36+), at the version discovered */
+    tm_informer *pdbs;          /* PodDisruptionBudgets (preemption), scheduler mode */
+    sched_preemptor *preemptor; /* scheduler mode (preemptor.h) */
+    sched_gang_live *gangs;     /* scheduler mode */
     int64_t last_gang_sync_ms;
     tm_leader *leader;
     atomic_bool leading, synced;
     bool tasks_changed;    /* a TaskProfile event since the queue was last re-sorted */
-    atomic_int sync_state; /* bit 0 nodes, bit 1 pods, bit 2 tasks */
+    atomic_int sync_state; /* bit 0 nodes, bit 1 pods, bit 2 tasks, 3 claims, 4 volumes, 5 PDBs */
     int64_t listed_ms;     /* when nodes and pods were first synced, 0 before */
     bool changed;          /* cluster changed since the last move of unschedulable pods */
     int64_t last_flush_ms;
@@ -190,7 +194,8 @@ static void on_pod(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
         sched_gang_live_pod_event(l->gangs, t, obj, mono_ms());
     if (sched_cache_pod_event(l->cache, t, obj, old, &err))
         tm_warn("pod skipped err=\"%s\"", err.msg);
-    resv_controller_pod_event(l->resv, t, obj); /* owners' pods, expected ends */
+    resv_controller_pod_event(l->resv, t, obj);      /* owners' pods, expected ends */
+    sched_preemptor_pod_event(l->preemptor, t, obj); /* status.nominatedNodeName */
     sched_cache_unlock(l->cache);
 }
 
@@ -247,6 +252,14 @@ static void on_volume_failed(void *ud, const char *ns, const char *name, const c
     if (sched_binder_unschedulable(l->binder, &p, msg, &err))
         tm_warn("%s", err.msg);
     sched_queue_backoff(l->queue, uid, mono_ms());
+}
+
+static void on_pdb(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
+    (void)old;
+    sched_loop *l = ud;
+    sched_cache_lock(l->cache);
+    sched_preemptor_pdb_event(l->preemptor, t, obj);
+    sched_cache_unlock(l->cache);
 }
 
 static void on_podgroup(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
@@ -307,6 +320,9 @@ static void synced_classes(void *ud) {
 }
 static void synced_csinodes(void *ud) {
     atomic_fetch_or(&((sched_loop *)ud)->sync_state, 64);
+}
+static void synced_pdbs(void *ud) {
+    atomic_fetch_or(&((sched_loop *)ud)->sync_state, 128);
 }
 
 /* ---- leader election ----------------------------------------------------------------------- */
@@ -472,6 +488,13 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
     /* the Gang plugin at PreEnqueue, QueueSort and Permit, over the live registry */
     if (sched && sched_gang_plugin_add(l->fw, sched_gang_live_registry(l->gangs), err) < 0)
         goto fail;
+    /* DefaultPreemption at PostFilter, carried out against the API by the preemptor */
+    if (sched && !sched_framework_plugin_state(l->fw, SCHED_PREEMPTION_PLUGIN) &&
+        sched_preemption_plugin_add(l->fw, err) < 0)
+        goto fail;
+    if (sched && !(l->preemptor = sched_preemptor_new(k, l->cache, cfg->scheduler_name,
+                                                      cfg->identity, reg, err)))
+        goto fail;
     atomic_init(&l->leading, !cfg->leader_elect);
     atomic_init(&l->synced, false);
     atomic_init(&l->sync_state, 0);
@@ -603,7 +626,8 @@ int sched_loop_start(sched_loop *l, tm_err *err) {
                            .on_event = on_pod,
                            .on_synced = synced_pods,
                            .ud = l,
-                           .transform = sched_cache_pod_transform,
+                           .transform = l->preemptor ? sched_preemptor_pod_transform
+                                                     : sched_cache_pod_transform,
                            .transform_ud = l->cache};
     if (!(l->pods = tm_informer_start(l->k, &o, err)))
         return tm_err_wrap(err, "watching pods");
@@ -642,8 +666,15 @@ int sched_loop_start(sched_loop *l, tm_err *err) {
                                .ud = l};
         if (!(l->csinodes = tm_informer_start(l->k, &o, err)))
             return tm_err_wrap(err, "watching CSINodes");
+        /* preemption respects them (best effort): known before the first cycle */
+        o = (tm_informer_opts){.path = "/apis/policy/v1/poddisruptionbudgets",
+                               .on_event = on_pdb,
+                               .on_synced = synced_pdbs,
+                               .ud = l};
+        if (!(l->pdbs = tm_informer_start(l->k, &o, err)))
+            return tm_err_wrap(err, "watching PodDisruptionBudgets");
     } else {
-        atomic_fetch_or(&l->sync_state, 8 | 16 | 32 | 64);
+        atomic_fetch_or(&l->sync_state, 8 | 16 | 32 | 64 | 128);
     }
     if (l->gangs && start_gang_informers(l, true, err))
         return -1;
@@ -677,7 +708,7 @@ static void check_synced(sched_loop *l, int64_t now) {
     if (atomic_load(&l->synced))
         return;
     int s = atomic_load(&l->sync_state);
-    if ((s & (1 | 2 | 8 | 16 | 32 | 64)) != (1 | 2 | 8 | 16 | 32 | 64))
+    if ((s & (1 | 2 | 8 | 16 | 32 | 64 | 128)) != (1 | 2 | 8 | 16 | 32 | 64 | 128))
         return;
     if (!l->listed_ms)
         l->listed_ms = now;
@@ -743,8 +774,15 @@ static void schedule_one(sched_loop *l, sched_snapshot *snap, sched_pod *pod, in
         return;
     }
     if (d.node < 0) {
-        char msg[1024];
+        char msg[1024], pmsg[300];
         sched_framework_fit_message(l->fw, snap, msg, sizeof msg);
+        /* PostFilter: preemption. Made room: the pod waits for its victims to go (the
+         * FailedScheduling still says why it did not fit, as kube-scheduler's does); else
+         * the message says why preemption could not help. */
+        if (!sched_preemptor_run(l->preemptor, l->fw, pod, pmsg, sizeof pmsg) && pmsg[0]) {
+            size_t len = strlen(msg);
+            snprintf(msg + len, sizeof msg - len, " %s", pmsg);
+        }
         l->stats.unschedulable++;
         tm_metrics_inc(l->m_attempts, TM_LABELS("unschedulable"));
         if (sched_queue_should_report(l->queue, pod->uid, msg, now, REPORT_REPEAT_MS)) {
@@ -764,6 +802,8 @@ static void schedule_one(sched_loop *l, sched_snapshot *snap, sched_pod *pod, in
         sched_snapshot_remove_pod(sched_cache_snapshot(l->cache), pod->uid);
         assumed = -1;
     }
+    if (assumed == 0)
+        sched_preemptor_assumed(l->preemptor, pod->uid); /* placed: its nomination ends */
     if (assumed == 0 && !permit_one(l, pod, d.node, now))
         return;
     /* PreBind: a pod whose Reserve chose volumes is bound once they are (volume_binder.h) */
@@ -945,7 +985,8 @@ void sched_loop_stop(sched_loop *l) {
     tm_informer_stop(l->podgroups);
     tm_informer_stop(l->workloads);
     tm_informer_stop(l->native_pgs);
-    l->nodes = l->pods = l->tasks = l->claims = l->volumes = NULL;
+    tm_informer_stop(l->pdbs);
+    l->nodes = l->pods = l->tasks = l->claims = l->volumes = l->pdbs = NULL;
     l->podgroups = l->workloads = l->native_pgs = NULL;
 }
 
@@ -954,6 +995,7 @@ void sched_loop_free(sched_loop *l) {
         return;
     sched_gang_live_free(l->gangs);
     sched_volume_binder_free(l->vols);
+    sched_preemptor_free(l->preemptor);
     sched_binder_free(l->binder);
     sched_queue_free(l->queue);
     resv_controller_free(l->resv); /* its plugin in fw has no free_state */
@@ -969,10 +1011,11 @@ bool sched_loop_ready(void *loop, char *reason, size_t reason_size) {
     int s = atomic_load(&l->sync_state);
     snprintf(reason, reason_size,
              "cache not synced yet: nodes %s, pods %s, persistentvolumeclaims %s, "
-             "persistentvolumes %s, storageclasses %s, csinodes %s",
+             "persistentvolumes %s, storageclasses %s, csinodes %s, poddisruptionbudgets %s",
              (s & 1) ? "listed" : "not listed", (s & 2) ? "listed" : "not listed",
              (s & 8) ? "listed" : "not listed", (s & 16) ? "listed" : "not listed",
-             (s & 32) ? "listed" : "not listed", (s & 64) ? "listed" : "not listed");
+             (s & 32) ? "listed" : "not listed", (s & 64) ? "listed" : "not listed",
+             (s & 128) ? "listed" : "not listed");
     return false;
 }
 

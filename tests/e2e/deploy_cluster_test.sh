@@ -27,6 +27,8 @@ cleanup() {
   for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
   helm uninstall "$REL" -n "$NS" --wait=false >/dev/null 2>&1
   kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1
+  kubectl delete priorityclass "$NS-low" "$NS-high" --wait=false >/dev/null 2>&1
+  kubectl get nodes -o name 2>/dev/null | grep "^node/pre$$n" | xargs -r kubectl delete --wait=false >/dev/null 2>&1
   [ $STARTED_KSCHED = 1 ] && bash "$REPO_ROOT/hack/cluster.sh" scheduler stop >/dev/null 2>&1
   rm -rf "$WORK"
 }
@@ -385,9 +387,44 @@ wait_for 30 unsched && pass "scheduler patched pods/status: PodScheduled=False U
 events() { kubectl -n "$NS" get events.events.k8s.io -o json | jq -e '[.items[] | select(.reportingController != null and (.reason == "Scheduled" or .reason == "FailedScheduling"))] | map(.reason) | unique | length == 2'; }
 wait_for 20 events && pass "scheduler recorded Scheduled and FailedScheduling events (events.k8s.io)" ||
   fail "scheduler recorded events" "$(kubectl -n "$NS" get events 2>&1 | tail -5)"
+# Preemption under the scheduler's own token (RBAC: pods delete; the pod-status admission policy:
+# nominatedNodeName and DisruptionTarget): on a 2-core node of its own, a high-priority pod
+# evicts the low-priority pod filling it, and lands.
+cat >"$WORK/pre-node.yaml" <<NODES
+nodes:
+  - {prefix: pre$$n, count: 1, cpu: 2, memory: 4Gi, pods: 110, labels: {tarema.io/e2e-pre: "$$"},
+     taints: [{key: tarema.io/e2e-pre, value: "$$", effect: NoSchedule}]}
+NODES
+bash "$REPO_ROOT/hack/cluster.sh" nodes "$WORK/pre-node.yaml" >/dev/null 2>&1
+PRE_NODE=$(kubectl get nodes -l "tarema.io/e2e-pre=$$" -o jsonpath='{.items[0].metadata.name}')
+kubectl apply -f - >/dev/null <<YAML
+{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "$NS-low"}, "value": 10}
+---
+{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "$NS-high"}, "value": 1000}
+---
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "pre-low", "namespace": "$NS"},
+ "spec": {"nodeName": "$PRE_NODE", "priorityClassName": "$NS-low",
+  "tolerations": [{"key": "tarema.io/e2e-pre", "operator": "Exists", "effect": "NoSchedule"}],
+  "containers": [{"name": "t", "image": "busybox", "resources": {"requests": {"cpu": "2"}}}]}}
+---
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "pre-high", "namespace": "$NS"},
+ "spec": {"schedulerName": "tarema", "priorityClassName": "$NS-high",
+  "nodeSelector": {"tarema.io/e2e-pre": "$$"},
+  "tolerations": [{"key": "tarema.io/e2e-pre", "operator": "Exists", "effect": "NoSchedule"}],
+  "containers": [{"name": "t", "image": "busybox", "resources": {"requests": {"cpu": "2"}}}]}}
+YAML
+pre_landed() {
+  [ -n "$PRE_NODE" ] && [ "$(kubectl -n "$NS" get pod pre-high -o jsonpath='{.spec.nodeName}')" = "$PRE_NODE" ] &&
+    ! kubectl -n "$NS" get pod pre-low >/dev/null 2>&1 &&
+    kubectl -n "$NS" get events.events.k8s.io -o json |
+    jq -e '[.items[] | select(.reason == "Preempted" and .regarding.name == "pre-low" and .related.name == "pre-high")] | length == 1' >/dev/null
+}
+wait_for 60 pre_landed && pass "scheduler (own token) preempts: low-priority pod evicted (Preempted event), the high-priority one bound" ||
+  fail "scheduler preempts under its own token" "node '$PRE_NODE'; $(kubectl -n "$NS" get pods pre-low pre-high -o wide 2>&1 | tail -n +2); $(grep -i 'preempt' "$WORK/sched.log" | tail -n 5)"
 grep -qi 'forbidden\|status=403' "$WORK/sched.log" && fail "scheduler log has no Forbidden" "$(grep -i 'forbidden\|status=403' "$WORK/sched.log" | head -3)" ||
   pass "scheduler log has no Forbidden"
-denied "scheduler deletes a pod" "$KC_SCHED" -n "$NS" delete pod victim
+denied "scheduler evicts a pod through the Eviction API" "$KC_SCHED" create --raw "/api/v1/namespaces/$NS/pods/victim/eviction" -f - <<<"{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"victim\",\"namespace\":\"$NS\"}}"
+denied "scheduler updates a pod" "$KC_SCHED" -n "$NS" label pod victim x=1
 denied "scheduler reads Secrets" "$KC_SCHED" -n "$NS" get secrets
 denied "scheduler patches a Node" "$KC_SCHED" label node "$NODE1" tarema.io/x=1
 denied "scheduler creates pods" "$KC_SCHED" -n "$NS" run x --image=busybox --restart=Never
@@ -420,9 +457,12 @@ nodes [] [list watch]
 csinodes.storage.k8s.io [] [list watch]
 persistentvolumeclaims [] [list watch patch]
 persistentvolumes [] [list watch patch]
-pods [] [list watch]
+poddisruptionbudgets.policy [] [list watch]
+pods [] [list watch delete]
 pods/binding [] [create]
 pods/status [] [patch]
+podgroups.scheduling.k8s.io [] [get list watch]
+podgroups.scheduling.k8s.io/status [] [patch]
 podgroups.scheduling.x-k8s.io [] [get list watch]
 podgroups.scheduling.x-k8s.io/status [] [patch]
 reservations.tarema.io [] [get list watch]
@@ -448,7 +488,14 @@ status_patch_denied() { # status_patch_denied WHAT JSON WHY (a JSON merge patch:
 }
 status_patch_denied "marks a running pod not Ready" \
   '{"status":{"conditions":[{"type":"PodScheduled","status":"True"},{"type":"Ready","status":"False"}]}}' \
-  "only a pod's PodScheduled condition"
+  "only a pod's PodScheduled and DisruptionTarget conditions"
+# (a strategic merge patch, merged by condition type, as preemption sends it: the other
+# conditions stay, so only the reason decides)
+out=$(api_patch "$KC_SCHED" "/api/v1/namespaces/$NS/pods/task-ok/status" strategic-merge \
+  '{"status":{"conditions":[{"type":"DisruptionTarget","status":"True","reason":"EvictionByEvictionAPI"}]}}')
+[[ $out == "403 "*"ValidatingAdmissionPolicy"*"DisruptionTarget only with reason PreemptionByScheduler"* ]] &&
+  pass "denied: scheduler marks a pod DisruptionTarget for another reason than its preemption" ||
+  fail "denied: scheduler marks a pod DisruptionTarget for another reason than its preemption" "not refused by that rule: $out"
 status_patch_denied "fails a pod (phase)" '{"status":{"phase":"Failed"}}' "no pod status field but"
 status_patch_denied "sets a pod's IP" '{"status":{"podIP":"10.9.9.9","podIPs":[{"ip":"10.9.9.9"}]}}' \
   "no pod status field but"

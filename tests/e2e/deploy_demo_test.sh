@@ -28,6 +28,9 @@ strongest=$(grep -E '^[0-9]+ +[0-9]+ +[0-9]+ ' "$LOG" | awk '{print $1}' | sort 
 [ -n "$strongest" ] && [ "$bwa_groups" = "$strongest" ] &&
   pass "tarema put BWA_MEM (cpu/mem label 3) on the strongest group $strongest" ||
   fail "tarema placed BWA_MEM on the strongest group" "groups '$bwa_groups', strongest '$strongest': $(grep -E '^  (BWA_MEM|process) ' "$LOG")"
+grep -qE 'urgent bound to demo-preempt' "$LOG" && grep -qE 'its event: "Preempted by pod [0-9a-f-]+ on node demo-preempt' "$LOG" &&
+  pass "demo shows preemption: the urgent pod evicts the batch pod and lands" ||
+  fail "demo shows preemption" "$(grep -A 3 'priority and preemption' "$LOG")"
 grep -q 'tarema-scheduler explain' "$LOG" && grep -q 'bound to:' "$LOG" && pass "demo shows the labels behind a decision (explain)" ||
   fail "demo shows explain output"
 grep -q 'mean makespan per workflow' "$LOG" && grep -qE '^ +chipseq +[0-9.]+ +[0-9.]+' "$LOG" &&
