@@ -438,7 +438,9 @@ static json_t *trim_container_statuses(const json_t *arr) {
 /* Of the status: the phase, the container statuses that report resources and the
  * PodResizePending condition (what the effective requests read, podspec.h). */
 static json_t *trim_status(const json_t *st) {
-    static const char *const keys[] = {"phase", NULL};
+    /* nominatedNodeName and startTime: what preemption reads (nominations survive a restart;
+     * victims are ordered by start) */
+    static const char *const keys[] = {"phase", "nominatedNodeName", "startTime", NULL};
     json_t *o = pick(st, keys);
     json_t *v = trim_container_statuses(json_object_get(st, "containerStatuses"));
     if (v)

@@ -626,8 +626,7 @@ int sched_loop_start(sched_loop *l, tm_err *err) {
                            .on_event = on_pod,
                            .on_synced = synced_pods,
                            .ud = l,
-                           .transform = l->preemptor ? sched_preemptor_pod_transform
-                                                     : sched_cache_pod_transform,
+                           .transform = sched_cache_pod_transform,
                            .transform_ud = l->cache};
     if (!(l->pods = tm_informer_start(l->k, &o, err)))
         return tm_err_wrap(err, "watching pods");

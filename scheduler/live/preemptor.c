@@ -139,29 +139,6 @@ void sched_preemptor_free(sched_preemptor *pr) {
 /* ---- the tables, from the informers -----------------------------------------------------------
  */
 
-json_t *sched_preemptor_pod_transform(void *cache, json_t *obj) {
-    if (!json_is_object(obj))
-        return sched_cache_pod_transform(cache, obj);
-    json_t *st = json_object_get(obj, "status");
-    json_t *nom = json_incref(json_object_get(st, "nominatedNodeName"));
-    json_t *start = json_incref(json_object_get(st, "startTime"));
-    json_t *out = sched_cache_pod_transform(cache, obj);
-    if (out && (json_is_string(nom) || json_is_string(start))) {
-        json_t *ost = json_object_get(out, "status");
-        if (!json_is_object(ost)) {
-            ost = json_object();
-            json_object_set_new(out, "status", ost);
-        }
-        if (json_is_string(nom))
-            json_object_set(ost, "nominatedNodeName", nom);
-        if (json_is_string(start))
-            json_object_set(ost, "startTime", start);
-    }
-    json_decref(nom);
-    json_decref(start);
-    return out;
-}
-
 void sched_preemptor_pod_event(sched_preemptor *pr, tm_watch_type t, const json_t *obj) {
     if (!pr)
         return;

@@ -42,16 +42,13 @@ sched_preemptor *sched_preemptor_new(tm_kube *k, sched_cache *cache, const char 
 void sched_preemptor_free(sched_preemptor *pr);
 
 /* A pod event as the informer delivers it (the transformed object, see
- * sched_preemptor_pod_transform): records, moves or ends the pod's nomination. */
+ * sched_cache_pod_transform, which keeps status.nominatedNodeName): records, moves or ends the
+ * pod's nomination. */
 void sched_preemptor_pod_event(sched_preemptor *pr, tm_watch_type t, const json_t *obj);
 /* A PodDisruptionBudget event. Returns true when the table changed. */
 bool sched_preemptor_pdb_event(sched_preemptor *pr, tm_watch_type t, const json_t *obj);
 /* A pod of ours was assumed on a node: its nomination (if any) ends there, as kube's does. */
 void sched_preemptor_assumed(sched_preemptor *pr, const char *uid);
-
-/* The informer transform for pods: the cache's (sched_cache_pod_transform, ud the cache), plus
- * what preemption reads that the cache's drops: status.nominatedNodeName and status.startTime. */
-json_t *sched_preemptor_pod_transform(void *cache, json_t *obj);
 
 /* PostFilter for pod p after fw's last cycle found no node. When the preemption plugin made
  * room, carries it out (above) and returns true; the caller then requeues p as unschedulable

@@ -199,7 +199,7 @@ static void env_free(env *e) {
  * drops the pod). */
 static void deliver(env *e, tm_watch_type t, json_t *obj) {
     tm_err err = {0};
-    json_t *o = sched_preemptor_pod_transform(e->cache, obj); /* takes obj */
+    json_t *o = sched_cache_pod_transform(e->cache, obj); /* takes obj */
     if (!o)
         return;
     CHECKF(sched_cache_pod_event(e->cache, t, o, NULL, &err) == 0, "%s", err.msg);
@@ -400,13 +400,13 @@ static void test_transform_keeps_what_preemption_reads(void) {
     sched_cache *c = sched_cache_new("tarema", NULL, NULL, NULL, &err);
     json_t *p = pod("high", "uhigh", 1000, "2", "", "tarema");
     json_object_set_new(json_object_get(p, "status"), "nominatedNodeName", json_string("n1"));
-    json_t *o = sched_preemptor_pod_transform(c, p);
+    json_t *o = sched_cache_pod_transform(c, p);
     CHECK_STR(tm_json_str(o, "status.nominatedNodeName", ""), "n1");
     CHECK_STR(tm_json_str(o, "status.startTime", ""), "2026-01-01T00:00:01Z");
     CHECK_STR(tm_json_str(o, "spec.schedulerName", ""), "tarema");
     json_decref(o);
     /* another scheduler's pending pod is dropped, as by the cache's own transform */
-    CHECK(sched_preemptor_pod_transform(c, pod("x", "ux", 1, "1", "", "other")) == NULL);
+    CHECK(sched_cache_pod_transform(c, pod("x", "ux", 1, "1", "", "other")) == NULL);
     sched_cache_free(c);
 }
 
