@@ -24,10 +24,7 @@ for ns in "$NS-k" "$NS-t"; do
   check "namespace $ns" kubectl create namespace "$ns"
   wait_for 30 kubectl get serviceaccount default -n "$ns" || fail "serviceaccount in $ns"
 done
-if ! bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | qgrep "scheduler  *running"; then
-  bash "$REPO_ROOT/hack/cluster.sh" scheduler start >"$WORK/ks.log" 2>&1 && KS_STARTED=1
-fi
-check "kube-scheduler runs" bash -c "bash '$REPO_ROOT/hack/cluster.sh' status | grep -q 'scheduler  *running'"
+kube_scheduler_up
 sched_e2e_start
 kubectl proxy --address=127.0.0.1 --port=0 >"$WORK/proxy.log" 2>&1 &
 PROXY_PID=$!

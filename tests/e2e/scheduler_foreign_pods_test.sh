@@ -29,10 +29,7 @@ extra_cleanup() {
 }
 command -v jq >/dev/null || { fail "jq in PATH"; summary; exit 1; }
 sched_e2e_namespace
-if ! bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | qgrep "scheduler  *running"; then
-  bash "$REPO_ROOT/hack/cluster.sh" scheduler start >"$WORK/ks.log" 2>&1 && KS_STARTED=1
-fi
-check "kube-scheduler runs" bash -c "bash '$REPO_ROOT/hack/cluster.sh' status | grep -q 'scheduler  *running'"
+kube_scheduler_up
 
 # Two 8-core nodes that only this test's pods use (taint, and a label every pod selects).
 cat >"$WORK/nodes.yaml" <<EOF
@@ -61,15 +58,6 @@ anti() { echo ".spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDur
 affinity() { echo ".spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution = [$(term "$1")]"; }
 bound() { [ -n "$(pod_node "$NS" "$1")" ]; }
 all_bound() { local p; for p in "$@"; do bound "$p" || return 1; done; }
-# failed_event POD ERE: the pod's scheduler reported it unschedulable for that reason.
-failed_event() {
-  kubectl get events.events.k8s.io -n "$NS" -o json |
-    jq -e --arg p "$1" --arg re "$2" '[.items[] | select(.reason == "FailedScheduling" and .regarding.name == $p and (.note | test($re)))] | length > 0' >/dev/null
-}
-notes() {
-  kubectl get events.events.k8s.io -n "$NS" -o json |
-    jq -r --arg p "$1" '.items[] | select(.regarding.name == $p) | "\(.reason): \(.note)"' | tail -n 3
-}
 # pending WHAT POD ERE: POD gets a FailedScheduling event matching ERE and is still unbound.
 pending() {
   if wait_for 60 failed_event "$2" "$3" && ! bound "$2"; then

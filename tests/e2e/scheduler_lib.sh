@@ -164,3 +164,25 @@ events_per_pod() {
   ev=$(read_ok kubectl get events.events.k8s.io -n "$1" -o json) || return 1
   jq -r --arg r "$2" '[.items[] | select(.reason == $r) | .regarding.name] | group_by(.) | .[] | "\(.[0]) \(length)"' <<<"$ev"
 }
+
+# ---- the real kube-scheduler beside tarema (the reference of the comparing tests) ----
+# kube_scheduler_up: starts the cluster's kube-scheduler unless it runs (KS_STARTED=1 then, so
+# the test's cleanup stops only what it started; log $WORK/ks.log) and checks "kube-scheduler
+# runs".
+kube_scheduler_up() {
+  if ! bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | qgrep "scheduler  *running"; then
+    bash "$REPO_ROOT/hack/cluster.sh" scheduler start >"$WORK/ks.log" 2>&1 && KS_STARTED=1
+  fi
+  check "kube-scheduler runs" bash -c "bash '$REPO_ROOT/hack/cluster.sh' status | grep -q 'scheduler  *running'"
+}
+# failed_event POD ERE: POD's scheduler reported it unschedulable (a FailedScheduling event in
+# NS) for a reason matching ERE.
+failed_event() {
+  kubectl get events.events.k8s.io -n "$NS" -o json |
+    jq -e --arg p "$1" --arg re "$2" '[.items[] | select(.reason == "FailedScheduling" and .regarding.name == $p and (.note | test($re)))] | length > 0' >/dev/null
+}
+# notes POD: the last three events of POD in NS, "reason: note" (for failure messages).
+notes() {
+  kubectl get events.events.k8s.io -n "$NS" -o json |
+    jq -r --arg p "$1" '.items[] | select(.regarding.name == $p) | "\(.reason): \(.note)"' | tail -n 3
+}

@@ -123,10 +123,6 @@ failed_count() { # POD: FailedScheduling events about POD
     kubectl get events.events.k8s.io -n "$NS" -o json
 }
 failed_more_than() { local c; c=$(failed_count "$1") && [ "$c" -gt "$2" ]; }
-notes() {
-  kubectl get events.events.k8s.io -n "$NS" -o json |
-    jq -r --arg p "$1" '.items[] | select(.regarding.name == $p) | "\(.reason): \(.note)"' | tail -n 3
-}
 state() { kubectl get pods -n "$NS" -o wide 2>&1 | tail -n +2 | awk '{print $1, $3, $7}' | tr '\n' ';'; }
 # read_jqa [--arg NAME VALUE]... FILTER COMMAND...: lib.sh's read_jq with jq --arg arguments.
 read_jqa() {

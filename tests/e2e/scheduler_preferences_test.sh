@@ -28,10 +28,7 @@ extra_cleanup() {
 }
 command -v jq >/dev/null || { fail "jq in PATH"; summary; exit 1; }
 sched_e2e_namespace
-if ! bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | qgrep "scheduler  *running"; then
-  bash "$REPO_ROOT/hack/cluster.sh" scheduler start >"$WORK/ks.log" 2>&1 && KS_STARTED=1
-fi
-check "kube-scheduler runs" bash -c "bash '$REPO_ROOT/hack/cluster.sh' status | grep -q 'scheduler  *running'"
+kube_scheduler_up
 
 ZONE=topology.kubernetes.io/zone
 cat >"$WORK/nodes.yaml" <<EOF
@@ -71,10 +68,6 @@ if wait_for 60 all_running; then pass "pods placed by nodeName run"; else fail "
 sched_e2e_start --policy tarema
 KS=default-scheduler
 
-notes() {
-  kubectl get events.events.k8s.io -n "$NS" -o json |
-    jq -r --arg p "$1" '.items[] | select(.regarding.name == $p) | "\(.reason): \(.note)"' | tail -n 3
-}
 bound() { [ -n "$(pod_node "$NS" "$1")" ]; }
 # same WHAT WANT JQ_FILTER: the pod (10m, 16Mi, label app=case) under kube-scheduler, then
 # under tarema; each must be bound to node WANT.

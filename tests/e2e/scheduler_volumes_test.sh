@@ -35,10 +35,7 @@ extra_cleanup() {
 }
 command -v jq >/dev/null || { fail "jq in PATH"; summary; exit 1; }
 sched_e2e_namespace
-if ! bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | qgrep "scheduler  *running"; then
-  bash "$REPO_ROOT/hack/cluster.sh" scheduler start >"$WORK/ks.log" 2>&1 && KS_STARTED=1
-fi
-check "kube-scheduler runs" bash -c "bash '$REPO_ROOT/hack/cluster.sh' status | grep -q 'scheduler  *running'"
+kube_scheduler_up
 # The provisioner stays up after the test (cheap, and other runs reuse it).
 check "the local cluster's provisioner runs" bash "$REPO_ROOT/hack/cluster.sh" provisioner start
 
@@ -92,14 +89,6 @@ bound() { [ -n "$(pod_node "$NS" "$1")" ]; }
 claim_phase() { kubectl get pvc -n "$NS" "$1" -o jsonpath='{.status.phase}' 2>/dev/null; }
 claim_bound() { [ "$(claim_phase "$1")" = Bound ]; }
 selected_node() { kubectl get pvc -n "$NS" "$1" -o jsonpath='{.metadata.annotations.volume\.kubernetes\.io/selected-node}' 2>/dev/null; }
-failed_event() {
-  kubectl get events.events.k8s.io -n "$NS" -o json |
-    jq -e --arg p "$1" --arg re "$2" '[.items[] | select(.reason == "FailedScheduling" and .regarding.name == $p and (.note | test($re)))] | length > 0' >/dev/null
-}
-notes() {
-  kubectl get events.events.k8s.io -n "$NS" -o json |
-    jq -r --arg p "$1" '.items[] | select(.regarding.name == $p) | "\(.reason): \(.note)"' | tail -n 3
-}
 # pending WHAT POD ERE: POD gets a FailedScheduling event matching ERE and is still unbound.
 pending() {
   if wait_for 90 failed_event "$2" "$3" && ! bound "$2"; then
