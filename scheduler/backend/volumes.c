@@ -806,10 +806,12 @@ int sched_volume_prefilter(sched_volume_state *st, const sched_snapshot *s, cons
             if (w.oom)
                 return tm_err_set(err, "out of memory matching volumes for pod %s/%s", p->ns,
                                   p->name);
-            qsort(pc->cand, pc->n_cand, sizeof *pc->cand, cmp_cand);
+            if (pc->n_cand > 1) /* qsort's base may not be NULL, even for 0 items */
+                qsort(pc->cand, pc->n_cand, sizeof *pc->cand, cmp_cand);
         }
     }
-    qsort(st->pend, st->n_pend, sizeof *st->pend, cmp_pend);
+    if (st->n_pend > 1)
+        qsort(st->pend, st->n_pend, sizeof *st->pend, cmp_pend);
     *on = st->n > 0 || st->n_pend > 0;
     return 0;
 }

@@ -37,7 +37,10 @@ sched_config *sched_config_new(void) {
     bad |= set_str(&c->process_label, "nextflow.io/processName");
     bad |= set_str(&c->workflow_key, "tarema.io/workflow");
     bad |= set_str(&c->lease_namespace, "kube-system");
-    bad |= set_str(&c->lease_name, "tarema-scheduler");
+    /* "" = the scheduler name: schedulers of different names lead apart, replicas of one
+     * name take turns (kube-scheduler's Lease is one per process name too) */
+    bad |= set_str(&c->lease_name, "");
+    c->leader_elect = true; /* as kube-scheduler: a second replica never binds beside the first */
     bad |= set_str(&c->log_level, "info");
     bad |= set_str(&c->log_format, "text");
     c->port = 10260;
@@ -518,8 +521,10 @@ const char *sched_config_usage(void) {
            "  --max-binds-in-flight N  concurrent binds (default 512)\n"
            "  --api-concurrency N      API requests at the wire at once (default 1000; more wait "
            "in the client)\n"
-           "  --leader-elect[=BOOL]    run as one of several replicas, active with the Lease\n"
-           "  --lease-namespace NS --lease-name NAME --identity ID\n"
+           "  --leader-elect[=BOOL]    schedule only while holding the Lease (default true,\n"
+           "                           as kube-scheduler; mode extender ignores it)\n"
+           "  --lease-namespace NS (kube-system) --lease-name NAME (the scheduler name)\n"
+           "  --identity ID\n"
            "  --log-level debug|info|warn|error  --log-format text|json\n"
            "HTTP security and limits (docs/operations.md, \"Security\"):\n"
            "  --extender-bind[=BOOL]   serve /bind (mode extender only; default off: no /bind)\n"
@@ -657,6 +662,14 @@ int sched_config_from_args(sched_config *c, int argc, char **argv, bool *help, t
         }
     }
     return 0;
+}
+
+const char *sched_config_lease_name(const sched_config *c) {
+    return c->lease_name && c->lease_name[0] ? c->lease_name : c->scheduler_name;
+}
+
+bool sched_config_elects(const sched_config *c) {
+    return c->leader_elect && c->mode == SCHED_MODE_SCHEDULER;
 }
 
 int sched_config_validate(const sched_config *c, tm_err *err) {

@@ -107,6 +107,10 @@ int sched_config_load_file(sched_config *c, const char *path, tm_err *err);
 int sched_config_from_args(sched_config *c, int argc, char **argv, bool *help, tm_err *err);
 
 /* Checks the values together (ports in range, backoffs ordered, policy known, ...). */
+/* The Lease the replicas contend for: leaderElection.name, else the scheduler name. */
+const char *sched_config_lease_name(const sched_config *c);
+/* Whether this process waits for the Lease before scheduling (scheduler mode, election on). */
+bool sched_config_elects(const sched_config *c);
 int sched_config_validate(const sched_config *c, tm_err *err);
 
 /* True when pods of namespace ns are ours to schedule under c's namespace list. */

@@ -495,10 +495,10 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
     if (sched && !(l->preemptor = sched_preemptor_new(k, l->cache, cfg->scheduler_name,
                                                       cfg->identity, reg, err)))
         goto fail;
-    atomic_init(&l->leading, !cfg->leader_elect);
+    atomic_init(&l->leading, !sched_config_elects(cfg));
     atomic_init(&l->synced, false);
     atomic_init(&l->sync_state, 0);
-    tm_metrics_set(l->m_leader, NULL, cfg->leader_elect ? 0 : 1);
+    tm_metrics_set(l->m_leader, NULL, sched_config_elects(cfg) ? 0 : 1);
     return l;
 fail:
     sched_loop_free(l);
@@ -680,9 +680,9 @@ int sched_loop_start(sched_loop *l, tm_err *err) {
     const char *re = getenv("TAREMA_API_RECHECK_MS");
     l->api_recheck_ms = re && atoll(re) > 0 ? atoll(re) : API_RECHECK_MS;
     l->last_api_check_ms = mono_ms();
-    if (l->cfg->leader_elect && l->cfg->mode == SCHED_MODE_SCHEDULER) {
+    if (sched_config_elects(l->cfg)) {
         tm_leader_opts lo = {.ns = l->cfg->lease_namespace,
-                             .name = l->cfg->lease_name,
+                             .name = sched_config_lease_name(l->cfg),
                              .identity = l->cfg->identity,
                              .lease_ms = l->cfg->lease_ms,
                              .renew_deadline_ms = l->cfg->renew_deadline_ms,
@@ -694,10 +694,10 @@ int sched_loop_start(sched_loop *l, tm_err *err) {
         if (!(l->leader = tm_leader_start(l->k, &lo, err)))
             return -1;
     }
-    tm_info("scheduler started name=%s policy=%s mode=%s namespaces=%zu leader_elect=%s",
+    tm_info("scheduler started name=%s policy=%s mode=%s namespaces=%zu lease=%s",
             l->cfg->scheduler_name, l->cfg->policy,
             l->cfg->mode == SCHED_MODE_SCHEDULER ? "scheduler" : "extender", l->cfg->n_namespaces,
-            l->cfg->leader_elect ? "true" : "false");
+            sched_config_elects(l->cfg) ? sched_config_lease_name(l->cfg) : "false");
     return 0;
 }
 

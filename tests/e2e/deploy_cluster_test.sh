@@ -30,9 +30,30 @@ cleanup() {
   kubectl delete priorityclass "$NS-low" "$NS-high" --wait=false >/dev/null 2>&1
   kubectl get nodes -o name 2>/dev/null | grep "^node/pre$$n" | xargs -r kubectl delete --wait=false >/dev/null 2>&1
   [ $STARTED_KSCHED = 1 ] && bash "$REPO_ROOT/hack/cluster.sh" scheduler stop >/dev/null 2>&1
+  restore_node_labels
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+
+# The profiler labels the shared cluster's nodes (tarema.io/cpu, mem, io, group): put every
+# node's tarema.io/* labels back as they were, so no later test meets this test's profile.
+kubectl get nodes -o json 2>/dev/null |
+  jq -c '[.items[] | {name: .metadata.name, labels: (.metadata.labels // {} | with_entries(select(.key | startswith("tarema.io/"))))}]' \
+    >"$WORK/node-labels.json" 2>/dev/null
+restore_node_labels() {
+  [ -s "$WORK/node-labels.json" ] || return 0
+  kubectl get nodes -o json 2>/dev/null | jq -r --slurpfile before "$WORK/node-labels.json" '
+    ($before[0] | map({(.name): .labels}) | add // {}) as $b
+    | .items[] | .metadata.name as $n | select($b[$n] != null)
+    | (.metadata.labels // {} | with_entries(select(.key | startswith("tarema.io/")))) as $now
+    | ([$now | keys[] | select($b[$n][.] == null) | . + "-"]
+       + [$b[$n] | to_entries[] | select($now[.key] != .value) | "\(.key)=\(.value)"]) as $ops
+    | select($ops | length > 0) | "\($n) \($ops | join(" "))"' |
+    while read -r node ops; do
+      # shellcheck disable=SC2086 # ops is a list of label operations
+      kubectl label node "$node" $ops --overwrite >/dev/null 2>&1
+    done
+}
 
 if [ -z "${KUBECONFIG:-}" ] || ! kubectl get --raw /readyz >/dev/null 2>&1; then
   fail "API server reachable" "KUBECONFIG unset or API down: run through tests/run.sh e2e (or eval \"\$(hack/cluster.sh env)\")"

@@ -29,8 +29,8 @@ wait_for 30 kubectl get serviceaccount default -n "$NS"
 for i in $(seq 1 $N); do pod_json "$NS" "c-$i" "$SCHED" 50m 64Mi; done >"$WORK/pods.json"
 
 # start_scheduler returns once its scheduler is ready (informers synced).
-start_scheduler "$WORK/a.log" --scheduler-name "$SCHED" --qps 1000 --burst 2000 &
-start_scheduler "$WORK/b.log" --scheduler-name "$SCHED" --qps 1000 --burst 2000 &
+start_scheduler "$WORK/a.log" --scheduler-name "$SCHED" --qps 1000 --burst 2000 --leader-elect=false &
+start_scheduler "$WORK/b.log" --scheduler-name "$SCHED" --qps 1000 --burst 2000 --leader-elect=false &
 wait
 ports() { sed -n 's/.*serving addr=[^ ]* port=\([0-9]*\).*/\1/p' "$1" | head -n 1; }
 PA=$(ports "$WORK/a.log") PB=$(ports "$WORK/b.log")

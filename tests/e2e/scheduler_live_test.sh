@@ -23,17 +23,18 @@ extra_cleanup() {
 sched_e2e_namespace
 
 # Own nodes for the label tests: three groups by tarema labels, tainted so that only this
-# test's tolerating pods use them.
+# test's tolerating pods use them, and labelled so that those pods use only them (untainted
+# nodes of other tests may carry tarema labels too: the profiler's, in deploy_cluster_test).
 cat >"$WORK/nodes.yaml" <<EOF
 nodes:
   - {prefix: ${P}slow, count: 2, cpu: 2, memory: 4Gi, pods: 20,
-     labels: {tarema.io/cpu: "1", tarema.io/mem: "1", tarema.io/io: "1", tarema.io/group: "slow"},
+     labels: {tarema.io/cpu: "1", tarema.io/mem: "1", tarema.io/io: "1", tarema.io/group: "slow", tarema.io/e2e-own: "$ID"},
      taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
   - {prefix: ${P}mid, count: 2, cpu: 4, memory: 8Gi, pods: 20,
-     labels: {tarema.io/cpu: "2", tarema.io/mem: "2", tarema.io/io: "2", tarema.io/group: "mid"},
+     labels: {tarema.io/cpu: "2", tarema.io/mem: "2", tarema.io/io: "2", tarema.io/group: "mid", tarema.io/e2e-own: "$ID"},
      taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
   - {prefix: ${P}fast, count: 1, cpu: 16, memory: 32Gi, pods: 20,
-     labels: {tarema.io/cpu: "3", tarema.io/mem: "3", tarema.io/io: "3", tarema.io/group: "fast"},
+     labels: {tarema.io/cpu: "3", tarema.io/mem: "3", tarema.io/io: "3", tarema.io/group: "fast", tarema.io/e2e-own: "$ID"},
      taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
 EOF
 check "test nodes created" bash "$REPO_ROOT/hack/cluster.sh" nodes "$WORK/nodes.yaml"
@@ -47,6 +48,8 @@ pass "tarema-scheduler starts and becomes ready"
 PORT=$SCHED_PORT
 
 # ---- 1. labeled pods and their groups ------------------------------------------------------
+# Keeps a pod on this test's own nodes (stdin to stdout).
+own_nodes() { jq -c --arg id "$ID" '.spec.nodeSelector = {"tarema.io/e2e-own": $id}'; }
 ann() { jq -cn --arg c "$1" --arg m "$2" --arg i "$3" '{"tarema.io/cpu": $c, "tarema.io/mem": $m, "tarema.io/io": $i}'; }
 # name cpu-label mem-label io-label expected-group
 labeled=(
@@ -58,7 +61,7 @@ labeled=(
 )
 for l in "${labeled[@]}"; do
   set -- $l
-  pod_json "$NS" "$1" "$SCHED" 100m 128Mi "$(ann "$2" "$3" "$4")" "$ID"
+  pod_json "$NS" "$1" "$SCHED" 100m 128Mi "$(ann "$2" "$3" "$4")" "$ID" | own_nodes
 done >"$WORK/labeled.json"
 kubectl create -f "$WORK/labeled.json" >/dev/null
 all_labeled_bound() { [ "$(bound_count "$NS")" -ge 5 ]; }
@@ -72,7 +75,7 @@ done
 # Fall-through: six (3,3,3) pods of 3 cpu: the fast node (16 cpu, 0.1 used) takes five, the
 # sixth goes to the next group by distance (mid: 3), not to slow (6) nor an unprofiled node.
 for i in 1 2 3 4 5 6; do
-  pod_json "$NS" "f-$i" "$SCHED" 3 1Gi "$(ann 3 3 3)" "$ID"
+  pod_json "$NS" "f-$i" "$SCHED" 3 1Gi "$(ann 3 3 3)" "$ID" | own_nodes
 done >"$WORK/fall.json"
 kubectl create -f "$WORK/fall.json" >/dev/null
 all_fall_bound() { [ "$(bound_count "$NS")" -ge 11 ]; }

@@ -18,10 +18,34 @@ static void test_defaults(void) {
     CHECK_INT(c->mode, SCHED_MODE_SCHEDULER);
     CHECK_INT(c->n_namespaces, 0);
     CHECK(sched_config_watches_namespace(c, "anything"));
-    CHECK(!c->leader_elect);
+    /* kube-scheduler's default: elected, on a Lease named after the scheduler */
+    CHECK(c->leader_elect);
+    CHECK(sched_config_elects(c));
+    CHECK_STR(sched_config_lease_name(c), "tarema");
     CHECK_INT(c->api_concurrency, 1000);
     CHECK_INT(c->volume_bind_timeout_s, 600); /* kube's VolumeBinding bindTimeoutSeconds */
     CHECK_INT(sched_config_validate(c, &err), 0);
+    sched_config_free(c);
+}
+
+static int apply_yaml(sched_config *c, const char *yaml, tm_err *err);
+
+/* The Lease follows the scheduler name unless named; an extender never waits for one; and
+ * election can be turned off. */
+static void test_leader_defaults(void) {
+    sched_config *c = sched_config_new();
+    tm_err err = {0};
+    CHECK_INT(apply_yaml(c, "schedulerName: wf\n", &err), 0);
+    CHECK_STR(sched_config_lease_name(c), "wf");
+    CHECK_INT(apply_yaml(c, "leaderElection: {name: shared}\n", &err), 0);
+    CHECK_STR(sched_config_lease_name(c), "shared");
+    CHECK(sched_config_elects(c));
+    CHECK_INT(apply_yaml(c, "mode: extender\n", &err), 0);
+    CHECK(!sched_config_elects(c));
+    sched_config_free(c);
+    c = sched_config_new();
+    CHECK_INT(apply_yaml(c, "leaderElection: {enabled: false}\n", &err), 0);
+    CHECK(!sched_config_elects(c));
     sched_config_free(c);
 }
 
@@ -300,6 +324,7 @@ static void test_usage_lists_every_policy(void) {
 
 int main(void) {
     RUN(test_defaults);
+    RUN(test_leader_defaults);
     RUN(test_file);
     RUN(test_file_errors);
     RUN(test_validate_errors);
