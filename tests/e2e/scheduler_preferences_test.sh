@@ -12,10 +12,13 @@
 #   3. ScheduleAnyway zone spread of app=web (zone a has 2)        -> b-1
 #   4. preferred pod affinity to app=db (hostname)                 -> a-1
 #   5. preferred pod anti-affinity to app=web (hostname)           -> b-1
-# Pods of the other cases tolerate the PreferNoSchedule taint. Not compared: node groups
-# (profiled nodes, where tarema's policy and kube-scheduler's NodeResourcesFit legitimately
-# disagree), ImageLocality (kwok nodes report no images), kube's default spreading of pods of
-# Services and controllers (docs/operations.md says why tarema has none).
+# Pods of the other cases tolerate the PreferNoSchedule taint. Then kube's default spreading
+# (PodTopologySpread's System default constraints, hostname maxSkew 3 and zone maxSkew 5): a
+# ReplicaSet of 8 pods per scheduler without constraints of their own, tolerating the taint: by
+# load alone tarema would put all of them in zone a (b-1 carries the filler); spread, both
+# zones get at least 2 of them, under kube-scheduler and under tarema.
+# Not compared: node groups (profiled nodes, where tarema's policy and kube-scheduler's
+# NodeResourcesFit legitimately disagree), ImageLocality (kwok nodes report no images).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"
@@ -101,6 +104,40 @@ same "preferred pod affinity to app=db" "${P}a-1" \
   "$TOL_SLOW | .spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution = [{weight: 100, podAffinityTerm: $(term db)}]"
 same "preferred pod anti-affinity to app=web" "${P}b-1" \
   "$TOL_SLOW | .spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution = [{weight: 100, podAffinityTerm: $(term web)}]"
+
+# rs NAME SCHEDULER: a ReplicaSet of 8 pods (10m, 16Mi, app=NAME) on this test's nodes,
+# tolerating every taint there, with no topologySpreadConstraints of their own.
+rs() {
+  pod_json "$NS" x "$2" 10m 16Mi '{}' "$ID" |
+    jq -c --arg id "$ID" --arg app "$1" '
+      {apiVersion: "apps/v1", kind: "ReplicaSet", metadata: {namespace: .metadata.namespace, name: $app},
+       spec: {replicas: 8, selector: {matchLabels: {app: $app}},
+              template: {metadata: {labels: {app: $app}},
+                         spec: (.spec | .nodeSelector = {"tarema.io/e2e-prefs": $id}
+                                | .tolerations += [{key: "tarema.io/e2e-slow", operator: "Exists",
+                                                    effect: "PreferNoSchedule"}])}}}' |
+    kubectl create -f - >/dev/null
+}
+# zones APP: "A B" = how many of the ReplicaSet's bound pods are in zone a and in zone b.
+zones() {
+  kubectl get pods -n "$NS" -l "app=$1" -o json |
+    jq -r --arg a "${P}a" --arg b "${P}b" '[.items[].spec.nodeName // ""] |
+      "\([.[] | select(startswith($a))] | length) \([.[] | select(startswith($b))] | length)"'
+}
+all_bound() { local z; z=$(zones "$1"); [ $((${z% *} + ${z#* })) -eq 8 ]; }
+spread_case() { # spread_case APP SCHEDULER WHO
+  local z
+  check "$3: ReplicaSet $1 created" rs "$1" "$2"
+  wait_for 90 all_bound "$1"
+  z=$(zones "$1")
+  if [ "${z% *}" -ge 2 ] && [ "${z#* }" -ge 2 ] && [ $((${z% *} + ${z#* })) -eq 8 ]; then
+    pass "$3: the 8 pods of a ReplicaSet without constraints spread over both zones (a ${z% *}, b ${z#* })"
+  else
+    fail "$3: the 8 pods of a ReplicaSet without constraints spread over both zones" "zone a ${z% *}, zone b ${z#* }; $(kubectl get pods -n "$NS" -l "app=$1" -o wide 2>&1 | tail -n 8)"
+  fi
+}
+spread_case rs-k "$KS" "kube-scheduler (reference)"
+spread_case rs-t "$SCHED" "tarema, as kube-scheduler"
 
 # explain names the parts of the last case's choice (scoreParts beside the policy's)
 out=$("$BIN/tarema-scheduler" explain "$NS/t-case5" -o json --policy tarema 2>"$WORK/explain.err")
