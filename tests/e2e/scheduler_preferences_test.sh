@@ -16,7 +16,8 @@
 # (PodTopologySpread's System default constraints, hostname maxSkew 3 and zone maxSkew 5): a
 # ReplicaSet of 8 pods per scheduler without constraints of their own, tolerating the taint: by
 # load alone tarema would put all of them in zone a (b-1 carries the filler); spread, both
-# zones get at least 2 of them, under kube-scheduler and under tarema.
+# zones get at least 2 of them, under kube-scheduler and under tarema. Without the right to
+# read Services and controllers tarema says so once for each and still binds such pods.
 # Not compared: node groups (profiled nodes, where tarema's policy and kube-scheduler's
 # NodeResourcesFit legitimately disagree), ImageLocality (kwok nodes report no images).
 set -uo pipefail
@@ -27,6 +28,10 @@ sched_e2e_begin prefs sp
 KS_STARTED=
 extra_cleanup() {
   [ -n "$KS_STARTED" ] && bash "$REPO_ROOT/hack/cluster.sh" scheduler stop >/dev/null 2>&1
+  # the cluster-scoped objects of the chart's scheduler RBAC (the last case)
+  kubectl delete clusterrole,clusterrolebinding "r$ID-tarema-scheduler" >/dev/null 2>&1
+  kubectl delete validatingadmissionpolicy,validatingadmissionpolicybinding \
+    "r$ID-tarema-scheduler-pod-status" >/dev/null 2>&1
   return 0
 }
 command -v jq >/dev/null || { fail "jq in PATH"; summary; exit 1; }
@@ -138,6 +143,49 @@ spread_case() { # spread_case APP SCHEDULER WHO
 }
 spread_case rs-k "$KS" "kube-scheduler (reference)"
 spread_case rs-t "$SCHED" "tarema, as kube-scheduler"
+
+# Without the right to read Services and controllers (the chart's scheduler RBAC less those
+# rules), tarema reports each once and schedules on without default spreading.
+HELM=$(command -v helm || echo "$HOME/.cache/tarema/bin/helm")
+CR=r$ID-tarema-scheduler
+norbac_sa() {
+  "$HELM" template "r$ID" "$REPO_ROOT/charts/tarema" -n "$NS" --show-only templates/scheduler-rbac.yaml |
+    kubectl apply -n "$NS" -f - >/dev/null &&
+    kubectl get clusterrole "$CR" -o json |
+    jq 'del(.metadata.resourceVersion) | .rules |= map(select(((.resources // []) | index("services") or index("replicasets")) | not))' |
+    kubectl replace -f - >/dev/null &&
+    [ "$(kubectl auth can-i list services --as "system:serviceaccount:$NS:$CR")" = no ] &&
+    [ "$(kubectl auth can-i list replicasets.apps --as "system:serviceaccount:$NS:$CR")" = no ] &&
+    [ "$(kubectl auth can-i list pods --as "system:serviceaccount:$NS:$CR")" = yes ]
+}
+check "the chart's scheduler RBAC without services and controllers" norbac_sa
+kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d >"$WORK/ca.crt"
+cat >"$WORK/sa.kubeconfig" <<Y
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')", certificate-authority: "$WORK/ca.crt"}}]
+users: [{name: sa, user: {token: "$(kubectl -n "$NS" create token "$CR" --duration 1h 2>/dev/null)"}}]
+contexts: [{name: c, context: {cluster: c, user: sa, namespace: "$NS"}}]
+current-context: c
+Y
+if start_scheduler "$WORK/norbac.log" --scheduler-name "$SCHED-r" --policy tarema --leader-elect=false \
+  --kubeconfig "$WORK/sa.kubeconfig"; then
+  pass "tarema starts without the right to read Services and controllers"
+else
+  fail "tarema starts without the right to read Services and controllers" "$(tail -n 5 "$WORK/norbac.log")"
+fi
+rs rs-r "$SCHED-r"
+wait_for 60 all_bound rs-r
+z=$(zones rs-r)
+[ $((${z% *} + ${z#* })) -eq 8 ] && pass "without them: the ReplicaSet's 8 pods are bound" ||
+  fail "without them: the ReplicaSet's 8 pods are bound" "zone a ${z% *}, zone b ${z#* }; $(tail -n 5 "$WORK/norbac.log")"
+# the rules removed held all four kinds: each reported once, nothing else refused
+said=$(grep -c 'not readable' "$WORK/norbac.log")
+refused=$(grep -ci 'forbidden' "$WORK/norbac.log")
+[ "$said" = 4 ] && [ "$refused" = 4 ] && pass "each unreadable kind reported once, nothing else refused" ||
+  fail "each unreadable kind reported once, nothing else refused" "$said reports, $refused lines say forbidden: $(grep -i 'forbidden' "$WORK/norbac.log" | cut -c1-160 | head -6)"
+kill "$SCHED_PID" 2>/dev/null
+wait "$SCHED_PID" 2>/dev/null
 
 # explain names the parts of the last case's choice (scoreParts beside the policy's)
 out=$("$BIN/tarema-scheduler" explain "$NS/t-case5" -o json --policy tarema 2>"$WORK/explain.err")
