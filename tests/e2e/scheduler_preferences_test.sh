@@ -143,6 +143,14 @@ spread_case() { # spread_case APP SCHEDULER WHO
 }
 spread_case rs-k "$KS" "kube-scheduler (reference)"
 spread_case rs-t "$SCHED" "tarema, as kube-scheduler"
+# explain weighs the default spreading of such a pod as the live scheduler does
+rs_pod=$(kubectl get pods -n "$NS" -l app=rs-t -o jsonpath='{.items[0].metadata.name}' 2>/dev/null)
+out=$("$BIN/tarema-scheduler" explain "$NS/$rs_pod" -o json --policy tarema 2>"$WORK/explain.err")
+if jq -e '[.. | objects | select(has("scoreParts")) | .scoreParts | has("PodTopologySpread")] | any' <<<"$out" >/dev/null 2>&1; then
+  pass "explain shows the default spreading (PodTopologySpread part) of a ReplicaSet's pod"
+else
+  fail "explain shows the default spreading (PodTopologySpread part) of a ReplicaSet's pod" "$(head -c 400 <<<"$out") $(tail -n 3 "$WORK/explain.err")"
+fi
 
 # Without the right to read Services and controllers (the chart's scheduler RBAC less those
 # rules), tarema reports each once and schedules on without default spreading.
