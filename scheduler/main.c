@@ -138,6 +138,37 @@ static int feed_list(tm_kube *k, sched_cache *c, const char *path, const char *f
     return 0;
 }
 
+/* As the live scheduler: the Services' and controllers' selectors, for PodTopologySpread's
+ * default constraints, and the configured defaults. A kind it may not list is left out, with a
+ * note (the live scheduler runs without it too). */
+static int feed_owners(tm_kube *k, sched_cache *c, sched_framework *fw, const sched_config *cfg,
+                       tm_err *err) {
+    static const char *const paths[SCHED_OWNER_KINDS] = {
+        "/api/v1/services", "/api/v1/replicationcontrollers", "/apis/apps/v1/replicasets",
+        "/apis/apps/v1/statefulsets"};
+    if (sched_config_apply_spread(cfg, fw, err) || sched_cache_track_owner_selectors(c, err))
+        return -1;
+    for (int kind = 0; kind < SCHED_OWNER_KINDS; kind++) {
+        tm_list_opts lo = {0};
+        tm_err e = {0};
+        json_t *items = tm_kube_list(k, paths[kind], &lo, NULL, &e);
+        if (!items) {
+            fprintf(stderr, "note: %s unavailable (%s): default spreading without them\n",
+                    paths[kind], e.msg);
+            continue;
+        }
+        size_t i;
+        json_t *it;
+        json_array_foreach(items, i, it) {
+            e = (tm_err){0};
+            if (sched_cache_owner_event(c, (sched_owner_kind)kind, TM_WATCH_ADDED, it, &e))
+                fprintf(stderr, "note: %s\n", e.msg);
+        }
+        json_decref(items);
+    }
+    return 0;
+}
+
 static int cmd_explain(sched_config *cfg, const char *target, bool as_json) {
     tm_err err = {0};
     char ns[256], name[256];
@@ -193,6 +224,8 @@ static int cmd_explain(sched_config *cfg, const char *target, bool as_json) {
         json_decref(claims);
         json_decref(vols);
     }
+    if (cfg->mode == SCHED_MODE_SCHEDULER && feed_owners(k, c, fw, cfg, &err))
+        goto out;
     sched_snapshot *snap = sched_cache_snapshot(c);
     if (!(sp = sched_pod_from_json(snap, pod, &keys, &err)))
         goto out;

@@ -65,8 +65,10 @@ void sched_cache_free(sched_cache *c) {
     if (!c)
         return;
     tdestroy(c->assumed, free);
-    if (c->snap)
+    if (c->snap) {
         sched_volumes_free(sched_snapshot_volumes(c->snap));
+        sched_owner_sels_free(sched_snapshot_owner_selectors(c->snap));
+    }
     sched_snapshot_free(c->snap);
     free(c->name);
     for (size_t i = 0; c->namespaces && c->namespaces[i]; i++)
@@ -507,6 +509,20 @@ json_t *sched_cache_pod_transform(void *cache, json_t *obj) {
             json_object_set(ann, k, v);
     }
     put(m, "annotations", ann);
+    /* Of a pod still to place, its controller reference: PodTopologySpread's default
+     * constraints select the pods its ReplicaSet, StatefulSet or ReplicationController selects.
+     * Placed pods do not need it (they are counted by their labels). */
+    size_t ri;
+    json_t *ref;
+    json_array_foreach(json_object_get(meta, "ownerReferences"), ri, ref) {
+        if (node[0] || !json_is_true(json_object_get(ref, "controller")))
+            continue;
+        static const char *const ref_keys[] = {"apiVersion", "kind", "name", "controller", NULL};
+        json_t *refs = json_array();
+        json_array_append_new(refs, pick(ref, ref_keys));
+        json_object_set_new(m, "ownerReferences", refs);
+        break;
+    }
     json_t *p = json_object();
     put(p, "metadata", m);
     const json_t *spec = json_object_get(obj, "spec");
@@ -540,6 +556,46 @@ int sched_cache_task_event(sched_cache *c, tm_watch_type type, const json_t *obj
         return 0;
     }
     return sched_snapshot_set_task(c->snap, wf, proc, &tp, err);
+}
+
+/* ---- Service and controller selectors (PodTopologySpread's default constraints) ---------- */
+
+int sched_cache_track_owner_selectors(sched_cache *c, tm_err *err) {
+    if (sched_snapshot_owner_selectors(c->snap))
+        return 0;
+    sched_owner_sels *t = sched_owner_sels_new();
+    if (!t)
+        return tm_err_set(err, "out of memory");
+    sched_snapshot_set_owner_selectors(c->snap, t);
+    return 0;
+}
+
+int sched_cache_owner_event(sched_cache *c, sched_owner_kind k, tm_watch_type type,
+                            const json_t *obj, tm_err *err) {
+    sched_owner_sels *t = sched_snapshot_owner_selectors(c->snap);
+    if (!t)
+        return 0;
+    if (type == TM_WATCH_DELETED) {
+        const char *ns = tm_json_str(obj, "metadata.namespace", "default");
+        sched_owner_sels_remove(t, k, ns[0] ? ns : "default",
+                                tm_json_str(obj, "metadata.name", ""));
+        return 0;
+    }
+    /* a soft preference only: no pod becomes schedulable by it, so nothing is requeued */
+    return sched_owner_sels_put_json(t, k, obj, err);
+}
+
+json_t *sched_cache_owner_transform(void *cache, json_t *obj) {
+    (void)cache;
+    if (!json_is_object(obj))
+        return obj;
+    static const char *const meta_keys[] = {"name", "namespace", "resourceVersion", NULL};
+    static const char *const spec_keys[] = {"selector", NULL};
+    json_t *o = json_object();
+    put(o, "metadata", pick(json_object_get(obj, "metadata"), meta_keys));
+    put(o, "spec", pick(json_object_get(obj, "spec"), spec_keys));
+    json_decref(obj);
+    return o;
 }
 
 /* ---- volumes --------------------------------------------------------------------------------- */

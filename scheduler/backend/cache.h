@@ -89,6 +89,16 @@ int sched_cache_volume_event(sched_cache *c, tm_watch_type type, const json_t *o
 int sched_cache_class_event(sched_cache *c, tm_watch_type type, const json_t *obj, tm_err *err);
 int sched_cache_csinode_event(sched_cache *c, tm_watch_type type, const json_t *obj, tm_err *err);
 
+/* Makes the snapshot keep the selectors of Services, ReplicationControllers, ReplicaSets and
+ * StatefulSets (owner_selectors.h), so that PodTopologySpread applies its default constraints
+ * to their pods; then feed it their events (k: which kind; ignored while not tracking). A
+ * selector that does not parse is kept as selecting nothing: 1 with err (to warn about). 0, or
+ * -1 with err. The transform keeps metadata name/namespace/resourceVersion and spec.selector. */
+int sched_cache_track_owner_selectors(sched_cache *c, tm_err *err);
+int sched_cache_owner_event(sched_cache *c, sched_owner_kind k, tm_watch_type type,
+                            const json_t *obj, tm_err *err);
+json_t *sched_cache_owner_transform(void *cache, json_t *obj);
+
 /* Informer transforms (tm_informer_opts.transform, transform_ud = the cache): they rebuild a
  * node or pod with only what the cache, the filters and the scores read, so the informers'
  * stores stay small (managedFields, images, volumes, env, probes and most of status are most
@@ -97,6 +107,7 @@ int sched_cache_csinode_event(sched_cache *c, tm_watch_type type, const json_t *
  *         (status.capacity when there is none) and the Ready condition (type and status)
  *   pod:  metadata name/namespace/uid/resourceVersion/creationTimestamp/deletionTimestamp/
  *         labels and the annotations the policy reads (the workflow key and tarema.io/...);
+ *         of a pod without a node, its controller ownerReference (apiVersion, kind, name);
  *         spec scheduling fields (nodeName, schedulerName, priority, tolerations,
  *         nodeSelector, affinity, topologySpreadConstraints, overhead, workloadRef, ...) and of
  * each container its name, resources.requests, ports and restartPolicy; pod-level resources and

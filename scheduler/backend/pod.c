@@ -20,6 +20,7 @@ sched_pod *sched_pod_new(const char *ns, const char *name, const char *uid) {
         return NULL;
     }
     p->requests.v[SCHED_RES_PODS] = 1;
+    p->controller_kind = SCHED_OWNER_NONE;
     return p;
 }
 
@@ -67,6 +68,7 @@ void sched_pod_free(sched_pod *p) {
     free(p->workflow);
     free(p->process);
     free(p->scheduling_gates);
+    free(p->controller_name);
     free(p);
 }
 

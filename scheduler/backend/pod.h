@@ -12,6 +12,7 @@
 
 #include "lib/error.h"
 #include "scheduler/backend/match.h"
+#include "scheduler/backend/owner_selectors.h"
 #include "scheduler/backend/snapshot.h"
 
 /* One topologySpreadConstraint: whenUnsatisfiable DoNotSchedule ones (the filter) in
@@ -85,6 +86,12 @@ typedef struct sched_pod {
     /* spec.schedulingGates' names joined by ", ", NULL when the pod has none: the
      * SchedulingGates plugin keeps such a pod out of the queue (scheduling_gates.h). */
     char *scheduling_gates;
+    /* The pod's controller (metadata.ownerReferences[] with controller: true) when it is a
+     * ReplicationController, ReplicaSet or StatefulSet (SCHED_OWNER_NONE otherwise, and for a
+     * pod built by hand): PodTopologySpread's default constraints select the pods it selects
+     * (owner_selectors.h). controller_name is NULL without one. */
+    sched_owner_kind controller_kind;
+    char *controller_name;
 } sched_pod;
 
 sched_pod *sched_pod_new(const char *ns, const char *name, const char *uid); /* NULL on OOM */

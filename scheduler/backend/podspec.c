@@ -854,6 +854,28 @@ static int parse_images(sched_pod *p, const json_t *spec, tm_err *err) {
     return 0;
 }
 
+/* The controller ownerReference (controller: true), when it is one whose selector
+ * PodTopologySpread's default constraints read (owner_selectors.h); kube's DefaultSelector also
+ * reads only the controller. */
+static int parse_controller(sched_pod *p, const json_t *meta, tm_err *err) {
+    size_t i;
+    const json_t *ref;
+    json_array_foreach(json_object_get(meta, "ownerReferences"), i, ref) {
+        if (!json_is_true(json_object_get(ref, "controller")))
+            continue;
+        sched_owner_kind k = sched_owner_kind_of_ref(podspec_obj_str(ref, "apiVersion"),
+                                                     podspec_obj_str(ref, "kind"));
+        const char *name = podspec_obj_str(ref, "name");
+        if (k == SCHED_OWNER_NONE || !name || !*name)
+            return 0;
+        if (!(p->controller_name = strdup(name)))
+            return tm_err_set(err, "out of memory");
+        p->controller_kind = k;
+        return 0;
+    }
+    return 0;
+}
+
 sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched_keys *keys,
                                tm_err *err) {
     sched_keys dk = sched_keys_default();
@@ -920,7 +942,8 @@ sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched
         parse_node_selector(p, json_object_get(spec, "nodeSelector"), err) != 0 ||
         parse_affinity(p, spec, err) != 0 || parse_interpod(p, meta, spec, err) != 0 ||
         parse_claims(p, spec, err) != 0 || parse_expected_duration(p, ann, spec, err) != 0 ||
-        parse_scheduling_gates(p, spec, err) != 0 || parse_images(p, spec, err) != 0)
+        parse_scheduling_gates(p, spec, err) != 0 || parse_images(p, spec, err) != 0 ||
+        parse_controller(p, meta, err) != 0)
         goto fail;
     return p;
 fail:

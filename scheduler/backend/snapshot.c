@@ -151,6 +151,7 @@ struct sched_snapshot {
     sched_volumes *volumes;     /* NULL: not tracked (volumes.h) */
     sched_nominated *nominated; /* NULL: none (nominated.h) */
     sched_pdbs *pdbs;           /* NULL: none (pdb.h) */
+    sched_owner_sels *owners;   /* NULL: none (owner_selectors.h) */
     sched_group *groups;
     char **group_ids;
     size_t n_groups;
@@ -1130,4 +1131,12 @@ void sched_snapshot_set_pdbs(sched_snapshot *s, sched_pdbs *t) {
 
 sched_pdbs *sched_snapshot_pdbs(const sched_snapshot *s) {
     return s->pdbs;
+}
+
+void sched_snapshot_set_owner_selectors(sched_snapshot *s, sched_owner_sels *t) {
+    s->owners = t;
+}
+
+sched_owner_sels *sched_snapshot_owner_selectors(const sched_snapshot *s) {
+    return s->owners;
 }

@@ -365,6 +365,12 @@ void sched_snapshot_set_nominated(sched_snapshot *s, sched_nominated *t);
 sched_nominated *sched_snapshot_nominated(const sched_snapshot *s);
 void sched_snapshot_set_pdbs(sched_snapshot *s, sched_pdbs *t);
 sched_pdbs *sched_snapshot_pdbs(const sched_snapshot *s);
+/* The selectors of Services, ReplicationControllers, ReplicaSets and StatefulSets
+ * (owner_selectors.h), lent the same way (NULL, the default: none, so PodTopologySpread applies
+ * no default constraints). */
+typedef struct sched_owner_sels sched_owner_sels;
+void sched_snapshot_set_owner_selectors(sched_snapshot *s, sched_owner_sels *t);
+sched_owner_sels *sched_snapshot_owner_selectors(const sched_snapshot *s);
 
 /* Node groups, rebuilt lazily after node changes; call sched_snapshot_refresh (cheap when
  * nothing changed) before reading groups, group indices or name ranks. The policy functions

@@ -12,7 +12,9 @@
 #include "lib/jsonutil.h"
 #include "lib/kube.h"
 #include "lib/yamljson.h"
+#include "scheduler/plugins/filters.h"
 #include "scheduler/plugins/policy/policy.h"
+#include "scheduler/plugins/spread_defaults.h"
 
 static int set_str(char **dst, const char *v) {
     char *d = strdup(v);
@@ -75,6 +77,7 @@ static void free_namespaces(sched_config *c) {
 void sched_config_free(sched_config *c) {
     if (!c)
         return;
+    json_decref(c->spread_args);
     free(c->scheduler_name);
     free(c->policy);
     free(c->kubeconfig);
@@ -322,6 +325,7 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
                                        "limits",
                                        "scoreWeights",
                                        "scoreTieBreak",
+                                       "podTopologySpread",
                                        NULL};
     if (json_is_null(doc))
         return 0; /* an empty file keeps every default */
@@ -363,6 +367,15 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
             if (w)
                 c->score_weights.w[k] = (int)x;
         }
+    }
+    const json_t *pts = json_object_get(doc, "podTopologySpread");
+    if (pts && !json_is_null(pts)) {
+        sched_spread_defaults *d = sched_spread_defaults_from_json(pts, err);
+        if (!d)
+            return tm_err_wrap(err, "%s", what);
+        sched_spread_defaults_free(d);
+        json_decref(c->spread_args);
+        c->spread_args = json_deep_copy(pts);
     }
     const json_t *tb = json_object_get(doc, "scoreTieBreak");
     if (tb && !json_is_null(tb)) {
@@ -714,6 +727,18 @@ int sched_config_validate(const sched_config *c, tm_err *err) {
         return tm_err_set(err, "log level '%s' is unknown (use debug, info, warn or error)",
                           c->log_level);
     return 0;
+}
+
+int sched_config_apply_spread(const sched_config *c, sched_framework *fw, tm_err *err) {
+    sched_spread_defaults *d = sched_spread_defaults_from_json(c->spread_args, err);
+    if (!d)
+        return -1;
+    sched_spread_state *st = sched_framework_plugin_state(fw, "PodTopologySpread");
+    if (!st) {
+        sched_spread_defaults_free(d);
+        return 0; /* a framework without the plugin (none in-tree) */
+    }
+    return sched_spread_set_defaults(st, d) ? tm_err_set(err, "out of memory") : 0;
 }
 
 bool sched_config_watches_namespace(const sched_config *c, const char *ns) {

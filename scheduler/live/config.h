@@ -39,6 +39,11 @@
  *                  InterPodAffinity: 2}
  *                                  # weights (0..100) of the normalised scores when a pod has
  *                                  # preferences (docs/operations.md); any key may be left out
+ *   podTopologySpread: {defaultingType: System, defaultConstraints: []}
+ *                                  # kube's PodTopologySpreadArgs: the spreading of pods without
+ *                                  # constraints of their own (spread_defaults.h); System = kube's
+ *                                  # (hostname maxSkew 3, zone maxSkew 5, ScheduleAnyway), List
+ *                                  # = defaultConstraints ([] = none)
  *
  * Unknown keys are errors naming the key, so a typo never silently falls back to a default. */
 #ifndef TAREMA_SCHED_CONFIG_H
@@ -88,6 +93,7 @@ typedef struct sched_config {
     int health_port;
     long long max_body_bytes, memory_budget_bytes;
     sched_score_weights score_weights; /* scoreWeights, -1 = default */
+    json_t *spread_args;               /* podTopologySpread (validated), NULL = System defaulting */
 } sched_config;
 
 /* A config holding every default. Caller frees with sched_config_free. NULL on OOM. */
@@ -105,6 +111,10 @@ int sched_config_load_file(sched_config *c, const char *path, tm_err *err);
  * then every flag is applied over it. Positional arguments are an error. argv[0] is skipped.
  * *help is set when --help was given (nothing else is checked then). 0, or -1 with err. */
 int sched_config_from_args(sched_config *c, int argc, char **argv, bool *help, tm_err *err);
+
+/* Sets the PodTopologySpread default constraints of c (podTopologySpread) on fw's plugin. 0, or
+ * -1 with err. */
+int sched_config_apply_spread(const sched_config *c, sched_framework *fw, tm_err *err);
 
 /* Checks the values together (ports in range, backoffs ordered, policy known, ...). */
 /* The Lease the replicas contend for: leaderElection.name, else the scheduler name. */

@@ -52,15 +52,24 @@ struct sched_loop {
     tm_informer *classes, *csinodes;    /* StorageClasses, CSINodes: scheduler mode */
     sched_volume_binder *vols;          /* VolumeBinding's PreBind (volume_binder.h) */
     tm_informer *podgroups, *workloads; /* gangs (gang_live.h); NULL when the API is absent */
-    tm_informer *native_pgs;    /* scheduling.k8s.io PodGroups (1.36+), at the version discovered */
-    tm_informer *pdbs;          /* PodDisruptionBudgets (preemption), scheduler mode */
+    tm_informer *native_pgs; /* scheduling.k8s.io PodGroups (1.36+), at the version discovered */
+    tm_informer *pdbs;       /* PodDisruptionBudgets (preemption), scheduler mode */
+    /* Services, ReplicationControllers, ReplicaSets, StatefulSets (PodTopologySpread's default
+     * constraints), scheduler mode; NULL while the API is not readable (forbidden, absent) */
+    tm_informer *owners[SCHED_OWNER_KINDS];
+    struct owner_ud {
+        sched_loop *l;
+        sched_owner_kind k;
+    } owner_ud[SCHED_OWNER_KINDS];
+    atomic_int owners_synced;   /* bit k: kind k listed, or not watched */
     sched_preemptor *preemptor; /* scheduler mode (preemptor.h) */
     sched_gang_live *gangs;     /* scheduler mode */
     int64_t last_gang_sync_ms;
     tm_leader *leader;
     atomic_bool leading, synced;
     bool tasks_changed;    /* a TaskProfile event since the queue was last re-sorted */
-    atomic_int sync_state; /* bit 0 nodes, bit 1 pods, bit 2 tasks, 3 claims, 4 volumes, 5 PDBs */
+    atomic_int sync_state; /* bit 0 nodes, bit 1 pods, bit 2 tasks, 3 claims, 4 volumes,
+                            * 5 classes, 6 CSINodes, 7 PDBs, 8 Services and controllers */
     int64_t listed_ms;     /* when nodes and pods were first synced, 0 before */
     bool changed;          /* cluster changed since the last move of unschedulable pods */
     int64_t last_flush_ms;
@@ -262,6 +271,27 @@ static void on_pdb(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
     sched_cache_unlock(l->cache);
 }
 
+static void on_owner(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
+    (void)old;
+    const struct owner_ud *o = ud;
+    tm_err err = {0};
+    sched_cache_lock(o->l->cache);
+    if (sched_cache_owner_event(o->l->cache, o->k, t, obj, &err))
+        tm_warn("%s: %s", sched_owner_kind_name(o->k), err.msg);
+    sched_cache_unlock(o->l->cache);
+}
+
+static void owner_synced(sched_loop *l, sched_owner_kind k) {
+    int all = (1 << SCHED_OWNER_KINDS) - 1;
+    if ((atomic_fetch_or(&l->owners_synced, 1 << k) | (1 << k)) == all)
+        atomic_fetch_or(&l->sync_state, 256);
+}
+
+static void synced_owner(void *ud) {
+    const struct owner_ud *o = ud;
+    owner_synced(o->l, o->k);
+}
+
 static void on_podgroup(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
     (void)old;
     sched_loop *l = ud;
@@ -457,7 +487,8 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
     if (!l->cache)
         goto fail;
     l->fw = sched_policy_new(cfg->policy, err);
-    if (!l->fw || sched_framework_apply_weights(l->fw, &cfg->score_weights, err) != 0)
+    if (!l->fw || sched_framework_apply_weights(l->fw, &cfg->score_weights, err) != 0 ||
+        sched_config_apply_spread(cfg, l->fw, err) != 0)
         goto fail;
     /* reservations: its Filter plugin joins the framework */
     if (sched && !(l->resv = resv_controller_new(cfg, k, l->cache, l->fw, err)))
@@ -498,6 +529,7 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
     atomic_init(&l->leading, !sched_config_elects(cfg));
     atomic_init(&l->synced, false);
     atomic_init(&l->sync_state, 0);
+    atomic_init(&l->owners_synced, 0);
     tm_metrics_set(l->m_leader, NULL, sched_config_elects(cfg) ? 0 : 1);
     return l;
 fail:
@@ -591,6 +623,45 @@ static int start_task_informer(sched_loop *l, bool first, tm_err *err) {
     return 0;
 }
 
+/* The collections PodTopologySpread's default constraints read, by kind (owner_selectors.h). */
+static const char *const owner_paths[SCHED_OWNER_KINDS] = {
+    "/api/v1/services", "/api/v1/replicationcontrollers", "/apis/apps/v1/replicasets",
+    "/apis/apps/v1/statefulsets"};
+
+/* Watches the Services and controllers whose selectors make the default spread constraints.
+ * One that cannot be read (RBAC without the right, an API server without the resource) is
+ * reported once at the start and left out: the scheduler runs without it (its pods get no
+ * default spreading from it), and looks for it again quietly every api_recheck_ms. */
+static int start_owner_informers(sched_loop *l, bool first, tm_err *err) {
+    for (int k = 0; k < SCHED_OWNER_KINDS; k++) {
+        if (l->owners[k])
+            continue;
+        tm_err e = {0};
+        if (!sched_api_served(l->k, owner_paths[k], &e)) {
+            if (first) {
+                tm_warn("%ss not readable (%s): PodTopologySpread's default constraints run "
+                        "without them until they are",
+                        sched_owner_kind_name((sched_owner_kind)k), e.msg);
+                owner_synced(l, (sched_owner_kind)k); /* nothing to wait for */
+            }
+            continue;
+        }
+        l->owner_ud[k] = (struct owner_ud){l, (sched_owner_kind)k};
+        tm_informer_opts o = {.path = owner_paths[k],
+                              .on_event = on_owner,
+                              .on_synced = synced_owner,
+                              .ud = &l->owner_ud[k],
+                              .transform = sched_cache_owner_transform,
+                              .transform_ud = l->cache};
+        if (!(l->owners[k] = tm_informer_start(l->k, &o, err)))
+            return tm_err_wrap(err, "watching %ss", sched_owner_kind_name((sched_owner_kind)k));
+        if (!first)
+            tm_info("%ss readable now: default topology spreading uses them",
+                    sched_owner_kind_name((sched_owner_kind)k));
+    }
+    return 0;
+}
+
 /* Looks again, every api_recheck_ms, for the APIs that were not served (no lock held: the
  * checks are blocking GETs; the reservation controller takes the cache lock to replay pods). */
 static void recheck_apis(sched_loop *l, int64_t now) {
@@ -603,6 +674,12 @@ static void recheck_apis(sched_loop *l, int64_t now) {
     err = (tm_err){0};
     if (l->gangs && (!l->podgroups || !l->workloads || !l->native_pgs) &&
         start_gang_informers(l, false, &err))
+        tm_warn("%s", err.msg);
+    err = (tm_err){0};
+    bool owners_missing = false;
+    for (int k = 0; k < SCHED_OWNER_KINDS; k++)
+        owners_missing |= l->cfg->mode == SCHED_MODE_SCHEDULER && !l->owners[k];
+    if (owners_missing && start_owner_informers(l, false, &err))
         tm_warn("%s", err.msg);
     err = (tm_err){0};
     if (l->resv && resv_controller_recheck(l->resv, l->pods, &err))
@@ -672,8 +749,14 @@ int sched_loop_start(sched_loop *l, tm_err *err) {
                                .ud = l};
         if (!(l->pdbs = tm_informer_start(l->k, &o, err)))
             return tm_err_wrap(err, "watching PodDisruptionBudgets");
-    } else {
-        atomic_fetch_or(&l->sync_state, 8 | 16 | 32 | 64 | 128);
+        /* default topology spreading: the selectors known before the first cycle */
+        sched_cache_lock(l->cache);
+        rc = sched_cache_track_owner_selectors(l->cache, err);
+        sched_cache_unlock(l->cache);
+        if (rc || start_owner_informers(l, true, err))
+            return -1;
+    } else { /* as an extender, kube-scheduler spreads by default itself */
+        atomic_fetch_or(&l->sync_state, 8 | 16 | 32 | 64 | 128 | 256);
     }
     if (l->gangs && start_gang_informers(l, true, err))
         return -1;
@@ -707,7 +790,8 @@ static void check_synced(sched_loop *l, int64_t now) {
     if (atomic_load(&l->synced))
         return;
     int s = atomic_load(&l->sync_state);
-    if ((s & (1 | 2 | 8 | 16 | 32 | 64 | 128)) != (1 | 2 | 8 | 16 | 32 | 64 | 128))
+    const int need = 1 | 2 | 8 | 16 | 32 | 64 | 128 | 256;
+    if ((s & need) != need)
         return;
     if (!l->listed_ms)
         l->listed_ms = now;
@@ -985,6 +1069,10 @@ void sched_loop_stop(sched_loop *l) {
     tm_informer_stop(l->workloads);
     tm_informer_stop(l->native_pgs);
     tm_informer_stop(l->pdbs);
+    for (int k = 0; k < SCHED_OWNER_KINDS; k++) {
+        tm_informer_stop(l->owners[k]);
+        l->owners[k] = NULL;
+    }
     l->nodes = l->pods = l->tasks = l->claims = l->volumes = l->pdbs = NULL;
     l->podgroups = l->workloads = l->native_pgs = NULL;
 }
@@ -1010,11 +1098,12 @@ bool sched_loop_ready(void *loop, char *reason, size_t reason_size) {
     int s = atomic_load(&l->sync_state);
     snprintf(reason, reason_size,
              "cache not synced yet: nodes %s, pods %s, persistentvolumeclaims %s, "
-             "persistentvolumes %s, storageclasses %s, csinodes %s, poddisruptionbudgets %s",
+             "persistentvolumes %s, storageclasses %s, csinodes %s, poddisruptionbudgets %s, "
+             "services and controllers %s",
              (s & 1) ? "listed" : "not listed", (s & 2) ? "listed" : "not listed",
              (s & 8) ? "listed" : "not listed", (s & 16) ? "listed" : "not listed",
              (s & 32) ? "listed" : "not listed", (s & 64) ? "listed" : "not listed",
-             (s & 128) ? "listed" : "not listed");
+             (s & 128) ? "listed" : "not listed", (s & 256) ? "listed" : "not listed");
     return false;
 }
 

@@ -76,6 +76,11 @@ int sched_spread_prefilter(sched_spread_state *st, const sched_snapshot *s, cons
                            bool *active, tm_err *err);
 /* -1 when n satisfies every constraint, else SCHED_SPREAD_SKEW or SCHED_SPREAD_MISSING_LABEL. */
 int sched_spread_filter(const sched_spread_state *st, const sched_pod *p, const sched_node *n);
+/* The default constraints (spread_defaults.h; a new state has the System ones): takes d (freed
+ * also on error). 0, or -1 on OOM. The framework's plugin is reached with
+ * sched_framework_plugin_state(fw, "PodTopologySpread"). */
+struct sched_spread_defaults;
+int sched_spread_set_defaults(sched_spread_state *st, struct sched_spread_defaults *d);
 
 /* InterPodAffinity, required terms (interpod_affinity.c). */
 typedef struct sched_interpod_state sched_interpod_state;

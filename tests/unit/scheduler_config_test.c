@@ -107,6 +107,11 @@ static void test_file_errors(void) {
         {"scoreWeights: 3\n", "scoreWeights must be a mapping"},
         {"scoreTieBreak: yes-please\n", "scoreTieBreak must be true or false"},
         {"volumeBindTimeoutSeconds: 0\n", "volumeBindTimeoutSeconds must be an integer from 1"},
+        {"podTopologySpread: {defaultingType: Always}\n",
+         "podTopologySpread.defaultingType must be System or List"},
+        {"podTopologySpread: {defaultingType: List, defaultConstraints: [{maxSkew: 1, "
+         "topologyKey: k, whenUnsatisfiable: DoNotSchedule, labelSelector: {}}]}\n",
+         "defaultConstraints[0]: labelSelector is not allowed"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         sched_config *c = sched_config_new();
@@ -137,6 +142,24 @@ static void test_score_weights(void) {
     CHECK_INT(sched_framework_score_weight(fw, "TaintToleration"), 3);
     CHECK_INT(sched_framework_score_weight(fw, "ImageLocality"), 0);
     CHECK_INT(sched_framework_score_weight(fw, "NodeResourcesBalancedAllocation"), 1);
+    sched_framework_free(fw);
+    sched_config_free(c);
+}
+
+/* podTopologySpread reaches the PodTopologySpread plugin (its effect: spread_defaults_test). */
+static void test_spread_args(void) {
+    sched_config *c = sched_config_new();
+    tm_err err = {0};
+    CHECK(c->spread_args == NULL); /* System */
+    CHECK_INT(apply_yaml(c,
+                         "podTopologySpread: {defaultingType: List, defaultConstraints: "
+                         "[{maxSkew: 2, topologyKey: topology.kubernetes.io/zone, "
+                         "whenUnsatisfiable: DoNotSchedule}]}\n",
+                         &err),
+              0);
+    CHECK(json_is_object(c->spread_args));
+    sched_framework *fw = sched_policy_new(c->policy, &err);
+    CHECK(fw && sched_config_apply_spread(c, fw, &err) == 0);
     sched_framework_free(fw);
     sched_config_free(c);
 }
@@ -333,5 +356,6 @@ int main(void) {
     RUN(test_security_keys);
     RUN(test_usage_lists_every_policy);
     RUN(test_score_weights);
+    RUN(test_spread_args);
     return TEST_SUMMARY();
 }
