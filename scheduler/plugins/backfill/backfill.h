@@ -20,7 +20,8 @@
  * the window is passed. A job that fits now is planned as started now (it holds what it needs
  * and counts for no depth: the scheduler places it this cycle). Work per plan is bounded: at
  * most maxJobTest jobs are looked at and at most BF_MAX_CANDIDATES start times per job.
- * No I/O, no clock: the live scheduler, the extender and the simulator share it. */
+ * No I/O, no clock, so that the live scheduler, the extender and the simulator can share it;
+ * today the simulator (sim/backfill_sim.h) runs it, the live loop does not yet. */
 #ifndef TAREMA_SCHED_BACKFILL_H
 #define TAREMA_SCHED_BACKFILL_H
 
