@@ -226,6 +226,30 @@ static void test_ends_and_reservations(void) {
     bf_plan_free(p);
 }
 
+/* More ends than BF_MAX_CANDIDATES start times: the step doubles, the window stays covered. A
+ * node running 1,500 pods ending at 1..1,500 s (1 s apart) is whole again at 1,500 s: with the
+ * step doubled to 2 s (750 times) the shadow is found there, not lost past the 1,024th time. */
+static void test_many_ends_coarsen(void) {
+    sched_resources alloc[1] = {cpu(8)};
+    alloc[0].v[SCHED_RES_PODS] = 5000;
+    bf_running *run = calloc(1500, sizeof *run);
+    for (int i = 0; i < 1500; i++) {
+        run[i] = (bf_running){.node = 0, .end_ms = T0 + (i + 1) * S};
+        run[i].req.v[SCHED_RES_CPU] = 1;
+    }
+    sched_resources r8 = cpu(8);
+    r8.v[SCHED_RES_PODS] = 0;
+    bf_job j = {.key = "wide", .n_members = 1, .member_req = &r8, .runtime_ms = 10 * S};
+    bf_config cfg = bf_config_default();
+    bf_plan *p = bf_plan_new();
+    tm_err err = {0};
+    CHECK_INT(bf_plan_compute(p, &cfg, alloc, 1, run, 1500, NULL, 0, &j, 1, T0, &err), 0);
+    CHECK_INT(bf_plan_shadow_count(p), 1);
+    CHECK_INT(bf_plan_job_start(p, 0) - T0, 1500 * S);
+    bf_plan_free(p);
+    free(run);
+}
+
 static void test_config_errors(void) {
     int d = 7;
     tm_err err = {0};
@@ -412,6 +436,7 @@ int main(void) {
     RUN(test_conservative_vs_easy);
     RUN(test_fits_now_no_depth);
     RUN(test_ends_and_reservations);
+    RUN(test_many_ends_coarsen);
     RUN(test_config_errors);
     RUN(test_starvation_whole_node_pod);
     RUN(test_starvation_gang);

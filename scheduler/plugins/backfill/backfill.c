@@ -157,36 +157,35 @@ static int64_t round_up(int64_t t, int64_t res) {
 }
 
 /* Candidate start times: now, then every end after now rounded up to the resolution, sorted,
- * distinct, at most BF_MAX_CANDIDATES, none past now + window. */
-static size_t candidates(const bf_plan *p, int64_t *out) {
+ * distinct, none past now + window. When there are more than BF_MAX_CANDIDATES, the step is
+ * doubled until they fit: the whole window stays covered, more coarsely (a shadow may start up
+ * to one step late, never early). buf holds one slot per interval (+1). Returns how many. */
+static size_t candidates(const bf_plan *p, int64_t *buf) {
     size_t n = 0;
-    out[n++] = p->now;
     int64_t last = p->now + p->cfg.window_ms;
+    buf[n++] = p->now;
     for (size_t i = 0; i < p->n_nodes; i++)
         for (size_t j = 0; j < p->prof[i].n; j++) {
             int64_t e = p->prof[i].v[j].end;
-            if (e <= p->now || e == INT64_MAX)
-                continue;
-            e = round_up(e, p->cfg.resolution_ms);
-            if (e > last)
-                continue;
-            if (n == BF_MAX_CANDIDATES) { /* keep the earliest: replace the latest if later */
-                size_t hi = 1;
-                for (size_t k = 2; k < n; k++)
-                    if (out[k] > out[hi])
-                        hi = k;
-                if (e < out[hi])
-                    out[hi] = e;
-                continue;
-            }
-            out[n++] = e;
+            if (e > p->now && e != INT64_MAX && e <= last)
+                buf[n++] = e;
         }
-    qsort(out + 1, n - 1, sizeof *out, cmp_i64);
-    size_t m = 1;
-    for (size_t i = 1; i < n; i++)
-        if (out[i] != out[m - 1])
-            out[m++] = out[i];
-    return m;
+    qsort(buf + 1, n - 1, sizeof *buf, cmp_i64);
+    for (int64_t res = p->cfg.resolution_ms;; res *= 2) {
+        size_t m = 1;
+        for (size_t i = 1; i < n; i++) {
+            int64_t e = round_up(buf[i], res);
+            if (e <= last && e > buf[m - 1])
+                buf[m++] = e;
+        }
+        /* rounding the rounded values up to twice the step is rounding the ends up to it */
+        n = m;
+        if (m <= BF_MAX_CANDIDATES || res > p->cfg.window_ms) {
+            n = m < BF_MAX_CANDIDATES ? m : BF_MAX_CANDIDATES;
+            break;
+        }
+    }
+    return n;
 }
 
 /* First fit of job's members at [t, t1): node of member i into where[i]. false: no fit. */
@@ -269,14 +268,15 @@ int bf_plan_compute(bf_plan *p, const bf_config *cfg, const sched_resources *all
     p->job_start = malloc((n_jobs ? n_jobs : 1) * sizeof *p->job_start);
     sched_resources *avail = malloc((n_nodes ? n_nodes : 1) * sizeof *avail);
     bool *known = malloc(n_nodes ? n_nodes : 1);
-    int64_t *cand = malloc(BF_MAX_CANDIDATES * sizeof *cand);
+    int64_t *cand = NULL; /* candidate buffer, one slot per interval (+1), grown as needed */
+    size_t cap_cand = 0;
     int *where = NULL;
     size_t max_members = 1;
     for (size_t j = 0; j < n_jobs; j++)
         if (jobs[j].n_members > max_members)
             max_members = jobs[j].n_members;
     where = malloc(max_members * sizeof *where);
-    if (!p->prof || !p->alloc || !p->job_start || !avail || !known || !cand || !where)
+    if (!p->prof || !p->alloc || !p->job_start || !avail || !known || !where)
         goto oom;
     if (n_nodes)
         memcpy(p->alloc, alloc, n_nodes * sizeof *alloc);
@@ -311,9 +311,27 @@ int bf_plan_compute(bf_plan *p, const bf_config *cfg, const sched_resources *all
         if (job->n_members == 0)
             continue;
         tested++;
-        size_t nc = candidates(p, cand);
-        for (size_t c = 0; c < nc; c++) {
-            int64_t t = cand[c];
+        /* most jobs fit now: try that before working out the later start times */
+        size_t nc = 1;
+        int64_t t_now = now_ms;
+        int64_t *times = &t_now;
+        int64_t t1_now = job->runtime_ms >= 0 ? now_ms + job->runtime_ms : INT64_MAX;
+        if (!place_at(p, job, now_ms, t1_now > now_ms ? t1_now : now_ms + 1, avail, known, where)) {
+            size_t need = 1;
+            for (size_t i = 0; i < n_nodes; i++)
+                need += p->prof[i].n;
+            if (need > cap_cand) {
+                int64_t *v = realloc(cand, need * 2 * sizeof *v);
+                if (!v)
+                    goto oom;
+                cand = v;
+                cap_cand = need * 2;
+            }
+            nc = candidates(p, cand);
+            times = cand;
+        }
+        for (size_t c = times == cand ? 1 : 0; c < nc; c++) { /* cand[0]: now, tried */
+            int64_t t = times[c];
             int64_t t1 = job->runtime_ms >= 0 ? t + job->runtime_ms : INT64_MAX;
             if (t1 <= t)
                 t1 = t + 1;

@@ -19,7 +19,8 @@
  * times now, then every time something ends, rounded up to the resolution, until one fits or
  * the window is passed. A job that fits now is planned as started now (it holds what it needs
  * and counts for no depth: the scheduler places it this cycle). Work per plan is bounded: at
- * most maxJobTest jobs are looked at and at most BF_MAX_CANDIDATES start times per job.
+ * most maxJobTest jobs are looked at and at most BF_MAX_CANDIDATES start times per job (when
+ * more things end within the window, the step between start times is doubled until they fit).
  * No I/O, no clock, so that the live scheduler, the extender and the simulator can share it;
  * today the simulator (sim/backfill_sim.h) runs it, the live loop does not yet. */
 #ifndef TAREMA_SCHED_BACKFILL_H
