@@ -8,6 +8,8 @@
  *   tarema-sim asa --scenario figure5 [--policy naive|tuned] [--json] [--svg FILE] (sim/asa_cli.h)
  *   tarema-sim federation --setup 1|2 [--seed N] [--json]   (sim/federation.h)
  *   tarema-sim turbine [--seeds N] [--json] [--svg FILE]    (sim/turbine.h, docs/planner.md)
+ *   tarema-sim backfill [--nodes N] [--jobs N] [--load X] [--json] [--svg FILE]
+ *                                                            (sim/backfill_sim.h, docs/backfill.md)
  */
 #include <getopt.h>
 #include <jansson.h>
@@ -27,6 +29,7 @@
 #include "sim/report.h"
 #include "sim/sizing_cli.h"
 #include "sim/turbine.h"
+#include "sim/backfill_sim.h"
 
 static void usage(FILE *f) {
     fprintf(
@@ -56,7 +59,10 @@ static void usage(FILE *f) {
            "   or: tarema-sim asa --scenario figure5 [--policy naive|tuned] [--seed N] [--json]\n"
            "                      [--svg FILE]                                   (asa --help)\n"
            "   or: tarema-sim federation --setup 1|2 [--seed N] [--json]         (docs/dam.md)\n"
-           "   or: tarema-sim turbine [--seeds N] [--json] [--svg FILE]   (docs/planner.md)\n");
+           "   or: tarema-sim turbine [--seeds N] [--json] [--svg FILE]   (docs/planner.md)\n"
+           "   or: tarema-sim backfill [--jobs N] [--load X] [--json] [--svg FILE]\n"
+           "                                                      (backfill --help, "
+           "docs/backfill.md)\n");
 }
 
 /* The Gantt file of one policy: FILE itself for a single policy, else FILE with "-POLICY"
@@ -135,6 +141,8 @@ int main(int argc, char **argv) {
         return sim_asa_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "federation") == 0) /* DAM simulation (docs/dam.md) */
         return sim_federation_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "backfill") == 0) /* queue disciplines (docs/backfill.md) */
+        return sim_backfill_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "turbine") == 0) /* WARP's turbine example (docs/planner.md) */
         return sim_turbine_main(argc - 1, argv + 1);
     static const struct option longopts[] = {{"cluster", required_argument, 0, 'c'},

@@ -35,6 +35,7 @@ sched_config *sched_config_new(void) {
     bad |= set_str(&c->scheduler_name, "tarema");
     bad |= set_str(&c->policy, "tarema");
     c->score_weights = sched_score_weights_default();
+    c->backfill = bf_config_default();
     bad |= set_str(&c->bind_address, "127.0.0.1");
     bad |= set_str(&c->process_label, "nextflow.io/processName");
     bad |= set_str(&c->workflow_key, "tarema.io/workflow");
@@ -326,6 +327,7 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
                                        "scoreWeights",
                                        "scoreTieBreak",
                                        "podTopologySpread",
+                                       "backfill",
                                        NULL};
     if (json_is_null(doc))
         return 0; /* an empty file keeps every default */
@@ -426,6 +428,9 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
             get_str(v, "workflowKey", &c->workflow_key, where, false, err))
             return -1;
     }
+    v = json_object_get(doc, "backfill");
+    if (v && !json_is_null(v) && sched_config_apply_backfill(c, v, what, err))
+        return -1;
     v = json_object_get(doc, "leaderElection");
     if (v && !json_is_null(v) && apply_leader(c, v, what, err))
         return -1;

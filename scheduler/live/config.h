@@ -55,6 +55,7 @@
 
 #include "lib/error.h"
 #include "scheduler/framework/framework.h"
+#include "scheduler/plugins/backfill/backfill.h"
 
 typedef enum { SCHED_MODE_SCHEDULER = 0, SCHED_MODE_EXTENDER } sched_mode;
 
@@ -94,6 +95,7 @@ typedef struct sched_config {
     long long max_body_bytes, memory_budget_bytes;
     sched_score_weights score_weights; /* scoreWeights, -1 = default */
     json_t *spread_args;               /* podTopologySpread (validated), NULL = System defaulting */
+    bf_config backfill;                /* backfill: bf_config_default() */
 } sched_config;
 
 /* A config holding every default. Caller frees with sched_config_free. NULL on OOM. */
@@ -103,6 +105,11 @@ void sched_config_free(sched_config *c);
 /* Applies a YAML document (already parsed into JSON) on top of c. what names the source in
  * errors ("sched.yaml"). 0, or -1 with err naming the key and what is wrong with it. */
 int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what, tm_err *err);
+
+/* Applies the backfill mapping v (config_backfill.c) on top of c->backfill: reserveDepth (an
+ * integer 0..100000 or "all"), resolution, window and defaultRuntime (durations: "1s", "30m",
+ * or seconds), maxJobTest (1..100000). Unknown keys and bad values are errors naming them. */
+int sched_config_apply_backfill(sched_config *c, const json_t *v, const char *what, tm_err *err);
 
 /* Loads and applies a YAML file. */
 int sched_config_load_file(sched_config *c, const char *path, tm_err *err);

@@ -331,6 +331,54 @@ static void test_security_keys(void) {
     sched_config_free(c);
 }
 
+/* backfill: defaults (EASY, 1 s, 500 jobs, 24 h, no default runtime), every key, and errors
+ * that name the key and the value. */
+static void test_backfill(void) {
+    sched_config *c = sched_config_new();
+    tm_err err = {0};
+    CHECK_INT(c->backfill.reserve_depth, 1);
+    CHECK_INT(c->backfill.resolution_ms, 1000);
+    CHECK_INT(c->backfill.max_job_test, 500);
+    CHECK_INT(c->backfill.default_runtime_ms, 0);
+    CHECKF(apply_yaml(c,
+                      "backfill: {reserveDepth: all, resolution: 5s, maxJobTest: 50, window: 2h, "
+                      "defaultRuntime: 10m}\n",
+                      &err) == 0,
+           "%s", err.msg);
+    CHECK_INT(c->backfill.reserve_depth, BF_DEPTH_ALL);
+    CHECK_INT(c->backfill.resolution_ms, 5000);
+    CHECK_INT(c->backfill.max_job_test, 50);
+    CHECK_INT(c->backfill.window_ms, 2 * 3600 * 1000LL);
+    CHECK_INT(c->backfill.default_runtime_ms, 600000);
+    CHECKF(apply_yaml(c, "backfill: {reserveDepth: 0, resolution: 30, defaultRuntime: \"\"}\n",
+                      &err) == 0,
+           "%s", err.msg);
+    CHECK_INT(c->backfill.reserve_depth, 0);
+    CHECK_INT(c->backfill.resolution_ms, 30000);
+    CHECK_INT(c->backfill.default_runtime_ms, 0);
+    struct {
+        const char *yaml, *want;
+    } bad[] = {
+        {"backfill: {reserveDepth: -1}\n", "backfill.reserveDepth '-1'"},
+        {"backfill: {reserveDepth: some}\n", "backfill.reserveDepth 'some'"},
+        {"backfill: {reserveDepth: [1]}\n", "reserveDepth must be"},
+        {"backfill: {resolution: 0}\n", "backfill.resolution must be positive"},
+        {"backfill: {resolution: fast}\n", "resolution must be a duration"},
+        {"backfill: {maxJobTest: 0}\n", "maxJobTest must be an integer from 1"},
+        {"backfill: {depth: 1}\n", "depth"},
+        {"backfill: 3\n", "backfill must be a mapping"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        sched_config *d = sched_config_new();
+        CHECK_INT(apply_yaml(d, bad[i].yaml, &err), -1);
+        CHECKF(strstr(err.msg, bad[i].want) != NULL, "case %zu: '%s' lacks '%s'", i, err.msg,
+               bad[i].want);
+        CHECK_INT(d->backfill.reserve_depth, 1); /* unchanged on error */
+        sched_config_free(d);
+    }
+    sched_config_free(c);
+}
+
 /* --help names every policy --policy accepts (adaptive was accepted but not listed). */
 static void test_usage_lists_every_policy(void) {
     const char *u = sched_config_usage();
@@ -357,5 +405,6 @@ int main(void) {
     RUN(test_usage_lists_every_policy);
     RUN(test_score_weights);
     RUN(test_spread_args);
+    RUN(test_backfill);
     return TEST_SUMMARY();
 }

@@ -1,0 +1,437 @@
+/* backfill.c: the shadow planner and the backfill rule (backfill.h). */
+#include "scheduler/plugins/backfill/backfill.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Something holding capacity on a node during [start, end). */
+typedef struct ivl {
+    int64_t start, end;
+    sched_resources req;
+    bool now_job; /* a job the plan starts now: left out of the spare (the scheduler's own
+                   * placement of it is checked and taken like any pod's) */
+} ivl;
+
+typedef struct node_prof {
+    ivl *v;
+    size_t n, cap;
+} node_prof;
+
+struct bf_plan {
+    bf_config cfg;
+    size_t n_nodes;
+    node_prof *prof;
+    sched_resources *alloc; /* copy */
+    bf_shadow *shadows;
+    size_t n_shadows, cap_shadows;
+    bf_shadow_hold *holds; /* every shadow's holds, in shadow order */
+    size_t n_holds, cap_holds;
+    int64_t *job_start;
+    size_t n_jobs;
+    int64_t now;
+};
+
+bf_config bf_config_default(void) {
+    return (bf_config){.reserve_depth = 1,
+                       .resolution_ms = BF_RESOLUTION_MS_DEFAULT,
+                       .max_job_test = BF_MAX_JOB_TEST_DEFAULT,
+                       .window_ms = BF_WINDOW_MS_DEFAULT,
+                       .default_runtime_ms = 0};
+}
+
+int bf_depth_parse(const char *v, int *out, tm_err *err) {
+    if (v && strcmp(v, "all") == 0) {
+        *out = BF_DEPTH_ALL;
+        return 0;
+    }
+    char *end = NULL;
+    errno = 0;
+    long d = v && *v ? strtol(v, &end, 10) : -1;
+    if (!v || !*v || *end || errno || d < 0 || d > 100000)
+        return tm_err_set(err, "backfill.reserveDepth '%s' is not \"all\" or an integer 0..100000",
+                          v ? v : "");
+    *out = (int)d;
+    return 0;
+}
+
+int bf_config_check(const bf_config *c, tm_err *err) {
+    if (c->reserve_depth < BF_DEPTH_ALL || c->reserve_depth > 100000)
+        return tm_err_set(err, "backfill.reserveDepth %d is not \"all\" or 0..100000",
+                          c->reserve_depth);
+    if (c->resolution_ms <= 0)
+        return tm_err_set(err, "backfill.resolution must be positive (got %lld ms)",
+                          (long long)c->resolution_ms);
+    if (c->max_job_test <= 0)
+        return tm_err_set(err, "backfill.maxJobTest must be positive (got %d)", c->max_job_test);
+    if (c->window_ms <= 0)
+        return tm_err_set(err, "backfill.window must be positive (got %lld ms)",
+                          (long long)c->window_ms);
+    if (c->default_runtime_ms < 0)
+        return tm_err_set(err, "backfill.defaultRuntime must not be negative (got %lld ms)",
+                          (long long)c->default_runtime_ms);
+    return 0;
+}
+
+bf_plan *bf_plan_new(void) {
+    return calloc(1, sizeof(bf_plan));
+}
+
+static void reset(bf_plan *p) {
+    for (size_t i = 0; i < p->n_nodes; i++)
+        free(p->prof[i].v);
+    free(p->prof);
+    free(p->alloc);
+    free(p->job_start);
+    p->prof = NULL;
+    p->alloc = NULL;
+    p->job_start = NULL;
+    p->n_nodes = p->n_jobs = p->n_shadows = p->n_holds = 0;
+}
+
+void bf_plan_free(bf_plan *p) {
+    if (!p)
+        return;
+    reset(p);
+    free(p->shadows);
+    free(p->holds);
+    free(p);
+}
+
+static int prof_add(node_prof *np, int64_t start, int64_t end, const sched_resources *req,
+                    bool now_job) {
+    if (np->n == np->cap) {
+        size_t cap = np->cap ? np->cap * 2 : 8;
+        ivl *v = realloc(np->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        np->v = v;
+        np->cap = cap;
+    }
+    np->v[np->n++] = (ivl){.start = start, .end = end, .req = *req, .now_job = now_job};
+    return 0;
+}
+
+/* Peak use of node np over [t0, t1): use only rises where an interval starts, so the peak is
+ * at t0 or at a start inside the window. with_now: count the jobs planned to start now. */
+static void peak(const node_prof *np, int64_t t0, int64_t t1, bool with_now, sched_resources *out) {
+    memset(out, 0, sizeof *out);
+    for (size_t c = 0; c <= np->n; c++) {
+        int64_t t = c == np->n ? t0 : np->v[c].start;
+        if (c < np->n && (t <= t0 || t >= t1))
+            continue;
+        sched_resources u = {0};
+        for (size_t i = 0; i < np->n; i++) {
+            const ivl *x = &np->v[i];
+            if ((x->now_job && !with_now) || x->start > t || x->end <= t)
+                continue;
+            for (int k = 0; k < SCHED_RES_MAX; k++)
+                u.v[k] += x->req.v[k];
+        }
+        for (int k = 0; k < SCHED_RES_MAX; k++)
+            if (u.v[k] > out->v[k])
+                out->v[k] = u.v[k];
+    }
+}
+
+static bool fits(const sched_resources *avail, const sched_resources *req) {
+    for (int k = 0; k < SCHED_RES_MAX; k++)
+        if (req->v[k] > 0 && req->v[k] > avail->v[k])
+            return false;
+    return true;
+}
+
+static void sub(sched_resources *a, const sched_resources *b) {
+    for (int k = 0; k < SCHED_RES_MAX; k++)
+        a->v[k] -= b->v[k];
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int64_t round_up(int64_t t, int64_t res) {
+    int64_t r = t % res;
+    return r ? t + (res - r) : t;
+}
+
+/* Candidate start times: now, then every end after now rounded up to the resolution, sorted,
+ * distinct, none past now + window. When there are more than BF_MAX_CANDIDATES, the step is
+ * doubled until they fit: the whole window stays covered, more coarsely (a shadow may start up
+ * to one step late, never early). buf holds one slot per interval (+1). Returns how many. */
+static size_t candidates(const bf_plan *p, int64_t *buf) {
+    size_t n = 0;
+    int64_t last = p->now + p->cfg.window_ms;
+    buf[n++] = p->now;
+    for (size_t i = 0; i < p->n_nodes; i++)
+        for (size_t j = 0; j < p->prof[i].n; j++) {
+            int64_t e = p->prof[i].v[j].end;
+            if (e > p->now && e != INT64_MAX && e <= last)
+                buf[n++] = e;
+        }
+    qsort(buf + 1, n - 1, sizeof *buf, cmp_i64);
+    for (int64_t res = p->cfg.resolution_ms;; res *= 2) {
+        size_t m = 1;
+        for (size_t i = 1; i < n; i++) {
+            int64_t e = round_up(buf[i], res);
+            if (e <= last && e > buf[m - 1])
+                buf[m++] = e;
+        }
+        /* rounding the rounded values up to twice the step is rounding the ends up to it */
+        n = m;
+        if (m <= BF_MAX_CANDIDATES || res > p->cfg.window_ms) {
+            n = m < BF_MAX_CANDIDATES ? m : BF_MAX_CANDIDATES;
+            break;
+        }
+    }
+    return n;
+}
+
+/* First fit of job's members at [t, t1): node of member i into where[i]. false: no fit. */
+static bool place_at(const bf_plan *p, const bf_job *job, int64_t t, int64_t t1,
+                     sched_resources *avail, bool *known, int *where) {
+    memset(known, 0, p->n_nodes * sizeof *known);
+    for (size_t m = 0; m < job->n_members; m++) {
+        where[m] = -1;
+        for (size_t n = 0; n < p->n_nodes; n++) {
+            if (job->eligible && !job->eligible[n])
+                continue;
+            if (!known[n]) {
+                sched_resources pk;
+                peak(&p->prof[n], t, t1, true, &pk);
+                avail[n] = p->alloc[n];
+                sub(&avail[n], &pk);
+                known[n] = true;
+            }
+            if (fits(&avail[n], &job->member_req[m])) {
+                sub(&avail[n], &job->member_req[m]);
+                where[m] = (int)n;
+                break;
+            }
+        }
+        if (where[m] < 0)
+            return false;
+    }
+    return true;
+}
+
+static int add_shadow(bf_plan *p, size_t j, const bf_job *job, int64_t t, int64_t t1,
+                      const int *where) {
+    if (p->n_shadows == p->cap_shadows) {
+        size_t cap = p->cap_shadows ? p->cap_shadows * 2 : 4;
+        bf_shadow *v = realloc(p->shadows, cap * sizeof *v);
+        if (!v)
+            return -1;
+        p->shadows = v;
+        p->cap_shadows = cap;
+    }
+    bf_shadow *s = &p->shadows[p->n_shadows++];
+    *s = (bf_shadow){.job = j, .key = job->key, .start_ms = t, .end_ms = t1};
+    size_t first = p->n_holds;
+    for (size_t m = 0; m < job->n_members; m++) {
+        size_t h = first;
+        while (h < p->n_holds && p->holds[h].node != where[m])
+            h++;
+        if (h == p->n_holds) {
+            if (p->n_holds == p->cap_holds) {
+                size_t cap = p->cap_holds ? p->cap_holds * 2 : 16;
+                bf_shadow_hold *v = realloc(p->holds, cap * sizeof *v);
+                if (!v)
+                    return -1;
+                p->holds = v;
+                p->cap_holds = cap;
+            }
+            p->holds[p->n_holds++] = (bf_shadow_hold){.node = where[m]};
+        }
+        for (int k = 0; k < SCHED_RES_MAX; k++)
+            p->holds[h].req.v[k] += job->member_req[m].v[k];
+    }
+    s->n_holds = p->n_holds - first;
+    /* holds are pointed at once the array stops moving (the end of compute) */
+    s->holds = (const bf_shadow_hold *)(uintptr_t)first;
+    return 0;
+}
+
+int bf_plan_compute(bf_plan *p, const bf_config *cfg, const sched_resources *alloc, size_t n_nodes,
+                    const bf_running *run, size_t n_run, const bf_busy *busy, size_t n_busy,
+                    const bf_job *jobs, size_t n_jobs, int64_t now_ms, tm_err *err) {
+    if (bf_config_check(cfg, err))
+        return -1;
+    reset(p);
+    p->cfg = *cfg;
+    p->now = now_ms;
+    p->n_nodes = n_nodes;
+    p->n_jobs = n_jobs;
+    p->prof = calloc(n_nodes ? n_nodes : 1, sizeof *p->prof);
+    p->alloc = malloc((n_nodes ? n_nodes : 1) * sizeof *p->alloc);
+    p->job_start = malloc((n_jobs ? n_jobs : 1) * sizeof *p->job_start);
+    sched_resources *avail = malloc((n_nodes ? n_nodes : 1) * sizeof *avail);
+    bool *known = malloc(n_nodes ? n_nodes : 1);
+    int64_t *cand = NULL; /* candidate buffer, one slot per interval (+1), grown as needed */
+    size_t cap_cand = 0;
+    int *where = NULL;
+    size_t max_members = 1;
+    for (size_t j = 0; j < n_jobs; j++)
+        if (jobs[j].n_members > max_members)
+            max_members = jobs[j].n_members;
+    where = malloc(max_members * sizeof *where);
+    if (!p->prof || !p->alloc || !p->job_start || !avail || !known || !where)
+        goto oom;
+    if (n_nodes)
+        memcpy(p->alloc, alloc, n_nodes * sizeof *alloc);
+    for (size_t j = 0; j < n_jobs; j++)
+        p->job_start[j] = -1;
+    int64_t step = cfg->resolution_ms;
+    for (size_t i = 0; i < n_run; i++) {
+        if (run[i].node < 0 || (size_t)run[i].node >= n_nodes)
+            continue;
+        int64_t end = run[i].end_ms;
+        if (end < 0 && cfg->default_runtime_ms > 0)
+            end = (run[i].start_ms > 0 ? run[i].start_ms : now_ms) + cfg->default_runtime_ms;
+        if (end < 0)
+            end = INT64_MAX; /* unknown: it may run forever */
+        else if (end <= now_ms)
+            end = now_ms + step; /* overrun: expected any moment */
+        if (prof_add(&p->prof[run[i].node], now_ms, end, &run[i].req, false))
+            goto oom;
+    }
+    for (size_t i = 0; i < n_busy; i++) {
+        if (busy[i].node < 0 || (size_t)busy[i].node >= n_nodes || busy[i].end_ms <= now_ms)
+            continue;
+        int64_t s = busy[i].start_ms > now_ms ? busy[i].start_ms : now_ms;
+        if (prof_add(&p->prof[busy[i].node], s, busy[i].end_ms, &busy[i].req, false))
+            goto oom;
+    }
+    size_t tested = 0;
+    for (size_t j = 0; j < n_jobs && tested < (size_t)cfg->max_job_test; j++) {
+        if (cfg->reserve_depth != BF_DEPTH_ALL && p->n_shadows >= (size_t)cfg->reserve_depth)
+            break;
+        const bf_job *job = &jobs[j];
+        if (job->n_members == 0)
+            continue;
+        tested++;
+        /* most jobs fit now: try that before working out the later start times */
+        size_t nc = 1;
+        int64_t t_now = now_ms;
+        int64_t *times = &t_now;
+        int64_t t1_now = job->runtime_ms >= 0 ? now_ms + job->runtime_ms : INT64_MAX;
+        if (!place_at(p, job, now_ms, t1_now > now_ms ? t1_now : now_ms + 1, avail, known, where)) {
+            size_t need = 1;
+            for (size_t i = 0; i < n_nodes; i++)
+                need += p->prof[i].n;
+            if (need > cap_cand) {
+                int64_t *v = realloc(cand, need * 2 * sizeof *v);
+                if (!v)
+                    goto oom;
+                cand = v;
+                cap_cand = need * 2;
+            }
+            nc = candidates(p, cand);
+            times = cand;
+        }
+        for (size_t c = times == cand ? 1 : 0; c < nc; c++) { /* cand[0]: now, tried */
+            int64_t t = times[c];
+            int64_t t1 = job->runtime_ms >= 0 ? t + job->runtime_ms : INT64_MAX;
+            if (t1 <= t)
+                t1 = t + 1;
+            if (!place_at(p, job, t, t1, avail, known, where))
+                continue;
+            bool now_job = t == now_ms;
+            for (size_t m = 0; m < job->n_members; m++)
+                if (prof_add(&p->prof[where[m]], t, t1, &job->member_req[m], now_job))
+                    goto oom;
+            if (!now_job && add_shadow(p, j, job, t, t1, where))
+                goto oom;
+            p->job_start[j] = t;
+            break;
+        }
+    }
+    /* The holds array is final: point the shadows at it and work out each hold's spare, what
+     * the node has beyond the running pods, the Reservations and every shadow during this
+     * shadow (the pods planned to start now left out: their real placement is taken). */
+    for (size_t i = 0; i < p->n_shadows; i++) {
+        bf_shadow *s = &p->shadows[i];
+        s->holds = p->holds + (size_t)(uintptr_t)s->holds;
+        for (size_t h = 0; h < s->n_holds; h++) {
+            bf_shadow_hold *sh = (bf_shadow_hold *)&s->holds[h];
+            sched_resources pk;
+            peak(&p->prof[sh->node], s->start_ms, s->end_ms, false, &pk);
+            sh->spare = p->alloc[sh->node];
+            sub(&sh->spare, &pk);
+        }
+    }
+    free(avail);
+    free(known);
+    free(cand);
+    free(where);
+    return 0;
+oom:
+    free(avail);
+    free(known);
+    free(cand);
+    free(where);
+    reset(p);
+    return tm_err_set(err, "backfill: out of memory planning shadows");
+}
+
+size_t bf_plan_shadow_count(const bf_plan *p) {
+    return p->n_shadows;
+}
+const bf_shadow *bf_plan_shadow(const bf_plan *p, size_t i) {
+    return i < p->n_shadows ? &p->shadows[i] : NULL;
+}
+int64_t bf_plan_job_start(const bf_plan *p, size_t j) {
+    return j < p->n_jobs ? p->job_start[j] : -1;
+}
+const bf_shadow *bf_plan_shadow_of(const bf_plan *p, const char *key) {
+    for (size_t i = 0; key && i < p->n_shadows; i++)
+        if (p->shadows[i].key && strcmp(p->shadows[i].key, key) == 0)
+            return &p->shadows[i];
+    return NULL;
+}
+
+/* The hold of shadow s on node, NULL when s needs nothing there or does not bind the pod. */
+static bf_shadow_hold *binding_hold(const bf_plan *p, size_t i, int node, const char *key,
+                                    int64_t end_ms) {
+    const bf_shadow *s = &p->shadows[i];
+    if (key && s->key && strcmp(key, s->key) == 0)
+        return NULL; /* its own shadow */
+    if (end_ms >= 0 && end_ms <= s->start_ms)
+        return NULL; /* gone before the shadow starts */
+    for (size_t h = 0; h < s->n_holds; h++)
+        if (s->holds[h].node == node)
+            return (bf_shadow_hold *)&s->holds[h];
+    return NULL;
+}
+
+bf_verdict bf_plan_check(const bf_plan *p, int node, const char *key, const sched_resources *req,
+                         int64_t end_ms, size_t *which) {
+    for (size_t i = 0; i < p->n_shadows; i++) {
+        const bf_shadow_hold *h = binding_hold(p, i, node, key, end_ms);
+        if (h && !fits(&h->spare, req)) {
+            if (which)
+                *which = i;
+            return BF_DELAYS_SHADOW;
+        }
+    }
+    return BF_OK;
+}
+
+void bf_plan_take(bf_plan *p, int node, const char *key, const sched_resources *req,
+                  int64_t end_ms) {
+    for (size_t i = 0; i < p->n_shadows; i++) {
+        bf_shadow_hold *h = binding_hold(p, i, node, key, end_ms);
+        if (h)
+            sub(&h->spare, req);
+    }
+}
+
+void bf_plan_give(bf_plan *p, int node, const char *key, const sched_resources *req,
+                  int64_t end_ms) {
+    for (size_t i = 0; i < p->n_shadows; i++) {
+        bf_shadow_hold *h = binding_hold(p, i, node, key, end_ms);
+        for (int k = 0; h && k < SCHED_RES_MAX; k++)
+            h->spare.v[k] += req->v[k];
+    }
+}

@@ -1,0 +1,99 @@
+/* backfill_plugin.c: the Backfill Filter plugin (backfill_plugin.h). */
+#include "scheduler/plugins/backfill/backfill_plugin.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/plugins/reservation/resv_plan.h"
+
+typedef struct bf_state {
+    bf_config cfg;
+    bf_plan *plan;
+    bf_key_fn key;
+    void *ud;
+} bf_state;
+
+int64_t bf_pod_end(const sched_snapshot *s, const sched_pod *p, const sched_node *n,
+                   const bf_config *cfg, int64_t now_ms) {
+    int64_t end = resv_expected_end(s, p, n, now_ms);
+    if (end < 0 && cfg->default_runtime_ms > 0)
+        end = now_ms + cfg->default_runtime_ms;
+    return end;
+}
+
+static const char *pod_key(const bf_state *st, const sched_pod *p) {
+    const char *k = st->key ? st->key(st->ud, p) : NULL;
+    return k ? k : p->uid;
+}
+
+static int filter(void *state, const sched_cycle *c, size_t node, const sched_node *n) {
+    bf_state *st = state;
+    if (bf_plan_shadow_count(st->plan) == 0)
+        return -1;
+    int64_t end = bf_pod_end(c->snap, c->pod, n, &st->cfg, c->now_ms);
+    size_t which = 0;
+    return bf_plan_check(st->plan, (int)node, pod_key(st, c->pod), &c->pod->requests, end,
+                         &which) == BF_OK
+               ? -1
+               : (int)which;
+}
+
+static void filter_reason(void *state, const sched_cycle *c, uint32_t detail, char *buf,
+                          size_t size) {
+    snprintf(buf, size, "node(s) were held for an earlier pod or gang of the queue (backfill)");
+}
+
+static void reserved(void *state, const sched_cycle *c, const sched_node *n) {
+    bf_state *st = state;
+    int node = sched_snapshot_node_index(c->snap, n->name);
+    if (node >= 0)
+        bf_plan_take(st->plan, node, pod_key(st, c->pod), &c->pod->requests,
+                     bf_pod_end(c->snap, c->pod, n, &st->cfg, c->now_ms));
+}
+
+static void unreserve(void *state, const sched_cycle *c, const sched_node *n) {
+    bf_state *st = state;
+    int node = sched_snapshot_node_index(c->snap, n->name);
+    if (node >= 0)
+        bf_plan_give(st->plan, node, pod_key(st, c->pod), &c->pod->requests,
+                     bf_pod_end(c->snap, c->pod, n, &st->cfg, c->now_ms));
+}
+
+static void free_state(void *state) {
+    bf_state *st = state;
+    if (st)
+        bf_plan_free(st->plan);
+    free(st);
+}
+
+int bf_plugin_add(sched_framework *fw, const bf_config *cfg, bf_key_fn key, void *ud, tm_err *err) {
+    if (bf_config_check(cfg, err))
+        return -1;
+    bf_state *st = calloc(1, sizeof *st);
+    if (!st || !(st->plan = bf_plan_new())) {
+        free(st);
+        return tm_err_set(err, "backfill: out of memory");
+    }
+    st->cfg = *cfg;
+    st->key = key;
+    st->ud = ud;
+    sched_plugin pl = {.name = BF_PLUGIN_NAME,
+                       .state = st,
+                       .filter = filter,
+                       .filter_reason = filter_reason,
+                       .reserved = reserved,
+                       .unreserve = unreserve,
+                       .free_state = free_state};
+    return sched_framework_add_plugin(fw, &pl, err);
+}
+
+bf_plan *bf_plugin_plan(const sched_framework *fw) {
+    bf_state *st = sched_framework_plugin_state(fw, BF_PLUGIN_NAME);
+    return st ? st->plan : NULL;
+}
+
+const bf_config *bf_plugin_config(const sched_framework *fw) {
+    bf_state *st = sched_framework_plugin_state(fw, BF_PLUGIN_NAME);
+    return st ? &st->cfg : NULL;
+}
