@@ -37,7 +37,7 @@ start_scheduler "$WORK/sched.log" --scheduler-name "$SCHED" --namespaces "$NS" -
 PORT=$SCHED_PORT PID=$SCHED_PID
 pass "scheduler starts"
 kill -STOP "$PID"
-for i in $(seq 1 "$N"); do pod_json "$NS" "p-$i" "$SCHED" "$CPU" 16Mi; done | jq -s '{apiVersion: "v1", kind: "List", items: .}' >"$WORK/pods.json"
+pods_json "$NS" p "$N" "$SCHED" "$CPU" 16Mi | jq -s '{apiVersion: "v1", kind: "List", items: .}' >"$WORK/pods.json"
 check "$N pods created while the scheduler is stopped" kubectl create -f "$WORK/pods.json" -o name
 kill -CONT "$PID"
 # the fault waits for binds in flight (at most 5 s), and the test fails unless they were: a

@@ -43,7 +43,7 @@ PB=$SCHED_PORT PID_B=$SCHED_PID
 one_leader() { local a b; a=$(metric "$PA" tarema_leader) && b=$(metric "$PB" tarema_leader) && [ "$((a + b))" = 1 ]; }
 if wait_for 20 one_leader; then pass "two replicas, exactly one leads"; else fail "exactly one replica leads" "a=$(metric "$PA" tarema_leader) b=$(metric "$PB" tarema_leader)"; fi
 kill -STOP "$PID_A" "$PID_B"
-for i in $(seq 1 "$N"); do pod_json "$NS" "p-$i" "$SCHED" "$CPU" 16Mi; done | jq -s '{apiVersion: "v1", kind: "List", items: .}' >"$WORK/pods.json"
+pods_json "$NS" p "$N" "$SCHED" "$CPU" 16Mi | jq -s '{apiVersion: "v1", kind: "List", items: .}' >"$WORK/pods.json"
 check "$N pods created while both replicas are stopped" kubectl create -f "$WORK/pods.json" -o name
 kill -CONT "$PID_A" "$PID_B"
 # The fault waits for binds in flight (at most 5 s), and the test fails unless they were: a

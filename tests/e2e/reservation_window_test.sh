@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/e2e/reservation_window_test.sh: a Reservation 2 minutes ahead for 5 pods of 2 cores on
+# tests/e2e/reservation_window_test.sh: a Reservation RESV_WINDOW_LEAD_S (45) s ahead for 5 pods of 2 cores on
 # the live scheduler (own kwok nodes: 5 of 2 cores, so the reservation holds all of them):
 #  1. admitted: 5 pods held, one per node, phase Admitted, an Admitted event;
 #  2. before the window, pods with a short known expected end (annotation
@@ -15,6 +15,13 @@ set -uo pipefail
 . "$(dirname "$0")/scheduler_lib.sh"
 . "$(dirname "$0")/reservation_lib.sh"
 
+# Time scale: the window opens LEAD s after the reservation is made (it was 120 s; the idle
+# wait for the window was most of the test's time). Steps 1-3 take about 12 s on the 2-core
+# machine; the backfilled pods end 10 s (expected-duration) and at most 20 s
+# (activeDeadlineSeconds) after they bind, well before the window; the long pod (10 minutes)
+# and the unknown one cannot. If steps 1-3 ever overran the window, the checks of step 3 say so
+# (phase no longer Admitted) rather than passing.
+LEAD=${RESV_WINDOW_LEAD_S:-45}
 sched_e2e_begin resv rw
 SET=a$ID
 check "Reservation and PodGroup CRDs installed" install_reservation_crds
@@ -30,8 +37,8 @@ sched_e2e_start
 
 # ---- 1. admitted ------------------------------------------------------------------------------
 OWNER="{\"selector\":{\"matchLabels\":{\"step\":\"five-$ID\"}}}"
-reservation_json "$NS" step5 120 720 5 2 "$SET" "$OWNER" | kubectl create -f - >/dev/null
-T_START=$(($(date +%s) + 120))
+reservation_json "$NS" step5 "$LEAD" 720 5 2 "$SET" "$OWNER" | kubectl create -f - >/dev/null
+T_START=$(($(date +%s) + LEAD))
 if wait_for 30 phase_is "$NS" step5 Admitted; then pass "reservation admitted"; else fail "reservation admitted" "phase '$(resv_phase "$NS" step5)': $(resv_message "$NS" step5)"; fi
 HELD=$(resv_nodes "$NS" step5)
 if [ "$(resv_pods "$NS" step5)" = 5 ] && [ "$(echo "$HELD" | grep -c "^$P-")" = 5 ]; then
@@ -50,13 +57,13 @@ fi
 
 # ---- 2. backfill before the window ---------------------------------------------------------------
 {
-  set_pod_json "$NS" short "$SCHED" "$SET" 2 '{}' '{"tarema.io/expected-duration":"20s","tarema.io/duration":"20s"}'
-  # kwok ends it after 20 s; the scheduler only knows the kubelet would stop it at 40 s
-  set_pod_json "$NS" deadline "$SCHED" "$SET" 2 '{}' '{"tarema.io/duration":"20s"}' | jq -c '.spec.activeDeadlineSeconds = 40'
+  set_pod_json "$NS" short "$SCHED" "$SET" 2 '{}' '{"tarema.io/expected-duration":"10s","tarema.io/duration":"10s"}'
+  # kwok ends it after 10 s; the scheduler only knows the kubelet would stop it at 20 s
+  set_pod_json "$NS" deadline "$SCHED" "$SET" 2 '{}' '{"tarema.io/duration":"10s"}' | jq -c '.spec.activeDeadlineSeconds = 20'
   set_pod_json "$NS" long "$SCHED" "$SET" 2 '{}' '{"tarema.io/expected-duration":"10m"}'
   set_pod_json "$NS" unknown "$SCHED" "$SET" 2 '{}' '{}'
   for i in 1 2 3 4 5; do
-    set_pod_json "$NS" "owner-$i" "$SCHED" "$SET" 2 "{\"step\":\"five-$ID\"}" '{"tarema.io/duration":"25s"}'
+    set_pod_json "$NS" "owner-$i" "$SCHED" "$SET" 2 "{\"step\":\"five-$ID\"}" '{"tarema.io/duration":"12s"}'
   done
 } >"$WORK/pods.json"
 kubectl create -f "$WORK/pods.json" >/dev/null

@@ -26,7 +26,7 @@ trap cleanup EXIT
 
 kubectl create namespace "$NS" >/dev/null
 wait_for 30 kubectl get serviceaccount default -n "$NS"
-for i in $(seq 1 $N); do pod_json "$NS" "c-$i" "$SCHED" 50m 64Mi; done >"$WORK/pods.json"
+pods_json "$NS" c "$N" "$SCHED" 50m 64Mi >"$WORK/pods.json"
 
 # start_scheduler returns once its scheduler is ready (informers synced).
 start_scheduler "$WORK/a.log" --scheduler-name "$SCHED" --qps 1000 --burst 2000 --leader-elect=false &

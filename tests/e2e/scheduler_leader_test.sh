@@ -45,7 +45,7 @@ if [ "$holder" = "$LEAD" ]; then pass "the Lease names the leader ($LEAD)"; else
 
 create_pods() { # PREFIX COUNT
   local i
-  for i in $(seq 1 "$2"); do pod_json "$NS" "$1-$i" "$SCHED" 50m 64Mi; done >"$WORK/$1.json"
+  pods_json "$NS" "$1" "$2" "$SCHED" 50m 64Mi >"$WORK/$1.json"
   kubectl create -f "$WORK/$1.json" >/dev/null
 }
 create_pods first 30

@@ -119,6 +119,14 @@ pod_json() {
                                                value: $tol, effect: "NoSchedule"}] else . end'
 }
 
+# pods_json NS PREFIX N SCHED CPU MEM [ANNOTATIONS_JSON] [TOLERATE_ID]: pods PREFIX-1..PREFIX-N,
+# each exactly what pod_json gives for that name, in one jq run: a jq process per pod costs
+# some 50 ms on the loaded 2-core machine, close to a minute for the 1,000 pods of a test.
+pods_json() {
+  pod_json "$1" "$2-0" "$4" "$5" "$6" "${7:-}" "${8:-}" |
+    jq -c --arg p "$2" --argjson n "$3" '. as $t | range(1; $n + 1) | . as $i | $t | .metadata.name = "\($p)-\($i)"'
+}
+
 # Node of a pod ("" while unbound).
 pod_node() {
   kubectl get pod -n "$1" "$2" -o jsonpath='{.spec.nodeName}' 2>/dev/null

@@ -119,11 +119,11 @@ if wait_for 30 big_bound; then pass "unschedulable pod bound once a node with ro
 
 # ---- 3. 1,000 pods on the paper nodes -------------------------------------------------------
 N=1000
-cpus=(40m 80m 120m)
-mems=(64Mi 128Mi 256Mi)
-for i in $(seq 1 $N); do
-  pod_json "$NS" "p-$i" "$SCHED" "${cpus[$((i % 3))]}" "${mems[$(((i / 3) % 3))]}"
-done >"$WORK/pods.json"
+# pod p-i asks for cpu 40m/80m/120m by i % 3 and memory 64Mi/128Mi/256Mi by (i / 3) % 3
+pods_json "$NS" p "$N" "$SCHED" 40m 64Mi |
+  jq -c '(.metadata.name | ltrimstr("p-") | tonumber) as $i |
+         .spec.containers[0].resources.requests = {cpu: ["40m", "80m", "120m"][$i % 3],
+                                                    memory: ["64Mi", "128Mi", "256Mi"][($i / 3 | floor) % 3]}' >"$WORK/pods.json"
 split -n l/8 "$WORK/pods.json" "$WORK/chunk."
 t0=$(date +%s.%N)
 creators=()
