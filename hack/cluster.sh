@@ -287,7 +287,14 @@ args_of() {
         certificatesigningrequest-cleaner-controller horizontal-pod-autoscaler-controller
         kube-apiserver-serving-clustertrustbundle-publisher-controller
         podcertificaterequest-cleaner-controller)
-      a "--controllers=*$(printf ',-%s' "${off[@]}")" --v=0
+      # Only names this version knows: an unknown one stops kube-controller-manager (1.37 moved
+      # the cloud controllers out; its --help lists "All controllers: ...").
+      local known c kept=()
+      known=$("$K8S_BIN/kube-controller-manager" --help 2>/dev/null | sed -n 's/.*All controllers: //p' | tr -d ' ' | tr ',' '\n')
+      for c in "${off[@]}"; do
+        if [ -z "$known" ] || grep -qx -- "$c" <<<"$known"; then kept+=("$c"); fi
+      done
+      a "--controllers=*$(printf ',-%s' "${kept[@]}")" --v=0
       # From 1.36 its controllers (garbage collector, Job) know the Workload and PodGroup.
       if workload_api && [ "$KUBERNETES_MINOR" -ge 36 ]; then a --feature-gates="$WORKLOAD_GATES"; fi
       ;;

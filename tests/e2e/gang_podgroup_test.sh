@@ -85,7 +85,7 @@ wait_bound() { # NAME N SECONDS
     sleep 0.3
   done
 }
-pg_field() { read_jq "$2" kubectl get podgroup -n "$NS" "$1" -o json; }
+pg_field() { read_jq "$2" kubectl get podgroups.scheduling.x-k8s.io -n "$NS" "$1" -o json; }
 pg_events() {
   local ev
   ev=$(read_ok kubectl get events.events.k8s.io -n "$NS" -o json) || return 1

@@ -13,7 +13,7 @@ FX="$REPO_ROOT/tests/fixtures/planner"
 planner_e2e_begin
 
 none_created() {
-  [ "$(count_lines kubectl -n "$NS" get workflows,pods,reservations,podgroups -o name)" = 0 ]
+  [ "$(count_lines kubectl -n "$NS" get workflows,pods,reservations,podgroups.scheduling.x-k8s.io -o name)" = 0 ]
 }
 # bad NAME EXPECTED-TEXT FILE [ARGS...]: exit 1, the message, nothing created
 bad() {
@@ -21,7 +21,7 @@ bad() {
   check "$name" bash -c 'want=$1; shift; out=$("$PL" submit "$@" -n "$NS" --wait 0s 2>&1); rc=$?
     [ $rc = 1 ] || { echo "exit status $rc: $out"; exit 1; }
     grep -qF -- "$want" <<<"$out" || { echo "$out"; exit 1; }
-    [ "$(count_lines kubectl -n "$NS" get workflows,pods,reservations,podgroups -o name)" = 0 ] || { echo "something was created"; exit 1; }' _ "$want" "$@"
+    [ "$(count_lines kubectl -n "$NS" get workflows,pods,reservations,podgroups.scheduling.x-k8s.io -o name)" = 0 ] || { echo "something was created"; exit 1; }' _ "$want" "$@"
 }
 
 cat >"$W/cycle.yaml" <<'Y'
@@ -68,7 +68,7 @@ spec:
     - {name: big, pods: 5, requests: {cpu: 4, memory: 1Gi}, duration: 1m, image: x}
 Y
 check "kubectl apply of a step larger than the planner's nodes: Failed naming it" bash -c "wait_for 20 wf_phase_is huge Failed && kwf huge .status.message | grep -q \"step 'big' is larger than the cluster\""
-check "nothing created for either" bash -c "[ \$(count_lines kubectl -n $NS get pods,reservations,podgroups -o name) = 0 ]"
+check "nothing created for either" bash -c "[ \$(count_lines kubectl -n $NS get pods,reservations,podgroups.scheduling.x-k8s.io -o name) = 0 ]"
 check "Warning events name the reason" bash -c "kubectl -n $NS get events -o jsonpath='{range .items[*]}{.reason} {.regarding.name}{.involvedObject.name}{\"\\n\"}{end}' | grep -q '^Invalid loop' &&
   kubectl -n $NS get events -o jsonpath='{range .items[*]}{.reason} {.regarding.name}{.involvedObject.name}{\"\\n\"}{end}' | qgrep '^Unplannable huge'"
 

@@ -30,7 +30,7 @@ check "submit prints the plan" bash -c "'$PL' submit '$FX/e2e-3step.yaml' -n '$N
 # objects of every step, checked against the Workflow's status
 objects_ok() {
   kubectl -n "$NS" get workflow e2e -o json >"$W/wf.json" &&
-    kubectl -n "$NS" get reservations,podgroups,pods -l planner.tarema.io/workflow=e2e -o json >"$W/objs.json" &&
+    kubectl -n "$NS" get reservations,podgroups.scheduling.x-k8s.io,pods -l planner.tarema.io/workflow=e2e -o json >"$W/objs.json" &&
     python3 - "$W/wf.json" "$W/objs.json" "$PL_SEL" <<'PY'
 import json, sys
 wf = json.load(open(sys.argv[1])); objs = json.load(open(sys.argv[2]))["items"]
@@ -148,10 +148,10 @@ check "cancel: before, 3 reservations and 4 gated pods" bash -c "[ \$(count_line
 check "cancel: the CLI waits for Cancelled" bash -c "'$PL' cancel cxl -n '$NS' --wait 20s | grep -q '^workflow $NS/cxl: Cancelled'"
 check "cancel: no reservation, pod group or gated pod left" bash -c "
   for i in \$(seq 40); do
-    [ \$(count_lines kubectl -n $NS get reservations,podgroups -l planner.tarema.io/workflow=cxl -o name) = 0 ] &&
+    [ \$(count_lines kubectl -n $NS get reservations,podgroups.scheduling.x-k8s.io -l planner.tarema.io/workflow=cxl -o name) = 0 ] &&
     [ \$(count_lines kubectl -n $NS get pods -l planner.tarema.io/workflow=cxl -o name) = 1 ] && exit 0
     sleep 0.5
-  done; kubectl -n $NS get reservations,podgroups,pods -l planner.tarema.io/workflow=cxl; exit 1"
+  done; kubectl -n $NS get reservations,podgroups.scheduling.x-k8s.io,pods -l planner.tarema.io/workflow=cxl; exit 1"
 check "cancel: steps b and c Cancelled, a left running" bash -c "step_state_is cxl b Cancelled && step_state_is cxl c Cancelled && [ \$(kubectl -n $NS get pod cxl-a-0 -o jsonpath='{.status.phase}') = Running ]"
 
 kubectl -n "$NS" delete pod cxl-a-0 --wait=false >/dev/null # it would hold its core forever
