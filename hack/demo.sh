@@ -379,6 +379,12 @@ cat <<TXT
 TXT
 [ -s "$WORK/sim-evaluate.svg" ] || die "hack/sim-evaluate.py wrote no figure to $WORK/sim-evaluate.svg"
 echo "  figure (adaptive, headroom and target per setting): $WORK/sim-evaluate.svg$([ "${DEMO_KEEP:-0}" = 1 ] || echo ' (removed on exit; DEMO_KEEP=1 keeps it)')"
+step "backfill: wide pods and gangs behind a stream of narrow ones, 4 nodes of 8 cores (tarema-sim backfill, docs/backfill.md)"
+echo "  first fit lets every freed core go to the next narrow pod; EASY holds the head of the queue's"
+echo "  earliest start and backfills only what does not delay it (the live loop does not run it yet)"
+"$BIN/tarema-sim" backfill --nodes 4 --wide 0.05 --load 1.5 --jobs 400 --svg "$WORK/backfill.svg" 2>&1 | sed 's/^/  /'
+[ -s "$WORK/backfill.svg" ] || die "tarema-sim backfill wrote no figure to $WORK/backfill.svg"
+echo "  figure (utilisation and waits per discipline): $WORK/backfill.svg$([ "${DEMO_KEEP:-0}" = 1 ] || echo ' (removed on exit; DEMO_KEEP=1 keeps it)')"
 # ------------------------------------------------------------------ 8. right-sizing
 say "8/11 right-sizing task requests from history (tarema-sim sizing, docs/sizing.md)"
 cat <<'TXT'

@@ -42,6 +42,13 @@ grep -qE '^  \| 5;4;4;2, shared \| .* \| [0-9.-]+ / [0-9.-]+ \| (met|missed: .*)
   grep -q '\[4/4\] 5;4;4;2, shared: 3 seeds' "$LOG" &&
   pass "demo checks issue 16's target per setting (hack/sim-evaluate.py, all 4 settings, DEMO_EVAL_SEEDS=3)" ||
   fail "demo checks issue 16's target" "$(grep -A 9 'sim-evaluate' "$LOG")"
+# Backfill in the simulation step: the four disciplines' rows and the figure; EASY and
+# conservative backfilled something, strict FIFO nothing (last column).
+grep -qE '^  first-fit +[0-9.]+ ' "$LOG" && grep -qE '^  fifo +([0-9.]+ +){7}0$' "$LOG" &&
+  grep -qE '^  easy +([0-9.]+ +){7}[1-9][0-9]*$' "$LOG" && grep -qE '^  conservative +([0-9.]+ +){7}[1-9][0-9]*$' "$LOG" &&
+  grep -qE 'figure \(utilisation and waits per discipline\): /tmp/tarema-demo\.[^/ ]+/backfill\.svg' "$LOG" &&
+  pass "demo shows backfill against first fit and FIFO (tarema-sim backfill, figure)" ||
+  fail "demo shows backfill" "$(grep -A 8 'tarema-sim backfill' "$LOG")"
 # Steps 8-10: the tools' own tables, indented by the demo.
 grep -qE '^ +whole-machine +- +[0-9.]+% +[0-9.]+%' "$LOG" && grep -qE '^ +kmeans +3 +-?[0-9.]+% +[0-9.]+%' "$LOG" &&
   grep -qE '^ +BWA_MEM +[0-9]+ +[0-9.]+G [0-9. ]+ +[0-9.]+G' "$LOG" &&
