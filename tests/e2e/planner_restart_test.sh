@@ -52,13 +52,13 @@ steps:
 Y
 check "submit: planned by the leader" bash -c "'$PL' submit '$W/r.yaml' -n '$NS' --wait 20s | grep -q '^step b starts at'"
 wait_for 10 bash -c "[ \$(count_lines kubectl -n $NS get pods -l planner.tarema.io/workflow=r -o name) = 4 ]"
-uids_before=$(kubectl -n "$NS" get pods,reservations,podgroups -l planner.tarema.io/workflow=r -o jsonpath='{range .items[*]}{.metadata.uid}{"\n"}{end}' | sort)
+uids_before=$(kubectl -n "$NS" get pods,reservations,podgroups.scheduling.x-k8s.io -l planner.tarema.io/workflow=r -o jsonpath='{range .items[*]}{.metadata.uid}{"\n"}{end}' | sort)
 check "b gated when the leader dies" bash -c "[ \"\$(kubectl -n $NS get pod r-b-0 -o jsonpath='{.spec.schedulingGates[0].name}')\" = tarema.io/planned ]"
 kill -9 "$one_PID"
 check "the standby takes over the Lease" wait_for 40 holder_is two
 check "workflow Succeeded under the new leader" wait_for 60 wf_phase_is r Succeeded
 check "nothing created twice: same objects, 4 pods" bash -c "
-  after=\$(kubectl -n $NS get pods,reservations,podgroups -l planner.tarema.io/workflow=r -o jsonpath='{range .items[*]}{.metadata.uid}{\"\\n\"}{end}' | sort)
+  after=\$(kubectl -n $NS get pods,reservations,podgroups.scheduling.x-k8s.io -l planner.tarema.io/workflow=r -o jsonpath='{range .items[*]}{.metadata.uid}{\"\\n\"}{end}' | sort)
   [ \"\$after\" = '$uids_before' ] && [ \$(count_lines kubectl -n $NS get pods -l planner.tarema.io/workflow=r -o name) = 4 ]"
 check "b released after a ended, by the new leader" bash -c "
   a=\$(kwf r '.status.steps[?(@.name==\"a\")].actualEnd'); b=\$(kwf r '.status.steps[?(@.name==\"b\")].releasedAt')

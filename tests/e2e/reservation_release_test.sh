@@ -68,7 +68,7 @@ done
 
 # ---- 1. owner deleted ----------------------------------------------------------------------------
 check "by-owner active" wait_for 20 phase_is "$NS" by-owner Active
-kubectl delete podgroup -n "$NS" "pg-$ID" >/dev/null
+kubectl delete podgroups.scheduling.x-k8s.io -n "$NS" "pg-$ID" >/dev/null
 if wait_for 20 phase_is "$NS" by-owner Released && [[ $(resv_message "$NS" by-owner) == *"owner was deleted"* ]] && holds_none "$NS" by-owner; then
   pass "owner deleted: Released, nothing held"
 else
