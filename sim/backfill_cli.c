@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/args.h"
 #include "sim/backfill_sim.h"
 #include "sim/cli.h"
 
@@ -30,16 +31,13 @@ static void usage(FILE *f) {
             "  --svg FILE         utilisation and waits per discipline as bar charts\n");
 }
 
+/* --OPT ARG as a number from lo to hi (lib's tm_arg_double); -1 after printing why. */
 static int parse_real(const char *opt, const char *arg, double lo, double hi, double *out) {
-    char *end;
-    double v = strtod(arg, &end);
-    if (!*arg || *end || !(v >= lo && v <= hi)) {
-        fprintf(stderr, "tarema-sim backfill: --%s '%s' is not a number from %g to %g\n", opt, arg,
-                lo, hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
+    tm_err err = {0};
+    if (tm_arg_double(opt, arg, lo, hi, out, &err) == 0)
+        return 0;
+    fprintf(stderr, "tarema-sim backfill: %s\n", err.msg);
+    return -1;
 }
 
 /* Bar charts: utilisation (%) and waits (min: mean, p99, wide jobs' mean) per discipline. */

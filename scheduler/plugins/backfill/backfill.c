@@ -98,16 +98,24 @@ void bf_plan_free(bf_plan *p) {
     free(p);
 }
 
+/* v (n used of *cap elements of elem bytes) with room for one more: v itself while there is,
+ * else reallocated to twice *cap (first when empty) with *cap updated. NULL on OOM (v kept). */
+static void *room_for_one(void *v, size_t n, size_t *cap, size_t elem, size_t first) {
+    if (n < *cap)
+        return v;
+    size_t c = *cap ? *cap * 2 : first;
+    void *nv = realloc(v, c * elem);
+    if (nv)
+        *cap = c;
+    return nv;
+}
+
 static int prof_add(node_prof *np, int64_t start, int64_t end, const sched_resources *req,
                     bool now_job) {
-    if (np->n == np->cap) {
-        size_t cap = np->cap ? np->cap * 2 : 8;
-        ivl *v = realloc(np->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        np->v = v;
-        np->cap = cap;
-    }
+    ivl *v = room_for_one(np->v, np->n, &np->cap, sizeof *v, 8);
+    if (!v)
+        return -1;
+    np->v = v;
     np->v[np->n++] = (ivl){.start = start, .end = end, .req = *req, .now_job = now_job};
     return 0;
 }
@@ -218,14 +226,10 @@ static bool place_at(const bf_plan *p, const bf_job *job, int64_t t, int64_t t1,
 
 static int add_shadow(bf_plan *p, size_t j, const bf_job *job, int64_t t, int64_t t1,
                       const int *where) {
-    if (p->n_shadows == p->cap_shadows) {
-        size_t cap = p->cap_shadows ? p->cap_shadows * 2 : 4;
-        bf_shadow *v = realloc(p->shadows, cap * sizeof *v);
-        if (!v)
-            return -1;
-        p->shadows = v;
-        p->cap_shadows = cap;
-    }
+    bf_shadow *sv = room_for_one(p->shadows, p->n_shadows, &p->cap_shadows, sizeof *sv, 4);
+    if (!sv)
+        return -1;
+    p->shadows = sv;
     bf_shadow *s = &p->shadows[p->n_shadows++];
     *s = (bf_shadow){.job = j, .key = job->key, .start_ms = t, .end_ms = t1};
     size_t first = p->n_holds;
@@ -234,14 +238,10 @@ static int add_shadow(bf_plan *p, size_t j, const bf_job *job, int64_t t, int64_
         while (h < p->n_holds && p->holds[h].node != where[m])
             h++;
         if (h == p->n_holds) {
-            if (p->n_holds == p->cap_holds) {
-                size_t cap = p->cap_holds ? p->cap_holds * 2 : 16;
-                bf_shadow_hold *v = realloc(p->holds, cap * sizeof *v);
-                if (!v)
-                    return -1;
-                p->holds = v;
-                p->cap_holds = cap;
-            }
+            bf_shadow_hold *hv = room_for_one(p->holds, p->n_holds, &p->cap_holds, sizeof *hv, 16);
+            if (!hv)
+                return -1;
+            p->holds = hv;
             p->holds[p->n_holds++] = (bf_shadow_hold){.node = where[m]};
         }
         for (int k = 0; k < SCHED_RES_MAX; k++)
