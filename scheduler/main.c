@@ -143,18 +143,16 @@ static int feed_list(tm_kube *k, sched_cache *c, const char *path, const char *f
  * note (the live scheduler runs without it too). */
 static int feed_owners(tm_kube *k, sched_cache *c, sched_framework *fw, const sched_config *cfg,
                        tm_err *err) {
-    static const char *const paths[SCHED_OWNER_KINDS] = {
-        "/api/v1/services", "/api/v1/replicationcontrollers", "/apis/apps/v1/replicasets",
-        "/apis/apps/v1/statefulsets"};
     if (sched_config_apply_spread(cfg, fw, err) || sched_cache_track_owner_selectors(c, err))
         return -1;
     for (int kind = 0; kind < SCHED_OWNER_KINDS; kind++) {
         tm_list_opts lo = {0};
         tm_err e = {0};
-        json_t *items = tm_kube_list(k, paths[kind], &lo, NULL, &e);
+        const char *path = sched_owner_kind_path((sched_owner_kind)kind);
+        json_t *items = tm_kube_list(k, path, &lo, NULL, &e);
         if (!items) {
-            fprintf(stderr, "note: %s unavailable (%s): default spreading without them\n",
-                    paths[kind], e.msg);
+            fprintf(stderr, "note: %s unavailable (%s): default spreading without them\n", path,
+                    e.msg);
             continue;
         }
         size_t i;

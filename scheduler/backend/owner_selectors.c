@@ -27,6 +27,13 @@ const char *sched_owner_kind_name(sched_owner_kind k) {
     return k < SCHED_OWNER_KINDS ? kind_names[k] : "none";
 }
 
+const char *sched_owner_kind_path(sched_owner_kind k) {
+    static const char *const paths[SCHED_OWNER_KINDS] = {
+        "/api/v1/services", "/api/v1/replicationcontrollers", "/apis/apps/v1/replicasets",
+        "/apis/apps/v1/statefulsets"};
+    return k < SCHED_OWNER_KINDS ? paths[k] : NULL;
+}
+
 sched_owner_kind sched_owner_kind_of_ref(const char *api_version, const char *kind) {
     if (!api_version || !kind)
         return SCHED_OWNER_NONE;

@@ -41,6 +41,9 @@ typedef enum {
 
 /* "Service", "ReplicationController", "ReplicaSet", "StatefulSet". */
 const char *sched_owner_kind_name(sched_owner_kind k);
+/* The API collection of kind k ("/api/v1/services", ...), as the live informers and explain
+ * list it; NULL for SCHED_OWNER_NONE. */
+const char *sched_owner_kind_path(sched_owner_kind k);
 /* The kind of a controller ownerReference (apiVersion, kind): RC for v1
  * ReplicationController, RS/SS for apps/v1 ReplicaSet/StatefulSet, NONE for anything else (as
  * kube's DefaultSelector, which compares group, version and kind). */

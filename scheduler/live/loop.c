@@ -623,11 +623,6 @@ static int start_task_informer(sched_loop *l, bool first, tm_err *err) {
     return 0;
 }
 
-/* The collections PodTopologySpread's default constraints read, by kind (owner_selectors.h). */
-static const char *const owner_paths[SCHED_OWNER_KINDS] = {
-    "/api/v1/services", "/api/v1/replicationcontrollers", "/apis/apps/v1/replicasets",
-    "/apis/apps/v1/statefulsets"};
-
 /* Watches the Services and controllers whose selectors make the default spread constraints.
  * One that cannot be read (RBAC without the right, an API server without the resource) is
  * reported once at the start and left out: the scheduler runs without it (its pods get no
@@ -637,7 +632,7 @@ static int start_owner_informers(sched_loop *l, bool first, tm_err *err) {
         if (l->owners[k])
             continue;
         tm_err e = {0};
-        if (!sched_api_served(l->k, owner_paths[k], &e)) {
+        if (!sched_api_served(l->k, sched_owner_kind_path((sched_owner_kind)k), &e)) {
             if (first) {
                 tm_warn("%ss not readable (%s): PodTopologySpread's default constraints run "
                         "without them until they are",
@@ -647,7 +642,7 @@ static int start_owner_informers(sched_loop *l, bool first, tm_err *err) {
             continue;
         }
         l->owner_ud[k] = (struct owner_ud){l, (sched_owner_kind)k};
-        tm_informer_opts o = {.path = owner_paths[k],
+        tm_informer_opts o = {.path = sched_owner_kind_path((sched_owner_kind)k),
                               .on_event = on_owner,
                               .on_synced = synced_owner,
                               .ud = &l->owner_ud[k],
