@@ -87,6 +87,9 @@ fi
 #   enables its GangScheduling plugin whenever GenericWorkload is on. Beta APIs are not served
 #   by default (since 1.24), hence the runtime-config. kube-controller-manager gets the gate too
 #   (its garbage collector and Job controller watch the new objects).
+# - From 1.36 WorkloadWithJob (alpha) too, on the API server (it keeps a Job's spec.scheduling)
+#   and kube-controller-manager (the Job controller then creates the Job's Workload and PodGroup
+#   and points its pods at the group): tests/e2e/gang_job_test.sh.
 case $KUBERNETES_MINOR in
   35)
     WORKLOAD_GATES=GenericWorkload=true
@@ -94,12 +97,12 @@ case $KUBERNETES_MINOR in
     WORKLOAD_RUNTIME_CONFIG=scheduling.k8s.io/v1alpha1=true
     ;;
   36)
-    WORKLOAD_GATES=GenericWorkload=true
+    WORKLOAD_GATES=GenericWorkload=true,WorkloadWithJob=true
     WORKLOAD_SCHEDULER_GATES=GenericWorkload=true,GangScheduling=true
     WORKLOAD_RUNTIME_CONFIG=scheduling.k8s.io/v1alpha2=true
     ;;
   *)
-    WORKLOAD_GATES=GenericWorkload=true
+    WORKLOAD_GATES=GenericWorkload=true,WorkloadWithJob=true
     WORKLOAD_SCHEDULER_GATES=GenericWorkload=true
     WORKLOAD_RUNTIME_CONFIG=scheduling.k8s.io/v1beta1=true
     ;;
