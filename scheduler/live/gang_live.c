@@ -8,6 +8,7 @@
 
 #include "lib/jsonutil.h"
 #include "lib/log.h"
+#include "scheduler/plugins/gang/gang_preempt.h"
 
 /* An unchanged FailedScheduling on the members is reported again after this long. */
 #define REPORT_REPEAT_MS (5 * 60 * 1000)
@@ -48,6 +49,8 @@ struct sched_gang_live {
      * so the condition is written as kube-scheduler writes it (native.h) */
     sched_native_api native;
     json_t *native_seen;
+    sched_preemptor *preemptor; /* NULL: gangs never preempt (extender mode) */
+    tm_metric *m_preempt;
 };
 
 sched_gang_live *sched_gang_live_new(sched_queue *q, sched_cache *c, sched_framework *fw,
@@ -81,7 +84,12 @@ sched_gang_live *sched_gang_live_new(sched_queue *q, sched_cache *c, sched_frame
                                               "Gang placement attempts by result (scheduled, "
                                               "unschedulable, waiting, timeout, bind_failed, "
                                               "error).",
-                                              TM_LABELS("result"), err))) {
+                                              TM_LABELS("result"), err)) ||
+        !(gl->m_preempt = tm_metrics_counter(reg, "tarema_gang_preemptions_total",
+                                             "Gang preemption attempts by result (preempting: "
+                                             "victims evicted; waiting: earlier victims still "
+                                             "leaving suffice; unschedulable; error).",
+                                             TM_LABELS("result"), err))) {
         sched_gang_live_free(gl);
         return NULL;
     }
@@ -562,6 +570,55 @@ void sched_gang_live_check_timeouts(sched_gang_live *gl, int64_t now_ms) {
     }
 }
 
+void sched_gang_live_set_preemptor(sched_gang_live *gl, sched_preemptor *pr) {
+    gl->preemptor = pr;
+}
+
+/* gang_preempt.h's unit_of over the live registry: the gang of a placed pod. */
+static const char *unit_of(void *ctx, const char *uid) {
+    sched_gang *g = sched_gang_registry_of(ctx, uid);
+    return g && !g->basic ? g->key : NULL;
+}
+
+/* A gang that does not fit: can evicting lower-priority pods and whole lower-priority gangs
+ * make it fit at once (gang_preempt.h)? Then the preemptor evicts them and nominates each
+ * member to its node; the gang is tried again as the victims go. Events on the gang and on
+ * each gang it preempts say so. */
+static void preempt_for(sched_gang_live *gl, sched_gang *g, sched_pod **pods, size_t n,
+                        int64_t wall_ms) {
+    int *nodes = calloc(n, sizeof *nodes);
+    if (!nodes)
+        return;
+    sched_gang_preemption r = {.nodes = nodes};
+    tm_err err = {0};
+    sched_snapshot *snap = sched_cache_snapshot(gl->c);
+    if (sched_gang_preempt(gl->fw, snap, g, pods, n, wall_ms, unit_of, gl->reg, &r, &err) < 0) {
+        tm_metrics_inc(gl->m_preempt, TM_LABELS("error"));
+        tm_warn("gang preemption failed gang=%s err=\"%s\"", g->key, err.msg);
+    } else if (!r.ok) {
+        tm_metrics_inc(gl->m_preempt, TM_LABELS("unschedulable"));
+        tm_debug("gang preemption: none gang=%s why=\"%s\"", g->key, r.message);
+    } else {
+        tm_metrics_inc(gl->m_preempt, TM_LABELS(r.n_victims ? "preempting" : "waiting"));
+        /* the gangs preempted whole hear it before their pods go */
+        for (size_t i = 0; i < r.n_victims; i++) {
+            sched_gang *vg = sched_gang_registry_of(gl->reg, r.victims[i].uid);
+            if (!vg || (i > 0 && sched_gang_registry_of(gl->reg, r.victims[i - 1].uid) == vg))
+                continue;
+            char note[512];
+            snprintf(note, sizeof note, "preempted whole by gang %s (priority %d): %s", g->key,
+                     (int)pods[0]->priority, r.victims[i].why);
+            gang_event(gl, vg, "Warning", "Preempted", note, true);
+        }
+        if (r.n_victims)
+            sched_preemptor_run_gang(gl->preemptor, g->key, pods, n, nodes, r.victims, r.n_victims);
+        snprintf(g->message, sizeof g->message, "preemption: %.1000s", r.message);
+        gang_event(gl, g, "Normal", "Preempting", g->message, false);
+    }
+    sched_gang_preemption_clear(&r);
+    free(nodes);
+}
+
 /* Permit: the gang's decision for the taken pods. */
 static void permit(sched_gang_live *gl, sched_gang *g, sched_pod **pods, size_t n, int64_t now_ms) {
     size_t placed_before = sched_gang_placed_count(g);
@@ -649,6 +706,8 @@ static void permit(sched_gang_live *gl, sched_gang *g, sched_pod **pods, size_t 
         tm_metrics_inc(gl->m_attempts, TM_LABELS(result));
         gang_event(gl, g, "Warning", "FailedScheduling", why, false);
         tm_debug("gang waits gang=%s msg=\"%s\"", g->key, why);
+        if (t == SCHED_GANG_TRY_UNSCHEDULABLE && gl->preemptor)
+            preempt_for(gl, g, pods, n, wall);
     }
     char msg[1200];
     snprintf(msg, sizeof msg, "gang %s: %s", g->key, timeout ? why : g->message);

@@ -28,6 +28,7 @@
 #include "lib/kube.h"
 #include "lib/metrics.h"
 #include "scheduler/live/binder.h"
+#include "scheduler/live/preemptor.h"
 #include "scheduler/backend/cache.h"
 #include "scheduler/plugins/gang/gang.h"
 #include "scheduler/plugins/gang/native.h"
@@ -43,6 +44,9 @@ typedef struct sched_gang_live sched_gang_live;
 sched_gang_live *sched_gang_live_new(sched_queue *q, sched_cache *c, sched_framework *fw,
                                      sched_binder *b, tm_metrics *reg, tm_err *err);
 void sched_gang_live_free(sched_gang_live *gl);
+/* Lets gangs preempt as one unit (plugins/gang/gang_preempt.h) through pr (borrowed; NULL:
+ * they never preempt). */
+void sched_gang_live_set_preemptor(sched_gang_live *gl, sched_preemptor *pr);
 sched_gang_registry *sched_gang_live_registry(sched_gang_live *gl);
 
 /* Informer events (obj borrowed). Pod events go here before the cache sees them, so that a pod

@@ -526,6 +526,8 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
     if (sched && !(l->preemptor = sched_preemptor_new(k, l->cache, cfg->scheduler_name,
                                                       cfg->identity, reg, err)))
         goto fail;
+    if (sched) /* a gang preempts as one unit, through the same preemptor */
+        sched_gang_live_set_preemptor(l->gangs, l->preemptor);
     atomic_init(&l->leading, !sched_config_elects(cfg));
     atomic_init(&l->synced, false);
     atomic_init(&l->sync_state, 0);

@@ -401,3 +401,44 @@ bool sched_preemptor_run(sched_preemptor *pr, sched_framework *fw, const sched_p
     }
     return true;
 }
+
+void sched_preemptor_run_gang(sched_preemptor *pr, const char *gang, sched_pod *const *pods,
+                              size_t n, const int *nodes, const sched_victim *victims,
+                              size_t n_victims) {
+    if (!pr)
+        return;
+    sched_snapshot *s = sched_cache_snapshot(pr->cache);
+    tm_err err = {0};
+    tm_metrics_inc(pr->m_k_attempts, NULL);
+    tm_metrics_inc(pr->m_attempts, TM_LABELS("nominated"));
+    tm_metrics_observe(pr->m_k_victims, NULL, (double)n_victims);
+    tm_info("preempting for gang=%s members=%zu victims=%zu", gang, n, n_victims);
+    /* every member's room is kept at once, on the node the dry run found for it */
+    for (size_t i = 0; i < n; i++) {
+        const sched_node *node = nodes[i] >= 0 ? sched_snapshot_node(s, (size_t)nodes[i]) : NULL;
+        if (!node)
+            continue;
+        if (sched_nominated_set_pod(pr->nominated, pods[i], node->name, &err))
+            tm_warn("nomination not recorded pod=%s/%s err=\"%s\"", pods[i]->ns, pods[i]->name,
+                    err.msg);
+        clear_lower_nominations(pr, pods[i], node->name);
+        patch_nominated(pr, pods[i]->ns, pods[i]->name, node->name);
+    }
+    for (size_t k = 0; k < n_victims; k++) {
+        const sched_victim *v = &victims[k];
+        /* the event relates the victim to the member that takes its node (else the first) */
+        const sched_pod *by = pods[0];
+        for (size_t i = 0; i < n; i++) {
+            const sched_node *node =
+                nodes[i] >= 0 ? sched_snapshot_node(s, (size_t)nodes[i]) : NULL;
+            if (node && strcmp(node->name, v->node) == 0) {
+                by = pods[i];
+                break;
+            }
+        }
+        tm_metrics_inc(pr->m_victims, TM_LABELS("lower_priority"));
+        sched_snapshot_set_pod_terminating(s, v->uid);
+        tm_info("preemption victim pod=%s/%s node=%s why=\"%s\"", v->ns, v->name, v->node, v->why);
+        evict(pr, by, v);
+    }
+}

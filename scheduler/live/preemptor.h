@@ -29,6 +29,7 @@
 #include "lib/metrics.h"
 #include "scheduler/backend/cache.h"
 #include "scheduler/framework/framework.h"
+#include "scheduler/plugins/preemption/preemption.h"
 
 typedef struct sched_preemptor sched_preemptor;
 
@@ -57,4 +58,11 @@ void sched_preemptor_assumed(sched_preemptor *pr, const char *uid);
 bool sched_preemptor_run(sched_preemptor *pr, sched_framework *fw, const sched_pod *p, char *msg,
                          size_t size);
 
+/* A gang's preemption (plugins/gang/gang_preempt.h) carried out: each waiting member
+ * pods[i] with nodes[i] >= 0 nominated there (recorded at once, status patched), then each
+ * victim marked terminating and evicted as for a pod (DisruptionTarget, delete, a Preempted
+ * event related to the member that takes its node). Loop thread, cache lock held. */
+void sched_preemptor_run_gang(sched_preemptor *pr, const char *gang, sched_pod *const *pods,
+                              size_t n, const int *nodes, const sched_victim *victims,
+                              size_t n_victims);
 #endif

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# tests/e2e/gang_preemption_test.sh: a gang preempts as one unit (issue 31), tarema-scheduler on
+# the real control plane with scheduler-plugins PodGroups, on this test's own 4 nodes of 4 cores:
+#   - the cluster is full: gang lowa (6 pods x 2 cores, priority 100) and gang lowb (4 x 1 core,
+#     priority 50);
+#  1. a gang of 20 x 1 core at priority 1000 could not fit even on the empty nodes (16 cores):
+#     nothing is evicted, the attempt is counted as unschedulable;
+#  2. a gang of 12 x 1 core at priority 1000: evicting lowa whole (12 cores) is enough, and
+#     lowa goes whole (all six pods, each with a Preempted event), lowb (the lower priority, but not needed once lowa goes) stays, and the 12 are
+#     bound; lowa's PodGroup hears it was preempted whole, the preemptor's says Preempting.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/scheduler_lib.sh"
+. "$(dirname "$0")/gang_lib.sh"
+
+if ! why=$(gang_require_api podgroup); then
+  echo "skipped: $why"
+  summary
+  exit 0
+fi
+sched_e2e_begin gangpre gp
+extra_cleanup() {
+  kubectl delete priorityclass "$ID-lower" "$ID-low" "$ID-high" --wait=false >/dev/null 2>&1
+  return 0
+}
+sched_e2e_namespace
+pc() { # NAME VALUE
+  kubectl create -f - >/dev/null <<EOF
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: $1}
+value: $2
+EOF
+}
+check "priority classes lower 50, low 100, high 1000" \
+  bash -c "$(declare -f pc); pc $ID-lower 50 && pc $ID-low 100 && pc $ID-high 1000"
+
+cat >"$WORK/nodes.yaml" <<EOF2
+nodes:
+  - {prefix: ${P}n, count: 4, cpu: 4, memory: 16Gi, pods: 110,
+     labels: {tarema.io/cpu: "2", tarema.io/mem: "2", tarema.io/io: "2", tarema.io/group: "n", tarema.io/e2e: "$ID"},
+     taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
+EOF2
+check "test nodes created (4 x 4 cores)" bash "$REPO_ROOT/hack/cluster.sh" nodes "$WORK/nodes.yaml"
+sched_e2e_start --qps 2000 --burst 4000
+
+# gang NAME SIZE CPU CLASS: a PodGroup gang (minMember SIZE) at the class's priority.
+gang() {
+  GANG_POD_PATCH=".spec.tolerations = [{key: \"tarema.io/e2e\", operator: \"Equal\", value: \"$ID\", effect: \"NoSchedule\"}]
+    | .spec.nodeSelector = {\"tarema.io/e2e\": \"$ID\"} | .spec.priorityClassName = \"$ID-$4\"" \
+    gang_create podgroup "$NS" "$1" "$2" "$2" "$SCHED" "$3" 256Mi
+}
+bound_of() { # NAME: pods of the gang bound (nothing and status 1 when the list fails)
+  local pods
+  pods=$(read_ok kubectl get pods -n "$NS" -l "tarema.io/gang-e2e=$1" -o json) || return 1
+  jq '[.items[] | select((.spec.nodeName // "") != "" and .metadata.deletionTimestamp == null)] | length' <<<"$pods"
+}
+bound_is() { local b; b=$(bound_of "$1") && [ "$b" -eq "$2" ]; }
+count_of() { # NAME: pods of the gang that exist
+  read_jq '.items | length' kubectl get pods -n "$NS" -l "tarema.io/gang-e2e=$1" -o json
+}
+count_is() { local c; c=$(count_of "$1") && [ "$c" -eq "$2" ]; }
+events_of() { # REASON: "regarding-name note" lines of NS's events with that reason
+  kubectl get events.events.k8s.io -n "$NS" -o json |
+    jq -r --arg r "$1" '.items[] | select(.reason == $r) | "\(.regarding.name) \(.note)"'
+}
+preempt_metric() { metric "$SCHED_PORT" "tarema_gang_preemptions_total{result=\"$1\"}"; }
+preempt_metric_above() { local v; v=$(preempt_metric "$1") && [ "${v%.*}" -gt "$2" ]; }
+
+check "gang lowa created (6 x 2 core(s), class low)" gang lowa 6 2 low
+if wait_for 60 bound_is lowa 6; then pass "lowa (6 x 2 cores, priority 100) bound"; else fail "lowa bound" "$(kubectl get pods -n "$NS" -o wide)"; fi
+check "gang lowb created (4 x 1 core(s), class lower)" gang lowb 4 1 lower
+if wait_for 60 bound_is lowb 4; then pass "lowb (4 x 1 core, priority 50) bound: the 16 cores are taken"; else fail "lowb bound" "$(kubectl get pods -n "$NS" -o wide)"; fi
+
+# ---- 1. could not fit even with every lower-priority pod gone: nothing evicted -----------------
+before=$(preempt_metric unschedulable)
+before=${before:-0}
+check "gang huge created (20 x 1 core(s), class high)" gang huge 20 1 high
+if wait_for 60 preempt_metric_above unschedulable "${before%.*}"; then
+  pass "20 x 1 core on 16 cores: the gang's preemption was tried and found nothing to do"
+else
+  fail "20 x 1 core on 16 cores: the gang's preemption was tried and found nothing to do" \
+    "$(grep -i preempt "$WORK/sched.log" | tail -n 3)"
+fi
+if bound_is lowa 6 && bound_is lowb 4 && [ -z "$(events_of Preempted)" ]; then
+  pass "nothing evicted: lowa 6 and lowb 4 still bound, no Preempted event"
+else
+  fail "nothing evicted: lowa 6 and lowb 4 still bound, no Preempted event" \
+    "$(kubectl get pods -n "$NS" -o wide; events_of Preempted)"
+fi
+kubectl delete podgroups.scheduling.x-k8s.io -n "$NS" huge --wait=false >/dev/null 2>&1
+kubectl delete pods -n "$NS" -l tarema.io/gang-e2e=huge --wait=false >/dev/null 2>&1
+check "the huge gang is gone" wait_for 60 count_is huge 0
+
+# ---- 2. 12 x 1 core: lowa goes whole, lowb stays ------------------------------------------------
+check "gang hi created (12 x 1 core(s), class high)" gang hi 12 1 high
+if wait_for 90 bound_is hi 12; then
+  pass "the 12 pods of gang hi (priority 1000) are bound"
+else
+  fail "the 12 pods of gang hi (priority 1000) are bound" \
+    "$(kubectl get pods -n "$NS" -o wide; grep -i preempt "$WORK/sched.log" | tail -n 5)"
+fi
+if wait_for 30 count_is lowa 0; then pass "lowa was evicted whole (all 6 pods)"; else fail "lowa was evicted whole (all 6 pods)" "$(kubectl get pods -n "$NS" -o wide)"; fi
+if bound_is lowb 4; then pass "lowb (not needed once lowa is gone) stays: 4 bound"; else fail "lowb stays" "$(kubectl get pods -n "$NS" -o wide)"; fi
+pre=$(events_of Preempted)
+n_pod_ev=$(grep -c "^lowa-[0-9]* Preempted by pod " <<<"$pre")
+if [ "$n_pod_ev" -eq 6 ]; then
+  pass "each of lowa's 6 pods has a Preempted event (\"Preempted by pod <uid> on node <node>\")"
+else
+  fail "each of lowa's 6 pods has a Preempted event" "$pre"
+fi
+if grep -q "^lowa preempted whole by gang podgroup/$NS/hi (priority 1000)" <<<"$pre"; then
+  pass "lowa's PodGroup: Preempted, whole, by gang hi"
+else
+  fail "lowa's PodGroup: Preempted, whole, by gang hi" "$pre"
+fi
+if ! grep -q "^lowb" <<<"$pre"; then pass "no Preempted event about lowb"; else fail "no Preempted event about lowb" "$pre"; fi
+if events_of Preempting | grep -q "^hi preemption: evicting 6 pod(s) (1 gang(s) whole, 0 single pod(s)) of priority < 1000"; then
+  pass "hi's PodGroup: Preempting, 6 pods of 1 gang"
+else
+  fail "hi's PodGroup: Preempting, 6 pods of 1 gang" "$(events_of Preempting)"
+fi
+if preempt_metric_above preempting 0; then pass "tarema_gang_preemptions_total{result=\"preempting\"} counted it"; else fail "tarema_gang_preemptions_total{result=\"preempting\"} counted it" "$(preempt_metric preempting)"; fi
+check "no node over-committed" check_fit
+
+summary
