@@ -702,6 +702,137 @@ static void test_preempt_bad_input(void) {
     json_decref(names);
 }
 
+/* ---- preempt on kube-scheduler's own requests ---------------------------------------------
+ * Captured from kube-scheduler 1.35.4 calling this extender in tests/e2e/scheduler_extender_test.sh
+ * case b (urgent-b, 1 cpu, priority 1000, run "other"; candidates pre-1 and pre-2, 2 cpu each,
+ * one 1500m victim on each), one run with the test's nodeCacheCapable true (NodeNameToMetaVictims,
+ * and "NodeNameToVictims": null beside it) and one with false (whole victim Pods,
+ * "NodeNameToMetaVictims": null). */
+
+/* The candidate of a captured request whose name ends in suffix ("pre-1"): each capture has its
+ * run's node names. */
+static const char *cap_node(const json_t *args, const char *suffix) {
+    const json_t *full = json_object_get(args, "NodeNameToVictims");
+    const json_t *map =
+        json_is_object(full) ? full : json_object_get(args, "NodeNameToMetaVictims");
+    const char *node;
+    json_t *v;
+    json_object_foreach((json_t *)map, node, v) {
+        size_t n = strlen(node), m = strlen(suffix);
+        if (n >= m && strcmp(node + n - m, suffix) == 0)
+            return node;
+    }
+    return "?";
+}
+
+/* A kwok node of that test: 2 cpu, 4Gi, 20 pods, Ready, the label its pods select (id: the
+ * run's). */
+static void put_kwok_node(sched_snapshot *s, const char *name, const char *id) {
+    json_t *n = json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s}}, s:{}, s:{s:{s:s, s:s, s:s}, "
+                          "s:[{s:s, s:s}]}}",
+                          "kind", "Node", "apiVersion", "v1", "metadata", "name", name, "labels",
+                          "kubernetes.io/hostname", name, "tarema.io/e2e-pre", id, "spec", "status",
+                          "allocatable", "cpu", "2", "memory", "4Gi", "pods", "20", "conditions",
+                          "type", "Ready", "status", "True");
+    tm_err err = {0};
+    sched_node *sn = sched_node_from_json(s, n, &err);
+    if (!sn || sched_snapshot_put_node(s, sn, &err) != 0)
+        printf("    node %s: %s\n", name, err.msg);
+    json_decref(n);
+}
+
+/* The victims of a captured request recorded in the cache on their nodes, as the informer
+ * records bound pods: from the whole Pods when the request has them, else by UID with the
+ * test's 1500m filler requests. */
+static void record_victims(sched_snapshot *s, const json_t *args) {
+    tm_err err = {0};
+    const char *node;
+    json_t *v;
+    const json_t *full = json_object_get(args, "NodeNameToVictims");
+    const json_t *map =
+        json_is_object(full) ? full : json_object_get(args, "NodeNameToMetaVictims");
+    json_object_foreach((json_t *)map, node, v) {
+        size_t i;
+        json_t *p;
+        json_array_foreach(json_object_get(v, "Pods"), i, p) {
+            int rc;
+            if (json_is_object(full)) {
+                rc = sched_snapshot_add_pod_json(s, p, node, &err);
+            } else {
+                sched_resources rq = {0};
+                rq.v[SCHED_RES_CPU] = 1500;
+                rc = sched_snapshot_add_pod(s, tm_json_str(p, "UID", ""), node, &rq, &err);
+            }
+            if (rc != 0)
+                printf("    victim on %s: %s\n", node, err.msg);
+        }
+    }
+}
+
+static void test_preempt_captured_requests(void) {
+    static const char *const files[] = {FIX "extender-preempt-args-uids.json",
+                                        FIX "extender-preempt-args-pods.json"};
+    for (size_t k = 0; k < 2; k++) {
+        json_t *args = load(files[k]);
+        CHECK(args != NULL);
+        if (!args)
+            continue;
+        const char *pre1 = cap_node(args, "pre-1"), *pre2 = cap_node(args, "pre-2");
+        const char *ns = tm_json_str(args, "Pod.metadata.namespace", "");
+        const json_t *sel =
+            json_object_get(json_object_get(json_object_get(args, "Pod"), "spec"), "nodeSelector");
+        const char *id = json_string_value(json_object_get(sel, "tarema.io/e2e-pre"));
+        CHECK(id != NULL);
+        sched_snapshot *cache = sched_snapshot_new();
+        put_kwok_node(cache, pre1, id ? id : "");
+        put_kwok_node(cache, pre2, id ? id : "");
+        record_victims(cache, args);
+        tm_err err = {0};
+        /* pre-1 held for the run "owner" over RESV_NOW, as the e2e's Reservation hold-pre */
+        json_t *obj = json_pack(
+            "{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:[s], s:{s:{s:{s:s}}}}, "
+            "s:{s:s, s:[{s:s, s:i, s:{s:s, s:s}}]}}",
+            "apiVersion", "tarema.io/v1alpha1", "kind", "Reservation", "metadata", "namespace", ns,
+            "name", "hold-pre", "uid", "r-2", "spec", "startTime", "2024-05-01T11:00:00Z",
+            "endTime", "2024-05-01T13:00:00Z", "nodes", pre1, "owner", "selector", "matchLabels",
+            "tarema.io/run", "owner", "status", "phase", "Active", "nodes", "name", pre1, "pods", 0,
+            "requests", "cpu", "2", "memory", "4Gi");
+        resv_fixture f = {.plan = resv_plan_new(), .r = reservation_from_json(cache, obj, &err)};
+        CHECK(f.r && resv_plan_put(f.plan, "wf/hold", f.r->start_ms, f.r->end_ms, f.r->holds,
+                                   f.r->n_holds, &err) == 0);
+        sched_extender_opts o = {
+            .cache = cache, .now_ms = fx_now, .add_plugins = fx_add_plugins, .plugins_ud = &f};
+        sched_extender_opts plain = {.cache = cache, .now_ms = fx_now};
+        for (int with_resv = 0; with_resv < 2; with_resv++) {
+            sched_extender *x = sched_extender_new(with_resv ? &o : &plain, &err);
+            bool bad = true;
+            json_t *res = x ? sched_extender_preempt(x, args, &bad, &err) : NULL;
+            if (!res)
+                printf("    %s: %s\n", files[k], err.msg);
+            CHECK(res != NULL && !bad);
+            /* kube-scheduler's victims handed back as UIDs, whichever form came in */
+            const json_t *m2 = meta_victims(res, pre2);
+            const json_t *in2 = json_array_get(
+                json_object_get(json_object_get(json_object_get(args, k ? "NodeNameToVictims"
+                                                                        : "NodeNameToMetaVictims"),
+                                                pre2),
+                                "Pods"),
+                0);
+            CHECK_STR(tm_json_str(json_array_get(json_object_get(m2, "Pods"), 0), "UID", "?"),
+                      tm_json_str(in2, k ? "metadata.uid" : "UID", "!"));
+            /* pre-1: kept without the Reservation, dropped with it (held for another owner) */
+            CHECK((meta_victims(res, pre1) != NULL) == !with_resv);
+            json_decref(res);
+            sched_extender_free(x);
+        }
+        json_decref(obj);
+        reservation_free(f.r);
+        resv_plan_free(f.plan);
+        sched_snapshot_free(cache);
+        json_decref(args);
+    }
+}
+
 int main(void) {
     RUN(test_task_profile_json);
     RUN(test_filter_nodes_not_cache_capable);
@@ -715,5 +846,6 @@ int main(void) {
     RUN(test_preempt_meta_and_full);
     RUN(test_preempt_honours_reservations);
     RUN(test_preempt_bad_input);
+    RUN(test_preempt_captured_requests);
     return TEST_SUMMARY();
 }
