@@ -131,8 +131,7 @@ static int passes(sched_framework *fw, sched_snapshot *s, size_t node, cand *c, 
         char reason[320];
         sched_framework_whatif_reason(fw, node, id, detail, reason, sizeof reason);
         snprintf(c->why, sizeof c->why,
-                 "tarema's filters reject the pod even without the "
-                 "victims: %s",
+                 "tarema's filters reject the pod even without the victims: %s",
                  *reason ? reason : "rejected");
     }
 out:
