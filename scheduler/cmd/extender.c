@@ -6,12 +6,8 @@
 #include <string.h>
 
 #include "lib/jsonutil.h"
+#include "scheduler/cmd/extender_internal.h"
 #include "scheduler/plugins/policy/policy.h"
-
-struct sched_extender {
-    sched_extender_opts o;
-    char *policy;
-};
 
 sched_extender *sched_extender_new(const sched_extender_opts *opts, tm_err *err) {
     sched_extender *x = calloc(1, sizeof *x);
@@ -31,6 +27,15 @@ sched_extender *sched_extender_new(const sched_extender_opts *opts, tm_err *err)
         return NULL;
     }
     sched_framework_free(probe);
+    if (opts->metrics &&
+        !(x->m_preempt_nodes = tm_metrics_counter(
+              opts->metrics, "tarema_extender_preempt_nodes_total",
+              "Candidate nodes kube-scheduler proposed to the preempt verb, by outcome: kept "
+              "(the preemptor passes tarema's filters once the victims are gone) or dropped",
+              (const char *const[]){"outcome", NULL}, err))) {
+        sched_extender_free(x);
+        return NULL;
+    }
     return x;
 }
 
@@ -262,6 +267,22 @@ static void on_prioritize(const tm_httpd_req *req, tm_httpd_resp *resp, void *ud
         tm_httpd_json(resp, 200, res);
 }
 
+static void on_preempt(const tm_httpd_req *req, tm_httpd_resp *resp, void *ud) {
+    json_t *args = tm_httpd_req_json(req, resp);
+    if (!args)
+        return;
+    tm_err err = {0};
+    bool bad = false;
+    json_t *res = sched_extender_preempt(ud, args, &bad, &err);
+    json_decref(args);
+    /* ExtenderPreemptionResult has no Error field: kube-scheduler takes any non-200 as the
+     * extender's failure and logs the body, so the reason goes there */
+    if (!res)
+        tm_httpd_error(resp, bad ? 400 : 500, "%s", err.msg);
+    else
+        tm_httpd_json(resp, 200, res);
+}
+
 static void on_bind(const tm_httpd_req *req, tm_httpd_resp *resp, void *ud) {
     json_t *args = tm_httpd_req_json(req, resp);
     if (!args)
@@ -275,14 +296,17 @@ int sched_extender_register(sched_extender *x, tm_httpd *srv, const char *prefix
     static const struct {
         const char *verb;
         tm_httpd_handler fn;
-    } routes[] = {{"filter", on_filter}, {"prioritize", on_prioritize}, {"bind", on_bind}};
+    } routes[] = {{"filter", on_filter},
+                  {"prioritize", on_prioritize},
+                  {"preempt", on_preempt},
+                  {"bind", on_bind}};
     /* No bind function, no /bind route: a 404 tells a misconfigured kube-scheduler (bindVerb
      * set) what is wrong, and nobody can bind through an extender that is not the binder. */
-    for (size_t i = 0; i < (x->o.bind ? 3u : 2u); i++) {
+    for (size_t i = 0; i < (x->o.bind ? 4u : 3u); i++) {
         char path[256];
         snprintf(path, sizeof path, "%s/%s", prefix ? prefix : "", routes[i].verb);
         /* ExtenderBindingArgs are four short strings: no reason to take megabytes there. */
-        tm_httpd_route_opts ro = {.max_body = i == 2 ? (size_t)64 << 10 : 0};
+        tm_httpd_route_opts ro = {.max_body = i == 3 ? (size_t)64 << 10 : 0};
         if (tm_httpd_route_ex(srv, "POST", path, routes[i].fn, x, &ro, err) != 0)
             return -1;
     }

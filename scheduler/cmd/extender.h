@@ -10,6 +10,12 @@
  *   HostPriorityList      [{"Host": node, "Score": 0..10}]   (MaxExtenderPriority = 10)
  *   ExtenderBindingArgs   {"PodName", "PodNamespace", "PodUID", "Node"}
  *   ExtenderBindingResult {"Error": ""}
+ *   ExtenderPreemptionArgs {"Pod": Pod,
+ *                           "NodeNameToVictims": {node: {"Pods": [Pod], "NumPDBViolations": n}}
+ *                             (nodeCacheCapable false), or
+ *                           "NodeNameToMetaVictims": {node: {"Pods": [{"UID": uid}],
+ *                             "NumPDBViolations": n}} (nodeCacheCapable true)}
+ *   ExtenderPreemptionResult {"NodeNameToMetaVictims": {node: {"Pods": [{"UID"}], ...}}}
  *
  * nodeCacheCapable false: the nodes come in the request; capacity already used on them is taken
  * from the cache snapshot when one is configured (by node name), else counted as free (the
@@ -19,6 +25,18 @@
  * to FailedNodes, every other built-in rejection to FailedAndUnresolvableNodes, each with the
  * reason of the filter or plugin that rejected the node. Prioritize maps the policy's preference to
  * 0..10, the best group getting 10 and filtered nodes 0.
+ *
+ * Preempt (kube-scheduler's ProcessPreemption, called after its own dry run chose candidate
+ * nodes and victims with its own filters only, never the extender's): for each candidate node,
+ * tarema's filters (the policy's and the added plugins': Reservations, gangs) are re-run on the
+ * cache snapshot with that node's victims hidden; a node where the preemptor still does not
+ * pass is dropped (kube-scheduler then preempts on another candidate or not at all), the others
+ * are answered with the victims unchanged (kube-scheduler's choice, which already respects its
+ * own filters and PodDisruptionBudgets: a smaller set tarema cannot prove is enough for both).
+ * Both forms need the cache snapshot (the request names nodes only); a victim uid the cache does
+ * not know on that node is not counted there, so there is nothing to hide for it, and it stays
+ * in the answer. A node without victims, or unknown to the cache, is dropped (kube-scheduler
+ * refuses an answered node without victims).
  *
  * Concurrency: each call builds its own policy instance, so calls may run in parallel; the
  * cache snapshot is read under cache_lock/cache_unlock, which must be exclusive (evaluating
@@ -30,6 +48,7 @@
 
 #include "lib/error.h"
 #include "lib/httpd.h"
+#include "lib/metrics.h"
 #include "scheduler/framework/framework.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/backend/snapshot.h"
@@ -55,6 +74,8 @@ typedef struct sched_extender_opts {
      * the request's answer is written. NULL = the policy's plugins only. 0 or -1 with err. */
     int (*add_plugins)(void *ud, sched_framework *fw, tm_err *err);
     void *plugins_ud;
+    /* registry for tarema_extender_preempt_nodes_total{outcome}, NULL = no metrics */
+    tm_metrics *metrics;
 } sched_extender_opts;
 
 typedef struct sched_extender sched_extender;
@@ -68,10 +89,14 @@ void sched_extender_free(sched_extender *x);
 json_t *sched_extender_filter(sched_extender *x, const json_t *args, tm_err *err);
 /* ExtenderArgs -> HostPriorityList (every candidate node, in request order). New reference. */
 json_t *sched_extender_prioritize(sched_extender *x, const json_t *args, tm_err *err);
+/* ExtenderPreemptionArgs -> ExtenderPreemptionResult. NULL with err on malformed args (then
+ * *bad_input is true and err names the field) or when the evaluation fails. New reference. */
+json_t *sched_extender_preempt(sched_extender *x, const json_t *args, bool *bad_input, tm_err *err);
 /* ExtenderBindingArgs -> ExtenderBindingResult (never NULL except on OOM). New reference. */
 json_t *sched_extender_bind(sched_extender *x, const json_t *args);
 
-/* Serves POST <prefix>/filter, <prefix>/prioritize, and <prefix>/bind when opts.bind is set,
+/* Serves POST <prefix>/filter, <prefix>/prioritize, <prefix>/preempt (400 with the reason on
+ * malformed args), and <prefix>/bind when opts.bind is set,
  * on srv (prefix "" or like "/tarema"); they require authentication when srv has it. x must
  * outlive the server. 0 or -1 with err. */
 int sched_extender_register(sched_extender *x, tm_httpd *srv, const char *prefix, tm_err *err);

@@ -71,7 +71,8 @@ sched_server *sched_server_start(const sched_config *cfg, sched_loop *loop, tm_m
                               .bind_ud = s,
                               .now_ms = now_ms,
                               .add_plugins = ext_add_plugins,
-                              .plugins_ud = s};
+                              .plugins_ud = s,
+                              .metrics = reg};
     s->ext = sched_extender_new(&xo, err);
     if (!s->ext)
         goto fail;
@@ -100,7 +101,7 @@ sched_server *sched_server_start(const sched_config *cfg, sched_loop *loop, tm_m
         sched_extender_register(s->ext, s->httpd, "", err))
         goto fail;
     tm_info("serving addr=%s port=%d health_port=%d tls=%s "
-            "routes=/healthz,/readyz,/metrics,/filter,/prioritize%s",
+            "routes=/healthz,/readyz,/metrics,/filter,/prioritize,/preempt%s",
             cfg->bind_address, tm_httpd_port(s->httpd), tm_httpd_health_port(s->httpd),
             tm_httpd_is_tls(s->httpd) ? "on" : "off", cfg->extender_bind ? ",/bind" : "");
     return s;

@@ -218,6 +218,19 @@ char *sched_framework_node_reason(const sched_framework *fw, size_t node, char *
     return buf;
 }
 
+/* The what-if's own reason: its cycle (fw->cyc while a what-if runs) is the one the plugin's
+ * reason must read, not the failed cycle's outcomes that node_reason answers for. */
+char *sched_framework_whatif_reason(const sched_framework *fw, size_t node, sched_filter_id id,
+                                    uint32_t detail, char *buf, size_t size) {
+    if (!size)
+        return buf;
+    buf[0] = '\0';
+    const sched_plugin *pl = filter_plugin(fw, id);
+    if (pl && fw->whatif)
+        plugin_reason(pl, &fw->cyc, sched_snapshot_node(fw->cyc.snap, node), detail, buf, size);
+    return buf;
+}
+
 /* ---- outcomes of the last cycle ---- */
 
 int fw_ensure_cap(sched_framework *fw, size_t n, tm_err *err) {

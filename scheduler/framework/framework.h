@@ -463,6 +463,10 @@ int sched_framework_whatif_prefilter(sched_framework *fw, tm_err *err);
 bool sched_framework_whatif_node_local(const sched_framework *fw);
 /* Every Filter plugin on node index `node`, the first rejection deciding. */
 sched_filter_id sched_framework_whatif_filter(sched_framework *fw, size_t node, uint32_t *detail);
+/* The reason text of a what-if rejection (id, detail from sched_framework_whatif_filter on node
+ * index `node`), read between begin and end; "" outside them or for SCHED_FILTER_OK. */
+char *sched_framework_whatif_reason(const sched_framework *fw, size_t node, sched_filter_id id,
+                                    uint32_t detail, char *buf, size_t size);
 void sched_framework_whatif_end(sched_framework *fw);
 
 /* Permit for p reserved on node index `node`: every permit hook in order. Any reject: p is

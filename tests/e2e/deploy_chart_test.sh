@@ -197,6 +197,7 @@ if not (e.get("urlPrefix", "").startswith("https://") and e.get("enableHTTPS") i
         set(e.get("tlsConfig", {})) == {"certFile", "keyFile", "caFile"}):
     problems.append("extender config not HTTPS with a client certificate: %s" % e)
 if "bindVerb" in e: problems.append("extender config has bindVerb although extender.bind is false")
+if e.get("preemptVerb") != "preempt": problems.append("extender config without preemptVerb: preempt: %s" % e)
 report("security defaults: TLS + client CA + token on both servers, probes on the health port, NetworkPolicies, Secrets, extender over mTLS", problems)
 
 # values.yaml and the schema describe the same keys.

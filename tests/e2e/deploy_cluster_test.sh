@@ -551,6 +551,7 @@ c = yaml.safe_load(cm["data"]["kube-scheduler-config.yaml"])
 e = c["extenders"][0]
 assert e["urlPrefix"].startswith("https://") and e["urlPrefix"].endswith(".svc:10260"), e["urlPrefix"]
 assert e["enableHTTPS"] is True and set(e["tlsConfig"]) == {"certFile", "keyFile", "caFile"}, e
+assert e.get("preemptVerb") == "preempt", e
 e["urlPrefix"] = "https://127.0.0.1:%s" % sys.argv[3]
 e["tlsConfig"] = {"certFile": sys.argv[6] + "/client.crt", "keyFile": sys.argv[6] + "/client.key",
                   "caFile": sys.argv[6] + "/ca.crt"}

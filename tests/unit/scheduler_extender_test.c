@@ -451,6 +451,388 @@ out:
     sched_snapshot_free(cache);
 }
 
+/* ---- preempt: kube-scheduler's candidates re-checked against tarema's filters ------------ */
+
+/* A pod as kube-apiserver serves it (the fixture pod's shape): name, uid, priority, cpu. */
+static json_t *pod_as(const json_t *tmpl, const char *name, const char *uid, int prio,
+                      const char *cpu) {
+    json_t *p = json_deep_copy(tmpl);
+    json_t *md = json_object_get(p, "metadata"), *spec = json_object_get(p, "spec");
+    json_object_set_new(md, "name", json_string(name));
+    json_object_set_new(md, "uid", json_string(uid));
+    json_object_set_new(spec, "priority", json_integer(prio));
+    json_t *c = json_array_get(json_object_get(spec, "containers"), 0);
+    json_t *rq = json_object_get(json_object_get(c, "resources"), "requests");
+    json_object_set_new(rq, "cpu", json_string(cpu));
+    json_object_set_new(json_object_get(json_object_get(c, "resources"), "limits"), "cpu",
+                        json_string(cpu));
+    return p;
+}
+
+/* The cache as the informer fills it: slow-1 (4 cpu) holds v1 (3 cpu, priority 0); slow-2
+ * (4 cpu) holds v2a (1 cpu) and v2b (2500m); mid-1 is empty. The preemptor asks for 2 cpu. */
+static sched_snapshot *preempt_cache(const json_t *tmpl, json_t **victims) {
+    sched_snapshot *s = cache_snapshot();
+    static const struct {
+        const char *name, *uid, *cpu, *node;
+    } v[] = {{"v1", "u-v1", "3", "slow-1"},
+             {"v2a", "u-v2a", "1", "slow-2"},
+             {"v2b", "u-v2b", "2500m", "slow-2"}};
+    tm_err err = {0};
+    for (size_t i = 0; i < 3; i++) {
+        victims[i] = pod_as(tmpl, v[i].name, v[i].uid, 0, v[i].cpu);
+        json_object_set_new(json_object_get(victims[i], "spec"), "nodeName",
+                            json_string(v[i].node));
+        if (sched_snapshot_add_pod_json(s, victims[i], v[i].node, &err) != 0)
+            printf("    victim %s: %s\n", v[i].name, err.msg);
+    }
+    return s;
+}
+
+static const json_t *meta_victims(const json_t *res, const char *node) {
+    return json_object_get(json_object_get(res, "NodeNameToMetaVictims"), node);
+}
+
+static void check_preempt_answer(const json_t *res) {
+    CHECK(res != NULL);
+    if (!res)
+        return;
+    /* slow-1: 3 cpu freed, 2 asked: kept, the victim and the PDB count handed back */
+    const json_t *s1 = meta_victims(res, "slow-1");
+    CHECK_INT(json_array_size(json_object_get(s1, "Pods")), 1);
+    CHECK_STR(tm_json_str(json_array_get(json_object_get(s1, "Pods"), 0), "UID", ""), "u-v1");
+    CHECK_INT(tm_json_int(s1, "NumPDBViolations", -1), 1);
+    /* slow-2: kube-scheduler proposes v2a only, but tarema still counts v2b: 1500m free < 2 */
+    CHECK(meta_victims(res, "slow-2") == NULL);
+    /* gpu-1: tarema's taint filter rejects the pod whatever leaves */
+    CHECK(meta_victims(res, "gpu-1") == NULL);
+    /* ghost-1: unknown to the cache; mid-1: proposed without victims (kube refuses that) */
+    CHECK(meta_victims(res, "ghost-1") == NULL);
+    CHECK(meta_victims(res, "mid-1") == NULL);
+    /* fast-1: a victim uid the cache has not seen is nothing to take away there: kept as is */
+    const json_t *f1 = meta_victims(res, "fast-1");
+    CHECK_STR(tm_json_str(json_array_get(json_object_get(f1, "Pods"), 0), "UID", ""), "u-unseen");
+    CHECK_INT(json_object_size(json_object_get(res, "NodeNameToMetaVictims")), 2);
+}
+
+static void test_preempt_meta_and_full(void) {
+    json_t *names = load(FIX "extender-args-names.json");
+    const json_t *tmpl = json_object_get(names, "Pod");
+    json_t *victims[3];
+    sched_snapshot *cache = preempt_cache(tmpl, victims);
+    int64_t used1 = sched_snapshot_node_by_name(cache, "slow-1")->requested.v[SCHED_RES_CPU];
+    int64_t used2 = sched_snapshot_node_by_name(cache, "slow-2")->requested.v[SCHED_RES_CPU];
+    sched_extender_opts o = {.cache = cache};
+    tm_err err = {0};
+    sched_extender *x = sched_extender_new(&o, &err);
+    json_t *pod = pod_as(tmpl, "urgent", "u-urgent", 1000, "2");
+    json_t *unseen = pod_as(tmpl, "unseen", "u-unseen", 0, "1");
+    /* nodeCacheCapable true: UIDs */
+    json_t *args = json_pack(
+        "{s:O, s:{s:{s:[{s:s}], s:i}, s:{s:[{s:s}], s:i}, s:{s:[{s:s}], s:i}, s:{s:[{s:s}], "
+        "s:i}, s:{s:[], s:i}, s:{s:[{s:s}], s:i}}}",
+        "Pod", pod, "NodeNameToMetaVictims", "slow-1", "Pods", "UID", "u-v1", "NumPDBViolations", 1,
+        "slow-2", "Pods", "UID", "u-v2a", "NumPDBViolations", 0, "gpu-1", "Pods", "UID", "u-v1",
+        "NumPDBViolations", 0, "ghost-1", "Pods", "UID", "u-v1", "NumPDBViolations", 0, "mid-1",
+        "Pods", "NumPDBViolations", 0, "fast-1", "Pods", "UID", "u-unseen", "NumPDBViolations", 0);
+    bool bad = true;
+    json_t *res = sched_extender_preempt(x, args, &bad, &err);
+    if (!res)
+        printf("    preempt: %s\n", err.msg);
+    CHECK(!bad);
+    check_preempt_answer(res);
+    json_decref(res);
+    json_decref(args);
+    /* nodeCacheCapable false: the same candidates with whole Pods, the same answer (UIDs) */
+    args = json_pack("{s:O, s:{s:{s:[O], s:i}, s:{s:[O], s:i}, s:{s:[O], s:i}, s:{s:[O], s:i}, "
+                     "s:{s:n, s:i}, s:{s:[O], s:i}}}",
+                     "Pod", pod, "NodeNameToVictims", "slow-1", "Pods", victims[0],
+                     "NumPDBViolations", 1, "slow-2", "Pods", victims[1], "NumPDBViolations", 0,
+                     "gpu-1", "Pods", victims[0], "NumPDBViolations", 0, "ghost-1", "Pods",
+                     victims[0], "NumPDBViolations", 0, "mid-1", "Pods", "NumPDBViolations", 0,
+                     "fast-1", "Pods", unseen, "NumPDBViolations", 0);
+    res = sched_extender_preempt(x, args, &bad, &err);
+    if (!res)
+        printf("    preempt: %s\n", err.msg);
+    check_preempt_answer(res);
+    json_decref(res);
+    json_decref(args);
+    /* both victims of slow-2 proposed: 3500m freed, kept */
+    args = json_pack("{s:O, s:{s:{s:[{s:s}, {s:s}], s:i}}}", "Pod", pod, "NodeNameToMetaVictims",
+                     "slow-2", "Pods", "UID", "u-v2a", "UID", "u-v2b", "NumPDBViolations", 0);
+    res = sched_extender_preempt(x, args, &bad, &err);
+    CHECK(res && json_array_size(json_object_get(meta_victims(res, "slow-2"), "Pods")) == 2);
+    json_decref(res);
+    json_decref(args);
+    /* the cache exactly as it was: every hidden victim shown again */
+    CHECK_INT(sched_snapshot_node_by_name(cache, "slow-1")->requested.v[SCHED_RES_CPU], used1);
+    CHECK_INT(sched_snapshot_node_by_name(cache, "slow-2")->requested.v[SCHED_RES_CPU], used2);
+    CHECK_INT(used1, 3000);
+    json_decref(pod);
+    json_decref(unseen);
+    for (int i = 0; i < 3; i++)
+        json_decref(victims[i]);
+    sched_extender_free(x);
+    sched_snapshot_free(cache);
+    json_decref(names);
+}
+
+/* kube-scheduler's dry run knows nothing of tarema's Reservations: it may propose a node held
+ * for another owner; preempt drops it (evicting there would not let the pod in) and keeps it
+ * for the owner's pod. */
+static void test_preempt_honours_reservations(void) {
+    json_t *names = load(FIX "extender-args-names.json");
+    const json_t *tmpl = json_object_get(names, "Pod");
+    json_t *victims[3];
+    sched_snapshot *cache = preempt_cache(tmpl, victims);
+    tm_err err = {0};
+    json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:[s], s:{s:{s:{s:s}}}}, "
+                            "s:{s:s, s:[{s:s, s:i, s:{s:s}}]}}",
+                            "apiVersion", "tarema.io/v1alpha1", "kind", "Reservation", "metadata",
+                            "namespace", "wf", "name", "hold", "uid", "r-1", "spec", "startTime",
+                            "2024-05-01T11:00:00Z", "endTime", "2024-05-01T13:00:00Z", "nodes",
+                            "slow-1", "owner", "selector", "matchLabels", "nextflow.io/runName",
+                            "happy_turing", "status", "phase", "Active", "nodes", "name", "slow-1",
+                            "pods", 0, "requests", "cpu", "4");
+    resv_fixture f = {.plan = resv_plan_new(), .r = reservation_from_json(cache, obj, &err)};
+    CHECK(f.r && resv_plan_put(f.plan, "wf/hold", f.r->start_ms, f.r->end_ms, f.r->holds,
+                               f.r->n_holds, &err) == 0);
+    sched_extender_opts o = {
+        .cache = cache, .now_ms = fx_now, .add_plugins = fx_add_plugins, .plugins_ud = &f};
+    sched_extender *x = f.r ? sched_extender_new(&o, &err) : NULL;
+    const char *runs[] = {"other_run", "happy_turing"};
+    for (int k = 0; x && k < 2; k++) {
+        json_t *pod = pod_as(tmpl, "urgent", "u-urgent", 1000, "2");
+        json_object_set_new(json_object_get(json_object_get(pod, "metadata"), "labels"),
+                            "nextflow.io/runName", json_string(runs[k]));
+        json_t *args =
+            json_pack("{s:o, s:{s:{s:[{s:s}], s:i}, s:{s:[{s:s}, {s:s}], s:i}}}", "Pod", pod,
+                      "NodeNameToMetaVictims", "slow-1", "Pods", "UID", "u-v1", "NumPDBViolations",
+                      0, "slow-2", "Pods", "UID", "u-v2a", "UID", "u-v2b", "NumPDBViolations", 0);
+        bool bad = false;
+        json_t *res = sched_extender_preempt(x, args, &bad, &err);
+        CHECK(res != NULL);
+        CHECK((meta_victims(res, "slow-1") != NULL) == (k == 1));
+        CHECK(meta_victims(res, "slow-2") != NULL);
+        json_decref(res);
+        json_decref(args);
+    }
+    sched_extender_free(x);
+    json_decref(obj);
+    reservation_free(f.r);
+    resv_plan_free(f.plan);
+    for (int i = 0; i < 3; i++)
+        json_decref(victims[i]);
+    sched_snapshot_free(cache);
+    json_decref(names);
+}
+
+/* Malformed args: NULL, *bad_input set, and the message names the field. */
+static void test_preempt_bad_input(void) {
+    json_t *names = load(FIX "extender-args-names.json");
+    sched_snapshot *cache = cache_snapshot();
+    sched_extender_opts o = {.cache = cache};
+    tm_err err = {0};
+    sched_extender *x = sched_extender_new(&o, &err);
+    static const struct {
+        const char *body, *want;
+    } cases[] = {
+        {"[]", "body is not a JSON object"},
+        {"{\"NodeNameToMetaVictims\": {}}", "Pod is missing"},
+        {"{\"Pod\": $}", "neither NodeNameToVictims nor NodeNameToMetaVictims"},
+        {"{\"Pod\": $, \"NodeNameToVictims\": null, \"NodeNameToMetaVictims\": null}",
+         "neither NodeNameToVictims nor NodeNameToMetaVictims"},
+        {"{\"Pod\": $, \"NodeNameToVictims\": {}, \"NodeNameToMetaVictims\": {}}", "both"},
+        {"{\"Pod\": $, \"NodeNameToMetaVictims\": []}", "NodeNameToMetaVictims is not an object"},
+        {"{\"Pod\": $, \"NodeNameToMetaVictims\": {\"slow-1\": 3}}",
+         "NodeNameToMetaVictims[\"slow-1\"] is not an object"},
+        {"{\"Pod\": $, \"NodeNameToMetaVictims\": {\"slow-1\": {\"Pods\": {}}}}",
+         "NodeNameToMetaVictims[\"slow-1\"].Pods is not an array"},
+        {"{\"Pod\": $, \"NodeNameToMetaVictims\": {\"slow-1\": {\"Pods\": [{\"uid\": \"x\"}]}}}",
+         "NodeNameToMetaVictims[\"slow-1\"].Pods[0].UID is missing"},
+        {"{\"Pod\": $, \"NodeNameToVictims\": {\"slow-1\": {\"Pods\": [{\"metadata\": {}}]}}}",
+         "NodeNameToVictims[\"slow-1\"].Pods[0].metadata.uid is missing"},
+        {"{\"Pod\": $, \"NodeNameToMetaVictims\": {\"slow-1\": {\"Pods\": [{\"UID\": \"x\"}], "
+         "\"NumPDBViolations\": \"1\"}}}",
+         "NodeNameToMetaVictims[\"slow-1\"].NumPDBViolations is not a non-negative integer"},
+        {"{\"Pod\": {\"spec\": {\"containers\": 7}}, \"NodeNameToMetaVictims\": {\"slow-1\": "
+         "{\"Pods\": [{\"UID\": \"x\"}]}}}",
+         "ExtenderPreemptionArgs: Pod"},
+    };
+    char *pod = json_dumps(json_object_get(names, "Pod"), JSON_COMPACT);
+    for (size_t i = 0; x && pod && i < sizeof cases / sizeof cases[0]; i++) {
+        char body[8192];
+        const char *d = strchr(cases[i].body, '$');
+        if (d)
+            snprintf(body, sizeof body, "%.*s%s%s", (int)(d - cases[i].body), cases[i].body, pod,
+                     d + 1);
+        else
+            snprintf(body, sizeof body, "%s", cases[i].body);
+        json_t *args = json_loads(body, 0, NULL);
+        CHECK(args != NULL);
+        bool bad = false;
+        tm_err e = {0};
+        json_t *res = sched_extender_preempt(x, args, &bad, &e);
+        CHECK(res == NULL && bad);
+        if (!strstr(e.msg, cases[i].want))
+            printf("    case %zu: got \"%s\", want \"%s\"\n", i, e.msg, cases[i].want);
+        CHECK(strstr(e.msg, cases[i].want) != NULL);
+        json_decref(res);
+        json_decref(args);
+    }
+    free(pod);
+    /* an empty map is no error: nothing to keep */
+    json_t *args =
+        json_pack("{s:O, s:{}}", "Pod", json_object_get(names, "Pod"), "NodeNameToMetaVictims");
+    bool bad = true;
+    json_t *res = sched_extender_preempt(x, args, &bad, &err);
+    CHECK(res && !bad && json_object_size(json_object_get(res, "NodeNameToMetaVictims")) == 0);
+    json_decref(res);
+    json_decref(args);
+    sched_extender_free(x);
+    /* no cache: not the caller's fault (500), and said plainly */
+    sched_extender_opts none = {0};
+    x = sched_extender_new(&none, &err);
+    args = json_pack("{s:O, s:{}}", "Pod", json_object_get(names, "Pod"), "NodeNameToMetaVictims");
+    res = sched_extender_preempt(x, args, &bad, &err);
+    CHECK(res == NULL && !bad && strstr(err.msg, "node cache") != NULL);
+    json_decref(args);
+    sched_extender_free(x);
+    sched_snapshot_free(cache);
+    json_decref(names);
+}
+
+/* ---- preempt on kube-scheduler's own requests ---------------------------------------------
+ * Captured from kube-scheduler 1.35.4 calling this extender in tests/e2e/scheduler_extender_test.sh
+ * case b (urgent-b, 1 cpu, priority 1000, run "other"; candidates pre-1 and pre-2, 2 cpu each,
+ * one 1500m victim on each), one run with the test's nodeCacheCapable true (NodeNameToMetaVictims,
+ * and "NodeNameToVictims": null beside it) and one with false (whole victim Pods,
+ * "NodeNameToMetaVictims": null). */
+
+/* The candidate of a captured request whose name ends in suffix ("pre-1"): each capture has its
+ * run's node names. */
+static const char *cap_node(const json_t *args, const char *suffix) {
+    const json_t *full = json_object_get(args, "NodeNameToVictims");
+    const json_t *map =
+        json_is_object(full) ? full : json_object_get(args, "NodeNameToMetaVictims");
+    const char *node;
+    json_t *v;
+    json_object_foreach((json_t *)map, node, v) {
+        size_t n = strlen(node), m = strlen(suffix);
+        if (n >= m && strcmp(node + n - m, suffix) == 0)
+            return node;
+    }
+    return "?";
+}
+
+/* A kwok node of that test: 2 cpu, 4Gi, 20 pods, Ready, the label its pods select (id: the
+ * run's). */
+static void put_kwok_node(sched_snapshot *s, const char *name, const char *id) {
+    json_t *n = json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s}}, s:{}, s:{s:{s:s, s:s, s:s}, "
+                          "s:[{s:s, s:s}]}}",
+                          "kind", "Node", "apiVersion", "v1", "metadata", "name", name, "labels",
+                          "kubernetes.io/hostname", name, "tarema.io/e2e-pre", id, "spec", "status",
+                          "allocatable", "cpu", "2", "memory", "4Gi", "pods", "20", "conditions",
+                          "type", "Ready", "status", "True");
+    tm_err err = {0};
+    sched_node *sn = sched_node_from_json(s, n, &err);
+    if (!sn || sched_snapshot_put_node(s, sn, &err) != 0)
+        printf("    node %s: %s\n", name, err.msg);
+    json_decref(n);
+}
+
+/* The victims of a captured request recorded in the cache on their nodes, as the informer
+ * records bound pods: from the whole Pods when the request has them, else by UID with the
+ * test's 1500m filler requests. */
+static void record_victims(sched_snapshot *s, const json_t *args) {
+    tm_err err = {0};
+    const char *node;
+    json_t *v;
+    const json_t *full = json_object_get(args, "NodeNameToVictims");
+    const json_t *map =
+        json_is_object(full) ? full : json_object_get(args, "NodeNameToMetaVictims");
+    json_object_foreach((json_t *)map, node, v) {
+        size_t i;
+        json_t *p;
+        json_array_foreach(json_object_get(v, "Pods"), i, p) {
+            int rc;
+            if (json_is_object(full)) {
+                rc = sched_snapshot_add_pod_json(s, p, node, &err);
+            } else {
+                sched_resources rq = {0};
+                rq.v[SCHED_RES_CPU] = 1500;
+                rc = sched_snapshot_add_pod(s, tm_json_str(p, "UID", ""), node, &rq, &err);
+            }
+            if (rc != 0)
+                printf("    victim on %s: %s\n", node, err.msg);
+        }
+    }
+}
+
+static void test_preempt_captured_requests(void) {
+    static const char *const files[] = {FIX "extender-preempt-args-uids.json",
+                                        FIX "extender-preempt-args-pods.json"};
+    for (size_t k = 0; k < 2; k++) {
+        json_t *args = load(files[k]);
+        CHECK(args != NULL);
+        if (!args)
+            continue;
+        const char *pre1 = cap_node(args, "pre-1"), *pre2 = cap_node(args, "pre-2");
+        const char *ns = tm_json_str(args, "Pod.metadata.namespace", "");
+        const json_t *sel =
+            json_object_get(json_object_get(json_object_get(args, "Pod"), "spec"), "nodeSelector");
+        const char *id = json_string_value(json_object_get(sel, "tarema.io/e2e-pre"));
+        CHECK(id != NULL);
+        sched_snapshot *cache = sched_snapshot_new();
+        put_kwok_node(cache, pre1, id ? id : "");
+        put_kwok_node(cache, pre2, id ? id : "");
+        record_victims(cache, args);
+        tm_err err = {0};
+        /* pre-1 held for the run "owner" over RESV_NOW, as the e2e's Reservation hold-pre */
+        json_t *obj = json_pack(
+            "{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:[s], s:{s:{s:{s:s}}}}, "
+            "s:{s:s, s:[{s:s, s:i, s:{s:s, s:s}}]}}",
+            "apiVersion", "tarema.io/v1alpha1", "kind", "Reservation", "metadata", "namespace", ns,
+            "name", "hold-pre", "uid", "r-2", "spec", "startTime", "2024-05-01T11:00:00Z",
+            "endTime", "2024-05-01T13:00:00Z", "nodes", pre1, "owner", "selector", "matchLabels",
+            "tarema.io/run", "owner", "status", "phase", "Active", "nodes", "name", pre1, "pods", 0,
+            "requests", "cpu", "2", "memory", "4Gi");
+        resv_fixture f = {.plan = resv_plan_new(), .r = reservation_from_json(cache, obj, &err)};
+        CHECK(f.r && resv_plan_put(f.plan, "wf/hold", f.r->start_ms, f.r->end_ms, f.r->holds,
+                                   f.r->n_holds, &err) == 0);
+        sched_extender_opts o = {
+            .cache = cache, .now_ms = fx_now, .add_plugins = fx_add_plugins, .plugins_ud = &f};
+        sched_extender_opts plain = {.cache = cache, .now_ms = fx_now};
+        for (int with_resv = 0; with_resv < 2; with_resv++) {
+            sched_extender *x = sched_extender_new(with_resv ? &o : &plain, &err);
+            bool bad = true;
+            json_t *res = x ? sched_extender_preempt(x, args, &bad, &err) : NULL;
+            if (!res)
+                printf("    %s: %s\n", files[k], err.msg);
+            CHECK(res != NULL && !bad);
+            /* kube-scheduler's victims handed back as UIDs, whichever form came in */
+            const json_t *m2 = meta_victims(res, pre2);
+            const json_t *in2 = json_array_get(
+                json_object_get(json_object_get(json_object_get(args, k ? "NodeNameToVictims"
+                                                                        : "NodeNameToMetaVictims"),
+                                                pre2),
+                                "Pods"),
+                0);
+            CHECK_STR(tm_json_str(json_array_get(json_object_get(m2, "Pods"), 0), "UID", "?"),
+                      tm_json_str(in2, k ? "metadata.uid" : "UID", "!"));
+            /* pre-1: kept without the Reservation, dropped with it (held for another owner) */
+            CHECK((meta_victims(res, pre1) != NULL) == !with_resv);
+            json_decref(res);
+            sched_extender_free(x);
+        }
+        json_decref(obj);
+        reservation_free(f.r);
+        resv_plan_free(f.plan);
+        sched_snapshot_free(cache);
+        json_decref(args);
+    }
+}
+
 int main(void) {
     RUN(test_task_profile_json);
     RUN(test_filter_nodes_not_cache_capable);
@@ -461,5 +843,9 @@ int main(void) {
     RUN(test_bind);
     RUN(test_explain);
     RUN(test_filter_honours_reservations);
+    RUN(test_preempt_meta_and_full);
+    RUN(test_preempt_honours_reservations);
+    RUN(test_preempt_bad_input);
+    RUN(test_preempt_captured_requests);
     return TEST_SUMMARY();
 }
