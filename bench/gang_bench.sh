@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # bench/gang_bench.sh: gang scheduling throughput on a dedicated kwok cluster (run by `make
 # bench`): 5,000 nodes of the paper's four machine types, 1,000 gangs of 3 and 200 gangs of 20
-# (Kubernetes 1.35 Workload API: one Workload per gang, policy.gang.minCount = its size, pods
-# with spec.workloadRef), scheduled by kube-scheduler 1.35's GangScheduling and, when it
-# supports gangs, by tarema-scheduler, on the same cluster with the same client budget.
+# (the native gang API of the cluster's Kubernetes, found by discovery: on 1.35 one v1alpha1
+# Workload per gang, policy.gang.minCount = its size, pods with spec.workloadRef; from 1.36 one
+# PodGroup per gang, schedulingPolicy.gang.minCount, pods with spec.schedulingGroup; the version
+# is TAREMA_K8S_VERSION's), scheduled by that version's kube-scheduler GangScheduling and, when
+# it supports gangs, by tarema-scheduler, on the same cluster with the same client budget.
 #
 # Backlog mode, as kube-scheduler's scheduler_perf measures: every Workload and pod of a run
 # is created first with no scheduler running, then the scheduler is started and the clock
@@ -65,7 +67,7 @@ done
 [ "$GANGS" -gt 0 ] || die "BENCH_GANG_SPEC is empty"
 
 # Which schedulers run.
-tarema_has_gangs() { [ -x "$TAREMA" ] && grep -qa workloadRef "$TAREMA"; }
+tarema_has_gangs() { [ -x "$TAREMA" ] && grep -qa workloadRef "$TAREMA" && grep -qa schedulingGroup "$TAREMA"; }
 case $WHO in
   auto)
     RUNS=(kube-scheduler)
@@ -147,22 +149,31 @@ ready_nodes() {
     | select(all(.spec.taints[]?; .key != "node.kubernetes.io/not-ready"))] | length'
 }
 
-# objects NS SCHED: every Workload, then every pod, as JSON lines (one jq run: thousands of
-# gangs). Gang g<SIZE>-<i>, pods g<SIZE>-<i>-<j>, pod group "gang" (as tests/e2e/gang_lib.sh).
+# objects NS SCHED: every gang object, then every pod, as JSON lines (one jq run: thousands of
+# gangs). Gang g<SIZE>-<i>, pods g<SIZE>-<i>-<j>. On 1.35 (GANG_GV scheduling.k8s.io/v1alpha1)
+# a Workload with pod group "gang" and pods with spec.workloadRef; from 1.36 a PodGroup (the
+# native runtime object, GANG_GV v1alpha2 or v1beta1) and pods with spec.schedulingGroup (as
+# tests/e2e/gang_lib.sh).
 objects() {
-  jq -cn --arg ns "$1" --arg s "$2" --arg spec "$SPEC" --arg cpu "$POD_CPU" --arg mem "$POD_MEM" '
+  jq -cn --arg ns "$1" --arg s "$2" --arg spec "$SPEC" --arg cpu "$POD_CPU" --arg mem "$POD_MEM" --arg gv "$GANG_GV" '
     [$spec | splits(" +") | select(length > 0) | split("x") | {count: (.[0] | tonumber), size: (.[1] | tonumber)}] as $spec |
+    ($gv | endswith("/v1alpha1")) as $wl |
     ($spec[] | .size as $z | range(1; .count + 1) |
-      {apiVersion: "scheduling.k8s.io/v1alpha1", kind: "Workload",
-       metadata: {namespace: $ns, name: "g\($z)-\(.)"},
-       spec: {podGroups: [{name: "gang", policy: {gang: {minCount: $z}}}]}}),
+      if $wl then
+        {apiVersion: $gv, kind: "Workload", metadata: {namespace: $ns, name: "g\($z)-\(.)"},
+         spec: {podGroups: [{name: "gang", policy: {gang: {minCount: $z}}}]}}
+      else
+        {apiVersion: $gv, kind: "PodGroup", metadata: {namespace: $ns, name: "g\($z)-\(.)"},
+         spec: {schedulingPolicy: {gang: {minCount: $z}}}}
+      end),
     ($spec[] | .size as $z | range(1; .count + 1) as $i | range(1; $z + 1) as $j |
       {apiVersion: "v1", kind: "Pod",
        metadata: {namespace: $ns, name: "g\($z)-\($i)-\($j)",
                   annotations: {"tarema.io/cpu": "\(1 + $i % 3)", "tarema.io/mem": "2", "tarema.io/io": "\(1 + $i % 3)"}},
        spec: {schedulerName: $s, terminationGracePeriodSeconds: 0,
-              workloadRef: {name: "g\($z)-\($i)", podGroup: "gang"},
-              containers: [{name: "c", image: "busybox", resources: {requests: {cpu: $cpu, memory: $mem}}}]}})'
+              containers: [{name: "c", image: "busybox", resources: {requests: {cpu: $cpu, memory: $mem}}}]}}
+      | if $wl then .spec.workloadRef = {name: "g\($z)-\($i)", podGroup: "gang"}
+        else .spec.schedulingGroup = {podGroupName: "g\($z)-\($i)"} end)'
 }
 
 # create_all FILE: POSTs every object of FILE (JSON lines) with the admin certificate, 16
@@ -175,7 +186,8 @@ create_all() {
   mkdir -p "$dir"
   jq -r '"\(.kind) " + (if .kind == "Pod" then "/api/v1/namespaces/\(.metadata.namespace)/pods"
     elif .kind == "Node" then "/api/v1/nodes"
-    else "/apis/scheduling.k8s.io/v1alpha1/namespaces/\(.metadata.namespace)/workloads" end)' "$f" |
+    elif .kind == "PodGroup" then "/apis/\(.apiVersion)/namespaces/\(.metadata.namespace)/podgroups"
+    else "/apis/\(.apiVersion)/namespaces/\(.metadata.namespace)/workloads" end)' "$f" |
     paste -d ' ' - "$f" |
     awk -v d="$dir" -v api="$TAREMA_APISERVER_URL" -v pki="$TAREMA_CLUSTER_DIR/pki" '{
       kind = $1; path = $2; json = $0; sub(/^[^ ]+ [^ ]+ /, "", json)
@@ -186,7 +198,7 @@ create_all() {
       # per transfer: `next` resets every option
       printf "cacert = \"%s/ca.crt\"\ncert = \"%s/admin.crt\"\nkey = \"%s/admin.key\"\n", pki, pki, pki > cfg
     }'
-  for kind in Node Workload Pod; do
+  for kind in Node Workload PodGroup Pod; do
     [ -s "$dir/$kind.curl" ] || continue
     curl -sS --parallel --parallel-max 16 -K "$dir/$kind.curl" >"$dir/$kind.codes" 2>"$dir/$kind.err" || true
     # a Node that exists already (409) is one of the cluster's first nodes
@@ -287,7 +299,7 @@ run_one() {
   ns="bg-${who%%-*}"
   sched="gang-bench-${who%%-*}"
   SCHED_WHO=$who
-  step "$who: creating $GANGS Workloads and $PODS pods in namespace $ns (no scheduler running)"
+  step "$who: creating $GANGS gangs (${GANG_GV##*/} $( [ "${GANG_GV##*/}" = v1alpha1 ] && echo Workloads || echo PodGroups)) and $PODS pods in namespace $ns (no scheduler running)"
   kubectl create namespace "$ns" >/dev/null || die "cannot create namespace $ns"
   for _ in $(seq 1 150); do kubectl get serviceaccount default -n "$ns" >/dev/null 2>&1 && break; sleep 0.2; done
   objects "$ns" "$sched" >"$WORK/objects.json"
@@ -340,6 +352,21 @@ TAREMA_START_TIMEOUT=${TAREMA_START_TIMEOUT:-900} bash hack/cluster.sh up --work
   die "cluster did not come up"
 eval "$(bash hack/cluster.sh env)"
 . "$TAREMA_CLUSTER_DIR/ports.env"
+# The gang API this version serves (discovery, newest first): the native PodGroup of 1.36+, or
+# 1.35's Workload.
+GANG_GV=
+for v in v1beta1 v1alpha2; do
+  if kubectl get --raw "/apis/scheduling.k8s.io/$v" 2>/dev/null | jq -e '.resources[] | select(.name == "podgroups")' >/dev/null 2>&1; then
+    GANG_GV=scheduling.k8s.io/$v
+    break
+  fi
+done
+if [ -z "$GANG_GV" ]; then
+  kubectl get --raw /apis/scheduling.k8s.io/v1alpha1 2>/dev/null | jq -e '.resources[] | select(.name == "workloads")' >/dev/null 2>&1 ||
+    die "the API server serves neither PodGroups (1.36+) nor v1alpha1 Workloads (1.35): no gang API"
+  GANG_GV=scheduling.k8s.io/v1alpha1
+fi
+step "gang API: $GANG_GV ($( [ "${GANG_GV##*/}" = v1alpha1 ] && echo 'Workloads, spec.workloadRef' || echo 'PodGroups, spec.schedulingGroup'))"
 node_objects "$NODES" >"$WORK/nodes.json"
 tn=$SECONDS
 create_all "$WORK/nodes.json" || die "creating $NODES nodes failed"
