@@ -279,6 +279,36 @@ static void test_no_double_eviction(void) {
     sched_snapshot_free(s);
 }
 
+/* Many units: 100 small pods (50m, priority 0, started early: more important) over n2 and n3,
+ * one big pod (4 cpu, priority 0, started last) on n1. A gang of one 4-cpu pod needs a whole
+ * node: the big pod is the only victim, every small one is reprieved (the runs of units put
+ * back together must end with the same victims as one at a time). */
+static void test_many_units_same_victims(void) {
+    sched_snapshot *s = sched_snapshot_new();
+    add_node(s, "n1", NULL);
+    add_node(s, "n2", NULL);
+    add_node(s, "n3", NULL);
+    for (int i = 0; i < 100; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "small-%03d", i);
+        place(s, i % 2 ? "n2" : "n3", podj(name, "", 50, 0, 10 + i, ""));
+    }
+    place(s, "n1", podj("big", "", 4000, 0, 3000, ""));
+    sched_framework *fw = fw_new();
+    hgang h;
+    mk_hi(&h, s, 1, 4000, 1000, "");
+    sched_gang_preemption r = {.nodes = h.nodes};
+    tm_err err = {0};
+    CHECK_INT(sched_gang_preempt(fw, s, h.g, h.p, h.n, 0, label_unit, s, &r, &err), 0);
+    CHECKF(r.ok, "%s", r.message);
+    CHECK_STR(names(&r), "big");
+    CHECK_INT(h.nodes[0], 0); /* n1 */
+    sched_gang_preemption_clear(&r);
+    free_hi(&h);
+    sched_framework_free(fw);
+    sched_snapshot_free(s);
+}
+
 int main(void) {
     (void)feasible; /* shared helpers this test does not need */
     (void)podtext;
@@ -287,5 +317,6 @@ int main(void) {
     RUN(test_no_fit_evicts_nothing);
     RUN(test_not_eligible);
     RUN(test_no_double_eviction);
+    RUN(test_many_units_same_victims);
     return TEST_SUMMARY();
 }

@@ -111,6 +111,51 @@ static int fits(sched_framework *fw, sched_snapshot *s, sched_gang *g, sched_pod
     return t == SCHED_GANG_TRY_SCHEDULED;
 }
 
+/* The reprieve over units [lo, hi) in order of importance. Put back one unit at a time, as kube
+ * does per node, it costs one try of the whole gang per unit: thousands on a big cluster full of
+ * small low-priority pods. So a run of units is put back together first: when the gang still
+ * fits, every one of them would have been kept one by one too (putting pods back only takes
+ * room); when it does not, the run is halved and each half tried in order, down to single
+ * units, which are the victims. The same victims as one at a time (room is monotone in the pods
+ * present), in about (victims x log units) tries instead of one per unit. */
+typedef struct reprieve_ctx {
+    sched_framework *fw;
+    sched_snapshot *s;
+    sched_gang *g;
+    sched_pod *const *pods;
+    size_t n;
+    int64_t now_ms;
+    const cand *c;
+    unit *u;
+    int *try_nodes, *nodes;
+    tm_err *err;
+} reprieve_ctx;
+
+static int reprieve(reprieve_ctx *x, size_t lo, size_t hi) {
+    size_t out = 0;
+    for (size_t i = lo; i < hi; i++)
+        if (!x->u[i].excluded) {
+            set_units_hidden(x->s, x->c, &x->u[i], false);
+            out++;
+        }
+    if (out == 0)
+        return 0;
+    int f = fits(x->fw, x->s, x->g, x->pods, x->n, x->now_ms, x->try_nodes, x->err);
+    if (f < 0)
+        return -1;
+    if (f == 1) { /* all of them kept */
+        memcpy(x->nodes, x->try_nodes, x->n * sizeof *x->try_nodes);
+        return 0;
+    }
+    for (size_t i = lo; i < hi; i++)
+        if (!x->u[i].excluded)
+            set_units_hidden(x->s, x->c, &x->u[i], true);
+    if (out == 1) /* a victim */
+        return 0;
+    size_t mid = lo + (hi - lo) / 2;
+    return reprieve(x, lo, mid) < 0 ? -1 : reprieve(x, mid, hi);
+}
+
 static char *dup0(const char *v) {
     return strdup(v ? v : "");
 }
@@ -239,18 +284,19 @@ int sched_gang_preempt(sched_framework *fw, sched_snapshot *s, sched_gang *g,
     memcpy(out->nodes, try_nodes, n * sizeof *try_nodes);
 
     /* 4. the reprieve, most important first */
-    for (size_t i = 0; i < nu; i++) {
-        if (u[i].excluded)
-            continue;
-        set_units_hidden(s, c, &u[i], false);
-        f = fits(fw, s, g, pods, n, now_ms, try_nodes, err);
-        if (f < 0)
-            goto restore;
-        if (f == 1)
-            memcpy(out->nodes, try_nodes, n * sizeof *try_nodes);
-        else
-            set_units_hidden(s, c, &u[i], true);
-    }
+    reprieve_ctx rc4 = {.fw = fw,
+                        .s = s,
+                        .g = g,
+                        .pods = pods,
+                        .n = n,
+                        .now_ms = now_ms,
+                        .c = c,
+                        .u = u,
+                        .try_nodes = try_nodes,
+                        .nodes = out->nodes,
+                        .err = err};
+    if (reprieve(&rc4, 0, nu) < 0)
+        goto restore;
 
     /* the units still out are the victims */
     size_t nv = 0;
