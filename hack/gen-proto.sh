@@ -11,7 +11,8 @@
 #                  a skip: the check would otherwise pass without checking anything.
 #
 # Sources: the generated.proto files of k8s.io/api and k8s.io/apimachinery at
-# KUBERNETES_STAGING_VERSION (hack/versions.env), from the Go module proxy through
+# PROTO_API_VERSION (hack/versions.env: pinned, whatever TAREMA_K8S_VERSION a run uses), from
+# the Go module proxy through
 # `go mod download -json` (a no-op when they are in the module cache already).
 #
 # The files are renamed before protoc-c sees them: every upstream file is called
@@ -46,9 +47,9 @@ trap 'rm -rf "$tmp"' EXIT
 
 # Module directories in the Go module cache, fetched from the proxy when missing. Run outside
 # any go.mod so that the versions asked are the versions fetched.
-step "fetching k8s.io/api and k8s.io/apimachinery $KUBERNETES_STAGING_VERSION (Go module proxy)"
+step "fetching k8s.io/api and k8s.io/apimachinery $PROTO_API_VERSION (Go module proxy)"
 json=$(cd "$tmp" && GOFLAGS=-mod=mod go mod download -json \
-  "k8s.io/api@$KUBERNETES_STAGING_VERSION" "k8s.io/apimachinery@$KUBERNETES_STAGING_VERSION" \
+  "k8s.io/api@$PROTO_API_VERSION" "k8s.io/apimachinery@$PROTO_API_VERSION" \
   2>"$tmp/go.log") || { cat "$tmp/go.log" >&2; die "go mod download failed (see above)"; }
 moddir() { # module path -> its Dir in the module cache
   printf '%s\n' "$json" | awk -v m="$1" '
@@ -87,7 +88,7 @@ done
 
 step "protoc-c $("$PROTOC_C" --version 2>&1 | head -1 | awk '{print $NF}') on ${#flat[@]} files"
 (cd "$tmp/src" && "$PROTOC_C" --c_out="$tmp/out" ./*.proto 2>"$tmp/protoc.log") ||
-  { cat "$tmp/protoc.log" >&2; die "protoc-c failed on the .proto files of $KUBERNETES_STAGING_VERSION"; }
+  { cat "$tmp/protoc.log" >&2; die "protoc-c failed on the .proto files of $PROTO_API_VERSION"; }
 # Upstream imports files it does not use, and protoc-c warns about each: noise here.
 grep -v 'is unused\.$' "$tmp/protoc.log" >&2 || true
 
@@ -95,7 +96,7 @@ grep -v 'is unused\.$' "$tmp/protoc.log" >&2 || true
 for f in "$tmp"/out/*.pb-c.[ch]; do
   {
     echo "/* lib/proto/$(basename "$f"): made by hack/gen-proto.sh from k8s.io/api and"
-    echo " * k8s.io/apimachinery $KUBERNETES_STAGING_VERSION; do not edit, run the script. */"
+    echo " * k8s.io/apimachinery $PROTO_API_VERSION; do not edit, run the script. */"
     cat "$f"
   } >"$f.new" && mv "$f.new" "$f"
 done
