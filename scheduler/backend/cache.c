@@ -477,7 +477,8 @@ json_t *sched_cache_pod_transform(void *cache, json_t *obj) {
     }
     static const char *const meta_keys[] = {
         "name",   "namespace", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp",
-        "labels", NULL};
+        "labels", "generation", /* observedGeneration of the conditions we write */
+        NULL};
     static const char *const spec_keys[] = {"nodeName",
                                             "activeDeadlineSeconds", /* reservations' backfill */
                                             "schedulerName",

@@ -80,6 +80,7 @@ sched_pod_meta *sched_pod_meta_of(const sched_pod *p) {
         return NULL;
     m->terminating = p->terminating;
     m->priority = p->priority; /* start_ms 0: an assumed pod has not started */
+    m->generation = p->generation;
     bool ok = sched_pod_meta_set_name(m, p->name) == 0;
     ok = ok && sched_labels_from_json(p->pod_labels, &m->labels) == 0;
     ok = ok && sched_host_ports_copy(p->host_ports, p->n_host_ports, &m->ports) == 0;

@@ -50,6 +50,8 @@ typedef struct sched_pod {
     char *process;
     int labels[SCHED_NFEAT]; /* explicit tarema.io/{cpu,mem,io} annotations, 0 = none */
     int32_t priority;
+    int64_t generation; /* metadata.generation (0 unknown): the observedGeneration of the
+                         * PodScheduled condition we write, as kube-scheduler 1.35 writes it */
     bool preempt_never; /* spec.preemptionPolicy: Never (the pod waits, it never preempts) */
     int64_t created_ms; /* metadata.creationTimestamp, ms since the epoch; 0 unknown */
     /* What the inter-pod filters read (all empty for a plain pod). Freed by sched_pod_free. */

@@ -405,6 +405,7 @@ static int parse_meta(const char *ns, const char *name, const json_t *meta, cons
     m->terminating = json_terminating(meta);
     /* preemption's view of it (status.startTime is the caller's: only placed pods have it) */
     m->priority = (int32_t)tm_json_int(spec, "priority", 0);
+    m->generation = tm_json_int(meta, "generation", 0);
     if (m->name && sched_pod_meta_set_name(m, name) != 0)
         return tm_err_set(err, "out of memory");
     int rc = parse_label_set(ns, name, meta, &m->labels, err);
@@ -917,6 +918,7 @@ sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched
         goto fail;
     }
     p->priority = (int32_t)tm_json_int(spec, "priority", 0);
+    p->generation = tm_json_int(meta, "generation", 0);
     const char *pp = podspec_obj_str(spec, "preemptionPolicy");
     if (pp && strcmp(pp, "Never") != 0 && strcmp(pp, "PreemptLowerPriority") != 0) {
         tm_err_set(err,

@@ -297,10 +297,20 @@ int sched_binder_bind(sched_binder *b, const sched_pod *p, const char *node, tm_
     return 0;
 }
 
-json_t *sched_binder_condition_patch(const char *message, const char *now_rfc3339) {
-    return json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s, s:n}]}}", "status", "conditions", "type",
-                     "PodScheduled", "status", "False", "reason", "Unschedulable", "message",
-                     message, "lastTransitionTime", now_rfc3339, "lastProbeTime");
+json_t *sched_binder_condition_patch(const char *message, const char *now_rfc3339,
+                                     int64_t generation) {
+    json_t *patch = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s, s:n}]}}", "status", "conditions",
+                              "type", "PodScheduled", "status", "False", "reason", "Unschedulable",
+                              "message", message, "lastTransitionTime", now_rfc3339,
+                              "lastProbeTime");
+    /* kube-scheduler 1.35 (PodObservedGenerationTracking, GA): the generation it saw */
+    json_t *cond = patch ? json_array_get(json_object_get(json_object_get(patch, "status"),
+                                                          "conditions"),
+                                          0)
+                         : NULL;
+    if (cond && generation > 0)
+        json_object_set_new(cond, "observedGeneration", json_integer(generation));
+    return patch;
 }
 
 static void status_done(void *ud, int status, json_t *body, const tm_err *err) {
@@ -317,7 +327,7 @@ int sched_binder_unschedulable(sched_binder *b, const sched_pod *p, const char *
     struct tm tmv;
     gmtime_r(&t, &tmv);
     strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tmv);
-    json_t *patch = sched_binder_condition_patch(message, now);
+    json_t *patch = sched_binder_condition_patch(message, now, p->generation);
     char *path = tm_kube_path("v1", "pods", p->ns, p->name, "status");
     int rc = patch && path ? tm_kube_request_async(b->k, "PATCH", path, patch,
                                                    "application/strategic-merge-patch+json",

@@ -60,7 +60,9 @@ size_t sched_binder_unknown_total(const sched_binder *b);
 /* Does a bind answered with this HTTP status (0 = none) leave its outcome unknown? */
 bool sched_binder_outcome_unknown(int status);
 
-/* The PodScheduled=False status patch body (new reference), exposed for tests. */
-json_t *sched_binder_condition_patch(const char *message, const char *now_rfc3339);
+/* The PodScheduled=False status patch body (new reference), exposed for tests; generation > 0
+ * is written as the condition's observedGeneration. */
+json_t *sched_binder_condition_patch(const char *message, const char *now_rfc3339,
+                                     int64_t generation);
 
 #endif

@@ -134,10 +134,18 @@ read_jqa() {
   jq -r "${args[@]}" "$filter" <<<"$out"
 }
 # victim_marked POD SCHEDULER: DisruptionTarget=True reason PreemptionByScheduler on its status,
-# in kube-scheduler's words ("<scheduler>: preempting to accommodate a higher priority pod").
+# in kube-scheduler's words ("<scheduler>: preempting to accommodate a higher priority pod"),
+# with observedGeneration the pod's metadata.generation (kube-scheduler 1.35 writes it:
+# PodObservedGenerationTracking is GA).
 victim_marked() {
   kubectl get pod -n "$NS" "$1" -o json |
-    jq -e --arg m "$2: preempting to accommodate a higher priority pod" '[.status.conditions[]? | select(.type == "DisruptionTarget" and .status == "True" and .reason == "PreemptionByScheduler" and .message == $m)] | length == 1' >/dev/null
+    jq -e --arg m "$2: preempting to accommodate a higher priority pod" '.metadata.generation as $g | [.status.conditions[]? | select(.type == "DisruptionTarget" and .status == "True" and .reason == "PreemptionByScheduler" and .message == $m and .observedGeneration == $g)] | length == 1' >/dev/null
+}
+# unschedulable_marked POD: PodScheduled=False reason Unschedulable, observedGeneration the
+# pod's metadata.generation (as kube-scheduler 1.35 writes it).
+unschedulable_marked() {
+  kubectl get pod -n "$NS" "$1" -o json |
+    jq -e '.metadata.generation as $g | [.status.conditions[]? | select(.type == "PodScheduled" and .status == "False" and .reason == "Unschedulable" and .observedGeneration == $g)] | length == 1' >/dev/null
 }
 # preempted_event VICTIM PREEMPTOR NODE: a Preempted event about VICTIM, related to PREEMPTOR,
 # "Preempted by pod <uid> on node <node>".
@@ -184,9 +192,9 @@ run_cases() { # WHO SCHEDULER PREFIX
   fi
   for v in "${x}a-l1" "${x}a-l2"; do
     if wait_for 30 victim_marked "$v" "$s"; then
-      pass "$who: e. victim $v has DisruptionTarget=True reason PreemptionByScheduler"
+      pass "$who: e. victim $v has DisruptionTarget=True reason PreemptionByScheduler, observedGeneration = its generation"
     else
-      fail "$who: e. victim $v has DisruptionTarget=True reason PreemptionByScheduler" \
+      fail "$who: e. victim $v has DisruptionTarget=True reason PreemptionByScheduler, observedGeneration = its generation" \
         "$(kubectl get pod -n "$NS" "$v" -o jsonpath='{.status.conditions}')"
     fi
     if wait_for 30 preempted_event "$v" "${x}a-p" "$N1"; then
@@ -222,6 +230,12 @@ run_cases() { # WHO SCHEDULER PREFIX
     pass "$who: b. preemptionPolicy Never: Pending, not nominated, nothing evicted"
   else
     fail "$who: b. preemptionPolicy Never: Pending, not nominated, nothing evicted" "$(state); nominated '$(nominated "${x}b-p")'; events: $(notes "${x}b-p")"
+  fi
+  if wait_for 30 unschedulable_marked "${x}b-p"; then
+    pass "$who: b. PodScheduled False, Unschedulable, observedGeneration = metadata.generation"
+  else
+    fail "$who: b. PodScheduled False, Unschedulable, observedGeneration = metadata.generation" \
+      "$(kubectl get pod -n "$NS" "${x}b-p" -o json | jq -c '{g: .metadata.generation, c: .status.conditions}')"
   fi
   # a second attempt (a pod deleted on N1 requeues it; 1 cpu free is still too little) evicts
   # nothing either. Both schedulers fold an unchanged FailedScheduling (kube-scheduler into an

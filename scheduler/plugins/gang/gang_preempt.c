@@ -323,6 +323,7 @@ int sched_gang_preempt(sched_framework *fw, sched_snapshot *s, sched_gang *g,
                                 .name = dup0(cc->meta->name),
                                 .node = dup0(node ? node->name : ""),
                                 .priority = cc->meta->priority,
+                                .generation = cc->meta->generation,
                                 .start_ms = cc->meta->start_ms};
             out->n_victims++;
             if (!v->uid || !v->ns || !v->name || !v->node) {

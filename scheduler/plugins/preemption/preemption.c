@@ -147,6 +147,7 @@ static int add_victim(sched_preemption_result *r, size_t *cap, const pvictim *pv
     v->name = strdup(pv->meta->name ? pv->meta->name : "");
     v->node = strdup(node);
     v->priority = pv->meta->priority;
+    v->generation = pv->meta->generation;
     v->start_ms = pv->meta->start_ms;
     v->pdb_violation = pv->pdb;
     snprintf(v->why, sizeof v->why, "priority %d < %d of preemptor %s/%s%s", v->priority,

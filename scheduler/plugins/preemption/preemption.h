@@ -63,6 +63,7 @@ typedef struct sched_victim {
     char *uid, *ns, *name;
     char *node;
     int32_t priority;
+    int64_t generation; /* metadata.generation, the DisruptionTarget's observedGeneration */
     int64_t start_ms;   /* 0 = not started */
     bool pdb_violation; /* evicting it takes a PodDisruptionBudget below zero (best effort) */
     char why[160];      /* e.g. "priority 0 < 1000 of preemptor ns/name; violates PDB ns/b" */
