@@ -476,7 +476,7 @@ json_t *sched_cache_pod_transform(void *cache, json_t *obj) {
         return NULL;
     }
     static const char *const meta_keys[] = {
-        "name",   "namespace", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp",
+        "name",   "namespace",  "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp",
         "labels", "generation", /* observedGeneration of the conditions we write */
         NULL};
     static const char *const spec_keys[] = {"nodeName",

@@ -234,12 +234,12 @@ typedef struct sched_pod_meta {
                        * terminating marks a victim as soon as its eviction is sent) */
     /* What preemption reads of a placed pod (plugins/preemption/preemption.h): a pod recorded
      * without metadata is never a victim (nothing says who it is or how important). */
-    char *name;       /* metadata.name, "" when unknown */
-    int32_t priority; /* spec.priority (0 when absent, as the API server defaults it) */
+    char *name;         /* metadata.name, "" when unknown */
+    int32_t priority;   /* spec.priority (0 when absent, as the API server defaults it) */
     int64_t generation; /* metadata.generation (0 unknown): a victim's DisruptionTarget
                          * condition carries it as observedGeneration, as kube-scheduler's */
-    int64_t start_ms; /* status.startTime, ms since the epoch; 0 = not started (an assumed
-                       * pod): preemption counts it as started now, as kube-scheduler does */
+    int64_t start_ms;   /* status.startTime, ms since the epoch; 0 = not started (an assumed
+                         * pod): preemption counts it as started now, as kube-scheduler does */
 } sched_pod_meta;
 
 sched_pod_meta *sched_pod_meta_new(const char *ns); /* NULL on OOM; name "" */

@@ -305,10 +305,9 @@ static void evict(sched_preemptor *pr, const sched_pod *p, const sched_victim *v
                               "DisruptionTarget", "status", "True", "reason",
                               "PreemptionByScheduler", "message", msg, "lastTransitionTime", now);
     /* kube-scheduler 1.35 (PodObservedGenerationTracking, GA): the victim's generation */
-    json_t *cond = patch ? json_array_get(json_object_get(json_object_get(patch, "status"),
-                                                          "conditions"),
-                                          0)
-                         : NULL;
+    json_t *cond =
+        patch ? json_array_get(json_object_get(json_object_get(patch, "status"), "conditions"), 0)
+              : NULL;
     if (cond && vi->generation > 0)
         json_object_set_new(cond, "observedGeneration", json_integer(vi->generation));
     char *path = tm_kube_path("v1", "pods", vi->ns, vi->name, "status");
