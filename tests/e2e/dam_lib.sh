@@ -20,14 +20,23 @@ dam_cleanup() {
 trap dam_cleanup EXIT
 
 # dam_clusters_up a b [c]: one control plane per letter, its nodes from nodes-<letter>.yaml.
+# All started at once (hack/cluster.sh picks each instance's ports under a lock; one after the
+# other they took some 10-20 s each, mostly waiting for readiness); every one is in DAM_UP, for
+# dam_cleanup, as soon as it is started, and each must come up.
 dam_clusters_up() {
-  local c
+  local c pids=() rc=0 i=0
   for c in "$@"; do
-    TAREMA_CLUSTER_NAME=$DAM_PREFIX-$c bash "$REPO_ROOT/hack/cluster.sh" up \
-      --nodes "$REPO_ROOT/tests/fixtures/dam/nodes-$c.yaml" >"$DAM_TMP/up-$c.log" 2>&1 ||
-      { echo "cluster $DAM_PREFIX-$c did not start:"; tail -n 20 "$DAM_TMP/up-$c.log"; return 1; }
     DAM_UP+=("$c")
+    TAREMA_CLUSTER_NAME=$DAM_PREFIX-$c bash "$REPO_ROOT/hack/cluster.sh" up \
+      --nodes "$REPO_ROOT/tests/fixtures/dam/nodes-$c.yaml" >"$DAM_TMP/up-$c.log" 2>&1 &
+    pids+=($!)
   done
+  for c in "$@"; do
+    wait "${pids[$i]}" ||
+      { echo "cluster $DAM_PREFIX-$c did not start:"; tail -n 20 "$DAM_TMP/up-$c.log"; rc=1; }
+    i=$((i + 1))
+  done
+  return $rc
 }
 dam_kubeconfig() { echo "$DAM_CACHE/clusters/$DAM_PREFIX-$1/admin.kubeconfig"; }
 # kubectl against cluster <letter>

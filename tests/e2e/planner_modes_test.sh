@@ -70,6 +70,16 @@ spec:
        image: a:1, annotations: {tarema.io/duration: 12s}}
     - {name: b, mode: on-completion, after: [a], pods: 1, requests: {cpu: 1, memory: 256Mi},
        duration: 10s, image: b:1, annotations: {tarema.io/duration: 3s}}
+---
+apiVersion: tarema.io/v1alpha1
+kind: Workflow
+metadata: {name: late}
+spec:
+  steps:
+    - {name: a, mode: proactive, pods: 1, requests: {cpu: 1, memory: 1Gi}, duration: 40s,
+       image: a:1, annotations: {tarema.io/duration: 35s}}
+    - {name: b, mode: proactive, after: [a], pods: 1, requests: {cpu: 1, memory: 768Mi},
+       duration: 10s, image: b:1, annotations: {tarema.io/duration: 3s}}
 Y
 
 # samples every 0.5 s until the workflow ends: time, a's phase, b's gates and node. Both pods
@@ -88,11 +98,77 @@ sample() {
 }
 export NS
 export -f kwf wf_phase_is
+# The phases overlap: pro and onc run (sampled in the background) while section 5's "late"
+# (submitted with them: its a runs 35 s) and section 6's "ovr" are checked in the foreground;
+# their checks are section 1-4's once both samplers ended. Each workflow has its own pods and
+# step shapes (pro's and ovr's b share the learned 512 MiB shape, which neither changes), and
+# the 4 nodes hold all of their 1-core pods at once; run one after the other they took some
+# 40 s more (ovr alone waits ~20 s, late ~45 s).
 timeout 120 bash -c "$(declare -f sample); sample onc" >"$W/samples-onc.txt" &
 onc_pid=$!
-timeout 120 bash -c "$(declare -f sample); sample pro" >"$W/samples.txt"
-wait "$onc_pid" # not a bare wait: the planner runs in the background too
+timeout 120 bash -c "$(declare -f sample); sample pro" >"$W/samples.txt" &
+pro_pid=$!
 
+# ---- 5. the estimate follows the learner until the step is released ---------------------------
+# b's shape (768 MiB) has no learned wait when the workflow is planned; one is learned while a
+# runs. b must be released with it (before the fix: the estimate read at the first plan, the
+# default 0 s, for the whole chain).
+b_source() { kubectl -n "$NS" get workflow late -o json | jq -r '.status.steps[]? | select(.name == "b") | "\(.estimateSource // "")/\(.estimateSeconds // "")"'; }
+b_is() { [ "$(b_source)" = "$1" ]; }
+check "late: b planned with the default estimate first" wait_for 30 b_is default/0
+psql "$DATABASE_URL" -qAtc \
+  "INSERT INTO asa_waits (namespace, node_group, pods, cpu_milli, memory_bytes, state, estimate_s, observations)
+   VALUES ('$NS', '', 1, 1000, 805306368, \$\$$(cat "$W/state.json")\$\$, 15, 5)" >/dev/null
+check "late: b's estimate follows the learner while it is not released (learned/15)" \
+  wait_for 20 b_is learned/15
+
+# ---- 6. a predecessor that overruns: predicted starts never lie in the past ---------------------
+# a is planned for 3 s and runs 12 s. b (proactive, learned 15 s) is ungated at once and waits at
+# the order gate; c (on-completion) waits for b. While a overruns, both predictions follow a's
+# expected end (replan.h: as long again as it has overrun). Before the fix c was predicted at
+# a's planned end, in the past (seen: 3 s before now, 5 s into the overrun); a released b kept
+# the prediction it was ungated with.
+kubectl apply -n "$NS" -f - >/dev/null <<Y
+apiVersion: tarema.io/v1alpha1
+kind: Workflow
+metadata: {name: ovr}
+spec:
+  steps:
+    - {name: a, mode: on-completion, pods: 1, requests: {cpu: 1, memory: 1Gi}, duration: 3s,
+       image: a:1, annotations: {tarema.io/duration: 12s}}
+    - {name: b, mode: proactive, after: [a], pods: 1, requests: {cpu: 1, memory: 512Mi},
+       duration: 3s, image: b:1, annotations: {tarema.io/duration: 2s}}
+    - {name: c, mode: on-completion, after: [b], pods: 1, requests: {cpu: 1, memory: 256Mi},
+       duration: 3s, image: c:1, annotations: {tarema.io/duration: 2s}}
+Y
+a_started() { [ -n "$(kwf ovr '.status.steps[?(@.name=="a")].actualStart')" ]; }
+export -f a_started
+if wait_for 30 a_started; then
+  a_start=$(date -d "$(kwf ovr '.status.steps[?(@.name=="a")].actualStart')" +%s)
+  sleep $((a_start + 8 - $(date +%s) > 0 ? a_start + 8 - $(date +%s) : 0)) # 5 s past a's 3 s
+  now=$(date +%s)
+  ps_of() { date -d "$(kwf ovr "$(printf '.status.steps[?(@.name=="%s")].predictedStart' "$1")")" +%s 2>/dev/null || echo 0; }
+  # a's phase first: read after the two predictions (two more gets, slow under load) it could
+  # come after a had ended (at 12 s, 4 s after this sample is due) and fail the check although
+  # the predictions were read while a overran.
+  phase_a=$(kubectl -n "$NS" get pod ovr-a-0 -o jsonpath='{.status.phase}')
+  pb=$(ps_of b) pc=$(ps_of c)
+  check "overrun: b (released, at the order gate) and c predicted no earlier than now, 5 s into a's overrun" \
+    bash -c "[ '$phase_a' = Running ] && [ $pb -ge $((now - 1)) ] && [ $pc -ge $((now - 1)) ] || { echo 'a $phase_a, now $now, b $pb, c $pc'; exit 1; }"
+else
+  fail "overrun: a started" "$(kwf ovr .status)"
+fi
+check "overrun: workflow Succeeded" wait_for 60 wf_phase_is ovr Succeeded
+
+# ---- 5 (end). late ends: its b was released with the learned estimate
+check "late: workflow Succeeded" wait_for 90 wf_phase_is late Succeeded
+check "late: b released with the learned estimate" b_is learned/15
+"$BIN/tarema-planner" show late -n "$NS" >"$W/show-late.txt" 2>&1
+check "show: mode and the estimate used per step" \
+  grep -qE '^b +Succeeded +proactive .* 15s learned ' "$W/show-late.txt"
+
+# ---- 1-4. pro and onc, from the samples
+wait "$pro_pid" "$onc_pid" # not a bare wait: the planner runs in the background too
 wf_json pro >"$W/wf.json"
 check "workflow Succeeded" wf_phase_is pro Succeeded
 check "status: modes, learned estimate, ungateAt = a's predicted end - 15 s" python3 - "$W/wf.json" <<'PY'
@@ -147,70 +223,4 @@ assert any(r[1] == "Succeeded" and "tarema.io/planned" not in r[2] for r in rows
 PY
 check "no Reservation for on-completion steps" test "$(nobj reservations planner.tarema.io/workflow=onc)" = 0
 
-# ---- 5. the estimate follows the learner until the step is released ---------------------------
-# b's shape (768 MiB) has no learned wait when the workflow is planned; one is learned while a
-# runs. b must be released with it (before the fix: the estimate read at the first plan, the
-# default 0 s, for the whole chain).
-kubectl apply -n "$NS" -f - >/dev/null <<Y
-apiVersion: tarema.io/v1alpha1
-kind: Workflow
-metadata: {name: late}
-spec:
-  steps:
-    - {name: a, mode: proactive, pods: 1, requests: {cpu: 1, memory: 1Gi}, duration: 40s,
-       image: a:1, annotations: {tarema.io/duration: 35s}}
-    - {name: b, mode: proactive, after: [a], pods: 1, requests: {cpu: 1, memory: 768Mi},
-       duration: 10s, image: b:1, annotations: {tarema.io/duration: 3s}}
-Y
-b_source() { kubectl -n "$NS" get workflow late -o json | jq -r '.status.steps[]? | select(.name == "b") | "\(.estimateSource // "")/\(.estimateSeconds // "")"'; }
-b_is() { [ "$(b_source)" = "$1" ]; }
-check "late: b planned with the default estimate first" wait_for 30 b_is default/0
-psql "$DATABASE_URL" -qAtc \
-  "INSERT INTO asa_waits (namespace, node_group, pods, cpu_milli, memory_bytes, state, estimate_s, observations)
-   VALUES ('$NS', '', 1, 1000, 805306368, \$\$$(cat "$W/state.json")\$\$, 15, 5)" >/dev/null
-check "late: b's estimate follows the learner while it is not released (learned/15)" \
-  wait_for 20 b_is learned/15
-check "late: workflow Succeeded" wait_for 90 wf_phase_is late Succeeded
-check "late: b released with the learned estimate" b_is learned/15
-"$BIN/tarema-planner" show late -n "$NS" >"$W/show-late.txt" 2>&1
-check "show: mode and the estimate used per step" \
-  grep -qE '^b +Succeeded +proactive .* 15s learned ' "$W/show-late.txt"
-
-# ---- 6. a predecessor that overruns: predicted starts never lie in the past ---------------------
-# a is planned for 3 s and runs 12 s. b (proactive, learned 15 s) is ungated at once and waits at
-# the order gate; c (on-completion) waits for b. While a overruns, both predictions follow a's
-# expected end (replan.h: as long again as it has overrun). Before the fix c was predicted at
-# a's planned end, in the past (seen: 3 s before now, 5 s into the overrun); a released b kept
-# the prediction it was ungated with.
-kubectl apply -n "$NS" -f - >/dev/null <<Y
-apiVersion: tarema.io/v1alpha1
-kind: Workflow
-metadata: {name: ovr}
-spec:
-  steps:
-    - {name: a, mode: on-completion, pods: 1, requests: {cpu: 1, memory: 1Gi}, duration: 3s,
-       image: a:1, annotations: {tarema.io/duration: 12s}}
-    - {name: b, mode: proactive, after: [a], pods: 1, requests: {cpu: 1, memory: 512Mi},
-       duration: 3s, image: b:1, annotations: {tarema.io/duration: 2s}}
-    - {name: c, mode: on-completion, after: [b], pods: 1, requests: {cpu: 1, memory: 256Mi},
-       duration: 3s, image: c:1, annotations: {tarema.io/duration: 2s}}
-Y
-a_started() { [ -n "$(kwf ovr '.status.steps[?(@.name=="a")].actualStart')" ]; }
-export -f a_started
-if wait_for 30 a_started; then
-  a_start=$(date -d "$(kwf ovr '.status.steps[?(@.name=="a")].actualStart')" +%s)
-  sleep $((a_start + 8 - $(date +%s) > 0 ? a_start + 8 - $(date +%s) : 0)) # 5 s past a's 3 s
-  now=$(date +%s)
-  ps_of() { date -d "$(kwf ovr "$(printf '.status.steps[?(@.name=="%s")].predictedStart' "$1")")" +%s 2>/dev/null || echo 0; }
-  # a's phase first: read after the two predictions (two more gets, slow under load) it could
-  # come after a had ended (at 12 s, 4 s after this sample is due) and fail the check although
-  # the predictions were read while a overran.
-  phase_a=$(kubectl -n "$NS" get pod ovr-a-0 -o jsonpath='{.status.phase}')
-  pb=$(ps_of b) pc=$(ps_of c)
-  check "overrun: b (released, at the order gate) and c predicted no earlier than now, 5 s into a's overrun" \
-    bash -c "[ '$phase_a' = Running ] && [ $pb -ge $((now - 1)) ] && [ $pc -ge $((now - 1)) ] || { echo 'a $phase_a, now $now, b $pb, c $pc'; exit 1; }"
-else
-  fail "overrun: a started" "$(kwf ovr .status)"
-fi
-check "overrun: workflow Succeeded" wait_for 60 wf_phase_is ovr Succeeded
 summary

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/e2e/scheduler_preemption_test.sh: preemption (issue 31), each case run under the real
 # kube-scheduler (the reference, which validates the case) and then under tarema-scheduler, on
-# the same two 4-core kwok nodes of this test's own (a taint and a label only its pods carry):
+# two 4-core kwok nodes of this test's own (a taint and a label only its pods carry; each
+# scheduler its own pair and namespace, so that both run their cases at the same time):
 #   a. a high-priority pod on a full cluster evicts the lowest-priority pods only (not the
 #      middle-priority ones on the other node), gets status.nominatedNodeName, and lands there;
 #   b. preemptionPolicy: Never: the pod waits Pending and nothing is evicted;
@@ -16,6 +17,10 @@
 # The filler pods (the victims) are bound by spec.nodeName and carry a finalizer of this test, so
 # a victim stays Terminating until the test removes it: every "is being evicted" state is looked
 # at while it holds, never raced. No fixed sleeps: every wait is on a condition.
+# The two schedulers' cases run side by side (one after the other they took some 40 s more): each
+# side in a subshell of its own, on its own two nodes (label tarema.io/e2e-preempt=ID-k or ID-t:
+# its pending pods select them, so neither scheduler ever looks at the other's) and in its own
+# namespace; each side's output is shown and counted once both ended.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"
@@ -32,12 +37,21 @@ release_all() { # strips this test's finalizer from every pod of NS
 }
 extra_cleanup() {
   release_all
+  if [ -n "${NS_T:-}" ]; then # the tarema side's namespace (created after the trap was set)
+    NS=$NS_T release_all
+    kubectl delete namespace "$NS_T" --wait=false >/dev/null 2>&1
+  fi
+  # the tarema side's schedulers, were this test stopped while that subshell ran
+  [ -s "$WORK/tarema.pids" ] && xargs -r kill <"$WORK/tarema.pids" 2>/dev/null
   kubectl delete priorityclass "$ID-low" "$ID-mid" "$ID-high" "$ID-never" --wait=false >/dev/null 2>&1
   [ -n "$KS_STARTED" ] && bash "$REPO_ROOT/hack/cluster.sh" scheduler stop >/dev/null 2>&1
   return 0
 }
 command -v jq >/dev/null || { fail "jq in PATH"; summary; exit 1; }
 sched_e2e_namespace
+NS_K=$NS
+NS_T=$NS-t
+NS=$NS_T sched_e2e_namespace
 ks_running() { bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | qgrep "scheduler  *running"; }
 if ! ks_running; then
   bash "$REPO_ROOT/hack/cluster.sh" scheduler start >"$WORK/ks.log" 2>&1 && KS_STARTED=1
@@ -46,14 +60,18 @@ check "kube-scheduler runs" ks_running
 
 cat >"$WORK/nodes.yaml" <<EOF
 nodes:
-  - {prefix: ${P}n, count: 2, cpu: 4, memory: 8Gi, pods: 110,
-     labels: {tarema.io/e2e-preempt: "$ID"},
+  - {prefix: ${P}k, count: 2, cpu: 4, memory: 8Gi, pods: 110,
+     labels: {tarema.io/e2e-preempt: "$ID-k"},
+     taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
+  - {prefix: ${P}t, count: 2, cpu: 4, memory: 8Gi, pods: 110,
+     labels: {tarema.io/e2e-preempt: "$ID-t"},
      taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
 EOF
-check "two 4-core nodes created" bash "$REPO_ROOT/hack/cluster.sh" nodes "$WORK/nodes.yaml"
-N1=$(kubectl get nodes -l "tarema.io/e2e-preempt=$ID" -o name | sed 's|node/||' | sort | sed -n 1p)
-N2=$(kubectl get nodes -l "tarema.io/e2e-preempt=$ID" -o name | sed 's|node/||' | sort | sed -n 2p)
-[ -n "$N1" ] && [ -n "$N2" ] || { fail "the test's two nodes listed" "got '$N1' '$N2'"; summary; exit 1; }
+check "two 4-core nodes per scheduler created" bash "$REPO_ROOT/hack/cluster.sh" nodes "$WORK/nodes.yaml"
+node_n() { kubectl get nodes -l "tarema.io/e2e-preempt=$1" -o name | sed 's|node/||' | sort | sed -n "$2p"; }
+NK1=$(node_n "$ID-k" 1) NK2=$(node_n "$ID-k" 2) NT1=$(node_n "$ID-t" 1) NT2=$(node_n "$ID-t" 2)
+[ -n "$NK1" ] && [ -n "$NK2" ] && [ -n "$NT1" ] && [ -n "$NT2" ] ||
+  { fail "the test's four nodes listed" "got '$NK1' '$NK2' '$NT1' '$NT2'"; summary; exit 1; }
 
 pc() { # NAME VALUE [POLICY]
   kubectl create -f - >/dev/null <<EOF
@@ -77,10 +95,10 @@ filler() {
       | .metadata.labels = $labels' |
     kubectl create -f - >/dev/null
 }
-# pending_pod NAME SCHEDULER CLASS CPU: a pod for SCHEDULER, on this test's nodes only.
+# pending_pod NAME SCHEDULER CLASS CPU: a pod for SCHEDULER, on this side's two nodes only (SEL).
 pending_pod() {
   pod_json "$NS" "$1" "$2" "$4" 64Mi '{}' "$ID" |
-    jq -c --arg id "$ID" --arg pc "$ID-$3" '
+    jq -c --arg id "$SEL" --arg pc "$ID-$3" '
       .spec.priorityClassName = $pc | .spec.nodeSelector = {"tarema.io/e2e-preempt": $id}' |
     kubectl create -f - >/dev/null
 }
@@ -334,7 +352,7 @@ EOF
   if [ "$who" = tarema ]; then
     kill "$SCHED_PID" 2>/dev/null
     wait "$SCHED_PID" 2>/dev/null
-    start_scheduler "$WORK/sched-f.log" --scheduler-name "$SCHED" --policy tarema
+    start_scheduler_recorded "$WORK/sched-f.log" --scheduler-name "$SCHED" --policy tarema
   else
     bash "$REPO_ROOT/hack/cluster.sh" scheduler stop >/dev/null 2>&1
     bash "$REPO_ROOT/hack/cluster.sh" scheduler start >>"$WORK/ks.log" 2>&1
@@ -355,13 +373,45 @@ EOF
   clear_case
 }
 
+# side WHO NS SEL N1 N2 OUT COMMAND...: COMMAND (which runs the cases) in a subshell in the
+# background with this side's namespace, node label and nodes, its output to OUT, ended by a
+# line that says it got to the end (a side that dies half-way is a failure, not fewer checks).
+side() {
+  local who=$1 ns=$2 sel=$3 n1=$4 n2=$5 out=$6
+  shift 6
+  (NS=$ns SEL=$sel N1=$n1 N2=$n2 t0=$SECONDS; "$@"; echo "# side $who: done in $((SECONDS - t0)) s") >"$out" 2>&1 &
+}
+# tally WHO OUT: shows a side's output and counts its ok / not ok lines into this test's.
+tally() {
+  cat "$2"
+  E2E_PASSED=$((E2E_PASSED + $(grep -c '^ok - ' "$2")))
+  E2E_FAILED=$((E2E_FAILED + $(grep -c '^not ok - ' "$2")))
+  grep -qE "^# side $1: done in [0-9]+ s$" "$2" || fail "$1: every case ran (the side ended early)" "$(tail -n 5 "$2")"
+}
+# start_scheduler_recorded LOG ARGS...: start_scheduler, its pid also in tarema.pids (for
+# extra_cleanup, should the test be stopped while the tarema side runs).
+start_scheduler_recorded() { start_scheduler "$@" && echo "$SCHED_PID" >>"$WORK/tarema.pids"; }
+tarema_side() {
+  sched_e2e_start --policy tarema # on failure it ends this subshell before the "done" line
+  echo "$SCHED_PID" >>"$WORK/tarema.pids"
+  run_cases tarema "$SCHED" t
+  stop_schedulers # this subshell's: the first one and the one restarted in case f
+  rm -f "$WORK/tarema.pids"
+}
+
 # PREEMPT_E2E_ONLY=kube or tarema runs one side only (while working on one of them).
 WHO=${PREEMPT_E2E_ONLY:-both}
-[ "$WHO" != tarema ] && run_cases "kube-scheduler (reference)" "$KS" k
-if [ "$WHO" != kube ]; then
-  sched_e2e_start --policy tarema
-  run_cases tarema "$SCHED" t
+sides=()
+if [ "$WHO" != tarema ]; then
+  side kube "$NS_K" "$ID-k" "$NK1" "$NK2" "$WORK/side-kube.out" run_cases "kube-scheduler (reference)" "$KS" k
+  sides+=(kube)
 fi
+if [ "$WHO" != kube ]; then
+  side tarema "$NS_T" "$ID-t" "$NT1" "$NT2" "$WORK/side-tarema.out" tarema_side
+  sides+=(tarema)
+fi
+wait # both sides (nothing else runs in the background here)
+for w in "${sides[@]}"; do tally "$w" "$WORK/side-$w.out"; done
 
 out=$(check_fit)
 if [ $? = 0 ] && [ -z "$out" ]; then pass "every node's pods fit it"; else fail "every node's pods fit it" "$out"; fi

@@ -250,6 +250,14 @@ static void test_predict_per_group(void) {
     pl_cluster_free(c);
 }
 
+/* The ILP's time limit on the random cases. Four of the 12 (seeds 1001, 1002, 1006, 1011) are
+ * not proved optimal in any limit a test can afford, so each ran to its limit: 10 s made this
+ * program 40 s of wall time on the loaded 2-core machine. What is checked holds whatever the
+ * limit (a time-limited ILP's plan passes the checker, its bound is below its score, and
+ * pl_solve keeps the heuristic's plan unless the ILP's is better); with 3 s the ILP still beat
+ * the heuristic in the same 4 of 12 cases as with 10 s, and the program took 23 s, not 49. */
+enum { RANDOM_ILP_LIMIT_S = 3 };
+
 static uint64_t rng_state;
 static unsigned rnd(unsigned n) {
     rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -295,7 +303,8 @@ static void test_random_groups(void) {
         CHECKF(pl_solve(&p, PL_SOLVER_HEURISTIC, 10, &h, &o, &err) == 0, "case %d: %s", cs,
                err.msg);
         CHECKF(pl_plan_check(&p, &h, &err) == 0, "case %d heuristic: %s", cs, err.msg);
-        CHECKF(pl_solve(&p, PL_SOLVER_ILP, 10, &x, &o, &err) == 0, "case %d: %s", cs, err.msg);
+        CHECKF(pl_solve(&p, PL_SOLVER_ILP, RANDOM_ILP_LIMIT_S, &x, &o, &err) == 0, "case %d: %s",
+               cs, err.msg);
         CHECKF(pl_plan_check(&p, &x, &err) == 0, "case %d ILP: %s", cs, err.msg);
         CHECKF(pl_plan_score(&p, &x) <= pl_plan_score(&p, &h) + 1e-9, "case %d", cs);
         CHECKF(o.bound <= (int)pl_plan_score(&p, &x), "case %d: bound %d", cs, o.bound);
