@@ -166,19 +166,25 @@ unschedulable_marked() {
   kubectl get pod -n "$NS" "$1" -o json |
     jq -e '.metadata.generation as $g | [.status.conditions[]? | select(.type == "PodScheduled" and .status == "False" and .reason == "Unschedulable" and .observedGeneration == $g)] | length == 1' >/dev/null
 }
-# preempted_event VICTIM PREEMPTOR NODE: a Preempted event about VICTIM, related to PREEMPTOR,
-# "Preempted by pod <uid> on node <node>".
+# preempted_event VICTIM PREEMPTOR NODE [RELATED]: a Preempted event about VICTIM, "Preempted by
+# pod <uid> on node <node>", related to PREEMPTOR unless RELATED is "optional". kube-scheduler
+# 1.37.2 sends it without `related` (measured here: the note is 1.35's, the related object is
+# absent; 1.37's executor passes its preemptor wrapper, not the Pod, as the related object);
+# tarema always relates it, as 1.35 does.
 preempted_event() {
   local uid
   uid=$(kubectl get pod -n "$NS" "$2" -o jsonpath='{.metadata.uid}') || return 1
   kubectl get events.events.k8s.io -n "$NS" -o json |
-    jq -e --arg v "$1" --arg p "$2" --arg note "Preempted by pod $uid on node $3" '
+    jq -e --arg v "$1" --arg p "$2" --arg note "Preempted by pod $uid on node $3" --arg rel "${4:-required}" '
       [.items[] | select(.reason == "Preempted" and .regarding.name == $v and .type == "Normal"
-                         and .related.name == $p and .note == $note)] | length >= 1' >/dev/null
+                         and (.related.name == $p or ($rel == "optional" and .related == null))
+                         and .note == $note)] | length >= 1' >/dev/null
 }
+# The server's minor version: what the reference kube-scheduler of this cluster does differs.
+K8S_MINOR=$(kubectl version -o json 2>/dev/null | jq -r '.serverVersion.minor // "0"' | tr -dc '0-9')
 
 run_cases() { # WHO SCHEDULER PREFIX
-  local who=$1 s=$2 x=$3 uid
+  local who=$1 s=$2 x=$3 uid rel
   # tried: the scheduler's preemption attempts so far (scheduler_preemption_attempts_total,
   # kube-scheduler's metric, which tarema serves too; see case b)
   tried() {
@@ -216,10 +222,12 @@ run_cases() { # WHO SCHEDULER PREFIX
       fail "$who: e. victim $v has DisruptionTarget=True reason PreemptionByScheduler, observedGeneration 1" \
         "$(kubectl get pod -n "$NS" "$v" -o jsonpath='{.status.conditions}')"
     fi
-    if wait_for 30 preempted_event "$v" "${x}a-p" "$N1"; then
-      pass "$who: e. victim $v has a Preempted event related to the preemptor"
+    rel=required
+    [ "$s" = "$KS" ] && [ "${K8S_MINOR:-0}" -ge 37 ] && rel=optional
+    if wait_for 30 preempted_event "$v" "${x}a-p" "$N1" "$rel"; then
+      pass "$who: e. victim $v has a Preempted event$([ $rel = required ] && echo ' related to the preemptor')"
     else
-      fail "$who: e. victim $v has a Preempted event related to the preemptor" "$(notes "$v")"
+      fail "$who: e. victim $v has a Preempted event$([ $rel = required ] && echo ' related to the preemptor')" "$(notes "$v")"
     fi
   done
   uid=$(kubectl get pod -n "$NS" "${x}a-p" -o jsonpath='{.metadata.uid}')
