@@ -839,3 +839,7 @@ bool resv_controller_tick(resv_controller *c, int64_t now) {
     c->changed = false;
     return ch;
 }
+
+const resv_plan *resv_controller_plan(const resv_controller *c) {
+    return c ? c->plan : NULL;
+}
