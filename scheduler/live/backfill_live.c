@@ -391,11 +391,17 @@ bool sched_backfill_live_plan(sched_backfill_live *b, int64_t mono, int64_t wall
         int64_t rt = p ? p->dur_ms : -1;
         if (rt < 0 && cfg->default_runtime_ms > 0)
             rt = cfg->default_runtime_ms;
+        /* a job waiting out a backoff is tried after the active pods behind it: when it fits
+         * now it holds what it needs from now on (bf_job.hold_now) */
+        bool held = false;
+        for (size_t k = 0; k < jobs[j].n && !held; k++)
+            held = sched_queue_state(b->q, jobs[j].pods[k]->uid) != SCHED_Q_ACTIVE;
         bj[j] = (bf_job){.key = b->job_keys[j],
                          .n_members = jobs[j].n,
                          .member_req = &mreq[m],
                          .runtime_ms = rt,
-                         .eligible = e};
+                         .eligible = e,
+                         .hold_now = held};
         m += jobs[j].n;
     }
     const resv_plan *rp = resv_controller_plan(b->resv);

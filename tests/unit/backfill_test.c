@@ -481,8 +481,35 @@ static void test_plugin_reason_and_count(void) {
     sched_snapshot_free(s);
 }
 
+/* A job that fits now but waits out a backoff (hold_now) gets a shadow starting now, counting
+ * for the depth; without the flag it holds nothing and a pod behind it may take its place. */
+static void test_hold_now(void) {
+    bf_plan *p = bf_plan_new();
+    bf_config cfg = bf_config_default();
+    tm_err err = {0};
+    sched_resources alloc[2] = {cpu(8), cpu(8)};
+    bf_running run[1] = {{.node = 1, .req = cpu(4), .end_ms = T0 + 100 * S}};
+    sched_resources wreq[1] = {cpu(8)};
+    bf_job jobs[1] = {{.key = "wide", .n_members = 1, .member_req = wreq, .runtime_ms = 60 * S}};
+    sched_resources one = cpu(1);
+    CHECK_INT(bf_plan_compute(p, &cfg, alloc, 2, run, 1, NULL, 0, jobs, 1, T0, &err), 0);
+    CHECK_INT(bf_plan_shadow_count(p), 0);
+    CHECK_INT(bf_plan_job_start(p, 0), T0);
+    CHECK_INT(bf_plan_check(p, 0, "narrow", &one, T0 + 30 * S, NULL), BF_OK);
+    jobs[0].hold_now = true;
+    CHECK_INT(bf_plan_compute(p, &cfg, alloc, 2, run, 1, NULL, 0, jobs, 1, T0, &err), 0);
+    CHECK_INT(bf_plan_shadow_count(p), 1);
+    CHECK_INT(bf_plan_shadow(p, 0)->start_ms, T0);
+    CHECK_INT(bf_plan_shadow(p, 0)->holds[0].node, 0);
+    CHECK_INT(bf_plan_check(p, 0, "narrow", &one, T0 + 30 * S, NULL), BF_DELAYS_SHADOW);
+    CHECK_INT(bf_plan_check(p, 1, "narrow", &one, T0 + 30 * S, NULL), BF_OK);
+    CHECK_INT(bf_plan_check(p, 0, "wide", &wreq[0], T0 + 60 * S, NULL), BF_OK); /* its own */
+    bf_plan_free(p);
+}
+
 int main(void) {
     RUN(test_plugin_reason_and_count);
+    RUN(test_hold_now);
     RUN(test_shadow_whole_node);
     RUN(test_shadow_gang);
     RUN(test_spare_capacity);
