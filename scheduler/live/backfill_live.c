@@ -367,6 +367,13 @@ bool sched_backfill_live_plan(sched_backfill_live *b, int64_t mono, int64_t wall
     if (!order || !tmp || !members || !jof || !jobs || !bj || !alloc || !mreq || !b->job_keys)
         goto oom;
     size_t n = sched_queue_waiting(b->q, order, tmp, waiting);
+    /* the owners' pods of a held Reservation are left out: the reservation holds their capacity
+     * (in the plan as the holds less what they use) and the Reservation plugin places them */
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!resv_controller_holds_for(b->resv, order[i]))
+            order[kept++] = order[i];
+    n = kept;
     size_t nj = group_jobs(b, order, n, jof, jobs, members, max_jobs);
     elig = malloc((nj ? nj : 1) * (nn ? nn : 1) * sizeof *elig);
     if (!elig || !(run = running_pods(b, snap, wall, &n_run)))
