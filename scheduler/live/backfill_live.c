@@ -163,9 +163,13 @@ void sched_backfill_live_touch(sched_backfill_live *b) {
         b->dirty = true;
 }
 
-/* The plugin's job key of a pod: "gang <key>" for a gang member, else "pod ns/name". */
+/* The plugin's job key of a pod: "gang <key>" for a gang member, else "pod ns/name"; "" (exempt)
+ * for an owner's pod of a held Reservation: it runs on the reservation's capacity, which the plan
+ * counts as taken, so it delays no shadow. */
 static const char *job_key(void *ud, const sched_pod *p) {
     sched_backfill_live *b = ud;
+    if (resv_controller_holds_for(b->resv, p))
+        return "";
     sched_gang *g = b->gangs ? sched_gang_registry_of(b->gangs, p->uid) : NULL;
     if (g && g->key)
         snprintf(b->keybuf, sizeof b->keybuf, "gang %s", g->key);

@@ -33,10 +33,12 @@ static int filter(void *state, const sched_cycle *c, size_t node, const sched_no
     bf_state *st = state;
     if (bf_plan_shadow_count(st->plan) == 0)
         return -1;
+    const char *key = pod_key(st, c->pod);
+    if (!key[0])
+        return -1; /* exempt */
     int64_t end = bf_pod_end(c->snap, c->pod, n, &st->cfg, c->now_ms);
     size_t which = 0;
-    return bf_plan_check(st->plan, (int)node, pod_key(st, c->pod), &c->pod->requests, end,
-                         &which) == BF_OK
+    return bf_plan_check(st->plan, (int)node, key, &c->pod->requests, end, &which) == BF_OK
                ? -1
                : (int)which;
 }
@@ -72,6 +74,8 @@ static void reserved(void *state, const sched_cycle *c, const sched_node *n) {
     bf_state *st = state;
     int node = sched_snapshot_node_index(c->snap, n->name);
     const char *key = pod_key(st, c->pod);
+    if (!key[0])
+        return; /* exempt: nothing of a shadow taken */
     size_t ns = bf_plan_shadow_count(st->plan);
     if (ns > 1 || (ns == 1 && !bf_plan_shadow_of(st->plan, key)))
         st->backfilled++; /* started while an earlier job of the queue waits for its shadow */
@@ -84,6 +88,8 @@ static void unreserve(void *state, const sched_cycle *c, const sched_node *n) {
     bf_state *st = state;
     int node = sched_snapshot_node_index(c->snap, n->name);
     const char *key = pod_key(st, c->pod);
+    if (!key[0])
+        return;
     size_t ns = bf_plan_shadow_count(st->plan);
     if (st->backfilled && (ns > 1 || (ns == 1 && !bf_plan_shadow_of(st->plan, key))))
         st->backfilled--; /* counted at Reserve, undone */

@@ -16,7 +16,9 @@
 
 #define BF_PLUGIN_NAME "Backfill"
 
-/* The job key of a pod (its gang's, else its own uid); NULL = the uid. */
+/* The job key of a pod (its gang's, else its own uid); NULL = the uid. "" = the pod is exempt
+ * from the rule: it runs on capacity held for it elsewhere, which the plan counts as taken
+ * already (the owner of an admitted Reservation). */
 typedef const char *(*bf_key_fn)(void *ud, const sched_pod *p);
 
 /* Adds the plugin to fw with cfg (checked: -1 with err naming the bad field). */
