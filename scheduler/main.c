@@ -254,6 +254,7 @@ static int cmd_explain(sched_config *cfg, const char *target, bool as_json) {
     else
         json_decref(gang);
     sched_explain_predicted_start(doc, pod, (int64_t)ts.tv_sec * 1000); /* issue 18 */
+    sched_explain_expected_start(doc, pod, (int64_t)ts.tv_sec * 1000);  /* issue 32 */
     /* an owner of a held Reservation: which case of the owner's rule applies (resv_plugin.h) */
     char note[512];
     if (resv_plugin_book_owner_note(book, &sp->requests,

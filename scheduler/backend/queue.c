@@ -471,6 +471,40 @@ int64_t sched_queue_since(const sched_queue *q, const char *uid) {
     return e ? e->since_wall : 0;
 }
 
+/* Before: a goes first in queue order (uid breaks ties, so the order is total). */
+static bool order_before(const sched_queue *q, const sched_pod *a, const sched_pod *b) {
+    int c = q->cmp(q->ud, a, b);
+    return c ? c < 0 : strcmp(a->uid, b->uid) < 0;
+}
+
+/* Merge sort of v[0..n) by order_before with scratch tmp (qsort has no context argument). */
+static void sort_pods(const sched_queue *q, const sched_pod **v, const sched_pod **tmp, size_t n) {
+    if (n < 2)
+        return;
+    size_t h = n / 2;
+    sort_pods(q, v, tmp, h);
+    sort_pods(q, v + h, tmp, n - h);
+    size_t i = 0, j = h, k = 0;
+    while (i < h && j < n)
+        tmp[k++] = order_before(q, v[j], v[i]) ? v[j++] : v[i++];
+    while (i < h)
+        tmp[k++] = v[i++];
+    while (j < n)
+        tmp[k++] = v[j++];
+    memcpy(v, tmp, n * sizeof *v);
+}
+
+size_t sched_queue_waiting(const sched_queue *q, const sched_pod **out, const sched_pod **tmp,
+                           size_t cap) {
+    size_t n = 0;
+    const heap *hs[3] = {&q->active, &q->backoff, &q->unsched};
+    for (int h = 0; h < 3; h++)
+        for (size_t i = 0; i < hs[h]->n && n < cap; i++)
+            out[n++] = hs[h]->v[i]->pod;
+    sort_pods(q, out, tmp, n);
+    return n;
+}
+
 sched_q_state sched_queue_state(const sched_queue *q, const char *uid) {
     qent *e = *slot_of(q, uid);
     return e ? e->state : SCHED_Q_NONE;

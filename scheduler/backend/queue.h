@@ -129,6 +129,14 @@ size_t sched_queue_flush_unschedulable(sched_queue *q, int64_t now_ms, int64_t m
 /* Milliseconds until the first backoff pod is due (0 when one is due now), -1 when none. */
 int64_t sched_queue_next_backoff_ms(const sched_queue *q, int64_t now_ms);
 
+/* The pods waiting to be placed (active, backoff and unschedulable: not gated, not in flight),
+ * in queue order (the queue-sort, as if all were active; ties by uid), at most cap of them into
+ * out (borrowed: valid until the queue changes). Returns how many were written. tmp is scratch
+ * room for cap pointers (the sort's). For the backfill planner (issue 32), which needs the
+ * whole queue in order, not only the next pod. */
+size_t sched_queue_waiting(const sched_queue *q, const sched_pod **out, const sched_pod **tmp,
+                           size_t cap);
+
 sched_q_state sched_queue_state(const sched_queue *q, const char *uid);
 const sched_pod *sched_queue_get(const sched_queue *q, const char *uid); /* borrowed, NULL */
 int sched_queue_attempts(const sched_queue *q, const char *uid); /* failed attempts so far */

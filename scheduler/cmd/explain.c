@@ -666,6 +666,15 @@ char *sched_explain_text(const json_t *doc) {
     if (owner)
         fprintf(f, "reservation: %s\n", owner);
     predicted_start_text(f, doc);
+    const json_t *es = json_object_get(doc, "expectedStart");
+    if (json_is_object(es)) {
+        long long in_s = tm_json_int(es, "inSeconds", 0);
+        fprintf(
+            f,
+            "expected start (backfill): %s (%s%lld s): the scheduler holds the nodes it needs "
+            "from then; other pods are placed there only if they end before it or leave it room\n",
+            tm_json_str(es, "at", "?"), in_s < 0 ? "overdue by " : "in ", in_s < 0 ? -in_s : in_s);
+    }
     fclose(f);
     return out;
 }
@@ -689,6 +698,21 @@ void sched_explain_predicted_start(json_t *doc, const json_t *pod, int64_t now_m
     json_object_set_new(doc, "predictedStart",
                         json_pack("{s:s, s:s, s:s, s:I}", "at", at, "queuedAt", q ? q : "", "wait",
                                   w ? w : "", "inSeconds", (json_int_t)in_s));
+}
+
+void sched_explain_expected_start(json_t *doc, const json_t *pod, int64_t now_ms) {
+    const json_t *ann = tm_json_path(pod, "metadata.annotations");
+    const char *at = json_string_value(json_object_get(ann, "tarema.io/expected-start"));
+    struct tm tmv;
+    memset(&tmv, 0, sizeof tmv);
+    const char *end = at ? strptime(at, "%Y-%m-%dT%H:%M:%SZ", &tmv) : NULL;
+    if (!end || *end || *tm_json_str(pod, "spec.nodeName", "")) { /* none, unreadable, bound */
+        json_object_set_new(doc, "expectedStart", json_null());
+        return;
+    }
+    long long in_s = (long long)timegm(&tmv) - now_ms / 1000;
+    json_object_set_new(doc, "expectedStart",
+                        json_pack("{s:s, s:I}", "at", at, "inSeconds", (json_int_t)in_s));
 }
 
 static void predicted_start_text(FILE *f, const json_t *doc) {

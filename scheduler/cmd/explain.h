@@ -74,6 +74,10 @@ void sched_explain_load_text(const json_t *load, char *buf, size_t cap);
  * "predictedStart": {"at", "queuedAt", "wait", "inSeconds"} to doc from the pod's annotations,
  * or null when the pod has none or is bound. sched_explain_text prints it last. */
 void sched_explain_predicted_start(json_t *doc, const json_t *pod, int64_t now_ms);
+/* Issue 32 (backfill: the running scheduler writes tarema.io/expected-start on the pods its
+ * shadows hold nodes for): adds "expectedStart": {"at", "inSeconds"}, or null when the pod has
+ * none or is bound. sched_explain_text prints it after the predicted start. */
+void sched_explain_expected_start(json_t *doc, const json_t *pod, int64_t now_ms);
 
 /* The explain document as text for a terminal. Caller frees; NULL on OOM. */
 char *sched_explain_text(const json_t *doc);

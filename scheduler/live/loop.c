@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "lib/log.h"
+#include "scheduler/live/backfill_live.h"
 #include "scheduler/live/binder.h"
 #include "scheduler/live/gang_live.h"
 #include "scheduler/live/preemptor.h"
@@ -64,6 +65,7 @@ struct sched_loop {
     atomic_int owners_synced;   /* bit k: kind k listed, or not watched */
     sched_preemptor *preemptor; /* scheduler mode (preemptor.h) */
     sched_gang_live *gangs;     /* scheduler mode */
+    sched_backfill_live *bf;    /* scheduler mode with backfill.reserveDepth != 0, else NULL */
     int64_t last_gang_sync_ms;
     tm_leader *leader;
     atomic_bool leading, synced;
@@ -113,6 +115,7 @@ static void hook_gone(void *ud, const char *uid, const char *node) {
 static void hook_changed(void *ud) {
     sched_loop *l = ud;
     l->changed = true;
+    sched_backfill_live_touch(l->bf);
 }
 
 static bool helped(void *m, const sched_pod *p) {
@@ -191,6 +194,7 @@ static void on_node(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
     sched_cache_lock(l->cache);
     if (sched_cache_node_event(l->cache, t, obj, old, &err))
         tm_warn("node skipped err=\"%s\"", err.msg);
+    sched_backfill_live_touch(l->bf);
     sched_cache_unlock(l->cache);
 }
 
@@ -205,6 +209,7 @@ static void on_pod(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
         tm_warn("pod skipped err=\"%s\"", err.msg);
     resv_controller_pod_event(l->resv, t, obj);      /* owners' pods, expected ends */
     sched_preemptor_pod_event(l->preemptor, t, obj); /* status.nominatedNodeName */
+    sched_backfill_live_pod_event(l->bf, t, obj);    /* expected runtimes, expected-start */
     sched_cache_unlock(l->cache);
 }
 
@@ -528,6 +533,11 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
         goto fail;
     if (sched) /* a gang preempts as one unit, through the same preemptor */
         sched_gang_live_set_preemptor(l->gangs, l->preemptor);
+    /* backfill (issue 32): its Filter plugin last; reserveDepth 0 adds nothing at all */
+    if (sched && cfg->backfill.reserve_depth != 0 &&
+        !(l->bf = sched_backfill_live_new(cfg, k, l->cache, l->queue, l->fw,
+                                          sched_gang_live_registry(l->gangs), l->resv, reg, err)))
+        goto fail;
     atomic_init(&l->leading, !sched_config_elects(cfg));
     atomic_init(&l->synced, false);
     atomic_init(&l->sync_state, 0);
@@ -928,8 +938,11 @@ static bool schedule_batch(sched_loop *l) {
         l->last_flush_ms = now;
         sched_queue_flush_unschedulable(l->queue, now, l->cfg->unschedulable_flush_ms);
     }
+    /* backfill: the shadows of the head of the queue, when due (backfill_live.h) */
+    sched_backfill_live_plan(l->bf, now, wall_ms());
     sched_snapshot *snap = sched_cache_snapshot(l->cache);
     bool more = false;
+    int tried = 0;
     for (int i = 0; i < BATCH; i++) {
         if (sched_binder_inflight(l->binder) >= (size_t)l->cfg->max_binds_in_flight)
             break;
@@ -963,6 +976,7 @@ static bool schedule_batch(sched_loop *l) {
             continue;
         }
         /* a gang member: the gang's cycle takes and places its waiting members together */
+        tried++;
         if (!sched_gang_live_cycle(l->gangs, pod, now))
             schedule_one(l, snap, pod, now);
         more = i == BATCH - 1;
@@ -971,6 +985,9 @@ static bool schedule_batch(sched_loop *l) {
             break;
         }
     }
+    if (tried) /* the queue changed: the next plan (at most one per resolution) sees it */
+        sched_backfill_live_touch(l->bf);
+    sched_backfill_live_after_batch(l->bf);
     sched_cache_unlock(l->cache);
     return more;
 }
@@ -1029,8 +1046,10 @@ int sched_loop_step(sched_loop *l, int max_wait_ms, tm_err *err) {
     if (l->resv && atomic_load(&l->synced) && (atomic_load(&l->leading) || !l->queue) &&
         tr - l->last_resv_tick_ms >= 500) {
         l->last_resv_tick_ms = tr;
-        if (resv_controller_tick(l->resv, wall_ms()))
+        if (resv_controller_tick(l->resv, wall_ms())) {
             l->changed = true;
+            sched_backfill_live_touch(l->bf);
+        }
     }
     update_gauges(l);
     if (l->vols && sched_volume_binder_waiting(l->vols))
@@ -1077,6 +1096,7 @@ void sched_loop_stop(sched_loop *l) {
 void sched_loop_free(sched_loop *l) {
     if (!l)
         return;
+    sched_backfill_live_free(l->bf); /* before fw: its plugin's key function reads it */
     sched_gang_live_free(l->gangs);
     sched_volume_binder_free(l->vols);
     sched_preemptor_free(l->preemptor);

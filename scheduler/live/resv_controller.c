@@ -839,3 +839,22 @@ bool resv_controller_tick(resv_controller *c, int64_t now) {
     c->changed = false;
     return ch;
 }
+
+const resv_plan *resv_controller_plan(const resv_controller *c) {
+    return c ? c->plan : NULL;
+}
+
+bool resv_controller_holds_for(const resv_controller *c, const sched_pod *pod) {
+    if (!c || !c->on || !resv_plan_count(c->plan))
+        return false;
+    const json_t *labels = NULL;
+    const char *workload = NULL;
+    src_identity((void *)c, pod, &labels, &workload);
+    for (size_t i = 0; i < c->n_ents; i++) {
+        const rentry *e = c->ents[i];
+        if (e->r && resv_plan_has(c->plan, e->key) &&
+            reservation_owns(e->r, pod->ns, labels, workload))
+            return true;
+    }
+    return false;
+}

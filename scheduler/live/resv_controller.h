@@ -33,6 +33,7 @@
 #include "scheduler/backend/cache.h"
 #include "scheduler/live/config.h"
 #include "scheduler/framework/framework.h"
+#include "scheduler/plugins/reservation/resv_plan.h"
 
 #define RESV_API "tarema.io/v1alpha1"
 
@@ -66,6 +67,12 @@ bool resv_controller_synced(const resv_controller *c);
  * its informer; pods (the loop's pod informer) are replayed to a controller that turns on.
  * Called without the cache lock (blocking GETs). 0, or -1 with err when an informer failed. */
 int resv_controller_recheck(resv_controller *c, const tm_informer *pods, tm_err *err);
+/* Whether pod belongs to the owner of a reservation the table holds (admitted or active): its
+ * capacity is held for it by the reservation and the Reservation plugin places it (backfill
+ * leaves such pods out of its plan). false when c is NULL. */
+bool resv_controller_holds_for(const resv_controller *c, const sched_pod *pod);
+/* The table of admitted reservations (read under the cache lock), NULL when c is NULL. */
+const resv_plan *resv_controller_plan(const resv_controller *c);
 void resv_controller_stop(resv_controller *c);
 void resv_controller_free(resv_controller *c);
 

@@ -429,7 +429,87 @@ static void test_starvation_gang(void) {
     CHECK_INT(d1, 16);
 }
 
+/* The plugin's reason names whom the node is held for and from when (what FailedScheduling and
+ * explain show), and counts a pod placed in front of a shadow as backfilled. */
+static void test_plugin_reason_and_count(void) {
+    sched_snapshot *s = sched_snapshot_new();
+    tm_err err = {0};
+    sched_node *nd = sched_node_new("n0");
+    nd->ready = true;
+    nd->allocatable = cpu(8);
+    nd->allocatable.v[SCHED_RES_MEMORY] = 32LL << 30;
+    nd->allocatable.v[SCHED_RES_PODS] = 110;
+    sched_snapshot_put_node(s, nd, &err);
+    sched_pod *r = sched_pod_new("t", "running", "running");
+    r->requests = cpu(4);
+    sched_pod_record(s, r, "n0", &err);
+    sched_framework *fw = sched_policy_new("fill-nodes", &err);
+    bf_config cfg = bf_config_default();
+    CHECK_INT(bf_plugin_add(fw, &cfg, key_of, NULL, &err), 0);
+    sched_resources alloc[1] = {cpu(8)};
+    bf_running run[1] = {{.node = 0, .req = cpu(4), .end_ms = T0 + 10 * S}};
+    sched_resources wreq[1] = {cpu(8)};
+    bf_job jobs[1] = {{.key = "pod t/wide", .n_members = 1, .member_req = wreq, .runtime_ms = S}};
+    CHECK_INT(
+        bf_plan_compute(bf_plugin_plan(fw), &cfg, alloc, 1, run, 1, NULL, 0, jobs, 1, T0, &err), 0);
+    CHECK_INT(bf_plan_shadow_count(bf_plugin_plan(fw)), 1);
+    sched_pod *lng = sched_pod_new("t", "long", "long");
+    lng->requests = cpu(1);
+    lng->expected_duration_ms = 30 * S;
+    sched_decision d;
+    CHECK_INT(sched_framework_schedule(fw, s, lng, T0, &d, &err), 0);
+    CHECK_INT(d.node, -1);
+    char msg[512];
+    sched_framework_fit_message(fw, s, msg, sizeof msg);
+    CHECK(strstr(msg, "node(s) were held for pod t/wide from 2026-11-18T") != NULL);
+    if (!strstr(msg, "held for pod t/wide"))
+        printf("    message: %s\n", msg);
+    sched_pod *sh = sched_pod_new("t", "short", "short");
+    sh->requests = cpu(1);
+    sh->expected_duration_ms = 5 * S;
+    CHECK_INT(sched_framework_schedule(fw, s, sh, T0, &d, &err), 0);
+    CHECK_INT(d.node, 0);
+    CHECK_INT(bf_plugin_backfilled(fw), 0);
+    CHECK_INT(sched_framework_reserve(fw, s, sh, d.node, &err), 0);
+    CHECK_INT(bf_plugin_backfilled(fw), 1);
+    char when[32];
+    CHECK_STR(bf_format_time(T0 + 10 * S, when, sizeof when), "2026-11-18T11:06:50Z");
+    sched_pod_free(r);
+    sched_pod_free(lng);
+    sched_pod_free(sh);
+    sched_framework_free(fw);
+    sched_snapshot_free(s);
+}
+
+/* A job that fits now but waits out a backoff (hold_now) gets a shadow starting now, counting
+ * for the depth; without the flag it holds nothing and a pod behind it may take its place. */
+static void test_hold_now(void) {
+    bf_plan *p = bf_plan_new();
+    bf_config cfg = bf_config_default();
+    tm_err err = {0};
+    sched_resources alloc[2] = {cpu(8), cpu(8)};
+    bf_running run[1] = {{.node = 1, .req = cpu(4), .end_ms = T0 + 100 * S}};
+    sched_resources wreq[1] = {cpu(8)};
+    bf_job jobs[1] = {{.key = "wide", .n_members = 1, .member_req = wreq, .runtime_ms = 60 * S}};
+    sched_resources one = cpu(1);
+    CHECK_INT(bf_plan_compute(p, &cfg, alloc, 2, run, 1, NULL, 0, jobs, 1, T0, &err), 0);
+    CHECK_INT(bf_plan_shadow_count(p), 0);
+    CHECK_INT(bf_plan_job_start(p, 0), T0);
+    CHECK_INT(bf_plan_check(p, 0, "narrow", &one, T0 + 30 * S, NULL), BF_OK);
+    jobs[0].hold_now = true;
+    CHECK_INT(bf_plan_compute(p, &cfg, alloc, 2, run, 1, NULL, 0, jobs, 1, T0, &err), 0);
+    CHECK_INT(bf_plan_shadow_count(p), 1);
+    CHECK_INT(bf_plan_shadow(p, 0)->start_ms, T0);
+    CHECK_INT(bf_plan_shadow(p, 0)->holds[0].node, 0);
+    CHECK_INT(bf_plan_check(p, 0, "narrow", &one, T0 + 30 * S, NULL), BF_DELAYS_SHADOW);
+    CHECK_INT(bf_plan_check(p, 1, "narrow", &one, T0 + 30 * S, NULL), BF_OK);
+    CHECK_INT(bf_plan_check(p, 0, "wide", &wreq[0], T0 + 60 * S, NULL), BF_OK); /* its own */
+    bf_plan_free(p);
+}
+
 int main(void) {
+    RUN(test_plugin_reason_and_count);
+    RUN(test_hold_now);
     RUN(test_shadow_whole_node);
     RUN(test_shadow_gang);
     RUN(test_spare_capacity);

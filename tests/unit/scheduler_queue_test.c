@@ -191,6 +191,33 @@ static void test_report_only_changes(void) {
     sched_queue_free(q);
 }
 
+/* The backfill planner's view: every waiting pod (active, backoff, unschedulable) in queue
+ * order, whatever its state; gated and in-flight pods are left out. */
+static void test_waiting_in_order(void) {
+    sched_queue *q = newq();
+    sched_queue_add(q, pod("c", 0), 0);
+    sched_queue_add(q, pod("a", 0), 0);
+    sched_queue_add(q, pod("z", 5), 0);
+    sched_queue_add(q, pod("b", 0), 0);
+    sched_queue_add(q, pod("y", 9), 0);
+    sched_pod *p = sched_queue_pop(q, 0); /* y: in flight */
+    CHECK_STR(p->uid, "y");
+    p = sched_queue_pop(q, 0); /* z -> unschedulable */
+    CHECK_STR(p->uid, "z");
+    sched_queue_unschedulable(q, "z", 0);
+    p = sched_queue_pop(q, 0); /* a -> backoff */
+    CHECK_STR(p->uid, "a");
+    sched_queue_backoff(q, "a", 0);
+    const sched_pod *out[8], *tmp[8];
+    size_t n = sched_queue_waiting(q, out, tmp, 8);
+    CHECK_INT(n, 4);
+    const char *want[] = {"z", "a", "b", "c"};
+    for (size_t i = 0; i < n && i < 4; i++)
+        CHECK_STR(out[i]->uid, want[i]);
+    CHECK_INT(sched_queue_waiting(q, out, tmp, 2), 2); /* bounded by cap */
+    sched_queue_free(q);
+}
+
 int main(void) {
     RUN(test_pop_order);
     RUN(test_backoff_growth_and_cap);
@@ -199,5 +226,6 @@ int main(void) {
     RUN(test_update_and_remove);
     RUN(test_many);
     RUN(test_report_only_changes);
+    RUN(test_waiting_in_order);
     return TEST_SUMMARY();
 }

@@ -542,6 +542,25 @@ static void test_explain_block(void) {
     json_decref(p);
 }
 
+/* Issue 32: the scheduler's backfill annotation tarema.io/expected-start in explain. */
+static void test_explain_expected_start(void) {
+    json_t *p = pod("{\"metadata\":{\"annotations\":{"
+                    "\"tarema.io/expected-start\":\"2026-01-01T00:10:00Z\"}},\"spec\":{}}");
+    json_t *doc = json_object();
+    sched_explain_expected_start(doc, p, (int64_t)(T0 + 570) * 1000);
+    const json_t *es = json_object_get(doc, "expectedStart");
+    CHECK(json_integer_value(json_object_get(es, "inSeconds")) == 30);
+    char *text = sched_explain_text(doc);
+    CHECKF(text && strstr(text, "expected start (backfill): 2026-01-01T00:10:00Z (in 30 s)"), "%s",
+           text ? text : "(null)");
+    free(text);
+    json_object_set_new(json_object_get(p, "spec"), "nodeName", json_string("n1"));
+    sched_explain_expected_start(doc, p, (int64_t)(T0 + 570) * 1000);
+    CHECK(json_is_null(json_object_get(doc, "expectedStart")));
+    json_decref(doc);
+    json_decref(p);
+}
+
 int main(void) {
     RUN(test_record_learns);
     RUN(test_overhead);
@@ -561,5 +580,6 @@ int main(void) {
     RUN(test_track_gang_relabel);
     RUN(test_prediction_refresh);
     RUN(test_explain_block);
+    RUN(test_explain_expected_start);
     return TEST_SUMMARY();
 }

@@ -337,7 +337,7 @@ int bf_plan_compute(bf_plan *p, const bf_config *cfg, const sched_resources *all
                 t1 = t + 1;
             if (!place_at(p, job, t, t1, avail, known, where))
                 continue;
-            bool now_job = t == now_ms;
+            bool now_job = t == now_ms && !job->hold_now;
             for (size_t m = 0; m < job->n_members; m++)
                 if (prof_add(&p->prof[where[m]], t, t1, &job->member_req[m], now_job))
                     goto oom;

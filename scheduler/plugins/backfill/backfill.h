@@ -18,11 +18,13 @@
  * A job's members are placed first fit over the nodes (several may share one) at the candidate
  * times now, then every time something ends, rounded up to the resolution, until one fits or
  * the window is passed. A job that fits now is planned as started now (it holds what it needs
- * and counts for no depth: the scheduler places it this cycle). Work per plan is bounded: at
+ * and counts for no depth: the scheduler places it this cycle), unless it is marked hold_now
+ * (it waits out a backoff while others are tried): then its shadow starts now. Work per plan
+ * is bounded: at
  * most maxJobTest jobs are looked at and at most BF_MAX_CANDIDATES start times per job (when
  * more things end within the window, the step between start times is doubled until they fit).
- * No I/O, no clock, so that the live scheduler, the extender and the simulator can share it;
- * today the simulator (sim/backfill_sim.h) runs it, the live loop does not yet. */
+ * No I/O, no clock, so that the live scheduler (scheduler/live/backfill_live.h), the extender
+ * and the simulator (sim/backfill_sim.h) can share it. */
 #ifndef TAREMA_SCHED_BACKFILL_H
 #define TAREMA_SCHED_BACKFILL_H
 
@@ -82,6 +84,11 @@ typedef struct bf_job {
     const sched_resources *member_req;
     int64_t runtime_ms;
     const bool *eligible;
+    /* The job will not be tried before the pods behind it (the live queue: it waits out a
+     * backoff): when it fits now it still gets a shadow, starting now, so that the pods tried
+     * meanwhile do not take what it needs. false: a job that fits now holds nothing (the
+     * scheduler places it first). */
+    bool hold_now;
 } bf_job;
 
 typedef struct bf_plan bf_plan;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "scheduler/plugins/reservation/resv_plan.h"
 
@@ -12,6 +13,7 @@ typedef struct bf_state {
     bf_plan *plan;
     bf_key_fn key;
     void *ud;
+    uint64_t backfilled; /* pods placed (Reserve) while a shadow of another job was held */
 } bf_state;
 
 int64_t bf_pod_end(const sched_snapshot *s, const sched_pod *p, const sched_node *n,
@@ -31,32 +33,68 @@ static int filter(void *state, const sched_cycle *c, size_t node, const sched_no
     bf_state *st = state;
     if (bf_plan_shadow_count(st->plan) == 0)
         return -1;
+    const char *key = pod_key(st, c->pod);
+    if (!key[0])
+        return -1; /* exempt */
     int64_t end = bf_pod_end(c->snap, c->pod, n, &st->cfg, c->now_ms);
     size_t which = 0;
-    return bf_plan_check(st->plan, (int)node, pod_key(st, c->pod), &c->pod->requests, end,
-                         &which) == BF_OK
+    return bf_plan_check(st->plan, (int)node, key, &c->pod->requests, end, &which) == BF_OK
                ? -1
                : (int)which;
 }
 
+/* "node(s) were held for pod ns/a from 2026-11-29T08:00:00Z (backfill)": whom the node is
+ * kept for and from when, so that FailedScheduling and explain say it. The detail is the index of
+ * the shadow that decided; nodes held for different shadows give different reasons. */
 static void filter_reason(void *state, const sched_cycle *c, uint32_t detail, char *buf,
                           size_t size) {
-    snprintf(buf, size, "node(s) were held for an earlier pod or gang of the queue (backfill)");
+    (void)c;
+    bf_state *st = state;
+    const bf_shadow *s = bf_plan_shadow(st->plan, detail);
+    if (!s) {
+        snprintf(buf, size, "node(s) were held for an earlier pod or gang of the queue (backfill)");
+        return;
+    }
+    char when[32];
+    bf_format_time(s->start_ms, when, sizeof when);
+    snprintf(buf, size, "node(s) were held for %s from %s (backfill)", s->key ? s->key : "?", when);
+}
+
+char *bf_format_time(int64_t ms, char *buf, size_t size) {
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    if (size == 0)
+        return buf;
+    if (!gmtime_r(&t, &tm) || strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        buf[0] = '\0';
+    return buf;
 }
 
 static void reserved(void *state, const sched_cycle *c, const sched_node *n) {
     bf_state *st = state;
     int node = sched_snapshot_node_index(c->snap, n->name);
+    const char *key = pod_key(st, c->pod);
+    if (!key[0])
+        return; /* exempt: nothing of a shadow taken */
+    size_t ns = bf_plan_shadow_count(st->plan);
+    if (ns > 1 || (ns == 1 && !bf_plan_shadow_of(st->plan, key)))
+        st->backfilled++; /* started while an earlier job of the queue waits for its shadow */
     if (node >= 0)
-        bf_plan_take(st->plan, node, pod_key(st, c->pod), &c->pod->requests,
+        bf_plan_take(st->plan, node, key, &c->pod->requests,
                      bf_pod_end(c->snap, c->pod, n, &st->cfg, c->now_ms));
 }
 
 static void unreserve(void *state, const sched_cycle *c, const sched_node *n) {
     bf_state *st = state;
     int node = sched_snapshot_node_index(c->snap, n->name);
+    const char *key = pod_key(st, c->pod);
+    if (!key[0])
+        return;
+    size_t ns = bf_plan_shadow_count(st->plan);
+    if (st->backfilled && (ns > 1 || (ns == 1 && !bf_plan_shadow_of(st->plan, key))))
+        st->backfilled--; /* counted at Reserve, undone */
     if (node >= 0)
-        bf_plan_give(st->plan, node, pod_key(st, c->pod), &c->pod->requests,
+        bf_plan_give(st->plan, node, key, &c->pod->requests,
                      bf_pod_end(c->snap, c->pod, n, &st->cfg, c->now_ms));
 }
 
@@ -91,6 +129,11 @@ int bf_plugin_add(sched_framework *fw, const bf_config *cfg, bf_key_fn key, void
 bf_plan *bf_plugin_plan(const sched_framework *fw) {
     bf_state *st = sched_framework_plugin_state(fw, BF_PLUGIN_NAME);
     return st ? st->plan : NULL;
+}
+
+uint64_t bf_plugin_backfilled(const sched_framework *fw) {
+    bf_state *st = sched_framework_plugin_state(fw, BF_PLUGIN_NAME);
+    return st ? st->backfilled : 0;
 }
 
 const bf_config *bf_plugin_config(const sched_framework *fw) {

@@ -277,6 +277,14 @@ void resv_plan_node_held(const resv_plan *p, const char *node, sched_resources *
             out->v[k] += s->held[i].v[k];
 }
 
+void resv_plan_each_hold(const resv_plan *p, resv_hold_fn fn, void *ud) {
+    for (size_t i = 0; i < p->n_entries; i++) {
+        const entry *e = p->entries[i];
+        for (size_t h = 0; h < e->n; h++)
+            fn(ud, e->key, e->start, e->end, e->holds[h].node, &e->holds[h].res, &e->used[h]);
+    }
+}
+
 static void sum_at(const node_slot *s, int64_t t, const entry *except, sched_resources *out) {
     sched_resources sum = {0};
     for (size_t j = 0; j < s->n; j++) {

@@ -49,6 +49,14 @@ int resv_plan_set_used(resv_plan *p, const char *key, const char *node,
 void resv_plan_node_held(const resv_plan *p, const char *node, sched_resources *out,
                          size_t *n_entries);
 
+/* Calls fn for every hold of every entry: its key, window, node, what it holds there and what
+ * the owner's pods use of it now (resv_plan_set_used). The backfill planner (issue 32) sees the
+ * held capacity the owner's pods do not use yet as taken during the window. */
+typedef void (*resv_hold_fn)(void *ud, const char *key, int64_t start_ms, int64_t end_ms,
+                             const char *node, const sched_resources *held,
+                             const sched_resources *used);
+void resv_plan_each_hold(const resv_plan *p, resv_hold_fn fn, void *ud);
+
 /* Peak, per resource, of what entries other than `except` (may be NULL) hold on node at any
  * moment of [t0, t1). */
 void resv_plan_peak(const resv_plan *p, const char *node, int64_t t0, int64_t t1,

@@ -1,0 +1,530 @@
+/* backfill_live.c: the live side of backfill (backfill_live.h): inputs from the cache, the
+ * queue, the gangs and the reservation table; the plan is backfill.c's; outputs are the
+ * plugin's plan, the expected-start annotations and the metrics. */
+#include "scheduler/live/backfill_live.h"
+
+#include <search.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lib/jsonutil.h"
+#include "lib/log.h"
+#include "scheduler/backend/podspec.h"
+#include "scheduler/framework/framework.h"
+#include "scheduler/plugins/backfill/backfill_plugin.h"
+#include "scheduler/plugins/reservation/resv_plan.h"
+
+/* The plan is made again at least this many resolutions apart even when nothing changed: a pod
+ * past its expected end moves the shadows behind it. */
+#define REPLAN_IDLE_STEPS 10
+
+/* What is known of a pod (any scheduler's, pending or bound) between its events. */
+typedef struct bpod {
+    char *uid;
+    int64_t dur_ms;       /* expected runtime (resv_expected_end's rule), -1 unknown */
+    int64_t start_ms;     /* status.startTime, else when first seen bound; 0 = pending */
+    int64_t announced_ms; /* tarema.io/expected-start as last seen or written, -1 none */
+    size_t idx;
+} bpod;
+
+/* One job of the plan being built: its pods (borrowed from the queue during the plan). */
+typedef struct bjob {
+    const sched_pod **pods; /* into the plan's members[] */
+    size_t n;
+} bjob;
+
+struct sched_backfill_live {
+    const sched_config *cfg;
+    tm_kube *k;
+    sched_cache *cache;
+    sched_queue *q;
+    sched_framework *fw;
+    sched_gang_registry *gangs;
+    const resv_controller *resv;
+    sched_keys keys;
+    bpod **pods;
+    size_t n_pods, cap_pods;
+    void *tree;
+    bool dirty;
+    int64_t last_plan_ms; /* mono, 0 = never */
+    char keybuf[600];     /* the key function's answer (one at a time, loop thread) */
+    char **job_keys;      /* the last plan's job keys (its shadows point at them) */
+    size_t n_job_keys;
+    uint64_t backfilled_seen;
+    tm_metric *m_shadows, *m_backfilled, *m_plan_s, *m_announced;
+};
+
+static int cmp_bpod(const void *a, const void *b) {
+    return strcmp(((const bpod *)a)->uid, ((const bpod *)b)->uid);
+}
+
+static bpod *find(const sched_backfill_live *b, const char *uid) {
+    bpod key = {.uid = (char *)uid};
+    void *f = tfind(&key, &b->tree, cmp_bpod);
+    return f ? *(bpod **)f : NULL;
+}
+
+static void forget(sched_backfill_live *b, const char *uid) {
+    bpod *p = find(b, uid);
+    if (!p)
+        return;
+    tdelete(p, &b->tree, cmp_bpod);
+    b->pods[p->idx] = b->pods[--b->n_pods];
+    b->pods[p->idx]->idx = p->idx;
+    free(p->uid);
+    free(p);
+}
+
+static bpod *ensure(sched_backfill_live *b, const char *uid) {
+    bpod *p = find(b, uid);
+    if (p)
+        return p;
+    if (b->n_pods == b->cap_pods) {
+        size_t nc = b->cap_pods ? b->cap_pods * 2 : 256;
+        bpod **v = realloc(b->pods, nc * sizeof *v);
+        if (!v)
+            return NULL;
+        b->pods = v;
+        b->cap_pods = nc;
+    }
+    p = calloc(1, sizeof *p);
+    if (!p || !(p->uid = strdup(uid)) || !tsearch(p, &b->tree, cmp_bpod)) {
+        if (p)
+            free(p->uid);
+        free(p);
+        return NULL;
+    }
+    p->idx = b->n_pods;
+    p->announced_ms = -1;
+    b->pods[b->n_pods++] = p;
+    return p;
+}
+
+/* RFC 3339 UTC ("2026-11-29T08:00:00Z") -> ms since the epoch; -1 when it is not one. */
+static int64_t parse_rfc3339(const char *s) {
+    struct tm tm = {0};
+    if (!s)
+        return -1;
+    const char *e = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (!e || (*e != 'Z' && *e != '.'))
+        return -1;
+    return (int64_t)timegm(&tm) * 1000;
+}
+
+void sched_backfill_live_pod_event(sched_backfill_live *b, tm_watch_type t, const json_t *obj) {
+    if (!b)
+        return;
+    b->dirty = true;
+    const char *uid = tm_json_str(obj, "metadata.uid", NULL);
+    if (!uid)
+        return;
+    if (t == TM_WATCH_DELETED || sched_pod_json_terminal(obj)) {
+        forget(b, uid);
+        return;
+    }
+    sched_snapshot *snap = sched_cache_snapshot(b->cache);
+    tm_err err = {0};
+    sched_pod *sp = sched_pod_from_json(snap, obj, &b->keys, &err);
+    if (!sp) { /* the cache reports it; its end is unknown here */
+        forget(b, uid);
+        return;
+    }
+    bpod *p = ensure(b, uid);
+    if (!p) {
+        sched_pod_free(sp);
+        tm_error("backfill: out of memory tracking pod uid=%s", uid);
+        return;
+    }
+    const char *node = tm_json_str(obj, "spec.nodeName", "");
+    /* the start dates the expected end; the cache's record of a pod placed by this scheduler
+     * keeps the start it had when assumed (none), so it is tracked here */
+    int64_t st = parse_rfc3339(tm_json_str(obj, "status.startTime", NULL));
+    if (st > 0)
+        p->start_ms = st;
+    else if (node[0] && p->start_ms == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        p->start_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    }
+    p->dur_ms =
+        resv_expected_end(snap, sp, node[0] ? sched_snapshot_node_by_name(snap, node) : NULL, 0);
+    const json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
+    const json_t *v = json_object_get(ann, SCHED_EXPECTED_START_ANNOTATION);
+    int64_t seen = json_is_string(v) ? parse_rfc3339(json_string_value(v)) : -1;
+    if (seen >= 0) /* an event without it may predate our write: keep what we wrote */
+        p->announced_ms = seen;
+    sched_pod_free(sp);
+}
+
+void sched_backfill_live_touch(sched_backfill_live *b) {
+    if (b)
+        b->dirty = true;
+}
+
+/* The plugin's job key of a pod: "gang <key>" for a gang member, else "pod ns/name"; "" (exempt)
+ * for an owner's pod of a held Reservation: it runs on the reservation's capacity, which the plan
+ * counts as taken, so it delays no shadow. */
+static const char *job_key(void *ud, const sched_pod *p) {
+    sched_backfill_live *b = ud;
+    if (resv_controller_holds_for(b->resv, p))
+        return "";
+    sched_gang *g = b->gangs ? sched_gang_registry_of(b->gangs, p->uid) : NULL;
+    if (g && g->key)
+        snprintf(b->keybuf, sizeof b->keybuf, "gang %s", g->key);
+    else
+        snprintf(b->keybuf, sizeof b->keybuf, "pod %s/%s", p->ns, p->name);
+    return b->keybuf;
+}
+
+/* ---- the plan's inputs ---------------------------------------------------------------------- */
+
+typedef struct busy_ctx {
+    const sched_snapshot *snap;
+    bf_busy *v;
+    size_t n, cap;
+} busy_ctx;
+
+static void add_hold(void *ud, const char *key, int64_t start_ms, int64_t end_ms, const char *node,
+                     const sched_resources *held, const sched_resources *used) {
+    (void)key;
+    busy_ctx *c = ud;
+    int idx = sched_snapshot_node_index(c->snap, node);
+    if (idx < 0)
+        return;
+    if (c->n == c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 16;
+        bf_busy *v = realloc(c->v, nc * sizeof *v);
+        if (!v)
+            return; /* out of memory: this hold is left out of the plan */
+        c->v = v;
+        c->cap = nc;
+    }
+    bf_busy *x = &c->v[c->n++];
+    *x = (bf_busy){.node = idx, .start_ms = start_ms, .end_ms = end_ms};
+    /* the owner's pods running there are counted as running pods already */
+    for (int k = 0; k < SCHED_RES_MAX; k++)
+        x->req.v[k] = held->v[k] > used->v[k] ? held->v[k] - used->v[k] : 0;
+}
+
+/* Every pod on a node, with its expected end: its start (status.startTime, else when it was seen
+ * bound, else now: an assumed pod) plus its expected runtime. */
+static bf_running *running_pods(sched_backfill_live *b, const sched_snapshot *snap, int64_t now,
+                                size_t *n_out) {
+    size_t nn = sched_snapshot_node_count(snap), total = 0;
+    for (size_t i = 0; i < nn; i++)
+        total += sched_snapshot_node_pod_count(snap, i);
+    bf_running *run = malloc((total ? total : 1) * sizeof *run);
+    if (!run)
+        return NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < nn; i++) {
+        size_t np = sched_snapshot_node_pod_count(snap, i);
+        for (size_t j = 0; j < np && n < total; j++) {
+            const char *uid = NULL;
+            const sched_pod_meta *m = sched_snapshot_node_pod(snap, i, j, &uid);
+            bf_running *r = &run[n];
+            *r = (bf_running){.node = (int)i, .end_ms = -1};
+            if (!uid || sched_snapshot_pod_requests(snap, uid, &r->req))
+                continue;
+            const bpod *p = find(b, uid);
+            r->start_ms = p && p->start_ms > 0   ? p->start_ms
+                          : m && m->start_ms > 0 ? m->start_ms
+                                                 : now;
+            if (p && p->dur_ms >= 0)
+                r->end_ms = r->start_ms + p->dur_ms;
+            n++;
+        }
+    }
+    *n_out = n;
+    return run;
+}
+
+static void free_job_keys(sched_backfill_live *b) {
+    for (size_t i = 0; i < b->n_job_keys; i++)
+        free(b->job_keys[i]);
+    free(b->job_keys);
+    b->job_keys = NULL;
+    b->n_job_keys = 0;
+}
+
+/* The waiting pods in queue order grouped into at most max_jobs jobs: a gang's waiting members
+ * form one job at the place of its first. jof (n entries) is scratch. Fills jobs (their pods in
+ * members[]) and b->job_keys; returns how many jobs. */
+static size_t group_jobs(sched_backfill_live *b, const sched_pod **order, size_t n, size_t *jof,
+                         bjob *jobs, const sched_pod **members, size_t max_jobs) {
+    size_t nj = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *key = job_key(b, order[i]);
+        size_t j = 0;
+        if (strncmp(key, "gang ", 5) == 0)
+            while (j < nj && strcmp(b->job_keys[j], key) != 0)
+                j++;
+        else
+            j = nj;
+        if (j == nj) {
+            jof[i] = SIZE_MAX;
+            if (nj == max_jobs || !(b->job_keys[nj] = strdup(key)))
+                continue; /* past maxJobTest: only later members of known gangs still join */
+            b->n_job_keys = ++nj;
+        }
+        jof[i] = j;
+        jobs[j].n++;
+    }
+    size_t used = 0;
+    for (size_t j = 0; j < nj; j++) {
+        jobs[j].pods = &members[used];
+        used += jobs[j].n;
+        jobs[j].n = 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (jof[i] != SIZE_MAX) {
+            bjob *jb = &jobs[jof[i]];
+            ((const sched_pod **)jb->pods)[jb->n++] = order[i];
+        }
+    return nj;
+}
+
+/* Writes tarema.io/expected-start on pod when it is new or moved by at least the resolution. */
+static void announce(sched_backfill_live *b, const sched_pod *pod, int64_t start_ms);
+
+static void patch_done(void *ud, int status, json_t *body, const tm_err *err) {
+    (void)body;
+    (void)ud;
+    if (err && status != 404)
+        tm_warn("backfill: expected-start annotation not written status=%d err=\"%s\"", status,
+                err->msg);
+}
+
+static void announce(sched_backfill_live *b, const sched_pod *pod, int64_t start_ms) {
+    bpod *p = find(b, pod->uid);
+    if (!p)
+        return;
+    int64_t d = p->announced_ms >= 0 ? start_ms - p->announced_ms : INT64_MAX;
+    if (d < 0)
+        d = -d;
+    if (d < b->cfg->backfill.resolution_ms)
+        return;
+    char when[32];
+    bf_format_time(start_ms, when, sizeof when);
+    json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "annotations",
+                              SCHED_EXPECTED_START_ANNOTATION, when);
+    char *path = tm_kube_path("v1", "pods", pod->ns, pod->name, NULL);
+    if (!patch || !path ||
+        tm_kube_request_async(b->k, "PATCH", path, patch, "application/merge-patch+json",
+                              patch_done, NULL))
+        tm_warn("backfill: expected-start annotation not started pod=%s/%s", pod->ns, pod->name);
+    else {
+        p->announced_ms = start_ms;
+        tm_metrics_inc(b->m_announced, NULL);
+        tm_info("backfill: expected start pod=%s/%s start=%s", pod->ns, pod->name, when);
+    }
+    json_decref(patch);
+    free(path);
+}
+
+static bool due(const sched_backfill_live *b, int64_t mono) {
+    int64_t res = b->cfg->backfill.resolution_ms;
+    if (b->last_plan_ms && mono - b->last_plan_ms < res)
+        return false;
+    if (b->dirty)
+        return true;
+    return !b->last_plan_ms || mono - b->last_plan_ms >= REPLAN_IDLE_STEPS * res;
+}
+
+bool sched_backfill_live_plan(sched_backfill_live *b, int64_t mono, int64_t wall) {
+    if (!b || !due(b, mono))
+        return false;
+    bf_plan *plan = bf_plugin_plan(b->fw);
+    size_t waiting = sched_queue_count(b->q, SCHED_Q_ACTIVE) +
+                     sched_queue_count(b->q, SCHED_Q_BACKOFF) +
+                     sched_queue_count(b->q, SCHED_Q_UNSCHEDULABLE);
+    /* Nothing has failed to fit and nothing is held: no shadow is possible, skip the work. */
+    if (bf_plan_shadow_count(plan) == 0 && sched_queue_count(b->q, SCHED_Q_BACKOFF) == 0 &&
+        sched_queue_count(b->q, SCHED_Q_UNSCHEDULABLE) == 0) {
+        b->dirty = false;
+        b->last_plan_ms = mono;
+        return false;
+    }
+    struct timespec a, z;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    const bf_config *cfg = &b->cfg->backfill;
+    sched_snapshot *snap = sched_cache_snapshot(b->cache);
+    size_t nn = sched_snapshot_node_count(snap);
+    size_t max_jobs = (size_t)cfg->max_job_test;
+    const sched_pod **order = malloc((waiting ? waiting : 1) * sizeof *order);
+    const sched_pod **tmp = malloc((waiting ? waiting : 1) * sizeof *tmp);
+    const sched_pod **members = malloc((waiting ? waiting : 1) * sizeof *members);
+    size_t *jof = malloc((waiting ? waiting : 1) * sizeof *jof);
+    bjob *jobs = calloc(max_jobs, sizeof *jobs);
+    bf_job *bj = calloc(max_jobs, sizeof *bj);
+    sched_resources *alloc = malloc((nn ? nn : 1) * sizeof *alloc);
+    sched_resources *mreq = malloc((waiting ? waiting : 1) * sizeof *mreq);
+    bool *elig = NULL;
+    bf_running *run = NULL;
+    size_t n_run = 0;
+    busy_ctx busy = {.snap = snap};
+    tm_err err = {0};
+    free_job_keys(b);
+    b->job_keys = calloc(max_jobs, sizeof *b->job_keys);
+    if (!order || !tmp || !members || !jof || !jobs || !bj || !alloc || !mreq || !b->job_keys)
+        goto oom;
+    size_t n = sched_queue_waiting(b->q, order, tmp, waiting);
+    /* the owners' pods of a held Reservation are left out: the reservation holds their capacity
+     * (in the plan as the holds less what they use) and the Reservation plugin places them */
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!resv_controller_holds_for(b->resv, order[i]))
+            order[kept++] = order[i];
+    n = kept;
+    size_t nj = group_jobs(b, order, n, jof, jobs, members, max_jobs);
+    elig = malloc((nj ? nj : 1) * (nn ? nn : 1) * sizeof *elig);
+    if (!elig || !(run = running_pods(b, snap, wall, &n_run)))
+        goto oom;
+    for (size_t i = 0; i < nn; i++)
+        alloc[i] = sched_snapshot_node(snap, i)->allocatable;
+    size_t m = 0;
+    for (size_t j = 0; j < nj; j++) {
+        const sched_pod *first = jobs[j].pods[0];
+        /* nodes the first member's filters other than capacity allow (selectors, taints, ...) */
+        bool *e = &elig[j * nn];
+        for (size_t i = 0; i < nn; i++) {
+            uint32_t detail = 0;
+            sched_filter_id id =
+                sched_filter_node(snap, first, sched_snapshot_node(snap, i), &detail);
+            e[i] = id == SCHED_FILTER_OK || id == SCHED_FILTER_RESOURCES ||
+                   (id != SCHED_FILTER_COUNT && sched_filter_resolvable(id, detail));
+        }
+        for (size_t k = 0; k < jobs[j].n; k++)
+            mreq[m + k] = jobs[j].pods[k]->requests;
+        const bpod *p = find(b, first->uid);
+        int64_t rt = p ? p->dur_ms : -1;
+        if (rt < 0 && cfg->default_runtime_ms > 0)
+            rt = cfg->default_runtime_ms;
+        /* a job waiting out a backoff is tried after the active pods behind it: when it fits
+         * now it holds what it needs from now on (bf_job.hold_now) */
+        bool held = false;
+        for (size_t k = 0; k < jobs[j].n && !held; k++)
+            held = sched_queue_state(b->q, jobs[j].pods[k]->uid) != SCHED_Q_ACTIVE;
+        bj[j] = (bf_job){.key = b->job_keys[j],
+                         .n_members = jobs[j].n,
+                         .member_req = &mreq[m],
+                         .runtime_ms = rt,
+                         .eligible = e,
+                         .hold_now = held};
+        m += jobs[j].n;
+    }
+    const resv_plan *rp = resv_controller_plan(b->resv);
+    if (rp)
+        resv_plan_each_hold(rp, add_hold, &busy);
+    if (bf_plan_compute(plan, cfg, alloc, nn, run, n_run, busy.v, busy.n, bj, nj, wall, &err)) {
+        tm_error("backfill: planning failed, nothing held err=\"%s\"", err.msg);
+        goto out; /* a failed compute leaves the plan empty */
+    }
+    size_t ns = bf_plan_shadow_count(plan);
+    for (size_t s = 0; s < ns; s++) {
+        const bf_shadow *sh = bf_plan_shadow(plan, s);
+        for (size_t k = 0; k < jobs[sh->job].n; k++)
+            announce(b, jobs[sh->job].pods[k], sh->start_ms);
+    }
+    tm_metrics_set(b->m_shadows, NULL, (double)ns);
+    clock_gettime(CLOCK_MONOTONIC, &z);
+    double secs = (double)(z.tv_sec - a.tv_sec) + (double)(z.tv_nsec - a.tv_nsec) / 1e9;
+    tm_metrics_observe(b->m_plan_s, NULL, secs);
+    tm_debug("backfill: planned jobs=%zu running=%zu holds=%zu shadows=%zu ms=%.1f", nj, n_run,
+             busy.n, ns, secs * 1000);
+    goto out;
+oom:
+    /* the previous plan's keys are gone: hold nothing until the next plan */
+    tm_error("backfill: out of memory planning, nothing held until the next plan");
+    bf_plan_compute(plan, cfg, NULL, 0, NULL, 0, NULL, 0, NULL, 0, wall, &err);
+out:
+    b->dirty = false;
+    b->last_plan_ms = mono;
+    free(order);
+    free(tmp);
+    free(members);
+    free(jof);
+    free(jobs);
+    free(bj);
+    free(alloc);
+    free(mreq);
+    free(elig);
+    free(run);
+    free(busy.v);
+    return true;
+}
+
+void sched_backfill_live_after_batch(sched_backfill_live *b) {
+    if (!b)
+        return;
+    uint64_t c = bf_plugin_backfilled(b->fw);
+    if (c > b->backfilled_seen)
+        tm_metrics_add(b->m_backfilled, NULL, (double)(c - b->backfilled_seen));
+    b->backfilled_seen = c;
+}
+
+static int register_metrics(sched_backfill_live *b, tm_metrics *reg, tm_err *err) {
+    double buckets[16];
+    tm_metrics_exp_buckets(0.0001, 2, 16, buckets); /* 0.1 ms .. 3.3 s */
+    b->m_shadows = tm_metrics_gauge(reg, "tarema_backfill_shadows",
+                                    "Shadows held by the last backfill plan: waiting pods or "
+                                    "gangs of the head of the queue with a planned start.",
+                                    NULL, err);
+    if (!b->m_shadows)
+        return -1;
+    b->m_backfilled = tm_metrics_counter(reg, "tarema_backfill_pods_total",
+                                         "Pods placed while an earlier pod or gang of the queue "
+                                         "held a shadow (backfilled).",
+                                         NULL, err);
+    if (!b->m_backfilled)
+        return -1;
+    b->m_plan_s = tm_metrics_histogram(reg, "tarema_backfill_plan_duration_seconds",
+                                       "Time of one backfill plan (inputs from the cache, "
+                                       "shadows), CPU only.",
+                                       NULL, buckets, 16, err);
+    if (!b->m_plan_s)
+        return -1;
+    b->m_announced = tm_metrics_counter(reg, "tarema_backfill_expected_start_writes_total",
+                                        "tarema.io/expected-start annotations written (new or "
+                                        "moved by at least the resolution).",
+                                        NULL, err);
+    return b->m_announced ? 0 : -1;
+}
+
+sched_backfill_live *sched_backfill_live_new(const sched_config *cfg, tm_kube *k,
+                                             sched_cache *cache, sched_queue *q,
+                                             sched_framework *fw, sched_gang_registry *gangs,
+                                             const resv_controller *resv, tm_metrics *reg,
+                                             tm_err *err) {
+    sched_backfill_live *b = calloc(1, sizeof *b);
+    if (!b) {
+        tm_err_set(err, "backfill: out of memory");
+        return NULL;
+    }
+    *b = (sched_backfill_live){.cfg = cfg,
+                               .k = k,
+                               .cache = cache,
+                               .q = q,
+                               .fw = fw,
+                               .gangs = gangs,
+                               .resv = resv,
+                               .keys = {cfg->process_label, cfg->workflow_key},
+                               .dirty = true};
+    if (register_metrics(b, reg, err) || bf_plugin_add(fw, &cfg->backfill, job_key, b, err)) {
+        sched_backfill_live_free(b);
+        return NULL;
+    }
+    return b;
+}
+
+void sched_backfill_live_free(sched_backfill_live *b) {
+    if (!b)
+        return;
+    while (b->n_pods)
+        forget(b, b->pods[b->n_pods - 1]->uid);
+    free(b->pods);
+    free_job_keys(b);
+    free(b);
+}

@@ -1,0 +1,60 @@
+/* backfill_live.h: time-aware backfill in the running scheduler (issue 32, docs/backfill.md).
+ * The planning and the rule are pure (scheduler/plugins/backfill); this side feeds them from
+ * live state and writes what comes out:
+ *
+ *   - the Backfill Filter plugin joins the live framework, keyed by job ("pod ns/name", or
+ *     "gang <gang key>" for every member of a gang), so its reason names whom a node is held for;
+ *   - at most once per backfill.resolution, when the queue or the cluster changed since the last
+ *     plan (and at least every 10 resolutions, so overruns move the shadows), the plan is made
+ *     over the cache's snapshot: every waiting pod of the queue in queue order (active, backoff
+ *     and unschedulable; the waiting members of a gang as one job at its first member's place),
+ *     at most maxJobTest jobs, each with the nodes its filters other than resources allow; every
+ *     pod on a node with its expected end (resv_expected_end's rule from its start); the admitted
+ *     Reservations' holds less what their owners' pods use;
+ *   - each shadowed pod gets the annotation tarema.io/expected-start (RFC 3339 UTC), patched
+ *     when it is new or moved by at least the resolution;
+ *   - metrics: tarema_backfill_shadows, tarema_backfill_pods_total,
+ *     tarema_backfill_plan_duration_seconds.
+ *
+ * Loop thread only, with the cache lock held. Only created when reserveDepth is not 0: with 0
+ * the live scheduler runs exactly as without backfill. */
+#ifndef TAREMA_SCHED_BACKFILL_LIVE_H
+#define TAREMA_SCHED_BACKFILL_LIVE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lib/error.h"
+#include "lib/kube.h"
+#include "lib/metrics.h"
+#include "scheduler/backend/cache.h"
+#include "scheduler/backend/queue.h"
+#include "scheduler/live/config.h"
+#include "scheduler/live/resv_controller.h"
+#include "scheduler/plugins/gang/gang.h"
+
+#define SCHED_EXPECTED_START_ANNOTATION "tarema.io/expected-start"
+
+typedef struct sched_backfill_live sched_backfill_live;
+
+/* Adds the Backfill plugin to fw and registers the metrics in reg. Everything is borrowed and
+ * must outlive it (gangs and resv may be NULL). NULL with err. */
+sched_backfill_live *sched_backfill_live_new(const sched_config *cfg, tm_kube *k,
+                                             sched_cache *cache, sched_queue *q,
+                                             sched_framework *fw, sched_gang_registry *gangs,
+                                             const resv_controller *resv, tm_metrics *reg,
+                                             tm_err *err);
+void sched_backfill_live_free(sched_backfill_live *b);
+
+/* A pod informer event (cache lock held): expected durations, the annotation as written. */
+void sched_backfill_live_pod_event(sched_backfill_live *b, tm_watch_type t, const json_t *obj);
+/* Something the plan depends on changed (a node, a reservation, the queue). */
+void sched_backfill_live_touch(sched_backfill_live *b);
+/* Plans the shadows when due (see above) before a batch of cycles; mono_ms for the rate,
+ * wall_ms the plan's clock. true when it planned. */
+bool sched_backfill_live_plan(sched_backfill_live *b, int64_t mono_ms, int64_t wall_ms);
+/* After a batch: the backfilled-pods counter catches up with the plugin's count. */
+void sched_backfill_live_after_batch(sched_backfill_live *b);
+
+#endif

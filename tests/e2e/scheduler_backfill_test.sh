@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# tests/e2e/scheduler_backfill_test.sh: time-aware backfill in the live scheduler (issue 32,
+# docs/backfill.md), the starvation case on the test's own kwok nodes (2 of 8 cores, tainted and
+# labelled for this test only): a continuous stream of 1-core pods of known short runtime
+# (kwok ends each after tarema.io/duration, 6-10 s; tarema.io/expected-duration says the same),
+# topped up so that a few always wait, then one 8-core pod (a whole node).
+#  1. backfill.reserveDepth 0 (today's first fit): the wide pod stays pending as long as the
+#     stream lasts (measured and printed): every core that frees goes to a narrow pod;
+#  2. reserveDepth 1 (EASY): the wide pod's tarema.io/expected-start appears within a few
+#     cycles, it binds within a cycle or two of that time while the stream goes on, narrow pods
+#     are backfilled meanwhile, FailedScheduling of a narrow pod names whom the node is held for,
+#     and /metrics shows shadows, backfilled pods and planning time;
+#  3. the same for a gang (PodGroup, minMember 4) of 4 pods of 4 cores under reserveDepth 1.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/scheduler_lib.sh"
+. "$(dirname "$0")/reservation_lib.sh"
+
+# How long the stream lasts under depth 0 (the wide pod must stay pending throughout).
+STARVE_S=${BACKFILL_STARVE_S:-20}
+# How far past its announced start the wide pod may bind: the plan's resolution (1 s), kwok's
+# lag in ending a pod (the status write after its duration), the watch, one backoff (1 s).
+LATE_S=${BACKFILL_LATE_S:-6}
+
+sched_e2e_begin bf bf
+SET=bf$ID
+STREAM_PID=
+extra_cleanup() {
+  [ -n "$STREAM_PID" ] && kill "$STREAM_PID" 2>/dev/null
+  # BACKFILL_LOG_DIR: keep the schedulers' logs (debug level) for a look after the run
+  [ -n "${BACKFILL_LOG_DIR:-}" ] && mkdir -p "$BACKFILL_LOG_DIR" && cp "$WORK"/*.log "$BACKFILL_LOG_DIR"/
+  true
+}
+LOGLEVEL=()
+[ -n "${BACKFILL_LOG_DIR:-}" ] && LOGLEVEL=(--log-level debug)
+check "PodGroup CRD installed" install_reservation_crds
+sched_e2e_namespace
+cat >"$WORK/nodes.yaml" <<EOF
+nodes:
+  - {prefix: $P, count: 2, cpu: 8, memory: 64Gi, pods: 110,
+     labels: {tarema.io/e2e-set: "$SET"},
+     taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
+EOF
+check "test nodes created" bash "$REPO_ROOT/hack/cluster.sh" nodes "$WORK/nodes.yaml"
+
+# pod SCHED NAME CPU DURATION [LABELS_JSON]: a pod of CPU cores on this test's nodes that kwok
+# ends DURATION after it runs, with the same expected duration.
+pod() {
+  local labels=${5:-}
+  [ -n "$labels" ] || labels='{}'
+  jq -cn --arg ns "$NS" --arg name "$2" --arg sched "$1" --arg set "$SET" --arg cpu "$3" \
+    --arg d "$4" --arg id "$ID" --argjson labels "$labels" '
+    {apiVersion: "v1", kind: "Pod",
+     metadata: {namespace: $ns, name: $name, labels: $labels,
+                annotations: {"tarema.io/duration": $d, "tarema.io/expected-duration": $d}},
+     spec: {schedulerName: $sched, nodeSelector: {"tarema.io/e2e-set": $set},
+            tolerations: [{key: "tarema.io/e2e", operator: "Equal", value: $id,
+                           effect: "NoSchedule"}],
+            containers: [{name: "c", image: "busybox",
+                          resources: {requests: {cpu: $cpu, memory: "1Gi"}}}]}}'
+}
+
+# stream SCHED PREFIX: keeps 5 narrow pods waiting (the nodes drain about 2 a second: 16 cores,
+# 8 s mean), runtimes 6..10 s so that the ends are spread, until killed. A small backlog: enough
+# that every core that frees has a narrow pod waiting for it, few enough that a wide pod created
+# behind it soon heads the queue.
+stream() {
+  local i=0 n c k
+  while :; do
+    n=$(kubectl get pods -n "$NS" --field-selector=status.phase=Pending -o json 2>/dev/null |
+      jq --arg p "$2-" '[.items[] | select((.metadata.name | startswith($p)) and .spec.nodeName == null)] | length') || n=5
+    c=$((5 - ${n:-5}))
+    if [ "$c" -gt 0 ]; then
+      for ((k = 0; k < c; k++)); do pod "$1" "$2-$((i + k))" 1 "$((6 + (i + k) % 5))s"; done |
+        kubectl create -f - >/dev/null 2>&1
+      i=$((i + c))
+    fi
+    [ "$c" -gt 0 ] || sleep 0.2 # the generator's pace, not a wait for a condition
+  done
+}
+stop_stream() { [ -n "$STREAM_PID" ] && kill "$STREAM_PID" 2>/dev/null; wait "$STREAM_PID" 2>/dev/null; STREAM_PID=; }
+
+# Narrow pods of PREFIX bound (count).
+bound_of() { read_jq "[.items[] | select(.metadata.name | startswith(\"$1-\")) | select(.spec.nodeName != null)] | length" kubectl get pods -n "$NS" -o json; }
+# full PREFIX: all 16 cores taken by narrow pods and a backlog waiting.
+full() {
+  local j
+  j=$(read_ok kubectl get pods -n "$NS" -o json) || return 1
+  jq -e --arg p "$1-" '[.items[] | select(.metadata.name | startswith($p))] |
+    ([.[] | select(.spec.nodeName != null and .status.phase != "Succeeded")] | length) >= 16 and
+    ([.[] | select(.spec.nodeName == null)] | length) >= 1' <<<"$j" >/dev/null
+}
+# stream_state PREFIX: "R running, W waiting" of the narrow pods, for the failure messages.
+stream_state() {
+  kubectl get pods -n "$NS" -o json 2>/dev/null | jq -r --arg p "$1-" '[.items[] | select(.metadata.name | startswith($p))] |
+    "\([.[] | select(.spec.nodeName != null and .status.phase != "Succeeded")] | length) running, \([.[] | select(.spec.nodeName == null)] | length) waiting"'
+}
+expected_start() { kubectl get pod -n "$NS" "$1" -o jsonpath='{.metadata.annotations.tarema\.io/expected-start}' 2>/dev/null; }
+has_expected_start() { [ -n "$(expected_start "$1")" ]; }
+# drained PREFIX: no pod of PREFIX runs any more (kwok ends them within 10 s); those still
+# pending stay so, their scheduler stopped, and hold nothing.
+drained() {
+  local j
+  j=$(read_ok kubectl get pods -n "$NS" -o json) || return 1
+  jq -e --arg p "$1-" '[.items[] | select((.metadata.name | startswith($p)) and .spec.nodeName != null and .status.phase != "Succeeded")] | length == 0' <<<"$j" >/dev/null
+}
+
+config() {
+  cat >"$WORK/$1.yaml" <<EOF
+schedulerName: $SCHED-$1
+qps: 200
+burst: 400
+podInitialBackoffMs: 500
+podMaxBackoffMs: 1000
+backfill: {reserveDepth: $2, resolution: 1s, maxJobTest: 100}
+EOF
+}
+
+# ---- 1. depth 0: the wide pod starves --------------------------------------------------------------
+config d0 0
+if start_scheduler "$WORK/d0.log" --config "$WORK/d0.yaml" "${LOGLEVEL[@]}"; then pass "scheduler with reserveDepth 0 starts"; else
+  fail "scheduler with reserveDepth 0 starts" "$(tail -n 5 "$WORK/d0.log")"; summary; exit 1
+fi
+PORT0=$SCHED_PORT
+stream "$SCHED-d0" n0 &
+STREAM_PID=$!
+if wait_for 60 full n0; then pass "depth 0: the stream fills the 16 cores with a backlog waiting"; else fail "depth 0: the stream fills the 16 cores with a backlog waiting" "$(stream_state n0)"; fi
+pod "$SCHED-d0" wide0 8 5s | kubectl create -f - >/dev/null
+T0=$(date +%s)
+before=$(bound_of n0)
+if always_for "$STARVE_S" not_bound "$NS" wide0; then
+  pass "depth 0: the 8-core pod stays pending for the ${STARVE_S} s the stream lasts"
+else
+  fail "depth 0: the 8-core pod stays pending for the ${STARVE_S} s the stream lasts" "bound after $(($(date +%s) - T0)) s on $(pod_node "$NS" wide0)"
+fi
+after=$(bound_of n0)
+echo "    depth 0: 8-core pod pending $(($(date +%s) - T0)) s while $((after - before)) narrow pods were bound in front of it"
+if [ "$((after - before))" -ge "$STARVE_S" ]; then pass "depth 0: narrow pods kept binding meanwhile"; else fail "depth 0: narrow pods kept binding meanwhile" "$((after - before)) in ${STARVE_S} s"; fi
+if [ -z "$(expected_start wide0)" ] && [ "$(metric "$PORT0" tarema_backfill_shadows)" = 0 ]; then
+  pass "depth 0: no expected-start annotation, no backfill metrics (today's behaviour)"
+else
+  fail "depth 0: no expected-start annotation, no backfill metrics (today's behaviour)" "annotation '$(expected_start wide0)'"
+fi
+stop_stream
+stop_schedulers
+check "depth 0's narrow pods ended" wait_for 30 drained n0
+
+# ---- 2. depth 1: the wide pod gets a shadow ---------------------------------------------------------
+config d1 1
+if start_scheduler "$WORK/d1.log" --config "$WORK/d1.yaml" "${LOGLEVEL[@]}"; then pass "scheduler with reserveDepth 1 starts"; else
+  fail "scheduler with reserveDepth 1 starts" "$(tail -n 5 "$WORK/d1.log")"; summary; exit 1
+fi
+PORT1=$SCHED_PORT
+stream "$SCHED-d1" n1 &
+STREAM_PID=$!
+if wait_for 60 full n1; then pass "depth 1: the stream fills the 16 cores with a backlog waiting"; else fail "depth 1: the stream fills the 16 cores with a backlog waiting" "$(stream_state n1)"; fi
+pod "$SCHED-d1" wide1 8 5s | kubectl create -f - >/dev/null
+T1=$(date +%s)
+if wait_for 10 has_expected_start wide1; then
+  ANN=$(expected_start wide1)
+  pass "depth 1: tarema.io/expected-start announced after $(($(date +%s) - T1)) s ($ANN)"
+else
+  fail "depth 1: tarema.io/expected-start announced" "none after 10 s; $(grep -c backfill "$WORK/d1.log") backfill log lines"
+  ANN=
+fi
+before=$(bound_of n1)
+if wait_for 60 is_bound "$NS" wide1; then
+  TB=$(date +%s)
+  LAST=$(expected_start wide1)
+  A=$(date -u -d "$ANN" +%s 2>/dev/null || echo 0)
+  L=$(date -u -d "$LAST" +%s 2>/dev/null || echo 0)
+  echo "    depth 1: 8-core pod announced for $ANN (last $LAST), bound at $(date -u -d "@$TB" +%H:%M:%SZ): $((TB - A)) s after the first announcement, $((TB - L)) s after the last, $((TB - T1)) s after it was created"
+  if [ "$A" -gt 0 ] && [ "$((TB - A))" -le "$LATE_S" ]; then
+    pass "depth 1: bound within ${LATE_S} s of its announced start"
+  else
+    fail "depth 1: bound within ${LATE_S} s of its announced start" "announced $ANN, bound $((TB - A)) s after"
+  fi
+else
+  fail "depth 1: the 8-core pod binds while the stream goes on" "still pending after 60 s; annotation $(expected_start wide1)"
+fi
+after=$(bound_of n1)
+if [ "$((after - before))" -gt 0 ]; then pass "depth 1: narrow pods were backfilled before it started ($((after - before)))"; else fail "depth 1: narrow pods were backfilled before it started" "none"; fi
+if wait_for 10 bash -c "[ \$(kubectl get pods -n $NS -o json | jq '[.items[] | select(.metadata.name | startswith(\"n1-\")) | select(.spec.nodeName != null)] | length') -gt $after ]"; then
+  pass "depth 1: the stream goes on after the wide pod started"
+else
+  fail "depth 1: the stream goes on after the wide pod started" "no narrow pod bound in 10 s"
+fi
+HELD=$(kubectl get events.events.k8s.io -n "$NS" -o json | jq -r --arg w "pod $NS/wide1" '[.items[] | select(.reason == "FailedScheduling") | .note | select(contains("held for " + $w + " from "))] | first // ""')
+if [ -n "$HELD" ]; then pass "FailedScheduling names whom the node is held for and from when"; else
+  fail "FailedScheduling names whom the node is held for and from when" "$(kubectl get events.events.k8s.io -n "$NS" -o json | jq -r '[.items[] | select(.reason == "FailedScheduling") | .note] | unique | .[:3][]')"
+fi
+echo "    e.g. $HELD"
+M=$(curl -sf "http://127.0.0.1:$PORT1/metrics")
+bfp=$(awk '$1 == "tarema_backfill_pods_total" {print $2}' <<<"$M")
+pc=$(awk '$1 == "tarema_backfill_plan_duration_seconds_count" {print $2}' <<<"$M")
+psum=$(awk '$1 == "tarema_backfill_plan_duration_seconds_sum" {print $2}' <<<"$M")
+echo "    metrics: tarema_backfill_pods_total=$bfp plans=$pc planning s total=$psum"
+if [ "${bfp:-0}" -gt 0 ] 2>/dev/null && awk -v c="${pc:-0}" 'BEGIN {exit !(c > 0)}'; then
+  pass "/metrics: pods backfilled and planning time per cycle"
+else
+  fail "/metrics: pods backfilled and planning time per cycle" "$(grep tarema_backfill <<<"$M")"
+fi
+
+# ---- 3. depth 1: a gang of 4 pods of 4 cores ----------------------------------------------------------
+kubectl apply -f - >/dev/null <<EOF
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: gang, namespace: $NS}
+spec: {minMember: 4}
+EOF
+if wait_for 30 full n1; then pass "gang: the stream still fills the cores"; else fail "gang: the stream still fills the cores" "$(stream_state n1)"; fi
+for m in 0 1 2 3; do pod "$SCHED-d1" "gang-$m" 4 5s '{"scheduling.x-k8s.io/pod-group":"gang"}'; done | kubectl create -f - >/dev/null
+T2=$(date +%s)
+if wait_for 10 has_expected_start gang-0; then
+  GANN=$(expected_start gang-0)
+  pass "gang: expected-start announced on its pods after $(($(date +%s) - T2)) s ($GANN)"
+else
+  fail "gang: expected-start announced on its pods" "none after 10 s"
+  GANN=
+fi
+all_bound() { local m; for m in 0 1 2 3; do is_bound "$NS" "gang-$m" || return 1; done; }
+if wait_for 60 all_bound; then
+  TB=$(date +%s)
+  A=$(date -u -d "$GANN" +%s 2>/dev/null || echo 0)
+  echo "    gang: announced for $GANN, all 4 bound $((TB - A)) s after, $((TB - T2)) s after creation"
+  if [ "$A" -gt 0 ] && [ "$((TB - A))" -le "$LATE_S" ]; then pass "gang: bound within ${LATE_S} s of its announced start"; else fail "gang: bound within ${LATE_S} s of its announced start" "$((TB - A)) s"; fi
+else
+  fail "gang: all 4 members bind while the stream goes on" "$(kubectl get pods -n "$NS" -l scheduling.x-k8s.io/pod-group=gang -o wide)"
+fi
+stop_stream
+check "no node over its allocatable" check_fit
+summary
