@@ -3,7 +3,7 @@
 # KUBERNETES_VERSION, hack/versions.env) with only its [sig-scheduling] specs, from the Go module
 # proxy as hack/build-controlplane.sh builds the control plane: a wrapper module requires
 # k8s.io/kubernetes and replaces every staging module with its published version. The test main
-# is hack/e2e/scheduling_e2e_test.go. Result: $TAREMA_CACHE/bin/e2e.test, keyed by the version
+# is hack/e2e/scheduling_e2e_test.go. Result: $TAREMA_CACHE/k8s/<version>/bin/e2e.test, keyed by the version
 # and the test main's content, so a second run does nothing. Minutes on a warm Go module cache
 # (docs/conformance.md has the measured times).
 #
@@ -21,17 +21,19 @@ esac
 
 MAIN=$HACK_DIR/e2e/scheduling_e2e_test.go
 [ -f "$MAIN" ] || die "$MAIN not found (the e2e.test main)"
-BIN=$TOOLS_BIN/e2e.test
+# Beside the control plane of its version (hack/lib.sh's K8S_BIN): versions live side by side,
+# so a run on another TAREMA_K8S_VERSION never evicts this one's build.
+BIN=$K8S_BIN/e2e.test
 # The cache key: a new Kubernetes version or a changed test main rebuilds.
 KEY="$KUBERNETES_VERSION $(sha256sum "$MAIN" | cut -c1-16)"
 
-if [ -x "$BIN" ] && [ "$(cat "$TOOLS_BIN/.e2e.test.version" 2>/dev/null)" = "$KEY" ]; then
+if [ -x "$BIN" ] && [ "$(cat "$K8S_BIN/.e2e.test.version" 2>/dev/null)" = "$KEY" ]; then
   [ $print_path = 1 ] && echo "$BIN"
   exit 0
 fi
 
 command -v go >/dev/null || die "Go toolchain not found: install Go 1.25+ (only used to build the local control plane and e2e.test)"
-mkdir -p "$TOOLS_BIN" "$TAREMA_CACHE/build"
+mkdir -p "$K8S_BIN" "$TAREMA_CACHE/build"
 export GOFLAGS="-trimpath -buildvcs=false"
 export CGO_ENABLED=0
 dir=$TAREMA_CACHE/build/e2e-$KUBERNETES_VERSION
@@ -81,7 +83,7 @@ if ! (cd "$dir" && nice -n 10 go test -c -vet=off -ldflags "$ldflags" -o "$BIN.t
   die "building e2e.test $KUBERNETES_VERSION failed (full log: $log)"
 fi
 mv "$BIN.tmp" "$BIN"
-echo "$KEY" >"$TOOLS_BIN/.e2e.test.version"
+echo "$KEY" >"$K8S_BIN/.e2e.test.version"
 step "e2e.test $KUBERNETES_VERSION built in $((SECONDS - t0))s: $BIN"
 [ $print_path = 1 ] && echo "$BIN"
 exit 0
