@@ -158,7 +158,8 @@ binds = {d["spec"]["policyName"]: d for d in docs if d["kind"] == "ValidatingAdm
 prof_user, bench_user = "system:serviceaccount:tarema:tarema-profiler", "system:serviceaccount:tarema:tarema-profiler-bench"
 sched_user = "system:serviceaccount:tarema:tarema-scheduler"
 for name, users in (("tarema-profiler-jobs", [prof_user]), ("tarema-profiler-configmaps", [prof_user, bench_user]),
-                    ("tarema-profiler-nodes", [prof_user]), ("tarema-scheduler-pod-status", [sched_user])):
+                    ("tarema-profiler-nodes", [prof_user]), ("tarema-scheduler-pod-status", [sched_user]),
+                    ("tarema-scheduler-pod-annotation", [sched_user])):
     v = vaps.get(name)
     if not v: problems.append("no ValidatingAdmissionPolicy " + name); continue
     if v["spec"].get("failurePolicy") != "Fail": problems.append(name + ": failurePolicy is not Fail")

@@ -31,7 +31,7 @@ extra_cleanup() {
   # the cluster-scoped objects of the chart's scheduler RBAC (the last case)
   kubectl delete clusterrole,clusterrolebinding "r$ID-tarema-scheduler" >/dev/null 2>&1
   kubectl delete validatingadmissionpolicy,validatingadmissionpolicybinding \
-    "r$ID-tarema-scheduler-pod-status" >/dev/null 2>&1
+    "r$ID-tarema-scheduler-pod-status" "r$ID-tarema-scheduler-pod-annotation" >/dev/null 2>&1
   return 0
 }
 command -v jq >/dev/null || { fail "jq in PATH"; summary; exit 1; }
