@@ -180,6 +180,21 @@ static const char *job_key(void *ud, const sched_pod *p) {
 
 /* ---- the plan's inputs ---------------------------------------------------------------------- */
 
+/* Whether a waiting pod's gang could start at all once room is there: declared (not basic),
+ * not waiting for a gated member, and with enough members to reach minMember. A gang that
+ * cannot start must hold nothing: a shadow for it would keep nodes from pods that can. Pods of
+ * no gang always can. */
+static bool gang_can_start(sched_backfill_live *b, const sched_pod *p) {
+    sched_gang *g = b->gangs ? sched_gang_registry_of(b->gangs, p->uid) : NULL;
+    if (!g || g->basic)
+        return true;
+    char why[256];
+    if (!sched_gang_active(g) || sched_gang_waits_for_gates(g, why, sizeof why))
+        return false;
+    size_t have = sched_gang_count(g, SCHED_GANG_POD_PENDING) + sched_gang_placed_count(g);
+    return have >= (size_t)g->spec.min_member;
+}
+
 typedef struct busy_ctx {
     const sched_snapshot *snap;
     bf_busy *v;
@@ -372,10 +387,11 @@ bool sched_backfill_live_plan(sched_backfill_live *b, int64_t mono, int64_t wall
         goto oom;
     size_t n = sched_queue_waiting(b->q, order, tmp, waiting);
     /* the owners' pods of a held Reservation are left out: the reservation holds their capacity
-     * (in the plan as the holds less what they use) and the Reservation plugin places them */
+     * (in the plan as the holds less what they use) and the Reservation plugin places them; so
+     * are the members of a gang that could not start even with room (gang_can_start) */
     size_t kept = 0;
     for (size_t i = 0; i < n; i++)
-        if (!resv_controller_holds_for(b->resv, order[i]))
+        if (!resv_controller_holds_for(b->resv, order[i]) && gang_can_start(b, order[i]))
             order[kept++] = order[i];
     n = kept;
     size_t nj = group_jobs(b, order, n, jof, jobs, members, max_jobs);
