@@ -299,17 +299,13 @@ int sched_binder_bind(sched_binder *b, const sched_pod *p, const char *node, tm_
 
 json_t *sched_binder_condition_patch(const char *message, const char *now_rfc3339,
                                      int64_t generation) {
-    json_t *patch =
-        json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s, s:n}]}}", "status", "conditions", "type",
-                  "PodScheduled", "status", "False", "reason", "Unschedulable", "message", message,
-                  "lastTransitionTime", now_rfc3339, "lastProbeTime");
+    json_t *cond = json_pack("{s:s, s:s, s:s, s:s, s:s, s:n}", "type", "PodScheduled", "status",
+                             "False", "reason", "Unschedulable", "message", message,
+                             "lastTransitionTime", now_rfc3339, "lastProbeTime");
     /* kube-scheduler 1.35 (PodObservedGenerationTracking, GA): the generation it saw */
-    json_t *cond =
-        patch ? json_array_get(json_object_get(json_object_get(patch, "status"), "conditions"), 0)
-              : NULL;
     if (cond && generation > 0)
         json_object_set_new(cond, "observedGeneration", json_integer(generation));
-    return patch;
+    return cond ? json_pack("{s:{s:[o]}}", "status", "conditions", cond) : NULL;
 }
 
 static void status_done(void *ud, int status, json_t *body, const tm_err *err) {

@@ -301,15 +301,13 @@ static void evict(sched_preemptor *pr, const sched_pod *p, const sched_victim *v
     now_rfc3339(now, sizeof now);
     snprintf(msg, sizeof msg, "%s: preempting to accommodate a higher priority pod",
              pr->controller);
-    json_t *patch = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status", "conditions", "type",
-                              "DisruptionTarget", "status", "True", "reason",
-                              "PreemptionByScheduler", "message", msg, "lastTransitionTime", now);
-    /* kube-scheduler 1.35 (PodObservedGenerationTracking, GA): the victim's generation */
     json_t *cond =
-        patch ? json_array_get(json_object_get(json_object_get(patch, "status"), "conditions"), 0)
-              : NULL;
+        json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", "DisruptionTarget", "status", "True",
+                  "reason", "PreemptionByScheduler", "message", msg, "lastTransitionTime", now);
+    /* kube-scheduler 1.35 (PodObservedGenerationTracking, GA): the victim's generation */
     if (cond && vi->generation > 0)
         json_object_set_new(cond, "observedGeneration", json_integer(vi->generation));
+    json_t *patch = cond ? json_pack("{s:{s:[o]}}", "status", "conditions", cond) : NULL;
     char *path = tm_kube_path("v1", "pods", vi->ns, vi->name, "status");
     int rc = patch && path
                  ? tm_kube_request_async(pr->k, "PATCH", path, patch,

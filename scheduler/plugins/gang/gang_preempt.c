@@ -27,12 +27,8 @@ typedef struct unit {
 } unit;
 
 void sched_gang_preemption_clear(sched_gang_preemption *r) {
-    for (size_t i = 0; i < r->n_victims; i++) {
-        free(r->victims[i].uid);
-        free(r->victims[i].ns);
-        free(r->victims[i].name);
-        free(r->victims[i].node);
-    }
+    for (size_t i = 0; i < r->n_victims; i++)
+        sched_victim_free(&r->victims[i]);
     free(r->victims);
     r->victims = NULL;
     r->n_victims = r->n_units = r->n_gangs = 0;
@@ -179,13 +175,22 @@ int sched_gang_preempt(sched_framework *fw, sched_snapshot *s, sched_gang *g,
     }
 
     /* 2. the candidates (and the terminating pods, which leave anyway) */
-    size_t nn = sched_snapshot_node_count(s), nc = 0, cap = 0, nt = 0, tcap = 0, np = 0, pcap = 0;
+    size_t nn = sched_snapshot_node_count(s), nc = 0, nt = 0, np = 0;
     size_t nu = 0;
     cand *c = NULL;
     const char **term = NULL, **prot = NULL; /* terminating uids; keys of protected gangs */
     unit *u = NULL;
     int *try_nodes = NULL;
     int rc = -1;
+    /* every array holds at most one entry per placed pod: sized once */
+    size_t total = 0;
+    for (size_t i = 0; i < nn; i++)
+        total += sched_snapshot_node_pod_count(s, i);
+    c = malloc((total ? total : 1) * sizeof *c);
+    term = malloc((total ? total : 1) * sizeof *term);
+    prot = malloc((total ? total : 1) * sizeof *prot);
+    if (!c || !term || !prot)
+        goto oom;
     for (size_t i = 0; i < nn; i++) {
         size_t pc = sched_snapshot_node_pod_count(s, i);
         for (size_t j = 0; j < pc; j++) {
@@ -193,40 +198,13 @@ int sched_gang_preempt(sched_framework *fw, sched_snapshot *s, sched_gang *g,
             const sched_pod_meta *m = sched_snapshot_node_pod(s, i, j, &uid);
             const char *key = unit_of && uid ? unit_of(ctx, uid) : NULL;
             if (!m || !m->name || !m->name[0] || m->priority >= prio) {
-                if (key) { /* a gang with a member the gang may not evict: none of it goes */
-                    if (np == pcap) {
-                        size_t ncap = pcap ? 2 * pcap : 16;
-                        const char **nv = realloc(prot, ncap * sizeof *nv);
-                        if (!nv)
-                            goto oom;
-                        prot = nv;
-                        pcap = ncap;
-                    }
+                if (key) /* a gang with a member the gang may not evict: none of it goes */
                     prot[np++] = key;
-                }
-                continue;
-            }
-            if (m->terminating) {
-                if (nt == tcap) {
-                    size_t ncap = tcap ? 2 * tcap : 16;
-                    const char **nv = realloc(term, ncap * sizeof *nv);
-                    if (!nv)
-                        goto oom;
-                    term = nv;
-                    tcap = ncap;
-                }
+            } else if (m->terminating) {
                 term[nt++] = uid;
-                continue;
+            } else {
+                c[nc++] = (cand){.uid = uid, .meta = m, .node = i, .key = key};
             }
-            if (nc == cap) {
-                size_t ncap = cap ? 2 * cap : 64;
-                cand *nv = realloc(c, ncap * sizeof *nv);
-                if (!nv)
-                    goto oom;
-                c = nv;
-                cap = ncap;
-            }
-            c[nc++] = (cand){.uid = uid, .meta = m, .node = i, .key = key};
         }
     }
     if (nc == 0) {

@@ -18,7 +18,7 @@ void sched_preemption_result_init(sched_preemption_result *r) {
     r->status = SCHED_STATUS_UNSCHEDULABLE;
 }
 
-static void victim_free(sched_victim *v) {
+void sched_victim_free(sched_victim *v) {
     free(v->uid);
     free(v->ns);
     free(v->name);
@@ -27,7 +27,7 @@ static void victim_free(sched_victim *v) {
 
 void sched_preemption_result_clear(sched_preemption_result *r) {
     for (size_t i = 0; i < r->n_all_victims; i++)
-        victim_free(&r->all_victims[i]);
+        sched_victim_free(&r->all_victims[i]);
     free(r->all_victims);
     free(r->victims); /* shallow: its strings are all_victims' */
     free(r->nodes);
@@ -153,7 +153,7 @@ static int add_victim(sched_preemption_result *r, size_t *cap, const pvictim *pv
     snprintf(v->why, sizeof v->why, "priority %d < %d of preemptor %s/%s%s", v->priority,
              p->priority, p->ns, p->name, pv->pdb ? "; violates a PodDisruptionBudget" : "");
     if (!v->uid || !v->ns || !v->name || !v->node) {
-        victim_free(v);
+        sched_victim_free(v);
         return -1;
     }
     r->n_all_victims++;

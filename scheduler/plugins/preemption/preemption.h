@@ -117,6 +117,9 @@ typedef struct sched_preemption_result {
     size_t n_all_victims;
 } sched_preemption_result;
 
+/* Frees a victim's strings (not the struct). */
+void sched_victim_free(sched_victim *v);
+
 void sched_preemption_result_init(sched_preemption_result *r);
 void sched_preemption_result_clear(sched_preemption_result *r); /* frees, then init */
 
