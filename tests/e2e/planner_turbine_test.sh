@@ -6,7 +6,9 @@
 # Checks: both runs succeed; planned, LES starts when its window opens, HPDA's window opens
 # within a slot (1 s) of LES's end (steps run their walltime minus 1 s, the window is whole
 # slots) and HPDA starts then, never before LES ended; plain (no reservations) does not beat the
-# planned makespan (1 s of jitter allowed); both Gantt SVGs (tarema-planner gantt
+# planned makespan by more than HPDA's start latency below, and planned beats plain whenever
+# plain's HPDA waited longer than that (CI saw plain 13 vs planned 15 with a 1 s allowance: plain
+# ungates HPDA at the tick after LES's end, planned waits one link more); both Gantt SVGs (tarema-planner gantt
 # --node-selector) show the 14 nodes of their own pool. Without reservations
 # (TURBINE_PLANNED_MODE=on-completion) the planned check was seen failing: HPDA started 4 s
 # after LES ended.
@@ -22,6 +24,7 @@
 #     1 tick + 1 s + 1 s = 3 s after LES's end (or its window, whichever is later).
 # On failure the Workflow and Reservation events (planned, admitted, released, bound) are
 # printed, to show which link was late.
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): start-latency bounds of a few seconds (see above)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 W=$(mktemp -d)
@@ -39,6 +42,7 @@ import json, os, sys
 from datetime import datetime
 TICK = float(os.environ["TICK"])
 LES_LATENCY, HPDA_LATENCY = 2 * TICK + 2, TICK + 2  # see the header
+SCALE = 1.0  # --scale 1: one simulated minute lasts 1 s
 def report(name, problems):
     print(("not ok - " + name + "".join("\n    " + p for p in problems)) if problems else "ok - " + name)
 try:
@@ -75,9 +79,19 @@ if pr:  # which link of the chain was late: the planned run's events, seconds af
     except Exception as ex:
         pr.append("events unreadable: %s" % ex)
 report("planned: LES at its window, HPDA's window within a slot of LES's end and HPDA at it (start latency as in the header)", pr)
-report("plain does not beat planned (makespan)",
-       [] if q.get("makespan_min", -1) >= p.get("makespan_min", 1e9) - 1 else
-       ["plain %s < planned %s" % (q.get("makespan_min"), p.get("makespan_min"))])
+# Plain against planned: plain's HPDA is ungated by the tick that sees LES succeed, planned's
+# also waits for its window to open and its Reservation to turn active, so when HPDA's nodes
+# happen to be free at LES's end (most seeds; docs/planner.md) plain may start it up to the
+# protocol's latency sooner. So: planned within that latency of plain always, and strictly
+# better whenever plain had to wait longer than it (HPDA's nodes busy at LES's end).
+pm, qm, qw = p.get("makespan_min"), q.get("makespan_min"), q.get("hpda_wait_min")
+if None in (pm, qm, qw):
+    cmp = ["makespans missing: planned %s, plain %s, plain HPDA wait %s" % (pm, qm, qw)]
+elif qw * SCALE > HPDA_LATENCY:
+    cmp = [] if pm < qm else ["plain waited %g for HPDA's nodes, yet planned %g is not below plain %g" % (qw, pm, qm)]
+else:
+    cmp = [] if pm <= qm + HPDA_LATENCY / SCALE else ["planned %g over plain %g plus the latency allowed (%g)" % (pm, qm, HPDA_LATENCY / SCALE)]
+report("plain does not beat planned beyond the start latency; planned wins when plain waited", cmp)
 print("# planned: makespan %s, HPDA wait %s; plain: makespan %s, HPDA wait %s (simulated minutes)" % (
     p.get("makespan_min"), p.get("hpda_wait_min"), q.get("makespan_min"), q.get("hpda_wait_min")))
 PY
