@@ -5,7 +5,8 @@
 #
 # The e2e tests get one real local control plane (hack/cluster.sh) and one real PostgreSQL
 # (hack/postgres.sh) for the whole run, torn down on exit. Tests that need their own node set
-# create it through the API; kwok manages every node.
+# create it through the API; kwok manages every node. Up to E2E_JOBS e2e tests run at once
+# (below).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 REPO_ROOT=$(pwd)
@@ -24,16 +25,14 @@ TEST_TIMEOUT=${TEST_TIMEOUT:-900}
 export TAREMA_CLUSTER_NAME=${TAREMA_CLUSTER_NAME:-run-$$}
 export TAREMA_PG_NAME=${TAREMA_PG_NAME:-run-$$}
 
-run_one() { # name command...
-  local name=$1; shift
-  # TEST_FILTER (an extended regular expression on names like unit/x_test, e2e/y_test.sh)
-  # runs a subset: `make test-sanitize` uses it. Unset, everything runs.
-  [ -z "${TEST_FILTER:-}" ] || [[ $name =~ $TEST_FILTER ]] || return 0
-  local log; log=$(mktemp)
-  local start=$SECONDS
-  echo "=== $name"
-  timeout --kill-after=10 "$TEST_TIMEOUT" "$@" 2>&1 | tee "$log"
-  local rc=${PIPESTATUS[0]}
+selected() { # name: TEST_FILTER (an extended regular expression on names like unit/x_test,
+  # e2e/y_test.sh) runs a subset: `make test-sanitize` uses it. Unset, everything runs.
+  [ -z "${TEST_FILTER:-}" ] || [[ $1 =~ $TEST_FILTER ]]
+}
+
+# tally NAME LOG STATUS SECONDS: counts one finished test from its log's summary line.
+tally() {
+  local name=$1 log=$2 rc=$3 secs=$4
   local line; line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
   local p=0 f=0
   if [ -n "$line" ]; then
@@ -45,8 +44,58 @@ run_one() { # name command...
   fi
   passed=$((passed + p)); failed=$((failed + f))
   [ "$f" != 0 ] && failures+=("$name")
-  echo "--- $name: $p passed, $f failed ($((SECONDS - start)) s)"
+  echo "--- $name: $p passed, $f failed ($secs s)"
+}
+
+# run_one NAME COMMAND...: runs one test with nothing beside it, its output shown as it comes.
+run_one() {
+  local name=$1; shift
+  selected "$name" || return 0
+  local log; log=$(mktemp)
+  local start=$SECONDS
+  echo "=== $name"
+  timeout --kill-after=10 "$TEST_TIMEOUT" "$@" 2>&1 | tee "$log"
+  tally "$name" "$log" "${PIPESTATUS[0]}" $((SECONDS - start))
   rm -f "$log"
+}
+
+# E2E_JOBS e2e tests run at once (default 2: most of an e2e test's time is spent waiting on the
+# control plane, a scheduler or kwok, about half a core each). A test runs beside others unless
+# its source says `e2e-run: alone` with the reason (it stops a shared component, counts
+# cluster-wide objects, or its timing would not survive a loaded machine); those run one by one
+# after the others. A test beside others has its output held and shown whole when it ends, so
+# two tests' lines never mix; ">>> NAME" marks its start.
+E2E_JOBS=${E2E_JOBS:-2}
+declare -A POOL=() # pid -> "name dir start"
+
+runs_alone() { # test path: its source (the script, or the C file of a built program) opts out
+  local src=$1
+  case $src in *.sh) ;; *) src=tests/e2e/$(basename "$src").c ;; esac
+  grep -q 'e2e-run: alone' "$src" 2>/dev/null
+}
+
+pool_start() { # name command...
+  local name=$1; shift
+  while [ ${#POOL[@]} -ge "$E2E_JOBS" ]; do pool_reap; done
+  local dir; dir=$(mktemp -d)
+  echo ">>> $name started ($(( ${#POOL[@]} + 1 )) running)"
+  (
+    timeout --kill-after=10 "$TEST_TIMEOUT" "$@" >"$dir/log" 2>&1
+    echo $? >"$dir/status"
+  ) &
+  POOL[$!]="$name $dir $SECONDS"
+}
+
+pool_reap() { # waits for any running test and shows it
+  local pid="" name dir start
+  wait -n -p pid "${!POOL[@]}"
+  [ -n "$pid" ] || return 0
+  read -r name dir start <<<"${POOL[$pid]}"
+  unset "POOL[$pid]"
+  echo "=== $name"
+  cat "$dir/log"
+  tally "$name" "$dir/log" "$(cat "$dir/status" 2>/dev/null || echo 1)" $((SECONDS - start))
+  rm -rf "$dir"
 }
 
 run_unit() {
@@ -56,6 +105,8 @@ run_unit() {
 }
 
 e2e_down() {
+  local pid
+  for pid in "${!POOL[@]}"; do pkill -TERM -P "$pid" 2>/dev/null; done # the tests still running
   bash hack/cluster.sh down >/dev/null 2>&1 || true
   bash hack/postgres.sh down >/dev/null 2>&1 || true
 }
@@ -95,8 +146,29 @@ e2e_ready() {
 run_e2e() {
   [ -n "$E2E_UP" ] || e2e_start
   e2e_ready || return
+  local t pool=() alone=()
   for t in "$O"/tests/e2e/*_test tests/e2e/*_test.sh; do
     [ -e "$t" ] || continue
+    selected "e2e/$(basename "$t")" || continue
+    if runs_alone "$t" || [ "$E2E_JOBS" -le 1 ]; then alone+=("$t"); else pool+=("$t"); fi
+  done
+  # kube-scheduler (the reference the comparing tests run beside tarema, and the scheduler of
+  # the planner's pods) runs for the whole pool: the tests that need it start it only when it
+  # is not running and stop only what they started, so none stops it under another. The tests
+  # that run alone get the cluster as before, without it (some need it stopped).
+  if [ ${#pool[@]} -gt 0 ]; then
+    bash hack/cluster.sh scheduler start >/dev/null ||
+      echo "# kube-scheduler did not start for the pool; the tests that need it start it themselves"
+  fi
+  for t in "${pool[@]}"; do
+    case $t in
+      *.sh) pool_start "e2e/$(basename "$t")" bash "$t" ;;
+      *) pool_start "e2e/$(basename "$t")" "$t" ;;
+    esac
+  done
+  while [ ${#POOL[@]} -gt 0 ]; do pool_reap; done
+  [ ${#pool[@]} -gt 0 ] && bash hack/cluster.sh scheduler stop >/dev/null
+  for t in "${alone[@]}"; do
     case $t in
       *.sh) run_one "e2e/$(basename "$t")" bash "$t" ;;
       *) run_one "e2e/$(basename "$t")" "$t" ;;

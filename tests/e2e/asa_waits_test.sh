@@ -17,6 +17,7 @@
 #  8. a held pod (the order gate tarema.io/after-predecessors alone: in tarema's queue) waits from
 #     when it was held; one bound at its release is not fed (its wait is censored).
 # Pods wait for a node label this test sets, on its own tainted kwok node.
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): its labeler annotates pending pods of every namespace; wait bounds of a few seconds
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"

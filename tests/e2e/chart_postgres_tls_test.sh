@@ -19,6 +19,7 @@
 # install and upgrade: the generated Secrets as Helm's lookup keeps or adds them, and the
 # Deployments an install with postgresql.external.caSecret stores. Loopback only,
 # about 30 s.
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): helm install: the chart's own pods go to kube-scheduler unconfined
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$REPO_ROOT/hack/lib.sh"

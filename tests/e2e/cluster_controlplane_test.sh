@@ -5,6 +5,7 @@
 # taints, kwok plays a bound pod through Running to Succeeded after its tarema.io/duration,
 # TokenRequest issues tokens that authenticate, and kube-controller-manager creates the
 # default ServiceAccount of a new namespace.
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): checks every node for the not-ready taint; binds straight to a paper node
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$REPO_ROOT/hack/lib.sh"

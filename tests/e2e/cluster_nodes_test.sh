@@ -3,6 +3,7 @@
 # nodes (Ready, with capacity, labels and taints, kept Ready by kwok), is idempotent, and a
 # bad node file fails with a message naming the entry and field, creating nothing. The nodes
 # it adds are deleted again at the end, so later tests see the original node set.
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): counts every node of the cluster
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$REPO_ROOT/hack/lib.sh"

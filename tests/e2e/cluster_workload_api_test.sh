@@ -13,6 +13,7 @@
 # The instance run by tests/run.sh may have been brought up without the option: then this test
 # runs `up --workload-api` on it, which restarts the API server with the gates (the path a user
 # takes on an instance already up).
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): re-runs cluster.sh up on the shared instance and needs kube-scheduler stopped
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$REPO_ROOT/hack/lib.sh"

@@ -5,6 +5,7 @@
 # pods there are deleted and the request goes to b; a restart while the pods run keeps
 # following them; success on b ends it SUCCEEDED. A request failing everywhere ends FAILED;
 # DELETE of a running submission deletes its pods, and one during the ranking creates none.
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): the DAM tests share their instance names and wipe dam_requests
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/dam_lib.sh"

@@ -9,6 +9,7 @@
 # reported while the ranking still answers; a request acknowledged just before a kill -9 is
 # ranked after the restart; a hung API server is excluded after the timeout; DELETE forgets; malformed requests get 400 naming the field;
 # /healthz, /readyz, /metrics.
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): the DAM tests share their instance names and wipe dam_requests
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/dam_lib.sh"

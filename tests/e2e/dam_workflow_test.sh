@@ -6,6 +6,7 @@
 # Failed, as a kubelet reports it) makes the Workflow Failed, the DAM deletes it there, bans a
 # and resubmits it to b, where it succeeds; DELETE of a request cancels its running Workflow; a
 # bad workflow is a 400 naming the field.
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): the DAM tests share their instance names and wipe dam_requests
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/dam_lib.sh"

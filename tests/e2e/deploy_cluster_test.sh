@@ -10,6 +10,7 @@
 #      TaskProfiles, the scheduler takes the Lease and binds a pod, marks an impossible pod
 #      unschedulable and records events. Actions outside each role are denied.
 # Cleans up (helm uninstall, namespace, processes it started) on exit.
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): relabels every node, binds to the first node, helm install of unconfined pods
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$REPO_ROOT/hack/lib.sh"

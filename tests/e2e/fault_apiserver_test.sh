@@ -9,6 +9,7 @@
 # still queued), binding resumes within 5 s of the API server answering again (before: up to
 # the 10 s watch backoff). Prints: pods, bound, binds in flight at the kill, outcomes read back,
 # over-allocated nodes/pods, double-bound, lost, recovery seconds. About a minute on 2 cores.
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): kills the shared kube-apiserver; fills every untainted node
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"

@@ -6,6 +6,7 @@
 # exactly once, no node is over its allocatable, nothing is lost. Prints: pods, bound, binds in
 # flight at the pause, over-allocated, double-bound, lost, recovery seconds (thaw -> first
 # bind, thaw -> all bound). Loopback only; about 30 s.
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): stops the shared etcd; fills every untainted node
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"

@@ -15,6 +15,7 @@
 # dead-letter spool with tarema_weblog_dead_letters_total and a log line, not silently dropped.
 # Prints per fault: posted, acknowledged, lost, double-stored, max POST ms, recovery seconds.
 # Needs a running instance of hack/postgres.sh (TAREMA_PG_NAME); loopback only; about 60 s.
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): stops the shared PostgreSQL
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$REPO_ROOT" || exit 1

@@ -28,6 +28,7 @@
 #                                (330 with GANG_REF_FULL, else 30: the deadlock is still seen)
 #   GANG_REF_TIMEOUT_WAIT_S      how long after its creation C's timeout is waited for (400 with
 #                                GANG_REF_FULL, else 0: C's state is recorded without waiting)
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): needs kube-scheduler stopped and runs it with its own profile only
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/gang_lib.sh"

@@ -10,6 +10,7 @@
 #  3. on the API: a Workload gang and its pods as the builders make them are accepted, the
 #     pods keep their workloadRef, counting works on a namespace of many pods, and a monitor running while a pod is bound by hand sees the
 #     partial gang (no scheduler involved: the test binds through pods/binding itself).
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): binds a pod to the first node of the list, which may be another test's
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/gang_lib.sh"

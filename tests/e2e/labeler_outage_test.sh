@@ -3,6 +3,7 @@
 # (SIGKILL) with events in its spool and restarted, then PostgreSQL starts again: every
 # acknowledged event is stored exactly once. Uses hack/postgres.sh stop|start on the instance
 # named by TAREMA_PG_NAME (the one DATABASE_URL points at).
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): stops the shared PostgreSQL
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$REPO_ROOT"

@@ -5,6 +5,8 @@
  * watch or a re-list diff). Needs KUBECONFIG and, for a non-default instance,
  * TAREMA_CLUSTER_NAME in the environment; REPO_ROOT (set by tests/run.sh) or the current
  * directory locates hack/cluster.sh. */
+/* e2e-run: alone (tests/run.sh runs it with no other test beside it): it kills and restarts
+ * the shared kube-apiserver. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>

@@ -16,6 +16,7 @@
 #     exits 0, and the rows the weblog stored equal those `ingest` stores from its trace.
 # Nothing is skipped: without Maven Central (first run) or Java the test fails saying so.
 # Needs KUBECONFIG and DATABASE_URL (tests/run.sh e2e provides both).
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): namespace nextflow and scheduler tarema shared with sizing_nextflow; relabels the paper nodes
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"

@@ -8,6 +8,7 @@
 # the rendered environment, is refused by a server without TLS under the default verify-full and
 # connects with the bundled default without TLS (chart_postgres_tls_test.sh: with it); with a cluster, `helm
 # install` puts that environment on the Deployment the API server stores.
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): helm install: the chart's own pods go to kube-scheduler unconfined
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$REPO_ROOT/hack/lib.sh"

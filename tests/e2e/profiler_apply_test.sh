@@ -8,6 +8,7 @@
 # replayed at Table IV-shaped figures for its machine type (label tarema.io/machine-type). For `run`, it publishes those profiles to the
 # ConfigMaps the node-side Job would write (one of them through a real `bench --publish`),
 # while `run` waits for them.
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): strips the tarema.io node labels of every node
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 P="$BIN/tarema-profiler"

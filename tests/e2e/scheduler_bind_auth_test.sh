@@ -7,6 +7,7 @@
 # is 401 and the pod stays unbound, with the token it binds (the route works when configured).
 # API-server tokens are accepted through TokenReview for the allowed ServiceAccount only. A
 # non-loopback address without authentication is refused at start unless --insecure-no-auth.
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): binds a pod to the first node of the list, which may be another test's
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"

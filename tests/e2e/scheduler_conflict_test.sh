@@ -8,6 +8,7 @@
 # drop its reservation, requeue, learn from the watch that the pod is bound and leave it: every
 # pod bound exactly once, one Scheduled event each, no node over its allocatable, both queues
 # empty, and as many successful binds in total as pods.
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): unconfined pods; checks every node's allocation
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"

@@ -14,6 +14,7 @@
 #      (the cheaper victim), but tarema's /preempt drops pre-1, so the victim on pre-2 goes and
 #      the pod lands on pre-2; pre-1's pod is not touched;
 #   c. the reference: the same as b under kube-scheduler without the extender evicts on pre-1.
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): needs kube-scheduler stopped, runs and restarts it with an extender config
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"

@@ -8,6 +8,7 @@
 #  2. a Reservation created after the CRD appeared is admitted
 #  3. each API's appearance is logged once ("... served now")
 # The CRDs are applied again on exit, as the other tests expect them.
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): deletes the PodGroup and Reservation CRDs other tests use
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"

@@ -2,6 +2,7 @@
 # tests/e2e/scheduler_leader_test.sh: two tarema-scheduler replicas with --leader-elect on one
 # Lease: exactly one binds; when the leader freezes the other takes over; the old leader, once
 # it runs again, sees it lost the Lease and binds nothing more.
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): unconfined pods; a leader hand-over bound of a few seconds
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"

@@ -11,6 +11,7 @@
 #  5. volumes: a pod whose claim is bound to a volume with node affinity lands on that volume's
 #     node whatever its task labels prefer; a pod whose claim does not exist yet is reported
 #     (kube-scheduler's message, also in explain) and bound once the claim is.
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): 1,000 unconfined pods on the paper nodes; checks every node's allocation
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"

@@ -21,6 +21,7 @@
 # side in a subshell of its own, on its own two nodes (label tarema.io/e2e-preempt=ID-k or ID-t:
 # its pending pods select them, so neither scheduler ever looks at the other's) and in its own
 # namespace; each side's output is shown and counted once both ended.
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): restarts kube-scheduler mid-test
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"

@@ -14,6 +14,7 @@
 #     runName) and the tarema.io/workflow annotation of the configuration.
 # Needs KUBECONFIG and DATABASE_URL; Nextflow from hack/nextflow.sh (cached after the first
 # install).
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): namespace nextflow and scheduler tarema shared with nextflow_pipeline
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"
