@@ -175,7 +175,13 @@ static json_t *row_new(const json_t *pod, const sched_pod *sp, const char *gang,
                                         json_string_value(g));
         }
     } else if (msg && *msg) {
-        sched_queue_view_why(msg, 120, why, sizeof why);
+        /* a gang's message starts "gang KEY: ", which the GANG column already says */
+        size_t gl = gang ? strlen(gang) : 0;
+        const char *m = msg;
+        if (gang && strncmp(m, "gang ", 5) == 0 && strncmp(m + 5, gang, gl) == 0 &&
+            strncmp(m + 5 + gl, ": ", 2) == 0)
+            m += 5 + gl + 2;
+        sched_queue_view_why(m, SCHED_QUEUE_VIEW_WHY_MAX, why, sizeof why);
     } else {
         snprintf(why, sizeof why, "not tried yet");
     }

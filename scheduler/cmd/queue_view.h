@@ -32,8 +32,10 @@
  *    "gated": ["gate", ...] | null,
  *    "reason": "Unschedulable" | null, "message": "0/17 nodes are available: ..." | null,
  *                                      (the PodScheduled=False condition, as written)
- *    "why": "..."}                     (the WHY column: the message shortened, "gated: A, B",
- *                                       or "not tried yet")
+ *    "why": "..."}                     (the WHY column: the message shortened, see
+ *                                       sched_queue_view_why, at most SCHED_QUEUE_VIEW_WHY_MAX
+ *                                       characters, a gang's without its "gang KEY: " prefix;
+ *                                       "gated: A, B"; or "not tried yet")
  * Pure: no I/O, no clock (now_ms comes in). */
 #ifndef TAREMA_SCHED_QUEUE_VIEW_H
 #define TAREMA_SCHED_QUEUE_VIEW_H
@@ -46,6 +48,10 @@
 #include "lib/error.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/backend/snapshot.h"
+
+/* The WHY column's width: the last column, so a long line only wraps; the whole message is in
+ * "message". */
+#define SCHED_QUEUE_VIEW_WHY_MAX 160
 
 /* Whether pod (JSON) is pending for scheduler_name: schedulerName matches, no node, not being
  * deleted, not finished, and in one of namespaces (NULL-terminated; NULL or empty: all). */

@@ -122,7 +122,11 @@ static json_t *listed(void) {
     for (int m = 3; m >= 0; m--) { /* listed in any order: the sort decides */
         char n[16];
         snprintf(n, sizeof n, "g-%d", m);
-        json_array_append_new(a, pod("q", n, "s", 20 + m, 0, "4", "gang", "", "", "", ""));
+        json_array_append_new(a, pod("q", n, "s", 20 + m, 0, "4", "gang", "",
+                                     m == 0 ? "gang podgroup/q/gang: only 0 of the 4 pod(s) fit "
+                                              "at once, 4 needed."
+                                            : "",
+                                     "", ""));
     }
     json_array_append_new(a, pod("q", "a", "s", 15, 0, "1", "", "", held, "", ""));
     json_array_append_new(a, pod("q", "gated", "s", 5, 0, "1", "", "example.com/wait", "", "", ""));
@@ -163,7 +167,9 @@ static void test_rows(void) {
     CHECK_STR(json_string_value(json_array_get(json_object_get(g, "members"), 3)), "g-3");
     CHECK_INT(tm_json_int(g, "requests.cpuMilli", 0), 16000);
     CHECK_STR(tm_json_str(g, "nodes", ""), "4 pods: 16 cpu, 4Gi");
-    CHECK_STR(tm_json_str(g, "why", ""), "not tried yet");
+    /* the gang's message without its "gang KEY: " (the GANG column) */
+    CHECK_STR(tm_json_str(g, "why", ""), "only 0 of the 4 pod(s) fit at once, 4 needed");
+    CHECK_STR(tm_json_str(row_named(rows, "b"), "why", ""), "not tried yet");
     CHECK(json_is_null(json_object_get(g, "gated")));
     const json_t *w = row_named(rows, "wide");
     CHECK_STR(tm_json_str(w, "expectedStart.at", ""), "2026-11-29T10:01:40Z");
