@@ -144,7 +144,7 @@ if jq -e 'map(select(.name == "wide" or .name == "hi" or .name == "late" or .nam
       split(" preemption: ")[0] | rtrimstr(".")) as $s |
      (.message | contains("Insufficient cpu") or contains("node affinity/selector")) and
      (.why | startswith("gang ") | not) and
-     (.why == $s or ((.why | endswith(", ...")) and ($s | startswith(.why | rtrimstr(", ...")))))' <<<"$J" >/dev/null &&
+     (.why as $w | $w == $s or (($w | endswith(", ...")) and ($s | startswith($w | rtrimstr(", ...")))))' <<<"$J" >/dev/null &&
   [ "$(jq '[.[] | select(.why | length > 0)] | length' <<<"$J")" = 5 ]; then
   pass "WHY carries the scheduler's own PodScheduled message"
 else
