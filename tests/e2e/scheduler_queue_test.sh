@@ -11,6 +11,8 @@
 #  - WHY is the scheduler's own PodScheduled message (shortened), "gated: <gate>" for the gated pod;
 #  - -o json parses and agrees with the table; `kubectl tarema queue` (hack/ on PATH) prints the
 #    same, `kubectl tarema explain` runs explain;
+#  - RBAC: a ServiceAccount that may only list pods in the namespace gets the same rows (from its
+#    context's namespace, no -n) and a note; with -A the API server's refusal;
 #  - bad input (unknown flag, bad -o, unreachable API server, unknown plugin command) exits
 #    non-zero with a message naming it.
 set -uo pipefail
@@ -196,12 +198,20 @@ if [ "$(awk '{print $1, $2}' <<<"$KT")" = "$(awk '{print $1, $2}' <<<"$T")" ]; t
 else
   fail "kubectl tarema queue prints the same table" "$KT"
 fi
+# KUBECONFIG as a list, merged as kubectl merges it: the first file only names the context, the
+# second defines it (tarema-scheduler alone reads the first file and would find no cluster)
+printf 'apiVersion: v1\nkind: Config\ncurrent-context: %s\n' "$(kubectl config current-context)" >"$WORK/ctx.kubeconfig"
+LJ=$(env KUBECONFIG="$WORK/ctx.kubeconfig:$KUBECONFIG" PATH="$REPO_ROOT/hack:$PATH" kubectl tarema queue -n "$NS" --scheduler-name "$SCHED" -o json 2>&1)
+if [ "$(jq -c "$proj" <<<"$LJ" 2>/dev/null)" = "$(jq -c "$proj" <<<"$J")" ]; then
+  pass "kubectl tarema with KUBECONFIG a list of files: merged as kubectl does, the same rows"
+else
+  fail "kubectl tarema with KUBECONFIG a list of files" "$(head -c 600 <<<"$LJ")"
+fi
 KE=$("${KP[@]}" explain "$NS/wide" --scheduler-name "$SCHED" 2>&1)
 if [[ $KE == *"pod $NS/wide"*"expected start (backfill): $(ann wide)"* ]]; then pass "kubectl tarema explain runs explain"; else
   fail "kubectl tarema explain runs explain" "$(tail -n 5 <<<"$KE")"
 fi
 
-# ---- bad input ----
 # bad EXPECTED_STATUS PATTERN CMD...: exits with that status (not a signal) and stderr says PATTERN
 bad() {
   local want=$1 pat=$2 out rc
@@ -210,6 +220,25 @@ bad() {
   rc=$?
   [ "$rc" = "$want" ] && grep -qF -- "$pat" <<<"$out" || { echo "exit $rc: $out"; return 1; }
 }
+# ---- RBAC: list pods is all it needs; in one namespace only, positions among its pods ----
+# A ServiceAccount that may list pods in NS and nothing else, through a kubeconfig of its own.
+kubectl -n "$NS" create serviceaccount queue-reader >/dev/null &&
+  kubectl -n "$NS" create role queue-reader --verb=list --resource=pods >/dev/null &&
+  kubectl -n "$NS" create rolebinding queue-reader --role=queue-reader --serviceaccount="$NS:queue-reader" >/dev/null
+TOKEN=$(kubectl -n "$NS" create token queue-reader --duration=10m 2>/dev/null)
+kubectl config view --raw --minify --flatten >"$WORK/reader.kubeconfig" 2>/dev/null
+KUBECONFIG="$WORK/reader.kubeconfig" kubectl config set-credentials queue-reader --token="$TOKEN" >/dev/null &&
+  KUBECONFIG="$WORK/reader.kubeconfig" kubectl config set-context --current --user=queue-reader --namespace="$NS" >/dev/null
+RJ=$("${Q[@]}" --kubeconfig "$WORK/reader.kubeconfig" -o json 2>"$WORK/reader.err")
+if [ "$(jq -c "$proj" <<<"$RJ" 2>/dev/null)" = "$(jq -c "$proj" <<<"$J")" ] &&
+  grep -q "positions are among the pods of namespace $NS only" "$WORK/reader.err"; then
+  pass "a user who may only list pods in the namespace: the same rows (the context's namespace), and a note"
+else
+  fail "a user who may only list pods in the namespace: the same rows, and a note" "$(cat "$WORK/reader.err"; head -c 600 <<<"$RJ")"
+fi
+check "that user with -A: exit 1, the API server's refusal named" bad 1 "forbidden" "${Q[@]}" --kubeconfig "$WORK/reader.kubeconfig" -A
+
+# ---- bad input ----
 check "unknown flag: exit 2 naming it" bad 2 "unknown or incomplete flag '--bogus'" "${Q[@]}" --bogus
 check "-o yaml: exit 2 naming it" bad 2 "-o takes text or json, not 'yaml'" "${Q[@]}" -o yaml
 check "-n without a value: exit 2" bad 2 "needs a value" "${Q[@]}" -n
