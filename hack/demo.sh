@@ -13,7 +13,9 @@
 #      through the real kube-scheduler, and prints where each went and the labels behind it;
 #      shows that every pod counts whoever placed it, and a preemption (an urgent pod evicts a
 #      batch pod of lower priority: nominatedNodeName, DisruptionTarget, Preempted event)
-#   7. prints the simulated makespans of tarema and the baselines (tarema-sim, same policy code)
+#   7. prints the simulated makespans of tarema and the baselines (tarema-sim, same policy code),
+#      backfill against first fit (tarema-sim backfill), then the live scheduler's queue
+#      (tarema-scheduler queue: what still waits in step 6's namespace, in queue order)
 #   8. right-sizes chipseq's task requests from the Lotaru history (tarema-sim sizing) and
 #      applies it to task pods (tarema-labeler webhook, a mutating admission webhook)
 #   9. learns a queue's waiting time as it changes (tarema-sim asa, the ASA paper's Figure 5)
@@ -381,10 +383,14 @@ TXT
 echo "  figure (adaptive, headroom and target per setting): $WORK/sim-evaluate.svg$([ "${DEMO_KEEP:-0}" = 1 ] || echo ' (removed on exit; DEMO_KEEP=1 keeps it)')"
 step "backfill: wide pods and gangs behind a stream of narrow ones, 4 nodes of 8 cores (tarema-sim backfill, docs/backfill.md)"
 echo "  first fit lets every freed core go to the next narrow pod; EASY holds the head of the queue's"
-echo "  earliest start and backfills only what does not delay it (the live loop does not run it yet)"
+echo "  earliest start and backfills only what does not delay it (tarema-scheduler runs it live: backfill.reserveDepth)"
 "$BIN/tarema-sim" backfill --nodes 4 --wide 0.05 --load 1.5 --jobs 400 --svg "$WORK/backfill.svg" 2>&1 | sed 's/^/  /'
 [ -s "$WORK/backfill.svg" ] || die "tarema-sim backfill wrote no figure to $WORK/backfill.svg"
 echo "  figure (utilisation and waits per discipline): $WORK/backfill.svg$([ "${DEMO_KEEP:-0}" = 1 ] || echo ' (removed on exit; DEMO_KEEP=1 keeps it)')"
+step "the live queue, like squeue --start: tarema-scheduler queue -n $NS_T (also: kubectl tarema queue, hack/kubectl-tarema)"
+echo "  the pods the running tarema-scheduler still has pending, in its queue's order, with their expected"
+echo "  start (tarema.io/expected-start, from its backfill) and why they wait"
+"$BIN/tarema-scheduler" queue -n "$NS_T" 2>&1 | sed 's/^/  /'
 # ------------------------------------------------------------------ 8. right-sizing
 say "8/11 right-sizing task requests from history (tarema-sim sizing, docs/sizing.md)"
 cat <<'TXT'

@@ -7,6 +7,10 @@
  *                                                      node was filtered, for a pending or a
  *                                                      bound pod (read from the API, so it
  *                                                      needs no running scheduler)
+ *   tarema-scheduler queue [-n NS | -A] [-o text|json] [flags]
+ *                                                      the pending pods in queue order with
+ *                                                      their expected start and why they wait
+ *                                                      (scheduler/cmd/queue_cmd.h)
  * Flags: see `tarema-scheduler --help` (scheduler/live/config.h). */
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +27,7 @@
 #include "scheduler/backend/cache.h"
 #include "scheduler/live/config.h"
 #include "scheduler/cmd/explain.h"
+#include "scheduler/cmd/queue_cmd.h"
 #include "scheduler/live/gang_live.h"
 #include "scheduler/live/loop.h"
 #include "scheduler/plugins/policy/policy.h"
@@ -298,7 +303,18 @@ int main(int argc, char **argv) {
     }
     const char *target = NULL;
     bool as_json = false;
-    if (strcmp(cmd, "explain") == 0) {
+    bool queue = false;
+    sched_queue_cmd_opts qo = {0};
+    if (strcmp(cmd, "queue") == 0) {
+        tm_err qerr = {0};
+        int qargc = argc - first + 1; /* argv[first - 1] stands in for the program name */
+        if (sched_queue_cmd_args(&qargc, argv + first - 1, &qo, &qerr)) {
+            fprintf(stderr, "tarema-scheduler queue: %s\n", qerr.msg);
+            return 2;
+        }
+        argc = first - 1 + qargc;
+        queue = true;
+    } else if (strcmp(cmd, "explain") == 0) {
         if (argc <= first || argv[first][0] == '-') {
             fprintf(stderr, "usage: tarema-scheduler explain NAMESPACE/POD [-o text|json] "
                             "[flags]\n");
@@ -337,6 +353,8 @@ int main(int argc, char **argv) {
     } else if (tm_log_configure(cfg->log_level, cfg->log_format) || fill_identity(cfg)) {
         fprintf(stderr, "tarema-scheduler: bad log settings or out of memory\n");
         rc = 2;
+    } else if (queue) {
+        rc = sched_queue_cmd_run(cfg, &qo);
     } else if (target) {
         rc = cmd_explain(cfg, target, as_json);
     } else {

@@ -525,6 +525,8 @@ static const struct option long_opts[] = {
 const char *sched_config_usage(void) {
     return "usage: tarema-scheduler [run] [flags]       schedule pods (or serve the extender)\n"
            "       tarema-scheduler explain NS/POD [flags]  why a pod goes (or went) where\n"
+           "       tarema-scheduler queue [-n NS | -A] [-o text|json] [flags]  the pending\n"
+           "                                pods in queue order, expected start, why they wait\n"
            "flags (each overrides the config file):\n"
            "  --config FILE            YAML config (see scheduler/live/config.h for every key)\n"
            "  --scheduler-name NAME    spec.schedulerName of our pods (default tarema)\n"

@@ -73,6 +73,11 @@ grep -qE '^  first-fit +[0-9.]+ ' "$LOG" && grep -qE '^  fifo +([0-9.]+ +){7}0$'
   grep -qE 'figure \(utilisation and waits per discipline\): /tmp/tarema-demo\.[^/ ]+/backfill\.svg' "$LOG" &&
   pass "demo shows backfill against first fit and FIFO (tarema-sim backfill, figure)" ||
   fail "demo shows backfill" "$(grep -A 8 'tarema-sim backfill' "$LOG")"
+# The live queue after it: the gang larger than the cluster still waits there, as one row.
+grep -qE '^  POSITION +NAMESPACE/NAME +PRIORITY +GANG +EXPECTED START +NODES +WHY$' "$LOG" &&
+  grep -qE '^  [0-9]+ +demo-[a-z-]+/huge-[0-9]+ \+39 .* podgroup/huge ' "$LOG" &&
+  pass "demo shows the live queue (tarema-scheduler queue): the huge gang as one row" ||
+  fail "demo shows the live queue (tarema-scheduler queue)" "$(grep -A 8 'tarema-scheduler queue' "$LOG")"
 # Steps 8-10: the tools' own tables, indented by the demo.
 grep -qE '^ +whole-machine +- +[0-9.]+% +[0-9.]+%' "$LOG" && grep -qE '^ +kmeans +3 +-?[0-9.]+% +[0-9.]+%' "$LOG" &&
   grep -qE '^ +BWA_MEM +[0-9]+ +[0-9.]+G [0-9. ]+ +[0-9.]+G' "$LOG" &&
