@@ -68,11 +68,16 @@ run_one() {
 E2E_JOBS=${E2E_JOBS:-2}
 declare -A POOL=() # pid -> "name dir start"
 
-runs_alone() { # test path: its source (the script, or the C file of a built program) opts out
+# e2e_marked TEST WORD: the test's source (the script, or the C file of a built program) says
+# `e2e-run: WORD`. alone: it runs with nothing beside it. early: it takes well over a minute, so
+# it starts before the others and the short ones fill the lanes around it instead of one long
+# test finishing alone at the end.
+e2e_marked() {
   local src=$1
   case $src in *.sh) ;; *) src=tests/e2e/$(basename "$src").c ;; esac
-  grep -q 'e2e-run: alone' "$src" 2>/dev/null
+  grep -q "e2e-run: $2" "$src" 2>/dev/null
 }
+runs_alone() { e2e_marked "$1" alone; }
 
 pool_start() { # name command...
   local name=$1; shift
@@ -150,7 +155,13 @@ run_e2e() {
   for t in "$O"/tests/e2e/*_test tests/e2e/*_test.sh; do
     [ -e "$t" ] || continue
     selected "e2e/$(basename "$t")" || continue
-    if runs_alone "$t" || [ "$E2E_JOBS" -le 1 ]; then alone+=("$t"); else pool+=("$t"); fi
+    if runs_alone "$t" || [ "$E2E_JOBS" -le 1 ]; then
+      alone+=("$t")
+    elif e2e_marked "$t" early; then
+      pool=("$t" "${pool[@]}")
+    else
+      pool+=("$t")
+    fi
   done
   # kube-scheduler (the reference the comparing tests run beside tarema, and the scheduler of
   # the planner's pods) runs for the whole pool: the tests that need it start it only when it

@@ -7,6 +7,7 @@
 # The two demos run side by side (each its own cluster and PostgreSQL, by its name): the one
 # interrupted once its cluster runs starts with the full one, whose checks follow (one after the
 # other, the second cluster's start added some 25 s).
+# e2e-run: early (tests/run.sh starts it before the short tests: it takes well over a minute)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$REPO_ROOT/hack/lib.sh"

@@ -16,6 +16,7 @@
 # The dam and planner images share the scheduler's two layers (only the config differs): the
 # test checks that they do and runs their entrypoint there instead of unpacking them again, so
 # they add seconds, not another root filesystem.
+# e2e-run: early (tests/run.sh starts it before the short tests: it takes well over a minute)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$REPO_ROOT/hack/lib.sh"

@@ -21,6 +21,7 @@
 #     started again; every gang ends whole, no node over its allocatable (check_fit), no pod
 #     bound twice
 #  8. explain shows a waiting member's gang, its phase and why it waits
+# e2e-run: early (tests/run.sh starts it before the short tests: it takes well over a minute)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"

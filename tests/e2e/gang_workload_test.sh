@@ -12,6 +12,7 @@
 #  5. a pod group with the basic policy is scheduled pod by pod
 #  6. restart: killed while gangs are placed, started again: every gang whole, no node over
 #     its allocatable
+# e2e-run: early (tests/run.sh starts it before the short tests: it takes well over a minute)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"

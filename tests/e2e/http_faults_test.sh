@@ -9,6 +9,7 @@
 # Before the fix (same loads, /healthz probed on the only port): slowloris 3 of 36 probes
 # answered (all 256 slots held); bodies 514 MB peak RSS; JSON 1,598 MB (scheduler) and
 # 706 MB (labeler, 1.9 MB bodies).
+# e2e-run: early (tests/run.sh starts it before the short tests: it takes well over a minute)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"

@@ -5,6 +5,7 @@
 # using the scheduler), a private header used from outside its folder, an include circle inside
 # a component and one across two, two sources of one name, and a link the table forbids.
 # Replaces scheduler_layering_test.sh (its rules are rows of the table now). No cluster needed.
+# e2e-run: early (tests/run.sh starts it before the short tests: it takes well over a minute)
 set -u
 . "$(dirname "$0")/lib.sh"
 cd "$REPO_ROOT" || exit 1

@@ -13,6 +13,7 @@
 #     deleted while it runs counts as failed); with --retries 1 the step runs again as new pods;
 #  5. a planned node goes away: the step planned on it is replanned onto the others, its
 #     Reservation follows, the workflow ends.
+# e2e-run: early (tests/run.sh starts it before the short tests: it takes well over a minute)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/planner_lib.sh"

@@ -17,6 +17,7 @@
 #     Expired Reservation to become Active (and the controller replanned every ~2 s).
 #  3. `fb`, with --reservation-retries 0: the first refusal falls back to on-completion (a
 #     ReservationFallback event, the step's mode), and the workflow still Succeeds.
+# e2e-run: early (tests/run.sh starts it before the short tests: it takes well over a minute)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"

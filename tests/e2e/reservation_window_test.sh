@@ -10,6 +10,7 @@
 #  4. the owner's pods start on the reserved nodes when the window opens (phase Active);
 #  5. release on finish: the owner's pods end, phase Released, nothing held, and the pods that
 #     were kept off get the capacity.
+# e2e-run: early (tests/run.sh starts it before the short tests: it takes well over a minute)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"

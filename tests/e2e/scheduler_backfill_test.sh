@@ -11,6 +11,7 @@
 #     are backfilled meanwhile, FailedScheduling of a narrow pod names whom the node is held for,
 #     and /metrics shows shadows, backfilled pods and planning time;
 #  3. the same for a gang (PodGroup, minMember 4) of 4 pods of 4 cores under reserveDepth 1.
+# e2e-run: early (tests/run.sh starts it before the short tests: it takes well over a minute)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"

@@ -6,6 +6,7 @@
 # it (else the local cluster regressed) and tarema must pass every spec kube-scheduler passes.
 # The specs are listed in tests/e2e/upstream_scheduling_specs.txt (those without 120-300 s
 # timeouts); `make conformance` runs the whole set (docs/conformance.md).
+# e2e-run: early (tests/run.sh starts it before the short tests: it takes well over a minute)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
