@@ -163,8 +163,18 @@ static void test_past_the_limit(void) {
     CHECK_STR(msg, want);
     /* a request of 0 asks for nothing (as kube-scheduler skips zero scalar requests) */
     CHECK(schedule(c, "p2", last_res, "0", msg, sizeof msg)[0] != '\0');
-    /* a tracked one still schedules */
+    /* a tracked one still schedules, also in a slot past the 32 bits of the filter's detail */
     CHECK_STR(schedule(c, "p3", "example.com/r00", "4", msg, sizeof msg), "n00");
+    char high_node[16], high_res[32];
+    snprintf(high_node, sizeof high_node, "n%02d", EXT_SLOTS - 1);
+    snprintf(high_res, sizeof high_res, "example.com/r%02d", EXT_SLOTS - 1);
+    CHECK_STR(schedule(c, "p4", high_res, "3", msg, sizeof msg), high_node);
+    CHECK_STR(schedule(c, "p5", high_res, "5", msg, sizeof msg), "");
+    snprintf(want, sizeof want, "0/%d nodes are available: %d Insufficient %s.", n, n, high_res);
+    CHECK_STR(msg, want);
+    /* preemption cannot give a slot: the rejection is unresolvable */
+    CHECK(!sched_filter_resolvable(SCHED_FILTER_RESOURCES, SCHED_FIT_UNTRACKED));
+    CHECK(sched_filter_resolvable(SCHED_FILTER_RESOURCES, 1u << SCHED_RES_CPU));
     /* each untracked name once, then nothing more however many events name it again */
     int reported = 0;
     for (const char *u; (u = sched_snapshot_untracked_next(s));)
