@@ -183,8 +183,8 @@ static bool pod_relevant_change(const json_t *a, const json_t *b) {
 }
 
 /* Whether any resource requested on a node went down from a to b. */
-static bool requests_dropped(const sched_resources *a, const sched_resources *b) {
-    for (int r = 0; r < SCHED_RES_MAX; r++)
+static bool requests_dropped(const sched_resources *a, const sched_resources *b, int n_res) {
+    for (int r = 0; r < n_res; r++)
         if (b->v[r] < a->v[r])
             return true;
     return false;
@@ -275,7 +275,8 @@ int sched_cache_pod_event(sched_cache *c, tm_watch_type type, const json_t *obj,
         if (recorded && old && same_node && c->hooks.cluster_changed &&
             (!same_json(tm_json_path(old, "metadata.labels"),
                         tm_json_path(obj, "metadata.labels")) ||
-             (on && requests_dropped(&before, &on->requested))))
+             (on &&
+              requests_dropped(&before, &on->requested, sched_snapshot_resource_count(c->snap)))))
             c->hooks.cluster_changed(c->hooks.ud);
         else if (recorded && c->hooks.pod_bound)
             c->hooks.pod_bound(c->hooks.ud, sched_snapshot_pod_meta(c->snap, uid));

@@ -100,7 +100,7 @@ sched_node *sched_node_from_json(sched_snapshot *s, const json_t *node, tm_err *
         alloc = json_object_get(status, "capacity");
     char what[320];
     snprintf(what, sizeof what, "node %s: status.allocatable", name);
-    if (podspec_resource_list(s, alloc, &n->allocatable, what, err) != 0)
+    if (podspec_resource_list(s, alloc, &n->allocatable, what, NULL, err) != 0)
         goto fail;
     n->ready = false;
     json_array_foreach(json_object_get(status, "conditions"), i, t) {

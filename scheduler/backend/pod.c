@@ -27,6 +27,7 @@ sched_pod *sched_pod_new(const char *ns, const char *name, const char *uid) {
 void sched_pod_free(sched_pod *p) {
     if (!p)
         return;
+    free(p->untracked_res);
     for (size_t i = 0; i < p->n_tolerations; i++) {
         free(p->tolerations[i].key);
         free(p->tolerations[i].value);

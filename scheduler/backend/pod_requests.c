@@ -38,7 +38,7 @@ static int quantity(const json_t *v, int slot, int64_t *out, const char *what, c
 }
 
 int podspec_resource_list(sched_snapshot *s, const json_t *list, sched_resources *out,
-                          const char *what, tm_err *err) {
+                          const char *what, const char **untracked, tm_err *err) {
     if (!list || json_is_null(list))
         return 0;
     if (!json_is_object(list))
@@ -47,24 +47,28 @@ int podspec_resource_list(sched_snapshot *s, const json_t *list, sched_resources
     const json_t *v;
     json_object_foreach((json_t *)list, name, v) {
         int slot = sched_snapshot_resource_slot(s, name, err);
-        if (slot < 0)
-            return tm_err_wrap(err, "%s", what);
+        if (slot < 0 && !sched_snapshot_resource_untracked(s, name))
+            return tm_err_wrap(err, "%s", what); /* out of memory */
         int64_t q;
         if (quantity(v, slot, &q, what, name, err) != 0)
             return -1;
-        out->v[slot] += q;
+        if (slot >= 0)
+            out->v[slot] += q;
+        else if (q != 0 && untracked && !*untracked)
+            *untracked = name; /* a zero request asks for nothing, as in kube-scheduler */
     }
     return 0;
 }
 
-static void res_max(sched_resources *a, const sched_resources *b) {
-    for (int i = 0; i < SCHED_RES_MAX; i++)
+/* Only the slots in use (n): the others are 0 in every vector of the snapshot. */
+static void res_max(sched_resources *a, const sched_resources *b, int n) {
+    for (int i = 0; i < n; i++)
         if (b->v[i] > a->v[i])
             a->v[i] = b->v[i];
 }
 
-static void res_add(sched_resources *a, const sched_resources *b) {
-    for (int i = 0; i < SCHED_RES_MAX; i++)
+static void res_add(sched_resources *a, const sched_resources *b, int n) {
+    for (int i = 0; i < n; i++)
         a->v[i] += b->v[i];
 }
 
@@ -103,13 +107,13 @@ static bool resize_infeasible(const json_t *pod) {
  * when it has none (then the spec's). */
 static int container_requests(sched_snapshot *s, const json_t *pod, const json_t *c,
                               const json_t *cs, sched_resources *out, const char *what,
-                              tm_err *err) {
+                              const char **untracked, tm_err *err) {
     memset(out, 0, sizeof *out);
     const json_t *res = json_object_get(c, "resources");
     const json_t *actuated = json_object_get(cs, "resources");
     if (!actuated || json_is_null(actuated) || !resize_infeasible(pod)) {
         if (podspec_resource_list(s, res ? json_object_get(res, "requests") : NULL, out, what,
-                                  err) != 0)
+                                  untracked, err) != 0)
             return -1;
     }
     if (!actuated || json_is_null(actuated))
@@ -117,14 +121,16 @@ static int container_requests(sched_snapshot *s, const json_t *pod, const json_t
     sched_resources st = {0}, alloc = {0};
     char swhat[400];
     snprintf(swhat, sizeof swhat, "%s (status resources.requests)", what);
-    if (podspec_resource_list(s, json_object_get(actuated, "requests"), &st, swhat, err) != 0)
+    if (podspec_resource_list(s, json_object_get(actuated, "requests"), &st, swhat, untracked,
+                              err) != 0)
         return -1;
     snprintf(swhat, sizeof swhat, "%s (status allocatedResources)", what);
-    if (podspec_resource_list(s, json_object_get(cs, "allocatedResources"), &alloc, swhat, err) !=
-        0)
+    if (podspec_resource_list(s, json_object_get(cs, "allocatedResources"), &alloc, swhat,
+                              untracked, err) != 0)
         return -1;
-    res_max(out, &st);
-    res_max(out, &alloc);
+    int n = sched_snapshot_resource_count(s);
+    res_max(out, &st, n);
+    res_max(out, &alloc, n);
     return 0;
 }
 
@@ -132,7 +138,7 @@ static int container_requests(sched_snapshot *s, const json_t *pod, const json_t
  * when one of cpu, memory or hugepages-* is set, the set ones replace what the containers add
  * up to. */
 static int pod_level_requests(sched_snapshot *s, const json_t *spec, sched_resources *out,
-                              const char *pname, tm_err *err) {
+                              const char *pname, const char **untracked, tm_err *err) {
     const json_t *req = json_object_get(json_object_get(spec, "resources"), "requests");
     if (!req || json_is_null(req))
         return 0;
@@ -147,17 +153,29 @@ static int pod_level_requests(sched_snapshot *s, const json_t *spec, sched_resou
             strncmp(name, "hugepages-", 10) != 0)
             continue; /* not a pod-level resource: the containers' sum stands */
         int slot = sched_snapshot_resource_slot(s, name, err);
-        if (slot < 0)
-            return tm_err_wrap(err, "%s", what);
-        if (quantity(v, slot, &out->v[slot], what, name, err) != 0)
+        if (slot < 0 && !sched_snapshot_resource_untracked(s, name))
+            return tm_err_wrap(err, "%s", what); /* out of memory */
+        int64_t q;
+        if (quantity(v, slot, &q, what, name, err) != 0)
             return -1;
+        if (slot >= 0)
+            out->v[slot] = q;
+        else if (q != 0 && untracked && !*untracked)
+            *untracked = name;
     }
     return 0;
 }
 
 int sched_pod_requests_from_json(sched_snapshot *s, const json_t *pod, sched_resources *out,
                                  tm_err *err) {
+    return sched_pod_requests_untracked(s, pod, out, NULL, err);
+}
+
+int sched_pod_requests_untracked(sched_snapshot *s, const json_t *pod, sched_resources *out,
+                                 const char **untracked, tm_err *err) {
     memset(out, 0, sizeof *out);
+    if (untracked)
+        *untracked = NULL;
     const char *pname = tm_json_str(pod, "metadata.name", "?");
     const json_t *spec = json_object_get(pod, "spec");
     if (!json_is_object(spec))
@@ -169,9 +187,9 @@ int sched_pod_requests_from_json(sched_snapshot *s, const json_t *pod, sched_res
     json_array_foreach(json_object_get(spec, "containers"), i, ctr) {
         snprintf(what, sizeof what, "pod %s: spec.containers[%zu].resources.requests", pname, i);
         const json_t *cs = container_status(pod, "containerStatuses", podspec_obj_str(ctr, "name"));
-        if (container_requests(s, pod, ctr, cs, &c, what, err) != 0)
+        if (container_requests(s, pod, ctr, cs, &c, what, untracked, err) != 0)
             return -1;
-        res_add(out, &c);
+        res_add(out, &c, sched_snapshot_resource_count(s));
     }
     json_array_foreach(json_object_get(spec, "initContainers"), i, ctr) {
         snprintf(what, sizeof what, "pod %s: spec.initContainers[%zu].resources.requests", pname,
@@ -181,22 +199,24 @@ int sched_pod_requests_from_json(sched_snapshot *s, const json_t *pod, sched_res
         const json_t *cs =
             sidecar ? container_status(pod, "initContainerStatuses", podspec_obj_str(ctr, "name"))
                     : NULL;
-        if (container_requests(s, pod, ctr, cs, &c, what, err) != 0)
+        if (container_requests(s, pod, ctr, cs, &c, what, untracked, err) != 0)
             return -1;
+        int n = sched_snapshot_resource_count(s);
         if (sidecar) { /* a sidecar keeps running beside the rest */
-            res_add(&sidecars, &c);
-            res_max(&init_max, &sidecars);
+            res_add(&sidecars, &c, n);
+            res_max(&init_max, &sidecars, n);
         } else {
-            res_add(&c, &sidecars);
-            res_max(&init_max, &c);
+            res_add(&c, &sidecars, n);
+            res_max(&init_max, &c, n);
         }
     }
-    res_add(out, &sidecars);
-    res_max(out, &init_max);
-    if (pod_level_requests(s, spec, out, pname, err) != 0)
+    int n = sched_snapshot_resource_count(s);
+    res_add(out, &sidecars, n);
+    res_max(out, &init_max, n);
+    if (pod_level_requests(s, spec, out, pname, untracked, err) != 0)
         return -1;
     snprintf(what, sizeof what, "pod %s: spec.overhead", pname);
-    if (podspec_resource_list(s, json_object_get(spec, "overhead"), out, what, err) != 0)
+    if (podspec_resource_list(s, json_object_get(spec, "overhead"), out, what, untracked, err) != 0)
         return -1;
     out->v[SCHED_RES_PODS] = 1;
     return 0;

@@ -939,8 +939,14 @@ sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched
         goto fail;
     }
     p->n_resource_claims = json_array_size(rc);
-    if (sched_pod_requests_from_json(s, pod, &p->requests, err) != 0 ||
-        parse_tolerations(p, json_object_get(spec, "tolerations"), err) != 0 ||
+    const char *untracked = NULL;
+    if (sched_pod_requests_untracked(s, pod, &p->requests, &untracked, err) != 0)
+        goto fail;
+    if (untracked && !(p->untracked_res = strdup(untracked))) {
+        tm_err_set(err, "out of memory");
+        goto fail;
+    }
+    if (parse_tolerations(p, json_object_get(spec, "tolerations"), err) != 0 ||
         parse_node_selector(p, json_object_get(spec, "nodeSelector"), err) != 0 ||
         parse_affinity(p, spec, err) != 0 || parse_interpod(p, meta, spec, err) != 0 ||
         parse_claims(p, spec, err) != 0 || parse_expected_duration(p, ann, spec, err) != 0 ||

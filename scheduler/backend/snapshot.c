@@ -141,6 +141,10 @@ typedef struct stask {
 struct sched_snapshot {
     char *res_names[SCHED_RES_MAX];
     int n_res;
+    /* names refused a slot (all used), in the order met; the first n_untracked_told were
+     * returned by sched_snapshot_untracked_next */
+    char **untracked;
+    size_t n_untracked, n_untracked_told;
     sched_node **nodes;
     size_t n_nodes, cap_nodes;
     npods *npods;  /* per node index (cap_nodes entries): the pods counted on it */
@@ -207,6 +211,9 @@ void sched_snapshot_free(sched_snapshot *s) {
         return;
     for (int i = 0; i < SCHED_RES_MAX; i++)
         free(s->res_names[i]);
+    for (size_t i = 0; i < s->n_untracked; i++)
+        free(s->untracked[i]);
+    free(s->untracked);
     for (size_t i = 0; i < s->n_nodes; i++)
         sched_node_free(s->nodes[i]);
     free(s->nodes);
@@ -243,18 +250,49 @@ void sched_snapshot_free(sched_snapshot *s) {
     free(s);
 }
 
+bool sched_snapshot_resource_untracked(const sched_snapshot *s, const char *name) {
+    for (size_t i = 0; i < s->n_untracked; i++)
+        if (strcmp(s->untracked[i], name) == 0)
+            return true;
+    return false;
+}
+
+const char *sched_snapshot_untracked_next(sched_snapshot *s) {
+    return s->n_untracked_told < s->n_untracked ? s->untracked[s->n_untracked_told++] : NULL;
+}
+
+/* Records name as untracked (once). 0, or -1 on OOM. */
+static int add_untracked(sched_snapshot *s, const char *name) {
+    if (sched_snapshot_resource_untracked(s, name))
+        return 0;
+    char **u = realloc(s->untracked, (s->n_untracked + 1) * sizeof *u);
+    if (!u)
+        return -1;
+    s->untracked = u;
+    if (!(u[s->n_untracked] = strdup(name)))
+        return -1;
+    s->n_untracked++;
+    return 0;
+}
+
 int sched_snapshot_resource_slot(sched_snapshot *s, const char *name, tm_err *err) {
     for (int i = 0; i < s->n_res; i++)
         if (strcmp(s->res_names[i], name) == 0)
             return i;
-    if (s->n_res >= SCHED_RES_MAX)
+    if (s->n_res >= SCHED_RES_MAX) {
+        if (add_untracked(s, name) != 0)
+            return tm_err_set(err, "out of memory");
         return tm_err_set(err,
-                          "too many distinct extended resources (at most %d): cannot track "
-                          "resource \"%s\"",
+                          "tarema tracks at most %d distinct extended resources; %s is not tracked",
                           SCHED_RES_MAX - SCHED_RES_FIRST_EXT, name);
+    }
     char *dup = strdup(name);
     if (!dup)
         return tm_err_set(err, "out of memory");
+    /* the slot's column held nothing so far: every node has 0 of it free (cols_sync_res only
+     * writes the slots in use) */
+    if (s->cols_cap)
+        memset(s->c_free[s->n_res], 0, s->n_nodes * sizeof *s->c_free[s->n_res]);
     s->res_names[s->n_res] = dup;
     return s->n_res++;
 }
@@ -267,8 +305,9 @@ int sched_snapshot_resource_count(const sched_snapshot *s) {
     return s->n_res;
 }
 
-static void res_add(sched_resources *a, const sched_resources *b, int sign) {
-    for (int i = 0; i < SCHED_RES_MAX; i++)
+/* Slots past n_res are 0 in every vector built for this snapshot: only used slots count. */
+static void res_add(sched_resources *a, const sched_resources *b, int sign, int n_res) {
+    for (int i = 0; i < n_res; i++)
         a->v[i] += sign * b->v[i];
 }
 
@@ -318,7 +357,7 @@ static int cols_reserve(sched_snapshot *s, size_t need) {
     size_t n = s->n_nodes;
     if (n) {
         memcpy(load, s->c_load, n * sizeof *load);
-        for (int r = 0; r < SCHED_RES_MAX; r++)
+        for (int r = 0; r < s->n_res; r++) /* the others are written when their slot is */
             memcpy(fr[r], s->c_free[r], n * sizeof *fr[r]);
         memcpy(group, s->c_group, n * sizeof *group);
         memcpy(rank, s->c_rank, n * sizeof *rank);
@@ -342,7 +381,7 @@ static int cols_reserve(sched_snapshot *s, size_t need) {
 static void cols_sync_res(sched_snapshot *s, size_t i) {
     const sched_node *n = s->nodes[i];
     s->c_load[i] = sched_node_load(n);
-    for (int r = 0; r < SCHED_RES_MAX; r++)
+    for (int r = 0; r < s->n_res; r++)
         s->c_free[r][i] = n->allocatable.v[r] - n->requested.v[r];
 }
 
@@ -453,7 +492,7 @@ static void attach_pods(sched_snapshot *s, sched_node *n, size_t idx) {
             continue;
         spod *p = e->val;
         if (!p->counted && !p->hidden && strcmp(p->node, n->name) == 0) {
-            res_add(&n->requested, &p->req, 1);
+            res_add(&n->requested, &p->req, 1, s->n_res);
             p->counted = true;
             list_join(s, p, idx);
             s->n_uncounted--;
@@ -579,7 +618,7 @@ static void pod_uncount(sched_snapshot *s, spod *p) {
     if (p->counted) {
         int i = sched_snapshot_node_index(s, p->node);
         if (i >= 0) {
-            res_add(&s->nodes[i]->requested, &p->req, -1);
+            res_add(&s->nodes[i]->requested, &p->req, -1, s->n_res);
             cols_sync_res(s, (size_t)i);
             list_leave(s, p, (size_t)i);
         }
@@ -644,7 +683,7 @@ static void pod_show(sched_snapshot *s, spod *p) {
     sets_join(s, p);
     int i = sched_snapshot_node_index(s, p->node);
     if (i >= 0) {
-        res_add(&s->nodes[i]->requested, &p->req, 1);
+        res_add(&s->nodes[i]->requested, &p->req, 1, s->n_res);
         cols_sync_res(s, (size_t)i);
         p->counted = true;
         list_join(s, p, (size_t)i);
@@ -742,7 +781,7 @@ static int add_pod(sched_snapshot *s, const char *uid, const char *node_name,
     }
     int i = sched_snapshot_node_index(s, node_name);
     if (i >= 0) {
-        res_add(&s->nodes[i]->requested, &p->req, 1);
+        res_add(&s->nodes[i]->requested, &p->req, 1, s->n_res);
         cols_sync_res(s, (size_t)i);
         p->counted = true;
         list_join(s, p, (size_t)i);

@@ -44,14 +44,18 @@
 #include "lib/error.h"
 #include "lib/selector.h"
 
-/* Fixed resource slots; extended resources take slots SCHED_RES_FIRST_EXT.. on demand. */
+/* Fixed resource slots; extended resources take slots SCHED_RES_FIRST_EXT.. on demand, up to
+ * SCHED_RES_MAX - SCHED_RES_FIRST_EXT distinct names per snapshot (60: far more device-plugin
+ * resources than a real cluster advertises). Past that a name is "untracked": a node keeps every
+ * other resource, a bound pod counts for every other resource, and a pod to schedule that asks
+ * for an untracked resource fits no node (NodeResourcesFit names it, sched_pod.untracked_res). */
 enum {
     SCHED_RES_CPU = 0,       /* millicores */
     SCHED_RES_MEMORY = 1,    /* bytes */
     SCHED_RES_EPHEMERAL = 2, /* bytes */
     SCHED_RES_PODS = 3,      /* count; a pod requests 1 */
     SCHED_RES_FIRST_EXT = 4,
-    SCHED_RES_MAX = 16
+    SCHED_RES_MAX = 64
 };
 
 typedef struct sched_resources {
@@ -254,8 +258,14 @@ sched_snapshot *sched_snapshot_new(void);
 void sched_snapshot_free(sched_snapshot *s);
 
 /* Resource slot for a resource name: "cpu", "memory", "ephemeral-storage", "pods" have fixed
- * slots; any other name gets the next free slot. Returns -1 with err when all slots are used. */
+ * slots; any other name gets the next free slot. Returns -1 with err when all slots are used
+ * (the name is then recorded as untracked, see below) or on OOM. */
 int sched_snapshot_resource_slot(sched_snapshot *s, const char *name, tm_err *err);
+/* Whether name was refused a slot because all were used. */
+bool sched_snapshot_resource_untracked(const sched_snapshot *s, const char *name);
+/* The next untracked name not yet returned by this call, NULL when none: the live loop warns
+ * once per name, not once per event. */
+const char *sched_snapshot_untracked_next(sched_snapshot *s);
 /* Name of a slot, NULL when unused. Borrowed, valid as long as the snapshot. */
 const char *sched_snapshot_resource_name(const sched_snapshot *s, int slot);
 int sched_snapshot_resource_count(const sched_snapshot *s); /* slots in use */
@@ -404,7 +414,8 @@ typedef struct sched_node_cols {
     const uint32_t *name_rank; /* sched_node.name_rank */
     /* index of the node's first such taint (with SCHED_NODE_HARD_TAINT) */
     const uint32_t *hard_taint;
-    /* allocatable - requested, per resource slot (every slot, used or not) */
+    /* allocatable - requested, per resource slot in use (sched_snapshot_resource_count; the
+     * columns of the others are not kept: every node has 0 of them) */
     const int64_t *free[SCHED_RES_MAX];
     /* nodes with at least one PreferNoSchedule taint: TaintToleration's score has nothing to
      * say when 0, known without looking at any node */

@@ -81,7 +81,10 @@ static int copy_usage(sched_snapshot *tmp, const sched_snapshot *cache, const ch
     for (int r = 0; r < sched_snapshot_resource_count(cache); r++) {
         if (!cn->requested.v[r])
             continue;
-        int slot = sched_snapshot_resource_slot(tmp, sched_snapshot_resource_name(cache, r), err);
+        const char *name = sched_snapshot_resource_name(cache, r);
+        int slot = sched_snapshot_resource_slot(tmp, name, err);
+        if (slot < 0 && sched_snapshot_resource_untracked(tmp, name))
+            continue; /* past the limit here: no pod asking for it fits (snapshot.h) */
         if (slot < 0)
             return -1;
         used.v[slot] = cn->requested.v[r];

@@ -379,10 +379,10 @@ char *sched_framework_fit_message(const sched_framework *fw, const sched_snapsho
         }
         char one[192];
         const sched_plugin *pl = id == SCHED_FILTER_RESOURCES ? filter_plugin(fw, id) : NULL;
-        if (pl) { /* each short resource is its own reason */
-            for (int r = 0; r < SCHED_RES_MAX; r++)
-                if (fw->detail[i] & (1u << r)) {
-                    plugin_reason(pl, &fw->cyc, NULL, 1u << r, one, sizeof one);
+        if (pl) {                        /* each short resource is its own reason */
+            for (int b = 0; b < 31; b++) /* every bit NodeResourcesFit uses (sched_fit_bit) */
+                if (fw->detail[i] & (1u << b)) {
+                    plugin_reason(pl, &fw->cyc, NULL, 1u << b, one, sizeof one);
                     add_reason(&rs, &nr, &cap, one);
                 }
         } else {

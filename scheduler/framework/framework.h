@@ -95,6 +95,20 @@ typedef enum {
     SCHED_FILTER_COUNT
 } sched_filter_id;
 
+/* NodeResourcesFit's detail: one bit per requested resource the node is short of. Bits 0..3 are
+ * the fixed slots (SCHED_RES_CPU..SCHED_RES_PODS); the pod's k-th requested extended resource
+ * (k counted over the slots it asks a positive amount of, in slot order) is bit
+ * SCHED_RES_FIRST_EXT + k, the 26th and later sharing the last of those bits (sched_fit_bit),
+ * so the mask fits in the filter's int whatever the number of slots. SCHED_FIT_UNTRACKED: the
+ * pod asks for a resource the snapshot cannot track (sched_pod.untracked_res), on every node. */
+enum { SCHED_FIT_EXT_BITS = 26, SCHED_FIT_UNTRACKED = 1u << 30 };
+static inline int sched_fit_bit(int slot, int ext_k) {
+    return slot < SCHED_RES_FIRST_EXT
+               ? slot
+               : SCHED_RES_FIRST_EXT +
+                     (ext_k < SCHED_FIT_EXT_BITS ? ext_k : SCHED_FIT_EXT_BITS - 1);
+}
+
 enum { SCHED_SPREAD_SKEW = 0, SCHED_SPREAD_MISSING_LABEL = 1 };
 enum {
     SCHED_INTERPOD_AFFINITY = 0,      /* the pod's required affinity is not met */
@@ -111,7 +125,7 @@ const char *sched_filter_name(sched_filter_id id); /* "NodeResourcesFit", ... */
 
 /* Runs every filter on one node. Returns the filter that rejected it or SCHED_FILTER_OK. detail
  * (may be NULL) gets what the message needs: for TAINT the taint index, for RESOURCES a bit
- * mask of the short resource slots (1u << slot), for SPREAD and INTERPOD which rule. No
+ * mask of the short resources (sched_fit_bit), for SPREAD and INTERPOD which rule. No
  * allocation for a pod without inter-pod features in a snapshot without anti-affinity pods;
  * otherwise this computes the cluster-wide state for the one node (use the framework, or
  * sched_prefilter + sched_filter_node_pre, to check many nodes), and returns

@@ -14,12 +14,12 @@
 /* Per-cycle constants of the column scan: which node flags need the full filters, and the
  * resource slots the pod requests with the amounts. */
 typedef struct scan_ctx {
-    uint8_t slow; /* node flags that send a node through the full filter chain */
-    bool aff;     /* the pod has a node selector or required node affinity */
-    int nslots;   /* resource slots the pod requests (pods always, so at least 1) */
-    int slot[SCHED_RES_MAX];
-    int64_t want[SCHED_RES_MAX];
-    const int64_t *free[SCHED_RES_MAX];
+    uint8_t slow;                /* node flags that send a node through the full filter chain */
+    bool aff;                    /* the pod has a node selector or required node affinity */
+    int nslots;                  /* resource slots the pod requests (pods always, so at least 1) */
+    int slot[SCHED_RES_MAX + 1]; /* the detail bit of each (sched_fit_bit), not the slot */
+    int64_t want[SCHED_RES_MAX + 1];
+    const int64_t *free[SCHED_RES_MAX + 1];
 } scan_ctx;
 
 static void scan_prepare(scan_ctx *x, const sched_snapshot *s, const sched_pod *p,
@@ -32,13 +32,20 @@ static void scan_prepare(scan_ctx *x, const sched_snapshot *s, const sched_pod *
     x->aff = p->n_node_selector > 0 || p->has_affinity;
     x->nslots = 0;
     int nres = sched_snapshot_resource_count(s); /* as short_resources */
-    for (int r = 0; r < nres && r < SCHED_RES_MAX; r++) {
+    for (int r = 0, k = 0; r < nres && r < SCHED_RES_MAX; r++) {
         int64_t want = r == SCHED_RES_PODS ? 1 : p->requests.v[r];
         if (want <= 0)
             continue; /* a slot the pod does not request can never be short */
-        x->slot[x->nslots] = r;
+        x->slot[x->nslots] = sched_fit_bit(r, k);
+        k += r >= SCHED_RES_FIRST_EXT;
         x->want[x->nslots] = want;
         x->free[x->nslots++] = cols->free[r];
+    }
+    if (p->untracked_res) { /* short everywhere, and only that (as fit_filter says) */
+        x->nslots = 0;
+        x->slot[x->nslots] = 30; /* SCHED_FIT_UNTRACKED */
+        x->want[x->nslots] = INT64_MAX;
+        x->free[x->nslots++] = cols->free[SCHED_RES_PODS];
     }
 }
 

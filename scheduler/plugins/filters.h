@@ -31,6 +31,9 @@ int sched_filter_taint_toleration(sched_plugin *out, bool with_state);
 int sched_filter_node_affinity(sched_plugin *out, bool with_state);
 int sched_filter_node_ports(sched_plugin *out, bool with_state);
 int sched_filter_resources_fit(sched_plugin *out, bool with_state);
+/* The slot of bit b of p's NodeResourcesFit detail (sched_fit_bit; b < SCHED_RES_FIRST_EXT +
+ * SCHED_FIT_EXT_BITS), -1 when p requests no such resource. */
+int sched_fit_bit_slot(const sched_snapshot *s, const sched_pod *p, int b);
 int sched_filter_volume_restrictions(sched_plugin *out, bool with_state);
 int sched_filter_node_volume_limits(sched_plugin *out, bool with_state);
 int sched_filter_volume_binding(sched_plugin *out, bool with_state);

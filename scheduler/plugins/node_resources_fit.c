@@ -1,36 +1,63 @@
 /* node_resources_fit.c: the NodeResourcesFit filter: every resource the pod requests
  * must fit in the node's allocatable minus what is requested there; every pod takes one pod
- * slot whatever its requests say. The detail is a bit mask of the short slots (1u << slot),
- * one reason each: "Too many pods", "Insufficient cpu", ... in kube-scheduler's order. */
+ * slot whatever its requests say. The detail is a bit mask of the short resources
+ * (sched_fit_bit), one reason each: "Too many pods", "Insufficient cpu", ... in kube-scheduler's
+ * order; a pod asking for a resource past the snapshot's limit fits no node, with a reason
+ * naming it (snapshot.h). */
 #include <stdio.h>
 
 #include "scheduler/plugins/filters.h"
 
 static int fit_filter(void *state, const sched_cycle *c, size_t node, const sched_node *n) {
+    if (c->pod->untracked_res)
+        return (int)SCHED_FIT_UNTRACKED; /* never as if the pod had not asked for it */
     uint32_t d = 0;
     int nres = sched_snapshot_resource_count(c->snap); /* slots beyond are never used */
-    for (int r = 0; r < nres; r++) {
+    for (int r = 0, k = 0; r < nres; r++) {
         int64_t want = c->pod->requests.v[r];
         if (r == SCHED_RES_PODS)
             want = 1; /* every pod takes a slot, whatever its requests say */
-        if (want > 0 && want > n->allocatable.v[r] - n->requested.v[r])
-            d |= 1u << r;
+        if (want <= 0)
+            continue;
+        if (want > n->allocatable.v[r] - n->requested.v[r])
+            d |= 1u << sched_fit_bit(r, k);
+        k += r >= SCHED_RES_FIRST_EXT;
     }
     return d ? (int)d : -1;
+}
+
+int sched_fit_bit_slot(const sched_snapshot *s, const sched_pod *p, int b) {
+    if (b < SCHED_RES_FIRST_EXT)
+        return b;
+    if (!p)
+        return -1; /* the bit counts the pod's own requests */
+    int nres = sched_snapshot_resource_count(s);
+    for (int r = SCHED_RES_FIRST_EXT, k = 0; r < nres; r++)
+        if (p->requests.v[r] > 0 && sched_fit_bit(r, k++) == b)
+            return r;
+    return -1;
 }
 
 static void fit_reason(void *state, const sched_cycle *c, const sched_node *n, uint32_t detail,
                        char *buf, size_t size) {
     size_t len = 0;
+    if (detail & SCHED_FIT_UNTRACKED) {
+        snprintf(buf, size,
+                 "tarema tracks at most %d distinct extended resources; %s is not tracked",
+                 SCHED_RES_MAX - SCHED_RES_FIRST_EXT,
+                 c->pod && c->pod->untracked_res ? c->pod->untracked_res : "a requested resource");
+        return;
+    }
     /* kube-scheduler's order: pods, cpu, memory, ephemeral-storage, extended */
     static const int order[] = {SCHED_RES_PODS, SCHED_RES_CPU, SCHED_RES_MEMORY,
                                 SCHED_RES_EPHEMERAL};
-    for (int i = 0; i < SCHED_RES_MAX && len < size; i++) {
-        int r = i < 4 ? order[i] : i;
-        if (!(detail & (1u << r)))
+    for (int i = 0; i < SCHED_RES_FIRST_EXT + SCHED_FIT_EXT_BITS && len < size; i++) {
+        int b = i < 4 ? order[i] : i;
+        if (!(detail & (1u << b)))
             continue;
-        const char *name = sched_snapshot_resource_name(c->snap, r);
-        int w = r == SCHED_RES_PODS
+        int r = sched_fit_bit_slot(c->snap, c->pod, b);
+        const char *name = r >= 0 ? sched_snapshot_resource_name(c->snap, r) : NULL;
+        int w = b == SCHED_RES_PODS
                     ? snprintf(buf + len, size - len, "%sToo many pods", len ? ", " : "")
                     : snprintf(buf + len, size - len, "%sInsufficient %s", len ? ", " : "",
                                name ? name : "resource");

@@ -415,7 +415,7 @@ static int cols_mismatches(const sched_snapshot *s) {
         const sched_node *n = sched_snapshot_node(s, i);
         double l = sched_node_load(n);
         bad += memcmp(&l, &c.load[i], sizeof l) != 0;
-        for (int r = 0; r < SCHED_RES_MAX; r++)
+        for (int r = 0; r < sched_snapshot_resource_count(s); r++) /* the slots in use */
             bad += c.free[r][i] != n->allocatable.v[r] - n->requested.v[r];
         bool hard = false;
         for (size_t t = 0; t < n->n_taints; t++)
