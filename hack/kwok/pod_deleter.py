@@ -13,6 +13,7 @@ Usage: pod_deleter.py --state DIR --server URL
   run/pod-deleter.ready is written once the first list has been handled (the health check).
 """
 import argparse
+import http.client
 import json
 import os
 import ssl
@@ -103,9 +104,16 @@ def run(api, ready_file):
             now = time.monotonic()
             for u in [u for u, t in done.items() if now - t > 600]:
                 del done[u]
-        except (urllib.error.URLError, OSError, ValueError, KeyError) as e:
-            # The API server restarting, a broken watch: list again after a moment.
-            log("pod watch interrupted (%s); listing again" % e)
+        except (urllib.error.URLError, OSError, ValueError, KeyError, http.client.HTTPException) as e:
+            # The API server restarting, a broken watch: list again after a moment. An API
+            # server killed in the middle of a list's chunked body raises IncompleteRead (an
+            # HTTPException, not an OSError): seen ending the deleter in a full test run, after
+            # which every deleted pod stayed Terminating for good.
+            log("pod watch interrupted (%s: %s); listing again" % (type(e).__name__, e))
+            time.sleep(1)
+        except Exception as e:  # pylint: disable=broad-except
+            # Anything else: a kubelet does not stop completing deletions over one bad answer.
+            log("pod watch failed unexpectedly (%s: %s); listing again" % (type(e).__name__, e))
             time.sleep(1)
 
 
