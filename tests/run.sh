@@ -148,6 +148,15 @@ e2e_ready() {
   eval "$(bash hack/postgres.sh env)"
 }
 
+# e2e_test RUNNER TEST: hands one e2e test to run_one or pool_start under its name, a script
+# through bash, a built program as it is.
+e2e_test() {
+  case $2 in
+    *.sh) "$1" "e2e/$(basename "$2")" bash "$2" ;;
+    *) "$1" "e2e/$(basename "$2")" "$2" ;;
+  esac
+}
+
 run_e2e() {
   [ -n "$E2E_UP" ] || e2e_start
   e2e_ready || return
@@ -172,18 +181,12 @@ run_e2e() {
       echo "# kube-scheduler did not start for the pool; the tests that need it start it themselves"
   fi
   for t in "${pool[@]}"; do
-    case $t in
-      *.sh) pool_start "e2e/$(basename "$t")" bash "$t" ;;
-      *) pool_start "e2e/$(basename "$t")" "$t" ;;
-    esac
+    e2e_test pool_start "$t"
   done
   while [ ${#POOL[@]} -gt 0 ]; do pool_reap; done
   [ ${#pool[@]} -gt 0 ] && bash hack/cluster.sh scheduler stop >/dev/null
   for t in "${alone[@]}"; do
-    case $t in
-      *.sh) run_one "e2e/$(basename "$t")" bash "$t" ;;
-      *) run_one "e2e/$(basename "$t")" "$t" ;;
-    esac
+    e2e_test run_one "$t"
   done
 }
 
