@@ -91,7 +91,8 @@ static int64_t normalize_default(int64_t raw, int64_t max, bool reverse) {
 }
 
 /* Weighted sum of normalised scores (kube-scheduler's Score + NormalizeScore + weights), into
- * fw->fscore, when some preference plugin's PreScore did not skip the pod; else fw->fscore
+ * fw->fscore, when some preference plugin's PreScore did not skip the pod and its scores tell
+ * the feasible nodes apart; else fw->fscore
  * (the policy's raw scores) is left as it is. The policy's raw scores, of any sign and range,
  * are mapped min..max -> 0..100 (all 100 when equal). Parts kept per node for explain. */
 static void combine_preferences(sched_framework *fw, sched_snapshot *s, size_t nf) {
@@ -102,13 +103,29 @@ static void combine_preferences(sched_framework *fw, sched_snapshot *s, size_t n
                       (!pl->pref_pre_score || pl->pref_pre_score(pl->state, &fw->cyc));
         if (pl->pref_secondary)
             fw->secondary |= fw->pref[j];
-        else
-            fw->prefs |= fw->pref[j];
+    }
+    /* A preference that scores every feasible node alike says nothing about this pod here (a
+     * PreferNoSchedule taint on a node it cannot use, a preferred term of a pod in another
+     * namespace): it would add the same to every node, so the policy keeps deciding alone, as
+     * it does when the cluster holds no such thing. Otherwise an unrelated object anywhere in
+     * the cluster would switch this pod to the weighted sum. Raw scores kept in part. */
+    int64_t *part = fw->part;
+    size_t np = fw->n_plugins;
+    for (size_t j = 1; j < np; j++) {
+        const sched_plugin *pl = &fw->plugins[j];
+        if (!fw->pref[j] || pl->pref_secondary)
+            continue;
+        bool varies = false;
+        for (size_t k = 0; k < nf; k++) {
+            part[k * np + j] =
+                pl->pref_score(pl->state, &fw->cyc, sched_snapshot_node(s, fw->feas[k]));
+            varies |= part[k * np + j] != part[j];
+        }
+        fw->pref[j] = varies;
+        fw->prefs |= varies;
     }
     if (!fw->prefs)
         return; /* the policy decides; the secondary scores may break its ties (select) */
-    int64_t *part = fw->part;
-    size_t np = fw->n_plugins;
     int64_t mn = fw->fscore[0], mx = fw->fscore[0];
     for (size_t k = 1; k < nf; k++) {
         mn = fw->fscore[k] < mn ? fw->fscore[k] : mn;
@@ -128,7 +145,9 @@ static void combine_preferences(sched_framework *fw, sched_snapshot *s, size_t n
         }
         int64_t pmax = 0, pmin = 0;
         for (size_t k = 0; k < nf; k++) {
-            int64_t raw = pl->pref_score(pl->state, &fw->cyc, sched_snapshot_node(s, fw->feas[k]));
+            int64_t raw = pl->pref_secondary ? pl->pref_score(pl->state, &fw->cyc,
+                                                              sched_snapshot_node(s, fw->feas[k]))
+                                             : part[k * np + j]; /* scored above */
             part[k * np + j] = raw;
             pmax = raw > pmax || !k ? raw : pmax;
             pmin = raw < pmin || !k ? raw : pmin;

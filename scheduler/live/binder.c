@@ -8,7 +8,8 @@
  * may sit there (seen: 1,131 pods on capacity for 1,080 after an API server kill -9). So the
  * binder reads the pod back (GET, retried until the API server answers) and reports what it
  * finds: bound there = success, not bound = failure, bound elsewhere = 409, gone = 404. Until
- * then the bind counts as in flight, and the caller keeps its reservation. */
+ * then the bind counts as in flight, and the caller keeps its reservation. A 2xx status is a
+ * success even when the transfer broke after it (the body of a binding says nothing more). */
 #include "scheduler/live/binder.h"
 
 #include <stdlib.h>
@@ -256,6 +257,18 @@ static void bind_done(void *ud, int status, json_t *body, const tm_err *err) {
     (void)body;
     bind_ctx *c = ud;
     sched_binder *b = c->b;
+    if (status >= 200 && status < 300) {
+        /* The API server sends its status only after etcd committed the binding; a transfer
+         * that breaks after it (an API server killed mid-answer: curl reports the 201 with
+         * "stream not closed cleanly") still bound the pod. Reported as a failure, the node's
+         * capacity was freed and given to another pod while this one sat there (seen: a node
+         * over its allocatable after a kill -9). */
+        if (err)
+            tm_info("bind answered %d before the connection broke: bound pod=%s/%s node=%s", status,
+                    c->ns, c->name, c->node);
+        finish(c, status, NULL);
+        return;
+    }
     if (err && sched_binder_outcome_unknown(status)) {
         c->first_status = status;
         snprintf(c->why, sizeof c->why, "status %d: %.200s", status, err->msg);

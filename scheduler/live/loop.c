@@ -99,6 +99,18 @@ static int64_t wall_ms(void) {
 
 static void hook_pending(void *ud, sched_pod *pod) {
     sched_loop *l = ud;
+    /* An assumed pod the queue no longer holds was bound (its bind answered 2xx) and waits for
+     * the watch to show it so: a pending copy of it now is older than that bind (a re-list
+     * from a snapshot taken before it, as after an API server restart). Queued again, it was
+     * scheduled a second time; that bind failed with 409 and undoing its reservation took the
+     * pod off the node it really is on (seen: a node over its allocatable). kube-scheduler
+     * skips such updates of assumed pods too (skipPodUpdate). */
+    if (l->queue && sched_cache_is_assumed(l->cache, pod->uid) &&
+        !sched_queue_get(l->queue, pod->uid)) {
+        tm_debug("pending copy of a bound pod skipped pod=%s/%s", pod->ns, pod->name);
+        sched_pod_free(pod);
+        return;
+    }
     if (l->queue && sched_queue_add(l->queue, pod, mono_ms()))
         tm_error("queue: out of memory adding a pod");
     else if (!l->queue)

@@ -38,6 +38,7 @@ static struct {
     answer bind[MAXA], get[MAXA];
     int nbind, nget, bind_i, get_i; /* scripted answers and how many were used */
     int events;
+    int bind_short_by; /* a bind's body is this many bytes shorter than its Content-Length */
 } fk = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static void serve_one(int c) {
@@ -47,10 +48,12 @@ static void serve_one(int c) {
         return;
     free(body);
     answer a = {"201 Created", "{}"};
+    size_t short_by = 0;
     pthread_mutex_lock(&fk.mu);
     if (strncmp(head, "POST ", 5) == 0 && strstr(head, "/binding ")) {
         a = fk.bind_i < fk.nbind ? fk.bind[fk.bind_i] : (answer){"500 Oops", "{}"};
         fk.bind_i++;
+        short_by = (size_t)fk.bind_short_by;
     } else if (strncmp(head, "GET ", 4) == 0) {
         a = fk.get_i < fk.nget ? fk.get[fk.get_i] : (answer){NULL, NULL};
         fk.get_i++;
@@ -64,7 +67,7 @@ static void serve_one(int c) {
     snprintf(hdr, sizeof hdr,
              "HTTP/1.1 %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
              "Connection: close\r\n\r\n",
-             a.status, strlen(a.body));
+             a.status, strlen(a.body) + short_by);
     if (send(c, hdr, strlen(hdr), MSG_NOSIGNAL) >= 0)
         send(c, a.body, strlen(a.body), MSG_NOSIGNAL);
 }
@@ -260,6 +263,22 @@ static void test_refusal_reported_at_once(void) {
     CHECK(!r.assumed_after); /* and the reservation released */
 }
 
+static void test_success_status_then_broken_transfer(void) {
+    /* The API server answered 201 and died before the body ended (curl: the status, and a
+     * transfer error): the binding was committed, so a success, with no read-back, and the
+     * reservation kept. Before the fix: a failure, the capacity freed while the pod sat there. */
+    answer bind[] = {{"201 Created", "{\"kind\":\"Status\""}};
+    bool held;
+    fk.bind_short_by = 64;
+    result r = run_bind(bind, 1, NULL, 0, 5000, &held);
+    fk.bind_short_by = 0;
+    CHECK_INT(r.calls, 1);
+    CHECKF(r.ok, "status %d", r.status);
+    CHECK_INT(r.status, 201);
+    CHECK_INT(r.gets_at_result, 0);
+    CHECK(r.assumed_after);
+}
+
 static void test_outcome_classes(void) {
     CHECK(sched_binder_outcome_unknown(0));
     CHECK(sched_binder_outcome_unknown(500));
@@ -272,6 +291,7 @@ static void test_outcome_classes(void) {
 int main(void) {
     RUN(test_outcome_classes);
     RUN(test_refusal_reported_at_once);
+    RUN(test_success_status_then_broken_transfer);
     RUN(test_unknown_outcome_read_back_bound);
     RUN(test_unknown_outcome_retried_until_answered);
     RUN(test_unknown_outcome_bound_elsewhere);

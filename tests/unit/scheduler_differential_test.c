@@ -324,26 +324,23 @@ static int64_t ref_balanced(const sched_pod *p, const sched_node *n) {
     return k == 2 ? (int64_t)((1 - fabs(f[0] - f[1]) / 2) * 100) : 100;
 }
 
-/* When a node of the cluster has a PreferNoSchedule taint, the feasible nodes' scores become
- * 1 * policy (min..max -> 0..100) + 3 * (100 - 100 * untolerated / max untolerated)
- * + 1 * balanced allocation (when the pod has requests). */
+/* When the feasible nodes differ in the PreferNoSchedule taints the pod does not tolerate, their
+ * scores become 1 * policy (min..max -> 0..100) + 3 * (100 - 100 * untolerated / max untolerated)
+ * + 1 * balanced allocation (when the pod has requests); when every feasible node has as many
+ * (none, usually), the policy's raw score stays. */
 static void ref_prefer_no_schedule(const sched_snapshot *s, const sched_pod *p, ref_out *o) {
     size_t nn = sched_snapshot_node_count(s);
-    bool any = false;
+    int64_t mn = INT64_MAX, mx = INT64_MIN, umax = 0, umin = INT64_MAX;
     for (size_t i = 0; i < nn; i++) {
-        const sched_node *n = sched_snapshot_node(s, i);
-        for (size_t k = 0; k < n->n_taints; k++)
-            any |= n->taints[k].effect == SCHED_EFFECT_PREFER_NO_SCHEDULE;
-    }
-    int64_t mn = INT64_MAX, mx = INT64_MIN, umax = 0;
-    for (size_t i = 0; any && i < nn; i++) {
         if (o->status[i] != SCHED_FILTER_OK)
             continue;
         mn = o->scores[i] < mn ? o->scores[i] : mn;
         mx = o->scores[i] > mx ? o->scores[i] : mx;
         int64_t u = ref_untolerated_prefer(p, sched_snapshot_node(s, i));
         umax = u > umax ? u : umax;
+        umin = u < umin ? u : umin;
     }
+    bool any = umin != INT64_MAX && umax != umin;
     for (size_t i = 0; any && i < nn; i++) {
         if (o->status[i] != SCHED_FILTER_OK)
             continue;
