@@ -3,8 +3,15 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_DURATION_MS ((int64_t)10 * 365 * 24 * 3600 * 1000)
+
+int64_t tm_wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 int tm_duration_parse_ms(const char *s, int64_t *out, tm_err *err) {
     if (!s || !*s)

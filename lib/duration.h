@@ -12,4 +12,9 @@
  * unit, an unknown unit), negative or absurd (more than 10 years). */
 int tm_duration_parse_ms(const char *s, int64_t *out, tm_err *err);
 
+/* The wall clock (CLOCK_REALTIME) in ms since the epoch: the clock of the API's RFC 3339 times
+ * (expected starts, Reservation windows, condition times). Delays and timeouts use the
+ * monotonic clock instead (tm_kube_now_ms). */
+int64_t tm_wall_ms(void);
+
 #endif

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/duration.h"
 #include "lib/jsonutil.h"
 #include "lib/kube.h"
 #include "lib/log.h"
@@ -245,9 +246,8 @@ static int cmd_explain(sched_config *cfg, const char *target, bool as_json) {
     json_decref(pods);
     if (!book)
         goto out;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    doc = sched_explain(fw, snap, sp, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, &err);
+    int64_t now = tm_wall_ms();
+    doc = sched_explain(fw, snap, sp, now, &err);
     if (!doc)
         goto out;
     /* a gang member: the gang's state and why it waits (gang_live.h) */
@@ -258,13 +258,11 @@ static int cmd_explain(sched_config *cfg, const char *target, bool as_json) {
         json_object_set_new(doc, "gang", gang);
     else
         json_decref(gang);
-    sched_explain_predicted_start(doc, pod, (int64_t)ts.tv_sec * 1000); /* issue 18 */
-    sched_explain_expected_start(doc, pod, (int64_t)ts.tv_sec * 1000);  /* issue 32 */
+    sched_explain_predicted_start(doc, pod, now / 1000 * 1000); /* issue 18 */
+    sched_explain_expected_start(doc, pod, now / 1000 * 1000);  /* issue 32 */
     /* an owner of a held Reservation: which case of the owner's rule applies (resv_plugin.h) */
     char note[512];
-    if (resv_plugin_book_owner_note(book, &sp->requests,
-                                    (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, note,
-                                    sizeof note))
+    if (resv_plugin_book_owner_note(book, &sp->requests, now, note, sizeof note))
         json_object_set_new(doc, "reservationOwner", json_string(note));
     if (as_json) {
         json_dumpf(doc, stdout, JSON_INDENT(2));

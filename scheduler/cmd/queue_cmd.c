@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/duration.h"
 #include "lib/kube.h"
 #include "scheduler/backend/cache.h"
 #include "scheduler/cmd/queue_view.h"
@@ -131,9 +132,7 @@ int sched_queue_cmd_run(const sched_config *cfg, const sched_queue_cmd_opts *o) 
         }
         json_decref(tps);
     }
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    int64_t now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    int64_t now_ms = tm_wall_ms();
     rows = sched_queue_view_rows(sched_cache_snapshot(c), cfg->policy, pods, cfg->scheduler_name,
                                  (const char *const *)cfg->namespaces, ns, &keys, now_ms, &err);
     if (!rows)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "lib/duration.h"
 #include "lib/auth.h"
 #include "lib/httpd.h"
 #include "lib/log.h"
@@ -29,9 +30,7 @@ static void unlock_cache(void *ud) {
 
 static int64_t now_ms(void *ud) {
     (void)ud;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return tm_wall_ms();
 }
 
 /* The extender's bind verb: a synchronous bind (thread-safe client call). */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/duration.h"
 #include "lib/jsonutil.h"
 #include "lib/log.h"
 #include "scheduler/backend/podspec.h"
@@ -26,6 +27,8 @@ typedef struct bpod {
     int64_t dur_ms;       /* expected runtime (resv_expected_end's rule), -1 unknown */
     int64_t start_ms;     /* status.startTime, else when first seen bound; 0 = pending */
     int64_t announced_ms; /* tarema.io/expected-start as last seen or written, -1 none */
+    bool seen_pending;    /* this process saw it unbound: its binding is an estimate's outcome */
+    bool start_judged;    /* its estimate error was recorded */
     size_t idx;
 } bpod;
 
@@ -53,7 +56,7 @@ struct sched_backfill_live {
     char **job_keys;      /* the last plan's job keys (its shadows point at them) */
     size_t n_job_keys;
     uint64_t backfilled_seen;
-    tm_metric *m_shadows, *m_backfilled, *m_plan_s, *m_announced;
+    tm_metric *m_shadows, *m_backfilled, *m_plan_s, *m_announced, *m_start_error;
 };
 
 static int cmp_bpod(const void *a, const void *b) {
@@ -143,11 +146,8 @@ void sched_backfill_live_pod_event(sched_backfill_live *b, tm_watch_type t, cons
     int64_t st = parse_rfc3339(tm_json_str(obj, "status.startTime", NULL));
     if (st > 0)
         p->start_ms = st;
-    else if (node[0] && p->start_ms == 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        p->start_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-    }
+    else if (node[0] && p->start_ms == 0)
+        p->start_ms = tm_wall_ms();
     p->dur_ms =
         resv_expected_end(snap, sp, node[0] ? sched_snapshot_node_by_name(snap, node) : NULL, 0);
     const json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
@@ -155,6 +155,22 @@ void sched_backfill_live_pod_event(sched_backfill_live *b, tm_watch_type t, cons
     int64_t seen = json_is_string(v) ? parse_rfc3339(json_string_value(v)) : -1;
     if (seen >= 0) /* an event without it may predate our write: keep what we wrote */
         p->announced_ms = seen;
+    if (!node[0]) {
+        p->seen_pending = true;
+    } else if (p->seen_pending && !p->start_judged) {
+        /* Bound while this process watched: how far off was the last start announced? A pod
+         * already bound when first seen (a restart, a re-list) was judged before, or never
+         * announced by this process: not counted. The watch brings the binding within
+         * milliseconds, so its arrival stands for the start. */
+        p->start_judged = true;
+        if (p->announced_ms >= 0) {
+            int64_t d = tm_wall_ms() - p->announced_ms;
+            tm_metrics_observe(b->m_start_error, TM_LABELS(d < 0 ? "early" : "late"),
+                               (double)(d < 0 ? -d : d) / 1000.0);
+            tm_debug("backfill: bound %+.1f s from its expected start uid=%s", (double)d / 1000.0,
+                     uid);
+        }
+    }
     sched_pod_free(sp);
 }
 
@@ -506,7 +522,16 @@ static int register_metrics(sched_backfill_live *b, tm_metrics *reg, tm_err *err
                                         "tarema.io/expected-start annotations written (new or "
                                         "moved by at least the resolution).",
                                         NULL, err);
-    return b->m_announced ? 0 : -1;
+    if (!b->m_announced)
+        return -1;
+    double err_buckets[16];
+    tm_metrics_exp_buckets(0.5, 2, 16, err_buckets); /* 0.5 s .. 4.5 h */
+    b->m_start_error = tm_metrics_histogram(
+        reg, "tarema_backfill_start_error_seconds",
+        "How far from its last announced tarema.io/expected-start a pod was bound (absolute), "
+        "for pods this process announced and saw pending: early (bound before it) or late.",
+        TM_LABELS("direction"), err_buckets, 16, err);
+    return b->m_start_error ? 0 : -1;
 }
 
 sched_backfill_live *sched_backfill_live_new(const sched_config *cfg, tm_kube *k,

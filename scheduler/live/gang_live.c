@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/duration.h"
 #include "lib/jsonutil.h"
 #include "lib/log.h"
 #include "scheduler/plugins/gang/gang_preempt.h"
@@ -626,9 +627,7 @@ static void permit(sched_gang_live *gl, sched_gang *g, sched_pod **pods, size_t 
     sched_snapshot *snap = sched_cache_snapshot(gl->c);
     int *nodes = calloc(n, sizeof *nodes);
     sched_gang_placement pl = {.nodes = nodes};
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    int64_t wall = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    int64_t wall = tm_wall_ms();
     sched_gang_try t = SCHED_GANG_TRY_ERROR;
     if (!nodes)
         snprintf(why, sizeof why, "out of memory");
@@ -976,11 +975,9 @@ json_t *sched_gang_explain(tm_kube *k, sched_framework *fw, sched_snapshot *snap
     char why[1024] = "";
     int *nodes = calloc(n_pend + 1, sizeof *nodes);
     sched_gang_placement pl = {.nodes = nodes};
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
     sched_gang_try t = SCHED_GANG_TRY_ERROR;
-    if (nodes && n_pend)
-        t = sched_gang_try_place(fw, snap, g, pend, n_pend, (int64_t)ts.tv_sec * 1000, false, &pl,
+    if (nodes && n_pend) /* whole seconds, as before */
+        t = sched_gang_try_place(fw, snap, g, pend, n_pend, tm_wall_ms() / 1000 * 1000, false, &pl,
                                  why, sizeof why);
     else if (!n_pend)
         snprintf(why, sizeof why, "no member waits: %s",

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/duration.h"
 #include "lib/log.h"
 #include "scheduler/live/backfill_live.h"
 #include "scheduler/live/binder.h"
@@ -86,12 +87,6 @@ struct sched_loop {
 static int64_t mono_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t wall_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
@@ -539,7 +534,7 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
         }
         sched_queue_set_gate(l->queue, queue_gate, l);
         sched_queue_set_held(l->queue, queue_held, l);
-        sched_queue_set_wall_offset(l->queue, wall_ms() - mono_ms()); /* it gets mono_ms */
+        sched_queue_set_wall_offset(l->queue, tm_wall_ms() - mono_ms()); /* it gets mono_ms */
     }
     if (register_metrics(l, reg, err))
         goto fail;
@@ -848,13 +843,13 @@ static bool permit_one(sched_loop *l, sched_pod *pod, int node, int64_t now) {
     tm_err err = {0};
     sched_snapshot *snap = sched_cache_snapshot(l->cache);
     sched_status st =
-        sched_framework_permit(l->fw, snap, pod, node, wall_ms(), NULL, msg, sizeof msg, &err);
+        sched_framework_permit(l->fw, snap, pod, node, tm_wall_ms(), NULL, msg, sizeof msg, &err);
     if (st == SCHED_STATUS_OK)
         return true;
     if (st == SCHED_STATUS_WAIT)
         sched_framework_waiting_forget(l->fw, pod->uid);
     if (st != SCHED_STATUS_UNSCHEDULABLE) /* a reject was unreserved by the framework */
-        sched_framework_unreserve(l->fw, snap, pod, node, wall_ms());
+        sched_framework_unreserve(l->fw, snap, pod, node, tm_wall_ms());
     sched_cache_forget(l->cache, pod->uid);
     if (st == SCHED_STATUS_UNSCHEDULABLE) {
         l->stats.unschedulable++;
@@ -879,7 +874,7 @@ static void schedule_one(sched_loop *l, sched_snapshot *snap, sched_pod *pod, in
     int64_t t0 = mono_ms();
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
-    int rc = sched_framework_schedule(l->fw, snap, pod, wall_ms(), &d, &err);
+    int rc = sched_framework_schedule(l->fw, snap, pod, tm_wall_ms(), &d, &err);
     if (rc) {
         l->stats.errors++;
         tm_metrics_inc(l->m_attempts, TM_LABELS("error"));
@@ -943,7 +938,7 @@ static void schedule_one(sched_loop *l, sched_snapshot *snap, sched_pod *pod, in
     tm_metrics_observe(l->m_attempt_s, NULL,
                        (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9);
     if (pod->created_ms > 0)
-        tm_metrics_observe(l->m_e2e_s, NULL, (double)(wall_ms() - pod->created_ms) / 1000.0);
+        tm_metrics_observe(l->m_e2e_s, NULL, (double)(tm_wall_ms() - pod->created_ms) / 1000.0);
     tm_debug("assumed pod=%s/%s node=%s score=%lld feasible=%zu/%zu", pod->ns, pod->name, node,
              (long long)d.score, d.n_feasible, d.n_nodes);
 }
@@ -963,7 +958,7 @@ static bool schedule_batch(sched_loop *l) {
         sched_queue_flush_unschedulable(l->queue, now, l->cfg->unschedulable_flush_ms);
     }
     /* backfill: the shadows of the head of the queue, when due (backfill_live.h) */
-    sched_backfill_live_plan(l->bf, now, wall_ms());
+    sched_backfill_live_plan(l->bf, now, tm_wall_ms());
     sched_snapshot *snap = sched_cache_snapshot(l->cache);
     bool more = false;
     int tried = 0;
@@ -978,7 +973,8 @@ static bool schedule_batch(sched_loop *l) {
             break;
         /* PreEnqueue (the Gang plugin: a gang that cannot be tried yet waits whole) */
         char why[512];
-        sched_status pe = sched_framework_pre_enqueue(l->fw, snap, pod, wall_ms(), why, sizeof why);
+        sched_status pe =
+            sched_framework_pre_enqueue(l->fw, snap, pod, tm_wall_ms(), why, sizeof why);
         if (pe != SCHED_STATUS_OK) {
             if (pe == SCHED_STATUS_GATED) {
                 /* gated after all (the hook let it in): no attempt, no event, no backoff */
@@ -1070,7 +1066,7 @@ int sched_loop_step(sched_loop *l, int max_wait_ms, tm_err *err) {
     if (l->resv && atomic_load(&l->synced) && (atomic_load(&l->leading) || !l->queue) &&
         tr - l->last_resv_tick_ms >= 500) {
         l->last_resv_tick_ms = tr;
-        if (resv_controller_tick(l->resv, wall_ms())) {
+        if (resv_controller_tick(l->resv, tm_wall_ms())) {
             l->changed = true;
             sched_backfill_live_touch(l->bf);
         }

@@ -9,7 +9,7 @@
 #  2. reserveDepth 1 (EASY): the wide pod's tarema.io/expected-start appears within a few
 #     cycles, it binds within a cycle or two of that time while the stream goes on, narrow pods
 #     are backfilled meanwhile, FailedScheduling of a narrow pod names whom the node is held for,
-#     and /metrics shows shadows, backfilled pods and planning time;
+#     and /metrics shows shadows, backfilled pods, planning time and the estimate error;
 #  3. the same for a gang (PodGroup, minMember 4) of 4 pods of 4 cores under reserveDepth 1.
 # e2e-run: early (tests/run.sh starts it before the short tests: it takes well over a minute)
 set -uo pipefail
@@ -200,6 +200,17 @@ if [ "${bfp:-0}" -gt 0 ] 2>/dev/null && awk -v c="${pc:-0}" 'BEGIN {exit !(c > 0
   pass "/metrics: pods backfilled and planning time per cycle"
 else
   fail "/metrics: pods backfilled and planning time per cycle" "$(grep tarema_backfill <<<"$M")"
+fi
+# The estimate error: every pod this scheduler announced and then saw bound (the wide pod at
+# least; narrow pods at the head of the queue may have been announced too), |bound - announced|.
+ec=$(awk '$1 ~ /^tarema_backfill_start_error_seconds_count/ {s += $2} END {print s + 0}' <<<"$M")
+es=$(awk '$1 ~ /^tarema_backfill_start_error_seconds_sum/ {s += $2} END {print s + 0}' <<<"$M")
+late=$(awk '$1 == "tarema_backfill_start_error_seconds_count{direction=\"late\"}" {print $2}' <<<"$M")
+echo "    estimate error: $ec announced pods bound, mean $(awk -v s="$es" -v c="$ec" 'BEGIN {printf "%.1f", c ? s / c : 0}') s, ${late:-0} late"
+if [ "$ec" -ge 1 ] 2>/dev/null; then
+  pass "/metrics: the estimate error of announced starts ($ec pods, the wide one among them)"
+else
+  fail "/metrics: the estimate error of announced starts" "$(grep tarema_backfill_start_error <<<"$M")"
 fi
 
 # ---- 3. depth 1: a gang of 4 pods of 4 cores ----------------------------------------------------------
