@@ -2,7 +2,6 @@
 #include "scheduler/cmd/server.h"
 
 #include <stdlib.h>
-#include <time.h>
 
 #include "lib/duration.h"
 #include "lib/auth.h"

@@ -27,8 +27,7 @@ typedef struct bpod {
     int64_t dur_ms;       /* expected runtime (resv_expected_end's rule), -1 unknown */
     int64_t start_ms;     /* status.startTime, else when first seen bound; 0 = pending */
     int64_t announced_ms; /* tarema.io/expected-start as last seen or written, -1 none */
-    bool seen_pending;    /* this process saw it unbound: its binding is an estimate's outcome */
-    bool start_judged;    /* its estimate error was recorded */
+    bool seen_pending;    /* seen unbound and not yet bound: its binding is an estimate's outcome */
     size_t idx;
 } bpod;
 
@@ -157,12 +156,12 @@ void sched_backfill_live_pod_event(sched_backfill_live *b, tm_watch_type t, cons
         p->announced_ms = seen;
     if (!node[0]) {
         p->seen_pending = true;
-    } else if (p->seen_pending && !p->start_judged) {
+    } else if (p->seen_pending) {
         /* Bound while this process watched: how far off was the last start announced? A pod
          * already bound when first seen (a restart, a re-list) was judged before, or never
          * announced by this process: not counted. The watch brings the binding within
          * milliseconds, so its arrival stands for the start. */
-        p->start_judged = true;
+        p->seen_pending = false; /* judged once */
         if (p->announced_ms >= 0) {
             int64_t d = tm_wall_ms() - p->announced_ms;
             tm_metrics_observe(b->m_start_error, TM_LABELS(d < 0 ? "early" : "late"),
