@@ -552,6 +552,8 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
         goto fail;
     if (sched) /* a gang preempts as one unit, through the same preemptor */
         sched_gang_live_set_preemptor(l->gangs, l->preemptor);
+    if (sched) /* a window that opens evicts pods overrunning into it (resv_overrun.h) */
+        resv_controller_set_preemptor(l->resv, l->preemptor);
     /* backfill (issue 32): its Filter plugin last; reserveDepth 0 adds nothing at all */
     if (sched && cfg->backfill.reserve_depth != 0 &&
         !(l->bf = sched_backfill_live_new(cfg, k, l->cache, l->queue, l->fw,

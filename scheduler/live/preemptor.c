@@ -31,7 +31,9 @@ typedef struct victim_ctx {
     sched_preemptor *pr;
     struct victim_ctx *prev, *next;
     char *ns, *name, *uid, *node;
-    char *p_ns, *p_name, *p_uid; /* the preemptor */
+    /* who takes its place: a preemptor pod, or a Reservation whose window it overran */
+    const char *p_kind, *p_api; /* static */
+    char *p_ns, *p_name, *p_uid;
 } victim_ctx;
 
 static void victim_free(victim_ctx *v) {
@@ -80,7 +82,9 @@ static int register_metrics(sched_preemptor *pr, tm_metrics *reg, tm_err *err) {
     pr->m_victims = tm_metrics_counter(reg, "tarema_preemption_victims_total",
                                        "Pods chosen as preemption victims by reason "
                                        "(lower_priority; pdb_violation: chosen although evicting "
-                                       "it takes a PodDisruptionBudget below zero).",
+                                       "it takes a PodDisruptionBudget below zero; "
+                                       "reservation_overrun: ran past the expected end it was "
+                                       "let into a Reservation's held capacity on).",
                                        TM_LABELS("reason"), err);
     if (!pr->m_victims)
         return -1;
@@ -202,10 +206,11 @@ static void log_done(void *ud, int status, json_t *body, const tm_err *err) {
         tm_warn("preemption: %s failed status=%d err=\"%s\"", (const char *)ud, status, err->msg);
 }
 
-/* An event about pod ns/name (uid), related to the preemptor when r_name is set. */
+/* An event about pod ns/name (uid), related to the preemptor (r_kind in r_api) when r_name is
+ * set. */
 static void post_event(sched_preemptor *pr, const char *ns, const char *name, const char *uid,
-                       const char *reason, const char *action, const char *note, const char *r_ns,
-                       const char *r_name, const char *r_uid) {
+                       const char *reason, const char *action, const char *note, const char *r_kind,
+                       const char *r_api, const char *r_ns, const char *r_name, const char *r_uid) {
     json_t *reg = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "kind", "Pod", "apiVersion", "v1",
                             "metadata", "name", name, "namespace", ns, "uid", uid);
     json_t *ev =
@@ -213,8 +218,8 @@ static void post_event(sched_preemptor *pr, const char *ns, const char *name, co
             : NULL;
     if (ev && r_name)
         json_object_set_new(ev, "related",
-                            json_pack("{s:s, s:s, s:s, s:s, s:s}", "kind", "Pod", "apiVersion",
-                                      "v1", "name", r_name, "namespace", r_ns, "uid", r_uid));
+                            json_pack("{s:s, s:s, s:s, s:s, s:s}", "kind", r_kind, "apiVersion",
+                                      r_api, "name", r_name, "namespace", r_ns, "uid", r_uid));
     if (!ev || tm_kube_event_post_async(pr->k, ev, log_done, "event"))
         tm_warn("event not recorded pod=%s/%s reason=%s", ns, name, reason);
     json_decref(ev);
@@ -227,12 +232,18 @@ static void victim_deleted(void *ud, int status, json_t *body, const tm_err *err
     sched_preemptor *pr = v->pr;
     if (!err) {
         tm_metrics_inc(pr->m_evictions, TM_LABELS("ok"));
-        tm_info("preempted pod=%s/%s node=%s preemptor=%s/%s", v->ns, v->name, v->node, v->p_ns,
-                v->p_name);
+        tm_info("preempted pod=%s/%s node=%s by=%s %s/%s", v->ns, v->name, v->node, v->p_kind,
+                v->p_ns, v->p_name);
         char note[512];
-        snprintf(note, sizeof note, "Preempted by pod %s on node %s", v->p_uid, v->node);
-        post_event(pr, v->ns, v->name, v->uid, "Preempted", "Preempting", note, v->p_ns, v->p_name,
-                   v->p_uid);
+        if (strcmp(v->p_kind, "Pod") == 0) /* kube-scheduler's note */
+            snprintf(note, sizeof note, "Preempted by pod %s on node %s", v->p_uid, v->node);
+        else
+            snprintf(note, sizeof note,
+                     "Preempted by Reservation %s/%s on node %s: ran past the expected end it "
+                     "was let into the held capacity on",
+                     v->p_ns, v->p_name, v->node);
+        post_event(pr, v->ns, v->name, v->uid, "Preempted", "Preempting", note, v->p_kind, v->p_api,
+                   v->p_ns, v->p_name, v->p_uid);
     } else if (status == 404 || status == 409) {
         /* gone already, or another pod under that name now (the uid precondition) */
         tm_metrics_inc(pr->m_evictions, TM_LABELS("gone"));
@@ -274,7 +285,10 @@ static void victim_marked(void *ud, int status, json_t *body, const tm_err *err)
     }
 }
 
-static void evict(sched_preemptor *pr, const sched_pod *p, const sched_victim *vi) {
+/* Evicts vi for by (kind in api, ns/name, uid); msg: the DisruptionTarget's message. */
+static void evict_for(sched_preemptor *pr, const char *kind, const char *api, const char *by_ns,
+                      const char *by_name, const char *by_uid, const sched_victim *vi,
+                      const char *msg) {
     victim_ctx *v = calloc(1, sizeof *v);
     if (v) {
         v->pr = pr;
@@ -282,9 +296,11 @@ static void evict(sched_preemptor *pr, const sched_pod *p, const sched_victim *v
         v->name = strdup(vi->name);
         v->uid = strdup(vi->uid);
         v->node = strdup(vi->node);
-        v->p_ns = strdup(p->ns);
-        v->p_name = strdup(p->name);
-        v->p_uid = strdup(p->uid);
+        v->p_kind = kind;
+        v->p_api = api;
+        v->p_ns = strdup(by_ns);
+        v->p_name = strdup(by_name);
+        v->p_uid = strdup(by_uid);
     }
     if (!v || !v->ns || !v->name || !v->uid || !v->node || !v->p_ns || !v->p_name || !v->p_uid) {
         victim_free(v);
@@ -297,10 +313,8 @@ static void evict(sched_preemptor *pr, const sched_pod *p, const sched_victim *v
         pr->inflight->prev = v;
     pr->inflight = v;
     /* kube-scheduler's condition, merged by type (strategic merge patch of pods/status) */
-    char now[32], msg[320];
+    char now[32];
     now_rfc3339(now, sizeof now);
-    snprintf(msg, sizeof msg, "%s: preempting to accommodate a higher priority pod",
-             pr->controller);
     json_t *cond =
         json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", "DisruptionTarget", "status", "True",
                   "reason", "PreemptionByScheduler", "message", msg, "lastTransitionTime", now);
@@ -320,6 +334,14 @@ static void evict(sched_preemptor *pr, const sched_pod *p, const sched_victim *v
         tm_warn("preemption: status patch of pod=%s/%s could not be started", vi->ns, vi->name);
         victim_free(v);
     }
+}
+
+/* Evicts vi for preemptor pod p, with kube-scheduler's message. */
+static void evict(sched_preemptor *pr, const sched_pod *p, const sched_victim *vi) {
+    char msg[320];
+    snprintf(msg, sizeof msg, "%s: preempting to accommodate a higher priority pod",
+             pr->controller);
+    evict_for(pr, "Pod", "v1", p->ns, p->name, p->uid, vi, msg);
 }
 
 /* pods/status merge patch of nominatedNodeName (node NULL: cleared). */
@@ -445,4 +467,18 @@ void sched_preemptor_run_gang(sched_preemptor *pr, const char *gang, sched_pod *
         tm_info("preemption victim pod=%s/%s node=%s why=\"%s\"", v->ns, v->name, v->node, v->why);
         evict(pr, by, v);
     }
+}
+
+void sched_preemptor_evict_overrun(sched_preemptor *pr, const sched_victim *v, const char *resv_ns,
+                                   const char *resv_name, const char *resv_uid) {
+    if (!pr)
+        return;
+    tm_metrics_inc(pr->m_victims, TM_LABELS("reservation_overrun"));
+    sched_snapshot_set_pod_terminating(sched_cache_snapshot(pr->cache), v->uid);
+    tm_info("reservation victim pod=%s/%s node=%s reservation=%s/%s why=\"%s\"", v->ns, v->name,
+            v->node, resv_ns, resv_name, v->why);
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s: Reservation %s/%s: %s", pr->controller, resv_ns, resv_name,
+             v->why);
+    evict_for(pr, "Reservation", "tarema.io/v1alpha1", resv_ns, resv_name, resv_uid, v, msg);
 }

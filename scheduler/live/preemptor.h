@@ -65,4 +65,12 @@ bool sched_preemptor_run(sched_preemptor *pr, sched_framework *fw, const sched_p
 void sched_preemptor_run_gang(sched_preemptor *pr, const char *gang, sched_pod *const *pods,
                               size_t n, const int *nodes, const sched_victim *victims,
                               size_t n_victims);
+/* A pod that ran past the expected end it was let into a Reservation's held capacity on, the
+ * window now open (resv_overrun.h): evicted as a victim is (marked terminating in the snapshot,
+ * DisruptionTarget=True reason PreemptionByScheduler with v->why, deleted with a uid
+ * precondition, a Normal "Preempted" event related to the Reservation resv_ns/resv_name).
+ * Counted in tarema_preemption_victims_total{reason="reservation_overrun"}. Loop thread, cache
+ * lock held; pr NULL: nothing. */
+void sched_preemptor_evict_overrun(sched_preemptor *pr, const sched_victim *v, const char *resv_ns,
+                                   const char *resv_name, const char *resv_uid);
 #endif

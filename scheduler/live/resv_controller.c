@@ -13,6 +13,7 @@
 #include "scheduler/backend/podspec.h"
 #include "scheduler/plugins/policy/policy.h"
 #include "scheduler/plugins/reservation/reservation.h"
+#include "scheduler/plugins/reservation/resv_overrun.h"
 #include "scheduler/plugins/reservation/resv_plan.h"
 #include "scheduler/plugins/reservation/resv_plugin.h"
 
@@ -26,10 +27,13 @@ typedef struct rpod {
     char *uid, *ns, *name;
     char *node; /* NULL while pending */
     sched_resources req;
-    int64_t end_ms; /* expected end, -1 unknown */
-    json_t *labels; /* owned reference, may be NULL */
-    char *workload; /* spec.workloadRef.name, NULL when none */
-    size_t idx;     /* position in pods[] */
+    int64_t end_ms;     /* expected end, -1 unknown */
+    int64_t created_ms; /* the start end_ms was counted from (status.startTime may come later) */
+    bool evicted;       /* evicted for overrunning a window (its deletion may not show yet) */
+    bool gated;         /* spec.schedulingGates: not waiting for a node yet */
+    json_t *labels;     /* owned reference, may be NULL */
+    char *workload;     /* spec.workloadRef.name, NULL when none */
+    size_t idx;         /* position in pods[] */
 } rpod;
 
 /* One Reservation object. */
@@ -63,6 +67,7 @@ struct resv_controller {
     size_t n_pods, cap_pods;
     void *pod_tree; /* tsearch: rpod by uid */
     bool changed;
+    sched_preemptor *preemptor; /* evicts overrunning pods (resv_overrun.h); NULL: none */
 };
 
 static int cmp_pod(const void *a, const void *b) {
@@ -147,11 +152,13 @@ void resv_controller_pod_event(resv_controller *c, tm_watch_type type, const jso
     p->workload = wl ? strdup(wl) : NULL;
     p->labels = json_incref(tm_json_path(obj, "metadata.labels"));
     p->req = sp->requests;
+    p->gated = sp->scheduling_gates != NULL;
     p->end_ms = -1;
     if (p->node) {
         /* started about when it was created (kube-scheduler binds within seconds) */
         int64_t start = sp->created_ms;
         p->end_ms = resv_expected_end(snap, sp, sched_snapshot_node_by_name(snap, node), start);
+        p->created_ms = start;
     }
     sched_pod_free(sp);
     return;
@@ -736,6 +743,107 @@ static bool count_owner_pods(resv_controller *c, rentry *e, int64_t now, size_t 
     return true;
 }
 
+void resv_controller_set_preemptor(resv_controller *c, sched_preemptor *pr) {
+    if (c)
+        c->preemptor = pr;
+}
+
+/* Whether an owner's pod of e waits for a node (gated pods do not yet). */
+static bool owner_waiting(const resv_controller *c, const rentry *e) {
+    for (size_t i = 0; i < c->n_pods; i++)
+        if (!c->pods[i]->node && !c->pods[i]->gated && owns(e->r, c->pods[i]))
+            return true;
+    return false;
+}
+
+/* Whether p belongs to the owner of a reservation the table holds: it runs by right of its own
+ * reservation, not on a bet on its end (a planner's step that overruns into the next step's
+ * window; the planner moves its later steps instead, docs/planner.md). */
+static bool owner_of_held(const resv_controller *c, const rpod *p) {
+    for (size_t i = 0; i < c->n_ents; i++) {
+        const rentry *e = c->ents[i];
+        if (e->r && resv_plan_has(c->plan, e->key) && owns(e->r, p))
+            return true;
+    }
+    return false;
+}
+
+/* The window of e is open and its owner has a pod waiting: on each held node, the pods that
+ * were let into the held capacity on ending before the window and still run are evicted, as
+ * many as the owner's unused hold needs (resv_overrun.h). */
+static void evict_overruns(resv_controller *c, rentry *e, int64_t start, int64_t now) {
+    const reservation *r = e->r;
+    if (!c->preemptor || !r->evict_overrunning || now < start || !owner_waiting(c, e))
+        return;
+    sched_snapshot *snap = sched_cache_snapshot(c->cache);
+    for (size_t h = 0; h < r->n_holds; h++) {
+        int ni = sched_snapshot_node_index(snap, r->holds[h].node);
+        if (ni < 0)
+            continue;
+        const sched_node *node = sched_snapshot_node(snap, (size_t)ni);
+        size_t n = sched_snapshot_node_pod_count(snap, (size_t)ni), m = 0;
+        resv_overrun_pod *ps = calloc(n ? n : 1, sizeof *ps);
+        rpod **rp = calloc(n ? n : 1, sizeof *rp);
+        const sched_pod_meta **metas = calloc(n ? n : 1, sizeof *metas);
+        size_t *pick = calloc(n ? n : 1, sizeof *pick);
+        if (!ps || !rp || !metas || !pick) {
+            tm_error("reservations: out of memory looking for overruns reservation=%s", e->key);
+            free(ps), free(rp), free(metas), free(pick);
+            return;
+        }
+        sched_resources free_now, used = {0};
+        for (int k = 0; k < SCHED_RES_MAX; k++)
+            free_now.v[k] = node->allocatable.v[k] - node->requested.v[k];
+        for (size_t i = 0; i < n; i++) {
+            const char *uid = NULL;
+            const sched_pod_meta *meta = sched_snapshot_node_pod(snap, (size_t)ni, i, &uid);
+            rpod *p = uid ? pod_find(c, uid) : NULL;
+            if (!p || !meta || !p->node || strcmp(p->node, node->name) != 0)
+                continue; /* not seen bound there yet, or not known well enough to evict */
+            if (owns(r, p)) {
+                for (int k = 0; k < SCHED_RES_MAX; k++)
+                    used.v[k] += p->req.v[k];
+                continue;
+            }
+            if (owner_of_held(c, p))
+                continue;
+            int64_t end = p->end_ms; /* counted from its creation; from its start when known */
+            if (end >= 0 && meta->start_ms > 0)
+                end += meta->start_ms - p->created_ms;
+            ps[m] = (resv_overrun_pod){.req = p->req,
+                                       .end_ms = end,
+                                       .owner = false,
+                                       .terminating = meta->terminating || p->evicted};
+            rp[m] = p;
+            metas[m++] = meta;
+        }
+        size_t nv =
+            resv_overrun_victims(&free_now, &r->holds[h].res, &used, start, now, ps, m, pick);
+        for (size_t i = 0; i < nv; i++) {
+            rpod *p = rp[pick[i]];
+            p->evicted = true; /* once: a status update may show it running a while longer */
+            char st[32], en[32];
+            sched_victim v = {.uid = p->uid,
+                              .ns = p->ns,
+                              .name = p->name,
+                              .node = p->node,
+                              .priority = metas[pick[i]]->priority,
+                              .generation = metas[pick[i]]->generation,
+                              .start_ms = metas[pick[i]]->start_ms};
+            snprintf(v.why, sizeof v.why,
+                     "expected to end by %s, still running at the window's start %s",
+                     resv_format_time(ps[pick[i]].end_ms, en, sizeof en),
+                     resv_format_time(start, st, sizeof st));
+            char note[400];
+            snprintf(note, sizeof note, "evicting pod %s/%s on %s: %s", p->ns, p->name, p->node,
+                     v.why);
+            post_event(c, e, "Normal", "EvictingOverrun", note);
+            sched_preemptor_evict_overrun(c->preemptor, &v, r->ns, r->name, r->uid ? r->uid : "");
+        }
+        free(ps), free(rp), free(metas), free(pick);
+    }
+}
+
 /* Admitted or Active: restore into the table after a restart, count the owner's pods, decide. */
 static void keep(resv_controller *c, rentry *e, int64_t now) {
     reservation *r = e->r;
@@ -777,6 +885,8 @@ static void keep(resv_controller *c, rentry *e, int64_t now) {
     } else if (newly_started && !e->pending_write) {
         write_status(c, e, e->phase, "the owner's pods are running", NULL, 0, false);
     }
+    if (!d.release)
+        evict_overruns(c, e, start, now);
 }
 
 /* Read-only: the table follows the status the binding scheduler writes. Held (Admitted,

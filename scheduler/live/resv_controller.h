@@ -32,6 +32,7 @@
 #include "lib/kube.h"
 #include "scheduler/backend/cache.h"
 #include "scheduler/live/config.h"
+#include "scheduler/live/preemptor.h"
 #include "scheduler/framework/framework.h"
 #include "scheduler/plugins/reservation/resv_plan.h"
 
@@ -71,6 +72,9 @@ int resv_controller_recheck(resv_controller *c, const tm_informer *pods, tm_err 
  * capacity is held for it by the reservation and the Reservation plugin places it (backfill
  * leaves such pods out of its plan). false when c is NULL. */
 bool resv_controller_holds_for(const resv_controller *c, const sched_pod *pod);
+/* The preemptor that evicts pods overrunning into an open window (spec.evictOverrunning,
+ * resv_overrun.h); without one (read-only, tests) nothing is evicted. pr is borrowed. */
+void resv_controller_set_preemptor(resv_controller *c, sched_preemptor *pr);
 /* The table of admitted reservations (read under the cache lock), NULL when c is NULL. */
 const resv_plan *resv_controller_plan(const resv_controller *c);
 void resv_controller_stop(resv_controller *c);

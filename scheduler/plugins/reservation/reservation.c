@@ -340,6 +340,12 @@ reservation *reservation_from_json(sched_snapshot *s, const json_t *obj, tm_err 
         tm_err_set(err, "out of memory");
         goto fail;
     }
+    const json_t *eo = json_object_get(spec, "evictOverrunning");
+    if (eo && !json_is_boolean(eo)) {
+        tm_err_set(err, "spec.evictOverrunning must be true or false");
+        goto fail;
+    }
+    r->evict_overrunning = !eo || json_is_true(eo);
     if (parse_window(r, spec, err) || parse_owner(r, json_object_get(spec, "owner"), err) ||
         parse_placement(s, r, spec, err) || parse_holds(s, r, json_object_get(st, "nodes"), err))
         goto fail;

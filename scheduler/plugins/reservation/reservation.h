@@ -66,6 +66,9 @@ typedef struct reservation {
     char *owner_name;       /* PodGroup or Workload name */
     tm_selector *owner_sel; /* RESV_OWNER_SELECTOR */
     char *scheduler_name;   /* spec.schedulerName, "tarema" when absent */
+    /* spec.evictOverrunning (default true): once the window is open, a pod let into the held
+     * capacity on ending before it and still running is evicted (resv_overrun.h) */
+    bool evict_overrunning;
     /* status */
     resv_phase phase;
     resv_hold *holds;
