@@ -253,10 +253,14 @@ static int cmd_explain(sched_config *cfg, const char *target, bool as_json) {
     json_t *gang = sched_gang_explain(k, fw, snap, pod, &keys, &err);
     if (!gang)
         goto out;
-    if (json_is_object(gang))
+    if (json_is_object(gang)) {
+        /* a gang preempts as one unit (its own "preemption"), never for one member alone */
+        if (!json_is_true(json_object_get(gang, "basic")))
+            json_object_del(doc, "preemption");
         json_object_set_new(doc, "gang", gang);
-    else
+    } else {
         json_decref(gang);
+    }
     sched_explain_predicted_start(doc, pod, now / 1000 * 1000); /* issue 18 */
     sched_explain_expected_start(doc, pod, now / 1000 * 1000);  /* issue 32 */
     /* an owner of a held Reservation: which case of the owner's rule applies (resv_plugin.h) */

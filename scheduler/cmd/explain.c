@@ -661,6 +661,7 @@ char *sched_explain_text(const json_t *doc) {
                 (long long)tm_json_int(gmem, "succeeded", 0),
                 (long long)tm_json_int(gmem, "failed", 0));
         fprintf(f, "gang now: %s\n", tm_json_str(gang, "message", ""));
+        sched_explain_gang_preemption_text(f, gang);
     }
     const char *owner = tm_json_str(doc, "reservationOwner", NULL);
     if (owner)

@@ -62,6 +62,10 @@ json_t *sched_explain_preemption(sched_framework *fw, sched_snapshot *s, const s
                                  int64_t now_ms, tm_err *err);
 /* Its text, a few lines (nothing when doc has no "preemption"). */
 void sched_explain_preemption_text(FILE *f, const json_t *doc);
+/* The "preemption" of a gang's explanation (gang_live.h sched_gang_explain: the gang's own
+ * preemption as one unit) as text: the victims, whole gangs named, and where each waiting member
+ * would go; or why nothing would be evicted. Nothing when absent. */
+void sched_explain_gang_preemption_text(FILE *f, const json_t *gang);
 
 /* Why the selected node won (or why none fits), in words, from an explain document. */
 void sched_explain_why(const json_t *doc, char *buf, size_t cap);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "scheduler/cmd/explain.h"
+#include "lib/jsonutil.h"
 #include "scheduler/plugins/preemption/preemption.h"
 
 static const char *const outcome_names[] = {
@@ -112,4 +113,27 @@ void sched_explain_preemption_text(FILE *f, const json_t *doc) {
               nu = json_integer_value(json_object_get(pr, "nodesUnresolvable"));
     if (nt || nu)
         fprintf(f, "  (%lld node(s) not tried, %lld where preemption is not helpful)\n", nt, nu);
+}
+
+void sched_explain_gang_preemption_text(FILE *f, const json_t *gang) {
+    const json_t *pr = json_object_get(gang, "preemption");
+    if (!json_is_object(pr))
+        return;
+    if (!json_is_true(json_object_get(pr, "wouldPreempt"))) {
+        fprintf(f, "gang preemption: none: %s\n", tm_json_str(pr, "message", ""));
+        return;
+    }
+    fprintf(f, "gang preemption: %s\n", tm_json_str(pr, "message", ""));
+    size_t i;
+    const json_t *v;
+    json_array_foreach(json_object_get(pr, "victims"), i, v) {
+        const char *unit = tm_json_str(v, "gang", NULL);
+        fprintf(f, "  evict %s on %s (priority %lld%s%s): %s\n", tm_json_str(v, "pod", ""),
+                tm_json_str(v, "node", ""), (long long)tm_json_int(v, "priority", 0),
+                unit ? ", with its whole gang " : "", unit ? unit : "", tm_json_str(v, "why", ""));
+    }
+    json_array_foreach(json_object_get(pr, "members"), i, v) {
+        const char *node = tm_json_str(v, "node", NULL);
+        fprintf(f, "  then %s on %s\n", tm_json_str(v, "pod", ""), node ? node : "(not needed)");
+    }
 }

@@ -1,5 +1,6 @@
 /* gang_live.c: gangs in the running scheduler (gang_live.h). */
 #include "scheduler/live/gang_live.h"
+#include "scheduler/live/gang_live_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -258,7 +259,7 @@ void sched_gang_live_sync_status(sched_gang_live *gl) {
 /* ---- informers ------------------------------------------------------------------------------ */
 
 /* A member's state as its pod shows it (pending when not on a node yet); explain uses it as is. */
-static sched_gang_pod_state json_pod_state(const json_t *pod) {
+sched_gang_pod_state sched_gang_json_pod_state(const json_t *pod) {
     const char *phase = tm_json_str(pod, "status.phase", "");
     if (strcmp(phase, "Succeeded") == 0)
         return SCHED_GANG_POD_SUCCEEDED;
@@ -273,7 +274,7 @@ static sched_gang_pod_state json_pod_state(const json_t *pod) {
 
 /* The live state: a pending pod this scheduler reserved a node for is assumed. */
 static sched_gang_pod_state pod_state(sched_gang_live *gl, const json_t *pod, const char *uid) {
-    sched_gang_pod_state st = json_pod_state(pod);
+    sched_gang_pod_state st = sched_gang_json_pod_state(pod);
     return st == SCHED_GANG_POD_PENDING && sched_cache_is_assumed(gl->c, uid)
                ? SCHED_GANG_POD_ASSUMED
                : st;
@@ -873,6 +874,49 @@ void sched_gang_live_bind_result(sched_gang_live *gl, const char *uid, bool ok, 
 
 /* ---- explain -------------------------------------------------------------------------------- */
 
+int sched_gang_explain_register_owner(tm_kube *k, sched_gang_registry *r,
+                                      const sched_native_api *napi, const sched_gang_ref *ref,
+                                      json_t **owner, tm_err *err) {
+    *owner = NULL;
+    bool pg = ref->kind == SCHED_GANG_PODGROUP, native = ref->kind == SCHED_GANG_NATIVE;
+    /* a cluster serving no PodGroups: the gang's PodGroup is simply absent (path NULL) */
+    bool absent = native && !napi->podgroups;
+    const char *api = pg ? SCHED_PODGROUP_API : native ? napi->group_version : SCHED_WORKLOAD_API;
+    char *path = absent ? NULL
+                        : tm_kube_path(api, pg || native ? "podgroups" : "workloads", ref->ns,
+                                       ref->owner, NULL);
+    if (!path && !absent)
+        return tm_err_set(err, "out of memory");
+    tm_err oe = {0};
+    json_t *obj = path ? tm_kube_get(k, path, &oe) : NULL;
+    free(path);
+    if (!obj && !absent && oe.http_status != 404) {
+        *err = oe;
+        tm_err_wrap(err, "reading the gang's %s", sched_gang_kind_object(ref->kind));
+        return -1;
+    }
+    if (obj && native) {
+        sched_native_podgroup npg;
+        tm_err pe = {0};
+        int rc = sched_native_podgroup_from_json(obj, &npg, &pe);
+        sched_gang_registry_native(r, ref->ns, ref->owner, rc ? NULL : &npg.spec,
+                                   rc ? false : npg.basic, rc ? pe.msg : NULL, 0);
+        if (!rc)
+            sched_native_podgroup_free(&npg);
+    } else if (obj && pg) {
+        sched_gang *og;
+        tm_err pe = {0};
+        podgroup_record(r, ref->ns, ref->owner, obj, 0, &og, &pe);
+    } else if (obj) {
+        sched_workload w;
+        tm_err pe = {0};
+        int rc = sched_workload_from_json(obj, &w, &pe);
+        sched_gang_registry_workload(r, ref->ns, ref->owner, rc ? NULL : &w, rc ? pe.msg : NULL);
+    }
+    *owner = obj;
+    return 0;
+}
+
 json_t *sched_gang_explain(tm_kube *k, sched_framework *fw, sched_snapshot *snap, const json_t *pod,
                            const sched_keys *keys, tm_err *err) {
     sched_gang_ref ref;
@@ -889,44 +933,15 @@ json_t *sched_gang_explain(tm_kube *k, sched_framework *fw, sched_snapshot *snap
         sched_gang_registry_free(r);
         return NULL;
     }
-    /* a cluster serving no PodGroups: the gang's PodGroup is simply absent (path NULL) */
-    bool absent = native && !napi.podgroups;
-    const char *api = pg ? SCHED_PODGROUP_API : native ? napi.group_version : SCHED_WORKLOAD_API;
-    char *path = absent ? NULL
-                        : tm_kube_path(api, pg || native ? "podgroups" : "workloads", ref.ns,
-                                       ref.owner, NULL);
     json_t *owner = NULL, *pods = NULL, *out = NULL;
     sched_pod **pend = NULL;
     size_t n_pend = 0;
-    if (!r || (!path && !absent)) {
+    if (!r) {
         tm_err_set(err, "out of memory");
         goto done;
     }
-    tm_err oe = {0};
-    owner = path ? tm_kube_get(k, path, &oe) : NULL;
-    if (!owner && path && oe.http_status != 404) {
-        *err = oe;
-        tm_err_wrap(err, "reading the gang's %s", sched_gang_kind_object(ref.kind));
+    if (sched_gang_explain_register_owner(k, r, &napi, &ref, &owner, err))
         goto done;
-    }
-    if (owner && native) {
-        sched_native_podgroup npg;
-        tm_err pe = {0};
-        int rc = sched_native_podgroup_from_json(owner, &npg, &pe);
-        sched_gang_registry_native(r, ref.ns, ref.owner, rc ? NULL : &npg.spec,
-                                   rc ? false : npg.basic, rc ? pe.msg : NULL, 0);
-        if (!rc)
-            sched_native_podgroup_free(&npg);
-    } else if (owner && pg) {
-        sched_gang *og;
-        tm_err pe = {0};
-        podgroup_record(r, ref.ns, ref.owner, owner, 0, &og, &pe);
-    } else if (owner) {
-        sched_workload w;
-        tm_err pe = {0};
-        int rc = sched_workload_from_json(owner, &w, &pe);
-        sched_gang_registry_workload(r, ref.ns, ref.owner, rc ? NULL : &w, rc ? pe.msg : NULL);
-    }
     char sel[600];
     snprintf(sel, sizeof sel, "%s=%s", SCHED_PODGROUP_LABEL, ref.owner);
     tm_list_opts lo = {.label_selector = pg ? sel : NULL};
@@ -950,7 +965,7 @@ json_t *sched_gang_explain(tm_kube *k, sched_framework *fw, sched_snapshot *snap
             strcmp(sched_gang_ref_key(&pr, pk, sizeof pk), key) != 0 ||
             tm_json_str(p, "metadata.deletionTimestamp", "")[0])
             continue;
-        sched_gang_pod_state st = json_pod_state(p);
+        sched_gang_pod_state st = sched_gang_json_pod_state(p);
         bool gated =
             json_array_size(json_object_get(json_object_get(p, "spec"), "schedulingGates")) > 0;
         sched_gang_registry_set_member(r, &pr, tm_json_str(p, "metadata.uid", ""),
@@ -987,6 +1002,20 @@ json_t *sched_gang_explain(tm_kube *k, sched_framework *fw, sched_snapshot *snap
                  "the %zu waiting pod(s) fit together now: the next attempt places them", n_pend);
     json_object_set_new(out, "message", json_string(why));
     json_object_set_new(out, "attempt", json_string(n_pend ? sched_gang_try_name(t) : "none"));
+    json_object_set_new(out, "basic", json_boolean(g->basic)); /* scheduled pod by pod */
+    /* It does not fit: what its own preemption would do (the live scheduler runs it, never
+     * DefaultPreemption for one member) */
+    if (t == SCHED_GANG_TRY_UNSCHEDULABLE && !g->basic) {
+        json_t *pre = sched_gang_explain_preemption(k, fw, snap, r, &napi, g, pend, n_pend,
+                                                    tm_wall_ms() / 1000 * 1000, err);
+        if (!pre) {
+            json_decref(out);
+            out = NULL;
+            free(nodes);
+            goto done;
+        }
+        json_object_set_new(out, "preemption", pre);
+    }
     if (owner && pg)
         json_object_set_new(out, "statusMessage",
                             json_string(tm_json_str(owner, "status.message", "")));
@@ -997,7 +1026,6 @@ done:
     free(pend);
     json_decref(pods);
     json_decref(owner);
-    free(path);
     sched_gang_registry_free(r);
     return out;
 }

@@ -8,6 +8,10 @@
 #  2. a gang of 12 x 1 core at priority 1000: evicting lowa whole (12 cores) is enough, and
 #     lowa goes whole (all six pods, each with a Preempted event), lowb (the lower priority, but not needed once lowa goes) stays, and the 12 are
 #     bound; lowa's PodGroup hears it was preempted whole, the preemptor's says Preempting.
+#  `tarema-scheduler explain` on a member says what the gang's own preemption would do (never
+#  DefaultPreemption for the member alone): none for the gang of 20 (and why); for a copy of the
+#  12-pod gang that no scheduler takes, lowa's 6 pods evicted as one gang and a node for each of
+#  the 12 members, before the live scheduler does exactly that.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"
@@ -45,10 +49,12 @@ check "test nodes created (4 x 4 cores)" bash "$REPO_ROOT/hack/cluster.sh" nodes
 sched_e2e_start --qps 2000 --burst 4000
 
 # gang NAME SIZE CPU CLASS: a PodGroup gang (minMember SIZE) at the class's priority.
-gang() {
+gang() { GANG_SCHED=$SCHED gang_for "$@"; }
+# gang_for NAME SIZE CPU CLASS with GANG_SCHED: the same for another scheduler name.
+gang_for() {
   GANG_POD_PATCH=".spec.tolerations = [{key: \"tarema.io/e2e\", operator: \"Equal\", value: \"$ID\", effect: \"NoSchedule\"}]
     | .spec.nodeSelector = {\"tarema.io/e2e\": \"$ID\"} | .spec.priorityClassName = \"$ID-$4\"" \
-    gang_create podgroup "$NS" "$1" "$2" "$2" "$SCHED" "$3" 256Mi
+    gang_create podgroup "$NS" "$1" "$2" "$2" "$GANG_SCHED" "$3" 256Mi
 }
 bound_of() { # NAME: pods of the gang bound (nothing and status 1 when the list fails)
   local pods
@@ -88,11 +94,38 @@ else
   fail "nothing evicted: lowa 6 and lowb 4 still bound, no Preempted event" \
     "$(kubectl get pods -n "$NS" -o wide; events_of Preempted)"
 fi
+explain() { "$BIN/tarema-scheduler" explain "$NS/$1" "${@:2}" --scheduler-name "$SCHED" 2>"$WORK/explain.err"; }
+if j=$(explain huge-1 -o json) &&
+  jq -e '(.preemption == null) and (.gang.preemption.wouldPreempt == false) and (.gang.preemption.victims == [])' <<<"$j" >/dev/null &&
+  t=$(explain huge-1) && grep -q "^gang preemption: none: " <<<"$t" && ! grep -q "^preemption:" <<<"$t"; then
+  pass "explain huge-1: the gang's preemption, none ($(grep "^gang preemption" <<<"$t" | cut -c1-120)); no single-pod preemption shown"
+else
+  fail "explain huge-1: the gang's preemption, none" "$(cat "$WORK/explain.err"; jq -c '{preemption, g: .gang.preemption}' <<<"${j:-null}" 2>&1; echo "${t:-}")"
+fi
 kubectl delete podgroups.scheduling.x-k8s.io -n "$NS" huge --wait=false >/dev/null 2>&1
 kubectl delete pods -n "$NS" -l tarema.io/gang-e2e=huge --wait=false >/dev/null 2>&1
 check "the huge gang is gone" wait_for 60 count_is huge 0
 
 # ---- 2. 12 x 1 core: lowa goes whole, lowb stays ------------------------------------------------
+# explain first, on a copy no scheduler takes (pending, not gated: explain tries it as the live one)
+GANG_SCHED="nobody-$ID"
+check "gang probe created (12 x 1 core, class high, scheduler nobody)" gang_for probe 12 1 high
+if j=$(explain probe-1 -o json) &&
+  jq -e --arg g "podgroup/$NS/lowa" '.preemption == null and .gang.preemption.wouldPreempt and
+      ([.gang.preemption.victims[] | select(.gang == $g and (.pod | test("/lowa-[0-9]+$")))] | length) == 6 and
+      (.gang.preemption.victims | length) == 6 and .gang.preemption.gangs == 1 and
+      ([.gang.preemption.members[] | select(.node != null)] | length) == 12' <<<"$j" >/dev/null &&
+  t=$(explain probe-1) && grep -q "^gang preemption: evicting 6 pod(s) (1 gang(s) whole" <<<"$t" &&
+  [ "$(grep -c "^  evict $NS/lowa-[0-9]* on .*with its whole gang podgroup/$NS/lowa" <<<"$t")" = 6 ]; then
+  pass "explain probe-1 (the 12-pod gang): evict lowa's 6 pods as one gang, a node for each of the 12 members"
+  grep -A3 "^gang preemption" <<<"$t" | sed 's/^/#   /'
+else
+  fail "explain probe-1: evict lowa's 6 pods as one gang" "$(cat "$WORK/explain.err"; jq -c '{preemption, g: .gang.preemption}' <<<"${j:-null}" 2>&1; echo "${t:-}")"
+fi
+if bound_is lowa 6 && [ -z "$(events_of Preempted)" ]; then pass "explain evicted nothing"; else fail "explain evicted nothing" "$(events_of Preempted)"; fi
+kubectl delete podgroups.scheduling.x-k8s.io -n "$NS" probe --wait=false >/dev/null 2>&1
+kubectl delete pods -n "$NS" -l tarema.io/gang-e2e=probe --wait=false >/dev/null 2>&1
+check "the probe gang is gone" wait_for 60 count_is probe 0
 check "gang hi created (12 x 1 core(s), class high)" gang hi 12 1 high
 if wait_for 90 bound_is hi 12; then
   pass "the 12 pods of gang hi (priority 1000) are bound"
