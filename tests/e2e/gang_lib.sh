@@ -136,7 +136,9 @@ gang_require_api() {
       local crd
       crd=$(ls "$REPO_ROOT"/charts/tarema/crds/*podgroup* 2>/dev/null | head -n 1)
       [ -n "$crd" ] || { echo "no PodGroup CRD served and none in charts/tarema/crds/"; return 1; }
-      gang_kubectl apply -f "$crd" >/dev/null || { echo "installing $crd failed"; return 1; }
+      # a test beside this one may install it at the same moment (apply then says AlreadyExists)
+      gang_kubectl apply -f "$crd" >/dev/null 2>&1 || gang_kubectl get crd podgroups.scheduling.x-k8s.io >/dev/null 2>&1 ||
+        { echo "installing $crd failed"; return 1; }
       gang_kubectl wait --for condition=established --timeout=30s crd/podgroups.scheduling.x-k8s.io >/dev/null ||
         { echo "the PodGroup CRD of $crd did not become established"; return 1; }
       ;;
