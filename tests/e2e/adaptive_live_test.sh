@@ -47,7 +47,7 @@ node_entry() { # PREFIX GROUP LABEL
 SLOW=slow-$ID FAST=fast-$ID
 { echo "nodes:"; node_entry n1 "$SLOW" 1; node_entry c2 "$FAST" 2; } >"$work/nodes.yaml"
 check "test nodes created (slow: ${P}n1-1/2, fast: ${P}c2-1/2)" bash hack/cluster.sh nodes "$work/nodes.yaml"
-check "CRD applies" kubectl apply -f manifests/crds/taskprofile.yaml
+check "CRD applies" apply_shared -f manifests/crds/taskprofile.yaml
 check "CRD established" kubectl wait --for=condition=Established --timeout=30s crd/taskprofiles.tarema.io
 kubectl create namespace "$ns" >/dev/null
 wait_for 30 kubectl get serviceaccount default -n "$ns"

@@ -47,7 +47,7 @@ nodes:
      taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
 YAML
 check "test node created (${P}n-1, 1 cpu)" bash hack/cluster.sh nodes "$work/nodes.yaml"
-check "CRD applies" kubectl apply -f manifests/crds/taskprofile.yaml
+check "CRD applies" apply_shared -f manifests/crds/taskprofile.yaml
 check "CRD established" kubectl wait --for=condition=Established --timeout=30s crd/taskprofiles.tarema.io
 kubectl create namespace "$ns" >/dev/null
 wait_for 30 kubectl get serviceaccount default -n "$ns"

@@ -40,7 +40,7 @@ node_entry() { # PREFIX COUNT CPU GROUP LABEL
   node_entry fast 1 16 fast 3
 } >"$work/nodes.yaml"
 check "test nodes created" bash hack/cluster.sh nodes "$work/nodes.yaml"
-check "CRD applies" kubectl apply -f manifests/crds/taskprofile.yaml
+check "CRD applies" apply_shared -f manifests/crds/taskprofile.yaml
 check "CRD established" kubectl wait --for=condition=Established --timeout=30s crd/taskprofiles.tarema.io
 kubectl create namespace "$ns" >/dev/null
 

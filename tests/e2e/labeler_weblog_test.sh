@@ -25,7 +25,7 @@ trap cleanup EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 url=http://127.0.0.1:$port
 
-check "CRD applies" kubectl apply -f manifests/crds/taskprofile.yaml
+check "CRD applies" apply_shared -f manifests/crds/taskprofile.yaml
 check "CRD established" kubectl wait --for=condition=Established --timeout=30s crd/taskprofiles.tarema.io
 kubectl create namespace "$ns" >/dev/null
 

@@ -26,6 +26,9 @@ wait_for() {
 # `k api-versions | grep -qx scheduling.k8s.io/v1alpha1` fail with the line in the output).
 # Exported, for the checks that run it inside `bash -c "..."` strings.
 qgrep() { grep "$@" >/dev/null; }
+# apply_shared ARGS...: `kubectl apply` of an object tests share (a CRD): two tests applying it at
+# the same moment both see it absent and one gets AlreadyExists; applied again it is patched.
+apply_shared() { kubectl apply "$@" >/dev/null 2>&1 || kubectl apply "$@" >/dev/null; }
 export -f qgrep
 summary() { echo "$E2E_PASSED passed, $E2E_FAILED failed"; [ "$E2E_FAILED" = 0 ]; }
 

@@ -129,7 +129,7 @@ can=$(KUBECONFIG=$work/nextflow.kubeconfig kubectl auth can-i create pods 2>&1)
 [ "$can" = yes ] && pass "ServiceAccount nextflow may create pods in $NS" || fail "ServiceAccount may create pods" "$can"
 
 # ---- tarema and the task runner ---------------------------------------------------------------
-check "TaskProfile CRD applies" kubectl apply -f manifests/crds/taskprofile.yaml
+check "TaskProfile CRD applies" apply_shared -f manifests/crds/taskprofile.yaml
 check "CRD established" kubectl wait --for=condition=Established --timeout=30s crd/taskprofiles.tarema.io
 kubectl create namespace "$TPNS" >/dev/null
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

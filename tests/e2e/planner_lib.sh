@@ -11,7 +11,7 @@ PL_PID=""
 planner_crds() {
   local f
   for f in tarema.io_workflows.yaml scheduling.x-k8s.io_podgroups.yaml tarema.io_reservations.yaml; do
-    kubectl apply -f "$REPO_ROOT/charts/tarema/crds/$f" >/dev/null || return 1
+    apply_shared -f "$REPO_ROOT/charts/tarema/crds/$f" || return 1
   done
   kubectl wait --for condition=established --timeout=30s \
     crd/workflows.tarema.io crd/podgroups.scheduling.x-k8s.io crd/reservations.tarema.io >/dev/null

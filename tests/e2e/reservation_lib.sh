@@ -5,8 +5,8 @@
 # install_reservation_crds: the chart's Reservation and PodGroup CRDs (charts/tarema/crds, the
 # real ones, never stand-ins), both established.
 install_reservation_crds() {
-  kubectl apply -f "$REPO_ROOT/charts/tarema/crds/tarema.io_reservations.yaml" >/dev/null || return 1
-  kubectl apply -f "$REPO_ROOT/charts/tarema/crds/scheduling.x-k8s.io_podgroups.yaml" >/dev/null || return 1
+  apply_shared -f "$REPO_ROOT/charts/tarema/crds/tarema.io_reservations.yaml" || return 1
+  apply_shared -f "$REPO_ROOT/charts/tarema/crds/scheduling.x-k8s.io_podgroups.yaml" || return 1
   kubectl wait --for condition=established --timeout=30s crd/reservations.tarema.io crd/podgroups.scheduling.x-k8s.io >/dev/null
 }
 

@@ -127,7 +127,7 @@ fi
 # Reservations: the extender honours those its scheduler name's tarema scheduler admitted. No
 # tarema scheduler runs here, so the status it would write (Active, slow-1 held whole) is
 # written by hand; the extender restores the table from it, read-only.
-kubectl apply -f "$REPO_ROOT/charts/tarema/crds/tarema.io_reservations.yaml" >/dev/null &&
+apply_shared -f "$REPO_ROOT/charts/tarema/crds/tarema.io_reservations.yaml" &&
   kubectl wait --for condition=established --timeout=30s crd/reservations.tarema.io >/dev/null
 st=$(date -u -d "@$(($(date +%s) - 60))" +%Y-%m-%dT%H:%M:%SZ)
 en=$(date -u -d "@$(($(date +%s) + 3600))" +%Y-%m-%dT%H:%M:%SZ)

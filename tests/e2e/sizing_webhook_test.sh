@@ -55,7 +55,7 @@ check "history of SZ:BIG stored" "$BIN/tarema-labeler" ingest --workflow "$wf" -
 
 # ---- the labeler publishes the buckets and the recommendation in TaskProfile status --------
 kubectl create namespace "$ns" >/dev/null && kubectl label namespace "$ns" tarema.io/sizing=enabled >/dev/null
-check "TaskProfile CRD applies" kubectl apply -f manifests/crds/taskprofile.yaml
+check "TaskProfile CRD applies" apply_shared -f manifests/crds/taskprofile.yaml
 kubectl wait --for=condition=Established --timeout=30s crd/taskprofiles.tarema.io >/dev/null
 "$BIN/tarema-labeler" serve --bind 127.0.0.1 --port 0 --spool "$work/spool" --namespace "$ns" \
   --groups tests/fixtures/labeler/groups_3.json --resync-seconds 3600 >"$work/serve.log" 2>&1 &
