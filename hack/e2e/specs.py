@@ -43,7 +43,8 @@ def pattern(text):
     prints it: its words in order, a moved tag allowed after any of them. Not anchored, like
     ginkgo's --focus."""
     words = canonical(text).split(" ")
-    tag = r"( \[(%s)\])?" % "|".join(SPECIAL.sub(r"\\\1", t) for t in MOVED_TAGS)
+    tags = [SPECIAL.sub(r"\\\1", t) for t in MOVED_TAGS]
+    tag = r"( \[%s\])?" % (tags[0] if len(tags) == 1 else "(%s)" % "|".join(tags))
     return (tag + " ").join(SPECIAL.sub(r"\\\1", w) for w in words)
 
 
