@@ -14,7 +14,8 @@
 #         the report again from OUTDIR's two JUnit files, printed and written to report.md
 #
 # --focus/--skip: ginkgo regular expressions on the spec text (default: the kwok-runnable set,
-# SPECS_FOCUS/SPECS_SKIP below). --expected: a file of spec texts (one a line, # comments)
+# SPECS_FOCUS/SPECS_SKIP below; hack/e2e/specs.py focus FILE makes one from a spec list that
+# matches at every version). --expected: a file of spec texts (one a line, # comments)
 # expected to fail under tarema until an issue is done; the report marks them, and with it the
 # command fails (status 1) when tarema fails a spec kube-scheduler passes that is not listed.
 # Environment: TAREMA_E2E_POLICY (tarema's --policy, default tarema), BINDIR (bin),
@@ -93,8 +94,9 @@ run_cleanup() {
   TAREMA_CLUSTER_NAME=$1 bash "$HACK_DIR/cluster.sh" down >/dev/null 2>&1 || true
 }
 
-# The table: per spec (the JUnit test case's name without ginkgo's "[It] " and the suite's
-# labels) kube-scheduler's and tarema's result, and a summary line per scheduler.
+# The table: per spec (the JUnit test case's name without ginkgo's "[It] ", the suite's labels
+# and the [Serial] tag, hack/e2e/specs.py: the same name at every Kubernetes version)
+# kube-scheduler's and tarema's result, and a summary line per scheduler.
 report() {
   local out=$1 expected=${2:-}
   python3 "$HACK_DIR/e2e/report.py" --kube "$out/junit-kube.xml" --tarema "$out/junit-tarema.xml" \

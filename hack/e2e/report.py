@@ -6,6 +6,8 @@ then one summary line per scheduler and the specs kube-scheduler passes and tare
   report.py --kube FILE --tarema FILE [--expected FILE] [--markdown OUT] [--tsv OUT]
             [--fail-unexpected]
 
+Specs are named version-independently (hack/e2e/specs.py: without ginkgo's "[It] ", its label
+list and the [Serial] tag, whose place in the text differs between Kubernetes releases).
 --expected: spec texts (one a line; '#' starts a comment, text after ' # ' is the reason)
 expected to fail under tarema for now; such a spec is marked, never hidden.
 --tsv: one line per spec: text<TAB>kube result<TAB>tarema result<TAB>expected(0/1).
@@ -17,16 +19,7 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 
-TRAILING_LABELS = re.compile(r"\s*\[[^\[\]]*,[^\[\]]*\]\s*$")
-
-
-def spec_text(name):
-    """The spec's full text (what --ginkgo.focus matches) without ginkgo's '[It] ' and the
-    label list it appends."""
-    if name.startswith("[It] "):
-        name = name[5:]
-    name = TRAILING_LABELS.sub("", name)  # ginkgo's " [sig-scheduling, Serial]" label list
-    return re.sub(r"\s+", " ", name).strip()
+from specs import canonical as spec_text  # hack/e2e/specs.py: one name at every version
 
 
 def load(path):
@@ -74,7 +67,7 @@ def load_expected(path):
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             text, _, why = line.partition(" # ")
-            exp[text.strip()] = why.strip()
+            exp[spec_text(text)] = why.strip()  # a list written with [Serial] still matches
     return exp
 
 

@@ -245,8 +245,9 @@ gang_partial_from_counts() { awk '$4 > 0 && $2 > 0 && $2 < $4'; }
 
 # gang_aon_monitor_start NS FILE [INTERVAL_S]: samples the namespace's gangs in the background
 # every INTERVAL_S (default 0.5) until gang_aon_monitor_stop. FILE gets one line per sample,
-# "S INDEX EPOCH_S", each followed by "P INDEX EPOCH_S KEY BOUND TOTAL MIN" for every gang
-# partly bound in it, and "E INDEX EPOCH_S" for a failed read.
+# "S INDEX EPOCH_S END_S" (the read began at EPOCH_S, ended at END_S), each followed by
+# "P INDEX EPOCH_S KEY BOUND TOTAL MIN" for every gang partly bound in it, and "E INDEX EPOCH_S"
+# for a failed read; gang_aon_deleting adds "D 0 EPOCH_S KEY".
 gang_aon_monitor_start() {
   local ns=$1 file=$2 every=${3:-0.5}
   : >"$file"
@@ -259,7 +260,7 @@ gang_aon_monitor_start() {
       [ -e "$file.stop" ] && last=1
       t=$(date +%s.%N)
       if c=$(gang_counts "$ns" 2>/dev/null); then
-        echo "S $i $t"
+        echo "S $i $t $(date +%s.%N)"
         gang_partial_from_counts <<<"$c" | sed "s/^/P $i $t /"
       else
         echo "E $i $t"
@@ -270,6 +271,18 @@ gang_aon_monitor_start() {
   ) &
   GANG_MON_PID=$!
   GANG_MON_FILE=$file
+}
+
+# gang_aon_deleting KEY...: the test deletes these gangs' pods from now on ("*": every gang).
+# kubectl deletes a selection pod by pod, so under load a deleted gang shows some members gone
+# and the rest still bound for seconds: partly bound by the test's own doing, not the
+# scheduler's. The verdict leaves such a gang out from every sample whose read had not ended
+# before this mark (a read in progress may already see the first deletes).
+gang_aon_deleting() {
+  [ -n "${GANG_MON_FILE:-}" ] && [ -n "${GANG_MON_PID:-}" ] || return 0
+  local t k
+  t=$(date +%s.%N)
+  for k in "$@"; do echo "D 0 $t $k" >>"$GANG_MON_FILE"; done
 }
 
 # gang_aon_monitor_stop: lets the sampler take one last sample (begun after this call), stops it and prints its verdict
@@ -287,16 +300,21 @@ gang_aon_monitor_stop() {
 }
 
 # gang_aon_verdict FILE: reads a monitor file and prints one line:
-#   samples=N read_errors=N longest_partial_s=X violations=N [KEY:bound/min:for_s ...]
+#   samples=N read_errors=N partial_while_deleted=N longest_partial_s=X violations=N [KEY:bound/min:for_s ...]
+# (partial_while_deleted: partial observations left out as gang_aon_deleting marked them)
 # A gang violates when partly bound in consecutive samples spanning >= GANG_AON_GRACE_S, or in
 # the last sample. Returns 1 on a violation, 2 when there were fewer than 2 good samples (the
 # check did not really run). GANG_AON_IGNORE: space-separated gang keys left out (gangs a test
-# left partly bound itself, e.g. by killing the scheduler in the middle of their binds).
+# left partly bound itself, e.g. by killing the scheduler in the middle of their binds). A gang
+# marked by gang_aon_deleting is left out of the samples whose read ended after the mark.
 gang_aon_verdict() {
   awk -v grace="$GANG_AON_GRACE_S" -v ignore="${GANG_AON_IGNORE:-}" '
     BEGIN { ni = split(ignore, il, " "); for (j = 1; j <= ni; j++) ign[il[j]] = 1 }
-    $1 == "S" { n++; last = $2 }
+    # first pass: the deletion marks (appended by the test, anywhere in the file)
+    NR == FNR { if ($1 == "D" && (!($4 in del) || $3 < del[$4])) del[$4] = $3; next }
+    $1 == "S" { n++; last = $2; end[$2] = NF >= 4 ? $4 : $3 }
     $1 == "E" { errs++ }
+    $1 == "P" && (($4 in del && end[$2] >= del[$4]) || ("*" in del && end[$2] >= del["*"])) { deleting++; next }
     $1 == "P" && !($4 in ign) {
       k = $4
       # a run of partial samples goes on while the gang was partial in the sample just before
@@ -315,10 +333,22 @@ gang_aon_verdict() {
           list = list sprintf(" %s:%s:%.1fs%s", k, state[k], longest[k], previdx[k] == last ? ":at-end" : "")
         }
       }
-      printf "samples=%d read_errors=%d longest_partial_s=%.1f violations=%d%s\n", n, errs, lp, v, list
+      printf "samples=%d read_errors=%d partial_while_deleted=%d longest_partial_s=%.1f violations=%d%s\n", n, errs, deleting, lp, v, list
       if (n < 2) exit 2
       exit v > 0 ? 1 : 0
-    }' "$1"
+    }' "$1" "$1"
+}
+
+# gang_aon_partials FILE [N]: the last N (default 12) partly bound observations of a monitor
+# file, "+SECONDS KEY BOUND/TOTAL (min MIN)", seconds since its first sample, and the test's
+# deletion marks: for a failure's
+# detail, whether a partial gang's binds went on (bound count rising: binds in flight on a slow
+# API server) or stood still (a gang left partly bound).
+gang_aon_partials() {
+  awk '$1 != "D" && t0 == "" { t0 = $3 }
+       $1 == "P" { printf "+%.1fs %s %s/%s (min %s)\n", $3 - t0, $4, $5, $6, $7 }
+       $1 == "D" { printf "+%.1fs %s deleted by the test\n", $3 - (t0 == "" ? $3 : t0), $4 }' "$1" |
+    tail -n "${2:-12}"
 }
 
 # gang_wait_bound NS KEY N SECONDS: waits until gang KEY has at least N members bound.

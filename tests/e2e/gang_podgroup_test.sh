@@ -112,6 +112,7 @@ if wait_bound g20 20 60; then pass "gang of 20 bound whole"; else fail "gang of 
 g=$(groups_of g20 | tr '\n' ' ')
 c2=$(groups_of g20 | awk '$1 == "c2" {print $2}')
 if [ "${c2:-0}" -ge 8 ] && [ "$(groups_of g20 | awk '$1 != "c2" {print $1}')" = n2 ]; then pass "gang of 20 spills only as it must: c2 filled first ($c2), the rest in n2"; else fail "gang of 20 spills only as it must: c2 filled first, the rest in n2" "groups: $g"; fi
+gang_aon_deleting pg:g3 pg:g8 pg:g20
 kubectl delete pods -n "$NS" -l 'tarema.io/gang-e2e in (g3,g8,g20)' --wait=false >/dev/null
 wait_for 60 no_pods
 
@@ -137,6 +138,7 @@ if bound_is big 0; then pass "once all 16 exist and the scheduler reported: stil
 pod_json "$NS" plain "$SCHED" 16 1Gi '{}' "$ID" | jq -c --arg id "$ID" '.spec.nodeSelector = {"tarema.io/e2e": $id}' | kubectl create -f - >/dev/null
 if wait_for 30 bash -c "[ -n \"\$(kubectl get pod -n $NS plain -o jsonpath='{.spec.nodeName}')\" ]"; then pass "nothing held: a 16-core pod still fits a c2 node"; else fail "nothing held: a 16-core pod still fits a c2 node"; fi
 kubectl delete pod -n "$NS" plain --wait=false >/dev/null 2>&1
+gang_aon_deleting pg:big
 kubectl delete pods -n "$NS" -l tarema.io/gang-e2e=big --wait=false >/dev/null 2>&1
 
 # ---- 3. two gangs that fit alone, not together -------------------------------------------------
@@ -168,6 +170,7 @@ waits_whole() {
   always_for 3 split_ok
 }
 if waits_whole; then pass "the other waits whole ($first 2, $second 0, after a FailedScheduling on $second)"; else fail "the other waits whole" "$first $(bound_of "$first" 2>&1), $second $(bound_of "$second" 2>&1); events: $(pg_events "$second" 2>&1 | tail -n 3)"; fi
+gang_aon_deleting "pg:$first"
 kubectl delete pods -n "$NS" -l "tarema.io/gang-e2e=$first" --wait=false >/dev/null
 if wait_bound $second 2 60; then pass "after the first leaves, the second completes (no deadlock)"; else fail "after the first leaves, the second completes (no deadlock)" "$(gang_counts "$NS")"; fi
 
@@ -180,6 +183,7 @@ n=$(metric "$PORT" 'tarema_gang_attempts_total{result="timeout"}')
 if [ "${n%.*}" -ge 1 ]; then pass "timeouts counted in tarema_gang_attempts_total"; else fail "timeouts counted in tarema_gang_attempts_total" "$n"; fi
 
 # ---- 5. status of a bound gang -----------------------------------------------------------------
+gang_aon_deleting "pg:$second"
 kubectl delete pods -n "$NS" -l "tarema.io/gang-e2e=$second" --wait=false >/dev/null
 TASK="1 1 1"
 mk st 4 4 1
@@ -210,6 +214,7 @@ out=$("$BIN/tarema-scheduler" explain "$NS/short-1" -o json --scheduler-name "$S
 if jq -e '.gang.name == "short" and .gang.minMember == 5 and (.gang.message | test("2 more"))' >/dev/null 2>&1 <<<"$out"; then pass "explain shows the member's gang and why it waits"; else fail "explain shows the member's gang and why it waits" "$(head -c 400 <<<"$out")"; fi
 
 # ---- 7. restart in the middle ------------------------------------------------------------------
+gang_aon_deleting '*'
 kubectl delete pods -n "$NS" --all --wait=false >/dev/null
 wait_for 60 no_pods
 # The all-or-nothing monitor stops before the kill below: a kill -9 inside a gang's burst of
@@ -219,7 +224,16 @@ wait_for 60 no_pods
 # a second one covers the restarted scheduler (below).
 verdict=$(gang_aon_monitor_stop)
 rc=$?
-if [ $rc = 0 ]; then pass "all or nothing until the restart ($verdict)"; else fail "all or nothing until the restart" "$verdict"; fi
+# on a violation: the partial samples (did the bound count move?) and the scheduler's own account
+# of its gang binds (when it placed each gang, any bind that failed or whose outcome was unknown)
+aon_detail() {
+  echo "partial samples:"
+  gang_aon_partials "$1"
+  echo "scheduler log:"
+  grep -E 'gang scheduled|gang bind|bind failed|bind outcome|bind not started|bind answered' "$2" | tail -n 12
+}
+if [ $rc = 0 ]; then pass "all or nothing until the restart ($verdict)"; else fail "all or nothing until the restart" "$verdict
+$(aon_detail "$WORK/aon" "$WORK/sched.log")"; fi
 for i in 1 2 3 4; do mk "r$i" 6 6 1; done &
 # killed as soon as the first member is bound: the other gangs are being placed or bound
 any_bound() { local b; b=$(count_lines kubectl get pods -n "$NS" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}') && [ "$b" -ge 1 ]; }
@@ -257,6 +271,7 @@ if [ -z "$race" ]; then pass "arrival race: no FailedScheduling for members that
 
 verdict=$(GANG_AON_IGNORE=$killed_partial gang_aon_monitor_stop)
 rc=$?
-if [ $rc = 0 ]; then pass "all or nothing after the restart, but for the gangs the kill left partly bound (${killed_partial:-none}) ($verdict)"; else fail "all or nothing after the restart, but for the gangs the kill left partly bound (${killed_partial:-none})" "$verdict"; fi
+if [ $rc = 0 ]; then pass "all or nothing after the restart, but for the gangs the kill left partly bound (${killed_partial:-none}) ($verdict)"; else fail "all or nothing after the restart, but for the gangs the kill left partly bound (${killed_partial:-none})" "$verdict
+$(aon_detail "$WORK/aon2" "$WORK/sched2.log")"; fi
 if grep -q "PodGroup API .* not served" "$WORK/sched.log"; then fail "the PodGroup informer ran" "$(grep 'not served' "$WORK/sched.log")"; else pass "the PodGroup informer ran"; fi
 summary

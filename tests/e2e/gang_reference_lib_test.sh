@@ -87,6 +87,28 @@ samples() {
 samples "$WORK/m1" 3,wl:g/gang,2,5 4,wl:g/gang,4,5
 out=$(gang_aon_verdict "$WORK/m1"); rc=$?
 if [ $rc = 0 ] && grep -q 'violations=0' <<<"$out" && grep -q 'longest_partial_s=0.5' <<<"$out"; then pass "a partial state over 2 samples (0.5 s, binds in flight) passes and is reported"; else fail "a transient partial state passes" "rc=$rc $out"; fi
+out=$(gang_aon_partials "$WORK/m1" | tr '\n' ';')
+if [ "$out" = "+1.0s wl:g/gang 2/9 (min 5);+1.5s wl:g/gang 4/9 (min 5);" ]; then pass "the partial samples of a monitor, in seconds since its first, for a failure's detail"; else fail "the partial samples of a monitor, for a failure's detail" "$out"; fi
+# deleted by the test: pg:d partly bound from sample 2 to the end (as kubectl deletes it pod by
+# pod), marked before sample 2's read ended -> out of the verdict; pg:e partly bound 3 s before
+# its mark -> still a violation
+samples "$WORK/m6" 2,pg:d,1,3 3,pg:d,1,3 4,pg:d,1,3 5,pg:d,1,3 6,pg:d,1,3 7,pg:d,1,3 8,pg:d,1,3 9,pg:d,1,3 10,pg:d,1,2
+echo "D 0 1000.9 pg:d" >>"$WORK/m6"
+out=$(gang_aon_verdict "$WORK/m6"); rc=$?
+if [ $rc = 0 ] && grep -q 'partial_while_deleted=9 .*violations=0' <<<"$out"; then pass "a gang the test is deleting (gang_aon_deleting) is left out from its mark on, and counted"; else fail "a gang the test is deleting is left out from its mark on" "rc=$rc $out"; fi
+samples "$WORK/m7" 2,pg:e,1,3 3,pg:e,1,3 4,pg:e,1,3 5,pg:e,1,3 6,pg:e,1,3 7,pg:e,1,3 8,pg:e,1,3 9,pg:e,1,3
+echo "D 0 1004.6 pg:e" >>"$WORK/m7"
+out=$(gang_aon_verdict "$WORK/m7"); rc=$?
+if [ $rc = 1 ] && grep -q 'violations=1 pg:e:1/3:3.5s' <<<"$out"; then pass "partly bound for 3 s before its deletion mark still violates"; else fail "partly bound for 3 s before its deletion mark still violates" "rc=$rc $out"; fi
+# a read that began before the mark but ended after it may already see the first deletes:
+# left out too (else pg:g, partly bound in the last sample, would violate)
+printf '%s\n' "S 1 1000.0 1000.1" "S 2 1000.5 1001.5" "P 2 1000.5 pg:g 1 2 3" "D 0 1001.0 pg:g" >"$WORK/m9"
+out=$(gang_aon_verdict "$WORK/m9"); rc=$?
+if [ $rc = 0 ]; then pass "a sample whose read ended after the deletion mark is left out for that gang"; else fail "a sample whose read ended after the deletion mark is left out for that gang" "rc=$rc $out"; fi
+samples "$WORK/m8" 2,pg:f,1,3 3,pg:f,1,3 4,pg:f,1,3 5,pg:f,1,3 6,pg:f,1,3 7,pg:f,1,3 8,pg:f,1,3 9,pg:f,1,3
+echo "D 0 1000.9 *" >>"$WORK/m8"
+out=$(gang_aon_verdict "$WORK/m8"); rc=$?
+if [ $rc = 0 ]; then pass "a deletion mark '*' covers every gang"; else fail "a deletion mark '*' covers every gang" "rc=$rc $out"; fi
 samples "$WORK/m2" 2,pg:a,1,3 3,pg:a,1,3 4,pg:a,1,3 5,pg:a,1,3 6,pg:a,1,3 7,pg:a,1,3 8,pg:a,1,3
 out=$(gang_aon_verdict "$WORK/m2"); rc=$?
 if [ $rc = 1 ] && grep -q 'violations=1 pg:a:1/3:3.0s' <<<"$out"; then pass "a gang partly bound for 3 s violates"; else fail "a gang partly bound for 3 s violates" "rc=$rc $out"; fi

@@ -195,7 +195,7 @@ Y
 "$PL" submit "$W/ng.yaml" -n "$NS" --wait 20s >/dev/null
 # under load the plan may come after submit's wait: b's nodes and Reservation first
 b_planned() { [ -n "$(kwf ng '.status.steps[?(@.name=="b")].nodes[*]')" ] && kubectl -n "$NS" get reservation ng-b >/dev/null 2>&1; }
-wait_for 60 b_planned
+wait_for 60 b_planned || fail "node gone: b planned (nodes and Reservation) within 60 s" "b nodes '$(kwf ng '.status.steps[?(@.name=="b")].nodes[*]')'; $(kubectl -n "$NS" get reservation ng-b 2>&1 | tail -n 1)"
 a_node=$(kwf ng '.status.steps[?(@.name=="a")].nodes[0]')
 gone=$(kwf ng '.status.steps[?(@.name=="b")].nodes[*]' | tr ' ' '\n' | grep -vx "$a_node" | head -1)
 kubectl delete node "$gone" --wait=false >/dev/null
@@ -203,8 +203,18 @@ check "node gone: b replanned off $gone, its Reservation too" bash -c "for i in 
   n=\$(kwf ng '.status.steps[?(@.name==\"b\")].nodes[*]'); r=\$(kubectl -n $NS get reservation ng-b -o jsonpath='{.spec.nodes[*]}')
   ! grep -qw '$gone' <<<\"\$n \$r\" && [ -n \"\$n\" ] && exit 0
   sleep 0.5; done; echo \"b on \$n, reservation \$r, gone $gone\"; exit 1"
-check "node gone: workflow Succeeded on the other nodes" bash -c "wait_for 60 wf_phase_is ng Succeeded &&
-  nodes=\$(read_ok kubectl -n $NS get pods -l planner.tarema.io/workflow=ng -o jsonpath='{.items[*].spec.nodeName}') && [ -n \"\$nodes\" ] &&
-  ! grep -qw '$gone' <<<\"\$nodes\""
+# on failure: where the workflow stands (phase, message, each step's state and nodes) and its pods
+ng_state() {
+  echo "phase '$(kwf ng .status.phase)' message '$(kwf ng .status.message)'"
+  echo "steps: $(kubectl -n "$NS" get workflow ng -o jsonpath='{range .status.steps[*]}{.name}={.state}@{.nodes[*]}; {end}' 2>&1)"
+  echo "pods: $(kubectl -n "$NS" get pods -l planner.tarema.io/workflow=ng -o jsonpath='{range .items[*]}{.metadata.name}:{.status.phase}@{.spec.nodeName}; {end}' 2>&1)"
+}
+if wait_for 60 wf_phase_is ng Succeeded &&
+  nodes=$(read_ok kubectl -n "$NS" get pods -l planner.tarema.io/workflow=ng -o jsonpath='{.items[*].spec.nodeName}') && [ -n "$nodes" ] &&
+  ! grep -qw "$gone" <<<"$nodes"; then
+  pass "node gone: workflow Succeeded on the other nodes"
+else
+  fail "node gone: workflow Succeeded on the other nodes" "gone $gone; $(ng_state | tr '\n' ' ')"
+fi
 
 summary
