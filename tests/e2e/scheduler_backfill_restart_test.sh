@@ -11,6 +11,7 @@
 # After the restart: the shadow is rebuilt from the API server (the same start within the
 # resolution, no narrow pod bound on the free cores while the new process comes up), and the
 # head binds within a cycle or two of the announced start, no narrow pod before it.
+# e2e-run: early (tests/run.sh starts it before the short tests: it takes about a minute)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"
