@@ -51,6 +51,7 @@ struct sched_backfill_live {
     void *tree;
     bool dirty;
     int64_t last_plan_ms; /* mono, 0 = never */
+    bool primed;          /* a plan saw this process's queue: the idle skip may apply */
     char keybuf[600];     /* the key function's answer (one at a time, loop thread) */
     char **job_keys;      /* the last plan's job keys (its shadows point at them) */
     size_t n_job_keys;
@@ -370,13 +371,20 @@ bool sched_backfill_live_plan(sched_backfill_live *b, int64_t mono, int64_t wall
     size_t waiting = sched_queue_count(b->q, SCHED_Q_ACTIVE) +
                      sched_queue_count(b->q, SCHED_Q_BACKOFF) +
                      sched_queue_count(b->q, SCHED_Q_UNSCHEDULABLE);
-    /* Nothing has failed to fit and nothing is held: no shadow is possible, skip the work. */
+    /* Nothing has failed to fit and nothing is held: no shadow is possible, skip the work.
+     * Except the first time pods wait (a start, a restart, a new leader): none has been tried
+     * by this process yet, so "nothing failed" says nothing. Skipped then, the first batch
+     * tried a wide pod at the head, which did not fit, and went on to bind the narrow pods
+     * behind it on the cores its shadow had held before the restart
+     * (scheduler_backfill_restart_test: 4 of them, the head 2 min late). */
     if (bf_plan_shadow_count(plan) == 0 && sched_queue_count(b->q, SCHED_Q_BACKOFF) == 0 &&
-        sched_queue_count(b->q, SCHED_Q_UNSCHEDULABLE) == 0) {
+        sched_queue_count(b->q, SCHED_Q_UNSCHEDULABLE) == 0 && (b->primed || waiting == 0)) {
+        b->primed = true;
         b->dirty = false;
         b->last_plan_ms = mono;
         return false;
     }
+    b->primed = true;
     struct timespec a, z;
     clock_gettime(CLOCK_MONOTONIC, &a);
     const bf_config *cfg = &b->cfg->backfill;

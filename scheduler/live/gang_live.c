@@ -10,6 +10,7 @@
 #include "lib/duration.h"
 #include "lib/jsonutil.h"
 #include "lib/log.h"
+#include "scheduler/live/gang_start.h"
 #include "scheduler/plugins/gang/gang_preempt.h"
 
 /* An unchanged FailedScheduling on the members is reported again after this long. */
@@ -254,6 +255,9 @@ void sched_gang_live_sync_status(sched_gang_live *gl) {
         json_decref(patch);
         free(path);
     }
+    /* backfill's expected start on the PodGroups of the gangs it holds shadows for */
+    sched_gang_start_sync(gl->reg, gl->fw, gl->b,
+                          gl->native.podgroups ? gl->native.group_version : NULL);
 }
 
 /* ---- informers ------------------------------------------------------------------------------ */
@@ -324,6 +328,10 @@ static int podgroup_record(sched_gang_registry *r, const char *ns, const char *n
     if (*g) {
         (*g)->seen_succeeded = (int32_t)tm_json_int(obj, "status.succeeded", 0);
         (*g)->seen_failed = (int32_t)tm_json_int(obj, "status.failed", 0);
+        /* an event without it may predate our write: keep what we wrote */
+        int64_t shown = sched_gang_start_seen(obj);
+        if (shown)
+            (*g)->start_shown_ms = shown;
     }
     return rc;
 }
@@ -382,6 +390,9 @@ bool sched_gang_live_native_podgroup_event(sched_gang_live *gl, tm_watch_type t,
         tm_error("gang registry: out of memory");
         return false;
     }
+    int64_t shown = sched_gang_start_seen(obj); /* kept when absent, as for PodGroups */
+    if (shown)
+        g->start_shown_ms = shown;
     if (rc) {
         tm_warn("PodGroup invalid: its pods wait err=\"%s\"", err.msg);
         gang_event(gl, g, "Warning", "Invalid", err.msg, false);

@@ -35,7 +35,7 @@
 #include "scheduler/backend/podspec.h"
 #include "scheduler/backend/queue.h"
 
-#define SCHED_PODGROUP_API "scheduling.x-k8s.io/v1alpha1"
+/* SCHED_PODGROUP_API (scheduler-plugins' group/version): plugins/gang/podgroup.h */
 #define SCHED_WORKLOAD_API "scheduling.k8s.io/v1alpha1"
 
 typedef struct sched_gang_live sched_gang_live;

@@ -10,7 +10,10 @@
 #     cycles, it binds within a cycle or two of that time while the stream goes on, narrow pods
 #     are backfilled meanwhile, FailedScheduling of a narrow pod names whom the node is held for,
 #     and /metrics shows shadows, backfilled pods, planning time and the estimate error;
-#  3. the same for a gang (PodGroup, minMember 4) of 4 pods of 4 cores under reserveDepth 1.
+#  3. the same for a gang (PodGroup, minMember 4) of 4 pods of 4 cores under reserveDepth 1; its
+#     PodGroup carries the expected start too (tarema.io/expected-start: status has no field
+#     for it), at the running pods' last end (the gang needs all 16 cores), removed once the
+#     gang is bound.
 # e2e-run: early (tests/run.sh starts it before the short tests: it takes well over a minute)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -230,12 +233,39 @@ else
   fail "gang: expected-start announced on its pods" "none after 10 s"
   GANN=
 fi
+# The PodGroup's annotation: the time the gang needs all 16 cores, so no running pod may end
+# after it (E = the latest expected end, startTime + expected duration, of the pods running when
+# it is read), and it is no later than that end (or now, when a pod overran it) plus the
+# resolution and whole-second rounding.
+pg_start() { kubectl get podgroups.scheduling.x-k8s.io -n "$NS" gang -o jsonpath='{.metadata.annotations.tarema\.io/expected-start}' 2>/dev/null; }
+has_pg_start() { [ -n "$(pg_start)" ]; }
+if wait_for 5 has_pg_start; then
+  PGA=$(pg_start)
+  NOW=$(date +%s)
+  E=$(kubectl get pods -n "$NS" -o json | jq '[.items[] | select(.spec.nodeName != null and .status.phase != "Succeeded" and .status.startTime != null)
+        | (.status.startTime | fromdate) + (.metadata.annotations["tarema.io/expected-duration"] | rtrimstr("s") | tonumber)] | max // 0')
+  A=$(date -u -d "$PGA" +%s 2>/dev/null || echo 0)
+  HI=$((E > NOW ? E : NOW))
+  echo "    gang: PodGroup tarema.io/expected-start $PGA (pods: $(expected_start gang-0)); the running pods' last expected end $(date -u -d "@$E" +%H:%M:%SZ)"
+  pass "gang: the PodGroup shows the expected start ($PGA)"
+  if [ "$A" -ge "$((E - 1))" ] && [ "$A" -le "$((HI + 2))" ]; then
+    pass "gang: the PodGroup's expected start is the running pods' last end"
+  else
+    fail "gang: the PodGroup's expected start is the running pods' last end" "$PGA against the last end $(date -u -d "@$E" +%H:%M:%SZ), read at $(date -u -d "@$NOW" +%H:%M:%SZ)"
+  fi
+else
+  fail "gang: the PodGroup shows the expected start" "none 5 s after its pods had one: $(kubectl get podgroups.scheduling.x-k8s.io -n "$NS" gang -o json | jq -c .metadata.annotations)"
+fi
 all_bound() { local m; for m in 0 1 2 3; do is_bound "$NS" "gang-$m" || return 1; done; }
 if wait_for 60 all_bound; then
   TB=$(date +%s)
   A=$(date -u -d "$GANN" +%s 2>/dev/null || echo 0)
   echo "    gang: announced for $GANN, all 4 bound $((TB - A)) s after, $((TB - T2)) s after creation"
   if [ "$A" -gt 0 ] && [ "$((TB - A))" -le "$LATE_S" ]; then pass "gang: bound within ${LATE_S} s of its announced start"; else fail "gang: bound within ${LATE_S} s of its announced start" "$((TB - A)) s"; fi
+  no_pg_start() { [ -z "$(pg_start)" ]; }
+  if wait_for 5 no_pg_start; then pass "gang: the PodGroup's expected start is removed once the gang is bound"; else
+    fail "gang: the PodGroup's expected start is removed once the gang is bound" "still $(pg_start)"
+  fi
 else
   fail "gang: all 4 members bind while the stream goes on" "$(kubectl get pods -n "$NS" -l scheduling.x-k8s.io/pod-group=gang -o wide)"
 fi

@@ -2,7 +2,9 @@
  * bind goes alone; when it is refused, the other members' reservations are undone without a
  * bind ever being sent for them, and the whole gang goes to backoff (never a partial gang left
  * bound); when it succeeds, the others are bound. And a gang past scheduleTimeoutSeconds is
- * moved from unschedulable to backoff by the clock. */
+ * moved from unschedulable to backoff by the clock. And backfill's expected start of a gang
+ * on its PodGroup (gang_start.h): written, not rewritten when unchanged (also after a restart
+ * that reads it back), rewritten when it moved, removed once the gang is bound. */
 #include <arpa/inet.h>
 #include <stdarg.h>
 #include <netinet/in.h>
@@ -17,6 +19,7 @@
 #include "harness.h"
 #include "lib/kube.h"
 #include "scheduler/live/gang_live.h"
+#include "scheduler/plugins/backfill/backfill_plugin.h"
 #include "scheduler/plugins/gang/gang_plugin.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/plugins/policy/policy.h"
@@ -27,6 +30,9 @@ static struct {
     pthread_mutex_t mu;
     const char *first_bind_status; /* the answer to the first binding POST */
     int binds, others;
+    int pg_patches;    /* PATCHes of a PodGroup object (not its status) */
+    char pg_path[256]; /* the last one's path */
+    char pg_body[512]; /* and body */
 } fk = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static void serve_one(int c) {
@@ -34,10 +40,15 @@ static void serve_one(int c) {
     char *body = fake_http_read(c, head, sizeof head);
     if (!body)
         return;
-    free(body);
     const char *status = "201 Created";
     pthread_mutex_lock(&fk.mu);
-    if (strncmp(head, "POST ", 5) == 0 && strstr(head, "/binding ")) {
+    if (strncmp(head, "PATCH ", 6) == 0 && strstr(head, "/podgroups/") &&
+        !strstr(head, "/status ")) {
+        fk.pg_patches++;
+        snprintf(fk.pg_path, sizeof fk.pg_path, "%.*s", (int)strcspn(head + 6, " "), head + 6);
+        snprintf(fk.pg_body, sizeof fk.pg_body, "%s", body);
+        status = "200 OK";
+    } else if (strncmp(head, "POST ", 5) == 0 && strstr(head, "/binding ")) {
         if (fk.binds == 0)
             status = fk.first_bind_status;
         fk.binds++;
@@ -45,6 +56,7 @@ static void serve_one(int c) {
         fk.others++; /* events, status patches */
     }
     pthread_mutex_unlock(&fk.mu);
+    free(body);
     char hdr[512];
     snprintf(hdr, sizeof hdr,
              "HTTP/1.1 %s\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
@@ -79,7 +91,7 @@ static pthread_t server_start(const char *first_bind_status) {
     getsockname(fk.fd, (struct sockaddr *)&a, &len);
     fk.port = ntohs(a.sin_port);
     fk.first_bind_status = first_bind_status;
-    fk.binds = fk.others = 0;
+    fk.binds = fk.others = fk.pg_patches = 0;
     fk.stop = 0;
     pthread_t t;
     pthread_create(&t, NULL, server_main, NULL);
@@ -479,7 +491,187 @@ static void test_gated_member_waits_quietly(void) {
     world_free(&w);
 }
 
+/* ---- the expected start on the PodGroup ----------------------------------------------------- */
+
+static int pg_patches(void) {
+    pthread_mutex_lock(&fk.mu);
+    int n = fk.pg_patches;
+    pthread_mutex_unlock(&fk.mu);
+    return n;
+}
+
+/* The gang side's status pass, then the API calls it started answered: until the PodGroup has
+ * seen want patches, at most max_ms (a "no patch" check runs the whole max_ms). */
+static void sync_and_run(world *w, int want, int max_ms) {
+    tm_err err = {0};
+    sched_gang_live_sync_status(w->gl);
+    for (int waited = 0; pg_patches() < want && waited < max_ms; waited += 20)
+        tm_kube_run(w->k, 20, &err);
+}
+
+/* The backfill plan as backfill_live makes it: the three nodes (4 cores each) full until end_ms,
+ * the gang (3 members of 4 cores) the one job: its shadow starts at end_ms. */
+static void plan_gang_key(world *w, const char *key, int64_t now_ms, int64_t end_ms) {
+    sched_resources alloc[3] = {0}, req[3] = {0};
+    bf_running run[3];
+    bool elig[3] = {true, true, true};
+    for (int i = 0; i < 3; i++) {
+        alloc[i].v[SCHED_RES_CPU] = 4000;
+        req[i].v[SCHED_RES_CPU] = 4000;
+        run[i] =
+            (bf_running){.node = i, .req = req[i], .start_ms = now_ms - 1000, .end_ms = end_ms};
+    }
+    bf_job job = {
+        .key = key, .n_members = 3, .member_req = req, .runtime_ms = 60000, .eligible = elig};
+    tm_err err = {0};
+    CHECKF(bf_plan_compute(bf_plugin_plan(w->fw), bf_plugin_config(w->fw), alloc, 3, run, 3, NULL,
+                           0, &job, 1, now_ms, &err) == 0,
+           "%s", err.msg);
+    CHECK_INT(bf_plan_shadow_count(bf_plugin_plan(w->fw)), 1);
+}
+static void plan_gang(world *w, int64_t now_ms, int64_t end_ms) {
+    plan_gang_key(w, "gang podgroup/hpc/mpi", now_ms, end_ms);
+}
+
+static void expect_start_patch(int64_t start_ms) {
+    char when[32], want[96];
+    bf_format_time(start_ms, when, sizeof when);
+    snprintf(want, sizeof want, "{\"tarema.io/expected-start\":\"%s\"}", when);
+    pthread_mutex_lock(&fk.mu);
+    CHECKF(strcmp(fk.pg_path, "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/hpc/podgroups/mpi") ==
+               0,
+           "path %s", fk.pg_path);
+    CHECKF(strstr(fk.pg_body, want) != NULL, "body %s, want %s", fk.pg_body, want);
+    pthread_mutex_unlock(&fk.mu);
+}
+
+static void test_expected_start_on_podgroup(void) {
+    world w;
+    world_new(&w, "201 Created", 0);
+    for (int i = 1; i <= 3; i++)
+        add_member(&w, i, "4");
+    bf_config cfg = bf_config_default(); /* resolution 1 s */
+    tm_err err = {0};
+    CHECK(bf_plugin_add(w.fw, &cfg, NULL, NULL, &err) == 0);
+    int64_t now = 1800000000000LL; /* 2027-01-15T08:00:00Z */
+
+    sync_and_run(&w, 1, 300); /* no shadow yet: nothing written */
+    CHECK_INT(pg_patches(), 0);
+
+    plan_gang(&w, now, now + 30000);
+    sync_and_run(&w, 1, 3000);
+    CHECK_INT(pg_patches(), 1);
+    expect_start_patch(now + 30000);
+    sched_gang *g = sched_gang_registry_get(sched_gang_live_registry(w.gl), "podgroup/hpc/mpi");
+    CHECK(g && g->start_shown_ms == now + 30000);
+
+    /* the same plan again (every plan of a quiet cluster): nothing rewritten */
+    plan_gang(&w, now + 2000, now + 30000);
+    sync_and_run(&w, 2, 300);
+    CHECK_INT(pg_patches(), 1);
+
+    /* a pod overran: the shadow moved 5 s later, written again */
+    plan_gang(&w, now + 3000, now + 35000);
+    sync_and_run(&w, 2, 3000);
+    CHECK_INT(pg_patches(), 2);
+    expect_start_patch(now + 35000);
+
+    /* the gang binds: the annotation is removed (merge patch to null), once */
+    for (int i = 1; i <= 3; i++) {
+        json_t *p = J("{\"metadata\":{\"name\":\"mpi-%d\",\"namespace\":\"hpc\",\"uid\":\"u%d\","
+                      "\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"mpi\"}},\"spec\":{"
+                      "\"schedulerName\":\"tarema\",\"nodeName\":\"n%d\",\"containers\":[{"
+                      "\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"4\"}}}]}}",
+                      i, i, i);
+        sched_gang_live_pod_event(w.gl, TM_WATCH_MODIFIED, p, 0);
+        json_decref(p);
+    }
+    sync_and_run(&w, 3, 3000);
+    CHECK_INT(pg_patches(), 3);
+    pthread_mutex_lock(&fk.mu);
+    CHECKF(strstr(fk.pg_body, "{\"tarema.io/expected-start\":null}") != NULL, "body %s",
+           fk.pg_body);
+    pthread_mutex_unlock(&fk.mu);
+    CHECK(g && g->start_shown_ms == 0);
+    sync_and_run(&w, 4, 300);
+    CHECK_INT(pg_patches(), 3);
+    world_free(&w);
+
+    /* A restarted scheduler reads the annotation back from the PodGroup: a plan with the same
+     * start writes nothing, one that moved by the resolution writes. */
+    world_new(&w, "201 Created", 0);
+    for (int i = 1; i <= 3; i++)
+        add_member(&w, i, "4");
+    CHECK(bf_plugin_add(w.fw, &cfg, NULL, NULL, &err) == 0);
+    char when[32];
+    bf_format_time(now + 30000, when, sizeof when);
+    json_t *pg = J("{\"metadata\":{\"name\":\"mpi\",\"namespace\":\"hpc\",\"annotations\":{"
+                   "\"tarema.io/expected-start\":\"%s\"}},\"spec\":{\"minMember\":3}}",
+                   when);
+    sched_gang_live_podgroup_event(w.gl, TM_WATCH_MODIFIED, pg, 0);
+    json_decref(pg);
+    plan_gang(&w, now + 10000, now + 30000);
+    sync_and_run(&w, 1, 300);
+    CHECK_INT(pg_patches(), 0);
+    plan_gang(&w, now + 11000, now + 31000);
+    sync_and_run(&w, 1, 3000);
+    CHECK_INT(pg_patches(), 1);
+    expect_start_patch(now + 31000);
+    world_free(&w);
+}
+
+/* 1.36+'s PodGroup (scheduling.k8s.io) gets the same annotation on its object, at the version
+ * the API server serves; its status (kube-scheduler's condition) is not part of that patch. */
+static void test_expected_start_on_native_podgroup(void) {
+    world w;
+    world_new(&w, "201 Created", 0);
+    sched_native_api api = {.version = "v1beta1",
+                            .group_version = "scheduling.k8s.io/v1beta1",
+                            .podgroups = true,
+                            .podgroup_status = true,
+                            .condition = "PodGroupInitiallyScheduled"};
+    sched_gang_live_set_native_api(w.gl, &api);
+    json_t *pg = J("{\"metadata\":{\"name\":\"g\",\"namespace\":\"ml\"},\"spec\":{"
+                   "\"schedulingPolicy\":{\"gang\":{\"minCount\":2}}}}");
+    CHECK(sched_gang_live_native_podgroup_event(w.gl, TM_WATCH_ADDED, pg, 0));
+    json_decref(pg);
+    for (int i = 1; i <= 2; i++) {
+        json_t *p = J("{\"metadata\":{\"name\":\"g-%d\",\"namespace\":\"ml\",\"uid\":\"g%d\"},"
+                      "\"spec\":{\"schedulerName\":\"tarema\",\"schedulingGroup\":{"
+                      "\"podGroupName\":\"g\"},\"containers\":[{\"name\":\"c\"}]}}",
+                      i, i);
+        sched_gang_live_pod_event(w.gl, TM_WATCH_ADDED, p, 0);
+        json_decref(p);
+    }
+    sched_gang *g = sched_gang_registry_of(sched_gang_live_registry(w.gl), "g1");
+    CHECKF(g && g->kind == SCHED_GANG_NATIVE && g->declared, "gang %s", g ? g->key : "(none)");
+    if (!g) {
+        world_free(&w);
+        return;
+    }
+    bf_config cfg = bf_config_default();
+    tm_err err = {0};
+    CHECK(bf_plugin_add(w.fw, &cfg, NULL, NULL, &err) == 0);
+    char key[SCHED_GANG_KEY_MAX + 8];
+    snprintf(key, sizeof key, "gang %s", g->key);
+    int64_t now = 1800000000000LL;
+    plan_gang_key(&w, key, now, now + 20000);
+    sync_and_run(&w, 1, 3000);
+    CHECK_INT(pg_patches(), 1);
+    char when[32], want[96];
+    bf_format_time(now + 20000, when, sizeof when);
+    snprintf(want, sizeof want,
+             "{\"metadata\":{\"annotations\":{\"tarema.io/expected-start\":\"%s\"}}}", when);
+    pthread_mutex_lock(&fk.mu);
+    CHECK_STR(fk.pg_path, "/apis/scheduling.k8s.io/v1beta1/namespaces/ml/podgroups/g");
+    CHECK_STR(fk.pg_body, want);
+    pthread_mutex_unlock(&fk.mu);
+    world_free(&w);
+}
+
 int main(void) {
+    RUN(test_expected_start_on_podgroup);
+    RUN(test_expected_start_on_native_podgroup);
     RUN(test_finished_gangs_do_not_accumulate);
     RUN(test_gated_member_waits_quietly);
     RUN(test_restart_keeps_finished);

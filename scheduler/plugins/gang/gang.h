@@ -108,6 +108,10 @@ typedef struct sched_gang {
     /* for the live scheduler's reports: the last status written and event message sent */
     char status_sent[256];
     uint64_t event_sent;
+    /* backfill's expected start on the PodGroup (tarema.io/expected-start, ms since the
+     * epoch) as last seen on it or written, 0 none: written again only when it moved by at
+     * least the resolution, removed once the gang is placed */
+    int64_t start_shown_ms;
 } sched_gang;
 
 typedef struct sched_gang_registry sched_gang_registry;

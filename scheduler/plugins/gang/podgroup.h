@@ -28,6 +28,7 @@
 #include "lib/error.h"
 
 #define SCHED_PODGROUP_LABEL "scheduling.x-k8s.io/pod-group"
+#define SCHED_PODGROUP_API   "scheduling.x-k8s.io/v1alpha1"
 
 /* One entry of minResources: resource name and amount (cpu in millicores, everything else in
  * whole units, as the snapshot's slots count them). */
