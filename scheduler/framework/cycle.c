@@ -311,13 +311,15 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
         fw_point_done(fw, SCHED_EP_PRE_SCORE, fw_outcome(SCHED_STATUS_OK), t);
     fw->have_cycle = true;
 
-    /* Score: the policy's (in one batch when it can; node by node in a sampled cycle, each
-     * call timed), plus any added Score plugin's */
+    /* Score: the policy's (in one batch when it can: one call, one observation in a sampled
+     * cycle, since it scores every feasible node from the columns at once; node by node
+     * through score it reads labels and would cost the sampled cycle several times the batch),
+     * plus any added Score plugin's, each call timed */
     t = prio ? fw_now(fw) : 0;
     int64_t tp = t;
-    if (fw->plugins[0].score_batch && !(timed && fw->plugins[0].score)) {
+    if (fw->plugins[0].score_batch) {
         fw->plugins[0].score_batch(fw->plugins[0].state, &fw->cyc, fw->feas, nf, fw->fscore);
-        if (timed) /* no per-node hook to time: the batch is one call */
+        if (timed)
             fw_plugin_done(fw, 0, SCHED_EP_SCORE, fw_outcome(SCHED_STATUS_OK), &tp);
     } else {
         for (size_t k = 0; k < nf; k++) {
