@@ -535,10 +535,11 @@ int sched_framework_bind(sched_framework *fw, sched_snapshot *s, const sched_pod
  * extender) hands it an observer with a clock; without one (the simulator, the unit tests)
  * each timed place costs one branch on a NULL pointer. With an observer, every run of an
  * extension point is timed (point), and every plugin call is timed (plugin) in the cycles the
- * caller samples (sched_framework_sample, kube's pluginMetricsSamplePercent): a sampled cycle
- * filters every node through the Filter plugins' own hooks and scores every node through the
- * score hook instead of the column scan and score_batch, so each call is one observation, as
- * kube-scheduler times each Filter and Score call per node. What-if filtering (PostFilter's
+ * caller samples (sched_framework_sample, kube's pluginMetricsSamplePercent). In a sampled
+ * cycle the Filter plugins' hooks run a second time, timed, on at most 128 nodes spread over
+ * the node list, after the column scan has decided every node (a clock read costs more than a
+ * node-local filter; scan.c); the policy's batched score is one call; every other hook call
+ * is one observation, as kube-scheduler times each call. What-if filtering (PostFilter's
  * preemption) times nothing of its own: it is inside the PostFilter plugin's duration. */
 typedef enum {
     SCHED_EP_PRE_FILTER = 0,
