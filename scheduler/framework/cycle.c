@@ -105,14 +105,12 @@ static int64_t normalize_default(int64_t raw, int64_t max, bool reverse) {
     return reverse ? SCHED_MAX_NODE_SCORE - v : v;
 }
 
-/* Weighted sum of normalised scores (kube-scheduler's Score + NormalizeScore + weights), into
- * fw->fscore, when some preference plugin's PreScore did not skip the pod and its scores tell
- * the feasible nodes apart; else fw->fscore
- * (the policy's raw scores) is left as it is. The policy's raw scores, of any sign and range,
- * are mapped min..max -> 0..100 (all 100 when equal). Parts kept per node for explain. */
-static void combine_preferences(sched_framework *fw, sched_snapshot *s, size_t nf, bool timed) {
+/* The preference plugins' PreScore (pref_pre_score, kube's Skip when false): which of them
+ * have something to say about the pod (fw->pref, fw->secondary), each call timed in a sampled
+ * cycle. */
+static void pref_pre_score(sched_framework *fw, bool timed) {
     fw->prefs = fw->secondary = false;
-    int64_t t = timed ? fw_now(fw) : 0; /* sampled: each PreScore and Score call timed */
+    int64_t t = 0;
     for (size_t j = 1; j < fw->n_plugins; j++) {
         const sched_plugin *pl = &fw->plugins[j];
         fw->pref[j] = pl->pref_score && pl->pref_weight > 0;
@@ -127,6 +125,15 @@ static void combine_preferences(sched_framework *fw, sched_snapshot *s, size_t n
         if (pl->pref_secondary)
             fw->secondary |= fw->pref[j];
     }
+}
+
+/* Weighted sum of normalised scores (kube-scheduler's Score + NormalizeScore + weights), into
+ * fw->fscore, when some preference plugin's PreScore did not skip the pod and its scores tell
+ * the feasible nodes apart; else fw->fscore
+ * (the policy's raw scores) is left as it is. The policy's raw scores, of any sign and range,
+ * are mapped min..max -> 0..100 (all 100 when equal). Parts kept per node for explain. */
+static void combine_preferences(sched_framework *fw, sched_snapshot *s, size_t nf, bool timed) {
+    int64_t t = timed ? fw_now(fw) : 0; /* sampled: each Score call timed */
     /* A preference that scores every feasible node alike says nothing about this pod here (a
      * PreferNoSchedule taint on a node it cannot use, a preferred term of a pod in another
      * namespace): it would add the same to every node, so the policy keeps deciding alone, as
@@ -295,18 +302,19 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
         const sched_plugin *pl = &fw->plugins[k];
         if (!pl->pre_score)
             continue;
-        if (timed)
-            t = fw_now(fw);
+        int64_t tp = timed ? fw_now(fw) : 0;
         int rc = pl->pre_score(pl->state, &fw->cyc, err);
         if (timed)
             fw_plugin_done(fw, k, SCHED_EP_PRE_SCORE,
-                           fw_outcome(rc ? SCHED_STATUS_ERROR : SCHED_STATUS_OK), &t);
+                           fw_outcome(rc ? SCHED_STATUS_ERROR : SCHED_STATUS_OK), &tp);
         if (rc != 0) {
             if (prio)
                 fw_point_done(fw, SCHED_EP_PRE_SCORE, fw_outcome(SCHED_STATUS_ERROR), t);
             return tm_err_wrap(err, "%s %s", k ? "plugin" : "policy", pl->name);
         }
     }
+    if (nf) /* the preference plugins' PreScore (their Score: combine_preferences) */
+        pref_pre_score(fw, timed);
     if (prio)
         fw_point_done(fw, SCHED_EP_PRE_SCORE, fw_outcome(SCHED_STATUS_OK), t);
     fw->have_cycle = true;

@@ -194,6 +194,17 @@ static void test_sampled_cycle_reports_every_call(void) {
     CHECK_INT(count(&f, NULL, SCHED_EP_BIND, SCHED_STATUS_OK), 1);
     size_t points = f.n - count_plugins(&f);
     CHECK_INT(points, 7);
+    /* a point's run holds its plugins' calls: never shorter than their sum */
+    for (size_t i = 0; i < f.n; i++) {
+        if (f.e[i].plugin)
+            continue;
+        int64_t calls = 0;
+        for (size_t j = 0; j < f.n; j++)
+            if (f.e[j].plugin && f.e[j].ep == f.e[i].ep)
+                calls += f.e[j].ns;
+        CHECKF(f.e[i].ns >= calls, "%s: point %lld ns, its calls %lld ns",
+               sched_ext_point_names[f.e[i].ep], (long long)f.e[i].ns, (long long)calls);
+    }
     /* the plugin's calls: PreFilter once, Filter per node that reached it (c-1 stopped at
      * NodeReady), rejecting b-2 as Unschedulable with its filter id and detail */
     CHECK_INT(count(&f, "T", SCHED_EP_PRE_FILTER, SCHED_STATUS_OK), 1);
