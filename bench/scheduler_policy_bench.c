@@ -6,7 +6,11 @@
  * later pod must check (the symmetry rule). Prints figures only.
  *
  *   scheduler_policy_bench                                   every case
- *   scheduler_policy_bench POLICY|inter-pod [NODES [PODS]]   one case (for perf record) */
+ *   scheduler_policy_bench POLICY|inter-pod [NODES [PODS]]   one case (for perf record)
+ *   scheduler_policy_bench timing [NODES [PODS]]             the cost of kube-scheduler's
+ *       framework timings (fw_metrics.h): the tarema policy without an observer, then with the
+ *       live recorder at pluginMetricsSamplePercent 0, 10 and 100 (flushed every 64 pods, the
+ *       live loop's batch), plain and inter-pod pods */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,10 +19,18 @@
 #include "scheduler/backend/podspec.h"
 #include "scheduler/plugins/policy/policy.h"
 #include "scheduler/backend/snapshot.h"
+#include "scheduler/live/fw_metrics.h"
 
 static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* This thread's CPU time: steadier than the wall clock on a machine shared with others. */
+static double cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -60,21 +72,48 @@ static sched_snapshot *make_cluster(int nodes) {
 
 /* Schedules and reserves every pod in order, prints the figures, frees pods, framework and
  * snapshot. label prefixes the line ("" or "inter-pod "). */
+/* The timing case's sample percent: -1 = no observer at all (the other cases). */
+static int timing_percent = -1;
+
 static void time_stream(const char *label, const char *policy, int nodes, sched_framework *fw,
                         sched_snapshot *s, sched_pod **ps, int pods) {
     tm_err err = {0};
     int placed = 0;
-    double t0 = now_s();
+    tm_metrics *reg = NULL;
+    sched_fw_metrics *m = NULL;
+    sched_fw_recorder *r = NULL;
+    if (timing_percent >= 0) {
+        reg = tm_metrics_new();
+        m = reg ? sched_fw_metrics_new(reg, "tarema", timing_percent, &err) : NULL;
+        r = m ? sched_fw_recorder_new(m) : NULL;
+        if (!r)
+            fprintf(stderr, "timing setup: %s\n", err.msg);
+        sched_framework_set_observer(fw, sched_fw_recorder_observer(r));
+    }
+    double t0 = now_s(), c0 = cpu_s();
     for (int i = 0; i < pods; i++) {
         sched_decision d;
+        if (r) {
+            sched_framework_sample(fw, sched_fw_metrics_sample(m));
+            if ((i & 63) == 63)
+                sched_fw_recorder_flush(r);
+        }
         if (ps[i] && sched_framework_schedule(fw, s, ps[i], 0, &d, &err) == 0 && d.node >= 0 &&
             sched_framework_reserve(fw, s, ps[i], d.node, &err) == 0)
             placed++;
     }
-    double dt = now_s() - t0;
-    printf("%spolicy=%-11s nodes=%5d pods=%6d placed=%6d seconds=%.3f decisions_per_s=%.0f "
-           "us_per_decision=%.1f\n",
-           label, policy, nodes, pods, placed, dt, pods / dt, dt * 1e6 / pods);
+    sched_fw_recorder_flush(r);
+    double dt = now_s() - t0, dc = cpu_s() - c0;
+    char timing[48] = "";
+    if (timing_percent >= 0)
+        snprintf(timing, sizeof timing, "sample=%d%% ", timing_percent);
+    printf("%s%spolicy=%-11s nodes=%5d pods=%6d placed=%6d seconds=%.3f decisions_per_s=%.0f "
+           "us_per_decision=%.1f cpu_us_per_decision=%.1f\n",
+           label, timing, policy, nodes, pods, placed, dt, pods / dt, dt * 1e6 / pods,
+           dc * 1e6 / pods);
+    sched_fw_recorder_free(r);
+    sched_fw_metrics_free(m);
+    tm_metrics_free(reg);
     for (int i = 0; i < pods; i++)
         sched_pod_free(ps[i]);
     free(ps);
@@ -159,6 +198,23 @@ int main(int argc, char **argv) {
         if (nodes < 1 || pods < 1) {
             fprintf(stderr, "usage: %s [POLICY|inter-pod [NODES [PODS]]]\n", argv[0]);
             return 2;
+        }
+        if (strcmp(argv[1], "timing") == 0) {
+            static const int percents[] = {-1, 0, 10, 100};
+            /* TIMING_CASES=plain: the plain pods only (for perf record) */
+            const char *only = getenv("TIMING_CASES");
+            int cases = only && strcmp(only, "plain") == 0 ? 1 : 2;
+            for (int inter = 0; inter < cases; inter++)
+                for (size_t k = 0; k < 4; k++) {
+                    timing_percent = percents[k];
+                    if (timing_percent < 0)
+                        printf("%sno observer:\n", inter ? "inter-pod " : "");
+                    if (inter)
+                        run_interpod("tarema", nodes, pods);
+                    else
+                        run("tarema", nodes, pods);
+                }
+            return 0;
         }
         if (strcmp(argv[1], "inter-pod") == 0)
             run_interpod("tarema", nodes, pods);

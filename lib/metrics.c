@@ -409,6 +409,32 @@ void tm_metrics_observe(tm_metric *m, const char *const *lv, double v) {
     update(m, lv, v, 2);
 }
 
+void tm_metrics_observe_buckets(tm_metric *m, const char *const *lv, const uint64_t *counts,
+                                size_t n, double sum) {
+    if (m && m->alias_of)
+        m = m->alias_of;
+    if (!m)
+        return;
+    pthread_mutex_lock(&m->mu);
+    if (m->kind != KIND_HISTOGRAM) {
+        misuse(m, "observe on a metric that is not a histogram");
+    } else if (n != m->nbounds + 1) {
+        misuse(m, "bucket counts for another bucket layout");
+    } else {
+        series *s = find_series(m, lv, true);
+        if (!s) {
+            misuse(m, "out of memory creating a series");
+        } else {
+            for (size_t i = 0; i < n; i++) {
+                s->buckets[i] += counts[i];
+                s->count += counts[i];
+            }
+            s->value += sum;
+        }
+    }
+    pthread_mutex_unlock(&m->mu);
+}
+
 double tm_metrics_value(tm_metric *m, const char *const *lv) {
     if (m && m->alias_of)
         m = m->alias_of;

@@ -65,6 +65,11 @@ void tm_metrics_inc(tm_metric *m, const char *const *lv);           /* counter/g
 void tm_metrics_add(tm_metric *m, const char *const *lv, double v); /* counter (v >= 0), gauge */
 void tm_metrics_set(tm_metric *m, const char *const *lv, double v); /* gauge only */
 void tm_metrics_observe(tm_metric *m, const char *const *lv, double v); /* histogram only */
+/* Many observations at once, counted elsewhere (a caller aggregating a hot path without the
+ * mutex): counts[0..n) per bucket, not cumulative, n = the number of bounds + 1 (the last is
+ * +Inf), and their sum. A wrong n is a misuse (ignored, logged once). */
+void tm_metrics_observe_buckets(tm_metric *m, const char *const *lv, const uint64_t *counts,
+                                size_t n, double sum);
 
 /* Reads a series back: the value of a counter or gauge, the sum of a histogram. A label set never
  * updated reads as 0. */

@@ -58,11 +58,13 @@ typedef struct eval {
     size_t n;
     bool cache_capable; /* NodeNames given */
     bool locked;
+    sched_fw_recorder *rec; /* the request's timings (fw_metrics.h), NULL = none */
 } eval;
 
 static void eval_done(sched_extender *x, eval *e) {
     sched_pod_free(e->pod);
     sched_framework_free(e->fw);
+    sched_fw_recorder_free(e->rec); /* flushes the request's timings */
     sched_snapshot_free(e->tmp);
     if (e->locked && x->o.cache_unlock)
         x->o.cache_unlock(x->o.cache_ud);
@@ -159,6 +161,12 @@ static int eval_run(sched_extender *x, const json_t *args, eval *e, tm_err *err)
         return -1;
     if (x->o.add_plugins && x->o.add_plugins(x->o.plugins_ud, e->fw, err) != 0)
         return tm_err_wrap(err, "extender plugins");
+    /* timed like a cycle of the scheduler (a recorder per request: requests run on several
+     * threads; without memory the request just goes untimed) */
+    if (x->o.fw_metrics && (e->rec = sched_fw_recorder_new(x->o.fw_metrics))) {
+        sched_framework_set_observer(e->fw, sched_fw_recorder_observer(e->rec));
+        sched_framework_sample(e->fw, sched_fw_metrics_sample(x->o.fw_metrics));
+    }
     int64_t now = x->o.now_ms ? x->o.now_ms(x->o.now_ud) : 0;
     sched_decision d;
     if (sched_framework_schedule(e->fw, e->snap, e->pod, now, &d, err) != 0)

@@ -50,6 +50,7 @@
 #include "lib/httpd.h"
 #include "lib/metrics.h"
 #include "scheduler/framework/framework.h"
+#include "scheduler/live/fw_metrics.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/backend/snapshot.h"
 
@@ -76,6 +77,9 @@ typedef struct sched_extender_opts {
     void *plugins_ud;
     /* registry for tarema_extender_preempt_nodes_total{outcome}, NULL = no metrics */
     tm_metrics *metrics;
+    /* kube-scheduler's framework timings of each request's cycle (fw_metrics.h): extension
+     * points always, plugin calls in the sampled requests; NULL = none */
+    sched_fw_metrics *fw_metrics;
 } sched_extender_opts;
 
 typedef struct sched_extender sched_extender;

@@ -70,7 +70,8 @@ sched_server *sched_server_start(const sched_config *cfg, sched_loop *loop, tm_m
                               .now_ms = now_ms,
                               .add_plugins = ext_add_plugins,
                               .plugins_ud = s,
-                              .metrics = reg};
+                              .metrics = reg,
+                              .fw_metrics = sched_loop_fw_metrics(loop)};
     s->ext = sched_extender_new(&xo, err);
     if (!s->ext)
         goto fail;

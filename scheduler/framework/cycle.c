@@ -48,10 +48,16 @@ sched_status sched_framework_pre_enqueue(sched_framework *fw, const sched_snapsh
 /* ---- the scheduling cycle ---- */
 
 /* PreFilter of every Filter plugin that has one, in order: which filters run through their
- * hooks this cycle (before or after NodeResourcesFit), and which reject every node. */
-static int pre_filter(sched_framework *fw, tm_err *err) {
+ * hooks this cycle (before or after NodeResourcesFit), and which reject every node. *first
+ * (may be NULL): the extension point's outcome, the first rejection's (kube's
+ * RunPreFilterPlugins answers with it), else OK. */
+static int pre_filter(sched_framework *fw, sched_outcome *first, tm_err *err) {
     fw->n_hook_pre = fw->n_hook_post = 0;
     bool after_resources = false;
+    bool timed = fw_timed(fw);
+    int64_t t = timed ? fw_now(fw) : 0;
+    if (first)
+        *first = fw_outcome(SCHED_STATUS_OK);
     for (size_t f = 0; f < fw->n_filt; f++) {
         size_t k = fw->filt[f];
         const sched_plugin *pl = &fw->plugins[k];
@@ -61,8 +67,17 @@ static int pre_filter(sched_framework *fw, tm_err *err) {
         if (fw_column_filter(pl))
             continue; /* node-local: checked inline by scan.c, from the columns or not */
         uint32_t d = 0;
-        sched_status st =
-            pl->pre_filter ? pl->pre_filter(pl->state, &fw->cyc, &d, err) : SCHED_STATUS_OK;
+        sched_status st = SCHED_STATUS_OK;
+        if (pl->pre_filter) {
+            st = pl->pre_filter(pl->state, &fw->cyc, &d, err);
+            sched_outcome o = {.status = st};
+            if (st == SCHED_STATUS_UNSCHEDULABLE)
+                o.id = (sched_filter_id)fw->sid[k], o.detail = d;
+            if (timed)
+                fw_plugin_done(fw, k, SCHED_EP_PRE_FILTER, o, &t);
+            if (first && first->status == SCHED_STATUS_OK && st != SCHED_STATUS_SKIP)
+                *first = o;
+        }
         if (st == SCHED_STATUS_ERROR)
             return tm_err_wrap(err, "pre-filter %s of pod %s/%s", pl->name, fw->cyc.pod->ns,
                                fw->cyc.pod->name);
@@ -90,20 +105,35 @@ static int64_t normalize_default(int64_t raw, int64_t max, bool reverse) {
     return reverse ? SCHED_MAX_NODE_SCORE - v : v;
 }
 
+/* The preference plugins' PreScore (pref_pre_score, kube's Skip when false): which of them
+ * have something to say about the pod (fw->pref, fw->secondary), each call timed in a sampled
+ * cycle. */
+static void pref_pre_score(sched_framework *fw, bool timed) {
+    fw->prefs = fw->secondary = false;
+    int64_t t = 0;
+    for (size_t j = 1; j < fw->n_plugins; j++) {
+        const sched_plugin *pl = &fw->plugins[j];
+        fw->pref[j] = pl->pref_score && pl->pref_weight > 0;
+        if (fw->pref[j] && pl->pref_pre_score) {
+            if (timed)
+                t = fw_now(fw);
+            fw->pref[j] = pl->pref_pre_score(pl->state, &fw->cyc);
+            if (timed)
+                fw_plugin_done(fw, j, SCHED_EP_PRE_SCORE,
+                               fw_outcome(fw->pref[j] ? SCHED_STATUS_OK : SCHED_STATUS_SKIP), &t);
+        }
+        if (pl->pref_secondary)
+            fw->secondary |= fw->pref[j];
+    }
+}
+
 /* Weighted sum of normalised scores (kube-scheduler's Score + NormalizeScore + weights), into
  * fw->fscore, when some preference plugin's PreScore did not skip the pod and its scores tell
  * the feasible nodes apart; else fw->fscore
  * (the policy's raw scores) is left as it is. The policy's raw scores, of any sign and range,
  * are mapped min..max -> 0..100 (all 100 when equal). Parts kept per node for explain. */
-static void combine_preferences(sched_framework *fw, sched_snapshot *s, size_t nf) {
-    fw->prefs = fw->secondary = false;
-    for (size_t j = 1; j < fw->n_plugins; j++) {
-        const sched_plugin *pl = &fw->plugins[j];
-        fw->pref[j] = pl->pref_score && pl->pref_weight > 0 &&
-                      (!pl->pref_pre_score || pl->pref_pre_score(pl->state, &fw->cyc));
-        if (pl->pref_secondary)
-            fw->secondary |= fw->pref[j];
-    }
+static void combine_preferences(sched_framework *fw, sched_snapshot *s, size_t nf, bool timed) {
+    int64_t t = timed ? fw_now(fw) : 0; /* sampled: each Score call timed */
     /* A preference that scores every feasible node alike says nothing about this pod here (a
      * PreferNoSchedule taint on a node it cannot use, a preferred term of a pod in another
      * namespace): it would add the same to every node, so the policy keeps deciding alone, as
@@ -116,9 +146,13 @@ static void combine_preferences(sched_framework *fw, sched_snapshot *s, size_t n
         if (!fw->pref[j] || pl->pref_secondary)
             continue;
         bool varies = false;
+        if (timed)
+            t = fw_now(fw);
         for (size_t k = 0; k < nf; k++) {
             part[k * np + j] =
                 pl->pref_score(pl->state, &fw->cyc, sched_snapshot_node(s, fw->feas[k]));
+            if (timed)
+                fw_plugin_done(fw, j, SCHED_EP_SCORE, fw_outcome(SCHED_STATUS_OK), &t);
             varies |= part[k * np + j] != part[j];
         }
         fw->pref[j] = varies;
@@ -144,10 +178,15 @@ static void combine_preferences(sched_framework *fw, sched_snapshot *s, size_t n
             continue;
         }
         int64_t pmax = 0, pmin = 0;
+        if (timed)
+            t = fw_now(fw);
         for (size_t k = 0; k < nf; k++) {
-            int64_t raw = pl->pref_secondary ? pl->pref_score(pl->state, &fw->cyc,
-                                                              sched_snapshot_node(s, fw->feas[k]))
-                                             : part[k * np + j]; /* scored above */
+            int64_t raw = part[k * np + j]; /* scored above, unless secondary */
+            if (pl->pref_secondary) {
+                raw = pl->pref_score(pl->state, &fw->cyc, sched_snapshot_node(s, fw->feas[k]));
+                if (timed)
+                    fw_plugin_done(fw, j, SCHED_EP_SCORE, fw_outcome(SCHED_STATUS_OK), &t);
+            }
             part[k * np + j] = raw;
             pmax = raw > pmax || !k ? raw : pmax;
             pmin = raw < pmin || !k ? raw : pmin;
@@ -218,12 +257,20 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
     fw->cyc = (sched_cycle){.snap = s, .pod = p, .now_ms = now_ms, .fw = fw};
     sched_task_resolve(s, p, &fw->cyc.task);
 
-    /* PreFilter, Filter, with the nominated pods p must count (nominate.c) */
+    /* PreFilter, Filter, with the nominated pods p must count (nominate.c); with an observer,
+     * each extension point's run timed (one branch each without) */
+    const bool obs = fw->obs != NULL;
+    int64_t t = obs ? fw_now(fw) : 0;
     size_t lent = fw_nominated_lend(fw, s, p);
-    if (pre_filter(fw, err) != 0) {
+    sched_outcome pf;
+    if (pre_filter(fw, &pf, err) != 0) {
         fw_nominated_take_back(fw);
+        if (obs)
+            fw_point_done(fw, SCHED_EP_PRE_FILTER, fw_outcome(SCHED_STATUS_ERROR), t);
         return -1;
     }
+    if (obs)
+        fw_point_done(fw, SCHED_EP_PRE_FILTER, pf, t);
     size_t nf = fw_filter_nodes(fw, s, p);
     if (lent) {
         fw_nominated_take_back(fw);
@@ -231,7 +278,7 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
             /* kube-scheduler's second pass: a node that passed with the nominated pods must
              * pass without them too, since they may never land there (a nominated pod that p's
              * pod affinity or spread counted on) */
-            if (pre_filter(fw, err) != 0)
+            if (pre_filter(fw, NULL, err) != 0)
                 return -1;
             size_t keep = 0;
             for (size_t k = 0; k < nf; k++) {
@@ -246,31 +293,66 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
     }
     fw->n_feas = nf;
 
-    /* PreScore */
+    /* PreScore. Timed, like Score, only when there is something to choose between: with one
+     * feasible node or none kube-scheduler runs neither (the scores are still computed here,
+     * for explain and the extender, but not reported). */
+    const bool prio = obs && nf > 1, timed = prio && fw_timed(fw);
+    t = prio ? fw_now(fw) : 0;
     for (size_t k = 0; k < fw->n_plugins; k++) {
         const sched_plugin *pl = &fw->plugins[k];
-        if (pl->pre_score && pl->pre_score(pl->state, &fw->cyc, err) != 0)
+        if (!pl->pre_score)
+            continue;
+        int64_t tp = timed ? fw_now(fw) : 0;
+        int rc = pl->pre_score(pl->state, &fw->cyc, err);
+        if (timed)
+            fw_plugin_done(fw, k, SCHED_EP_PRE_SCORE,
+                           fw_outcome(rc ? SCHED_STATUS_ERROR : SCHED_STATUS_OK), &tp);
+        if (rc != 0) {
+            if (prio)
+                fw_point_done(fw, SCHED_EP_PRE_SCORE, fw_outcome(SCHED_STATUS_ERROR), t);
             return tm_err_wrap(err, "%s %s", k ? "plugin" : "policy", pl->name);
+        }
     }
+    if (nf) /* the preference plugins' PreScore (their Score: combine_preferences) */
+        pref_pre_score(fw, timed);
+    if (prio)
+        fw_point_done(fw, SCHED_EP_PRE_SCORE, fw_outcome(SCHED_STATUS_OK), t);
     fw->have_cycle = true;
 
-    /* Score: the policy's (in one batch when it can), plus any added Score plugin's */
+    /* Score: the policy's (in one batch when it can: one call, one observation in a sampled
+     * cycle, since it scores every feasible node from the columns at once; node by node
+     * through score it reads labels and would cost the sampled cycle several times the batch),
+     * plus any added Score plugin's, each call timed */
+    t = prio ? fw_now(fw) : 0;
+    int64_t tp = t;
     if (fw->plugins[0].score_batch) {
         fw->plugins[0].score_batch(fw->plugins[0].state, &fw->cyc, fw->feas, nf, fw->fscore);
+        if (timed)
+            fw_plugin_done(fw, 0, SCHED_EP_SCORE, fw_outcome(SCHED_STATUS_OK), &tp);
     } else {
-        for (size_t k = 0; k < nf; k++)
+        for (size_t k = 0; k < nf; k++) {
             fw->fscore[k] = fw->plugins[0].score(fw->plugins[0].state, &fw->cyc,
                                                  sched_snapshot_node(s, fw->feas[k]));
+            if (timed)
+                fw_plugin_done(fw, 0, SCHED_EP_SCORE, fw_outcome(SCHED_STATUS_OK), &tp);
+        }
     }
     for (size_t j = 1; j < fw->n_plugins; j++) {
         const sched_plugin *pl = &fw->plugins[j];
-        for (size_t k = 0; pl->score && k < nf; k++)
+        if (timed && pl->score)
+            tp = fw_now(fw);
+        for (size_t k = 0; pl->score && k < nf; k++) {
             fw->fscore[k] += pl->score(pl->state, &fw->cyc, sched_snapshot_node(s, fw->feas[k]));
+            if (timed)
+                fw_plugin_done(fw, j, SCHED_EP_SCORE, fw_outcome(SCHED_STATUS_OK), &tp);
+        }
     }
 
     /* the preferences, when any plugin has something to say about the pod */
     if (nf)
-        combine_preferences(fw, s, nf);
+        combine_preferences(fw, s, nf, timed);
+    if (prio)
+        fw_point_done(fw, SCHED_EP_SCORE, fw_outcome(SCHED_STATUS_OK), t);
 
     /* select */
     sched_node_cols cols;
@@ -328,7 +410,7 @@ int sched_framework_whatif_begin(sched_framework *fw, sched_snapshot *s, const s
     fw->cyc = fw_cycle_for(fw, s, p, now_ms);
     fw->whatif = true;
     fw_nominated_lend(fw, s, p);
-    if (pre_filter(fw, err) != 0) {
+    if (pre_filter(fw, NULL, err) != 0) {
         sched_framework_whatif_end(fw);
         return -1;
     }
@@ -338,7 +420,7 @@ int sched_framework_whatif_begin(sched_framework *fw, sched_snapshot *s, const s
 int sched_framework_whatif_prefilter(sched_framework *fw, tm_err *err) {
     if (!fw->whatif)
         return tm_err_set(err, "what-if PreFilter outside sched_framework_whatif_begin/_end");
-    return pre_filter(fw, err);
+    return pre_filter(fw, NULL, err);
 }
 
 bool sched_framework_whatif_node_local(const sched_framework *fw) {
@@ -367,16 +449,19 @@ void sched_framework_whatif_end(sched_framework *fw) {
 
 /* ---- PostFilter ---- */
 
-sched_status sched_framework_post_filter(sched_framework *fw, int *nominated, tm_err *err) {
-    *nominated = -1;
-    if (!fw->have_cycle)
-        return tm_err_set(err, "post-filter without a scheduling cycle"), SCHED_STATUS_ERROR;
+static sched_status post_filter_run(sched_framework *fw, int *nominated, tm_err *err) {
+    bool timed = fw_timed(fw);
+    int64_t t = 0;
     for (size_t k = 0; k < fw->n_plugins; k++) {
         const sched_plugin *pl = &fw->plugins[k];
         if (!pl->post_filter)
             continue;
         int node = -1;
+        if (timed)
+            t = fw_now(fw);
         sched_status st = pl->post_filter(pl->state, &fw->cyc, &node, err);
+        if (timed)
+            fw_plugin_done(fw, k, SCHED_EP_POST_FILTER, fw_outcome(st), &t);
         if (st == SCHED_STATUS_ERROR) {
             tm_err_wrap(err, "post-filter %s", pl->name);
             return st;
@@ -389,17 +474,29 @@ sched_status sched_framework_post_filter(sched_framework *fw, int *nominated, tm
     return SCHED_STATUS_UNSCHEDULABLE;
 }
 
+sched_status sched_framework_post_filter(sched_framework *fw, int *nominated, tm_err *err) {
+    *nominated = -1;
+    if (!fw->have_cycle)
+        return tm_err_set(err, "post-filter without a scheduling cycle"), SCHED_STATUS_ERROR;
+    int64_t t = fw->obs ? fw_now(fw) : 0;
+    sched_status st = post_filter_run(fw, nominated, err);
+    if (fw->obs)
+        fw_point_done(fw, SCHED_EP_POST_FILTER, fw_outcome(st), t);
+    return st;
+}
+
 /* ---- Reserve ---- */
 
-int sched_framework_reserve(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int node,
-                            tm_err *err) {
+static int reserve_run(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int node,
+                       tm_err *err) {
     const sched_node *n = sched_snapshot_node(s, (size_t)node);
     if (!n)
         return tm_err_set(err, "reserve %s/%s: no node with index %d", p->ns, p->name, node);
     if (sched_pod_record(s, p, n->name, err) != 0)
         return tm_err_wrap(err, "reserve %s/%s on %s", p->ns, p->name, n->name);
     sched_cycle c = {.snap = s, .pod = p, .now_ms = fw->cyc.now_ms, .fw = fw};
-    bool resolved = false;
+    bool resolved = false, timed = fw_timed(fw);
+    int64_t t = 0;
     for (size_t k = 0; k < fw->n_plugins; k++) {
         const sched_plugin *pl = &fw->plugins[k];
         if (!pl->reserved)
@@ -407,16 +504,30 @@ int sched_framework_reserve(sched_framework *fw, sched_snapshot *s, const sched_
         if (!resolved)
             sched_task_resolve(s, p, &c.task);
         resolved = true;
+        if (timed)
+            t = fw_now(fw);
         pl->reserved(pl->state, &c, n);
+        if (timed) /* a Reserve hook cannot fail */
+            fw_plugin_done(fw, k, SCHED_EP_RESERVE, fw_outcome(SCHED_STATUS_OK), &t);
     }
     return 0;
 }
 
+int sched_framework_reserve(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int node,
+                            tm_err *err) {
+    int64_t t = fw->obs ? fw_now(fw) : 0;
+    int rc = reserve_run(fw, s, p, node, err);
+    if (fw->obs)
+        fw_point_done(fw, SCHED_EP_RESERVE, fw_outcome(rc ? SCHED_STATUS_ERROR : SCHED_STATUS_OK),
+                      t);
+    return rc;
+}
+
 /* ---- Permit ---- */
 
-sched_status sched_framework_permit(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
-                                    int node, int64_t now_ms, int64_t *deadline_ms, char *msg,
-                                    size_t size, tm_err *err) {
+static sched_status permit_run(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int node,
+                               int64_t now_ms, int64_t *deadline_ms, char *msg, size_t size,
+                               tm_err *err) {
     if (size)
         msg[0] = '\0';
     const sched_node *n = sched_snapshot_node(s, (size_t)node);
@@ -431,13 +542,19 @@ sched_status sched_framework_permit(sched_framework *fw, sched_snapshot *s, cons
     sched_cycle c = fw_cycle_for(fw, s, p, now_ms);
     uint64_t pending = 0;
     int64_t deadline = INT64_MAX;
+    bool timed = fw_timed(fw);
+    int64_t t = 0;
     for (size_t k = 0; k < fw->n_plugins; k++) {
         const sched_plugin *pl = &fw->plugins[k];
         if (!pl->permit)
             continue;
         int64_t timeout = 0;
         char why[256] = "";
+        if (timed)
+            t = fw_now(fw);
         sched_status st = pl->permit(pl->state, &c, n, &timeout, why, sizeof why);
+        if (timed)
+            fw_plugin_done(fw, k, SCHED_EP_PERMIT, fw_outcome(st), &t);
         if (st == SCHED_STATUS_WAIT) {
             pending |= 1ull << k;
             int64_t d = now_ms + (timeout > 0 ? timeout : 0);
@@ -458,15 +575,37 @@ sched_status sched_framework_permit(sched_framework *fw, sched_snapshot *s, cons
     return SCHED_STATUS_WAIT;
 }
 
+sched_status sched_framework_permit(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
+                                    int node, int64_t now_ms, int64_t *deadline_ms, char *msg,
+                                    size_t size, tm_err *err) {
+    /* the point's time leaves out the Unreserve a reject runs (timed as its own point) only
+     * approximately: kube-scheduler unreserves after RunPermitPlugins returns */
+    int64_t t = fw->obs ? fw_now(fw) : 0;
+    sched_status st = permit_run(fw, s, p, node, now_ms, deadline_ms, msg, size, err);
+    if (fw->obs)
+        fw_point_done(fw, SCHED_EP_PERMIT, fw_outcome(st), t);
+    return st;
+}
+
 /* ---- Unreserve ---- */
 
 void sched_framework_unreserve(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int node,
                                int64_t now_ms) {
     const sched_node *n = sched_snapshot_node(s, (size_t)node);
     sched_cycle c = fw_cycle_for(fw, s, p, now_ms);
-    for (size_t k = fw->n_plugins; k-- > 0;)
-        if (fw->plugins[k].unreserve && n)
-            fw->plugins[k].unreserve(fw->plugins[k].state, &c, n);
+    bool timed = fw_timed(fw);
+    int64_t t0 = fw->obs ? fw_now(fw) : 0, t = t0;
+    for (size_t k = fw->n_plugins; k-- > 0;) {
+        if (!fw->plugins[k].unreserve || !n)
+            continue;
+        if (timed)
+            t = fw_now(fw);
+        fw->plugins[k].unreserve(fw->plugins[k].state, &c, n);
+        if (timed)
+            fw_plugin_done(fw, k, SCHED_EP_UNRESERVE, fw_outcome(SCHED_STATUS_OK), &t);
+    }
+    if (fw->obs)
+        fw_point_done(fw, SCHED_EP_UNRESERVE, fw_outcome(SCHED_STATUS_OK), t0);
     if (fw->forget)
         fw->forget(fw->forget_arg, s, p->uid);
     else
@@ -490,19 +629,48 @@ int sched_framework_bind(sched_framework *fw, sched_snapshot *s, const sched_pod
     tm_err_clear(err); /* a hook may fail without a message */
     sched_cycle c = fw_cycle_for(fw, s, p, now_ms);
     const char *failed = NULL, *point = NULL;
+    const bool obs = fw->obs != NULL, timed = fw_timed(fw);
+    int64_t t0 = obs ? fw_now(fw) : 0, t = t0;
     for (size_t k = 0; !failed && k < fw->n_plugins; k++) {
         const sched_plugin *pl = &fw->plugins[k];
-        if (pl->pre_bind && pl->pre_bind(pl->state, &c, n, err) != SCHED_STATUS_OK)
+        if (!pl->pre_bind)
+            continue;
+        if (timed)
+            t = fw_now(fw);
+        sched_status st = pl->pre_bind(pl->state, &c, n, err);
+        if (timed)
+            fw_plugin_done(fw, k, SCHED_EP_PRE_BIND, fw_outcome(st), &t);
+        if (st != SCHED_STATUS_OK)
             failed = pl->name, point = "pre-bind";
     }
+    if (obs)
+        fw_point_done(fw, SCHED_EP_PRE_BIND,
+                      fw_outcome(failed ? SCHED_STATUS_ERROR : SCHED_STATUS_OK), t0);
+    /* Bind's outcome: the first answer other than SKIP; SKIP when every plugin skipped */
+    sched_status bound = SCHED_STATUS_SKIP;
+    t0 = t = obs && !failed ? fw_now(fw) : 0;
     for (size_t k = 0; !failed && k < fw->n_plugins; k++) {
         const sched_plugin *pl = &fw->plugins[k];
-        sched_status st = pl->bind ? pl->bind(pl->state, &c, n, err) : SCHED_STATUS_SKIP;
+        if (!pl->bind)
+            continue;
+        if (timed)
+            t = fw_now(fw);
+        sched_status st = pl->bind(pl->state, &c, n, err);
+        if (timed)
+            fw_plugin_done(fw, k, SCHED_EP_BIND, fw_outcome(st), &t);
+        if (st == SCHED_STATUS_SKIP)
+            continue;
+        bound = st;
         if (st == SCHED_STATUS_OK)
             break;
-        if (st != SCHED_STATUS_SKIP)
-            failed = pl->name, point = "bind";
+        failed = pl->name, point = "bind";
     }
+    if (obs && (!failed || bound != SCHED_STATUS_SKIP))
+        fw_point_done(fw, SCHED_EP_BIND,
+                      fw_outcome(bound == SCHED_STATUS_OK || bound == SCHED_STATUS_SKIP
+                                     ? bound
+                                     : SCHED_STATUS_ERROR),
+                      t0);
     if (!failed)
         return 0;
     /* the hook's err first, then ours around it; unreserve only after (it may not fail) */

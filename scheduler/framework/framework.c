@@ -416,3 +416,26 @@ char *sched_framework_fit_message(const sched_framework *fw, const sched_snapsho
     free(rs);
     return buf;
 }
+
+/* ---- timing (framework.h) ---- */
+
+const char *const sched_ext_point_names[SCHED_EP_COUNT] = {
+    [SCHED_EP_PRE_FILTER] = "PreFilter",
+    [SCHED_EP_FILTER] = "Filter",
+    [SCHED_EP_POST_FILTER] = "PostFilter",
+    [SCHED_EP_PRE_SCORE] = "PreScore",
+    [SCHED_EP_SCORE] = "Score",
+    [SCHED_EP_RESERVE] = "Reserve",
+    [SCHED_EP_UNRESERVE] = "Unreserve",
+    [SCHED_EP_PERMIT] = "Permit",
+    [SCHED_EP_PRE_BIND] = "PreBind",
+    [SCHED_EP_BIND] = "Bind",
+};
+
+void sched_framework_set_observer(sched_framework *fw, const sched_observer *obs) {
+    fw->obs = obs && obs->now_ns ? obs : NULL;
+}
+
+void sched_framework_sample(sched_framework *fw, bool on) {
+    fw->sample = on;
+}

@@ -529,4 +529,59 @@ void sched_framework_set_forget(sched_framework *fw,
 int sched_framework_bind(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int node,
                          int64_t now_ms, tm_err *err);
 
+/* ---- timing: kube-scheduler's framework_extension_point_duration_seconds and
+ * plugin_execution_duration_seconds ----
+ * The framework reads no clock. A caller that wants the durations (the live scheduler, the
+ * extender) hands it an observer with a clock; without one (the simulator, the unit tests)
+ * each timed place costs one branch on a NULL pointer. With an observer, every run of an
+ * extension point is timed (point), and every plugin call is timed (plugin) in the cycles the
+ * caller samples (sched_framework_sample, kube's pluginMetricsSamplePercent). In a sampled
+ * cycle the Filter plugins' hooks run a second time, timed, on at most 128 nodes spread over
+ * the node list, after the column scan has decided every node (a clock read costs more than a
+ * node-local filter; scan.c); the policy's batched score is one call; every other hook call
+ * is one observation, as kube-scheduler times each call. What-if filtering (PostFilter's
+ * preemption) times nothing of its own: it is inside the PostFilter plugin's duration. */
+typedef enum {
+    SCHED_EP_PRE_FILTER = 0,
+    SCHED_EP_FILTER, /* plugin calls only: kube-scheduler times no Filter extension point */
+    SCHED_EP_POST_FILTER,
+    SCHED_EP_PRE_SCORE,
+    SCHED_EP_SCORE,
+    SCHED_EP_RESERVE,
+    SCHED_EP_UNRESERVE,
+    SCHED_EP_PERMIT,
+    SCHED_EP_PRE_BIND,
+    SCHED_EP_BIND,
+    SCHED_EP_COUNT
+} sched_ext_point;
+/* kube-scheduler's extension_point label values: "PreFilter", "Filter", ... */
+extern const char *const sched_ext_point_names[SCHED_EP_COUNT];
+
+/* An outcome as the observer gets it: the status and, for a rejection by a Filter plugin
+ * (its PreFilter or Filter), the filter id and detail that tell Unschedulable from
+ * UnschedulableAndUnresolvable (sched_filter_resolvable, which the caller can reach and the
+ * framework cannot); id SCHED_FILTER_OK otherwise. */
+typedef struct sched_outcome {
+    sched_status status;
+    sched_filter_id id;
+    uint32_t detail;
+} sched_outcome;
+
+typedef struct sched_observer {
+    int64_t (*now_ns)(void *arg); /* a monotonic clock, nanoseconds */
+    /* one run of an extension point (all its plugins), ns long */
+    void (*point)(void *arg, sched_ext_point ep, sched_outcome o, int64_t ns);
+    /* one call of plugins[plugin] (name: its static name) at ep, in a sampled cycle */
+    void (*plugin)(void *arg, size_t plugin, const char *name, sched_ext_point ep, sched_outcome o,
+                   int64_t ns);
+    void *arg;
+} sched_observer;
+
+/* Sets the observer (borrowed; NULL turns timing off). */
+void sched_framework_set_observer(sched_framework *fw, const sched_observer *obs);
+/* Whether the plugin calls of the cycles from now on are timed, until called again: the caller
+ * decides per cycle (per pod), before sched_framework_schedule; the Reserve, Permit and binding
+ * calls that follow for the pod are timed alike. No effect without an observer. */
+void sched_framework_sample(sched_framework *fw, bool on);
+
 #endif

@@ -79,7 +79,36 @@ struct sched_framework {
     /* what-if filtering (sched_framework_whatif_*): the failed cycle, restored at the end */
     bool whatif;
     sched_cycle saved_cyc;
+    /* timing (sched_framework_set_observer): NULL = none; sample: time plugin calls too */
+    const sched_observer *obs;
+    bool sample;
 };
+
+/* Whether this cycle's plugin calls are timed (never inside what-if filtering). */
+static inline bool fw_timed(const sched_framework *fw) {
+    return fw->obs && fw->sample && !fw->whatif;
+}
+static inline int64_t fw_now(const sched_framework *fw) {
+    return fw->obs->now_ns(fw->obs->arg);
+}
+static inline sched_outcome fw_outcome(sched_status st) {
+    return (sched_outcome){.status = st, .id = SCHED_FILTER_OK, .detail = 0};
+}
+/* Reports plugin k's call at ep that began at *t, and sets *t to now (the next call's start:
+ * back-to-back calls share one clock read). */
+static inline void fw_plugin_done(const sched_framework *fw, size_t k, sched_ext_point ep,
+                                  sched_outcome o, int64_t *t) {
+    int64_t now = fw_now(fw);
+    if (fw->obs->plugin)
+        fw->obs->plugin(fw->obs->arg, k, fw->plugins[k].name, ep, o, now - *t);
+    *t = now;
+}
+/* Reports a run of ep that began at t (only with an observer). */
+static inline void fw_point_done(const sched_framework *fw, sched_ext_point ep, sched_outcome o,
+                                 int64_t t) {
+    if (fw->obs->point)
+        fw->obs->point(fw->obs->arg, ep, o, fw_now(fw) - t);
+}
 
 /* framework.c: grows the per-node buffers to n nodes. 0, or -1 with err. */
 int fw_ensure_cap(sched_framework *fw, size_t n, tm_err *err);

@@ -55,6 +55,7 @@ sched_config *sched_config_new(void) {
     c->pod_max_backoff_ms = 10000;
     c->unschedulable_flush_ms = 60000;
     c->volume_bind_timeout_s = 600;
+    c->plugin_metrics_sample_percent = 10; /* kube-scheduler's pluginMetricsSamplePercent */
     c->lease_ms = 15000;
     c->renew_deadline_ms = 10000;
     c->retry_ms = 2000;
@@ -316,6 +317,7 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
                                        "podMaxBackoffMs",
                                        "unschedulableFlushMs",
                                        "volumeBindTimeoutSeconds",
+                                       "pluginMetricsSamplePercent",
                                        "taskKeys",
                                        "leaderElection",
                                        "log",
@@ -347,6 +349,8 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
         get_int(doc, "unschedulableFlushMs", &c->unschedulable_flush_ms, 100, 86400000, what,
                 err) ||
         get_int(doc, "volumeBindTimeoutSeconds", &c->volume_bind_timeout_s, 1, 86400, what, err) ||
+        get_int(doc, "pluginMetricsSamplePercent", &c->plugin_metrics_sample_percent, 0, 100, what,
+                err) ||
         apply_http(c, doc, what, err))
         return -1;
     const json_t *sw = json_object_get(doc, "scoreWeights");
@@ -470,6 +474,7 @@ enum {
     OPT_BURST,
     OPT_MAX_BINDS,
     OPT_API_CONCURRENCY,
+    OPT_PLUGIN_SAMPLE,
     OPT_LEADER,
     OPT_LEASE_NS,
     OPT_LEASE_NAME,
@@ -503,6 +508,7 @@ static const struct option long_opts[] = {
     {"burst", required_argument, NULL, OPT_BURST},
     {"max-binds-in-flight", required_argument, NULL, OPT_MAX_BINDS},
     {"api-concurrency", required_argument, NULL, OPT_API_CONCURRENCY},
+    {"plugin-metrics-sample-percent", required_argument, NULL, OPT_PLUGIN_SAMPLE},
     {"leader-elect", optional_argument, NULL, OPT_LEADER},
     {"lease-namespace", required_argument, NULL, OPT_LEASE_NS},
     {"lease-name", required_argument, NULL, OPT_LEASE_NAME},
@@ -541,6 +547,8 @@ const char *sched_config_usage(void) {
            "  --max-binds-in-flight N  concurrent binds (default 512)\n"
            "  --api-concurrency N      API requests at the wire at once (default 1000; more wait "
            "in the client)\n"
+           "  --plugin-metrics-sample-percent N  cycles whose plugin calls are timed, 0..100\n"
+           "                           (default 10, as kube-scheduler)\n"
            "  --leader-elect[=BOOL]    schedule only while holding the Lease (default true,\n"
            "                           as kube-scheduler; mode extender ignores it)\n"
            "  --lease-namespace NS (kube-system) --lease-name NAME (the scheduler name)\n"
@@ -593,6 +601,9 @@ static int apply_flag(sched_config *c, int opt, const char *arg, tm_err *err) {
         return tm_arg_int("max-binds-in-flight", arg, 1, 1000000, &c->max_binds_in_flight, err);
     case OPT_API_CONCURRENCY:
         return tm_arg_int("api-concurrency", arg, 1, 100000, &c->api_concurrency, err);
+    case OPT_PLUGIN_SAMPLE:
+        return tm_arg_int("plugin-metrics-sample-percent", arg, 0, 100,
+                          &c->plugin_metrics_sample_percent, err);
     case OPT_LEADER:
         return parse_bool_arg("leader-elect", arg, &c->leader_elect, err);
     case OPT_LEASE_NS:

@@ -18,6 +18,8 @@
  *   unschedulableFlushMs: 60000    # unschedulable pods are retried at least this often
  *   volumeBindTimeoutSeconds: 600  # PreBind waits this long for a pod's claims to be bound
  *                                  # (kube-scheduler's VolumeBinding bindTimeoutSeconds)
+ *   pluginMetricsSamplePercent: 10 # cycles whose plugin calls are timed (0..100):
+ *                                  # scheduler_plugin_execution_duration_seconds (fw_metrics.h)
  *   taskKeys: {processLabel: nextflow.io/processName, workflowKey: tarema.io/workflow}
  *   leaderElection: {enabled: false, namespace: kube-system, name: tarema-scheduler,
  *                    identity: "", leaseMs: 15000, renewDeadlineMs: 10000, retryMs: 2000}
@@ -77,6 +79,7 @@ typedef struct sched_config {
     int pod_max_backoff_ms;
     int unschedulable_flush_ms;
     int volume_bind_timeout_s;
+    int plugin_metrics_sample_percent; /* pluginMetricsSamplePercent, 0..100 */
     char *process_label;
     char *workflow_key;
     bool leader_elect;

@@ -16,6 +16,7 @@
 #include "lib/log.h"
 #include "scheduler/live/backfill_live.h"
 #include "scheduler/live/binder.h"
+#include "scheduler/live/fw_metrics.h"
 #include "scheduler/live/gang_live.h"
 #include "scheduler/live/preemptor.h"
 #include "scheduler/plugins/gang/gang_plugin.h"
@@ -49,6 +50,10 @@ struct sched_loop {
     sched_cache *cache;
     sched_queue *queue;
     sched_framework *fw;
+    /* kube-scheduler's framework timings (fw_metrics.h): shared with the extender; rec is the
+     * scheduling thread's recorder, flushed after each batch */
+    sched_fw_metrics *fwm;
+    sched_fw_recorder *rec;
     sched_binder *binder;
     tm_informer *nodes, *pods, *tasks, *claims, *volumes; /* the last two: scheduler mode */
     tm_informer *classes, *csinodes;    /* StorageClasses, CSINodes: scheduler mode */
@@ -538,6 +543,15 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
     }
     if (register_metrics(l, reg, err))
         goto fail;
+    if (!(l->fwm = sched_fw_metrics_new(reg, cfg->scheduler_name,
+                                        cfg->plugin_metrics_sample_percent, err)))
+        goto fail;
+    if (sched && !(l->rec = sched_fw_recorder_new(l->fwm))) {
+        tm_err_set(err, "out of memory");
+        goto fail;
+    }
+    if (sched) /* every cycle of this framework (gangs' and preemption's too) is timed */
+        sched_framework_set_observer(l->fw, sched_fw_recorder_observer(l->rec));
     if (sched && !(l->gangs = sched_gang_live_new(l->queue, l->cache, l->fw, l->binder, reg, err)))
         goto fail;
     /* the Gang plugin at PreEnqueue, QueueSort and Permit, over the live registry */
@@ -973,6 +987,8 @@ static bool schedule_batch(sched_loop *l) {
         sched_pod *pod = sched_queue_pop(l->queue, now);
         if (!pod)
             break;
+        /* kube's ScheduleOne: whether this pod's plugin calls are timed, decided per cycle */
+        sched_framework_sample(l->fw, sched_fw_metrics_sample(l->fwm));
         /* PreEnqueue (the Gang plugin: a gang that cannot be tried yet waits whole) */
         char why[512];
         sched_status pe =
@@ -1011,6 +1027,7 @@ static bool schedule_batch(sched_loop *l) {
         sched_backfill_live_touch(l->bf);
     sched_backfill_live_after_batch(l->bf);
     sched_cache_unlock(l->cache);
+    sched_fw_recorder_flush(l->rec); /* the batch's timings reach /metrics */
     return more;
 }
 
@@ -1126,8 +1143,14 @@ void sched_loop_free(sched_loop *l) {
     sched_queue_free(l->queue);
     resv_controller_free(l->resv); /* its plugin in fw has no free_state */
     sched_framework_free(l->fw);
+    sched_fw_recorder_free(l->rec);
+    sched_fw_metrics_free(l->fwm);
     sched_cache_free(l->cache);
     free(l);
+}
+
+sched_fw_metrics *sched_loop_fw_metrics(sched_loop *l) {
+    return l ? l->fwm : NULL;
 }
 
 bool sched_loop_ready(void *loop, char *reason, size_t reason_size) {

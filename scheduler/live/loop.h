@@ -24,6 +24,7 @@
 #include "lib/metrics.h"
 #include "scheduler/backend/cache.h"
 #include "scheduler/live/config.h"
+#include "scheduler/live/fw_metrics.h"
 #include "scheduler/live/resv_controller.h"
 
 typedef struct sched_loop sched_loop;
@@ -46,6 +47,9 @@ void sched_loop_free(sched_loop *l);
 
 /* Thread-safe. Ready = nodes and pods listed; the reason says what is missing. */
 bool sched_loop_ready(void *loop, char *reason, size_t reason_size);
+/* The framework timings' series (fw_metrics.h), for the extender's frameworks; NULL for a
+ * NULL loop. Owned by the loop. */
+sched_fw_metrics *sched_loop_fw_metrics(sched_loop *l);
 bool sched_loop_leading(const sched_loop *l); /* thread-safe */
 
 /* The cache (for the extender routes; lock it around snapshot reads). */

@@ -57,8 +57,10 @@ EOF
 check "test nodes created" bash "$REPO_ROOT/hack/cluster.sh" nodes "$WORK/nodes.yaml"
 
 TLS=$REPO_ROOT/tests/fixtures/tls
+# --plugin-metrics-sample-percent 100: every request's plugin calls timed (checked after a.)
 if ! start_scheduler "$WORK/ext.log" --mode extender --scheduler-name "$PROFILE" --log-level debug \
-  --tls-cert-file "$TLS/server.crt" --tls-key-file "$TLS/server.key" --client-ca-file "$TLS/ca.crt"; then
+  --tls-cert-file "$TLS/server.crt" --tls-key-file "$TLS/server.key" --client-ca-file "$TLS/ca.crt" \
+  --plugin-metrics-sample-percent 100; then
   fail "tarema-scheduler --mode extender starts" "$(tail -n 5 "$WORK/ext.log")"
   summary
   exit 1
@@ -252,6 +254,13 @@ fi
 kept=$(curl -sf "${MTLS[@]}" "https://127.0.0.1:$PORT/metrics" | awk '$1 == "tarema_extender_preempt_nodes_total{outcome=\"kept\"}" {print $2}')
 [ "${kept:-0}" -ge 1 ] 2>/dev/null && pass "a: tarema_extender_preempt_nodes_total{outcome=\"kept\"} = $kept" ||
   fail "a: tarema_extender_preempt_nodes_total{outcome=\"kept\"} counts the kept node" "got '$kept'"
+# kube-scheduler's framework timings of the extender's cycles (one per filter/prioritize call)
+metrics=$(curl -sf "${MTLS[@]}" "https://127.0.0.1:$PORT/metrics")
+for m in "scheduler_framework_extension_point_duration_seconds_count{profile=\"$PROFILE\",extension_point=\"PreFilter\",status=\"Success\"}" \
+         'scheduler_plugin_execution_duration_seconds_count{plugin="NodeResourcesFit",extension_point="Filter",status="Success"}'; do
+  v=$(awk -v k="$m" '$1 == k {print $2}' <<<"$metrics")
+  [ "${v:-0}" -ge 1 ] 2>/dev/null && pass "extender: $m = $v" || fail "extender: $m > 0" "got '$v'"
+done
 clear_pre
 
 # b. pre-1 held by a Reservation for another owner (status written by hand, as above)

@@ -40,7 +40,9 @@ nodes:
 EOF
 check "test nodes created" bash "$REPO_ROOT/hack/cluster.sh" nodes "$WORK/nodes.yaml"
 
-if ! start_scheduler "$WORK/sched.log" --scheduler-name "$SCHED" --qps 2000 --burst 4000; then
+# Every cycle's plugin calls timed (kube's pluginMetricsSamplePercent is 10): part 3 checks
+# scheduler_plugin_execution_duration_seconds for the calls this test makes happen.
+if ! start_scheduler "$WORK/sched.log" --scheduler-name "$SCHED" --qps 2000 --burst 4000 --plugin-metrics-sample-percent 100; then
   fail "tarema-scheduler starts and becomes ready" "$(tail -n 5 "$WORK/sched.log")"
   summary
   exit 1
@@ -173,6 +175,33 @@ if [ -n "$ours" ] && [ "$ours" -gt 0 ] && [ "$kube" = "$ours" ]; then pass "sche
 for m in 'scheduler_pending_pods{queue="active"}' "scheduler_scheduling_attempt_duration_seconds_count{profile=\"$SCHED\",result=\"scheduled\"}" scheduler_pod_scheduling_sli_duration_seconds_count; do
   if grep -qF "$m" <<<"$metrics"; then pass "metric $m served"; else fail "metric $m served"; fi
 done
+# kube-scheduler's framework timings (sampling 100 %): every extension point a bound pod passes
+# through, per profile, and each plugin's calls with kube's status names. The pods above were
+# bound (Success at Filter for NodeResourcesFit on the nodes they fit), part 2's pod fitted
+# nowhere (Unschedulable from NodeResourcesFit), and this test's own nodes are tainted against
+# the paper pods (TaintToleration's rejections cannot be resolved by preemption).
+count_of() { awk -v k="$1" '$1 == k {print $2}' <<<"$metrics"; }
+positive() { local v; v=$(count_of "$1"); [ -n "$v" ] && awk -v v="$v" 'BEGIN {exit !(v > 0)}'; }
+for ep in PreFilter PreScore Score Reserve Permit; do
+  m="scheduler_framework_extension_point_duration_seconds_count{profile=\"$SCHED\",extension_point=\"$ep\",status=\"Success\"}"
+  if positive "$m"; then pass "$m > 0 ($(count_of "$m"))"; else fail "$m > 0" "got '$(count_of "$m")'"; fi
+done
+for c in 'NodeResourcesFit",extension_point="Filter",status="Success' \
+         'NodeResourcesFit",extension_point="Filter",status="Unschedulable' \
+         'TaintToleration",extension_point="Filter",status="UnschedulableAndUnresolvable'; do
+  m="scheduler_plugin_execution_duration_seconds_count{plugin=\"$c\"}"
+  if positive "$m"; then pass "$m > 0 ($(count_of "$m"))"; else fail "$m > 0" "got '$(count_of "$m")'"; fi
+done
+# every label value one kube-scheduler uses, and kube's bucket layouts (first and last bounds)
+bad=$(grep -E '^scheduler_(plugin_execution|framework_extension_point)_duration_seconds_count' <<<"$metrics" |
+  grep -vE 'extension_point="(PreFilter|Filter|PostFilter|PreScore|Score|Reserve|Unreserve|Permit|PreBind|Bind)",status="(Success|Error|Unschedulable|UnschedulableAndUnresolvable|Wait|Skip)"' | head -n 3)
+if [ -z "$bad" ]; then pass "framework timings carry kube-scheduler's extension_point and status values"; else fail "framework timings carry kube-scheduler's extension_point and status values" "$bad"; fi
+if grep -qF 'scheduler_plugin_execution_duration_seconds_bucket{plugin="NodeResourcesFit",extension_point="Filter",status="Success",le="1e-05"}' <<<"$metrics" &&
+   grep -qF "scheduler_framework_extension_point_duration_seconds_bucket{profile=\"$SCHED\",extension_point=\"Score\",status=\"Success\",le=\"0.2048\"}" <<<"$metrics"; then
+  pass "framework timings use kube-scheduler's buckets (plugins from 10 us, extension points to 204.8 ms)"
+else
+  fail "framework timings use kube-scheduler's buckets"
+fi
 
 # ---- 4. foreign pods and explain ---------------------------------------------------------------
 pod_json "$NS" foreign other-scheduler-$ID 100m 64Mi | kubectl create -f - >/dev/null

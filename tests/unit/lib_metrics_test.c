@@ -292,6 +292,31 @@ static void test_alias(void) {
     tm_metrics_free(reg);
 }
 
+/* Bucket counts gathered elsewhere (tm_metrics_observe_buckets): the same series as that many
+ * single observations; a count array of another layout or a non-histogram is ignored. */
+static void test_observe_buckets(void) {
+    tm_err err;
+    tm_metrics *reg = tm_metrics_new();
+    const double bounds[] = {0.1, 1};
+    tm_metric *h = tm_metrics_histogram(reg, "h", NULL, TM_LABELS("k"), bounds, 2, &err);
+    tm_metric *c = tm_metrics_counter(reg, "c", NULL, NULL, &err);
+    CHECK(h && c);
+    tm_metrics_observe(h, TM_LABELS("a"), 0.05);
+    const uint64_t counts[] = {2, 0, 3};
+    tm_metrics_observe_buckets(h, TM_LABELS("a"), counts, 3, 7.5);
+    tm_metrics_observe_buckets(h, TM_LABELS("a"), counts, 2, 100); /* wrong layout: ignored */
+    tm_metrics_observe_buckets(c, NULL, counts, 3, 100);           /* not a histogram */
+    CHECK_INT(tm_metrics_count(h, TM_LABELS("a")), 6);
+    CHECK_NEAR(tm_metrics_value(h, TM_LABELS("a")), 7.55, 1e-9);
+    CHECK_NEAR(tm_metrics_value(c, NULL), 0, 1e-9);
+    char *text = tm_metrics_render(reg);
+    CHECK(text && strstr(text, "h_bucket{k=\"a\",le=\"0.1\"} 3\n") &&
+          strstr(text, "h_bucket{k=\"a\",le=\"1\"} 3\n") &&
+          strstr(text, "h_bucket{k=\"a\",le=\"+Inf\"} 6\n"));
+    free(text);
+    tm_metrics_free(reg);
+}
+
 int main(void) {
     tm_log_configure("error", "text"); /* the misuse test logs warnings on purpose */
     RUN(test_exposition_exact);
@@ -301,5 +326,6 @@ int main(void) {
     RUN(test_exp_buckets);
     RUN(test_concurrent_updates);
     RUN(test_alias);
+    RUN(test_observe_buckets);
     return TEST_SUMMARY();
 }

@@ -23,7 +23,8 @@ static void test_defaults(void) {
     CHECK(sched_config_elects(c));
     CHECK_STR(sched_config_lease_name(c), "tarema");
     CHECK_INT(c->api_concurrency, 1000);
-    CHECK_INT(c->volume_bind_timeout_s, 600); /* kube's VolumeBinding bindTimeoutSeconds */
+    CHECK_INT(c->volume_bind_timeout_s, 600);        /* kube's VolumeBinding bindTimeoutSeconds */
+    CHECK_INT(c->plugin_metrics_sample_percent, 10); /* kube's pluginMetricsSamplePercent */
     CHECK_INT(sched_config_validate(c, &err), 0);
     sched_config_free(c);
 }
@@ -65,7 +66,8 @@ static void test_file(void) {
                     "namespaces: [a, b]\nport: 0\nqps: 12.5\nburst: 30\napiConcurrency: 64\n"
                     "taskKeys: {processLabel: proc}\n"
                     "leaderElection: {enabled: true, namespace: ops, leaseMs: 20000}\n"
-                    "log: {level: debug, format: json}\nvolumeBindTimeoutSeconds: 30\n";
+                    "log: {level: debug, format: json}\nvolumeBindTimeoutSeconds: 30\n"
+                    "pluginMetricsSamplePercent: 100\n";
     CHECKF(apply_yaml(c, y, &err) == 0, "%s", err.msg);
     CHECK_STR(c->scheduler_name, "mysched");
     CHECK_STR(c->policy, "fair");
@@ -84,6 +86,7 @@ static void test_file(void) {
     CHECK_INT(c->lease_ms, 20000);
     CHECK_STR(c->log_format, "json");
     CHECK_INT(c->volume_bind_timeout_s, 30);
+    CHECK_INT(c->plugin_metrics_sample_percent, 100);
     CHECK_INT(sched_config_validate(c, &err), 0);
     sched_config_free(c);
 }
@@ -98,6 +101,8 @@ static void test_file_errors(void) {
         {"namespaces: a\n", "namespaces must be a list"},
         {"namespaces: [a, 3]\n", "namespaces[1] must be a string"},
         {"mode: both\n", "mode 'both' is unknown"},
+        {"pluginMetricsSamplePercent: 101\n",
+         "pluginMetricsSamplePercent must be an integer from 0 to 100"},
         {"leaderElection: {enable: true}\n", "leaderElection: unknown key 'enable'"},
         {"log: {level: 3}\n", "log: level must be a string"},
         {"- a\n", "expected a mapping"},
@@ -227,6 +232,8 @@ static void test_flag_errors(void) {
         {{"--port", "http", NULL}, "--port: 'http' is not an integer"},
         {{"--qps", "-3", NULL}, "--qps: '-3' is not a number"},
         {{"--api-concurrency", "0", NULL}, "--api-concurrency: '0' is not an integer from 1"},
+        {{"--plugin-metrics-sample-percent", "-1", NULL},
+         "--plugin-metrics-sample-percent: '-1' is not an integer from 0"},
         {{"--leader-elect=maybe", NULL}, "--leader-elect: 'maybe'"},
         {{"--polcy", "fair", NULL}, "unknown or incomplete flag '--polcy'"},
         {{"--policy", NULL}, "needs a value"},
