@@ -4,7 +4,10 @@
  *
  *   scheduler_live_bench --namespace NS --scheduler-name NAME --pods N [--concurrency C]
  *                        [--cpu 100m] [--memory 128Mi] [--timeout-s 600] [--kubeconfig FILE]
- *                        [--then CMD]
+ *                        [--then CMD] [--priority-class NAME]
+ *
+ * --priority-class: the pods' spec.priorityClassName, with terminationGracePeriodSeconds 0 (the
+ * preemption benchmark, bench/preemption_bench.sh, as kube-scheduler's scheduler_perf pods).
  *
  * Two ways to measure:
  *   streaming (default): the scheduler runs while the pods are created. On a small machine the
@@ -43,6 +46,7 @@
 typedef struct bench {
     tm_kube *k;
     const char *ns, *sched, *cpu, *memory;
+    const char *priority_class; /* NULL: none */
     int n, concurrency;
     int next, inflight, created, create_failed, bound;
     double *created_at, *bound_at; /* seconds (monotonic), 0 = not yet */
@@ -64,13 +68,19 @@ static json_t *pod_obj(const bench *b, int i) {
     char name[64], lab[4];
     snprintf(name, sizeof name, "bench-%d", i);
     snprintf(lab, sizeof lab, "%d", 1 + i % 3);
-    return json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s, s:s}}, s:{s:s, s:[{s:s, s:s, "
-                     "s:{s:{s:s, s:s}}}]}}",
-                     "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace",
-                     b->ns, "annotations", "tarema.io/cpu", lab, "tarema.io/mem", "2",
-                     "tarema.io/io", lab, "spec", "schedulerName", b->sched, "containers", "name",
-                     "c", "image", "busybox", "resources", "requests", "cpu", b->cpu, "memory",
-                     b->memory);
+    json_t *pod =
+        json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s, s:s}}, s:{s:s, s:[{s:s, s:s, "
+                  "s:{s:{s:s, s:s}}}]}}",
+                  "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace", b->ns,
+                  "annotations", "tarema.io/cpu", lab, "tarema.io/mem", "2", "tarema.io/io", lab,
+                  "spec", "schedulerName", b->sched, "containers", "name", "c", "image", "busybox",
+                  "resources", "requests", "cpu", b->cpu, "memory", b->memory);
+    json_t *spec = json_object_get(pod, "spec");
+    if (spec && b->priority_class) {
+        json_object_set_new(spec, "priorityClassName", json_string(b->priority_class));
+        json_object_set_new(spec, "terminationGracePeriodSeconds", json_integer(0));
+    }
+    return pod;
 }
 
 static void start_creates(bench *b);
@@ -299,6 +309,7 @@ int main(int argc, char **argv) {
                                          {"timeout-s", required_argument, NULL, 't'},
                                          {"kubeconfig", required_argument, NULL, 'k'},
                                          {"then", required_argument, NULL, 'T'},
+                                         {"priority-class", required_argument, NULL, 'P'},
                                          {NULL, 0, NULL, 0}};
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -329,6 +340,9 @@ int main(int argc, char **argv) {
             break;
         case 'T':
             b.then = optarg;
+            break;
+        case 'P':
+            b.priority_class = optarg;
             break;
         default:
             fprintf(stderr, "scheduler_live_bench: unknown flag (see the top of "

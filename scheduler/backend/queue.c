@@ -1,6 +1,8 @@
-/* queue.c: active heap, backoff heap and unschedulable set over one uid hash table. Every
+/* queue.c: active heap, backoff heaps and unschedulable set over one uid hash table. Every
  * entry remembers its index in the heap or vector it sits in, so removal and updates are
- * O(log n) without searching. */
+ * O(log n) without searching. Backoff is two heaps, as kube-scheduler's: pods that were
+ * unschedulable (moved by a cluster change or the flush) and pods that failed with an error;
+ * only the first may be popped before their backoff ends (queue.h, pop). */
 #include "scheduler/backend/queue.h"
 
 #include <stdlib.h>
@@ -16,6 +18,7 @@ typedef struct qent {
     uint64_t seq;          /* insertion order, for FIFO ties in the backoff heap */
     char *reported;        /* the last FailedScheduling message reported, or NULL */
     int64_t reported_ms;   /* when */
+    bool err;              /* backoff after an error (sched_queue_backoff), not unschedulable */
     size_t idx;            /* position in the heap or vector of its state */
     struct qent *hnext;
 } qent;
@@ -31,7 +34,8 @@ struct sched_queue {
     int64_t initial_ms, max_ms;
     qent **buckets;
     size_t nbuckets, nents;
-    heap active, backoff, unsched, gated; /* unsched and gated are plain vectors */
+    heap active, backoff, err_backoff, unsched, gated; /* unsched and gated: plain vectors */
+    bool pop_from_backoff; /* KEP-5142: an empty active heap pops the unschedulable backoff */
     sched_queue_gate_fn gate;
     void *gate_ud;
     sched_queue_gate_fn held; /* gated but already queued (ASA's pro-active submission) */
@@ -76,8 +80,12 @@ static int grow_table(sched_queue *q) {
 
 /* ---- heaps --------------------------------------------------------------------------------- */
 
+static bool is_backoff(const sched_queue *q, const heap *h) {
+    return h == &q->backoff || h == &q->err_backoff;
+}
+
 static bool less(const sched_queue *q, const heap *h, const qent *a, const qent *b) {
-    if (h == &q->backoff) {
+    if (is_backoff(q, h)) {
         if (a->ready_ms != b->ready_ms)
             return a->ready_ms < b->ready_ms;
         return a->seq < b->seq;
@@ -145,12 +153,12 @@ static void vec_remove(const sched_queue *q, heap *h, size_t i, bool is_heap) {
     }
 }
 
-static heap *heap_of(sched_queue *q, sched_q_state st) {
+static heap *heap_of(sched_queue *q, const qent *e, sched_q_state st) {
     switch (st) {
     case SCHED_Q_ACTIVE:
         return &q->active;
     case SCHED_Q_BACKOFF:
-        return &q->backoff;
+        return e->err ? &q->err_backoff : &q->backoff;
     case SCHED_Q_UNSCHEDULABLE:
         return &q->unsched;
     case SCHED_Q_GATED:
@@ -162,9 +170,9 @@ static heap *heap_of(sched_queue *q, sched_q_state st) {
 
 /* Takes e out of its current container (state becomes NONE). */
 static void detach(sched_queue *q, qent *e) {
-    heap *h = heap_of(q, e->state);
+    heap *h = heap_of(q, e, e->state);
     if (h)
-        vec_remove(q, h, e->idx, h == &q->active || h == &q->backoff);
+        vec_remove(q, h, e->idx, h == &q->active || is_backoff(q, h));
     else if (e->state == SCHED_Q_IN_FLIGHT)
         q->inflight--;
     e->state = SCHED_Q_NONE;
@@ -172,11 +180,11 @@ static void detach(sched_queue *q, qent *e) {
 
 /* Puts a detached e into state st. Only fails on OOM. */
 static int attach(sched_queue *q, qent *e, sched_q_state st) {
-    heap *h = heap_of(q, st);
+    heap *h = heap_of(q, e, st);
     if (h) {
         if (vec_push(h, e))
             return -1;
-        if (h == &q->active || h == &q->backoff)
+        if (h == &q->active || is_backoff(q, h))
             sift_up(q, h, e->idx);
     } else if (st == SCHED_Q_IN_FLIGHT) {
         q->inflight++;
@@ -196,6 +204,7 @@ sched_queue *sched_queue_new(sched_queue_cmp_fn cmp, void *ud, int64_t initial_b
     q->ud = ud;
     q->initial_ms = initial_backoff_ms > 0 ? initial_backoff_ms : 1;
     q->max_ms = max_backoff_ms >= q->initial_ms ? max_backoff_ms : q->initial_ms;
+    q->pop_from_backoff = true; /* kube-scheduler's default since 1.33 */
     q->nbuckets = 1024;
     q->buckets = calloc(q->nbuckets, sizeof *q->buckets);
     if (!q->buckets) {
@@ -219,6 +228,7 @@ void sched_queue_free(sched_queue *q) {
     free(q->buckets);
     free(q->active.v);
     free(q->backoff.v);
+    free(q->err_backoff.v);
     free(q->unsched.v);
     free(q->gated.v);
     free(q);
@@ -331,9 +341,9 @@ int sched_queue_remove(sched_queue *q, const char *uid) {
     return 0;
 }
 
-static void promote_due(sched_queue *q, int64_t now_ms) {
-    while (q->backoff.n && q->backoff.v[0]->ready_ms <= now_ms) {
-        qent *e = q->backoff.v[0];
+static void promote_due_in(sched_queue *q, heap *h, int64_t now_ms) {
+    while (h->n && h->v[0]->ready_ms <= now_ms) {
+        qent *e = h->v[0];
         detach(q, e);
         if (attach(q, e, SCHED_Q_ACTIVE)) {
             /* Out of memory growing the active heap: leave it in backoff for the next try. */
@@ -343,6 +353,15 @@ static void promote_due(sched_queue *q, int64_t now_ms) {
     }
 }
 
+static void promote_due(sched_queue *q, int64_t now_ms) {
+    promote_due_in(q, &q->backoff, now_ms);
+    promote_due_in(q, &q->err_backoff, now_ms);
+}
+
+void sched_queue_set_pop_from_backoff(sched_queue *q, bool on) {
+    q->pop_from_backoff = on;
+}
+
 void sched_queue_reorder(sched_queue *q) {
     for (size_t i = q->active.n / 2; i-- > 0;)
         sift_down(q, &q->active, i);
@@ -350,9 +369,15 @@ void sched_queue_reorder(sched_queue *q) {
 
 sched_pod *sched_queue_pop(sched_queue *q, int64_t now_ms) {
     promote_due(q, now_ms);
-    if (!q->active.n)
-        return NULL;
-    qent *e = q->active.v[0];
+    heap *from = &q->active;
+    if (!q->active.n) {
+        /* Nothing else to do: the unschedulable pod whose backoff ends first is tried now
+         * rather than when it ends (its backoff only spaces out retries while others wait) */
+        if (!q->pop_from_backoff || !q->backoff.n)
+            return NULL;
+        from = &q->backoff;
+    }
+    qent *e = from->v[0];
     detach(q, e);
     attach(q, e, SCHED_Q_IN_FLIGHT);
     return e->pod;
@@ -394,6 +419,7 @@ int sched_queue_backoff(sched_queue *q, const char *uid, int64_t now_ms) {
     detach(q, e);
     e->attempts++;
     e->ready_ms = now_ms + sched_queue_backoff_ms(q, e->attempts);
+    e->err = true; /* waits its backoff out, even when nothing else is queued */
     return attach(q, e, SCHED_Q_BACKOFF);
 }
 
@@ -405,6 +431,7 @@ int sched_queue_unschedulable(sched_queue *q, const char *uid, int64_t now_ms) {
     e->attempts++;
     e->ready_ms = now_ms + sched_queue_backoff_ms(q, e->attempts);
     e->unsched_since = now_ms;
+    e->err = false;
     return attach(q, e, SCHED_Q_UNSCHEDULABLE);
 }
 
@@ -460,10 +487,14 @@ size_t sched_queue_flush_unschedulable(sched_queue *q, int64_t now_ms, int64_t m
 }
 
 int64_t sched_queue_next_backoff_ms(const sched_queue *q, int64_t now_ms) {
-    if (!q->backoff.n)
+    int64_t first = -1;
+    if (q->backoff.n)
+        first = q->backoff.v[0]->ready_ms;
+    if (q->err_backoff.n && (first < 0 || q->err_backoff.v[0]->ready_ms < first))
+        first = q->err_backoff.v[0]->ready_ms;
+    if (first < 0)
         return -1;
-    int64_t d = q->backoff.v[0]->ready_ms - now_ms;
-    return d > 0 ? d : 0;
+    return first > now_ms ? first - now_ms : 0;
 }
 
 int64_t sched_queue_since(const sched_queue *q, const char *uid) {
@@ -497,8 +528,8 @@ static void sort_pods(const sched_queue *q, const sched_pod **v, const sched_pod
 size_t sched_queue_waiting(const sched_queue *q, const sched_pod **out, const sched_pod **tmp,
                            size_t cap) {
     size_t n = 0;
-    const heap *hs[3] = {&q->active, &q->backoff, &q->unsched};
-    for (int h = 0; h < 3; h++)
+    const heap *hs[4] = {&q->active, &q->backoff, &q->err_backoff, &q->unsched};
+    for (int h = 0; h < 4; h++)
         for (size_t i = 0; i < hs[h]->n && n < cap; i++)
             out[n++] = hs[h]->v[i]->pod;
     sort_pods(q, out, tmp, n);
@@ -525,7 +556,7 @@ size_t sched_queue_count(const sched_queue *q, sched_q_state state) {
     case SCHED_Q_ACTIVE:
         return q->active.n;
     case SCHED_Q_BACKOFF:
-        return q->backoff.n;
+        return q->backoff.n + q->err_backoff.n;
     case SCHED_Q_UNSCHEDULABLE:
         return q->unsched.n;
     case SCHED_Q_IN_FLIGHT:

@@ -82,9 +82,15 @@ int sched_queue_add(sched_queue *q, sched_pod *pod, int64_t now_ms);
 int sched_queue_remove(sched_queue *q, const char *uid);
 
 /* Moves backoff pods whose time has come to active, then takes the first active pod and marks
- * it in flight. Returns the pod (borrowed: valid until the pod is updated, removed or freed)
- * or NULL when no pod is ready. */
+ * it in flight. With no active pod, the backoff pod that was unschedulable and whose backoff
+ * ends first is taken at once (kube-scheduler's SchedulerPopFromBackoffQ, KEP-5142, on by
+ * default since 1.33: backoff spaces out retries while other pods wait, it does not keep an
+ * idle scheduler idle); a pod backing off after an error waits its backoff out. Returns the
+ * pod (borrowed: valid until the pod is updated, removed or freed) or NULL when no pod is
+ * ready. */
 sched_pod *sched_queue_pop(sched_queue *q, int64_t now_ms);
+/* Pop from backoff as above (true, the default) or only once backoff ends (false). */
+void sched_queue_set_pop_from_backoff(sched_queue *q, bool on);
 /* Re-sorts the active heap after what the order depends on changed outside the queue (the
  * adaptive policy's rank reads TaskProfiles, which may arrive after the pods they rank). */
 void sched_queue_reorder(sched_queue *q);

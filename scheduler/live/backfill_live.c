@@ -12,6 +12,7 @@
 #include "lib/duration.h"
 #include "lib/jsonutil.h"
 #include "lib/log.h"
+#include "scheduler/backend/nominated.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/framework/framework.h"
 #include "scheduler/plugins/backfill/backfill_plugin.h"
@@ -272,6 +273,36 @@ static bf_running *running_pods(sched_backfill_live *b, const sched_snapshot *sn
     return run;
 }
 
+/* The pods preemption nominated to a node and not placed yet, added to run (grown; *n updated):
+ * each holds its node from now on, as the cycle counts it there for pods of no higher priority
+ * (nominate.c), until its expected end. So no shadow is planned on capacity a preemption has
+ * freed for its preemptor, and other pods are not held back by a shadow that would take it
+ * (a preemptor blocked by the head's shadow lost its nomination and preempted again elsewhere:
+ * bench/preemption_bench.sh). false on OOM (run unchanged). */
+static bool add_nominated(sched_backfill_live *b, const sched_snapshot *snap, int64_t now,
+                          bf_running **run, size_t *n) {
+    sched_nominated *t = sched_snapshot_nominated(snap);
+    size_t nn = t ? sched_nominated_count(t) : 0;
+    if (!nn)
+        return true;
+    bf_running *r = realloc(*run, (*n + nn) * sizeof *r);
+    if (!r)
+        return false;
+    *run = r;
+    for (size_t i = 0; i < nn; i++) {
+        const sched_nominee *e = sched_nominated_at(t, i);
+        int node = sched_snapshot_node_index(snap, e->node);
+        if (node < 0 || sched_snapshot_pod_node(snap, e->uid))
+            continue; /* its node is gone, or it is placed (counted with the node's pods) */
+        const bpod *p = find(b, e->uid);
+        r[(*n)++] = (bf_running){.node = node,
+                                 .req = e->requests,
+                                 .start_ms = now,
+                                 .end_ms = p && p->dur_ms >= 0 ? now + p->dur_ms : -1};
+    }
+    return true;
+}
+
 static void free_job_keys(sched_backfill_live *b) {
     for (size_t i = 0; i < b->n_job_keys; i++)
         free(b->job_keys[i]);
@@ -412,14 +443,19 @@ bool sched_backfill_live_plan(sched_backfill_live *b, int64_t mono, int64_t wall
     /* the owners' pods of a held Reservation are left out: the reservation holds their capacity
      * (in the plan as the holds less what they use) and the Reservation plugin places them; so
      * are the members of a gang that could not start even with room (gang_can_start) */
+    /* and so are the pods nominated to a node by a preemption: the nomination holds their
+     * place (add_nominated) */
+    sched_nominated *nom = sched_snapshot_nominated(snap);
     size_t kept = 0;
     for (size_t i = 0; i < n; i++)
-        if (!resv_controller_holds_for(b->resv, order[i]) && gang_can_start(b, order[i]))
+        if (!resv_controller_holds_for(b->resv, order[i]) && gang_can_start(b, order[i]) &&
+            !(nom && sched_nominated_node(nom, order[i]->uid)))
             order[kept++] = order[i];
     n = kept;
     size_t nj = group_jobs(b, order, n, jof, jobs, members, max_jobs);
     elig = malloc((nj ? nj : 1) * (nn ? nn : 1) * sizeof *elig);
-    if (!elig || !(run = running_pods(b, snap, wall, &n_run)))
+    if (!elig || !(run = running_pods(b, snap, wall, &n_run)) ||
+        !add_nominated(b, snap, wall, &run, &n_run))
         goto oom;
     for (size_t i = 0; i < nn; i++)
         alloc[i] = sched_snapshot_node(snap, i)->allocatable;

@@ -231,9 +231,9 @@ static void on_pod(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
     if (sched_cache_pod_event(l->cache, t, obj, old, &err))
         tm_warn("pod skipped err=\"%s\"", err.msg);
     warn_untracked(l);
-    resv_controller_pod_event(l->resv, t, obj);      /* owners' pods, expected ends */
-    sched_preemptor_pod_event(l->preemptor, t, obj); /* status.nominatedNodeName */
-    sched_backfill_live_pod_event(l->bf, t, obj);    /* expected runtimes, expected-start */
+    resv_controller_pod_event(l->resv, t, obj);           /* owners' pods, expected ends */
+    sched_preemptor_pod_event(l->preemptor, t, obj, old); /* status.nominatedNodeName */
+    sched_backfill_live_pod_event(l->bf, t, obj);         /* expected runtimes, expected-start */
     sched_cache_unlock(l->cache);
 }
 

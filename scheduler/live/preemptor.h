@@ -43,9 +43,11 @@ sched_preemptor *sched_preemptor_new(tm_kube *k, sched_cache *cache, const char 
 void sched_preemptor_free(sched_preemptor *pr);
 
 /* A pod event as the informer delivers it (the transformed object, see
- * sched_cache_pod_transform, which keeps status.nominatedNodeName): records, moves or ends the
- * pod's nomination. */
-void sched_preemptor_pod_event(sched_preemptor *pr, tm_watch_type t, const json_t *obj);
+ * sched_cache_pod_transform, which keeps status.nominatedNodeName; old: its previous version,
+ * NULL when none): records, moves or ends the pod's nomination. An update without
+ * nominatedNodeName ends it only when the previous version had one (kube's nominator). */
+void sched_preemptor_pod_event(sched_preemptor *pr, tm_watch_type t, const json_t *obj,
+                               const json_t *old);
 /* A PodDisruptionBudget event. Returns true when the table changed. */
 bool sched_preemptor_pdb_event(sched_preemptor *pr, tm_watch_type t, const json_t *obj);
 /* A pod of ours was assumed on a node: its nomination (if any) ends there, as kube's does. */

@@ -165,6 +165,7 @@ typedef struct {
     tm_metrics *reg;
     tm_kube *k;
     sched_preemptor *pr;
+    json_t *seen; /* uid -> the last version delivered (the informer's old object) */
 } env;
 
 static void env_init(env *e) {
@@ -188,6 +189,7 @@ static void env_init(env *e) {
 }
 
 static void env_free(env *e) {
+    json_decref(e->seen);
     tm_kube_free(e->k);
     sched_preemptor_free(e->pr);
     sched_framework_free(e->fw);
@@ -202,8 +204,17 @@ static void deliver(env *e, tm_watch_type t, json_t *obj) {
     json_t *o = sched_cache_pod_transform(e->cache, obj); /* takes obj */
     if (!o)
         return;
-    CHECKF(sched_cache_pod_event(e->cache, t, o, NULL, &err) == 0, "%s", err.msg);
-    sched_preemptor_pod_event(e->pr, t, o);
+    if (!e->seen)
+        e->seen = json_object();
+    const char *uid = tm_json_str(o, "metadata.uid", "");
+    json_t *old = json_incref(json_object_get(e->seen, uid));
+    CHECKF(sched_cache_pod_event(e->cache, t, o, old, &err) == 0, "%s", err.msg);
+    sched_preemptor_pod_event(e->pr, t, o, old);
+    json_decref(old);
+    if (t == TM_WATCH_DELETED)
+        json_object_del(e->seen, uid);
+    else
+        json_object_set(e->seen, uid, o);
     json_decref(o);
 }
 
@@ -240,9 +251,21 @@ static void test_preemption_carried_out(void) {
     /* n1 (4 cpu): a low pod of 3 cpu. A high pod of 2 cpu fits only once it is gone. */
     deliver(&e, TM_WATCH_ADDED, pod("low", "ulow", 10, "3", "n1", "default-scheduler"));
     json_t *high = pod("high", "uhigh", 1000, "2", "", "tarema");
+    deliver(&e, TM_WATCH_ADDED, json_incref(high)); /* the informer saw it created */
     bool preempted = false;
     CHECK(!cycle(&e, high, true, &preempted));
     CHECK(preempted);
+    /* a status write racing the nomination's patch (its FailedScheduling condition applied
+     * first): neither this version nor the last shows nominatedNodeName; the nomination made in
+     * memory stays (kube's nominator), else the next preemptor's dry run finds n1 free */
+    json_t *cond_only = pod("high", "uhigh", 1000, "2", "", "tarema");
+    json_object_set_new(json_object_get(cond_only, "status"), "conditions",
+                        json_pack("[{s:s, s:s}]", "type", "PodScheduled", "status", "False"));
+    deliver(&e, TM_WATCH_MODIFIED, cond_only);
+    const char *kept =
+        sched_nominated_node(sched_snapshot_nominated(sched_cache_snapshot(e.cache)), "uhigh");
+    CHECKF(kept && strcmp(kept, "n1") == 0, "nomination after a racing status update: %s",
+           kept ? kept : "none");
     run_until(&e, 4, 3000);
     /* the preemptor's nomination */
     CHECK(find_request("PATCH /api/v1/namespaces/ns/pods/high/status", "\"nominatedNodeName\"",
@@ -335,7 +358,7 @@ static void test_restart_reads_nominations_back(void) {
      * kept it) */
     json_t *other = pod("other", "uother", 1000, "1", "", "default-scheduler");
     json_object_set_new(json_object_get(other, "status"), "nominatedNodeName", json_string("n1"));
-    sched_preemptor_pod_event(e.pr, TM_WATCH_ADDED, other);
+    sched_preemptor_pod_event(e.pr, TM_WATCH_ADDED, other, NULL);
     json_decref(other);
     CHECK(sched_nominated_node(tab, "uother") == NULL);
     /* the nomination ends when it is bound, and when it is cleared */

@@ -218,6 +218,47 @@ static void test_waiting_in_order(void) {
     sched_queue_free(q);
 }
 
+/* KEP-5142 (SchedulerPopFromBackoffQ): with nothing active, an unschedulable pod moved to
+ * backoff by a cluster change is tried at once; an active pod still goes first; a pod backing
+ * off after an error waits its backoff out; switched off, backoff is waited out as before. */
+static void test_pop_from_backoff_when_idle(void) {
+    for (int on = 1; on >= 0; on--) {
+        sched_queue *q = newq();
+        sched_queue_set_pop_from_backoff(q, on);
+        sched_queue_add(q, pod("u", 0), 0);
+        sched_queue_add(q, pod("e", 9), 0);
+        sched_queue_pop(q, 0); /* e */
+        sched_queue_pop(q, 0); /* u */
+        sched_queue_unschedulable(q, "u", 0);
+        sched_queue_backoff(q, "e", 0);         /* an error: due at 1000 */
+        CHECK(sched_queue_pop(q, 100) == NULL); /* unschedulable waits for a change */
+        CHECK_INT(sched_queue_move_all(q, 200), 1);
+        CHECK_INT(sched_queue_state(q, "u"), SCHED_Q_BACKOFF); /* due at 1000 */
+        CHECK_INT(sched_queue_count(q, SCHED_Q_BACKOFF), 2);
+        sched_queue_add(q, pod("n", 0), 300); /* a new pod: active */
+        sched_pod *p = sched_queue_pop(q, 300);
+        CHECK(p && strcmp(p->uid, "n") == 0); /* active first */
+        p = sched_queue_pop(q, 300);
+        if (on) {
+            CHECKF(p && strcmp(p->uid, "u") == 0, "got %s", p ? p->uid : "nothing");
+            CHECK(sched_queue_pop(q, 300) == NULL); /* e waits out its error backoff */
+            CHECK_INT(sched_queue_next_backoff_ms(q, 300), 700);
+        } else {
+            CHECK(p == NULL);
+            CHECK_INT(sched_queue_next_backoff_ms(q, 300), 700);
+        }
+        p = sched_queue_pop(q, 1000); /* both due now: e has the higher priority */
+        CHECK(p && strcmp(p->uid, "e") == 0);
+        if (!on) {
+            p = sched_queue_pop(q, 1000);
+            CHECK(p && strcmp(p->uid, "u") == 0);
+        }
+        CHECK(sched_queue_pop(q, 1000) == NULL);
+        CHECK_INT(sched_queue_count(q, SCHED_Q_BACKOFF), 0);
+        sched_queue_free(q);
+    }
+}
+
 int main(void) {
     RUN(test_pop_order);
     RUN(test_backoff_growth_and_cap);
@@ -227,5 +268,6 @@ int main(void) {
     RUN(test_many);
     RUN(test_report_only_changes);
     RUN(test_waiting_in_order);
+    RUN(test_pop_from_backoff_when_idle);
     return TEST_SUMMARY();
 }
