@@ -24,6 +24,7 @@
 #   BENCH_QPS=1000 BENCH_BURST=2000     client budget of both schedulers
 #   BENCH_PREEMPT_CLUSTER_NAME=bench-preempt   cluster instance (torn down at the end)
 #   BENCH=name, BENCH_LIVE=0            as in hack/bench.sh ("preemption"; skip live ones)
+#   BENCH_PREEMPT_WHO="tarema kube-scheduler"   the schedulers measured (either or both)
 #   BENCH_TAREMA_ARGS="..."             more tarema-scheduler flags (e.g. --config FILE)
 #   BENCH_PREEMPT_KEEP=DIR              keep the run's logs (schedulers, driver) in DIR
 #   O=build BINDIR=bin                  where the binaries are
@@ -51,6 +52,10 @@ CLK=$(getconf CLK_TCK)
 [ -x "$TAREMA" ] || die "$TAREMA not built: run make O=$O BINDIR=$BINDIR first"
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "BENCH_PREEMPT_ROUNDS must be a positive integer, not '$ROUNDS'"
 [[ $TIMEOUT_S =~ ^[1-9][0-9]*$ ]] || die "BENCH_PREEMPT_TIMEOUT_S must be a positive integer, not '$TIMEOUT_S'"
+WHO=${BENCH_PREEMPT_WHO:-tarema kube-scheduler}
+for w in $WHO; do
+  [ "$w" = tarema ] || [ "$w" = kube-scheduler ] || die "BENCH_PREEMPT_WHO: unknown scheduler '$w' (tarema, kube-scheduler)"
+done
 for n in $NODE_COUNTS; do
   [[ $n =~ ^[1-9][0-9]*$ ]] || die "BENCH_PREEMPT_NODES: '$n' is not a positive integer"
 done
@@ -172,11 +177,12 @@ EOF
 
 STATUS=0
 : >"$WORK/rows"
-total=$(( $(echo "$NODE_COUNTS" | wc -w) * ROUNDS * 2 ))
+total=$(( $(echo "$NODE_COUNTS" | wc -w) * ROUNDS * $(echo "$WHO" | wc -w) ))
 i=0
 for nodes in $NODE_COUNTS; do
   for round in $(seq 1 "$ROUNDS"); do
-    if [ $((round % 2)) = 1 ]; then order="tarema kube-scheduler"; else order="kube-scheduler tarema"; fi
+    order=$WHO
+    [ $((round % 2)) = 0 ] && order=$(echo "$WHO" | awk '{for (i = NF; i > 0; i--) printf "%s%s", $i, (i > 1 ? " " : "")}')
     for who in $order; do
       i=$((i + 1))
       step "run $i/$total: PreemptionBasic, $nodes nodes, round $round, $who"
