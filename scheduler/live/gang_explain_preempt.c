@@ -13,12 +13,6 @@
 #include "scheduler/live/gang_live_internal.h"
 #include "scheduler/plugins/gang/gang_preempt.h"
 
-/* gang_preempt.h's unit_of over explain's registry, as the live one (gang_live.c). */
-static const char *unit_of(void *ctx, const char *uid) {
-    sched_gang *g = sched_gang_registry_of(ctx, uid);
-    return g && !g->basic ? g->key : NULL;
-}
-
 /* Every placed pod of a gang joins r as a member of its gang, whose owner object is read once
  * (its policy decides whether it is a unit: a basic native PodGroup is not). 0, or -1 with err
  * when the pods cannot be listed. */
@@ -70,12 +64,12 @@ json_t *sched_gang_explain_preemption(tm_kube *k, sched_framework *fw, sched_sna
     }
     sched_gang_preemption pr = {.nodes = nodes};
     json_t *out = NULL;
-    if (sched_gang_preempt(fw, snap, g, pods, n, now_ms, unit_of, r, &pr, err) < 0)
+    if (sched_gang_preempt(fw, snap, g, pods, n, now_ms, sched_gang_live_unit_of, r, &pr, err) < 0)
         goto done;
     json_t *victims = json_array(), *members = json_array();
     for (size_t i = 0; victims && i < pr.n_victims; i++) {
         const sched_victim *v = &pr.victims[i];
-        const char *unit = unit_of(r, v->uid);
+        const char *unit = sched_gang_live_unit_of(r, v->uid);
         char pod[512];
         snprintf(pod, sizeof pod, "%s/%s", v->ns, v->name);
         json_array_append_new(victims,

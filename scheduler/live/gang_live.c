@@ -587,8 +587,9 @@ void sched_gang_live_set_preemptor(sched_gang_live *gl, sched_preemptor *pr) {
     gl->preemptor = pr;
 }
 
-/* gang_preempt.h's unit_of over the live registry: the gang of a placed pod. */
-static const char *unit_of(void *ctx, const char *uid) {
+/* gang_preempt.h's unit_of over a registry (ctx): the gang of a placed pod, none for a pod in
+ * no gang or in a group of the basic policy (its pods are scheduled one by one). */
+const char *sched_gang_live_unit_of(void *ctx, const char *uid) {
     sched_gang *g = sched_gang_registry_of(ctx, uid);
     return g && !g->basic ? g->key : NULL;
 }
@@ -605,7 +606,8 @@ static void preempt_for(sched_gang_live *gl, sched_gang *g, sched_pod **pods, si
     sched_gang_preemption r = {.nodes = nodes};
     tm_err err = {0};
     sched_snapshot *snap = sched_cache_snapshot(gl->c);
-    if (sched_gang_preempt(gl->fw, snap, g, pods, n, wall_ms, unit_of, gl->reg, &r, &err) < 0) {
+    if (sched_gang_preempt(gl->fw, snap, g, pods, n, wall_ms, sched_gang_live_unit_of, gl->reg, &r,
+                           &err) < 0) {
         tm_metrics_inc(gl->m_preempt, TM_LABELS("error"));
         tm_warn("gang preemption failed gang=%s err=\"%s\"", g->key, err.msg);
     } else if (!r.ok) {

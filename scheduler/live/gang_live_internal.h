@@ -14,6 +14,10 @@
 #include "scheduler/plugins/gang/native.h"
 #include "scheduler/plugins/gang/podgroup.h"
 
+/* gang_preempt.h's unit_of over registry ctx (sched_gang_registry *): the key of a placed pod's
+ * gang, NULL for a pod in none or in a basic-policy group. */
+const char *sched_gang_live_unit_of(void *ctx, const char *uid);
+
 /* A member's state as its pod shows it (pending when not on a node yet). */
 sched_gang_pod_state sched_gang_json_pod_state(const json_t *pod);
 

@@ -713,14 +713,17 @@ out:
 }
 
 /* The owner's pods: how many are left (*owner_pods), whether one runs in the window
- * (*started_now), and what they use of each hold (into the table). false on OOM. */
+ * (*started_now), whether one waits for a node (*waiting, may be NULL; gated pods do not yet),
+ * and what they use of each hold (into the table). false on OOM. */
 static bool count_owner_pods(resv_controller *c, rentry *e, int64_t now, size_t *owner_pods,
-                             bool *started_now) {
+                             bool *started_now, bool *waiting) {
     const reservation *r = e->r;
     int64_t start = r->start_ms, end;
     resv_plan_window(c->plan, e->key, &start, &end); /* the admitted window, when held */
     *owner_pods = 0;
     *started_now = false;
+    if (waiting)
+        *waiting = false;
     sched_resources *used = calloc(r->n_holds ? r->n_holds : 1, sizeof *used);
     if (!used)
         return false;
@@ -730,6 +733,8 @@ static bool count_owner_pods(resv_controller *c, rentry *e, int64_t now, size_t 
             continue;
         (*owner_pods)++;
         *started_now |= p->node != NULL && now >= start;
+        if (waiting)
+            *waiting |= !p->node && !p->gated;
         for (size_t h = 0; p->node && h < r->n_holds; h++)
             if (strcmp(p->node, r->holds[h].node) == 0) {
                 for (int k = 0; k < SCHED_RES_MAX; k++)
@@ -746,14 +751,6 @@ static bool count_owner_pods(resv_controller *c, rentry *e, int64_t now, size_t 
 void resv_controller_set_preemptor(resv_controller *c, sched_preemptor *pr) {
     if (c)
         c->preemptor = pr;
-}
-
-/* Whether an owner's pod of e waits for a node (gated pods do not yet). */
-static bool owner_waiting(const resv_controller *c, const rentry *e) {
-    for (size_t i = 0; i < c->n_pods; i++)
-        if (!c->pods[i]->node && !c->pods[i]->gated && owns(e->r, c->pods[i]))
-            return true;
-    return false;
 }
 
 /* Whether p belongs to the owner of a reservation the table holds: it runs by right of its own
@@ -773,7 +770,7 @@ static bool owner_of_held(const resv_controller *c, const rpod *p) {
  * many as the owner's unused hold needs (resv_overrun.h). */
 static void evict_overruns(resv_controller *c, rentry *e, int64_t start, int64_t now) {
     const reservation *r = e->r;
-    if (!c->preemptor || !r->evict_overrunning || now < start || !owner_waiting(c, e))
+    if (!c->preemptor || !r->evict_overrunning || now < start)
         return;
     sched_snapshot *snap = sched_cache_snapshot(c->cache);
     for (size_t h = 0; h < r->n_holds; h++) {
@@ -851,8 +848,8 @@ static void keep(resv_controller *c, rentry *e, int64_t now) {
     if (!resv_plan_has(c->plan, e->key))
         return;
     size_t owner_pods;
-    bool started_now;
-    if (!count_owner_pods(c, e, now, &owner_pods, &started_now))
+    bool started_now, waiting;
+    if (!count_owner_pods(c, e, now, &owner_pods, &started_now, &waiting))
         return;
     /* The window it was admitted with (the holds') decides the phase, not the spec's: a spec
      * changed after admission (the planner patches startTime/endTime when its plan moves)
@@ -885,7 +882,7 @@ static void keep(resv_controller *c, rentry *e, int64_t now) {
     } else if (newly_started && !e->pending_write) {
         write_status(c, e, e->phase, "the owner's pods are running", NULL, 0, false);
     }
-    if (!d.release)
+    if (!d.release && waiting) /* an owner's pod waits: the window's overruns go */
         evict_overruns(c, e, start, now);
 }
 
@@ -899,7 +896,7 @@ static bool follow(resv_controller *c, int64_t now) {
         bool started;
         if (e->r && resv_phase_holds(e->phase) && !e->r->deleting) {
             restore(c, e);
-            count_owner_pods(c, e, now, &owner_pods, &started);
+            count_owner_pods(c, e, now, &owner_pods, &started, NULL);
         } else if (resv_plan_remove(c->plan, e->key) == 0) {
             tm_info("reservation=%s no longer held phase=%s", e->key, resv_phase_name(e->phase));
             c->changed = true;
