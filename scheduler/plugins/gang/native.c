@@ -182,9 +182,16 @@ int sched_native_set_condition(const json_t *conditions, const sched_native_cond
     const char *ltt = c->now;
     if (old && strcmp(tm_json_str(old, "status", ""), status) == 0)
         ltt = tm_json_str(old, "lastTransitionTime", c->now);
-    json_t *cond = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "type", c->type, "status", status,
-                             "reason", c->reason, "message", msg, "lastTransitionTime", ltt,
-                             "observedGeneration", (json_int_t)c->generation);
+    json_t *cond = json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", c->type, "status", status,
+                             "reason", c->reason, "message", msg, "lastTransitionTime", ltt);
+    /* metav1.Condition's observedGeneration is omitempty: the 1.37.2 API server sets no
+     * metadata.generation on a PodGroup, and kube-scheduler's condition then has no such key
+     * (tests/data/k8s/v1.37.2/podgroup-scheduled.json); write the same. */
+    if (cond && c->generation > 0 &&
+        json_object_set_new(cond, "observedGeneration", json_integer(c->generation)) != 0) {
+        json_decref(cond);
+        cond = NULL;
+    }
     json_t *list = json_is_array(conditions) ? json_deep_copy(conditions) : json_array();
     if (!cond || !list ||
         (old ? json_array_set_new(list, at, cond) : json_array_append_new(list, cond))) {
