@@ -378,6 +378,15 @@ static int start_task(sim *s, long ti, int n) {
     s->running[n][s->nrunning[n]++] = (int)ti;
     if (s->o->preemption) /* status.startTime, read by preemption's tie-breaks */
         sched_snapshot_set_pod_start(s->snap, t->pod->uid, (int64_t)llround(s->now * 1000) + 1);
+    /* the expected end it was let in on (the Reservation filter's, at this instant): what a
+     * window that opens holds it to, as the live controller counts it when the pod binds */
+    t->exp_end_ms = -1;
+    if (s->nresvs) {
+        const char *node = sched_snapshot_pod_node(s->snap, t->pod->uid);
+        t->exp_end_ms = resv_expected_end(s->snap, t->pod,
+                                          node ? sched_snapshot_node_by_name(s->snap, node) : NULL,
+                                          (int64_t)llround(s->now * 1000));
+    }
     eng_resv_use(s, t, n, true);
     return rerate(s, n, ti);
 }
@@ -586,15 +595,14 @@ static int try_gang(sim *s, long ti, int64_t now_ms) {
     return rc;
 }
 
-/* Preemption evicts running task vi: its completion is void (version), its work is lost (it
- * starts over when placed again), the tasks left on its node speed up, and it is queued again.
- * The simulation has no grace period: it leaves at once. */
-static int evict_task(sim *s, long vi) {
+/* Preemption or a reservation's window evicts running task vi: its completion is void
+ * (version), its work is lost (it starts over when placed again), the tasks left on its node
+ * speed up, and it is queued again. The simulation has no grace period: it leaves at once. */
+int eng_evict_task(sim *s, long vi) {
     task *t = &s->tasks[vi];
     int n = t->node;
     if (n < 0 || !t->pod)
-        return tm_err_set(s->err, "preemption chose task %s, which is not running",
-                          task_name(s, t));
+        return tm_err_set(s->err, "eviction chose task %s, which is not running", task_name(s, t));
     t->version++;
     int last = s->running[n][--s->nrunning[n]];
     s->running[n][t->slot] = last;
@@ -604,7 +612,6 @@ static int evict_task(sim *s, long vi) {
     t->node = -1;
     s->hist[t->wf].pending++;
     s->hist[t->wf].proc_pending[t->proc]++;
-    s->evictions++;
     if (s->o->contention && s->nrunning[n] > 0 && rerate(s, n, -1) < 0)
         return -1;
     return eng_enqueue(s, vi);
@@ -623,10 +630,11 @@ static int preempt_for(sim *s, long ti, int64_t now_ms, sched_decision *d) {
     for (size_t i = 0; i < r->n_victims; i++) {
         /* sim_pod_new names a task's pod t<index> */
         long vi = strtol(r->victims[i].uid + 1, NULL, 10);
-        if (vi < 0 || vi >= s->ntasks || evict_task(s, vi) < 0)
+        if (vi < 0 || vi >= s->ntasks || eng_evict_task(s, vi) < 0)
             return vi < 0 || vi >= s->ntasks
                        ? tm_err_set(s->err, "preemption chose unknown pod %s", r->victims[i].uid)
                        : -1;
+        s->evictions++;
     }
     s->preemptions++;
     s->attempts++;
@@ -637,6 +645,11 @@ static int preempt_for(sim *s, long ti, int64_t now_ms, sched_decision *d) {
 }
 
 static int schedule_pass(sim *s) {
+    /* first, as the live controller's tick: a waiting owner's task may then take in this pass
+     * the held capacity that overrunning tasks used (a gang's owner task whose other members
+     * are not ready yet waits too, outside the queue: so this comes before the empty check) */
+    if (s->nresvs && eng_resv_evict_overruns(s) < 0)
+        return -1;
     if (s->npend == 0)
         return 0;
     if (refresh_labels(s) < 0)
@@ -778,13 +791,12 @@ sim_result *sim_run(const sim_cluster *c, const sim_workload *w, const sim_opts 
     if (sim_label_classes(c, s.classes, err) < 0 || eng_build_snapshot(&s) < 0 ||
         eng_build_workflows(&s) < 0 || eng_build_gangs_resvs(&s) < 0)
         goto out;
-    if (opts->preemption && (s.ngangs || s.nresvs)) {
-        /* a gang preempts as one unit and a reservation's window evicts overrunning pods:
-         * neither is in the pure plugin yet (docs/preemption.md) */
-        tm_err_set(err,
-                   "--preemption: the workload has %s; preemption by or of gangs and "
-                   "reservations is not simulated yet",
-                   s.ngangs ? "gangs" : "reservations");
+    if (opts->preemption && s.ngangs) {
+        /* a gang preempts as one unit and is a victim as one: not simulated yet
+         * (docs/preemption.md). Reservations are: DefaultPreemption re-runs their Filter, and
+         * their windows evict overruns with or without --preemption, as the live scheduler. */
+        tm_err_set(err, "--preemption: the workload has gangs; preemption by or of gangs is not "
+                        "simulated yet");
         goto out;
     }
     if (!(s.io_cap = calloc((size_t)c->ntypes, sizeof *s.io_cap))) {
@@ -935,6 +947,7 @@ sim_result *sim_run_isolated(const sim_cluster *c, const sim_workload *w, const 
         m->sched_attempts += r->sched_attempts;
         m->preemptions += r->preemptions;
         m->evictions += r->evictions;
+        m->overrun_evictions += r->overrun_evictions;
         m->wall_s += r->wall_s;
         sum_rt += r->task_runtime_mean * (double)r->tasks;
         sum_pend += r->pending_mean * (double)r->tasks;

@@ -22,7 +22,9 @@
  * tasks are ready and is placed whole or not at all with sched_gang_try_place
  * (scheduler/plugins/gang/gang.h); a step's reservation is admitted at its run's arrival with
  * resv_plan_admit, honoured by the Filter plugin of sim/resv_sim.h and released by resv_decide
- * (scheduler/plugins/reservation/resv_plan.h). */
+ * (scheduler/plugins/reservation/resv_plan.h); once its window is open and a task of the step
+ * waits, the tasks that overran into its held capacity are evicted as resv_overrun_victims
+ * chooses (scheduler/plugins/reservation/resv_overrun.h; unless evict_overrunning: false). */
 #ifndef TAREMA_SIM_ENGINE_H
 #define TAREMA_SIM_ENGINE_H
 
@@ -143,6 +145,7 @@ typedef struct sim_resv_rec {
     double start, end, released; /* window and release time (NAN when never admitted) */
     double held_core_s;          /* cores held x (released - start) */
     double used_core_s;          /* the step's tasks on the held nodes, inside the window */
+    long overrun_evictions;      /* tasks its open window evicted for running past their end */
     long first_hold, nholds;     /* its entries in sim_result.holds */
 } sim_resv_rec;
 
@@ -161,9 +164,12 @@ typedef struct sim_result {
     long sched_attempts; /* framework schedule calls (history runs' included) */
     long preemptions;    /* tasks placed by evicting others (sim_opts.preemption) */
     long evictions;      /* tasks evicted for them, their work lost */
-    int history_runs;    /* per workflow, before the measured runs (sim_opts.history_runs) */
-    double wall_s;       /* wall-clock time of the run */
-    sim_wf_stats *wf;    /* per workflow */
+    /* tasks evicted by the measured runs' reservations for overrunning into their open window
+     * (sim_resv_rec.overrun_evictions summed; their work lost), with or without preemption */
+    long overrun_evictions;
+    int history_runs; /* per workflow, before the measured runs (sim_opts.history_runs) */
+    double wall_s;    /* wall-clock time of the run */
+    sim_wf_stats *wf; /* per workflow */
     /* The least geometric mean over workflows of their mean makespans that any policy could
      * reach (sim/bound.h: each run's bound, and for workflows sharing the cluster the order in
      * which they can finish); NAN when a workflow has no positive bound. */

@@ -24,6 +24,7 @@ typedef struct task {
     int shape;
     uint32_t version;
     double ready, start, end;
+    int64_t exp_end_ms;           /* expected end (resv_expected_end) when it started, -1 unknown */
     double remaining, rate, last; /* work in uncontended seconds, progress per second */
     double cpu_demand, mem_demand;
     sim_demand dem, w; /* calibrated model: demands and weights (sim_contention_slowdown) */
@@ -51,6 +52,8 @@ typedef struct resv_st {
     int wf, run, proc;
     resv_phase phase;
     bool owner_started;
+    bool evict_overrunning;      /* the Reservation's spec.evictOverrunning */
+    long overrun_evictions;      /* tasks its open window evicted (resv_overrun.h) */
     double start, end, released; /* seconds */
     char reason[768];
     int nholds;
@@ -144,7 +147,7 @@ typedef struct sim {
     int64_t *tail;     /* scratch of upward_tails: tails, then ranks */
     size_t ntail;
     long attempts;
-    long preemptions, evictions; /* sim_opts.preemption */
+    long preemptions, evictions; /* sim_opts.preemption (evictions: its victims only) */
     tm_err *err;
     char namebuf[2 * SIM_NAME_MAX + 48];
     gang_st *gangs;
@@ -164,6 +167,9 @@ int eng_ev_push(sim *s, double t, int kind, long id, uint32_t version);
 int eng_enqueue(sim *s, long ti);
 /* Task ti's run-to-run noise factor (1 under the ideal model). */
 double eng_noise_of(const sim *s, long ti);
+/* Evicts running task vi: its work is lost and it is queued again (the caller counts why). 0,
+ * or -1 with err. */
+int eng_evict_task(sim *s, long vi);
 
 /* engine_setup.c: the snapshot, the workflows' tasks and runs, gangs and reservations. */
 void eng_node_order(int *perm, int n, bool shuffle, uint64_t seed);
@@ -180,6 +186,10 @@ int eng_resv_admit(sim *s, int ri);
 bool eng_resv_holding(const sim *s);
 int eng_resv_step(sim *s, int ri);
 void eng_resv_use(sim *s, const task *t, int n, bool add);
+/* Before each scheduling pass: every open window whose step has a task waiting evicts the tasks
+ * that overran into its held capacity (resv_overrun_victims, as the live controller). 0, or -1
+ * with err. */
+int eng_resv_evict_overruns(sim *s);
 
 /* engine_result.c: the result of a finished run (sim_result, engine.h). */
 sim_result *eng_collect(sim *s);

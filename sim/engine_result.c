@@ -55,6 +55,8 @@ static int collect_gangs_resvs(const sim *s, sim_result *r) {
         x->end = rs->end - tb;
         x->released = rs->released - tb;
         x->used_core_s = rs->used_core_s;
+        x->overrun_evictions = rs->overrun_evictions;
+        r->overrun_evictions += rs->overrun_evictions;
         x->first_hold = r->nholds;
         x->nholds = rs->nholds;
         double span = isnan(rs->released) ? 0 : fmax(0, rs->released - rs->start);

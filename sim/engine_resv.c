@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scheduler/plugins/reservation/resv_overrun.h"
+
 /* ---- reservations ---- */
 
 static int64_t ms_of(double sec) {
@@ -53,10 +55,13 @@ int eng_resv_admit(sim *s, int ri) {
     rs->start = s->now + p->resv_start;
     rs->end = rs->start + p->resv_duration;
     resv_admission a;
+    const reservation *r = NULL;
     int rc = sim_resv_admit(s->rv, s->snap, rs->name, wf->name, p->name,
                             (int64_t)llround(p->req_cpu * 1000), p->req_mem, p->instances,
-                            ms_of(rs->start), ms_of(rs->end), pods, k, ms_of(s->now), &a, s->err);
+                            ms_of(rs->start), ms_of(rs->end), p->resv_evict_overrunning, pods, k,
+                            ms_of(s->now), &r, &a, s->err);
     free(pods);
+    rs->evict_overrunning = r && r->evict_overrunning; /* as the live controller reads it */
     if (rc == 0 && !a.ok) {
         rs->phase = RESV_FAILED;
         snprintf(rs->reason, sizeof rs->reason, "%s", a.reason);
@@ -149,4 +154,104 @@ void eng_resv_use(sim *s, const task *t, int n, bool add) {
         if (to > from)
             rs->used_core_s += (to - from) * s->w->wfs[t->wf].procs[t->proc].req_cpu;
     }
+}
+
+/* ---- overruns (resv_overrun.h) ---- */
+
+/* Whether a task of reservation ri's step waits for a node: ready, not held back, not running
+ * (a gang's member whose gang is not whole yet waits too, as its pod would). */
+static bool owner_waiting(const sim *s, int ri) {
+    const resv_st *rs = &s->resvs[ri];
+    const run *ru = &s->runs[rs->run];
+    long first = ru->base + s->wi[rs->wf].proc_off[rs->proc];
+    int n = s->w->wfs[rs->wf].procs[rs->proc].instances;
+    for (long i = first; i < first + n; i++) {
+        const task *t = &s->tasks[i];
+        if (t->pod && t->node < 0 && !t->held)
+            return true;
+    }
+    return false;
+}
+
+/* Whether task t runs by right of a reservation still held (its step's): never an overrun,
+ * as the live controller's owner_of_held. */
+static bool owner_of_held(const sim *s, const task *t) {
+    return t->resv >= 0 && resv_phase_holds(s->resvs[t->resv].phase);
+}
+
+/* Reservation ri's open window, on its hold h: the overrunning tasks resv_overrun_victims
+ * chooses are evicted. The candidates and the figures are fed as evict_overruns does in
+ * scheduler/live/resv_controller.c: node_free from the snapshot, used by the step's tasks there,
+ * every other task with the expected end it started on, except owners of held reservations. A
+ * gang's task is left alone: a started gang cannot lose one member in the simulator (it is
+ * queued whole), the way --preemption refuses gangs. */
+static int evict_on_hold(sim *s, int ri, int h, long *cand, resv_overrun_pod *ps, size_t *pick) {
+    resv_st *rs = &s->resvs[ri];
+    int n = rs->hnode[h];
+    int si = sched_snapshot_node_index(s->snap, rs->hname[h]);
+    if (si < 0)
+        return 0;
+    const sched_node *node = sched_snapshot_node(s->snap, (size_t)si);
+    int64_t start = ms_of(rs->start), now = ms_of(s->now);
+    sched_resources free_now, used = {0};
+    for (int k = 0; k < SCHED_RES_MAX; k++)
+        free_now.v[k] = node->allocatable.v[k] - node->requested.v[k];
+    size_t m = 0;
+    bool at_its_end = false; /* a task expected to end just now: a candidate 1 ms later */
+    for (int j = 0; j < s->nrunning[n]; j++) {
+        long ti = s->running[n][j];
+        const task *t = &s->tasks[ti];
+        if (t->resv == ri) {
+            for (int k = 0; k < SCHED_RES_MAX; k++)
+                used.v[k] += t->pod->requests.v[k];
+            continue;
+        }
+        if (owner_of_held(s, t) || t->gang >= 0)
+            continue;
+        at_its_end |= t->exp_end_ms == now && now <= start;
+        ps[m] = (resv_overrun_pod){.req = t->pod->requests, .end_ms = t->exp_end_ms};
+        cand[m++] = ti;
+    }
+    size_t nv = resv_overrun_victims(&free_now, &rs->hres[h], &used, start, now, ps, m, pick);
+    /* every victim is chosen before any leaves: eviction reorders the node's running list */
+    for (size_t i = 0; i < nv; i++) {
+        if (eng_evict_task(s, cand[pick[i]]) < 0)
+            return -1;
+        rs->overrun_evictions++;
+    }
+    /* the live controller looks again at its next tick; the simulator has no tick, so it looks
+     * again when such a task's end has passed */
+    if (nv == 0 && at_its_end && eng_ev_push(s, s->now + 0.001, EV_RESV_OPEN, ri, 0) < 0)
+        return -1;
+    return 0;
+}
+
+int eng_resv_evict_overruns(sim *s) {
+    long *cand = NULL;
+    resv_overrun_pod *ps = NULL;
+    size_t *pick = NULL, cap = 0;
+    int rc = 0;
+    for (int ri = 0; rc == 0 && ri < s->nresvs; ri++) {
+        resv_st *rs = &s->resvs[ri];
+        if (rs->phase != RESV_ACTIVE || !rs->evict_overrunning || s->now < rs->start ||
+            !owner_waiting(s, ri))
+            continue;
+        for (int h = 0; rc == 0 && h < rs->nholds; h++) {
+            size_t need = (size_t)s->nrunning[rs->hnode[h]];
+            if (need > cap) {
+                free(cand), free(ps), free(pick);
+                cand = malloc(need * sizeof *cand);
+                ps = malloc(need * sizeof *ps);
+                pick = malloc(need * sizeof *pick);
+                cap = need;
+                if (!cand || !ps || !pick) {
+                    rc = tm_err_set(s->err, "out of memory");
+                    break;
+                }
+            }
+            rc = evict_on_hold(s, ri, h, cand, ps, pick);
+        }
+    }
+    free(cand), free(ps), free(pick);
+    return rc;
 }

@@ -33,7 +33,8 @@
  *           sensitivity: {cpu: 0.8, mem: 0.1, io: 0}
  *           gang: 4                 # its instances start 4 at a time, all or nothing
  *           reservation: {start: 600, duration: 300}   # capacity for all its instances held
- *                                   # 600..900 s after each run's arrival
+ *                                   # 600..900 s after each run's arrival; evict_overrunning:
+ *                                   # false keeps tasks that overran into it (default true)
  *
  * Runtime of instance i of a process on node type t (documented in docs/simulation.md):
  *   1. measured on t's machine (measurements, or `runtime: {t: s}`): that value;
@@ -45,6 +46,7 @@
 #ifndef TAREMA_SIM_MODEL_H
 #define TAREMA_SIM_MODEL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "labeler/labels.h"
@@ -130,6 +132,10 @@ typedef struct sim_process {
      * and resv_duration NAN (or 0) = none. The step's instances get capacity held in that window
      * (docs/simulation.md). */
     double resv_start, resv_duration;
+    /* reservation: {evict_overrunning: BOOL}, default true: the Reservation's
+     * spec.evictOverrunning (once the window is open and a task of the step waits, tasks let into
+     * the held capacity on ending before the window and still running are evicted). */
+    bool resv_evict_overrunning;
 } sim_process;
 
 typedef struct sim_workflow {

@@ -64,6 +64,9 @@ static void table_gangs_resvs(FILE *out, const sim_result *r) {
                 "core-s, used %.0f core-s (%.1f%%)\n",
                 g.admitted, g.released, g.expired, g.failed, g.held_core_s, g.used_core_s,
                 g.held_core_s > 0 ? 100.0 * g.used_core_s / g.held_core_s : 0);
+    if (r->overrun_evictions)
+        fprintf(out, "reservation windows evicted %ld overrunning task%s (work lost and redone)\n",
+                r->overrun_evictions, r->overrun_evictions == 1 ? "" : "s");
     for (long i = 0; i < r->nresvs; i++) {
         const sim_resv_rec *x = &r->resvs[i];
         if (strcmp(x->phase, "Failed") == 0)
@@ -119,7 +122,8 @@ static json_t *num(double v) {
 }
 
 /* "gangs": {count, started, attempts, wait_mean_s, wait_max_s, list}, "reservations":
- * {admitted, released, expired, failed, held_core_s, used_core_s, utilisation, list}. */
+ * {admitted, released, expired, failed, held_core_s, used_core_s, utilisation,
+ * overrun_evictions, list}. */
 static void json_gangs_resvs(json_t *o, const sim_result *r) {
     if (!r->ngangs && !r->nresvs)
         return;
@@ -144,12 +148,13 @@ static void json_gangs_resvs(json_t *o, const sim_result *r) {
                                             r->cluster->nodes[r->holds[h].node].name, "pods",
                                             r->holds[h].pods, "cores", num(r->holds[h].cores)));
         json_array_append_new(
-            rl, json_pack("{s:s, s:s, s:i, s:i, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o}",
+            rl, json_pack("{s:s, s:s, s:i, s:i, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:I, s:o}",
                           "workflow", w->wfs[x->wf].name, "process",
                           w->wfs[x->wf].procs[x->proc].name, "run", x->run + 1, "count", x->count,
                           "phase", x->phase, "message", x->reason, "start_s", num(x->start),
                           "end_s", num(x->end), "released_s", num(x->released), "held_core_s",
-                          num(x->held_core_s), "used_core_s", num(x->used_core_s), "nodes", nodes));
+                          num(x->held_core_s), "used_core_s", num(x->used_core_s),
+                          "overrun_evictions", (json_int_t)x->overrun_evictions, "nodes", nodes));
     }
     json_object_set_new(o, "gangs",
                         json_pack("{s:i, s:i, s:i, s:o, s:o, s:o}", "count", (json_int_t)g.gangs,
@@ -158,11 +163,12 @@ static void json_gangs_resvs(json_t *o, const sim_result *r) {
                                   "wait_max_s", num(g.wait_max), "list", gl));
     json_object_set_new(
         o, "reservations",
-        json_pack("{s:i, s:i, s:i, s:i, s:o, s:o, s:o, s:o}", "admitted", (json_int_t)g.admitted,
-                  "released", (json_int_t)g.released, "expired", (json_int_t)g.expired, "failed",
-                  (json_int_t)g.failed, "held_core_s", num(g.held_core_s), "used_core_s",
-                  num(g.used_core_s), "utilisation",
-                  num(g.held_core_s > 0 ? g.used_core_s / g.held_core_s : NAN), "list", rl));
+        json_pack("{s:i, s:i, s:i, s:i, s:o, s:o, s:o, s:I, s:o}", "admitted",
+                  (json_int_t)g.admitted, "released", (json_int_t)g.released, "expired",
+                  (json_int_t)g.expired, "failed", (json_int_t)g.failed, "held_core_s",
+                  num(g.held_core_s), "used_core_s", num(g.used_core_s), "utilisation",
+                  num(g.held_core_s > 0 ? g.used_core_s / g.held_core_s : NAN), "overrun_evictions",
+                  (json_int_t)r->overrun_evictions, "list", rl));
 }
 
 json_t *sim_report_json(const sim_result *r) {
@@ -176,6 +182,7 @@ json_t *sim_report_json(const sim_result *r) {
     json_object_set_new(o, "schedule_attempts", json_integer(r->sched_attempts));
     json_object_set_new(o, "preemptions", json_integer(r->preemptions));
     json_object_set_new(o, "evictions", json_integer(r->evictions));
+    json_object_set_new(o, "overrun_evictions", json_integer(r->overrun_evictions));
     json_object_set_new(o, "wall_s", num(r->wall_s));
     json_object_set_new(o, "history_runs", json_integer(r->history_runs));
     json_object_set_new(o, "makespan_bound_geomean_s", num(r->bound_geomean));

@@ -76,9 +76,11 @@ int sim_resv_own(sched_pod *pod, const char *name) {
 
 int sim_resv_admit(sim_resv *rv, sched_snapshot *snap, const char *name, const char *workflow,
                    const char *process, int64_t cpu_milli, int64_t mem, int count, int64_t start_ms,
-                   int64_t end_ms, const resv_running *pods, size_t n_pods, int64_t now_ms,
-                   resv_admission *out, tm_err *err) {
+                   int64_t end_ms, bool evict_overrunning, const resv_running *pods, size_t n_pods,
+                   int64_t now_ms, const reservation **rp, resv_admission *out, tm_err *err) {
     memset(out, 0, sizeof *out);
+    if (rp)
+        *rp = NULL;
     if (rv->n == rv->cap) {
         size_t nc = rv->cap ? rv->cap * 2 : 16;
         held *nv = realloc(rv->v, nc * sizeof *nv);
@@ -88,18 +90,19 @@ int sim_resv_admit(sim_resv *rv, sched_snapshot *snap, const char *name, const c
         rv->cap = nc;
     }
     /* The Reservation object the live controller would read: a template of the step's requests
-     * and task identity (so tarema prefers the step's node group), count, the owner selector. */
+     * and task identity (so tarema prefers the step's node group), count, the owner selector,
+     * whether the window evicts overrunning pods. */
     char start[32], cpu[32], memq[32], dur[32];
     resv_format_time(start_ms, start, sizeof start);
     snprintf(cpu, sizeof cpu, "%lldm", (long long)cpu_milli);
     snprintf(memq, sizeof memq, "%lld", (long long)mem);
     snprintf(dur, sizeof dur, "%lld", (long long)ceil((double)(end_ms - start_ms) / 1000.0));
     json_t *obj = json_pack(
-        "{s:{s:s, s:s}, s:{s:s, s:s, s:i, s:{s:{s:s, s:s}, s:{s:s, s:s}}, s:{s:{s:{s:s}}}}}",
+        "{s:{s:s, s:s}, s:{s:s, s:s, s:i, s:{s:{s:s, s:s}, s:{s:s, s:s}}, s:{s:{s:{s:s}}}, s:b}}",
         "metadata", "namespace", SIM_RESV_NS, "name", name, "spec", "startTime", start, "duration",
         dur, "count", count, "template", "requests", "cpu", cpu, "memory", memq, "labels",
         "nextflow.io/processName", process, "tarema.io/workflow", workflow, "owner", "selector",
-        "matchLabels", SIM_RESV_OWNER_LABEL, name);
+        "matchLabels", SIM_RESV_OWNER_LABEL, name, "evictOverrunning", evict_overrunning);
     if (!obj)
         return tm_err_set(err, "out of memory");
     reservation *r = reservation_from_json(snap, obj, err);
@@ -112,6 +115,8 @@ int sim_resv_admit(sim_resv *rv, sched_snapshot *snap, const char *name, const c
     h->r = r;
     h->live = false;
     reservation_key(r, h->key, sizeof h->key);
+    if (rp)
+        *rp = r;
     if (resv_plan_admit(rv->plan, rv->plan_fw, snap, r, NULL, pods, n_pods, now_ms, out, err))
         return tm_err_wrap(err, "admitting reservation %s", name);
     h->live = out->ok;

@@ -32,13 +32,14 @@ void sim_resv_free(sim_resv *rv);
 resv_plan *sim_resv_plan(sim_resv *rv);
 
 /* Admits a reservation called name for count tasks of (cpu millicores, memory bytes) of task
- * (workflow, process) in [start_ms, end_ms) at now_ms, on snap against pods. *r gets the parsed
- * Reservation (owned by rv, valid until sim_resv_free), out the outcome (holds or reason). 0,
- * or -1 with err (bad object, plugin failure). */
+ * (workflow, process) in [start_ms, end_ms) at now_ms, on snap against pods; evict_overrunning
+ * is its spec.evictOverrunning. *r gets the parsed Reservation (owned by rv, valid until
+ * sim_resv_free; may be NULL), out the outcome (holds or reason). 0, or -1 with err (bad object,
+ * plugin failure). */
 int sim_resv_admit(sim_resv *rv, sched_snapshot *snap, const char *name, const char *workflow,
                    const char *process, int64_t cpu_milli, int64_t mem, int count, int64_t start_ms,
-                   int64_t end_ms, const resv_running *pods, size_t n_pods, int64_t now_ms,
-                   resv_admission *out, tm_err *err);
+                   int64_t end_ms, bool evict_overrunning, const resv_running *pods, size_t n_pods,
+                   int64_t now_ms, const reservation **r, resv_admission *out, tm_err *err);
 
 /* Releases name's holds (released, expired): the plugin stops honouring it. */
 void sim_resv_drop(sim_resv *rv, const char *name);

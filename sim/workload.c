@@ -86,9 +86,11 @@ static int parse_deps(const json_t *arr, const sim_workflow *wf, int **out, int 
     return 0;
 }
 
-/* gang: N and reservation: {start, duration} of a process (a workflow step). */
+/* gang: N and reservation: {start, duration, evict_overrunning} of a process (a workflow
+ * step). */
 static int parse_gang_resv(const json_t *o, sim_process *p, const char *what, tm_err *err) {
     p->resv_start = p->resv_duration = NAN;
+    p->resv_evict_overrunning = true;
     json_t *g = json_object_get(o, "gang");
     if (g) {
         if (!json_is_integer(g))
@@ -103,11 +105,14 @@ static int parse_gang_resv(const json_t *o, sim_process *p, const char *what, tm
     json_t *r = json_object_get(o, "reservation");
     if (!r)
         return 0;
-    static const char *const rkeys[] = {"start", "duration", NULL};
+    static const char *const rkeys[] = {"start", "duration", "evict_overrunning", NULL};
     char rw[900];
     snprintf(rw, sizeof rw, "%s: reservation", what);
     if (!json_is_object(r))
         return tm_err_set(err, "%s: expected a mapping {start: OFFSET, duration: D}", rw);
+    json_t *ev = json_object_get(r, "evict_overrunning");
+    if (ev && !json_is_boolean(ev))
+        return tm_err_set(err, "%s: evict_overrunning must be true or false", rw);
     if (tm_json_check_keys(r, rkeys, rw, err) < 0)
         return -1;
     json_t *st = json_object_get(r, "start"), *du = json_object_get(r, "duration");
@@ -119,6 +124,7 @@ static int parse_gang_resv(const json_t *o, sim_process *p, const char *what, tm
         return tm_err_set(err, "%s: duration must be seconds > 0", rw);
     p->resv_start = json_number_value(st);
     p->resv_duration = json_number_value(du);
+    p->resv_evict_overrunning = !ev || json_is_true(ev);
     return 0;
 }
 

@@ -4,7 +4,9 @@
 # window in each chipseq run, eager beside it): the Gantt SVG draws the held capacity as hatched
 # bars (an SVG pattern) behind the tasks, the JSON carries the gang waits and the reservation
 # figures (held vs used core-s) consistent with each other; the gang's tasks start together, on
-# the held nodes; bad input names the step and the field. Needs no cluster or database.
+# the held nodes; bad input names the step and the field; a window evicts the task that overran
+# into it (counted in the table and the JSON) unless evict_overrunning is false, with or without
+# --preemption. Needs no cluster or database.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 SIM="$BIN/tarema-sim"
@@ -55,4 +57,31 @@ bad "gang 0" "      - {name: mpi, gang: 0, runtime: {a: 5}}" "process mpi: gang 
 bad "gang larger than the cluster" "      - {name: mpi, gang: 9, runtime: {a: 5}}" "process mpi: gang 9 is larger than the cluster: at most 4 tasks"
 bad "reservation larger than the cluster" "      - {name: st, instances: 6, runtime: {a: 5}, reservation: {start: 1, duration: 5}}" "process st: reservation for 6 tasks is larger than the cluster"
 bad "negative offset" "      - {name: st, instances: 1, runtime: {a: 5}, reservation: {start: -1, duration: 5}}" "process st: reservation: start must not be negative"
+bad "evict_overrunning not a boolean" "      - {name: st, instances: 1, runtime: {a: 5}, reservation: {start: 1, duration: 5, evict_overrunning: maybe}}" "process st: reservation: evict_overrunning must be true or false"
+
+# A window evicts the task that overran into it (evict_overrunning, default true), as the live
+# scheduler: one node of 4 cores; hog declares 40 s but runs 200, step holds the node 50..350.
+# Evicted: step runs 50..70, hog again 70..270. Kept: step waits for hog, 200..220.
+cat > "$TMP/c1.yaml" <<'EOF2'
+node_types:
+  - {name: a, count: 1, cores: 4, memory: 8Gi, bench: {cpu: 300, mem: 10000, io: 500}}
+EOF2
+overrun() { # evict_overrunning clause, file
+  printf 'workflows:\n  - name: w\n    requests: {cpu: 2, memory: 1Gi}\n    processes:\n      - {name: hog, instances: 1, runtime: {a: 200}, walltime: 40}\n      - {name: step, instances: 1, requests: {cpu: 4, memory: 1Gi}, runtime: {a: 20}, reservation: {start: 50, duration: 300%s}}\n' "$1" > "$2"
+}
+overrun "" "$TMP/o.yaml"
+overrun ", evict_overrunning: false" "$TMP/k.yaml"
+check "overrun evicted: table line" bash -c "'$SIM' --cluster '$TMP/c1.yaml' --workload '$TMP/o.yaml' --ideal | grep -qx 'reservation windows evicted 1 overrunning task (work lost and redone)'"
+for pre in "" "--preemption"; do
+  check "overrun evicted ${pre:-without --preemption}: json" bash -c "'$SIM' --cluster '$TMP/c1.yaml' --workload '$TMP/o.yaml' --ideal $pre --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin); r = d[\"reservations\"]
+assert d[\"overrun_evictions\"] == 1 and d[\"evictions\"] == 0, d
+assert r[\"overrun_evictions\"] == 1 and r[\"list\"][0][\"overrun_evictions\"] == 1, r
+assert abs(r[\"list\"][0][\"released_s\"] - 70) < 1e-6 and abs(d[\"horizon_s\"] - 270) < 1e-6, d'"
+done
+check "evict_overrunning false keeps it" bash -c "out=\$('$SIM' --cluster '$TMP/c1.yaml' --workload '$TMP/k.yaml' --ideal --json); python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+assert d[\"overrun_evictions\"] == 0 and abs(d[\"horizon_s\"] - 220) < 1e-6, d' \"\$out\" && ! '$SIM' --cluster '$TMP/c1.yaml' --workload '$TMP/k.yaml' --ideal | grep -q 'overrunning'"
 summary
