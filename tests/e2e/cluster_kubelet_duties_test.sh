@@ -16,7 +16,7 @@ if [ -z "${KUBECONFIG:-}" ] || [ -z "${TAREMA_CLUSTER_DIR:-}" ]; then
   summary
   exit 1
 fi
-k() { "$TOOLS_BIN/kubectl" "$@"; }
+k() { "$K8S_BIN/kubectl" "$@"; } # the cluster version's own kubectl (hack/lib.sh)
 ID=$RANDOM
 NODE=kd$ID-1
 NS=kubelet-duties-$ID
