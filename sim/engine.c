@@ -138,6 +138,10 @@ static const char *task_name(sim *s, const task *t) {
     return s->namebuf;
 }
 
+const char *eng_task_name(sim *s, long ti) {
+    return task_name(s, &s->tasks[ti]);
+}
+
 /* A ready task enters the queue; a gang's member waits until the whole gang is ready, which
  * then enters the queue as one entry (its last member's task). */
 int eng_enqueue(sim *s, long ti) {
@@ -549,56 +553,77 @@ static int refresh_labels(sim *s) {
 
 /* ---- scheduling pass ---- */
 
+/* One try of gang g's waiting members pods[0..n-1] (Permit's decision, as its cycle live). */
+static sched_gang_try place_gang(sim *s, gang_st *g, sched_pod **pods, size_t n, int *nodes,
+                                 int64_t now_ms, char *why, size_t cap) {
+    sched_gang_placement pl = {.nodes = nodes};
+    g->attempts++;
+    s->attempts++;
+    return sched_gang_try_place(s->fw, s->snap, g->g, pods, n, now_ms, true, &pl, why, cap);
+}
+
 /* The gang whose whole membership is ready, through the scheduler's gang decision
- * (sched_gang_try_place: all of its tasks placed on the snapshot, or none). 1 when it started,
- * 0 when it waits whole, -1 with err. */
+ * (sched_gang_try_place: all of its waiting tasks placed on the snapshot, or none). Its waiting
+ * tasks are all of them, or after it was evicted whole those that had not finished. When it
+ * does not fit and --preemption is on, it preempts as one unit (eng_preempt_gang) and is tried
+ * again at once, as a single task is. 1 when it started, 0 when it waits whole, -1 with err. */
 static int try_gang(sim *s, long ti, int64_t now_ms) {
     gang_st *g = &s->gangs[s->tasks[ti].gang];
     sched_pod **pods = malloc((size_t)g->size * sizeof *pods);
     int *nodes = malloc((size_t)g->size * sizeof *nodes);
-    if (!pods || !nodes) {
+    long *mi = malloc((size_t)g->size * sizeof *mi);
+    if (!pods || !nodes || !mi) {
         free(pods);
         free(nodes);
+        free(mi);
         return tm_err_set(s->err, "out of memory");
     }
-    for (int i = 0; i < g->size; i++)
-        pods[i] = s->tasks[g->first + i].pod;
-    sched_gang_placement pl = {.nodes = nodes};
+    size_t n = 0;
+    for (int i = 0; i < g->size; i++) {
+        const task *m = &s->tasks[g->first + i];
+        if (m->pod && m->node < 0) {
+            mi[n] = g->first + i;
+            pods[n++] = m->pod;
+        }
+    }
     char why[1024];
-    g->attempts++;
-    s->attempts++;
-    sched_gang_try r = sched_gang_try_place(s->fw, s->snap, g->g, pods, (size_t)g->size, now_ms,
-                                            true, &pl, why, sizeof why);
+    sched_gang_try r = place_gang(s, g, pods, n, nodes, now_ms, why, sizeof why);
     int rc = 0;
-    if (r == SCHED_GANG_TRY_ERROR)
+    if (r == SCHED_GANG_TRY_UNSCHEDULABLE && s->o->preemption) {
+        rc = eng_preempt_gang(s, ti, pods, n, now_ms);
+        if (rc > 0)
+            r = place_gang(s, g, pods, n, nodes, now_ms, why, sizeof why);
+        rc = rc < 0 ? -1 : 0;
+    }
+    if (rc == 0 && r == SCHED_GANG_TRY_ERROR)
         rc = tm_err_set(s->err, "gang of task %s: %s", task_name(s, &s->tasks[ti]), why);
-    for (int i = 0; rc == 0 && r == SCHED_GANG_TRY_SCHEDULED && i < g->size; i++)
-        if (nodes[i] < 0) /* need == size: every member is placed when the gang is */
+    for (size_t i = 0; rc == 0 && r == SCHED_GANG_TRY_SCHEDULED && i < n; i++)
+        if (nodes[i] < 0) /* need == its waiting tasks: every one is placed when the gang is */
             rc = tm_err_set(s->err, "gang of task %s placed only in part",
                             task_name(s, &s->tasks[ti]));
     if (rc == 0 && r == SCHED_GANG_TRY_SCHEDULED) {
         g->start = s->now;
         s->tasks[ti].rep = false;
         s->gang_queued--;
-        for (int i = 0; rc == 0 && i < g->size; i++) {
-            long mi = g->first + i;
-            task *m = &s->tasks[mi];
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            task *m = &s->tasks[mi[i]];
             s->hist[m->wf].pending--;
             s->hist[m->wf].proc_pending[m->proc]--;
             sched_gang_registry_set_state(s->gangreg, m->pod->uid, SCHED_GANG_POD_RUNNING);
-            rc = start_task(s, mi, s->snap2sim[nodes[i]]);
+            rc = start_task(s, mi[i], s->snap2sim[nodes[i]]);
         }
         rc = rc < 0 ? -1 : 1;
     }
     free(pods);
     free(nodes);
+    free(mi);
     return rc;
 }
 
-/* Preemption or a reservation's window evicts running task vi: its completion is void
- * (version), its work is lost (it starts over when placed again), the tasks left on its node
- * speed up, and it is queued again. The simulation has no grace period: it leaves at once. */
-int eng_evict_task(sim *s, long vi) {
+/* Running task vi stops for good: its completion is void (version), its work is lost (it
+ * starts over when placed again), the tasks left on its node speed up. The simulation has no
+ * grace period: it leaves at once. It is not queued again (eng_evict_task does that). */
+int eng_stop_task(sim *s, long vi) {
     task *t = &s->tasks[vi];
     int n = t->node;
     if (n < 0 || !t->pod)
@@ -614,34 +639,16 @@ int eng_evict_task(sim *s, long vi) {
     s->hist[t->wf].proc_pending[t->proc]++;
     if (s->o->contention && s->nrunning[n] > 0 && rerate(s, n, -1) < 0)
         return -1;
-    return eng_enqueue(s, vi);
+    return 0;
 }
 
-/* PostFilter for task ti that fits nowhere (sim_opts.preemption): DefaultPreemption chooses a
- * node and victims; the victims leave at once and ti is scheduled again into *d. */
-static int preempt_for(sim *s, long ti, int64_t now_ms, sched_decision *d) {
-    int nominated;
-    sched_status st = sched_framework_post_filter(s->fw, &nominated, s->err);
-    if (st == SCHED_STATUS_ERROR)
-        return tm_err_wrap(s->err, "preemption for task %s", task_name(s, &s->tasks[ti]));
-    if (st != SCHED_STATUS_OK)
-        return 0;
-    const sched_preemption_result *r = sched_preemption_last(s->fw);
-    for (size_t i = 0; i < r->n_victims; i++) {
-        /* sim_pod_new names a task's pod t<index> */
-        long vi = strtol(r->victims[i].uid + 1, NULL, 10);
-        if (vi < 0 || vi >= s->ntasks || eng_evict_task(s, vi) < 0)
-            return vi < 0 || vi >= s->ntasks
-                       ? tm_err_set(s->err, "preemption chose unknown pod %s", r->victims[i].uid)
-                       : -1;
-        s->evictions++;
-    }
-    s->preemptions++;
-    s->attempts++;
-    if (sched_framework_schedule(s->fw, s->snap, s->tasks[ti].pod, now_ms, d, s->err) < 0)
-        return tm_err_wrap(s->err, "policy %s on task %s", s->o->policy,
-                           task_name(s, &s->tasks[ti]));
-    return 0;
+/* Preemption or a reservation's window evicts running task vi (in no gang: engine_preempt.c
+ * evicts a gang whole): it stops and is queued again. */
+int eng_evict_task(sim *s, long vi) {
+    if (s->tasks[vi].gang >= 0)
+        return tm_err_set(s->err, "task %s is in a gang: it is evicted only with its gang",
+                          task_name(s, &s->tasks[vi]));
+    return eng_stop_task(s, vi) < 0 ? -1 : eng_enqueue(s, vi);
 }
 
 static int schedule_pass(sim *s) {
@@ -686,7 +693,7 @@ static int schedule_pass(sim *s) {
         s->attempts++;
         if (sched_framework_schedule(s->fw, s->snap, t->pod, now_ms, &d, s->err) < 0)
             return tm_err_wrap(s->err, "policy %s on task %s", s->o->policy, task_name(s, t));
-        if (d.node < 0 && s->o->preemption && preempt_for(s, ti, now_ms, &d) < 0)
+        if (d.node < 0 && s->o->preemption && eng_preempt_task(s, ti, now_ms, &d) < 0)
             return -1;
         if (d.node < 0) {
             /* the filters only look at resources here, so no task of this shape fits now */
@@ -791,14 +798,6 @@ sim_result *sim_run(const sim_cluster *c, const sim_workload *w, const sim_opts 
     if (sim_label_classes(c, s.classes, err) < 0 || eng_build_snapshot(&s) < 0 ||
         eng_build_workflows(&s) < 0 || eng_build_gangs_resvs(&s) < 0)
         goto out;
-    if (opts->preemption && s.ngangs) {
-        /* a gang preempts as one unit and is a victim as one: not simulated yet
-         * (docs/preemption.md). Reservations are: DefaultPreemption re-runs their Filter, and
-         * their windows evict overruns with or without --preemption, as the live scheduler. */
-        tm_err_set(err, "--preemption: the workload has gangs; preemption by or of gangs is not "
-                        "simulated yet");
-        goto out;
-    }
     if (!(s.io_cap = calloc((size_t)c->ntypes, sizeof *s.io_cap))) {
         tm_err_set(err, "out of memory");
         goto out;
@@ -947,6 +946,8 @@ sim_result *sim_run_isolated(const sim_cluster *c, const sim_workload *w, const 
         m->sched_attempts += r->sched_attempts;
         m->preemptions += r->preemptions;
         m->evictions += r->evictions;
+        m->gang_preemptions += r->gang_preemptions;
+        m->gang_evictions += r->gang_evictions;
         m->overrun_evictions += r->overrun_evictions;
         m->wall_s += r->wall_s;
         sum_rt += r->task_runtime_mean * (double)r->tasks;

@@ -161,9 +161,11 @@ typedef struct sim_result {
     double horizon;               /* last completion time */
     long tasks;
     double task_runtime_mean, pending_mean;
-    long sched_attempts; /* framework schedule calls (history runs' included) */
-    long preemptions;    /* tasks placed by evicting others (sim_opts.preemption) */
-    long evictions;      /* tasks evicted for them, their work lost */
+    long sched_attempts;   /* framework schedule calls (history runs' included) */
+    long preemptions;      /* tasks placed by evicting others (sim_opts.preemption) */
+    long evictions;        /* tasks evicted for them, their work lost (gangs' members too) */
+    long gang_preemptions; /* gangs placed by evicting others as one unit (gang_preempt.h) */
+    long gang_evictions;   /* running gangs evicted whole, for a task or a gang */
     /* tasks evicted by the measured runs' reservations for overrunning into their open window
      * (sim_resv_rec.overrun_evictions summed; their work lost), with or without preemption */
     long overrun_evictions;

@@ -148,6 +148,8 @@ typedef struct sim {
     size_t ntail;
     long attempts;
     long preemptions, evictions; /* sim_opts.preemption (evictions: its victims only) */
+    long gang_preemptions;       /* gangs placed by evicting others (engine_preempt.c) */
+    long gang_evictions;         /* running gangs evicted whole by preemption */
     tm_err *err;
     char namebuf[2 * SIM_NAME_MAX + 48];
     gang_st *gangs;
@@ -167,9 +169,25 @@ int eng_ev_push(sim *s, double t, int kind, long id, uint32_t version);
 int eng_enqueue(sim *s, long ti);
 /* Task ti's run-to-run noise factor (1 under the ideal model). */
 double eng_noise_of(const sim *s, long ti);
-/* Evicts running task vi: its work is lost and it is queued again (the caller counts why). 0,
- * or -1 with err. */
+/* "workflow/process#instance (run r)" of task ti, for messages (valid until the next call). */
+const char *eng_task_name(sim *s, long ti);
+/* Running task vi stops: its work is lost, its node's other tasks speed up; it is not queued
+ * again. 0, or -1 with err. */
+int eng_stop_task(sim *s, long vi);
+/* Evicts running task vi, in no gang: it stops and is queued again (the caller counts why). 0,
+ * or -1 with err (a gang's task: engine_preempt.c evicts its whole gang). */
 int eng_evict_task(sim *s, long vi);
+
+/* engine_preempt.c: --preemption (sim_opts.preemption), single tasks and gangs. */
+/* PostFilter for task ti that fits nowhere: DefaultPreemption chooses a node and victims (a
+ * victim in a gang takes its whole gang along); the victims leave at once and ti is scheduled
+ * again into *d. 0, or -1 with err. */
+int eng_preempt_task(sim *s, long ti, int64_t now_ms, sched_decision *d);
+/* Gang of task ti (its queue entry) does not fit: its preemption as one unit
+ * (sched_gang_preempt, as the live scheduler's), for its waiting tasks pods[0..n-1]. 1 when
+ * victims were evicted (the caller tries the gang again), 0 when none could make it fit
+ * (nothing evicted), -1 with err. */
+int eng_preempt_gang(sim *s, long ti, sched_pod **pods, size_t n, int64_t now_ms);
 
 /* engine_setup.c: the snapshot, the workflows' tasks and runs, gangs and reservations. */
 void eng_node_order(int *perm, int n, bool shuffle, uint64_t seed);

@@ -140,6 +140,8 @@ sim_result *eng_collect(sim *s) {
     r->sched_attempts = s->attempts;
     r->preemptions = s->preemptions;
     r->evictions = s->evictions;
+    r->gang_preemptions = s->gang_preemptions;
+    r->gang_evictions = s->gang_evictions;
     r->history_runs = s->hruns;
     r->ngroups = s->c->ngroups;
     r->wf = calloc((size_t)s->w->nworkflows, sizeof *r->wf);

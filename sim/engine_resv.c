@@ -184,7 +184,7 @@ static bool owner_of_held(const sim *s, const task *t) {
  * scheduler/live/resv_controller.c: node_free from the snapshot, used by the step's tasks there,
  * every other task with the expected end it started on, except owners of held reservations. A
  * gang's task is left alone: a started gang cannot lose one member in the simulator (it is
- * queued whole), the way --preemption refuses gangs. */
+ * queued whole), and the live controller evicts that member alone, not its gang. */
 static int evict_on_hold(sim *s, int ri, int h, long *cand, resv_overrun_pod *ps, size_t *pick) {
     resv_st *rs = &s->resvs[ri];
     int n = rs->hnode[h];

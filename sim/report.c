@@ -110,7 +110,12 @@ void sim_report_table(FILE *out, const sim_result *r) {
                 r->tasks ? 100.0 * (double)s->tasks / (double)r->tasks : 0, 100.0 * s->utilisation);
     }
     table_gangs_resvs(out, r);
-    if (r->preemptions || r->evictions)
+    if (r->gang_preemptions || r->gang_evictions)
+        fprintf(out,
+                "preemption: %ld tasks and %ld gangs placed by evicting %ld tasks of lower "
+                "priority, %ld running gangs whole among them (their work lost and redone)\n",
+                r->preemptions, r->gang_preemptions, r->evictions, r->gang_evictions);
+    else if (r->preemptions || r->evictions)
         fprintf(out,
                 "preemption: %ld tasks placed by evicting %ld of lower priority (their work "
                 "lost and redone)\n",
@@ -182,6 +187,8 @@ json_t *sim_report_json(const sim_result *r) {
     json_object_set_new(o, "schedule_attempts", json_integer(r->sched_attempts));
     json_object_set_new(o, "preemptions", json_integer(r->preemptions));
     json_object_set_new(o, "evictions", json_integer(r->evictions));
+    json_object_set_new(o, "gang_preemptions", json_integer(r->gang_preemptions));
+    json_object_set_new(o, "gang_evictions", json_integer(r->gang_evictions));
     json_object_set_new(o, "overrun_evictions", json_integer(r->overrun_evictions));
     json_object_set_new(o, "wall_s", num(r->wall_s));
     json_object_set_new(o, "history_runs", json_integer(r->history_runs));

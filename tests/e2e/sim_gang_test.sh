@@ -6,7 +6,9 @@
 # figures (held vs used core-s) consistent with each other; the gang's tasks start together, on
 # the held nodes; bad input names the step and the field; a window evicts the task that overran
 # into it (counted in the table and the JSON) unless evict_overrunning is false, with or without
-# --preemption. Needs no cluster or database.
+# --preemption; with --preemption a gang of higher priority evicts across nodes what it needs and
+# starts whole, and a running gang a single task preempts is evicted whole (table and JSON).
+# Needs no cluster or database.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 SIM="$BIN/tarema-sim"
@@ -84,4 +86,26 @@ check "evict_overrunning false keeps it" bash -c "out=\$('$SIM' --cluster '$TMP/
 import json, sys
 d = json.loads(sys.argv[1])
 assert d[\"overrun_evictions\"] == 0 and abs(d[\"horizon_s\"] - 220) < 1e-6, d' \"\$out\" && ! '$SIM' --cluster '$TMP/c1.yaml' --workload '$TMP/k.yaml' --ideal | grep -q 'overrunning'"
+
+# --preemption with gangs (docs/simulation.md, "Priorities and preemption"): two nodes of 4
+# cores full of 1-core tasks at priority 0; a gang of two 3-core tasks at 1000 arrives at 5 and
+# evicts three tasks on each node (6), then runs 5..15 whole. Without --preemption it waits
+# until 100. A single 4-core task at 1000 evicts a running gang of two 4-core tasks whole.
+printf 'workflows:\n  - name: low\n    requests: {cpu: 1, memory: 1Gi}\n    processes:\n      - {name: b, instances: 8, runtime: {a: 100}}\n  - name: hi\n    priority: 1000\n    arrivals: [5]\n    requests: {cpu: 3, memory: 1Gi}\n    processes:\n      - {name: g, instances: 2, gang: 2, runtime: {a: 10}}\n' > "$TMP/gp.yaml"
+printf 'workflows:\n  - name: low\n    requests: {cpu: 4, memory: 1Gi}\n    processes:\n      - {name: g, instances: 2, gang: 2, runtime: {a: 100}}\n  - name: urgent\n    priority: 1000\n    arrivals: [5]\n    requests: {cpu: 4, memory: 1Gi}\n    processes:\n      - {name: u, instances: 1, runtime: {a: 10}}\n' > "$TMP/tp.yaml"
+check "gang preempts: table line" bash -c "'$SIM' --cluster '$TMP/c.yaml' --workload '$TMP/gp.yaml' --ideal --preemption | grep -qx 'preemption: 0 tasks and 1 gangs placed by evicting 6 tasks of lower priority, 0 running gangs whole among them (their work lost and redone)'"
+check "gang preempts: json" bash -c "'$SIM' --cluster '$TMP/c.yaml' --workload '$TMP/gp.yaml' --ideal --preemption --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin); g = d[\"gangs\"][\"list\"][0]
+assert d[\"gang_preemptions\"] == 1 and d[\"evictions\"] == 6 and d[\"gang_evictions\"] == 0, d
+assert d[\"preemptions\"] == 0 and abs(g[\"start_s\"] - 5) < 1e-6 and abs(d[\"horizon_s\"] - 115) < 1e-6, d'"
+check "gang without --preemption waits" bash -c "'$SIM' --cluster '$TMP/c.yaml' --workload '$TMP/gp.yaml' --ideal --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d[\"evictions\"] == 0 and d[\"gang_preemptions\"] == 0 and abs(d[\"gangs\"][\"list\"][0][\"start_s\"] - 100) < 1e-6, d'"
+check "task evicts a gang whole" bash -c "'$SIM' --cluster '$TMP/c.yaml' --workload '$TMP/tp.yaml' --ideal --preemption --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d[\"preemptions\"] == 1 and d[\"gang_evictions\"] == 1 and d[\"evictions\"] == 2, d
+assert abs(d[\"gangs\"][\"list\"][0][\"start_s\"] - 15) < 1e-6, d'"
 summary

@@ -4,7 +4,7 @@
  * 10 s) arrives at 5. Without preemption it waits for early's: 100..110, makespan 105. With
  * it, it evicts late's two (started later; kube's rule, from the start times the simulator
  * records) and runs 5..15; the evicted ones lose their work and run again 15..115. With one
- * priority throughout, preemption changes nothing. Gangs are refused with it. */
+ * priority throughout, preemption changes nothing. Gangs: sim_gang_preemption_test.c. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,20 +105,11 @@ static void test_one_priority_unchanged(void) {
     sim_yaml_free(on, w, c);
 }
 
-/* Gangs with preemption: refused, saying why; a priority that is not an integer: refused. */
+/* A priority that is not an integer: refused, naming the field. (Gangs run with preemption:
+ * sim_gang_preemption_test.) */
 static void test_refused(void) {
-    sim_cluster *c;
+    sim_cluster *c = sim_yaml_cluster(cluster);
     sim_workload *w;
-    tm_err err = {0};
-    if (!sim_yaml_load(cluster, WORKLOAD(", gang: 2"), &c, &w)) {
-        CHECK(false);
-        sim_yaml_free(NULL, w, c);
-        return;
-    }
-    sim_result *r = run(c, w, true, &err);
-    CHECK(!r && strstr(err.msg, "--preemption") && strstr(err.msg, "gangs"));
-    sim_yaml_free(r, w, c);
-    c = sim_yaml_cluster(cluster);
     tm_err e2 = {0};
     const char *bad = "workflows:\n"
                       "  - name: x\n"
