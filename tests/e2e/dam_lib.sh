@@ -39,8 +39,8 @@ dam_clusters_up() {
   return $rc
 }
 dam_kubeconfig() { echo "$DAM_CACHE/clusters/$DAM_PREFIX-$1/admin.kubeconfig"; }
-# kubectl against cluster <letter>
-kc() { local c=$1; shift; KUBECONFIG=$(dam_kubeconfig "$c") "$DAM_CACHE/bin/kubectl" "$@"; }
+# kubectl against cluster <letter>: the cluster version's own (first on PATH: hack/cluster.sh env)
+kc() { local c=$1; shift; KUBECONFIG=$(dam_kubeconfig "$c") kubectl "$@"; }
 
 # A self-signed certificate for 127.0.0.1 and a token, for TLS and authentication.
 dam_secrets() {
