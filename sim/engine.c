@@ -796,7 +796,7 @@ sim_result *sim_run(const sim_cluster *c, const sim_workload *w, const sim_opts 
     if (!s.fw || (opts->preemption && sched_preemption_plugin_add(s.fw, err) != 0))
         goto out;
     if (sim_label_classes(c, s.classes, err) < 0 || eng_build_snapshot(&s) < 0 ||
-        eng_build_workflows(&s) < 0 || eng_build_gangs_resvs(&s) < 0)
+        eng_build_workflows(&s) < 0 || eng_build_gangs_resvs(&s) < 0 || eng_preempt_setup(&s) < 0)
         goto out;
     if (!(s.io_cap = calloc((size_t)c->ntypes, sizeof *s.io_cap))) {
         tm_err_set(err, "out of memory");

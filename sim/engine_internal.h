@@ -179,8 +179,12 @@ int eng_stop_task(sim *s, long vi);
 int eng_evict_task(sim *s, long vi);
 
 /* engine_preempt.c: --preemption (sim_opts.preemption), single tasks and gangs. */
+/* Sets the units of s->fw's DefaultPreemption to the gangs of s->gangreg (none: nothing), so
+ * that a single task's preemption takes a running gang whole or not at all, as live. 0, or -1
+ * with err. */
+int eng_preempt_setup(sim *s);
 /* PostFilter for task ti that fits nowhere: DefaultPreemption chooses a node and victims (a
- * victim in a gang takes its whole gang along); the victims leave at once and ti is scheduled
+ * gang among them whole, the plugin's units); the victims leave at once and ti is scheduled
  * again into *d. 0, or -1 with err. */
 int eng_preempt_task(sim *s, long ti, int64_t now_ms, sched_decision *d);
 /* Gang of task ti (its queue entry) does not fit: its preemption as one unit

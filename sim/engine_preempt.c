@@ -5,10 +5,11 @@
  * (no grace period), their work is lost, and they are queued again.
  *
  * A running gang is evicted whole, never one member of it: the gang's preemption names every
- * placed member of a victim gang (one unit), and a member DefaultPreemption picks for a single
- * task takes its whole gang along. Live, DefaultPreemption evicts such a member alone (it knows
- * no gangs); the simulator cannot restart one member of a started gang (a gang is queued and
- * placed whole), so it evicts all of it: the same victims' nodes, more room freed. Finished
+ * placed member of a victim gang (one unit), and so does DefaultPreemption for a single task,
+ * with its units set to the simulator's gangs (eng_preempt_setup), as the live scheduler sets
+ * them: a gang with a member of the preemptor's priority or more is no victim, and a victim
+ * gang's members all count in the node's choice. The first member evicted stops the whole
+ * gang here (a gang is queued and placed whole); the others listed are gone already. Finished
  * members stay finished and count toward minMember when the gang is placed again, as succeeded
  * pods do live. */
 #include "sim/engine_internal.h"
@@ -23,6 +24,12 @@
 static const char *unit_of(void *ctx, const char *uid) {
     sched_gang *g = sched_gang_registry_of(ctx, uid);
     return g && !g->basic ? g->key : NULL;
+}
+
+int eng_preempt_setup(sim *s) {
+    if (!s->o->preemption || !s->gangreg)
+        return 0;
+    return sched_preemption_set_units(s->fw, unit_of, s->gangreg, s->err);
 }
 
 /* Gang gi evicted whole: every running member stops, then each is queued again; the gang

@@ -594,6 +594,28 @@ const char *sched_gang_live_unit_of(void *ctx, const char *uid) {
     return g && !g->basic ? g->key : NULL;
 }
 
+int sched_gang_live_set_preemption_units(sched_gang_live *gl, tm_err *err) {
+    return sched_preemption_set_units(gl->fw, sched_gang_live_unit_of, gl->reg, err);
+}
+
+void sched_gang_live_victims_preempted(sched_gang_live *gl, const sched_pod *p,
+                                       const sched_victim *v, size_t n) {
+    for (size_t i = 0; gl && i < n; i++) {
+        if (!sched_gang_live_unit_of(gl->reg, v[i].uid))
+            continue; /* no gang, or one of the basic policy: a pod of its own */
+        sched_gang *vg = sched_gang_registry_of(gl->reg, v[i].uid);
+        bool told = false; /* a gang's members follow the one chosen: it hears it once */
+        for (size_t j = 0; j < i && !told; j++)
+            told = sched_gang_registry_of(gl->reg, v[j].uid) == vg;
+        if (told)
+            continue;
+        char note[512];
+        snprintf(note, sizeof note, "preempted whole by pod %s/%s (priority %d): %s", p->ns,
+                 p->name, (int)p->priority, v[i].why);
+        gang_event(gl, vg, "Warning", "Preempted", note, true);
+    }
+}
+
 /* A gang that does not fit: can evicting lower-priority pods and whole lower-priority gangs
  * make it fit at once (gang_preempt.h)? Then the preemptor evicts them and nominates each
  * member to its node; the gang is tried again as the victims go. Events on the gang and on

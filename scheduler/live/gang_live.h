@@ -48,6 +48,15 @@ void sched_gang_live_free(sched_gang_live *gl);
  * they never preempt). */
 void sched_gang_live_set_preemptor(sched_gang_live *gl, sched_preemptor *pr);
 sched_gang_registry *sched_gang_live_registry(sched_gang_live *gl);
+/* Lets a single pod's preemption (DefaultPreemption in the gang side's framework) take a
+ * running gang as one victim, whole or not at all (preemption.h, units): each placed pod's
+ * unit is its gang in the live registry. 0, or -1 with err (no preemption plugin). */
+int sched_gang_live_set_preemption_units(sched_gang_live *gl, tm_err *err);
+/* A single pod p preempted victims v[0..n-1] (sched_preemption_last): each gang among them
+ * hears it on its PodGroup or Workload, once, as a Warning "Preempted" event ("preempted whole
+ * by pod ns/name (priority P): ..."), as the gangs a gang preempts do. */
+void sched_gang_live_victims_preempted(sched_gang_live *gl, const sched_pod *p,
+                                       const sched_victim *v, size_t n);
 
 /* Informer events (obj borrowed). Pod events go here before the cache sees them, so that a pod
  * is known as a member when it is queued. The PodGroup and Workload events return true when a

@@ -566,6 +566,9 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
         goto fail;
     if (sched) /* a gang preempts as one unit, through the same preemptor */
         sched_gang_live_set_preemptor(l->gangs, l->preemptor);
+    /* a single pod's preemption takes a running gang whole or not at all (issue 31) */
+    if (sched && sched_gang_live_set_preemption_units(l->gangs, err) < 0)
+        goto fail;
     if (sched) /* a window that opens evicts pods overrunning into it (resv_overrun.h) */
         resv_controller_set_preemptor(l->resv, l->preemptor);
     /* backfill (issue 32): its Filter plugin last; reserveDepth 0 adds nothing at all */
@@ -904,7 +907,12 @@ static void schedule_one(sched_loop *l, sched_snapshot *snap, sched_pod *pod, in
         /* PostFilter: preemption. Made room: the pod waits for its victims to go (the
          * FailedScheduling still says why it did not fit, as kube-scheduler's does); else
          * the message says why preemption could not help. */
-        if (!sched_preemptor_run(l->preemptor, l->fw, pod, pmsg, sizeof pmsg) && pmsg[0]) {
+        if (sched_preemptor_run(l->preemptor, l->fw, pod, pmsg, sizeof pmsg)) {
+            /* the gangs among the victims, evicted whole, say so on their PodGroups */
+            const sched_preemption_result *pr = sched_preemption_last(l->fw);
+            if (pr)
+                sched_gang_live_victims_preempted(l->gangs, pod, pr->victims, pr->n_victims);
+        } else if (pmsg[0]) {
             size_t len = strlen(msg);
             snprintf(msg + len, sizeof msg - len, " %s", pmsg);
         }

@@ -8,6 +8,10 @@
 #  2. a gang of 12 x 1 core at priority 1000: evicting lowa whole (12 cores) is enough, and
 #     lowa goes whole (all six pods, each with a Preempted event), lowb (the lower priority, but not needed once lowa goes) stays, and the 12 are
 #     bound; lowa's PodGroup hears it was preempted whole, the preemptor's says Preempting.
+#  3. a single pod (no gang) of 1 core at priority 1000 on the nodes now full with hi (1000) and
+#     lowb (50): DefaultPreemption's victim is one member of lowb, which takes its whole gang
+#     along (all 4 pods deleted, each with a Preempted event), lowb's PodGroup hears it was
+#     preempted whole by the pod, and the pod is bound.
 #  `tarema-scheduler explain` on a member says what the gang's own preemption would do (never
 #  DefaultPreemption for the member alone): none for the gang of 20 (and why); for a copy of the
 #  12-pod gang that no scheduler takes, lowa's 6 pods evicted as one gang and a node for each of
@@ -156,5 +160,37 @@ else
 fi
 if preempt_metric_above preempting 0; then pass "tarema_gang_preemptions_total{result=\"preempting\"} counted it"; else fail "tarema_gang_preemptions_total{result=\"preempting\"} counted it" "$(preempt_metric preempting)"; fi
 check "no node over-committed" check_fit
+
+# ---- 3. a single pod takes a running gang whole: lowb goes, all 4 -------------------------------
+solo_json() {
+  pod_json "$NS" solo "$SCHED" 1 64Mi '{}' "$ID" |
+    jq -c --arg id "$ID" '.spec.priorityClassName = "\($id)-high" | .spec.nodeSelector = {"tarema.io/e2e": $id}'
+}
+if solo_json | kubectl create -f - >/dev/null; then pass "pod solo created (1 core, class high, no gang)"; else fail "pod solo created (1 core, class high, no gang)" "$(solo_json)"; fi
+solo_bound() { [ -n "$(kubectl get pod -n "$NS" solo -o jsonpath='{.spec.nodeName}' 2>/dev/null)" ]; }
+if wait_for 90 solo_bound; then
+  pass "solo (priority 1000) is bound"
+else
+  fail "solo (priority 1000) is bound" "$(kubectl get pods -n "$NS" -o wide; grep -i preempt "$WORK/sched.log" | tail -n 5)"
+fi
+if wait_for 30 count_is lowb 0; then
+  pass "lowb was evicted whole by a single pod (all 4 pods, not one member)"
+else
+  fail "lowb was evicted whole by a single pod (all 4 pods)" "$(kubectl get pods -n "$NS" -o wide)"
+fi
+if bound_is hi 12; then pass "hi (priority 1000, the preemptor's) stays: 12 bound"; else fail "hi stays" "$(kubectl get pods -n "$NS" -o wide)"; fi
+pre=$(events_of Preempted)
+n_pod_ev=$(grep -c "^lowb-[0-9]* Preempted by pod " <<<"$pre")
+if [ "$n_pod_ev" -eq 4 ]; then
+  pass "each of lowb's 4 pods has a Preempted event"
+else
+  fail "each of lowb's 4 pods has a Preempted event" "$pre"
+fi
+if grep -q "^lowb preempted whole by pod $NS/solo (priority 1000): " <<<"$pre"; then
+  pass "lowb's PodGroup: Preempted, whole, by pod solo ($(grep "^lowb preempted whole" <<<"$pre" | head -n 1 | cut -c1-120))"
+else
+  fail "lowb's PodGroup: Preempted, whole, by pod solo" "$pre"
+fi
+check "no node over-committed after solo" check_fit
 
 summary

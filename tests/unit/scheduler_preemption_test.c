@@ -7,7 +7,8 @@
  * them); a node where removing every lower-priority pod is not enough is no candidate; the
  * nominated pods counted in Filter for pods of lower or equal priority only; terminating
  * victims not chosen again, and a preemptor waiting for them does not preempt again; the
- * snapshot restored exactly; the dry run bounded. Nodes have 4 cpu. */
+ * snapshot restored exactly; the dry run bounded; with units set (a gang's key per pod), a
+ * running gang is a victim whole or not at all. Nodes have 4 cpu. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -657,6 +658,157 @@ static void test_meta_from_json(void) {
     sched_snapshot_free(s);
 }
 
+/* ---- gangs (issue 31): a running gang is a victim as a whole ---- */
+
+#define PG   "scheduling.x-k8s.io/pod-group"
+#define IN_G "'" PG "':'g'"
+
+/* unit_of for the tests: a placed pod's pod-group label (ctx: the snapshot). */
+static const char *label_unit(void *ctx, const char *uid) {
+    const sched_pod_meta *m = sched_snapshot_pod_meta(ctx, uid);
+    return m && m->labels ? sched_labels_get(m->labels, PG) : NULL;
+}
+
+/* n1..n3 each hold one member of gang g (priorities prio[0..2]) and a pod the preemptor (1000,
+ * 2 cpu) may not evict (2000): 2 cpu each on n1 and n2; on n3 g-3 has 1 cpu and keep3 3, so
+ * that n3 is no candidate (g-3 gone frees too little). */
+static sched_snapshot *gang_cluster(const long long prio[3]) {
+    sched_snapshot *s = sched_snapshot_new();
+    char name[16];
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof name, "n%d", i + 1);
+        add_node(s, name, NULL);
+        char member[16], keep[16];
+        snprintf(member, sizeof member, "g-%d", i + 1);
+        snprintf(keep, sizeof keep, "keep%d", i + 1);
+        place(s, name, podj(member, IN_G, i < 2 ? 2000 : 1000, prio[i], 10 + i, ""));
+        place(s, name, podj(keep, "", i < 2 ? 2000 : 3000, 2000, 10, ""));
+    }
+    return s;
+}
+
+/* (a) The best node (n1, first in name order: n1 and n2 cost the same) holds one member of
+ * the low-priority gang g spread over n1..n3: the whole gang goes, the member chosen on n1
+ * first, the others after it with why saying so. A member already terminating is not listed
+ * again. */
+static void test_gang_victim_whole(void) {
+    const long long prio[3] = {0, 0, 0};
+    sched_snapshot *s = gang_cluster(prio);
+    sched_framework *fw = new_fw();
+    tm_err err = {0};
+    CHECK(sched_preemption_set_units(fw, label_unit, s, &err) == 0);
+    sched_pod *p = pod(s, podj("hi", "", 2000, 1000, 0, ""));
+    const sched_preemption_result *r = preempt(fw, s, p);
+    CHECK_STR(outcome(r), "n1: g-1,g-2,g-3");
+    CHECK(r && r->n_victims == 3 && strcmp(r->victims[1].node, "n2") == 0 &&
+          strcmp(r->victims[2].node, "n3") == 0 && !r->victims[1].pdb_violation);
+    CHECK(r && r->n_victims == 3 && strstr(r->victims[0].why, "priority 0 < 1000"));
+    CHECK(r && r->n_victims == 3 &&
+          strstr(r->victims[2].why, "member of gang g, evicted whole with pod ns/g-1"));
+    /* the node's numbers count the whole gang */
+    const sched_preempt_candidate *e = entry(r, "n1");
+    CHECK(e && e->n_victims == 3 && e->highest == 0);
+    /* g-3 already on its way out: not listed again */
+    CHECK(sched_snapshot_set_pod_terminating(s, "g-3-uid") == 0);
+    CHECK_STR(outcome(preempt(fw, s, p)), "n1: g-1,g-2");
+    sched_pod_free(p);
+    sched_framework_free(fw);
+    sched_snapshot_free(s);
+}
+
+/* (b) g-3 has the preemptor's priority: none of g's members is a victim. With n4 holding a
+ * plain pod of priority 500, n4's is chosen (without gangs, n2's g-2 of priority 0 would be);
+ * without n4, nothing can be preempted. */
+static void test_gang_protected(void) {
+    const long long prio[3] = {0, 0, 1000};
+    sched_snapshot *s = gang_cluster(prio);
+    sched_framework *fw = new_fw();
+    tm_err err = {0};
+    CHECK(sched_preemption_set_units(fw, label_unit, s, &err) == 0);
+    sched_pod *p = pod(s, podj("hi", "", 2000, 1000, 0, ""));
+    const sched_preemption_result *r = preempt(fw, s, p);
+    CHECK(r && r->status == SCHED_STATUS_UNSCHEDULABLE && r->n_all_victims == 0);
+    const sched_preempt_candidate *e = entry(r, "n1");
+    CHECK(e && e->outcome == SCHED_PREEMPT_NODE_NO_VICTIMS);
+    sched_pod_free(p);
+    add_node(s, "n4", NULL);
+    place(s, "n4", podj("plain", "", 4000, 500, 10, ""));
+    p = pod(s, podj("hi", "", 2000, 1000, 0, ""));
+    CHECK_STR(outcome(preempt(fw, s, p)), "n4: plain");
+    sched_pod_free(p);
+    sched_framework_free(fw);
+    sched_snapshot_free(s);
+}
+
+/* (c) No units (the default, and set back to NULL): today's result, the member alone (kube's
+ * choice: g-2 started last, so n2 wins at the start level), though g-3 has the preemptor's
+ * priority. */
+static void test_gang_units_off(void) {
+    const long long prio[3] = {0, 0, 1000};
+    sched_snapshot *s = gang_cluster(prio);
+    sched_framework *fw = new_fw();
+    sched_pod *p = pod(s, podj("hi", "", 2000, 1000, 0, ""));
+    CHECK_STR(outcome(preempt(fw, s, p)), "n2: g-2");
+    tm_err err = {0};
+    CHECK(sched_preemption_set_units(fw, label_unit, s, &err) == 0);
+    CHECK(sched_preemption_set_units(fw, NULL, s, &err) == 0);
+    CHECK_STR(outcome(preempt(fw, s, p)), "n2: g-2");
+    sched_pod_free(p);
+    sched_framework_free(fw);
+    /* a framework without the plugin: an error naming it */
+    sched_framework *bare = sched_policy_new("fair", &err);
+    CHECK(bare && sched_preemption_set_units(bare, label_unit, s, &err) == -1 &&
+          strstr(err.msg, SCHED_PREEMPTION_PLUGIN));
+    sched_framework_free(bare);
+    sched_snapshot_free(s);
+}
+
+/* The node choice counts the members a victim drags along: n4's one plain pod of priority 0
+ * costs less (sum) than n1's g-1, which takes g-2 and g-3 with it, though n1 comes first. */
+static void test_gang_counts_in_choice(void) {
+    const long long prio[3] = {0, 0, 0};
+    sched_snapshot *s = gang_cluster(prio);
+    add_node(s, "n4", NULL);
+    place(s, "n4", podj("plain", "", 2000, 0, 10, ""));
+    place(s, "n4", podj("keep4", "", 2000, 2000, 10, ""));
+    sched_framework *fw = new_fw();
+    tm_err err = {0};
+    CHECK(sched_preemption_set_units(fw, label_unit, s, &err) == 0);
+    sched_pod *p = pod(s, podj("hi", "", 2000, 1000, 0, ""));
+    const sched_preemption_result *r = preempt(fw, s, p);
+    CHECK_STR(outcome(r), "n4: plain");
+    const sched_preempt_candidate *e = entry(r, "n1");
+    CHECK(e && e->outcome == SCHED_PREEMPT_NODE_CANDIDATE && e->lost_at == SCHED_PREEMPT_BY_SUM);
+    sched_pod_free(p);
+    sched_framework_free(fw);
+    sched_snapshot_free(s);
+}
+
+/* Two members on the node go back together in the reprieve: the preemptor needs 1 cpu of n1,
+ * whose g-1 and g-2 hold 1 cpu each; keeping one alone would not save its gang, so both go
+ * (with g-3 on n2). Without units kube's answer: g-2 alone (g-1 started first and is kept; n2's
+ * g-3 started earlier still, so n2 loses at the start). */
+static void test_gang_reprieve_together(void) {
+    sched_snapshot *s = sched_snapshot_new();
+    add_node(s, "n1", NULL);
+    add_node(s, "n2", NULL);
+    place(s, "n1", podj("g-1", IN_G, 1000, 0, 10, ""));
+    place(s, "n1", podj("g-2", IN_G, 1000, 0, 11, ""));
+    place(s, "n1", podj("keep1", "", 2000, 2000, 10, ""));
+    place(s, "n2", podj("g-3", IN_G, 1000, 0, 5, ""));
+    place(s, "n2", podj("keep2", "", 3000, 2000, 10, ""));
+    sched_framework *fw = new_fw();
+    tm_err err = {0};
+    sched_pod *p = pod(s, podj("hi", "", 1000, 1000, 0, ""));
+    CHECK_STR(outcome(preempt(fw, s, p)), "n1: g-2");
+    CHECK(sched_preemption_set_units(fw, label_unit, s, &err) == 0);
+    const sched_preemption_result *r = preempt(fw, s, p);
+    CHECK_STR(outcome(r), "n1: g-1,g-2,g-3");
+    sched_pod_free(p);
+    sched_framework_free(fw);
+    sched_snapshot_free(s);
+}
+
 int main(void) {
     RUN(test_lowest_priority_only);
     RUN(test_policy_never);
@@ -679,5 +831,10 @@ int main(void) {
     RUN(test_select_victims_hook);
     RUN(test_node_pod_lists);
     RUN(test_meta_from_json);
+    RUN(test_gang_victim_whole);
+    RUN(test_gang_protected);
+    RUN(test_gang_units_off);
+    RUN(test_gang_counts_in_choice);
+    RUN(test_gang_reprieve_together);
     return TEST_SUMMARY();
 }

@@ -34,8 +34,9 @@
 #include "scheduler/plugins/preemption/preemption.h"
 
 /* The unit a placed pod belongs to: its gang's key, NULL when it is in none (it is its own
- * unit). The string must stay valid until sched_gang_preempt returns. */
-typedef const char *(*sched_gang_unit_fn)(void *ctx, const char *uid);
+ * unit). The string must stay valid until sched_gang_preempt returns. The same type as
+ * DefaultPreemption's (preemption.h), so that one function serves both. */
+typedef sched_preempt_unit_fn sched_gang_unit_fn;
 
 typedef struct sched_gang_preemption {
     bool ok;               /* evicting victims lets the gang fit: nodes say where */

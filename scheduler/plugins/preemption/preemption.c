@@ -71,6 +71,96 @@ static bool may_evict(const sched_pod_meta *m, int32_t prio) {
     return m && m->priority < prio;
 }
 
+/* ---- gangs: a running gang is a victim as a whole (sched_preemption_set_units) ---- */
+
+/* A placed pod of some unit (a gang), as the snapshot holds it when the attempt starts. */
+typedef struct member {
+    const char *uid;            /* the snapshot's (valid while hidden: the record stays) */
+    const sched_pod_meta *meta; /* the snapshot's record */
+    int node;                   /* its node index */
+    const char *key;            /* its unit (unit_of) */
+} member;
+
+/* Every placed pod that belongs to a unit, by key then uid, for one attempt: built when the
+ * first pod of a unit is looked at, so that a cluster without gangs pays nothing. */
+typedef struct units {
+    sched_preempt_unit_fn unit_of;
+    void *ctx;
+    member *m;
+    size_t n;
+    bool built;
+} units;
+
+static int member_cmp(const void *a, const void *b) {
+    const member *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : strcmp(x->uid, y->uid);
+}
+
+/* Fills u from every placed pod with metadata on s, once; only while nothing is hidden (the
+ * pod sets change as pods are hidden). u->unit_of NULL: nothing. 0, or -1 on OOM. */
+static int units_build(units *u, const sched_snapshot *s) {
+    if (u->built || !u->unit_of)
+        return 0;
+    u->built = true;
+    u->m = NULL;
+    u->n = 0;
+    size_t cnt = sched_snapshot_podset_count(s, SCHED_PODSET_META);
+    if (!cnt)
+        return 0;
+    if (!(u->m = malloc(cnt * sizeof *u->m)))
+        return -1;
+    for (size_t i = 0; i < cnt; i++) {
+        const char *uid = NULL;
+        int node = -1;
+        const sched_pod_meta *m = sched_snapshot_podset_pod(s, SCHED_PODSET_META, i, &uid, &node);
+        const char *key = m && uid && node >= 0 ? u->unit_of(u->ctx, uid) : NULL;
+        if (key)
+            u->m[u->n++] = (member){.uid = uid, .meta = m, .node = node, .key = key};
+    }
+    qsort(u->m, u->n, sizeof *u->m, member_cmp);
+    return 0;
+}
+
+static void units_free(units *u) {
+    free(u->m);
+    u->m = NULL;
+    u->n = 0;
+    u->built = false;
+}
+
+/* The members of unit key: [*first, *first + return value). */
+static size_t units_range(const units *u, const char *key, size_t *first) {
+    size_t lo = 0, hi = u->n;
+    while (lo < hi) { /* the first member whose key is not below key */
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(u->m[mid].key, key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *first = lo;
+    size_t e = lo;
+    while (e < u->n && !strcmp(u->m[e].key, key))
+        e++;
+    return e - lo;
+}
+
+/* The unit of a placed pod, NULL when none (or no unit_of). */
+static const char *unit_key(const units *u, const char *uid) {
+    return u && u->unit_of && uid ? u->unit_of(u->ctx, uid) : NULL;
+}
+
+/* Whether unit key has a placed member (terminating ones too: still there) of priority >= prio:
+ * then none of its members is a victim, as none of a higher priority pod is. */
+static bool unit_protected(const units *u, const char *key, int32_t prio) {
+    size_t first, n = units_range(u, key, &first);
+    for (size_t i = 0; i < n; i++)
+        if (u->m[first + i].meta->priority >= prio)
+            return true;
+    return false;
+}
+
 /* ---- one node: SelectVictimsOnNode ---- */
 
 typedef struct pvictim {
@@ -79,6 +169,8 @@ typedef struct pvictim {
     bool out;                   /* currently hidden (sched_snapshot_hide_pod) */
     bool pdb;                   /* evicting it violates a budget */
     bool term;                  /* already terminating: hidden, never reprieved nor listed */
+    bool done;                  /* reprieved or kept out as part of its unit already */
+    const char *key;            /* its unit (a gang), NULL: a unit of its own */
     int64_t now_ms;
 } pvictim;
 
@@ -124,14 +216,14 @@ static void mark_pdb(const sched_snapshot *s, pvictim *pv, size_t n) {
     for (size_t b = 0; b < nb; b++)
         left[b] = sched_pdbs_at(t, b)->disruptions_allowed;
     for (size_t i = 0; i < n; i++)
-        for (size_t b = 0; b < nb; b++)
+        for (size_t b = 0; b < nb && !pv[i].key; b++) /* gang members: gang_preempt.h */
             if (sched_pdb_covers(sched_pdbs_at(t, b), pv[i].meta) && --left[b] < 0)
                 pv[i].pdb = true;
     free(left);
 }
 
-static int add_victim(sched_preemption_result *r, size_t *cap, const pvictim *pv, const char *node,
-                      const sched_pod *p) {
+static int add_victim(sched_preemption_result *r, size_t *cap, const char *uid,
+                      const sched_pod_meta *m, bool pdb, const char *node, const char *why) {
     if (r->n_all_victims == *cap) {
         size_t nc = *cap ? 2 * *cap : 16;
         sched_victim *nv = realloc(r->all_victims, nc * sizeof *nv);
@@ -142,21 +234,48 @@ static int add_victim(sched_preemption_result *r, size_t *cap, const pvictim *pv
     }
     sched_victim *v = &r->all_victims[r->n_all_victims];
     memset(v, 0, sizeof *v);
-    v->uid = strdup(pv->uid);
-    v->ns = strdup(pv->meta->ns);
-    v->name = strdup(pv->meta->name ? pv->meta->name : "");
+    v->uid = strdup(uid);
+    v->ns = strdup(m->ns);
+    v->name = strdup(m->name ? m->name : "");
     v->node = strdup(node);
-    v->priority = pv->meta->priority;
-    v->generation = pv->meta->generation;
-    v->start_ms = pv->meta->start_ms;
-    v->pdb_violation = pv->pdb;
-    snprintf(v->why, sizeof v->why, "priority %d < %d of preemptor %s/%s%s", v->priority,
-             p->priority, p->ns, p->name, pv->pdb ? "; violates a PodDisruptionBudget" : "");
+    v->priority = m->priority;
+    v->generation = m->generation;
+    v->start_ms = m->start_ms;
+    v->pdb_violation = pdb;
+    snprintf(v->why, sizeof v->why, "%s", why);
     if (!v->uid || !v->ns || !v->name || !v->node) {
         sched_victim_free(v);
         return -1;
     }
     r->n_all_victims++;
+    return 0;
+}
+
+/* A victim chosen on its node (after the reprieve). */
+static int add_chosen(sched_preemption_result *r, size_t *cap, const pvictim *pv, const char *node,
+                      const sched_pod *p) {
+    char why[160];
+    snprintf(why, sizeof why, "priority %d < %d of preemptor %s/%s%s", pv->meta->priority,
+             p->priority, p->ns, p->name, pv->pdb ? "; violates a PodDisruptionBudget" : "");
+    return add_victim(r, cap, pv->uid, pv->meta, pv->pdb, node, why);
+}
+
+/* The other placed members of pv's unit, on any node, evicted whole with it; terminating ones
+ * are leaving anyway and not listed again. 0, or -1 on OOM. */
+static int add_unit(sched_preemption_result *r, size_t *cap, const sched_snapshot *s,
+                    const units *u, const pvictim *pv) {
+    char why[160];
+    snprintf(why, sizeof why, "member of gang %s, evicted whole with pod %s/%s", pv->key,
+             pv->meta->ns, pv->meta->name ? pv->meta->name : "");
+    size_t first, n = units_range(u, pv->key, &first);
+    for (size_t i = 0; i < n; i++) {
+        const member *m = &u->m[first + i];
+        const sched_node *nd = sched_snapshot_node(s, (size_t)m->node);
+        if (!strcmp(m->uid, pv->uid) || m->meta->terminating || !nd)
+            continue;
+        if (add_victim(r, cap, m->uid, m->meta, false, nd->name, why) != 0)
+            return -1;
+    }
     return 0;
 }
 
@@ -166,8 +285,42 @@ typedef struct grow {
     size_t nodes, victims;
 } grow;
 
+/* Shows (out false) or hides again (out true) every member of pv[i]'s unit on this node that
+ * is not reprieved yet, pv[i] included; marks them done. A pod of no unit: itself. */
+static int set_unit_out(sched_snapshot *s, pvictim *pv, size_t n, size_t i, bool out) {
+    for (size_t j = i; j < n; j++) {
+        if (j != i && (!pv[i].key || !pv[j].key || strcmp(pv[i].key, pv[j].key) || pv[j].done))
+            continue;
+        pv[j].done = true;
+        if (!out)
+            put_back(s, &pv[j]);
+        else if (take_out(s, &pv[j]) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The candidate's numbers for step 4 over its victims (chosen ones and the gangs they drag
+ * along alike: a node whose victims take a gang with them costs that gang's members). */
+static void cand_stats(sched_preempt_candidate *c, const sched_victim *v, int64_t now_ms) {
+    c->highest = INT32_MIN;
+    c->highest_start = INT64_MAX;
+    for (size_t i = 0; i < c->n_victims; i++) {
+        c->n_pdb_violations += v[i].pdb_violation;
+        c->sum += v[i].priority + PRIO_OFFSET;
+        if (v[i].priority > c->highest)
+            c->highest = v[i].priority;
+    }
+    for (size_t i = 0; i < c->n_victims; i++)
+        if (v[i].priority == c->highest) {
+            int64_t st = v[i].start_ms > 0 ? v[i].start_ms : now_ms;
+            c->highest_start = st < c->highest_start ? st : c->highest_start;
+        }
+}
+
 static int select_on_node(sched_framework *fw, sched_snapshot *s, const sched_pod *p, size_t node,
-                          int64_t now_ms, sched_preemption_result *out, grow *g, tm_err *err) {
+                          int64_t now_ms, units *u, sched_preemption_result *out, grow *g,
+                          tm_err *err) {
     const sched_node *n = sched_snapshot_node(s, node);
     if (!n)
         return tm_err_set(err, "preemption: no node with index %zu", node);
@@ -190,8 +343,18 @@ static int select_on_node(sched_framework *fw, sched_snapshot *s, const sched_po
     for (size_t i = 0; i < cnt; i++) {
         const char *uid;
         const sched_pod_meta *m = sched_snapshot_node_pod(s, node, i, &uid);
-        if (may_evict(m, p->priority))
-            pv[npv++] = (pvictim){.uid = uid, .meta = m, .term = m->terminating, .now_ms = now_ms};
+        if (!may_evict(m, p->priority))
+            continue;
+        /* a gang with a member of priority >= p's is no victim at all (gang_preempt.h) */
+        const char *key = unit_key(u, uid);
+        if (key && units_build(u, s) != 0) { /* nothing hidden yet on this node */
+            rc = tm_err_set(err, "out of memory");
+            goto done;
+        }
+        if (key && unit_protected(u, key, p->priority))
+            continue;
+        pv[npv++] =
+            (pvictim){.uid = uid, .meta = m, .term = m->terminating, .key = key, .now_ms = now_ms};
     }
     if (!npv) {
         cand.outcome = SCHED_PREEMPT_NODE_NO_VICTIMS;
@@ -223,43 +386,43 @@ static int select_on_node(sched_framework *fw, sched_snapshot *s, const sched_po
         goto done;
     }
     mark_pdb(s, pv + nterm, npv - nterm);
-    /* reprieve: the PDB-violating ones first, then the others, each in importance order */
+    /* reprieve: the PDB-violating ones first, then the others, each in importance order; a
+     * gang's members on this node are put back together, at its most important one's turn (one
+     * of them evicted evicts them all: reprieving one alone saves nothing) */
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = nterm; i < npv; i++) {
-            if (pv[i].pdb != (pass == 0))
+            if (pv[i].pdb != (pass == 0) || pv[i].done)
                 continue;
-            put_back(s, &pv[i]);
+            set_unit_out(s, pv, npv, i, false);
             if ((f = fits(fw, node, local, err)) < 0) {
                 rc = -1;
                 goto done;
             }
-            if (!f && take_out(s, &pv[i]) != 0) {
+            if (!f && set_unit_out(s, pv, npv, i, true) != 0) {
                 rc = tm_err_set(err, "preemption: pod %s vanished from the snapshot", pv[i].uid);
                 goto done;
             }
         }
-    /* the victims, most important first (pv is in that order within the non-terminating) */
+    /* the victims, most important first (pv is in that order within the non-terminating), a
+     * gang member followed by the rest of its gang, on every node, the gang listed once */
     cand.outcome = SCHED_PREEMPT_NODE_CANDIDATE;
     cand.first_victim = out->n_all_victims;
-    cand.highest = INT32_MIN;
-    cand.highest_start = INT64_MAX;
     for (size_t i = nterm; i < npv; i++) {
         if (!pv[i].out)
             continue;
-        if (add_victim(out, &g->victims, &pv[i], node_name, p) != 0) {
+        bool listed = false;
+        for (size_t j = nterm; j < i && pv[i].key && !listed; j++)
+            listed = pv[j].out && pv[j].key && !strcmp(pv[j].key, pv[i].key);
+        if (listed)
+            continue;
+        if (add_chosen(out, &g->victims, &pv[i], node_name, p) != 0 ||
+            (pv[i].key && add_unit(out, &g->victims, s, u, &pv[i]) != 0)) {
             rc = tm_err_set(err, "out of memory");
             goto done;
         }
-        cand.n_victims++;
-        cand.n_pdb_violations += pv[i].pdb;
-        cand.sum += pv[i].meta->priority + PRIO_OFFSET;
-        if (cand.n_victims == 1)
-            cand.highest = pv[i].meta->priority;
-        if (pv[i].meta->priority == cand.highest) {
-            int64_t st = start_of(pv[i].meta, now_ms);
-            cand.highest_start = st < cand.highest_start ? st : cand.highest_start;
-        }
     }
+    cand.n_victims = out->n_all_victims - cand.first_victim;
+    cand_stats(&cand, out->all_victims + cand.first_victim, now_ms);
 done:
     for (size_t i = 0; i < npv; i++) /* the snapshot exactly as it was */
         put_back(s, &pv[i]);
@@ -270,13 +433,30 @@ done:
     return rc == 0 ? (int)cand.outcome : -1;
 }
 
+/* The plugin's state: the last attempt, and the units its victims come in. */
+typedef struct pstate {
+    sched_preemption_result last;
+    sched_preempt_unit_fn unit_of;
+    void *ctx;
+} pstate;
+
+/* fw's units (sched_preemption_set_units), none when fw has no preemption plugin. */
+static units units_of(const sched_framework *fw) {
+    const pstate *st = sched_framework_plugin_state(fw, SCHED_PREEMPTION_PLUGIN);
+    return (units){.unit_of = st ? st->unit_of : NULL, .ctx = st ? st->ctx : NULL};
+}
+
 int sched_preemption_select_victims(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
                                     size_t node, sched_preemption_result *out, tm_err *err) {
     /* the capacities are not kept in the result: grow from the exact sizes */
     grow g = {out->n_nodes, out->n_all_victims};
     if (node >= sched_snapshot_node_count(s))
         return tm_err_set(err, "preemption: no node with index %zu", node);
-    return select_on_node(fw, s, p, node, sched_framework_last_cycle(fw)->now_ms, out, &g, err);
+    units u = units_of(fw);
+    int o =
+        select_on_node(fw, s, p, node, sched_framework_last_cycle(fw)->now_ms, &u, out, &g, err);
+    units_free(&u);
+    return o;
 }
 
 /* ---- choosing the node: pickOneNodeForPreemption ---- */
@@ -359,6 +539,7 @@ int sched_preemption_run(sched_framework *fw, sched_snapshot *s, const sched_pod
         want = potential;
     grow g = {0, 0};
     size_t n_cand = 0, n_clean = 0, n_unres = 0, n_novict = 0, n_nofit = 0;
+    units u = units_of(fw); /* built at the first gang member looked at */
     if (potential && sched_framework_whatif_begin(fw, s, p, now_ms, err) != 0)
         return -1;
     int rc = 0;
@@ -371,7 +552,7 @@ int sched_preemption_run(sched_framework *fw, sched_snapshot *s, const sched_pod
         } else if (n_cand >= want && n_clean > 0) {
             skip.outcome = SCHED_PREEMPT_NODE_NOT_TRIED;
         } else {
-            int o = select_on_node(fw, s, p, i, now_ms, out, &g, err);
+            int o = select_on_node(fw, s, p, i, now_ms, &u, out, &g, err);
             if (o < 0) {
                 rc = -1;
                 break;
@@ -391,6 +572,7 @@ int sched_preemption_run(sched_framework *fw, sched_snapshot *s, const sched_pod
     }
     if (potential)
         sched_framework_whatif_end(fw);
+    units_free(&u);
     if (rc != 0)
         return -1;
     if (!n_cand) {
@@ -437,10 +619,6 @@ int sched_preemption_run(sched_framework *fw, sched_snapshot *s, const sched_pod
 
 /* ---- the plugin ---- */
 
-typedef struct pstate {
-    sched_preemption_result last;
-} pstate;
-
 static sched_status post_filter(void *state, const sched_cycle *c, int *nominated, tm_err *err) {
     pstate *st = state;
     /* copy what the cycle says: the what-if replaces fw's cycle (c) while it runs */
@@ -478,6 +656,17 @@ int sched_preemption_plugin_add(sched_framework *fw, tm_err *err) {
     if (sched_preemption_plugin(&pl, err) != 0)
         return -1;
     return sched_framework_add_plugin(fw, &pl, err);
+}
+
+int sched_preemption_set_units(sched_framework *fw, sched_preempt_unit_fn unit_of, void *ctx,
+                               tm_err *err) {
+    pstate *st = sched_framework_plugin_state(fw, SCHED_PREEMPTION_PLUGIN);
+    if (!st)
+        return tm_err_set(err, "preemption: the framework has no %s plugin to set units on",
+                          SCHED_PREEMPTION_PLUGIN);
+    st->unit_of = unit_of;
+    st->ctx = unit_of ? ctx : NULL;
+    return 0;
 }
 
 const sched_preemption_result *sched_preemption_last(const sched_framework *fw) {

@@ -37,9 +37,26 @@
  *      the smallest sum of victim priorities (each offset by 2^31, as kube does, so that a
  *      negative priority still costs), then the fewest victims, then the latest start among
  *      the highest-priority victims, then the first in name order.
- * Out of scope here, with hooks left for them: a gang preempting as one unit (the gang plugin
- * can call sched_preemption_select_victims per node), the extender's preempt verb (the same,
- * for the nodes and victims kube-scheduler proposes), reservations' evictions. */
+ * Gangs (issue 31), when the caller set units (sched_preemption_set_units; none: every pod is
+ * its own unit, exactly as above): a running gang is a victim as a whole, never one member of
+ * it, as in a gang's own preemption (plugins/gang/gang_preempt.h) and as Kubernetes 1.36+'s
+ * PodGroup disruptionMode PodGroup:
+ *   - in step 3, a pod whose gang has a placed member (on any node, terminating or not) of
+ *     priority >= P is not removable, like a pod of priority >= P;
+ *   - the reprieve puts a gang's members on the node back together, at its most important
+ *     one's turn (evicting one of them evicts all: keeping one alone frees nothing);
+ *   - a gang member left a victim brings every other placed member of its gang, on any node,
+ *     into the victims right after it, why "member of gang K, evicted whole with pod ns/x";
+ *     members already terminating are not listed again;
+ *   - PodDisruptionBudgets are not consulted for gang members (gang_preempt.h: a gang goes
+ *     whole or not at all; a budget that forbids one member cannot be honoured by evicting
+ *     the others), so they neither violate nor use up a budget;
+ *   - step 4 counts the dragged members as victims of the node (their number, priorities and
+ *     starts): a node whose victims take a gang along costs what it really evicts, and loses
+ *     to a node that evicts less, as kube's criteria mean.
+ * Out of scope here, with hooks left for them: the extender's preempt verb (it filters the
+ * nodes and victims kube-scheduler proposes: sched_preemption_select_victims per node),
+ * reservations' evictions. */
 #ifndef TAREMA_SCHED_PREEMPTION_H
 #define TAREMA_SCHED_PREEMPTION_H
 
@@ -106,7 +123,8 @@ typedef struct sched_preemption_result {
     sched_status status; /* OK: node and victims set; UNSCHEDULABLE: msg says why */
     int node;            /* nominated node index, -1 when none */
     char node_name[256];
-    sched_victim *victims; /* the chosen node's victims, most important first */
+    sched_victim *victims; /* the chosen node's victims, most important first, a gang member
+                            * followed by the rest of its gang (units set) */
     size_t n_victims;
     char msg[256]; /* "preemption: not eligible due to preemptionPolicy=Never.", "0/5 nodes
                     * are available: 2 No preemption victims found for incoming pod, ..." */
@@ -116,6 +134,11 @@ typedef struct sched_preemption_result {
     sched_victim *all_victims;
     size_t n_all_victims;
 } sched_preemption_result;
+
+/* The unit a placed pod belongs to: its gang's key, NULL when it is in none (it is its own
+ * unit). The string must stay valid while the attempt runs. plugins/gang/gang_preempt.h's
+ * sched_gang_unit_fn is this type. */
+typedef const char *(*sched_preempt_unit_fn)(void *ctx, const char *uid);
 
 /* Frees a victim's strings (not the struct). */
 void sched_victim_free(sched_victim *v);
@@ -128,6 +151,11 @@ int sched_preemption_plugin(sched_plugin *out, tm_err *err);
 /* Adds it to fw (after the plugins already there: PostFilter plugins run in order until one
  * makes room). 0, or -1 with err. */
 int sched_preemption_plugin_add(sched_framework *fw, tm_err *err);
+/* Lets fw's preemption plugin treat the pods of one unit (a gang) as one victim (above):
+ * unit_of(ctx, uid) names a placed pod's unit; NULL: every pod its own unit (the default).
+ * ctx is borrowed. 0, or -1 with err when fw has no preemption plugin. */
+int sched_preemption_set_units(sched_framework *fw, sched_preempt_unit_fn unit_of, void *ctx,
+                               tm_err *err);
 /* The last attempt of fw's preemption plugin (after sched_framework_post_filter), NULL when fw
  * has none. Valid until the next attempt. The caller evicts result->victims and nominates
  * result->node_name. */
@@ -136,7 +164,7 @@ const sched_preemption_result *sched_preemption_last(const sched_framework *fw);
 /* The whole algorithm, outside a framework's PostFilter (explain, the simulator's tests): the
  * failed cycle must be fw's last (sched_framework_schedule for p on s, no node found). Fills
  * *out (init it first; cleared here). 0 (out->status says whether a node was found), or -1
- * with err (out of memory). */
+ * with err (out of memory). Units: those set on fw's preemption plugin, if it has one. */
 int sched_preemption_run(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int64_t now_ms,
                          sched_preemption_result *out, tm_err *err);
 
