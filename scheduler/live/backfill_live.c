@@ -53,6 +53,7 @@ struct sched_backfill_live {
     bool dirty;
     int64_t last_plan_ms; /* mono, 0 = never */
     bool primed;          /* a plan saw this process's queue: the idle skip may apply */
+    bool batch_planned;   /* sched_backfill_live_unschedulable planned in this batch already */
     char keybuf[600];     /* the key function's answer (one at a time, loop thread) */
     char **job_keys;      /* the last plan's job keys (its shadows point at them) */
     size_t n_job_keys;
@@ -395,9 +396,34 @@ static bool due(const sched_backfill_live *b, int64_t mono) {
     return !b->last_plan_ms || mono - b->last_plan_ms >= REPLAN_IDLE_STEPS * res;
 }
 
+static bool plan(sched_backfill_live *b, int64_t mono, int64_t wall);
+
 bool sched_backfill_live_plan(sched_backfill_live *b, int64_t mono, int64_t wall) {
     if (!b || !due(b, mono))
         return false;
+    return plan(b, mono, wall);
+}
+
+bool sched_backfill_live_unschedulable(sched_backfill_live *b, const sched_pod *pod, int64_t mono,
+                                       int64_t wall) {
+    if (!b || !pod || b->batch_planned)
+        return false;
+    int depth = b->cfg->backfill.reserve_depth;
+    if (depth != BF_DEPTH_ALL && bf_plan_shadow_count(bf_plugin_plan(b->fw)) >= (size_t)depth)
+        return false; /* every shadow is taken; the next plan orders them again */
+    const char *key = job_key(b, pod);
+    if (!key[0])
+        return false; /* a Reservation's owner: its reservation holds its capacity */
+    for (size_t j = 0; j < b->n_job_keys; j++)
+        if (strcmp(b->job_keys[j], key) == 0)
+            return false; /* the last plan knew it: it has its shadow, or cannot have one */
+    b->batch_planned = true;
+    tm_debug("backfill: planning at once, pod=%s/%s fits nowhere and no plan has seen it", pod->ns,
+             pod->name);
+    return plan(b, mono, wall);
+}
+
+static bool plan(sched_backfill_live *b, int64_t mono, int64_t wall) {
     bf_plan *plan = bf_plugin_plan(b->fw);
     size_t waiting = sched_queue_count(b->q, SCHED_Q_ACTIVE) +
                      sched_queue_count(b->q, SCHED_Q_BACKOFF) +
@@ -534,6 +560,7 @@ out:
 void sched_backfill_live_after_batch(sched_backfill_live *b) {
     if (!b)
         return;
+    b->batch_planned = false;
     uint64_t c = bf_plugin_backfilled(b->fw);
     if (c > b->backfilled_seen)
         tm_metrics_add(b->m_backfilled, NULL, (double)(c - b->backfilled_seen));

@@ -54,6 +54,15 @@ void sched_backfill_live_touch(sched_backfill_live *b);
 /* Plans the shadows when due (see above) before a batch of cycles; mono_ms for the rate,
  * wall_ms the plan's clock. true when it planned. */
 bool sched_backfill_live_plan(sched_backfill_live *b, int64_t mono_ms, int64_t wall_ms);
+/* A pod tried in this batch fits nowhere, and no preemption nominated it a node. The pods
+ * behind it in the same batch would be tried against a plan that never saw it (the plan before
+ * the batch is skipped while nothing had failed), and narrow pods created with a wide one would
+ * take what it needs once. So plan now, before the next pod of the batch: at most once per
+ * batch, and only when the plan has room for another shadow (reserveDepth) and its last
+ * computation did not consider this pod's job (if it did, the pod has its shadow or cannot have
+ * one). true when it planned. */
+bool sched_backfill_live_unschedulable(sched_backfill_live *b, const sched_pod *pod,
+                                       int64_t mono_ms, int64_t wall_ms);
 /* After a batch: the backfilled-pods counter catches up with the plugin's count. */
 void sched_backfill_live_after_batch(sched_backfill_live *b);
 

@@ -1023,8 +1023,18 @@ static bool schedule_batch(sched_loop *l) {
         }
         /* a gang member: the gang's cycle takes and places its waiting members together */
         tried++;
+        char uid[128];
+        snprintf(uid, sizeof uid, "%s", pod->uid);
         if (!sched_gang_live_cycle(l->gangs, pod, now))
             schedule_one(l, snap, pod, now);
+        /* it fits nowhere and nothing was preempted for it: the rest of this batch must see
+         * its shadow (backfill_live.h) */
+        if (sched_queue_state(l->queue, uid) == SCHED_Q_UNSCHEDULABLE) {
+            sched_nominated *nom = sched_snapshot_nominated(snap);
+            if (!(nom && sched_nominated_node(nom, uid)))
+                sched_backfill_live_unschedulable(l->bf, sched_queue_get(l->queue, uid), mono_ms(),
+                                                  tm_wall_ms());
+        }
         more = i == BATCH - 1;
         if ((i & 15) == 15 && mono_ms() - now >= BATCH_MS) {
             more = true;
