@@ -384,6 +384,8 @@ bool sched_gang_live_native_podgroup_event(sched_gang_live *gl, tm_watch_type t,
         tm_error("gang registry: out of memory");
     sched_gang *g = sched_gang_registry_native(gl->reg, ns, name, rc ? NULL : &pg.spec,
                                                rc ? false : pg.basic, rc ? err.msg : NULL, now_ms);
+    if (g)
+        g->disrupt_single = !rc && pg.disrupt_single;
     if (!rc)
         sched_native_podgroup_free(&pg);
     if (!g) {
@@ -588,10 +590,11 @@ void sched_gang_live_set_preemptor(sched_gang_live *gl, sched_preemptor *pr) {
 }
 
 /* gang_preempt.h's unit_of over a registry (ctx): the gang of a placed pod, none for a pod in
- * no gang or in a group of the basic policy (its pods are scheduled one by one). */
+ * no gang, in a group of the basic policy (its pods are scheduled one by one) or in a native
+ * PodGroup whose disruptionMode is single (kube-scheduler 1.37 preempts those pod by pod). */
 const char *sched_gang_live_unit_of(void *ctx, const char *uid) {
     sched_gang *g = sched_gang_registry_of(ctx, uid);
-    return g && !g->basic ? g->key : NULL;
+    return g && !g->basic && !g->disrupt_single ? g->key : NULL;
 }
 
 int sched_gang_live_set_preemption_units(sched_gang_live *gl, tm_err *err) {
@@ -934,8 +937,10 @@ int sched_gang_explain_register_owner(tm_kube *k, sched_gang_registry *r,
         sched_native_podgroup npg;
         tm_err pe = {0};
         int rc = sched_native_podgroup_from_json(obj, &npg, &pe);
-        sched_gang_registry_native(r, ref->ns, ref->owner, rc ? NULL : &npg.spec,
-                                   rc ? false : npg.basic, rc ? pe.msg : NULL, 0);
+        sched_gang *ng = sched_gang_registry_native(r, ref->ns, ref->owner, rc ? NULL : &npg.spec,
+                                                    rc ? false : npg.basic, rc ? pe.msg : NULL, 0);
+        if (ng)
+            ng->disrupt_single = !rc && npg.disrupt_single;
         if (!rc)
             sched_native_podgroup_free(&npg);
     } else if (obj && pg) {

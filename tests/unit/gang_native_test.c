@@ -8,6 +8,7 @@
 #include "lib/jsonutil.h"
 #include "scheduler/plugins/gang/gang.h"
 #include "scheduler/plugins/gang/native.h"
+#include "scheduler/live/gang_live_internal.h"
 #include "scheduler/plugins/gang/podgroup.h"
 
 #define D137 "tests/data/k8s/v1.37.2/"
@@ -150,6 +151,46 @@ static void bad_pg(const char *spec, const char *want) {
     CHECKF(strstr(err.msg, want) != NULL, "got \"%s\", want \"%s\"", err.msg, want);
     CHECK(p.workload == NULL && p.spec.min_member == 0);
     json_decref(pg);
+}
+
+/* spec.disruptionMode: the 1.37.2 API server fills in single (captured); all, and v1alpha2's
+ * strings; anything else is refused naming the field. */
+static void test_disruption_mode(void) {
+    json_t *pg = F(D137 "podgroup.json");
+    sched_native_podgroup p;
+    tm_err err = {0};
+    if (pg) {
+        CHECKF(sched_native_podgroup_from_json(pg, &p, &err) == 0, "%s", err.msg);
+        CHECK(p.disrupt_single); /* {"single": {}}, as the API server stored it */
+        sched_native_podgroup_free(&p);
+        json_decref(pg);
+    }
+    static const struct {
+        const char *mode;
+        int rc;
+        bool single;
+    } cases[] = {{"{\"all\":{}}", 0, false},   {"{\"single\":{}}", 0, true},
+                 {"\"Pod\"", 0, true},         {"\"PodGroup\"", 0, false},
+                 {"null", 0, false},           {"{\"single\":{},\"all\":{}}", -1, false},
+                 {"\"Sometimes\"", -1, false}, {"{}", -1, false}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[512];
+        snprintf(buf, sizeof buf,
+                 "{\"metadata\":{\"name\":\"g\",\"namespace\":\"n\"},\"spec\":{"
+                 "\"schedulingPolicy\":{\"gang\":{\"minCount\":2}},\"disruptionMode\":%s}}",
+                 cases[i].mode);
+        json_t *j = J(buf);
+        int rc = sched_native_podgroup_from_json(j, &p, &err);
+        CHECKF(rc == cases[i].rc, "%s: rc %d", cases[i].mode, rc);
+        if (rc == 0) {
+            CHECKF(p.disrupt_single == cases[i].single, "%s", cases[i].mode);
+            sched_native_podgroup_free(&p);
+        } else {
+            CHECKF(strstr(err.msg, "PodGroup n/g: spec.disruptionMode must be") != NULL, "%s",
+                   err.msg);
+        }
+        json_decref(j);
+    }
 }
 
 static void test_podgroup_bad(void) {
@@ -300,6 +341,13 @@ static void test_registry(void) {
     sched_native_podgroup_free(&np);
     CHECK(g2 == g);
     CHECK(sched_gang_active(g) && g->spec.min_member == 2);
+    /* preemption's unit (gang_live_internal.h): the gang, unless its disruptionMode is single,
+     * as the live scheduler sets it from the PodGroup (then its members go one by one) */
+    const char *unit = sched_gang_live_unit_of(r, "u1");
+    CHECK_STR(unit ? unit : "(none)", g->key);
+    g->disrupt_single = true;
+    CHECK(sched_gang_live_unit_of(r, "u1") == NULL);
+    g->disrupt_single = false;
     /* the scheduler-plugins PodGroup of the same name is another gang */
     sched_gang_ref other = {SCHED_GANG_PODGROUP, "ml", "train", "", ""};
     char k1[SCHED_GANG_KEY_MAX], k2[SCHED_GANG_KEY_MAX];
@@ -334,5 +382,6 @@ int main(void) {
     RUN(test_podgroup_137);
     RUN(test_pod_137);
     RUN(test_condition);
+    RUN(test_disruption_mode);
     return TEST_SUMMARY();
 }

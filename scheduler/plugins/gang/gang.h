@@ -90,6 +90,9 @@ typedef struct sched_gang {
     bool declared;    /* the PodGroup or Workload group is known and valid */
     char *spec_error; /* the declaration is invalid: why (then declared is false) */
     bool basic;       /* Workload group with the basic policy: not a gang */
+    /* a native PodGroup's disruptionMode single: preemption may evict its members one by one
+     * (kube-scheduler 1.37's rule); otherwise a running gang is a victim only as a whole */
+    bool disrupt_single;
     sched_gang_spec spec;
     sched_gang_member *members;
     size_t n_members, cap_members;

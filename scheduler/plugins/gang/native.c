@@ -130,6 +130,27 @@ int sched_native_podgroup_from_json(const json_t *pg, sched_native_podgroup *out
         out->basic = true;
         out->spec.min_member = 1;
     }
+    /* spec.disruptionMode: v1beta1 {single: {}} | {all: {}} (the 1.37.2 API server fills in
+     * single when it is left out), v1alpha2 "Pod" | "PodGroup". kube-scheduler 1.37 preempts
+     * the members of a single-mode group one by one and an all-mode group as one unit
+     * (pkg/scheduler/framework/preemption); absent (1.36 with its gate off): as all. */
+    const json_t *dm = json_object_get(spec, "disruptionMode");
+    if (dm && !json_is_null(dm)) {
+        const json_t *single = json_is_object(dm) ? json_object_get(dm, "single") : NULL;
+        const json_t *all = json_is_object(dm) ? json_object_get(dm, "all") : NULL;
+        const char *str = json_string_value(dm);
+        if (json_is_object(single) && !all)
+            out->disrupt_single = true;
+        else if (json_is_object(all) && !single)
+            out->disrupt_single = false;
+        else if (str && strcmp(str, "Pod") == 0)
+            out->disrupt_single = true;
+        else if (!str || strcmp(str, "PodGroup") != 0)
+            return tm_err_set(err,
+                              "%s: spec.disruptionMode must be {single: {}} or {all: {}} (or "
+                              "\"Pod\" or \"PodGroup\" in v1alpha2)",
+                              obj);
+    }
     /* v1beta1: spec.workloadRef {workloadName, templateName}; v1alpha2:
      * spec.podGroupTemplateRef.workload {workloadName, podGroupTemplateName}. Informational:
      * the PodGroup carries its own copy of the policy. */

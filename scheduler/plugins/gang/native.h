@@ -53,7 +53,10 @@ int sched_native_api_from_resources(const json_t *list, sched_native_api *out, t
 typedef struct sched_native_podgroup {
     sched_gang_spec spec; /* min_member = schedulingPolicy.gang.minCount (1 for basic) */
     bool basic;           /* schedulingPolicy.basic: no gang, pods one by one */
-    char *workload;       /* the Workload and template it was made from, NULL when not given */
+    /* spec.disruptionMode single (v1alpha2 "Pod"): preemption may take its members one by one,
+     * as kube-scheduler does; all (or absent): the group is a victim only as a whole */
+    bool disrupt_single;
+    char *workload; /* the Workload and template it was made from, NULL when not given */
     char *template_name;
     int64_t generation; /* metadata.generation (observedGeneration of the conditions) */
 } sched_native_podgroup;
