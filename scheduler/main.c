@@ -199,6 +199,7 @@ static int cmd_explain(sched_config *cfg, const char *target, bool as_json) {
     json_t *pod = NULL, *doc = NULL;
     sched_pod *sp = NULL;
     resv_plugin_book *book = NULL;
+    sched_gang_registry *units = NULL; /* placed gangs, read by fw's preemption until it is freed */
     int rc = 1;
     if (!fw || !path)
         goto out;
@@ -245,6 +246,13 @@ static int cmd_explain(sched_config *cfg, const char *target, bool as_json) {
     json_decref(pods);
     if (!book)
         goto out;
+    /* a running gang is a single pod's victim only as a whole, as the live scheduler takes it */
+    if (cfg->mode == SCHED_MODE_SCHEDULER &&
+        (!(units = sched_gang_registry_new()) || sched_gang_explain_units(k, fw, units, &err))) {
+        if (!units)
+            tm_err_set(&err, "out of memory");
+        goto out;
+    }
     int64_t now = tm_wall_ms();
     doc = sched_explain(fw, snap, sp, now, &err);
     if (!doc)
@@ -288,6 +296,7 @@ out:
     sched_pod_free(sp);
     free(path);
     sched_framework_free(fw);
+    sched_gang_registry_free(units);
     resv_plugin_book_free(book); /* the plugin reads it until fw is freed */
     sched_cache_free(c);
     tm_kube_free(k);

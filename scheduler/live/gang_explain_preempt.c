@@ -47,6 +47,19 @@ static int register_placed_gangs(tm_kube *k, sched_gang_registry *r, const sched
     return 0;
 }
 
+int sched_gang_explain_units(tm_kube *k, sched_framework *fw, sched_gang_registry *r, tm_err *err) {
+    sched_native_api api = {0};
+    tm_err de = {0};
+    if (sched_gang_native_discover(k, &api, &de)) /* none: no native PodGroups to read */
+        api = (sched_native_api){0};
+    if (register_placed_gangs(k, r, &api, err))
+        return -1;
+    if (!sched_framework_plugin_state(fw, SCHED_PREEMPTION_PLUGIN) &&
+        sched_preemption_plugin_add(fw, err) < 0)
+        return -1;
+    return sched_preemption_set_units(fw, sched_gang_live_unit_of, r, err);
+}
+
 json_t *sched_gang_explain_preemption(tm_kube *k, sched_framework *fw, sched_snapshot *snap,
                                       sched_gang_registry *r, const sched_native_api *napi,
                                       sched_gang *g, sched_pod *const *pods, size_t n,

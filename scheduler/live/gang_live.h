@@ -106,4 +106,10 @@ void sched_gang_live_sync_status(sched_gang_live *gl);
 json_t *sched_gang_explain(tm_kube *k, sched_framework *fw, sched_snapshot *snap, const json_t *pod,
                            const sched_keys *keys, tm_err *err);
 
+/* explain: a single pod's preemption as the live scheduler runs it, a running gang a victim
+ * only as a whole (sched_gang_live_set_preemption_units): reads every placed gang member and
+ * its PodGroup or Workload from the API server into r (empty, the caller's, to be freed after
+ * fw), adds DefaultPreemption to fw when missing and sets its units over r. 0, or -1 with err. */
+int sched_gang_explain_units(tm_kube *k, sched_framework *fw, sched_gang_registry *r, tm_err *err);
+
 #endif

@@ -166,6 +166,20 @@ solo_json() {
   pod_json "$NS" solo "$SCHED" 1 64Mi '{}' "$ID" |
     jq -c --arg id "$ID" '.spec.priorityClassName = "\($id)-high" | .spec.nodeSelector = {"tarema.io/e2e": $id}'
 }
+# explain first, on a copy no scheduler takes: what the live scheduler would evict, lowb whole
+solo_probe() { solo_json | jq -c --arg s "nobody-$ID" '.metadata.name = "solo-probe" | .spec.schedulerName = $s'; }
+check "pod solo-probe created (as solo, scheduler nobody)" eval 'solo_probe | kubectl create -f - >/dev/null'
+if j=$(explain solo-probe -o json) &&
+  jq -e '(.preemption.nominated | type) == "string" and
+      ([.preemption.victims[] | select(.pod | test("/lowb-[0-9]+$"))] | length) == 4 and
+      (.preemption.victims | length) == 4 and
+      ([.preemption.victims[] | select(.why | startswith("member of gang podgroup/"))] | length) == 3' <<<"$j" >/dev/null &&
+  t=$(explain solo-probe) && grep -q "^preemption: would nominate .* and evict $NS/lowb-" <<<"$t"; then
+  pass "explain solo-probe: lowb's 4 pods, one chosen and 3 members with it ($(grep "^preemption:" <<<"$t" | cut -c1-110))"
+else
+  fail "explain solo-probe: lowb's 4 pods, one chosen and 3 members with it" "$(cat "$WORK/explain.err"; jq -c '.preemption' <<<"${j:-null}" 2>&1 | head -c 800)"
+fi
+kubectl delete pod -n "$NS" solo-probe --wait=false >/dev/null 2>&1
 if solo_json | kubectl create -f - >/dev/null; then pass "pod solo created (1 core, class high, no gang)"; else fail "pod solo created (1 core, class high, no gang)" "$(solo_json)"; fi
 solo_bound() { [ -n "$(kubectl get pod -n "$NS" solo -o jsonpath='{.spec.nodeName}' 2>/dev/null)" ]; }
 if wait_for 90 solo_bound; then
