@@ -15,6 +15,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"
+. "$(dirname "$0")/backfill_lib.sh"
 
 FILL_S=${BACKFILL_BATCH_FILL_S:-15}
 # How far past its announced start the head may bind: kwok's lag in ending a pod, the watch,
@@ -24,35 +25,12 @@ LATE_S=${BACKFILL_LATE_S:-6}
 sched_e2e_begin bfb bfb
 SET=bfb$ID
 sched_e2e_namespace
-cat >"$WORK/nodes.yaml" <<EOF
-nodes:
-  - {prefix: $P, count: 1, cpu: 8, memory: 64Gi, pods: 110,
-     labels: {tarema.io/e2e-set: "$SET"},
-     taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
-EOF
-check "test node created" bash "$REPO_ROOT/hack/cluster.sh" nodes "$WORK/nodes.yaml"
-
-# pod NAME CPU DURATION: a pod of CPU cores on this test's node that kwok ends DURATION after it
-# runs, with the same expected duration.
-pod() {
-  jq -cn --arg ns "$NS" --arg name "$1" --arg sched "$SCHED" --arg set "$SET" --arg cpu "$2" \
-    --arg d "$3" --arg id "$ID" '
-    {apiVersion: "v1", kind: "Pod",
-     metadata: {namespace: $ns, name: $name,
-                annotations: {"tarema.io/duration": $d, "tarema.io/expected-duration": $d}},
-     spec: {schedulerName: $sched, nodeSelector: {"tarema.io/e2e-set": $set},
-            tolerations: [{key: "tarema.io/e2e", operator: "Equal", value: $id,
-                           effect: "NoSchedule"}],
-            containers: [{name: "c", image: "busybox",
-                          resources: {requests: {cpu: $cpu, memory: "1Gi"}}}]}}'
-}
-ns_pods() { read_ok kubectl get pods -n "$NS" -o json; }
-count_of() { local j; j=$(ns_pods) || return 1; jq "[.items[] | select($1)] | length" <<<"$j"; }
+bf_nodes 1
+# pod NAME CPU DURATION: a pod of this test's scheduler (bf_pod).
+pod() { bf_pod "$SCHED" "$@"; }
 running_fill() { [ "$(count_of '(.metadata.name | startswith("fill-")) and .status.phase == "Running"')" = "$1" ]; }
 narrow_bound() { count_of '(.metadata.name | startswith("narrow-")) and .spec.nodeName != null'; }
-expected_start() { kubectl get pod -n "$NS" "$1" -o jsonpath='{.metadata.annotations.tarema\.io/expected-start}' 2>/dev/null; }
 is_bound() { [ -n "$(pod_node "$1" "$2")" ]; }
-epoch() { date -u -d "$1" +%s 2>/dev/null || echo 0; }
 
 cat >"$WORK/sched.yaml" <<EOF
 schedulerName: $SCHED

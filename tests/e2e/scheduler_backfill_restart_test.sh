@@ -15,6 +15,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"
+. "$(dirname "$0")/backfill_lib.sh"
 
 SHORT_S=${BACKFILL_RESTART_SHORT_S:-10}
 LONG_S=${BACKFILL_RESTART_LONG_S:-30}
@@ -32,37 +33,12 @@ extra_cleanup() {
   true
 }
 sched_e2e_namespace
-cat >"$WORK/nodes.yaml" <<EOF
-nodes:
-  - {prefix: $P, count: 1, cpu: 8, memory: 64Gi, pods: 110,
-     labels: {tarema.io/e2e-set: "$SET"},
-     taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
-EOF
-check "test node created" bash "$REPO_ROOT/hack/cluster.sh" nodes "$WORK/nodes.yaml"
-
-# pod NAME CPU DURATION: a pod of CPU cores on this test's node that kwok ends DURATION after it
-# runs, with the same expected duration.
-pod() {
-  jq -cn --arg ns "$NS" --arg name "$1" --arg sched "$SCHED" --arg set "$SET" --arg cpu "$2" \
-    --arg d "$3" --arg id "$ID" '
-    {apiVersion: "v1", kind: "Pod",
-     metadata: {namespace: $ns, name: $name,
-                annotations: {"tarema.io/duration": $d, "tarema.io/expected-duration": $d}},
-     spec: {schedulerName: $sched, nodeSelector: {"tarema.io/e2e-set": $set},
-            tolerations: [{key: "tarema.io/e2e", operator: "Equal", value: $id,
-                           effect: "NoSchedule"}],
-            containers: [{name: "c", image: "busybox",
-                          resources: {requests: {cpu: $cpu, memory: "1Gi"}}}]}}'
-}
-ns_pods() { read_ok kubectl get pods -n "$NS" -o json; }
-# count_of JQ_FILTER: pods of the namespace matching the filter.
-count_of() { local j; j=$(ns_pods) || return 1; jq "[.items[] | select($1)] | length" <<<"$j"; }
+bf_nodes 1
+# pod NAME CPU DURATION: a pod of this test's scheduler (bf_pod).
+pod() { bf_pod "$SCHED" "$@"; }
 running_fill() { [ "$(count_of '(.metadata.name | startswith("fill-")) and .status.phase == "Running"')" = "$1" ]; }
 narrow_bound() { count_of '(.metadata.name | startswith("narrow-")) and .spec.nodeName != null'; }
-expected_start() { kubectl get pod -n "$NS" "$1" -o jsonpath='{.metadata.annotations.tarema\.io/expected-start}' 2>/dev/null; }
-has_expected_start() { [ -n "$(expected_start "$1")" ]; }
 is_bound() { [ -n "$(pod_node "$1" "$2")" ]; }
-epoch() { date -u -d "$1" +%s 2>/dev/null || echo 0; }
 # narrow_held: a narrow pod's PodScheduled condition says the node is held for the head.
 narrow_held() {
   local j

@@ -18,6 +18,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"
+. "$(dirname "$0")/backfill_lib.sh"
 . "$(dirname "$0")/reservation_lib.sh"
 
 # How long the stream lasts under depth 0 (the wide pod must stay pending throughout).
@@ -39,30 +40,8 @@ LOGLEVEL=()
 [ -n "${BACKFILL_LOG_DIR:-}" ] && LOGLEVEL=(--log-level debug)
 check "PodGroup CRD installed" install_reservation_crds
 sched_e2e_namespace
-cat >"$WORK/nodes.yaml" <<EOF
-nodes:
-  - {prefix: $P, count: 2, cpu: 8, memory: 64Gi, pods: 110,
-     labels: {tarema.io/e2e-set: "$SET"},
-     taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
-EOF
-check "test nodes created" bash "$REPO_ROOT/hack/cluster.sh" nodes "$WORK/nodes.yaml"
-
-# pod SCHED NAME CPU DURATION [LABELS_JSON]: a pod of CPU cores on this test's nodes that kwok
-# ends DURATION after it runs, with the same expected duration.
-pod() {
-  local labels=${5:-}
-  [ -n "$labels" ] || labels='{}'
-  jq -cn --arg ns "$NS" --arg name "$2" --arg sched "$1" --arg set "$SET" --arg cpu "$3" \
-    --arg d "$4" --arg id "$ID" --argjson labels "$labels" '
-    {apiVersion: "v1", kind: "Pod",
-     metadata: {namespace: $ns, name: $name, labels: $labels,
-                annotations: {"tarema.io/duration": $d, "tarema.io/expected-duration": $d}},
-     spec: {schedulerName: $sched, nodeSelector: {"tarema.io/e2e-set": $set},
-            tolerations: [{key: "tarema.io/e2e", operator: "Equal", value: $id,
-                           effect: "NoSchedule"}],
-            containers: [{name: "c", image: "busybox",
-                          resources: {requests: {cpu: $cpu, memory: "1Gi"}}}]}}'
-}
+bf_nodes 2
+pod() { bf_pod "$@"; }
 
 # stream SCHED PREFIX: keeps 5 narrow pods waiting (the nodes drain about 2 a second: 16 cores,
 # 8 s mean), runtimes 6..10 s so that the ends are spread, until killed. A small backlog: enough
@@ -99,8 +78,6 @@ stream_state() {
   kubectl get pods -n "$NS" -o json 2>/dev/null | jq -r --arg p "$1-" '[.items[] | select(.metadata.name | startswith($p))] |
     "\([.[] | select(.spec.nodeName != null and .status.phase != "Succeeded")] | length) running, \([.[] | select(.spec.nodeName == null)] | length) waiting"'
 }
-expected_start() { kubectl get pod -n "$NS" "$1" -o jsonpath='{.metadata.annotations.tarema\.io/expected-start}' 2>/dev/null; }
-has_expected_start() { [ -n "$(expected_start "$1")" ]; }
 # drained PREFIX: no pod of PREFIX runs any more (kwok ends them within 10 s); those still
 # pending stay so, their scheduler stopped, and hold nothing.
 drained() {
