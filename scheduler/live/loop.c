@@ -1028,8 +1028,8 @@ static bool schedule_batch(sched_loop *l) {
         if (!sched_gang_live_cycle(l->gangs, pod, now))
             schedule_one(l, snap, pod, now);
         /* it fits nowhere and nothing was preempted for it: the rest of this batch must see
-         * its shadow (backfill_live.h) */
-        if (sched_queue_state(l->queue, uid) == SCHED_Q_UNSCHEDULABLE) {
+         * its shadow (backfill_live.h); no lookups at all with backfill off */
+        if (l->bf && sched_queue_state(l->queue, uid) == SCHED_Q_UNSCHEDULABLE) {
             sched_nominated *nom = sched_snapshot_nominated(snap);
             if (!(nom && sched_nominated_node(nom, uid)))
                 sched_backfill_live_unschedulable(l->bf, sched_queue_get(l->queue, uid), mono_ms(),
