@@ -4,8 +4,10 @@
  * KP_BENCH_PODS pods (default 10,000); the protobuf list is packed by protobuf-c and wrapped
  * in the "k8s\0" envelope exactly as the server does, the JSON one is written compact as the
  * server writes it. JSON is decoded the way lib/informer.c decodes a list page today
- * (json_loadb), protobuf by tm_kp_pod_list. Each decode runs KP_BENCH_ROUNDS times (default 5);
- * the median CPU time is printed. Asserts nothing about time. */
+ * (json_loadb), protobuf by tm_kp_pod_list, and protobuf followed by tm_kp_to_json of every pod
+ * (lib/kube_proto_json.h: the JSON objects the informers' readers take), once without and once
+ * with metadata.managedFields. Each decode runs KP_BENCH_ROUNDS times (default 5); the median
+ * CPU time is printed. Asserts nothing about time. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 
 #include "lib/fileutil.h"
 #include "lib/kube_proto.h"
+#include "lib/kube_proto_json.h"
 #include "lib/proto/k8s_runtime.pb-c.h"
 
 static double cpu_s(void) {
@@ -25,6 +28,30 @@ static double cpu_s(void) {
 static int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+/* Decodes the list and converts every pod (kept in one array, as an informer keeps them);
+ * returns the CPU seconds and the pods converted in *n. Freeing is not timed, as for JSON. */
+static double decode_to_json(const uint8_t *pb, size_t len, unsigned flags, size_t *n) {
+    tm_err err = {{0}, 0};
+    double t0 = cpu_s();
+    K8s__Io__Api__Core__V1__PodList *l = tm_kp_pod_list(pb, len, &err);
+    json_t *all = json_array();
+    for (size_t i = 0; l && i < l->n_items; i++) {
+        json_t *j = tm_kp_to_json(&l->items[i]->base, &tm_kp_kind_pod, flags, &err);
+        if (!j) {
+            fprintf(stderr, "kube_proto_bench: pod %zu: %s\n", i, err.msg);
+            break;
+        }
+        json_array_append_new(all, j);
+    }
+    double t = cpu_s() - t0;
+    if (!l)
+        fprintf(stderr, "kube_proto_bench: %s\n", err.msg);
+    *n = json_array_size(all);
+    json_decref(all);
+    tm_kp_free(l);
+    return t;
 }
 
 static char *load(const char *name, size_t *len) {
@@ -88,8 +115,8 @@ int main(void) {
     char *jsbig = json_dumps(jbig, JSON_COMPACT);
     size_t jsbig_len = strlen(jsbig);
 
-    double tj[100], tp[100];
-    size_t check_j = 0, check_p = 0;
+    double tj[100], tp[100], tc[100], ta[100];
+    size_t check_j = 0, check_p = 0, check_c = 0, check_a = 0;
     for (int r = 0; r < rounds; r++) {
         double t0 = cpu_s();
         json_t *v = json_loadb(jsbig, jsbig_len, 0, NULL);
@@ -103,10 +130,15 @@ int main(void) {
         if (!l)
             fprintf(stderr, "kube_proto_bench: %s\n", err.msg);
         tm_kp_free(l);
+        tc[r] = decode_to_json(pbbig, pbbig_len, TM_KPJ_NO_MANAGED_FIELDS, &check_c);
+        ta[r] = decode_to_json(pbbig, pbbig_len, 0, &check_a);
     }
     qsort(tj, (size_t)rounds, sizeof tj[0], cmp_d);
     qsort(tp, (size_t)rounds, sizeof tp[0], cmp_d);
-    int ok = check_j == (size_t)pods && check_p == (size_t)pods;
+    qsort(tc, (size_t)rounds, sizeof tc[0], cmp_d);
+    qsort(ta, (size_t)rounds, sizeof ta[0], cmp_d);
+    int ok = check_j == (size_t)pods && check_p == (size_t)pods && check_c == (size_t)pods &&
+             check_a == (size_t)pods;
     printf("kube_proto_bench: %ld pods (the 3 captured ones repeated), median of %d rounds\n", pods,
            rounds);
     printf("  captured 3-pod list:  JSON %zu bytes as jq wrote it, protobuf %zu bytes\n", jslen,
@@ -117,11 +149,19 @@ int main(void) {
     printf(
         "  decode:  JSON (jansson json_loadb) %.3f s  protobuf (tm_kp_pod_list) %.3f s  (%.2fx)\n",
         tj[rounds / 2], tp[rounds / 2], tp[rounds / 2] / tj[rounds / 2]);
-    printf("  per pod: JSON %.1f us  protobuf %.1f us\n", tj[rounds / 2] / (double)pods * 1e6,
-           tp[rounds / 2] / (double)pods * 1e6);
+    printf("  decode + tm_kp_to_json:  without managedFields %.3f s (%.2fx JSON)  all fields "
+           "%.3f s (%.2fx JSON)\n",
+           tc[rounds / 2], tc[rounds / 2] / tj[rounds / 2], ta[rounds / 2],
+           ta[rounds / 2] / tj[rounds / 2]);
+    printf("  per pod: JSON %.1f us  protobuf %.1f us  protobuf + to_json %.1f us (no "
+           "managedFields) %.1f us (all)\n",
+           tj[rounds / 2] / (double)pods * 1e6, tp[rounds / 2] / (double)pods * 1e6,
+           tc[rounds / 2] / (double)pods * 1e6, ta[rounds / 2] / (double)pods * 1e6);
     if (!ok)
-        fprintf(stderr, "kube_proto_bench: decoded %zu (JSON) and %zu (protobuf) items, not %ld\n",
-                check_j, check_p, pods);
+        fprintf(stderr,
+                "kube_proto_bench: decoded %zu (JSON), %zu (protobuf), %zu and %zu (to_json) "
+                "items, not %ld\n",
+                check_j, check_p, check_c, check_a, pods);
 
     free(jsbig);
     free(pbbig);

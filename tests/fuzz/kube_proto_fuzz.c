@@ -2,11 +2,28 @@
  * enveloped object (a PodList, a NodeList, a Pod) and as a watch stream, the stream once fed
  * whole and once in chunks split at places derived from the input: both feedings must give
  * the same events and errors. Every error must have a message; every decoded watch object
- * must be of the watched kind (or a Status for ERROR). */
+ * must be of the watched kind (or a Status for ERROR). Whatever decodes is also converted to
+ * JSON (lib/kube_proto_json.h), with and without managedFields: a result that can be written
+ * out, or an error with a message. */
 #include "fuzz/fuzz_util.h"
 #include "lib/kube_proto.h"
+#include "lib/kube_proto_json.h"
 
 int FUZZ_ENTRY(const uint8_t *data, size_t size);
+
+static void kube_proto_to_json_check(const ProtobufCMessage *m, const tm_kp_kind *kind) {
+    for (unsigned flags = 0; flags <= TM_KPJ_NO_MANAGED_FIELDS; flags++) {
+        tm_err err = {{0}, 0};
+        json_t *j = tm_kp_to_json(m, kind, flags, &err);
+        FZ_CHECK(j != NULL || err.msg[0]);
+        if (j) {
+            char *text = json_dumps(j, JSON_COMPACT);
+            FZ_CHECK(text != NULL);
+            free(text);
+        }
+        json_decref(j);
+    }
+}
 
 static void kube_proto_object(const uint8_t *data, size_t size, const tm_kp_kind *kind) {
     tm_err err = {{0}, 0};
@@ -16,6 +33,7 @@ static void kube_proto_object(const uint8_t *data, size_t size, const tm_kp_kind
         FZ_CHECK(m->descriptor == kind->desc);
         (void)tm_kp_meta(m);
         (void)tm_kp_unknown_fields(m);
+        kube_proto_to_json_check(m, kind);
     }
     tm_kp_free(m);
 }
@@ -66,6 +84,8 @@ static char *kube_proto_watch(const uint8_t *data, size_t size, fz_rng *chunks, 
             const K8s__Io__Apimachinery__Pkg__Apis__Meta__V1__ObjectMeta *m = tm_kp_meta(ev.object);
             fprintf(out, "%s %d %s\n", tm_ws_type_name(ev.type), ev.code,
                     m && m->resourceversion ? m->resourceversion : "-");
+            kube_proto_to_json_check(ev.object,
+                                     ev.type == TM_WS_ERROR ? &tm_kp_kind_status : &tm_kp_kind_pod);
             tm_kp_free(ev.object);
         }
     }
