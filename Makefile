@@ -109,6 +109,7 @@ bench: all
 	  BINDIR=$(BINDIR) bash bench/gang_bench.sh || status=1; \
 	  O=$(O) BINDIR=$(BINDIR) bash bench/preemption_bench.sh || status=1; \
 	  BINDIR=$(BINDIR) bash bench/differential_kube.sh || status=1; \
+	  O=$(O) BINDIR=$(BINDIR) bash bench/informer_sync_bench.sh || status=1; \
 	  exit $$status
 
 # `make conformance`: Kubernetes' own [sig-scheduling] e2e specs (upstream e2e.test, built once

@@ -12,6 +12,21 @@
  *       watches resume promptly once it answers again: a refused connection costs the server
  *       nothing, and an API server restart otherwise left the pod watch at its 10 s cap
  *
+ * Initial list: streamed by default (a watch with sendInitialEvents=true, as client-go's
+ * WatchListClient: the server sends every object as ADDED, then a BOOKMARK annotated
+ * k8s.io/initial-events-end; the same stream then goes on as the watch). Nothing is delivered
+ * until that bookmark: the objects are gathered and diffed against the store as a paged list's
+ * are. A server that refuses the parameter (4xx: the WatchList feature off), or a stream that
+ * goes quiet before the bookmark (a server that ignored it), turns the informer to paged lists
+ * for good (tm_kube_config.paged_lists does so from the start).
+ *
+ * Wire format: pods and nodes are asked for in protobuf (as kube-scheduler does), everything
+ * else in JSON; the decoder is picked by what the server answered (a server that cannot encode
+ * protobuf answers JSON). Protobuf objects are converted to the JSON the server would have sent
+ * (lib/kube_proto_json.h), so callbacks, transforms and the store see the same objects either
+ * way. An object or frame that does not decode or convert is not skipped: the informer says
+ * why, goes back to JSON for good and re-lists, so no change is lost.
+ *
  * Every listed or watched object passes through the caller's transform (if any) before it is
  * stored or delivered, so the store holds only what the caller reads.
  *   HTTP 410 or an ERROR event with code 410 --> re-list at once (the RV is too old)
@@ -28,6 +43,8 @@
 #include "backoff.h"
 #include "jsonutil.h"
 #include "kube_internal.h"
+#include "kube_proto.h"
+#include "kube_proto_json.h"
 #include "log.h"
 
 /* client-go watches for a random 5..10 minutes so that servers are not hit in lockstep. */
@@ -68,6 +85,13 @@ struct tm_informer {
     unsigned watch_events;  /* events (bookmarks included) of the current stream */
     unsigned quick_empty;   /* streams in a row that ended quickly without an event */
     tm_kube_attachment att; /* torn down by tm_kube_free */
+    /* The kinds asked for in protobuf (NULL: JSON only, for other kinds or after a fallback) */
+    const tm_kp_kind *kp_item, *kp_list;
+    bool last_protobuf;       /* the last list page or watch stream came in protobuf */
+    bool paged;               /* list by pages (the server refused streamed lists, or configured) */
+    bool initial;             /* a streamed list in progress: events go to `fresh` */
+    int64_t initial_heard_ms; /* when the streamed list last received anything */
+    tm_timer *quiet_timer;    /* checks that the streamed list is not silently ignored */
 };
 
 static void start_list(tm_informer *inf);
@@ -166,8 +190,9 @@ static void retry_later(tm_informer *inf, void (*fn)(void *), const char *what, 
 
 static void list_page(tm_informer *inf);
 
-/* Swaps in the listed objects and reports what changed since the store was last filled. */
-static void apply_list(tm_informer *inf) {
+/* Swaps in the listed objects and reports what changed since the store was last filled. Returns
+ * true when a callback stopped the informer. */
+static bool apply_fresh(tm_informer *inf) {
     json_t *old = inf->store;
     inf->store = inf->fresh;
     inf->fresh = NULL;
@@ -193,14 +218,79 @@ static void apply_list(tm_informer *inf) {
     inf->synced = true;
     if (!inf->stopped && inf->on_synced)
         inf->on_synced(inf->ud);
-    if (leave(inf))
-        return;
-    start_watch(inf);
+    return leave(inf);
+}
+
+static void apply_list(tm_informer *inf) {
+    if (!apply_fresh(inf))
+        start_watch(inf);
+}
+
+/* Protobuf could not be read: say why, speak JSON from now on, list again at once. */
+static void fall_back_to_json(tm_informer *inf, const char *why) {
+    tm_warn("informer falls back to JSON and re-lists path=%s error=\"%s\"", inf->path, why);
+    inf->kp_item = inf->kp_list = NULL;
+}
+
+/* Adds a listed object (a reference, taken) to the list in progress, through the transform. */
+static void add_listed(tm_informer *inf, json_t *obj) {
+    char key[600];
+    obj_key(obj, key, sizeof key);
+    json_t *kept = keep(inf, obj);
+    if (kept)
+        json_object_set_new(inf->fresh, key, kept);
+}
+
+/* Takes the continue token and, on the last page, the list's resourceVersion; then fetches
+ * the next page or applies the list. */
+static void list_page_end(tm_informer *inf, const char *rv, const char *cont) {
+    free(inf->cont);
+    inf->cont = cont && *cont ? strdup(cont) : NULL;
+    if (!inf->cont)
+        set_rv(inf, rv);
+}
+
+/* A page in protobuf: each item converted to the server's JSON. Returns false after a fall
+ * back to JSON (the list is then started again). */
+static bool list_protobuf_page(tm_informer *inf, tm_xfer *x) {
+    tm_err err = {0};
+    ProtobufCMessage *list = tm_kp_decode(x->resp.data, x->resp.len, inf->kp_list, &err);
+    tm_kbuf_free(&x->resp); /* protobuf-c copied what it kept */
+    if (!list) {
+        fall_back_to_json(inf, err.msg);
+        return false;
+    }
+    ProtobufCMessage *const *items;
+    size_t n = tm_kp_list_items(list, &items);
+    for (size_t i = 0; i < n; i++) {
+        json_t *obj = tm_kp_to_json(items[i], inf->kp_item, TM_KPJ_NO_MANAGED_FIELDS, &err);
+        if (!obj) {
+            tm_kp_free(list);
+            fall_back_to_json(inf, err.msg);
+            return false;
+        }
+        add_listed(inf, obj);
+    }
+    const K8s__Io__Apimachinery__Pkg__Apis__Meta__V1__ListMeta *lm = tm_kp_list_meta(list);
+    list_page_end(inf, lm ? lm->resourceversion : NULL, lm ? lm->continue_ : NULL);
+    tm_kp_free(list);
+    inf->last_protobuf = true;
+    return true;
 }
 
 static void list_done(void *ud, tm_xfer *x, CURLcode rc, long status) {
     tm_informer *inf = ud;
     inf->xfer = NULL;
+    if (rc == CURLE_OK && status == 200 && inf->kp_list &&
+        tm_kp_is_protobuf(x->resp.data, x->resp.len)) {
+        if (!list_protobuf_page(inf, x))
+            start_list(inf);
+        else if (inf->cont)
+            list_page(inf);
+        else
+            apply_list(inf);
+        return;
+    }
     json_t *page = NULL;
     if (rc == CURLE_OK && status == 200)
         page = json_loadb(x->resp.data ? x->resp.data : "", x->resp.len, 0, NULL);
@@ -230,23 +320,17 @@ static void list_done(void *ud, tm_xfer *x, CURLcode rc, long status) {
     tm_kbuf_free(&x->resp);
     size_t i;
     json_t *it;
-    char key[600];
     json_t *items = json_object_get(page, "items");
     json_array_foreach(items, i, it) {
         tm_kube_fill_kind(it, page);
-        obj_key(it, key, sizeof key);
-        json_t *kept = keep(inf, json_incref(it));
+        json_incref(it);
         /* drop the page's reference now: an object the transform replaced is freed at once */
         json_array_set_new(items, i, json_null());
-        if (kept)
-            json_object_set_new(inf->fresh, key, kept);
+        add_listed(inf, it);
     }
-    const char *rv = tm_json_str(page, "metadata.resourceVersion", NULL);
-    const char *cont = tm_json_str(page, "metadata.continue", NULL);
-    free(inf->cont);
-    inf->cont = cont && *cont ? strdup(cont) : NULL;
-    if (!inf->cont)
-        set_rv(inf, rv);
+    list_page_end(inf, tm_json_str(page, "metadata.resourceVersion", NULL),
+                  tm_json_str(page, "metadata.continue", NULL));
+    inf->last_protobuf = false;
     json_decref(page);
     if (inf->cont)
         list_page(inf);
@@ -265,11 +349,15 @@ static void list_page(tm_informer *inf) {
     p = with_selectors(inf, p);
     if (inf->cont)
         p = tm_kube_query_add(p, "continue", inf->cont);
-    inf->xfer = tm_xfer_start(inf->k, "GET", p, NULL, 0, NULL, false, 0, &list_ops, inf);
+    inf->xfer =
+        tm_xfer_start(inf->k, "GET", p, NULL, 0, NULL, false, 0, inf->kp_item, &list_ops, inf);
     free(p);
     if (!inf->xfer)
         retry_later(inf, on_timer_list, "list", "out of memory", false);
 }
+
+static void start_stream_list(tm_informer *inf);
+static void turn_to_paged(tm_informer *inf, tm_xfer *x, const char *why);
 
 static void start_list(tm_informer *inf) {
     if (inf->lists++ > 0)
@@ -279,7 +367,53 @@ static void start_list(tm_informer *inf) {
     free(inf->cont);
     inf->cont = NULL;
     inf->list_restarted = false;
-    list_page(inf);
+    if (inf->paged)
+        list_page(inf);
+    else
+        start_stream_list(inf);
+}
+
+/* Paged lists from now on, and one at once (the streamed one is abandoned). */
+static void turn_to_paged(tm_informer *inf, tm_xfer *x, const char *why) {
+    tm_warn("informer lists by pages from now on path=%s reason=\"%s\"", inf->path, why);
+    inf->paged = true;
+    inf->initial = false;
+    if (x) {
+        if (inf->xfer == x)
+            inf->xfer = NULL;
+        tm_xfer_cancel(x);
+    }
+    inf->lists--; /* the same list, by other means: not a re-list */
+    start_list(inf);
+}
+
+/* A server that does not know sendInitialEvents starts a plain watch from now: no objects, no
+ * closing bookmark, ever. A streamed list that hears nothing for this long is given up. */
+#define STREAM_QUIET_MS 30000
+
+static void on_quiet_check(void *ud) {
+    tm_informer *inf = ud;
+    inf->quiet_timer = NULL;
+    if (!inf->initial || inf->stopped)
+        return;
+    int64_t quiet = tm_kube_now_ms() - inf->initial_heard_ms;
+    if (quiet >= STREAM_QUIET_MS && inf->xfer) {
+        char why[160];
+        snprintf(why, sizeof why, "no initial-events-end bookmark, nothing heard for %lld ms",
+                 (long long)quiet);
+        turn_to_paged(inf, inf->xfer, why);
+        return;
+    }
+    inf->quiet_timer =
+        tm_timer_add(inf->k, STREAM_QUIET_MS - (quiet < 0 ? 0 : quiet) + 100, on_quiet_check, inf);
+}
+
+static void start_stream_list(tm_informer *inf) {
+    inf->initial = true;
+    inf->initial_heard_ms = tm_kube_now_ms();
+    if (!inf->quiet_timer)
+        inf->quiet_timer = tm_timer_add(inf->k, STREAM_QUIET_MS + 100, on_quiet_check, inf);
+    start_watch(inf);
 }
 
 /* ---- watch ------------------------------------------------------------------------------- */
@@ -289,6 +423,39 @@ static void relist_now(tm_informer *inf, tm_xfer *x) {
         inf->xfer = NULL;
     tm_xfer_cancel(x);
     start_list(inf);
+}
+
+/* The bookmark annotation that ends a streamed list's initial events ("" when absent). The key
+ * has dots, so it is looked up by hand rather than by a tm_json_str path. */
+static const char *initial_end_annotation(const json_t *obj) {
+    const json_t *a = json_object_get(json_object_get(obj, "metadata"), "annotations");
+    const json_t *v = json_object_get(a, "k8s.io/initial-events-end");
+    return json_is_string(v) ? json_string_value(v) : "";
+}
+
+/* An event of a streamed list's initial part: gathered in `fresh`; the bookmark that ends it
+ * applies the list. Returns true when a callback stopped the informer. */
+static bool handle_initial(tm_informer *inf, tm_watch_event *ev) {
+    char key[600];
+    inf->initial_heard_ms = tm_kube_now_ms();
+    if (ev->type == TM_WS_BOOKMARK) {
+        set_rv(inf, obj_rv(ev->object));
+        if (strcmp(initial_end_annotation(ev->object), "true") != 0)
+            return false;
+        inf->initial = false;
+        return apply_fresh(inf);
+    }
+    obj_key(ev->object, key, sizeof key);
+    if (ev->type == TM_WS_DELETED) {
+        json_object_del(inf->fresh, key);
+        return false;
+    }
+    json_t *kept = keep(inf, json_incref(ev->object));
+    if (kept)
+        json_object_set_new(inf->fresh, key, kept);
+    else
+        json_object_del(inf->fresh, key);
+    return false;
 }
 
 static void handle_event(tm_informer *inf, tm_watch_event *ev) {
@@ -335,6 +502,24 @@ static void handle_event(tm_informer *inf, tm_watch_event *ev) {
     json_decref(obj);
 }
 
+/* The next event of either stream, its object as JSON: 1, 0 (none buffered) or -1 with err. */
+static int next_event(tm_informer *inf, tm_xfer *x, tm_watch_event *ev, tm_err *err) {
+    if (!x->kpw)
+        return tm_watchstream_next(x->ws, ev, err);
+    inf->last_protobuf = true;
+    tm_kp_event kev;
+    int r = tm_kpwatch_next(x->kpw, &kev, err);
+    if (r <= 0)
+        return r;
+    ev->type = kev.type;
+    ev->code = kev.code;
+    ev->object =
+        tm_kp_to_json(kev.object, kev.type == TM_WS_ERROR ? &tm_kp_kind_status : inf->kp_item,
+                      TM_KPJ_NO_MANAGED_FIELDS, err);
+    tm_kp_free(kev.object);
+    return ev->object ? 1 : -1;
+}
+
 static void watch_data(void *ud, tm_xfer *x) {
     tm_informer *inf = ud;
     tm_backoff_ok(&inf->bo, inf->watch_started_ms);
@@ -342,7 +527,14 @@ static void watch_data(void *ud, tm_xfer *x) {
     tm_watch_event ev;
     tm_err err = {0};
     int r;
-    while (!inf->stopped && (r = tm_watchstream_next(x->ws, &ev, &err)) != 0) {
+    while (!inf->stopped && (r = next_event(inf, x, &ev, &err)) != 0) {
+        if (r < 0 && x->kpw) {
+            /* A JSON line that does not parse is one bad event; a protobuf frame that does not
+             * decode may be a type this build does not know: JSON from now on, re-list. */
+            fall_back_to_json(inf, err.msg);
+            relist_now(inf, x);
+            break;
+        }
         if (r < 0) {
             tm_warn("informer skipped a bad watch event path=%s error=\"%s\"", inf->path, err.msg);
             continue;
@@ -360,12 +552,17 @@ static void watch_data(void *ud, tm_xfer *x) {
                 tm_xfer_cancel(x);
                 char why[700];
                 snprintf(why, sizeof why, "watch ERROR event code=%d: %s", ev.code, msg);
-                retry_later(inf, on_timer_watch, "watch", why, false);
+                /* a streamed list cut short is listed again, whole */
+                retry_later(inf, inf->initial ? on_timer_list : on_timer_watch, "watch", why,
+                            false);
             }
             break;
         }
         inf->watch_events++;
-        handle_event(inf, &ev);
+        if (inf->initial)
+            handle_initial(inf, &ev); /* a callback that stops the informer ends the loop */
+        else
+            handle_event(inf, &ev);
         json_decref(ev.object);
     }
     leave(inf);
@@ -377,6 +574,25 @@ static void watch_done(void *ud, tm_xfer *x, CURLcode rc, long status) {
     if (rc == CURLE_OK && status == 410) {
         tm_info("informer watch got 410 Gone, re-listing path=%s", inf->path);
         start_list(inf);
+        return;
+    }
+    if (inf->initial) {
+        tm_err err = {0};
+        tm_kube_fill_error(&err, x->method, x->path, inf->k->server, rc, x->errbuf, status,
+                           x->resp.data, x->resp.len);
+        if (rc == CURLE_OK && status >= 400 && status < 500 && status != 429) {
+            /* the server refuses sendInitialEvents (its WatchList feature is off) */
+            turn_to_paged(inf, NULL, err.msg);
+        } else if (rc == CURLE_OK && status == 200) {
+            /* the stream ended before the list did (the server's timeout, or shedding load) */
+            if (inf->watch_events > 0)
+                start_list(inf);
+            else
+                retry_later(inf, on_timer_list, "streamed list",
+                            "the stream ended before its first event", false);
+        } else {
+            retry_later(inf, on_timer_list, "streamed list", err.msg, server_down(rc, status));
+        }
         return;
     }
     int64_t lasted = tm_kube_now_ms() - inf->watch_started_ms;
@@ -409,8 +625,13 @@ static void start_watch(tm_informer *inf) {
     snprintf(num, sizeof num, "%ld", timeout);
     char *p = tm_kube_query_add(strdup(inf->path), "watch", "1");
     p = tm_kube_query_add(p, "allowWatchBookmarks", "true");
-    if (inf->rv)
+    if (inf->initial) {
+        /* the current state first (a consistent read, no resourceVersion), then the changes */
+        p = tm_kube_query_add(p, "sendInitialEvents", "true");
+        p = tm_kube_query_add(p, "resourceVersionMatch", "NotOlderThan");
+    } else if (inf->rv) {
         p = tm_kube_query_add(p, "resourceVersion", inf->rv);
+    }
     p = tm_kube_query_add(p, "timeoutSeconds", num);
     p = with_selectors(inf, p);
     if (inf->watches++ > 0)
@@ -418,7 +639,8 @@ static void start_watch(tm_informer *inf) {
     inf->watch_started_ms = tm_kube_now_ms();
     inf->watch_events = 0;
     /* The transfer limit backs up the server's timeout against half-open connections. */
-    inf->xfer = tm_xfer_start(inf->k, "GET", p, NULL, 0, NULL, true, timeout + 30, &watch_ops, inf);
+    inf->xfer = tm_xfer_start(inf->k, "GET", p, NULL, 0, NULL, true, timeout + 30, inf->kp_item,
+                              &watch_ops, inf);
     free(p);
     if (!inf->xfer)
         retry_later(inf, on_timer_watch, "watch", "out of memory", false);
@@ -456,6 +678,9 @@ tm_informer *tm_informer_start(tm_kube *k, const tm_informer_opts *opts, tm_err 
     inf->ud = opts->ud;
     inf->transform = opts->transform;
     inf->transform_ud = opts->transform_ud;
+    inf->paged = k->paged_lists;
+    if (!k->json_only && tm_kp_kinds_for_path(inf->path, &inf->kp_item, &inf->kp_list) < 0)
+        inf->kp_item = inf->kp_list = NULL;
     inf->store = json_object();
     tm_backoff_init(
         &inf->bo, TM_BACKOFF_DECORRELATED, BACKOFF_BASE_MS, BACKOFF_CAP_MS, BACKOFF_RESET_MS,
@@ -478,6 +703,9 @@ void tm_informer_stop(tm_informer *inf) {
     if (inf->timer)
         tm_timer_cancel(k, inf->timer);
     inf->timer = NULL;
+    if (inf->quiet_timer)
+        tm_timer_cancel(k, inf->quiet_timer);
+    inf->quiet_timer = NULL;
     tm_kube_detach(k, &inf->att);
     if (inf->busy == 0)
         informer_destroy(inf);
@@ -510,6 +738,10 @@ void tm_informer_foreach(const tm_informer *inf, void (*fn)(void *ud, json_t *ob
     json_object_foreach(inf->store, key, obj) {
         fn(ud, obj);
     }
+}
+
+const char *tm_informer_encoding(const tm_informer *inf) {
+    return inf && inf->last_protobuf ? "protobuf" : "json";
 }
 
 /* Re-lists after the first list. */

@@ -12,6 +12,7 @@
 
 #include "fileutil.h"
 #include "jsonutil.h"
+#include "kube_proto.h"
 #include "kube_internal.h"
 
 #define DEFAULT_TIMEOUT_S 60
@@ -176,6 +177,8 @@ tm_kube *tm_kube_new(const tm_kube_config *cfg, tm_err *err) {
     k->key_len = k->key_data ? strlen(k->key_data) : 0;
     k->token = dup_or_null(cfg->token);
     k->insecure = cfg->insecure;
+    k->json_only = cfg->json_only;
+    k->paged_lists = cfg->paged_lists;
     k->namespace = strdup(cfg->namespace && *cfg->namespace ? cfg->namespace : "default");
     k->user_agent = strdup(cfg->user_agent ? cfg->user_agent : "tarema/0.1");
     k->qps = cfg->qps;
@@ -304,8 +307,8 @@ static void set_pem(CURL *e, const char *data, size_t len, const char *file, CUR
 }
 
 int tm_kube_setup_easy(tm_kube *k, CURL *e, const char *method, const char *url, const char *body,
-                       size_t body_len, const char *content_type, bool watch, long timeout_s,
-                       struct curl_slist **hdrs, char *errbuf, tm_err *err) {
+                       size_t body_len, const char *content_type, bool watch, bool protobuf,
+                       long timeout_s, struct curl_slist **hdrs, char *errbuf, tm_err *err) {
     curl_easy_setopt(e, CURLOPT_URL, url);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
@@ -334,7 +337,13 @@ int tm_kube_setup_easy(tm_kube *k, CURL *e, const char *method, const char *url,
     set_pem(e, k->key_data, k->key_len, k->key_file, CURLOPT_SSLKEY_BLOB, CURLOPT_SSLKEY,
             CURLOPT_SSLKEYTYPE);
     struct curl_slist *h = NULL;
-    h = curl_slist_append(h, "Accept: application/json");
+    /* JSON second: an API server that cannot encode a type as protobuf (CRDs, aggregated
+     * servers) answers it in JSON, and the reader picks its decoder by what came. */
+    if (protobuf)
+        h = curl_slist_append(h, watch ? "Accept: " TM_KP_WATCH_MEDIA_TYPE ", application/json"
+                                       : "Accept: " TM_KP_MEDIA_TYPE ", application/json");
+    else
+        h = curl_slist_append(h, "Accept: application/json");
     h = curl_slist_append(h, "Expect:");
     char line[256];
     if (body) {
@@ -394,12 +403,28 @@ void tm_kube_fill_error(tm_err *err, const char *method, const char *path, const
         err->http_status = (int)status;
         return;
     }
-    json_t *st = body && body_len ? json_loadb(body, body_len, 0, NULL) : NULL;
-    const char *msg = tm_json_str(st, "message", NULL);
-    const char *reason = tm_json_str(st, "reason", "");
+    json_t *st = NULL;
+    K8s__Io__Apimachinery__Pkg__Apis__Meta__V1__Status *pst = NULL;
+    const char *msg = NULL, *reason = "";
+    if (body && tm_kp_is_protobuf(body, body_len)) {
+        /* an answer to a request that preferred protobuf: the Status is protobuf too */
+        pst = (K8s__Io__Apimachinery__Pkg__Apis__Meta__V1__Status *)tm_kp_decode(
+            body, body_len, &tm_kp_kind_status, NULL);
+        if (pst) {
+            msg = pst->message;
+            reason = pst->reason ? pst->reason : "";
+        }
+    } else if (body && body_len) {
+        st = json_loadb(body, body_len, 0, NULL);
+        msg = tm_json_str(st, "message", NULL);
+        reason = tm_json_str(st, "reason", "");
+    }
     if (msg) {
         tm_err_set(err, "%s %s: %s (HTTP %ld%s%s)", method, path, msg, status, *reason ? " " : "",
                    reason);
+    } else if (body && body_len && !pst && tm_kp_is_protobuf(body, body_len)) {
+        tm_err_set(err, "%s %s: HTTP %ld (a protobuf body with no Status message)", method, path,
+                   status);
     } else if (body && body_len) {
         int n = body_len > 300 ? 300 : (int)body_len;
         while (n > 0 && (body[n - 1] == '\n' || body[n - 1] == '\r'))
@@ -410,6 +435,7 @@ void tm_kube_fill_error(tm_err *err, const char *method, const char *path, const
     }
     err->http_status = (int)status;
     json_decref(st);
+    tm_kp_free(pst);
 }
 
 /* ---- synchronous requests ---------------------------------------------------------------- */
@@ -483,7 +509,7 @@ static json_t *request_raw(tm_kube *k, const char *method, const char *path, con
     struct curl_slist *hdrs = NULL;
     tm_kbuf resp = {0};
     json_t *out = NULL;
-    if (tm_kube_setup_easy(k, e, method, url, body, body_len, content_type, false,
+    if (tm_kube_setup_easy(k, e, method, url, body, body_len, content_type, false, false,
                            DEFAULT_TIMEOUT_S, &hdrs, errbuf, err) == 0) {
         curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, sync_write);
         curl_easy_setopt(e, CURLOPT_WRITEDATA, &resp);

@@ -15,6 +15,9 @@
 #include "kube.h"
 #include "watchstream.h"
 
+struct tm_kp_kind;                    /* kube_proto.h */
+typedef struct tm_kpwatch tm_kpwatch; /* kube_proto.h */
+
 /* A growable byte buffer (always NUL-terminated when data is non-NULL). */
 typedef struct tm_kbuf {
     char *data;
@@ -66,7 +69,12 @@ struct tm_xfer {
     int retries;         /* 429 Too Many Requests answers retried so far */
     int64_t start_at_ms; /* when the rate limiter lets it start */
     int64_t started_ms;  /* when it was handed to curl */
-    tm_watchstream *ws;  /* watches only */
+    tm_watchstream *ws;  /* watches only: the JSON stream */
+    /* Set when the request asked for protobuf (tm_xfer_start's proto): the watched kind, and
+     * the protobuf stream, made when a watch's answer says it is protobuf (Content-Type);
+     * a server that answers JSON feeds ws instead. */
+    const struct tm_kp_kind *proto;
+    tm_kpwatch *kpw;
     char errbuf[CURL_ERROR_SIZE];
     const tm_xfer_ops *ops;
     void *ud;
@@ -76,10 +84,13 @@ struct tm_xfer {
 };
 
 /* Starts a transfer on the loop. body may be NULL (copied). timeout_s 0 = default request
- * timeout. Returns the handle (owned by the loop; valid until on_done returns or cancel). */
+ * timeout. proto: NULL asks for JSON; a kind (tm_kp_kind_pod, ...) asks for protobuf first
+ * (JSON second, which a server that cannot encode protobuf answers), and is the item kind a
+ * protobuf watch stream is decoded as. Returns the handle (owned by the loop; valid until
+ * on_done returns or cancel). */
 tm_xfer *tm_xfer_start(tm_kube *k, const char *method, const char *path, const char *body,
                        size_t body_len, const char *content_type, bool watch, long timeout_s,
-                       const tm_xfer_ops *ops, void *ud);
+                       const struct tm_kp_kind *proto, const tm_xfer_ops *ops, void *ud);
 /* Stops a transfer; no callback is made afterwards. Safe from inside callbacks. */
 void tm_xfer_cancel(tm_xfer *x);
 
@@ -89,10 +100,11 @@ void tm_kube_fill_error(tm_err *err, const char *method, const char *path, const
                         size_t body_len);
 
 /* Applies the common options (URL, TLS, auth, headers, HTTP/2) to an easy handle. *hdrs gets
- * the header list the caller frees after the transfer. */
+ * the header list the caller frees after the transfer. protobuf: prefer protobuf in Accept
+ * (a watch's stream form when watch). */
 int tm_kube_setup_easy(tm_kube *k, CURL *e, const char *method, const char *url, const char *body,
-                       size_t body_len, const char *content_type, bool watch, long timeout_s,
-                       struct curl_slist **hdrs, char *errbuf, tm_err *err);
+                       size_t body_len, const char *content_type, bool watch, bool protobuf,
+                       long timeout_s, struct curl_slist **hdrs, char *errbuf, tm_err *err);
 
 /* How long to wait before retrying a 429 answer (its Retry-After, 1..30 s), or -1 when the
  * request should not be retried (not a 429, or `attempt` retries were made already). */
@@ -143,6 +155,8 @@ struct tm_kube {
     char *ca_data, *cert_data, *key_data;
     size_t ca_len, cert_len, key_len;
     bool insecure;
+    bool json_only;   /* never ask for protobuf (tm_kube_config.json_only) */
+    bool paged_lists; /* informers list by pages (tm_kube_config.paged_lists) */
 
     pthread_mutex_t mu; /* guards everything below up to `multi` (sync calls are any-thread) */
     char *token;        /* static token, or the cached content of token_file */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kube_internal.h"
+#include "kube_proto.h"
 
 #define DEFAULT_TIMEOUT_S 60
 
@@ -131,6 +132,7 @@ static void xfer_destroy(tm_xfer *x) {
     free(x->content_type);
     tm_kbuf_free(&x->resp);
     tm_watchstream_free(x->ws);
+    tm_kpwatch_free(x->kpw);
     free(x);
 }
 
@@ -180,13 +182,27 @@ static void pending_insert(tm_kube *k, tm_xfer *x) {
         k->pending = x;
 }
 
+/* Whether the answer is protobuf, by its Content-Type (a watch's is
+ * "application/vnd.kubernetes.protobuf;stream=watch"). */
+static bool answered_protobuf(tm_xfer *x) {
+    const char *ct = NULL;
+    curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
+    return ct && strncmp(ct, TM_KP_MEDIA_TYPE, strlen(TM_KP_MEDIA_TYPE)) == 0;
+}
+
 static size_t xfer_write(char *p, size_t size, size_t n, void *ud) {
     tm_xfer *x = ud;
     size_t len = size * n;
     if (!x->status)
         curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
     if (x->watch && x->status == 200) {
-        if (tm_watchstream_feed(x->ws, p, len, NULL) < 0)
+        if (x->proto && !x->kpw && !x->has_data && answered_protobuf(x)) {
+            x->kpw = tm_kpwatch_new(x->proto, 0);
+            if (!x->kpw)
+                return 0;
+        }
+        if (x->kpw ? tm_kpwatch_feed(x->kpw, p, len, NULL) < 0
+                   : tm_watchstream_feed(x->ws, p, len, NULL) < 0)
             return 0; /* aborts the transfer: the owner reconnects */
         x->has_data = true;
         return len;
@@ -199,7 +215,7 @@ static size_t xfer_write(char *p, size_t size, size_t n, void *ud) {
 static void xfer_begin(tm_kube *k, tm_xfer *x) {
     /* Headers (and so the token) are built now, not when queued: a rotated token is used. */
     tm_kube_setup_easy(k, x->easy, x->method, x->url, x->body, x->body_len, x->content_type,
-                       x->watch, x->timeout_s, &x->hdrs, x->errbuf, NULL);
+                       x->watch, x->proto != NULL, x->timeout_s, &x->hdrs, x->errbuf, NULL);
     curl_easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, xfer_write);
     curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
     curl_easy_setopt(x->easy, CURLOPT_PRIVATE, x);
@@ -233,7 +249,7 @@ static bool may_begin(const tm_kube *k) {
 
 tm_xfer *tm_xfer_start(tm_kube *k, const char *method, const char *path, const char *body,
                        size_t body_len, const char *content_type, bool watch, long timeout_s,
-                       const tm_xfer_ops *ops, void *ud) {
+                       const struct tm_kp_kind *proto, const tm_xfer_ops *ops, void *ud) {
     tm_xfer *x = calloc(1, sizeof *x);
     if (!x)
         return NULL;
@@ -244,6 +260,7 @@ tm_xfer *tm_xfer_start(tm_kube *k, const char *method, const char *path, const c
     x->path = strdup(path);
     x->url = tm_kube_url(k, path);
     x->watch = watch;
+    x->proto = k->json_only ? NULL : proto;
     x->ops = ops;
     x->ud = ud;
     if (body) {
@@ -420,7 +437,7 @@ int tm_kube_request_async(tm_kube *k, const char *method, const char *path, cons
         return -1;
     tm_xfer *x = tm_xfer_start(k, method, path, b, b ? strlen(b) : 0,
                                body ? (content_type ? content_type : "application/json") : NULL,
-                               false, 0, &user_ops, NULL);
+                               false, 0, NULL, &user_ops, NULL);
     free(b);
     if (!x)
         return -1;

@@ -6,6 +6,7 @@
  * are wrong. */
 #include "kube_proto.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -324,6 +325,65 @@ tm_kp_meta(const ProtobufCMessage *obj) {
     const K8s__Io__Apimachinery__Pkg__Apis__Meta__V1__ObjectMeta *m;
     memcpy(&m, (const char *)obj + fd->offset, sizeof m);
     return m;
+}
+
+const K8s__Io__Apimachinery__Pkg__Apis__Meta__V1__ListMeta *
+tm_kp_list_meta(const ProtobufCMessage *list) {
+    if (!list)
+        return NULL;
+    const ProtobufCFieldDescriptor *fd =
+        protobuf_c_message_descriptor_get_field_by_name(list->descriptor, "metadata");
+    if (!fd || fd->type != PROTOBUF_C_TYPE_MESSAGE || fd->label == PROTOBUF_C_LABEL_REPEATED ||
+        fd->descriptor != &k8s__io__apimachinery__pkg__apis__meta__v1__list_meta__descriptor)
+        return NULL;
+    const K8s__Io__Apimachinery__Pkg__Apis__Meta__V1__ListMeta *m;
+    memcpy(&m, (const char *)list + fd->offset, sizeof m);
+    return m;
+}
+
+size_t tm_kp_list_items(const ProtobufCMessage *list, ProtobufCMessage *const **items) {
+    *items = NULL;
+    if (!list)
+        return 0;
+    const ProtobufCFieldDescriptor *fd =
+        protobuf_c_message_descriptor_get_field_by_name(list->descriptor, "items");
+    if (!fd || fd->type != PROTOBUF_C_TYPE_MESSAGE || fd->label != PROTOBUF_C_LABEL_REPEATED)
+        return 0;
+    size_t n;
+    memcpy(&n, (const char *)list + fd->quantifier_offset, sizeof n);
+    memcpy(items, (const char *)list + fd->offset, sizeof *items);
+    return *items ? n : 0;
+}
+
+/* The collections served in protobuf by the informers: core/v1 pods and nodes, the bulk of
+ * what a scheduler lists and watches. Everything else stays JSON (CRDs have no protobuf). */
+int tm_kp_kinds_for_path(const char *path, const tm_kp_kind **item, const tm_kp_kind **list) {
+    static const struct {
+        const char *resource;
+        bool namespaced;
+        const tm_kp_kind *item, *list;
+    } known[] = {
+        {"pods", true, &tm_kp_kind_pod, &tm_kp_kind_pod_list},
+        {"nodes", false, &tm_kp_kind_node, &tm_kp_kind_node_list},
+    };
+    static const char core[] = "/api/v1/", nsp[] = "namespaces/";
+    if (!path || strncmp(path, core, sizeof core - 1) != 0)
+        return -1;
+    const char *rest = path + sizeof core - 1;
+    bool in_ns = strncmp(rest, nsp, sizeof nsp - 1) == 0;
+    if (in_ns) {
+        const char *slash = strchr(rest + sizeof nsp - 1, '/');
+        if (!slash || slash == rest + sizeof nsp - 1)
+            return -1;
+        rest = slash + 1;
+    }
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strcmp(rest, known[i].resource) == 0 && (!in_ns || known[i].namespaced)) {
+            *item = known[i].item;
+            *list = known[i].list;
+            return 0;
+        }
+    return -1;
 }
 
 size_t tm_kp_unknown_fields(const ProtobufCMessage *msg) {

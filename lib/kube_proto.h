@@ -22,7 +22,7 @@
  * error: protobuf's compatibility rule is that a newer server may add fields, and protobuf-c
  * keeps them aside; tm_kp_unknown_fields counts them for a caller that wants to log it.
  *
- * Where this plugs in (a later step; the informers still speak JSON): lib/kube.c's request
+ * Where this plugs in (lib/informer.c): lib/kube.c's request
  * sends "Accept: application/vnd.kubernetes.protobuf, application/json" for the built-in
  * kinds (pods, nodes) and reads the response's Content-Type (or tm_kp_is_protobuf on the
  * body); protobuf goes to tm_kp_pod_list / tm_kp_node_list (a page's ListMeta carries the
@@ -91,6 +91,18 @@ void tm_kp_free(void *msg);
  * none (or it is absent). */
 const K8s__Io__Apimachinery__Pkg__Apis__Meta__V1__ObjectMeta *
 tm_kp_meta(const ProtobufCMessage *obj);
+
+/* A list message's ListMeta (resourceVersion, continue_), NULL when absent. */
+const K8s__Io__Apimachinery__Pkg__Apis__Meta__V1__ListMeta *
+tm_kp_list_meta(const ProtobufCMessage *list);
+
+/* A list message's items (its repeated field `items`): the count, *items the array. */
+size_t tm_kp_list_items(const ProtobufCMessage *list, ProtobufCMessage *const **items);
+
+/* The item and list kinds of a collection path the informers ask protobuf for
+ * ("/api/v1/pods", "/api/v1/namespaces/NS/pods", "/api/v1/nodes"): 0, or -1 for any other
+ * path (which stays JSON). */
+int tm_kp_kinds_for_path(const char *path, const tm_kp_kind **item, const tm_kp_kind **list);
 
 /* Fields the decoder did not know, counted through the whole message tree. */
 size_t tm_kp_unknown_fields(const ProtobufCMessage *msg);

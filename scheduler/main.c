@@ -48,6 +48,7 @@ static tm_kube *connect_api(const sched_config *cfg, tm_err *err) {
     kc->qps = cfg->qps;
     kc->burst = cfg->burst;
     kc->max_active = cfg->api_concurrency;
+    kc->json_only = cfg->api_json;
     tm_kube *k = tm_kube_new(kc, err);
     tm_kube_config_free(kc);
     return k;

@@ -290,6 +290,17 @@ static int apply_http(sched_config *c, const json_t *doc, const char *what, tm_e
     return get_int(doc, "healthPort", &c->health_port, 0, 65535, what, err);
 }
 
+static int apply_content_type(sched_config *c, const char *t, const char *what, tm_err *err) {
+    if (strcmp(t, "protobuf") == 0 || strcmp(t, "application/vnd.kubernetes.protobuf") == 0)
+        c->api_json = false;
+    else if (strcmp(t, "json") == 0 || strcmp(t, "application/json") == 0)
+        c->api_json = true;
+    else
+        return tm_err_set(err, "%s: apiContentType '%s' is unknown (use protobuf or json)", what,
+                          t);
+    return 0;
+}
+
 static int apply_mode(sched_config *c, const char *mode, const char *what, tm_err *err) {
     if (strcmp(mode, "scheduler") == 0)
         c->mode = SCHED_MODE_SCHEDULER;
@@ -313,6 +324,7 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
                                        "burst",
                                        "maxBindsInFlight",
                                        "apiConcurrency",
+                                       "apiContentType",
                                        "podInitialBackoffMs",
                                        "podMaxBackoffMs",
                                        "unschedulableFlushMs",
@@ -389,7 +401,14 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
             return tm_err_set(err, "%s: scoreTieBreak must be true or false", what);
         c->score_weights.tie_break = json_is_true(tb);
     }
-    json_t *v = json_object_get(doc, "mode");
+    json_t *v = json_object_get(doc, "apiContentType");
+    if (v && !json_is_null(v)) {
+        if (!json_is_string(v))
+            return tm_err_set(err, "%s: apiContentType must be a string (protobuf or json)", what);
+        if (apply_content_type(c, json_string_value(v), what, err))
+            return -1;
+    }
+    v = json_object_get(doc, "mode");
     if (v && !json_is_null(v)) {
         if (!json_is_string(v))
             return tm_err_set(err, "%s: mode must be a string (scheduler or extender)", what);
@@ -474,6 +493,7 @@ enum {
     OPT_BURST,
     OPT_MAX_BINDS,
     OPT_API_CONCURRENCY,
+    OPT_API_CONTENT_TYPE,
     OPT_PLUGIN_SAMPLE,
     OPT_LEADER,
     OPT_LEASE_NS,
@@ -508,6 +528,7 @@ static const struct option long_opts[] = {
     {"burst", required_argument, NULL, OPT_BURST},
     {"max-binds-in-flight", required_argument, NULL, OPT_MAX_BINDS},
     {"api-concurrency", required_argument, NULL, OPT_API_CONCURRENCY},
+    {"api-content-type", required_argument, NULL, OPT_API_CONTENT_TYPE},
     {"plugin-metrics-sample-percent", required_argument, NULL, OPT_PLUGIN_SAMPLE},
     {"leader-elect", optional_argument, NULL, OPT_LEADER},
     {"lease-namespace", required_argument, NULL, OPT_LEASE_NS},
@@ -547,6 +568,8 @@ const char *sched_config_usage(void) {
            "  --max-binds-in-flight N  concurrent binds (default 512)\n"
            "  --api-concurrency N      API requests at the wire at once (default 1000; more wait "
            "in the client)\n"
+           "  --api-content-type T     protobuf (default: pods and nodes, as kube-scheduler) | "
+           "json\n"
            "  --plugin-metrics-sample-percent N  cycles whose plugin calls are timed, 0..100\n"
            "                           (default 10, as kube-scheduler)\n"
            "  --leader-elect[=BOOL]    schedule only while holding the Lease (default true,\n"
@@ -601,6 +624,8 @@ static int apply_flag(sched_config *c, int opt, const char *arg, tm_err *err) {
         return tm_arg_int("max-binds-in-flight", arg, 1, 1000000, &c->max_binds_in_flight, err);
     case OPT_API_CONCURRENCY:
         return tm_arg_int("api-concurrency", arg, 1, 100000, &c->api_concurrency, err);
+    case OPT_API_CONTENT_TYPE:
+        return apply_content_type(c, arg, "--api-content-type", err);
     case OPT_PLUGIN_SAMPLE:
         return tm_arg_int("plugin-metrics-sample-percent", arg, 0, 100,
                           &c->plugin_metrics_sample_percent, err);

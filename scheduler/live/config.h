@@ -13,11 +13,12 @@
  *   burst: 400
  *   maxBindsInFlight: 512          # binds started but not answered yet
  *   apiConcurrency: 1000           # API requests at the wire at once; more wait in the client
- *   podInitialBackoffMs: 1000      # retry delay after a failed attempt, doubling per attempt
- *   podMaxBackoffMs: 10000
- *   unschedulableFlushMs: 60000    # unschedulable pods are retried at least this often
- *   volumeBindTimeoutSeconds: 600  # PreBind waits this long for a pod's claims to be bound
- *                                  # (kube-scheduler's VolumeBinding bindTimeoutSeconds)
+ *   apiContentType: protobuf       # pods and nodes listed and watched in protobuf (as
+ *                                  # kube-scheduler); json: JSON only
+ * (clientConnection.contentType) podInitialBackoffMs: 1000      # retry delay after a failed
+ * attempt, doubling per attempt podMaxBackoffMs: 10000 unschedulableFlushMs: 60000    #
+ * unschedulable pods are retried at least this often volumeBindTimeoutSeconds: 600  # PreBind waits
+ * this long for a pod's claims to be bound # (kube-scheduler's VolumeBinding bindTimeoutSeconds)
  *   pluginMetricsSamplePercent: 10 # cycles whose plugin calls are timed (0..100):
  *                                  # scheduler_plugin_execution_duration_seconds (fw_metrics.h)
  *   taskKeys: {processLabel: nextflow.io/processName, workflowKey: tarema.io/workflow}
@@ -75,6 +76,7 @@ typedef struct sched_config {
     int burst;
     int max_binds_in_flight;
     int api_concurrency;
+    bool api_json; /* apiContentType: json */
     int pod_initial_backoff_ms;
     int pod_max_backoff_ms;
     int unschedulable_flush_ms;

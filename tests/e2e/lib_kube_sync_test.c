@@ -249,11 +249,11 @@ static void test_http2_multiplexed_on_one_connection(void) {
     mux_state m = {0}, w = {0};
     /* The first request opens the connection; the others wait for it (PIPEWAIT). */
     tm_xfer *watch = tm_xfer_start(k, "GET", "/api/v1/nodes?watch=1&timeoutSeconds=30", NULL, 0,
-                                   NULL, true, 0, &ops, &w);
+                                   NULL, true, 0, NULL, &ops, &w);
     CHECK(watch != NULL);
     for (int i = 0; i < 20; i++)
-        CHECK(tm_xfer_start(k, "GET", "/api/v1/nodes?limit=1", NULL, 0, NULL, false, 0, &ops, &m) !=
-              NULL);
+        CHECK(tm_xfer_start(k, "GET", "/api/v1/nodes?limit=1", NULL, 0, NULL, false, 0, NULL, &ops,
+                            &m) != NULL);
     tm_err err = {0};
     for (int i = 0; i < 300 && m.done < 20; i++)
         tm_kube_run(k, 20, &err);

@@ -4,8 +4,9 @@
  * BOOKMARK resourceVersions, re-list on an ERROR 410 event and on HTTP 410 with the diff against
  * the store (deletions included), resume from the last RV after a normal stream end, at once (only
  * repeated empty streams back off); the transform hook; the bearer token re-read when its file
- * rotates; Status messages in async errors. The server answers one connection at a time with the
- * next scripted response and closes it. */
+ * rotates; Status messages in async errors; streamed initial lists (sendInitialEvents), a server
+ * that refuses them, a stream cut before its closing bookmark. The server answers one connection at
+ * a time with the next scripted response and closes it. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -146,7 +147,7 @@ static const char *req(int i) {
 static tm_kube *fake_client(const char *token_file) {
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%d", srv.port);
-    tm_kube_config cfg = {.server = url, .token_file = (char *)token_file};
+    tm_kube_config cfg = {.server = url, .token_file = (char *)token_file, .paged_lists = true};
     tm_err err = {0};
     tm_kube *k = tm_kube_new(&cfg, &err);
     if (!k)
@@ -267,6 +268,132 @@ static void test_informer_relist_and_resume(void) {
     CHECK(strstr(req(6), "resourceVersion=31&") != NULL);
     CHECK(strstr(req(7), "resourceVersion=40&") != NULL); /* the bookmark's RV, no re-list */
     tm_informer_stop(inf);
+    tm_kube_free(k);
+    server_stop(t);
+}
+
+/* ---- streamed initial lists (sendInitialEvents) ------------------------------------------- */
+
+#define END_BOOKMARK(rv)                                                                           \
+    "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":\"" rv  \
+    "\",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}}}}\n"
+
+static const response stream_script[] = {
+    /* 0: the initial events, the bookmark that ends them, then a change on the same stream */
+    {"200 OK",
+     {"{\"type\":\"ADDED\",\"object\":" POD("a", "5") "}\n{\"type\":\"ADDED\",\"object\":" POD(
+          "b", "6") "}\n",
+      "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":"
+      "\"8\"}}}\n",
+      END_BOOKMARK("10"), "{\"type\":\"MODIFIED\",\"object\":" POD("a", "12") "}\n"},
+     300,
+     NULL},
+    /* 1: the watch resumes from 12, no list */
+    {"200 OK", {"{\"type\":\"ADDED\",\"object\":" POD("c", "13") "}\n"}, 3000, NULL},
+};
+
+static tm_kube *streaming_client(void) {
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", srv.port);
+    tm_kube_config cfg = {.server = url};
+    tm_err err = {0};
+    tm_kube *k = tm_kube_new(&cfg, &err);
+    if (!k)
+        printf("    client: %s\n", err.msg);
+    return k;
+}
+
+/* Runs k until the informer holds `name` (or about 6 s pass). */
+static void run_until_stored(tm_kube *k, tm_informer *inf, const char *name) {
+    tm_err err = {0};
+    for (int i = 0; i < 300 && !tm_informer_get(inf, "ns", name); i++)
+        tm_kube_run(k, 20, &err);
+}
+
+/* The initial list as a stream: nothing is delivered before the closing bookmark, then the
+ * objects as adds, then the same stream's changes; the next watch resumes from the last RV. */
+static void test_streamed_list(void) {
+    pthread_t t = server_start(stream_script, 2);
+    tm_kube *k = streaming_client();
+    ilog l = {"", 0};
+    tm_informer_opts o = {.path = "/api/v1/namespaces/ns/pods",
+                          .field_selector = "spec.schedulerName=tarema",
+                          .on_event = on_event,
+                          .on_synced = on_synced,
+                          .ud = &l};
+    tm_err err = {0};
+    tm_informer *inf = tm_informer_start(k, &o, &err);
+    CHECKF(inf != NULL, "%s", err.msg);
+    run_until_stored(k, inf, "c");
+    CHECK_STR(l.log, "+a@5 +b@6 ~a@12 +c@13 ");
+    CHECK_INT(l.synced, 1);
+    CHECK_INT(tm_informer_relists(inf), 0);
+    CHECK(strstr(req(0), "GET /api/v1/namespaces/ns/pods?watch=1&allowWatchBookmarks=true&"
+                         "sendInitialEvents=true&resourceVersionMatch=NotOlderThan&"
+                         "timeoutSeconds=") != NULL);
+    CHECK(strstr(req(0), "&resourceVersion=") == NULL);
+    CHECK(strstr(req(0), "fieldSelector=spec.schedulerName%3Dtarema") != NULL);
+    /* asked for protobuf first (pods), answered JSON: read as JSON */
+    CHECK_STR(tm_informer_encoding(inf), "json");
+    CHECK(strstr(req(1), "sendInitialEvents") == NULL && strstr(req(1), "resourceVersion=12&"));
+    tm_informer_stop(inf);
+    tm_kube_free(k);
+    server_stop(t);
+}
+
+static const response refused_stream_script[] = {
+    /* 0: a server whose WatchList feature is off */
+    {"422 Unprocessable Entity",
+     {"{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":422,\"reason\":\"Invalid\","
+      "\"message\":\"sendInitialEvents is forbidden for watch unless the WatchList feature "
+      "gate is enabled\"}"},
+     0,
+     NULL},
+    /* 1: the paged list */
+    {"200 OK",
+     {"{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"10\"},"
+      "\"items\":[" LISTPOD("a", "5") "]}"},
+     0,
+     NULL},
+    /* 2: the watch from the list's RV */
+    {"200 OK", {"{\"type\":\"ADDED\",\"object\":" POD("b", "11") "}\n"}, 500, NULL},
+    /* 3: a stream cut before its bookmark (second informer): listed again, streamed */
+    {"200 OK", {"{\"type\":\"ADDED\",\"object\":" POD("x", "5") "}\n"}, 0, NULL},
+    {"200 OK",
+     {"{\"type\":\"ADDED\",\"object\":" POD("x", "5") "}\n{\"type\":\"ADDED\",\"object\":" POD(
+         "y", "6") "}\n" END_BOOKMARK("10")},
+     3000,
+     NULL},
+};
+
+/* A server that refuses sendInitialEvents gets paged lists from then on, without a re-list
+ * counted; a stream cut before its bookmark is listed again, and nothing is delivered early. */
+static void test_streamed_list_refused_or_cut(void) {
+    pthread_t t = server_start(refused_stream_script, 5);
+    tm_kube *k = streaming_client();
+    ilog l = {"", 0};
+    tm_informer_opts o = {.path = "/api/v1/namespaces/ns/pods",
+                          .on_event = on_event,
+                          .on_synced = on_synced,
+                          .ud = &l};
+    tm_err err = {0};
+    tm_informer *inf = tm_informer_start(k, &o, &err);
+    run_until_stored(k, inf, "b");
+    CHECK_STR(l.log, "+a@5 +b@11 ");
+    CHECK_INT(tm_informer_relists(inf), 0);
+    CHECK(strstr(req(0), "sendInitialEvents=true") != NULL);
+    CHECK(strstr(req(1), "?limit=500") != NULL && strstr(req(1), "watch") == NULL);
+    CHECK(strstr(req(2), "resourceVersion=10&") != NULL);
+    tm_informer_stop(inf);
+
+    ilog l2 = {"", 0};
+    o.ud = &l2;
+    tm_informer *cut = tm_informer_start(k, &o, &err);
+    run_until_stored(k, cut, "y");
+    CHECK_STR(l2.log, "+x@5 +y@6 ");
+    CHECK_INT(l2.synced, 1);
+    CHECK(strstr(req(3), "sendInitialEvents=true") && strstr(req(4), "sendInitialEvents=true"));
+    tm_informer_stop(cut);
     tm_kube_free(k);
     server_stop(t);
 }
@@ -912,6 +1039,8 @@ int main(void) {
     RUN(test_rewatch_at_once_after_normal_end);
     RUN(test_empty_streams_back_off);
     RUN(test_transform);
+    RUN(test_streamed_list);
+    RUN(test_streamed_list_refused_or_cut);
     RUN(test_leader_get_failure_is_logged);
     return TEST_SUMMARY();
 }

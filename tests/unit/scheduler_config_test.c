@@ -17,6 +17,7 @@ static void test_defaults(void) {
     CHECK_STR(c->policy, "tarema");
     CHECK_INT(c->mode, SCHED_MODE_SCHEDULER);
     CHECK_INT(c->n_namespaces, 0);
+    CHECK(!c->api_json); /* protobuf for pods and nodes, as kube-scheduler */
     CHECK(sched_config_watches_namespace(c, "anything"));
     /* kube-scheduler's default: elected, on a Lease named after the scheduler */
     CHECK(c->leader_elect);
@@ -64,6 +65,7 @@ static void test_file(void) {
     tm_err err = {0};
     const char *y = "schedulerName: mysched\npolicy: fair\nmode: extender\n"
                     "namespaces: [a, b]\nport: 0\nqps: 12.5\nburst: 30\napiConcurrency: 64\n"
+                    "apiContentType: json\n"
                     "taskKeys: {processLabel: proc}\n"
                     "leaderElection: {enabled: true, namespace: ops, leaseMs: 20000}\n"
                     "log: {level: debug, format: json}\nvolumeBindTimeoutSeconds: 30\n"
@@ -79,6 +81,7 @@ static void test_file(void) {
     CHECK_NEAR(c->qps, 12.5, 1e-9);
     CHECK_INT(c->burst, 30);
     CHECK_INT(c->api_concurrency, 64);
+    CHECK(c->api_json);
     CHECK_STR(c->process_label, "proc");
     CHECK_STR(c->workflow_key, "tarema.io/workflow");
     CHECK(c->leader_elect);
@@ -101,6 +104,8 @@ static void test_file_errors(void) {
         {"namespaces: a\n", "namespaces must be a list"},
         {"namespaces: [a, 3]\n", "namespaces[1] must be a string"},
         {"mode: both\n", "mode 'both' is unknown"},
+        {"apiContentType: yaml\n", "apiContentType 'yaml' is unknown (use protobuf or json)"},
+        {"apiContentType: 3\n", "apiContentType must be a string"},
         {"pluginMetricsSamplePercent: 101\n",
          "pluginMetricsSamplePercent must be an integer from 0 to 100"},
         {"leaderElection: {enable: true}\n", "leaderElection: unknown key 'enable'"},
