@@ -3,8 +3,10 @@
 # cache, and what that costs, on a large cluster full of other schedulers' pods (issue 33's
 # target: 5,000 nodes and 50,000 pods in under 3 s, peak RSS under 100 MB). Run by `make bench`.
 #
-# One kwok cluster of NODES nodes; PODS pods of another scheduler are created (they stay
-# Pending: nothing schedules them, so each is listed and watched but holds no capacity); then
+# One kwok cluster of NODES nodes; PODS pods of another scheduler are created, already placed
+# on the nodes (spec.nodeName, round robin: what a scheduler restarting on a busy cluster finds;
+# every one is listed and kept, as it holds capacity), or with BENCH_SYNC_BOUND=0 left Pending
+# (listed, then dropped: another scheduler's pending pod holds nothing); then
 # tarema-scheduler is started ROUNDS times per wire encoding, alternating protobuf and JSON
 # (--api-content-type), each time until its log says `cache synced`. Per run: seconds from the
 # process start to that line (the log's own timestamps), the process's CPU seconds and peak RSS
@@ -14,6 +16,10 @@
 #
 #   BENCH_SYNC_NODES=5000 BENCH_SYNC_PODS=50000   the cluster
 #   BENCH_SYNC_ROUNDS=2                           runs per encoding
+#   BENCH_SYNC_BOUND=1                            the pods placed (1) or Pending (0)
+#   BENCH_SYNC_ARGS="..."                         more tarema-scheduler flags for every run
+#   BENCH_SYNC_BASELINE=PATH                      also run this tarema-scheduler binary (an
+#                                                 older build, with its own defaults), as "baseline"
 #   BENCH_SYNC_CLUSTER_NAME=bench-sync            cluster instance (torn down at the end)
 #   BENCH_SYNC_KEEP=DIR                           keep the logs in DIR
 #   BENCH=name, BENCH_LIVE=0                      as in hack/bench.sh ("informer"; skip live ones)
@@ -32,6 +38,7 @@ BINDIR=${BINDIR:-bin}
 NODES=${BENCH_SYNC_NODES:-5000}
 PODS=${BENCH_SYNC_PODS:-50000}
 ROUNDS=${BENCH_SYNC_ROUNDS:-2}
+BOUND=${BENCH_SYNC_BOUND:-1}
 export TAREMA_CLUSTER_NAME=${BENCH_SYNC_CLUSTER_NAME:-bench-sync}
 DRIVER=$O/bench/scheduler_live_bench
 TAREMA=$BINDIR/tarema-scheduler
@@ -69,23 +76,39 @@ kubectl apply -f charts/tarema/crds/taskprofile.yaml >/dev/null || die "cannot i
 APISERVER_PID=$(cat "$TAREMA_CLUSTER_DIR/run/apiserver.pid" 2>/dev/null) ||
   die "no kube-apiserver pid in $TAREMA_CLUSTER_DIR/run"
 
-step "informer-sync: creating $PODS pods of another scheduler (they stay Pending)"
-"$DRIVER" --namespace sync --scheduler-name not-tarema --pods "$PODS" --cpu 10m --memory 16Mi \
-  --timeout-s 3600 --then false >"$WORK/create.out" 2>&1
-grep -q "pods created" "$WORK/create.out" || die "the pods were not created ($WORK/create.out)"
-step "$(grep -o '[0-9]* pods created in [0-9.]* s' "$WORK/create.out")"
+if [ "$BOUND" = 1 ]; then
+  step "informer-sync: creating $PODS pods of another scheduler, placed on the nodes"
+  "$DRIVER" --namespace sync --scheduler-name not-tarema --pods "$PODS" --cpu 10m --memory 16Mi \
+    --timeout-s 3600 --bound-to "node:$NODES" >"$WORK/create.out" 2>&1 ||
+    die "the pods were not created ($WORK/create.out)"
+  step "$(grep -o 'bound=[0-9]* create_s=[0-9.]*' "$WORK/create.out")"
+  KIND=placed
+else
+  step "informer-sync: creating $PODS pods of another scheduler (they stay Pending)"
+  "$DRIVER" --namespace sync --scheduler-name not-tarema --pods "$PODS" --cpu 10m --memory 16Mi \
+    --timeout-s 3600 --then false >"$WORK/create.out" 2>&1
+  grep -q "pods created" "$WORK/create.out" || die "the pods were not created ($WORK/create.out)"
+  step "$(grep -o '[0-9]* pods created in [0-9.]* s' "$WORK/create.out")"
+  KIND=pending
+fi
 
 : >"$WORK/rows"
 i=0
+BASELINE=${BENCH_SYNC_BASELINE:-}
+[ -z "$BASELINE" ] || [ -x "$BASELINE" ] || die "BENCH_SYNC_BASELINE: '$BASELINE' is not an executable"
+ENCS="protobuf json${BASELINE:+ baseline}"
+runs=$((ROUNDS * $(wc -w <<<"$ENCS")))
 for round in $(seq 1 "$ROUNDS"); do
-  if [ $((round % 2)) = 1 ]; then order="protobuf json"; else order="json protobuf"; fi
+  if [ $((round % 2)) = 1 ]; then order=$ENCS; else order=$(tr ' ' '\n' <<<"$ENCS" | tac | tr '\n' ' '); fi
   for enc in $order; do
     i=$((i + 1))
     log="$WORK/tarema-$enc-$round.log"
     a0=$(cpu_s "$APISERVER_PID")
     t0=$(date -u +%s.%N)
-    "$TAREMA" --scheduler-name tarema --port 0 --log-level info --leader-elect=false \
-      --api-content-type "$enc" >"$log" 2>&1 &
+    if [ "$enc" = baseline ]; then cmd=("$BASELINE"); else cmd=("$TAREMA" --api-content-type "$enc"); fi
+    # shellcheck disable=SC2086 # BENCH_SYNC_ARGS: words
+    "${cmd[@]}" --scheduler-name tarema --port 0 --log-level info --leader-elect=false \
+      ${BENCH_SYNC_ARGS:-} >"$log" 2>&1 &
     PID=$!
     line=
     for _ in $(seq 1 3000); do
@@ -103,15 +126,15 @@ for round in $(seq 1 "$ROUNDS"); do
     wait "$PID" 2>/dev/null
     PID=
     row="encoding=$enc round=$round sync_s=$(echo "$t1 - $t0" | bc | sed 's/^\./0./') cpu_s=$cpu peak_rss_mb=$hwm apiserver_cpu_s=$(echo "$a1 - $a0" | bc | sed 's/^\./0./') $(grep -o 'pods=[0-9]* pending=[0-9]*' <<<"$line")"
-    step "run $i/$((ROUNDS * 2)): $row"
+    step "run $i/$runs: $row"
     echo "$row" >>"$WORK/rows"
   done
 done
 
 echo
-echo "informer-sync: $NODES nodes, $PODS pending pods of another scheduler; medians of $ROUNDS run(s):"
+echo "informer-sync: $NODES nodes, $PODS $KIND pods of another scheduler; medians of $ROUNDS run(s):"
 printf '%-9s %8s %8s %12s %16s\n' encoding sync_s cpu_s peak_rss_mb apiserver_cpu_s
-for enc in protobuf json; do
+for enc in $ENCS; do
   awk -v enc="$enc" '
   function median(f,   n, i, j, t, a) {
     n = split(vals[f], a, " ")

@@ -4,7 +4,11 @@
  *
  *   scheduler_live_bench --namespace NS --scheduler-name NAME --pods N [--concurrency C]
  *                        [--cpu 100m] [--memory 128Mi] [--timeout-s 600] [--kubeconfig FILE]
- *                        [--then CMD] [--priority-class NAME]
+ *                        [--then CMD] [--priority-class NAME] [--bound-to PREFIX:N]
+ *
+ * --bound-to: the pods are created already placed (spec.nodeName PREFIX-1 .. PREFIX-N, round
+ * robin), as pods another scheduler placed look to a scheduler starting up (bench/
+ * informer_sync_bench.sh). Nothing waits for binds then.
  *
  * --priority-class: the pods' spec.priorityClassName, with terminationGracePeriodSeconds 0 (the
  * preemption benchmark, bench/preemption_bench.sh, as kube-scheduler's scheduler_perf pods).
@@ -47,6 +51,8 @@ typedef struct bench {
     tm_kube *k;
     const char *ns, *sched, *cpu, *memory;
     const char *priority_class; /* NULL: none */
+    const char *bound_prefix;   /* --bound-to: NULL = pods are left to a scheduler */
+    int bound_nodes;
     int n, concurrency;
     int next, inflight, created, create_failed, bound;
     double *created_at, *bound_at; /* seconds (monotonic), 0 = not yet */
@@ -76,6 +82,11 @@ static json_t *pod_obj(const bench *b, int i) {
                   "spec", "schedulerName", b->sched, "containers", "name", "c", "image", "busybox",
                   "resources", "requests", "cpu", b->cpu, "memory", b->memory);
     json_t *spec = json_object_get(pod, "spec");
+    if (spec && b->bound_prefix) {
+        char node[128];
+        snprintf(node, sizeof node, "%s-%d", b->bound_prefix, 1 + i % b->bound_nodes);
+        json_object_set_new(spec, "nodeName", json_string(node));
+    }
     if (spec && b->priority_class) {
         json_object_set_new(spec, "priorityClassName", json_string(b->priority_class));
         json_object_set_new(spec, "terminationGracePeriodSeconds", json_integer(0));
@@ -310,6 +321,7 @@ int main(int argc, char **argv) {
                                          {"kubeconfig", required_argument, NULL, 'k'},
                                          {"then", required_argument, NULL, 'T'},
                                          {"priority-class", required_argument, NULL, 'P'},
+                                         {"bound-to", required_argument, NULL, 'B'},
                                          {NULL, 0, NULL, 0}};
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -344,6 +356,20 @@ int main(int argc, char **argv) {
         case 'P':
             b.priority_class = optarg;
             break;
+        case 'B': {
+            char *colon = strrchr(optarg, ':');
+            b.bound_nodes = colon ? atoi(colon + 1) : 0;
+            if (!colon || colon == optarg || b.bound_nodes <= 0) {
+                fprintf(stderr,
+                        "scheduler_live_bench: --bound-to wants PREFIX:N (N > 0), not "
+                        "'%s'\n",
+                        optarg);
+                return 2;
+            }
+            *colon = '\0';
+            b.bound_prefix = optarg;
+            break;
+        }
         default:
             fprintf(stderr, "scheduler_live_bench: unknown flag (see the top of "
                             "bench/scheduler_live_bench.c)\n");

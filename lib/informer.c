@@ -71,8 +71,10 @@ struct tm_informer {
     json_t *(*transform)(void *tud, json_t *obj);
     void *transform_ud;
 
-    json_t *store; /* "ns/name" (or "name") -> object */
-    json_t *fresh; /* a list in progress */
+    json_t *store;   /* "ns/name" (or "name") -> object, or its JSON text (compact) */
+    json_t *seen;    /* a list in progress: the keys listed so far (values null) */
+    bool compact;    /* the store keeps text (tm_informer_opts.compact_store) */
+    json_t *scratch; /* compact: what tm_informer_get returned last */
     char *rv, *cont;
     bool synced, stopped, list_restarted;
     int busy;
@@ -89,7 +91,7 @@ struct tm_informer {
     const tm_kp_kind *kp_item, *kp_list;
     bool last_protobuf;       /* the last list page or watch stream came in protobuf */
     bool paged;               /* list by pages (the server refused streamed lists, or configured) */
-    bool initial;             /* a streamed list in progress: events go to `fresh` */
+    bool initial;             /* a streamed list in progress: its objects are list items */
     int64_t initial_heard_ms; /* when the streamed list last received anything */
     tm_timer *quiet_timer;    /* checks that the streamed list is not silently ignored */
 };
@@ -99,7 +101,8 @@ static void start_watch(tm_informer *inf);
 
 static void informer_destroy(tm_informer *inf) {
     json_decref(inf->store);
-    json_decref(inf->fresh);
+    json_decref(inf->seen);
+    json_decref(inf->scratch);
     free(inf->rv);
     free(inf->cont);
     free(inf->path);
@@ -115,6 +118,34 @@ static bool leave(tm_informer *inf) {
         return true;
     }
     return inf->stopped;
+}
+
+/* ---- the store ----------------------------------------------------------------------------
+ * A compact store keeps each object as its compact JSON text: a kilobyte where the parsed tree
+ * of the same object takes several (jansson allocates every object, key and value apart). The
+ * text is parsed again only when an event needs the previous version (MODIFIED, DELETED), at a
+ * re-list's diff and for tm_informer_get/foreach. */
+
+/* The stored version under key (a new reference), NULL when none. */
+static json_t *store_get(const tm_informer *inf, const char *key) {
+    json_t *v = json_object_get(inf->store, key);
+    if (!v || !inf->compact)
+        return json_incref(v);
+    json_t *obj = json_loadb(json_string_value(v), json_string_length(v), 0, NULL);
+    if (!obj)
+        tm_warn("informer path=%s: the stored text of %s does not parse", inf->path, key);
+    return obj;
+}
+
+static void store_put(tm_informer *inf, const char *key, json_t *obj) {
+    if (!inf->compact) {
+        json_object_set(inf->store, key, obj);
+        return;
+    }
+    char *text = json_dumps(obj, JSON_COMPACT);
+    if (text)
+        json_object_set_new_nocheck(inf->store, key, json_stringn_nocheck(text, strlen(text)));
+    free(text);
 }
 
 static void obj_key(const json_t *obj, char *buf, size_t len) {
@@ -190,31 +221,44 @@ static void retry_later(tm_informer *inf, void (*fn)(void *), const char *what, 
 
 static void list_page(tm_informer *inf);
 
-/* Swaps in the listed objects and reports what changed since the store was last filled. Returns
- * true when a callback stopped the informer. */
-static bool apply_fresh(tm_informer *inf) {
-    json_t *old = inf->store;
-    inf->store = inf->fresh;
-    inf->fresh = NULL;
+/* A listed object (a reference, taken), compared with the store as it comes: new -> ADDED,
+ * another resourceVersion -> MODIFIED, the same -> nothing. A list is thus diffed against the
+ * store without ever holding the whole list: only the keys seen so far. */
+static void list_item(tm_informer *inf, json_t *obj) {
+    char key[600];
+    obj_key(obj, key, sizeof key);
+    json_t *kept = keep(inf, obj);
+    if (!kept)
+        return; /* dropped by the transform: if it was stored, the list's end deletes it */
+    json_object_set_new_nocheck(inf->seen, key, json_null());
+    json_t *prev = store_get(inf, key);
+    if (!prev || strcmp(obj_rv(prev), obj_rv(kept)) != 0) {
+        store_put(inf, key, kept);
+        emit(inf, prev ? TM_WATCH_MODIFIED : TM_WATCH_ADDED, kept, prev);
+    }
+    json_decref(prev);
+    json_decref(kept);
+}
+
+/* The list is complete: whatever the store holds that it did not list is gone (a deletion
+ * made while the informer was not watching). Returns true when a callback stopped it. */
+static bool list_end(tm_informer *inf) {
     inf->busy++;
     const char *key;
-    json_t *obj;
-    json_object_foreach(inf->store, key, obj) {
-        json_t *prev = json_object_get(old, key);
-        if (!prev)
-            emit(inf, TM_WATCH_ADDED, obj, NULL);
-        else if (strcmp(obj_rv(prev), obj_rv(obj)) != 0)
-            emit(inf, TM_WATCH_MODIFIED, obj, prev);
+    json_t *v;
+    void *tmp;
+    json_object_foreach_safe(inf->store, tmp, key, v) {
         if (inf->stopped)
             break;
+        if (json_object_get(inf->seen, key))
+            continue;
+        json_t *old = store_get(inf, key);
+        json_object_del(inf->store, key);
+        if (old)
+            emit(inf, TM_WATCH_DELETED, old, old);
+        json_decref(old);
     }
-    json_object_foreach(old, key, obj) {
-        if (inf->stopped)
-            break;
-        if (!json_object_get(inf->store, key))
-            emit(inf, TM_WATCH_DELETED, obj, obj);
-    }
-    json_decref(old);
+    json_object_clear(inf->seen);
     inf->synced = true;
     if (!inf->stopped && inf->on_synced)
         inf->on_synced(inf->ud);
@@ -222,7 +266,7 @@ static bool apply_fresh(tm_informer *inf) {
 }
 
 static void apply_list(tm_informer *inf) {
-    if (!apply_fresh(inf))
+    if (!list_end(inf))
         start_watch(inf);
 }
 
@@ -230,15 +274,6 @@ static void apply_list(tm_informer *inf) {
 static void fall_back_to_json(tm_informer *inf, const char *why) {
     tm_warn("informer falls back to JSON and re-lists path=%s error=\"%s\"", inf->path, why);
     inf->kp_item = inf->kp_list = NULL;
-}
-
-/* Adds a listed object (a reference, taken) to the list in progress, through the transform. */
-static void add_listed(tm_informer *inf, json_t *obj) {
-    char key[600];
-    obj_key(obj, key, sizeof key);
-    json_t *kept = keep(inf, obj);
-    if (kept)
-        json_object_set_new(inf->fresh, key, kept);
 }
 
 /* Takes the continue token and, on the last page, the list's resourceVersion; then fetches
@@ -262,14 +297,14 @@ static bool list_protobuf_page(tm_informer *inf, tm_xfer *x) {
     }
     ProtobufCMessage *const *items;
     size_t n = tm_kp_list_items(list, &items);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && !inf->stopped; i++) {
         json_t *obj = tm_kp_to_json(items[i], inf->kp_item, TM_KPJ_NO_MANAGED_FIELDS, &err);
         if (!obj) {
             tm_kp_free(list);
             fall_back_to_json(inf, err.msg);
             return false;
         }
-        add_listed(inf, obj);
+        list_item(inf, obj);
     }
     const K8s__Io__Apimachinery__Pkg__Apis__Meta__V1__ListMeta *lm = tm_kp_list_meta(list);
     list_page_end(inf, lm ? lm->resourceversion : NULL, lm ? lm->continue_ : NULL);
@@ -278,43 +313,32 @@ static bool list_protobuf_page(tm_informer *inf, tm_xfer *x) {
     return true;
 }
 
-static void list_done(void *ud, tm_xfer *x, CURLcode rc, long status) {
-    tm_informer *inf = ud;
-    inf->xfer = NULL;
+typedef enum {
+    PAGE_READ,    /* its items were taken: the next page, or the list's end */
+    PAGE_RELIST,  /* start the list again (a fall back to JSON) */
+    PAGE_UNPAGED, /* the continue token expired: the list again, unpaged */
+    PAGE_RETRY,   /* a failure: retry_later was called */
+} page_result;
+
+static page_result read_page(tm_informer *inf, tm_xfer *x, CURLcode rc, long status) {
     if (rc == CURLE_OK && status == 200 && inf->kp_list &&
-        tm_kp_is_protobuf(x->resp.data, x->resp.len)) {
-        if (!list_protobuf_page(inf, x))
-            start_list(inf);
-        else if (inf->cont)
-            list_page(inf);
-        else
-            apply_list(inf);
-        return;
-    }
+        tm_kp_is_protobuf(x->resp.data, x->resp.len))
+        return list_protobuf_page(inf, x) ? PAGE_READ : PAGE_RELIST;
     json_t *page = NULL;
     if (rc == CURLE_OK && status == 200)
         page = json_loadb(x->resp.data ? x->resp.data : "", x->resp.len, 0, NULL);
     if (!page || !json_is_array(json_object_get(page, "items"))) {
-        if (rc == CURLE_OK && status == 410 && inf->cont && !inf->list_restarted) {
-            /* The continue token expired (etcd compacted past it): start over once, in one
-             * unpaged request that no compaction can break, as client-go's pager does. */
-            inf->list_restarted = true;
-            json_decref(page);
-            json_object_clear(inf->fresh);
-            free(inf->cont);
-            inf->cont = NULL;
-            list_page(inf);
-            return;
-        }
+        json_decref(page);
+        if (rc == CURLE_OK && status == 410 && inf->cont && !inf->list_restarted)
+            return PAGE_UNPAGED;
         tm_err err = {0};
         if (rc == CURLE_OK && status == 200)
             tm_err_set(&err, "GET %s: response is not a list", x->path);
         else
             tm_kube_fill_error(&err, x->method, x->path, inf->k->server, rc, x->errbuf, status,
                                x->resp.data, x->resp.len);
-        json_decref(page);
         retry_later(inf, on_timer_list, "list", err.msg, server_down(rc, status));
-        return;
+        return PAGE_RETRY;
     }
     /* The page's text is not needed once parsed: free it before the next page is fetched. */
     tm_kbuf_free(&x->resp);
@@ -322,20 +346,43 @@ static void list_done(void *ud, tm_xfer *x, CURLcode rc, long status) {
     json_t *it;
     json_t *items = json_object_get(page, "items");
     json_array_foreach(items, i, it) {
+        if (inf->stopped)
+            break;
         tm_kube_fill_kind(it, page);
         json_incref(it);
         /* drop the page's reference now: an object the transform replaced is freed at once */
         json_array_set_new(items, i, json_null());
-        add_listed(inf, it);
+        list_item(inf, it);
     }
     list_page_end(inf, tm_json_str(page, "metadata.resourceVersion", NULL),
                   tm_json_str(page, "metadata.continue", NULL));
     inf->last_protobuf = false;
     json_decref(page);
-    if (inf->cont)
+    return PAGE_READ;
+}
+
+static void list_done(void *ud, tm_xfer *x, CURLcode rc, long status) {
+    tm_informer *inf = ud;
+    inf->xfer = NULL;
+    inf->busy++; /* the items' events may stop the informer */
+    page_result r = read_page(inf, x, rc, status);
+    if (leave(inf) || r == PAGE_RETRY)
+        return;
+    if (r == PAGE_RELIST) {
+        start_list(inf);
+    } else if (r == PAGE_UNPAGED) {
+        /* The continue token expired (etcd compacted past it): start over once, in one
+         * unpaged request that no compaction can break, as client-go's pager does. */
+        inf->list_restarted = true;
+        json_object_clear(inf->seen);
+        free(inf->cont);
+        inf->cont = NULL;
         list_page(inf);
-    else
+    } else if (inf->cont) {
+        list_page(inf);
+    } else {
         apply_list(inf);
+    }
 }
 
 static const tm_xfer_ops list_ops = {NULL, list_done};
@@ -362,8 +409,7 @@ static void turn_to_paged(tm_informer *inf, tm_xfer *x, const char *why);
 static void start_list(tm_informer *inf) {
     if (inf->lists++ > 0)
         tm_info("informer re-list path=%s", inf->path);
-    json_decref(inf->fresh);
-    inf->fresh = json_object();
+    json_object_clear(inf->seen);
     free(inf->cont);
     inf->cont = NULL;
     inf->list_restarted = false;
@@ -433,28 +479,24 @@ static const char *initial_end_annotation(const json_t *obj) {
     return json_is_string(v) ? json_string_value(v) : "";
 }
 
-/* An event of a streamed list's initial part: gathered in `fresh`; the bookmark that ends it
- * applies the list. Returns true when a callback stopped the informer. */
+/* An event of a streamed list's initial part: a list item; the bookmark that ends it ends the
+ * list. Returns true when a callback stopped the informer. */
 static bool handle_initial(tm_informer *inf, tm_watch_event *ev) {
-    char key[600];
     inf->initial_heard_ms = tm_kube_now_ms();
     if (ev->type == TM_WS_BOOKMARK) {
         set_rv(inf, obj_rv(ev->object));
         if (strcmp(initial_end_annotation(ev->object), "true") != 0)
             return false;
         inf->initial = false;
-        return apply_fresh(inf);
+        return list_end(inf);
     }
-    obj_key(ev->object, key, sizeof key);
-    if (ev->type == TM_WS_DELETED) {
-        json_object_del(inf->fresh, key);
+    if (ev->type == TM_WS_DELETED) { /* not sent in the initial part; read as not listed */
+        char key[600];
+        obj_key(ev->object, key, sizeof key);
+        json_object_del(inf->seen, key);
         return false;
     }
-    json_t *kept = keep(inf, json_incref(ev->object));
-    if (kept)
-        json_object_set_new(inf->fresh, key, kept);
-    else
-        json_object_del(inf->fresh, key);
+    list_item(inf, json_incref(ev->object));
     return false;
 }
 
@@ -467,7 +509,7 @@ static void handle_event(tm_informer *inf, tm_watch_event *ev) {
     obj_key(ev->object, key, sizeof key);
     /* ev->object stays alive (the stream's reference) while the transformed copy is used */
     json_t *obj = keep(inf, json_incref(ev->object));
-    json_t *old = json_incref(json_object_get(inf->store, key));
+    json_t *old = store_get(inf, key);
     if (!obj) {
         /* dropped by the transform: an earlier stored version goes, as a re-list would do */
         set_rv(inf, obj_rv(ev->object));
@@ -484,7 +526,7 @@ static void handle_event(tm_informer *inf, tm_watch_event *ev) {
         set_rv(inf, obj_rv(obj));
         if (old && strcmp(obj_rv(old), obj_rv(obj)) == 0)
             break; /* already seen (e.g. listed just before the watch began) */
-        json_object_set(inf->store, key, obj);
+        store_put(inf, key, obj);
         emit(inf, old ? TM_WATCH_MODIFIED : TM_WATCH_ADDED, obj, old);
         break;
     case TM_WS_DELETED:
@@ -682,6 +724,8 @@ tm_informer *tm_informer_start(tm_kube *k, const tm_informer_opts *opts, tm_err 
     if (!k->json_only && tm_kp_kinds_for_path(inf->path, &inf->kp_item, &inf->kp_list) < 0)
         inf->kp_item = inf->kp_list = NULL;
     inf->store = json_object();
+    inf->seen = json_object();
+    inf->compact = opts->compact_store;
     tm_backoff_init(
         &inf->bo, TM_BACKOFF_DECORRELATED, BACKOFF_BASE_MS, BACKOFF_CAP_MS, BACKOFF_RESET_MS,
         (uint64_t)tm_kube_now_ms() ^ ((uint64_t)(uintptr_t)inf << 16) ^ (uint64_t)getpid());
@@ -723,7 +767,13 @@ json_t *tm_informer_get(const tm_informer *inf, const char *ns, const char *name
         snprintf(key, sizeof key, "%s/%s", ns, name);
     else
         snprintf(key, sizeof key, "%s", name);
-    return json_object_get(inf->store, key);
+    if (!inf->compact)
+        return json_object_get(inf->store, key);
+    /* a parsed copy, kept until the next call (the store itself holds text) */
+    tm_informer *mut = (tm_informer *)inf;
+    json_decref(mut->scratch);
+    mut->scratch = store_get(inf, key);
+    return mut->scratch;
 }
 
 size_t tm_informer_size(const tm_informer *inf) {
@@ -736,7 +786,14 @@ void tm_informer_foreach(const tm_informer *inf, void (*fn)(void *ud, json_t *ob
     const char *key;
     json_t *obj;
     json_object_foreach(inf->store, key, obj) {
-        fn(ud, obj);
+        if (!inf->compact) {
+            fn(ud, obj);
+            continue;
+        }
+        json_t *parsed = store_get(inf, key);
+        if (parsed)
+            fn(ud, parsed);
+        json_decref(parsed);
     }
 }
 

@@ -749,7 +749,10 @@ int sched_loop_start(sched_loop *l, tm_err *err) {
                            .on_synced = synced_pods,
                            .ud = l,
                            .transform = sched_cache_pod_transform,
-                           .transform_ud = l->cache};
+                           .transform_ud = l->cache,
+                           /* every bound pod of the cluster: kept as text (the cache holds
+                            * what the plugins read of each, sched_pod_meta) */
+                           .compact_store = true};
     if (!(l->pods = tm_informer_start(l->k, &o, err)))
         return tm_err_wrap(err, "watching pods");
     if (start_task_informer(l, true, err))
