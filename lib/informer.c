@@ -298,7 +298,8 @@ static bool list_protobuf_page(tm_informer *inf, tm_xfer *x) {
     ProtobufCMessage *const *items;
     size_t n = tm_kp_list_items(list, &items);
     for (size_t i = 0; i < n && !inf->stopped; i++) {
-        json_t *obj = tm_kp_to_json(items[i], inf->kp_item, TM_KPJ_NO_MANAGED_FIELDS, &err);
+        json_t *obj =
+            tm_kp_to_json(items[i], inf->kp_item, TM_KPJ_NO_MANAGED_FIELDS | TM_KPJ_STRICT, &err);
         if (!obj) {
             tm_kp_free(list);
             fall_back_to_json(inf, err.msg);
@@ -450,8 +451,9 @@ static void on_quiet_check(void *ud) {
         turn_to_paged(inf, inf->xfer, why);
         return;
     }
-    inf->quiet_timer =
-        tm_timer_add(inf->k, STREAM_QUIET_MS - (quiet < 0 ? 0 : quiet) + 100, on_quiet_check, inf);
+    /* between tries (a backoff) nothing is being heard: check again a while after the next */
+    int64_t delay = STREAM_QUIET_MS - quiet + 100;
+    inf->quiet_timer = tm_timer_add(inf->k, delay < 1000 ? 1000 : delay, on_quiet_check, inf);
 }
 
 static void start_stream_list(tm_informer *inf) {
@@ -557,7 +559,7 @@ static int next_event(tm_informer *inf, tm_xfer *x, tm_watch_event *ev, tm_err *
     ev->code = kev.code;
     ev->object =
         tm_kp_to_json(kev.object, kev.type == TM_WS_ERROR ? &tm_kp_kind_status : inf->kp_item,
-                      TM_KPJ_NO_MANAGED_FIELDS, err);
+                      TM_KPJ_NO_MANAGED_FIELDS | TM_KPJ_STRICT, err);
     tm_kp_free(kev.object);
     return ev->object ? 1 : -1;
 }

@@ -5,8 +5,8 @@
  *
  * Field names: go-to-protobuf names each protobuf field after the field's JSON name, so the
  * descriptor's name is the JSON key (checked against the Go struct tags of k8s.io/api and
- * k8s.io/apimachinery v0.35.4: no other name differs). The exception is the embedded Go
- * structs marked json:",inline": protobuf nests them under a field of their own
+ * k8s.io/apimachinery v0.35.4 and again at v0.37.2: no other name differs). The exception is the
+ * embedded Go structs marked json:",inline": protobuf nests them under a field of their own
  * (Volume.volumeSource, ConfigMapKeySelector.localObjectReference, Probe.handler, ...), JSON
  * writes their fields into the parent. INLINE below lists them.
  *
@@ -43,7 +43,8 @@ typedef K8s__Io__Apimachinery__Pkg__Util__Intstr__IntOrString IntOrString;
 /* ---- the fields whose JSON differs from their protobuf (resolved once) ------------------- */
 
 /* Embedded Go structs (json:",inline"): parent message, protobuf field name. From the
- * json:",inline" tags carrying a protobuf tag in k8s.io/api v0.35.4 core/v1/types.go.
+ * json:",inline" tags (json:"" from v0.37) carrying a protobuf tag in k8s.io/api v0.35.4 and
+ * v0.37.2 core/v1/types.go: the same eleven.
  * (runtime.Unknown's typeMeta is inline too, but Unknown is never sent as JSON.) */
 static const struct {
     const ProtobufCMessageDescriptor *parent;
@@ -792,6 +793,11 @@ static int put_fields(conv *c, json_t *obj, const ProtobufCMessage *m) {
     }
     if (c->depth >= MAX_DEPTH) {
         fail(c, "nested deeper than %d messages", MAX_DEPTH);
+        return -1;
+    }
+    if ((c->flags & TM_KPJ_STRICT) && m->n_unknown_fields > 0) {
+        fail(c, "%s has field %u, unknown to this build (k8s.io/api of lib/proto/)", d->name,
+             (unsigned)m->unknown_fields[0].tag);
         return -1;
     }
     int skip_managed = (c->flags & TM_KPJ_NO_MANAGED_FIELDS) != 0;

@@ -18,9 +18,9 @@
  *     ephemeralContainerCommon, PersistentVolumeSpec.persistentVolumeSource) -> their fields
  *     written into the parent, as JSON has them
  * Every other key is the protobuf field's name, which go-to-protobuf takes from the JSON name
- * (checked for every field of core/v1, coordination/v1, meta/v1 and runtime at v0.35.4). A zero
- * Time or MicroTime (the server's null) is left out; strings that are not UTF-8 get U+FFFD for
- * each bad byte, as Go's encoding/json writes them.
+ * (checked for every field of core/v1, coordination/v1, meta/v1 and runtime at v0.35.4 and
+ * v0.37.2). A zero Time or MicroTime (the server's null) is left out; strings that are not UTF-8
+ * get U+FFFD for each bad byte, as Go's encoding/json writes them.
  *
  * One difference remains, by design: the generated Go marshaller writes every non-pointer scalar
  * even when it is zero, so protobuf cannot tell "absent" from "zero". Zero scalars (the empty
@@ -41,6 +41,11 @@
 enum {
     /* Leave out metadata.managedFields: a third of a pod's bytes, read by no scheduler. */
     TM_KPJ_NO_MANAGED_FIELDS = 1u << 0,
+    /* Refuse a message with fields this build does not know (a newer API server's): they
+     * cannot be written as JSON, and a reader that needs them (a pod's spec.schedulingGroup
+     * from 1.36 on, read by a build of v0.35 types) would silently go without. The informers
+     * use it and read JSON instead when it fails. */
+    TM_KPJ_STRICT = 1u << 1,
 };
 
 /* The JSON of msg (a new reference), or NULL with err naming the path of the field that could
