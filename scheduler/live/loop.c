@@ -739,7 +739,8 @@ int sched_loop_start(sched_loop *l, tm_err *err) {
                           .on_synced = synced_nodes,
                           .ud = l,
                           .transform = sched_cache_node_transform,
-                          .transform_ud = l->cache};
+                          .transform_ud = l->cache,
+                          .compact_store = true}; /* read back only as `old` */
     if (!(l->nodes = tm_informer_start(l->k, &o, err)))
         return tm_err_wrap(err, "watching nodes");
     /* Finished pods hold no resources: leave them out, as kube-scheduler does. */

@@ -342,9 +342,11 @@ static void test_pod_transform_keeps_what_scheduling_reads(void) {
         CHECK_STR(b->uid, a->uid);
         CHECK_STR(b->node_name, a->node_name);
         CHECK(memcmp(&a->requests, &b->requests, sizeof a->requests) == 0);
-        CHECK_INT(b->n_tolerations, 1);
-        CHECK_INT(b->n_node_selector, 1);
-        CHECK(b->has_affinity && b->n_affinity == 1);
+        /* placed: what places a pod is not kept (a pod on a node no longer uses it) */
+        CHECK_INT(a->n_tolerations, 1);
+        CHECK_INT(b->n_tolerations, 0);
+        CHECK_INT(b->n_node_selector, 0);
+        CHECK(!b->has_affinity);
         CHECK_STR(b->workflow, "wf");
         CHECK_STR(b->process, "align");
         CHECK_INT(b->labels[SCHED_FEAT_CPU], 2);
@@ -353,12 +355,32 @@ static void test_pod_transform_keeps_what_scheduling_reads(void) {
         CHECK(json_equal(a->pod_labels, b->pod_labels));
         CHECK_INT(b->n_host_ports, 2);
         CHECK_INT(b->n_pod_anti_affinity, 1);
-        CHECK_INT(b->n_spread, 1);
+        CHECK_INT(b->n_spread, 0);
         CHECK(b->terminating);
     }
     sched_pod_free(a);
     sched_pod_free(b);
     CHECK(sched_cache_is_ours(c, slim));
+
+    /* The same pod still to place keeps everything that places it. */
+    json_t *pending = json_deep_copy(full);
+    json_object_del(json_object_get(pending, "spec"), "nodeName");
+    json_t *pslim = sched_cache_pod_transform(c, json_deep_copy(pending));
+    a = sched_pod_from_json(snap, pending, NULL, &err);
+    b = sched_pod_from_json(snap, pslim, NULL, &err);
+    CHECKF(a && b, "%s", err.msg);
+    if (a && b) {
+        CHECK_INT(b->n_tolerations, 1);
+        CHECK_INT(b->n_node_selector, 1);
+        CHECK(b->has_affinity && b->n_affinity == 1);
+        CHECK_INT(b->n_pod_anti_affinity, 1);
+        CHECK_INT(b->n_spread, 1);
+        CHECK(memcmp(&a->requests, &b->requests, sizeof a->requests) == 0);
+    }
+    sched_pod_free(a);
+    sched_pod_free(b);
+    json_decref(pending);
+    json_decref(pslim);
 
     /* A status-only update of a trimmed pending pod still does not requeue it. */
     json_object_del(json_object_get(full, "spec"), "nodeName");
