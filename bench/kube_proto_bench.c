@@ -18,6 +18,7 @@
 #include "lib/kube_proto.h"
 #include "lib/kube_proto_json.h"
 #include "lib/proto/k8s_runtime.pb-c.h"
+#include "proto_captures.h"
 
 static double cpu_s(void) {
     struct timespec ts;
@@ -54,17 +55,6 @@ static double decode_to_json(const uint8_t *pb, size_t len, unsigned flags, size
     return t;
 }
 
-static char *load(const char *name, size_t *len) {
-    const char *root = getenv("REPO_ROOT");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/data/proto/%s", root ? root : ".", name);
-    tm_err err = {{0}, 0};
-    char *d = tm_read_file(path, len, &err);
-    if (!d)
-        fprintf(stderr, "kube_proto_bench: %s\n", err.msg);
-    return d;
-}
-
 int main(void) {
     long pods = getenv("KP_BENCH_PODS") ? atol(getenv("KP_BENCH_PODS")) : 10000;
     int rounds = getenv("KP_BENCH_ROUNDS") ? atoi(getenv("KP_BENCH_ROUNDS")) : 5;
@@ -73,7 +63,8 @@ int main(void) {
         return 1;
     }
     size_t pblen, jslen;
-    char *pb = load("pods.pb", &pblen), *js = load("pods.json", &jslen);
+    char *pb = (char *)proto_capture_load("pods.pb", &pblen),
+         *js = (char *)proto_capture_load("pods.json", &jslen);
     tm_err err = {{0}, 0};
     K8s__Io__Api__Core__V1__PodList *seed = pb ? tm_kp_pod_list(pb, pblen, &err) : NULL;
     json_t *jseed = js ? json_loadb(js, jslen, 0, NULL) : NULL;

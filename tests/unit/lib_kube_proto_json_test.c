@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "proto_captures.h"
 #include "lib/fileutil.h"
 #include "lib/kube_proto.h"
 #include "lib/jsonutil.h"
@@ -44,32 +45,10 @@ typedef K8s__Io__Api__Core__V1__LocalObjectReference LocalObjectReference;
 typedef K8s__Io__Api__Coordination__V1__Lease Lease;
 typedef K8s__Io__Api__Coordination__V1__LeaseSpec LeaseSpec;
 
-static uint8_t *load(const char *name, size_t *len) {
-    const char *root = getenv("REPO_ROOT");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/data/proto/%s", root ? root : ".", name);
-    tm_err err = {{0}, 0};
-    char *d = tm_read_file(path, len, &err);
-    if (!d)
-        printf("    %s\n", err.msg);
-    return (uint8_t *)d;
-}
-
-static json_t *load_json(const char *name) {
-    size_t len;
-    char *d = (char *)load(name, &len);
-    json_error_t je;
-    json_t *j = d ? json_loadb(d, len, 0, &je) : NULL;
-    if (d && !j)
-        printf("    %s: %s\n", name, je.text);
-    free(d);
-    return j;
-}
-
 static json_t *load_events(const char *name) {
     /* One JSON object per line. */
     size_t len;
-    char *d = (char *)load(name, &len);
+    char *d = (char *)proto_capture_load(name, &len);
     json_t *a = json_array();
     for (char *line = d ? strtok(d, "\n") : NULL; line; line = strtok(NULL, "\n")) {
         json_t *e = json_loads(line, 0, NULL);
@@ -167,8 +146,8 @@ static void check_same(const char *what, const ProtobufCMessage *msg, const tm_k
 
 static void test_pods_match_server_json(void) {
     size_t len;
-    uint8_t *pb = load("pods.pb", &len);
-    json_t *j = load_json("pods.json");
+    uint8_t *pb = proto_capture_load("pods.pb", &len);
+    json_t *j = proto_capture_json("pods.json");
     tm_err err = {{0}, 0};
     K8s__Io__Api__Core__V1__PodList *l = pb ? tm_kp_pod_list(pb, len, &err) : NULL;
     CHECKF(l && j, "%s", err.msg);
@@ -189,8 +168,8 @@ static void test_pods_match_server_json(void) {
 
 static void test_nodes_match_server_json(void) {
     size_t len;
-    uint8_t *pb = load("nodes.pb", &len);
-    json_t *j = load_json("nodes.json");
+    uint8_t *pb = proto_capture_load("nodes.pb", &len);
+    json_t *j = proto_capture_json("nodes.json");
     tm_err err = {{0}, 0};
     K8s__Io__Api__Core__V1__NodeList *l = pb ? tm_kp_node_list(pb, len, &err) : NULL;
     CHECKF(l && j, "%s", err.msg);
@@ -209,7 +188,7 @@ static void test_nodes_match_server_json(void) {
 /* Every object of a watch stream (pods, bookmarks) and of the 410 watch (a Status). */
 static void check_watch_objects(const char *pbname, const char *jsname, size_t want_events) {
     size_t len;
-    uint8_t *pb = load(pbname, &len);
+    uint8_t *pb = proto_capture_load(pbname, &len);
     json_t *events = load_events(jsname);
     CHECK(pb && json_array_size(events) == want_events);
     tm_kpwatch *ws = tm_kpwatch_new(&tm_kp_kind_pod, 0);

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "harness.h"
+#include "proto_captures.h"
 #include "lib/fileutil.h"
 #include "lib/kube_proto.h"
 
@@ -18,28 +19,6 @@ typedef K8s__Io__Apimachinery__Pkg__Util__Intstr__IntOrString IntOrString;
 typedef K8s__Io__Api__Core__V1__Pod Pod;
 typedef K8s__Io__Api__Core__V1__Node Node;
 typedef K8s__Io__Api__Core__V1__Container Container;
-
-static uint8_t *load(const char *name, size_t *len) {
-    const char *root = getenv("REPO_ROOT");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/data/proto/%s", root ? root : ".", name);
-    tm_err err = {{0}, 0};
-    char *d = tm_read_file(path, len, &err);
-    if (!d)
-        printf("    %s\n", err.msg);
-    return (uint8_t *)d;
-}
-
-static json_t *load_json(const char *name) {
-    size_t len;
-    char *d = (char *)load(name, &len);
-    json_error_t je;
-    json_t *j = d ? json_loadb(d, len, 0, &je) : NULL;
-    if (d && !j)
-        printf("    %s: %s\n", name, je.text);
-    free(d);
-    return j;
-}
 
 static const char *js(json_t *o, const char *k) {
     return json_string_value(json_object_get(o, k));
@@ -337,8 +316,8 @@ static void check_node(const Node *n, json_t *j) {
 
 static void test_pod_list_matches_json(void) {
     size_t len;
-    uint8_t *pb = load("pods.pb", &len);
-    json_t *j = load_json("pods.json");
+    uint8_t *pb = proto_capture_load("pods.pb", &len);
+    json_t *j = proto_capture_json("pods.json");
     CHECK(pb && j);
     if (!pb || !j)
         goto out;
@@ -388,8 +367,8 @@ out:
 
 static void test_node_list_matches_json(void) {
     size_t len;
-    uint8_t *pb = load("nodes.pb", &len);
-    json_t *j = load_json("nodes.json");
+    uint8_t *pb = proto_capture_load("nodes.pb", &len);
+    json_t *j = proto_capture_json("nodes.json");
     CHECK(pb && j);
     if (!pb || !j)
         goto out;
@@ -456,7 +435,7 @@ static void check_watch(const uint8_t *pb, size_t len, json_t *events, size_t ch
 static json_t *load_events(const char *name) {
     /* One JSON object per line. */
     size_t len;
-    char *d = (char *)load(name, &len);
+    char *d = (char *)proto_capture_load(name, &len);
     json_t *a = json_array();
     for (char *line = d ? strtok(d, "\n") : NULL; line; line = strtok(NULL, "\n")) {
         json_t *e = json_loads(line, 0, NULL);
@@ -469,7 +448,7 @@ static json_t *load_events(const char *name) {
 
 static void test_watch_matches_json(void) {
     size_t len;
-    uint8_t *pb = load("watch.pb", &len);
+    uint8_t *pb = proto_capture_load("watch.pb", &len);
     json_t *events = load_events("watch.json");
     CHECK(pb && json_array_size(events) >= 4);
     if (pb) {
@@ -485,7 +464,7 @@ static void test_watch_matches_json(void) {
 
 static void test_watch_410_gone(void) {
     size_t len;
-    uint8_t *pb = load("gone.pb", &len);
+    uint8_t *pb = proto_capture_load("gone.pb", &len);
     json_t *events = load_events("gone.json");
     CHECK(pb && json_array_size(events) == 1);
     if (!pb)
@@ -518,7 +497,7 @@ out:
 
 static void test_every_truncation_is_an_error(void) {
     size_t len;
-    uint8_t *pb = load("pods.pb", &len);
+    uint8_t *pb = proto_capture_load("pods.pb", &len);
     CHECK(pb != NULL);
     if (!pb)
         return;
@@ -552,7 +531,7 @@ static void test_every_truncation_is_an_error(void) {
 
 static void test_corrupt_bytes(void) {
     size_t len;
-    uint8_t *pb = load("pods.pb", &len);
+    uint8_t *pb = proto_capture_load("pods.pb", &len);
     CHECK(pb != NULL);
     if (!pb)
         return;
