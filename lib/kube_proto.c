@@ -313,32 +313,31 @@ void tm_kp_free(void *msg) {
         protobuf_c_message_free_unpacked(msg, NULL);
 }
 
-const K8s__Io__Apimachinery__Pkg__Apis__Meta__V1__ObjectMeta *
-tm_kp_meta(const ProtobufCMessage *obj) {
+/* The message held by obj's singular field `name` when that field is of type desc, else NULL. */
+static const void *message_field(const ProtobufCMessage *obj, const char *name,
+                                 const ProtobufCMessageDescriptor *desc) {
     if (!obj)
         return NULL;
     const ProtobufCFieldDescriptor *fd =
-        protobuf_c_message_descriptor_get_field_by_name(obj->descriptor, "metadata");
+        protobuf_c_message_descriptor_get_field_by_name(obj->descriptor, name);
     if (!fd || fd->type != PROTOBUF_C_TYPE_MESSAGE || fd->label == PROTOBUF_C_LABEL_REPEATED ||
-        fd->descriptor != &k8s__io__apimachinery__pkg__apis__meta__v1__object_meta__descriptor)
+        fd->descriptor != desc)
         return NULL;
-    const K8s__Io__Apimachinery__Pkg__Apis__Meta__V1__ObjectMeta *m;
+    const void *m;
     memcpy(&m, (const char *)obj + fd->offset, sizeof m);
     return m;
 }
 
+const K8s__Io__Apimachinery__Pkg__Apis__Meta__V1__ObjectMeta *
+tm_kp_meta(const ProtobufCMessage *obj) {
+    return message_field(obj, "metadata",
+                         &k8s__io__apimachinery__pkg__apis__meta__v1__object_meta__descriptor);
+}
+
 const K8s__Io__Apimachinery__Pkg__Apis__Meta__V1__ListMeta *
 tm_kp_list_meta(const ProtobufCMessage *list) {
-    if (!list)
-        return NULL;
-    const ProtobufCFieldDescriptor *fd =
-        protobuf_c_message_descriptor_get_field_by_name(list->descriptor, "metadata");
-    if (!fd || fd->type != PROTOBUF_C_TYPE_MESSAGE || fd->label == PROTOBUF_C_LABEL_REPEATED ||
-        fd->descriptor != &k8s__io__apimachinery__pkg__apis__meta__v1__list_meta__descriptor)
-        return NULL;
-    const K8s__Io__Apimachinery__Pkg__Apis__Meta__V1__ListMeta *m;
-    memcpy(&m, (const char *)list + fd->offset, sizeof m);
-    return m;
+    return message_field(list, "metadata",
+                         &k8s__io__apimachinery__pkg__apis__meta__v1__list_meta__descriptor);
 }
 
 size_t tm_kp_list_items(const ProtobufCMessage *list, ProtobufCMessage *const **items) {

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lib/fileutil.h"
 
@@ -34,6 +35,20 @@ static inline json_t *proto_capture_json(const char *name) {
         printf("    %s: %s\n", name, je.text);
     free(d);
     return j;
+}
+
+/* Capture `name` read as one JSON object per line (a watch's JSON): a new array. */
+static inline json_t *proto_capture_events(const char *name) {
+    size_t len;
+    char *d = (char *)proto_capture_load(name, &len);
+    json_t *a = json_array();
+    for (char *line = d ? strtok(d, "\n") : NULL; line; line = strtok(NULL, "\n")) {
+        json_t *e = json_loads(line, 0, NULL);
+        if (e)
+            json_array_append_new(a, e);
+    }
+    free(d);
+    return a;
 }
 
 #endif

@@ -45,20 +45,6 @@ typedef K8s__Io__Api__Core__V1__LocalObjectReference LocalObjectReference;
 typedef K8s__Io__Api__Coordination__V1__Lease Lease;
 typedef K8s__Io__Api__Coordination__V1__LeaseSpec LeaseSpec;
 
-static json_t *load_events(const char *name) {
-    /* One JSON object per line. */
-    size_t len;
-    char *d = (char *)proto_capture_load(name, &len);
-    json_t *a = json_array();
-    for (char *line = d ? strtok(d, "\n") : NULL; line; line = strtok(NULL, "\n")) {
-        json_t *e = json_loads(line, 0, NULL);
-        if (e)
-            json_array_append_new(a, e);
-    }
-    free(d);
-    return a;
-}
-
 /* ---- comparing with the server's JSON --------------------------------------------------- */
 
 static int is_zero(json_t *v) {
@@ -189,7 +175,7 @@ static void test_nodes_match_server_json(void) {
 static void check_watch_objects(const char *pbname, const char *jsname, size_t want_events) {
     size_t len;
     uint8_t *pb = proto_capture_load(pbname, &len);
-    json_t *events = load_events(jsname);
+    json_t *events = proto_capture_events(jsname);
     CHECK(pb && json_array_size(events) == want_events);
     tm_kpwatch *ws = tm_kpwatch_new(&tm_kp_kind_pod, 0);
     tm_err err = {{0}, 0};

@@ -432,24 +432,10 @@ static void check_watch(const uint8_t *pb, size_t len, json_t *events, size_t ch
     tm_kpwatch_free(ws);
 }
 
-static json_t *load_events(const char *name) {
-    /* One JSON object per line. */
-    size_t len;
-    char *d = (char *)proto_capture_load(name, &len);
-    json_t *a = json_array();
-    for (char *line = d ? strtok(d, "\n") : NULL; line; line = strtok(NULL, "\n")) {
-        json_t *e = json_loads(line, 0, NULL);
-        if (e)
-            json_array_append_new(a, e);
-    }
-    free(d);
-    return a;
-}
-
 static void test_watch_matches_json(void) {
     size_t len;
     uint8_t *pb = proto_capture_load("watch.pb", &len);
-    json_t *events = load_events("watch.json");
+    json_t *events = proto_capture_events("watch.json");
     CHECK(pb && json_array_size(events) >= 4);
     if (pb) {
         check_watch(pb, len, events, 0);
@@ -465,7 +451,7 @@ static void test_watch_matches_json(void) {
 static void test_watch_410_gone(void) {
     size_t len;
     uint8_t *pb = proto_capture_load("gone.pb", &len);
-    json_t *events = load_events("gone.json");
+    json_t *events = proto_capture_events("gone.json");
     CHECK(pb && json_array_size(events) == 1);
     if (!pb)
         goto out;
