@@ -88,6 +88,16 @@ static bool less(const sched_queue *q, const heap *h, const qent *a, const qent 
     if (is_backoff(q, h)) {
         if (a->ready_ms != b->ready_ms)
             return a->ready_ms < b->ready_ms;
+        /* Pods that failed in one batch share a backoff end. The unschedulable ones may be
+         * popped from backoff (KEP-5142) and kube-scheduler orders those ties as the active
+         * queue does (lessBackoffCompletedWithPriority); by insertion they followed the order
+         * a cluster change happened to move them in, and a later arrival went first
+         * (asa_queue_test, 1 run in 36 with three tests at once). */
+        if (h == &q->backoff) {
+            int c = q->cmp(q->ud, a->pod, b->pod);
+            if (c)
+                return c < 0;
+        }
         return a->seq < b->seq;
     }
     int c = q->cmp(q->ud, a->pod, b->pod);

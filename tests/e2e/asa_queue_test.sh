@@ -116,7 +116,10 @@ wait_for 20 bound late
 if [ "$(placed)" = "blocker step bg-1 bg-2 late " ]; then
   pass "bind order: blocker step bg-1 bg-2 late (the on-completion pod after the later arrivals)"
 else
-  fail "bind order: blocker step bg-1 bg-2 late" "placed: $(placed)"
+  # what the scheduler did from bg-1's bind on: enough to tell a queue-order fault from a
+  # backoff or backfill one without running the test again
+  fail "bind order: blocker step bg-1 bg-2 late" "placed: $(placed)
+$(sed -n "/assumed pod=$NS\/step /,\$p" "$WORK/sched.log" | grep -E "bg-|/late|changed|backfill|retried|flush" | head -n 40)"
 fi
 c=$(metric "$PORT" 'tarema_binds_total{result="conflict"}')
 if [ "${c:-0}" = 0 ]; then pass "no 409 conflict on bind"; else fail "no 409 conflict on bind" "conflicts $c"; fi

@@ -259,6 +259,33 @@ static void test_pop_from_backoff_when_idle(void) {
     }
 }
 
+/* Pods that failed in one batch share a backoff end; when a cluster change moves them to
+ * backoff and nothing is active, they are popped in queue order, whatever order the move
+ * found them in (kube-scheduler's lessBackoffCompletedWithPriority). */
+static void test_backoff_ties_in_queue_order(void) {
+    const char *uids[] = {"c", "a", "d", "b"};
+    sched_queue *q = sched_queue_new(by_prio, NULL, 100, 100);
+    for (int i = 0; i < 4; i++)
+        sched_queue_add(q, pod(uids[i], 0), 0);
+    for (int i = 0; i < 4; i++)
+        sched_queue_pop(q, 0);
+    /* failed in reverse queue order, all at the same now (one batch) */
+    const char *fail[] = {"d", "c", "b", "a"};
+    for (int i = 0; i < 4; i++)
+        CHECK_INT(sched_queue_unschedulable(q, fail[i], 1000), 0);
+    CHECK_INT(sched_queue_move_all(q, 1050), 4); /* within the backoff: all to backoff */
+    CHECK_INT(sched_queue_count(q, SCHED_Q_BACKOFF), 4);
+    const char *want[] = {"a", "b", "c", "d"};
+    for (int i = 0; i < 4; i++) {
+        sched_pod *p = sched_queue_pop(q, 1050);
+        CHECKF(p && strcmp(p->uid, want[i]) == 0, "pop %d: got %s, want %s", i,
+               p ? p->uid : "nothing", want[i]);
+        if (p)
+            sched_queue_unschedulable(q, p->uid, 1050);
+    }
+    sched_queue_free(q);
+}
+
 int main(void) {
     RUN(test_pop_order);
     RUN(test_backoff_growth_and_cap);
@@ -269,5 +296,6 @@ int main(void) {
     RUN(test_report_only_changes);
     RUN(test_waiting_in_order);
     RUN(test_pop_from_backoff_when_idle);
+    RUN(test_backoff_ties_in_queue_order);
     return TEST_SUMMARY();
 }
