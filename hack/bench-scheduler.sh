@@ -20,6 +20,10 @@
 #   BENCH_ROUNDS=2                      runs of each scheduler per mode and scale
 #   BENCH_QPS=1000 BENCH_BURST=2000     client budget of both schedulers
 #   BENCH_CLUSTER_NAME=bench-sched      cluster instance (torn down at the end)
+#   BENCH_SCHEDULERS="tarema kube-scheduler"  which schedulers run (default both)
+#   BENCH_PROFILE=DIR                   also samples tarema-scheduler's CPU with perf (cpu-clock,
+#                                       249 Hz, call stacks, attached once it started) into DIR, one
+#                                       perf.data per run, and prints each run's top functions
 #   O=build BINDIR=bin                  where the binaries are (make O=... BINDIR=...)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -28,6 +32,8 @@ O=${O:-build}
 BINDIR=${BINDIR:-bin}
 SCALES=${BENCH_SCALES:-500:5000 5000:10000}
 MODES=${BENCH_MODES:-streaming backlog}
+WHO=${BENCH_SCHEDULERS:-tarema kube-scheduler}
+PROFILE=${BENCH_PROFILE:-}
 ROUNDS=${BENCH_ROUNDS:-2}
 QPS=${BENCH_QPS:-1000}
 BURST=${BENCH_BURST:-2000}
@@ -40,6 +46,15 @@ TAREMA=$BINDIR/tarema-scheduler
 for m in $MODES; do
   [ "$m" = streaming ] || [ "$m" = backlog ] || die "BENCH_MODES: unknown mode '$m' (streaming, backlog)"
 done
+for w in $WHO; do
+  [ "$w" = tarema ] || [ "$w" = kube-scheduler ] ||
+    die "BENCH_SCHEDULERS: unknown scheduler '$w' (tarema, kube-scheduler)"
+done
+if [ -n "$PROFILE" ]; then
+  command -v perf >/dev/null || die "BENCH_PROFILE needs perf (Debian: linux-perf)"
+  mkdir -p "$PROFILE" || die "BENCH_PROFILE: cannot create $PROFILE"
+  PROFILE=$(cd "$PROFILE" && pwd)
+fi
 WORK=$(mktemp -d)
 CLK=$(getconf CLK_TCK)
 # 50m per pod: eight runs of 5,000 pods fit on 500 nodes (110 pods each) with room to spare.
@@ -51,6 +66,11 @@ stop_schedulers() {
     kill "$(cat "$WORK/tarema.pid")" 2>/dev/null
     for _ in $(seq 1 50); do kill -0 "$(cat "$WORK/tarema.pid")" 2>/dev/null || break; sleep 0.1; done
     : >"$WORK/tarema.pid"
+  fi
+  if [ -s "$WORK/perf.pid" ]; then # perf ends with its target; waited for so its file is whole
+    for _ in $(seq 1 100); do kill -0 "$(cat "$WORK/perf.pid")" 2>/dev/null || break; sleep 0.1; done
+    kill -INT "$(cat "$WORK/perf.pid")" 2>/dev/null
+    : >"$WORK/perf.pid"
   fi
   bash hack/cluster.sh scheduler stop >/dev/null 2>&1 || true
 }
@@ -87,7 +107,12 @@ start_kube_cmd() {
   echo "bash hack/cluster.sh scheduler start '$WORK/kube-scheduler.yaml' >>'$WORK/kube-scheduler.out' 2>&1 && cp '$TAREMA_CLUSTER_DIR/run/scheduler.pid' '$WORK/kube.pid'"
 }
 start_tarema_cmd() {
-  echo "'$TAREMA' --scheduler-name tarema --qps $QPS --burst $BURST --port 0 --log-level info >'$WORK/tarema.log' 2>&1 & echo \$! >'$WORK/tarema.pid'"
+  local c="'$TAREMA' --scheduler-name tarema --qps $QPS --burst $BURST --port 0 --log-level info >'$WORK/tarema.log' 2>&1 & echo \$! >'$WORK/tarema.pid'"
+  # profiled: perf attaches to the running scheduler (its pid stays the scheduler's, so the CPU
+  # and RSS figures stay the scheduler's own) and stops when it exits
+  [ -z "$PROFILE" ] ||
+    c="$c; perf record -q -e cpu-clock -F 249 --call-graph dwarf,8192 -o '$PROFILE/$1.data' -p \$(cat '$WORK/tarema.pid') >'$PROFILE/$1.log' 2>&1 & echo \$! >'$WORK/perf.pid'"
+  echo "$c"
 }
 
 # wait_ready WHO: until the scheduler just started in the background serves (streaming mode).
@@ -109,7 +134,7 @@ wait_ready() {
 run_one() {
   local scale=$1 mode=$2 who=$3 round=$4 pods=$5 ns sched cmd pid c0=0 out rc
   ns="b-$mode-${who%%-*}-$round"
-  if [ "$who" = kube-scheduler ]; then sched=default-scheduler; cmd=$(start_kube_cmd); else sched=tarema; cmd=$(start_tarema_cmd); fi
+  if [ "$who" = kube-scheduler ]; then sched=default-scheduler; cmd=$(start_kube_cmd); else sched=tarema; cmd=$(start_tarema_cmd "$scale-$mode-$round"); fi
   : >"$WORK/kube.pid"
   : >"$WORK/tarema.pid"
   local args=(--namespace "$ns" --scheduler-name "$sched" --pods "$pods" --cpu "$POD_CPU"
@@ -137,6 +162,11 @@ run_one() {
     [ "$n" = 0 ] || step "tarema: its pod watch ended early $n time(s)"
   fi
   stop_schedulers
+  if [ "$who" = tarema ] && [ -n "$PROFILE" ] && [ -s "$PROFILE/$scale-$mode-$round.data" ]; then
+    step "tarema's top functions ($PROFILE/$scale-$mode-$round.data; perf report -i it for more):"
+    perf report -i "$PROFILE/$scale-$mode-$round.data" --stdio --no-children --sort dso,symbol -g none 2>/dev/null |
+      grep -E '^ +[0-9]' | head -n 25
+  fi
 }
 
 : >"$WORK/rows"
@@ -157,12 +187,13 @@ apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 clientConnection: {qps: $QPS, burst: $BURST}
 EOF
-  total=$(( $(echo "$MODES" | wc -w) * ROUNDS * 2 ))
+  total=$(( $(echo "$MODES" | wc -w) * ROUNDS * $(echo "$WHO" | wc -w) ))
   i=0
   for mode in $MODES; do
     for round in $(seq 1 "$ROUNDS"); do
       if [ $((round % 2)) = 1 ]; then order="tarema kube-scheduler"; else order="kube-scheduler tarema"; fi
       for who in $order; do
+        [[ " $WHO " == *" $who "* ]] || continue
         i=$((i + 1))
         step "run $i/$total: $nodes nodes, $mode, round $round, $who"
         run_one "${nodes}n" "$mode" "$who" "$round" "$pods"

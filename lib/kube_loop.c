@@ -6,6 +6,7 @@
  * Transfer lifetime: a tm_xfer has one reference held by the loop while it is queued, running
  * or being completed; code that calls out while iterating takes an extra one. Cancel drops the
  * loop's reference unless the loop is in the middle of completing it. */
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -501,9 +502,41 @@ void tm_kube_loop_free(tm_kube *k) {
     tm_easy_pool_clear(&k->idle);
 }
 
-static int process(tm_kube *k, tm_err *err) {
+/* The least time between two curl_multi_perform calls, in ms: 1 per 100 requests at the wire,
+ * at most 5; none below 100. A perform visits every transfer, and libcurl (7.88) checks each
+ * one's socket with a poll of its own even when they share one HTTP/2 connection, so its cost
+ * grows with the transfers at the wire. A busy scheduler has hundreds there (binds, whose
+ * answers take the API server up to a second under load) and turned about 1,000 times a
+ * second, each turn with something to read: a fifth of its CPU went to those polls
+ * (docs/performance.md, the profile). Answers that come within the gap are taken together by
+ * the next perform; a bind gains at most 5 ms. */
+static int64_t perform_gap_ms(const tm_kube *k) {
+    int64_t gap = k->nactive / 100;
+    return gap < 5 ? gap : 5;
+}
+
+/* Whether curl has work now: one of its timers is due (a handle just added is due at once, so
+ * is a stream whose data another stream's read brought in) or a socket is ready. One poll of
+ * every socket, where a perform with nothing to do costs one per transfer. */
+static bool curl_due(tm_kube *k) {
+    long ct = -1;
+    curl_multi_timeout(k->multi, &ct);
+    if (ct == 0)
+        return true;
+    int ready = 0;
+    return curl_multi_poll(k->multi, NULL, 0, 0, &ready) != CURLM_OK || ready > 0;
+}
+
+/* One turn: curl's transfers (once the gap since the last perform has passed, and after a
+ * wait or when curl has work), then what they finished, then timers and queued requests. */
+static int process(tm_kube *k, bool waited, tm_err *err) {
     int still;
-    CURLMcode mc = curl_multi_perform(k->multi, &still);
+    CURLMcode mc = CURLM_OK;
+    int64_t now = tm_kube_now_ms();
+    if (now - k->performed_ms >= perform_gap_ms(k) && (waited || curl_due(k))) {
+        mc = curl_multi_perform(k->multi, &still);
+        k->performed_ms = now;
+    }
     if (mc != CURLM_OK)
         return tm_err_set(err, "kube loop: curl_multi_perform: %s", curl_multi_strerror(mc));
     int n = drain_watches(k);
@@ -516,7 +549,7 @@ static int process(tm_kube *k, tm_err *err) {
 static int run_once(tm_kube *k, int timeout_ms, tm_err *err) {
     int64_t deadline = tm_kube_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
     start_due(k);
-    int n = process(k, err);
+    int n = process(k, false, err);
     if (n < 0)
         return -1;
     if (n > 0 || timeout_ms <= 0 || k->dying)
@@ -528,16 +561,24 @@ static int run_once(tm_kube *k, int timeout_ms, tm_err *err) {
     /* A queue held back by the cap moves when a transfer ends, which wakes the poll. */
     if (k->pending && may_begin(k) && k->pending->start_at_ms - now < wait)
         wait = k->pending->start_at_ms - now;
-    long ct = -1;
-    curl_multi_timeout(k->multi, &ct);
-    if (ct >= 0 && ct < wait)
-        wait = ct;
     if (wait < 0)
         wait = 0;
-    CURLMcode mc = curl_multi_poll(k->multi, NULL, 0, (int)wait, NULL);
-    if (mc != CURLM_OK)
-        return tm_err_set(err, "kube loop: curl_multi_poll: %s", curl_multi_strerror(mc));
-    return process(k, err) < 0 ? -1 : 0;
+    int64_t rest = k->performed_ms + perform_gap_ms(k) - now;
+    if (rest > 0) {
+        /* Inside the gap: curl's own timeout is due at once most of the time and a busy
+         * connection is always readable, so waiting on either would spin; sleep the rest of it
+         * (a tm_kube_wakeup meanwhile is seen when it ends), then take whatever came. */
+        poll(NULL, 0, (int)(rest < wait ? rest : wait));
+    } else {
+        long ct = -1;
+        curl_multi_timeout(k->multi, &ct);
+        if (ct >= 0 && ct < wait)
+            wait = ct;
+        CURLMcode mc = curl_multi_poll(k->multi, NULL, 0, (int)wait, NULL);
+        if (mc != CURLM_OK)
+            return tm_err_set(err, "kube loop: curl_multi_poll: %s", curl_multi_strerror(mc));
+    }
+    return process(k, true, err) < 0 ? -1 : 0;
 }
 
 /* A callback may free the client (tm_kube_free from inside the loop): everything is stopped at
