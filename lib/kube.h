@@ -158,6 +158,9 @@ typedef void (*tm_kube_done_fn)(void *ud, int status, json_t *body, const tm_err
  * Subject to the qps limit: queued, never dropped. Returns -1 only on invalid arguments. */
 int tm_kube_request_async(tm_kube *k, const char *method, const char *path, const json_t *body,
                           const char *content_type, tm_kube_done_fn done, void *ud);
+/* A bind and an event: no caller reads what the server sends back on success (the Status of a
+ * bind, the whole Event), so a 2xx answer is not parsed and done gets JSON null as its body;
+ * an error's body is parsed as for any request. */
 int tm_kube_bind_async(tm_kube *k, const char *ns, const char *pod, const char *pod_uid,
                        const char *node, tm_kube_done_fn done, void *ud);
 int tm_kube_event_post_async(tm_kube *k, const json_t *event, tm_kube_done_fn done, void *ud);

@@ -415,7 +415,7 @@ static void user_done(void *ud, tm_xfer *x, CURLcode rc, long status) {
     json_t *body = NULL;
     tm_err err = {0};
     bool ok = rc == CURLE_OK && status >= 200 && status < 300;
-    if (x->resp.len)
+    if (x->resp.len && !(ok && x->body_unused))
         body = json_loadb(x->resp.data, x->resp.len, 0, NULL);
     else if (ok)
         body = json_null();
@@ -429,8 +429,9 @@ static void user_done(void *ud, tm_xfer *x, CURLcode rc, long status) {
 
 static const tm_xfer_ops user_ops = {NULL, user_done};
 
-int tm_kube_request_async(tm_kube *k, const char *method, const char *path, const json_t *body,
-                          const char *content_type, tm_kube_done_fn done, void *ud) {
+static int request_async(tm_kube *k, const char *method, const char *path, const json_t *body,
+                         const char *content_type, bool body_unused, tm_kube_done_fn done,
+                         void *ud) {
     if (!k || !method || !path || !*method || !*path)
         return -1;
     char *b = body ? json_dumps(body, JSON_COMPACT) : NULL;
@@ -444,7 +445,13 @@ int tm_kube_request_async(tm_kube *k, const char *method, const char *path, cons
         return -1;
     x->user_done = done;
     x->user_ud = ud;
+    x->body_unused = body_unused;
     return 0;
+}
+
+int tm_kube_request_async(tm_kube *k, const char *method, const char *path, const json_t *body,
+                          const char *content_type, tm_kube_done_fn done, void *ud) {
+    return request_async(k, method, path, body, content_type, false, done, ud);
 }
 
 int tm_kube_bind_async(tm_kube *k, const char *ns, const char *pod, const char *pod_uid,
@@ -453,7 +460,7 @@ int tm_kube_bind_async(tm_kube *k, const char *ns, const char *pod, const char *
         return -1;
     json_t *body;
     char *path = tm_kube_binding_request(ns, pod, pod_uid, node, &body);
-    int rc = tm_kube_request_async(k, "POST", path, body, NULL, done, ud);
+    int rc = request_async(k, "POST", path, body, NULL, true, done, ud);
     json_decref(body);
     free(path);
     return rc;
@@ -463,7 +470,7 @@ int tm_kube_event_post_async(tm_kube *k, const json_t *event, tm_kube_done_fn do
     if (!json_is_object(event))
         return -1;
     char *path = tm_kube_event_path(event);
-    int rc = tm_kube_request_async(k, "POST", path, event, NULL, done, ud);
+    int rc = request_async(k, "POST", path, event, NULL, true, done, ud);
     free(path);
     return rc;
 }

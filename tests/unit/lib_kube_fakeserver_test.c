@@ -489,6 +489,76 @@ static void test_token_rotation_and_async_status(void) {
     server_stop(t);
 }
 
+/* ---- binds and events: a success's body is not parsed ------------------------------------ */
+
+#define BIND_OK "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Success\",\"code\":201}"
+static const response bind_script[] = {
+    {"201 Created", {BIND_OK}, 0, NULL},
+    {"409 Conflict",
+     {"{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":409,\"reason\":\"Conflict\","
+      "\"message\":\"pod p is already assigned to node n1\"}"},
+     0,
+     NULL},
+    {"201 Created", {"{\"kind\":\"Event\",\"metadata\":{\"name\":\"e\"}}"}, 0, NULL},
+    {"201 Created", {BIND_OK}, 0, NULL},
+};
+
+typedef struct {
+    int done, status;
+    bool null_body, object_body;
+    char msg[1100];
+} body_res;
+
+static void on_body(void *ud, int status, json_t *body, const tm_err *err) {
+    body_res *r = ud;
+    r->done++;
+    r->status = status;
+    r->null_body = body && json_is_null(body);
+    r->object_body = json_is_object(body);
+    snprintf(r->msg, sizeof r->msg, "%s", err ? err->msg : "");
+}
+
+static void run_until(tm_kube *k, const body_res *r) {
+    tm_err err = {0};
+    for (int i = 0; i < 200 && !r->done; i++)
+        tm_kube_run(k, 20, &err);
+}
+
+/* A bind's or an event's answer is read only for its status (a 2xx body is JSON null to the
+ * callback, not parsed: the binder never reads it); an error is still parsed for its message;
+ * any other request gets its body parsed. */
+static void test_bind_and_event_bodies(void) {
+    pthread_t t = server_start(bind_script, 4);
+    tm_kube *k = fake_client(NULL);
+    body_res r = {0};
+    CHECK(tm_kube_bind_async(k, "ns", "p", "uid-1", "n1", on_body, &r) == 0);
+    run_until(k, &r);
+    CHECK_INT(r.status, 201);
+    CHECK(r.null_body && !r.msg[0]);
+    memset(&r, 0, sizeof r);
+    CHECK(tm_kube_bind_async(k, "ns", "p", "uid-1", "n2", on_body, &r) == 0);
+    run_until(k, &r);
+    CHECK_INT(r.status, 409);
+    CHECKF(strstr(r.msg, "pod p is already assigned to node n1") != NULL, "%s", r.msg);
+    memset(&r, 0, sizeof r);
+    json_t *ev =
+        json_pack("{s:s,s:{s:s,s:s}}", "kind", "Event", "metadata", "name", "e", "namespace", "ns");
+    CHECK(tm_kube_event_post_async(k, ev, on_body, &r) == 0);
+    json_decref(ev);
+    run_until(k, &r);
+    CHECK_INT(r.status, 201);
+    CHECK(r.null_body);
+    memset(&r, 0, sizeof r);
+    CHECK(tm_kube_request_async(k, "POST", "/api/v1/namespaces/ns/pods/p/binding", NULL, NULL,
+                                on_body, &r) == 0);
+    run_until(k, &r);
+    CHECK_INT(r.status, 201);
+    CHECK(r.object_body);
+    CHECK(strstr(req(0), "POST /api/v1/namespaces/ns/pods/p/binding") != NULL);
+    tm_kube_free(k);
+    server_stop(t);
+}
+
 /* ---- leader election: 409 ---------------------------------------------------------------- */
 
 #define LEASE(rv)                                                                                  \
@@ -1058,6 +1128,7 @@ int main(void) {
     RUN(test_informer_relist_and_resume);
     RUN(test_informer_compact_store);
     RUN(test_token_rotation_and_async_status);
+    RUN(test_bind_and_event_bodies);
     RUN(test_429_retried_after_retry_after);
     RUN(test_max_active_queues_the_rest);
     RUN(test_timers_and_cancel);
