@@ -524,14 +524,17 @@ static int64_t perform_gap_ms(const tm_kube *k) {
 
 /* Whether curl has work now: one of its timers is due (a handle just added is due at once, so
  * is a stream whose data another stream's read brought in) or a socket is ready. One poll of
- * every socket, where a perform with nothing to do costs one per transfer. */
+ * every socket, where a perform with nothing to do costs one per transfer. curl_multi_wait,
+ * not curl_multi_poll: the latter would consume a tm_kube_wakeup meant to end the wait that
+ * follows (the labeler's HTTP handlers wake its loop so), and the caller would sleep its full
+ * tick instead. */
 static bool curl_due(tm_kube *k) {
     long ct = -1;
     curl_multi_timeout(k->multi, &ct);
     if (ct == 0)
         return true;
     int ready = 0;
-    return curl_multi_poll(k->multi, NULL, 0, 0, &ready) != CURLM_OK || ready > 0;
+    return curl_multi_wait(k->multi, NULL, 0, 0, &ready) != CURLM_OK || ready > 0;
 }
 
 /* One turn: curl's transfers (once the gap since the last perform has passed, and after a

@@ -559,6 +559,29 @@ static void test_bind_and_event_bodies(void) {
     server_stop(t);
 }
 
+/* ---- tm_kube_wakeup --------------------------------------------------------------------- */
+
+static int64_t ms_since(const struct timespec *a) {
+    struct timespec b;
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    return (int64_t)(b.tv_sec - a->tv_sec) * 1000 + (b.tv_nsec - a->tv_nsec) / 1000000;
+}
+
+/* A wakeup ends the loop's wait, even one given before tm_kube_run is entered (the labeler
+ * wakes its loop from HTTP handlers at any moment): the loop's look at curl's sockets before it
+ * waits must not swallow it. The wait asked for is 10 s; a swallowed wakeup sleeps it out. */
+static void test_wakeup_ends_the_wait(void) {
+    tm_kube *k = fake_client(NULL);
+    tm_err err = {0};
+    struct timespec a;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    tm_kube_wakeup(k);
+    CHECK_INT(tm_kube_run(k, 10000, &err), 0);
+    int64_t took = ms_since(&a);
+    CHECKF(took < 5000, "a wakeup before the run: it waited %lld ms of 10,000", (long long)took);
+    tm_kube_free(k);
+}
+
 /* ---- leader election: 409 ---------------------------------------------------------------- */
 
 #define LEASE(rv)                                                                                  \
@@ -1129,6 +1152,7 @@ int main(void) {
     RUN(test_informer_compact_store);
     RUN(test_token_rotation_and_async_status);
     RUN(test_bind_and_event_bodies);
+    RUN(test_wakeup_ends_the_wait);
     RUN(test_429_retried_after_retry_after);
     RUN(test_max_active_queues_the_rest);
     RUN(test_timers_and_cancel);
