@@ -116,7 +116,7 @@ wait_for 20 bound late
 if [ "$(placed)" = "blocker step bg-1 bg-2 late " ]; then
   pass "bind order: blocker step bg-1 bg-2 late (the on-completion pod after the later arrivals)"
 else
-  # what the scheduler did from bg-1's bind on: enough to tell a queue-order fault from a
+  # what the scheduler did from the step's placement on: enough to tell a queue-order fault from a
   # backoff or backfill one without running the test again
   fail "bind order: blocker step bg-1 bg-2 late" "placed: $(placed)
 $(sed -n "/assumed pod=$NS\/step /,\$p" "$WORK/sched.log" | grep -E "bg-|/late|changed|backfill|retried|flush" | head -n 40)"

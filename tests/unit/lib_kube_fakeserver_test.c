@@ -441,6 +441,7 @@ static const response token_script[] = {
 
 typedef struct {
     int done, status;
+    bool null_body, object_body; /* what the callback's body was */
     char msg[1100];
 } async_res;
 
@@ -448,6 +449,8 @@ static void on_done(void *ud, int status, json_t *body, const tm_err *err) {
     async_res *r = ud;
     r->done++;
     r->status = status;
+    r->null_body = body && json_is_null(body);
+    r->object_body = json_is_object(body);
     snprintf(r->msg, sizeof r->msg, "%s", err ? err->msg : "");
 }
 
@@ -503,22 +506,7 @@ static const response bind_script[] = {
     {"201 Created", {BIND_OK}, 0, NULL},
 };
 
-typedef struct {
-    int done, status;
-    bool null_body, object_body;
-    char msg[1100];
-} body_res;
-
-static void on_body(void *ud, int status, json_t *body, const tm_err *err) {
-    body_res *r = ud;
-    r->done++;
-    r->status = status;
-    r->null_body = body && json_is_null(body);
-    r->object_body = json_is_object(body);
-    snprintf(r->msg, sizeof r->msg, "%s", err ? err->msg : "");
-}
-
-static void run_until(tm_kube *k, const body_res *r) {
+static void run_until(tm_kube *k, const async_res *r) {
     tm_err err = {0};
     for (int i = 0; i < 200 && !r->done; i++)
         tm_kube_run(k, 20, &err);
@@ -530,27 +518,27 @@ static void run_until(tm_kube *k, const body_res *r) {
 static void test_bind_and_event_bodies(void) {
     pthread_t t = server_start(bind_script, 4);
     tm_kube *k = fake_client(NULL);
-    body_res r = {0};
-    CHECK(tm_kube_bind_async(k, "ns", "p", "uid-1", "n1", on_body, &r) == 0);
+    async_res r = {0};
+    CHECK(tm_kube_bind_async(k, "ns", "p", "uid-1", "n1", on_done, &r) == 0);
     run_until(k, &r);
     CHECK_INT(r.status, 201);
     CHECK(r.null_body && !r.msg[0]);
     memset(&r, 0, sizeof r);
-    CHECK(tm_kube_bind_async(k, "ns", "p", "uid-1", "n2", on_body, &r) == 0);
+    CHECK(tm_kube_bind_async(k, "ns", "p", "uid-1", "n2", on_done, &r) == 0);
     run_until(k, &r);
     CHECK_INT(r.status, 409);
     CHECKF(strstr(r.msg, "pod p is already assigned to node n1") != NULL, "%s", r.msg);
     memset(&r, 0, sizeof r);
     json_t *ev =
         json_pack("{s:s,s:{s:s,s:s}}", "kind", "Event", "metadata", "name", "e", "namespace", "ns");
-    CHECK(tm_kube_event_post_async(k, ev, on_body, &r) == 0);
+    CHECK(tm_kube_event_post_async(k, ev, on_done, &r) == 0);
     json_decref(ev);
     run_until(k, &r);
     CHECK_INT(r.status, 201);
     CHECK(r.null_body);
     memset(&r, 0, sizeof r);
     CHECK(tm_kube_request_async(k, "POST", "/api/v1/namespaces/ns/pods/p/binding", NULL, NULL,
-                                on_body, &r) == 0);
+                                on_done, &r) == 0);
     run_until(k, &r);
     CHECK_INT(r.status, 201);
     CHECK(r.object_body);
