@@ -509,4 +509,28 @@ for i in $(seq 1 60); do # a step's Reservation is released on the scheduler's n
 done
 echo "  the Reservations tarema-scheduler admitted and released (docs/reservations.md):"
 kubectl -n demo-planner get reservations | sed 's/^/  /'
+step "a Reservation of higher priority displaces an admitted one of lower priority whose window has not opened (docs/reservations.md)"
+# two reservations of 60 % of one node's cpu each, in the same window: only one fits
+node=$(kubectl get nodes -l '!tarema.io/e2e-set' -o jsonpath='{.items[0].metadata.name}')
+alloc=$(kubectl get node "$node" -o jsonpath='{.status.allocatable.cpu}')
+case $alloc in *m) milli=${alloc%m} ;; *) milli=$((alloc * 1000)) ;; esac
+for pc in demo-resv-low:10 demo-resv-high:1000; do
+  kubectl create priorityclass "${pc%:*}" --value "${pc#*:}" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+done
+demo_resv() { # NAME CLASS
+  jq -n --arg name "$1" --arg pc "$2" --arg node "$node" --arg cpu "$((milli * 6 / 10))m" \
+    --arg st "$(date -u -d '+10 min' +%Y-%m-%dT%H:%M:%SZ)" '
+    {apiVersion: "tarema.io/v1alpha1", kind: "Reservation", metadata: {name: $name},
+     spec: {startTime: $st, duration: "30m", count: 1, nodes: [$node], priorityClassName: $pc,
+            template: {requests: {cpu: $cpu}}, owner: {selector: {matchLabels: {demo: $name}}},
+            schedulerName: "tarema-planner-demo"}}' | kubectl -n demo-planner create -f - >/dev/null
+}
+resv_phase_of() { kubectl -n demo-planner get reservation "$1" -o jsonpath='{.status.phase}'; }
+demo_resv night-batch demo-resv-low
+for i in $(seq 1 40); do [ "$(resv_phase_of night-batch)" = Admitted ] && break; sleep 0.5; done
+demo_resv urgent demo-resv-high
+for i in $(seq 1 40); do [ "$(resv_phase_of night-batch)" = Failed ] && break; sleep 0.5; done
+kubectl -n demo-planner get reservations night-batch urgent | sed 's/^/  /'
+kubectl -n demo-planner get reservations night-batch urgent \
+  -o jsonpath='{range .items[*]}  {.metadata.name}: {.status.message}{"\n"}{end}'
 say "done: cleaning up (DEMO_KEEP=1 keeps the cluster)"

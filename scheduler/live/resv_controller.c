@@ -17,9 +17,10 @@
 #include "scheduler/plugins/reservation/resv_plan.h"
 #include "scheduler/plugins/reservation/resv_plugin.h"
 
-#define RESV_PATH     "/apis/" RESV_API "/reservations"
-#define PODGROUP_PATH "/apis/scheduling.x-k8s.io/v1alpha1/podgroups"
-#define WORKLOAD_PATH "/apis/scheduling.k8s.io/v1alpha1/workloads"
+#define RESV_PATH      "/apis/" RESV_API "/reservations"
+#define PODGROUP_PATH  "/apis/scheduling.x-k8s.io/v1alpha1/podgroups"
+#define WORKLOAD_PATH  "/apis/scheduling.k8s.io/v1alpha1/workloads"
+#define PRIOCLASS_PATH "/apis/scheduling.k8s.io/v1/priorityclasses"
 
 /* A pod the scheduler knows (any scheduler's, bound or pending): what admission, the owner
  * bookkeeping and the Filter read. */
@@ -47,6 +48,8 @@ typedef struct rentry {
     resv_phase written;      /* what that patch wrote */
     bool owner_started;      /* an owner's pod ran in the window (ours or status') */
     bool reported_unchanged; /* the invalid/failed event was posted */
+    int32_t priority;        /* spec.priorityClassName's value, the last one resolved */
+    char *displaced_by;      /* "ns/name (priority P over Q)" that displaced it, until planned */
 } rentry;
 
 struct resv_controller {
@@ -57,6 +60,7 @@ struct resv_controller {
     resv_plan *plan;
     sched_keys keys;
     tm_informer *resvs, *podgroups, *workloads;
+    tm_informer *classes; /* PriorityClasses: a reservation's priority (NULL: not readable) */
     bool on, pg_api, wl_api, synced;
     bool restored;   /* the list was delivered: the held reservations are in the table */
     bool readonly;   /* extender mode: follow the status, write nothing (resv_controller.h) */
@@ -269,6 +273,7 @@ static void ent_free(rentry *e) {
     json_decref(e->obj);
     reservation_free(e->r);
     free(e->bad);
+    free(e->displaced_by);
     free(e);
 }
 
@@ -401,6 +406,64 @@ static json_t *owner_transform(void *ud, json_t *obj) {
     return keep;
 }
 
+/* PriorityClasses: their value and whether they are the default, nothing else. */
+static json_t *class_transform(void *ud, json_t *obj) {
+    (void)ud;
+    json_t *meta = json_object_get(obj, "metadata");
+    json_t *keep = json_pack("{s:{s:O?, s:O?, s:O?}, s:O?, s:O?}", "metadata", "name",
+                             json_object_get(meta, "name"), "resourceVersion",
+                             json_object_get(meta, "resourceVersion"), "uid",
+                             json_object_get(meta, "uid"), "value", json_object_get(obj, "value"),
+                             "globalDefault", json_object_get(obj, "globalDefault"));
+    json_decref(obj);
+    return keep;
+}
+
+typedef struct default_class {
+    const json_t *found;
+} default_class;
+
+static void find_default(void *ud, json_t *obj) {
+    default_class *d = ud;
+    if (tm_json_bool(obj, "globalDefault", false))
+        d->found = obj;
+}
+
+/* A reservation's priority as a pod's is resolved by the Priority admission plugin: its
+ * spec.priorityClassName's value, else the globalDefault class' value, else 0. 1 with *out set,
+ * 0 when the class does not exist or cannot be read (why says which), -1 while the classes are
+ * not listed yet. */
+static int resolve_priority(const resv_controller *c, const reservation *r, int32_t *out, char *why,
+                            size_t size) {
+    *out = 0;
+    if (!c->classes) {
+        if (!r->priority_class)
+            return 1;
+        snprintf(why, size,
+                 "spec.priorityClassName: PriorityClass %s cannot be read (the "
+                 "scheduler may not list priorityclasses)",
+                 r->priority_class);
+        return 0;
+    }
+    if (!tm_informer_synced(c->classes))
+        return -1;
+    const json_t *pc;
+    if (r->priority_class) {
+        if (!(pc = tm_informer_get(c->classes, NULL, r->priority_class))) {
+            snprintf(why, size, "spec.priorityClassName: no PriorityClass named %s",
+                     r->priority_class);
+            return 0;
+        }
+    } else {
+        default_class d = {NULL};
+        tm_informer_foreach(c->classes, find_default, &d);
+        if (!(pc = d.found))
+            return 1;
+    }
+    *out = (int32_t)json_integer_value(json_object_get(pc, "value"));
+    return 1;
+}
+
 /* ---- the Filter plugin's view of the controller (resv_plugin.h) ---------------------------- */
 
 static void src_each(void *ud, resv_each_fn fn, void *arg) {
@@ -525,6 +588,13 @@ static int start_informers(resv_controller *c, tm_err *err) {
     if (!(c->resvs = tm_informer_start(c->k, &o, err)))
         return tm_err_wrap(err, "watching Reservations");
     c->on = true;
+    /* only the admitting scheduler resolves priorities: the read-only one follows the status */
+    if (!c->readonly && api_served(c, PRIOCLASS_PATH, 8u)) {
+        o = (tm_informer_opts){
+            .path = PRIOCLASS_PATH, .on_event = on_ignore, .ud = c, .transform = class_transform};
+        if (!(c->classes = tm_informer_start(c->k, &o, err)))
+            return tm_err_wrap(err, "watching PriorityClasses for reservations");
+    }
     return start_owner_informers(c, err); /* owners: only whether they exist */
 }
 
@@ -581,7 +651,8 @@ void resv_controller_stop(resv_controller *c) {
     tm_informer_stop(c->resvs);
     tm_informer_stop(c->podgroups);
     tm_informer_stop(c->workloads);
-    c->resvs = c->podgroups = c->workloads = NULL;
+    tm_informer_stop(c->classes);
+    c->resvs = c->podgroups = c->workloads = c->classes = NULL;
 }
 
 static void noop_free(void *p) {
@@ -644,32 +715,96 @@ static bool admissible_owner(resv_controller *c, rentry *e) {
     return true;
 }
 
+/* The reservations e's admission displaced (out of the table now): back to Pending, planned
+ * again at the next tick against what e holds; status and an event on both sides. Their keys
+ * are appended to msg. */
+static void write_displaced(resv_controller *c, rentry *e, const resv_admission *a, char *msg,
+                            size_t size) {
+    size_t off = strlen(msg);
+    for (size_t i = 0; i < a->n_displaced; i++) {
+        const resv_displaced *v = &a->displaced[i];
+        char by[700], why[800];
+        snprintf(by, sizeof by, "%s (priority %d over %d)", e->key, (int)e->priority,
+                 (int)v->priority);
+        snprintf(why, sizeof why, "displaced by %s: planned again", by);
+        tm_info("reservation=%s displaced by=%s priority=%d over=%d", v->key, e->key,
+                (int)e->priority, (int)v->priority);
+        char note[700];
+        snprintf(note, sizeof note,
+                 "displaced %s (priority %d): its window overlaps and has not opened", v->key,
+                 (int)v->priority);
+        post_event(c, e, "Normal", "Displaced", note);
+        if (off < size)
+            off +=
+                (size_t)snprintf(msg + off, size - off, "%s %s", i ? "," : "; displaced", v->key);
+        rentry *d = ent_find(c, v->key, NULL);
+        if (!d)
+            continue; /* deleted meanwhile: nothing to tell */
+        free(d->displaced_by);
+        d->displaced_by = strdup(by);
+        write_status(c, d, RESV_PENDING, why, NULL, 0, true);
+        post_event(c, d, "Warning", "Displaced", why);
+    }
+}
+
+/* Whether e's priority is known (then e->priority and e->r->priority hold it). A class that
+ * does not exist fails the reservation, as the Priority admission plugin refuses such a pod. */
+static bool admissible_priority(resv_controller *c, rentry *e) {
+    char why[512];
+    int32_t pr;
+    int rc = resolve_priority(c, e->r, &pr, why, sizeof why);
+    if (rc < 0)
+        return false;
+    if (rc == 0) {
+        c->changed = true;
+        write_status(c, e, RESV_FAILED, why, NULL, 0, true);
+        post_event(c, e, "Warning", "PriorityClassNotFound", why);
+        return false;
+    }
+    e->priority = e->r->priority = pr;
+    return true;
+}
+
 /* Writes the outcome of e's admission. */
 static void admitted(resv_controller *c, rentry *e, const resv_admission *a) {
     const reservation *r = e->r;
     /* the owner's pods that wait for the admission (resv_plugin.h) are retried: they wait for
      * the window now, or go on without the reservation */
     c->changed = true;
+    char *by = e->displaced_by; /* planned again after a displacement: say so */
+    e->displaced_by = NULL;
     if (!a->ok) {
-        write_status(c, e, RESV_FAILED, a->reason, NULL, 0, true);
-        post_event(c, e, "Warning", "NotAdmissible", a->reason);
+        char why[1024];
+        if (by)
+            snprintf(why, sizeof why, "displaced by %s, then not admissible again: %s", by,
+                     a->reason);
+        else
+            snprintf(why, sizeof why, "%s", a->reason);
+        write_status(c, e, RESV_FAILED, why, NULL, 0, true);
+        post_event(c, e, "Warning", "NotAdmissible", why);
+        free(by);
         return;
     }
-    char msg[512], st[32], en[32];
-    size_t off = (size_t)snprintf(msg, sizeof msg, "holds from %s to %s on",
+    free(by);
+    char msg[1024], st[32], en[32];
+    size_t off = (size_t)snprintf(msg, 512, "holds from %s to %s on",
                                   resv_format_time(r->start_ms, st, sizeof st),
                                   resv_format_time(r->end_ms, en, sizeof en));
-    for (size_t i = 0; i < a->n_holds && off < sizeof msg; i++)
+    for (size_t i = 0; i < a->n_holds && off < 512; i++)
         off +=
-            (size_t)snprintf(msg + off, sizeof msg - off, "%s %s (%d pod%s)", i ? "," : "",
+            (size_t)snprintf(msg + off, 512 - off, "%s %s (%d pod%s)", i ? "," : "",
                              a->holds[i].node, a->holds[i].pods, a->holds[i].pods == 1 ? "" : "s");
+    write_displaced(c, e, a, msg, sizeof msg);
     write_status(c, e, RESV_ADMITTED, msg, a->holds, a->n_holds, true);
     post_event(c, e, "Normal", "Admitted", msg);
 }
 
-/* First come, first served: creation time, then namespace/name. */
+/* Higher priority first (as the scheduling queue), then first come, first served: creation
+ * time, then namespace/name. */
 static int cmp_created(const void *a, const void *b) {
     const rentry *x = *(rentry *const *)a, *y = *(rentry *const *)b;
+    if (x->priority != y->priority)
+        return x->priority > y->priority ? -1 : 1;
     int c = strcmp(tm_json_str(x->obj, "metadata.creationTimestamp", ""),
                    tm_json_str(y->obj, "metadata.creationTimestamp", ""));
     return c ? c : strcmp(x->key, y->key);
@@ -924,9 +1059,22 @@ bool resv_controller_tick(resv_controller *c, int64_t now) {
                 c->changed = true;
             continue;
         }
-        if (resv_phase_holds(e->phase))
+        if (e->displaced_by && resv_phase_holds(e->phase) && !e->pending_write) {
+            /* displaced, but the write of Pending failed: nothing is held, write it again */
+            char why[800];
+            snprintf(why, sizeof why, "displaced by %s: planned again", e->displaced_by);
+            write_status(c, e, RESV_PENDING, why, NULL, 0, true);
+            continue;
+        }
+        if (resv_phase_holds(e->phase)) {
             keep(c, e, now);
-        else if (e->phase != RESV_PENDING && resv_plan_remove(c->plan, e->key) == 0)
+            /* what an admission of higher priority may displace (restored entries come in at 0) */
+            int32_t pr;
+            char why[512];
+            if (resolve_priority(c, e->r, &pr, why, sizeof why) == 1)
+                e->priority = pr; /* else the last value known: a class deleted since */
+            resv_plan_set_priority(c->plan, e->key, e->priority);
+        } else if (e->phase != RESV_PENDING && resv_plan_remove(c->plan, e->key) == 0)
             c->changed = true; /* terminal: nothing held */
     }
     rentry **pend = calloc(c->n_ents ? c->n_ents : 1, sizeof *pend);
@@ -934,7 +1082,7 @@ bool resv_controller_tick(resv_controller *c, int64_t now) {
     for (size_t i = 0; pend && i < c->n_ents; i++) {
         rentry *e = c->ents[i];
         if (e->r && e->phase == RESV_PENDING && !e->pending_write && !e->r->deleting &&
-            admissible_owner(c, e))
+            admissible_priority(c, e) && admissible_owner(c, e))
             pend[np++] = e;
     }
     if (np) {

@@ -101,6 +101,9 @@ static void test_bad_input_messages(void) {
         {"\"startTime\":\"2026-11-24T01:00:00Z\",\"duration\":\"1h\",\"nodes\":[\"a\"],"
          "\"owner\":{\"selector\":{}}",
          "spec.owner.selector is empty"},
+        {"\"startTime\":\"2026-11-24T01:00:00Z\",\"duration\":\"1h\",\"nodes\":[\"a\"],"
+         "\"priorityClassName\":7,\"owner\":{\"kind\":\"PodGroup\",\"name\":\"g\"}",
+         "spec.priorityClassName must be a non-empty string"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[1024], msg[512];

@@ -530,6 +530,112 @@ static void test_expected_end(void) {
     sched_snapshot_free(s);
 }
 
+/* A reservation pinned to one node (spec.nodes) from 1h for 1h: count pods of cpu, priority. */
+static reservation *pinned(sched_snapshot *s, const char *name, const char *node, int count,
+                           const char *cpu, int32_t priority) {
+    char text[1024], st[32], en[32];
+    snprintf(text, sizeof text,
+             "{\"metadata\":{\"namespace\":\"wf\",\"name\":\"%s\"},\"spec\":{\"startTime\":"
+             "\"%s\",\"endTime\":\"%s\",\"count\":%d,\"nodes\":[\"%s\"],\"priorityClassName\":"
+             "\"p%d\",\"template\":{\"requests\":{\"cpu\":\"%s\"}},\"owner\":{\"kind\":"
+             "\"PodGroup\",\"name\":\"%s\"}}}",
+             name, resv_format_time(T0 + H, st, sizeof st),
+             resv_format_time(T0 + 2 * H, en, sizeof en), count, node, (int)priority, cpu, name);
+    json_t *j = json_loads(text, 0, NULL);
+    tm_err err = {0};
+    reservation *r = j ? reservation_from_json(s, j, &err) : NULL;
+    json_decref(j);
+    if (!r) {
+        printf("    fixture %s: %s\n", name, err.msg);
+        return NULL;
+    }
+    r->priority = priority; /* the controller resolves the class; the plan reads the value */
+    return r;
+}
+
+static bool displaced_has(const resv_admission *a, const char *key) {
+    for (size_t i = 0; i < a->n_displaced; i++)
+        if (strcmp(a->displaced[i].key, key) == 0)
+            return true;
+    return false;
+}
+
+/* Displacement by priority (issue 31): lo (0) fills n1, mid (5) fills n2. hi (100) on n1
+ * displaces lo and only lo: mid was taken out too, and put back where it was. A reservation of
+ * mid's priority on n2 displaces nothing; an open window is never displaced; when even displacing
+ * does not make room, the table is left exactly as it was and the reason says so. */
+static void test_displacement_by_priority(void) {
+    fixture f = setup("tarema");
+    reservation *lo = pinned(f.s, "lo", "n1", 2, "2", 0);
+    reservation *mid = pinned(f.s, "mid", "n2", 2, "2", 5);
+    reservation *hi = pinned(f.s, "hi", "n1", 1, "2", 100);
+    reservation *same = pinned(f.s, "same", "n2", 1, "2", 5);
+    resv_admission a = {0};
+    CHECK(admit(&f, lo, NULL, 0, &a) && a.n_displaced == 0);
+    resv_admission_clear(&a);
+    CHECK(admit(&f, mid, NULL, 0, &a) && a.n_displaced == 0);
+    resv_admission_clear(&a);
+    /* equal priority: first come, first served (lo, lower, holds only a node same may not use) */
+    CHECK(!admit(&f, same, NULL, 0, &a));
+    CHECKF(strstr(a.reason, "displacing") == NULL, "%s", a.reason);
+    CHECK(a.n_displaced == 0 && resv_plan_has(f.p, "wf/mid") && resv_plan_has(f.p, "wf/lo"));
+    resv_admission_clear(&a);
+    CHECK(admit(&f, hi, NULL, 0, &a));
+    CHECK_INT(a.n_displaced, 1);
+    CHECK(displaced_has(&a, "wf/lo") && !displaced_has(&a, "wf/mid"));
+    CHECK(a.n_displaced == 1 && a.displaced[0].priority == 0);
+    CHECK(!resv_plan_has(f.p, "wf/lo") && resv_plan_has(f.p, "wf/mid") &&
+          resv_plan_has(f.p, "wf/hi"));
+    sched_resources held;
+    resv_plan_node_held(f.p, "n2", &held, NULL); /* mid where it was */
+    CHECK_INT(held.v[SCHED_RES_CPU], 4000);
+    resv_plan_node_held(f.p, "n1", &held, NULL);
+    CHECK_INT(held.v[SCHED_RES_CPU], 2000);
+    resv_admission_clear(&a);
+    /* lo, planned again at its own priority, finds n1 half taken: refused, displacing nothing */
+    CHECK(!admit(&f, lo, NULL, 0, &a));
+    CHECK(a.n_displaced == 0 && resv_plan_has(f.p, "wf/hi"));
+    resv_admission_clear(&a);
+
+    /* n3 held from an hour ago (open now) at priority 0: never displaced */
+    resv_hold h = {.node = "n3", .pods = 4};
+    h.res.v[SCHED_RES_CPU] = 8000;
+    tm_err err = {0};
+    CHECK(resv_plan_put(f.p, "wf/open", T0 - H, T0 + 3 * H, &h, 1, &err) == 0);
+    reservation *hi3 = pinned(f.s, "hi3", "n3", 1, "2", 100);
+    CHECK(!admit(&f, hi3, NULL, 0, &a));
+    CHECK(resv_plan_has(f.p, "wf/open") && a.n_displaced == 0);
+    resv_admission_clear(&a);
+
+    /* n4 has 6 of 8 cpu taken by a running pod of unknown end and 2 held by lo4 (priority 0):
+     * 2 pods of 2 cpu do not fit there even without lo4; lo4 is taken out and put back */
+    resv_running run = {.node = "n4", .end_ms = -1};
+    run.req.v[SCHED_RES_CPU] = 6000;
+    run.req.v[SCHED_RES_PODS] = 1;
+    reservation *lo4 = pinned(f.s, "lo4", "n4", 1, "2", 0);
+    reservation *hi4 = pinned(f.s, "hi4", "n4", 2, "2", 100);
+    CHECK(admit(&f, lo4, &run, 1, &a));
+    resv_admission_clear(&a);
+    size_t before = resv_plan_count(f.p);
+    CHECK(!admit(&f, hi4, &run, 1, &a));
+    CHECKF(strstr(a.reason, "displacing the 1 admitted reservation of lower priority") != NULL,
+           "%s", a.reason);
+    CHECK_INT(resv_plan_count(f.p), before);
+    CHECK(resv_plan_has(f.p, "wf/lo4") && a.n_displaced == 0);
+    resv_plan_node_held(f.p, "n4", &held, NULL);
+    CHECK_INT(held.v[SCHED_RES_CPU], 2000);
+    CHECK(resv_plan_set_priority(f.p, "wf/none", 1) == -1);
+    resv_admission_clear(&a);
+    reservation_free(lo);
+    reservation_free(mid);
+    reservation_free(hi);
+    reservation_free(same);
+    reservation_free(hi3);
+    reservation_free(hi4);
+    reservation_free(lo4);
+    teardown(&f);
+}
+
 int main(void) {
     RUN(test_no_double_booking);
     RUN(test_exact_fill_then_refuse);
@@ -544,5 +650,6 @@ int main(void) {
     RUN(test_plan_filter_elsewhere);
     RUN(test_release_decisions);
     RUN(test_expected_end);
+    RUN(test_displacement_by_priority);
     return TEST_SUMMARY();
 }

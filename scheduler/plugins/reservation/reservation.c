@@ -124,6 +124,7 @@ void reservation_free(reservation *r) {
     free(r->owner_name);
     tm_selector_free(r->owner_sel);
     free(r->scheduler_name);
+    free(r->priority_class);
     resv_holds_free(r->holds, r->n_holds);
     free(r->message);
     free(r);
@@ -346,6 +347,15 @@ reservation *reservation_from_json(sched_snapshot *s, const json_t *obj, tm_err 
         goto fail;
     }
     r->evict_overrunning = !eo || json_is_true(eo);
+    const json_t *pc = json_object_get(spec, "priorityClassName");
+    if (pc && (!json_is_string(pc) || !*json_string_value(pc))) {
+        tm_err_set(err, "spec.priorityClassName must be a non-empty string");
+        goto fail;
+    }
+    if (pc && !(r->priority_class = strdup(json_string_value(pc)))) {
+        tm_err_set(err, "out of memory");
+        goto fail;
+    }
     if (parse_window(r, spec, err) || parse_owner(r, json_object_get(spec, "owner"), err) ||
         parse_placement(s, r, spec, err) || parse_holds(s, r, json_object_get(st, "nodes"), err))
         goto fail;

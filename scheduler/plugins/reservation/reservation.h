@@ -13,6 +13,8 @@
  *                          pods the capacity is held for (same namespace)
  *   spec.schedulerName     the scheduler that admits and honours it (default "tarema"), as a
  *                          pod's spec.schedulerName: other schedulers leave it alone
+ *   spec.priorityClassName a PriorityClass, as a pod's: admission of a reservation of higher
+ *                          priority may displace admitted ones of lower priority
  *   status.phase           Pending, Admitted, Active, Released, Expired, Failed
  *   status.nodes           [{name, pods, requests}]: what is held on each node
  *   status.nodeNames       the same nodes, comma-separated (kubectl get's NODES column)
@@ -69,6 +71,11 @@ typedef struct reservation {
     /* spec.evictOverrunning (default true): once the window is open, a pod let into the held
      * capacity on ending before it and still running is evicted (resv_overrun.h) */
     bool evict_overrunning;
+    /* spec.priorityClassName (NULL when absent) and its value, which the caller resolves as
+     * for a pod (the class' value, else the globalDefault class', else 0): a reservation may
+     * displace admitted ones of lower priority (resv_plan.h) */
+    char *priority_class;
+    int32_t priority;
     /* status */
     resv_phase phase;
     resv_hold *holds;

@@ -21,6 +21,8 @@ typedef struct entry {
     resv_hold *holds;
     sched_resources *used; /* per hold: the owner's pods' usage now */
     size_t n;
+    int32_t priority; /* its PriorityClass' value: who may displace it (resv_plan_set_priority) */
+    uint64_t seq;     /* admission order: among equals, the earlier one is kept first */
 } entry;
 
 typedef struct node_slot {
@@ -33,6 +35,7 @@ typedef struct node_slot {
 struct resv_plan {
     entry **entries;
     size_t n_entries, cap_entries;
+    uint64_t next_seq;
     node_slot *slots; /* open addressing, power of two */
     size_t n_slots, used_slots;
     /* planning snapshot for admission */
@@ -205,8 +208,10 @@ static void held_on(const entry *e, const char *node, sched_resources *out, sche
     }
 }
 
-int resv_plan_put(resv_plan *p, const char *key, int64_t start_ms, int64_t end_ms,
-                  const resv_hold *holds, size_t n, tm_err *err) {
+/* resv_plan_put with the priority and admission order given (seq 0: a new one). */
+static int put_entry(resv_plan *p, const char *key, int64_t start_ms, int64_t end_ms,
+                     const resv_hold *holds, size_t n, int32_t priority, uint64_t seq,
+                     tm_err *err) {
     resv_plan_remove(p, key);
     entry *e = calloc(1, sizeof *e);
     if (!e || !(e->key = strdup(key)) || resv_holds_copy(holds, n, &e->holds) ||
@@ -215,6 +220,8 @@ int resv_plan_put(resv_plan *p, const char *key, int64_t start_ms, int64_t end_m
     e->n = n;
     e->start = start_ms;
     e->end = end_ms;
+    e->priority = priority;
+    e->seq = seq ? seq : ++p->next_seq;
     if (p->n_entries == p->cap_entries) {
         size_t nc = p->cap_entries ? p->cap_entries * 2 : 16;
         entry **ne = realloc(p->entries, nc * sizeof *ne);
@@ -253,6 +260,21 @@ oom_linked:
 oom:
     entry_free(e);
     return tm_err_set(err, "out of memory");
+}
+
+int resv_plan_put(resv_plan *p, const char *key, int64_t start_ms, int64_t end_ms,
+                  const resv_hold *holds, size_t n, tm_err *err) {
+    const entry *old = entry_get(p, key, NULL); /* replaced: it keeps its priority and place */
+    return put_entry(p, key, start_ms, end_ms, holds, n, old ? old->priority : 0,
+                     old ? old->seq : 0, err);
+}
+
+int resv_plan_set_priority(resv_plan *p, const char *key, int32_t priority) {
+    entry *e = entry_get(p, key, NULL);
+    if (!e)
+        return -1;
+    e->priority = priority;
+    return 0;
 }
 
 int resv_plan_set_used(resv_plan *p, const char *key, const char *node,
@@ -530,6 +552,9 @@ resv_decision resv_decide(const resv_facts *f) {
 
 void resv_admission_clear(resv_admission *a) {
     resv_holds_free(a->holds, a->n_holds);
+    for (size_t i = 0; i < a->n_displaced; i++)
+        free(a->displaced[i].key);
+    free(a->displaced);
     memset(a, 0, sizeof *a);
 }
 
@@ -846,6 +871,169 @@ static bool nodes_exist(const sched_snapshot *live, const reservation *r, resv_a
     return true;
 }
 
+/* Places r on the planning snapshot as the window will see it (running pods, the table). */
+static int place(resv_plan *p, sched_framework *fw, const reservation *r, const char *key,
+                 sched_pod *pod, const resv_running *pods, const int *pod_node, size_t n_pods,
+                 resv_admission *out, tm_err *err) {
+    int rc = set_occupancy(p, r, key, pods, pod_node, n_pods, err);
+    if (!rc)
+        rc = r->tmpl ? place_template(p, fw, r, pod, out, err)
+                     : hold_whole_nodes(p, r, pod, out, err);
+    return rc;
+}
+
+/* ---- displacement: a reservation of higher priority makes way for itself ------------------- */
+
+/* An admitted reservation taken out of the table while a higher one is planned without it. */
+typedef struct victim {
+    char *key;
+    int64_t start, end;
+    resv_hold *holds;
+    size_t n;
+    int32_t priority;
+    uint64_t seq;
+} victim;
+
+static void victims_free(victim *v, size_t n) {
+    for (size_t i = 0; v && i < n; i++) {
+        free(v[i].key);
+        resv_holds_free(v[i].holds, v[i].n);
+    }
+    free(v);
+}
+
+/* Put back in this order: the highest priority first, then the earliest admitted (as
+ * kube-scheduler reprieves the most important victims first). */
+static int cmp_reprieve(const void *a, const void *b) {
+    const victim *x = a, *y = b;
+    if (x->priority != y->priority)
+        return x->priority > y->priority ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Whether e holds something on a node r's template pod may use (its node selector, group,
+ * spec.nodes): only there can displacing it make room. */
+static bool holds_where(const resv_plan *p, const entry *e, const sched_pod *pod) {
+    for (size_t h = 0; h < e->n; h++) {
+        const sched_node *nd = sched_snapshot_node_by_name(p->ps, e->holds[h].node);
+        if (nd && sched_pod_node_affinity_matches(pod, nd))
+            return true;
+    }
+    return false;
+}
+
+/* Takes out of the table every admitted reservation r may displace: of lower priority, its
+ * window overlapping r's and not open yet (an open window's owner may already run in it), on a
+ * node r may use. */
+static int take_victims(resv_plan *p, const reservation *r, const char *key, const sched_pod *pod,
+                        int64_t now_ms, victim **out, size_t *n_out, tm_err *err) {
+    *out = NULL;
+    *n_out = 0;
+    victim *v = calloc(p->n_entries ? p->n_entries : 1, sizeof *v);
+    if (!v)
+        return tm_err_set(err, "out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_entries;) {
+        entry *e = p->entries[i];
+        if (e->priority >= r->priority || e->start <= now_ms || e->start >= r->end_ms ||
+            e->end <= r->start_ms || strcmp(e->key, key) == 0 || !holds_where(p, e, pod)) {
+            i++;
+            continue;
+        }
+        /* the victim takes the entry's key and holds; the entry goes */
+        v[n] = (victim){e->key, e->start, e->end, e->holds, e->n, e->priority, e->seq};
+        n++;
+        unlink_entry(p, e);
+        p->entries[i] = p->entries[--p->n_entries];
+        e->key = NULL;
+        e->holds = NULL;
+        e->n = 0;
+        entry_free(e);
+    }
+    *out = v;
+    *n_out = n;
+    return 0;
+}
+
+/* Whether v's holds fit again where they were: on each of its nodes, what the running pods
+ * still there when its window opens take, plus the peak the table holds over its window, plus
+ * v's hold, within allocatable. */
+static bool fits_back(const resv_plan *p, const victim *v, const resv_running *pods,
+                      const int *pod_node, size_t n_pods) {
+    for (size_t h = 0; h < v->n; h++) {
+        int idx = sched_snapshot_node_index(p->ps, v->holds[h].node);
+        if (idx < 0)
+            return false; /* the node is gone */
+        sched_resources room = sched_snapshot_node(p->ps, (size_t)idx)->allocatable, peak;
+        for (size_t i = 0; i < n_pods; i++)
+            if (pod_node[i] == idx && !(pods[i].end_ms >= 0 && pods[i].end_ms <= v->start))
+                for (int k = 0; k < SCHED_RES_MAX; k++)
+                    room.v[k] -= pods[i].req.v[k];
+        peak_in(slot_get(p, v->holds[h].node), v->start, v->end, NULL, &peak);
+        for (int k = 0; k < SCHED_RES_MAX; k++)
+            room.v[k] -= peak.v[k];
+        if (!fits(&v->holds[h].res, &room))
+            return false;
+    }
+    return true;
+}
+
+/* r did not fit: plans it again without the reservations it may displace. When it fits then,
+ * it is put into the table and those that still fit where they were are put back, the most
+ * important first; the others are named in out->displaced. Otherwise the table is as it was
+ * and out->reason says that displacing did not help either. */
+static int displace(resv_plan *p, sched_framework *fw, const reservation *r, const char *key,
+                    sched_pod *pod, const resv_running *pods, const int *pod_node, size_t n_pods,
+                    int64_t now_ms, resv_admission *out, tm_err *err) {
+    victim *v;
+    size_t nv;
+    if (take_victims(p, r, key, pod, now_ms, &v, &nv, err))
+        return -1;
+    if (!nv) {
+        free(v);
+        return 0;
+    }
+    resv_admission trial = {0};
+    int rc = place(p, fw, r, key, pod, pods, pod_node, n_pods, &trial, err);
+    if (!rc && trial.ok)
+        rc = put_entry(p, key, r->start_ms, r->end_ms, trial.holds, trial.n_holds, r->priority, 0,
+                       err);
+    if (rc || !trial.ok) { /* no better: everything back as it was */
+        for (size_t i = 0; i < nv && !rc; i++)
+            rc = put_entry(p, v[i].key, v[i].start, v[i].end, v[i].holds, v[i].n, v[i].priority,
+                           v[i].seq, err);
+        size_t len = strlen(out->reason);
+        if (!rc && len + 1 < sizeof out->reason)
+            snprintf(out->reason + len, sizeof out->reason - len,
+                     "; displacing the %zu admitted reservation%s of lower priority would not make "
+                     "room either",
+                     nv, nv == 1 ? "" : "s");
+        resv_admission_clear(&trial);
+        victims_free(v, nv);
+        return rc;
+    }
+    qsort(v, nv, sizeof *v, cmp_reprieve);
+    if (!(out->displaced = calloc(nv, sizeof *out->displaced)))
+        rc = tm_err_set(err, "out of memory");
+    for (size_t i = 0; i < nv && !rc; i++) {
+        if (fits_back(p, &v[i], pods, pod_node, n_pods)) {
+            rc = put_entry(p, v[i].key, v[i].start, v[i].end, v[i].holds, v[i].n, v[i].priority,
+                           v[i].seq, err);
+            continue;
+        }
+        out->displaced[out->n_displaced].key = v[i].key;
+        out->displaced[out->n_displaced++].priority = v[i].priority;
+        v[i].key = NULL; /* the outcome owns it now */
+    }
+    resv_holds_free(out->holds, out->n_holds); /* a first try's partial holds (whole nodes) */
+    out->holds = trial.holds;
+    out->n_holds = trial.n_holds;
+    out->ok = true;
+    out->reason[0] = '\0';
+    victims_free(v, nv);
+    return rc;
+}
+
 /* One admission on a current planning snapshot; pod_node[i]: pods[i]'s planning node index. */
 static int admit_one(resv_plan *p, sched_framework *fw, sched_snapshot *live, const reservation *r,
                      const sched_keys *keys, const resv_running *pods, const int *pod_node,
@@ -868,19 +1056,20 @@ static int admit_one(resv_plan *p, sched_framework *fw, sched_snapshot *live, co
     sched_task_resolve(live, pod, &ti);
     if (ti.labeled)
         memcpy(pod->labels, ti.labels, sizeof pod->labels);
-    int rc = set_occupancy(p, r, key, pods, pod_node, n_pods, err);
-    if (!rc)
-        rc = r->tmpl ? place_template(p, fw, r, pod, out, err)
-                     : hold_whole_nodes(p, r, pod, out, err);
+    int rc = place(p, fw, r, key, pod, pods, pod_node, n_pods, out, err);
     /* Not admitted: say why in the most useful words. Bad input and impossible requests
-     * (checked only now: they cost a pass over every node) come before "only 3 of 5 fit". */
+     * (checked only now: they cost a pass over every node) come before "only 3 of 5 fit". Only
+     * a reservation that could fit is worth planning again without those it may displace. */
     if (!rc && !out->ok) {
         resv_admission diag = {0};
         if (!check_static(live, r, pod, &diag))
             memcpy(out->reason, diag.reason, sizeof out->reason);
+        else
+            rc = displace(p, fw, r, key, pod, pods, pod_node, n_pods, now_ms, out, err);
     }
     if (!rc && out->ok)
-        rc = resv_plan_put(p, key, r->start_ms, r->end_ms, out->holds, out->n_holds, err);
+        rc = put_entry(p, key, r->start_ms, r->end_ms, out->holds, out->n_holds, r->priority, 0,
+                       err);
     if (rc || !out->ok) {
         resv_holds_free(out->holds, out->n_holds);
         out->holds = NULL;

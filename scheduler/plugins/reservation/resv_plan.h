@@ -34,6 +34,9 @@ void resv_plan_free(resv_plan *p);
  * 0 or -1 with err. */
 int resv_plan_put(resv_plan *p, const char *key, int64_t start_ms, int64_t end_ms,
                   const resv_hold *holds, size_t n, tm_err *err);
+/* Sets the priority of an entry (its spec.priorityClassName's value; 0 when put): an admission
+ * of higher priority may displace it while its window has not opened. -1 when unknown. */
+int resv_plan_set_priority(resv_plan *p, const char *key, int32_t priority);
 /* Forgets it (released, expired, deleted). -1 when unknown. */
 int resv_plan_remove(resv_plan *p, const char *key);
 size_t resv_plan_count(const resv_plan *p);
@@ -69,11 +72,21 @@ typedef struct resv_running {
     int64_t end_ms;
 } resv_running;
 
+/* An admitted reservation that made way for one of higher priority. */
+typedef struct resv_displaced {
+    char *key; /* "ns/name" (owned) */
+    int32_t priority;
+} resv_displaced;
+
 typedef struct resv_admission {
     bool ok;
     char reason[768]; /* why not admissible (ok false) */
     resv_hold *holds; /* ok: what is held (owned; resv_admission_clear frees) */
     size_t n_holds;
+    /* ok: the admitted reservations it displaced, out of the table now (the caller plans them
+     * again or fails them), the most important first */
+    resv_displaced *displaced;
+    size_t n_displaced;
 } resv_admission;
 void resv_admission_clear(resv_admission *a);
 
@@ -91,7 +104,14 @@ int resv_plan_admit_batch(resv_plan *p, sched_framework *fw, sched_snapshot *liv
  * the nodes, groups and task table of live, against pods and the table; on success puts r into the
  * table (key ns/name) and returns its holds in out. Not admissible: out->ok false and out->reason
  * (larger than the cluster, no node matches the selector or group, a listed node does not exist,
- * not enough capacity in the window). Returns 0, or -1 with err on OOM or a plugin failure. */
+ * not enough capacity in the window). Returns 0, or -1 with err on OOM or a plugin failure.
+ *
+ * Displacement (issue 31): when r does not fit, but could on an empty cluster, it is planned again
+ * without the admitted reservations of lower priority (r->priority) whose windows overlap its
+ * own and have not opened at now_ms. If it fits then, it is admitted; of those taken out, the
+ * ones whose holds still fit where they were are put back (highest priority first, then the
+ * earliest admitted) and the rest are listed in out->displaced. An open window is never
+ * displaced: its owner's pods may be running in it. */
 int resv_plan_admit(resv_plan *p, sched_framework *fw, sched_snapshot *live, const reservation *r,
                     const sched_keys *keys, const resv_running *pods, size_t n_pods, int64_t now_ms,
                     resv_admission *out, tm_err *err);
