@@ -194,8 +194,7 @@ static int evict_on_hold(sim *s, int ri, int h, long *cand, resv_overrun_pod *ps
     const sched_node *node = sched_snapshot_node(s->snap, (size_t)si);
     int64_t start = ms_of(rs->start), now = ms_of(s->now);
     sched_resources free_now, used = {0};
-    for (int k = 0; k < SCHED_RES_MAX; k++)
-        free_now.v[k] = node->allocatable.v[k] - node->requested.v[k];
+    sched_node_room(node, &free_now);
     size_t m = 0;
     bool at_its_end = false; /* a task expected to end just now: a candidate 1 ms later */
     for (int j = 0; j < s->nrunning[n]; j++) {

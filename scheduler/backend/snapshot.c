@@ -1160,6 +1160,11 @@ int sched_node_add_taint(sched_node *n, const char *key, const char *value, sche
     return 0;
 }
 
+void sched_node_room(const sched_node *n, sched_resources *out) {
+    for (int k = 0; k < SCHED_RES_MAX; k++)
+        out->v[k] = n->allocatable.v[k] - n->requested.v[k];
+}
+
 void sched_node_free(sched_node *n) {
     if (!n)
         return;

@@ -448,5 +448,8 @@ int sched_node_set_images(sched_node *n, const char *const *names, const int64_t
 /* The size of the node's image of that name, -1 when it has none. */
 int64_t sched_node_image_size(const sched_node *n, const char *name);
 void sched_node_free(sched_node *n);
+/* What the node has left now, per resource: allocatable - requested (negative when
+ * over-committed, as after a pod of another scheduler). */
+void sched_node_room(const sched_node *n, sched_resources *out);
 
 #endif

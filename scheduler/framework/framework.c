@@ -338,11 +338,12 @@ typedef struct reason_count {
     size_t count;
 } reason_count;
 
+/* Counts text once more; returns its index in *rs, -1 when out of memory. */
 static int add_reason(reason_count **rs, size_t *n, size_t *cap, const char *text) {
     for (size_t i = 0; i < *n; i++)
         if (strcmp((*rs)[i].text, text) == 0) {
             (*rs)[i].count++;
-            return 0;
+            return (int)i;
         }
     if (*n == *cap) {
         size_t ncap = *cap ? *cap * 2 : 8;
@@ -353,8 +354,8 @@ static int add_reason(reason_count **rs, size_t *n, size_t *cap, const char *tex
         *cap = ncap;
     }
     snprintf((*rs)[*n].text, sizeof(*rs)[*n].text, "%s", text);
-    (*rs)[(*n)++].count = 1;
-    return 0;
+    (*rs)[*n].count = 1;
+    return (int)(*n)++;
 }
 
 static int cmp_cstr(const void *a, const void *b) {
@@ -371,6 +372,11 @@ char *sched_framework_fit_message(const sched_framework *fw, const sched_snapsho
     }
     reason_count *rs = NULL;
     size_t nr = 0, cap = 0, feasible = 0;
+    /* a short resource's text depends on the resource alone: made once, then counted (on a
+     * full cluster every node says "Insufficient cpu") */
+    int bit_reason[31];
+    for (int b = 0; b < 31; b++)
+        bit_reason[b] = -1;
     for (size_t i = 0; i < fw->n_nodes; i++) {
         sched_filter_id id = (sched_filter_id)fw->status[i];
         if (id == SCHED_FILTER_OK) {
@@ -382,8 +388,12 @@ char *sched_framework_fit_message(const sched_framework *fw, const sched_snapsho
         if (pl) {                        /* each short resource is its own reason */
             for (int b = 0; b < 31; b++) /* every bit NodeResourcesFit uses (sched_fit_bit) */
                 if (fw->detail[i] & (1u << b)) {
+                    if (bit_reason[b] >= 0) {
+                        rs[bit_reason[b]].count++;
+                        continue;
+                    }
                     plugin_reason(pl, &fw->cyc, NULL, 1u << b, one, sizeof one);
-                    add_reason(&rs, &nr, &cap, one);
+                    bit_reason[b] = add_reason(&rs, &nr, &cap, one);
                 }
         } else {
             sched_framework_node_reason(fw, i, one, sizeof one);

@@ -58,6 +58,7 @@ struct sched_backfill_live {
     char **job_keys;      /* the last plan's job keys (its shadows point at them) */
     size_t n_job_keys;
     uint64_t backfilled_seen;
+    sched_prefilter *pf; /* the filters' per-pod state for eligibility, reused across plans */
     tm_metric *m_shadows, *m_backfilled, *m_plan_s, *m_announced, *m_start_error;
 };
 
@@ -485,15 +486,19 @@ static bool plan(sched_backfill_live *b, int64_t mono, int64_t wall) {
         goto oom;
     for (size_t i = 0; i < nn; i++)
         alloc[i] = sched_snapshot_node(snap, i)->allocatable;
+    if (!b->pf && !(b->pf = sched_prefilter_new()))
+        goto oom;
     size_t m = 0;
     for (size_t j = 0; j < nj; j++) {
         const sched_pod *first = jobs[j].pods[0];
-        /* nodes the first member's filters other than capacity allow (selectors, taints, ...) */
+        /* nodes the first member's filters other than capacity allow (selectors, taints, ...);
+         * the inter-pod filters' state computed once for the job, not once per node */
         bool *e = &elig[j * nn];
+        bool pre_ok = sched_prefilter_compute(b->pf, snap, first, &err) == 0;
         for (size_t i = 0; i < nn; i++) {
             uint32_t detail = 0;
             sched_filter_id id =
-                sched_filter_node(snap, first, sched_snapshot_node(snap, i), &detail);
+                pre_ok ? sched_filter_node_pre(snap, first, i, b->pf, &detail) : SCHED_FILTER_COUNT;
             e[i] = id == SCHED_FILTER_OK || id == SCHED_FILTER_RESOURCES ||
                    (id != SCHED_FILTER_COUNT && sched_filter_resolvable(id, detail));
         }
@@ -637,5 +642,6 @@ void sched_backfill_live_free(sched_backfill_live *b) {
         forget(b, b->pods[b->n_pods - 1]->uid);
     free(b->pods);
     free_job_keys(b);
+    sched_prefilter_free(b->pf);
     free(b);
 }

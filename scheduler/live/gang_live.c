@@ -363,6 +363,22 @@ void sched_gang_live_set_native_api(sched_gang_live *gl, const sched_native_api 
     gl->native = *api;
 }
 
+/* Declares the native PodGroup obj (its spec, or invalid with *rc -1 and err saying why) with
+ * its disruption mode. NULL on OOM. */
+static sched_gang *declare_native(sched_gang_registry *r, const char *ns, const char *name,
+                                  const json_t *obj, int64_t now_ms, int *rc, tm_err *err) {
+    sched_native_podgroup pg;
+    *rc = sched_native_podgroup_from_json(obj, &pg, err);
+    sched_gang *g = sched_gang_registry_native(r, ns, name, *rc ? NULL : &pg.spec,
+                                               *rc ? false : pg.basic, *rc ? err->msg : NULL,
+                                               now_ms);
+    if (g)
+        g->disrupt_single = !*rc && pg.disrupt_single;
+    if (!*rc)
+        sched_native_podgroup_free(&pg);
+    return g;
+}
+
 bool sched_gang_live_native_podgroup_event(sched_gang_live *gl, tm_watch_type t, const json_t *obj,
                                            int64_t now_ms) {
     const char *ns = tm_json_str(obj, "metadata.namespace", "");
@@ -375,19 +391,13 @@ bool sched_gang_live_native_podgroup_event(sched_gang_live *gl, tm_watch_type t,
         sched_gang_registry_forget_owner(gl->reg, SCHED_GANG_NATIVE, ns, name);
         return false;
     }
-    sched_native_podgroup pg;
     tm_err err = {0};
-    int rc = sched_native_podgroup_from_json(obj, &pg, &err);
     json_t *seen = json_pack("{s:O?, s:I}", "conditions", tm_json_path(obj, "status.conditions"),
                              "generation", (json_int_t)tm_json_int(obj, "metadata.generation", 0));
     if (!seen || json_object_set_new(gl->native_seen, key, seen))
         tm_error("gang registry: out of memory");
-    sched_gang *g = sched_gang_registry_native(gl->reg, ns, name, rc ? NULL : &pg.spec,
-                                               rc ? false : pg.basic, rc ? err.msg : NULL, now_ms);
-    if (g)
-        g->disrupt_single = !rc && pg.disrupt_single;
-    if (!rc)
-        sched_native_podgroup_free(&pg);
+    int rc;
+    sched_gang *g = declare_native(gl->reg, ns, name, obj, now_ms, &rc, &err);
     if (!g) {
         tm_error("gang registry: out of memory");
         return false;
@@ -934,15 +944,9 @@ int sched_gang_explain_register_owner(tm_kube *k, sched_gang_registry *r,
         return -1;
     }
     if (obj && native) {
-        sched_native_podgroup npg;
         tm_err pe = {0};
-        int rc = sched_native_podgroup_from_json(obj, &npg, &pe);
-        sched_gang *ng = sched_gang_registry_native(r, ref->ns, ref->owner, rc ? NULL : &npg.spec,
-                                                    rc ? false : npg.basic, rc ? pe.msg : NULL, 0);
-        if (ng)
-            ng->disrupt_single = !rc && npg.disrupt_single;
-        if (!rc)
-            sched_native_podgroup_free(&npg);
+        int rc;
+        declare_native(r, ref->ns, ref->owner, obj, 0, &rc, &pe);
     } else if (obj && pg) {
         sched_gang *og;
         tm_err pe = {0};

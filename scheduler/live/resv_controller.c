@@ -924,8 +924,7 @@ static void evict_overruns(resv_controller *c, rentry *e, int64_t start, int64_t
             return;
         }
         sched_resources free_now, used = {0};
-        for (int k = 0; k < SCHED_RES_MAX; k++)
-            free_now.v[k] = node->allocatable.v[k] - node->requested.v[k];
+        sched_node_room(node, &free_now);
         for (size_t i = 0; i < n; i++) {
             const char *uid = NULL;
             const sched_pod_meta *meta = sched_snapshot_node_pod(snap, (size_t)ni, i, &uid);

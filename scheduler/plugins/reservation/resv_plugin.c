@@ -207,8 +207,7 @@ static int plugin_filter(void *state, const sched_cycle *cy, size_t node, const 
     resv_plan_node_held(st->plan, n->name, &held, &n_here);
     if (n_here == 0 && st->n_owned == 0)
         return -1;
-    for (int k = 0; k < SCHED_RES_MAX; k++)
-        free_now.v[k] = n->allocatable.v[k] - n->requested.v[k];
+    sched_node_room(n, &free_now);
     int64_t end = n_here ? resv_expected_end(cy->snap, cy->pod, n, cy->now_ms) : -1;
     resv_verdict v =
         resv_plan_filter_adjusted(st->plan, n->name, &free_now, &cy->pod->requests, end,
