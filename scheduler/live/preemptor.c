@@ -215,8 +215,16 @@ static void now_rfc3339(char *buf, size_t size) {
 
 static void log_done(void *ud, int status, json_t *body, const tm_err *err) {
     (void)body;
-    if (err && status != 404) /* a pod deleted meanwhile needs nothing more */
-        tm_warn("preemption: %s failed status=%d err=\"%s\"", (const char *)ud, status, err->msg);
+    if (!err || status == 404) /* a pod deleted meanwhile needs nothing more */
+        return;
+    /* The preemptor was bound before its nomination landed (its victims went at once): the API
+     * server refuses nominatedNodeName on a bound pod, and a bound pod needs none. */
+    if (status == 422 && strstr(err->msg, "already bound")) {
+        tm_debug("preemption: %s not needed, the pod is bound err=\"%s\"", (const char *)ud,
+                 err->msg);
+        return;
+    }
+    tm_warn("preemption: %s failed status=%d err=\"%s\"", (const char *)ud, status, err->msg);
 }
 
 /* An event about pod ns/name (uid), related to the preemptor (r_kind in r_api) when r_name is

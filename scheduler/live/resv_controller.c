@@ -50,6 +50,8 @@ typedef struct rentry {
     bool reported_unchanged; /* the invalid/failed event was posted */
     int32_t priority;        /* spec.priorityClassName's value, the last one resolved */
     char *displaced_by;      /* "ns/name (priority P over Q)" that displaced it, until planned */
+    char *displaced_by_key;  /* that one's key: its Admitted waits for our Pending to show */
+    char *displaced_note;    /* "; displaced a, b": what its own admission displaced */
 } rentry;
 
 struct resv_controller {
@@ -274,6 +276,8 @@ static void ent_free(rentry *e) {
     reservation_free(e->r);
     free(e->bad);
     free(e->displaced_by);
+    free(e->displaced_by_key);
+    free(e->displaced_note);
     free(e);
 }
 
@@ -364,7 +368,8 @@ oom:
  * not there: after a restart, before anything else is placed or admitted. */
 static void restore(resv_controller *c, rentry *e) {
     const reservation *r = e->r;
-    if (!r || !resv_phase_holds(e->phase) || resv_plan_has(c->plan, e->key))
+    /* displaced: its Admitted status is stale (the Pending write failed or is in flight) */
+    if (!r || !resv_phase_holds(e->phase) || resv_plan_has(c->plan, e->key) || e->displaced_by)
         return;
     tm_err err = {0};
     int64_t start, end; /* the admitted window, not a spec moved since */
@@ -431,20 +436,14 @@ static void find_default(void *ud, json_t *obj) {
 
 /* A reservation's priority as a pod's is resolved by the Priority admission plugin: its
  * spec.priorityClassName's value, else the globalDefault class' value, else 0. 1 with *out set,
- * 0 when the class does not exist or cannot be read (why says which), -1 while the classes are
- * not listed yet. */
+ * 0 when the class does not exist (why says so), -1 while the classes are not listed yet, or
+ * cannot be read at all (looked for again every 30 s, resv_controller_recheck: a class named
+ * is then waited for, not failed on). */
 static int resolve_priority(const resv_controller *c, const reservation *r, int32_t *out, char *why,
                             size_t size) {
     *out = 0;
-    if (!c->classes) {
-        if (!r->priority_class)
-            return 1;
-        snprintf(why, size,
-                 "spec.priorityClassName: PriorityClass %s cannot be read (the "
-                 "scheduler may not list priorityclasses)",
-                 r->priority_class);
-        return 0;
-    }
+    if (!c->classes)
+        return r->priority_class ? -1 : 1;
     if (!tm_informer_synced(c->classes))
         return -1;
     const json_t *pc;
@@ -579,6 +578,18 @@ static int start_owner_informers(resv_controller *c, tm_err *err) {
     return 0;
 }
 
+/* Starts the PriorityClass informer when the classes can be listed (RBAC may not allow it yet).
+ * Only the admitting scheduler resolves priorities: the read-only one follows the status. */
+static int start_classes(resv_controller *c, tm_err *err) {
+    if (c->readonly || c->classes || !api_served(c, PRIOCLASS_PATH, 8u))
+        return 0;
+    tm_informer_opts o = {
+        .path = PRIOCLASS_PATH, .on_event = on_ignore, .ud = c, .transform = class_transform};
+    if (!(c->classes = tm_informer_start(c->k, &o, err)))
+        return tm_err_wrap(err, "watching PriorityClasses for reservations");
+    return 0;
+}
+
 /* Starts the Reservation informer and the owners' when the API is served (else 1, off). */
 static int start_informers(resv_controller *c, tm_err *err) {
     if (!api_served(c, RESV_PATH, 4u))
@@ -588,13 +599,8 @@ static int start_informers(resv_controller *c, tm_err *err) {
     if (!(c->resvs = tm_informer_start(c->k, &o, err)))
         return tm_err_wrap(err, "watching Reservations");
     c->on = true;
-    /* only the admitting scheduler resolves priorities: the read-only one follows the status */
-    if (!c->readonly && api_served(c, PRIOCLASS_PATH, 8u)) {
-        o = (tm_informer_opts){
-            .path = PRIOCLASS_PATH, .on_event = on_ignore, .ud = c, .transform = class_transform};
-        if (!(c->classes = tm_informer_start(c->k, &o, err)))
-            return tm_err_wrap(err, "watching PriorityClasses for reservations");
-    }
+    if (start_classes(c, err))
+        return -1;
     return start_owner_informers(c, err); /* owners: only whether they exist */
 }
 
@@ -617,6 +623,8 @@ static void replay_pod(void *ud, json_t *obj) {
 }
 
 int resv_controller_recheck(resv_controller *c, const tm_informer *pods, tm_err *err) {
+    if (c && c->on && !c->classes && start_classes(c, err))
+        return -1;
     if (!c || (c->on && c->pg_api && c->wl_api))
         return 0;
     if (c->on) { /* an owner API appeared: admission can tell whether owners exist */
@@ -716,8 +724,7 @@ static bool admissible_owner(resv_controller *c, rentry *e) {
 }
 
 /* The reservations e's admission displaced (out of the table now): back to Pending, planned
- * again at the next tick against what e holds; status and an event on both sides. Their keys
- * are appended to msg. */
+ * again once e is admitted; status and an event on both sides. Their keys are appended to msg. */
 static void write_displaced(resv_controller *c, rentry *e, const resv_admission *a, char *msg,
                             size_t size) {
     size_t off = strlen(msg);
@@ -742,9 +749,23 @@ static void write_displaced(resv_controller *c, rentry *e, const resv_admission 
             continue; /* deleted meanwhile: nothing to tell */
         free(d->displaced_by);
         d->displaced_by = strdup(by);
+        free(d->displaced_by_key);
+        d->displaced_by_key = strdup(e->key);
         write_status(c, d, RESV_PENDING, why, NULL, 0, true);
         post_event(c, d, "Warning", "Displaced", why);
     }
+}
+
+/* Whether a reservation e displaced is not yet seen Pending in the API (its write in flight, or
+ * failed and to be written again): e's Admitted waits for it. */
+static bool displacement_pending(const resv_controller *c, const rentry *e) {
+    for (size_t i = 0; i < c->n_ents; i++) {
+        const rentry *d = c->ents[i];
+        if (d->displaced_by_key && strcmp(d->displaced_by_key, e->key) == 0 &&
+            (d->pending_write || d->phase != RESV_PENDING))
+            return true;
+    }
+    return false;
 }
 
 /* Whether e's priority is known (then e->priority and e->r->priority hold it). A class that
@@ -771,8 +792,23 @@ static void admitted(resv_controller *c, rentry *e, const resv_admission *a) {
     /* the owner's pods that wait for the admission (resv_plugin.h) are retried: they wait for
      * the window now, or go on without the reservation */
     c->changed = true;
+    if (a->ok && a->n_displaced) {
+        /* Two steps, so that no restart ever finds two Admitted reservations on the same
+         * capacity: the displaced ones are written Pending now; this one keeps its holds in the
+         * table (no pod takes them meanwhile) but is written Admitted only by a later tick, once
+         * their Pending shows (displacement_pending), planned again then. */
+        char note[512] = "";
+        write_displaced(c, e, a, note, sizeof note);
+        free(e->displaced_note);
+        e->displaced_note = strdup(note);
+        tm_info("reservation=%s admission waits for the status of the %zu it displaced", e->key,
+                a->n_displaced);
+        return;
+    }
     char *by = e->displaced_by; /* planned again after a displacement: say so */
     e->displaced_by = NULL;
+    free(e->displaced_by_key);
+    e->displaced_by_key = NULL;
     if (!a->ok) {
         char why[1024];
         if (by)
@@ -794,7 +830,10 @@ static void admitted(resv_controller *c, rentry *e, const resv_admission *a) {
         off +=
             (size_t)snprintf(msg + off, 512 - off, "%s %s (%d pod%s)", i ? "," : "",
                              a->holds[i].node, a->holds[i].pods, a->holds[i].pods == 1 ? "" : "s");
-    write_displaced(c, e, a, msg, sizeof msg);
+    if (e->displaced_note && off < sizeof msg)
+        snprintf(msg + off, sizeof msg - off, "%s", e->displaced_note);
+    free(e->displaced_note);
+    e->displaced_note = NULL;
     write_status(c, e, RESV_ADMITTED, msg, a->holds, a->n_holds, true);
     post_event(c, e, "Normal", "Admitted", msg);
 }
@@ -1062,6 +1101,8 @@ bool resv_controller_tick(resv_controller *c, int64_t now) {
             /* displaced, but the write of Pending failed: nothing is held, write it again */
             char why[800];
             snprintf(why, sizeof why, "displaced by %s: planned again", e->displaced_by);
+            if (resv_plan_remove(c->plan, e->key) == 0)
+                c->changed = true;
             write_status(c, e, RESV_PENDING, why, NULL, 0, true);
             continue;
         }
@@ -1081,7 +1122,7 @@ bool resv_controller_tick(resv_controller *c, int64_t now) {
     for (size_t i = 0; pend && i < c->n_ents; i++) {
         rentry *e = c->ents[i];
         if (e->r && e->phase == RESV_PENDING && !e->pending_write && !e->r->deleting &&
-            admissible_priority(c, e) && admissible_owner(c, e))
+            !displacement_pending(c, e) && admissible_priority(c, e) && admissible_owner(c, e))
             pend[np++] = e;
     }
     if (np) {

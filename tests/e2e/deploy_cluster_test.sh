@@ -517,6 +517,7 @@ podgroups.scheduling.x-k8s.io [] [get list watch patch]
 podgroups.scheduling.x-k8s.io/status [] [patch]
 reservations.tarema.io [] [get list watch]
 reservations.tarema.io/status [] [patch]
+priorityclasses.scheduling.k8s.io [] [list watch]
 storageclasses.storage.k8s.io [] [list watch]
 taskprofiles.tarema.io [] [list watch]
 workloads.scheduling.k8s.io [] [get list watch]"

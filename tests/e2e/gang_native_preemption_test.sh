@@ -38,15 +38,7 @@ extra_cleanup() {
   return 0
 }
 sched_e2e_namespace
-pc() { # NAME VALUE
-  kubectl create -f - >/dev/null <<EOF
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: $1}
-value: $2
-EOF
-}
-check "priority classes low 100, high 1000" bash -c "$(declare -f pc); pc $ID-low 100 && pc $ID-high 1000"
+check "priority classes low 100, high 1000" priority_classes "$ID-low" 100 "$ID-high" 1000
 for side in t k; do
   cat >"$WORK/nodes-$side.yaml" <<EOF2
 nodes:
@@ -142,17 +134,23 @@ fi
 clear_ns
 
 # ---- 3. a gang preempts ----------------------------------------------------------------------------
-for side in t k; do
-  case $side in t) s=$SCHED ;; k) s=$KS ;; esac
-  ngang "$side" "$s" "g$side-low" 2 3 low "$SINGLE"
-done
-for side in t k; do
-  if wait_for 60 bound_is "g$side-low" 2; then pass "3/$side: the low gang is bound"; else fail "3/$side: the low gang is bound" "$(kubectl get pods -n "$NS" -o wide)"; fi
-done
-for side in t k; do
-  case $side in t) s=$SCHED ;; k) s=$KS ;; esac
-  ngang "$side" "$s" "g$side-hi" 2 3 high "$SINGLE"
-done
+# gang_vs_gang TAG CASE SIZE: on each side a low single-mode gang of 2 x 3 cores (bound), then a
+# high one of SIZE x 3 cores (TAG: the pods' name prefix).
+gang_vs_gang() {
+  local side s
+  for side in t k; do
+    case $side in t) s=$SCHED ;; k) s=$KS ;; esac
+    ngang "$side" "$s" "$1$side-low" 2 3 low "$SINGLE"
+  done
+  for side in t k; do
+    if wait_for 60 bound_is "$1$side-low" 2; then pass "$2/$side: the low gang is bound"; else fail "$2/$side: the low gang is bound" "$(kubectl get pods -n "$NS" -o wide)"; fi
+  done
+  for side in t k; do
+    case $side in t) s=$SCHED ;; k) s=$KS ;; esac
+    ngang "$side" "$s" "$1$side-hi" "$3" 3 high "$SINGLE"
+  done
+}
+gang_vs_gang g 3 2
 for side in t k; do
   if wait_for 120 bound_is "g$side-hi" 2; then pass "3/$side: the high gang (2 x 3 cores) is bound"; else fail "3/$side: the high gang (2 x 3 cores) is bound" "$(kubectl get pods -n "$NS" -o wide; notes "g$side-hi-1")"; fi
   OUT[g-$side]="evicted $((2 - $(exist_of "g$side-low"))) of 2, gang bound $(bound_of "g$side-hi") of 2"
@@ -168,17 +166,7 @@ clear_ns
 # ---- 4. a gang that could not fit even with the lower pods gone ----------------------------------
 # 3 x 3 cores on two nodes of 4: tarema evicts nothing (issue 31: nothing is evicted unless the
 # whole gang then fits), as kube-scheduler
-for side in t k; do
-  case $side in t) s=$SCHED ;; k) s=$KS ;; esac
-  ngang "$side" "$s" "x$side-low" 2 3 low "$SINGLE"
-done
-for side in t k; do
-  if wait_for 60 bound_is "x$side-low" 2; then pass "4/$side: the low gang is bound"; else fail "4/$side: the low gang is bound" "$(kubectl get pods -n "$NS" -o wide)"; fi
-done
-for side in t k; do
-  case $side in t) s=$SCHED ;; k) s=$KS ;; esac
-  ngang "$side" "$s" "x$side-hi" 3 3 high "$SINGLE"
-done
+gang_vs_gang x 4 3
 tried() { failed_event "x$1-hi-1" . || failed_event "x$1-hi-2" . || failed_event "x$1-hi-3" .; }
 for side in t k; do
   if wait_for 60 tried "$side"; then pass "4/$side: the scheduler tried the gang of 3 x 3 cores and refused it"; else fail "4/$side: the scheduler tried the gang of 3 x 3 cores" "$(notes "x$side-hi-1")"; fi

@@ -38,16 +38,8 @@ extra_cleanup() {
   return 0
 }
 sched_e2e_namespace
-pc() { # NAME VALUE
-  kubectl create -f - >/dev/null <<EOF
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: $1}
-value: $2
-EOF
-}
 check "priority classes lower 50, low 100, high 1000" \
-  bash -c "$(declare -f pc); pc $ID-lower 50 && pc $ID-low 100 && pc $ID-high 1000"
+  priority_classes "$ID-lower" 50 "$ID-low" 100 "$ID-high" 1000
 cat >"$WORK/nodes.yaml" <<EOF2
 nodes:
   - {prefix: ${P}n, count: 4, cpu: 4, memory: 16Gi, pods: 110,

@@ -21,16 +21,8 @@ extra_cleanup() {
 }
 check "Reservation and PodGroup CRDs installed" install_reservation_crds
 sched_e2e_namespace
-pc() { # NAME VALUE
-  kubectl create -f - >/dev/null <<EOF
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: $1}
-value: $2
-EOF
-}
 check "priority classes rlow 10, rmid 100, rhigh 1000" \
-  bash -c "$(declare -f pc); pc $ID-rlow 10 && pc $ID-rmid 100 && pc $ID-rhigh 1000"
+  priority_classes "$ID-rlow" 10 "$ID-rmid" 100 "$ID-rhigh" 1000
 cat >"$WORK/nodes.yaml" <<EOF2
 nodes:
   - {prefix: ${P}a, count: 2, cpu: 2, memory: 8Gi, pods: 20, labels: {tarema.io/e2e-set: "a$ID"}}

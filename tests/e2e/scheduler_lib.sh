@@ -173,6 +173,20 @@ events_per_pod() {
   jq -r --arg r "$2" '[.items[] | select(.reason == $r) | .regarding.name] | group_by(.) | .[] | "\(.[0]) \(length)"' <<<"$ev"
 }
 
+# priority_classes NAME VALUE [NAME VALUE ...]: creates each PriorityClass (cluster-scoped: the
+# test's extra_cleanup deletes them). Fails at the first that cannot be created.
+priority_classes() {
+  while [ $# -ge 2 ]; do
+    kubectl create -f - >/dev/null <<EOF || return 1
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: $1}
+value: $2
+EOF
+    shift 2
+  done
+}
+
 # ---- the real kube-scheduler beside tarema (the reference of the comparing tests) ----
 # kube_scheduler_up: starts the cluster's kube-scheduler unless it runs (KS_STARTED=1 then, so
 # the test's cleanup stops only what it started; log $WORK/ks.log) and checks "kube-scheduler

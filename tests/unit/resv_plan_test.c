@@ -530,17 +530,18 @@ static void test_expected_end(void) {
     sched_snapshot_free(s);
 }
 
-/* A reservation pinned to one node (spec.nodes) from 1h for 1h: count pods of cpu, priority. */
-static reservation *pinned(sched_snapshot *s, const char *name, const char *node, int count,
-                           const char *cpu, int32_t priority) {
+/* A reservation from 1h for 1h placed by `where` (a spec fragment: nodes, nodeGroup), count pods
+ * of cpu, priority; pinned: on one node (spec.nodes). */
+static reservation *placed_by(sched_snapshot *s, const char *name, const char *where, int count,
+                              const char *cpu, int32_t priority) {
     char text[1024], st[32], en[32];
     snprintf(text, sizeof text,
              "{\"metadata\":{\"namespace\":\"wf\",\"name\":\"%s\"},\"spec\":{\"startTime\":"
-             "\"%s\",\"endTime\":\"%s\",\"count\":%d,\"nodes\":[\"%s\"],\"priorityClassName\":"
+             "\"%s\",\"endTime\":\"%s\",\"count\":%d,%s,\"priorityClassName\":"
              "\"p%d\",\"template\":{\"requests\":{\"cpu\":\"%s\"}},\"owner\":{\"kind\":"
              "\"PodGroup\",\"name\":\"%s\"}}}",
              name, resv_format_time(T0 + H, st, sizeof st),
-             resv_format_time(T0 + 2 * H, en, sizeof en), count, node, (int)priority, cpu, name);
+             resv_format_time(T0 + 2 * H, en, sizeof en), count, where, (int)priority, cpu, name);
     json_t *j = json_loads(text, 0, NULL);
     tm_err err = {0};
     reservation *r = j ? reservation_from_json(s, j, &err) : NULL;
@@ -551,6 +552,13 @@ static reservation *pinned(sched_snapshot *s, const char *name, const char *node
     }
     r->priority = priority; /* the controller resolves the class; the plan reads the value */
     return r;
+}
+
+static reservation *pinned(sched_snapshot *s, const char *name, const char *node, int count,
+                           const char *cpu, int32_t priority) {
+    char where[128];
+    snprintf(where, sizeof where, "\"nodes\":[\"%s\"]", node);
+    return placed_by(s, name, where, count, cpu, priority);
 }
 
 static bool displaced_has(const resv_admission *a, const char *key) {
@@ -636,6 +644,34 @@ static void test_displacement_by_priority(void) {
     teardown(&f);
 }
 
+/* The reprieve is kube-scheduler's: victims are put back most important first, each kept while
+ * the new reservation still fits beside it. v1 (priority 5) holds all of n1, v2 (priority 1)
+ * half of n2; hi (100) needs a whole node of g1 (n1 or n2): v1 is kept (hi goes to n2), only v2
+ * is displaced, though with both out of the way n1 would have done as well. */
+static void test_displacement_reprieves_the_most_important(void) {
+    fixture f = setup("tarema");
+    reservation *v1 = pinned(f.s, "v1", "n1", 1, "4", 5);
+    reservation *v2 = pinned(f.s, "v2", "n2", 1, "2", 1);
+    reservation *hi = placed_by(f.s, "hi", "\"nodeGroup\":\"g1\"", 1, "4", 100);
+    resv_admission a = {0};
+    CHECK(admit(&f, v1, NULL, 0, &a));
+    resv_admission_clear(&a);
+    CHECK(admit(&f, v2, NULL, 0, &a));
+    resv_admission_clear(&a);
+    CHECK(admit(&f, hi, NULL, 0, &a));
+    CHECK(a.n_displaced == 1 && displaced_has(&a, "wf/v2"));
+    CHECK(a.n_holds == 1 && strcmp(a.holds[0].node, "n2") == 0);
+    CHECK(resv_plan_has(f.p, "wf/v1") && !resv_plan_has(f.p, "wf/v2"));
+    sched_resources held;
+    resv_plan_node_held(f.p, "n1", &held, NULL);
+    CHECK_INT(held.v[SCHED_RES_CPU], 4000);
+    resv_admission_clear(&a);
+    reservation_free(v1);
+    reservation_free(v2);
+    reservation_free(hi);
+    teardown(&f);
+}
+
 int main(void) {
     RUN(test_no_double_booking);
     RUN(test_exact_fill_then_refuse);
@@ -651,5 +687,6 @@ int main(void) {
     RUN(test_release_decisions);
     RUN(test_expected_end);
     RUN(test_displacement_by_priority);
+    RUN(test_displacement_reprieves_the_most_important);
     return TEST_SUMMARY();
 }

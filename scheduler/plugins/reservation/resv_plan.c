@@ -955,33 +955,16 @@ static int take_victims(resv_plan *p, const reservation *r, const char *key, con
     return 0;
 }
 
-/* Whether v's holds fit again where they were: on each of its nodes, what the running pods
- * still there when its window opens take, plus the peak the table holds over its window, plus
- * v's hold, within allocatable. */
-static bool fits_back(const resv_plan *p, const victim *v, const resv_running *pods,
-                      const int *pod_node, size_t n_pods) {
-    for (size_t h = 0; h < v->n; h++) {
-        int idx = sched_snapshot_node_index(p->ps, v->holds[h].node);
-        if (idx < 0)
-            return false; /* the node is gone */
-        sched_resources room = sched_snapshot_node(p->ps, (size_t)idx)->allocatable, peak;
-        for (size_t i = 0; i < n_pods; i++)
-            if (pod_node[i] == idx && !(pods[i].end_ms >= 0 && pods[i].end_ms <= v->start))
-                for (int k = 0; k < SCHED_RES_MAX; k++)
-                    room.v[k] -= pods[i].req.v[k];
-        peak_in(slot_get(p, v->holds[h].node), v->start, v->end, NULL, &peak);
-        for (int k = 0; k < SCHED_RES_MAX; k++)
-            room.v[k] -= peak.v[k];
-        if (!fits(&v->holds[h].res, &room))
-            return false;
-    }
-    return true;
+static int put_victim(resv_plan *p, const victim *v, tm_err *err) {
+    return put_entry(p, v->key, v->start, v->end, v->holds, v->n, v->priority, v->seq, err);
 }
 
 /* r did not fit: plans it again without the reservations it may displace. When it fits then,
- * it is put into the table and those that still fit where they were are put back, the most
- * important first; the others are named in out->displaced. Otherwise the table is as it was
- * and out->reason says that displacing did not help either. */
+ * those are put back one at a time, the most important first, each kept only while r still fits
+ * beside it (r planned again each time: kube-scheduler's reprieve); the rest are displaced and
+ * named in out->displaced, and r is put into the table with its last holds. When r does not fit
+ * even without them, or on an error, the table is as it was (every victim back) and out->reason
+ * says that displacing did not help either. */
 static int displace(resv_plan *p, sched_framework *fw, const reservation *r, const char *key,
                     sched_pod *pod, const resv_running *pods, const int *pod_node, size_t n_pods,
                     int64_t now_ms, resv_admission *out, tm_err *err) {
@@ -995,13 +978,46 @@ static int displace(resv_plan *p, sched_framework *fw, const reservation *r, con
     }
     resv_admission trial = {0};
     int rc = place(p, fw, r, key, pod, pods, pod_node, n_pods, &trial, err);
-    if (!rc && trial.ok)
-        rc = put_entry(p, key, r->start_ms, r->end_ms, trial.holds, trial.n_holds, r->priority, 0,
-                       err);
-    if (rc || !trial.ok) { /* no better: everything back as it was */
-        for (size_t i = 0; i < nv && !rc; i++)
-            rc = put_entry(p, v[i].key, v[i].start, v[i].end, v[i].holds, v[i].n, v[i].priority,
-                           v[i].seq, err);
+    bool *back = calloc(nv, sizeof *back); /* put back (kept) */
+    if (!rc && !back)
+        rc = tm_err_set(err, "out of memory");
+    if (!rc && trial.ok) {
+        qsort(v, nv, sizeof *v, cmp_reprieve);
+        for (size_t i = 0; i < nv && !rc; i++) {
+            if ((rc = put_victim(p, &v[i], err)) != 0)
+                break;
+            back[i] = true;
+            resv_admission again = {0};
+            rc = place(p, fw, r, key, pod, pods, pod_node, n_pods, &again, err);
+            if (!rc && again.ok) { /* r still fits beside it: reprieved, r's holds as now */
+                resv_admission_clear(&trial);
+                trial = again;
+                continue;
+            }
+            resv_admission_clear(&again);
+            resv_plan_remove(p, v[i].key); /* needed out of the way: displaced */
+            back[i] = false;
+        }
+    }
+    if (!rc && trial.ok) {
+        if (!(out->displaced = calloc(nv, sizeof *out->displaced)))
+            rc = tm_err_set(err, "out of memory");
+        else
+            rc = put_entry(p, key, r->start_ms, r->end_ms, trial.holds, trial.n_holds, r->priority,
+                           0, err);
+    }
+    if (rc || !trial.ok) { /* no better, or an error: every victim back, r not in */
+        if (rc)
+            resv_plan_remove(p, key);
+        int prc = 0;
+        for (size_t i = 0; i < nv; i++)
+            if (!back || !back[i]) {
+                int e = put_victim(p, &v[i], err);
+                prc = prc ? prc : e;
+            }
+        rc = rc ? rc : prc;
+        free(out->displaced);
+        out->displaced = NULL;
         size_t len = strlen(out->reason);
         if (!rc && len + 1 < sizeof out->reason)
             snprintf(out->reason + len, sizeof out->reason - len,
@@ -1010,17 +1026,12 @@ static int displace(resv_plan *p, sched_framework *fw, const reservation *r, con
                      nv, nv == 1 ? "" : "s");
         resv_admission_clear(&trial);
         victims_free(v, nv);
+        free(back);
         return rc;
     }
-    qsort(v, nv, sizeof *v, cmp_reprieve);
-    if (!(out->displaced = calloc(nv, sizeof *out->displaced)))
-        rc = tm_err_set(err, "out of memory");
-    for (size_t i = 0; i < nv && !rc; i++) {
-        if (fits_back(p, &v[i], pods, pod_node, n_pods)) {
-            rc = put_entry(p, v[i].key, v[i].start, v[i].end, v[i].holds, v[i].n, v[i].priority,
-                           v[i].seq, err);
+    for (size_t i = 0; i < nv; i++) {
+        if (back[i])
             continue;
-        }
         out->displaced[out->n_displaced].key = v[i].key;
         out->displaced[out->n_displaced++].priority = v[i].priority;
         v[i].key = NULL; /* the outcome owns it now */
@@ -1031,7 +1042,8 @@ static int displace(resv_plan *p, sched_framework *fw, const reservation *r, con
     out->ok = true;
     out->reason[0] = '\0';
     victims_free(v, nv);
-    return rc;
+    free(back);
+    return 0;
 }
 
 /* One admission on a current planning snapshot; pod_node[i]: pods[i]'s planning node index. */
@@ -1070,6 +1082,8 @@ static int admit_one(resv_plan *p, sched_framework *fw, sched_snapshot *live, co
     if (!rc && out->ok)
         rc = put_entry(p, key, r->start_ms, r->end_ms, out->holds, out->n_holds, r->priority, 0,
                        err);
+    if (rc && out->ok) /* put in by displace, then failed: not admitted, not held */
+        resv_plan_remove(p, key);
     if (rc || !out->ok) {
         resv_holds_free(out->holds, out->n_holds);
         out->holds = NULL;
