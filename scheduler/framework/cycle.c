@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scheduler/backend/nominated.h"
 #include "scheduler/framework/framework_internal.h"
 
 sched_cycle fw_cycle_for(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
@@ -257,14 +258,18 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
     fw->cyc = (sched_cycle){.snap = s, .pod = p, .now_ms = now_ms, .fw = fw};
     sched_task_resolve(s, p, &fw->cyc.task);
 
-    /* PreFilter, Filter, with the nominated pods p must count (nominate.c); with an observer,
-     * each extension point's run timed (one branch each without) */
+    /* PreFilter, Filter; with an observer, each extension point's run timed (one branch each
+     * without). First without the nominated pods, then, for the nodes that passed, with those p
+     * must count (nominate.c): kube-scheduler's two passes (a node must pass with them, and
+     * without them, since they may never land there: a nominated pod that p's pod affinity or
+     * spread counted on), in the order that skips the second for the nodes the first rejects
+     * (adding pods never lets a node pass that failed without them). On a cluster of waiting
+     * preemptors most tries fit nowhere: lending every nomination to the snapshot for each of
+     * them took two thirds of the CPU (bench/preemption_bench.sh, docs/preemption.md). */
     const bool obs = fw->obs != NULL;
     int64_t t = obs ? fw_now(fw) : 0;
-    size_t lent = fw_nominated_lend(fw, s, p);
     sched_outcome pf;
     if (pre_filter(fw, &pf, err) != 0) {
-        fw_nominated_take_back(fw);
         if (obs)
             fw_point_done(fw, SCHED_EP_PRE_FILTER, fw_outcome(SCHED_STATUS_ERROR), t);
         return -1;
@@ -272,16 +277,15 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
     if (obs)
         fw_point_done(fw, SCHED_EP_PRE_FILTER, pf, t);
     size_t nf = fw_filter_nodes(fw, s, p);
-    if (lent) {
-        fw_nominated_take_back(fw);
-        if (fw->n_hook_pre || fw->n_hook_post) {
-            /* kube-scheduler's second pass: a node that passed with the nominated pods must
-             * pass without them too, since they may never land there (a nominated pod that p's
-             * pod affinity or spread counted on) */
-            if (pre_filter(fw, NULL, err) != 0)
-                return -1;
+    if (nf && sched_nominated_count(sched_snapshot_nominated(s))) {
+        /* node-local filters see a nominated pod on its own node only; the inter-pod ones (p's
+         * own terms, or a nominated pod's anti-affinity or ports) see it everywhere */
+        bool inter = fw->n_hook_pre || fw->n_hook_post || fw_nominated_inter(fw, s, p);
+        size_t lent = inter ? fw_nominated_lend(fw, s, p) : fw_nominated_lend_feasible(fw, s, p);
+        if (lent) {
+            int rc = pre_filter(fw, NULL, err);
             size_t keep = 0;
-            for (size_t k = 0; k < nf; k++) {
+            for (size_t k = 0; !rc && k < nf; k++) {
                 uint32_t i = fw->feas[k];
                 sched_filter_id id = fw_filter_one(fw, s, i, &fw->detail[i]);
                 fw->status[i] = (uint8_t)id;
@@ -289,6 +293,10 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
                     fw->feas[keep++] = i;
             }
             nf = keep;
+            fw_nominated_take_back(fw);
+            /* the PreFilter state as the snapshot is, for scoring */
+            if (rc || (inter && pre_filter(fw, NULL, err) != 0))
+                return -1;
         }
     }
     fw->n_feas = nf;

@@ -134,6 +134,12 @@ sched_filter_id fw_filter_one(const sched_framework *fw, const sched_snapshot *s
 /* nominate.c: lends s the pods nominated (nominated.h) with a priority >= p's, p excluded,
  * that s does not record yet; returns how many. fw_nominated_take_back undoes it. */
 size_t fw_nominated_lend(sched_framework *fw, sched_snapshot *s, const sched_pod *p);
+/* The same, only those nominated to a node whose fw->status is SCHED_FILTER_OK (the nodes p
+ * passed without them): enough when p's filters are node-local (fw_nominated_inter false). */
+size_t fw_nominated_lend_feasible(sched_framework *fw, sched_snapshot *s, const sched_pod *p);
+/* Whether a pod fw_nominated_lend would lend carries what inter-pod filters read of other pods
+ * (required anti-affinity terms, host ports): then it counts beyond its own node. */
+bool fw_nominated_inter(sched_framework *fw, sched_snapshot *s, const sched_pod *p);
 void fw_nominated_take_back(sched_framework *fw);
 
 /* cycle.c: a cycle for the hooks that run outside sched_framework_schedule. */

@@ -8,16 +8,41 @@
 #include "scheduler/backend/nominated.h"
 #include "scheduler/framework/framework_internal.h"
 
-size_t fw_nominated_lend(sched_framework *fw, sched_snapshot *s, const sched_pod *p) {
+/* Whether e counts for p: of p's priority or more, not p, not placed yet, its node there. The
+ * node's index in *node. */
+static bool counts_for(const sched_snapshot *s, const sched_pod *p, const sched_nominee *e,
+                       int *node) {
+    if (e->priority < p->priority || strcmp(e->uid, p->uid) == 0 ||
+        sched_snapshot_pod_node(s, e->uid))
+        return false;
+    return (*node = sched_snapshot_node_index(s, e->node)) >= 0;
+}
+
+bool fw_nominated_inter(sched_framework *fw, sched_snapshot *s, const sched_pod *p) {
+    (void)fw;
+    sched_nominated *t = sched_snapshot_nominated(s);
+    size_t n = sched_nominated_count(t);
+    for (size_t i = 0; i < n; i++) {
+        const sched_nominee *e = sched_nominated_at(t, i);
+        int node;
+        if (e->meta && (e->meta->n_anti || e->meta->n_ports) && counts_for(s, p, e, &node))
+            return true;
+    }
+    return false;
+}
+
+static size_t lend(sched_framework *fw, sched_snapshot *s, const sched_pod *p, bool feasible) {
     fw->n_lent = 0;
     fw->lent_snap = s;
     sched_nominated *t = sched_snapshot_nominated(s);
     size_t n = sched_nominated_count(t);
     for (size_t i = 0; i < n; i++) {
         sched_nominee *e = sched_nominated_at(t, i);
-        if (e->priority < p->priority || strcmp(e->uid, p->uid) == 0 ||
-            sched_snapshot_pod_node(s, e->uid) || sched_snapshot_node_index(s, e->node) < 0)
+        int node;
+        if (!counts_for(s, p, e, &node))
             continue; /* not counted for p, or already placed, or its node is gone */
+        if (feasible && fw->status[node] != SCHED_FILTER_OK)
+            continue; /* p does not fit there even without it */
         if (fw->n_lent == fw->cap_lent) {
             size_t cap = fw->cap_lent ? 2 * fw->cap_lent : 8;
             sched_nominee **nl = realloc(fw->lent, cap * sizeof *nl);
@@ -35,6 +60,14 @@ size_t fw_nominated_lend(sched_framework *fw, sched_snapshot *s, const sched_pod
         fw->lent[fw->n_lent++] = e;
     }
     return fw->n_lent;
+}
+
+size_t fw_nominated_lend(sched_framework *fw, sched_snapshot *s, const sched_pod *p) {
+    return lend(fw, s, p, false);
+}
+
+size_t fw_nominated_lend_feasible(sched_framework *fw, sched_snapshot *s, const sched_pod *p) {
+    return lend(fw, s, p, true);
 }
 
 void fw_nominated_take_back(sched_framework *fw) {
