@@ -260,12 +260,15 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
 
     /* PreFilter, Filter; with an observer, each extension point's run timed (one branch each
      * without). First without the nominated pods, then, for the nodes that passed, with those p
-     * must count (nominate.c): kube-scheduler's two passes (a node must pass with them, and
-     * without them, since they may never land there: a nominated pod that p's pod affinity or
-     * spread counted on), in the order that skips the second for the nodes the first rejects
-     * (adding pods never lets a node pass that failed without them). On a cluster of waiting
-     * preemptors most tries fit nowhere: lending every nomination to the snapshot for each of
-     * them took two thirds of the CPU (bench/preemption_bench.sh, docs/preemption.md). */
+     * must count (nominate.c). These are kube-scheduler's two passes (a node must pass both:
+     * with them, and without them, since they may never land there, e.g. a nominated pod that
+     * p's pod affinity or spread counted on); as both must pass, their order does not change
+     * which nodes are feasible, and this one skips the second pass for every node the first
+     * rejects. On a cluster of waiting preemptors most tries fit nowhere: lending every
+     * nomination for each of them took two thirds of the CPU (bench/preemption_bench.sh,
+     * docs/preemption.md). A failed node's status is the first pass's here; PostFilter makes it
+     * the pass with the nominated pods, as kube's, when it needs it
+     * (sched_framework_status_with_nominated). */
     const bool obs = fw->obs != NULL;
     int64_t t = obs ? fw_now(fw) : 0;
     sched_outcome pf;
@@ -277,10 +280,14 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
     if (obs)
         fw_point_done(fw, SCHED_EP_PRE_FILTER, pf, t);
     size_t nf = fw_filter_nodes(fw, s, p);
-    if (nf && sched_nominated_count(sched_snapshot_nominated(s))) {
+    fw->nominated_status = false;
+    fw->cyc_inter = false;
+    if (sched_nominated_count(sched_snapshot_nominated(s)))
         /* node-local filters see a nominated pod on its own node only; the inter-pod ones (p's
          * own terms, or a nominated pod's anti-affinity or ports) see it everywhere */
-        bool inter = fw->n_hook_pre || fw->n_hook_post || fw_nominated_inter(fw, s, p);
+        fw->cyc_inter = fw->n_hook_pre || fw->n_hook_post || fw_nominated_inter(fw, s, p);
+    if (nf && sched_nominated_count(sched_snapshot_nominated(s))) {
+        bool inter = fw->cyc_inter;
         size_t lent = inter ? fw_nominated_lend(fw, s, p) : fw_nominated_lend_feasible(fw, s, p);
         if (lent) {
             int rc = pre_filter(fw, NULL, err);
@@ -403,6 +410,41 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
         d->node_name = sched_snapshot_node(s, (size_t)best)->name;
         d->score = best_score;
     }
+    return 0;
+}
+
+/* The failed nodes' status as kube-scheduler records it: from the pass with the nominated pods
+ * when that pass rejects (its first), else from the pass without. The cycle filtered with them
+ * only the nodes that passed without (sched_framework_schedule), so a failed node's status may
+ * name a later filter than kube's would (a node full with a nomination says "Insufficient cpu",
+ * and without it a Reservation's hold may reject it), and PostFilter reads whether eviction can
+ * resolve a node's rejection from it: made here, when PostFilter needs it. */
+int sched_framework_status_with_nominated(sched_framework *fw, size_t node, tm_err *err) {
+    if (!fw->have_cycle || fw->nominated_status || fw->whatif)
+        return 0;
+    sched_snapshot *s = fw->cyc.snap;
+    const sched_pod *p = fw->cyc.pod;
+    if (!sched_nominated_count(sched_snapshot_nominated(s)))
+        return 0;
+    size_t lent =
+        fw->cyc_inter ? fw_nominated_lend(fw, s, p) : fw_nominated_lend_failed(fw, s, p, node);
+    if (!lent)
+        return 0;
+    int rc = pre_filter(fw, NULL, err);
+    for (size_t i = 0; !rc && i < fw->n_nodes; i++) {
+        if (fw->status[i] == SCHED_FILTER_OK || (node != SIZE_MAX && i != node))
+            continue;
+        uint32_t d = 0;
+        sched_filter_id id = fw_filter_one(fw, s, i, &d);
+        if (id != SCHED_FILTER_OK) {
+            fw->status[i] = (uint8_t)id;
+            fw->detail[i] = d;
+        }
+    }
+    fw_nominated_take_back(fw);
+    if (rc || (fw->cyc_inter && pre_filter(fw, NULL, err) != 0))
+        return -1;
+    fw->nominated_status = node == SIZE_MAX;
     return 0;
 }
 

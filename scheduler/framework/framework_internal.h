@@ -74,6 +74,10 @@ struct sched_framework {
     size_t n_waiting, cap_waiting;
     /* the nominated pods lent to the snapshot for the current cycle or what-if (nominate.c) */
     struct sched_nominee **lent;
+    /* last cycle: its filters looked beyond a node (inter-pod hooks, or a nominated pod with
+     * anti-affinity or ports); the failed nodes' status already counts the nominated pods
+     * (sched_framework_status_with_nominated) */
+    bool cyc_inter, nominated_status;
     size_t n_lent, cap_lent;
     sched_snapshot *lent_snap;
     /* what-if filtering (sched_framework_whatif_*): the failed cycle, restored at the end */
@@ -137,6 +141,9 @@ size_t fw_nominated_lend(sched_framework *fw, sched_snapshot *s, const sched_pod
 /* The same, only those nominated to a node whose fw->status is SCHED_FILTER_OK (the nodes p
  * passed without them): enough when p's filters are node-local (fw_nominated_inter false). */
 size_t fw_nominated_lend_feasible(sched_framework *fw, sched_snapshot *s, const sched_pod *p);
+/* The same, only those nominated to a node p failed (to node `only` when it is not SIZE_MAX). */
+size_t fw_nominated_lend_failed(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
+                                size_t only);
 /* Whether a pod fw_nominated_lend would lend carries what inter-pod filters read of other pods
  * (required anti-affinity terms, host ports): then it counts beyond its own node. */
 bool fw_nominated_inter(sched_framework *fw, sched_snapshot *s, const sched_pod *p);

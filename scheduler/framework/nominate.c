@@ -31,7 +31,11 @@ bool fw_nominated_inter(sched_framework *fw, sched_snapshot *s, const sched_pod 
     return false;
 }
 
-static size_t lend(sched_framework *fw, sched_snapshot *s, const sched_pod *p, bool feasible) {
+/* Which nominations lend() takes: all, those on nodes p passed, those on nodes p failed. */
+typedef enum { LEND_ALL, LEND_FEASIBLE, LEND_FAILED } lend_which;
+
+static size_t lend(sched_framework *fw, sched_snapshot *s, const sched_pod *p, lend_which which,
+                   size_t only) {
     fw->n_lent = 0;
     fw->lent_snap = s;
     sched_nominated *t = sched_snapshot_nominated(s);
@@ -41,8 +45,11 @@ static size_t lend(sched_framework *fw, sched_snapshot *s, const sched_pod *p, b
         int node;
         if (!counts_for(s, p, e, &node))
             continue; /* not counted for p, or already placed, or its node is gone */
-        if (feasible && fw->status[node] != SCHED_FILTER_OK)
+        if (which == LEND_FEASIBLE && fw->status[node] != SCHED_FILTER_OK)
             continue; /* p does not fit there even without it */
+        if (which == LEND_FAILED &&
+            (fw->status[node] == SCHED_FILTER_OK || (only != SIZE_MAX && (size_t)node != only)))
+            continue;
         if (fw->n_lent == fw->cap_lent) {
             size_t cap = fw->cap_lent ? 2 * fw->cap_lent : 8;
             sched_nominee **nl = realloc(fw->lent, cap * sizeof *nl);
@@ -63,11 +70,16 @@ static size_t lend(sched_framework *fw, sched_snapshot *s, const sched_pod *p, b
 }
 
 size_t fw_nominated_lend(sched_framework *fw, sched_snapshot *s, const sched_pod *p) {
-    return lend(fw, s, p, false);
+    return lend(fw, s, p, LEND_ALL, SIZE_MAX);
 }
 
 size_t fw_nominated_lend_feasible(sched_framework *fw, sched_snapshot *s, const sched_pod *p) {
-    return lend(fw, s, p, true);
+    return lend(fw, s, p, LEND_FEASIBLE, SIZE_MAX);
+}
+
+size_t fw_nominated_lend_failed(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
+                                size_t only) {
+    return lend(fw, s, p, LEND_FAILED, only);
 }
 
 void fw_nominated_take_back(sched_framework *fw) {

@@ -487,14 +487,18 @@ static int cand_cmp(const sched_preempt_candidate *a, const sched_preempt_candid
 
 /* ---- the whole attempt ---- */
 
-/* kube's PodEligibleToPreemptOthers. NULL when eligible, else why not. */
-static const char *ineligible(sched_framework *fw, const sched_snapshot *s, const sched_pod *p) {
+/* kube's PodEligibleToPreemptOthers. NULL when eligible, else why not ("" with err set on a
+ * failure). */
+static const char *ineligible(sched_framework *fw, const sched_snapshot *s, const sched_pod *p,
+                              tm_err *err) {
     if (p->preempt_never)
         return "not eligible due to preemptionPolicy=Never.";
     const char *nom = sched_nominated_node(sched_snapshot_nominated(s), p->uid);
     int ni = nom ? sched_snapshot_node_index(s, nom) : -1;
     if (ni < 0)
         return NULL;
+    if (sched_framework_status_with_nominated(fw, (size_t)ni, err) != 0)
+        return "";
     uint32_t d;
     sched_filter_id id = sched_framework_node_status(fw, (size_t)ni, &d, NULL);
     if (id != SCHED_FILTER_OK && (id >= SCHED_FILTER_PLUGIN || !sched_filter_resolvable(id, d)))
@@ -517,11 +521,15 @@ static bool resolvable(const sched_framework *fw, size_t i) {
 int sched_preemption_run(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int64_t now_ms,
                          sched_preemption_result *out, tm_err *err) {
     sched_preemption_result_clear(out);
-    const char *why = ineligible(fw, s, p);
+    const char *why = ineligible(fw, s, p, err);
+    if (why && !*why)
+        return -1;
     if (why) {
         snprintf(out->msg, sizeof out->msg, "preemption: %s", why);
         return 0;
     }
+    if (sched_framework_status_with_nominated(fw, SIZE_MAX, err) != 0)
+        return -1;
     sched_snapshot_refresh(s);
     size_t n = sched_snapshot_node_count(s);
     const uint32_t *by_name = sched_snapshot_by_name(s);
