@@ -459,6 +459,45 @@ static void test_nominated_second_pass(void) {
     sched_snapshot_free(s);
 }
 
+/* A filter of the caller's that wants the node empty (as a Reservation's hold can): a node with
+ * any cpu requested is rejected, with a reason eviction cannot resolve (an added plugin). */
+static int empty_only(void *state, const sched_cycle *c, size_t node, const sched_node *n) {
+    (void)state, (void)c, (void)node;
+    return n->requested.v[SCHED_RES_CPU] > 0 ? 0 : -1;
+}
+
+/* PostFilter reads a failed node's status as kube-scheduler records it, from the pass with the
+ * nominated pods: n1 (4 cpu) runs lo (priority 0, 1 cpu) and nom (1000, 3 cpu) is nominated
+ * there; p (500, 2 cpu) fails n1 without nom on the caller's filter (not resolvable), with nom
+ * on cpu (resolvable). So n1 is a potential node, tried, and still too small without lo (nom's
+ * 3 cpu stay): "1 still too small", not "1 Preemption is not helpful". */
+static void test_nominated_status_for_post_filter(void) {
+    sched_snapshot *s = sched_snapshot_new();
+    add_node(s, "n1", NULL);
+    sched_nominated *t = sched_nominated_new();
+    sched_snapshot_set_nominated(s, t);
+    tm_err err = {0};
+    place(s, "n1", podj("lo", "", 1000, 0, 10, ""));
+    sched_pod *nom = pod(s, podj("nom", "", 3000, 1000, 0, ""));
+    CHECK(sched_nominated_set_pod(t, nom, "n1", &err) == 0);
+    sched_framework *fw = new_fw();
+    sched_plugin pl = {.name = "empty-only", .filter = empty_only};
+    CHECK(fw && sched_framework_add_plugin(fw, &pl, &err) == 0);
+    sched_pod *p = pod(s, podj("p", "", 2000, 500, 0, ""));
+    const sched_preemption_result *r = preempt(fw, s, p);
+    CHECKF(r && r->status != SCHED_STATUS_OK &&
+               strstr(r->msg, "0 Preemption is not helpful for scheduling, 1 still too small") !=
+                   NULL,
+           "%s", outcome(r));
+    CHECK_INT(sched_snapshot_pod_count(s), 1); /* nom lent and taken back */
+    sched_pod_free(nom);
+    sched_pod_free(p);
+    sched_framework_free(fw);
+    sched_snapshot_set_nominated(s, NULL);
+    sched_nominated_free(t);
+    sched_snapshot_free(s);
+}
+
 /* No double eviction: once lo2 is marked terminating, a preemptor nominated to n1 while that
  * lower-priority pod terminates waits instead of preempting again; a second preemptor does
  * not choose lo2 again. */
@@ -825,6 +864,7 @@ int main(void) {
     RUN(test_victims_for_spread);
     RUN(test_nominated_capacity);
     RUN(test_nominated_second_pass);
+    RUN(test_nominated_status_for_post_filter);
     RUN(test_terminating_victims);
     RUN(test_snapshot_restored);
     RUN(test_bounded);
