@@ -280,7 +280,6 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
     if (obs)
         fw_point_done(fw, SCHED_EP_PRE_FILTER, pf, t);
     size_t nf = fw_filter_nodes(fw, s, p);
-    fw->nominated_status = false;
     fw->cyc_inter = false;
     if (sched_nominated_count(sched_snapshot_nominated(s)))
         /* node-local filters see a nominated pod on its own node only; the inter-pod ones (p's
@@ -413,39 +412,50 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
     return 0;
 }
 
-/* The failed nodes' status as kube-scheduler records it: from the pass with the nominated pods
- * when that pass rejects (its first), else from the pass without. The cycle filtered with them
+/* A failed node's status as kube-scheduler records it: from the pass with the pods nominated to
+ * it when that pass rejects (its first), else from the pass without. The cycle filtered with them
  * only the nodes that passed without (sched_framework_schedule), so a failed node's status may
  * name a later filter than kube's would (a node full with a nomination says "Insufficient cpu",
  * and without it a Reservation's hold may reject it), and PostFilter reads whether eviction can
- * resolve a node's rejection from it: made here, when PostFilter needs it. */
+ * resolve a node's rejection from it: made here, when PostFilter needs it. Lends only the pods
+ * nominated to that node, as kube's addNominatedPods does for the node it filters. */
 int sched_framework_status_with_nominated(sched_framework *fw, size_t node, tm_err *err) {
-    if (!fw->have_cycle || fw->nominated_status || fw->whatif)
+    if (!fw->have_cycle || fw->whatif || node >= fw->n_nodes)
         return 0;
     sched_snapshot *s = fw->cyc.snap;
     const sched_pod *p = fw->cyc.pod;
-    if (!sched_nominated_count(sched_snapshot_nominated(s)))
-        return 0;
-    size_t lent =
-        fw->cyc_inter ? fw_nominated_lend(fw, s, p) : fw_nominated_lend_failed(fw, s, p, node);
-    if (!lent)
+    if (!sched_nominated_count(sched_snapshot_nominated(s)) ||
+        !fw_nominated_lend_failed(fw, s, p, node))
         return 0;
     int rc = pre_filter(fw, NULL, err);
-    for (size_t i = 0; !rc && i < fw->n_nodes; i++) {
-        if (fw->status[i] == SCHED_FILTER_OK || (node != SIZE_MAX && i != node))
+    if (!rc) {
+        uint32_t d = 0;
+        sched_filter_id id = fw_filter_one(fw, s, node, &d);
+        if (id != SCHED_FILTER_OK) {
+            fw->status[node] = (uint8_t)id;
+            fw->detail[node] = d;
+        }
+    }
+    fw_nominated_take_back(fw);
+    if (rc || pre_filter(fw, NULL, err) != 0) /* the PreFilter state as the snapshot is */
+        return -1;
+    return 0;
+}
+
+void sched_framework_whatif_nominated_status(sched_framework *fw) {
+    if (!fw->whatif)
+        return;
+    for (size_t k = 0; k < fw->n_lent; k++) {
+        int i = sched_snapshot_node_index(fw->cyc.snap, fw->lent[k]->node);
+        if (i < 0 || (size_t)i >= fw->n_nodes || fw->status[i] == SCHED_FILTER_OK)
             continue;
         uint32_t d = 0;
-        sched_filter_id id = fw_filter_one(fw, s, i, &d);
+        sched_filter_id id = fw_filter_one(fw, fw->cyc.snap, (size_t)i, &d);
         if (id != SCHED_FILTER_OK) {
             fw->status[i] = (uint8_t)id;
             fw->detail[i] = d;
         }
     }
-    fw_nominated_take_back(fw);
-    if (rc || (fw->cyc_inter && pre_filter(fw, NULL, err) != 0))
-        return -1;
-    fw->nominated_status = node == SIZE_MAX;
-    return 0;
 }
 
 /* ---- what-if filtering (PostFilter) ---- */

@@ -343,11 +343,14 @@ int sched_framework_queue_cmp(const sched_framework *fw, const sched_snapshot *s
  * nodes, the score. Valid until the next schedule call or snapshot node change. */
 sched_filter_id sched_framework_node_status(const sched_framework *fw, size_t node,
                                             uint32_t *detail, int64_t *score);
-/* After a failed schedule call: makes the failed nodes' status (node `node`'s only, unless
- * SIZE_MAX) count the nominated pods the pod must count, as kube-scheduler's first Filter pass
- * does; the cycle itself filtered with them only the nodes that passed without. PostFilter calls
- * it before it reads which rejections eviction can resolve. 0, or -1 with err. */
+/* After a failed schedule call: makes failed node `node`'s status count the pods nominated to it
+ * that the pod must count, as kube-scheduler's first Filter pass does; the cycle itself filtered
+ * with them only the nodes that passed without. PostFilter calls it before it reads whether
+ * eviction can resolve the node's rejection. 0, or -1 with err. */
 int sched_framework_status_with_nominated(sched_framework *fw, size_t node, tm_err *err);
+/* The same for every failed node a nominated pod is lent to, inside what-if filtering (which
+ * lends them all): no second lending. */
+void sched_framework_whatif_nominated_status(sched_framework *fw);
 /* The cycle of the last schedule call (task info resolved), for explain and the extender. */
 const sched_cycle *sched_framework_last_cycle(const sched_framework *fw);
 /* Extender 0..10 score of a feasible node of the last cycle (-1 for filtered nodes). */

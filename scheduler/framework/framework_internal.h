@@ -75,9 +75,8 @@ struct sched_framework {
     /* the nominated pods lent to the snapshot for the current cycle or what-if (nominate.c) */
     struct sched_nominee **lent;
     /* last cycle: its filters looked beyond a node (inter-pod hooks, or a nominated pod with
-     * anti-affinity or ports); the failed nodes' status already counts the nominated pods
-     * (sched_framework_status_with_nominated) */
-    bool cyc_inter, nominated_status;
+     * anti-affinity or ports) */
+    bool cyc_inter;
     size_t n_lent, cap_lent;
     sched_snapshot *lent_snap;
     /* what-if filtering (sched_framework_whatif_*): the failed cycle, restored at the end */

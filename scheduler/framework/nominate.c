@@ -40,9 +40,12 @@ static size_t lend(sched_framework *fw, sched_snapshot *s, const sched_pod *p, l
     fw->lent_snap = s;
     sched_nominated *t = sched_snapshot_nominated(s);
     size_t n = sched_nominated_count(t);
+    const sched_node *one = only != SIZE_MAX ? sched_snapshot_node(s, only) : NULL;
     for (size_t i = 0; i < n; i++) {
         sched_nominee *e = sched_nominated_at(t, i);
         int node;
+        if (one && strcmp(e->node, one->name) != 0)
+            continue; /* one node's: the others are not looked up */
         if (!counts_for(s, p, e, &node))
             continue; /* not counted for p, or already placed, or its node is gone */
         if (which == LEND_FEASIBLE && fw->status[node] != SCHED_FILTER_OK)

@@ -528,11 +528,17 @@ int sched_preemption_run(sched_framework *fw, sched_snapshot *s, const sched_pod
         snprintf(out->msg, sizeof out->msg, "preemption: %s", why);
         return 0;
     }
-    if (sched_framework_status_with_nominated(fw, SIZE_MAX, err) != 0)
-        return -1;
     sched_snapshot_refresh(s);
     size_t n = sched_snapshot_node_count(s);
     const uint32_t *by_name = sched_snapshot_by_name(s);
+    /* with nominations, the dry run's lending comes first: the failed nodes' status then counts
+     * the pods nominated to them, as kube's (sched_framework_whatif_nominated_status) */
+    bool began = sched_nominated_count(sched_snapshot_nominated(s)) > 0;
+    if (began) {
+        if (sched_framework_whatif_begin(fw, s, p, now_ms, err) != 0)
+            return -1;
+        sched_framework_whatif_nominated_status(fw);
+    }
     size_t potential = 0;
     for (size_t i = 0; i < n; i++)
         potential += resolvable(fw, i);
@@ -548,8 +554,11 @@ int sched_preemption_run(sched_framework *fw, sched_snapshot *s, const sched_pod
     grow g = {0, 0};
     size_t n_cand = 0, n_clean = 0, n_unres = 0, n_novict = 0, n_nofit = 0;
     units u = units_of(fw); /* built at the first gang member looked at */
-    if (potential && sched_framework_whatif_begin(fw, s, p, now_ms, err) != 0)
-        return -1;
+    if (potential && !began) {
+        if (sched_framework_whatif_begin(fw, s, p, now_ms, err) != 0)
+            return -1;
+        began = true;
+    }
     int rc = 0;
     for (size_t k = 0; k < n; k++) {
         size_t i = by_name[k];
@@ -578,7 +587,7 @@ int sched_preemption_run(sched_framework *fw, sched_snapshot *s, const sched_pod
             break;
         }
     }
-    if (potential)
+    if (began)
         sched_framework_whatif_end(fw);
     units_free(&u);
     if (rc != 0)
