@@ -61,13 +61,17 @@ run_one() {
       [ -x "$BIN/tarema-scheduler" ] || die "$BIN/tarema-scheduler not found: run make"
       # The cluster's only scheduler: it takes the pods of schedulerName default-scheduler,
       # which is every pod the specs create. No kube-scheduler runs on this instance.
+      # the log exists before the scheduler starts: the wait below reads it at once, and a read
+      # of a file the background shell had not created yet ended this script (set -e, pipefail;
+      # seen once: the tarema run wrote no report and said nothing)
+      : >"$out/tarema-scheduler.log"
       "$BIN/tarema-scheduler" --scheduler-name default-scheduler --policy "${TAREMA_E2E_POLICY:-tarema}" \
         --leader-elect=false --port 0 --bind-address 127.0.0.1 --kubeconfig "$KUBECONFIG" \
         >"$out/tarema-scheduler.log" 2>&1 &
       TAREMA_PID=$!
       local port="" i
       for i in $(seq 1 150); do
-        port=$(sed -n 's/.*serving addr=[^ ]* port=\([0-9]*\).*/\1/p' "$out/tarema-scheduler.log" | head -n 1)
+        port=$(sed -n 's/.*serving addr=[^ ]* port=\([0-9]*\).*/\1/p' "$out/tarema-scheduler.log" | head -n 1) || true
         [ -n "$port" ] && curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
         kill -0 "$TAREMA_PID" 2>/dev/null || break
         sleep 0.2
