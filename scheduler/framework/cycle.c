@@ -280,13 +280,10 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
     if (obs)
         fw_point_done(fw, SCHED_EP_PRE_FILTER, pf, t);
     size_t nf = fw_filter_nodes(fw, s, p);
-    fw->cyc_inter = false;
-    if (sched_nominated_count(sched_snapshot_nominated(s)))
+    if (nf && sched_nominated_count(sched_snapshot_nominated(s))) {
         /* node-local filters see a nominated pod on its own node only; the inter-pod ones (p's
          * own terms, or a nominated pod's anti-affinity or ports) see it everywhere */
-        fw->cyc_inter = fw->n_hook_pre || fw->n_hook_post || fw_nominated_inter(fw, s, p);
-    if (nf && sched_nominated_count(sched_snapshot_nominated(s))) {
-        bool inter = fw->cyc_inter;
+        bool inter = fw->n_hook_pre || fw->n_hook_post || fw_nominated_inter(s, p);
         size_t lent = inter ? fw_nominated_lend(fw, s, p) : fw_nominated_lend_feasible(fw, s, p);
         if (lent) {
             int rc = pre_filter(fw, NULL, err);
@@ -419,6 +416,16 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
  * and without it a Reservation's hold may reject it), and PostFilter reads whether eviction can
  * resolve a node's rejection from it: made here, when PostFilter needs it. Lends only the pods
  * nominated to that node, as kube's addNominatedPods does for the node it filters. */
+/* Filters failed node i again (the nominated pods lent); a rejection replaces its status. */
+static void refilter_failed(sched_framework *fw, size_t i) {
+    uint32_t d = 0;
+    sched_filter_id id = fw_filter_one(fw, fw->cyc.snap, i, &d);
+    if (id != SCHED_FILTER_OK) {
+        fw->status[i] = (uint8_t)id;
+        fw->detail[i] = d;
+    }
+}
+
 int sched_framework_status_with_nominated(sched_framework *fw, size_t node, tm_err *err) {
     if (!fw->have_cycle || fw->whatif || node >= fw->n_nodes)
         return 0;
@@ -428,14 +435,8 @@ int sched_framework_status_with_nominated(sched_framework *fw, size_t node, tm_e
         !fw_nominated_lend_failed(fw, s, p, node))
         return 0;
     int rc = pre_filter(fw, NULL, err);
-    if (!rc) {
-        uint32_t d = 0;
-        sched_filter_id id = fw_filter_one(fw, s, node, &d);
-        if (id != SCHED_FILTER_OK) {
-            fw->status[node] = (uint8_t)id;
-            fw->detail[node] = d;
-        }
-    }
+    if (!rc)
+        refilter_failed(fw, node);
     fw_nominated_take_back(fw);
     if (rc || pre_filter(fw, NULL, err) != 0) /* the PreFilter state as the snapshot is */
         return -1;
@@ -447,14 +448,8 @@ void sched_framework_whatif_nominated_status(sched_framework *fw) {
         return;
     for (size_t k = 0; k < fw->n_lent; k++) {
         int i = sched_snapshot_node_index(fw->cyc.snap, fw->lent[k]->node);
-        if (i < 0 || (size_t)i >= fw->n_nodes || fw->status[i] == SCHED_FILTER_OK)
-            continue;
-        uint32_t d = 0;
-        sched_filter_id id = fw_filter_one(fw, fw->cyc.snap, (size_t)i, &d);
-        if (id != SCHED_FILTER_OK) {
-            fw->status[i] = (uint8_t)id;
-            fw->detail[i] = d;
-        }
+        if (i >= 0 && (size_t)i < fw->n_nodes && fw->status[i] != SCHED_FILTER_OK)
+            refilter_failed(fw, (size_t)i);
     }
 }
 

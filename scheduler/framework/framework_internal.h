@@ -74,9 +74,6 @@ struct sched_framework {
     size_t n_waiting, cap_waiting;
     /* the nominated pods lent to the snapshot for the current cycle or what-if (nominate.c) */
     struct sched_nominee **lent;
-    /* last cycle: its filters looked beyond a node (inter-pod hooks, or a nominated pod with
-     * anti-affinity or ports) */
-    bool cyc_inter;
     size_t n_lent, cap_lent;
     sched_snapshot *lent_snap;
     /* what-if filtering (sched_framework_whatif_*): the failed cycle, restored at the end */
@@ -145,7 +142,7 @@ size_t fw_nominated_lend_failed(sched_framework *fw, sched_snapshot *s, const sc
                                 size_t only);
 /* Whether a pod fw_nominated_lend would lend carries what inter-pod filters read of other pods
  * (required anti-affinity terms, host ports): then it counts beyond its own node. */
-bool fw_nominated_inter(sched_framework *fw, sched_snapshot *s, const sched_pod *p);
+bool fw_nominated_inter(const sched_snapshot *s, const sched_pod *p);
 void fw_nominated_take_back(sched_framework *fw);
 
 /* cycle.c: a cycle for the hooks that run outside sched_framework_schedule. */

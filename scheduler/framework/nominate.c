@@ -18,8 +18,7 @@ static bool counts_for(const sched_snapshot *s, const sched_pod *p, const sched_
     return (*node = sched_snapshot_node_index(s, e->node)) >= 0;
 }
 
-bool fw_nominated_inter(sched_framework *fw, sched_snapshot *s, const sched_pod *p) {
-    (void)fw;
+bool fw_nominated_inter(const sched_snapshot *s, const sched_pod *p) {
     sched_nominated *t = sched_snapshot_nominated(s);
     size_t n = sched_nominated_count(t);
     for (size_t i = 0; i < n; i++) {

@@ -369,9 +369,8 @@ static sched_gang *declare_native(sched_gang_registry *r, const char *ns, const 
                                   const json_t *obj, int64_t now_ms, int *rc, tm_err *err) {
     sched_native_podgroup pg;
     *rc = sched_native_podgroup_from_json(obj, &pg, err);
-    sched_gang *g = sched_gang_registry_native(r, ns, name, *rc ? NULL : &pg.spec,
-                                               *rc ? false : pg.basic, *rc ? err->msg : NULL,
-                                               now_ms);
+    sched_gang *g = sched_gang_registry_native(
+        r, ns, name, *rc ? NULL : &pg.spec, *rc ? false : pg.basic, *rc ? err->msg : NULL, now_ms);
     if (g)
         g->disrupt_single = !*rc && pg.disrupt_single;
     if (!*rc)
