@@ -217,8 +217,9 @@ wait_bound() {
 }
 # the PodGroup CRD before the scheduler starts, so that its PodGroup informer runs (gang step)
 kubectl apply -f "$REPO_ROOT/charts/tarema/crds/scheduling.x-k8s.io_podgroups.yaml" >/dev/null
-step "starting tarema-scheduler (policy tarema)"
-"$BIN/tarema-scheduler" run --bind-address 127.0.0.1 --port 0 --namespaces "$NS_T" --log-level warn >"$WORK/scheduler.log" 2>&1 &
+step "starting tarema-scheduler (policy tarema; a second profile, tarema-pack, with policy fill-nodes)"
+"$BIN/tarema-scheduler" run --bind-address 127.0.0.1 --port 0 --namespaces "$NS_T" --log-level warn \
+  --profile tarema-pack=fill-nodes >"$WORK/scheduler.log" 2>&1 &
 PIDS+=($!)
 pods "$NS_T" tarema | kubectl apply -f - >/dev/null
 wait_bound "$NS_T" || { tail -n 20 "$WORK/scheduler.log" >&2; die "tarema bound $(bound_count "$NS_T") of $NPODS pods (log above)"; }
@@ -305,6 +306,30 @@ echo "  $NS_T/urgent bound to $PRE_NODE once batch was gone (docs/operations.md,
 kubectl -n "$NS_T" delete pod urgent --wait=false >/dev/null
 kubectl delete priorityclass demo-batch demo-urgent --wait=false >/dev/null
 kubectl delete node "$PRE_NODE" --wait=true --timeout=60s >/dev/null
+
+# Profiles, as kube-scheduler's: the same process schedules the pods that name tarema-pack with
+# its own policy (fill-nodes: one node filled before the next), beside tarema's policy.
+step "profiles: pods with schedulerName tarema-pack, served by the same tarema-scheduler with policy fill-nodes (docs/profiles.md)"
+cat >"$WORK/profile-nodes.yaml" <<NODES
+nodes:
+  - {prefix: demo-pack, count: 2, cpu: 4, memory: 8Gi, pods: 110, labels: {tarema.io/demo-pack: "1"},
+     taints: [{key: tarema.io/demo-pack, value: "1", effect: NoSchedule}]}
+NODES
+bash "$HACK_DIR/cluster.sh" nodes "$WORK/profile-nodes.yaml" >/dev/null || die "the profiles step's nodes were not created"
+for i in 1 2 3; do
+  jq -cn --arg ns "$NS_T" --arg name "pack-$i" '{apiVersion: "v1", kind: "Pod",
+    metadata: {namespace: $ns, name: $name},
+    spec: {schedulerName: "tarema-pack", nodeSelector: {"tarema.io/demo-pack": "1"},
+      tolerations: [{key: "tarema.io/demo-pack", operator: "Exists", effect: "NoSchedule"}],
+      containers: [{name: "c", image: "app", resources: {requests: {cpu: "1"}}}]}}'
+done | kubectl apply -f - >/dev/null
+for i in $(seq 1 150); do [ -n "$(node_of pack-1)" ] && [ -n "$(node_of pack-2)" ] && [ -n "$(node_of pack-3)" ] && break; sleep 0.2; done
+[ -n "$(node_of pack-3)" ] || die "tarema-scheduler did not bind the tarema-pack pods (log: $WORK/scheduler.log)"
+echo "  pack-1, pack-2, pack-3 (1 cpu each, two empty 4-cpu nodes) -> $(node_of pack-1), $(node_of pack-2), $(node_of pack-3): filled one node first"
+kubectl -n "$NS_T" get events.events.k8s.io -o json |
+  jq -r '[.items[] | select(.reason == "Scheduled" and (.regarding.name | startswith("pack-")))][0] | "  their Scheduled events come from \(.reportingController) (the profile)"'
+kubectl -n "$NS_T" delete pod pack-1 pack-2 pack-3 --wait=true --timeout=60s >/dev/null
+kubectl get nodes -o name | grep '^node/demo-pack' | xargs -r kubectl delete --wait=true --timeout=60s >/dev/null
 
 kubectl get nodes -o json | jq -r '.items[] | [.metadata.name, .metadata.labels["tarema.io/group"], .metadata.labels["tarema.io/cpu"], .metadata.labels["tarema.io/mem"], .metadata.labels["tarema.io/io"]] | @tsv' >"$WORK/nodes.tsv"
 kubectl -n "$NS_T" get taskprofiles -o json | jq -r '.items[] | [.spec.process, .status.labels.cpu, .status.labels.mem, .status.labels.io] | @tsv' >"$WORK/tasks.tsv"

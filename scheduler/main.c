@@ -193,9 +193,15 @@ static int cmd_explain(sched_config *cfg, const char *target, bool as_json) {
         fprintf(stderr, "tarema-scheduler explain: %s\n", err.msg);
         return 1;
     }
-    sched_keys keys = {cfg->process_label, cfg->workflow_key};
+    sched_keys keys = sched_config_keys(cfg);
     sched_cache *c = sched_cache_new(cfg->scheduler_name, NULL, &keys, NULL, &err);
     sched_framework *fw = c ? sched_policy_new(cfg->policy, &err) : NULL;
+    /* the weights and profiles the live scheduler runs with: the pod is explained by its own */
+    if (fw && (sched_framework_apply_weights(fw, &cfg->score_weights, &err) != 0 ||
+               sched_config_add_profiles(cfg, fw, &err) != 0)) {
+        sched_framework_free(fw);
+        fw = NULL;
+    }
     char *path = tm_kube_path("v1", "pods", ns, name, NULL);
     json_t *pod = NULL, *doc = NULL;
     sched_pod *sp = NULL;

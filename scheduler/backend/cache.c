@@ -14,7 +14,7 @@
 struct sched_cache {
     pthread_mutex_t mu;
     sched_snapshot *snap;
-    char *name;
+    char **names;      /* the profiles' spec.schedulerName, NULL-terminated (names[0] first) */
     char **namespaces; /* NULL-terminated */
     char *process_label, *workflow_key;
     sched_keys keys;
@@ -41,14 +41,20 @@ sched_cache *sched_cache_new(const char *scheduler_name, const char *const *name
     size_t n = 0;
     while (namespaces && namespaces[n])
         n++;
+    /* the names: keys->profiles when given (the first is scheduler_name), else that alone */
+    size_t nn = 0;
+    while (keys->profiles && keys->profiles[nn])
+        nn++;
     c->snap = sched_snapshot_new();
-    c->name = strdup(scheduler_name);
+    c->names = calloc((nn ? nn : 1) + 1, sizeof *c->names);
     c->namespaces = calloc(n + 1, sizeof *c->namespaces);
     c->process_label = strdup(keys->process_label);
     c->workflow_key = strdup(keys->workflow_key);
-    bool bad = !c->snap || !c->name || !c->namespaces || !c->process_label || !c->workflow_key;
+    bool bad = !c->snap || !c->names || !c->namespaces || !c->process_label || !c->workflow_key;
     for (size_t i = 0; !bad && i < n; i++)
         bad = !(c->namespaces[i] = strdup(namespaces[i]));
+    for (size_t i = 0; !bad && i < (nn ? nn : 1); i++)
+        bad = !(c->names[i] = strdup(nn ? keys->profiles[i] : scheduler_name));
     if (bad) {
         sched_cache_free(c);
         tm_err_set(err, "out of memory");
@@ -56,6 +62,7 @@ sched_cache *sched_cache_new(const char *scheduler_name, const char *const *name
     }
     c->keys.process_label = c->process_label;
     c->keys.workflow_key = c->workflow_key;
+    c->keys.profiles = (const char *const *)c->names;
     if (hooks)
         c->hooks = *hooks;
     return c;
@@ -70,7 +77,9 @@ void sched_cache_free(sched_cache *c) {
         sched_owner_sels_free(sched_snapshot_owner_selectors(c->snap));
     }
     sched_snapshot_free(c->snap);
-    free(c->name);
+    for (size_t i = 0; c->names && c->names[i]; i++)
+        free(c->names[i]);
+    free(c->names);
     for (size_t i = 0; c->namespaces && c->namespaces[i]; i++)
         free(c->namespaces[i]);
     free(c->namespaces);
@@ -160,8 +169,11 @@ static bool watched_ns(const sched_cache *c, const char *ns) {
 }
 
 bool sched_cache_is_ours(const sched_cache *c, const json_t *pod) {
-    return strcmp(tm_json_str(pod, "spec.schedulerName", "default-scheduler"), c->name) == 0 &&
-           watched_ns(c, tm_json_str(pod, "metadata.namespace", ""));
+    const char *sn = tm_json_str(pod, "spec.schedulerName", "default-scheduler");
+    for (size_t i = 0; c->names[i]; i++)
+        if (strcmp(sn, c->names[i]) == 0)
+            return watched_ns(c, tm_json_str(pod, "metadata.namespace", ""));
+    return false;
 }
 
 static void drop_assumed(sched_cache *c, const char *uid) {

@@ -52,10 +52,11 @@ typedef struct sched_cache_hooks {
 
 typedef struct sched_cache sched_cache;
 
-/* scheduler_name: spec.schedulerName of our pods. namespaces: NULL-terminated list of the
- * namespaces whose pods we schedule (NULL or empty = all); copied. keys NULL = defaults (copied).
- * hooks may be NULL (a cache that only tracks capacity, as the explain CLI and extender use).
- * NULL with err on OOM. Free with sched_cache_free. */
+/* scheduler_name: spec.schedulerName of our pods; with several profiles keys->profiles names
+ * them all (scheduler_name first) and a pod of any of them is ours. namespaces: NULL-terminated
+ * list of the namespaces whose pods we schedule (NULL or empty = all); copied. keys NULL = defaults
+ * (copied). hooks may be NULL (a cache that only tracks capacity, as the explain CLI and extender
+ * use). NULL with err on OOM. Free with sched_cache_free. */
 sched_cache *sched_cache_new(const char *scheduler_name, const char *const *namespaces,
                              const sched_keys *keys, const sched_cache_hooks *hooks, tm_err *err);
 void sched_cache_free(sched_cache *c);

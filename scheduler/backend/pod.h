@@ -57,6 +57,9 @@ typedef struct sched_pod {
     int64_t generation; /* metadata.generation (0 unknown): the observedGeneration of the
                          * PodScheduled condition we write, as kube-scheduler 1.35 writes it */
     bool preempt_never; /* spec.preemptionPolicy: Never (the pod waits, it never preempts) */
+    /* Which profile schedules it: the index of its spec.schedulerName in sched_keys.profiles,
+     * 0 when there is one profile or its name is none of them (framework.h, profiles) */
+    uint8_t profile;
     int64_t created_ms; /* metadata.creationTimestamp, ms since the epoch; 0 unknown */
     /* What the inter-pod filters read (all empty for a plain pod). Freed by sched_pod_free. */
     json_t *pod_labels;          /* metadata.labels (owned reference), NULL = no labels */

@@ -928,6 +928,12 @@ sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched
         goto fail;
     }
     p->preempt_never = pp && strcmp(pp, "Never") == 0;
+    const char *sn = podspec_obj_str(spec, "schedulerName");
+    for (size_t i = 0; sn && keys->profiles && keys->profiles[i] && i <= UINT8_MAX; i++)
+        if (strcmp(keys->profiles[i], sn) == 0) {
+            p->profile = (uint8_t)i;
+            break;
+        }
     p->created_ms = parse_time_ms(podspec_obj_str(meta, "creationTimestamp"));
     if (parse_label_annotation(p, ann, "tarema.io/cpu", &p->labels[SCHED_FEAT_CPU], err) ||
         parse_label_annotation(p, ann, "tarema.io/mem", &p->labels[SCHED_FEAT_MEM], err) ||

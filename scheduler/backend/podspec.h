@@ -21,10 +21,13 @@
 #include "scheduler/backend/snapshot.h"
 
 /* Where task identity lives on a pod. process_label: pod label naming the process;
- * workflow_key: pod label, or else annotation, naming the workflow. */
+ * workflow_key: pod label, or else annotation, naming the workflow. profiles: the
+ * spec.schedulerName of each profile of the scheduler, NULL-terminated (NULL: one profile); a
+ * pod's sched_pod.profile is the index of its own name there, 0 when it is none of them. */
 typedef struct sched_keys {
-    const char *process_label; /* default "nextflow.io/processName" */
-    const char *workflow_key;  /* default "tarema.io/workflow" */
+    const char *process_label;   /* default "nextflow.io/processName" */
+    const char *workflow_key;    /* default "tarema.io/workflow" */
+    const char *const *profiles; /* default NULL */
 } sched_keys;
 
 /* The defaults above. */

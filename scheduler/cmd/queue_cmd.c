@@ -68,11 +68,15 @@ static bool reads_profiles(const char *policy) {
     return strcmp(policy, "sjfn") == 0 || strcmp(policy, "adaptive") == 0;
 }
 
-/* The pending pods of cfg's scheduler: cluster-wide, else (forbidden) in ns. *narrowed tells. */
+/* The pending pods of cfg's scheduler: cluster-wide, else (forbidden) in ns. *narrowed tells.
+ * With several profiles every unplaced pod (sched_queue_view_rows keeps the profiles' own). */
 static json_t *list_pending(tm_kube *k, const sched_config *cfg, const char *ns, bool *narrowed,
                             tm_err *err) {
     char sel[512];
-    snprintf(sel, sizeof sel, "spec.schedulerName=%s,spec.nodeName=", cfg->scheduler_name);
+    if (cfg->n_profiles)
+        snprintf(sel, sizeof sel, "spec.nodeName=");
+    else
+        snprintf(sel, sizeof sel, "spec.schedulerName=%s,spec.nodeName=", cfg->scheduler_name);
     tm_list_opts lo = {.field_selector = sel};
     json_t *items = tm_kube_list(k, "/api/v1/pods", &lo, NULL, err);
     *narrowed = false;
@@ -95,7 +99,7 @@ int sched_queue_cmd_run(const sched_config *cfg, const sched_queue_cmd_opts *o) 
     tm_kube_config *kc = tm_kube_config_auto(cfg->kubeconfig, cfg->context, &err);
     tm_kube *k = kc ? tm_kube_new(kc, &err) : NULL;
     tm_kube_config_free(kc);
-    sched_keys keys = {cfg->process_label, cfg->workflow_key};
+    sched_keys keys = sched_config_keys(cfg);
     sched_cache *c = NULL;
     json_t *pods = NULL, *rows = NULL;
     int rc = 1;

@@ -302,7 +302,11 @@ json_t *sched_queue_view_rows(sched_snapshot *s, const char *policy, const json_
     size_t i;
     const json_t *p;
     json_array_foreach(pods, i, p) {
-        if (!sched_queue_view_pending(p, scheduler_name, namespaces))
+        /* one queue serves every profile (keys->profiles, scheduler_name first) */
+        bool mine = sched_queue_view_pending(p, scheduler_name, namespaces);
+        for (size_t k = 1; !mine && keys && keys->profiles && keys->profiles[k]; k++)
+            mine = sched_queue_view_pending(p, keys->profiles[k], namespaces);
+        if (!mine)
             continue;
         tm_err pe = {0};
         sched_pod *sp = sched_pod_from_json(s, p, keys, &pe);

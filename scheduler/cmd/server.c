@@ -59,7 +59,7 @@ sched_server *sched_server_start(const sched_config *cfg, sched_loop *loop, tm_m
     s->resv = sched_loop_resv(loop);
     sched_extender_opts xo = {.policy = cfg->policy,
                               .weights = &cfg->score_weights,
-                              .keys = {cfg->process_label, cfg->workflow_key},
+                              .keys = sched_config_keys(cfg),
                               .cache = sched_cache_snapshot(s->cache),
                               .cache_lock = lock_cache,
                               .cache_unlock = unlock_cache,

@@ -18,6 +18,7 @@
 
 sched_cycle fw_cycle_for(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
                          int64_t now_ms) {
+    fw_profile_for(fw, p);
     sched_cycle c = {.snap = s, .pod = p, .now_ms = now_ms, .fw = fw};
     sched_task_resolve(s, p, &c.task);
     return c;
@@ -247,6 +248,7 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
                              int64_t now_ms, sched_decision *d, tm_err *err) {
     memset(d, 0, sizeof *d);
     d->node = -1;
+    fw_profile_for(fw, p);
     fw->have_cycle = false;
     fw->prefs = fw->secondary = false;
     fw->n_feas = 0;
@@ -549,6 +551,7 @@ static int reserve_run(sched_framework *fw, sched_snapshot *s, const sched_pod *
         return tm_err_set(err, "reserve %s/%s: no node with index %d", p->ns, p->name, node);
     if (sched_pod_record(s, p, n->name, err) != 0)
         return tm_err_wrap(err, "reserve %s/%s on %s", p->ns, p->name, n->name);
+    fw_profile_for(fw, p);
     sched_cycle c = {.snap = s, .pod = p, .now_ms = fw->cyc.now_ms, .fw = fw};
     bool resolved = false, timed = fw_timed(fw);
     int64_t t = 0;

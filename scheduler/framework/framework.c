@@ -30,6 +30,10 @@ void sched_framework_free(sched_framework *fw) {
     for (size_t k = fw->n_plugins; k-- > 0;)
         if (fw->plugins[k].free_state)
             fw->plugins[k].free_state(fw->plugins[k].state);
+    for (size_t i = 0; i < fw->n_profiles; i++) /* the one in effect was plugins[0] */
+        if (i != fw->cur_profile && fw->profiles[i].policy.free_state)
+            fw->profiles[i].policy.free_state(fw->profiles[i].policy.state);
+    free(fw->profiles);
     for (size_t i = 0; i < fw->n_waiting; i++)
         free(fw->waiting[i].uid);
     free(fw->waiting);
@@ -63,12 +67,94 @@ int sched_framework_add_plugin(sched_framework *fw, const sched_plugin *p, tm_er
     }
     size_t k = fw->n_plugins++;
     fw->plugins[k] = *p;
+    for (size_t i = 0; i < fw->n_profiles; i++) /* every profile starts at its default weight */
+        fw->profiles[i].pref_weight[k] = p->pref_weight;
     fw->sid[k] = (uint8_t)(p->filter_id ? p->filter_id : SCHED_FILTER_PLUGIN + k);
     if (p->filter || p->pre_filter)
         fw->filt[fw->n_filt++] = (uint8_t)k;
     if (p->filter_id && p->filter_id < 32)
         fw->columns |= 1u << p->filter_id;
     return 0;
+}
+
+/* ---- profiles ---- */
+
+static void save_profile(sched_framework *fw, fw_profile *pr) {
+    pr->policy = fw->plugins[0];
+    pr->policy_weight = fw->policy_weight;
+    pr->tie_break = fw->tie_break;
+    for (size_t k = 1; k < fw->n_plugins; k++)
+        pr->pref_weight[k] = fw->plugins[k].pref_weight;
+}
+
+void fw_switch_profile(sched_framework *fw, size_t i) {
+    if (i >= fw->n_profiles)
+        i = 0;
+    if (i == fw->cur_profile)
+        return;
+    save_profile(fw, &fw->profiles[fw->cur_profile]);
+    const fw_profile *pr = &fw->profiles[i];
+    fw->plugins[0] = pr->policy;
+    fw->policy_weight = pr->policy_weight;
+    fw->tie_break = pr->tie_break;
+    for (size_t k = 1; k < fw->n_plugins; k++)
+        fw->plugins[k].pref_weight = pr->pref_weight[k];
+    fw->cur_profile = i; /* the last cycle's outcomes stay readable: they are its pod's */
+}
+
+int sched_framework_add_profile(sched_framework *fw, const sched_plugin *policy, tm_err *err) {
+    const sched_plugin *first = fw->n_profiles ? &fw->profiles[0].policy : &fw->plugins[0];
+    const char *why = fw->n_profiles >= SCHED_MAX_PROFILES ? "too many profiles"
+                      : policy->queue_cmp != first->queue_cmp
+                          ? "its policy orders the queue differently from the first profile's "
+                            "(one queue serves every profile, as kube-scheduler's profiles share "
+                            "one QueueSort plugin)"
+                          : NULL;
+    fw_profile *grown = why ? NULL
+                            : realloc(fw->profiles, (fw->n_profiles ? fw->n_profiles + 1 : 2) *
+                                                        sizeof *fw->profiles);
+    if (!why && !grown)
+        why = "out of memory";
+    if (why) {
+        if (policy->free_state)
+            policy->free_state(policy->state);
+        return tm_err_set(err, "profile with policy %s: %s", policy->name ? policy->name : "(null)",
+                          why);
+    }
+    fw->profiles = grown;
+    if (!fw->n_profiles) { /* the framework's own policy and weights become profile 0 */
+        memset(&fw->profiles[0], 0, sizeof fw->profiles[0]);
+        save_profile(fw, &fw->profiles[0]);
+        fw->n_profiles = 1;
+        fw->cur_profile = 0;
+    }
+    size_t i = fw->n_profiles++;
+    fw_profile *pr = &fw->profiles[i];
+    memset(pr, 0, sizeof *pr);
+    pr->policy = *policy;
+    pr->policy_weight = SCHED_POLICY_WEIGHT_DEFAULT;
+    pr->tie_break = fw->profiles[0].tie_break;
+    for (size_t k = 1; k < fw->n_plugins; k++) /* the weights of profile 0 as it was set up */
+        pr->pref_weight[k] =
+            fw->cur_profile == 0 ? fw->plugins[k].pref_weight : fw->profiles[0].pref_weight[k];
+    if (fw->cur_profile == 0)
+        pr->policy_weight = fw->policy_weight;
+    else
+        pr->policy_weight = fw->profiles[0].policy_weight;
+    return (int)i;
+}
+
+int sched_framework_use_profile(sched_framework *fw, size_t i, tm_err *err) {
+    if (i && i >= fw->n_profiles)
+        return tm_err_set(err, "no profile %zu (the framework has %zu)", i,
+                          fw->n_profiles ? fw->n_profiles : 1);
+    if (fw->n_profiles)
+        fw_switch_profile(fw, i);
+    return 0;
+}
+
+size_t sched_framework_profile_count(const sched_framework *fw) {
+    return fw->n_profiles ? fw->n_profiles : 1;
 }
 
 void *sched_framework_plugin_state(const sched_framework *fw, const char *name) {
@@ -320,7 +406,11 @@ int sched_framework_queue_cmp(const sched_framework *fw, const sched_snapshot *s
     if (c) {
         return c;
     } else if (fw->plugins[0].queue_cmp) {
-        c = fw->plugins[0].queue_cmp(fw->plugins[0].state, s, a, b);
+        /* one order for every profile: the first's (their policies share the function;
+         * sched_framework_add_profile) */
+        const sched_plugin *q =
+            fw->n_profiles && fw->cur_profile ? &fw->profiles[0].policy : &fw->plugins[0];
+        c = q->queue_cmp(q->state, s, a, b);
     } else if (a->created_ms != b->created_ms) {
         c = a->created_ms < b->created_ms ? -1 : 1;
     }

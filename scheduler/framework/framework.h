@@ -407,6 +407,20 @@ char *sched_framework_fit_message(const sched_framework *fw, const sched_snapsho
  * error; free_state NULL leaves the state to the caller). 0, or -1 with err (too many
  * plugins, no name, out of memory). Add plugins before the first cycle. */
 int sched_framework_add_plugin(sched_framework *fw, const sched_plugin *p, tm_err *err);
+
+/* Profiles, as kube-scheduler's: one process serves several spec.schedulerName values, each
+ * with its own policy (the plugin in plugins[0]) and score weights, over the same filters,
+ * added plugins, cache and queue. A framework starts with one profile, 0, its own policy; each
+ * sched_framework_add_profile adds one (policy copied and owned, freed with the framework or on
+ * error) and returns its index, starting from profile 0's score weights. Every cycle runs the
+ * profile of its pod (sched_pod.profile, set from sched_keys.profiles); the queue has one order
+ * for all, so every profile's policy must order it as the first's does (sjfn and adaptive order
+ * by runtime, the others by age): else -1 with err. sched_framework_use_profile makes profile i
+ * current outside a cycle, to set its weights (sched_framework_apply_weights). */
+#define SCHED_MAX_PROFILES 16
+int sched_framework_add_profile(sched_framework *fw, const sched_plugin *policy, tm_err *err);
+int sched_framework_use_profile(sched_framework *fw, size_t i, tm_err *err);
+size_t sched_framework_profile_count(const sched_framework *fw);
 /* Sets the weight of a score: plugin "policy" is the policy's, else an added plugin with
  * preference scoring (NodeAffinity, ...). weight 0..SCHED_SCORE_WEIGHT_MAX (0 turns it off).
  * 0, or -1 with err naming the plugin (unknown, or weight out of range). */

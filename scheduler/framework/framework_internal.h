@@ -31,6 +31,16 @@ static inline bool fw_column_filter(const sched_plugin *pl) {
     return pl->filter_id && (FW_COLUMN_FILTERS >> pl->filter_id) & 1u;
 }
 
+/* A profile's own part of the framework (sched_framework_add_profile): its policy plugin and
+ * its score weights. The current profile's live in plugins[0], policy_weight, tie_break and
+ * each plugin's pref_weight; its entry here is refreshed when another profile takes over. */
+typedef struct fw_profile {
+    sched_plugin policy;
+    int policy_weight;
+    bool tie_break;
+    int pref_weight[SCHED_MAX_PLUGINS]; /* per plugin index; the policy's (0) unused */
+} fw_profile;
+
 struct sched_framework {
     /* plugins[0] is the policy's (scoring, queue order); the rest were added in order: the
      * in-tree filters (sched_framework_new), then the caller's */
@@ -79,6 +89,10 @@ struct sched_framework {
     /* what-if filtering (sched_framework_whatif_*): the failed cycle, restored at the end */
     bool whatif;
     sched_cycle saved_cyc;
+    /* profiles (sched_framework_add_profile): none, or n_profiles >= 2 with profiles[cur]
+     * the one in effect */
+    fw_profile *profiles;
+    size_t n_profiles, cur_profile;
     /* timing (sched_framework_set_observer): NULL = none; sample: time plugin calls too */
     const sched_observer *obs;
     bool sample;
@@ -108,6 +122,13 @@ static inline void fw_point_done(const sched_framework *fw, sched_ext_point ep, 
                                  int64_t t) {
     if (fw->obs->point)
         fw->obs->point(fw->obs->arg, ep, o, fw_now(fw) - t);
+}
+
+/* framework.c: makes p's profile (sched_pod.profile; 0 when out of range) the one in effect. */
+void fw_switch_profile(sched_framework *fw, size_t i);
+static inline void fw_profile_for(sched_framework *fw, const sched_pod *p) {
+    if (fw->n_profiles && p && p->profile != fw->cur_profile)
+        fw_switch_profile(fw, p->profile);
 }
 
 /* framework.c: grows the per-node buffers to n nodes. 0, or -1 with err. */

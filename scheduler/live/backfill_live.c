@@ -626,7 +626,7 @@ sched_backfill_live *sched_backfill_live_new(const sched_config *cfg, tm_kube *k
                                .fw = fw,
                                .gangs = gangs,
                                .resv = resv,
-                               .keys = {cfg->process_label, cfg->workflow_key},
+                               .keys = sched_config_keys(cfg),
                                .dirty = true};
     if (register_metrics(b, reg, err) || bf_plugin_add(fw, &cfg->backfill, job_key, b, err)) {
         sched_backfill_live_free(b);

@@ -38,12 +38,14 @@ typedef struct bind_ctx {
     int verify_tries;       /* GETs sent so far */
     struct bind_ctx *vnext; /* the verification FIFO */
     char why[256];          /* the bind's error, for the log and the final report */
+    uint8_t profile;        /* the pod's profile (sched_pod.profile): its events' controller */
     struct bind_ctx *prev, *next;
 } bind_ctx;
 
 struct sched_binder {
     tm_kube *k;
     char *controller, *instance;
+    const char *const *profiles; /* sched_binder_set_profiles, NULL: controller alone */
     sched_bind_result_fn on_result;
     void *ud;
     bind_ctx *ctxs; /* unanswered or unverified binds */
@@ -122,11 +124,26 @@ static void event_done(void *ud, int status, json_t *body, const tm_err *err) {
                 err->msg);
 }
 
+void sched_binder_set_profiles(sched_binder *b, const char *const *names) {
+    b->profiles = names;
+}
+
+/* The reportingController of a pod's events: its profile's scheduler name, as kube-scheduler's
+ * per-profile event recorders. */
+static const char *controller_of(const sched_binder *b, uint8_t profile) {
+    for (size_t i = 0; b->profiles && b->profiles[i]; i++)
+        if (i == profile)
+            return b->profiles[i];
+    return b->controller;
+}
+
 static void post_event(sched_binder *b, const char *ns, const char *name, const char *uid,
-                       const char *type, const char *reason, const char *action, const char *note) {
+                       uint8_t profile, const char *type, const char *reason, const char *action,
+                       const char *note) {
     json_t *reg = regarding(ns, name, uid);
-    json_t *ev =
-        reg ? tm_kube_event_new(reg, type, reason, action, note, b->controller, b->instance) : NULL;
+    json_t *ev = reg ? tm_kube_event_new(reg, type, reason, action, note, controller_of(b, profile),
+                                         b->instance)
+                     : NULL;
     /* reason is a string literal of the callers, so it outlives the request. */
     if (!ev || tm_kube_event_post_async(b->k, ev, event_done, (void *)reason))
         tm_warn("event not recorded pod=%s/%s reason=%s err=\"cannot start the request\"", ns, name,
@@ -153,7 +170,7 @@ static void finish(bind_ctx *c, int status, const tm_err *err) {
     if (!err) {
         char note[1024];
         snprintf(note, sizeof note, "Successfully assigned %s/%s to %s", c->ns, c->name, c->node);
-        post_event(b, c->ns, c->name, c->uid, "Normal", "Scheduled", "Binding", note);
+        post_event(b, c->ns, c->name, c->uid, c->profile, "Normal", "Scheduled", "Binding", note);
     }
     if (b->on_result)
         b->on_result(b->ud, c->ns, c->name, c->uid, c->node, status, err);
@@ -289,6 +306,7 @@ int sched_binder_bind(sched_binder *b, const sched_pod *p, const char *node, tm_
     if (!c)
         return tm_err_set(err, "out of memory");
     c->b = b;
+    c->profile = p->profile;
     c->ns = strdup(p->ns);
     c->name = strdup(p->name);
     c->uid = strdup(p->uid);
@@ -345,7 +363,8 @@ int sched_binder_unschedulable(sched_binder *b, const sched_pod *p, const char *
     free(path);
     if (rc)
         return tm_err_set(err, "pod %s/%s: the status patch could not be started", p->ns, p->name);
-    post_event(b, p->ns, p->name, p->uid, "Warning", "FailedScheduling", "Scheduling", message);
+    post_event(b, p->ns, p->name, p->uid, p->profile, "Warning", "FailedScheduling", "Scheduling",
+               message);
     return 0;
 }
 

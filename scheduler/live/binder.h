@@ -34,6 +34,9 @@ typedef struct sched_binder sched_binder;
 sched_binder *sched_binder_new(tm_kube *k, const char *scheduler_name, const char *identity,
                                sched_bind_result_fn on_result, void *ud);
 void sched_binder_free(sched_binder *b);
+/* Several profiles: names[i] (borrowed, NULL-terminated) reports the events of the pods of
+ * profile i (sched_pod.profile), as kube-scheduler's per-profile recorders. */
+void sched_binder_set_profiles(sched_binder *b, const char *const *names);
 
 /* Starts binding p to node (strings copied). 0, or -1 with err when the request could not be
  * started (the result callback is then not called). */

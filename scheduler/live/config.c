@@ -80,6 +80,7 @@ void sched_config_free(sched_config *c) {
     if (!c)
         return;
     json_decref(c->spread_args);
+    sched_config_clear_profiles(c);
     free(c->scheduler_name);
     free(c->policy);
     free(c->kubeconfig);
@@ -311,6 +312,33 @@ static int apply_mode(sched_config *c, const char *mode, const char *what, tm_er
     return 0;
 }
 
+int sched_config_parse_weights(const json_t *sw, sched_score_weights *ws, const char *what,
+                               tm_err *err) {
+    if (!sw || json_is_null(sw))
+        return 0;
+    if (!json_is_object(sw))
+        return tm_err_set(err, "%s: scoreWeights must be a mapping", what);
+    if (tm_json_check_keys(sw, sched_score_weight_keys, what, err))
+        return tm_err_wrap(err, "scoreWeights");
+    sched_score_weights out = *ws;
+    for (size_t k = 0; k < SCHED_SCORE_WEIGHT_KEYS; k++) {
+        char key[64];
+        snprintf(key, sizeof key, "scoreWeights.%s", sched_score_weight_keys[k]);
+        const json_t *w = json_object_get(sw, sched_score_weight_keys[k]);
+        if (w && !json_is_integer(w))
+            return tm_err_set(err, "%s: %s must be an integer 0..%d", what, key,
+                              SCHED_SCORE_WEIGHT_MAX);
+        long long x = w ? json_integer_value(w) : -1;
+        if (w && (x < 0 || x > SCHED_SCORE_WEIGHT_MAX))
+            return tm_err_set(err, "%s: %s: %lld is not in 0..%d", what, key, x,
+                              SCHED_SCORE_WEIGHT_MAX);
+        if (w)
+            out.w[k] = (int)x;
+    }
+    *ws = out;
+    return 0;
+}
+
 int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what, tm_err *err) {
     static const char *const keys[] = {"schedulerName",
                                        "policy",
@@ -342,6 +370,7 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
                                        "scoreTieBreak",
                                        "podTopologySpread",
                                        "backfill",
+                                       "profiles",
                                        NULL};
     if (json_is_null(doc))
         return 0; /* an empty file keeps every default */
@@ -365,27 +394,9 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
                 err) ||
         apply_http(c, doc, what, err))
         return -1;
-    const json_t *sw = json_object_get(doc, "scoreWeights");
-    if (sw && !json_is_null(sw)) {
-        if (!json_is_object(sw))
-            return tm_err_set(err, "%s: scoreWeights must be a mapping", what);
-        if (tm_json_check_keys(sw, sched_score_weight_keys, what, err))
-            return tm_err_wrap(err, "scoreWeights");
-        for (size_t k = 0; k < SCHED_SCORE_WEIGHT_KEYS; k++) {
-            char key[64];
-            snprintf(key, sizeof key, "scoreWeights.%s", sched_score_weight_keys[k]);
-            const json_t *w = json_object_get(sw, sched_score_weight_keys[k]);
-            if (w && !json_is_integer(w))
-                return tm_err_set(err, "%s: %s must be an integer 0..%d", what, key,
-                                  SCHED_SCORE_WEIGHT_MAX);
-            long long x = w ? json_integer_value(w) : -1;
-            if (w && (x < 0 || x > SCHED_SCORE_WEIGHT_MAX))
-                return tm_err_set(err, "%s: %s: %lld is not in 0..%d", what, key, x,
-                                  SCHED_SCORE_WEIGHT_MAX);
-            if (w)
-                c->score_weights.w[k] = (int)x;
-        }
-    }
+    if (sched_config_parse_weights(json_object_get(doc, "scoreWeights"), &c->score_weights, what,
+                                   err))
+        return -1;
     const json_t *pts = json_object_get(doc, "podTopologySpread");
     if (pts && !json_is_null(pts)) {
         sched_spread_defaults *d = sched_spread_defaults_from_json(pts, err);
@@ -454,6 +465,11 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
     v = json_object_get(doc, "backfill");
     if (v && !json_is_null(v) && sched_config_apply_backfill(c, v, what, err))
         return -1;
+    v = json_object_get(doc, "profiles");
+    if (v && !json_is_null(v) && sched_config_apply_profiles(c, v, what, err))
+        return -1;
+    if (sched_config_refresh_profiles(c)) /* schedulerName may have changed */
+        return tm_err_set(err, "out of memory");
     v = json_object_get(doc, "leaderElection");
     if (v && !json_is_null(v) && apply_leader(c, v, what, err))
         return -1;
@@ -483,6 +499,7 @@ enum {
     OPT_CONFIG = 256,
     OPT_NAME,
     OPT_POLICY,
+    OPT_PROFILE,
     OPT_MODE,
     OPT_KUBECONFIG,
     OPT_CONTEXT,
@@ -518,6 +535,7 @@ static const struct option long_opts[] = {
     {"config", required_argument, NULL, OPT_CONFIG},
     {"scheduler-name", required_argument, NULL, OPT_NAME},
     {"policy", required_argument, NULL, OPT_POLICY},
+    {"profile", required_argument, NULL, OPT_PROFILE},
     {"mode", required_argument, NULL, OPT_MODE},
     {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
     {"context", required_argument, NULL, OPT_CONTEXT},
@@ -558,6 +576,9 @@ const char *sched_config_usage(void) {
            "  --config FILE            YAML config (see scheduler/live/config.h for every key)\n"
            "  --scheduler-name NAME    spec.schedulerName of our pods (default tarema)\n"
            "  --policy NAME            tarema | round-robin | fair | fill-nodes | sjfn | adaptive\n"
+           "  --profile NAME[=POLICY]  also schedule pods of schedulerName NAME, with POLICY\n"
+           "                           (default --policy); repeatable, adds to the config's\n"
+           "                           profiles (docs/profiles.md)\n"
            "  --mode MODE              scheduler (default) | extender\n"
            "  --kubeconfig FILE        default: in-cluster, else $KUBECONFIG, ~/.kube/config\n"
            "  --context NAME           kubeconfig context\n"
@@ -606,6 +627,8 @@ static int apply_flag(sched_config *c, int opt, const char *arg, tm_err *err) {
         return set_str(&c->scheduler_name, arg);
     case OPT_POLICY:
         return set_str(&c->policy, arg);
+    case OPT_PROFILE:
+        return sched_config_add_profile_flag(c, arg, err);
     case OPT_MODE:
         return apply_mode(c, arg, "--mode", err);
     case OPT_KUBECONFIG:
@@ -717,7 +740,7 @@ int sched_config_from_args(sched_config *c, int argc, char **argv, bool *help, t
             return -1;
         }
     }
-    return 0;
+    return sched_config_refresh_profiles(c) ? tm_err_set(err, "out of memory") : 0;
 }
 
 const char *sched_config_lease_name(const sched_config *c) {
@@ -733,12 +756,24 @@ int sched_config_validate(const sched_config *c, tm_err *err) {
     sched_framework *fw = sched_policy_new(c->policy, &perr);
     if (!fw)
         return tm_err_set(err, "policy: %s", perr.msg);
-    int rc = sched_framework_apply_weights(fw, &c->score_weights, &perr);
+    int rc = sched_framework_apply_weights(fw, &c->score_weights, &perr) ||
+             sched_config_add_profiles(c, fw, &perr);
     sched_framework_free(fw);
     if (rc != 0)
         return tm_err_set(err, "%s", perr.msg);
     if (!c->scheduler_name[0])
         return tm_err_set(err, "schedulerName must not be empty");
+    for (size_t i = 0; i < c->n_profiles; i++)
+        for (size_t j = 0; j <= i; j++) {
+            const char *a = c->profiles[i].scheduler_name,
+                       *b = j ? c->profiles[j - 1].scheduler_name : c->scheduler_name;
+            if (strcmp(a, b) == 0)
+                return tm_err_set(err, "profiles: schedulerName %s is given twice%s", a,
+                                  j ? "" : " (it is the first profile's, the top-level one)");
+        }
+    if (c->n_profiles && c->mode == SCHED_MODE_EXTENDER)
+        return tm_err_set(err, "profiles need mode: scheduler; an extender scores with one "
+                               "policy for the kube-scheduler that calls it");
     if (c->pod_max_backoff_ms < c->pod_initial_backoff_ms)
         return tm_err_set(err, "podMaxBackoffMs (%d) must not be below podInitialBackoffMs (%d)",
                           c->pod_max_backoff_ms, c->pod_initial_backoff_ms);

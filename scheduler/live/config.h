@@ -2,7 +2,11 @@
  * common settings on top (a flag always wins over the file).
  *
  *   schedulerName: tarema          # pods with this spec.schedulerName are ours
- *   policy: tarema                 # tarema | round-robin | fair | fill-nodes | sjfn
+ *   policy: tarema                 # tarema | round-robin | fair | fill-nodes | sjfn | adaptive
+ *   profiles: []                   # more profiles, as kube-scheduler's: [{schedulerName: x,
+ *                                  # policy: fair, scoreWeights: {...}}]; pods of schedulerName
+ *                                  # x scheduled with that policy and those weights (over the
+ *                                  # top level's); config_profiles.c, docs/profiles.md
  *   mode: scheduler                # scheduler (watch + bind) | extender (HTTP extender only)
  *   kubeconfig: ""                 # "" = in-cluster when KUBERNETES_SERVICE_HOST, else $KUBECONFIG
  *   context: ""
@@ -14,15 +18,16 @@
  *   maxBindsInFlight: 512          # binds started but not answered yet
  *   apiConcurrency: 1000           # API requests at the wire at once; more wait in the client
  *   apiContentType: protobuf       # pods and nodes listed and watched in protobuf (as
- *                                  # kube-scheduler); json: JSON only
- * (clientConnection.contentType) podInitialBackoffMs: 1000      # retry delay after a failed
- * attempt, doubling per attempt podMaxBackoffMs: 10000 unschedulableFlushMs: 60000    #
- * unschedulable pods are retried at least this often volumeBindTimeoutSeconds: 600  # PreBind waits
- * this long for a pod's claims to be bound # (kube-scheduler's VolumeBinding bindTimeoutSeconds)
+ *                                  # kube-scheduler's clientConnection.contentType); json: JSON
+ *   podInitialBackoffMs: 1000      # retry delay after a failed attempt, doubling per attempt
+ *   podMaxBackoffMs: 10000
+ *   unschedulableFlushMs: 60000    # unschedulable pods are retried at least this often
+ *   volumeBindTimeoutSeconds: 600  # PreBind waits this long for a pod's claims to be bound
+ *                                  # (kube-scheduler's VolumeBinding bindTimeoutSeconds)
  *   pluginMetricsSamplePercent: 10 # cycles whose plugin calls are timed (0..100):
  *                                  # scheduler_plugin_execution_duration_seconds (fw_metrics.h)
  *   taskKeys: {processLabel: nextflow.io/processName, workflowKey: tarema.io/workflow}
- *   leaderElection: {enabled: false, namespace: kube-system, name: tarema-scheduler,
+ *   leaderElection: {enabled: true, namespace: kube-system, name: "" (the schedulerName),
  *                    identity: "", leaseMs: 15000, renewDeadlineMs: 10000, retryMs: 2000}
  *   log: {level: info, format: text}
  *   extender: {bind: false}        # serve /bind (mode extender only): tarema binds the pods
@@ -47,6 +52,8 @@
  *                                  # constraints of their own (spread_defaults.h); System = kube's
  *                                  # (hostname maxSkew 3, zone maxSkew 5, ScheduleAnyway), List
  *                                  # = defaultConstraints ([] = none)
+ *   backfill: {reserveDepth: 1, resolution: 1s, maxJobTest: 500, window: 24h,
+ *              defaultRuntime: ""}   # shadows for the head of the queue (docs/backfill.md)
  *
  * Unknown keys are errors naming the key, so a typo never silently falls back to a default. */
 #ifndef TAREMA_SCHED_CONFIG_H
@@ -57,14 +64,28 @@
 #include <stddef.h>
 
 #include "lib/error.h"
+#include "scheduler/backend/podspec.h"
 #include "scheduler/framework/framework.h"
 #include "scheduler/plugins/backfill/backfill.h"
 
 typedef enum { SCHED_MODE_SCHEDULER = 0, SCHED_MODE_EXTENDER } sched_mode;
 
+/* A profile beyond the first (profiles: in the config, --profile): the pods whose
+ * spec.schedulerName is scheduler_name are scheduled with this policy and these weights. The
+ * first profile is the top level's schedulerName, policy and scoreWeights (docs/profiles.md). */
+typedef struct sched_profile {
+    char *scheduler_name;
+    char *policy;                      /* NULL = the top-level policy */
+    sched_score_weights score_weights; /* over the top-level scoreWeights; -1 = theirs */
+} sched_profile;
+
 typedef struct sched_config {
     char *scheduler_name;
     char *policy;
+    sched_profile *profiles; /* the profiles beyond the first, n_profiles of them */
+    size_t n_profiles;
+    /* every profile's schedulerName, the first's first, NULL-terminated (sched_config_keys) */
+    const char **profile_names;
     sched_mode mode;
     char *kubeconfig;  /* NULL = automatic */
     char *context;     /* NULL = current-context */
@@ -115,6 +136,27 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
  * integer 0..100000 or "all"), resolution, window and defaultRuntime (durations: "1s", "30m",
  * or seconds), maxJobTest (1..100000). Unknown keys and bad values are errors naming them. */
 int sched_config_apply_backfill(sched_config *c, const json_t *v, const char *what, tm_err *err);
+
+/* Parses a scoreWeights mapping (NULL or null: nothing) over *ws. 0, or -1 with err naming the
+ * key. */
+int sched_config_parse_weights(const json_t *sw, sched_score_weights *ws, const char *what,
+                               tm_err *err);
+
+/* profiles (config_profiles.c): the list [{schedulerName, policy, scoreWeights}] replaces the
+ * profiles beyond the first; --profile NAME[=POLICY] adds one. 0, or -1 with err naming the
+ * entry and what is wrong (unknown key or policy, a name given twice). */
+int sched_config_apply_profiles(sched_config *c, const json_t *v, const char *what, tm_err *err);
+int sched_config_add_profile_flag(sched_config *c, const char *arg, tm_err *err);
+void sched_config_clear_profiles(sched_config *c);
+/* Rebuilds profile_names after the top-level name or the profiles changed (apply_json and
+ * from_args call it). 0, or -1 on OOM. */
+int sched_config_refresh_profiles(sched_config *c);
+/* The task keys and profile names of c, for sched_cache_new and sched_pod_from_json: the
+ * pointers are c's, valid while c is. */
+sched_keys sched_config_keys(const sched_config *c);
+/* Adds c's profiles beyond the first to fw (whose policy and weights are the first's), each
+ * with its weights. 0, or -1 with err naming the profile. */
+int sched_config_add_profiles(const sched_config *c, sched_framework *fw, tm_err *err);
 
 /* Loads and applies a YAML file. */
 int sched_config_load_file(sched_config *c, const char *path, tm_err *err);

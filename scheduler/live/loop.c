@@ -82,6 +82,8 @@ struct sched_loop {
     bool changed;          /* cluster changed since the last move of unschedulable pods */
     int64_t last_flush_ms;
     sched_loop_stats stats;
+    /* with several profiles, kube-scheduler's names by profile (else aliases of tarema's) */
+    tm_metric *m_kube_attempts, *m_kube_attempt_s;
     tm_metric *m_attempts, *m_attempt_s, *m_e2e_s, *m_pending, *m_binds_inflight, *m_binds,
         *m_binds_unknown, *m_leader, *m_nodes, *m_pods, *m_api;
     resv_controller *resv; /* reservations (read-only in extender mode), resv_controller.h */
@@ -413,15 +415,35 @@ static void new_leader(void *ud, const char *identity) {
  * the constant result label; the SLI histogram has no attempts label (docs/operations.md). */
 static int register_kube_names(sched_loop *l, tm_metrics *reg, tm_err *err) {
     const char *profile = l->cfg->scheduler_name;
-    return tm_metrics_alias(reg, l->m_attempts, "scheduler_schedule_attempts_total",
-                            "Number of attempts to schedule pods, by the result (kube-scheduler's "
-                            "name for tarema_schedule_attempts_total).",
-                            TM_LABELS("profile", profile), err) &&
-                   tm_metrics_alias(reg, l->m_attempt_s,
-                                    "scheduler_scheduling_attempt_duration_seconds",
-                                    "Scheduling attempt latency in seconds (kube-scheduler's name "
-                                    "for tarema_scheduling_attempt_duration_seconds).",
-                                    TM_LABELS("profile", profile, "result", "scheduled"), err) &&
+    if (l->cfg->n_profiles) { /* each profile its own series, as kube-scheduler's */
+        double lat[16];
+        tm_metrics_exp_buckets(0.00001, 2, 16, lat);
+        l->m_kube_attempts = tm_metrics_counter(
+            reg, "scheduler_schedule_attempts_total",
+            "Number of attempts to schedule pods, by the profile and the result (kube-scheduler's "
+            "name; tarema_schedule_attempts_total counts all profiles).",
+            TM_LABELS("profile", "result"), err);
+        l->m_kube_attempt_s =
+            l->m_kube_attempts
+                ? tm_metrics_histogram(reg, "scheduler_scheduling_attempt_duration_seconds",
+                                       "Scheduling attempt latency in seconds, by the profile "
+                                       "(kube-scheduler's name).",
+                                       TM_LABELS("profile", "result"), lat, 16, err)
+                : NULL;
+        if (!l->m_kube_attempt_s)
+            return -1;
+    }
+    return (l->m_kube_attempts ||
+            tm_metrics_alias(reg, l->m_attempts, "scheduler_schedule_attempts_total",
+                             "Number of attempts to schedule pods, by the result (kube-scheduler's "
+                             "name for tarema_schedule_attempts_total).",
+                             TM_LABELS("profile", profile), err)) &&
+                   (l->m_kube_attempt_s ||
+                    tm_metrics_alias(reg, l->m_attempt_s,
+                                     "scheduler_scheduling_attempt_duration_seconds",
+                                     "Scheduling attempt latency in seconds (kube-scheduler's name "
+                                     "for tarema_scheduling_attempt_duration_seconds).",
+                                     TM_LABELS("profile", profile, "result", "scheduled"), err)) &&
                    tm_metrics_alias(reg, l->m_e2e_s,
                                     "scheduler_pod_scheduling_sli_duration_seconds",
                                     "Latency of a pod being scheduled, from its creation, over "
@@ -434,6 +456,19 @@ static int register_kube_names(sched_loop *l, tm_metrics *reg, tm_err *err) {
                                     NULL, err)
                ? 0
                : -1;
+}
+
+/* The spec.schedulerName of pod's profile. */
+static const char *profile_name(const sched_loop *l, const sched_pod *pod) {
+    return pod->profile && pod->profile <= l->cfg->n_profiles
+               ? l->cfg->profiles[pod->profile - 1].scheduler_name
+               : l->cfg->scheduler_name;
+}
+
+static void count_attempt(sched_loop *l, const sched_pod *pod, const char *result) {
+    tm_metrics_inc(l->m_attempts, TM_LABELS(result));
+    if (l->m_kube_attempts)
+        tm_metrics_inc(l->m_kube_attempts, TM_LABELS(profile_name(l, pod), result));
 }
 
 static int register_metrics(sched_loop *l, tm_metrics *reg, tm_err *err) {
@@ -508,7 +543,7 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
     }
     l->cfg = cfg;
     l->k = k;
-    sched_keys keys = {cfg->process_label, cfg->workflow_key};
+    sched_keys keys = sched_config_keys(cfg);
     sched_cache_hooks hooks = {hook_pending, hook_gone, hook_changed, hook_bound, l};
     bool sched = cfg->mode == SCHED_MODE_SCHEDULER;
     l->cache = sched_cache_new(cfg->scheduler_name, (const char *const *)cfg->namespaces, &keys,
@@ -517,6 +552,7 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
         goto fail;
     l->fw = sched_policy_new(cfg->policy, err);
     if (!l->fw || sched_framework_apply_weights(l->fw, &cfg->score_weights, err) != 0 ||
+        sched_config_add_profiles(cfg, l->fw, err) != 0 ||
         sched_config_apply_spread(cfg, l->fw, err) != 0)
         goto fail;
     /* reservations: its Filter plugin joins the framework */
@@ -529,6 +565,8 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
         l->queue =
             sched_queue_new(queue_cmp, l, cfg->pod_initial_backoff_ms, cfg->pod_max_backoff_ms);
         l->binder = sched_binder_new(k, cfg->scheduler_name, cfg->identity, on_bind, l);
+        if (l->binder)
+            sched_binder_set_profiles(l->binder, sched_cache_keys(l->cache)->profiles);
         l->vols = l->binder ? sched_volume_binder_new(k, l->cache, l->binder,
                                                       (int64_t)cfg->volume_bind_timeout_s * 1000,
                                                       on_volume_failed, l)
@@ -876,14 +914,14 @@ static bool permit_one(sched_loop *l, sched_pod *pod, int node, int64_t now) {
     sched_cache_forget(l->cache, pod->uid);
     if (st == SCHED_STATUS_UNSCHEDULABLE) {
         l->stats.unschedulable++;
-        tm_metrics_inc(l->m_attempts, TM_LABELS("unschedulable"));
+        count_attempt(l, pod, "unschedulable");
         if (sched_queue_should_report(l->queue, pod->uid, msg, now, REPORT_REPEAT_MS) &&
             sched_binder_unschedulable(l->binder, pod, msg, &err))
             tm_warn("%s", err.msg);
         sched_queue_unschedulable(l->queue, pod->uid, now);
     } else {
         l->stats.errors++;
-        tm_metrics_inc(l->m_attempts, TM_LABELS("error"));
+        count_attempt(l, pod, "error");
         tm_warn("permit did not allow pod=%s/%s status=%d err=\"%s\"", pod->ns, pod->name, st,
                 st == SCHED_STATUS_ERROR ? err.msg : "a plugin asked it to wait");
         sched_queue_backoff(l->queue, pod->uid, now);
@@ -900,7 +938,7 @@ static void schedule_one(sched_loop *l, sched_snapshot *snap, sched_pod *pod, in
     int rc = sched_framework_schedule(l->fw, snap, pod, tm_wall_ms(), &d, &err);
     if (rc) {
         l->stats.errors++;
-        tm_metrics_inc(l->m_attempts, TM_LABELS("error"));
+        count_attempt(l, pod, "error");
         tm_error("scheduling failed pod=%s/%s err=\"%s\"", pod->ns, pod->name, err.msg);
         sched_queue_backoff(l->queue, pod->uid, t0);
         return;
@@ -921,7 +959,7 @@ static void schedule_one(sched_loop *l, sched_snapshot *snap, sched_pod *pod, in
             snprintf(msg + len, sizeof msg - len, " %s", pmsg);
         }
         l->stats.unschedulable++;
-        tm_metrics_inc(l->m_attempts, TM_LABELS("unschedulable"));
+        count_attempt(l, pod, "unschedulable");
         if (sched_queue_should_report(l->queue, pod->uid, msg, now, REPORT_REPEAT_MS)) {
             tm_info("unschedulable pod=%s/%s msg=\"%s\"", pod->ns, pod->name, msg);
             if (sched_binder_unschedulable(l->binder, pod, msg, &err))
@@ -955,16 +993,18 @@ static void schedule_one(sched_loop *l, sched_snapshot *snap, sched_pod *pod, in
                        : sched_binder_bind(l->binder, pod, node, &err))) {
         sched_cache_forget(l->cache, pod->uid);
         l->stats.errors++;
-        tm_metrics_inc(l->m_attempts, TM_LABELS("error"));
+        count_attempt(l, pod, "error");
         tm_error("bind not started pod=%s/%s err=\"%s\"", pod->ns, pod->name, err.msg);
         sched_queue_backoff(l->queue, pod->uid, now);
         return;
     }
     clock_gettime(CLOCK_MONOTONIC, &b);
     l->stats.scheduled++;
-    tm_metrics_inc(l->m_attempts, TM_LABELS("scheduled"));
-    tm_metrics_observe(l->m_attempt_s, NULL,
-                       (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9);
+    count_attempt(l, pod, "scheduled");
+    double took = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+    tm_metrics_observe(l->m_attempt_s, NULL, took);
+    if (l->m_kube_attempt_s)
+        tm_metrics_observe(l->m_kube_attempt_s, TM_LABELS(profile_name(l, pod), "scheduled"), took);
     if (pod->created_ms > 0)
         tm_metrics_observe(l->m_e2e_s, NULL, (double)(tm_wall_ms() - pod->created_ms) / 1000.0);
     tm_debug("assumed pod=%s/%s node=%s score=%lld feasible=%zu/%zu", pod->ns, pod->name, node,
@@ -1012,7 +1052,7 @@ static bool schedule_batch(sched_loop *l) {
                 continue;
             }
             l->stats.unschedulable++;
-            tm_metrics_inc(l->m_attempts, TM_LABELS("unschedulable"));
+            count_attempt(l, pod, "unschedulable");
             /* WAIT: kept back quietly for a bounded time while what it waits for is due (the
              * Reservation plugin: its reservation's admission); a gang member may be too */
             bool quiet =

@@ -301,9 +301,14 @@ static void ent_parse(resv_controller *c, rentry *e, json_t *obj) {
     e->owner_started |= tm_json_bool(obj, "status.ownerStarted", false);
 }
 
-/* Ours: spec.schedulerName is ours and the namespace is one we schedule (as for pods). */
+/* Ours: spec.schedulerName is one of our profiles' and the namespace is one we schedule (as
+ * for pods). */
 static bool resv_ours(const resv_controller *c, const json_t *obj) {
-    if (strcmp(reservation_scheduler_name(obj), c->cfg->scheduler_name) != 0)
+    const char *sn = reservation_scheduler_name(obj);
+    bool named = strcmp(sn, c->cfg->scheduler_name) == 0;
+    for (size_t i = 0; !named && i < c->cfg->n_profiles; i++)
+        named = strcmp(sn, c->cfg->profiles[i].scheduler_name) == 0;
+    if (!named)
         return false;
     if (!c->cfg->n_namespaces)
         return true;

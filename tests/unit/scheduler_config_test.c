@@ -405,6 +405,83 @@ static void test_usage_lists_every_policy(void) {
     }
 }
 
+/* profiles: parsed, weights over the top level's, names for the cache and pods, --profile adds
+ * one; every mistake refused naming it. */
+static void test_profiles(void) {
+    sched_config *c = sched_config_new();
+    tm_err err = {0};
+    const char *y = "schedulerName: tarema\npolicy: tarema\nscoreWeights: {NodeAffinity: 4}\n"
+                    "profiles:\n"
+                    "- {schedulerName: tarema-pack, policy: fill-nodes}\n"
+                    "- {schedulerName: tarema-spread, policy: fair, scoreWeights: {policy: 9}}\n";
+    CHECKF(apply_yaml(c, y, &err) == 0, "%s", err.msg);
+    CHECKF(sched_config_validate(c, &err) == 0, "%s", err.msg);
+    CHECK_INT(c->n_profiles, 2);
+    CHECK_STR(c->profiles[0].policy, "fill-nodes");
+    CHECK_INT(c->profiles[1].score_weights.w[0], 9);
+    sched_keys k = sched_config_keys(c);
+    CHECK(k.profiles && k.profiles[2] && !k.profiles[3]);
+    if (k.profiles && k.profiles[2]) {
+        CHECK_STR(k.profiles[0], "tarema");
+        CHECK_STR(k.profiles[2], "tarema-spread");
+    }
+    /* into a framework: profile 2 has its own policy weight and the top level's NodeAffinity */
+    sched_framework *fw = sched_policy_new(c->policy, &err);
+    CHECK_INT(sched_framework_apply_weights(fw, &c->score_weights, &err), 0);
+    CHECKF(sched_config_add_profiles(c, fw, &err) == 0, "%s", err.msg);
+    CHECK_INT((int)sched_framework_profile_count(fw), 3);
+    CHECK_INT(sched_framework_use_profile(fw, 2, &err), 0);
+    CHECK_INT(sched_framework_score_weight(fw, "policy"), 9);
+    CHECK_INT(sched_framework_score_weight(fw, "NodeAffinity"), 4);
+    sched_framework_free(fw);
+    /* --profile adds one; a later --scheduler-name renames the first in the list */
+    bool help;
+    const char *args[] = {"--profile", "tarema-rr=round-robin", "--scheduler-name", "main", NULL};
+    CHECKF(parse(c, args, &help, &err) == 0, "%s", err.msg);
+    CHECK_INT(c->n_profiles, 3);
+    k = sched_config_keys(c);
+    CHECK_STR(k.profiles[0], "main");
+    CHECK_STR(k.profiles[3], "tarema-rr");
+    CHECKF(sched_config_validate(c, &err) == 0, "%s", err.msg);
+    sched_config_free(c);
+
+    struct {
+        const char *yaml, *want;
+        bool at_validate;
+    } cases[] = {
+        {"profiles: {schedulerName: x}\n", "profiles must be a list", false},
+        {"profiles: [{policy: fair}]\n", "profiles[0]: schedulerName must be", false},
+        {"profiles: [{schedulerName: x, policy: best}]\n", "profiles[0]: policy: unknown", false},
+        {"profiles: [{schedulerName: x, weights: {}}]\n", "weights", false},
+        {"profiles: [{schedulerName: x, scoreWeights: {policy: 500}}]\n", "500", false},
+        {"profiles: [{schedulerName: tarema}]\n", "schedulerName tarema is given twice", true},
+        {"profiles: [{schedulerName: x}, {schedulerName: x}]\n", "given twice", true},
+        {"profiles: [{schedulerName: x, policy: sjfn}]\n", "orders the queue differently", true},
+        {"mode: extender\nprofiles: [{schedulerName: x}]\n", "profiles need mode: scheduler", true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        c = sched_config_new();
+        err = (tm_err){0};
+        int rc = apply_yaml(c, cases[i].yaml, &err);
+        if (cases[i].at_validate) {
+            CHECKF(rc == 0, "case %zu: %s", i, err.msg);
+            rc = sched_config_validate(c, &err);
+        }
+        CHECK_INT(rc, -1);
+        CHECKF(strstr(err.msg, cases[i].want) != NULL, "case %zu: got '%s'", i, err.msg);
+        sched_config_free(c);
+    }
+    const char *bad[][3] = {
+        {"--profile", "=fair", NULL}, {"--profile", "x=", NULL}, {"--profile", "x=best", NULL}};
+    for (size_t i = 0; i < 3; i++) {
+        c = sched_config_new();
+        err = (tm_err){0};
+        CHECK_INT(parse(c, bad[i], &help, &err), -1);
+        CHECKF(strstr(err.msg, "--profile") != NULL, "case %zu: got '%s'", i, err.msg);
+        sched_config_free(c);
+    }
+}
+
 int main(void) {
     RUN(test_defaults);
     RUN(test_leader_defaults);
@@ -418,5 +495,6 @@ int main(void) {
     RUN(test_score_weights);
     RUN(test_spread_args);
     RUN(test_backfill);
+    RUN(test_profiles);
     return TEST_SUMMARY();
 }

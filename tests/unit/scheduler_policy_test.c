@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "scheduler/backend/podspec.h"
 #include "scheduler/framework/framework.h"
 #include "scheduler/plugins/policy/policy.h"
 
@@ -418,6 +419,67 @@ static void test_reserve_accounts(void) {
     sched_snapshot_free(s);
 }
 
+/* Profiles: one framework, each pod scored by its own profile's policy and weights; a policy
+ * that would order the queue differently is refused (its state freed); a pod's profile comes
+ * from its spec.schedulerName through sched_keys.profiles. */
+static void test_profiles(void) {
+    sched_snapshot *s = sched_snapshot_new();
+    add_node(s, "a", 4, 0, 0, 0, NULL);
+    add_node(s, "b", 4, 0, 0, 0, NULL);
+    occupy(s, "a", 1000);
+    tm_err err = {0};
+    sched_framework *fw = sched_policy_new("fill-nodes", &err);
+    sched_plugin fair, sjfn;
+    CHECK_INT(sched_policy_plugin("fair", &fair, &err), 0);
+    CHECK_INT(sched_framework_add_profile(fw, &fair, &err), 1);
+    CHECK_INT((int)sched_framework_profile_count(fw), 2);
+    CHECK_INT(sched_policy_plugin("sjfn", &sjfn, &err), 0);
+    CHECK_INT(sched_framework_add_profile(fw, &sjfn, &err), -1);
+    CHECK(strstr(err.msg, "orders the queue differently") != NULL);
+    /* weights are per profile: profile 1's policy weight, profile 0's untouched */
+    CHECK_INT(sched_framework_use_profile(fw, 1, &err), 0);
+    CHECK_INT(sched_framework_set_score_weight(fw, "policy", 7, &err), 0);
+    CHECK_INT(sched_framework_set_score_weight(fw, "NodeAffinity", 3, &err), 0);
+    CHECK_INT(sched_framework_use_profile(fw, 0, &err), 0);
+    CHECK_INT(sched_framework_score_weight(fw, "policy"), SCHED_POLICY_WEIGHT_DEFAULT);
+    CHECK(sched_framework_score_weight(fw, "NodeAffinity") != 3);
+    CHECK_INT(sched_framework_use_profile(fw, 2, &err), -1);
+
+    sched_pod *packed = mkpod("packed", 500, 0, 0, 0), *spread = mkpod("spread", 500, 0, 0, 0);
+    spread->profile = 1;
+    CHECK_STR(pick(fw, s, packed), "a");                      /* fill-nodes: the fuller node */
+    CHECK_STR(pick(fw, s, spread), "b");                      /* fair: the emptier one */
+    CHECK_INT(sched_framework_score_weight(fw, "policy"), 7); /* with its own weights */
+    CHECK_STR(pick(fw, s, packed), "a");                      /* and back */
+    CHECK_INT(sched_framework_score_weight(fw, "policy"), SCHED_POLICY_WEIGHT_DEFAULT);
+    spread->profile = 9; /* out of range: the first profile */
+    CHECK_STR(pick(fw, s, spread), "a");
+    sched_pod_free(packed);
+    sched_pod_free(spread);
+
+    const char *names[] = {"tarema", "tarema-spread", NULL};
+    sched_keys keys = sched_keys_default();
+    keys.profiles = names;
+    const char *docs[] = {"{\"metadata\":{\"name\":\"x\",\"namespace\":\"n\",\"uid\":\"u1\"},"
+                          "\"spec\":{\"schedulerName\":\"tarema-spread\",\"containers\":[]}}",
+                          "{\"metadata\":{\"name\":\"y\",\"namespace\":\"n\",\"uid\":\"u2\"},"
+                          "\"spec\":{\"schedulerName\":\"tarema\",\"containers\":[]}}",
+                          "{\"metadata\":{\"name\":\"z\",\"namespace\":\"n\",\"uid\":\"u3\"},"
+                          "\"spec\":{\"schedulerName\":\"other\",\"containers\":[]}}"};
+    const int want[] = {1, 0, 0};
+    for (int i = 0; i < 3; i++) {
+        json_t *j = json_loads(docs[i], 0, NULL);
+        sched_pod *p = sched_pod_from_json(s, j, &keys, &err);
+        CHECK(p != NULL);
+        if (p)
+            CHECK_INT(p->profile, want[i]);
+        sched_pod_free(p);
+        json_decref(j);
+    }
+    sched_framework_free(fw);
+    sched_snapshot_free(s);
+}
+
 int main(void) {
     RUN(test_registry);
     RUN(test_groups_built);
@@ -433,5 +495,6 @@ int main(void) {
     RUN(test_sjfn);
     RUN(test_default_queue_order);
     RUN(test_reserve_accounts);
+    RUN(test_profiles);
     return TEST_SUMMARY();
 }

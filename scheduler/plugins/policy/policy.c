@@ -21,20 +21,21 @@ const char *const *sched_policy_names(void) {
     return policy_names;
 }
 
-sched_framework *sched_policy_new(const char *name, tm_err *err) {
+int sched_policy_plugin(const char *name, sched_plugin *out, tm_err *err) {
     for (size_t i = 0; i < sizeof policies / sizeof *policies; i++) {
         if (!name || strcmp(name, policies[i].name) != 0)
             continue;
-        sched_plugin pl;
-        if (policies[i].make(&pl) != 0) {
-            tm_err_set(err, "out of memory creating policy %s", name);
-            return NULL;
-        }
-        return sched_framework_new(&pl, err);
+        if (policies[i].make(out) != 0)
+            return tm_err_set(err, "out of memory creating policy %s", name);
+        return 0;
     }
-    tm_err_set(err,
-               "unknown scheduling policy \"%s\": use one of tarema, round-robin, fair, "
-               "fill-nodes, sjfn, adaptive",
-               name ? name : "(null)");
-    return NULL;
+    return tm_err_set(err,
+                      "unknown scheduling policy \"%s\": use one of tarema, round-robin, fair, "
+                      "fill-nodes, sjfn, adaptive",
+                      name ? name : "(null)");
+}
+
+sched_framework *sched_policy_new(const char *name, tm_err *err) {
+    sched_plugin pl;
+    return sched_policy_plugin(name, &pl, err) == 0 ? sched_framework_new(&pl, err) : NULL;
 }

@@ -31,6 +31,8 @@
 /* A new framework running the named policy; NULL with err naming the valid policies when the
  * name is unknown. Free with sched_framework_free. */
 sched_framework *sched_policy_new(const char *name, tm_err *err);
+/* The policy's plugin alone (for sched_framework_add_profile). 0, or -1 with err. */
+int sched_policy_plugin(const char *name, sched_plugin *out, tm_err *err);
 
 /* The policy names, NULL-terminated, static. */
 const char *const *sched_policy_names(void);

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# tests/e2e/scheduler_profiles_test.sh: one tarema-scheduler process serving two profiles
+# (kube-scheduler's profiles: spec.schedulerName -> policy and weights, docs/profiles.md),
+# against the real API server, on this test's own two tainted 4-core kwok nodes:
+#  1. four pods of the first profile (policy fill-nodes) all land on one node
+#  2. four pods of the second (--profile NAME=fair), created while those run, spread: each goes
+#     to the emptier node, so the other node gets all four
+#  3. a pod naming a scheduler nobody serves is left alone (a later pod of each profile is bound
+#     after it: the scheduler had its chance at it)
+#  4. scheduler_schedule_attempts_total counts each profile's attempts under its own name,
+#     `explain` reads a pod with its own profile's policy, and each pod's Scheduled event is
+#     reported by its profile's name
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/scheduler_lib.sh"
+
+sched_e2e_begin profiles pf
+sched_e2e_namespace
+SPREAD="$SCHED-spread"
+cat >"$WORK/nodes.yaml" <<YAML
+nodes:
+  - {prefix: ${P}n, count: 2, cpu: 4, memory: 8Gi, pods: 20,
+     labels: {tarema.io/e2e: "$ID"},
+     taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
+YAML
+check "test nodes created" bash "$REPO_ROOT/hack/cluster.sh" nodes "$WORK/nodes.yaml"
+if ! start_scheduler "$WORK/sched.log" --scheduler-name "$SCHED" --policy fill-nodes \
+  --profile "$SPREAD=fair" --leader-elect=false; then
+  fail "tarema-scheduler with two profiles starts and becomes ready" "$(tail -n 5 "$WORK/sched.log")"
+  summary
+  exit 1
+fi
+pass "tarema-scheduler with two profiles starts and becomes ready"
+PORT=$SCHED_PORT
+
+# mkpods PREFIX N SCHEDULER: N pods of 500m of this test (toleration, nodeSelector) for SCHEDULER
+mkpods() {
+  pods_json "$NS" "$1" "$2" "$3" 500m 256Mi '{}' "$ID" |
+    jq -c --arg id "$ID" '.spec.nodeSelector = {"tarema.io/e2e": $id}' | kubectl create -f - >/dev/null
+}
+# nodes_of PREFIX: the distinct nodes of pods PREFIX-*, one per line (sorted); status 1 when the
+# list fails
+nodes_of() {
+  local j
+  j=$(read_ok kubectl get pods -n "$NS" -o json) || return 1
+  jq -r --arg p "$1-" '[.items[] | select(.metadata.name | startswith($p)) | .spec.nodeName // ""] | unique | .[]' <<<"$j"
+}
+# bound_of PREFIX: how many pods PREFIX-* are bound; nothing and status 1 when the list fails
+bound_of() {
+  local j
+  j=$(read_ok kubectl get pods -n "$NS" -o json) || return 1
+  jq -r --arg p "$1-" '[.items[] | select((.metadata.name | startswith($p)) and (.spec.nodeName // "") != "")] | length' <<<"$j"
+}
+all_bound() { [ "$(bound_of "$1")" = "$2" ]; }
+
+# ---- 1. the first profile packs ----------------------------------------------------------------
+mkpods pack 4 "$SCHED"
+wait_for 60 all_bound pack 4
+n=$(nodes_of pack)
+if [ "$(bound_of pack)" = 4 ] && [ "$(wc -l <<<"$n")" = 1 ]; then pass "fill-nodes profile: the 4 pods share one node ($n)"; else fail "fill-nodes profile: the 4 pods share one node" "bound $(bound_of pack), nodes: $(tr '\n' ' ' <<<"$n")"; fi
+PACKED=$(head -n 1 <<<"$n")
+
+# ---- 2. the second profile spreads: every pod to the emptier node ---------------------------------
+mkpods spread 4 "$SPREAD"
+wait_for 60 all_bound spread 4
+s=$(nodes_of spread)
+if [ "$(bound_of spread)" = 4 ] && [ "$(wc -l <<<"$s")" = 1 ] && [ "$s" != "$PACKED" ]; then pass "fair profile: the 4 pods go to the other, emptier node ($s)"; else fail "fair profile: the 4 pods go to the other, emptier node" "bound $(bound_of spread), nodes: $(tr '\n' ' ' <<<"$s"), packed node $PACKED"; fi
+
+# ---- 3. a scheduler name nobody serves ------------------------------------------------------------
+mkpods stranger 1 "$SCHED-nobody"
+mkpods later-a 1 "$SCHED"
+mkpods later-b 1 "$SPREAD"
+wait_for 60 all_bound later-a 1
+wait_for 60 all_bound later-b 1
+if [ "$(bound_of later-a)" = 1 ] && [ "$(bound_of later-b)" = 1 ] && [ "$(bound_of stranger)" = 0 ]; then pass "a pod of another scheduler name is left alone, pods of both profiles after it are bound"; else fail "a pod of another scheduler name is left alone" "stranger bound $(bound_of stranger), later pods $(bound_of later-a)/$(bound_of later-b)"; fi
+
+# ---- 4. metrics by profile, explain by profile ----------------------------------------------------
+m=$(read_ok curl -sf --max-time 5 "http://127.0.0.1:$PORT/metrics") || m=""
+a=$(awk -v k="scheduler_schedule_attempts_total{profile=\"$SCHED\",result=\"scheduled\"}" '$1 == k {print $2}' <<<"$m")
+b=$(awk -v k="scheduler_schedule_attempts_total{profile=\"$SPREAD\",result=\"scheduled\"}" '$1 == k {print $2}' <<<"$m")
+t=$(awk '$1 == "tarema_schedule_attempts_total{result=\"scheduled\"}" {print $2}' <<<"$m")
+if [ "$a" = 5 ] && [ "$b" = 5 ] && [ "$t" = 10 ]; then pass "scheduler_schedule_attempts_total by profile: 5 and 5 (tarema's total 10)"; else fail "scheduler_schedule_attempts_total by profile: 5 and 5" "$SCHED '$a', $SPREAD '$b', total '$t'"; fi
+ex=$("$BIN/tarema-scheduler" explain "$NS/spread-1" --scheduler-name "$SCHED" --policy fill-nodes --profile "$SPREAD=fair" 2>&1)
+if grep -qi "fair" <<<"$ex" && ! grep -qi "fill-nodes" <<<"$ex"; then pass "explain reads a pod of the second profile with its policy (fair)"; else fail "explain reads a pod of the second profile with its policy (fair)" "$(head -n 8 <<<"$ex")"; fi
+# the Scheduled events: each reported by its pod's profile (kube-scheduler's per-profile recorders)
+reporters() {
+  local ev
+  ev=$(read_ok kubectl get events.events.k8s.io -n "$NS" -o json) || return 1
+  jq -r --arg n "$1" '[.items[] | select(.regarding.name == $n and .reason == "Scheduled") | .reportingController] | unique | join(",")' <<<"$ev"
+}
+have_events() { [ -n "$(reporters spread-1)" ] && [ -n "$(reporters pack-1)" ]; }
+wait_for 30 have_events
+r1=$(reporters pack-1) r2=$(reporters spread-1)
+if [ "$r1" = "$SCHED" ] && [ "$r2" = "$SPREAD" ]; then pass "each Scheduled event is reported by its pod's profile"; else fail "each Scheduled event is reported by its pod's profile" "pack-1 '$r1', spread-1 '$r2'"; fi
+check "no node over-committed" check_fit
+stop_schedulers
+summary
