@@ -57,6 +57,7 @@ struct sched_backfill_live {
     char keybuf[600];     /* the key function's answer (one at a time, loop thread) */
     char **job_keys;      /* the last plan's job keys (its shadows point at them) */
     size_t n_job_keys;
+    int32_t shadow_min_prio; /* the lowest priority among the last plan's shadowed jobs */
     uint64_t backfilled_seen;
     sched_prefilter *pf; /* the filters' per-pod state for eligibility, reused across plans */
     tm_metric *m_shadows, *m_backfilled, *m_plan_s, *m_announced, *m_start_error;
@@ -410,8 +411,11 @@ bool sched_backfill_live_unschedulable(sched_backfill_live *b, const sched_pod *
     if (!b || !pod || b->batch_planned)
         return false;
     int depth = b->cfg->backfill.reserve_depth;
-    if (depth != BF_DEPTH_ALL && bf_plan_shadow_count(bf_plugin_plan(b->fw)) >= (size_t)depth)
-        return false; /* every shadow is taken; the next plan orders them again */
+    if (depth != BF_DEPTH_ALL && bf_plan_shadow_count(bf_plugin_plan(b->fw)) >= (size_t)depth &&
+        pod->priority <= b->shadow_min_prio)
+        return false; /* every shadow is taken by a job ahead of it; the next plan reorders */
+    /* (a pod of higher priority than a shadowed job is ahead of it in the queue: planned now,
+     * it takes that shadow before the narrow pods of this batch take what it needs) */
     const char *key = job_key(b, pod);
     if (!key[0])
         return false; /* a Reservation's owner: its reservation holds its capacity */
@@ -529,10 +533,13 @@ static bool plan(sched_backfill_live *b, int64_t mono, int64_t wall) {
         goto out; /* a failed compute leaves the plan empty */
     }
     size_t ns = bf_plan_shadow_count(plan);
+    b->shadow_min_prio = INT32_MAX;
     for (size_t s = 0; s < ns; s++) {
         const bf_shadow *sh = bf_plan_shadow(plan, s);
         for (size_t k = 0; k < jobs[sh->job].n; k++)
             announce(b, jobs[sh->job].pods[k], sh->start_ms);
+        if (jobs[sh->job].pods[0]->priority < b->shadow_min_prio)
+            b->shadow_min_prio = jobs[sh->job].pods[0]->priority;
     }
     tm_metrics_set(b->m_shadows, NULL, (double)ns);
     clock_gettime(CLOCK_MONOTONIC, &z);
