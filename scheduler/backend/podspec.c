@@ -928,8 +928,10 @@ sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched
         goto fail;
     }
     p->preempt_never = pp && strcmp(pp, "Never") == 0;
-    const char *sn = podspec_obj_str(spec, "schedulerName");
-    for (size_t i = 0; sn && keys->profiles && keys->profiles[i] && i <= UINT8_MAX; i++)
+    const char *sn = podspec_obj_str(spec, "schedulerName"); /* unset: the API's default */
+    if (!sn || !*sn)
+        sn = "default-scheduler";
+    for (size_t i = 0; keys->profiles && keys->profiles[i] && i <= UINT8_MAX; i++)
         if (strcmp(keys->profiles[i], sn) == 0) {
             p->profile = (uint8_t)i;
             break;

@@ -68,15 +68,12 @@ static bool reads_profiles(const char *policy) {
     return strcmp(policy, "sjfn") == 0 || strcmp(policy, "adaptive") == 0;
 }
 
-/* The pending pods of cfg's scheduler: cluster-wide, else (forbidden) in ns. *narrowed tells.
- * With several profiles every unplaced pod (sched_queue_view_rows keeps the profiles' own). */
-static json_t *list_pending(tm_kube *k, const sched_config *cfg, const char *ns, bool *narrowed,
-                            tm_err *err) {
+/* The pending pods of one scheduler name: cluster-wide, else (forbidden) in ns. *narrowed
+ * tells. */
+static json_t *list_pending_of(tm_kube *k, const char *name, const char *ns, bool *narrowed,
+                               tm_err *err) {
     char sel[512];
-    if (cfg->n_profiles)
-        snprintf(sel, sizeof sel, "spec.nodeName=");
-    else
-        snprintf(sel, sizeof sel, "spec.schedulerName=%s,spec.nodeName=", cfg->scheduler_name);
+    snprintf(sel, sizeof sel, "spec.schedulerName=%s,spec.nodeName=", name);
     tm_list_opts lo = {.field_selector = sel};
     json_t *items = tm_kube_list(k, "/api/v1/pods", &lo, NULL, err);
     *narrowed = false;
@@ -92,6 +89,26 @@ static json_t *list_pending(tm_kube *k, const sched_config *cfg, const char *ns,
     free(path);
     *narrowed = items != NULL;
     return items;
+}
+
+/* The pending pods of every profile of cfg (one queue serves them all), one list per name. */
+static json_t *list_pending(tm_kube *k, const sched_config *cfg, const char *ns, bool *narrowed,
+                            tm_err *err) {
+    json_t *all = list_pending_of(k, cfg->scheduler_name, ns, narrowed, err);
+    for (size_t i = 0; all && i < cfg->n_profiles; i++) {
+        bool nar = false;
+        json_t *more = list_pending_of(k, cfg->profiles[i].scheduler_name, ns, &nar, err);
+        if (!more || json_array_extend(all, more) != 0) {
+            json_decref(more);
+            json_decref(all);
+            if (!err->msg[0])
+                tm_err_set(err, "out of memory");
+            return NULL;
+        }
+        json_decref(more);
+        *narrowed |= nar;
+    }
+    return all;
 }
 
 int sched_queue_cmd_run(const sched_config *cfg, const sched_queue_cmd_opts *o) {

@@ -464,6 +464,7 @@ int sched_framework_whatif_begin(sched_framework *fw, sched_snapshot *s, const s
     if (fw_ensure_cap(fw, sched_snapshot_node_count(s), err) != 0)
         return -1;
     fw->saved_cyc = fw->cyc;
+    fw->saved_profile = fw->cur_profile;
     fw->cyc = fw_cycle_for(fw, s, p, now_ms);
     fw->whatif = true;
     fw_nominated_lend(fw, s, p);
@@ -501,6 +502,8 @@ void sched_framework_whatif_end(sched_framework *fw) {
         return;
     fw_nominated_take_back(fw);
     fw->cyc = fw->saved_cyc;
+    if (fw->n_profiles) /* the failed cycle's outcomes are read with its own weights */
+        fw_switch_profile(fw, fw->saved_profile);
     fw->whatif = false;
 }
 

@@ -133,7 +133,7 @@ int sched_framework_add_profile(sched_framework *fw, const sched_plugin *policy,
     memset(pr, 0, sizeof *pr);
     pr->policy = *policy;
     pr->policy_weight = SCHED_POLICY_WEIGHT_DEFAULT;
-    pr->tie_break = fw->profiles[0].tie_break;
+    pr->tie_break = fw->cur_profile == 0 ? fw->tie_break : fw->profiles[0].tie_break;
     for (size_t k = 1; k < fw->n_plugins; k++) /* the weights of profile 0 as it was set up */
         pr->pref_weight[k] =
             fw->cur_profile == 0 ? fw->plugins[k].pref_weight : fw->profiles[0].pref_weight[k];

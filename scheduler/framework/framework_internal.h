@@ -93,6 +93,7 @@ struct sched_framework {
      * the one in effect */
     fw_profile *profiles;
     size_t n_profiles, cur_profile;
+    size_t saved_profile; /* the failed cycle's, restored when what-if filtering ends */
     /* timing (sched_framework_set_observer): NULL = none; sample: time plugin calls too */
     const sched_observer *obs;
     bool sample;

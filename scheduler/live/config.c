@@ -394,6 +394,8 @@ int sched_config_apply_json(sched_config *c, const json_t *doc, const char *what
                 err) ||
         apply_http(c, doc, what, err))
         return -1;
+    if (sched_config_refresh_profiles(c)) /* schedulerName may have replaced the listed one */
+        return tm_err_set(err, "out of memory");
     if (sched_config_parse_weights(json_object_get(doc, "scoreWeights"), &c->score_weights, what,
                                    err))
         return -1;
@@ -623,8 +625,8 @@ static int parse_bool_arg(const char *flag, const char *s, bool *out, tm_err *er
 
 static int apply_flag(sched_config *c, int opt, const char *arg, tm_err *err) {
     switch (opt) {
-    case OPT_NAME:
-        return set_str(&c->scheduler_name, arg);
+    case OPT_NAME: /* profile_names[0] pointed at the string set_str frees */
+        return set_str(&c->scheduler_name, arg) || sched_config_refresh_profiles(c);
     case OPT_POLICY:
         return set_str(&c->policy, arg);
     case OPT_PROFILE:

@@ -36,13 +36,18 @@ typedef struct cell {
 } cell;
 
 #define N_PLUGIN_CELLS ((size_t)SCHED_MAX_PLUGINS * SCHED_EP_COUNT * C_COUNT)
+/* plugin index 0 is the policy of the cycle's profile (framework.h, profiles): one set of cells
+ * per policy name seen there, so that each policy's calls carry its own name */
+#define N_POLICY_CELLS ((size_t)SCHED_MAX_PROFILES * SCHED_EP_COUNT * C_COUNT)
 
 struct sched_fw_recorder {
     sched_fw_metrics *m;
     sched_observer obs;
     cell points[SCHED_EP_COUNT][C_COUNT];
     cell *plugins[N_PLUGIN_CELLS]; /* allocated on first use */
-    cell *touched[N_PLUGIN_CELLS + SCHED_EP_COUNT * C_COUNT];
+    cell *policies[N_POLICY_CELLS];
+    const char *policy_names[SCHED_MAX_PROFILES];
+    cell *touched[N_PLUGIN_CELLS + N_POLICY_CELLS + SCHED_EP_COUNT * C_COUNT];
     size_t n_touched;
 };
 
@@ -163,13 +168,25 @@ static void on_plugin(void *arg, size_t k, const char *name, sched_ext_point ep,
     if (k >= SCHED_MAX_PLUGINS || (unsigned)ep >= SCHED_EP_COUNT || !name)
         return;
     int code = code_of(o);
-    size_t i = (k * SCHED_EP_COUNT + ep) * C_COUNT + (size_t)code;
-    cell *c = r->plugins[i];
+    cell **slot;
+    if (k == 0) {
+        size_t pi = 0;
+        while (pi < SCHED_MAX_PROFILES && r->policy_names[pi] &&
+               strcmp(r->policy_names[pi], name) != 0)
+            pi++;
+        if (pi == SCHED_MAX_PROFILES)
+            return;
+        r->policy_names[pi] = name;
+        slot = &r->policies[(pi * SCHED_EP_COUNT + ep) * C_COUNT + (size_t)code];
+    } else {
+        slot = &r->plugins[(k * SCHED_EP_COUNT + ep) * C_COUNT + (size_t)code];
+    }
+    cell *c = *slot;
     if (!c) {
         if (!(c = calloc(1, sizeof *c)))
             return; /* out of memory: this observation is lost, nothing else */
         *c = (cell){.plugin = name, .ep = (uint8_t)ep, .code = (uint8_t)code};
-        r->plugins[i] = c;
+        *slot = c;
     }
     add(r, c, r->m->pl_bounds, PL_BOUNDS, ns);
 }
@@ -211,6 +228,8 @@ void sched_fw_recorder_free(sched_fw_recorder *r) {
     sched_fw_recorder_flush(r);
     for (size_t i = 0; i < N_PLUGIN_CELLS; i++)
         free(r->plugins[i]);
+    for (size_t i = 0; i < N_POLICY_CELLS; i++)
+        free(r->policies[i]);
     free(r);
 }
 

@@ -454,6 +454,46 @@ static void test_recorder_serves_kube_series(void) {
     tm_metrics_free(reg);
 }
 
+/* Profiles (framework.h): plugin index 0 is the policy of the cycle's profile, so each policy's
+ * calls are reported under its own name, not the first profile's. */
+static void test_recorder_names_each_profiles_policy(void) {
+    tm_err err = {0};
+    tm_metrics *reg = tm_metrics_new();
+    sched_fw_metrics *m = sched_fw_metrics_new(reg, "tarema", 100, &err);
+    sched_fw_recorder *r = sched_fw_recorder_new(m);
+    sched_framework *fw = sched_policy_new("fill-nodes", &err);
+    sched_plugin fair;
+    CHECK(m && r && fw && sched_policy_plugin("fair", &fair, &err) == 0);
+    CHECK_INT(sched_framework_add_profile(fw, &fair, &err), 1);
+    sched_framework_set_observer(fw, sched_fw_recorder_observer(r));
+    sched_framework_sample(fw, true);
+    sched_snapshot *s = cluster();
+    sched_pod *p = pod("p", 500), *q = pod("q", 500);
+    q->profile = 1;
+    sched_decision d;
+    CHECK_INT(sched_framework_schedule(fw, s, p, 1000, &d, &err), 0);
+    CHECK_INT(sched_framework_schedule(fw, s, q, 1000, &d, &err), 0);
+    CHECK_INT(sched_framework_schedule(fw, s, q, 1000, &d, &err), 0);
+    sched_fw_recorder_flush(r);
+    char *text = tm_metrics_render(reg);
+    CHECK(text != NULL);
+    const char *want[] = {"scheduler_plugin_execution_duration_seconds_count{plugin=\"fill-nodes\","
+                          "extension_point=\"Score\",status=\"Success\"} 1",
+                          "scheduler_plugin_execution_duration_seconds_count{plugin=\"fair\","
+                          "extension_point=\"Score\",status=\"Success\"} 2",
+                          NULL};
+    for (size_t i = 0; text && want[i]; i++)
+        CHECKF(strstr(text, want[i]) != NULL, "missing %s", want[i]);
+    free(text);
+    sched_framework_free(fw);
+    sched_fw_recorder_free(r);
+    sched_fw_metrics_free(m);
+    sched_pod_free(p);
+    sched_pod_free(q);
+    sched_snapshot_free(s);
+    tm_metrics_free(reg);
+}
+
 int main(void) {
     RUN(test_sampled_cycle_reports_every_call);
     RUN(test_unsampled_cycle_reports_points_only);
@@ -462,5 +502,6 @@ int main(void) {
     RUN(test_status_names);
     RUN(test_sample_rate);
     RUN(test_recorder_serves_kube_series);
+    RUN(test_recorder_names_each_profiles_policy);
     return TEST_SUMMARY();
 }

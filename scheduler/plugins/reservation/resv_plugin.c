@@ -393,6 +393,16 @@ static int owner_use(resv_plugin_book *b, sched_snapshot *s, const json_t *pods,
     return 0;
 }
 
+/* Whether a Reservation's schedulerName is ours: scheduler_name, or one of the profiles'. */
+static bool named_ours(const char *sn, const char *scheduler_name, const sched_keys *keys) {
+    if (strcmp(sn, scheduler_name) == 0)
+        return true;
+    for (size_t i = 0; keys && keys->profiles && keys->profiles[i]; i++)
+        if (strcmp(sn, keys->profiles[i]) == 0)
+            return true;
+    return false;
+}
+
 resv_plugin_book *resv_plugin_explain(sched_snapshot *s, sched_framework *fw, const json_t *items,
                                       const char *scheduler_name, const json_t *pod,
                                       const json_t *pods, const sched_keys *keys, tm_err *err) {
@@ -414,7 +424,7 @@ resv_plugin_book *resv_plugin_explain(sched_snapshot *s, sched_framework *fw, co
     }
     for (size_t i = 0; i < n; i++) {
         const json_t *obj = json_array_get(items, i);
-        if (strcmp(reservation_scheduler_name(obj), scheduler_name) != 0)
+        if (!named_ours(reservation_scheduler_name(obj), scheduler_name, keys))
             continue; /* another scheduler's: it honours it, not us */
         tm_err perr = {0};
         reservation *r = reservation_from_json(s, obj, &perr);

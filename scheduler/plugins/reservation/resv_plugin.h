@@ -66,12 +66,12 @@ int resv_plugin_make(resv_plan *plan, const resv_plugin_source *src, sched_plugi
 typedef struct resv_plugin_book resv_plugin_book;
 
 /* For `tarema-scheduler explain`: from a list of Reservation objects (items array, as listed;
- * NULL = none), those of scheduler_name that hold capacity (Admitted, Active) go into a plan
- * with their status.nodes, and the plugin joins fw; pod is the pod explained (its labels and
- * spec.workloadRef decide ownership). pods (items array of pods, NULL = none): the bound ones of
- * each owner count as using its holds, as the live controller counts them (keys name the task
- * labels). Invalid objects are skipped. s gives extended resources their slots. The book must
- * outlive fw's cycles. NULL with err (OOM, plugin not added). */
+ * NULL = none), those of scheduler_name (or of a profile in keys->profiles) that hold capacity
+ * (Admitted, Active) go into a plan with their status.nodes, and the plugin joins fw; pod is the
+ * pod explained (its labels and spec.workloadRef decide ownership). pods (items array of pods, NULL
+ * = none): the bound ones of each owner count as using its holds, as the live controller counts
+ * them (keys name the task labels). Invalid objects are skipped. s gives extended resources their
+ * slots. The book must outlive fw's cycles. NULL with err (OOM, plugin not added). */
 resv_plugin_book *resv_plugin_explain(sched_snapshot *s, sched_framework *fw, const json_t *items,
                                       const char *scheduler_name, const json_t *pod,
                                       const json_t *pods, const sched_keys *keys, tm_err *err);
