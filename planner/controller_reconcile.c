@@ -181,6 +181,38 @@ static void refresh_left(ctl *c, const char *ns, const json_t *pods, int64_t end
     }
 }
 
+/* A released proactive step's pods still held by the order gate: tarema.io/not-before (lib/gates.h)
+ * says when their predecessors are expected to end (the step's predictedStart, seconds), kept
+ * current as that moves, so that tarema-scheduler's backfill holds what they need from then
+ * (docs/backfill.md, "Pods released early"). Written only when it changed. */
+static void mark_not_before(ctl *c, const char *ns, const json_t *pods, int64_t at) {
+    char want[40];
+    if (at < 0 || !pl_time_format(at, want, sizeof want))
+        return;
+    size_t i;
+    json_t *p;
+    json_array_foreach(pods, i, p) {
+        if (*tm_json_str(p, "spec.nodeName", "") || !ctl_has_gate(p, PL_GATE_ORDER) ||
+            ctl_has_gate(p, PL_GATE))
+            continue;
+        json_t *ann = tm_json_path(p, "metadata.annotations");
+        const char *have = ann ? json_string_value(json_object_get(ann, TM_ANN_NOT_BEFORE)) : NULL;
+        if (have && !strcmp(have, want))
+            continue;
+        json_t *patch =
+            json_pack("{s:{s:{s:s}}}", "metadata", "annotations", TM_ANN_NOT_BEFORE, want);
+        char *path = tm_kube_path("v1", "pods", ns, tm_json_str(p, "metadata.name", ""), NULL);
+        tm_err err = {0};
+        json_t *r = patch && path ? tm_kube_patch(c->k, path, TM_PATCH_MERGE, patch, &err) : NULL;
+        if (!r)
+            tm_warn("not-before of %s/%s not written err=\"%s\"", ns,
+                    tm_json_str(p, "metadata.name", ""), err.msg);
+        json_decref(r);
+        json_decref(patch);
+        free(path);
+    }
+}
+
 static void set_phase_fields(json_t *status, json_t *steps_st) {
     int all_done = 1, any_started = 0;
     int64_t next = -1, pend = -1, first = -1, last = -1;
@@ -705,11 +737,15 @@ void ctl_reconcile(ctl *c, json_t *wfobj, int64_t now) {
                 ctl_set_time(ss, "orderReleasedAt", now);
             }
             json_decref(sp.pods);
-        } else if (mode == PL_MODE_PROACTIVE && ctl_state_is(ss, PL_ST_RELEASED) &&
-                   ctl_get_time(ss, "predictedStart") < pred_start) {
+        } else if (mode == PL_MODE_PROACTIVE && ctl_state_is(ss, PL_ST_RELEASED)) {
             /* ungated, waiting at the order gate for a predecessor that runs late: it starts
              * no earlier than that one's expected end, not at the time it was ungated with */
-            ctl_set_time(ss, "predictedStart", pred_start);
+            if (ctl_get_time(ss, "predictedStart") < pred_start)
+                ctl_set_time(ss, "predictedStart", pred_start);
+            step_pods sp;
+            ctl_observe(c, ns, wf->name, stepobj, attempt, &sp);
+            mark_not_before(c, ns, sp.pods, ctl_get_time(ss, "predictedStart"));
+            json_decref(sp.pods);
         }
         if (mode == PL_MODE_RESERVE && ctl_state_is(ss, PL_ST_RELEASED)) {
             step_pods sp;

@@ -546,6 +546,18 @@ size_t sched_queue_waiting(const sched_queue *q, const sched_pod **out, const sc
     return n;
 }
 
+size_t sched_queue_waiting_held(const sched_queue *q, const sched_pod **out, const sched_pod **tmp,
+                                size_t cap) {
+    size_t n = 0;
+    const heap *hs[5] = {&q->active, &q->backoff, &q->err_backoff, &q->unsched, &q->gated};
+    for (int h = 0; h < 5; h++)
+        for (size_t i = 0; i < hs[h]->n && n < cap; i++)
+            if (hs[h] != &q->gated || hs[h]->v[i]->since_wall) /* gated: only the held */
+                out[n++] = hs[h]->v[i]->pod;
+    sort_pods(q, out, tmp, n);
+    return n;
+}
+
 sched_q_state sched_queue_state(const sched_queue *q, const char *uid) {
     qent *e = *slot_of(q, uid);
     return e ? e->state : SCHED_Q_NONE;

@@ -143,6 +143,10 @@ int64_t sched_queue_next_backoff_ms(const sched_queue *q, int64_t now_ms);
 size_t sched_queue_waiting(const sched_queue *q, const sched_pod **out, const sched_pod **tmp,
                            size_t cap);
 
+/* The same with the held pods among them (gated, but already queued: sched_queue_set_held),
+ * in their queue place: for the backfill plan of pods released early (bf_job.not_before_ms). */
+size_t sched_queue_waiting_held(const sched_queue *q, const sched_pod **out, const sched_pod **tmp,
+                                size_t cap);
 sched_q_state sched_queue_state(const sched_queue *q, const char *uid);
 const sched_pod *sched_queue_get(const sched_queue *q, const char *uid); /* borrowed, NULL */
 int sched_queue_attempts(const sched_queue *q, const char *uid); /* failed attempts so far */

@@ -29,6 +29,7 @@ typedef struct bpod {
     int64_t start_ms;     /* status.startTime, else when first seen bound; 0 = pending */
     int64_t announced_ms; /* tarema.io/expected-start as last seen or written, -1 none */
     bool seen_pending;    /* seen unbound and not yet bound: its binding is an estimate's outcome */
+    int64_t not_before_ms; /* unbound with tarema.io/not-before: its earliest start; 0 none */
     size_t idx;
 } bpod;
 
@@ -57,6 +58,9 @@ struct sched_backfill_live {
     char keybuf[600];     /* the key function's answer (one at a time, loop thread) */
     char **job_keys;      /* the last plan's job keys (its shadows point at them) */
     size_t n_job_keys;
+    size_t n_not_before;     /* pods tracked with a not_before_ms: the plan is never skipped then */
+    bool replan_now;         /* a not-before appeared or moved: plan at the next batch, whatever the
+                              * resolution (narrow pods arriving meanwhile would take its capacity) */
     int32_t shadow_min_prio; /* the lowest priority among the last plan's shadowed jobs */
     uint64_t backfilled_seen;
     sched_prefilter *pf; /* the filters' per-pod state for eligibility, reused across plans */
@@ -78,6 +82,8 @@ static void forget(sched_backfill_live *b, const char *uid) {
     if (!p)
         return;
     tdelete(p, &b->tree, cmp_bpod);
+    if (p->not_before_ms)
+        b->n_not_before--;
     b->pods[p->idx] = b->pods[--b->n_pods];
     b->pods[p->idx]->idx = p->idx;
     free(p->uid);
@@ -120,6 +126,18 @@ static int64_t parse_rfc3339(const char *s) {
     return (int64_t)timegm(&tm) * 1000;
 }
 
+/* Whether the pod still waits at the order gate (lib/gates.h): its not-before counts only then
+ * (once the gate goes, its predecessors have ended and it is a waiting pod like any other). */
+static bool order_gated(const json_t *obj) {
+    size_t i;
+    const json_t *g;
+    json_array_foreach(tm_json_path(obj, "spec.schedulingGates"), i, g) {
+        if (strcmp(tm_json_str(g, "name", ""), TM_GATE_ORDER) == 0)
+            return true;
+    }
+    return false;
+}
+
 void sched_backfill_live_pod_event(sched_backfill_live *b, tm_watch_type t, const json_t *obj) {
     if (!b)
         return;
@@ -159,6 +177,20 @@ void sched_backfill_live_pod_event(sched_backfill_live *b, tm_watch_type t, cons
     int64_t seen = json_is_string(v) ? parse_rfc3339(json_string_value(v)) : -1;
     if (seen >= 0) /* an event without it may predate our write: keep what we wrote */
         p->announced_ms = seen;
+    /* a pod released early and held by its order gate (ASA's pro-active submission): the
+     * planner says when its predecessors are expected to end (docs/backfill.md) */
+    v = json_object_get(ann, SCHED_NOT_BEFORE_ANNOTATION);
+    int64_t nb = !node[0] && json_is_string(v) && order_gated(obj)
+                     ? parse_rfc3339(json_string_value(v))
+                     : -1;
+    nb = nb > 0 ? nb : 0;
+    if (nb != p->not_before_ms) {
+        tm_debug("backfill: pod uid=%s not before %lld (was %lld)", uid, (long long)nb,
+                 (long long)p->not_before_ms);
+        b->replan_now |= nb != 0;
+    }
+    b->n_not_before += (nb != 0) - (p->not_before_ms != 0);
+    p->not_before_ms = nb;
     if (!node[0]) {
         p->seen_pending = true;
     } else if (p->seen_pending) {
@@ -201,18 +233,30 @@ static const char *job_key(void *ud, const sched_pod *p) {
 /* ---- the plan's inputs ---------------------------------------------------------------------- */
 
 /* Whether a waiting pod's gang could start at all once room is there: declared (not basic),
- * not waiting for a gated member, and with enough members to reach minMember. A gang that
+ * not waiting for a gated member (unless held, with a not-before: those ungate at once when its
+ * predecessors end), and with enough members to reach minMember. A gang that
  * cannot start must hold nothing: a shadow for it would keep nodes from pods that can. Pods of
  * no gang always can. */
-static bool gang_can_start(sched_backfill_live *b, const sched_pod *p) {
+static bool gang_can_start(sched_backfill_live *b, const sched_pod *p, bool held) {
     sched_gang *g = b->gangs ? sched_gang_registry_of(b->gangs, p->uid) : NULL;
     if (!g || g->basic)
         return true;
     char why[256];
-    if (!sched_gang_active(g) || sched_gang_waits_for_gates(g, why, sizeof why))
+    if (!sched_gang_active(g))
+        return false;
+    if (held) /* its members wait for the order gate, which goes at its not-before */
+        return g->n_members - sched_gang_count(g, SCHED_GANG_POD_FAILED) + g->done_succeeded >=
+               (size_t)(g->spec.min_member > 0 ? g->spec.min_member : 1);
+    if (sched_gang_waits_for_gates(g, why, sizeof why))
         return false;
     size_t have = sched_gang_count(g, SCHED_GANG_POD_PENDING) + sched_gang_placed_count(g);
     return have >= (size_t)g->spec.min_member;
+}
+
+/* A pod's tarema.io/not-before (0: none). */
+static int64_t not_before(const sched_backfill_live *b, const sched_pod *p) {
+    const bpod *bp = find(b, p->uid);
+    return bp ? bp->not_before_ms : 0;
 }
 
 typedef struct busy_ctx {
@@ -390,6 +434,8 @@ static void announce(sched_backfill_live *b, const sched_pod *pod, int64_t start
 }
 
 static bool due(const sched_backfill_live *b, int64_t mono) {
+    if (b->replan_now)
+        return true;
     int64_t res = b->cfg->backfill.resolution_ms;
     if (b->last_plan_ms && mono - b->last_plan_ms < res)
         return false;
@@ -430,9 +476,12 @@ bool sched_backfill_live_unschedulable(sched_backfill_live *b, const sched_pod *
 
 static bool plan(sched_backfill_live *b, int64_t mono, int64_t wall) {
     bf_plan *plan = bf_plugin_plan(b->fw);
+    b->replan_now = false;
     size_t waiting = sched_queue_count(b->q, SCHED_Q_ACTIVE) +
                      sched_queue_count(b->q, SCHED_Q_BACKOFF) +
                      sched_queue_count(b->q, SCHED_Q_UNSCHEDULABLE);
+    /* the held pods (gated, queued) count only with a not-before (bf_job.not_before_ms) */
+    size_t room = waiting + (b->n_not_before ? sched_queue_count(b->q, SCHED_Q_GATED) : 0);
     /* Nothing has failed to fit and nothing is held: no shadow is possible, skip the work.
      * Except the first time pods wait (a start, a restart, a new leader): none has been tried
      * by this process yet, so "nothing failed" says nothing. Skipped then, the first batch
@@ -440,7 +489,8 @@ static bool plan(sched_backfill_live *b, int64_t mono, int64_t wall) {
      * behind it on the cores its shadow had held before the restart
      * (scheduler_backfill_restart_test: 4 of them, the head 2 min late). */
     if (bf_plan_shadow_count(plan) == 0 && sched_queue_count(b->q, SCHED_Q_BACKOFF) == 0 &&
-        sched_queue_count(b->q, SCHED_Q_UNSCHEDULABLE) == 0 && (b->primed || waiting == 0)) {
+        sched_queue_count(b->q, SCHED_Q_UNSCHEDULABLE) == 0 && (b->primed || waiting == 0) &&
+        b->n_not_before == 0) {
         b->primed = true;
         b->dirty = false;
         b->last_plan_ms = mono;
@@ -453,14 +503,14 @@ static bool plan(sched_backfill_live *b, int64_t mono, int64_t wall) {
     sched_snapshot *snap = sched_cache_snapshot(b->cache);
     size_t nn = sched_snapshot_node_count(snap);
     size_t max_jobs = (size_t)cfg->max_job_test;
-    const sched_pod **order = malloc((waiting ? waiting : 1) * sizeof *order);
-    const sched_pod **tmp = malloc((waiting ? waiting : 1) * sizeof *tmp);
-    const sched_pod **members = malloc((waiting ? waiting : 1) * sizeof *members);
-    size_t *jof = malloc((waiting ? waiting : 1) * sizeof *jof);
+    const sched_pod **order = malloc((room ? room : 1) * sizeof *order);
+    const sched_pod **tmp = malloc((room ? room : 1) * sizeof *tmp);
+    const sched_pod **members = malloc((room ? room : 1) * sizeof *members);
+    size_t *jof = malloc((room ? room : 1) * sizeof *jof);
     bjob *jobs = calloc(max_jobs, sizeof *jobs);
     bf_job *bj = calloc(max_jobs, sizeof *bj);
     sched_resources *alloc = malloc((nn ? nn : 1) * sizeof *alloc);
-    sched_resources *mreq = malloc((waiting ? waiting : 1) * sizeof *mreq);
+    sched_resources *mreq = malloc((room ? room : 1) * sizeof *mreq);
     bool *elig = NULL;
     bf_running *run = NULL;
     size_t n_run = 0;
@@ -470,7 +520,8 @@ static bool plan(sched_backfill_live *b, int64_t mono, int64_t wall) {
     b->job_keys = calloc(max_jobs, sizeof *b->job_keys);
     if (!order || !tmp || !members || !jof || !jobs || !bj || !alloc || !mreq || !b->job_keys)
         goto oom;
-    size_t n = sched_queue_waiting(b->q, order, tmp, waiting);
+    size_t n = b->n_not_before ? sched_queue_waiting_held(b->q, order, tmp, room)
+                               : sched_queue_waiting(b->q, order, tmp, waiting);
     /* the owners' pods of a held Reservation are left out: the reservation holds their capacity
      * (in the plan as the holds less what they use) and the Reservation plugin places them; so
      * are the members of a gang that could not start even with room (gang_can_start) */
@@ -478,10 +529,15 @@ static bool plan(sched_backfill_live *b, int64_t mono, int64_t wall) {
      * place (add_nominated) */
     sched_nominated *nom = sched_snapshot_nominated(snap);
     size_t kept = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!resv_controller_holds_for(b->resv, order[i]) && gang_can_start(b, order[i]) &&
+    /* a held pod (gated, queued) only with a not-before: it ungates when its predecessors end */
+    for (size_t i = 0; i < n; i++) {
+        bool held = sched_queue_state(b->q, order[i]->uid) == SCHED_Q_GATED;
+        if (held && !not_before(b, order[i]))
+            continue;
+        if (!resv_controller_holds_for(b->resv, order[i]) && gang_can_start(b, order[i], held) &&
             !(nom && sched_nominated_node(nom, order[i]->uid)))
             order[kept++] = order[i];
+    }
     n = kept;
     size_t nj = group_jobs(b, order, n, jof, jobs, members, max_jobs);
     elig = malloc((nj ? nj : 1) * (nn ? nn : 1) * sizeof *elig);
@@ -517,12 +573,17 @@ static bool plan(sched_backfill_live *b, int64_t mono, int64_t wall) {
         bool held = false;
         for (size_t k = 0; k < jobs[j].n && !held; k++)
             held = sched_queue_state(b->q, jobs[j].pods[k]->uid) != SCHED_Q_ACTIVE;
+        int64_t nb = 0; /* the latest not-before of its members */
+        for (size_t k = 0; k < jobs[j].n; k++)
+            if (not_before(b, jobs[j].pods[k]) > nb)
+                nb = not_before(b, jobs[j].pods[k]);
         bj[j] = (bf_job){.key = b->job_keys[j],
                          .n_members = jobs[j].n,
                          .member_req = &mreq[m],
                          .runtime_ms = rt,
                          .eligible = e,
-                         .hold_now = held};
+                         .hold_now = held,
+                         .not_before_ms = nb};
         m += jobs[j].n;
     }
     const resv_plan *rp = resv_controller_plan(b->resv);

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lib/gates.h"
 #include "lib/error.h"
 #include "lib/kube.h"
 #include "lib/metrics.h"
@@ -35,6 +36,9 @@
 #include "scheduler/plugins/gang/gang.h"
 
 #define SCHED_EXPECTED_START_ANNOTATION "tarema.io/expected-start"
+/* On a pod held by the order gate: when its predecessors are expected to end (lib/gates.h). The
+ * plan gives such a pod a shadow from then (bf_job.not_before_ms). */
+#define SCHED_NOT_BEFORE_ANNOTATION TM_ANN_NOT_BEFORE
 
 typedef struct sched_backfill_live sched_backfill_live;
 

@@ -507,9 +507,56 @@ static void test_hold_now(void) {
     bf_plan_free(p);
 }
 
+/* not_before_ms (a pod released early, held by its order gate until its predecessors end): its
+ * shadow starts then at the earliest, on the first node with room then, never now; pods that end
+ * by then are backfilled on it, the others are kept off; past the window, no shadow. */
+static void test_not_before(void) {
+    bf_plan *p = bf_plan_new();
+    bf_config cfg = bf_config_default();
+    tm_err err = {0};
+    sched_resources alloc[2] = {cpu(8), cpu(8)};
+    alloc[0].v[SCHED_RES_PODS] = alloc[1].v[SCHED_RES_PODS] = 110;
+    /* node 0 half busy until 100 s, node 1 empty */
+    bf_running run[1] = {{.node = 0, .req = cpu(4), .end_ms = T0 + 100 * S}};
+    sched_resources req[1] = {cpu(4)};
+    bf_job jobs[1] = {{.key = "held",
+                       .n_members = 1,
+                       .member_req = req,
+                       .runtime_ms = 30 * S,
+                       .not_before_ms = T0 + 20 * S}};
+    sched_resources one = cpu(1);
+    CHECK_INT(bf_plan_compute(p, &cfg, alloc, 2, run, 1, NULL, 0, jobs, 1, T0, &err), 0);
+    CHECK_INT(bf_plan_shadow_count(p), 1);
+    const bf_shadow *sh = bf_plan_shadow(p, 0);
+    CHECK_INT(sh->start_ms - T0, 20 * S); /* it would fit now: it may not start before 20 s */
+    CHECK_INT(sh->end_ms - T0, 50 * S);
+    CHECK_INT(sh->holds[0].node, 0); /* first fit at 20 s: node 0's free half */
+    CHECK_INT(bf_plan_job_start(p, 0) - T0, 20 * S);
+    CHECK_INT(bf_plan_check(p, 0, "narrow", &one, T0 + 20 * S, NULL), BF_OK); /* ends by then */
+    CHECK_INT(bf_plan_check(p, 0, "narrow", &one, T0 + 21 * S, NULL), BF_DELAYS_SHADOW);
+    CHECK_INT(bf_plan_check(p, 1, "narrow", &one, -1, NULL), BF_OK);
+    /* an 8-core member: node 0 has 8 free only at 100 s, node 1 at once: 20 s on node 1 */
+    req[0] = cpu(8);
+    CHECK_INT(bf_plan_compute(p, &cfg, alloc, 2, run, 1, NULL, 0, jobs, 1, T0, &err), 0);
+    CHECK_INT(bf_plan_shadow(p, 0)->start_ms - T0, 20 * S);
+    CHECK_INT(bf_plan_shadow(p, 0)->holds[0].node, 1);
+    /* in the past: an ordinary job (fits now, nothing held) */
+    jobs[0].not_before_ms = T0 - 5 * S;
+    CHECK_INT(bf_plan_compute(p, &cfg, alloc, 2, run, 1, NULL, 0, jobs, 1, T0, &err), 0);
+    CHECK_INT(bf_plan_shadow_count(p), 0);
+    CHECK_INT(bf_plan_job_start(p, 0), T0);
+    /* beyond the window: not planned */
+    jobs[0].not_before_ms = T0 + cfg.window_ms + S;
+    CHECK_INT(bf_plan_compute(p, &cfg, alloc, 2, run, 1, NULL, 0, jobs, 1, T0, &err), 0);
+    CHECK_INT(bf_plan_shadow_count(p), 0);
+    CHECK_INT(bf_plan_job_start(p, 0), -1);
+    bf_plan_free(p);
+}
+
 int main(void) {
     RUN(test_plugin_reason_and_count);
     RUN(test_hold_now);
+    RUN(test_not_before);
     RUN(test_shadow_whole_node);
     RUN(test_shadow_gang);
     RUN(test_spare_capacity);

@@ -311,12 +311,17 @@ int bf_plan_compute(bf_plan *p, const bf_config *cfg, const sched_resources *all
         if (job->n_members == 0)
             continue;
         tested++;
+        /* not before a time to come: never now, and no later than the window allows */
+        int64_t nb = job->not_before_ms > now_ms ? job->not_before_ms : 0;
+        if (nb && nb > now_ms + cfg->window_ms)
+            continue;
         /* most jobs fit now: try that before working out the later start times */
         size_t nc = 1;
         int64_t t_now = now_ms;
         int64_t *times = &t_now;
         int64_t t1_now = job->runtime_ms >= 0 ? now_ms + job->runtime_ms : INT64_MAX;
-        if (!place_at(p, job, now_ms, t1_now > now_ms ? t1_now : now_ms + 1, avail, known, where)) {
+        if (nb ||
+            !place_at(p, job, now_ms, t1_now > now_ms ? t1_now : now_ms + 1, avail, known, where)) {
             size_t need = 1;
             for (size_t i = 0; i < n_nodes; i++)
                 need += p->prof[i].n;
@@ -330,8 +335,12 @@ int bf_plan_compute(bf_plan *p, const bf_config *cfg, const sched_resources *all
             nc = candidates(p, cand);
             times = cand;
         }
-        for (size_t c = times == cand ? 1 : 0; c < nc; c++) { /* cand[0]: now, tried */
-            int64_t t = times[c];
+        int64_t tried = -1;
+        for (size_t c = times == cand && !nb ? 1 : 0; c < nc; c++) { /* cand[0]: now, tried */
+            int64_t t = times[c] < nb ? nb : times[c];
+            if (t == tried)
+                continue; /* every candidate before nb is nb */
+            tried = t;
             int64_t t1 = job->runtime_ms >= 0 ? t + job->runtime_ms : INT64_MAX;
             if (t1 <= t)
                 t1 = t + 1;

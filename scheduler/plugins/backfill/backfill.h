@@ -89,6 +89,10 @@ typedef struct bf_job {
      * meanwhile do not take what it needs. false: a job that fits now holds nothing (the
      * scheduler places it first). */
     bool hold_now;
+    /* Wall ms before which the job cannot start (0: none): a pod released early but held by an
+     * order gate until its predecessors end (ASA's pro-active submission; the planner's
+     * tarema.io/not-before). Its shadow starts then at the earliest, never now. */
+    int64_t not_before_ms;
 } bf_job;
 
 typedef struct bf_plan bf_plan;
