@@ -184,7 +184,8 @@ static void refresh_left(ctl *c, const char *ns, const json_t *pods, int64_t end
 /* A released proactive step's pods still held by the order gate: tarema.io/not-before (lib/gates.h)
  * says when their predecessors are expected to end (the step's predictedStart, seconds), kept
  * current as that moves, so that tarema-scheduler's backfill holds what they need from then
- * (docs/backfill.md, "Pods released early"). Written only when it changed. */
+ * (docs/backfill.md, "Pods released early"). Written when missing or moved by 5 s or more. */
+#define PL_NOT_BEFORE_STEP_S 5
 static void mark_not_before(ctl *c, const char *ns, const json_t *pods, int64_t at) {
     char want[40];
     if (at < 0 || !pl_time_format(at, want, sizeof want))
@@ -197,7 +198,10 @@ static void mark_not_before(ctl *c, const char *ns, const json_t *pods, int64_t 
             continue;
         json_t *ann = tm_json_path(p, "metadata.annotations");
         const char *have = ann ? json_string_value(json_object_get(ann, TM_ANN_NOT_BEFORE)) : NULL;
-        if (have && !strcmp(have, want))
+        int64_t had = have ? pl_time_parse(have) : -1;
+        /* an overrunning predecessor moves the prediction every second: rewritten only when it
+         * moved by PL_NOT_BEFORE_STEP_S (one too early only makes the scheduler hold sooner) */
+        if (had >= 0 && at - had < PL_NOT_BEFORE_STEP_S && had - at < PL_NOT_BEFORE_STEP_S)
             continue;
         json_t *patch =
             json_pack("{s:{s:{s:s}}}", "metadata", "annotations", TM_ANN_NOT_BEFORE, want);

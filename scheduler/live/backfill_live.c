@@ -127,15 +127,13 @@ static int64_t parse_rfc3339(const char *s) {
 }
 
 /* Whether the pod still waits at the order gate (lib/gates.h): its not-before counts only then
- * (once the gate goes, its predecessors have ended and it is a waiting pod like any other). */
+ * (once the gate goes, its predecessors have ended and it is a waiting pod like any other), and
+ * only when that is its one gate, as the queue holds it. */
 static bool order_gated(const json_t *obj) {
-    size_t i;
-    const json_t *g;
-    json_array_foreach(tm_json_path(obj, "spec.schedulingGates"), i, g) {
-        if (strcmp(tm_json_str(g, "name", ""), TM_GATE_ORDER) == 0)
-            return true;
-    }
-    return false;
+    const json_t *gates = tm_json_path(obj, "spec.schedulingGates");
+    /* held as the queue holds it: the order gate and no other (sched_scheduling_held) */
+    return json_array_size(gates) == 1 &&
+           strcmp(tm_json_str(json_array_get(gates, 0), "name", ""), TM_GATE_ORDER) == 0;
 }
 
 void sched_backfill_live_pod_event(sched_backfill_live *b, tm_watch_type t, const json_t *obj) {
@@ -180,14 +178,17 @@ void sched_backfill_live_pod_event(sched_backfill_live *b, tm_watch_type t, cons
     /* a pod released early and held by its order gate (ASA's pro-active submission): the
      * planner says when its predecessors are expected to end (docs/backfill.md) */
     v = json_object_get(ann, SCHED_NOT_BEFORE_ANNOTATION);
-    int64_t nb = !node[0] && json_is_string(v) && order_gated(obj)
-                     ? parse_rfc3339(json_string_value(v))
-                     : -1;
+    int64_t nb =
+        !node[0] && json_is_string(v) && order_gated(obj) && sched_cache_is_ours(b->cache, obj)
+            ? parse_rfc3339(json_string_value(v))
+            : -1;
     nb = nb > 0 ? nb : 0;
     if (nb != p->not_before_ms) {
         tm_debug("backfill: pod uid=%s not before %lld (was %lld)", uid, (long long)nb,
                  (long long)p->not_before_ms);
-        b->replan_now |= nb != 0;
+        /* new or earlier: plan now; a later one only makes the shadow start sooner than
+         * needed until the next plan (within the resolution) */
+        b->replan_now |= nb != 0 && (p->not_before_ms == 0 || nb < p->not_before_ms);
     }
     b->n_not_before += (nb != 0) - (p->not_before_ms != 0);
     p->not_before_ms = nb;
@@ -477,6 +478,7 @@ bool sched_backfill_live_unschedulable(sched_backfill_live *b, const sched_pod *
 static bool plan(sched_backfill_live *b, int64_t mono, int64_t wall) {
     bf_plan *plan = bf_plugin_plan(b->fw);
     b->replan_now = false;
+    b->shadow_min_prio = INT32_MAX; /* no shadow yet: set again below once the plan has them */
     size_t waiting = sched_queue_count(b->q, SCHED_Q_ACTIVE) +
                      sched_queue_count(b->q, SCHED_Q_BACKOFF) +
                      sched_queue_count(b->q, SCHED_Q_UNSCHEDULABLE);
@@ -599,8 +601,9 @@ static bool plan(sched_backfill_live *b, int64_t mono, int64_t wall) {
         const bf_shadow *sh = bf_plan_shadow(plan, s);
         for (size_t k = 0; k < jobs[sh->job].n; k++)
             announce(b, jobs[sh->job].pods[k], sh->start_ms);
-        if (jobs[sh->job].pods[0]->priority < b->shadow_min_prio)
-            b->shadow_min_prio = jobs[sh->job].pods[0]->priority;
+        for (size_t k = 0; k < jobs[sh->job].n; k++)
+            if (jobs[sh->job].pods[k]->priority < b->shadow_min_prio)
+                b->shadow_min_prio = jobs[sh->job].pods[k]->priority;
     }
     tm_metrics_set(b->m_shadows, NULL, (double)ns);
     clock_gettime(CLOCK_MONOTONIC, &z);

@@ -308,13 +308,11 @@ int bf_plan_compute(bf_plan *p, const bf_config *cfg, const sched_resources *all
         if (cfg->reserve_depth != BF_DEPTH_ALL && p->n_shadows >= (size_t)cfg->reserve_depth)
             break;
         const bf_job *job = &jobs[j];
-        if (job->n_members == 0)
-            continue;
-        tested++;
         /* not before a time to come: never now, and no later than the window allows */
         int64_t nb = job->not_before_ms > now_ms ? job->not_before_ms : 0;
-        if (nb && nb > now_ms + cfg->window_ms)
+        if (job->n_members == 0 || (nb && nb > now_ms + cfg->window_ms))
             continue;
+        tested++;
         /* most jobs fit now: try that before working out the later start times */
         size_t nc = 1;
         int64_t t_now = now_ms;
