@@ -20,7 +20,11 @@ queue waits (a step's last pod bound - the moment it could start: its predecesso
 the Workflow's creation), the core-seconds held (every step pod's core from binding to its
 step's end, plus a Reservation's cores from Active to its step's start), of which idle (bound
 and not running, a Reservation before its step), and the background pods' mean wait, with
-progress on stderr, a JSON summary, a Markdown table (stderr) and an SVG.
+progress on stderr, a JSON summary, a Markdown table (stderr) and an SVG. It also compares
+the two estimators of a pending pod's start against when the pod was bound (every pod of the
+run, background included): tarema-scheduler's backfill (tarema.io/expected-start, on the pods
+it held capacity for) and the ASA learner's (tarema.io/predicted-start, on every pending pod):
+the median and p90 of the absolute error, per run and over all (issue 32).
 
 Needs the cluster and PostgreSQL of hack/cluster.sh and hack/postgres.sh (their env evaluated:
 kubectl in PATH, DATABASE_URL) and the built binaries (--bin, default ./bin). Own namespace and
@@ -298,6 +302,11 @@ def one_run(c, seed, mode):
     log(f"seed {seed} {mode}: makespan {res['makespan_s']} s, step waits {res['step_waits_s']}, "
         f"held {res['held_core_s']} core-s (idle {res['idle_core_h'] * 3600:.0f}), estimate {res['estimates_s']}, "
         f"background mean wait {res['bg_mean_wait_s']} s")
+    for key in ("backfill", "asa"):
+        q = abs_quantiles(res["start_error_s"][key])
+        if q:
+            log(f"seed {seed} {mode}: start estimate error ({key}): {q['n']} pods, |error| "
+                f"median {q['median_s']} s, p90 {q['p90_s']} s")
     clean_slate(c)
     return res
 
@@ -363,8 +372,21 @@ def figures(a, wf, pods, resv_active, mode, seed):
             c0, b0 = ts(p["metadata"]["creationTimestamp"]), bound_at(p)
             if c0 is not None and b0 is not None:
                 bgw.append(b0 - c0)
+    # the two estimators of a pending pod's start, against when it was bound (issue 32):
+    # tarema-scheduler's backfill plan (tarema.io/expected-start, last written; only the pods
+    # it held capacity for) and the labeler's ASA learner (tarema.io/predicted-start, every
+    # pending pod); signed errors in s, bound - estimate (positive: later than estimated)
+    err = {"backfill": [], "asa": []}
+    for p in pods:
+        b0 = bound_at(p)
+        ann = p["metadata"].get("annotations") or {}
+        for key, k in (("backfill", "tarema.io/expected-start"), ("asa", "tarema.io/predicted-start")):
+            e0 = ts(ann.get(k)) if ann.get(k) else None
+            if b0 is not None and e0 is not None:
+                err[key].append(round(b0 - e0, 1))
     ok = st.get("phase") == "Succeeded" and len(ends) == n
     return {"seed": seed, "mode": mode, "shape": a.shape, "peak": a.peak,
+            "start_error_s": err,
             "phase": st.get("phase"),
             "makespan_s": round(max(ends) - created, 1) if ok and created else None,
             "step_waits_s": [round(w, 1) for w in waits],
@@ -378,8 +400,19 @@ def figures(a, wf, pods, resv_active, mode, seed):
             "bg_pods": len(bgw)}
 
 
+def abs_quantiles(errs):
+    """Median and p90 of the absolute errors (nearest rank), with their number; None if none."""
+    v = sorted(abs(e) for e in errs)
+    if not v:
+        return None
+    rank = lambda q: v[min(len(v) - 1, max(0, int(-(-q * len(v) // 1)) - 1))]
+    return {"n": len(v), "median_s": rank(0.5), "p90_s": rank(0.9)}
+
+
 def summarize(runs):
-    out = {}
+    out = {"start_error": {key: abs_quantiles([e for r in runs for e in
+                                               r.get("start_error_s", {}).get(key, [])])
+                           for key in ("backfill", "asa")}}
     for m in MODES:
         rs = [r for r in runs if r["mode"] == m and r["makespan_s"] is not None]
         unfinished = sum(1 for r in runs if r["mode"] == m and r["makespan_s"] is None)
@@ -891,6 +924,18 @@ def main():
             f"{a.rate * (a.bg_min + a.bg_max) / 2 / (a.nodes * a.cpu):.2f}, seeds {a.seeds}")
     print(json.dumps(summary, indent=1))
     print(table(summary, describe(vars(a))), file=sys.stderr)
+    print(start_error_rows(summary, describe(vars(a))), file=sys.stderr)
+
+
+def start_error_rows(summary, what):
+    """The two start estimators' errors as Markdown rows (every mode's pods together)."""
+    rows = []
+    for key, name in (("backfill", "tarema-scheduler's expected start (backfill)"),
+                      ("asa", "ASA learner's predicted start (labeler)")):
+        q = summary.get("start_error", {}).get(key)
+        rows.append(f"| {what} | {name} | {q['n']} | {q['median_s']} | {q['p90_s']} |" if q else
+                    f"| {what} | {name} | 0 | | |")
+    return "\n".join(rows)
 
 
 if __name__ == "__main__":
