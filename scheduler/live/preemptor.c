@@ -34,6 +34,7 @@ typedef struct victim_ctx {
     /* who takes its place: a preemptor pod, or a Reservation whose window it overran */
     const char *p_kind, *p_api; /* static */
     char *p_ns, *p_name, *p_uid;
+    const char *controller; /* its events' reportingController: the preemptor's profile */
 } victim_ctx;
 
 static void victim_free(victim_ctx *v) {
@@ -229,14 +230,15 @@ static void log_done(void *ud, int status, json_t *body, const tm_err *err) {
 
 /* An event about pod ns/name (uid), related to the preemptor (r_kind in r_api) when r_name is
  * set. */
-static void post_event(sched_preemptor *pr, const char *ns, const char *name, const char *uid,
-                       const char *reason, const char *action, const char *note, const char *r_kind,
-                       const char *r_api, const char *r_ns, const char *r_name, const char *r_uid) {
+static void post_event(sched_preemptor *pr, const char *controller, const char *ns,
+                       const char *name, const char *uid, const char *reason, const char *action,
+                       const char *note, const char *r_kind, const char *r_api, const char *r_ns,
+                       const char *r_name, const char *r_uid) {
     json_t *reg = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "kind", "Pod", "apiVersion", "v1",
                             "metadata", "name", name, "namespace", ns, "uid", uid);
-    json_t *ev =
-        reg ? tm_kube_event_new(reg, "Normal", reason, action, note, pr->controller, pr->instance)
-            : NULL;
+    json_t *ev = reg ? tm_kube_event_new(reg, "Normal", reason, action, note,
+                                         controller ? controller : pr->controller, pr->instance)
+                     : NULL;
     if (ev && r_name)
         json_object_set_new(ev, "related",
                             json_pack("{s:s, s:s, s:s, s:s, s:s}", "kind", r_kind, "apiVersion",
@@ -263,8 +265,8 @@ static void victim_deleted(void *ud, int status, json_t *body, const tm_err *err
                      "Preempted by Reservation %s/%s on node %s: ran past the expected end it "
                      "was let into the held capacity on",
                      v->p_ns, v->p_name, v->node);
-        post_event(pr, v->ns, v->name, v->uid, "Preempted", "Preempting", note, v->p_kind, v->p_api,
-                   v->p_ns, v->p_name, v->p_uid);
+        post_event(pr, v->controller, v->ns, v->name, v->uid, "Preempted", "Preempting", note,
+                   v->p_kind, v->p_api, v->p_ns, v->p_name, v->p_uid);
     } else if (status == 404 || status == 409) {
         /* gone already, or another pod under that name now (the uid precondition) */
         tm_metrics_inc(pr->m_evictions, TM_LABELS("gone"));
@@ -308,11 +310,12 @@ static void victim_marked(void *ud, int status, json_t *body, const tm_err *err)
 
 /* Evicts vi for by (kind in api, ns/name, uid); msg: the DisruptionTarget's message. */
 static void evict_for(sched_preemptor *pr, const char *kind, const char *api, const char *by_ns,
-                      const char *by_name, const char *by_uid, const sched_victim *vi,
-                      const char *msg) {
+                      const char *by_name, const char *by_uid, const char *controller,
+                      const sched_victim *vi, const char *msg) {
     victim_ctx *v = calloc(1, sizeof *v);
     if (v) {
         v->pr = pr;
+        v->controller = controller;
         v->ns = strdup(vi->ns);
         v->name = strdup(vi->name);
         v->uid = strdup(vi->uid);
@@ -359,10 +362,16 @@ static void evict_for(sched_preemptor *pr, const char *kind, const char *api, co
 
 /* Evicts vi for preemptor pod p, with kube-scheduler's message. */
 static void evict(sched_preemptor *pr, const sched_pod *p, const sched_victim *vi) {
+    /* kube-scheduler's per-profile recorder: the preemptor's profile (framework.h, profiles)
+     * speaks; the cache's names outlive the victims in flight */
+    const char *const *names = sched_cache_keys(pr->cache)->profiles;
+    const char *controller = pr->controller;
+    for (size_t i = 0; names && names[i]; i++)
+        if (i == p->profile)
+            controller = names[i];
     char msg[320];
-    snprintf(msg, sizeof msg, "%s: preempting to accommodate a higher priority pod",
-             pr->controller);
-    evict_for(pr, "Pod", "v1", p->ns, p->name, p->uid, vi, msg);
+    snprintf(msg, sizeof msg, "%s: preempting to accommodate a higher priority pod", controller);
+    evict_for(pr, "Pod", "v1", p->ns, p->name, p->uid, controller, vi, msg);
 }
 
 /* pods/status merge patch of nominatedNodeName (node NULL: cleared). */
@@ -501,5 +510,5 @@ void sched_preemptor_evict_overrun(sched_preemptor *pr, const sched_victim *v, c
     char msg[512];
     snprintf(msg, sizeof msg, "%s: Reservation %s/%s: %s", pr->controller, resv_ns, resv_name,
              v->why);
-    evict_for(pr, "Reservation", "tarema.io/v1alpha1", resv_ns, resv_name, resv_uid, v, msg);
+    evict_for(pr, "Reservation", "tarema.io/v1alpha1", resv_ns, resv_name, resv_uid, NULL, v, msg);
 }

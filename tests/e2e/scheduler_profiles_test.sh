@@ -10,6 +10,8 @@
 #  4. scheduler_schedule_attempts_total counts each profile's attempts under its own name,
 #     `explain` reads a pod with its own profile's policy, and each pod's Scheduled event is
 #     reported by its profile's name
+#  5. a pod of the second profile preempts: the Preempted events name that profile (so does the
+#     victims' DisruptionTarget message), as kube-scheduler's per-profile recorders
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"
@@ -103,6 +105,29 @@ have_events() { [ -n "$(reporters spread-1)" ] && [ -n "$(reporters pack-1)" ]; 
 wait_for 30 have_events
 r1=$(reporters pack-1) r2=$(reporters spread-1)
 if [ "$r1" = "$SCHED" ] && [ "$r2" = "$SPREAD" ]; then pass "each Scheduled event is reported by its pod's profile"; else fail "each Scheduled event is reported by its pod's profile" "pack-1 '$r1', spread-1 '$r2'"; fi
+
+# ---- 5. preemption by a pod of the second profile: its events name that profile --------------
+# the spread node holds 5 pods of 500m (2.5 of 4 cores) of priority 0; a pod of priority 1000 and
+# 3 cores, of the second profile, only fits there once two of them are gone
+PC=tarema-pf-$ID
+extra_cleanup() { kubectl delete priorityclass "$PC" --wait=false >/dev/null 2>&1 || true; }
+priority_classes "$PC" 1000
+SNODE=$(nodes_of spread)
+pods_json "$NS" urgent 1 "$SPREAD" 3 256Mi '{}' "$ID" |
+  jq -c --arg n "$SNODE" --arg pc "$PC" '.spec.nodeSelector = {"kubernetes.io/hostname": $n} | .spec.priorityClassName = $pc' |
+  kubectl create -f - >/dev/null
+preempted_by() {
+  local ev
+  ev=$(read_ok kubectl get events.events.k8s.io -n "$NS" -o json) || return 1
+  jq -r '[.items[] | select(.reason == "Preempted") | .reportingController] | unique | join(",")' <<<"$ev"
+}
+have_preempted() { [ -n "$(preempted_by)" ]; }
+wait_for 60 have_preempted
+pb=$(preempted_by)
+if [ "$pb" = "$SPREAD" ]; then pass "a preemption by a pod of the second profile: its Preempted events come from that profile"; else
+  fail "a preemption by a pod of the second profile: its Preempted events come from that profile" "events from '$pb'"
+fi
+check "the preemptor binds on the spread node" wait_for 60 all_bound urgent 1
 check "no node over-committed" check_fit
 stop_schedulers
 summary
