@@ -889,6 +889,7 @@ def main():
                 f"{load:.2f}, seeds {seeds}")
         print(json.dumps(summary, indent=1))
         print(table(summary, describe(cfg)), file=sys.stderr)
+        print(start_error_rows(summary, describe(cfg)), file=sys.stderr)
         return
     if not shutil.which("kubectl") or not os.environ.get("DATABASE_URL"):
         sys.exit("asa-compare: kubectl in PATH and DATABASE_URL needed: eval "

@@ -325,9 +325,18 @@ for i in 1 2 3; do
 done | kubectl apply -f - >/dev/null
 for i in $(seq 1 150); do [ -n "$(node_of pack-1)" ] && [ -n "$(node_of pack-2)" ] && [ -n "$(node_of pack-3)" ] && break; sleep 0.2; done
 [ -n "$(node_of pack-3)" ] || die "tarema-scheduler did not bind the tarema-pack pods (log: $WORK/scheduler.log)"
-echo "  pack-1, pack-2, pack-3 (1 cpu each, two empty 4-cpu nodes) -> $(node_of pack-1), $(node_of pack-2), $(node_of pack-3): filled one node first"
-kubectl -n "$NS_T" get events.events.k8s.io -o json |
-  jq -r '[.items[] | select(.reason == "Scheduled" and (.regarding.name | startswith("pack-")))][0] | "  their Scheduled events come from \(.reportingController) (the profile)"'
+[ "$(node_of pack-1)" = "$(node_of pack-2)" ] && [ "$(node_of pack-2)" = "$(node_of pack-3)" ] ||
+  die "fill-nodes spread the tarema-pack pods: $(node_of pack-1), $(node_of pack-2), $(node_of pack-3)"
+echo "  pack-1, pack-2, pack-3 (1 cpu each, two empty 4-cpu nodes) -> $(node_of pack-1) for all three: filled one node first"
+from=""
+for i in $(seq 1 150); do
+  from=$(kubectl -n "$NS_T" get events.events.k8s.io -o json |
+    jq -r '[.items[] | select(.reason == "Scheduled" and (.regarding.name | startswith("pack-"))) | .reportingController] | unique | join(",")')
+  [ -n "$from" ] && break
+  sleep 0.2
+done
+[ "$from" = tarema-pack ] || die "the tarema-pack pods' Scheduled events come from '$from', not the profile tarema-pack"
+echo "  their Scheduled events come from $from (the profile)"
 kubectl -n "$NS_T" delete pod pack-1 pack-2 pack-3 --wait=true --timeout=60s >/dev/null
 kubectl get nodes -o name | grep '^node/demo-pack' | xargs -r kubectl delete --wait=true --timeout=60s >/dev/null
 

@@ -200,7 +200,9 @@ static void mark_not_before(ctl *c, const char *ns, const json_t *pods, int64_t 
         const char *have = ann ? json_string_value(json_object_get(ann, TM_ANN_NOT_BEFORE)) : NULL;
         int64_t had = have ? pl_time_parse(have) : -1;
         /* an overrunning predecessor moves the prediction every second: rewritten only when it
-         * moved by PL_NOT_BEFORE_STEP_S (one too early only makes the scheduler hold sooner) */
+         * moved by PL_NOT_BEFORE_STEP_S either way, so the annotation may be up to 4 s early
+         * (the scheduler holds sooner) or late (it holds later; the gate still waits for the
+         * predecessors) */
         if (had >= 0 && at - had < PL_NOT_BEFORE_STEP_S && had - at < PL_NOT_BEFORE_STEP_S)
             continue;
         json_t *patch =

@@ -414,9 +414,10 @@ int sched_framework_add_plugin(sched_framework *fw, const sched_plugin *p, tm_er
  * sched_framework_add_profile adds one (policy copied and owned, freed with the framework or on
  * error) and returns its index, starting from profile 0's score weights. Every cycle runs the
  * profile of its pod (sched_pod.profile, set from sched_keys.profiles); the queue has one order
- * for all, so every profile's policy must order it as the first's does (sjfn and adaptive order
- * by runtime, the others by age): else -1 with err. sched_framework_use_profile makes profile i
- * current outside a cycle, to set its weights (sched_framework_apply_weights). */
+ * for all, so every profile's policy must order it as the first's does (the same queue_cmp: sjfn
+ * and adaptive each their own, the others none, by age): else -1 with err.
+ * sched_framework_use_profile makes profile i current outside a cycle, to set its weights
+ * (sched_framework_apply_weights). */
 #define SCHED_MAX_PROFILES 16
 int sched_framework_add_profile(sched_framework *fw, const sched_plugin *policy, tm_err *err);
 int sched_framework_use_profile(sched_framework *fw, size_t i, tm_err *err);

@@ -10,8 +10,8 @@
 #  4. scheduler_schedule_attempts_total counts each profile's attempts under its own name,
 #     `explain` reads a pod with its own profile's policy, and each pod's Scheduled event is
 #     reported by its profile's name
-#  5. a pod of the second profile preempts: the Preempted events name that profile (so does the
-#     victims' DisruptionTarget message), as kube-scheduler's per-profile recorders
+#  5. a pod of the second profile preempts: the Preempted events name that profile, as
+#     kube-scheduler's per-profile recorders
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"

@@ -457,6 +457,8 @@ static void test_profiles(void) {
         {"profiles: [{schedulerName: tarema}]\n", "schedulerName tarema is given twice", true},
         {"profiles: [{schedulerName: x}, {schedulerName: x}]\n", "given twice", true},
         {"profiles: [{schedulerName: x, policy: sjfn}]\n", "orders the queue differently", true},
+        {"policy: sjfn\nprofiles: [{schedulerName: x, policy: adaptive}]\n",
+         "orders the queue differently", true},
         {"mode: extender\nprofiles: [{schedulerName: x}]\n", "profiles need mode: scheduler", true},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -466,9 +466,12 @@ static void test_profiles(void) {
                           "{\"metadata\":{\"name\":\"y\",\"namespace\":\"n\",\"uid\":\"u2\"},"
                           "\"spec\":{\"schedulerName\":\"tarema\",\"containers\":[]}}",
                           "{\"metadata\":{\"name\":\"z\",\"namespace\":\"n\",\"uid\":\"u3\"},"
-                          "\"spec\":{\"schedulerName\":\"other\",\"containers\":[]}}"};
-    const int want[] = {1, 0, 0};
-    for (int i = 0; i < 3; i++) {
+                          "\"spec\":{\"schedulerName\":\"other\",\"containers\":[]}}",
+                          /* none: the API server's default, default-scheduler */
+                          "{\"metadata\":{\"name\":\"w\",\"namespace\":\"n\",\"uid\":\"u4\"},"
+                          "\"spec\":{\"containers\":[]}}"};
+    const int want[] = {1, 0, 0, 2};
+    for (int i = 0; i < 4; i++) {
         json_t *j = json_loads(docs[i], 0, NULL);
         sched_pod *p = sched_pod_from_json(s, j, &keys, &err);
         CHECK(p != NULL);
