@@ -81,11 +81,11 @@ wait_inflight() {
   done
 }
 
-# first_bind_after PORT TIMEOUT_S: waits until tarema_binds_total{result="ok"} of PORT grows;
-# prints the time it did (empty on timeout).
+# first_bind_after PORT TIMEOUT_S [OK0]: waits until tarema_binds_total{result="ok"} of PORT grows
+# beyond OK0 (default: its value now); prints the time it did (empty on timeout).
 first_bind_after() {
-  local ok0 ok i
-  ok0=$(metric "$1" 'tarema_binds_total{result="ok"}')
+  local ok0=${3:-} ok i
+  [ -n "$ok0" ] || ok0=$(metric "$1" 'tarema_binds_total{result="ok"}')
   for i in $(seq 1 $(($2 * 10))); do
     ok=$(metric "$1" 'tarema_binds_total{result="ok"}')
     [ "${ok%.*}" -gt "${ok0%.*}" ] && { now; return 0; }
@@ -93,12 +93,13 @@ first_bind_after() {
   done
 }
 
-# fault_recovery NS N PORT T0 SINCE: after a fault that ended at T0, measures REC (seconds to
-# the next bind on PORT) and REC_ALL (seconds until all N pods of NS are bound; "none" on
+# fault_recovery NS N PORT T0 SINCE [OK0]: after a fault that ended at T0, measures REC (seconds to
+# the next bind on PORT; OK0: its tarema_binds_total{result="ok"} before the fault, read then
+# rather than now, when a replica that took over may have bound all it had to already) and REC_ALL (seconds until all N pods of NS are bound; "none" on
 # timeout), reports the latter ("... after SINCE"), then waits until no bind is in flight.
 fault_recovery() {
-  local ns=$1 n=$2 port=$3 t0=$4 since=$5 t_bind
-  t_bind=$(first_bind_after "$port" 30)
+  local ns=$1 n=$2 port=$3 t0=$4 since=$5 ok0=${6:-} t_bind
+  t_bind=$(first_bind_after "$port" 30 "$ok0")
   if [ -n "$t_bind" ]; then
     REC=$(secs "$t0" "$t_bind")
   else
