@@ -140,6 +140,21 @@ static void ungate(ctl *c, const char *ns, const json_t *pods, const char *gate,
     }
 }
 
+/* Merge-patches one annotation of pod p (what: for the warning when it fails). */
+static void patch_annotation(ctl *c, const char *ns, const json_t *p, const char *key,
+                             const char *value, const char *what) {
+    json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", key, value);
+    char *path = tm_kube_path("v1", "pods", ns, tm_json_str(p, "metadata.name", ""), NULL);
+    tm_err err = {0};
+    json_t *r = patch && path ? tm_kube_patch(c->k, path, TM_PATCH_MERGE, patch, &err) : NULL;
+    if (!r)
+        tm_warn("%s of %s/%s not written err=\"%s\"", what, ns, tm_json_str(p, "metadata.name", ""),
+                err.msg);
+    json_decref(r);
+    json_decref(patch);
+    free(path);
+}
+
 /* What a reserve step's pods may declare as their expected duration at `now`: what is left of
  * the window [.., end) less PL_START_MARGIN_S (now is whole seconds, and the scheduler looks a
  * moment later), at least 1 s. */
@@ -168,16 +183,7 @@ static void refresh_left(ctl *c, const char *ns, const json_t *pods, int64_t end
         const char *have = ann ? json_string_value(json_object_get(ann, PL_ANN_EXPECT)) : NULL;
         if (have && !strcmp(have, want))
             continue;
-        json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", PL_ANN_EXPECT, want);
-        char *path = tm_kube_path("v1", "pods", ns, tm_json_str(p, "metadata.name", ""), NULL);
-        tm_err err = {0};
-        json_t *r = patch && path ? tm_kube_patch(c->k, path, TM_PATCH_MERGE, patch, &err) : NULL;
-        if (!r)
-            tm_warn("expected duration of %s/%s not refreshed err=\"%s\"", ns,
-                    tm_json_str(p, "metadata.name", ""), err.msg);
-        json_decref(r);
-        json_decref(patch);
-        free(path);
+        patch_annotation(c, ns, p, PL_ANN_EXPECT, want, "expected duration");
     }
 }
 
@@ -205,17 +211,7 @@ static void mark_not_before(ctl *c, const char *ns, const json_t *pods, int64_t 
          * predecessors) */
         if (had >= 0 && at - had < PL_NOT_BEFORE_STEP_S && had - at < PL_NOT_BEFORE_STEP_S)
             continue;
-        json_t *patch =
-            json_pack("{s:{s:{s:s}}}", "metadata", "annotations", TM_ANN_NOT_BEFORE, want);
-        char *path = tm_kube_path("v1", "pods", ns, tm_json_str(p, "metadata.name", ""), NULL);
-        tm_err err = {0};
-        json_t *r = patch && path ? tm_kube_patch(c->k, path, TM_PATCH_MERGE, patch, &err) : NULL;
-        if (!r)
-            tm_warn("not-before of %s/%s not written err=\"%s\"", ns,
-                    tm_json_str(p, "metadata.name", ""), err.msg);
-        json_decref(r);
-        json_decref(patch);
-        free(path);
+        patch_annotation(c, ns, p, TM_ANN_NOT_BEFORE, want, "not-before");
     }
 }
 

@@ -170,10 +170,8 @@ static bool watched_ns(const sched_cache *c, const char *ns) {
 
 bool sched_cache_is_ours(const sched_cache *c, const json_t *pod) {
     const char *sn = tm_json_str(pod, "spec.schedulerName", "default-scheduler");
-    for (size_t i = 0; c->names[i]; i++)
-        if (strcmp(sn, c->names[i]) == 0)
-            return watched_ns(c, tm_json_str(pod, "metadata.namespace", ""));
-    return false;
+    return sched_profile_index(c->keys.profiles, sn) >= 0 &&
+           watched_ns(c, tm_json_str(pod, "metadata.namespace", ""));
 }
 
 static void drop_assumed(sched_cache *c, const char *uid) {

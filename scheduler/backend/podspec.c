@@ -21,6 +21,20 @@ sched_keys sched_keys_default(void) {
                         .workflow_key = "tarema.io/workflow"};
 }
 
+int sched_profile_index(const char *const *names, const char *name) {
+    for (size_t i = 0; names && names[i] && i <= INT32_MAX; i++)
+        if (strcmp(names[i], name) == 0)
+            return (int)i;
+    return -1;
+}
+
+const char *sched_profile_name(const char *const *names, size_t i) {
+    for (size_t k = 0; names && names[k]; k++)
+        if (k == i)
+            return names[k];
+    return NULL;
+}
+
 const char *podspec_obj_str(const json_t *obj, const char *key) {
     const json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
     return json_is_string(v) ? json_string_value(v) : NULL;
@@ -931,11 +945,8 @@ sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched
     const char *sn = podspec_obj_str(spec, "schedulerName"); /* unset: the API's default */
     if (!sn || !*sn)
         sn = "default-scheduler";
-    for (size_t i = 0; keys->profiles && keys->profiles[i] && i <= UINT8_MAX; i++)
-        if (strcmp(keys->profiles[i], sn) == 0) {
-            p->profile = (uint8_t)i;
-            break;
-        }
+    int pi = sched_profile_index(keys->profiles, sn);
+    p->profile = pi > 0 && pi <= UINT8_MAX ? (uint8_t)pi : 0;
     p->created_ms = parse_time_ms(podspec_obj_str(meta, "creationTimestamp"));
     if (parse_label_annotation(p, ann, "tarema.io/cpu", &p->labels[SCHED_FEAT_CPU], err) ||
         parse_label_annotation(p, ann, "tarema.io/mem", &p->labels[SCHED_FEAT_MEM], err) ||

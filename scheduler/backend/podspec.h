@@ -33,6 +33,11 @@ typedef struct sched_keys {
 /* The defaults above. */
 sched_keys sched_keys_default(void);
 
+/* Profiles' scheduler names (sched_keys.profiles, NULL-terminated; NULL = none): the index of
+ * name among them, -1 when it is none of them; and the name of profile i, NULL past the end. */
+int sched_profile_index(const char *const *names, const char *name);
+const char *sched_profile_name(const char *const *names, size_t i);
+
 /* Pod JSON -> sched_pod (caller frees with sched_pod_free). keys NULL = defaults. s is used
  * only to give extended resources their slots. NULL with err on bad input. */
 sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched_keys *keys,

@@ -303,10 +303,9 @@ json_t *sched_queue_view_rows(sched_snapshot *s, const char *policy, const json_
     const json_t *p;
     json_array_foreach(pods, i, p) {
         /* one queue serves every profile (keys->profiles, scheduler_name first) */
-        bool mine = sched_queue_view_pending(p, scheduler_name, namespaces);
-        for (size_t k = 1; !mine && keys && keys->profiles && keys->profiles[k]; k++)
-            mine = sched_queue_view_pending(p, keys->profiles[k], namespaces);
-        if (!mine)
+        const char *sn = tm_json_str(p, "spec.schedulerName", "");
+        bool other = keys && sched_profile_index(keys->profiles, sn) > 0;
+        if (!sched_queue_view_pending(p, other ? sn : scheduler_name, namespaces))
             continue;
         tm_err pe = {0};
         sched_pod *sp = sched_pod_from_json(s, p, keys, &pe);

@@ -18,6 +18,7 @@
 
 #include "lib/jsonutil.h"
 #include "lib/log.h"
+#include "scheduler/backend/podspec.h"
 
 /* Reading pods back after unknown outcomes. They wait in one FIFO, and only a few are being read
  * (or waiting to retry) at once while the API server does not answer (VERIFY_PARALLEL_DOWN):
@@ -131,10 +132,8 @@ void sched_binder_set_profiles(sched_binder *b, const char *const *names) {
 /* The reportingController of a pod's events: its profile's scheduler name, as kube-scheduler's
  * per-profile event recorders. */
 static const char *controller_of(const sched_binder *b, uint8_t profile) {
-    for (size_t i = 0; b->profiles && b->profiles[i]; i++)
-        if (i == profile)
-            return b->profiles[i];
-    return b->controller;
+    const char *name = sched_profile_name(b->profiles, profile);
+    return name ? name : b->controller;
 }
 
 static void post_event(sched_binder *b, const char *ns, const char *name, const char *uid,

@@ -460,9 +460,8 @@ static int register_kube_names(sched_loop *l, tm_metrics *reg, tm_err *err) {
 
 /* The spec.schedulerName of pod's profile. */
 static const char *profile_name(const sched_loop *l, const sched_pod *pod) {
-    return pod->profile && pod->profile <= l->cfg->n_profiles
-               ? l->cfg->profiles[pod->profile - 1].scheduler_name
-               : l->cfg->scheduler_name;
+    const char *name = sched_profile_name(sched_cache_keys(l->cache)->profiles, pod->profile);
+    return name ? name : l->cfg->scheduler_name;
 }
 
 static void count_attempt(sched_loop *l, const sched_pod *pod, const char *result) {

@@ -364,11 +364,9 @@ static void evict_for(sched_preemptor *pr, const char *kind, const char *api, co
 static void evict(sched_preemptor *pr, const sched_pod *p, const sched_victim *vi) {
     /* kube-scheduler's per-profile recorder: the preemptor's profile (framework.h, profiles)
      * speaks; the cache's names outlive the victims in flight */
-    const char *const *names = sched_cache_keys(pr->cache)->profiles;
-    const char *controller = pr->controller;
-    for (size_t i = 0; names && names[i]; i++)
-        if (i == p->profile)
-            controller = names[i];
+    const char *controller = sched_profile_name(sched_cache_keys(pr->cache)->profiles, p->profile);
+    if (!controller)
+        controller = pr->controller;
     char msg[320];
     snprintf(msg, sizeof msg, "%s: preempting to accommodate a higher priority pod", controller);
     evict_for(pr, "Pod", "v1", p->ns, p->name, p->uid, controller, vi, msg);

@@ -304,12 +304,8 @@ static void ent_parse(resv_controller *c, rentry *e, json_t *obj) {
 /* Ours: spec.schedulerName is one of our profiles' and the namespace is one we schedule (as
  * for pods). */
 static bool resv_ours(const resv_controller *c, const json_t *obj) {
-    const char *sn = reservation_scheduler_name(obj);
-    bool named = strcmp(sn, c->cfg->scheduler_name) == 0;
-    for (size_t i = 0; !named && i < c->cfg->n_profiles; i++)
-        named = strcmp(sn, c->cfg->profiles[i].scheduler_name) == 0;
-    if (!named)
-        return false;
+    if (sched_profile_index(c->keys.profiles, reservation_scheduler_name(obj)) < 0)
+        return false; /* c->keys: the cache's, every profile's name (the first one's first) */
     if (!c->cfg->n_namespaces)
         return true;
     const char *ns = tm_json_str(obj, "metadata.namespace", "");

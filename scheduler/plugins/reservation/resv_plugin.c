@@ -395,12 +395,8 @@ static int owner_use(resv_plugin_book *b, sched_snapshot *s, const json_t *pods,
 
 /* Whether a Reservation's schedulerName is ours: scheduler_name, or one of the profiles'. */
 static bool named_ours(const char *sn, const char *scheduler_name, const sched_keys *keys) {
-    if (strcmp(sn, scheduler_name) == 0)
-        return true;
-    for (size_t i = 0; keys && keys->profiles && keys->profiles[i]; i++)
-        if (strcmp(sn, keys->profiles[i]) == 0)
-            return true;
-    return false;
+    return strcmp(sn, scheduler_name) == 0 ||
+           (keys && sched_profile_index(keys->profiles, sn) >= 0);
 }
 
 resv_plugin_book *resv_plugin_explain(sched_snapshot *s, sched_framework *fw, const json_t *items,
