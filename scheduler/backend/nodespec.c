@@ -55,6 +55,31 @@ static int node_images(sched_node *n, const json_t *images, tm_err *err) {
     return rc;
 }
 
+/* status.allocatable into the node: the fixed slots, and the names without one kept sparsely
+ * (snapshot.h). 0, or -1 with err. */
+static int node_allocatable(sched_snapshot *s, sched_node *n, const json_t *alloc, const char *what,
+                            tm_err *err) {
+    podspec_res_pass rp = {.s = s};
+    int rc = podspec_resource_list(&rp, alloc, &n->allocatable, what, err);
+    if (rc == 0 && rp.n_over > 0) {
+        if (!(n->xalloc = malloc((size_t)rp.n_over * sizeof *n->xalloc)))
+            rc = tm_err_set(err, "out of memory");
+        for (int k = 0; rc == 0 && k < rp.n_over; k++) {
+            int id = sched_snapshot_xres_id(s, rp.over[k], err);
+            int64_t q = 0;
+            if (id < 0 ||
+                podspec_quantity(json_object_get(alloc, rp.over[k]), rp.over[k], &q, what, err))
+                rc = -1;
+            else
+                n->xalloc[n->n_xalloc++] = (sched_xres){(uint32_t)id, q};
+        }
+        if (rc == 0)
+            n->n_xalloc = sched_xres_normalize(n->xalloc, n->n_xalloc);
+    }
+    free(rp.over);
+    return rc;
+}
+
 sched_node *sched_node_from_json(sched_snapshot *s, const json_t *node, tm_err *err) {
     const json_t *meta = json_object_get(node, "metadata");
     const char *name = podspec_obj_str(meta, "name");
@@ -100,7 +125,7 @@ sched_node *sched_node_from_json(sched_snapshot *s, const json_t *node, tm_err *
         alloc = json_object_get(status, "capacity");
     char what[320];
     snprintf(what, sizeof what, "node %s: status.allocatable", name);
-    if (podspec_resource_list(s, alloc, &n->allocatable, what, NULL, err) != 0)
+    if (node_allocatable(s, n, alloc, what, err) != 0)
         goto fail;
     n->ready = false;
     json_array_foreach(json_object_get(status, "conditions"), i, t) {

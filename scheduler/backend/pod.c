@@ -27,7 +27,7 @@ sched_pod *sched_pod_new(const char *ns, const char *name, const char *uid) {
 void sched_pod_free(sched_pod *p) {
     if (!p)
         return;
-    free(p->untracked_res);
+    free(p->xreq);
     for (size_t i = 0; i < p->n_tolerations; i++) {
         free(p->tolerations[i].key);
         free(p->tolerations[i].value);
@@ -100,7 +100,8 @@ sched_pod_meta *sched_pod_meta_of(const sched_pod *p) {
 
 int sched_pod_record(sched_snapshot *s, const sched_pod *p, const char *node_name, tm_err *err) {
     sched_pod_meta *m = sched_pod_meta_of(p);
-    if (sched_snapshot_add_pod_meta(s, p->uid, node_name, &p->requests, m, err) != 0)
+    if (sched_snapshot_add_pod_x(s, p->uid, node_name, &p->requests, p->xreq, p->n_xreq, m, err) !=
+        0)
         return -1;
     if (!m)
         return tm_err_set(err, "out of memory copying the metadata of pod %s/%s", p->ns, p->name);

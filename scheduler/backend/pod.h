@@ -34,10 +34,10 @@ typedef struct sched_pod {
     char *node_name;          /* spec.nodeName, NULL when not bound */
     sched_resources requests; /* effective requests (containers, init containers, overhead),
                                  v[SCHED_RES_PODS] = 1 */
-    /* A resource the pod asks for that the snapshot has no slot for (snapshot.h: past the
-     * limit), NULL when none: NodeResourcesFit then rejects every node naming it, rather than
-     * bind the pod as if it had not asked. Freed by sched_pod_free. */
-    char *untracked_res;
+    /* its non-zero requests of resources the snapshot keeps sparsely (snapshot.h: past the
+     * fixed slots), sorted by id; NULL when none (nearly every pod). Freed by sched_pod_free. */
+    sched_xres *xreq;
+    uint32_t n_xreq;
     sched_toleration *tolerations;
     size_t n_tolerations;
     sched_label *node_selector; /* spec.nodeSelector: every pair must match */

@@ -488,11 +488,15 @@ int sched_snapshot_add_pod_json(sched_snapshot *s, const json_t *pod, const char
     if (!node_name)
         node_name = podspec_obj_str(spec, "nodeName");
     sched_resources req;
-    if (sched_pod_requests_from_json(s, pod, &req, err) != 0)
+    sched_xres *x;
+    uint32_t nx;
+    if (sched_pod_requests_x(s, pod, &req, &x, &nx, err) != 0)
         return -1;
     sched_pod_meta *m = sched_pod_meta_new(ns);
-    if (!m)
+    if (!m) {
+        free(x);
         return tm_err_set(err, "out of memory");
+    }
     tm_err merr = {0};
     int mrc = parse_meta(ns, name, meta, spec, m, &merr);
     m->start_ms = parse_time_ms(podspec_obj_str(json_object_get(pod, "status"), "startTime"));
@@ -500,7 +504,9 @@ int sched_snapshot_add_pod_json(sched_snapshot *s, const json_t *pod, const char
         sched_pod_meta_free(m);
         m = NULL;
     }
-    if (sched_snapshot_add_pod_meta(s, uid, node_name, &req, m, err) != 0)
+    int arc = sched_snapshot_add_pod_x(s, uid, node_name, &req, x, nx, m, err);
+    free(x);
+    if (arc != 0)
         return -1;
     if (mrc != 0)
         return tm_err_set(err,
@@ -958,13 +964,8 @@ sched_pod *sched_pod_from_json(sched_snapshot *s, const json_t *pod, const sched
         goto fail;
     }
     p->n_resource_claims = json_array_size(rc);
-    const char *untracked = NULL;
-    if (sched_pod_requests_untracked(s, pod, &p->requests, &untracked, err) != 0)
+    if (sched_pod_requests_x(s, pod, &p->requests, &p->xreq, &p->n_xreq, err) != 0)
         goto fail;
-    if (untracked && !(p->untracked_res = strdup(untracked))) {
-        tm_err_set(err, "out of memory");
-        goto fail;
-    }
     if (parse_tolerations(p, json_object_get(spec, "tolerations"), err) != 0 ||
         parse_node_selector(p, json_object_get(spec, "nodeSelector"), err) != 0 ||
         parse_affinity(p, spec, err) != 0 || parse_interpod(p, meta, spec, err) != 0 ||

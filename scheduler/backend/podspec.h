@@ -61,11 +61,11 @@ int sched_snapshot_add_pod_json(sched_snapshot *s, const json_t *pod, const char
  * (PodLevelResources and in-place resize on; podspec.c says how). */
 int sched_pod_requests_from_json(sched_snapshot *s, const json_t *pod, sched_resources *out,
                                  tm_err *err);
-/* The same, and *untracked (borrowed from pod, NULL when none) the first resource the pod asks
- * a non-zero amount of that the snapshot has no slot for (snapshot.h: past the limit); out then
- * holds every other resource. */
-int sched_pod_requests_untracked(sched_snapshot *s, const json_t *pod, sched_resources *out,
-                                 const char **untracked, tm_err *err);
+/* The same, and in *x (*nx entries, sorted by id, NULL when none; the caller frees it) the
+ * non-zero requests of resources the snapshot keeps sparsely (snapshot.h: past the fixed
+ * slots), computed by the same formula; sched_pod_requests_from_json leaves those out. */
+int sched_pod_requests_x(sched_snapshot *s, const json_t *pod, sched_resources *out, sched_xres **x,
+                         uint32_t *nx, tm_err *err);
 
 /* Node JSON -> sched_node (caller owns it until sched_snapshot_put_node). NULL with err. */
 sched_node *sched_node_from_json(sched_snapshot *s, const json_t *node, tm_err *err);

@@ -127,20 +127,44 @@ typedef struct spod {
      * 64 slots, and a full sched_resources per placed pod was a fifth of the scheduler's memory
      * on a cluster of 50,000 pods (heaptrack, docs/performance.md). */
     int64_t *req;
+    sched_xres *x; /* its requests of resources kept sparsely (snapshot.h), NULL when none */
     uint8_t n_req;
     bool counted;      /* its requests are in its node's `requested` */
     bool listed;       /* in its node's pod list (npods): counted, and the list had room */
-    uint32_t node_pos; /* its position there */
     bool hidden;       /* taken out for a what-if (sched_snapshot_hide_pod): neither counted nor in
                         * n_uncounted nor in any pod set */
+    uint16_t n_x;      /* entries of x (nearly every pod: 0) */
+    uint32_t node_pos; /* its position in its node's pod list */
     sched_pod_meta *meta;               /* NULL when recorded without metadata */
     size_t set_pos[SCHED_PODSET_COUNT]; /* index in each pod set it belongs to */
 } spod;
 
-/* Adds (sign 1) or takes away (-1) a placed pod's requests. */
-static void req_add(sched_resources *a, const spod *p, int sign) {
+/* Adds (sign 1) or takes away (-1) a placed pod's requests on node n: the fixed slots, and
+ * the sparse ones the node advertises (a request of one it does not is not kept: no pod asking
+ * for it fits there whatever is in use). */
+static void req_add(sched_node *n, const spod *p, int sign) {
     for (int i = 0; i < p->n_req; i++)
-        a->v[i] += sign * p->req[i];
+        n->requested.v[i] += sign * p->req[i];
+    for (uint16_t k = 0; k < p->n_x; k++) {
+        int j = sched_xres_index(n->xalloc, n->n_xalloc, p->x[k].id);
+        if (j >= 0)
+            n->xused[j] += sign * p->x[k].v;
+    }
+}
+
+/* Records x[0..nx-1] as p's sparse requests. 0, or -1 when out of memory (unchanged then). */
+static int x_store(spod *p, const sched_xres *x, uint32_t nx) {
+    if (nx > UINT16_MAX)
+        nx = UINT16_MAX; /* a pod names far fewer resources: the API server caps its size */
+    sched_xres *a = NULL;
+    if (nx > 0 && !(a = malloc(nx * sizeof *a)))
+        return -1;
+    if (nx > 0)
+        memcpy(a, x, nx * sizeof *a);
+    free(p->x);
+    p->x = a;
+    p->n_x = (uint16_t)nx;
+    return 0;
 }
 
 /* Records r as p's requests. 0, or -1 when out of memory (p's requests unchanged). */
@@ -174,10 +198,10 @@ typedef struct stask {
 struct sched_snapshot {
     char *res_names[SCHED_RES_MAX];
     int n_res;
-    /* names refused a slot (all used), in the order met; the first n_untracked_told were
-     * returned by sched_snapshot_untracked_next */
-    char **untracked;
-    size_t n_untracked, n_untracked_told;
+    /* names refused a slot (all used), kept sparsely: the index is the id (sched_xres); the
+     * first n_xnames_told were returned by sched_snapshot_xres_next */
+    char **xnames;
+    size_t n_xnames, n_xnames_told;
     sched_node **nodes;
     size_t n_nodes, cap_nodes;
     npods *npods;  /* per node index (cap_nodes entries): the pods counted on it */
@@ -244,9 +268,9 @@ void sched_snapshot_free(sched_snapshot *s) {
         return;
     for (int i = 0; i < SCHED_RES_MAX; i++)
         free(s->res_names[i]);
-    for (size_t i = 0; i < s->n_untracked; i++)
-        free(s->untracked[i]);
-    free(s->untracked);
+    for (size_t i = 0; i < s->n_xnames; i++)
+        free(s->xnames[i]);
+    free(s->xnames);
     for (size_t i = 0; i < s->n_nodes; i++)
         sched_node_free(s->nodes[i]);
     free(s->nodes);
@@ -262,6 +286,7 @@ void sched_snapshot_free(sched_snapshot *s) {
             free(p->uid);
             free(p->node);
             free(p->req);
+            free(p->x);
             free(p);
         }
     }
@@ -284,42 +309,42 @@ void sched_snapshot_free(sched_snapshot *s) {
     free(s);
 }
 
-bool sched_snapshot_resource_untracked(const sched_snapshot *s, const char *name) {
-    for (size_t i = 0; i < s->n_untracked; i++)
-        if (strcmp(s->untracked[i], name) == 0)
-            return true;
-    return false;
+int sched_snapshot_xres_find(const sched_snapshot *s, const char *name) {
+    for (size_t i = 0; i < s->n_xnames; i++)
+        if (strcmp(s->xnames[i], name) == 0)
+            return (int)i;
+    return -1;
 }
 
-const char *sched_snapshot_untracked_next(sched_snapshot *s) {
-    return s->n_untracked_told < s->n_untracked ? s->untracked[s->n_untracked_told++] : NULL;
-}
-
-/* Records name as untracked (once). 0, or -1 on OOM. */
-static int add_untracked(sched_snapshot *s, const char *name) {
-    if (sched_snapshot_resource_untracked(s, name))
-        return 0;
-    char **u = realloc(s->untracked, (s->n_untracked + 1) * sizeof *u);
+int sched_snapshot_xres_id(sched_snapshot *s, const char *name, tm_err *err) {
+    int id = sched_snapshot_xres_find(s, name);
+    if (id >= 0)
+        return id;
+    if (s->n_xnames >= INT32_MAX)
+        return tm_err_set(err, "too many distinct resource names");
+    char **u = realloc(s->xnames, (s->n_xnames + 1) * sizeof *u);
     if (!u)
-        return -1;
-    s->untracked = u;
-    if (!(u[s->n_untracked] = strdup(name)))
-        return -1;
-    s->n_untracked++;
-    return 0;
+        return tm_err_set(err, "out of memory");
+    s->xnames = u;
+    if (!(u[s->n_xnames] = strdup(name)))
+        return tm_err_set(err, "out of memory");
+    return (int)s->n_xnames++;
+}
+
+const char *sched_snapshot_xres_name(const sched_snapshot *s, uint32_t id) {
+    return id < s->n_xnames ? s->xnames[id] : NULL;
+}
+
+const char *sched_snapshot_xres_next(sched_snapshot *s) {
+    return s->n_xnames_told < s->n_xnames ? s->xnames[s->n_xnames_told++] : NULL;
 }
 
 int sched_snapshot_resource_slot(sched_snapshot *s, const char *name, tm_err *err) {
     for (int i = 0; i < s->n_res; i++)
         if (strcmp(s->res_names[i], name) == 0)
             return i;
-    if (s->n_res >= SCHED_RES_MAX) {
-        if (add_untracked(s, name) != 0)
-            return tm_err_set(err, "out of memory");
-        return tm_err_set(err,
-                          "tarema tracks at most %d distinct extended resources; %s is not tracked",
-                          SCHED_RES_MAX - SCHED_RES_FIRST_EXT, name);
-    }
+    if (s->n_res >= SCHED_RES_MAX)
+        return SCHED_RES_NO_SLOT;
     char *dup = strdup(name);
     if (!dup)
         return tm_err_set(err, "out of memory");
@@ -521,12 +546,35 @@ static void attach_pods(sched_snapshot *s, sched_node *n, size_t idx) {
             continue;
         spod *p = e->val;
         if (!p->counted && !p->hidden && strcmp(p->node, n->name) == 0) {
-            req_add(&n->requested, p, 1);
+            req_add(n, p, 1);
             p->counted = true;
             list_join(s, p, idx);
             s->n_uncounted--;
         }
     }
+}
+
+/* Gives node its xused (snapshot.h): zeros for a new node (attach_pods counts its pods), and
+ * for one replacing old at index idx what old had in use of the same resource, summed from the
+ * pods listed there for a resource old did not advertise. 0, or -1 when out of memory. */
+static int xused_init(sched_snapshot *s, sched_node *node, const sched_node *old, size_t idx) {
+    free(node->xused);
+    node->xused = NULL;
+    if (!node->n_xalloc)
+        return 0;
+    if (!(node->xused = calloc(node->n_xalloc, sizeof *node->xused)))
+        return -1;
+    for (uint32_t k = 0; old && k < node->n_xalloc; k++) {
+        int j = sched_xres_index(old->xalloc, old->n_xalloc, node->xalloc[k].id);
+        if (j >= 0) {
+            node->xused[k] = old->xused[j];
+            continue;
+        }
+        const npods *l = &s->npods[idx];
+        for (uint32_t i = 0; i < l->n; i++)
+            node->xused[k] += sched_xres_get(l->p[i]->x, l->p[i]->n_x, node->xalloc[k].id);
+    }
+    return 0;
 }
 
 /* A new node that could not be added: its image and taint counts out again, the node freed. */
@@ -555,6 +603,8 @@ int sched_snapshot_put_node(sched_snapshot *s, sched_node *node, tm_err *err) {
     uintptr_t idx1 = (uintptr_t)smap_get(&s->node_idx, node->name);
     if (idx1) {
         sched_node *old = s->nodes[idx1 - 1];
+        if (xused_init(s, node, old, idx1 - 1) != 0)
+            return put_node_undo(s, node, err);
         count_images(s, old, -1);
         s->n_prefer_taint -= has_prefer_taint(old);
         node->requested = old->requested;
@@ -581,6 +631,8 @@ int sched_snapshot_put_node(sched_snapshot *s, sched_node *node, tm_err *err) {
         s->cap_nodes = ncap;
     }
     memset(&node->requested, 0, sizeof node->requested);
+    if (xused_init(s, node, NULL, 0) != 0)
+        return put_node_undo(s, node, err);
     if (smap_put(&s->node_idx, node->name, (void *)(uintptr_t)(s->n_nodes + 1)) != 0)
         return put_node_undo(s, node, err);
     s->nodes[s->n_nodes++] = node;
@@ -647,7 +699,7 @@ static void pod_uncount(sched_snapshot *s, spod *p) {
     if (p->counted) {
         int i = sched_snapshot_node_index(s, p->node);
         if (i >= 0) {
-            req_add(&s->nodes[i]->requested, p, -1);
+            req_add(s->nodes[i], p, -1);
             cols_sync_res(s, (size_t)i);
             list_leave(s, p, (size_t)i);
         }
@@ -712,7 +764,7 @@ static void pod_show(sched_snapshot *s, spod *p) {
     sets_join(s, p);
     int i = sched_snapshot_node_index(s, p->node);
     if (i >= 0) {
-        req_add(&s->nodes[i]->requested, p, 1);
+        req_add(s->nodes[i], p, 1);
         cols_sync_res(s, (size_t)i);
         p->counted = true;
         list_join(s, p, (size_t)i);
@@ -761,8 +813,8 @@ const sched_pod_meta *sched_snapshot_pod_meta(const sched_snapshot *s, const cha
 
 /* keep_meta: plain add_pod leaves a pod's metadata alone; meta is owned from here on. */
 static int add_pod(sched_snapshot *s, const char *uid, const char *node_name,
-                   const sched_resources *requests, bool keep_meta, sched_pod_meta *meta,
-                   tm_err *err) {
+                   const sched_resources *requests, const sched_xres *x, uint32_t nx,
+                   bool keep_meta, sched_pod_meta *meta, tm_err *err) {
     if (!uid || !*uid || !node_name || !*node_name) {
         sched_pod_meta_free(meta);
         return tm_err_set(err, "pod record needs a uid and a node name (uid=%s node=%s)",
@@ -797,7 +849,7 @@ static int add_pod(sched_snapshot *s, const char *uid, const char *node_name,
         }
     }
     int rc = 0;
-    if (req_store(p, requests) != 0)
+    if (req_store(p, requests) != 0 || x_store(p, x, nx) != 0)
         rc = tm_err_set(err, "out of memory recording the requests of pod %s", uid);
     if (keep_meta) {
         sched_pod_meta_free(meta);
@@ -811,7 +863,7 @@ static int add_pod(sched_snapshot *s, const char *uid, const char *node_name,
     }
     int i = sched_snapshot_node_index(s, node_name);
     if (i >= 0) {
-        req_add(&s->nodes[i]->requested, p, 1);
+        req_add(s->nodes[i], p, 1);
         cols_sync_res(s, (size_t)i);
         p->counted = true;
         list_join(s, p, (size_t)i);
@@ -824,13 +876,19 @@ static int add_pod(sched_snapshot *s, const char *uid, const char *node_name,
 
 int sched_snapshot_add_pod(sched_snapshot *s, const char *uid, const char *node_name,
                            const sched_resources *requests, tm_err *err) {
-    return add_pod(s, uid, node_name, requests, true, NULL, err);
+    return add_pod(s, uid, node_name, requests, NULL, 0, true, NULL, err);
 }
 
 int sched_snapshot_add_pod_meta(sched_snapshot *s, const char *uid, const char *node_name,
                                 const sched_resources *requests, sched_pod_meta *meta,
                                 tm_err *err) {
-    return add_pod(s, uid, node_name, requests, false, meta, err);
+    return add_pod(s, uid, node_name, requests, NULL, 0, false, meta, err);
+}
+
+int sched_snapshot_add_pod_x(sched_snapshot *s, const char *uid, const char *node_name,
+                             const sched_resources *requests, const sched_xres *x, uint32_t nx,
+                             sched_pod_meta *meta, tm_err *err) {
+    return add_pod(s, uid, node_name, requests, x, nx, false, meta, err);
 }
 
 int sched_snapshot_remove_pod(sched_snapshot *s, const char *uid) {
@@ -846,6 +904,7 @@ int sched_snapshot_remove_pod(sched_snapshot *s, const char *uid) {
     free(p->uid);
     free(p->node);
     free(p->req);
+    free(p->x);
     free(p);
     return 0;
 }
@@ -1178,6 +1237,8 @@ void sched_node_free(sched_node *n) {
     }
     free(n->labels);
     free(n->taints);
+    free(n->xalloc);
+    free(n->xused);
     free(n->images);
     free(n->image_block);
     free(n->name);

@@ -46,9 +46,11 @@
 
 /* Fixed resource slots; extended resources take slots SCHED_RES_FIRST_EXT.. on demand, up to
  * SCHED_RES_MAX - SCHED_RES_FIRST_EXT distinct names per snapshot (60: far more device-plugin
- * resources than a real cluster advertises). Past that a name is "untracked": a node keeps every
- * other resource, a bound pod counts for every other resource, and a pod to schedule that asks
- * for an untracked resource fits no node (NodeResourcesFit names it, sched_pod.untracked_res). */
+ * resources than a real cluster advertises). Names past those are kept sparsely (sched_xres): a
+ * node's allocatable of them in sched_node.xalloc, what its pods request in sched_node.xused,
+ * a pod's requests in sched_pod.xreq. NodeResourcesFit checks them as it checks the slots; the
+ * column scan, backfill's and reservations' capacity plans and nominated capacity look at the
+ * fixed slots only (docs/operations.md, "Resources"). */
 enum {
     SCHED_RES_CPU = 0,       /* millicores */
     SCHED_RES_MEMORY = 1,    /* bytes */
@@ -61,6 +63,20 @@ enum {
 typedef struct sched_resources {
     int64_t v[SCHED_RES_MAX];
 } sched_resources;
+
+/* One amount of a resource kept sparsely (past the fixed slots): the name's id in the snapshot
+ * (sched_snapshot_xres_id) and the amount. Lists of them are sorted by id. */
+typedef struct sched_xres {
+    uint32_t id;
+    int64_t v;
+} sched_xres;
+
+/* The amount of resource id in a sorted list (0 when absent), and its index (-1 when absent). */
+int64_t sched_xres_get(const sched_xres *a, uint32_t n, uint32_t id);
+int sched_xres_index(const sched_xres *a, uint32_t n, uint32_t id);
+/* Sorts a list by id, adding up the amounts of a repeated id and dropping zero amounts; returns
+ * the new length. */
+uint32_t sched_xres_normalize(sched_xres *a, uint32_t n);
 
 /* Features of the tarema label vector, in this order. A label value 0 means unknown. */
 enum { SCHED_FEAT_CPU = 0, SCHED_FEAT_MEM = 1, SCHED_FEAT_IO = 2, SCHED_NFEAT = 3 };
@@ -101,6 +117,10 @@ typedef struct sched_node {
     bool ready;         /* condition Ready=True */
     bool unschedulable; /* spec.unschedulable */
     sched_resources allocatable;
+    /* allocatable of the resources past the fixed slots, sorted by id (sched_xres_normalize);
+     * freed by sched_node_free */
+    sched_xres *xalloc;
+    uint32_t n_xalloc;
     /* status.images, one entry per name, sorted by name (sched_node_set_images), the names in
      * one block: a node of 50 images costs two allocations, not a hundred. */
     sched_node_image *images;
@@ -108,6 +128,9 @@ typedef struct sched_node {
     char *image_block;
     /* Managed by the snapshot, read-only for everyone else: */
     sched_resources requested; /* sum of the requests of the pods on this node (incl. assumed) */
+    /* the same for xalloc: xused[k] is what the pods request of xalloc[k].id (a pod's request of
+     * a resource the node does not advertise is not kept: no pod asking for it fits there) */
+    int64_t *xused;
     int labels_t[SCHED_NFEAT]; /* tarema.io/{cpu,mem,io}, 0 when absent or not a positive int */
     int group;                 /* index into the snapshot's groups (sched_snapshot_group) */
     uint32_t name_rank;        /* position in name order, for deterministic ties */
@@ -258,14 +281,18 @@ sched_snapshot *sched_snapshot_new(void);
 void sched_snapshot_free(sched_snapshot *s);
 
 /* Resource slot for a resource name: "cpu", "memory", "ephemeral-storage", "pods" have fixed
- * slots; any other name gets the next free slot. Returns -1 with err when all slots are used
- * (the name is then recorded as untracked, see below) or on OOM. */
+ * slots; any other name gets the next free slot. Returns SCHED_RES_NO_SLOT when all slots are
+ * used (the name is then one kept sparsely: sched_snapshot_xres_id), -1 with err on OOM. */
+enum { SCHED_RES_NO_SLOT = -2 };
 int sched_snapshot_resource_slot(sched_snapshot *s, const char *name, tm_err *err);
-/* Whether name was refused a slot because all were used. */
-bool sched_snapshot_resource_untracked(const sched_snapshot *s, const char *name);
-/* The next untracked name not yet returned by this call, NULL when none: the live loop warns
- * once per name, not once per event. */
-const char *sched_snapshot_untracked_next(sched_snapshot *s);
+/* The sparse id of a name refused a slot (given on first use); -1 with err on OOM. */
+int sched_snapshot_xres_id(sched_snapshot *s, const char *name, tm_err *err);
+/* The id of a sparse name, -1 when it has none. */
+int sched_snapshot_xres_find(const sched_snapshot *s, const char *name);
+const char *sched_snapshot_xres_name(const sched_snapshot *s, uint32_t id); /* NULL: no such id */
+/* The next sparse name not yet returned by this call, NULL when none: the live loop says once
+ * per name that it is kept sparsely, not once per event. */
+const char *sched_snapshot_xres_next(sched_snapshot *s);
 /* Name of a slot, NULL when unused. Borrowed, valid as long as the snapshot. */
 const char *sched_snapshot_resource_name(const sched_snapshot *s, int slot);
 int sched_snapshot_resource_count(const sched_snapshot *s); /* slots in use */
@@ -293,6 +320,11 @@ int sched_snapshot_add_pod(sched_snapshot *s, const char *uid, const char *node_
  * has metadata keeps the metadata and updates only node and requests. */
 int sched_snapshot_add_pod_meta(sched_snapshot *s, const char *uid, const char *node_name,
                                 const sched_resources *requests, sched_pod_meta *meta, tm_err *err);
+/* sched_snapshot_add_pod_meta with the pod's requests of resources kept sparsely (x[0..nx-1],
+ * sorted by id, copied). */
+int sched_snapshot_add_pod_x(sched_snapshot *s, const char *uid, const char *node_name,
+                             const sched_resources *requests, const sched_xres *x, uint32_t nx,
+                             sched_pod_meta *meta, tm_err *err);
 /* Metadata of a recorded pod, NULL when unknown or recorded without. Borrowed. */
 const sched_pod_meta *sched_snapshot_pod_meta(const sched_snapshot *s, const char *uid);
 

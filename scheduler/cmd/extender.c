@@ -72,6 +72,22 @@ static void eval_done(sched_extender *x, eval *e) {
     free(e->idx);
 }
 
+/* Puts amount v of resource name into used (a fixed slot of tmp) or x (kept sparsely there).
+ * 0, or -1 with err. */
+static int usage_put(sched_snapshot *tmp, const char *name, int64_t v, sched_resources *used,
+                     sched_xres *x, uint32_t *nx, tm_err *err) {
+    int slot = sched_snapshot_resource_slot(tmp, name, err);
+    if (slot >= 0) {
+        used->v[slot] = v;
+        return 0;
+    }
+    int id = slot == SCHED_RES_NO_SLOT ? sched_snapshot_xres_id(tmp, name, err) : -1;
+    if (id < 0)
+        return -1;
+    x[(*nx)++] = (sched_xres){(uint32_t)id, v};
+    return 0;
+}
+
 /* Copies what the cache knows is used on a node into the temporary snapshot, resource by
  * resource name since the two snapshots number extended resources independently. */
 static int copy_usage(sched_snapshot *tmp, const sched_snapshot *cache, const char *node,
@@ -80,20 +96,28 @@ static int copy_usage(sched_snapshot *tmp, const sched_snapshot *cache, const ch
     if (!cn)
         return 0;
     sched_resources used = {0};
-    for (int r = 0; r < sched_snapshot_resource_count(cache); r++) {
-        if (!cn->requested.v[r])
-            continue;
-        const char *name = sched_snapshot_resource_name(cache, r);
-        int slot = sched_snapshot_resource_slot(tmp, name, err);
-        if (slot < 0 && sched_snapshot_resource_untracked(tmp, name))
-            continue; /* past the limit here: no pod asking for it fits (snapshot.h) */
-        if (slot < 0)
-            return -1;
-        used.v[slot] = cn->requested.v[r];
+    int nres = sched_snapshot_resource_count(cache);
+    sched_xres *x = malloc(((size_t)nres + cn->n_xalloc + 1) * sizeof *x);
+    uint32_t nx = 0;
+    if (!x)
+        return tm_err_set(err, "out of memory");
+    int rc = 0;
+    for (int r = 0; rc == 0 && r < nres; r++)
+        if (cn->requested.v[r])
+            rc = usage_put(tmp, sched_snapshot_resource_name(cache, r), cn->requested.v[r], &used,
+                           x, &nx, err);
+    for (uint32_t k = 0; rc == 0 && k < cn->n_xalloc; k++)
+        if (cn->xused[k])
+            rc = usage_put(tmp, sched_snapshot_xres_name(cache, cn->xalloc[k].id), cn->xused[k],
+                           &used, x, &nx, err);
+    if (rc == 0) {
+        char uid[512];
+        snprintf(uid, sizeof uid, "extender-usage/%s", node);
+        nx = sched_xres_normalize(x, nx);
+        rc = sched_snapshot_add_pod_x(tmp, uid, node, &used, x, nx, NULL, err);
     }
-    char uid[512];
-    snprintf(uid, sizeof uid, "extender-usage/%s", node);
-    return sched_snapshot_add_pod(tmp, uid, node, &used, err);
+    free(x);
+    return rc;
 }
 
 static int eval_run(sched_extender *x, const json_t *args, eval *e, tm_err *err) {

@@ -448,6 +448,24 @@ static int add_reason(reason_count **rs, size_t *n, size_t *cap, const char *tex
     return (int)(*n)++;
 }
 
+/* NodeResourcesFit's reasons for the resources kept sparsely node n is short of (snapshot.h),
+ * "Insufficient A, Insufficient B": each counted as a reason of its own, as kube-scheduler
+ * counts each short resource. */
+static void sparse_reasons(const sched_plugin *pl, const sched_cycle *c, const sched_node *n,
+                           reason_count **rs, size_t *nr, size_t *cap) {
+    char text[512];
+    text[0] = '\0';
+    plugin_reason(pl, c, n, SCHED_FIT_SPARSE, text, sizeof text);
+    for (char *part = text, *next; part && *part; part = next) {
+        next = strstr(part, ", ");
+        if (next) {
+            *next = '\0';
+            next += 2;
+        }
+        add_reason(rs, nr, cap, part);
+    }
+}
+
 static int cmp_cstr(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -478,6 +496,10 @@ char *sched_framework_fit_message(const sched_framework *fw, const sched_snapsho
         if (pl) {                        /* each short resource is its own reason */
             for (int b = 0; b < 31; b++) /* every bit NodeResourcesFit uses (sched_fit_bit) */
                 if (fw->detail[i] & (1u << b)) {
+                    if ((1u << b) == SCHED_FIT_SPARSE) { /* which ones differs per node */
+                        sparse_reasons(pl, &fw->cyc, sched_snapshot_node(s, i), &rs, &nr, &cap);
+                        continue;
+                    }
                     if (bit_reason[b] >= 0) {
                         rs[bit_reason[b]].count++;
                         continue;

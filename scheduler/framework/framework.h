@@ -99,9 +99,9 @@ typedef enum {
  * the fixed slots (SCHED_RES_CPU..SCHED_RES_PODS); the pod's k-th requested extended resource
  * (k counted over the slots it asks a positive amount of, in slot order) is bit
  * SCHED_RES_FIRST_EXT + k, the 26th and later sharing the last of those bits (sched_fit_bit),
- * so the mask fits in the filter's int whatever the number of slots. SCHED_FIT_UNTRACKED: the
- * pod asks for a resource the snapshot cannot track (sched_pod.untracked_res), on every node. */
-enum { SCHED_FIT_EXT_BITS = 26, SCHED_FIT_UNTRACKED = 1u << 30 };
+ * so the mask fits in the filter's int whatever the number of slots. SCHED_FIT_SPARSE: the node
+ * is short of a resource kept sparsely (sched_pod.xreq; the reason names which). */
+enum { SCHED_FIT_EXT_BITS = 26, SCHED_FIT_SPARSE = 1u << 30 };
 static inline int sched_fit_bit(int slot, int ext_k) {
     return slot < SCHED_RES_FIRST_EXT
                ? slot

@@ -41,12 +41,6 @@ static void scan_prepare(scan_ctx *x, const sched_snapshot *s, const sched_pod *
         x->want[x->nslots] = want;
         x->free[x->nslots++] = cols->free[r];
     }
-    if (p->untracked_res) { /* short everywhere, and only that (as fit_filter says) */
-        x->nslots = 0;
-        x->slot[x->nslots] = 30; /* SCHED_FIT_UNTRACKED */
-        x->want[x->nslots] = INT64_MAX;
-        x->free[x->nslots++] = cols->free[SCHED_RES_PODS];
-    }
 }
 
 /* Bit mask of the requested slots on which node i is short (short_resources, from the
@@ -308,7 +302,9 @@ size_t fw_filter_nodes(sched_framework *fw, const sched_snapshot *s, const sched
 static size_t fw_filter_scan(sched_framework *fw, const sched_snapshot *s, const sched_pod *p) {
     sched_node_cols cols;
     sched_snapshot_node_cols(s, &cols);
-    if ((fw->columns & FW_COLUMN_FILTERS) != FW_COLUMN_FILTERS) { /* no column shortcut */
+    /* no column shortcut; nor for a pod asking for resources kept sparsely (snapshot.h): they
+     * have no column, NodeResourcesFit looks them up on each node */
+    if ((fw->columns & FW_COLUMN_FILTERS) != FW_COLUMN_FILTERS || p->n_xreq) {
         size_t nf = 0;
         for (size_t i = 0; i < cols.n; i++) {
             sched_filter_id id = filter_chain(fw, s, i, &fw->detail[i]);

@@ -202,14 +202,16 @@ static void on_bind(void *ud, const char *ns, const char *name, const char *uid,
 
 /* ---- informer callbacks (loop thread) ------------------------------------------------------ */
 
-/* One warning per resource name past the snapshot's limit (snapshot.h), not one per event:
- * nodes advertising it keep everything else, pods asking for it stay pending naming it. */
-static void warn_untracked(sched_loop *l) {
+/* One line per resource name past the snapshot's fixed slots (snapshot.h), not one per event:
+ * such a name is kept sparsely, checked as every other, but outside the column scan and the
+ * capacity plans of backfill and reservations (docs/operations.md, "Resources"). */
+static void note_sparse(sched_loop *l) {
     sched_snapshot *s = sched_cache_snapshot(l->cache);
-    for (const char *name; (name = sched_snapshot_untracked_next(s));)
-        tm_warn("resource not tracked name=\"%s\" limit=%d: tarema tracks at most %d distinct "
-                "extended resources; pods requesting it stay pending",
-                name, SCHED_RES_MAX - SCHED_RES_FIRST_EXT, SCHED_RES_MAX - SCHED_RES_FIRST_EXT);
+    for (const char *name; (name = sched_snapshot_xres_next(s));)
+        tm_info("resource kept sparsely name=\"%s\" fixed_slots=%d: more distinct extended "
+                "resources than fixed slots; NodeResourcesFit checks it, backfill and "
+                "reservations do not plan it",
+                name, SCHED_RES_MAX - SCHED_RES_FIRST_EXT);
 }
 
 static void on_node(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
@@ -218,7 +220,7 @@ static void on_node(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
     sched_cache_lock(l->cache);
     if (sched_cache_node_event(l->cache, t, obj, old, &err))
         tm_warn("node skipped err=\"%s\"", err.msg);
-    warn_untracked(l);
+    note_sparse(l);
     sched_backfill_live_touch(l->bf);
     sched_cache_unlock(l->cache);
 }
@@ -232,7 +234,7 @@ static void on_pod(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
         sched_gang_live_pod_event(l->gangs, t, obj, mono_ms());
     if (sched_cache_pod_event(l->cache, t, obj, old, &err))
         tm_warn("pod skipped err=\"%s\"", err.msg);
-    warn_untracked(l);
+    note_sparse(l);
     resv_controller_pod_event(l->resv, t, obj);           /* owners' pods, expected ends */
     sched_preemptor_pod_event(l->preemptor, t, obj, old); /* status.nominatedNodeName */
     sched_backfill_live_pod_event(l->bf, t, obj);         /* expected runtimes, expected-start */

@@ -2,16 +2,26 @@
  * must fit in the node's allocatable minus what is requested there; every pod takes one pod
  * slot whatever its requests say. The detail is a bit mask of the short resources
  * (sched_fit_bit), one reason each: "Too many pods", "Insufficient cpu", ... in kube-scheduler's
- * order; a pod asking for a resource past the snapshot's limit fits no node, with a reason
- * naming it (snapshot.h). */
+ * order. Resources past the snapshot's fixed slots are kept sparsely (snapshot.h) and checked
+ * the same way, looked up on the node. */
 #include <stdio.h>
 
 #include "scheduler/plugins/filters.h"
 
+/* The first of the pod's sparse requests (sched_pod.xreq) node n is short of, -1 when none. */
+static int sparse_short(const sched_pod *p, const sched_node *n, uint32_t from) {
+    for (uint32_t k = from; k < p->n_xreq; k++) {
+        int j = sched_xres_index(n->xalloc, n->n_xalloc, p->xreq[k].id);
+        if (p->xreq[k].v > (j < 0 ? 0 : n->xalloc[j].v - n->xused[j]))
+            return (int)k;
+    }
+    return -1;
+}
+
 static int fit_filter(void *state, const sched_cycle *c, size_t node, const sched_node *n) {
-    if (c->pod->untracked_res)
-        return (int)SCHED_FIT_UNTRACKED; /* never as if the pod had not asked for it */
     uint32_t d = 0;
+    if (c->pod->n_xreq && sparse_short(c->pod, n, 0) >= 0)
+        d |= SCHED_FIT_SPARSE;
     int nres = sched_snapshot_resource_count(c->snap); /* slots beyond are never used */
     for (int r = 0, k = 0; r < nres; r++) {
         int64_t want = c->pod->requests.v[r];
@@ -41,13 +51,8 @@ int sched_fit_bit_slot(const sched_snapshot *s, const sched_pod *p, int b) {
 static void fit_reason(void *state, const sched_cycle *c, const sched_node *n, uint32_t detail,
                        char *buf, size_t size) {
     size_t len = 0;
-    if (detail & SCHED_FIT_UNTRACKED) {
-        snprintf(buf, size,
-                 "tarema tracks at most %d distinct extended resources; %s is not tracked",
-                 SCHED_RES_MAX - SCHED_RES_FIRST_EXT,
-                 c->pod && c->pod->untracked_res ? c->pod->untracked_res : "a requested resource");
-        return;
-    }
+    if (size)
+        buf[0] = '\0';
     /* kube-scheduler's order: pods, cpu, memory, ephemeral-storage, extended */
     static const int order[] = {SCHED_RES_PODS, SCHED_RES_CPU, SCHED_RES_MEMORY,
                                 SCHED_RES_EPHEMERAL};
@@ -61,6 +66,14 @@ static void fit_reason(void *state, const sched_cycle *c, const sched_node *n, u
                     ? snprintf(buf + len, size - len, "%sToo many pods", len ? ", " : "")
                     : snprintf(buf + len, size - len, "%sInsufficient %s", len ? ", " : "",
                                name ? name : "resource");
+        len += w > 0 ? (size_t)w : 0;
+    }
+    /* the sparse ones after the slotted extended ones, each it is short of by name */
+    for (int k = -1; (detail & SCHED_FIT_SPARSE) && c->pod && n && len < size &&
+                     (k = sparse_short(c->pod, n, (uint32_t)(k + 1))) >= 0;) {
+        const char *name = sched_snapshot_xres_name(c->snap, c->pod->xreq[k].id);
+        int w = snprintf(buf + len, size - len, "%sInsufficient %s", len ? ", " : "",
+                         name ? name : "resource");
         len += w > 0 ? (size_t)w : 0;
     }
 }

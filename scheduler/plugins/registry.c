@@ -74,8 +74,7 @@ static bool in_tree(sched_filter_id id, sched_plugin *out) {
 
 bool sched_filter_resolvable(sched_filter_id id, uint32_t detail) {
     switch (id) {
-    case SCHED_FILTER_RESOURCES: /* no preemption gives a slot the snapshot does not have */
-        return !(detail & SCHED_FIT_UNTRACKED);
+    case SCHED_FILTER_RESOURCES:
     case SCHED_FILTER_NODE_PORTS:
     case SCHED_FILTER_VOLUME_RESTRICTIONS: /* the claim's user may be preempted */
     case SCHED_FILTER_VOLUME_LIMITS:

@@ -1,9 +1,11 @@
 /* scheduler_extended_resources_test.c: a cluster with many distinct extended resources (issue
- * 30), built the way the live informer builds the snapshot (node and pod JSON through the cache's
- * event path). No node ever drops out because other nodes advertise many device-plugin
- * resources; bound pods count for what they request; a pending pod that asks for a resource the
- * snapshot cannot track stays pending with a reason naming it, never bound as if it had not
- * asked; each untracked name is reported once. */
+ * 30: any number), built the way the live informer builds the snapshot (node and pod JSON
+ * through the cache's event path). No node ever drops out because other nodes advertise many
+ * device-plugin resources; names past the fixed slots are kept sparsely and counted like the
+ * others: bound pods count for what they request, a pending pod fits only where enough is left,
+ * with kube-scheduler's "Insufficient <name>" reason elsewhere; requests follow the same formula
+ * (init containers, sidecars, overhead); a node changed or advertising a name late keeps what
+ * its pods use; each sparse name is reported once. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +15,9 @@
 #include "scheduler/backend/cache.h"
 #include "scheduler/backend/podspec.h"
 #include "scheduler/plugins/policy/policy.h"
+#include "scheduler/plugins/preemption/preemption.h"
 
-/* How many extended resources one snapshot can track. */
+/* How many extended resources one snapshot has fixed slots for. */
 #define EXT_SLOTS (SCHED_RES_MAX - SCHED_RES_FIRST_EXT)
 
 static json_t *node_json(const char *name, const char *res, const char *amount) {
@@ -138,11 +141,32 @@ static void test_twenty_resources(void) {
     sched_cache_free(c);
 }
 
-/* Past the limit: EXT_SLOTS + 5 distinct names. Nodes all kept with cpu counted, a bound pod
- * of another scheduler asking for an untracked resource still counts its cpu, a pending pod
- * asking for one stays pending with a reason naming the resource and the limit, a zero request
- * of one is no request; each untracked name is reported once. */
-static void test_past_the_limit(void) {
+/* What node uses of a sparse resource (-1: no such node or name, -2: the node does not
+ * advertise it). */
+static int64_t sparse_used(sched_cache *c, const char *node, const char *res) {
+    sched_snapshot *s = sched_cache_snapshot(c);
+    const sched_node *n = sched_snapshot_node_by_name(s, node);
+    int id = sched_snapshot_xres_find(s, res);
+    if (!n || id < 0)
+        return -1;
+    int k = sched_xres_index(n->xalloc, n->n_xalloc, (uint32_t)id);
+    return k < 0 ? -2 : n->xused[k];
+}
+
+static void pod_event(sched_cache *c, tm_watch_type t, json_t *j) {
+    tm_err err = {0};
+    int rc = sched_cache_pod_event(c, t, j, NULL, &err);
+    if (rc != 0)
+        fprintf(stderr, "    pod event: %s\n", err.msg);
+    CHECK_INT(rc, 0);
+    json_decref(j);
+}
+
+/* Past the fixed slots: EXT_SLOTS + 5 distinct names. Nodes all kept; a bound pod of another
+ * scheduler asking for a sparse resource counts for it (and its cpu); a pending pod asking for
+ * one is bound where enough is left and names it where not; a zero request asks for nothing;
+ * preemption may resolve the shortage; each sparse name is reported once. */
+static void test_past_the_fixed_slots(void) {
     int n = EXT_SLOTS + 5;
     sched_cache *c = new_cache();
     add_nodes(c, n);
@@ -153,17 +177,17 @@ static void test_past_the_limit(void) {
     snprintf(last_res, sizeof last_res, "example.com/r%02d", n - 1);
     bind_foreign(c, "other", last, last_res, "2");
     CHECK_INT(requested(c, last, "cpu"), 1000);
-    CHECK_INT(requested(c, last, last_res), -2); /* no slot */
+    CHECK_INT(requested(c, last, last_res), -2); /* no fixed slot */
+    CHECK_INT(sparse_used(c, last, last_res), 2);
     char msg[1200];
-    CHECK_STR(schedule(c, "p1", last_res, "1", msg, sizeof msg), "");
-    snprintf(want, sizeof want,
-             "%d/%d nodes are available: %d tarema tracks at most %d distinct extended "
-             "resources; %s is not tracked.",
-             0, n, n, EXT_SLOTS, last_res);
+    /* 4 on the node, 2 in use: 3 do not fit, 2 do, on the only node that has it */
+    CHECK_STR(schedule(c, "p1", last_res, "3", msg, sizeof msg), "");
+    snprintf(want, sizeof want, "0/%d nodes are available: %d Insufficient %s.", n, n, last_res);
     CHECK_STR(msg, want);
+    CHECK_STR(schedule(c, "p1b", last_res, "2", msg, sizeof msg), last);
     /* a request of 0 asks for nothing (as kube-scheduler skips zero scalar requests) */
     CHECK(schedule(c, "p2", last_res, "0", msg, sizeof msg)[0] != '\0');
-    /* a tracked one still schedules, also in a slot past the 32 bits of the filter's detail */
+    /* one with a fixed slot still schedules, also in a slot past the 32 bits of the detail */
     CHECK_STR(schedule(c, "p3", "example.com/r00", "4", msg, sizeof msg), "n00");
     char high_node[16], high_res[32];
     snprintf(high_node, sizeof high_node, "n%02d", EXT_SLOTS - 1);
@@ -172,22 +196,143 @@ static void test_past_the_limit(void) {
     CHECK_STR(schedule(c, "p5", high_res, "5", msg, sizeof msg), "");
     snprintf(want, sizeof want, "0/%d nodes are available: %d Insufficient %s.", n, n, high_res);
     CHECK_STR(msg, want);
-    /* preemption cannot give a slot: the rejection is unresolvable */
-    CHECK(!sched_filter_resolvable(SCHED_FILTER_RESOURCES, SCHED_FIT_UNTRACKED));
-    CHECK(sched_filter_resolvable(SCHED_FILTER_RESOURCES, 1u << SCHED_RES_CPU));
-    /* each untracked name once, then nothing more however many events name it again */
+    /* evicting the pod that holds it may help: preemption tries */
+    CHECK(sched_filter_resolvable(SCHED_FILTER_RESOURCES, SCHED_FIT_SPARSE));
+    /* the bound pod leaves: all 4 are free again */
+    pod_event(c, TM_WATCH_DELETED, pod_json("other", "default-scheduler", last, last_res, "2"));
+    CHECK_INT(sparse_used(c, last, last_res), 0);
+    CHECK_STR(schedule(c, "p6", last_res, "4", msg, sizeof msg), last);
+    /* each sparse name once, then nothing more however many events name it again */
     int reported = 0;
-    for (const char *u; (u = sched_snapshot_untracked_next(s));)
+    for (const char *u; (u = sched_snapshot_xres_next(s));)
         reported++;
     CHECK_INT(reported, 5);
     add_nodes(c, n);
     bind_foreign(c, "other2", last, last_res, "1");
-    CHECK(sched_snapshot_untracked_next(s) == NULL);
+    CHECK(sched_snapshot_xres_next(s) == NULL);
     sched_cache_free(c);
+}
+
+/* A node changed (same name, the informer's MODIFIED) keeps what its pods use of a sparse
+ * resource; one that starts advertising a sparse resource after pods asking for it were bound
+ * there counts them at once (a device plugin registering late). */
+static void test_sparse_usage_survives_node_changes(void) {
+    int n = EXT_SLOTS + 2;
+    sched_cache *c = new_cache();
+    add_nodes(c, n);
+    char last[16], last_res[32], late_res[32], msg[1200];
+    snprintf(last, sizeof last, "n%02d", n - 1);
+    snprintf(last_res, sizeof last_res, "example.com/r%02d", n - 1);
+    snprintf(late_res, sizeof late_res, "example.com/late");
+    bind_foreign(c, "a", last, last_res, "3");
+    bind_foreign(c, "b", last, late_res, "3"); /* the node does not advertise it (yet) */
+    add_nodes(c, n);                           /* every node again: replaced in place */
+    CHECK_INT(sparse_used(c, last, last_res), 3);
+    CHECK_STR(schedule(c, "p1", last_res, "2", msg, sizeof msg), "");
+    CHECK(strstr(msg, "Insufficient example.com/r") != NULL);
+    /* now the node advertises 4 of the late one as well */
+    json_t *j = node_json(last, last_res, "4");
+    json_object_set_new(tm_json_path(j, "status.allocatable"), late_res, json_string("4"));
+    tm_err err = {0};
+    CHECK_INT(sched_cache_node_event(c, TM_WATCH_MODIFIED, j, NULL, &err), 0);
+    json_decref(j);
+    CHECK_INT(sparse_used(c, last, late_res), 3);
+    CHECK_INT(sparse_used(c, last, last_res), 3);
+    CHECK_STR(schedule(c, "p2", late_res, "2", msg, sizeof msg), "");
+    CHECK_STR(schedule(c, "p3", late_res, "1", msg, sizeof msg), last);
+    sched_cache_free(c);
+}
+
+/* Preemption frees a sparse resource: a pod of priority 0 holds 3 of the 4 of a sparse
+ * resource on the only node advertising it; a pod of priority 1000 asking for 2 preempts it
+ * (the filters re-run with it removed find the room), and one of priority 0 does not. */
+static void test_sparse_preemption(void) {
+    int n = EXT_SLOTS + 1;
+    sched_cache *c = new_cache();
+    add_nodes(c, n);
+    sched_snapshot *s = sched_cache_snapshot(c);
+    char last[16], last_res[32];
+    snprintf(last, sizeof last, "n%02d", n - 1);
+    snprintf(last_res, sizeof last_res, "example.com/r%02d", n - 1);
+    json_t *low = pod_json("low", "default-scheduler", last, last_res, "3");
+    json_object_set_new(json_object_get(low, "status"), "startTime",
+                        json_string("2024-01-01T00:00:10Z"));
+    pod_event(c, TM_WATCH_ADDED, low);
+    CHECK_INT(sparse_used(c, last, last_res), 3);
+    for (int prio = 1000; prio >= 0; prio -= 1000) {
+        json_t *pj = pod_json(prio ? "hi" : "peer", "tarema", NULL, last_res, "2");
+        json_object_set_new(json_object_get(pj, "spec"), "priority", json_integer(prio));
+        tm_err err = {0};
+        sched_pod *p = sched_pod_from_json(s, pj, NULL, &err);
+        json_decref(pj);
+        CHECK(p != NULL);
+        sched_framework *fw = sched_policy_new("fair", &err);
+        CHECK(fw != NULL && sched_preemption_plugin_add(fw, &err) == 0);
+        sched_decision d;
+        CHECK_INT(sched_framework_schedule(fw, s, p, 0, &d, &err), 0);
+        CHECK_INT(d.node, -1);
+        int nom = -2;
+        sched_status st = sched_framework_post_filter(fw, &nom, &err);
+        const sched_preemption_result *r = sched_preemption_last(fw);
+        if (prio) {
+            CHECK(st == SCHED_STATUS_OK && r && r->n_victims == 1);
+            CHECK(r && r->node_name && strcmp(r->node_name, last) == 0);
+            CHECK(r && r->n_victims == 1 && strcmp(r->victims[0].uid, "low") == 0);
+        } else {
+            CHECK(st != SCHED_STATUS_OK);
+        }
+        CHECK_INT(sparse_used(c, last, last_res), 3); /* the dry run undoes what it hides */
+        sched_framework_free(fw);
+        sched_pod_free(p);
+    }
+    sched_cache_free(c);
+}
+
+/* A pod's sparse requests follow kube-scheduler's formula as the fixed slots do: the larger of
+ * the containers' sum and the largest init step, sidecars beside both, plus overhead. */
+static void test_sparse_requests_formula(void) {
+    sched_snapshot *s = sched_snapshot_new();
+    CHECK(s != NULL);
+    tm_err err = {0};
+    char res[32];
+    for (int i = 0; i < EXT_SLOTS; i++) { /* fill every fixed slot */
+        snprintf(res, sizeof res, "example.com/f%02d", i);
+        CHECK(sched_snapshot_resource_slot(s, res, &err) >= 0);
+    }
+    CHECK_INT(sched_snapshot_resource_slot(s, "example.com/s", &err), SCHED_RES_NO_SLOT);
+    json_t *pod = json_loads(
+        "{\"metadata\": {\"name\": \"f\"}, \"spec\": {"
+        "\"containers\": [{\"name\": \"a\", \"resources\": {\"requests\": {\"example.com/s\": "
+        "\"1\", \"example.com/t\": \"2\"}}}, {\"name\": \"b\", \"resources\": {\"requests\": "
+        "{\"example.com/s\": \"1\"}}}],"
+        "\"initContainers\": [{\"name\": \"i\", \"resources\": {\"requests\": {\"example.com/s\": "
+        "\"5\"}}}, {\"name\": \"side\", \"restartPolicy\": \"Always\", \"resources\": "
+        "{\"requests\": {\"example.com/t\": \"1\"}}}],"
+        "\"overhead\": {\"example.com/t\": \"1\", \"example.com/z\": \"0\"}}}",
+        0, NULL);
+    CHECK(pod != NULL);
+    sched_resources r;
+    sched_xres *x = NULL;
+    uint32_t nx = 0;
+    CHECK_INT(sched_pod_requests_x(s, pod, &r, &x, &nx, &err), 0);
+    /* s: max(1 + 1, 5) = 5; t: 2 + sidecar 1 + overhead 1 = 4; z: 0, so not listed */
+    CHECK_INT((int)nx, 2);
+    int sid = sched_snapshot_xres_find(s, "example.com/s");
+    int tid = sched_snapshot_xres_find(s, "example.com/t");
+    CHECK(sid >= 0 && tid >= 0);
+    CHECK_INT(sched_xres_get(x, nx, (uint32_t)sid), 5);
+    CHECK_INT(sched_xres_get(x, nx, (uint32_t)tid), 4);
+    CHECK_INT(r.v[SCHED_RES_PODS], 1);
+    free(x);
+    json_decref(pod);
+    sched_snapshot_free(s);
 }
 
 int main(void) {
     RUN(test_twenty_resources);
-    RUN(test_past_the_limit);
+    RUN(test_past_the_fixed_slots);
+    RUN(test_sparse_usage_survives_node_changes);
+    RUN(test_sparse_requests_formula);
+    RUN(test_sparse_preemption);
     return TEST_SUMMARY();
 }

@@ -212,6 +212,46 @@ static void test_filter_node_names_cache_capable(void) {
 
 /* A host-port conflict can clear when the other pod leaves, like kube's NodePorts
  * (Unschedulable): the extender must report it in FailedNodes, not as unresolvable. */
+/* Usage of a resource the cache keeps sparsely (its fixed slots all taken) reaches the
+ * request's own snapshot, where the name has a slot: slow-1 advertises 2 of example.com/s and
+ * the cache has a pod there using both, so a pod asking for 1 does not fit there. */
+static void test_filter_counts_sparse_usage(void) {
+    sched_snapshot *cache = cache_snapshot();
+    tm_err err = {0};
+    char name[32];
+    for (int i = 0; sched_snapshot_resource_count(cache) < SCHED_RES_MAX; i++) {
+        snprintf(name, sizeof name, "example.com/fill%d", i);
+        CHECK(sched_snapshot_resource_slot(cache, name, &err) >= 0);
+    }
+    json_t *args = load(FIX "extender-args-nodes.json");
+    json_t *slow = json_array_get(tm_json_path(json_object_get(args, "Nodes"), "items"), 0);
+    CHECK_STR(tm_json_str(slow, "metadata.name", ""), "slow-1");
+    json_object_set_new(tm_json_path(slow, "status.allocatable"), "example.com/s",
+                        json_string("2"));
+    sched_node *sn = sched_node_from_json(cache, slow, &err);
+    CHECK(sn && sched_snapshot_put_node(cache, sn, &err) == 0);
+    json_t *user =
+        json_pack("{s:{s:s,s:s,s:s},s:{s:s,s:[{s:s,s:{s:{s:s}}}]}}", "metadata", "namespace",
+                  "other", "name", "dev", "uid", "dev-uid", "spec", "nodeName", "slow-1",
+                  "containers", "name", "c", "resources", "requests", "example.com/s", "2");
+    CHECKF(sched_snapshot_add_pod_json(cache, user, "slow-1", &err) == 0, "%s", err.msg);
+    CHECK(sched_snapshot_resource_slot(cache, "example.com/s", &err) == SCHED_RES_NO_SLOT);
+    sched_extender_opts o = {.cache = cache};
+    sched_extender *x = sched_extender_new(&o, &err);
+    json_t *c0 = json_array_get(tm_json_path(json_object_get(args, "Pod"), "spec.containers"), 0);
+    json_object_set_new(c0, "resources", json_pack("{s:{s:s}}", "requests", "example.com/s", "1"));
+    json_t *res = sched_extender_filter(x, args, &err);
+    CHECK(res != NULL);
+    if (res)
+        CHECK_STR(json_string_value(json_object_get(json_object_get(res, "FailedNodes"), "slow-1")),
+                  "Insufficient example.com/s");
+    json_decref(res);
+    json_decref(args);
+    json_decref(user);
+    sched_extender_free(x);
+    sched_snapshot_free(cache);
+}
+
 static void test_filter_port_conflict_is_resolvable(void) {
     sched_snapshot *cache = cache_snapshot();
     tm_err err = {0};
@@ -839,6 +879,7 @@ int main(void) {
     RUN(test_filter_pod_with_dra_claims);
     RUN(test_filter_node_names_cache_capable);
     RUN(test_filter_port_conflict_is_resolvable);
+    RUN(test_filter_counts_sparse_usage);
     RUN(test_malformed_args);
     RUN(test_bind);
     RUN(test_explain);

@@ -282,8 +282,8 @@ static int parse_holds(sched_snapshot *s, reservation *r, const json_t *nodes, t
         const json_t *v;
         json_object_foreach(json_object_get(h, "requests"), k, v) {
             int slot = sched_snapshot_resource_slot(s, k, err);
-            if (slot < 0 && sched_snapshot_resource_untracked(s, k))
-                continue; /* past the limit: no pod asking for it is placed anyway */
+            if (slot == SCHED_RES_NO_SLOT)
+                continue; /* kept sparsely: reservations plan the fixed slots (snapshot.h) */
             if (slot < 0)
                 return tm_err_wrap(err, "status.nodes[%zu]", i);
             const char *q = json_string_value(v);
