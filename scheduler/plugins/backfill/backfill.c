@@ -30,6 +30,9 @@ struct bf_plan {
     int64_t *job_start;
     size_t n_jobs;
     int64_t now;
+    /* the resource slots anything of this plan uses (the highest non-zero one + 1): the
+     * planner's loops stop there, not at SCHED_RES_MAX (64 slots, of which a cluster uses a few) */
+    int width;
 };
 
 bf_config bf_config_default(void) {
@@ -122,36 +125,48 @@ static int prof_add(node_prof *np, int64_t start, int64_t end, const sched_resou
 
 /* Peak use of node np over [t0, t1): use only rises where an interval starts, so the peak is
  * at t0 or at a start inside the window. with_now: count the jobs planned to start now. */
-static void peak(const node_prof *np, int64_t t0, int64_t t1, bool with_now, sched_resources *out) {
-    memset(out, 0, sizeof *out);
+static void peak(const node_prof *np, int64_t t0, int64_t t1, bool with_now, int width,
+                 sched_resources *out) {
+    memset(out, 0, (size_t)width * sizeof out->v[0]);
     for (size_t c = 0; c <= np->n; c++) {
         int64_t t = c == np->n ? t0 : np->v[c].start;
         if (c < np->n && (t <= t0 || t >= t1))
             continue;
-        sched_resources u = {0};
+        int64_t u[SCHED_RES_MAX];
+        memset(u, 0, (size_t)width * sizeof u[0]);
         for (size_t i = 0; i < np->n; i++) {
             const ivl *x = &np->v[i];
             if ((x->now_job && !with_now) || x->start > t || x->end <= t)
                 continue;
-            for (int k = 0; k < SCHED_RES_MAX; k++)
-                u.v[k] += x->req.v[k];
+            for (int k = 0; k < width; k++)
+                u[k] += x->req.v[k];
         }
-        for (int k = 0; k < SCHED_RES_MAX; k++)
-            if (u.v[k] > out->v[k])
-                out->v[k] = u.v[k];
+        for (int k = 0; k < width; k++)
+            if (u[k] > out->v[k])
+                out->v[k] = u[k];
     }
 }
 
-static bool fits(const sched_resources *avail, const sched_resources *req) {
-    for (int k = 0; k < SCHED_RES_MAX; k++)
+/* Whether req fits in avail over the first width slots (the plan's; the rule's checks pass
+ * SCHED_RES_MAX: a pod may ask for what nothing in the plan has). */
+static bool fits(const sched_resources *avail, const sched_resources *req, int width) {
+    for (int k = 0; k < width; k++)
         if (req->v[k] > 0 && req->v[k] > avail->v[k])
             return false;
     return true;
 }
 
-static void sub(sched_resources *a, const sched_resources *b) {
-    for (int k = 0; k < SCHED_RES_MAX; k++)
+static void sub(sched_resources *a, const sched_resources *b, int width) {
+    for (int k = 0; k < width; k++)
         a->v[k] -= b->v[k];
+}
+
+/* The highest non-zero slot of r + 1, at least w. */
+static int widen(int w, const sched_resources *r) {
+    for (int k = SCHED_RES_MAX; k > w; k--)
+        if (r->v[k - 1] != 0)
+            return k;
+    return w;
 }
 
 static int cmp_i64(const void *a, const void *b) {
@@ -207,13 +222,13 @@ static bool place_at(const bf_plan *p, const bf_job *job, int64_t t, int64_t t1,
                 continue;
             if (!known[n]) {
                 sched_resources pk;
-                peak(&p->prof[n], t, t1, true, &pk);
-                avail[n] = p->alloc[n];
-                sub(&avail[n], &pk);
+                peak(&p->prof[n], t, t1, true, p->width, &pk);
+                memcpy(avail[n].v, p->alloc[n].v, (size_t)p->width * sizeof avail[n].v[0]);
+                sub(&avail[n], &pk, p->width);
                 known[n] = true;
             }
-            if (fits(&avail[n], &job->member_req[m])) {
-                sub(&avail[n], &job->member_req[m]);
+            if (fits(&avail[n], &job->member_req[m], p->width)) {
+                sub(&avail[n], &job->member_req[m], p->width);
                 where[m] = (int)n;
                 break;
             }
@@ -244,7 +259,7 @@ static int add_shadow(bf_plan *p, size_t j, const bf_job *job, int64_t t, int64_
             p->holds = hv;
             p->holds[p->n_holds++] = (bf_shadow_hold){.node = where[m]};
         }
-        for (int k = 0; k < SCHED_RES_MAX; k++)
+        for (int k = 0; k < p->width; k++)
             p->holds[h].req.v[k] += job->member_req[m].v[k];
     }
     s->n_holds = p->n_holds - first;
@@ -280,6 +295,17 @@ int bf_plan_compute(bf_plan *p, const bf_config *cfg, const sched_resources *all
         goto oom;
     if (n_nodes)
         memcpy(p->alloc, alloc, n_nodes * sizeof *alloc);
+    int width = SCHED_RES_FIRST_EXT;
+    for (size_t i = 0; i < n_nodes; i++)
+        width = widen(width, &alloc[i]);
+    for (size_t i = 0; i < n_run; i++)
+        width = widen(width, &run[i].req);
+    for (size_t i = 0; i < n_busy; i++)
+        width = widen(width, &busy[i].req);
+    for (size_t j = 0; j < n_jobs; j++)
+        for (size_t m = 0; m < jobs[j].n_members; m++)
+            width = widen(width, &jobs[j].member_req[m]);
+    p->width = width;
     for (size_t j = 0; j < n_jobs; j++)
         p->job_start[j] = -1;
     int64_t step = cfg->resolution_ms;
@@ -363,9 +389,9 @@ int bf_plan_compute(bf_plan *p, const bf_config *cfg, const sched_resources *all
         for (size_t h = 0; h < s->n_holds; h++) {
             bf_shadow_hold *sh = (bf_shadow_hold *)&s->holds[h];
             sched_resources pk;
-            peak(&p->prof[sh->node], s->start_ms, s->end_ms, false, &pk);
+            peak(&p->prof[sh->node], s->start_ms, s->end_ms, false, p->width, &pk);
             sh->spare = p->alloc[sh->node];
-            sub(&sh->spare, &pk);
+            sub(&sh->spare, &pk, p->width);
         }
     }
     free(avail);
@@ -416,7 +442,7 @@ bf_verdict bf_plan_check(const bf_plan *p, int node, const char *key, const sche
                          int64_t end_ms, size_t *which) {
     for (size_t i = 0; i < p->n_shadows; i++) {
         const bf_shadow_hold *h = binding_hold(p, i, node, key, end_ms);
-        if (h && !fits(&h->spare, req)) {
+        if (h && !fits(&h->spare, req, SCHED_RES_MAX)) {
             if (which)
                 *which = i;
             return BF_DELAYS_SHADOW;
@@ -430,7 +456,7 @@ void bf_plan_take(bf_plan *p, int node, const char *key, const sched_resources *
     for (size_t i = 0; i < p->n_shadows; i++) {
         bf_shadow_hold *h = binding_hold(p, i, node, key, end_ms);
         if (h)
-            sub(&h->spare, req);
+            sub(&h->spare, req, SCHED_RES_MAX);
     }
 }
 
