@@ -272,8 +272,17 @@ int sched_cache_pod_event(sched_cache *c, tm_watch_type type, const json_t *obj,
                           !sched_cache_is_assumed(c, uid) && !bound_pod_relevant_change(old, obj));
         const sched_node *on = same_node ? sched_snapshot_node_by_name(c->snap, node) : NULL;
         sched_resources before = on ? on->requested : (sched_resources){{0}};
+        /* and what the node's pods use of the resources kept sparsely (snapshot.h); NULL when
+         * out of memory: counted as dropped (a requeue too many, never one too few) */
+        int64_t *xbefore = on && on->n_xalloc ? malloc(on->n_xalloc * sizeof *xbefore) : NULL;
+        if (xbefore)
+            memcpy(xbefore, on->xused, on->n_xalloc * sizeof *xbefore);
+        bool xdropped = on && on->n_xalloc && !xbefore;
         if (recorded)
             rc = sched_snapshot_add_pod_json(c->snap, obj, node, &perr);
+        for (uint32_t k = 0; xbefore && k < on->n_xalloc; k++)
+            xdropped = xdropped || on->xused[k] < xbefore[k];
+        free(xbefore);
         if (recorded && record_claim_uses(c, uid, ns, name, node, obj) != 0)
             return tm_err_set(err, "pod %s/%s: out of memory recording its claims", ns, name);
         if (rc && !sched_snapshot_pod_node(c->snap, uid)) /* not recorded at all */
@@ -285,8 +294,8 @@ int sched_cache_pod_event(sched_cache *c, tm_watch_type type, const json_t *obj,
         if (recorded && old && same_node && c->hooks.cluster_changed &&
             (!same_json(tm_json_path(old, "metadata.labels"),
                         tm_json_path(obj, "metadata.labels")) ||
-             (on &&
-              requests_dropped(&before, &on->requested, sched_snapshot_resource_count(c->snap)))))
+             (on && (xdropped || requests_dropped(&before, &on->requested,
+                                                  sched_snapshot_resource_count(c->snap))))))
             c->hooks.cluster_changed(c->hooks.ud);
         else if (recorded && c->hooks.pod_bound)
             c->hooks.pod_bound(c->hooks.ud, sched_snapshot_pod_meta(c->snap, uid));

@@ -152,34 +152,31 @@ static void req_add(sched_node *n, const spod *p, int sign) {
     }
 }
 
-/* Records x[0..nx-1] as p's sparse requests. 0, or -1 when out of memory (unchanged then). */
-static int x_store(spod *p, const sched_xres *x, uint32_t nx) {
-    if (nx > UINT16_MAX)
-        nx = UINT16_MAX; /* a pod names far fewer resources: the API server caps its size */
-    sched_xres *a = NULL;
-    if (nx > 0 && !(a = malloc(nx * sizeof *a)))
-        return -1;
-    if (nx > 0)
-        memcpy(a, x, nx * sizeof *a);
-    free(p->x);
-    p->x = a;
-    p->n_x = (uint16_t)nx;
-    return 0;
-}
-
-/* Records r as p's requests. 0, or -1 when out of memory (p's requests unchanged). */
-static int req_store(spod *p, const sched_resources *r) {
+/* Records r and x[0..nx-1] (sorted by id) as p's requests, both or neither: 0, or -1 when out
+ * of memory (p's requests unchanged). */
+static int req_store(spod *p, const sched_resources *r, const sched_xres *x, uint32_t nx) {
     int n = SCHED_RES_MAX;
     while (n > 0 && r->v[n - 1] == 0)
         n--;
+    if (nx > UINT16_MAX)
+        nx = UINT16_MAX; /* a pod names far fewer resources: the API server caps its size */
     int64_t *a = NULL;
-    if (n > 0 && !(a = malloc((size_t)n * sizeof *a)))
+    sched_xres *b = NULL;
+    if ((n > 0 && !(a = malloc((size_t)n * sizeof *a))) ||
+        (nx > 0 && !(b = malloc(nx * sizeof *b)))) {
+        free(a);
         return -1;
+    }
     if (n > 0)
         memcpy(a, r->v, (size_t)n * sizeof *a);
+    if (nx > 0)
+        memcpy(b, x, nx * sizeof *b);
     free(p->req);
     p->req = a;
     p->n_req = (uint8_t)n;
+    free(p->x);
+    p->x = b;
+    p->n_x = (uint16_t)nx;
     return 0;
 }
 
@@ -555,9 +552,10 @@ static void attach_pods(sched_snapshot *s, sched_node *n, size_t idx) {
 }
 
 /* Gives node its xused (snapshot.h): zeros for a new node (attach_pods counts its pods), and
- * for one replacing old at index idx what old had in use of the same resource, summed from the
- * pods listed there for a resource old did not advertise. 0, or -1 when out of memory. */
-static int xused_init(sched_snapshot *s, sched_node *node, const sched_node *old, size_t idx) {
+ * for one replacing old what old had in use of the same resource, summed from the pods counted
+ * there for a resource old did not advertise (rare: a pass over the pods only then). 0, or -1
+ * when out of memory. */
+static int xused_init(sched_snapshot *s, sched_node *node, const sched_node *old) {
     free(node->xused);
     node->xused = NULL;
     if (!node->n_xalloc)
@@ -570,9 +568,15 @@ static int xused_init(sched_snapshot *s, sched_node *node, const sched_node *old
             node->xused[k] = old->xused[j];
             continue;
         }
-        const npods *l = &s->npods[idx];
-        for (uint32_t i = 0; i < l->n; i++)
-            node->xused[k] += sched_xres_get(l->p[i]->x, l->p[i]->n_x, node->xalloc[k].id);
+        /* every pod counted there (a pod the node's list had no room for counts too) */
+        for (size_t i = 0; i < s->pods.cap; i++) {
+            smap_ent *e = &s->pods.e[i];
+            if (!e->key || e->key == TOMB)
+                continue;
+            const spod *q = e->val;
+            if (q->n_x && q->counted && strcmp(q->node, old->name) == 0)
+                node->xused[k] += sched_xres_get(q->x, q->n_x, node->xalloc[k].id);
+        }
     }
     return 0;
 }
@@ -603,7 +607,7 @@ int sched_snapshot_put_node(sched_snapshot *s, sched_node *node, tm_err *err) {
     uintptr_t idx1 = (uintptr_t)smap_get(&s->node_idx, node->name);
     if (idx1) {
         sched_node *old = s->nodes[idx1 - 1];
-        if (xused_init(s, node, old, idx1 - 1) != 0)
+        if (xused_init(s, node, old) != 0)
             return put_node_undo(s, node, err);
         count_images(s, old, -1);
         s->n_prefer_taint -= has_prefer_taint(old);
@@ -631,7 +635,7 @@ int sched_snapshot_put_node(sched_snapshot *s, sched_node *node, tm_err *err) {
         s->cap_nodes = ncap;
     }
     memset(&node->requested, 0, sizeof node->requested);
-    if (xused_init(s, node, NULL, 0) != 0)
+    if (xused_init(s, node, NULL) != 0)
         return put_node_undo(s, node, err);
     if (smap_put(&s->node_idx, node->name, (void *)(uintptr_t)(s->n_nodes + 1)) != 0)
         return put_node_undo(s, node, err);
@@ -849,7 +853,11 @@ static int add_pod(sched_snapshot *s, const char *uid, const char *node_name,
         }
     }
     int rc = 0;
-    if (req_store(p, requests) != 0 || x_store(p, x, nx) != 0)
+    if (keep_meta && !x) { /* plain add_pod: the sparse requests stay as recorded */
+        x = p->x;
+        nx = p->n_x;
+    }
+    if (req_store(p, requests, x, nx) != 0)
         rc = tm_err_set(err, "out of memory recording the requests of pod %s", uid);
     if (keep_meta) {
         sched_pod_meta_free(meta);

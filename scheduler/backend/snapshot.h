@@ -317,7 +317,8 @@ int sched_snapshot_add_pod(sched_snapshot *s, const char *uid, const char *node_
                            const sched_resources *requests, tm_err *err);
 /* sched_snapshot_add_pod plus the pod's metadata (ownership of meta passes to the snapshot, also
  * on error; NULL clears any metadata the pod had). Plain sched_snapshot_add_pod on a pod that
- * has metadata keeps the metadata and updates only node and requests. */
+ * has metadata keeps the metadata (and its sparse requests, see below) and updates only node
+ * and the fixed-slot requests. */
 int sched_snapshot_add_pod_meta(sched_snapshot *s, const char *uid, const char *node_name,
                                 const sched_resources *requests, sched_pod_meta *meta, tm_err *err);
 /* sched_snapshot_add_pod_meta with the pod's requests of resources kept sparsely (x[0..nx-1],

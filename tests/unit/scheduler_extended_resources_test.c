@@ -5,7 +5,8 @@
  * others: bound pods count for what they request, a pending pod fits only where enough is left,
  * with kube-scheduler's "Insufficient <name>" reason elsewhere; requests follow the same formula
  * (init containers, sidecars, overhead); a node changed or advertising a name late keeps what
- * its pods use; each sparse name is reported once. */
+ * its pods use; preemption frees them; a gang's minResources counts them; each sparse name is
+ * reported once. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "lib/jsonutil.h"
 #include "scheduler/backend/cache.h"
 #include "scheduler/backend/podspec.h"
+#include "scheduler/plugins/gang/gang.h"
 #include "scheduler/plugins/policy/policy.h"
 #include "scheduler/plugins/preemption/preemption.h"
 
@@ -288,6 +290,63 @@ static void test_sparse_preemption(void) {
     sched_cache_free(c);
 }
 
+static int changed_calls;
+static void on_changed(void *ud) {
+    (void)ud;
+    changed_calls++;
+}
+
+/* A bound pod resized down in place on a resource kept sparsely frees it: a cluster change (the
+ * pods waiting for room are retried), as for a fixed slot; resized up, it frees nothing. */
+static void test_sparse_resize_down_is_a_cluster_change(void) {
+    int n = EXT_SLOTS + 1;
+    tm_err err = {0};
+    sched_cache_hooks h = {.cluster_changed = on_changed};
+    sched_cache *c = sched_cache_new("tarema", NULL, NULL, &h, &err);
+    CHECK(c != NULL);
+    add_nodes(c, n);
+    char last[16], last_res[32];
+    snprintf(last, sizeof last, "n%02d", n - 1);
+    snprintf(last_res, sizeof last_res, "example.com/r%02d", n - 1);
+    json_t *big = pod_json("r", "default-scheduler", last, last_res, "3");
+    json_t *small = pod_json("r", "default-scheduler", last, last_res, "1");
+    CHECK_INT(sched_cache_pod_event(c, TM_WATCH_ADDED, big, NULL, &err), 0);
+    CHECK_INT(sparse_used(c, last, last_res), 3);
+    int before = changed_calls;
+    CHECK_INT(sched_cache_pod_event(c, TM_WATCH_MODIFIED, small, big, &err), 0); /* 3 -> 1 */
+    CHECK_INT(sparse_used(c, last, last_res), 1);
+    CHECK_INT(changed_calls, before + 1);
+    CHECK_INT(sched_cache_pod_event(c, TM_WATCH_MODIFIED, big, small, &err), 0); /* 1 -> 3 */
+    CHECK_INT(sparse_used(c, last, last_res), 3);
+    CHECK_INT(changed_calls, before + 1);
+    json_decref(big);
+    json_decref(small);
+    sched_cache_free(c);
+}
+
+/* A gang's minResources naming a resource kept sparsely counts what the nodes have free of it:
+ * 4 on the last node, 3 in use by a bound pod: 1 fits, 2 do not; once the pod goes, 4 do. */
+static void test_sparse_gang_min_resources(void) {
+    int n = EXT_SLOTS + 1;
+    sched_cache *c = new_cache();
+    add_nodes(c, n);
+    sched_snapshot *s = sched_cache_snapshot(c);
+    char last[16], last_res[32], why[256];
+    snprintf(last, sizeof last, "n%02d", n - 1);
+    snprintf(last_res, sizeof last_res, "example.com/r%02d", n - 1);
+    bind_foreign(c, "user", last, last_res, "3");
+    sched_min_resource mr = {.name = last_res, .amount = 1};
+    sched_gang_spec spec = {.min_member = 1, .min_res = &mr, .n_min_res = 1};
+    CHECK(sched_gang_min_resources_fit(s, &spec, why, sizeof why));
+    mr.amount = 2;
+    CHECK(!sched_gang_min_resources_fit(s, &spec, why, sizeof why));
+    CHECK(strstr(why, "exceeds the free capacity 1") != NULL);
+    pod_event(c, TM_WATCH_DELETED, pod_json("user", "default-scheduler", last, last_res, "3"));
+    mr.amount = 4;
+    CHECK(sched_gang_min_resources_fit(s, &spec, why, sizeof why));
+    sched_cache_free(c);
+}
+
 /* A pod's sparse requests follow kube-scheduler's formula as the fixed slots do: the larger of
  * the containers' sum and the largest init step, sidecars beside both, plus overhead. */
 static void test_sparse_requests_formula(void) {
@@ -334,5 +393,7 @@ int main(void) {
     RUN(test_sparse_usage_survives_node_changes);
     RUN(test_sparse_requests_formula);
     RUN(test_sparse_preemption);
+    RUN(test_sparse_gang_min_resources);
+    RUN(test_sparse_resize_down_is_a_cluster_change);
     return TEST_SUMMARY();
 }

@@ -249,6 +249,15 @@ bool sched_gang_min_resources_fit(sched_snapshot *s, const sched_gang_spec *spec
             if (c.free[slot][i] > 0)
                 free_total += c.free[slot][i];
         }
+        int xid = slot < 0 ? sched_snapshot_xres_find(s, m->name) : -1;
+        for (size_t i = 0; xid >= 0 && i < c.n; i++) { /* a name kept sparsely (snapshot.h) */
+            if (c.flags[i] & (SCHED_NODE_NOT_READY | SCHED_NODE_UNSCHEDULABLE))
+                continue;
+            const sched_node *n = sched_snapshot_node(s, i);
+            int j = sched_xres_index(n->xalloc, n->n_xalloc, (uint32_t)xid);
+            if (j >= 0 && n->xalloc[j].v > n->xused[j])
+                free_total += n->xalloc[j].v - n->xused[j];
+        }
         if (free_total < m->amount) {
             snprintf(why, cap, "minResources %s %lld exceeds the free capacity %lld%s", m->name,
                      (long long)m->amount, (long long)free_total,

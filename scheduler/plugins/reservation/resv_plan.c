@@ -1064,6 +1064,12 @@ static int admit_one(resv_plan *p, sched_framework *fw, sched_snapshot *live, co
     json_decref(pj);
     if (!pod)
         return pj ? tm_err_wrap(err, "reservation %s", key) : tm_err_set(err, "out of memory");
+    /* the planning snapshot has the fixed resource slots only: a resource kept sparsely
+     * (snapshot.h) is not planned (docs/operations.md, "Resources"); the owners' pods are still
+     * checked for it by NodeResourcesFit when they bind */
+    free(pod->xreq);
+    pod->xreq = NULL;
+    pod->n_xreq = 0;
     sched_task_info ti; /* the planning snapshot has no task table: carry the labels */
     sched_task_resolve(live, pod, &ti);
     if (ti.labeled)
