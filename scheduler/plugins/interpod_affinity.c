@@ -29,12 +29,19 @@ struct sched_interpod_state {
     const char **ex_keys; /* distinct topology keys counted in `existing` (borrowed) */
     size_t n_ex_keys, cap_ex_keys;
     bool first_pod_ok; /* the self-match exception may apply */
+    /* Score: the preferred terms' weights summed per topology pair once per cycle (PreScore),
+     * then looked up per node over the distinct keys, as kube's PreScore/Score split; false:
+     * not built this cycle (out of memory, or no state), each node then sums over the pods */
+    sched_tpmap *pref;
+    const char **pref_keys; /* borrowed from the terms */
+    size_t n_pref_keys, cap_pref_keys;
+    bool pref_ready;
 };
 
 sched_interpod_state *sched_interpod_state_new(void) {
     sched_interpod_state *st = calloc(1, sizeof *st);
     if (!st || !(st->aff = sched_tpmap_new()) || !(st->anti = sched_tpmap_new()) ||
-        !(st->existing = sched_tpmap_new())) {
+        !(st->existing = sched_tpmap_new()) || !(st->pref = sched_tpmap_new())) {
         sched_interpod_state_free(st);
         return NULL;
     }
@@ -47,7 +54,9 @@ void sched_interpod_state_free(sched_interpod_state *st) {
     sched_tpmap_free(st->aff);
     sched_tpmap_free(st->anti);
     sched_tpmap_free(st->existing);
+    sched_tpmap_free(st->pref);
     free(st->ex_keys);
+    free(st->pref_keys);
     free(st);
 }
 
@@ -251,11 +260,95 @@ static int64_t pref_terms(const sched_pod_term *t, const int32_t *w, size_t n, c
     return sum;
 }
 
+/* Adds weight w for the topology pair of node mn under term t's key (nothing when mn lacks it).
+ * 0, or -1 when out of memory. */
+static int pref_add(sched_interpod_state *st, const sched_pod_term *t, const sched_node *mn,
+                    int64_t w) {
+    const char *v = sched_node_label(mn, t->topology_key);
+    if (!v)
+        return 0;
+    size_t k = 0;
+    while (k < st->n_pref_keys && strcmp(st->pref_keys[k], t->topology_key) != 0)
+        k++;
+    if (k == st->n_pref_keys) {
+        if (st->n_pref_keys == st->cap_pref_keys) {
+            size_t ncap = st->cap_pref_keys ? st->cap_pref_keys * 2 : 4;
+            const char **nk = realloc(st->pref_keys, ncap * sizeof *nk);
+            if (!nk)
+                return -1;
+            st->pref_keys = nk;
+            st->cap_pref_keys = ncap;
+        }
+        st->pref_keys[st->n_pref_keys++] = t->topology_key;
+    }
+    return sched_tpmap_add(st->pref, t->topology_key, v, w);
+}
+
+/* Each matching term of n counts sign * its weight on mn's pair of its key. */
+static int pref_add_terms(sched_interpod_state *st, const sched_pod_term *t, const int32_t *w,
+                          size_t n, const char *ns, const sched_labels *labels,
+                          const json_t *jlabels, const sched_node *mn, int sign) {
+    for (size_t k = 0; k < n; k++) {
+        bool m = labels || !jlabels ? sched_pod_term_matches(&t[k], ns, labels, false)
+                                    : sched_pod_term_matches_json(&t[k], ns, jlabels, false);
+        if (m && pref_add(st, &t[k], mn, sign * (int64_t)w[k]) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The placed pods' contributions per topology pair, once for the cycle: what each node's score
+ * then sums over its own pairs (interpod_score). Walking the pods once instead of once per node
+ * turns a cycle from nodes x pods term checks into pods + nodes x keys lookups (at 5,000 nodes
+ * and 5,000 placed pods with preferred terms: 25 million checks a pod before). */
+static int pref_build(sched_interpod_state *st, const sched_cycle *c) {
+    sched_tpmap_clear(st->pref);
+    st->n_pref_keys = 0;
+    const sched_pod *p = c->pod;
+    const sched_pod_prefs *own = p->pod_prefs;
+    sched_podset set = own ? SCHED_PODSET_META : SCHED_PODSET_PREF;
+    size_t np = sched_snapshot_podset_count(c->snap, set);
+    for (size_t i = 0; i < np; i++) {
+        const char *uid;
+        int node;
+        const sched_pod_meta *m = sched_snapshot_podset_pod(c->snap, set, i, &uid, &node);
+        if (node < 0 || strcmp(uid, p->uid) == 0 || (!own && !m->pref))
+            continue;
+        const sched_node *mn = sched_snapshot_node(c->snap, (size_t)node);
+        if (own && (pref_add_terms(st, own->aff, own->aff_weight, own->n_aff, m->ns, m->labels,
+                                   NULL, mn, 1) ||
+                    pref_add_terms(st, own->anti, own->anti_weight, own->n_anti, m->ns, m->labels,
+                                   NULL, mn, -1)))
+            return -1;
+        if (m->pref && (pref_add_terms(st, m->pref->aff, m->pref->aff_weight, m->pref->n_aff, p->ns,
+                                       NULL, p->pod_labels, mn, 1) ||
+                        pref_add_terms(st, m->pref->anti, m->pref->anti_weight, m->pref->n_anti,
+                                       p->ns, NULL, p->pod_labels, mn, -1)))
+            return -1;
+    }
+    return 0;
+}
+
 static bool interpod_pre_score(void *state, const sched_cycle *c) {
-    return c->pod->pod_prefs || sched_snapshot_podset_count(c->snap, SCHED_PODSET_PREF) > 0;
+    if (!c->pod->pod_prefs && sched_snapshot_podset_count(c->snap, SCHED_PODSET_PREF) == 0)
+        return false;
+    sched_interpod_state *st = state;
+    if (st)
+        st->pref_ready = pref_build(st, c) == 0;
+    return true;
 }
 
 static int64_t interpod_score(void *state, const sched_cycle *c, const sched_node *n) {
+    const sched_interpod_state *st = state;
+    if (st && st->pref_ready) { /* the node's pairs in the cycle's sums (pref_build) */
+        int64_t sum = 0;
+        for (size_t k = 0; k < st->n_pref_keys; k++) {
+            const char *v = sched_node_label(n, st->pref_keys[k]);
+            if (v)
+                sum += sched_tpmap_get(st->pref, st->pref_keys[k], v, NULL);
+        }
+        return sum;
+    }
     const sched_pod *p = c->pod;
     const sched_pod_prefs *own = p->pod_prefs;
     /* without preferred terms of its own, only placed pods with preferred terms count */
