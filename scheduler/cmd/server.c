@@ -8,13 +8,15 @@
 #include "lib/httpd.h"
 #include "lib/log.h"
 #include "scheduler/cmd/extender.h"
+#include "scheduler/live/backfill_live.h"
 #include "scheduler/live/resv_controller.h"
 
 struct sched_server {
     tm_httpd *httpd;
     sched_extender *ext;
     sched_cache *cache;
-    resv_controller *resv; /* the loop's: reservations honoured by /filter */
+    resv_controller *resv;   /* the loop's: reservations honoured by /filter */
+    sched_backfill_live *bf; /* the loop's backfill planner: its shadows kept by /filter */
     tm_kube *k;
     tm_auth *auth;
 };
@@ -41,10 +43,14 @@ static int ext_bind(void *ud, const char *ns, const char *name, const char *uid,
 
 /* The Reservation Filter plugin over the loop's table in each request's framework (the
  * extender holds the cache lock while it runs), so pods placed by kube-scheduler through this
- * extender leave reserved capacity to its owners as tarema's own pods do. */
+ * extender leave reserved capacity to its owners as tarema's own pods do; then the Backfill
+ * Filter over the loop's plan, so that they do not delay the shadows of the pods at the head of
+ * the queue (backfill_live.h). */
 static int ext_add_plugins(void *ud, sched_framework *fw, tm_err *err) {
     sched_server *s = ud;
-    return s->resv ? resv_controller_add_plugin(s->resv, fw, err) : 0;
+    if (s->resv && resv_controller_add_plugin(s->resv, fw, err))
+        return -1;
+    return s->bf ? sched_backfill_live_add_plugin(s->bf, fw, err) : 0;
 }
 
 sched_server *sched_server_start(const sched_config *cfg, sched_loop *loop, tm_metrics *reg,
@@ -57,6 +63,7 @@ sched_server *sched_server_start(const sched_config *cfg, sched_loop *loop, tm_m
     s->k = k;
     s->cache = sched_loop_cache(loop);
     s->resv = sched_loop_resv(loop);
+    s->bf = cfg->mode == SCHED_MODE_EXTENDER ? sched_loop_backfill(loop) : NULL;
     sched_extender_opts xo = {.policy = cfg->policy,
                               .weights = &cfg->score_weights,
                               .keys = sched_config_keys(cfg),

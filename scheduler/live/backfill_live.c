@@ -54,6 +54,8 @@ struct sched_backfill_live {
     bool dirty;
     int64_t last_plan_ms; /* mono, 0 = never */
     bool primed;          /* a plan saw this process's queue: the idle skip may apply */
+    bool observe;         /* the queue is kube-scheduler's, observed (sched_backfill_live_observe):
+                           * no pod of it is ever tried here, so no idle skip */
     bool batch_planned;   /* sched_backfill_live_unschedulable planned in this batch already */
     char keybuf[600];     /* the key function's answer (one at a time, loop thread) */
     char **job_keys;      /* the last plan's job keys (its shadows point at them) */
@@ -490,7 +492,8 @@ static bool plan(sched_backfill_live *b, int64_t mono, int64_t wall) {
      * tried a wide pod at the head, which did not fit, and went on to bind the narrow pods
      * behind it on the cores its shadow had held before the restart
      * (scheduler_backfill_restart_test: 4 of them, the head 2 min late). */
-    if (bf_plan_shadow_count(plan) == 0 && sched_queue_count(b->q, SCHED_Q_BACKOFF) == 0 &&
+    if (!b->observe && bf_plan_shadow_count(plan) == 0 &&
+        sched_queue_count(b->q, SCHED_Q_BACKOFF) == 0 &&
         sched_queue_count(b->q, SCHED_Q_UNSCHEDULABLE) == 0 && (b->primed || waiting == 0) &&
         b->n_not_before == 0) {
         b->primed = true;
@@ -704,6 +707,16 @@ sched_backfill_live *sched_backfill_live_new(const sched_config *cfg, tm_kube *k
         return NULL;
     }
     return b;
+}
+
+void sched_backfill_live_observe(sched_backfill_live *b) {
+    if (b)
+        b->observe = true;
+}
+
+int sched_backfill_live_add_plugin(sched_backfill_live *b, sched_framework *fw, tm_err *err) {
+    return bf_plugin_add_borrowed(fw, &b->cfg->backfill, bf_plugin_plan(b->fw),
+                                  sched_cache_snapshot(b->cache), job_key, b, err);
 }
 
 void sched_backfill_live_free(sched_backfill_live *b) {

@@ -51,6 +51,14 @@ sched_backfill_live *sched_backfill_live_new(const sched_config *cfg, tm_kube *k
                                              tm_err *err);
 void sched_backfill_live_free(sched_backfill_live *b);
 
+/* The queue is another scheduler's, observed (the extender's: kube-scheduler tries the pods):
+ * none of its pods is ever found unschedulable here, so the plan is made whenever due, never
+ * skipped as idle. */
+void sched_backfill_live_observe(sched_backfill_live *b);
+/* The Backfill Filter over this planner's plan in another framework (the extender's per-request
+ * ones, called with the cache lock held): kube-scheduler's pods are kept off nodes where they
+ * would delay a shadow (backfill_plugin.h, bf_plugin_add_borrowed). 0 or -1 with err. */
+int sched_backfill_live_add_plugin(sched_backfill_live *b, sched_framework *fw, tm_err *err);
 /* A pod informer event (cache lock held): expected durations, the annotation as written. */
 void sched_backfill_live_pod_event(sched_backfill_live *b, tm_watch_type t, const json_t *obj);
 /* Something the plan depends on changed (a node, a reservation, the queue). */

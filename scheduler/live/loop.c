@@ -49,6 +49,10 @@ struct sched_loop {
     tm_kube *k;
     sched_cache *cache;
     sched_queue *queue;
+    /* extender mode with backfill: kube-scheduler's pending pods of this scheduler name in queue
+     * order, never popped (kube-scheduler places them): what the backfill planner plans, so that
+     * the extender's Filter keeps its pods off the shadows of the head (backfill_live.h) */
+    sched_queue *watchq;
     sched_framework *fw;
     /* kube-scheduler's framework timings (fw_metrics.h): shared with the extender; rec is the
      * scheduling thread's recorder, flushed after each batch */
@@ -129,6 +133,21 @@ static void hook_gone(void *ud, const char *uid, const char *node) {
 static void hook_changed(void *ud) {
     sched_loop *l = ud;
     l->changed = true;
+    sched_backfill_live_touch(l->bf);
+}
+
+/* The same hooks in extender mode with backfill: the pods only join and leave watchq. */
+static void watch_pending(void *ud, sched_pod *pod) {
+    sched_loop *l = ud;
+    if (sched_queue_add(l->watchq, pod, mono_ms()))
+        tm_error("queue: out of memory adding a pod");
+    sched_backfill_live_touch(l->bf);
+}
+
+static void watch_gone(void *ud, const char *uid, const char *node) {
+    (void)node;
+    sched_loop *l = ud;
+    sched_queue_remove(l->watchq, uid);
     sched_backfill_live_touch(l->bf);
 }
 
@@ -547,8 +566,14 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
     sched_keys keys = sched_config_keys(cfg);
     sched_cache_hooks hooks = {hook_pending, hook_gone, hook_changed, hook_bound, l};
     bool sched = cfg->mode == SCHED_MODE_SCHEDULER;
+    /* an extender plans kube-scheduler's pods of this name for backfill (watchq) */
+    bool watch = !sched && cfg->backfill.reserve_depth != 0;
+    sched_cache_hooks watch_hooks = {watch_pending, watch_gone, hook_changed, NULL, l};
     l->cache = sched_cache_new(cfg->scheduler_name, (const char *const *)cfg->namespaces, &keys,
-                               sched ? &hooks : NULL, err);
+                               sched   ? &hooks
+                               : watch ? &watch_hooks
+                                       : NULL,
+                               err);
     if (!l->cache)
         goto fail;
     l->fw = sched_policy_new(cfg->policy, err);
@@ -580,6 +605,18 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
         sched_queue_set_held(l->queue, queue_held, l);
         sched_queue_set_wall_offset(l->queue, tm_wall_ms() - mono_ms()); /* it gets mono_ms */
     }
+    if (watch) {
+        l->watchq =
+            sched_queue_new(queue_cmp, l, cfg->pod_initial_backoff_ms, cfg->pod_max_backoff_ms);
+        if (!l->watchq) {
+            tm_err_set(err, "out of memory");
+            goto fail;
+        }
+        /* gated pods are not kube-scheduler's to place yet; held ones (a not-before) are planned */
+        sched_queue_set_gate(l->watchq, queue_gate, l);
+        sched_queue_set_held(l->watchq, queue_held, l);
+        sched_queue_set_wall_offset(l->watchq, tm_wall_ms() - mono_ms());
+    }
     if (register_metrics(l, reg, err))
         goto fail;
     if (!(l->fwm = sched_fw_metrics_new(reg, cfg->scheduler_name,
@@ -610,11 +647,17 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
         goto fail;
     if (sched) /* a window that opens evicts pods overrunning into it (resv_overrun.h) */
         resv_controller_set_preemptor(l->resv, l->preemptor);
-    /* backfill (issue 32): its Filter plugin last; reserveDepth 0 adds nothing at all */
+    /* backfill (issue 32): its Filter plugin last; reserveDepth 0 adds nothing at all. As an
+     * extender the plan is made here over watchq, and each request borrows it */
     if (sched && cfg->backfill.reserve_depth != 0 &&
         !(l->bf = sched_backfill_live_new(cfg, k, l->cache, l->queue, l->fw,
                                           sched_gang_live_registry(l->gangs), l->resv, reg, err)))
         goto fail;
+    if (watch && !(l->bf = sched_backfill_live_new(cfg, k, l->cache, l->watchq, l->fw, NULL,
+                                                   l->resv, reg, err)))
+        goto fail;
+    if (watch)
+        sched_backfill_live_observe(l->bf);
     atomic_init(&l->leading, !sched_config_elects(cfg));
     atomic_init(&l->synced, false);
     atomic_init(&l->sync_state, 0);
@@ -1140,9 +1183,13 @@ int sched_loop_step(sched_loop *l, int max_wait_ms, tm_err *err) {
     } else if (!atomic_load(&l->synced) && wait > 100) {
         wait = 100; /* re-check the sync state soon */
     }
+    if (l->watchq && wait > 200)
+        wait = 200; /* an extender's backfill plan is made on this thread, once per resolution */
     int rc = tm_kube_run(l->k, wait, err);
     recheck_apis(l, mono_ms());
     sched_cache_lock(l->cache);
+    if (l->watchq && atomic_load(&l->synced)) /* the shadows the extender's Filter keeps */
+        sched_backfill_live_plan(l->bf, mono_ms(), tm_wall_ms());
     /* reservations: admit, activate, release (wall clock: windows are absolute times) */
     int64_t tr = mono_ms();
     if (l->resv && atomic_load(&l->synced) && (atomic_load(&l->leading) || !l->queue) &&
@@ -1209,6 +1256,7 @@ void sched_loop_free(sched_loop *l) {
     sched_fw_recorder_free(l->rec);
     sched_fw_metrics_free(l->fwm);
     sched_cache_free(l->cache);
+    sched_queue_free(l->watchq); /* after the cache, whose hooks add to it */
     free(l);
 }
 
@@ -1238,6 +1286,10 @@ bool sched_loop_leading(const sched_loop *l) {
 
 sched_cache *sched_loop_cache(sched_loop *l) {
     return l->cache;
+}
+
+sched_backfill_live *sched_loop_backfill(sched_loop *l) {
+    return l->bf;
 }
 
 resv_controller *sched_loop_resv(sched_loop *l) {

@@ -63,6 +63,8 @@ bool sched_api_served(tm_kube *k, const char *path, tm_err *err);
 /* The reservation controller (read-only in extender mode); its table is read under the cache
  * lock. */
 resv_controller *sched_loop_resv(sched_loop *l);
+/* The backfill planner (NULL with reserveDepth 0): the extender's requests borrow its plan. */
+struct sched_backfill_live *sched_loop_backfill(sched_loop *l);
 
 /* Counters for tests and logs. */
 typedef struct sched_loop_stats {

@@ -67,28 +67,10 @@ if ! start_scheduler "$WORK/ext.log" --mode extender --scheduler-name "$PROFILE"
 fi
 pass "tarema-scheduler --mode extender starts"
 PORT=$SCHED_PORT
-# kube-scheduler's configuration is the one users are given (manifests/extender/
-# kube-scheduler-config.yaml), not a look-alike: only the extender's address (this test's
-# port), the profile name (this test's) and the TLS files (this test's PKI) are changed;
-# hack/cluster.sh sets its own kubeconfig and turns leader election off.
-python3 - "$REPO_ROOT/manifests/extender/kube-scheduler-config.yaml" "$PORT" "$PROFILE" "$TLS" >"$WORK/ks.yaml" <<'PY'
-import sys, yaml
-cfg = yaml.safe_load(open(sys.argv[1]))
-cfg["profiles"][0]["schedulerName"] = sys.argv[3]
-ext = cfg["extenders"][0]
-ext["urlPrefix"] = "https://127.0.0.1:" + sys.argv[2]
-ext["tlsConfig"] = {"certFile": sys.argv[4] + "/client.crt", "keyFile": sys.argv[4] + "/client.key",
-                    "caFile": sys.argv[4] + "/ca.crt"}
-print(yaml.safe_dump(cfg, sort_keys=False))
-PY
-ks_healthy() { bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | qgrep -E '^ +scheduler +running .*healthy'; }
-if bash "$REPO_ROOT/hack/cluster.sh" scheduler start "$WORK/ks.yaml" >"$WORK/ks.out" 2>&1; then
+# kube-scheduler's configuration is the one users are given (kube_with_extender)
+if kube_with_extender "$PORT" "$PROFILE" "$WORK"; then
   STARTED_KS=1
   pass "kube-scheduler starts with tarema as extender"
-elif wait_for 10 ks_healthy; then
-  # hack/cluster.sh sometimes reports a start failure for a scheduler that is up and healthy.
-  STARTED_KS=1
-  pass "kube-scheduler starts with tarema as extender (healthy although the start reported an error)"
 else
   fail "kube-scheduler starts with tarema as extender" "$(tail -n 5 "$WORK/ks.out")"
   summary

@@ -76,6 +76,29 @@ sched_ready() {
 }
 
 # stop_schedulers: SIGTERM to every scheduler this test started (by pid), then wait.
+# kube_with_extender PORT PROFILE OUTDIR: starts the cluster's kube-scheduler with the
+# configuration users are given (manifests/extender/kube-scheduler-config.yaml), only the
+# extender's address (127.0.0.1:PORT), the profile's name and the TLS files (the tests' PKI,
+# tests/fixtures/tls) changed; hack/cluster.sh sets its own kubeconfig and turns leader election
+# off. Writes OUTDIR/ks.yaml and OUTDIR/ks.out. 0 when it runs and is healthy.
+kube_with_extender() {
+  local tls=$REPO_ROOT/tests/fixtures/tls
+  python3 - "$REPO_ROOT/manifests/extender/kube-scheduler-config.yaml" "$1" "$2" "$tls" >"$3/ks.yaml" <<'PY'
+import sys, yaml
+cfg = yaml.safe_load(open(sys.argv[1]))
+cfg["profiles"][0]["schedulerName"] = sys.argv[3]
+ext = cfg["extenders"][0]
+ext["urlPrefix"] = "https://127.0.0.1:" + sys.argv[2]
+ext["tlsConfig"] = {"certFile": sys.argv[4] + "/client.crt", "keyFile": sys.argv[4] + "/client.key",
+                    "caFile": sys.argv[4] + "/ca.crt"}
+print(yaml.safe_dump(cfg, sort_keys=False))
+PY
+  bash "$REPO_ROOT/hack/cluster.sh" scheduler start "$3/ks.yaml" >"$3/ks.out" 2>&1 && return 0
+  # hack/cluster.sh sometimes reports a start failure for a scheduler that is up and healthy
+  wait_for 10 kube_scheduler_healthy
+}
+kube_scheduler_healthy() { bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | qgrep -E '^ +scheduler +running .*healthy'; }
+
 stop_schedulers() {
   local p
   for p in "${SCHED_PIDS[@]}"; do

@@ -11,6 +11,7 @@
 #include "scheduler/cmd/explain.h"
 #include "scheduler/cmd/extender.h"
 #include "scheduler/backend/podspec.h"
+#include "scheduler/plugins/backfill/backfill_plugin.h"
 #include "scheduler/plugins/policy/policy.h"
 #include "scheduler/plugins/reservation/reservation.h"
 #include "scheduler/plugins/reservation/resv_plan.h"
@@ -438,6 +439,82 @@ static bool kept(const json_t *res, const char *node) {
             return true;
     }
     return false;
+}
+
+/* Backfill in extender mode: the plan is another framework's (the loop's), over the cache
+ * snapshot; each request borrows it (bf_plugin_add_borrowed). mid-1 (8 cores) is planned busy
+ * with 6 cores for 60 s and held from then for an 8-core job; the fixture pod (2 cores) would
+ * still run then when it is expected to take 600 s: mid-1 is refused, naming the shadow, in both
+ * request forms (NodeNames: the cache's node indices; Nodes: the request's own snapshot, mapped
+ * by name); expected to take 30 s, it is not. */
+typedef struct bf_fixture {
+    sched_framework *owner; /* owns the plan, as the loop's framework does */
+    const sched_snapshot *cache;
+} bf_fixture;
+
+static int bf_add_plugins(void *ud, sched_framework *fw, tm_err *err) {
+    bf_fixture *f = ud;
+    return bf_plugin_add_borrowed(fw, bf_plugin_config(f->owner), bf_plugin_plan(f->owner),
+                                  f->cache, NULL, NULL, err);
+}
+
+static void test_filter_keeps_backfill_shadows(void) {
+    sched_snapshot *cache = cache_snapshot();
+    tm_err err = {0};
+    bf_config cfg = bf_config_default();
+    bf_fixture f = {.owner = sched_policy_new("fair", &err), .cache = cache};
+    CHECK(f.owner && bf_plugin_add(f.owner, &cfg, NULL, NULL, &err) == 0);
+    size_t n = sched_snapshot_node_count(cache);
+    sched_resources *alloc = calloc(n, sizeof *alloc);
+    int mid = sched_snapshot_node_index(cache, "mid-1");
+    CHECK(alloc && mid >= 0);
+    for (size_t i = 0; alloc && i < n; i++)
+        alloc[i] = sched_snapshot_node(cache, i)->allocatable;
+    bf_running run = {.node = mid, .end_ms = RESV_NOW + 60000};
+    run.req.v[SCHED_RES_CPU] = 6000;
+    sched_resources wide = {0};
+    wide.v[SCHED_RES_CPU] = 8000;
+    bool *elig = calloc(n, sizeof *elig);
+    if (elig && mid >= 0)
+        elig[mid] = true;
+    bf_job job = {.key = "pod wf/wide",
+                  .n_members = 1,
+                  .member_req = &wide,
+                  .runtime_ms = 600000,
+                  .eligible = elig};
+    CHECK(bf_plan_compute(bf_plugin_plan(f.owner), &cfg, alloc, n, &run, 1, NULL, 0, &job, 1,
+                          RESV_NOW, &err) == 0);
+    CHECK_INT((int)bf_plan_shadow_count(bf_plugin_plan(f.owner)), 1);
+    sched_extender_opts o = {
+        .cache = cache, .now_ms = fx_now, .add_plugins = bf_add_plugins, .plugins_ud = &f};
+    sched_extender *x = sched_extender_new(&o, &err);
+    const char *forms[] = {"extender-args-names.json", "extender-args-nodes.json"};
+    for (int form = 0; form < 2; form++)
+        for (int longer = 1; longer >= 0; longer--) {
+            char path[128];
+            snprintf(path, sizeof path, FIX "%s", forms[form]);
+            json_t *args = load(path);
+            json_object_set_new(tm_json_path(json_object_get(args, "Pod"), "metadata.annotations"),
+                                "tarema.io/expected-duration",
+                                json_string(longer ? "600s" : "30s"));
+            json_t *res = sched_extender_filter(x, args, &err);
+            CHECK(res != NULL);
+            const char *why = res ? json_string_value(json_object_get(
+                                        json_object_get(res, "FailedNodes"), "mid-1"))
+                                  : NULL;
+            if (longer)
+                CHECKF(why && strstr(why, "held for pod wf/wide from") && strstr(why, "(backfill)"),
+                       "form %d: mid-1: %s", form, why ? why : "(passed)");
+            else
+                CHECKF(!why, "form %d: mid-1 refused for a 30 s pod: %s", form, why);
+            json_decref(res);
+            json_decref(args);
+        }
+    sched_extender_free(x);
+    free(alloc);
+    free(elig);
+    sched_framework_free(f.owner);
+    sched_snapshot_free(cache);
 }
 
 static void test_filter_honours_reservations(void) {
@@ -880,6 +957,7 @@ int main(void) {
     RUN(test_filter_node_names_cache_capable);
     RUN(test_filter_port_conflict_is_resolvable);
     RUN(test_filter_counts_sparse_usage);
+    RUN(test_filter_keeps_backfill_shadows);
     RUN(test_malformed_args);
     RUN(test_bind);
     RUN(test_explain);

@@ -116,6 +116,9 @@ affinity:
 {{- $le := .Values.scheduler.leaderElection -}}
 {{- if eq .Values.scheduler.mode "extender" -}}
 {{- $_ := set $c "extender" (dict "bind" .Values.extender.bind) -}}
+{{- /* the pods the extender serves are those of kube-scheduler's profile: its Reservations and
+   backfill's shadows are theirs */ -}}
+{{- $_ := set $c "schedulerName" .Values.extender.profileSchedulerName -}}
 {{- end -}}
 {{- $_ := set $c "leaderElection" (dict "enabled" $le.enabled "namespace" .Release.Namespace "name" $le.leaseName "leaseMs" (int $le.leaseMs) "renewDeadlineMs" (int $le.renewDeadlineMs) "retryMs" (int $le.retryMs)) -}}
 {{- toYaml $c -}}

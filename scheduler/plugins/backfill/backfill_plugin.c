@@ -14,6 +14,9 @@ typedef struct bf_state {
     bf_key_fn key;
     void *ud;
     uint64_t backfilled; /* pods placed (Reserve) while a shadow of another job was held */
+    /* bf_plugin_add_borrowed: the plan is another plugin's, its node indices those of plan_snap
+     * (nodes are looked up there by name); NULL: the plan is this plugin's own */
+    const sched_snapshot *plan_snap;
 } bf_state;
 
 int64_t bf_pod_end(const sched_snapshot *s, const sched_pod *p, const sched_node *n,
@@ -36,7 +39,16 @@ static int filter(void *state, const sched_cycle *c, size_t node, const sched_no
     const char *key = pod_key(st, c->pod);
     if (!key[0])
         return -1; /* exempt */
-    int64_t end = bf_pod_end(c->snap, c->pod, n, &st->cfg, c->now_ms);
+    const sched_snapshot *s = c->snap;
+    if (st->plan_snap && st->plan_snap != s) { /* the plan's node, by name */
+        int i = sched_snapshot_node_index(st->plan_snap, n->name);
+        if (i < 0)
+            return -1; /* a node the plan does not know holds nothing for anyone */
+        node = (size_t)i;
+        s = st->plan_snap;
+        n = sched_snapshot_node(s, node);
+    }
+    int64_t end = bf_pod_end(s, c->pod, n, &st->cfg, c->now_ms);
     size_t which = 0;
     return bf_plan_check(st->plan, (int)node, key, &c->pod->requests, end, &which) == BF_OK
                ? -1
@@ -100,9 +112,28 @@ static void unreserve(void *state, const sched_cycle *c, const sched_node *n) {
 
 static void free_state(void *state) {
     bf_state *st = state;
-    if (st)
+    if (st && !st->plan_snap)
         bf_plan_free(st->plan);
     free(st);
+}
+
+int bf_plugin_add_borrowed(sched_framework *fw, const bf_config *cfg, bf_plan *plan,
+                           const sched_snapshot *plan_snap, bf_key_fn key, void *ud, tm_err *err) {
+    if (bf_config_check(cfg, err))
+        return -1;
+    if (!plan || !plan_snap)
+        return tm_err_set(err, "backfill: no plan to borrow");
+    bf_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return tm_err_set(err, "backfill: out of memory");
+    *st = (bf_state){.cfg = *cfg, .plan = plan, .key = key, .ud = ud, .plan_snap = plan_snap};
+    /* Filter only: the lender's Reserve takes from the shadows' spare for the pods it places */
+    sched_plugin pl = {.name = BF_PLUGIN_NAME,
+                       .state = st,
+                       .filter = filter,
+                       .filter_reason = filter_reason,
+                       .free_state = free_state};
+    return sched_framework_add_plugin(fw, &pl, err);
 }
 
 int bf_plugin_add(sched_framework *fw, const bf_config *cfg, bf_key_fn key, void *ud, tm_err *err) {

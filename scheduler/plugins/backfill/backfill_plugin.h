@@ -23,6 +23,13 @@ typedef const char *(*bf_key_fn)(void *ud, const sched_pod *p);
 
 /* Adds the plugin to fw with cfg (checked: -1 with err naming the bad field). */
 int bf_plugin_add(sched_framework *fw, const bf_config *cfg, bf_key_fn key, void *ud, tm_err *err);
+/* The same plugin over a plan another framework's Backfill plugin owns (bf_plugin_plan), whose
+ * node indices are those of plan_snap: the extender's per-request frameworks (their snapshot
+ * may be one of the request's own nodes) read the plan the loop computes. Filter only (no
+ * Reserve: the pods are placed by kube-scheduler, and the next plan sees them). Both borrowed
+ * must outlive fw; the caller serialises reads with the planning (the cache lock). */
+int bf_plugin_add_borrowed(sched_framework *fw, const bf_config *cfg, bf_plan *plan,
+                           const sched_snapshot *plan_snap, bf_key_fn key, void *ud, tm_err *err);
 /* The plugin's plan (NULL when fw has no Backfill plugin), to be computed with
  * bf_plan_compute (cfg: bf_plugin_config) before the cycles it is to hold for. */
 bf_plan *bf_plugin_plan(const sched_framework *fw);

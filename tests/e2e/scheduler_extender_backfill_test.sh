@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# tests/e2e/scheduler_extender_backfill_test.sh: backfill in extender mode (issue 32: "one pure
+# plugin for the live scheduler, the extender and the simulator"). The real kube-scheduler places
+# the pods; tarema-scheduler (--mode extender, backfill reserveDepth 1 by default) plans the
+# shadows of the pods of kube-scheduler's extender profile from its informer, and its /filter
+# keeps kube-scheduler's pods off a node where they would delay the head's shadow. One 8-core
+# kwok node of this test's own:
+#   - run-a (4 cores, 20 s) runs; wide (8 cores) waits for the whole node: its shadow starts at
+#     run-a's expected end, and it gets tarema.io/expected-start;
+#   - long (2 cores, 120 s) would fit now on the 4 free cores but still run at that time: it
+#     stays Pending, its FailedScheduling event naming the shadow ("held for pod NS/wide");
+#   - short (2 cores, 4 s) ends before the shadow starts: kube-scheduler binds it (backfilled);
+#   - wide binds once run-a has ended, before long (without tarema, kube-scheduler binds long at
+#     once and wide waits the 120 s, as the reference at the end shows).
+# e2e-run: alone (tests/run.sh runs it with no other test beside it): needs kube-scheduler stopped, runs and restarts it with an extender config
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/scheduler_lib.sh"
+. "$(dirname "$0")/backfill_lib.sh"
+
+sched_e2e_begin extbf xb
+SET=xb$ID
+PROFILE=kube-extbf-$ID
+STARTED_KS=0
+extra_cleanup() {
+  [ "$STARTED_KS" = 1 ] && bash "$REPO_ROOT/hack/cluster.sh" scheduler stop >/dev/null 2>&1
+  true
+}
+if bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | qgrep -E '^ +scheduler +running'; then
+  fail "kube-scheduler of this cluster is free for the test" "another test left it running (hack/cluster.sh scheduler stop)"
+  summary
+  exit 1
+fi
+sched_e2e_namespace
+bf_nodes 1
+TLS=$REPO_ROOT/tests/fixtures/tls
+if ! start_scheduler "$WORK/ext.log" --mode extender --scheduler-name "$PROFILE" --log-level debug \
+  --tls-cert-file "$TLS/server.crt" --tls-key-file "$TLS/server.key" --client-ca-file "$TLS/ca.crt"; then
+  fail "tarema-scheduler --mode extender starts" "$(tail -n 5 "$WORK/ext.log")"
+  summary
+  exit 1
+fi
+pass "tarema-scheduler --mode extender starts"
+if kube_with_extender "$SCHED_PORT" "$PROFILE" "$WORK"; then
+  STARTED_KS=1
+  pass "kube-scheduler starts with tarema as extender"
+else
+  fail "kube-scheduler starts with tarema as extender" "$(tail -n 5 "$WORK/ks.out")"
+  summary
+  exit 1
+fi
+
+pod() { bf_pod "$PROFILE" "$@"; }
+bound_at() { kubectl get pod -n "$NS" "$1" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }
+is_bound() { [ -n "$(bound_at "$1")" ]; }
+pod run-a 4 20s | kubectl create -f - >/dev/null
+check "run-a (4 cores, 20 s) is bound" wait_for 60 is_bound run-a
+T_A=$(date +%s)
+pod wide 8 30s | kubectl create -f - >/dev/null
+check "wide gets tarema.io/expected-start (its shadow)" wait_for 20 has_expected_start wide
+es=$(epoch "$(expected_start wide)")
+# run-a's expected end: 20 s after it started (kwok starts it within a second of its bind)
+if [ "$es" -ge $((T_A + 15)) ] && [ "$es" -le $((T_A + 25)) ]; then
+  pass "wide's expected start is run-a's expected end ($(expected_start wide))"
+else
+  fail "wide's expected start is run-a's expected end" "expected-start $(expected_start wide), run-a bound at $(date -u -d "@$T_A" +%H:%M:%S)"
+fi
+pod long 2 120s | kubectl create -f - >/dev/null
+pod short 2 4s | kubectl create -f - >/dev/null
+check "short (ends before the shadow) is backfilled" wait_for 30 is_bound short
+held() { failed_event long "held for pod $NS/wide"; }
+if wait_for 30 held && ! is_bound long; then
+  pass "long (would run into the shadow) stays Pending: held for pod $NS/wide"
+else
+  fail "long stays Pending, held for wide" "node '$(bound_at long)'; events: $(notes long)"
+fi
+check "wide binds once run-a has ended" wait_for 60 is_bound wide
+T_W=$(date +%s)
+if ! is_bound long || [ "$(kubectl get pod -n "$NS" long -o jsonpath='{.status.startTime}')" \> "$(kubectl get pod -n "$NS" wide -o jsonpath='{.status.startTime}')" ]; then
+  pass "wide started before long ($((T_W - T_A)) s after run-a)"
+else
+  fail "wide started before long" "$(kubectl get pods -n "$NS" -o wide 2>&1)"
+fi
+late=$((T_W - es))
+if [ "$late" -le 10 ]; then pass "wide bound within 10 s of its expected start ($late s)"; else fail "wide bound within 10 s of its expected start" "$late s late"; fi
+
+# The reference: the same pods without tarema (kube-scheduler alone) bind long at once, so wide
+# waits for it.
+bash "$REPO_ROOT/hack/cluster.sh" scheduler stop >/dev/null 2>&1
+STARTED_KS=0
+kubectl delete pods -n "$NS" --all --grace-period=0 --force --wait=true >/dev/null 2>&1
+no_pods() { [ "$(count_of 'true')" = 0 ]; }
+wait_for 60 no_pods
+REF=default-scheduler
+if bash "$REPO_ROOT/hack/cluster.sh" scheduler start >"$WORK/ks-ref.out" 2>&1 || wait_for 10 kube_scheduler_healthy; then
+  STARTED_KS=1
+  bf_pod "$REF" run-a 4 20s | kubectl create -f - >/dev/null
+  wait_for 60 is_bound run-a
+  bf_pod "$REF" wide 8 30s | kubectl create -f - >/dev/null
+  bf_pod "$REF" long 2 120s | kubectl create -f - >/dev/null
+  if wait_for 30 is_bound long && ! is_bound wide; then
+    pass "reference: kube-scheduler alone binds long at once, wide waits behind it"
+  else
+    fail "reference: kube-scheduler alone binds long at once" "$(kubectl get pods -n "$NS" -o wide 2>&1)"
+  fi
+else
+  fail "reference: kube-scheduler starts" "$(tail -n 5 "$WORK/ks-ref.out")"
+fi
+summary
