@@ -108,6 +108,7 @@ bench: all
 	@status=0; bash hack/bench.sh || status=1; \
 	  BINDIR=$(BINDIR) bash bench/gang_bench.sh || status=1; \
 	  O=$(O) BINDIR=$(BINDIR) bash bench/preemption_bench.sh || status=1; \
+	  O=$(O) BINDIR=$(BINDIR) bash bench/scheduler_perf_bench.sh || status=1; \
 	  BINDIR=$(BINDIR) bash bench/differential_kube.sh || status=1; \
 	  O=$(O) BINDIR=$(BINDIR) bash bench/informer_sync_bench.sh || status=1; \
 	  exit $$status

@@ -5,6 +5,11 @@
  *   scheduler_live_bench --namespace NS --scheduler-name NAME --pods N [--concurrency C]
  *                        [--cpu 100m] [--memory 128Mi] [--timeout-s 600] [--kubeconfig FILE]
  *                        [--then CMD] [--priority-class NAME] [--bound-to PREFIX:N]
+ *                        [--template FILE]
+ *
+ * --template: the pods are copies of the JSON Pod in FILE (bench/scheduler_perf_bench.sh writes
+ * kube-scheduler's scheduler_perf templates there), each given its name, the namespace and the
+ * scheduler name; --cpu and --memory are then not used, the template's requests stand.
  *
  * --bound-to: the pods are created already placed (spec.nodeName PREFIX-1 .. PREFIX-N, round
  * robin), as pods another scheduler placed look to a scheduler starting up (bench/
@@ -52,6 +57,7 @@ typedef struct bench {
     const char *ns, *sched, *cpu, *memory;
     const char *priority_class; /* NULL: none */
     const char *bound_prefix;   /* --bound-to: NULL = pods are left to a scheduler */
+    json_t *tmpl;               /* --template: NULL = the built-in pod */
     int bound_nodes;
     int n, concurrency;
     int next, inflight, created, create_failed, bound;
@@ -68,12 +74,30 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* A copy of the --template pod named NAME, in the run's namespace, for the scheduler measured. */
+static json_t *from_template(const bench *b, const char *name) {
+    json_t *pod = json_deep_copy(b->tmpl);
+    json_t *meta = json_object_get(pod, "metadata");
+    json_t *spec = json_object_get(pod, "spec");
+    if (!meta || !spec) {
+        json_decref(pod);
+        return NULL;
+    }
+    json_object_del(meta, "generateName");
+    json_object_set_new(meta, "name", json_string(name));
+    json_object_set_new(meta, "namespace", json_string(b->ns));
+    json_object_set_new(spec, "schedulerName", json_string(b->sched));
+    return pod;
+}
+
 /* Pods carry tarema task labels (three kinds) so the tarema policy does its group work; other
  * schedulers ignore the annotations. */
 static json_t *pod_obj(const bench *b, int i) {
     char name[64], lab[4];
     snprintf(name, sizeof name, "bench-%d", i);
     snprintf(lab, sizeof lab, "%d", 1 + i % 3);
+    if (b->tmpl)
+        return from_template(b, name);
     json_t *pod =
         json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s, s:s}}, s:{s:s, s:[{s:s, s:s, "
                   "s:{s:{s:s, s:s}}}]}}",
@@ -322,6 +346,7 @@ int main(int argc, char **argv) {
                                          {"then", required_argument, NULL, 'T'},
                                          {"priority-class", required_argument, NULL, 'P'},
                                          {"bound-to", required_argument, NULL, 'B'},
+                                         {"template", required_argument, NULL, 'J'},
                                          {NULL, 0, NULL, 0}};
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -368,6 +393,19 @@ int main(int argc, char **argv) {
             }
             *colon = '\0';
             b.bound_prefix = optarg;
+            break;
+        }
+        case 'J': {
+            json_error_t je;
+            json_decref(b.tmpl);
+            b.tmpl = json_load_file(optarg, 0, &je);
+            if (!json_is_object(b.tmpl) || !json_is_object(json_object_get(b.tmpl, "metadata")) ||
+                !json_is_object(json_object_get(b.tmpl, "spec"))) {
+                fprintf(stderr, "scheduler_live_bench: --template %s: %s\n", optarg,
+                        b.tmpl ? "not a Pod object with metadata and spec" : je.text);
+                json_decref(b.tmpl);
+                return 2;
+            }
             break;
         }
         default:
@@ -485,5 +523,6 @@ out:
     pthread_mutex_destroy(&b.mu);
     free(b.created_at);
     free(b.bound_at);
+    json_decref(b.tmpl);
     return rc;
 }

@@ -21,6 +21,9 @@
 #   BENCH_QPS=1000 BENCH_BURST=2000     client budget of both schedulers
 #   BENCH_CLUSTER_NAME=bench-sched      cluster instance (torn down at the end)
 #   BENCH_SCHEDULERS="tarema kube-scheduler"  which schedulers run (default both)
+#   BENCH_TAREMA_ARGS="..."             more tarema-scheduler flags (e.g. --config FILE with
+#                                       backfill: {reserveDepth: 10}); the backfill planner's
+#                                       plans and mean plan time are read from its /metrics
 #   BENCH_PROFILE=DIR                   also samples tarema-scheduler's CPU with perf (cpu-clock,
 #                                       249 Hz, call stacks, attached once it started) into DIR, one
 #                                       perf.data per run, and prints each run's top functions
@@ -107,7 +110,7 @@ start_kube_cmd() {
   echo "bash hack/cluster.sh scheduler start '$WORK/kube-scheduler.yaml' >>'$WORK/kube-scheduler.out' 2>&1 && cp '$TAREMA_CLUSTER_DIR/run/scheduler.pid' '$WORK/kube.pid'"
 }
 start_tarema_cmd() {
-  local c="'$TAREMA' --scheduler-name tarema --qps $QPS --burst $BURST --port 0 --log-level info >'$WORK/tarema.log' 2>&1 & echo \$! >'$WORK/tarema.pid'"
+  local c="'$TAREMA' --scheduler-name tarema --qps $QPS --burst $BURST --port 0 --log-level info ${BENCH_TAREMA_ARGS:-} >'$WORK/tarema.log' 2>&1 & echo \$! >'$WORK/tarema.pid'"
   # profiled: perf attaches to the running scheduler (its pid stays the scheduler's, so the CPU
   # and RSS figures stay the scheduler's own) and stops when it exits
   [ -z "$PROFILE" ] ||
@@ -154,6 +157,14 @@ run_one() {
   c1=$(cpu_s "$pid")
   hwm=$(hwm_mb "$pid")
   out="$out cpu_s=$(echo "$c1 - $c0" | bc) peak_rss_mb=$hwm"
+  if [ "$who" = tarema ]; then # the backfill planner's work (issue 32): plans and mean plan time
+    local port
+    port=$(sed -n 's/.*serving addr=[^ ]* port=\([0-9]*\).*/\1/p' "$WORK/tarema.log" | head -n 1)
+    [ -n "$port" ] && out="$out $(curl -sf "http://127.0.0.1:$port/metrics" | awk '
+      /^tarema_backfill_plan_duration_seconds_sum / {s = $2}
+      /^tarema_backfill_plan_duration_seconds_count / {n = $2}
+      END {printf "plans=%d plan_ms=%.1f", n, n ? 1000 * s / n : 0}')"
+  fi
   step "$scale $mode round $round $who: $out"
   echo "$scale $mode $who $round $out" >>"$WORK/rows"
   if [ "$who" = tarema ] && [ -s "$WORK/tarema.log" ]; then
@@ -208,7 +219,7 @@ echo "scheduler-live: same kwok cluster, same pods, client qps=$QPS burst=$BURST
 cat "$WORK/rows"
 echo
 echo "medians over $ROUNDS round(s) per scheduler (pods/s: streaming from the first create, backlog from the scheduler's start):"
-printf '%-7s %-10s %-15s %9s %9s %9s %8s %12s\n' scale mode scheduler pods/s p50_ms p99_ms cpu_s peak_rss_mb
+printf '%-7s %-10s %-15s %9s %9s %9s %8s %12s %8s\n' scale mode scheduler pods/s p50_ms p99_ms cpu_s peak_rss_mb plan_ms
 awk '
 function median(key,   n, i, j, t, a) {
   n = split(vals[key], a, " ")
@@ -229,8 +240,9 @@ function median(key,   n, i, j, t, a) {
 END {
   for (k = 1; k <= nid; k++) {
     id = order[k]; split(id, p, " ")
-    printf "%-7s %-10s %-15s %9.1f %9.0f %9.0f %8.2f %12.0f\n", p[1], p[2], p[3],
+    printf "%-7s %-10s %-15s %9.1f %9.0f %9.0f %8.2f %12.0f %8s\n", p[1], p[2], p[3],
       median(id SUBSEP "pods_per_s"), median(id SUBSEP "p50_ms"), median(id SUBSEP "p99_ms"),
-      median(id SUBSEP "cpu_s"), median(id SUBSEP "peak_rss_mb")
+      median(id SUBSEP "cpu_s"), median(id SUBSEP "peak_rss_mb"),
+      (id SUBSEP "plan_ms") in vals ? sprintf("%.1f", median(id SUBSEP "plan_ms")) : "-"
   }
 }' "$WORK/rows"
