@@ -135,6 +135,8 @@ typedef struct spod {
                         * n_uncounted nor in any pod set */
     uint16_t n_x;      /* entries of x (nearly every pod: 0) */
     uint32_t node_pos; /* its position in its node's pod list */
+    int32_t node_i;    /* its node's index while listed (kept when nodes move: remove_node),
+                        * so that the pod sets answer it without a lookup by name */
     sched_pod_meta *meta;               /* NULL when recorded without metadata */
     size_t set_pos[SCHED_PODSET_COUNT]; /* index in each pod set it belongs to */
 } spod;
@@ -520,6 +522,7 @@ static void list_join(sched_snapshot *s, spod *p, size_t i) {
     p->node_pos = l->n;
     l->p[l->n++] = p;
     p->listed = true;
+    p->node_i = (int32_t)i;
 }
 
 /* Unlists p from node index i. */
@@ -671,7 +674,9 @@ int sched_snapshot_remove_node(sched_snapshot *s, const char *name) {
     s->n_nodes--;
     s->npods[i] = s->npods[s->n_nodes]; /* its pods' positions in it do not change */
     memset(&s->npods[s->n_nodes], 0, sizeof *s->npods);
-    if (i != s->n_nodes) { /* the last node moves into the hole */
+    for (uint32_t k = 0; i != s->n_nodes && k < s->npods[i].n; k++)
+        s->npods[i].p[k]->node_i = (int32_t)i; /* their node is at its new index */
+    if (i != s->n_nodes) {                     /* the last node moves into the hole */
         s->n_flagged -= s->c_flags[s->n_nodes] != 0;
         s->nodes[i] = s->nodes[s->n_nodes];
         smap_put(&s->node_idx, s->nodes[i]->name, (void *)(uintptr_t)(i + 1));
@@ -805,8 +810,8 @@ const sched_pod_meta *sched_snapshot_podset_pod(const sched_snapshot *s, sched_p
     const spod *p = s->sets[set][i];
     if (uid)
         *uid = p->uid;
-    if (node)
-        *node = p->counted ? sched_snapshot_node_index(s, p->node) : -1;
+    if (node) /* a counted pod is listed unless its node's list was out of memory */
+        *node = !p->counted ? -1 : p->listed ? p->node_i : sched_snapshot_node_index(s, p->node);
     return p->meta;
 }
 

@@ -57,7 +57,8 @@ struct sched_backfill_live {
     bool observe;         /* the queue is kube-scheduler's, observed (sched_backfill_live_observe):
                            * no pod of it is ever tried here, so no idle skip */
     bool batch_planned;   /* sched_backfill_live_unschedulable planned in this batch already */
-    char keybuf[600];     /* the key function's answer (one at a time, loop thread) */
+    char keybuf[600];     /* the key function's answer (one at a time: under the cache lock, on the
+                           * loop thread or an extender request's) */
     char **job_keys;      /* the last plan's job keys (its shadows point at them) */
     size_t n_job_keys;
     size_t n_not_before;     /* pods tracked with a not_before_ms: the plan is never skipped then */

@@ -330,9 +330,11 @@ static int pref_build(sched_interpod_state *st, const sched_cycle *c) {
 }
 
 static bool interpod_pre_score(void *state, const sched_cycle *c) {
+    sched_interpod_state *st = state;
+    if (st)
+        st->pref_ready = false; /* nothing of an earlier cycle is read again */
     if (!c->pod->pod_prefs && sched_snapshot_podset_count(c->snap, SCHED_PODSET_PREF) == 0)
         return false;
-    sched_interpod_state *st = state;
     if (st)
         st->pref_ready = pref_build(st, c) == 0;
     return true;

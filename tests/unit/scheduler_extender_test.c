@@ -517,6 +517,96 @@ static void test_filter_keeps_backfill_shadows(void) {
     sched_snapshot_free(cache);
 }
 
+/* The same with an extended resource numbered differently in the plan's snapshot and in the
+ * request's own (the Nodes form): the cache met example.com/a first (slot 4, 10 of it on gpu-1),
+ * nvidia.com/gpu second; the request's snapshot has only the gpu (slot 4). gpu-1's 2 gpus are
+ * used for 60 s, then held for a 2-gpu job: a pod asking for 1 gpu for 600 s is refused there
+ * in both forms (compared as slot 4 of the plan, example.com/a, it passed). */
+static void test_filter_backfill_maps_resources_by_name(void) {
+    sched_snapshot *cache = sched_snapshot_new();
+    tm_err err = {0};
+    CHECK_INT(sched_snapshot_resource_slot(cache, "example.com/a", &err), SCHED_RES_FIRST_EXT);
+    json_t *nodes = load(FIX "nodes.json");
+    size_t i;
+    json_t *nj;
+    json_array_foreach(json_object_get(nodes, "items"), i, nj) {
+        if (strcmp(tm_json_str(nj, "metadata.name", ""), "gpu-1") == 0)
+            json_object_set_new(tm_json_path(nj, "status.allocatable"), "example.com/a",
+                                json_string("10"));
+        sched_node *sn = sched_node_from_json(cache, nj, &err);
+        CHECK(sn && sched_snapshot_put_node(cache, sn, &err) == 0);
+    }
+    json_decref(nodes);
+    int gpu = -1;
+    for (int r = 0; r < sched_snapshot_resource_count(cache); r++)
+        if (strcmp(sched_snapshot_resource_name(cache, r), "nvidia.com/gpu") == 0)
+            gpu = r;
+    CHECK(gpu > SCHED_RES_FIRST_EXT);
+    bf_config cfg = bf_config_default();
+    bf_fixture f = {.owner = sched_policy_new("fair", &err), .cache = cache};
+    CHECK(f.owner && bf_plugin_add(f.owner, &cfg, NULL, NULL, &err) == 0);
+    size_t n = sched_snapshot_node_count(cache);
+    sched_resources *alloc = calloc(n, sizeof *alloc);
+    bool *elig = calloc(n, sizeof *elig);
+    int g1 = sched_snapshot_node_index(cache, "gpu-1");
+    CHECK(alloc && elig && g1 >= 0 && gpu > 0);
+    if (!alloc || !elig || g1 < 0 || gpu <= 0) {
+        free(alloc);
+        free(elig);
+        sched_framework_free(f.owner);
+        sched_snapshot_free(cache);
+        return;
+    }
+    for (size_t k = 0; k < n; k++)
+        alloc[k] = sched_snapshot_node(cache, k)->allocatable;
+    elig[g1] = true;
+    bf_running run = {.node = g1, .end_ms = RESV_NOW + 60000};
+    run.req.v[gpu] = 2;
+    sched_resources two = {0};
+    two.v[gpu] = 2;
+    bf_job job = {.key = "pod wf/gpus",
+                  .n_members = 1,
+                  .member_req = &two,
+                  .runtime_ms = 600000,
+                  .eligible = elig};
+    CHECK(bf_plan_compute(bf_plugin_plan(f.owner), &cfg, alloc, n, &run, 1, NULL, 0, &job, 1,
+                          RESV_NOW, &err) == 0);
+    CHECK_INT((int)bf_plan_shadow_count(bf_plugin_plan(f.owner)), 1);
+    sched_extender_opts o = {
+        .cache = cache, .now_ms = fx_now, .add_plugins = bf_add_plugins, .plugins_ud = &f};
+    sched_extender *x = sched_extender_new(&o, &err);
+    const char *forms[] = {"extender-args-names.json", "extender-args-nodes.json"};
+    for (int form = 0; form < 2; form++) {
+        char path[128];
+        snprintf(path, sizeof path, FIX "%s", forms[form]);
+        json_t *args = load(path);
+        json_t *pod = json_object_get(args, "Pod");
+        json_object_set_new(tm_json_path(pod, "metadata.annotations"),
+                            "tarema.io/expected-duration", json_string("600s"));
+        json_object_set_new(
+            json_object_get(pod, "spec"), "tolerations",
+            json_pack("[{s:s, s:s}]", "key", "nvidia.com/gpu", "operator", "Exists"));
+        json_t *c0 = json_array_get(tm_json_path(pod, "spec.containers"), 0);
+        json_object_set_new(
+            c0, "resources",
+            json_pack("{s:{s:s, s:s}}", "requests", "cpu", "1", "nvidia.com/gpu", "1"));
+        json_t *res = sched_extender_filter(x, args, &err);
+        CHECK(res != NULL);
+        const char *why =
+            res ? json_string_value(json_object_get(json_object_get(res, "FailedNodes"), "gpu-1"))
+                : NULL;
+        CHECKF(why && strstr(why, "held for pod wf/gpus"), "form %d: gpu-1: %s", form,
+               why ? why : "(passed)");
+        json_decref(res);
+        json_decref(args);
+    }
+    sched_extender_free(x);
+    free(alloc);
+    free(elig);
+    sched_framework_free(f.owner);
+    sched_snapshot_free(cache);
+}
+
 static void test_filter_honours_reservations(void) {
     sched_snapshot *cache = cache_snapshot();
     tm_err err = {0};
@@ -958,6 +1048,7 @@ int main(void) {
     RUN(test_filter_port_conflict_is_resolvable);
     RUN(test_filter_counts_sparse_usage);
     RUN(test_filter_keeps_backfill_shadows);
+    RUN(test_filter_backfill_maps_resources_by_name);
     RUN(test_malformed_args);
     RUN(test_bind);
     RUN(test_explain);

@@ -536,8 +536,52 @@ static void test_interpod_prescore_equals_per_node_sum(void) {
     sched_snapshot_free(s);
 }
 
+/* The pod sets answer each pod's node index without a lookup by name (snapshot.c, node_i): it
+ * stays right when a node is removed and the last one moves into its place, when pods are
+ * hidden and shown (preemption's what-if), and when a node comes back. */
+static void check_podset_nodes(const sched_snapshot *s, const char *when) {
+    size_t n = sched_snapshot_podset_count(s, SCHED_PODSET_META), bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *uid;
+        int node;
+        sched_snapshot_podset_pod(s, SCHED_PODSET_META, i, &uid, &node);
+        const char *name = sched_snapshot_pod_node(s, uid);
+        int want = name ? sched_snapshot_node_index(s, name) : -1;
+        bad += node != want;
+    }
+    CHECKF(bad == 0 && n > 0, "%s: %zu of %zu pods with a wrong node index", when, bad, n);
+}
+
+static void test_podset_node_index_follows_node_moves(void) {
+    sched_snapshot *s = sched_snapshot_new();
+    char name[16], buf[2048];
+    for (int i = 0; i < 5; i++) {
+        snprintf(name, sizeof name, "n-%d", i);
+        put(s, node(name, NULL, 8000, 8LL << 30));
+    }
+    tm_err err = {0};
+    for (int i = 0; i < 40; i++) {
+        snprintf(name, sizeof name, "n-%d", i % 5);
+        json_t *j = json_loads(random_pod(buf, sizeof buf, i, name), 0, NULL);
+        CHECKF(j && sched_snapshot_add_pod_json(s, j, NULL, &err) == 0, "%s", err.msg);
+        json_decref(j);
+    }
+    check_podset_nodes(s, "placed");
+    CHECK_INT(sched_snapshot_remove_node(s, "n-1"), 0); /* n-4 moves to index 1 */
+    check_podset_nodes(s, "n-1 removed");
+    CHECK_INT(sched_snapshot_hide_pod(s, "u4", true), 0); /* a pod of n-4 */
+    CHECK_INT(sched_snapshot_hide_pod(s, "u4", false), 0);
+    check_podset_nodes(s, "a pod of the moved node hidden and shown");
+    put(s, node("n-1", NULL, 8000, 8LL << 30)); /* back, at the end: its pods count again */
+    check_podset_nodes(s, "n-1 back");
+    CHECK_INT(sched_snapshot_remove_node(s, "n-0"), 0);
+    check_podset_nodes(s, "n-0 removed");
+    sched_snapshot_free(s);
+}
+
 int main(void) {
     RUN(test_interpod_prescore_equals_per_node_sum);
+    RUN(test_podset_node_index_follows_node_moves);
     RUN(test_spread_zone);
     RUN(test_spread_hostname);
     RUN(test_spread_silent);

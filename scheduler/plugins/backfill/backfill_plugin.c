@@ -32,6 +32,28 @@ static const char *pod_key(const bf_state *st, const sched_pod *p) {
     return k ? k : p->uid;
 }
 
+/* r (slots of snapshot from) in the slots of snapshot to, by resource name; a name to does not
+ * have is left out: nothing of the plan holds it. */
+static void map_slots(const sched_snapshot *from, const sched_snapshot *to,
+                      const sched_resources *r, sched_resources *out) {
+    memset(out, 0, sizeof *out);
+    int nf = sched_snapshot_resource_count(from), nt = sched_snapshot_resource_count(to);
+    for (int k = 0; k < nf; k++) {
+        if (!r->v[k])
+            continue;
+        if (k < SCHED_RES_FIRST_EXT) { /* the fixed ones are the same everywhere */
+            out->v[k] = r->v[k];
+            continue;
+        }
+        const char *name = sched_snapshot_resource_name(from, k);
+        for (int j = SCHED_RES_FIRST_EXT; name && j < nt; j++)
+            if (strcmp(name, sched_snapshot_resource_name(to, j)) == 0) {
+                out->v[j] = r->v[k];
+                break;
+            }
+    }
+}
+
 static int filter(void *state, const sched_cycle *c, size_t node, const sched_node *n) {
     bf_state *st = state;
     if (bf_plan_shadow_count(st->plan) == 0)
@@ -40,19 +62,23 @@ static int filter(void *state, const sched_cycle *c, size_t node, const sched_no
     if (!key[0])
         return -1; /* exempt */
     const sched_snapshot *s = c->snap;
+    const sched_resources *req = &c->pod->requests;
+    sched_resources mapped;
     if (st->plan_snap && st->plan_snap != s) { /* the plan's node, by name */
         int i = sched_snapshot_node_index(st->plan_snap, n->name);
         if (i < 0)
             return -1; /* a node the plan does not know holds nothing for anyone */
         node = (size_t)i;
+        /* and the pod's requests in the plan's slots: extended resources are numbered per
+         * snapshot, in the order their names were met */
+        map_slots(s, st->plan_snap, req, &mapped);
+        req = &mapped;
         s = st->plan_snap;
         n = sched_snapshot_node(s, node);
     }
     int64_t end = bf_pod_end(s, c->pod, n, &st->cfg, c->now_ms);
     size_t which = 0;
-    return bf_plan_check(st->plan, (int)node, key, &c->pod->requests, end, &which) == BF_OK
-               ? -1
-               : (int)which;
+    return bf_plan_check(st->plan, (int)node, key, req, end, &which) == BF_OK ? -1 : (int)which;
 }
 
 /* "node(s) were held for pod ns/a from 2026-11-29T08:00:00Z (backfill)": whom the node is
