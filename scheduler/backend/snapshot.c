@@ -338,10 +338,17 @@ const char *sched_snapshot_xres_next(sched_snapshot *s) {
     return s->n_xnames_told < s->n_xnames ? s->xnames[s->n_xnames_told++] : NULL;
 }
 
-int sched_snapshot_resource_slot(sched_snapshot *s, const char *name, tm_err *err) {
+int sched_snapshot_resource_find(const sched_snapshot *s, const char *name) {
     for (int i = 0; i < s->n_res; i++)
         if (strcmp(s->res_names[i], name) == 0)
             return i;
+    return -1;
+}
+
+int sched_snapshot_resource_slot(sched_snapshot *s, const char *name, tm_err *err) {
+    int found = sched_snapshot_resource_find(s, name);
+    if (found >= 0)
+        return found;
     if (s->n_res >= SCHED_RES_MAX)
         return SCHED_RES_NO_SLOT;
     char *dup = strdup(name);

@@ -285,6 +285,8 @@ void sched_snapshot_free(sched_snapshot *s);
  * used (the name is then one kept sparsely: sched_snapshot_xres_id), -1 with err on OOM. */
 enum { SCHED_RES_NO_SLOT = -2 };
 int sched_snapshot_resource_slot(sched_snapshot *s, const char *name, tm_err *err);
+/* The slot of a name, -1 when it has none (nothing is given one: a read-only lookup). */
+int sched_snapshot_resource_find(const sched_snapshot *s, const char *name);
 /* The sparse id of a name refused a slot (given on first use); -1 with err on OOM. */
 int sched_snapshot_xres_id(sched_snapshot *s, const char *name, tm_err *err);
 /* The id of a sparse name, -1 when it has none. */

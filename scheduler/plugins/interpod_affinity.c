@@ -247,23 +247,56 @@ static bool same_domain(const sched_node *a, const sched_node *b, const char *ke
     return va && vb && strcmp(va, vb) == 0;
 }
 
-static int64_t pref_terms(const sched_pod_term *t, const int32_t *w, size_t n, const char *ns,
-                          const sched_labels *labels, const json_t *jlabels, const sched_node *a,
-                          const sched_node *b) {
-    int64_t sum = 0;
+/* Called for each matching preferred term: its key, the signed weight, the placed pod's node.
+ * Non-zero stops the walk (out of memory). */
+typedef int (*pref_visit)(void *ctx, const sched_pod_term *t, int64_t w, const sched_node *mn);
+
+/* Each of n terms that matches (ns, labels or jlabels) visited with sign * its weight. */
+static int visit_terms(const sched_pod_term *t, const int32_t *w, size_t n, const char *ns,
+                       const sched_labels *labels, const json_t *jlabels, const sched_node *mn,
+                       int sign, pref_visit visit, void *ctx) {
     for (size_t k = 0; k < n; k++) {
         bool m = labels || !jlabels ? sched_pod_term_matches(&t[k], ns, labels, false)
                                     : sched_pod_term_matches_json(&t[k], ns, jlabels, false);
-        if (m && same_domain(a, b, t[k].topology_key))
-            sum += w[k];
+        if (m && visit(ctx, &t[k], sign * (int64_t)w[k], mn) != 0)
+            return -1;
     }
-    return sum;
+    return 0;
 }
 
-/* Adds weight w for the topology pair of node mn under term t's key (nothing when mn lacks it).
- * 0, or -1 when out of memory. */
-static int pref_add(sched_interpod_state *st, const sched_pod_term *t, const sched_node *mn,
-                    int64_t w) {
+/* Every (term, weight, node) the score counts, as the comment above says: the incoming pod's
+ * terms matching each placed pod, and each placed pod's terms matching the incoming pod. */
+static int walk_prefs(const sched_cycle *c, pref_visit visit, void *ctx) {
+    const sched_pod *p = c->pod;
+    const sched_pod_prefs *own = p->pod_prefs;
+    /* without preferred terms of its own, only placed pods with preferred terms count */
+    sched_podset set = own ? SCHED_PODSET_META : SCHED_PODSET_PREF;
+    size_t np = sched_snapshot_podset_count(c->snap, set);
+    for (size_t i = 0; i < np; i++) {
+        const char *uid;
+        int node;
+        const sched_pod_meta *m = sched_snapshot_podset_pod(c->snap, set, i, &uid, &node);
+        if (node < 0 || strcmp(uid, p->uid) == 0 || (!own && !m->pref))
+            continue;
+        const sched_node *mn = sched_snapshot_node(c->snap, (size_t)node);
+        if (own && (visit_terms(own->aff, own->aff_weight, own->n_aff, m->ns, m->labels, NULL, mn,
+                                1, visit, ctx) ||
+                    visit_terms(own->anti, own->anti_weight, own->n_anti, m->ns, m->labels, NULL,
+                                mn, -1, visit, ctx)))
+            return -1;
+        if (m->pref && (visit_terms(m->pref->aff, m->pref->aff_weight, m->pref->n_aff, p->ns, NULL,
+                                    p->pod_labels, mn, 1, visit, ctx) ||
+                        visit_terms(m->pref->anti, m->pref->anti_weight, m->pref->n_anti, p->ns,
+                                    NULL, p->pod_labels, mn, -1, visit, ctx)))
+            return -1;
+    }
+    return 0;
+}
+
+/* walk_prefs' visitor for PreScore: w on mn's topology pair of t's key (nothing when mn lacks
+ * the key). 0, or -1 when out of memory. */
+static int pref_add(void *ctx, const sched_pod_term *t, int64_t w, const sched_node *mn) {
+    sched_interpod_state *st = ctx;
     const char *v = sched_node_label(mn, t->topology_key);
     if (!v)
         return 0;
@@ -284,19 +317,6 @@ static int pref_add(sched_interpod_state *st, const sched_pod_term *t, const sch
     return sched_tpmap_add(st->pref, t->topology_key, v, w);
 }
 
-/* Each matching term of n counts sign * its weight on mn's pair of its key. */
-static int pref_add_terms(sched_interpod_state *st, const sched_pod_term *t, const int32_t *w,
-                          size_t n, const char *ns, const sched_labels *labels,
-                          const json_t *jlabels, const sched_node *mn, int sign) {
-    for (size_t k = 0; k < n; k++) {
-        bool m = labels || !jlabels ? sched_pod_term_matches(&t[k], ns, labels, false)
-                                    : sched_pod_term_matches_json(&t[k], ns, jlabels, false);
-        if (m && pref_add(st, &t[k], mn, sign * (int64_t)w[k]) != 0)
-            return -1;
-    }
-    return 0;
-}
-
 /* The placed pods' contributions per topology pair, once for the cycle: what each node's score
  * then sums over its own pairs (interpod_score). Walking the pods once instead of once per node
  * turns a cycle from nodes x pods term checks into pods + nodes x keys lookups (at 5,000 nodes
@@ -304,29 +324,7 @@ static int pref_add_terms(sched_interpod_state *st, const sched_pod_term *t, con
 static int pref_build(sched_interpod_state *st, const sched_cycle *c) {
     sched_tpmap_clear(st->pref);
     st->n_pref_keys = 0;
-    const sched_pod *p = c->pod;
-    const sched_pod_prefs *own = p->pod_prefs;
-    sched_podset set = own ? SCHED_PODSET_META : SCHED_PODSET_PREF;
-    size_t np = sched_snapshot_podset_count(c->snap, set);
-    for (size_t i = 0; i < np; i++) {
-        const char *uid;
-        int node;
-        const sched_pod_meta *m = sched_snapshot_podset_pod(c->snap, set, i, &uid, &node);
-        if (node < 0 || strcmp(uid, p->uid) == 0 || (!own && !m->pref))
-            continue;
-        const sched_node *mn = sched_snapshot_node(c->snap, (size_t)node);
-        if (own && (pref_add_terms(st, own->aff, own->aff_weight, own->n_aff, m->ns, m->labels,
-                                   NULL, mn, 1) ||
-                    pref_add_terms(st, own->anti, own->anti_weight, own->n_anti, m->ns, m->labels,
-                                   NULL, mn, -1)))
-            return -1;
-        if (m->pref && (pref_add_terms(st, m->pref->aff, m->pref->aff_weight, m->pref->n_aff, p->ns,
-                                       NULL, p->pod_labels, mn, 1) ||
-                        pref_add_terms(st, m->pref->anti, m->pref->anti_weight, m->pref->n_anti,
-                                       p->ns, NULL, p->pod_labels, mn, -1)))
-            return -1;
-    }
-    return 0;
+    return walk_prefs(c, pref_add, st);
 }
 
 static bool interpod_pre_score(void *state, const sched_cycle *c) {
@@ -340,6 +338,20 @@ static bool interpod_pre_score(void *state, const sched_cycle *c) {
     return true;
 }
 
+/* walk_prefs' visitor without the PreScore sums (no state, or out of memory building them):
+ * w counts for node n when it shares mn's value of t's key. */
+typedef struct node_sum {
+    const sched_node *n;
+    int64_t sum;
+} node_sum;
+
+static int node_add(void *ctx, const sched_pod_term *t, int64_t w, const sched_node *mn) {
+    node_sum *ns = ctx;
+    if (same_domain(ns->n, mn, t->topology_key))
+        ns->sum += w;
+    return 0;
+}
+
 static int64_t interpod_score(void *state, const sched_cycle *c, const sched_node *n) {
     const sched_interpod_state *st = state;
     if (st && st->pref_ready) { /* the node's pairs in the cycle's sums (pref_build) */
@@ -351,30 +363,9 @@ static int64_t interpod_score(void *state, const sched_cycle *c, const sched_nod
         }
         return sum;
     }
-    const sched_pod *p = c->pod;
-    const sched_pod_prefs *own = p->pod_prefs;
-    /* without preferred terms of its own, only placed pods with preferred terms count */
-    sched_podset set = own ? SCHED_PODSET_META : SCHED_PODSET_PREF;
-    size_t np = sched_snapshot_podset_count(c->snap, set);
-    int64_t sum = 0;
-    for (size_t i = 0; i < np; i++) {
-        const char *uid;
-        int node;
-        const sched_pod_meta *m = sched_snapshot_podset_pod(c->snap, set, i, &uid, &node);
-        if (node < 0 || strcmp(uid, p->uid) == 0 || (!own && !m->pref))
-            continue;
-        const sched_node *mn = sched_snapshot_node(c->snap, (size_t)node);
-        if (own)
-            sum +=
-                pref_terms(own->aff, own->aff_weight, own->n_aff, m->ns, m->labels, NULL, n, mn) -
-                pref_terms(own->anti, own->anti_weight, own->n_anti, m->ns, m->labels, NULL, n, mn);
-        if (m->pref)
-            sum += pref_terms(m->pref->aff, m->pref->aff_weight, m->pref->n_aff, p->ns, NULL,
-                              p->pod_labels, n, mn) -
-                   pref_terms(m->pref->anti, m->pref->anti_weight, m->pref->n_anti, p->ns, NULL,
-                              p->pod_labels, n, mn);
-    }
-    return sum;
+    node_sum ns = {.n = n};
+    walk_prefs(c, node_add, &ns);
+    return ns.sum;
 }
 
 static void interpod_free(void *state) {

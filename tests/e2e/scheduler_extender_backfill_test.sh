@@ -33,22 +33,7 @@ if bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | qgrep -E '^ +scheduler
 fi
 sched_e2e_namespace
 bf_nodes 1
-TLS=$REPO_ROOT/tests/fixtures/tls
-if ! start_scheduler "$WORK/ext.log" --mode extender --scheduler-name "$PROFILE" --log-level debug \
-  --tls-cert-file "$TLS/server.crt" --tls-key-file "$TLS/server.key" --client-ca-file "$TLS/ca.crt"; then
-  fail "tarema-scheduler --mode extender starts" "$(tail -n 5 "$WORK/ext.log")"
-  summary
-  exit 1
-fi
-pass "tarema-scheduler --mode extender starts"
-if kube_with_extender "$SCHED_PORT" "$PROFILE" "$WORK"; then
-  STARTED_KS=1
-  pass "kube-scheduler starts with tarema as extender"
-else
-  fail "kube-scheduler starts with tarema as extender" "$(tail -n 5 "$WORK/ks.out")"
-  summary
-  exit 1
-fi
+extender_setup "$PROFILE"
 
 pod() { bf_pod "$PROFILE" "$@"; }
 bound_at() { kubectl get pod -n "$NS" "$1" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }

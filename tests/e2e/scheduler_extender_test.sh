@@ -58,24 +58,8 @@ check "test nodes created" bash "$REPO_ROOT/hack/cluster.sh" nodes "$WORK/nodes.
 
 TLS=$REPO_ROOT/tests/fixtures/tls
 # --plugin-metrics-sample-percent 100: every request's plugin calls timed (checked after a.)
-if ! start_scheduler "$WORK/ext.log" --mode extender --scheduler-name "$PROFILE" --log-level debug \
-  --tls-cert-file "$TLS/server.crt" --tls-key-file "$TLS/server.key" --client-ca-file "$TLS/ca.crt" \
-  --plugin-metrics-sample-percent 100; then
-  fail "tarema-scheduler --mode extender starts" "$(tail -n 5 "$WORK/ext.log")"
-  summary
-  exit 1
-fi
-pass "tarema-scheduler --mode extender starts"
+extender_setup "$PROFILE" --plugin-metrics-sample-percent 100
 PORT=$SCHED_PORT
-# kube-scheduler's configuration is the one users are given (kube_with_extender)
-if kube_with_extender "$PORT" "$PROFILE" "$WORK"; then
-  STARTED_KS=1
-  pass "kube-scheduler starts with tarema as extender"
-else
-  fail "kube-scheduler starts with tarema as extender" "$(tail -n 5 "$WORK/ks.out")"
-  summary
-  exit 1
-fi
 
 # pod_on NAME CPU MEM IO: a pod of the extender profile restricted to this test's two nodes.
 pod_on() {

@@ -97,6 +97,28 @@ PY
   # hack/cluster.sh sometimes reports a start failure for a scheduler that is up and healthy
   wait_for 10 kube_scheduler_healthy
 }
+# extender_setup PROFILE [ARGS...]: tarema-scheduler --mode extender for PROFILE's pods over
+# HTTPS with the tests' PKI (log $WORK/ext.log, more flags in ARGS), then the cluster's
+# kube-scheduler calling it (kube_with_extender); each passes its check, or the test fails and
+# ends there. Sets STARTED_KS=1 (the caller's cleanup stops kube-scheduler) and SCHED_PORT.
+extender_setup() {
+  local profile=$1 tls=$REPO_ROOT/tests/fixtures/tls
+  shift
+  if ! start_scheduler "$WORK/ext.log" --mode extender --scheduler-name "$profile" --log-level debug \
+    --tls-cert-file "$tls/server.crt" --tls-key-file "$tls/server.key" --client-ca-file "$tls/ca.crt" "$@"; then
+    fail "tarema-scheduler --mode extender starts" "$(tail -n 5 "$WORK/ext.log")"
+    summary
+    exit 1
+  fi
+  pass "tarema-scheduler --mode extender starts"
+  if ! kube_with_extender "$SCHED_PORT" "$profile" "$WORK"; then
+    fail "kube-scheduler starts with tarema as extender" "$(tail -n 5 "$WORK/ks.out")"
+    summary
+    exit 1
+  fi
+  STARTED_KS=1
+  pass "kube-scheduler starts with tarema as extender"
+}
 kube_scheduler_healthy() { bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | qgrep -E '^ +scheduler +running .*healthy'; }
 
 stop_schedulers() {

@@ -37,20 +37,14 @@ static const char *pod_key(const bf_state *st, const sched_pod *p) {
 static void map_slots(const sched_snapshot *from, const sched_snapshot *to,
                       const sched_resources *r, sched_resources *out) {
     memset(out, 0, sizeof *out);
-    int nf = sched_snapshot_resource_count(from), nt = sched_snapshot_resource_count(to);
+    int nf = sched_snapshot_resource_count(from);
     for (int k = 0; k < nf; k++) {
-        if (!r->v[k])
-            continue;
-        if (k < SCHED_RES_FIRST_EXT) { /* the fixed ones are the same everywhere */
-            out->v[k] = r->v[k];
-            continue;
-        }
-        const char *name = sched_snapshot_resource_name(from, k);
-        for (int j = SCHED_RES_FIRST_EXT; name && j < nt; j++)
-            if (strcmp(name, sched_snapshot_resource_name(to, j)) == 0) {
-                out->v[j] = r->v[k];
-                break;
-            }
+        /* the fixed ones are the same everywhere */
+        int j = !r->v[k] || k < SCHED_RES_FIRST_EXT
+                    ? k
+                    : sched_snapshot_resource_find(to, sched_snapshot_resource_name(from, k));
+        if (j >= 0)
+            out->v[j] = r->v[k];
     }
 }
 

@@ -236,12 +236,7 @@ bool sched_gang_min_resources_fit(sched_snapshot *s, const sched_gang_spec *spec
     sched_snapshot_node_cols(s, &c);
     for (size_t r = 0; r < spec->n_min_res; r++) {
         const sched_min_resource *m = &spec->min_res[r];
-        int slot = -1;
-        for (int k = 0; k < sched_snapshot_resource_count(s); k++) {
-            const char *nm = sched_snapshot_resource_name(s, k);
-            if (nm && strcmp(nm, m->name) == 0)
-                slot = k;
-        }
+        int slot = sched_snapshot_resource_find(s, m->name);
         int64_t free_total = 0;
         for (size_t i = 0; slot >= 0 && i < c.n; i++) {
             if (c.flags[i] & (SCHED_NODE_NOT_READY | SCHED_NODE_UNSCHEDULABLE))
