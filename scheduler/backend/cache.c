@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <search.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,6 +160,15 @@ int sched_cache_node_event(sched_cache *c, tm_watch_type type, const json_t *obj
 
 /* ---- pods ---------------------------------------------------------------------------------- */
 
+/* A bound pod of priority prio released requests on node: the node-scoped hook when there is
+ * one (and the node is known), else the cluster-wide one. */
+static void released_on(sched_cache *c, const char *node, int32_t prio) {
+    if (c->hooks.pod_released && node && node[0])
+        c->hooks.pod_released(c->hooks.ud, node, prio);
+    else if (c->hooks.cluster_changed)
+        c->hooks.cluster_changed(c->hooks.ud);
+}
+
 static bool watched_ns(const sched_cache *c, const char *ns) {
     if (!c->namespaces[0])
         return true;
@@ -249,14 +259,20 @@ int sched_cache_pod_event(sched_cache *c, tm_watch_type type, const json_t *obj,
     const char *node = tm_json_str(obj, "spec.nodeName", "");
     bool ours = sched_cache_is_ours(c, obj);
     if (type == TM_WATCH_DELETED || sched_pod_json_terminal(obj)) {
+        /* where it was and its priority, for the node-scoped requeue (pod_released) */
+        const char *at = sched_snapshot_pod_node(c->snap, uid);
+        const sched_pod_meta *m = sched_snapshot_pod_meta(c->snap, uid);
+        char was[256];
+        snprintf(was, sizeof was, "%s", at ? at : "");
+        int32_t prio = m ? m->priority : INT32_MAX; /* unknown: one no pod can evict */
         bool released = sched_snapshot_remove_pod(c->snap, uid) == 0;
         if (sched_snapshot_volumes(c->snap))
             sched_volumes_pod_use(sched_snapshot_volumes(c->snap), uid, "", "", NULL, 0);
         drop_assumed(c, uid);
         if (ours && c->hooks.pod_gone)
             c->hooks.pod_gone(c->hooks.ud, uid, NULL);
-        if (released && c->hooks.cluster_changed)
-            c->hooks.cluster_changed(c->hooks.ud);
+        if (released)
+            released_on(c, was, prio);
         return 0;
     }
     if (node[0]) {
@@ -291,13 +307,18 @@ int sched_cache_pod_event(sched_cache *c, tm_watch_type type, const json_t *obj,
          * constraint, and one resized down (in place) frees capacity, as kube-scheduler's
          * NodeResourcesFit hint says of a scaled-down pod: any unschedulable pod may fit; a new
          * one helps those it matches */
-        if (recorded && old && same_node && c->hooks.cluster_changed &&
-            (!same_json(tm_json_path(old, "metadata.labels"),
-                        tm_json_path(obj, "metadata.labels")) ||
-             (on && (xdropped || requests_dropped(&before, &on->requested,
-                                                  sched_snapshot_resource_count(c->snap))))))
+        bool relabelled =
+            recorded && old && same_node &&
+            !same_json(tm_json_path(old, "metadata.labels"), tm_json_path(obj, "metadata.labels"));
+        bool shrunk = recorded && old && same_node && on &&
+                      (xdropped || requests_dropped(&before, &on->requested,
+                                                    sched_snapshot_resource_count(c->snap)));
+        if (relabelled && c->hooks.cluster_changed)
             c->hooks.cluster_changed(c->hooks.ud);
-        else if (recorded && c->hooks.pod_bound)
+        else if (shrunk) {
+            const sched_pod_meta *m = sched_snapshot_pod_meta(c->snap, uid);
+            released_on(c, node, m ? m->priority : INT32_MAX);
+        } else if (recorded && c->hooks.pod_bound)
             c->hooks.pod_bound(c->hooks.ud, sched_snapshot_pod_meta(c->snap, uid));
         drop_assumed(c, uid);
         if (ours && c->hooks.pod_gone)

@@ -47,6 +47,11 @@ typedef struct sched_cache_hooks {
      * (borrowed for the call; NULL when it has none): unschedulable pods it can help, such as
      * those waiting for affinity to it (sched_pod_helped_by), may fit now. May be NULL. */
     void (*pod_bound)(void *ud, const sched_pod_meta *m);
+    /* A bound pod of priority prio released requests on node (deleted, finished, resized
+     * down) and nothing else changed that a waiting pod could need: a pod waiting for capacity
+     * alone can fit only there, or preempt there when the released pod was one it could not
+     * evict (the loop's node-scoped requeue). May be NULL: cluster_changed is called instead. */
+    void (*pod_released)(void *ud, const char *node, int32_t prio);
     void *ud;
 } sched_cache_hooks;
 

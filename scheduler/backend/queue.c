@@ -19,6 +19,7 @@ typedef struct qent {
     char *reported;        /* the last FailedScheduling message reported, or NULL */
     int64_t reported_ms;   /* when */
     bool err;              /* backoff after an error (sched_queue_backoff), not unschedulable */
+    bool capacity_only;    /* unschedulable for capacity alone (sched_queue_set_capacity_only) */
     size_t idx;            /* position in the heap or vector of its state */
     struct qent *hnext;
 } qent;
@@ -442,7 +443,14 @@ int sched_queue_unschedulable(sched_queue *q, const char *uid, int64_t now_ms) {
     e->ready_ms = now_ms + sched_queue_backoff_ms(q, e->attempts);
     e->unsched_since = now_ms;
     e->err = false;
+    e->capacity_only = false;
     return attach(q, e, SCHED_Q_UNSCHEDULABLE);
+}
+
+void sched_queue_set_capacity_only(sched_queue *q, const char *uid) {
+    qent *e = *slot_of(q, uid);
+    if (e && e->state == SCHED_Q_UNSCHEDULABLE)
+        e->capacity_only = true;
 }
 
 bool sched_queue_should_report(sched_queue *q, const char *uid, const char *message, int64_t now_ms,
@@ -463,13 +471,16 @@ bool sched_queue_should_report(sched_queue *q, const char *uid, const char *mess
 
 /* Moves the unschedulable pods unschedulable for max_age_ms or more (-1: all) for which
  * match (NULL: any) says yes. */
-static size_t move_unsched(sched_queue *q, int64_t now_ms, int64_t max_age_ms,
+/* Moves the unschedulable pods older than max_age_ms (-1: any age) that match says yes for
+ * (NULL: all); with capacity, match is asked about the capacity-only pods alone, the others
+ * move. */
+static size_t move_unsched(sched_queue *q, int64_t now_ms, int64_t max_age_ms, bool capacity,
                            bool (*match)(void *ud, const sched_pod *p), void *ud) {
     size_t moved = 0;
     for (size_t i = 0; i < q->unsched.n;) {
         qent *e = q->unsched.v[i];
         if ((max_age_ms >= 0 && now_ms - e->unsched_since < max_age_ms) ||
-            (match && !match(ud, e->pod))) {
+            (match && (!capacity || e->capacity_only) && !match(ud, e->pod))) {
             i++;
             continue;
         }
@@ -484,16 +495,21 @@ static size_t move_unsched(sched_queue *q, int64_t now_ms, int64_t max_age_ms,
 }
 
 size_t sched_queue_move_all(sched_queue *q, int64_t now_ms) {
-    return move_unsched(q, now_ms, -1, NULL, NULL);
+    return move_unsched(q, now_ms, -1, false, NULL, NULL);
 }
 
 size_t sched_queue_move_matching(sched_queue *q, int64_t now_ms,
                                  bool (*match)(void *ud, const sched_pod *p), void *ud) {
-    return move_unsched(q, now_ms, -1, match, ud);
+    return move_unsched(q, now_ms, -1, false, match, ud);
+}
+
+size_t sched_queue_move_released(sched_queue *q, int64_t now_ms,
+                                 bool (*helps)(void *ud, const sched_pod *p), void *ud) {
+    return move_unsched(q, now_ms, -1, true, helps, ud);
 }
 
 size_t sched_queue_flush_unschedulable(sched_queue *q, int64_t now_ms, int64_t max_age_ms) {
-    return move_unsched(q, now_ms, max_age_ms < 0 ? 0 : max_age_ms, NULL, NULL);
+    return move_unsched(q, now_ms, max_age_ms < 0 ? 0 : max_age_ms, false, NULL, NULL);
 }
 
 int64_t sched_queue_next_backoff_ms(const sched_queue *q, int64_t now_ms) {
@@ -513,21 +529,24 @@ int64_t sched_queue_since(const sched_queue *q, const char *uid) {
 }
 
 /* Before: a goes first in queue order (uid breaks ties, so the order is total). */
-static bool order_before(const sched_queue *q, const sched_pod *a, const sched_pod *b) {
-    int c = q->cmp(q->ud, a, b);
-    return c ? c < 0 : strcmp(a->uid, b->uid) < 0;
+/* Queue order, as the active heap has it: the policy's order, then arrival (the order the
+ * informer saw the pods: creationTimestamp has whole seconds, the API server's order of creation
+ * decides within one). */
+static bool ent_before(const sched_queue *q, const qent *a, const qent *b) {
+    int c = q->cmp(q->ud, a->pod, b->pod);
+    return c ? c < 0 : a->seq < b->seq;
 }
 
-/* Merge sort of v[0..n) by order_before with scratch tmp (qsort has no context argument). */
-static void sort_pods(const sched_queue *q, const sched_pod **v, const sched_pod **tmp, size_t n) {
+/* Merge sort of v[0..n) by ent_before with scratch tmp (qsort has no context argument). */
+static void sort_ents(const sched_queue *q, qent **v, qent **tmp, size_t n) {
     if (n < 2)
         return;
     size_t h = n / 2;
-    sort_pods(q, v, tmp, h);
-    sort_pods(q, v + h, tmp, n - h);
+    sort_ents(q, v, tmp, h);
+    sort_ents(q, v + h, tmp, n - h);
     size_t i = 0, j = h, k = 0;
     while (i < h && j < n)
-        tmp[k++] = order_before(q, v[j], v[i]) ? v[j++] : v[i++];
+        tmp[k++] = ent_before(q, v[j], v[i]) ? v[j++] : v[i++];
     while (i < h)
         tmp[k++] = v[i++];
     while (j < n)
@@ -535,27 +554,43 @@ static void sort_pods(const sched_queue *q, const sched_pod **v, const sched_pod
     memcpy(v, tmp, n * sizeof *v);
 }
 
-size_t sched_queue_waiting(const sched_queue *q, const sched_pod **out, const sched_pod **tmp,
-                           size_t cap) {
+/* The entries of the heaps hs[0..nh) (gated: only the held ones) in queue order, as pods into
+ * out (at most cap). Without memory for the sort, they stay unsorted. */
+static size_t waiting(const sched_queue *q, const heap *const *hs, int nh, const sched_pod **out,
+                      size_t cap) {
     size_t n = 0;
-    const heap *hs[4] = {&q->active, &q->backoff, &q->err_backoff, &q->unsched};
-    for (int h = 0; h < 4; h++)
+    for (int h = 0; h < nh; h++)
         for (size_t i = 0; i < hs[h]->n && n < cap; i++)
-            out[n++] = hs[h]->v[i]->pod;
-    sort_pods(q, out, tmp, n);
+            if (hs[h] != &q->gated || hs[h]->v[i]->since_wall) /* gated: only the held */
+                n++;
+    qent **v = malloc((n ? n : 1) * 2 * sizeof *v);
+    size_t k = 0;
+    for (int h = 0; h < nh; h++)
+        for (size_t i = 0; i < hs[h]->n && k < n; i++)
+            if (hs[h] != &q->gated || hs[h]->v[i]->since_wall) {
+                if (v)
+                    v[k] = hs[h]->v[i];
+                else
+                    out[k] = hs[h]->v[i]->pod;
+                k++;
+            }
+    if (v) {
+        sort_ents(q, v, v + n, n);
+        for (size_t i = 0; i < n; i++)
+            out[i] = v[i]->pod;
+    }
+    free(v);
     return n;
 }
 
-size_t sched_queue_waiting_held(const sched_queue *q, const sched_pod **out, const sched_pod **tmp,
-                                size_t cap) {
-    size_t n = 0;
+size_t sched_queue_waiting(const sched_queue *q, const sched_pod **out, size_t cap) {
+    const heap *hs[4] = {&q->active, &q->backoff, &q->err_backoff, &q->unsched};
+    return waiting(q, hs, 4, out, cap);
+}
+
+size_t sched_queue_waiting_held(const sched_queue *q, const sched_pod **out, size_t cap) {
     const heap *hs[5] = {&q->active, &q->backoff, &q->err_backoff, &q->unsched, &q->gated};
-    for (int h = 0; h < 5; h++)
-        for (size_t i = 0; i < hs[h]->n && n < cap; i++)
-            if (hs[h] != &q->gated || hs[h]->v[i]->since_wall) /* gated: only the held */
-                out[n++] = hs[h]->v[i]->pod;
-    sort_pods(q, out, tmp, n);
-    return n;
+    return waiting(q, hs, 5, out, cap);
 }
 
 sched_q_state sched_queue_state(const sched_queue *q, const char *uid) {

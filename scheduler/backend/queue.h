@@ -129,6 +129,16 @@ size_t sched_queue_move_all(sched_queue *q, int64_t now_ms);
  * hints: only the pods an event can help). */
 size_t sched_queue_move_matching(sched_queue *q, int64_t now_ms,
                                  bool (*match)(void *ud, const sched_pod *p), void *ud);
+/* The pod (unschedulable now) failed for capacity alone: on every node NodeResourcesFit, or a
+ * filter no pod's leaving changes (readiness, unschedulable, taints, node affinity). Cleared
+ * by its next failure (sched_queue_unschedulable). */
+void sched_queue_set_capacity_only(sched_queue *q, const char *uid);
+/* Bound pods released capacity and nothing else changed: the capacity-only pods move when
+ * helps(ud, pod) says the release can help them (a node where they fit now, ...), every other
+ * unschedulable pod moves (kube-scheduler's NodeResourcesFit hint, narrowed to the nodes that
+ * changed for the pods nothing else holds back). Returns how many moved. */
+size_t sched_queue_move_released(sched_queue *q, int64_t now_ms,
+                                 bool (*helps)(void *ud, const sched_pod *p), void *ud);
 /* Moves the pods unschedulable since at least max_age_ms ago, as the periodic flush does. */
 size_t sched_queue_flush_unschedulable(sched_queue *q, int64_t now_ms, int64_t max_age_ms);
 
@@ -136,17 +146,15 @@ size_t sched_queue_flush_unschedulable(sched_queue *q, int64_t now_ms, int64_t m
 int64_t sched_queue_next_backoff_ms(const sched_queue *q, int64_t now_ms);
 
 /* The pods waiting to be placed (active, backoff and unschedulable: not gated, not in flight),
- * in queue order (the queue-sort, as if all were active; ties by uid), at most cap of them into
- * out (borrowed: valid until the queue changes). Returns how many were written. tmp is scratch
- * room for cap pointers (the sort's). For the backfill planner (issue 32), which needs the
- * whole queue in order, not only the next pod. */
-size_t sched_queue_waiting(const sched_queue *q, const sched_pod **out, const sched_pod **tmp,
-                           size_t cap);
+ * in queue order (the queue-sort, as if all were active; ties in the order the pods joined the
+ * queue), at most cap of them into out (borrowed: valid until the queue changes). Returns how
+ * many were written. For the backfill planner (issue 32), which needs the whole queue in order,
+ * not only the next pod. */
+size_t sched_queue_waiting(const sched_queue *q, const sched_pod **out, size_t cap);
 
 /* The same with the held pods among them (gated, but already queued: sched_queue_set_held),
  * in their queue place: for the backfill plan of pods released early (bf_job.not_before_ms). */
-size_t sched_queue_waiting_held(const sched_queue *q, const sched_pod **out, const sched_pod **tmp,
-                                size_t cap);
+size_t sched_queue_waiting_held(const sched_queue *q, const sched_pod **out, size_t cap);
 sched_q_state sched_queue_state(const sched_queue *q, const char *uid);
 const sched_pod *sched_queue_get(const sched_queue *q, const char *uid); /* borrowed, NULL */
 int sched_queue_attempts(const sched_queue *q, const char *uid); /* failed attempts so far */

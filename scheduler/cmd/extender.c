@@ -16,6 +16,7 @@ sched_extender *sched_extender_new(const sched_extender_opts *opts, tm_err *err)
         return NULL;
     }
     x->o = *opts;
+    pthread_mutex_init(&x->retry_mu, NULL);
     if (!x->o.keys.process_label || !x->o.keys.workflow_key)
         x->o.keys = sched_keys_default();
     x->policy = strdup(opts->policy ? opts->policy : "tarema");
@@ -43,6 +44,8 @@ void sched_extender_free(sched_extender *x) {
     if (!x)
         return;
     free(x->policy);
+    ext_retry_free(x);
+    pthread_mutex_destroy(&x->retry_mu);
     free(x);
 }
 
@@ -201,6 +204,10 @@ static int eval_run(sched_extender *x, const json_t *args, eval *e, tm_err *err)
 }
 
 json_t *sched_extender_filter(sched_extender *x, const json_t *args, tm_err *err) {
+    return ext_filter(x, args, true, err);
+}
+
+json_t *ext_filter(sched_extender *x, const json_t *args, bool track, tm_err *err) {
     eval e;
     json_t *res = NULL;
     if (eval_run(x, args, &e, err) != 0)
@@ -227,6 +234,14 @@ json_t *sched_extender_filter(sched_extender *x, const json_t *args, tm_err *err
         bool resolvable = id >= SCHED_FILTER_PLUGIN || sched_filter_resolvable(id, detail);
         json_object_set_new(resolvable ? failed : unres, e.names[i], json_string(reason));
     }
+    /* kube-scheduler parks a pod left without a node until the next cluster event: one that
+     * tarema's view may have been behind is evaluated again when the view moves
+     * (extender_retry.c) */
+    if (track && json_array_size(kept) == 0 && json_object_size(failed) > 0)
+        ext_retry_park(x, json_object_get(args, "Pod"), failed,
+                       x->o.now_ms ? x->o.now_ms(x->o.now_ud) : 0);
+    else if (track && json_array_size(kept) > 0)
+        ext_retry_forget(x, json_object_get(args, "Pod"));
     json_t *nodes = json_null(), *names = json_null();
     if (e.cache_capable) {
         json_decref(names);

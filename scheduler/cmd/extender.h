@@ -38,6 +38,15 @@
  * in the answer. A node without victims, or unknown to the cache, is dropped (kube-scheduler
  * refuses an answered node without victims).
  *
+ * Retries: kube-scheduler parks a pod its extender left without a node until the next cluster
+ * event. tarema's informer can be a few milliseconds behind kube-scheduler's, so the refusal
+ * may have been made on a view kube-scheduler had already left (a pod ended that tarema still
+ * counted), after the event that would retry the pod. Each /filter answer that leaves the pod
+ * no node but refuses some with a resolvable reason (FailedNodes) keeps the pod for
+ * SCHED_EXTENDER_RETRY_WINDOW_MS; an answer that passes a node forgets it. The caller runs
+ * sched_extender_retry whenever its view changed: a pod that now passes one of the nodes it
+ * was refused is handed to the caller, which makes an event kube-scheduler retries it on.
+ *
  * Concurrency: each call builds its own policy instance, so calls may run in parallel; the
  * cache snapshot is read under cache_lock/cache_unlock, which must be exclusive (evaluating
  * refreshes the snapshot's lazily built groups). */
@@ -104,5 +113,23 @@ json_t *sched_extender_bind(sched_extender *x, const json_t *args);
  * on srv (prefix "" or like "/tarema"); they require authentication when srv has it. x must
  * outlive the server. 0 or -1 with err. */
 int sched_extender_register(sched_extender *x, tm_httpd *srv, const char *prefix, tm_err *err);
+
+/* How long a refused pod is kept for a retry: longer than tarema's informer is behind
+ * kube-scheduler's even under load; a change older than that kube-scheduler has acted on. */
+#define SCHED_EXTENDER_RETRY_WINDOW_MS 10000
+
+/* What the server writes on a pod to be retried: an update kube-scheduler requeues it on. */
+#define SCHED_EXTENDER_RETRY_ANNOTATION "tarema.io/extender-retry"
+
+/* Told that pod ns/name (uid), refused by /filter, passes node now. */
+typedef void (*sched_extender_retry_fn)(void *ud, const char *ns, const char *name, const char *uid,
+                                        const char *node);
+/* Evaluates the refused pods again (the newest SCHED_EXTENDER_RETRY_BATCH, on the nodes they were
+ * refused, with the cache lock taken per pod): each that passes a node now goes to retry and is
+ * forgotten; those older than the window are forgotten. now_ms: opts.now_ms's clock. Returns
+ * how many went to retry. Call from one thread at a time, without the cache lock. */
+size_t sched_extender_retry(sched_extender *x, int64_t now_ms, sched_extender_retry_fn retry,
+                            void *ud);
+size_t sched_extender_retry_pending(sched_extender *x); /* pods kept (thread-safe) */
 
 #endif

@@ -230,16 +230,15 @@ static int add_rows(json_t *rows, const sched_queue *q, sched_gang_registry *reg
     size_t n = sched_queue_count(q, SCHED_Q_ACTIVE) + sched_queue_count(q, SCHED_Q_BACKOFF) +
                sched_queue_count(q, SCHED_Q_UNSCHEDULABLE);
     const sched_pod **order = malloc((n ? n : 1) * sizeof *order);
-    const sched_pod **tmp = malloc((n ? n : 1) * sizeof *tmp);
     row_acc *acc = calloc(n ? n : 1, sizeof *acc);
     json_t *gang_row = json_object(); /* gang key -> index into acc */
     size_t nacc = 0;
     int rc = -1;
-    if (!order || !tmp || !acc || !gang_row) {
+    if (!order || !acc || !gang_row) {
         tm_err_set(err, "out of memory");
         goto out;
     }
-    n = sched_queue_waiting(q, order, tmp, n);
+    n = sched_queue_waiting(q, order, n);
     for (size_t i = 0; i < n; i++) {
         const sched_pod *sp = order[i];
         sched_gang *g = sched_gang_registry_of(reg, sp->uid);
@@ -274,7 +273,6 @@ out:
     for (size_t i = 0; acc && i < nacc; i++)
         json_decref(acc[i].row);
     free(order);
-    free(tmp);
     free(acc);
     json_decref(gang_row);
     return rc;

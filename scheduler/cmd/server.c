@@ -1,7 +1,9 @@
 /* server.c: health, readiness, metrics and extender routes of tarema-scheduler. */
 #include "scheduler/cmd/server.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "lib/duration.h"
 #include "lib/auth.h"
@@ -19,6 +21,8 @@ struct sched_server {
     sched_backfill_live *bf; /* the loop's backfill planner: its shadows kept by /filter */
     tm_kube *k;
     tm_auth *auth;
+    tm_metric *m_retries; /* tarema_extender_retries_total */
+    sched_loop *loop;     /* calls view_changed while the server is up */
 };
 
 static void lock_cache(void *ud) {
@@ -39,6 +43,50 @@ static int ext_bind(void *ud, const char *ns, const char *name, const char *uid,
                     tm_err *err) {
     sched_server *s = ud;
     return tm_kube_bind(s->k, ns, name, uid, node, err);
+}
+
+static void retry_patched(void *ud, int status, json_t *body, const tm_err *err) {
+    (void)ud;
+    (void)body;
+    if (err && status != 404 && status != 409) /* gone, or another pod of that name now */
+        tm_warn("extender: retry annotation not written status=%d err=\"%s\"", status, err->msg);
+}
+
+/* A pod /filter refused passes a node now (extender.h, "Retries"): an update of the pod is a
+ * cluster event kube-scheduler requeues it on (an extender's refusal is requeued by any). The
+ * annotation changes each time; the uid in the patch is a precondition (a pod of the same name
+ * created since is left alone). */
+static void ext_retry(void *ud, const char *ns, const char *name, const char *uid,
+                      const char *node) {
+    sched_server *s = ud;
+    char when[40];
+    int64_t ms = tm_wall_ms();
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    size_t w = strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(when + w, sizeof when - w, ".%03dZ", (int)(ms % 1000));
+    json_t *patch = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "uid", uid, "annotations",
+                              SCHED_EXTENDER_RETRY_ANNOTATION, when);
+    char *path = tm_kube_path("v1", "pods", ns, name, NULL);
+    if (!patch || !path ||
+        tm_kube_request_async(s->k, "PATCH", path, patch, "application/merge-patch+json",
+                              retry_patched, NULL))
+        tm_warn("extender: retry annotation not started pod=%s/%s", ns, name);
+    else {
+        tm_metrics_inc(s->m_retries, NULL);
+        tm_info("extender: pod=%s/%s passes node=%s now, refused on an older view; "
+                "kube-scheduler asked to retry it (%s)",
+                ns, name, node, SCHED_EXTENDER_RETRY_ANNOTATION);
+    }
+    json_decref(patch);
+    free(path);
+}
+
+/* The loop's view changed: the pods /filter refused are evaluated again. */
+static void view_changed(void *ud) {
+    sched_server *s = ud;
+    sched_extender_retry(s->ext, tm_wall_ms(), ext_retry, s);
 }
 
 /* The Reservation Filter plugin over the loop's table in each request's framework (the
@@ -80,7 +128,13 @@ sched_server *sched_server_start(const sched_config *cfg, sched_loop *loop, tm_m
                               .metrics = reg,
                               .fw_metrics = sched_loop_fw_metrics(loop)};
     s->ext = sched_extender_new(&xo, err);
-    if (!s->ext)
+    if (!s->ext ||
+        !(s->m_retries = tm_metrics_counter(
+              reg, "tarema_extender_retries_total",
+              "Pods the extender's filter left without a node that passed one once tarema's "
+              "view had moved on; kube-scheduler was asked to retry them "
+              "(annotation " SCHED_EXTENDER_RETRY_ANNOTATION ")",
+              NULL, err)))
         goto fail;
     bool review = cfg->review_users && cfg->review_users[0];
     if ((cfg->auth_token_file || review) && !(s->auth = tm_auth_new(cfg->auth_token_file, err)))
@@ -110,6 +164,8 @@ sched_server *sched_server_start(const sched_config *cfg, sched_loop *loop, tm_m
             "routes=/healthz,/readyz,/metrics,/filter,/prioritize,/preempt%s",
             cfg->bind_address, tm_httpd_port(s->httpd), tm_httpd_health_port(s->httpd),
             tm_httpd_is_tls(s->httpd) ? "on" : "off", cfg->extender_bind ? ",/bind" : "");
+    s->loop = loop;
+    sched_loop_on_view_change(loop, view_changed, s);
     return s;
 fail:
     sched_server_free(s);
@@ -123,6 +179,8 @@ int sched_server_port(const sched_server *s) {
 void sched_server_free(sched_server *s) {
     if (!s)
         return;
+    if (s->loop)
+        sched_loop_on_view_change(s->loop, NULL, NULL);
     tm_httpd_free(s->httpd); /* stops and waits for handlers before the extender goes */
     sched_extender_free(s->ext);
     tm_auth_free(s->auth);

@@ -392,8 +392,8 @@ static int cmp_str(const char *a, const char *b) {
 
 /* ---- QueueSort ---- */
 
-int sched_framework_queue_cmp(const sched_framework *fw, const sched_snapshot *s,
-                              const sched_pod *a, const sched_pod *b) {
+int sched_framework_queue_order(const sched_framework *fw, const sched_snapshot *s,
+                                const sched_pod *a, const sched_pod *b) {
     /* Priority is a contract, whatever the policy: a pod of higher priority goes first (as
      * kube-scheduler's PrioritySort); a plugin's order (sjfn's shortest job, adaptive's longest
      * path, a gang's first-seen) only orders pods of one priority. */
@@ -414,9 +414,13 @@ int sched_framework_queue_cmp(const sched_framework *fw, const sched_snapshot *s
     } else if (a->created_ms != b->created_ms) {
         c = a->created_ms < b->created_ms ? -1 : 1;
     }
-    if (c)
-        return c;
-    if ((c = cmp_str(a->ns, b->ns)) != 0 || (c = cmp_str(a->name, b->name)) != 0)
+    return c;
+}
+
+int sched_framework_queue_cmp(const sched_framework *fw, const sched_snapshot *s,
+                              const sched_pod *a, const sched_pod *b) {
+    int c = sched_framework_queue_order(fw, s, a, b);
+    if (c || (c = cmp_str(a->ns, b->ns)) != 0 || (c = cmp_str(a->name, b->name)) != 0)
         return c;
     return cmp_str(a->uid, b->uid);
 }
@@ -468,6 +472,26 @@ static void sparse_reasons(const sched_plugin *pl, const sched_cycle *c, const s
 
 static int cmp_cstr(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+bool sched_framework_capacity_only(const sched_framework *fw) {
+    if (!fw->have_cycle)
+        return false;
+    bool short_somewhere = false;
+    for (size_t i = 0; i < fw->n_nodes; i++)
+        switch ((sched_filter_id)fw->status[i]) {
+        case SCHED_FILTER_RESOURCES:
+            short_somewhere = true;
+            break;
+        case SCHED_FILTER_NODE_READY: /* node-only: no pod's leaving changes them */
+        case SCHED_FILTER_NODE_UNSCHEDULABLE:
+        case SCHED_FILTER_TAINT:
+        case SCHED_FILTER_NODE_AFFINITY:
+            break;
+        default: /* fits, or held back by other pods, volumes or a plugin */
+            return false;
+        }
+    return short_somewhere;
 }
 
 char *sched_framework_fit_message(const sched_framework *fw, const sched_snapshot *s, char *buf,

@@ -335,7 +335,13 @@ int sched_framework_schedule(sched_framework *fw, sched_snapshot *s, const sched
 int sched_framework_reserve(sched_framework *fw, sched_snapshot *s, const sched_pod *p, int node,
                             tm_err *err);
 
-/* Queue sort by the plugin's order (negative: a first). Deterministic: ties end on uid. */
+/* Queue sort by the plugin's order (negative: a first): priority, the plugins' and the
+ * policy's order, creationTimestamp; 0 for pods it does not tell apart (created in the same
+ * second: a queue orders those as they arrived, as kube-scheduler's queue does). */
+int sched_framework_queue_order(const sched_framework *fw, const sched_snapshot *s,
+                                const sched_pod *a, const sched_pod *b);
+/* The same, deterministic where there is no queue to remember arrival: ties end on namespace,
+ * name and uid. */
 int sched_framework_queue_cmp(const sched_framework *fw, const sched_snapshot *s,
                               const sched_pod *a, const sched_pod *b);
 
@@ -361,6 +367,10 @@ int sched_framework_extender_score(const sched_framework *fw, size_t node);
  * Insufficient cpu." Writes into buf (truncated to size), returns buf. */
 char *sched_framework_fit_message(const sched_framework *fw, const sched_snapshot *s, char *buf,
                                   size_t size);
+/* Whether the last cycle's pod fit nowhere for capacity alone: NodeResourcesFit on some nodes,
+ * on the others a filter of the node alone (readiness, unschedulable, taints, node affinity).
+ * Only a node where pods release capacity can take such a pod then (sched_queue_move_released). */
+bool sched_framework_capacity_only(const sched_framework *fw);
 
 /* ---- extension points beyond Filter/Score (the scheduling and binding cycles) ----
  *

@@ -510,7 +510,6 @@ static bool plan(sched_backfill_live *b, int64_t mono, int64_t wall) {
     size_t nn = sched_snapshot_node_count(snap);
     size_t max_jobs = (size_t)cfg->max_job_test;
     const sched_pod **order = malloc((room ? room : 1) * sizeof *order);
-    const sched_pod **tmp = malloc((room ? room : 1) * sizeof *tmp);
     const sched_pod **members = malloc((room ? room : 1) * sizeof *members);
     size_t *jof = malloc((room ? room : 1) * sizeof *jof);
     bjob *jobs = calloc(max_jobs, sizeof *jobs);
@@ -524,10 +523,10 @@ static bool plan(sched_backfill_live *b, int64_t mono, int64_t wall) {
     tm_err err = {0};
     free_job_keys(b);
     b->job_keys = calloc(max_jobs, sizeof *b->job_keys);
-    if (!order || !tmp || !members || !jof || !jobs || !bj || !alloc || !mreq || !b->job_keys)
+    if (!order || !members || !jof || !jobs || !bj || !alloc || !mreq || !b->job_keys)
         goto oom;
-    size_t n = b->n_not_before ? sched_queue_waiting_held(b->q, order, tmp, room)
-                               : sched_queue_waiting(b->q, order, tmp, waiting);
+    size_t n = b->n_not_before ? sched_queue_waiting_held(b->q, order, room)
+                               : sched_queue_waiting(b->q, order, waiting);
     /* the owners' pods of a held Reservation are left out: the reservation holds their capacity
      * (in the plan as the holds less what they use) and the Reservation plugin places them; so
      * are the members of a gang that could not start even with room (gang_can_start) */
@@ -624,7 +623,6 @@ out:
     b->dirty = false;
     b->last_plan_ms = mono;
     free(order);
-    free(tmp);
     free(members);
     free(jof);
     free(jobs);

@@ -19,6 +19,7 @@
 #include "scheduler/live/fw_metrics.h"
 #include "scheduler/live/gang_live.h"
 #include "scheduler/live/preemptor.h"
+#include "scheduler/live/release_hint.h"
 #include "scheduler/plugins/gang/gang_plugin.h"
 #include "scheduler/plugins/policy/policy.h"
 #include "scheduler/plugins/preemption/preemption.h"
@@ -36,6 +37,10 @@
 /* How long to wait for TaskProfiles after nodes and pods are listed before scheduling anyway
  * (the CRD may not be installed: tasks are then unknown, which the policy handles). */
 #define TASKS_GRACE_MS 3000
+/* Nodes remembered between two moves for the node-scoped requeue (hook_released); past that
+ * many, every unschedulable pod moves. */
+#define LOOP_RELEASED_MAX 64
+
 /* An unchanged FailedScheduling is reported again after this long (events expire after an
  * hour; the condition stays). */
 #define REPORT_REPEAT_MS (5 * 60 * 1000)
@@ -84,6 +89,13 @@ struct sched_loop {
                             * 5 classes, 6 CSINodes, 7 PDBs, 8 Services and controllers */
     int64_t listed_ms;     /* when nodes and pods were first synced, 0 before */
     bool changed;          /* cluster changed since the last move of unschedulable pods */
+    /* bound pods released capacity on these nodes (the highest priority among them per node)
+     * since the last move, and nothing else changed: hook_released, schedule_batch */
+    sched_release released[LOOP_RELEASED_MAX];
+    size_t n_released;
+    bool view_changed; /* the cluster or the backfill plan changed, since the last view_fn */
+    void (*view_fn)(void *ud);
+    void *view_ud;
     int64_t last_flush_ms;
     sched_loop_stats stats;
     /* with several profiles, kube-scheduler's names by profile (else aliases of tarema's) */
@@ -133,7 +145,43 @@ static void hook_gone(void *ud, const char *uid, const char *node) {
 static void hook_changed(void *ud) {
     sched_loop *l = ud;
     l->changed = true;
+    l->view_changed = true;
     sched_backfill_live_touch(l->bf);
+}
+
+static void forget_released(sched_loop *l) {
+    for (size_t i = 0; i < l->n_released; i++)
+        free(l->released[i].node);
+    l->n_released = 0;
+}
+
+/* A bound pod of priority prio released capacity on node and nothing else changed: remembered
+ * for the next move (schedule_batch), which asks only the pods waiting for capacity alone
+ * whether that node can help them (release_hint.h). */
+static void hook_released(void *ud, const char *node, int32_t prio) {
+    sched_loop *l = ud;
+    l->view_changed = true;
+    sched_backfill_live_touch(l->bf);
+    if (!l->queue || l->changed) {
+        hook_changed(ud);
+        return;
+    }
+    for (size_t i = 0; i < l->n_released; i++)
+        if (strcmp(l->released[i].node, node) == 0) {
+            if (prio > l->released[i].prio)
+                l->released[i].prio = prio;
+            return;
+        }
+    char *dup = l->n_released < LOOP_RELEASED_MAX ? strdup(node) : NULL;
+    if (!dup) { /* too many nodes to ask about, or no memory: every pod moves */
+        hook_changed(ud);
+        return;
+    }
+    l->released[l->n_released++] = (sched_release){dup, prio};
+}
+
+static bool release_helps(void *ud, const sched_pod *pod) {
+    return sched_release_hint_helps(ud, pod);
 }
 
 /* The same hooks in extender mode with backfill: the pods only join and leave watchq. */
@@ -180,9 +228,14 @@ static bool queue_held(void *ud, const sched_pod *pod) {
     return sched_scheduling_held(pod);
 }
 
+/* The queues' sort: the framework's QueueSort; pods it does not tell apart (one priority and
+ * order, created in the same second) keep the order they joined the queue, the order the API
+ * server created them in (its watch sends them so). Ordered by name instead, a pod created a
+ * moment after the head of the queue went ahead of it when its name sorted first, and the
+ * backfill plan gave it the head's shadow (scheduler_extender_backfill_test, 1 run in 6). */
 static int queue_cmp(void *ud, const sched_pod *a, const sched_pod *b) {
     sched_loop *l = ud;
-    return sched_framework_queue_cmp(l->fw, sched_cache_snapshot(l->cache), a, b);
+    return sched_framework_queue_order(l->fw, sched_cache_snapshot(l->cache), a, b);
 }
 
 /* ---- binds --------------------------------------------------------------------------------- */
@@ -564,11 +617,19 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
     l->cfg = cfg;
     l->k = k;
     sched_keys keys = sched_config_keys(cfg);
-    sched_cache_hooks hooks = {hook_pending, hook_gone, hook_changed, hook_bound, l};
+    sched_cache_hooks hooks = {.pod_pending = hook_pending,
+                               .pod_gone = hook_gone,
+                               .cluster_changed = hook_changed,
+                               .pod_bound = hook_bound,
+                               .pod_released = hook_released,
+                               .ud = l};
     bool sched = cfg->mode == SCHED_MODE_SCHEDULER;
     /* an extender plans kube-scheduler's pods of this name for backfill (watchq) */
     bool watch = !sched && cfg->backfill.reserve_depth != 0;
-    sched_cache_hooks watch_hooks = {watch_pending, watch_gone, hook_changed, NULL, l};
+    sched_cache_hooks watch_hooks = {.pod_pending = watch_pending,
+                                     .pod_gone = watch_gone,
+                                     .cluster_changed = hook_changed,
+                                     .ud = l};
     l->cache = sched_cache_new(cfg->scheduler_name, (const char *const *)cfg->namespaces, &keys,
                                sched   ? &hooks
                                : watch ? &watch_hooks
@@ -990,6 +1051,7 @@ static void schedule_one(sched_loop *l, sched_snapshot *snap, sched_pod *pod, in
     if (d.node < 0) {
         char msg[1024], pmsg[300];
         sched_framework_fit_message(l->fw, snap, msg, sizeof msg);
+        bool capacity_only = sched_framework_capacity_only(l->fw); /* before PostFilter's runs */
         /* PostFilter: preemption. Made room: the pod waits for its victims to go (the
          * FailedScheduling still says why it did not fit, as kube-scheduler's does); else
          * the message says why preemption could not help. */
@@ -1012,6 +1074,8 @@ static void schedule_one(sched_loop *l, sched_snapshot *snap, sched_pod *pod, in
             tm_debug("unschedulable (unchanged, not reported again) pod=%s/%s", pod->ns, pod->name);
         }
         sched_queue_unschedulable(l->queue, pod->uid, now);
+        if (capacity_only) /* retried when capacity is released where it can help */
+            sched_queue_set_capacity_only(l->queue, pod->uid);
         return;
     }
     char node[256];
@@ -1061,9 +1125,21 @@ static bool schedule_batch(sched_loop *l) {
     sched_cache_lock(l->cache);
     if (l->changed) {
         l->changed = false;
+        forget_released(l);
         size_t moved = sched_queue_move_all(l->queue, now);
         if (moved)
             tm_debug("cluster changed: unschedulable pods retried count=%zu", moved);
+    } else if (l->n_released) {
+        /* only the pods the releases can help (release_hint.h); without memory, all */
+        sched_release_hint *h =
+            sched_release_hint_new(sched_cache_snapshot(l->cache), l->released, l->n_released);
+        size_t moved = h ? sched_queue_move_released(l->queue, now, release_helps, h)
+                         : sched_queue_move_all(l->queue, now);
+        sched_release_hint_free(h);
+        if (moved)
+            tm_debug("capacity released on %zu node(s): unschedulable pods retried count=%zu",
+                     l->n_released, moved);
+        forget_released(l);
     }
     if (now - l->last_flush_ms >= 1000) {
         l->last_flush_ms = now;
@@ -1188,8 +1264,9 @@ int sched_loop_step(sched_loop *l, int max_wait_ms, tm_err *err) {
     int rc = tm_kube_run(l->k, wait, err);
     recheck_apis(l, mono_ms());
     sched_cache_lock(l->cache);
-    if (l->watchq && atomic_load(&l->synced)) /* the shadows the extender's Filter keeps */
-        sched_backfill_live_plan(l->bf, mono_ms(), tm_wall_ms());
+    if (l->watchq && atomic_load(&l->synced) && /* the shadows the extender's Filter keeps */
+        sched_backfill_live_plan(l->bf, mono_ms(), tm_wall_ms()))
+        l->view_changed = true;
     /* reservations: admit, activate, release (wall clock: windows are absolute times) */
     int64_t tr = mono_ms();
     if (l->resv && atomic_load(&l->synced) && (atomic_load(&l->leading) || !l->queue) &&
@@ -1197,6 +1274,7 @@ int sched_loop_step(sched_loop *l, int max_wait_ms, tm_err *err) {
         l->last_resv_tick_ms = tr;
         if (resv_controller_tick(l->resv, tm_wall_ms())) {
             l->changed = true;
+            l->view_changed = true;
             sched_backfill_live_touch(l->bf);
         }
     }
@@ -1210,7 +1288,16 @@ int sched_loop_step(sched_loop *l, int max_wait_ms, tm_err *err) {
         sched_gang_live_sync_status(l->gangs);
     }
     sched_cache_unlock(l->cache);
+    if (l->view_changed && l->view_fn) {
+        l->view_changed = false;
+        l->view_fn(l->view_ud);
+    }
     return rc;
+}
+
+void sched_loop_on_view_change(sched_loop *l, void (*fn)(void *ud), void *ud) {
+    l->view_fn = fn;
+    l->view_ud = ud;
 }
 
 void sched_loop_stop(sched_loop *l) {
@@ -1257,6 +1344,7 @@ void sched_loop_free(sched_loop *l) {
     sched_fw_metrics_free(l->fwm);
     sched_cache_free(l->cache);
     sched_queue_free(l->watchq); /* after the cache, whose hooks add to it */
+    forget_released(l);
     free(l);
 }
 

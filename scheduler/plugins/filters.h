@@ -34,6 +34,9 @@ int sched_filter_resources_fit(sched_plugin *out, bool with_state);
 /* The slot of bit b of p's NodeResourcesFit detail (sched_fit_bit; b < SCHED_RES_FIRST_EXT +
  * SCHED_FIT_EXT_BITS), -1 when p requests no such resource. */
 int sched_fit_bit_slot(const sched_snapshot *s, const sched_pod *p, int b);
+/* NodeResourcesFit's check alone: whether every resource p requests fits in what node n has
+ * left (and a pod slot). */
+bool sched_resources_fit(const sched_snapshot *s, const sched_pod *p, const sched_node *n);
 int sched_filter_volume_restrictions(sched_plugin *out, bool with_state);
 int sched_filter_node_volume_limits(sched_plugin *out, bool with_state);
 int sched_filter_volume_binding(sched_plugin *out, bool with_state);

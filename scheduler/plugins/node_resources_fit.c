@@ -36,6 +36,11 @@ static int fit_filter(void *state, const sched_cycle *c, size_t node, const sche
     return d ? (int)d : -1;
 }
 
+bool sched_resources_fit(const sched_snapshot *s, const sched_pod *p, const sched_node *n) {
+    sched_cycle c = {.snap = (sched_snapshot *)s, .pod = p}; /* fit_filter reads these alone */
+    return fit_filter(NULL, &c, 0, n) < 0;
+}
+
 int sched_fit_bit_slot(const sched_snapshot *s, const sched_pod *p, int b) {
     if (b < SCHED_RES_FIRST_EXT)
         return b;

@@ -456,11 +456,18 @@ if [[ $out == "200 "* ]]; then
 else
   fail "scheduler sets a pod's tarema.io/expected-start annotation (backfill)" "$out"
 fi
+out=$(api_patch "$KC_SCHED" "/api/v1/namespaces/$NS/pods/victim" merge \
+  '{"metadata":{"annotations":{"tarema.io/extender-retry":"2026-01-01T00:00:00.000Z"}}}')
+if [[ $out == "200 "* ]]; then
+  pass "scheduler sets a pod's tarema.io/extender-retry annotation (extender's retry)"
+else
+  fail "scheduler sets a pod's tarema.io/extender-retry annotation (extender's retry)" "$out"
+fi
 # the rest of a pod is refused by the admission policy (RBAC alone would let the patch through)
 pod_patch_denied() { # NAME PATCH
   local out
   out=$(api_patch "$KC_SCHED" "/api/v1/namespaces/$NS/pods/victim" merge "$2")
-  [[ $out == "403 "*"ValidatingAdmissionPolicy"*"tarema.io/expected-start annotation only"* ]] &&
+  [[ $out == "403 "*"ValidatingAdmissionPolicy"*"tarema.io/expected-start and tarema.io/extender-retry annotations only"* ]] &&
     pass "denied: scheduler $1 (admission policy)" ||
     fail "denied: scheduler $1 (admission policy)" "not refused by that rule: $out"
 }

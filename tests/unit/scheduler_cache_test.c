@@ -551,6 +551,73 @@ static void test_node_transform_keeps_what_scheduling_reads(void) {
     sched_cache_free(c);
 }
 
+/* Capacity released on a node, through the informer's path: a bound pod resized down or gone
+ * tells the node-scoped hook where and at which priority (the loop's narrow requeue); a
+ * relabelled one (anti-affinity, spread) and a cache without that hook tell every waiting pod. */
+typedef struct rel_rec {
+    int released, changed;
+    char node[64];
+    int32_t prio;
+} rel_rec;
+
+static void on_released(void *ud, const char *node, int32_t prio) {
+    rel_rec *r = ud;
+    r->released++;
+    snprintf(r->node, sizeof r->node, "%s", node);
+    r->prio = prio;
+}
+
+static void on_rel_changed(void *ud) {
+    ((rel_rec *)ud)->changed++;
+}
+
+static void test_released_capacity_names_the_node(void) {
+    for (int with_hook = 1; with_hook >= 0; with_hook--) {
+        rel_rec r = {0};
+        sched_cache_hooks h = {.cluster_changed = on_rel_changed,
+                               .pod_released = with_hook ? on_released : NULL,
+                               .ud = &r};
+        tm_err err = {0};
+        sched_cache *c = sched_cache_new("tarema", NULL, NULL, &h, &err);
+        json_t *n1 = node_json("n1", "4", "True", "t");
+        sched_cache_node_event(c, TM_WATCH_ADDED, n1, NULL, &err);
+        r.changed = 0;
+        json_t *p = pod_json("b1", "default-scheduler", "n1", "2", "Running");
+        json_object_set_new(json_object_get(p, "spec"), "priority", json_integer(7));
+        CHECK_INT(sched_cache_pod_event(c, TM_WATCH_ADDED, p, NULL, &err), 0);
+        CHECK_INT(r.released + r.changed, 0); /* a new pod frees nothing */
+        json_t *q = json_deep_copy(p);
+        json_t *req = json_object_get(
+            json_object_get(
+                json_array_get(json_object_get(json_object_get(q, "spec"), "containers"), 0),
+                "resources"),
+            "requests");
+        json_object_set_new(req, "cpu", json_string("1"));
+        CHECK_INT(sched_cache_pod_event(c, TM_WATCH_MODIFIED, q, p, &err), 0);
+        CHECK_INT(cpu_requested(c, "n1"), 1000);
+        CHECK_INT(with_hook ? r.released : r.changed, 1); /* resized down */
+        json_t *l = json_deep_copy(q);
+        json_object_set_new(json_object_get(l, "metadata"), "labels", json_pack("{s:s}", "a", "b"));
+        CHECK_INT(sched_cache_pod_event(c, TM_WATCH_MODIFIED, l, q, &err), 0);
+        CHECK_INT(r.changed, with_hook ? 1 : 2); /* relabelled: every waiting pod */
+        CHECK_INT(sched_cache_pod_event(c, TM_WATCH_DELETED, l, l, &err), 0);
+        CHECK_INT(cpu_requested(c, "n1"), 0);
+        if (with_hook) {
+            CHECK_INT(r.released, 2);
+            CHECK_STR(r.node, "n1");
+            CHECK_INT(r.prio, 7);
+            CHECK_INT(r.changed, 1);
+        } else {
+            CHECK_INT(r.changed, 3);
+        }
+        json_decref(p);
+        json_decref(q);
+        json_decref(l);
+        json_decref(n1);
+        sched_cache_free(c);
+    }
+}
+
 int main(void) {
     RUN(test_nodes);
     RUN(test_pods_capacity_and_queue);
@@ -561,5 +628,6 @@ int main(void) {
     RUN(test_pod_transform_drops_others_unbound);
     RUN(test_node_transform_keeps_what_scheduling_reads);
     RUN(test_claims_and_volumes);
+    RUN(test_released_capacity_names_the_node);
     return TEST_SUMMARY();
 }

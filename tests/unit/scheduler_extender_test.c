@@ -1040,6 +1040,95 @@ static void test_preempt_captured_requests(void) {
     }
 }
 
+/* The extender's retries (extender.h, "Retries"): a pod left without a node, refused on a view
+ * that then moves (the busy pod is gone), is handed back once it passes, with the node; one
+ * still refused waits, one refused only for good is never kept, one that passed is forgotten,
+ * and none outlives the window. */
+static int64_t retry_clock_ms;
+static int64_t retry_clock(void *ud) {
+    (void)ud;
+    return retry_clock_ms;
+}
+
+typedef struct retried {
+    int n;
+    char node[64], uid[64], who[128];
+} retried;
+
+static void on_retry(void *ud, const char *ns, const char *name, const char *uid,
+                     const char *node) {
+    retried *r = ud;
+    r->n++;
+    snprintf(r->node, sizeof r->node, "%s", node);
+    snprintf(r->uid, sizeof r->uid, "%s", uid);
+    snprintf(r->who, sizeof r->who, "%s/%s", ns, name);
+}
+
+static json_t *names_args(const char *const *names) {
+    json_t *args = load(FIX "extender-args-names.json");
+    json_t *a = json_array();
+    for (size_t i = 0; names[i]; i++)
+        json_array_append_new(a, json_string(names[i]));
+    json_object_set_new(args, "NodeNames", a);
+    return args;
+}
+
+static void test_refused_pod_retried_when_view_moves(void) {
+    sched_snapshot *cache = cache_snapshot();
+    sched_resources busy = {0};
+    busy.v[SCHED_RES_CPU] = 7000;
+    busy.v[SCHED_RES_PODS] = 1;
+    tm_err err = {0};
+    CHECK(sched_snapshot_add_pod(cache, "busy", "mid-1", &busy, &err) == 0);
+    retry_clock_ms = 1000;
+    sched_extender_opts o = {.cache = cache, .now_ms = retry_clock};
+    sched_extender *x = sched_extender_new(&o, &err);
+    json_t *args = names_args((const char *const[]){"mid-1", NULL});
+    json_t *res = sched_extender_filter(x, args, &err);
+    CHECK_INT(json_array_size(json_object_get(res, "NodeNames")), 0);
+    json_decref(res);
+    CHECK_INT(sched_extender_retry_pending(x), 1);
+    retried r = {0};
+    /* nothing changed: still refused, still kept */
+    CHECK_INT(sched_extender_retry(x, 1100, on_retry, &r), 0);
+    CHECK_INT(r.n, 0);
+    CHECK_INT(sched_extender_retry_pending(x), 1);
+    /* the busy pod is gone from tarema's view: the pod passes mid-1 now */
+    CHECK(sched_snapshot_remove_pod(cache, "busy") == 0);
+    CHECK_INT(sched_extender_retry(x, 1200, on_retry, &r), 1);
+    CHECK_INT(r.n, 1);
+    CHECK_STR(r.node, "mid-1");
+    CHECK_STR(r.who, "wf/nf-rnaseq-fastqc-1");
+    CHECK_STR(r.uid, "5f0c6c2e-8e9b-4d47-9a51-0c1e0f1d2a3b");
+    CHECK_INT(sched_extender_retry_pending(x), 0);
+    /* refused again, then past the window: forgotten without a retry */
+    CHECK(sched_snapshot_add_pod(cache, "busy", "mid-1", &busy, &err) == 0);
+    json_decref(sched_extender_filter(x, args, &err));
+    CHECK_INT(sched_extender_retry_pending(x), 1);
+    CHECK(sched_snapshot_remove_pod(cache, "busy") == 0);
+    CHECK_INT(sched_extender_retry(x, 1000 + SCHED_EXTENDER_RETRY_WINDOW_MS + 1, on_retry, &r), 0);
+    CHECK_INT(sched_extender_retry_pending(x), 0);
+    /* a later answer that passes a node forgets the refusal */
+    CHECK(sched_snapshot_add_pod(cache, "busy", "mid-1", &busy, &err) == 0);
+    json_decref(sched_extender_filter(x, args, &err));
+    CHECK_INT(sched_extender_retry_pending(x), 1);
+    json_decref(args);
+    args = names_args((const char *const[]){"mid-1", "fast-1", NULL});
+    res = sched_extender_filter(x, args, &err);
+    CHECK_INT(json_array_size(json_object_get(res, "NodeNames")), 1);
+    json_decref(res);
+    CHECK_INT(sched_extender_retry_pending(x), 0);
+    json_decref(args);
+    /* refused only for good (a taint it does not tolerate): nothing to retry */
+    args = names_args((const char *const[]){"gpu-1", NULL});
+    json_decref(sched_extender_filter(x, args, &err));
+    CHECK_INT(sched_extender_retry_pending(x), 0);
+    json_decref(args);
+    CHECK_INT(r.n, 1);
+    sched_extender_free(x);
+    sched_snapshot_free(cache);
+}
+
 int main(void) {
     RUN(test_task_profile_json);
     RUN(test_filter_nodes_not_cache_capable);
@@ -1053,6 +1142,7 @@ int main(void) {
     RUN(test_bind);
     RUN(test_explain);
     RUN(test_filter_honours_reservations);
+    RUN(test_refused_pod_retried_when_view_moves);
     RUN(test_preempt_meta_and_full);
     RUN(test_preempt_honours_reservations);
     RUN(test_preempt_bad_input);

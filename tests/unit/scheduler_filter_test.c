@@ -346,6 +346,25 @@ static void test_fit_message(void) {
     CHECK_STR(sched_framework_fit_message(fw, s, msg, sizeof msg),
               "0/15 nodes are available: 12 node(s) didn't match Pod's node affinity/selector, 3 "
               "Insufficient cpu.");
+    /* short of cpu where its selector lets it go: capacity alone holds it back */
+    CHECK(sched_framework_capacity_only(fw));
+    sched_pod_free(p);
+    /* held back by other pods (required affinity to pods that do not exist): not capacity */
+    p = pod_json(s,
+                 POD(CTR("\"cpu\":\"2\"") ",\"affinity\":{\"podAffinity\":{"
+                                          "\"requiredDuringSchedulingIgnoredDuringExecution\":[{"
+                                          "\"labelSelector\":{\"matchLabels\":{\"app\":\"none\"}},"
+                                          "\"topologyKey\":\"kubernetes.io/hostname\"}]}}"),
+                 &err);
+    CHECK(sched_framework_schedule(fw, s, p, 0, &d, &err) == 0);
+    CHECK_INT(d.node, -1);
+    CHECK(!sched_framework_capacity_only(fw));
+    sched_pod_free(p);
+    /* placed: nothing to wait for */
+    p = pod_json(s, POD(CTR("\"cpu\":\"2\"")), &err);
+    CHECK(sched_framework_schedule(fw, s, p, 0, &d, &err) == 0);
+    CHECK(d.node >= 0);
+    CHECK(!sched_framework_capacity_only(fw));
     sched_pod_free(p);
     /* several short resources on one node count once each */
     p = pod_json(

@@ -208,13 +208,13 @@ static void test_waiting_in_order(void) {
     p = sched_queue_pop(q, 0); /* a -> backoff */
     CHECK_STR(p->uid, "a");
     sched_queue_backoff(q, "a", 0);
-    const sched_pod *out[8], *tmp[8];
-    size_t n = sched_queue_waiting(q, out, tmp, 8);
+    const sched_pod *out[8];
+    size_t n = sched_queue_waiting(q, out, 8);
     CHECK_INT(n, 4);
     const char *want[] = {"z", "a", "b", "c"};
     for (size_t i = 0; i < n && i < 4; i++)
         CHECK_STR(out[i]->uid, want[i]);
-    CHECK_INT(sched_queue_waiting(q, out, tmp, 2), 2); /* bounded by cap */
+    CHECK_INT(sched_queue_waiting(q, out, 2), 2); /* bounded by cap */
     sched_queue_free(q);
 }
 
@@ -286,6 +286,71 @@ static void test_backoff_ties_in_queue_order(void) {
     sched_queue_free(q);
 }
 
+/* Priority only: pods of one priority are ties, as pods created in the same second are for the
+ * framework's QueueSort (sched_framework_queue_order). */
+static int prio_only(void *ud, const sched_pod *a, const sched_pod *b) {
+    (void)ud;
+    return a->priority != b->priority ? (a->priority > b->priority ? -1 : 1) : 0;
+}
+
+/* Ties keep the order the pods joined the queue, in the heap and in the backfill planner's
+ * view alike, whatever their names or states: "wide" came first, so it stays the head even
+ * after it failed and "long" (whose name sorts first) is active. */
+static void test_ties_keep_arrival_order(void) {
+    sched_queue *q = sched_queue_new(prio_only, NULL, 1000, 8000);
+    sched_queue_add(q, pod("wide", 0), 0);
+    sched_pod *p = sched_queue_pop(q, 0);
+    CHECK_STR(p ? p->uid : "", "wide");
+    sched_queue_unschedulable(q, "wide", 0);
+    sched_queue_add(q, pod("long", 0), 0);
+    sched_queue_add(q, pod("a-short", 0), 0);
+    sched_queue_add(q, pod("urgent", 1), 0);
+    const sched_pod *out[8];
+    size_t n = sched_queue_waiting(q, out, 8);
+    CHECK_INT(n, 4);
+    const char *want[] = {"urgent", "wide", "long", "a-short"};
+    for (size_t i = 0; i < n && i < 4; i++)
+        CHECK_STR(out[i]->uid, want[i]);
+    sched_queue_move_all(q, 0);
+    const char *popped[] = {"urgent", "long", "a-short"}; /* wide backs off first */
+    for (int i = 0; i < 3; i++) {
+        p = sched_queue_pop(q, 0);
+        CHECK_STR(p ? p->uid : "", popped[i]);
+    }
+    sched_queue_free(q);
+}
+
+/* After a release of capacity, a pod that waits for capacity alone moves only when the caller
+ * says the release helps it; every other unschedulable pod moves; a pod's next failure clears
+ * the mark. */
+static bool helps_only(void *ud, const sched_pod *p) {
+    return strcmp(p->uid, (const char *)ud) == 0;
+}
+
+static void test_move_released(void) {
+    sched_queue *q = newq();
+    const char *uids[] = {"cap-a", "cap-b", "other"};
+    for (int i = 0; i < 3; i++) {
+        sched_queue_add(q, pod(uids[i], 0), 0);
+        sched_pod *p = sched_queue_pop(q, 0);
+        CHECK(p != NULL);
+        sched_queue_unschedulable(q, p ? p->uid : "", 0);
+    }
+    sched_queue_set_capacity_only(q, "cap-a");
+    sched_queue_set_capacity_only(q, "cap-b");
+    CHECK_INT(sched_queue_move_released(q, 0, helps_only, (void *)"cap-b"), 2);
+    CHECK_INT(sched_queue_state(q, "cap-a"), SCHED_Q_UNSCHEDULABLE);
+    CHECK(sched_queue_state(q, "cap-b") != SCHED_Q_UNSCHEDULABLE);
+    CHECK(sched_queue_state(q, "other") != SCHED_Q_UNSCHEDULABLE);
+    /* cap-b fails again, for another reason this time: no mark, it moves */
+    CHECK(sched_queue_take(q, "cap-b") != NULL);
+    CHECK_INT(sched_queue_unschedulable(q, "cap-b", 100000), 0);
+    CHECK_INT(sched_queue_move_released(q, 100000, helps_only, (void *)"nobody"), 1);
+    CHECK_INT(sched_queue_state(q, "cap-a"), SCHED_Q_UNSCHEDULABLE);
+    CHECK_INT(sched_queue_move_all(q, 100000), 1); /* a cluster change moves it too */
+    sched_queue_free(q);
+}
+
 int main(void) {
     RUN(test_pop_order);
     RUN(test_backoff_growth_and_cap);
@@ -295,6 +360,8 @@ int main(void) {
     RUN(test_many);
     RUN(test_report_only_changes);
     RUN(test_waiting_in_order);
+    RUN(test_ties_keep_arrival_order);
+    RUN(test_move_released);
     RUN(test_pop_from_backoff_when_idle);
     RUN(test_backoff_ties_in_queue_order);
     return TEST_SUMMARY();
