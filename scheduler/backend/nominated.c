@@ -8,7 +8,14 @@
 struct sched_nominated {
     sched_nominee *e;
     size_t n, cap;
+    sched_nominated_end_fn on_end; /* a hold ended (sched_nominated_on_end) */
+    void *on_end_ud;
 };
+
+void sched_nominated_on_end(sched_nominated *t, sched_nominated_end_fn fn, void *ud) {
+    t->on_end = fn;
+    t->on_end_ud = ud;
+}
 
 sched_nominated *sched_nominated_new(void) {
     return calloc(1, sizeof(sched_nominated));
@@ -71,6 +78,8 @@ int sched_nominated_set(sched_nominated *t, const char *uid, const char *node,
         }
         t->n++;
     }
+    if (e->node && t->on_end && strcmp(e->node, nn) != 0) /* moved: the old node is free */
+        t->on_end(t->on_end_ud, e->node, e->priority);
     free(e->node);
     sched_pod_meta_free(e->meta);
     e->node = nn;
@@ -92,6 +101,8 @@ int sched_nominated_remove(sched_nominated *t, const char *uid) {
     sched_nominee *e = find(t, uid);
     if (!e)
         return -1;
+    if (t->on_end && e->node)
+        t->on_end(t->on_end_ud, e->node, e->priority);
     entry_free(e);
     *e = t->e[--t->n];
     return 0;

@@ -27,6 +27,11 @@ struct sched_extender {
     pthread_mutex_t retry_mu;   /* guards retry, n_retry: /filter runs on several threads */
     ext_retry_entry *retry;     /* in the order parked, SCHED_EXTENDER_RETRY_MAX slots */
     size_t n_retry;
+    /* while sched_extender_retry has the entries out: the uids /filter forgot meanwhile (a
+     * node passed), which must not come back with them */
+    bool retrying;
+    char **forgot;
+    size_t n_forgot, cap_forgot;
 };
 
 /* /filter's evaluation; track: park a pod left without a node with resolvable refusals, forget

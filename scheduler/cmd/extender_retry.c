@@ -71,7 +71,34 @@ void ext_retry_forget(sched_extender *x, const json_t *pod) {
     pthread_mutex_lock(&x->retry_mu);
     if (uid[0] && x->n_retry)
         drop_uid(x, uid);
+    if (uid[0] && x->retrying) { /* its entry may be out being evaluated: remember the uid */
+        if (x->n_forgot == x->cap_forgot) {
+            size_t cap = x->cap_forgot ? 2 * x->cap_forgot : 16;
+            char **f = realloc(x->forgot, cap * sizeof *f);
+            if (f) {
+                x->forgot = f;
+                x->cap_forgot = cap;
+            }
+        }
+        char *u = x->n_forgot < x->cap_forgot ? strdup(uid) : NULL;
+        if (u)
+            x->forgot[x->n_forgot++] = u;
+    }
     pthread_mutex_unlock(&x->retry_mu);
+}
+
+/* Whether uid was forgotten while the entries were out (lock held). */
+static bool forgotten(const sched_extender *x, const char *uid) {
+    for (size_t i = 0; i < x->n_forgot; i++)
+        if (strcmp(x->forgot[i], uid) == 0)
+            return true;
+    return false;
+}
+
+static void clear_forgot(sched_extender *x) {
+    for (size_t i = 0; i < x->n_forgot; i++)
+        free(x->forgot[i]);
+    x->n_forgot = 0;
 }
 
 void ext_retry_free(sched_extender *x) {
@@ -80,6 +107,10 @@ void ext_retry_free(sched_extender *x) {
     free(x->retry);
     x->retry = NULL;
     x->n_retry = 0;
+    clear_forgot(x);
+    free(x->forgot);
+    x->forgot = NULL;
+    x->cap_forgot = 0;
 }
 
 size_t sched_extender_retry_pending(sched_extender *x) {
@@ -106,8 +137,9 @@ size_t sched_extender_retry(sched_extender *x, int64_t now_ms, sched_extender_re
     size_t n = x->n_retry;
     x->retry = NULL;
     x->n_retry = 0;
+    x->retrying = true;
     pthread_mutex_unlock(&x->retry_mu);
-    /* evaluated without the table's lock: /filter parks pods meanwhile */
+    /* evaluated without the table's lock: /filter parks and forgets pods meanwhile */
     size_t asked = 0, kept = 0;
     for (size_t i = 0; i < n; i++) {
         ext_retry_entry *e = &mine[i];
@@ -116,7 +148,8 @@ size_t sched_extender_retry(sched_extender *x, int64_t now_ms, sched_extender_re
             continue;
         }
         json_t *res = NULL;
-        /* the newest first: the likeliest to have met a view behind kube-scheduler's */
+        /* the newest SCHED_EXTENDER_RETRY_BATCH: the likeliest to have met a view behind
+         * kube-scheduler's */
         const char *node = n - i <= SCHED_EXTENDER_RETRY_BATCH ? passes_now(x, e, &res) : NULL;
         if (node) {
             retry(ud, tm_json_str(e->pod, "metadata.namespace", ""),
@@ -134,7 +167,7 @@ size_t sched_extender_retry(sched_extender *x, int64_t now_ms, sched_extender_re
     x->retry = NULL;
     x->n_retry = 0;
     for (size_t i = 0; i < kept; i++) {
-        bool newer = false;
+        bool newer = forgotten(x, mine[i].uid); /* a node passed it meanwhile */
         for (size_t j = 0; j < np && !newer; j++)
             newer = strcmp(parked[j].uid, mine[i].uid) == 0;
         if (newer)
@@ -144,6 +177,8 @@ size_t sched_extender_retry(sched_extender *x, int64_t now_ms, sched_extender_re
     }
     for (size_t j = 0; j < np; j++)
         append(x, parked[j]);
+    clear_forgot(x);
+    x->retrying = false;
     pthread_mutex_unlock(&x->retry_mu);
     free(mine);
     free(parked);

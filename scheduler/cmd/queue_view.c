@@ -126,7 +126,9 @@ typedef struct view_ctx {
     const sched_snapshot *s;
 } view_ctx;
 
-/* The live loop's queue sort (loop.c queue_cmp): the framework's QueueSort. */
+/* The live loop's queue sort (loop.c queue_cmp): the framework's QueueSort; pods it cannot tell
+ * apart (created in the same second) by name here, where the loop keeps the order they arrived
+ * in, which a listing cannot know. */
 static int view_cmp(void *ud, const sched_pod *a, const sched_pod *b) {
     const view_ctx *c = ud;
     return sched_framework_queue_cmp(c->fw, c->s, a, b);

@@ -475,8 +475,14 @@ static int cmp_cstr(const void *a, const void *b) {
 }
 
 bool sched_framework_capacity_only(const sched_framework *fw) {
-    if (!fw->have_cycle)
+    /* a filter through hooks (ports, spread, inter-pod terms, volumes, an added plugin: what
+     * other nodes' pods or the cluster decide) ran for the pod, or would have after
+     * NodeResourcesFit's rejection: a node's status names the first filter only */
+    if (!fw->have_cycle || fw->n_hook_pre || fw->n_hook_post)
         return false;
+    for (size_t f = 0; f < fw->n_filt; f++)
+        if (fw->reject_all[fw->filt[f]])
+            return false;
     bool short_somewhere = false;
     for (size_t i = 0; i < fw->n_nodes; i++)
         switch ((sched_filter_id)fw->status[i]) {

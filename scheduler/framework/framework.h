@@ -368,7 +368,9 @@ int sched_framework_extender_score(const sched_framework *fw, size_t node);
 char *sched_framework_fit_message(const sched_framework *fw, const sched_snapshot *s, char *buf,
                                   size_t size);
 /* Whether the last cycle's pod fit nowhere for capacity alone: NodeResourcesFit on some nodes,
- * on the others a filter of the node alone (readiness, unschedulable, taints, node affinity).
+ * on the others a filter of the node alone (readiness, unschedulable, taints, node affinity),
+ * and no other filter applied to it (no host ports, spread, inter-pod terms, volumes, no added
+ * plugin's filter that did not skip it).
  * Only a node where pods release capacity can take such a pod then (sched_queue_move_released). */
 bool sched_framework_capacity_only(const sched_framework *fw);
 

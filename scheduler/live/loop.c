@@ -20,6 +20,7 @@
 #include "scheduler/live/gang_live.h"
 #include "scheduler/live/preemptor.h"
 #include "scheduler/live/release_hint.h"
+#include "scheduler/backend/nominated.h"
 #include "scheduler/plugins/gang/gang_plugin.h"
 #include "scheduler/plugins/policy/policy.h"
 #include "scheduler/plugins/preemption/preemption.h"
@@ -230,9 +231,10 @@ static bool queue_held(void *ud, const sched_pod *pod) {
 
 /* The queues' sort: the framework's QueueSort; pods it does not tell apart (one priority and
  * order, created in the same second) keep the order they joined the queue, the order the API
- * server created them in (its watch sends them so). Ordered by name instead, a pod created a
- * moment after the head of the queue went ahead of it when its name sorted first, and the
- * backfill plan gave it the head's shadow (scheduler_extender_backfill_test, 1 run in 6). */
+ * server created them in (its watch sends them so; after a list, the list's name order). Ordered by
+ * name instead, a pod created a moment after the head of the queue went ahead of it when its name
+ * sorted first, and the backfill plan gave it the head's shadow (scheduler_extender_backfill_test,
+ * 1 run in 6). */
 static int queue_cmp(void *ud, const sched_pod *a, const sched_pod *b) {
     sched_loop *l = ud;
     return sched_framework_queue_order(l->fw, sched_cache_snapshot(l->cache), a, b);
@@ -630,10 +632,12 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
                                      .pod_gone = watch_gone,
                                      .cluster_changed = hook_changed,
                                      .ud = l};
+    /* an extender without backfill: only that the view changed (the extender's retries) */
+    sched_cache_hooks view_hooks = {.cluster_changed = hook_changed, .ud = l};
     l->cache = sched_cache_new(cfg->scheduler_name, (const char *const *)cfg->namespaces, &keys,
                                sched   ? &hooks
                                : watch ? &watch_hooks
-                                       : NULL,
+                                       : &view_hooks,
                                err);
     if (!l->cache)
         goto fail;
@@ -701,6 +705,10 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
     if (sched && !(l->preemptor = sched_preemptor_new(k, l->cache, cfg->scheduler_name,
                                                       cfg->identity, reg, err)))
         goto fail;
+    /* a nomination that ends frees its node for the pods it kept out, as a pod leaving does */
+    if (sched)
+        sched_nominated_on_end(sched_snapshot_nominated(sched_cache_snapshot(l->cache)),
+                               hook_released, l);
     if (sched) /* a gang preempts as one unit, through the same preemptor */
         sched_gang_live_set_preemptor(l->gangs, l->preemptor);
     /* a single pod's preemption takes a running gang whole or not at all (issue 31) */

@@ -360,6 +360,17 @@ static void test_fit_message(void) {
     CHECK_INT(d.node, -1);
     CHECK(!sched_framework_capacity_only(fw));
     sched_pod_free(p);
+    /* a host port: NodePorts ran for it (a filter a pod leaving any node can change), and would
+     * have run after NodeResourcesFit's rejection: not capacity alone either */
+    p = pod_json(s,
+                 POD("\"containers\":[{\"name\":\"c\",\"ports\":[{\"containerPort\":80,"
+                     "\"hostPort\":8080}],\"resources\":{\"requests\":{\"cpu\":\"2\"}}}],"
+                     "\"nodeSelector\":{\"zone\":\"a\"}"),
+                 &err);
+    CHECK(sched_framework_schedule(fw, s, p, 0, &d, &err) == 0);
+    CHECK_INT(d.node, -1);
+    CHECK(!sched_framework_capacity_only(fw));
+    sched_pod_free(p);
     /* placed: nothing to wait for */
     p = pod_json(s, POD(CTR("\"cpu\":\"2\"")), &err);
     CHECK(sched_framework_schedule(fw, s, p, 0, &d, &err) == 0);

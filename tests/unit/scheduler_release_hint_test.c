@@ -85,7 +85,45 @@ static void test_release_hint(void) {
     sched_snapshot_free(s);
 }
 
+/* A nomination that ends, or moves, frees its node as a pod leaving does: the table says where
+ * and at which priority (the loop feeds it to the same requeue). */
+typedef struct ended {
+    int n;
+    char node[32];
+    int32_t prio;
+} ended;
+
+static void on_end(void *ud, const char *node, int32_t prio) {
+    ended *e = ud;
+    e->n++;
+    snprintf(e->node, sizeof e->node, "%s", node);
+    e->prio = prio;
+}
+
+static void test_nomination_end_frees_its_node(void) {
+    sched_nominated *t = sched_nominated_new();
+    ended e = {0};
+    sched_nominated_on_end(t, on_end, &e);
+    tm_err err = {0};
+    sched_pod *p = pod("p", 1000, 42, false);
+    CHECK(sched_nominated_set_pod(t, p, "n1", &err) == 0);
+    CHECK(sched_nominated_set_pod(t, p, "n1", &err) == 0); /* the same node again: nothing ends */
+    CHECK_INT(e.n, 0);
+    CHECK(sched_nominated_set_pod(t, p, "n2", &err) == 0); /* moved: n1 is free */
+    CHECK_INT(e.n, 1);
+    CHECK_STR(e.node, "n1");
+    CHECK_INT(e.prio, 42);
+    CHECK(sched_nominated_remove(t, "p") == 0);
+    CHECK_INT(e.n, 2);
+    CHECK_STR(e.node, "n2");
+    CHECK(sched_nominated_remove(t, "p") == -1); /* none left: nothing more */
+    CHECK_INT(e.n, 2);
+    sched_pod_free(p);
+    sched_nominated_free(t);
+}
+
 int main(void) {
     RUN(test_release_hint);
+    RUN(test_nomination_end_frees_its_node);
     return TEST_SUMMARY();
 }
