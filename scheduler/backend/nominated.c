@@ -79,7 +79,7 @@ int sched_nominated_set(sched_nominated *t, const char *uid, const char *node,
         t->n++;
     }
     if (e->node && t->on_end && strcmp(e->node, nn) != 0) /* moved: the old node is free */
-        t->on_end(t->on_end_ud, e->node, e->priority);
+        t->on_end(t->on_end_ud, e->uid, e->node, e->priority);
     free(e->node);
     sched_pod_meta_free(e->meta);
     e->node = nn;
@@ -102,7 +102,7 @@ int sched_nominated_remove(sched_nominated *t, const char *uid) {
     if (!e)
         return -1;
     if (t->on_end && e->node)
-        t->on_end(t->on_end_ud, e->node, e->priority);
+        t->on_end(t->on_end_ud, e->uid, e->node, e->priority);
     entry_free(e);
     *e = t->e[--t->n];
     return 0;

@@ -45,9 +45,10 @@ int sched_nominated_set(sched_nominated *t, const char *uid, const char *node,
 /* The same from a pod being scheduled (the preemptor that PostFilter nominated): its requests,
  * priority and the metadata sched_pod_record would record. 0, or -1 with err. */
 int sched_nominated_set_pod(sched_nominated *t, const sched_pod *p, const char *node, tm_err *err);
-/* Told that a nomination of priority prio no longer holds node (ended, or moved to another
- * node): the pods it kept out may fit there now (the loop's node-scoped requeue). */
-typedef void (*sched_nominated_end_fn)(void *ud, const char *node, int32_t prio);
+/* Told that pod uid's nomination of priority prio no longer holds node (ended, or moved to
+ * another node): the pods it kept out may fit there now, unless uid itself took the room (the
+ * loop's node-scoped requeue). */
+typedef void (*sched_nominated_end_fn)(void *ud, const char *uid, const char *node, int32_t prio);
 void sched_nominated_on_end(sched_nominated *t, sched_nominated_end_fn fn, void *ud);
 /* Ends uid's nomination. 0, or -1 when it had none. */
 int sched_nominated_remove(sched_nominated *t, const char *uid);

@@ -474,12 +474,26 @@ static int cmp_cstr(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Whether the in-tree filter of plugin k reads more than its node's own pods: spread, inter-pod
+ * terms, volumes (a pod leaving another node can change its verdict, and so what preemption can
+ * do). Host ports are the node's own; added plugins (reservations, backfill, gangs) answer to
+ * their own events (a reservation's tick moves every pod). */
+static bool reads_other_nodes(const sched_framework *fw, size_t k) {
+    sched_filter_id id = fw->plugins[k].filter_id;
+    return id && id != SCHED_FILTER_NODE_PORTS;
+}
+
 bool sched_framework_capacity_only(const sched_framework *fw) {
-    /* a filter through hooks (ports, spread, inter-pod terms, volumes, an added plugin: what
-     * other nodes' pods or the cluster decide) ran for the pod, or would have after
-     * NodeResourcesFit's rejection: a node's status names the first filter only */
-    if (!fw->have_cycle || fw->n_hook_pre || fw->n_hook_post)
+    if (!fw->have_cycle)
         return false;
+    /* such a filter ran for the pod, or would have after NodeResourcesFit's rejection (a node's
+     * status names the first filter only) */
+    for (size_t h = 0; h < fw->n_hook_pre; h++)
+        if (reads_other_nodes(fw, fw->hook_pre[h]))
+            return false;
+    for (size_t h = 0; h < fw->n_hook_post; h++)
+        if (reads_other_nodes(fw, fw->hook_post[h]))
+            return false;
     for (size_t f = 0; f < fw->n_filt; f++)
         if (fw->reject_all[fw->filt[f]])
             return false;

@@ -369,8 +369,8 @@ char *sched_framework_fit_message(const sched_framework *fw, const sched_snapsho
                                   size_t size);
 /* Whether the last cycle's pod fit nowhere for capacity alone: NodeResourcesFit on some nodes,
  * on the others a filter of the node alone (readiness, unschedulable, taints, node affinity),
- * and no other filter applied to it (no host ports, spread, inter-pod terms, volumes, no added
- * plugin's filter that did not skip it).
+ * no in-tree filter that reads other nodes' pods applied to it (spread, inter-pod terms,
+ * volumes) and no PreFilter rejected it everywhere.
  * Only a node where pods release capacity can take such a pod then (sched_queue_move_released). */
 bool sched_framework_capacity_only(const sched_framework *fw);
 

@@ -181,6 +181,15 @@ static void hook_released(void *ud, const char *node, int32_t prio) {
     l->released[l->n_released++] = (sched_release){dup, prio};
 }
 
+/* A nomination ended or moved: its node's room is free again for the pods it kept out, as if
+ * a pod had left, unless the nominee took it itself (bound or assumed there: nothing freed). */
+static void nomination_ended(void *ud, const char *uid, const char *node, int32_t prio) {
+    sched_loop *l = ud;
+    const char *at = sched_snapshot_pod_node(sched_cache_snapshot(l->cache), uid);
+    if (!at || strcmp(at, node) != 0)
+        hook_released(ud, node, prio);
+}
+
 static bool release_helps(void *ud, const sched_pod *pod) {
     return sched_release_hint_helps(ud, pod);
 }
@@ -708,7 +717,7 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
     /* a nomination that ends frees its node for the pods it kept out, as a pod leaving does */
     if (sched)
         sched_nominated_on_end(sched_snapshot_nominated(sched_cache_snapshot(l->cache)),
-                               hook_released, l);
+                               nomination_ended, l);
     if (sched) /* a gang preempts as one unit, through the same preemptor */
         sched_gang_live_set_preemptor(l->gangs, l->preemptor);
     /* a single pod's preemption takes a running gang whole or not at all (issue 31) */

@@ -360,8 +360,20 @@ static void test_fit_message(void) {
     CHECK_INT(d.node, -1);
     CHECK(!sched_framework_capacity_only(fw));
     sched_pod_free(p);
-    /* a host port: NodePorts ran for it (a filter a pod leaving any node can change), and would
-     * have run after NodeResourcesFit's rejection: not capacity alone either */
+    /* a spread constraint: PodTopologySpread ran for it (pods on other nodes decide it), and
+     * would have run after NodeResourcesFit's rejection: not capacity alone either */
+    p = pod_json(s,
+                 POD(CTR("\"cpu\":\"2\"") ",\"nodeSelector\":{\"zone\":\"a\"},"
+                                          "\"topologySpreadConstraints\":[{\"maxSkew\":1,"
+                                          "\"topologyKey\":\"zone\",\"whenUnsatisfiable\":"
+                                          "\"DoNotSchedule\",\"labelSelector\":{\"matchLabels\":"
+                                          "{\"app\":\"s\"}}}]"),
+                 &err);
+    CHECK(sched_framework_schedule(fw, s, p, 0, &d, &err) == 0);
+    CHECK_INT(d.node, -1);
+    CHECK(!sched_framework_capacity_only(fw));
+    sched_pod_free(p);
+    /* a host port is the node's own business: still capacity alone */
     p = pod_json(s,
                  POD("\"containers\":[{\"name\":\"c\",\"ports\":[{\"containerPort\":80,"
                      "\"hostPort\":8080}],\"resources\":{\"requests\":{\"cpu\":\"2\"}}}],"
@@ -369,7 +381,7 @@ static void test_fit_message(void) {
                  &err);
     CHECK(sched_framework_schedule(fw, s, p, 0, &d, &err) == 0);
     CHECK_INT(d.node, -1);
-    CHECK(!sched_framework_capacity_only(fw));
+    CHECK(sched_framework_capacity_only(fw));
     sched_pod_free(p);
     /* placed: nothing to wait for */
     p = pod_json(s, POD(CTR("\"cpu\":\"2\"")), &err);

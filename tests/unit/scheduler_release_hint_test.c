@@ -89,13 +89,14 @@ static void test_release_hint(void) {
  * and at which priority (the loop feeds it to the same requeue). */
 typedef struct ended {
     int n;
-    char node[32];
+    char node[32], uid[32];
     int32_t prio;
 } ended;
 
-static void on_end(void *ud, const char *node, int32_t prio) {
+static void on_end(void *ud, const char *uid, const char *node, int32_t prio) {
     ended *e = ud;
     e->n++;
+    snprintf(e->uid, sizeof e->uid, "%s", uid);
     snprintf(e->node, sizeof e->node, "%s", node);
     e->prio = prio;
 }
@@ -112,6 +113,7 @@ static void test_nomination_end_frees_its_node(void) {
     CHECK(sched_nominated_set_pod(t, p, "n2", &err) == 0); /* moved: n1 is free */
     CHECK_INT(e.n, 1);
     CHECK_STR(e.node, "n1");
+    CHECK_STR(e.uid, "p");
     CHECK_INT(e.prio, 42);
     CHECK(sched_nominated_remove(t, "p") == 0);
     CHECK_INT(e.n, 2);
