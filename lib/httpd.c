@@ -571,7 +571,13 @@ static bool is_loopback(const char *addr) {
  * refused meanwhile). */
 struct MHD_Daemon *tm_httpd_start_main(tm_httpd *srv, const struct sockaddr *sa, int port,
                                        MHD_socket fd) {
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG |
+    /* poll(), not epoll (MHD_USE_AUTO picks epoll on Linux): libmicrohttpd 0.9.75's
+     * MHD_quiesce_daemon (stop, TLS reload) removes the listening socket from each worker's
+     * epoll set without a lock, while a worker at its connection limit takes it out and puts
+     * it back itself; when both did, it aborted the process ("Failed to remove listen FD from
+     * epoll set", lib_httpd_test under the sanitizers, 1 run). A handful of connections from
+     * kube-scheduler and Prometheus gain nothing from epoll. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG |
                      MHD_USE_ITC | (srv->v6 ? MHD_USE_IPv6 : 0) | (srv->tls ? MHD_USE_TLS : 0);
     struct MHD_OptionItem extra[] = {
         {srv->tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, srv->cert_pem},
@@ -635,8 +641,8 @@ static int start_health(tm_httpd *srv, const tm_httpd_opts *o, bool v6, tm_err *
     const struct sockaddr *sa = v6 ? (const struct sockaddr *)&sin6 : (const struct sockaddr *)&sin;
     srv->start_err[0] = '\0';
     srv->health = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG | MHD_USE_ITC |
-            (v6 ? MHD_USE_IPv6 : 0),
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_USE_ITC |
+            (v6 ? MHD_USE_IPv6 : 0), /* poll: tm_httpd_start_main says why */
         (uint16_t)port, NULL, NULL, on_request, &srv->health_l, MHD_OPTION_SOCK_ADDR, sa,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)HEALTH_MAX_CONNS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
         (unsigned)HEALTH_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HEALTH_TIMEOUT_S,
