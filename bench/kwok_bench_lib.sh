@@ -31,10 +31,13 @@ start_kube() {
   cat "$TAREMA_CLUSTER_DIR/run/scheduler.pid"
 }
 
-# start_tarema: in the background, until it serves /readyz (its caches synced).
+# start_tarema: in the background, until it serves /readyz (its caches synced). Leader election
+# off, as the cluster's kube-scheduler runs here (hack/cluster.sh): with it on, an API server
+# saturated by a mass preemption let tarema's Lease renewals time out and it stopped scheduling
+# for seconds at a time, a cost kube-scheduler did not pay in the same bench.
 start_tarema() {
   # shellcheck disable=SC2086 # BENCH_TAREMA_ARGS: words
-  "$TAREMA" --scheduler-name tarema --qps "$QPS" --burst "$BURST" --port 0 --log-level info \
+  "$TAREMA" --scheduler-name tarema --qps "$QPS" --burst "$BURST" --port 0 --log-level info --leader-elect=false \
     ${BENCH_TAREMA_ARGS:-} >"$WORK/tarema.log" 2>&1 &
   TAREMA_PID=$!
   local port=

@@ -110,7 +110,8 @@ start_kube_cmd() {
   echo "bash hack/cluster.sh scheduler start '$WORK/kube-scheduler.yaml' >>'$WORK/kube-scheduler.out' 2>&1 && cp '$TAREMA_CLUSTER_DIR/run/scheduler.pid' '$WORK/kube.pid'"
 }
 start_tarema_cmd() {
-  local c="'$TAREMA' --scheduler-name tarema --qps $QPS --burst $BURST --port 0 --log-level info ${BENCH_TAREMA_ARGS:-} >'$WORK/tarema.log' 2>&1 & echo \$! >'$WORK/tarema.pid'"
+  # leader election off, as the cluster's kube-scheduler (bench/kwok_bench_lib.sh, start_tarema)
+  local c="'$TAREMA' --scheduler-name tarema --qps $QPS --burst $BURST --port 0 --log-level info --leader-elect=false ${BENCH_TAREMA_ARGS:-} >'$WORK/tarema.log' 2>&1 & echo \$! >'$WORK/tarema.pid'"
   # profiled: perf attaches to the running scheduler (its pid stays the scheduler's, so the CPU
   # and RSS figures stay the scheduler's own) and stops when it exits
   [ -z "$PROFILE" ] ||

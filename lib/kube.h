@@ -168,6 +168,9 @@ int tm_kube_event_post_async(tm_kube *k, const json_t *event, tm_kube_done_fn do
 typedef struct tm_timer tm_timer;
 /* The loop's monotonic clock in milliseconds: the clock tm_timer_add's delays count in. */
 int64_t tm_kube_now_ms(void);
+/* Formats a Kubernetes MicroTime ("2024-01-02T03:04:05.123456Z") of the wall clock into buf
+ * (at least 32 bytes): event times, Lease renewals, annotations that only need to change. */
+void tm_kube_microtime(char *buf, size_t len);
 /* One-shot timer on the loop. The handle is valid until the callback starts or cancel. */
 tm_timer *tm_timer_add(tm_kube *k, int64_t delay_ms, void (*fn)(void *ud), void *ud);
 void tm_timer_cancel(tm_kube *k, tm_timer *t);

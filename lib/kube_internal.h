@@ -30,10 +30,6 @@ void tm_kbuf_free(tm_kbuf *b);
  * malloc'd buffer the caller frees, *out_len the byte count; NULL on a malformed input. */
 char *tm_kube_base64_decode(const char *in, size_t *out_len);
 
-/* Formats a Kubernetes MicroTime ("2024-01-02T03:04:05.123456Z") of the wall clock into buf
- * (at least 32 bytes). */
-void tm_kube_microtime(char *buf, size_t len);
-
 /* Fills kind/apiVersion of a list item from its list ("PodList" -> "Pod"). */
 void tm_kube_fill_kind(json_t *item, const json_t *list);
 /* Path and body (new reference) of a pods/binding request; caller frees the path. */
@@ -54,7 +50,8 @@ typedef struct tm_xfer_ops {
 
 struct tm_xfer {
     tm_kube *k;
-    CURL *easy;
+    CURL *easy; /* NULL while queued (xfer_begin takes one), and in an on_done for
+                   CURLE_OUT_OF_MEMORY */
     struct curl_slist *hdrs;
     char *method, *path, *url;
     char *content_type; /* of body, or NULL */
@@ -70,6 +67,7 @@ struct tm_xfer {
     int64_t start_at_ms; /* when the rate limiter lets it start */
     int64_t started_ms;  /* when it was handed to curl */
     tm_watchstream *ws;  /* watches only: the JSON stream */
+    bool exempt;         /* tm_xfer_start_exempt: never rate limited or queued, a 429 not retried */
     /* Set when the request asked for protobuf (tm_xfer_start's proto): the watched kind, and
      * the protobuf stream, made when a watch's answer says it is protobuf (Content-Type);
      * a server that answers JSON feeds ws instead. */
@@ -92,6 +90,15 @@ struct tm_xfer {
 tm_xfer *tm_xfer_start(tm_kube *k, const char *method, const char *path, const char *body,
                        size_t body_len, const char *content_type, bool watch, long timeout_s,
                        const struct tm_kp_kind *proto, const tm_xfer_ops *ops, void *ud);
+/* A request that must not wait behind the client's own traffic: started at once, outside the
+ * rate limit and the queue of requests waiting for a slot (a 429 goes to on_done: the owner
+ * retries on its own clock). The leader
+ * elector's Lease reads and renewals: queued behind thousands of evictions and binds reserved at
+ * the configured QPS, a renewal could start seconds late and miss its deadline. kube-scheduler
+ * gets the same from a client of its own for leader election, with its own rate limiter. */
+tm_xfer *tm_xfer_start_exempt(tm_kube *k, const char *method, const char *path, const char *body,
+                              size_t body_len, const char *content_type, long timeout_s,
+                              const tm_xfer_ops *ops, void *ud);
 /* Stops a transfer; no callback is made afterwards. Safe from inside callbacks. */
 void tm_xfer_cancel(tm_xfer *x);
 

@@ -213,7 +213,13 @@ static size_t xfer_write(char *p, size_t size, size_t n, void *ud) {
     return tm_kbuf_append(&x->resp, p, len) == 0 ? len : 0;
 }
 
-static void xfer_begin(tm_kube *k, tm_xfer *x) {
+/* Hands x to curl. Its easy handle is taken now, not when it was queued: a queued request holds
+ * none (a libcurl 7.88 handle is about 22 KB with its receive buffer; a preemption of 5,000 pods
+ * queues tens of thousands of evictions, patches and events at the client's rate limit, and
+ * holding a handle each took the scheduler to 1.5 GB). false when no handle can be made. */
+static bool xfer_begin(tm_kube *k, tm_xfer *x) {
+    if (!x->easy && !(x->easy = tm_easy_pool_take(&k->idle)))
+        return false;
     /* Headers (and so the token) are built now, not when queued: a rotated token is used. */
     tm_kube_setup_easy(k, x->easy, x->method, x->url, x->body, x->body_len, x->content_type,
                        x->watch, x->proto != NULL, x->timeout_s, &x->hdrs, x->errbuf, NULL);
@@ -232,6 +238,7 @@ static void xfer_begin(tm_kube *k, tm_xfer *x) {
     if (!x->watch)
         k->nactive++;
     curl_multi_add_handle(k->multi, x->easy);
+    return true;
 }
 
 /* Leaves curl: the transfer is done, cancelled or going back to the queue (429). */
@@ -248,15 +255,15 @@ static bool may_begin(const tm_kube *k) {
     return k->nactive < k->max_active;
 }
 
-tm_xfer *tm_xfer_start(tm_kube *k, const char *method, const char *path, const char *body,
-                       size_t body_len, const char *content_type, bool watch, long timeout_s,
-                       const struct tm_kp_kind *proto, const tm_xfer_ops *ops, void *ud) {
+static tm_xfer *xfer_start(tm_kube *k, const char *method, const char *path, const char *body,
+                           size_t body_len, const char *content_type, bool watch, bool exempt,
+                           long timeout_s, const struct tm_kp_kind *proto, const tm_xfer_ops *ops,
+                           void *ud) {
     tm_xfer *x = calloc(1, sizeof *x);
     if (!x)
         return NULL;
     x->k = k;
     x->refs = 1;
-    x->easy = tm_easy_pool_take(&k->idle);
     x->method = strdup(method);
     x->path = strdup(path);
     x->url = tm_kube_url(k, path);
@@ -272,26 +279,50 @@ tm_xfer *tm_xfer_start(tm_kube *k, const char *method, const char *path, const c
     }
     if (watch)
         x->ws = tm_watchstream_new(0);
-    if (!x->easy || !x->method || !x->path || !x->url || (body && !x->body) || (watch && !x->ws)) {
+    if (!x->method || !x->path || !x->url || (body && !x->body) || (watch && !x->ws)) {
         xfer_destroy(x);
         return NULL;
     }
     x->content_type = content_type ? strdup(content_type) : NULL;
     x->timeout_s = timeout_s > 0 ? timeout_s : (watch ? 0 : DEFAULT_TIMEOUT_S);
     if (watch) { /* watches are not rate limited, as in client-go */
-        xfer_begin(k, x);
+        if (xfer_begin(k, x))
+            return x;
+        xfer_destroy(x);
+        return NULL;
+    }
+    x->exempt = exempt;
+    int64_t wait = exempt ? 0 : tm_kube_ratelimit_reserve(k);
+    x->start_at_ms = tm_kube_now_ms() + wait;
+    /* exempt: neither the rate limit nor the queue (tm_xfer_start_exempt) */
+    if (exempt || (wait <= 0 && !k->pending && may_begin(k))) {
+        if (!xfer_begin(k, x)) {
+            xfer_destroy(x);
+            return NULL;
+        }
+        k->inflight++;
         return x;
     }
     k->inflight++;
-    int64_t wait = tm_kube_ratelimit_reserve(k);
-    x->start_at_ms = tm_kube_now_ms() + wait;
-    if (wait <= 0 && !k->pending && may_begin(k)) {
-        xfer_begin(k, x);
-        return x;
-    }
     pending_insert(k, x);
     return x;
 }
+
+tm_xfer *tm_xfer_start(tm_kube *k, const char *method, const char *path, const char *body,
+                       size_t body_len, const char *content_type, bool watch, long timeout_s,
+                       const struct tm_kp_kind *proto, const tm_xfer_ops *ops, void *ud) {
+    return xfer_start(k, method, path, body, body_len, content_type, watch, false, timeout_s, proto,
+                      ops, ud);
+}
+
+tm_xfer *tm_xfer_start_exempt(tm_kube *k, const char *method, const char *path, const char *body,
+                              size_t body_len, const char *content_type, long timeout_s,
+                              const tm_xfer_ops *ops, void *ud) {
+    return xfer_start(k, method, path, body, body_len, content_type, false, true, timeout_s, NULL,
+                      ops, ud);
+}
+
+static void finish_xfer(tm_kube *k, tm_xfer *x, CURLcode rc);
 
 static int start_due(tm_kube *k) {
     int64_t now = tm_kube_now_ms();
@@ -299,7 +330,8 @@ static int start_due(tm_kube *k) {
     while (k->pending && k->pending->start_at_ms <= now && may_begin(k)) {
         tm_xfer *x = k->pending;
         pending_unlink(k, x);
-        xfer_begin(k, x);
+        if (!xfer_begin(k, x)) /* no handle: it ends here, with the error */
+            finish_xfer(k, x, CURLE_OUT_OF_MEMORY);
         n++;
     }
     return n;
@@ -355,7 +387,9 @@ static int drain_watches(tm_kube *k) {
 /* Ends one transfer curl reported done: a 429 goes back into the queue, anything else is
  * handed to its owner. */
 static void finish_xfer(tm_kube *k, tm_xfer *x, CURLcode rc) {
-    int64_t retry = x->cancelled || x->watch || rc != CURLE_OK
+    /* an exempt request's 429 goes to its owner, who retries on its own clock: requeued here
+     * it would wait behind the rate limit it is exempt from */
+    int64_t retry = x->cancelled || x->watch || x->exempt || rc != CURLE_OK
                         ? -1
                         : tm_kube_retry_after_ms(x->easy, x->status, x->retries);
     if (retry >= 0) {
@@ -363,6 +397,8 @@ static void finish_xfer(tm_kube *k, tm_xfer *x, CURLcode rc) {
         x->retries++;
         curl_slist_free_all(x->hdrs);
         x->hdrs = NULL;
+        tm_easy_pool_put(&k->idle, x->easy); /* it waits without one (xfer_begin) */
+        x->easy = NULL;
         tm_kbuf_free(&x->resp);
         x->status = 0;
         int64_t wait = tm_kube_ratelimit_reserve(k);

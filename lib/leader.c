@@ -191,8 +191,8 @@ static void write_lease(tm_leader *l, const char *method, const char *path, json
         return;
     char *body = json_dumps(lease, JSON_COMPACT);
     long timeout = (l->renew_deadline_ms + 999) / 1000;
-    l->xfer = tm_xfer_start(l->k, method, path, body, strlen(body), "application/json", false,
-                            timeout, NULL, &write_ops, l);
+    l->xfer = tm_xfer_start_exempt(l->k, method, path, body, strlen(body), "application/json",
+                                   timeout, &write_ops, l);
     free(body);
     if (!l->xfer)
         failed(l, 0, "out of memory");
@@ -278,7 +278,7 @@ static void cycle(tm_leader *l) {
     if (l->stopped)
         return;
     long timeout = (l->renew_deadline_ms + 999) / 1000;
-    l->xfer = tm_xfer_start(l->k, "GET", l->path, NULL, 0, NULL, false, timeout, NULL, &get_ops, l);
+    l->xfer = tm_xfer_start_exempt(l->k, "GET", l->path, NULL, 0, NULL, timeout, &get_ops, l);
     if (!l->xfer)
         schedule(l, l->retry_ms);
 }

@@ -10,6 +10,7 @@
 
 #include "lib/jsonutil.h"
 #include "lib/log.h"
+#include "lib/quantity.h"
 #include "scheduler/backend/volumes.h"
 
 struct sched_cache {
@@ -136,13 +137,55 @@ static bool node_relevant_change(const json_t *a, const json_t *b) {
            strcmp(ready_status(a), ready_status(b)) != 0;
 }
 
+/* Whether obj's allocatable has more of some resource than old's (or one old did not have; an
+ * unreadable quantity counts as more: the cautious answer). */
+static bool allocatable_grew(const json_t *old, const json_t *obj) {
+    const json_t *oa = tm_json_path(old, "status.allocatable"),
+                 *na = tm_json_path(obj, "status.allocatable");
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)na, k, v) {
+        const char *was = json_string_value(json_object_get(oa, k)), *now = json_string_value(v);
+        int64_t a, b;
+        tm_err e = {0};
+        if (!was || !now || tm_quantity_parse_milli(was, &a, &e) ||
+            tm_quantity_parse_milli(now, &b, &e) || b > a)
+            return true;
+    }
+    return false;
+}
+
+/* Whether a relevant change of a known node (node_relevant_change) can let a waiting pod fit:
+ * new labels (selectors, affinity, spread domains), Ready again, uncordoned, any change of its
+ * taints, more capacity. Taints count both ways: a taint gone lets a pod tolerate the node,
+ * and one added takes the node out of the domains a spread constraint with nodeTaintsPolicy
+ * Honor counts, which may lift the minimum (kube-scheduler's PodTopologySpread hint queues
+ * on any taint change). The rest (NotReady, cordoned, less capacity, new images: a score only)
+ * cannot, as kube-scheduler's hints for NodeResourcesFit, NodeUnschedulable and NodeAffinity
+ * say: with kwok nodes flapping under load, each such update had sent every waiting preemptor
+ * through all nodes again. */
+static bool node_change_may_help(const json_t *old, const json_t *obj) {
+    if (!same_json(tm_json_path(old, "metadata.labels"), tm_json_path(obj, "metadata.labels")) ||
+        !same_json(tm_json_path(old, "spec.taints"), tm_json_path(obj, "spec.taints")))
+        return true;
+    if (strcmp(ready_status(obj), "True") == 0 && strcmp(ready_status(old), "True") != 0)
+        return true;
+    if (json_is_true(tm_json_path(old, "spec.unschedulable")) &&
+        !json_is_true(tm_json_path(obj, "spec.unschedulable")))
+        return true;
+    return allocatable_grew(old, obj);
+}
+
 int sched_cache_node_event(sched_cache *c, tm_watch_type type, const json_t *obj, const json_t *old,
                            tm_err *err) {
     const char *name = tm_json_str(obj, "metadata.name", NULL);
     if (!name)
         return tm_err_set(err, "node event without metadata.name");
     if (type == TM_WATCH_DELETED) {
-        sched_snapshot_remove_node(c->snap, name); /* -1 when never added: nothing to do */
+        /* -1 when never added: nothing to do. A node gone can help a spread-blocked pod (its
+         * domain no longer counts), as kube-scheduler's PodTopologySpread hint says. */
+        if (sched_snapshot_remove_node(c->snap, name) == 0 && c->hooks.cluster_changed)
+            c->hooks.cluster_changed(c->hooks.ud);
         return 0;
     }
     if (type == TM_WATCH_MODIFIED && old && !node_relevant_change(old, obj) &&
@@ -151,9 +194,12 @@ int sched_cache_node_event(sched_cache *c, tm_watch_type type, const json_t *obj
     sched_node *n = sched_node_from_json(c->snap, obj, err);
     if (!n)
         return -1;
+    bool known = type == TM_WATCH_MODIFIED && old && sched_snapshot_node_by_name(c->snap, name);
     if (sched_snapshot_put_node(c->snap, n, err))
         return tm_err_wrap(err, "node %s", name);
-    if (c->hooks.cluster_changed)
+    if (known && c->hooks.node_worsened && !node_change_may_help(old, obj))
+        c->hooks.node_worsened(c->hooks.ud);
+    else if (c->hooks.cluster_changed)
         c->hooks.cluster_changed(c->hooks.ud);
     return 0;
 }

@@ -52,6 +52,11 @@ typedef struct sched_cache_hooks {
      * alone can fit only there, or preempt there when the released pod was one it could not
      * evict (the loop's node-scoped requeue). May be NULL: cluster_changed is called instead. */
     void (*pod_released)(void *ud, const char *node, int32_t prio);
+    /* A node changed in a way that lets no waiting pod fit: it went NotReady, was cordoned,
+     * got a taint, lost capacity (kube-scheduler's queueing hints answer QueueSkip for those).
+     * What was planned over it is stale, but no pod needs a retry. May be NULL: cluster_changed
+     * is called instead. */
+    void (*node_worsened)(void *ud);
     void *ud;
 } sched_cache_hooks;
 

@@ -4,6 +4,7 @@
 #define TAREMA_SCHED_EXTENDER_INTERNAL_H
 
 #include <pthread.h>
+#include <stdint.h>
 
 #include "lib/metrics.h"
 #include "scheduler/cmd/extender.h"
@@ -14,6 +15,7 @@ typedef struct ext_retry_entry {
     json_t *pod;   /* the request's Pod (a copy) */
     json_t *names; /* the nodes refused with a resolvable reason (FailedNodes) */
     int64_t at_ms; /* when (opts.now_ms) */
+    uint64_t gen;  /* which refusal: a retry acts only if the entry is still this one */
 } ext_retry_entry;
 
 /* Entries kept at most (the oldest go first), evaluated per sched_extender_retry at most. */
@@ -24,14 +26,10 @@ struct sched_extender {
     sched_extender_opts o;
     char *policy;
     tm_metric *m_preempt_nodes; /* {outcome}, NULL without opts.metrics */
-    pthread_mutex_t retry_mu;   /* guards retry, n_retry: /filter runs on several threads */
+    pthread_mutex_t retry_mu;   /* guards retry, n_retry, gen: /filter runs on several threads */
     ext_retry_entry *retry;     /* in the order parked, SCHED_EXTENDER_RETRY_MAX slots */
     size_t n_retry;
-    /* while sched_extender_retry has the entries out: the uids /filter forgot meanwhile (a
-     * node passed), which must not come back with them */
-    bool retrying;
-    char **forgot;
-    size_t n_forgot, cap_forgot;
+    uint64_t gen; /* the last entry's generation */
 };
 
 /* /filter's evaluation; track: park a pod left without a node with resolvable refusals, forget

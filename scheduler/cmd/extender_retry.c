@@ -62,6 +62,7 @@ void ext_retry_park(sched_extender *x, const json_t *pod, const json_t *failed, 
     }
     pthread_mutex_lock(&x->retry_mu);
     drop_uid(x, uid); /* the latest refusal is the one that counts */
+    e.gen = ++x->gen;
     append(x, e);
     pthread_mutex_unlock(&x->retry_mu);
 }
@@ -71,34 +72,7 @@ void ext_retry_forget(sched_extender *x, const json_t *pod) {
     pthread_mutex_lock(&x->retry_mu);
     if (uid[0] && x->n_retry)
         drop_uid(x, uid);
-    if (uid[0] && x->retrying) { /* its entry may be out being evaluated: remember the uid */
-        if (x->n_forgot == x->cap_forgot) {
-            size_t cap = x->cap_forgot ? 2 * x->cap_forgot : 16;
-            char **f = realloc(x->forgot, cap * sizeof *f);
-            if (f) {
-                x->forgot = f;
-                x->cap_forgot = cap;
-            }
-        }
-        char *u = x->n_forgot < x->cap_forgot ? strdup(uid) : NULL;
-        if (u)
-            x->forgot[x->n_forgot++] = u;
-    }
     pthread_mutex_unlock(&x->retry_mu);
-}
-
-/* Whether uid was forgotten while the entries were out (lock held). */
-static bool forgotten(const sched_extender *x, const char *uid) {
-    for (size_t i = 0; i < x->n_forgot; i++)
-        if (strcmp(x->forgot[i], uid) == 0)
-            return true;
-    return false;
-}
-
-static void clear_forgot(sched_extender *x) {
-    for (size_t i = 0; i < x->n_forgot; i++)
-        free(x->forgot[i]);
-    x->n_forgot = 0;
 }
 
 void ext_retry_free(sched_extender *x) {
@@ -107,10 +81,6 @@ void ext_retry_free(sched_extender *x) {
     free(x->retry);
     x->retry = NULL;
     x->n_retry = 0;
-    clear_forgot(x);
-    free(x->forgot);
-    x->forgot = NULL;
-    x->cap_forgot = 0;
 }
 
 size_t sched_extender_retry_pending(sched_extender *x) {
@@ -130,57 +100,62 @@ static const char *passes_now(sched_extender *x, const ext_retry_entry *e, json_
     return json_string_value(json_array_get(json_object_get(*res, "NodeNames"), 0));
 }
 
+/* Removes uid's entry if it is still generation gen (lock held): true when it was. */
+static bool take(sched_extender *x, const char *uid, uint64_t gen) {
+    for (size_t i = 0; i < x->n_retry; i++)
+        if (strcmp(x->retry[i].uid, uid) == 0) {
+            if (x->retry[i].gen != gen)
+                return false; /* refused again meanwhile: that newer refusal is the one kept */
+            drop_uid(x, uid);
+            return true;
+        }
+    return false; /* forgotten meanwhile: a node passed it */
+}
+
 size_t sched_extender_retry(sched_extender *x, int64_t now_ms, sched_extender_retry_fn retry,
                             void *ud) {
+    /* the newest SCHED_EXTENDER_RETRY_BATCH within the window (the likeliest to have met a view
+     * behind kube-scheduler's), referenced rather than copied: the entries stay in the table, so
+     * /filter parks and forgets pods meanwhile, and a generation tells whether one changed */
+    ext_retry_entry batch[SCHED_EXTENDER_RETRY_BATCH];
+    size_t n = 0;
     pthread_mutex_lock(&x->retry_mu);
-    ext_retry_entry *mine = x->retry;
-    size_t n = x->n_retry;
-    x->retry = NULL;
-    x->n_retry = 0;
-    x->retrying = true;
-    pthread_mutex_unlock(&x->retry_mu);
-    /* evaluated without the table's lock: /filter parks and forgets pods meanwhile */
-    size_t asked = 0, kept = 0;
-    for (size_t i = 0; i < n; i++) {
-        ext_retry_entry *e = &mine[i];
-        if (now_ms - e->at_ms > SCHED_EXTENDER_RETRY_WINDOW_MS) {
-            entry_free(e); /* kube-scheduler has seen whatever tarema's view lagged behind */
+    size_t kept = 0;
+    for (size_t i = 0; i < x->n_retry; i++) {
+        if (now_ms - x->retry[i].at_ms > SCHED_EXTENDER_RETRY_WINDOW_MS)
+            entry_free(&x->retry[i]); /* kube-scheduler has seen whatever tarema's view lagged */
+        else
+            x->retry[kept++] = x->retry[i];
+    }
+    x->n_retry = kept;
+    for (size_t i = kept > SCHED_EXTENDER_RETRY_BATCH ? kept - SCHED_EXTENDER_RETRY_BATCH : 0;
+         i < kept; i++) {
+        const ext_retry_entry *e = &x->retry[i];
+        char *uid = strdup(e->uid);
+        if (!uid)
             continue;
-        }
+        batch[n++] = (ext_retry_entry){.uid = uid,
+                                       .pod = json_incref(e->pod), /* atomic in jansson 2.11+ */
+                                       .names = json_incref(e->names),
+                                       .gen = e->gen};
+    }
+    pthread_mutex_unlock(&x->retry_mu);
+    size_t asked = 0;
+    for (size_t i = 0; i < n; i++) {
         json_t *res = NULL;
-        /* the newest SCHED_EXTENDER_RETRY_BATCH: the likeliest to have met a view behind
-         * kube-scheduler's */
-        const char *node = n - i <= SCHED_EXTENDER_RETRY_BATCH ? passes_now(x, e, &res) : NULL;
+        const char *node = passes_now(x, &batch[i], &res);
         if (node) {
-            retry(ud, tm_json_str(e->pod, "metadata.namespace", ""),
-                  tm_json_str(e->pod, "metadata.name", ""), e->uid, node);
-            asked++;
-            entry_free(e);
-        } else {
-            mine[kept++] = *e;
+            pthread_mutex_lock(&x->retry_mu);
+            bool mine = take(x, batch[i].uid, batch[i].gen);
+            pthread_mutex_unlock(&x->retry_mu);
+            if (mine) {
+                retry(ud, tm_json_str(batch[i].pod, "metadata.namespace", ""),
+                      tm_json_str(batch[i].pod, "metadata.name", ""), batch[i].uid, node);
+                asked++;
+            }
         }
         json_decref(res);
+        entry_free(&batch[i]);
     }
-    pthread_mutex_lock(&x->retry_mu);
-    ext_retry_entry *parked = x->retry; /* refused while the others were evaluated: newer */
-    size_t np = x->n_retry;
-    x->retry = NULL;
-    x->n_retry = 0;
-    for (size_t i = 0; i < kept; i++) {
-        bool newer = forgotten(x, mine[i].uid); /* a node passed it meanwhile */
-        for (size_t j = 0; j < np && !newer; j++)
-            newer = strcmp(parked[j].uid, mine[i].uid) == 0;
-        if (newer)
-            entry_free(&mine[i]);
-        else
-            append(x, mine[i]);
-    }
-    for (size_t j = 0; j < np; j++)
-        append(x, parked[j]);
-    clear_forgot(x);
-    x->retrying = false;
-    pthread_mutex_unlock(&x->retry_mu);
-    free(mine);
-    free(parked);
     return asked;
 }

@@ -60,12 +60,7 @@ static void ext_retry(void *ud, const char *ns, const char *name, const char *ui
                       const char *node) {
     sched_server *s = ud;
     char when[40];
-    int64_t ms = tm_wall_ms();
-    time_t t = (time_t)(ms / 1000);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    size_t w = strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(when + w, sizeof when - w, ".%03dZ", (int)(ms % 1000));
+    tm_kube_microtime(when, sizeof when);
     json_t *patch = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "uid", uid, "annotations",
                               SCHED_EXTENDER_RETRY_ANNOTATION, when);
     char *path = tm_kube_path("v1", "pods", ns, name, NULL);

@@ -56,6 +56,8 @@ struct sched_backfill_live {
     bool primed;          /* a plan saw this process's queue: the idle skip may apply */
     bool observe;         /* the queue is kube-scheduler's, observed (sched_backfill_live_observe):
                            * no pod of it is ever tried here, so no idle skip */
+    bool quiet;           /* writes no expected-start (an extender replica standing by: the Lease
+                           * holder writes them; sched_backfill_live_quiet) */
     bool batch_planned;   /* sched_backfill_live_unschedulable planned in this batch already */
     char keybuf[600];     /* the key function's answer (one at a time: under the cache lock, on the
                            * loop thread or an extender request's) */
@@ -212,6 +214,11 @@ void sched_backfill_live_pod_event(sched_backfill_live *b, tm_watch_type t, cons
         }
     }
     sched_pod_free(sp);
+}
+
+bool sched_backfill_live_holding(const sched_backfill_live *b) {
+    const bf_plan *p = b ? bf_plugin_plan(b->fw) : NULL;
+    return p && bf_plan_shadow_count(p) > 0;
 }
 
 void sched_backfill_live_touch(sched_backfill_live *b) {
@@ -412,7 +419,7 @@ static void patch_done(void *ud, int status, json_t *body, const tm_err *err) {
 
 static void announce(sched_backfill_live *b, const sched_pod *pod, int64_t start_ms) {
     bpod *p = find(b, pod->uid);
-    if (!p)
+    if (!p || b->quiet)
         return;
     int64_t d = p->announced_ms >= 0 ? start_ms - p->announced_ms : INT64_MAX;
     if (d < 0)
@@ -711,6 +718,11 @@ sched_backfill_live *sched_backfill_live_new(const sched_config *cfg, tm_kube *k
 void sched_backfill_live_observe(sched_backfill_live *b) {
     if (b)
         b->observe = true;
+}
+
+void sched_backfill_live_quiet(sched_backfill_live *b, bool quiet) {
+    if (b)
+        b->quiet = quiet;
 }
 
 int sched_backfill_live_add_plugin(sched_backfill_live *b, sched_framework *fw, tm_err *err) {

@@ -55,6 +55,11 @@ void sched_backfill_live_free(sched_backfill_live *b);
  * none of its pods is ever found unschedulable here, so the plan is made whenever due, never
  * skipped as idle. */
 void sched_backfill_live_observe(sched_backfill_live *b);
+/* quiet: plan (the Filter needs the plan) but write no tarema.io/expected-start. Extender
+ * replicas all answer kube-scheduler from their own plans; only the holder of the Lease writes,
+ * so that two replicas do not both patch every pod whose start moves. Since the annotation as
+ * seen is tracked either way, a replica that takes over writes only the starts that moved. */
+void sched_backfill_live_quiet(sched_backfill_live *b, bool quiet);
 /* The Backfill Filter over this planner's plan in another framework (the extender's per-request
  * ones, called with the cache lock held): kube-scheduler's pods are kept off nodes where they
  * would delay a shadow (backfill_plugin.h, bf_plugin_add_borrowed). 0 or -1 with err. */
@@ -63,6 +68,8 @@ int sched_backfill_live_add_plugin(sched_backfill_live *b, sched_framework *fw, 
 void sched_backfill_live_pod_event(sched_backfill_live *b, tm_watch_type t, const json_t *obj);
 /* Something the plan depends on changed (a node, a reservation, the queue). */
 void sched_backfill_live_touch(sched_backfill_live *b);
+/* Whether the last plan holds any shadow (false for NULL). */
+bool sched_backfill_live_holding(const sched_backfill_live *b);
 /* Plans the shadows when due (see above) before a batch of cycles; mono_ms for the rate,
  * wall_ms the plan's clock. true when it planned. */
 bool sched_backfill_live_plan(sched_backfill_live *b, int64_t mono_ms, int64_t wall_ms);

@@ -596,7 +596,8 @@ const char *sched_config_usage(void) {
            "  --plugin-metrics-sample-percent N  cycles whose plugin calls are timed, 0..100\n"
            "                           (default 10, as kube-scheduler)\n"
            "  --leader-elect[=BOOL]    schedule only while holding the Lease (default true,\n"
-           "                           as kube-scheduler; mode extender ignores it)\n"
+           "                           as kube-scheduler; mode extender: only the holder writes\n"
+           "                           backfill's expected starts)\n"
            "  --lease-namespace NS (kube-system) --lease-name NAME (the scheduler name)\n"
            "  --identity ID\n"
            "  --log-level debug|info|warn|error  --log-format text|json\n"
@@ -750,7 +751,8 @@ const char *sched_config_lease_name(const sched_config *c) {
 }
 
 bool sched_config_elects(const sched_config *c) {
-    return c->leader_elect && c->mode == SCHED_MODE_SCHEDULER;
+    /* an extender without backfill writes nothing: no Lease to hold (nor to be allowed) */
+    return c->leader_elect && (c->mode == SCHED_MODE_SCHEDULER || c->backfill.reserve_depth != 0);
 }
 
 int sched_config_validate(const sched_config *c, tm_err *err) {

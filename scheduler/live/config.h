@@ -173,7 +173,10 @@ int sched_config_apply_spread(const sched_config *c, sched_framework *fw, tm_err
 /* Checks the values together (ports in range, backoffs ordered, policy known, ...). */
 /* The Lease the replicas contend for: leaderElection.name, else the scheduler name. */
 const char *sched_config_lease_name(const sched_config *c);
-/* Whether this process waits for the Lease before scheduling (scheduler mode, election on). */
+/* Whether this process contends for the Lease (election on): in scheduler mode it schedules only
+ * while it holds it; in extender mode with backfill on every replica answers kube-scheduler and
+ * only the holder writes tarema.io/expected-start (without backfill an extender writes nothing
+ * and holds no Lease). */
 bool sched_config_elects(const sched_config *c);
 int sched_config_validate(const sched_config *c, tm_err *err);
 

@@ -41,6 +41,10 @@
 /* Nodes remembered between two moves for the node-scoped requeue (hook_released); past that
  * many, every unschedulable pod moves. */
 #define LOOP_RELEASED_MAX 64
+/* view_fn runs at most once per this many ms: under churn every loop turn changes the view,
+ * and each run evaluates up to SCHED_EXTENDER_RETRY_BATCH refused pods under the cache lock.
+ * A change within the gap is not lost: view_changed stays set and the wait ends with the gap. */
+#define LOOP_VIEW_GAP_MS 50
 
 /* An unchanged FailedScheduling is reported again after this long (events expire after an
  * hour; the condition stays). */
@@ -97,6 +101,7 @@ struct sched_loop {
     bool view_changed; /* the cluster or the backfill plan changed, since the last view_fn */
     void (*view_fn)(void *ud);
     void *view_ud;
+    int64_t last_view_ms; /* mono, when view_fn last ran */
     int64_t last_flush_ms;
     sched_loop_stats stats;
     /* with several profiles, kube-scheduler's names by profile (else aliases of tarema's) */
@@ -147,6 +152,18 @@ static void hook_changed(void *ud) {
     sched_loop *l = ud;
     l->changed = true;
     l->view_changed = true;
+    sched_backfill_live_touch(l->bf);
+}
+
+/* A node got worse for every pod (cache.h): no pod's filters pass more than before. But while
+ * the backfill plan holds shadows, a shadow that moves off that node can free other nodes for
+ * the pods the Backfill filter refused there: those are retried as on any change. */
+static void hook_node_worsened(void *ud) {
+    sched_loop *l = ud;
+    if (sched_backfill_live_holding(l->bf)) {
+        hook_changed(ud);
+        return;
+    }
     sched_backfill_live_touch(l->bf);
 }
 
@@ -477,14 +494,20 @@ static void started_leading(void *ud) {
     sched_loop *l = ud;
     atomic_store(&l->leading, true);
     tm_metrics_set(l->m_leader, NULL, 1);
-    tm_info("leading: scheduling starts identity=%s", l->cfg->identity);
+    /* an extender's new holder writes at its next plan, not at the next idle replan */
+    sched_backfill_live_touch(l->bf);
+    tm_info("leading: %s identity=%s",
+            l->queue ? "scheduling starts" : "writing expected starts (extender)",
+            l->cfg->identity);
 }
 
 static void stopped_leading(void *ud) {
     sched_loop *l = ud;
     atomic_store(&l->leading, false);
     tm_metrics_set(l->m_leader, NULL, 0);
-    tm_warn("lost the lease: binding stops identity=%s", l->cfg->identity);
+    tm_warn("lost the lease: %s identity=%s",
+            l->queue ? "binding stops" : "expected starts no longer written (extender)",
+            l->cfg->identity);
 }
 
 static void new_leader(void *ud, const char *identity) {
@@ -633,6 +656,7 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
                                .cluster_changed = hook_changed,
                                .pod_bound = hook_bound,
                                .pod_released = hook_released,
+                               .node_worsened = hook_node_worsened,
                                .ud = l};
     bool sched = cfg->mode == SCHED_MODE_SCHEDULER;
     /* an extender plans kube-scheduler's pods of this name for backfill (watchq) */
@@ -640,9 +664,11 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
     sched_cache_hooks watch_hooks = {.pod_pending = watch_pending,
                                      .pod_gone = watch_gone,
                                      .cluster_changed = hook_changed,
+                                     .node_worsened = hook_node_worsened,
                                      .ud = l};
     /* an extender without backfill: only that the view changed (the extender's retries) */
-    sched_cache_hooks view_hooks = {.cluster_changed = hook_changed, .ud = l};
+    sched_cache_hooks view_hooks = {
+        .cluster_changed = hook_changed, .node_worsened = hook_node_worsened, .ud = l};
     l->cache = sched_cache_new(cfg->scheduler_name, (const char *const *)cfg->namespaces, &keys,
                                sched   ? &hooks
                                : watch ? &watch_hooks
@@ -1278,12 +1304,20 @@ int sched_loop_step(sched_loop *l, int max_wait_ms, tm_err *err) {
     }
     if (l->watchq && wait > 200)
         wait = 200; /* an extender's backfill plan is made on this thread, once per resolution */
+    if (l->view_changed && l->view_fn) { /* a change held back by the gap below runs after it */
+        int64_t left = l->last_view_ms + LOOP_VIEW_GAP_MS - now;
+        if (left < wait)
+            wait = left > 0 ? (int)left : 0;
+    }
     int rc = tm_kube_run(l->k, wait, err);
     recheck_apis(l, mono_ms());
     sched_cache_lock(l->cache);
-    if (l->watchq && atomic_load(&l->synced) && /* the shadows the extender's Filter keeps */
-        sched_backfill_live_plan(l->bf, mono_ms(), tm_wall_ms()))
-        l->view_changed = true;
+    if (l->watchq && atomic_load(&l->synced)) { /* the shadows the extender's Filter keeps */
+        /* every replica plans (each answers kube-scheduler), the Lease holder alone writes */
+        sched_backfill_live_quiet(l->bf, !atomic_load(&l->leading));
+        if (sched_backfill_live_plan(l->bf, mono_ms(), tm_wall_ms()))
+            l->view_changed = true;
+    }
     /* reservations: admit, activate, release (wall clock: windows are absolute times) */
     int64_t tr = mono_ms();
     if (l->resv && atomic_load(&l->synced) && (atomic_load(&l->leading) || !l->queue) &&
@@ -1305,8 +1339,10 @@ int sched_loop_step(sched_loop *l, int max_wait_ms, tm_err *err) {
         sched_gang_live_sync_status(l->gangs);
     }
     sched_cache_unlock(l->cache);
-    if (l->view_changed && l->view_fn) {
+    int64_t tv = mono_ms();
+    if (l->view_changed && l->view_fn && tv - l->last_view_ms >= LOOP_VIEW_GAP_MS) {
         l->view_changed = false;
+        l->last_view_ms = tv;
         l->view_fn(l->view_ud);
     }
     return rc;

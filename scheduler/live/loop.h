@@ -54,7 +54,8 @@ bool sched_loop_leading(const sched_loop *l); /* thread-safe */
 
 /* fn(ud) at the end of each sched_loop_step (loop thread, no lock held) in which the view may
  * have changed for a waiting pod: an informer event that can let pods fit (a pod gone, a node
- * changed), a reservation's state, a new backfill plan. The extender's retries (server.c). */
+ * changed), a reservation's state, a new backfill plan; at most once per 50 ms, a change within
+ * that gap runs when it ends. The extender's retries (server.c). */
 void sched_loop_on_view_change(sched_loop *l, void (*fn)(void *ud), void *ud);
 /* The cache (for the extender routes; lock it around snapshot reads). */
 sched_cache *sched_loop_cache(sched_loop *l);

@@ -27,7 +27,9 @@ sched_release_hint *sched_release_hint_new(const sched_snapshot *s, const sched_
         sched_release_hint_free(h);
         return NULL;
     }
-    *h = (sched_release_hint){s, r, n, h->node, h->noms, h->from};
+    h->snap = s;
+    h->rel = r;
+    h->n = n;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         h->node[i] = sched_snapshot_node_by_name(s, r[i].node);

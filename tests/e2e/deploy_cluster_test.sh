@@ -567,8 +567,10 @@ EXT_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)
 # As deployed: HTTPS, kube-scheduler authenticated by its client certificate (the test PKI of
 # tests/fixtures/tls stands in for the chart's Secrets, which only exist inside the cluster).
 TLS=$REPO_ROOT/tests/fixtures/tls
+# (--leader-elect=false: the same config names the Lease the scheduler-mode process above holds;
+# a chart release runs one mode, never both)
 "$BIN/tarema-scheduler" run --config "$WORK/sched.yaml" --mode extender --extender-bind --kubeconfig "$KC_SCHED" \
-  --bind-address 127.0.0.1 --port "$EXT_PORT" --namespaces "$NS" --log-format text --log-level debug \
+  --leader-elect=false --bind-address 127.0.0.1 --port "$EXT_PORT" --namespaces "$NS" --log-format text --log-level debug \
   --tls-cert-file "$TLS/server.crt" --tls-key-file "$TLS/server.key" --client-ca-file "$TLS/ca.crt" >"$WORK/ext.log" 2>&1 &
 PIDS+=("$!")
 helm template "$REL" "$CHART" -n "$NS" "${SETS[@]}" --set scheduler.mode=extender --set extender.enabled=true \

@@ -12,6 +12,8 @@
 #   - short (2 cores, 4 s) ends before the shadow starts: kube-scheduler binds it (backfilled);
 #   - wide binds once run-a has ended, before long (without tarema, kube-scheduler binds long at
 #     once and wide waits the 120 s, as the reference at the end shows).
+# A second extender replica of the same profile plans too but stands by on the Lease: it writes
+# no expected-start while the first holds it, and takes over the writes when the first stops.
 # e2e-run: alone (tests/run.sh runs it with no other test beside it): needs kube-scheduler stopped, runs and restarts it with an extender config
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -24,6 +26,8 @@ PROFILE=kube-extbf-$ID
 STARTED_KS=0
 extra_cleanup() {
   [ "$STARTED_KS" = 1 ] && bash "$REPO_ROOT/hack/cluster.sh" scheduler stop >/dev/null 2>&1
+  # the replicas' Lease (released at their stop, not deleted)
+  kubectl delete lease -n kube-system "$PROFILE" --ignore-not-found >/dev/null 2>&1
   true
 }
 if bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | qgrep -E '^ +scheduler +running'; then
@@ -34,6 +38,24 @@ fi
 sched_e2e_namespace
 bf_nodes 1
 extender_setup "$PROFILE"
+EXT_PID=$SCHED_PID
+leads() { grep -q "leading: writing expected starts" "$1"; }
+wait_for 20 leads "$WORK/ext.log"
+# the standby: same profile, so the same Lease (the scheduler name); SCHED_PORT stays the first's
+EXT_PORT=$SCHED_PORT
+TLS=$REPO_ROOT/tests/fixtures/tls
+if start_scheduler "$WORK/ext2.log" --mode extender --scheduler-name "$PROFILE" --log-level debug \
+  --tls-cert-file "$TLS/server.crt" --tls-key-file "$TLS/server.key" --client-ca-file "$TLS/ca.crt"; then
+  pass "a second extender replica starts"
+else
+  fail "a second extender replica starts" "$(tail -n 5 "$WORK/ext2.log")"
+fi
+SCHED_PORT=$EXT_PORT
+if leads "$WORK/ext.log" && ! leads "$WORK/ext2.log"; then
+  pass "the first replica holds the Lease, the second stands by"
+else
+  fail "the first replica holds the Lease, the second stands by" "$(grep -h "lead" "$WORK/ext.log" "$WORK/ext2.log" | tail -n 4)"
+fi
 
 pod() { bf_pod "$PROFILE" "$@"; }
 bound_at() { kubectl get pod -n "$NS" "$1" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }
@@ -41,7 +63,7 @@ is_bound() { [ -n "$(bound_at "$1")" ]; }
 pod run-a 4 20s | kubectl create -f - >/dev/null
 check "run-a (4 cores, 20 s) is bound" wait_for 60 is_bound run-a
 T_A=$(date +%s)
-pod wide 8 30s | kubectl create -f - >/dev/null
+pod wide 8 60s | kubectl create -f - >/dev/null
 check "wide gets tarema.io/expected-start (its shadow)" wait_for 20 has_expected_start wide
 es=$(epoch "$(expected_start wide)")
 # run-a's expected end: 20 s after it started (kwok starts it within a second of its bind)
@@ -76,6 +98,31 @@ else
 fi
 late=$((T_W - es))
 if [ "$late" -le 10 ]; then pass "wide bound within 10 s of its expected start ($late s)"; else fail "wide bound within 10 s of its expected start" "$late s late"; fi
+
+# The standby planned the same shadows but wrote none. Stopped, the first hands the Lease over
+# and the second writes: long deleted, a new wide2 (8 cores) is the head, its shadow at wide's
+# expected end (wide runs 60 s; kube-scheduler, whose extender is gone, binds nothing meanwhile).
+writes() { grep -c "backfill: expected start pod=" "$1"; }
+planned2=$(grep -c "backfill: planned jobs=[1-9]" "$WORK/ext2.log")
+if [ "$(writes "$WORK/ext.log")" -ge 1 ] && [ "$(writes "$WORK/ext2.log")" = 0 ] && [ "$planned2" -ge 1 ]; then
+  pass "only the Lease holder wrote expected starts ($(writes "$WORK/ext.log") writes; the standby planned $planned2 times, wrote 0)"
+else
+  fail "only the Lease holder wrote expected starts" "holder $(writes "$WORK/ext.log"), standby $(writes "$WORK/ext2.log") writes, standby plans $planned2"
+fi
+kill "$EXT_PID" 2>/dev/null
+wait "$EXT_PID" 2>/dev/null
+if wait_for 20 leads "$WORK/ext2.log"; then
+  pass "the standby takes the Lease when the first replica stops"
+else
+  fail "the standby takes the Lease when the first replica stops" "$(grep "lead" "$WORK/ext2.log" | tail -n 3)"
+fi
+kubectl delete pod -n "$NS" long --grace-period=0 --force >/dev/null 2>&1
+pod wide2 8 30s | kubectl create -f - >/dev/null
+if wait_for 20 has_expected_start wide2 && grep -q "backfill: expected start pod=$NS/wide2" "$WORK/ext2.log"; then
+  pass "the new holder writes wide2's expected start ($(expected_start wide2))"
+else
+  fail "the new holder writes wide2's expected start" "'$(expected_start wide2)'; wide $(kubectl get pod -n "$NS" wide -o jsonpath='{.status.phase}' 2>&1); $(grep "backfill:" "$WORK/ext2.log" | tail -n 3)"
+fi
 
 # The reference: the same pods without tarema (kube-scheduler alone) bind long at once, so wide
 # waits for it.

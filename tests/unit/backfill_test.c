@@ -161,6 +161,63 @@ static void test_conservative_vs_easy(void) {
     bf_plan_free(p);
 }
 
+/* A job that asks exactly what an earlier one that found no start asked is not tried again (it
+ * cannot find one either) but still counts against maxJobTest; one that differs in anything,
+ * here only its eligible nodes, is tried. The plan is the one trying every job would make. */
+static void test_same_ask_as_a_failed_job(void) {
+    sched_resources r16 = cpu(16), r8 = cpu(8), r1 = cpu(1);
+    bool none[4] = {false, false, false, false};
+    bf_job jobs[5] = {
+        {.key = "huge-1", .n_members = 1, .member_req = &r16, .runtime_ms = 60 * S},
+        {.key = "huge-2", .n_members = 1, .member_req = &r16, .runtime_ms = 60 * S},
+        {.key = "nowhere",
+         .n_members = 1,
+         .member_req = &r8,
+         .runtime_ms = 60 * S,
+         .eligible = none},
+        {.key = "wide", .n_members = 1, .member_req = &r8, .runtime_ms = 60 * S},
+        {.key = "narrow", .n_members = 1, .member_req = &r1, .runtime_ms = 5 * S},
+    };
+    bf_config cfg = bf_config_default();
+    cfg.reserve_depth = BF_DEPTH_ALL;
+    bf_plan *p = plan_one(&cfg, jobs, 5);
+    CHECK_INT(bf_plan_job_start(p, 0), -1);
+    CHECK_INT(bf_plan_job_start(p, 1), -1);
+    CHECK_INT(bf_plan_job_start(p, 2), -1);
+    CHECK_INT(bf_plan_job_start(p, 3) - T0, 29 * S); /* the same request, every node */
+    CHECK_INT(bf_plan_job_start(p, 4) - T0, 1 * S);
+    CHECK_INT(bf_plan_shadow_count(p), 2);
+    bf_plan_free(p);
+    cfg.max_job_test = 4; /* huge-2 counted though skipped: narrow is past the bound */
+    p = plan_one(&cfg, jobs, 5);
+    CHECK_INT(bf_plan_job_start(p, 3) - T0, 29 * S);
+    CHECK_INT(bf_plan_job_start(p, 4), -1);
+    bf_plan_free(p);
+    /* A gang whose members differ is tried again: first fit is not monotone for it. node0 (5
+     * cores, 8 units of memory), node1 (5, 1); the gang {5/1, 1/8} fails (the 5-core member
+     * takes node0 first), a 1-core job starts now on node0, and the same gang then fits (its
+     * 5-core member on node1, the other on node0). */
+    sched_resources alloc[2] = {cpu(5), cpu(5)};
+    alloc[0].v[SCHED_RES_MEMORY] = 8;
+    alloc[1].v[SCHED_RES_MEMORY] = 1;
+    alloc[0].v[SCHED_RES_PODS] = alloc[1].v[SCHED_RES_PODS] = 110;
+    sched_resources gang[2] = {cpu(5), cpu(1)};
+    gang[0].v[SCHED_RES_MEMORY] = 1;
+    gang[1].v[SCHED_RES_MEMORY] = 8;
+    bf_job mixed[3] = {
+        {.key = "gang-1", .n_members = 2, .member_req = gang, .runtime_ms = 60 * S},
+        {.key = "one", .n_members = 1, .member_req = &r1, .runtime_ms = 60 * S},
+        {.key = "gang-2", .n_members = 2, .member_req = gang, .runtime_ms = 60 * S},
+    };
+    p = bf_plan_new();
+    tm_err err = {0};
+    CHECK_INT(bf_plan_compute(p, &cfg, alloc, 2, NULL, 0, NULL, 0, mixed, 3, T0, &err), 0);
+    CHECK_INT(bf_plan_job_start(p, 0), -1);
+    CHECK_INT(bf_plan_job_start(p, 1) - T0, 0);
+    CHECK_INT(bf_plan_job_start(p, 2) - T0, 0);
+    bf_plan_free(p);
+}
+
 /* A 1-core job that fits now is planned as started now and counts for no depth. */
 static void test_fits_now_no_depth(void) {
     sched_resources alloc[2] = {cpu(8), cpu(8)};
@@ -561,6 +618,7 @@ int main(void) {
     RUN(test_shadow_gang);
     RUN(test_spare_capacity);
     RUN(test_conservative_vs_easy);
+    RUN(test_same_ask_as_a_failed_job);
     RUN(test_fits_now_no_depth);
     RUN(test_ends_and_reservations);
     RUN(test_many_ends_coarsen);

@@ -72,6 +72,76 @@ static int64_t cpu_requested(sched_cache *c, const char *node) {
     return n ? n->requested.v[SCHED_RES_CPU] : -1;
 }
 
+/* A node change that lets no waiting pod fit goes to node_worsened, not cluster_changed (no
+ * retry of every waiting pod): NotReady, less capacity, cordoned. Their opposites, a new label
+ * and any change of taints (an added one can lift a spread constraint's minimum under
+ * nodeTaintsPolicy Honor) go to cluster_changed, as does the node's deletion. Each step is
+ * applied to the previous node. */
+static int worsened;
+static void on_worsened(void *ud) {
+    (void)ud;
+    worsened++;
+}
+
+static void test_node_changes_that_cannot_help(void) {
+    rec r = {0};
+    sched_cache_hooks h = {.cluster_changed = on_changed, .node_worsened = on_worsened, .ud = &r};
+    tm_err err = {0};
+    sched_cache *c = sched_cache_new("tarema", NULL, NULL, &h, &err);
+    CHECK(c != NULL);
+    worsened = 0;
+    json_t *prev = node_json("n1", "4", "True", "t1");
+    CHECK_INT(sched_cache_node_event(c, TM_WATCH_ADDED, prev, NULL, &err), 0);
+    CHECK_INT(r.changed, 1); /* a new node may help */
+    struct {
+        const char *what, *cpu, *ready;
+        const char *taint; /* a NoSchedule taint's key, or NULL */
+        bool cordon;
+        const char *label; /* a label's value, or NULL */
+        int changed, worsened;
+    } steps[] = {
+        {"NotReady", "4", "False", NULL, false, NULL, 1, 1},
+        {"Ready again", "4", "True", NULL, false, NULL, 2, 1},
+        {"capacity down", "2", "True", NULL, false, NULL, 2, 2},
+        {"capacity up", "8", "True", NULL, false, NULL, 3, 2},
+        {"a taint added", "8", "True", "gpu", false, NULL, 4, 2},
+        {"another taint instead", "8", "True", "ssd", false, NULL, 5, 2},
+        {"the taint removed", "8", "True", NULL, false, NULL, 6, 2},
+        {"cordoned", "8", "True", NULL, true, NULL, 6, 3},
+        {"uncordoned", "8", "True", NULL, false, NULL, 7, 3},
+        {"a label", "8", "True", NULL, false, "a", 8, 3},
+        {"NotReady and cordoned at once", "8", "False", NULL, true, "a", 8, 4},
+    };
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        json_t *n = node_json("n1", steps[i].cpu, steps[i].ready, "t");
+        json_t *spec = json_object_get(n, "spec");
+        if (steps[i].taint)
+            json_object_set_new(
+                spec, "taints",
+                json_pack("[{s:s, s:s}]", "key", steps[i].taint, "effect", "NoSchedule"));
+        if (steps[i].cordon)
+            json_object_set_new(spec, "unschedulable", json_true());
+        if (steps[i].label)
+            json_object_set_new(tm_json_path(n, "metadata.labels"), "zone",
+                                json_string(steps[i].label));
+        CHECK_INT(sched_cache_node_event(c, TM_WATCH_MODIFIED, n, prev, &err), 0);
+        CHECKF(r.changed == steps[i].changed && worsened == steps[i].worsened,
+               "%s: changed %d worsened %d, want %d %d", steps[i].what, r.changed, worsened,
+               steps[i].changed, steps[i].worsened);
+        json_decref(prev);
+        prev = n;
+    }
+    /* the snapshot follows every change either way */
+    const sched_node *sn = sched_snapshot_node_by_name(sched_cache_snapshot(c), "n1");
+    CHECK(sn && !sn->ready && sn->allocatable.v[SCHED_RES_CPU] == 8000);
+    CHECK_INT(sched_cache_node_event(c, TM_WATCH_DELETED, prev, prev, &err), 0);
+    CHECK_INT(r.changed, 9);
+    CHECK_INT(sched_cache_node_event(c, TM_WATCH_DELETED, prev, prev, &err), 0);
+    CHECK_INT(r.changed, 9); /* unknown by now: nothing to say */
+    json_decref(prev);
+    sched_cache_free(c);
+}
+
 static void test_nodes(void) {
     rec r = {0};
     sched_cache *c = new_cache(&r, NULL);
@@ -620,6 +690,7 @@ static void test_released_capacity_names_the_node(void) {
 
 int main(void) {
     RUN(test_nodes);
+    RUN(test_node_changes_that_cannot_help);
     RUN(test_pods_capacity_and_queue);
     RUN(test_namespaces);
     RUN(test_assume_forget);

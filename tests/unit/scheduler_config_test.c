@@ -32,7 +32,7 @@ static void test_defaults(void) {
 
 static int apply_yaml(sched_config *c, const char *yaml, tm_err *err);
 
-/* The Lease follows the scheduler name unless named; an extender never waits for one; and
+/* The Lease follows the scheduler name unless named; extender replicas contend for it too; and
  * election can be turned off. */
 static void test_leader_defaults(void) {
     sched_config *c = sched_config_new();
@@ -42,7 +42,11 @@ static void test_leader_defaults(void) {
     CHECK_INT(apply_yaml(c, "leaderElection: {name: shared}\n", &err), 0);
     CHECK_STR(sched_config_lease_name(c), "shared");
     CHECK(sched_config_elects(c));
+    /* extender replicas contend too: the holder alone writes expected starts; without backfill
+     * there is nothing to write and no Lease */
     CHECK_INT(apply_yaml(c, "mode: extender\n", &err), 0);
+    CHECK(sched_config_elects(c));
+    CHECK_INT(apply_yaml(c, "backfill: {reserveDepth: 0}\n", &err), 0);
     CHECK(!sched_config_elects(c));
     sched_config_free(c);
     c = sched_config_new();
