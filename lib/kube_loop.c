@@ -300,11 +300,10 @@ static tm_xfer *xfer_start(tm_kube *k, const char *method, const char *path, con
             xfer_destroy(x);
             return NULL;
         }
-        k->inflight++;
-        return x;
+    } else {
+        pending_insert(k, x);
     }
     k->inflight++;
-    pending_insert(k, x);
     return x;
 }
 

@@ -495,6 +495,7 @@ static void started_leading(void *ud) {
     atomic_store(&l->leading, true);
     tm_metrics_set(l->m_leader, NULL, 1);
     /* an extender's new holder writes at its next plan, not at the next idle replan */
+    sched_backfill_live_quiet(l->bf, false);
     sched_backfill_live_touch(l->bf);
     tm_info("leading: %s identity=%s",
             l->queue ? "scheduling starts" : "writing expected starts (extender)",
@@ -504,6 +505,7 @@ static void started_leading(void *ud) {
 static void stopped_leading(void *ud) {
     sched_loop *l = ud;
     atomic_store(&l->leading, false);
+    sched_backfill_live_quiet(l->bf, true);
     tm_metrics_set(l->m_leader, NULL, 0);
     tm_warn("lost the lease: %s identity=%s",
             l->queue ? "binding stops" : "expected starts no longer written (extender)",
@@ -763,6 +765,9 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
     if (watch)
         sched_backfill_live_observe(l->bf);
     atomic_init(&l->leading, !sched_config_elects(cfg));
+    /* every extender replica plans (each answers kube-scheduler), the Lease holder alone writes
+     * expected starts: quiet until it leads (started_leading, stopped_leading) */
+    sched_backfill_live_quiet(l->bf, !atomic_load(&l->leading));
     atomic_init(&l->synced, false);
     atomic_init(&l->sync_state, 0);
     atomic_init(&l->owners_synced, 0);
@@ -1312,12 +1317,9 @@ int sched_loop_step(sched_loop *l, int max_wait_ms, tm_err *err) {
     int rc = tm_kube_run(l->k, wait, err);
     recheck_apis(l, mono_ms());
     sched_cache_lock(l->cache);
-    if (l->watchq && atomic_load(&l->synced)) { /* the shadows the extender's Filter keeps */
-        /* every replica plans (each answers kube-scheduler), the Lease holder alone writes */
-        sched_backfill_live_quiet(l->bf, !atomic_load(&l->leading));
-        if (sched_backfill_live_plan(l->bf, mono_ms(), tm_wall_ms()))
-            l->view_changed = true;
-    }
+    if (l->watchq && atomic_load(&l->synced) && /* the shadows the extender's Filter keeps */
+        sched_backfill_live_plan(l->bf, mono_ms(), tm_wall_ms()))
+        l->view_changed = true;
     /* reservations: admit, activate, release (wall clock: windows are absolute times) */
     int64_t tr = mono_ms();
     if (l->resv && atomic_load(&l->synced) && (atomic_load(&l->leading) || !l->queue) &&
