@@ -155,25 +155,62 @@ static bool allocatable_grew(const json_t *old, const json_t *obj) {
     return false;
 }
 
-/* Whether a relevant change of a known node (node_relevant_change) can let a waiting pod fit:
- * new labels (selectors, affinity, spread domains), Ready again, uncordoned, any change of its
- * taints, more capacity. Taints count both ways: a taint gone lets a pod tolerate the node,
- * and one added takes the node out of the domains a spread constraint with nodeTaintsPolicy
- * Honor counts, which may lift the minimum (kube-scheduler's PodTopologySpread hint queues
- * on any taint change). The rest (NotReady, cordoned, less capacity, new images: a score only)
- * cannot, as kube-scheduler's hints for NodeResourcesFit, NodeUnschedulable and NodeAffinity
- * say: with kwok nodes flapping under load, each such update had sent every waiting preemptor
- * through all nodes again. */
-static bool node_change_may_help(const json_t *old, const json_t *obj) {
+/* Whether taint t (NoSchedule or NoExecute: the ones filters read) is among taints. */
+static bool has_taint(const json_t *taints, const json_t *t) {
+    size_t i;
+    json_t *u;
+    json_array_foreach((json_t *)taints, i, u) {
+        if (same_json(json_object_get(u, "key"), json_object_get(t, "key")) &&
+            same_json(json_object_get(u, "value"), json_object_get(t, "value")) &&
+            same_json(json_object_get(u, "effect"), json_object_get(t, "effect")))
+            return true;
+    }
+    return false;
+}
+
+/* Whether the node lost a taint that filters read (NoSchedule, NoExecute): a pod that did not
+ * tolerate it may fit now. */
+static bool filter_taint_lost(const json_t *old, const json_t *obj) {
+    const json_t *was = tm_json_path(old, "spec.taints"), *now = tm_json_path(obj, "spec.taints");
+    size_t i;
+    json_t *t;
+    json_array_foreach((json_t *)was, i, t) {
+        const char *effect = tm_json_str(t, "effect", "");
+        if ((strcmp(effect, "NoSchedule") == 0 || strcmp(effect, "NoExecute") == 0) &&
+            !has_taint(now, t))
+            return true;
+    }
+    return false;
+}
+
+typedef enum { NODE_HELPS_NONE, NODE_HELPS_SPREAD, NODE_HELPS_ALL } node_help;
+
+/* Which waiting pods a relevant change of a known node (node_relevant_change) can let fit, as
+ * kube-scheduler's queueing hints answer for the plugins that read it:
+ *  - all: new labels (selectors, affinity, spread domains), Ready again, uncordoned, a taint
+ *    that filters read gone (TaintToleration: the pod may tolerate the node now), more
+ *    capacity (NodeResourcesFit);
+ *  - spread: only taints gained or PreferNoSchedule ones changed. No pod tolerates the node
+ *    where it did not, but a spread constraint with nodeTaintsPolicy Honor stops counting the
+ *    node's domain, which may lift its minimum (PodTopologySpread's hint queues on any taint
+ *    change, for the pods with spread constraints);
+ *  - none: NotReady, cordoned, less capacity, new images (a score only).
+ * With kwok nodes flapping under load, each NotReady, and each not-ready taint the node
+ * lifecycle controller adds then, had sent every waiting preemptor through all nodes again. */
+static node_help node_change_helps(const json_t *old, const json_t *obj) {
     if (!same_json(tm_json_path(old, "metadata.labels"), tm_json_path(obj, "metadata.labels")) ||
-        !same_json(tm_json_path(old, "spec.taints"), tm_json_path(obj, "spec.taints")))
-        return true;
+        filter_taint_lost(old, obj))
+        return NODE_HELPS_ALL;
     if (strcmp(ready_status(obj), "True") == 0 && strcmp(ready_status(old), "True") != 0)
-        return true;
+        return NODE_HELPS_ALL;
     if (json_is_true(tm_json_path(old, "spec.unschedulable")) &&
         !json_is_true(tm_json_path(obj, "spec.unschedulable")))
-        return true;
-    return allocatable_grew(old, obj);
+        return NODE_HELPS_ALL;
+    if (allocatable_grew(old, obj))
+        return NODE_HELPS_ALL;
+    if (!same_json(tm_json_path(old, "spec.taints"), tm_json_path(obj, "spec.taints")))
+        return NODE_HELPS_SPREAD;
+    return NODE_HELPS_NONE;
 }
 
 int sched_cache_node_event(sched_cache *c, tm_watch_type type, const json_t *obj, const json_t *old,
@@ -197,7 +234,10 @@ int sched_cache_node_event(sched_cache *c, tm_watch_type type, const json_t *obj
     bool known = type == TM_WATCH_MODIFIED && old && sched_snapshot_node_by_name(c->snap, name);
     if (sched_snapshot_put_node(c->snap, n, err))
         return tm_err_wrap(err, "node %s", name);
-    if (known && c->hooks.node_worsened && !node_change_may_help(old, obj))
+    node_help helps = known ? node_change_helps(old, obj) : NODE_HELPS_ALL;
+    if (helps == NODE_HELPS_SPREAD && c->hooks.node_taints_gained)
+        c->hooks.node_taints_gained(c->hooks.ud);
+    else if (helps == NODE_HELPS_NONE && c->hooks.node_worsened)
         c->hooks.node_worsened(c->hooks.ud);
     else if (c->hooks.cluster_changed)
         c->hooks.cluster_changed(c->hooks.ud);

@@ -53,10 +53,15 @@ typedef struct sched_cache_hooks {
      * evict (the loop's node-scoped requeue). May be NULL: cluster_changed is called instead. */
     void (*pod_released)(void *ud, const char *node, int32_t prio);
     /* A node changed in a way that lets no waiting pod fit: it went NotReady, was cordoned,
-     * got a taint, lost capacity (kube-scheduler's queueing hints answer QueueSkip for those).
+     * lost capacity (kube-scheduler's queueing hints answer QueueSkip for those).
      * What was planned over it is stale, but no pod needs a retry. May be NULL: cluster_changed
      * is called instead. */
     void (*node_worsened)(void *ud);
+    /* A node's taints changed and it lost none that filters read (it gained one, or a
+     * PreferNoSchedule one changed): no pod tolerates it where it did not, but a pod whose
+     * spread constraint honours taints may fit now (its domains changed). May be NULL:
+     * cluster_changed is called instead. */
+    void (*node_taints_gained)(void *ud);
     void *ud;
 } sched_cache_hooks;
 

@@ -108,6 +108,13 @@ int sched_pod_record(sched_snapshot *s, const sched_pod *p, const char *node_nam
     return 0;
 }
 
+bool sched_pod_spread_honours_taints(const sched_pod *p, bool defaults_honour) {
+    for (size_t i = 0; i < p->n_spread; i++)
+        if (p->spread[i].honor_node_taints)
+            return true;
+    return p->n_spread == 0 && p->n_soft_spread == 0 && defaults_honour;
+}
+
 bool sched_pod_helped_by(const sched_pod *p, const sched_pod_meta *m) {
     if (!m)
         return false;

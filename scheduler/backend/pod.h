@@ -122,6 +122,13 @@ sched_pod_meta *sched_pod_meta_of(const sched_pod *p);
  * port nor lifts an anti-affinity: deletes and label changes count as cluster changes.) */
 bool sched_pod_helped_by(const sched_pod *p, const sched_pod_meta *m);
 
+/* Queueing hint for a taint a node gained: whether p has a DoNotSchedule spread constraint
+ * with nodeTaintsPolicy Honor (the node's domain may stop counting, which can lift the
+ * minimum), its own or, with no constraints of its own, one of the configured defaults
+ * (defaults_honour: PodTopologySpread gives them to p when a Service or controller selects it),
+ * as kube-scheduler's PodTopologySpread hint answers a node's taint change. */
+bool sched_pod_spread_honours_taints(const sched_pod *p, bool defaults_honour);
+
 /* What a task is for the policies: the pod's explicit labels if any, else the task table's,
  * else unlabeled. labeled is true when at least one feature label is known; features without a
  * label count as distance 0 in tarema's formula. */

@@ -24,6 +24,7 @@
 #include "scheduler/plugins/gang/gang_plugin.h"
 #include "scheduler/plugins/policy/policy.h"
 #include "scheduler/plugins/preemption/preemption.h"
+#include "scheduler/plugins/spread_defaults.h"
 #include "scheduler/backend/queue.h"
 #include "scheduler/live/resv_controller.h"
 #include "scheduler/live/volume_binder.h"
@@ -89,11 +90,12 @@ struct sched_loop {
     int64_t last_gang_sync_ms;
     tm_leader *leader;
     atomic_bool leading, synced;
-    bool tasks_changed;    /* a TaskProfile event since the queue was last re-sorted */
-    atomic_int sync_state; /* bit 0 nodes, bit 1 pods, bit 2 tasks, 3 claims, 4 volumes,
-                            * 5 classes, 6 CSINodes, 7 PDBs, 8 Services and controllers */
-    int64_t listed_ms;     /* when nodes and pods were first synced, 0 before */
-    bool changed;          /* cluster changed since the last move of unschedulable pods */
+    bool tasks_changed;          /* a TaskProfile event since the queue was last re-sorted */
+    atomic_int sync_state;       /* bit 0 nodes, bit 1 pods, bit 2 tasks, 3 claims, 4 volumes,
+                                  * 5 classes, 6 CSINodes, 7 PDBs, 8 Services and controllers */
+    int64_t listed_ms;           /* when nodes and pods were first synced, 0 before */
+    bool changed;                /* cluster changed since the last move of unschedulable pods */
+    bool defaults_honour_taints; /* a hard default spread constraint honours taints */
     /* bound pods released capacity on these nodes (the highest priority among them per node)
      * since the last move, and nothing else changed: hook_released, schedule_batch */
     sched_release released[LOOP_RELEASED_MAX];
@@ -165,6 +167,38 @@ static void hook_node_worsened(void *ud) {
         return;
     }
     sched_backfill_live_touch(l->bf);
+}
+
+static bool honours_taints(void *ud, const sched_pod *p) {
+    return sched_pod_spread_honours_taints(p, ((const sched_loop *)ud)->defaults_honour_taints);
+}
+
+/* Whether the configured default spread constraints hold a DoNotSchedule one with
+ * nodeTaintsPolicy Honor (spread_defaults.h). */
+static bool defaults_honour_taints(const sched_config *cfg) {
+    tm_err err = {0};
+    sched_spread_defaults *d = sched_spread_defaults_from_json(cfg->spread_args, &err);
+    if (!d)
+        return true; /* unreadable (validated at load, so out of memory): the cautious answer */
+    bool honour = false;
+    for (size_t i = 0; i < d->n; i++)
+        honour |= !d->soft[i] && d->c[i].honor_node_taints;
+    sched_spread_defaults_free(d);
+    return honour;
+}
+
+/* A node gained a taint (cache.h): as a worsened node, except for the pods whose spread
+ * constraints honour taints (the node's domain may no longer count): those are retried. */
+static void hook_node_taints_gained(void *ud) {
+    sched_loop *l = ud;
+    hook_node_worsened(ud);
+    if (l->changed || !l->queue || !sched_queue_count(l->queue, SCHED_Q_UNSCHEDULABLE))
+        return;
+    size_t moved = sched_queue_move_matching(l->queue, mono_ms(), honours_taints, l);
+    if (moved)
+        tm_debug("node taints changed: unschedulable pods whose spread honours taints retried "
+                 "count=%zu",
+                 moved);
 }
 
 static void forget_released(sched_loop *l) {
@@ -652,6 +686,7 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
     }
     l->cfg = cfg;
     l->k = k;
+    l->defaults_honour_taints = defaults_honour_taints(cfg);
     sched_keys keys = sched_config_keys(cfg);
     sched_cache_hooks hooks = {.pod_pending = hook_pending,
                                .pod_gone = hook_gone,
@@ -659,6 +694,7 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
                                .pod_bound = hook_bound,
                                .pod_released = hook_released,
                                .node_worsened = hook_node_worsened,
+                               .node_taints_gained = hook_node_taints_gained,
                                .ud = l};
     bool sched = cfg->mode == SCHED_MODE_SCHEDULER;
     /* an extender plans kube-scheduler's pods of this name for backfill (watchq) */

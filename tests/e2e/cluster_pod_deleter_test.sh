@@ -6,7 +6,10 @@
 # during fault_apiserver's kill -9, and every pod deleted afterwards stayed Terminating), a
 # refused connection, a reset watch, a body that is not JSON. After each, the deleter must list
 # again and complete the deletion of the terminating pod it then finds, with its UID as the
-# precondition, and never touch a pod that is not terminating.
+# precondition, and never touch a pod that is not terminating. The deletes are made by its
+# worker threads (two here), each pod's once however often it is seen again, and it lists and
+# watches bound pods only (a kubelet's view: pending pods' status writes are not its business), its
+# list in pages (the terminating pod is on the second).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 out=$(python3 - "$REPO_ROOT/hack/kwok" <<'PY' 2>&1
@@ -38,31 +41,48 @@ class Truncated(io.BytesIO):
 TERM = {"metadata": {"namespace": "ns", "name": "gone", "uid": "u-1", "deletionTimestamp": "2026-11-29T00:00:00Z"},
         "spec": {"nodeName": "n1"}}
 LIVE = {"metadata": {"namespace": "ns", "name": "live", "uid": "u-2"}, "spec": {"nodeName": "n1"}}
-LIST = {"metadata": {"resourceVersion": "7"}, "items": [TERM, LIVE]}
 
 def run(failure):
     """failure: raised or answered for the first list; then a good list, then the watch stops."""
     calls, deletes = [], []
     class Api:
+        def delete(self, path, body_):
+            deletes.append((path, body_["preconditions"]["uid"], body_["gracePeriodSeconds"]))
+            return 200
         def request(self, method, path, body_=None, timeout=30):
             calls.append((method, path))
-            if method == "DELETE":
-                deletes.append((path, body_["preconditions"]["uid"], body_["gracePeriodSeconds"]))
-                return Answer(lambda: body({}))
+            if "fieldSelector=spec.nodeName%21%3D" not in path:
+                raise Stop("a list or watch of every pod, not of bound ones: " + path)
             lists = sum(1 for m, p in calls if m == "GET" and "watch" not in p)
+            if "watch" not in path and any("watch" in p for m, p in calls):
+                fin.wait_idle()  # the list after the watch: the first delete is made
             if "watch" in path:
-                raise Stop()
+                if sum(1 for m, p in calls if "watch" in p) > 1:
+                    raise Stop()
+                # the live pod changes (nothing to do); the stream then ends, and the deleter
+                # lists again, finds the terminating pod again (deleted already: not again), and
+                # watches again (Stop)
+                return Answer(lambda: io.BytesIO(b"".join(
+                    json.dumps({"type": "MODIFIED", "object": LIVE}).encode() + b"\n" for _ in range(2))))
             if lists == 1:
                 if isinstance(failure, Exception):
                     raise failure
                 return Answer(failure)
-            return Answer(lambda: body(LIST))
+            if "continue=c%3D1" in path:  # the second page (the token quoted) holds the terminating pod
+                return Answer(lambda: body({"metadata": {"resourceVersion": "7"}, "items": [TERM]}))
+            if "limit=" not in path:
+                raise Stop("a list that is not paged: " + path)
+            return Answer(lambda: body({"metadata": {"resourceVersion": "7", "continue": "c=1"}, "items": [LIVE]}))
+    api = Api()
+    fin = pod_deleter.Finisher(api, 2)
     try:
-        pod_deleter.run(Api(), None)
-    except Stop:
-        pass
+        pod_deleter.run(api, None, fin)
+    except Stop as e:
+        if str(e):
+            return str(e)
     except BaseException as e:
         return "the deleter died: %s: %s" % (type(e).__name__, e)
+    fin.wait_idle()
     want = [("/api/v1/namespaces/ns/pods/gone", "u-1", 0)]
     if deletes != want:
         return "deletes %s, want %s" % (deletes, want)

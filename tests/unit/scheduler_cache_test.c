@@ -73,44 +73,54 @@ static int64_t cpu_requested(sched_cache *c, const char *node) {
 }
 
 /* A node change that lets no waiting pod fit goes to node_worsened, not cluster_changed (no
- * retry of every waiting pod): NotReady, less capacity, cordoned. Their opposites, a new label
- * and any change of taints (an added one can lift a spread constraint's minimum under
- * nodeTaintsPolicy Honor) go to cluster_changed, as does the node's deletion. Each step is
- * applied to the previous node. */
-static int worsened;
+ * retry of every waiting pod): NotReady, less capacity, cordoned. A taint gained, or a
+ * PreferNoSchedule one changed, goes to node_taints_gained (only pods whose spread honours
+ * taints can gain). Their opposites, a new label, a NoSchedule or NoExecute taint lost, go to
+ * cluster_changed, as does the node's deletion. Each step is applied to the previous node. */
+static int worsened, gained;
 static void on_worsened(void *ud) {
     (void)ud;
     worsened++;
 }
+static void on_gained(void *ud) {
+    (void)ud;
+    gained++;
+}
 
 static void test_node_changes_that_cannot_help(void) {
     rec r = {0};
-    sched_cache_hooks h = {.cluster_changed = on_changed, .node_worsened = on_worsened, .ud = &r};
+    sched_cache_hooks h = {.cluster_changed = on_changed,
+                           .node_worsened = on_worsened,
+                           .node_taints_gained = on_gained,
+                           .ud = &r};
     tm_err err = {0};
     sched_cache *c = sched_cache_new("tarema", NULL, NULL, &h, &err);
     CHECK(c != NULL);
-    worsened = 0;
+    worsened = gained = 0;
     json_t *prev = node_json("n1", "4", "True", "t1");
     CHECK_INT(sched_cache_node_event(c, TM_WATCH_ADDED, prev, NULL, &err), 0);
     CHECK_INT(r.changed, 1); /* a new node may help */
     struct {
         const char *what, *cpu, *ready;
-        const char *taint; /* a NoSchedule taint's key, or NULL */
+        const char *taint, *effect; /* a taint's key and effect, or NULL */
         bool cordon;
         const char *label; /* a label's value, or NULL */
-        int changed, worsened;
+        int changed, worsened, gained;
     } steps[] = {
-        {"NotReady", "4", "False", NULL, false, NULL, 1, 1},
-        {"Ready again", "4", "True", NULL, false, NULL, 2, 1},
-        {"capacity down", "2", "True", NULL, false, NULL, 2, 2},
-        {"capacity up", "8", "True", NULL, false, NULL, 3, 2},
-        {"a taint added", "8", "True", "gpu", false, NULL, 4, 2},
-        {"another taint instead", "8", "True", "ssd", false, NULL, 5, 2},
-        {"the taint removed", "8", "True", NULL, false, NULL, 6, 2},
-        {"cordoned", "8", "True", NULL, true, NULL, 6, 3},
-        {"uncordoned", "8", "True", NULL, false, NULL, 7, 3},
-        {"a label", "8", "True", NULL, false, "a", 8, 3},
-        {"NotReady and cordoned at once", "8", "False", NULL, true, "a", 8, 4},
+        {"NotReady", "4", "False", NULL, NULL, false, NULL, 1, 1, 0},
+        {"Ready again", "4", "True", NULL, NULL, false, NULL, 2, 1, 0},
+        {"capacity down", "2", "True", NULL, NULL, false, NULL, 2, 2, 0},
+        {"capacity up", "8", "True", NULL, NULL, false, NULL, 3, 2, 0},
+        {"a taint added", "8", "True", "gpu", "NoSchedule", false, NULL, 3, 2, 1},
+        {"another taint instead", "8", "True", "ssd", "NoSchedule", false, NULL, 4, 2, 1},
+        {"its effect now NoExecute", "8", "True", "ssd", "NoExecute", false, NULL, 5, 2, 1},
+        {"the taint removed", "8", "True", NULL, NULL, false, NULL, 6, 2, 1},
+        {"a PreferNoSchedule taint", "8", "True", "hdd", "PreferNoSchedule", false, NULL, 6, 2, 2},
+        {"and gone again", "8", "True", NULL, NULL, false, NULL, 6, 2, 3},
+        {"cordoned", "8", "True", NULL, NULL, true, NULL, 6, 3, 3},
+        {"uncordoned", "8", "True", NULL, NULL, false, NULL, 7, 3, 3},
+        {"a label", "8", "True", NULL, NULL, false, "a", 8, 3, 3},
+        {"NotReady and cordoned at once", "8", "False", NULL, NULL, true, "a", 8, 4, 3},
     };
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
         json_t *n = node_json("n1", steps[i].cpu, steps[i].ready, "t");
@@ -118,16 +128,17 @@ static void test_node_changes_that_cannot_help(void) {
         if (steps[i].taint)
             json_object_set_new(
                 spec, "taints",
-                json_pack("[{s:s, s:s}]", "key", steps[i].taint, "effect", "NoSchedule"));
+                json_pack("[{s:s, s:s}]", "key", steps[i].taint, "effect", steps[i].effect));
         if (steps[i].cordon)
             json_object_set_new(spec, "unschedulable", json_true());
         if (steps[i].label)
             json_object_set_new(tm_json_path(n, "metadata.labels"), "zone",
                                 json_string(steps[i].label));
         CHECK_INT(sched_cache_node_event(c, TM_WATCH_MODIFIED, n, prev, &err), 0);
-        CHECKF(r.changed == steps[i].changed && worsened == steps[i].worsened,
-               "%s: changed %d worsened %d, want %d %d", steps[i].what, r.changed, worsened,
-               steps[i].changed, steps[i].worsened);
+        CHECKF(r.changed == steps[i].changed && worsened == steps[i].worsened &&
+                   gained == steps[i].gained,
+               "%s: changed %d worsened %d gained %d, want %d %d %d", steps[i].what, r.changed,
+               worsened, gained, steps[i].changed, steps[i].worsened, steps[i].gained);
         json_decref(prev);
         prev = n;
     }

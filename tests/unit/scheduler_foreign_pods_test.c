@@ -306,6 +306,43 @@ static void unschedulable(sched_cache *c, sched_queue *q, const char *text) {
         CHECK_INT(sched_queue_unschedulable(q, popped->uid, 0), 0);
 }
 
+/* The hint for a taint a node gained (cache.h node_taints_gained): only pods with a
+ * DoNotSchedule spread constraint honouring taints, their own or, with none of their own, a
+ * configured default. */
+static void test_taint_gained_helps_only_spread_honouring_taints(void) {
+    sched_cache *c = cache_cluster(NULL);
+    static const char *const hard_honour =
+        ",'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'zone','whenUnsatisfiable':"
+        "'DoNotSchedule','nodeTaintsPolicy':'Honor','labelSelector':{'matchLabels':{'a':'b'}}}]";
+    static const char *const hard_ignore =
+        ",'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'zone','whenUnsatisfiable':"
+        "'DoNotSchedule','labelSelector':{'matchLabels':{'a':'b'}}}]";
+    static const char *const soft_honour =
+        ",'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'zone','whenUnsatisfiable':"
+        "'ScheduleAnyway','nodeTaintsPolicy':'Honor','labelSelector':{'matchLabels':{'a':'b'}}}]";
+    struct {
+        const char *spec;
+        bool defaults_honour, want;
+    } cases[] = {
+        {hard_honour, false, true}, {hard_ignore, false, false},
+        {hard_ignore, true, false}, {soft_honour, false, false},
+        {soft_honour, true, false}, {"", false, false},
+        {"", true, true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tm_err err = {0};
+        json_t *j = J(pod_text("p", "tarema", "", "'a':'b'", "", cases[i].spec));
+        sched_pod *p = sched_pod_from_json(sched_cache_snapshot(c), j, NULL, &err);
+        json_decref(j);
+        CHECKF(p != NULL, "case %zu: %s", i, err.msg);
+        if (p)
+            CHECKF(sched_pod_spread_honours_taints(p, cases[i].defaults_honour) == cases[i].want,
+                   "case %zu: want %d", i, cases[i].want);
+        sched_pod_free(p);
+    }
+    sched_cache_free(c);
+}
+
 static void test_requeue_when_a_matching_pod_is_bound(void) {
     hooks_rec r = {0};
     sched_cache_hooks h = {.pod_bound = on_bound, .cluster_changed = on_changed, .ud = &r};
@@ -426,6 +463,7 @@ int main(void) {
     RUN(test_restart_rebuilds_the_same_state);
     RUN(test_updates_and_delete);
     RUN(test_requeue_when_a_matching_pod_is_bound);
+    RUN(test_taint_gained_helps_only_spread_honouring_taints);
     RUN(test_resize_down_is_a_cluster_change);
     RUN(test_requeue_needs_every_affinity_term);
     return TEST_SUMMARY();
