@@ -58,26 +58,31 @@ class Api:
         return urllib.request.urlopen(req, context=self.ctx, timeout=timeout)
 
     def delete(self, path, body):
-        """DELETE on this thread's kept-alive connection; returns the HTTP status. A broken
-        connection raises (OSError, HTTPException) and is opened again on the next call."""
-        for fresh in (False, True):
-            conn = getattr(self.local, "conn", None)
-            reused = conn is not None
-            if conn is None:
-                conn = http.client.HTTPSConnection(self.url.hostname, self.url.port, context=self.ctx, timeout=60)
-                self.local.conn = conn
-            try:
-                conn.request("DELETE", path, json.dumps(body), {"Content-Type": "application/json"})
-                r = conn.getresponse()
-                r.read()
-                return r.status
-            except (OSError, http.client.HTTPException):
-                conn.close()
-                self.local.conn = None
-                # a kept-alive connection the server closed meanwhile: once more on a new one
-                if fresh or not reused:
-                    raise
-        raise AssertionError("unreachable")
+        """DELETE on this thread's kept-alive connection; returns the HTTP status. A connection
+        the server closed meanwhile is tried once more on a new one; a new one that fails
+        raises (OSError, HTTPException)."""
+        reused = getattr(self.local, "conn", None) is not None
+        try:
+            return self._delete_once(path, body)
+        except (OSError, http.client.HTTPException):
+            if not reused:
+                raise
+            return self._delete_once(path, body)
+
+    def _delete_once(self, path, body):
+        conn = getattr(self.local, "conn", None)
+        if conn is None:
+            conn = self.local.conn = http.client.HTTPSConnection(
+                self.url.hostname, self.url.port, context=self.ctx, timeout=60)
+        try:
+            conn.request("DELETE", path, json.dumps(body), {"Content-Type": "application/json"})
+            r = conn.getresponse()
+            r.read()
+            return r.status
+        except BaseException:
+            conn.close()
+            self.local.conn = None
+            raise
 
 
 def terminating(pod):

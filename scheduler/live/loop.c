@@ -24,6 +24,7 @@
 #include "scheduler/plugins/gang/gang_plugin.h"
 #include "scheduler/plugins/policy/policy.h"
 #include "scheduler/plugins/preemption/preemption.h"
+#include "scheduler/plugins/filters.h"
 #include "scheduler/plugins/spread_defaults.h"
 #include "scheduler/backend/queue.h"
 #include "scheduler/live/resv_controller.h"
@@ -171,20 +172,6 @@ static void hook_node_worsened(void *ud) {
 
 static bool honours_taints(void *ud, const sched_pod *p) {
     return sched_pod_spread_honours_taints(p, ((const sched_loop *)ud)->defaults_honour_taints);
-}
-
-/* Whether the configured default spread constraints hold a DoNotSchedule one with
- * nodeTaintsPolicy Honor (spread_defaults.h). */
-static bool defaults_honour_taints(const sched_config *cfg) {
-    tm_err err = {0};
-    sched_spread_defaults *d = sched_spread_defaults_from_json(cfg->spread_args, &err);
-    if (!d)
-        return true; /* unreadable (validated at load, so out of memory): the cautious answer */
-    bool honour = false;
-    for (size_t i = 0; i < d->n; i++)
-        honour |= !d->soft[i] && d->c[i].honor_node_taints;
-    sched_spread_defaults_free(d);
-    return honour;
 }
 
 /* A node gained a taint (cache.h): as a worsened node, except for the pods whose spread
@@ -686,7 +673,6 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
     }
     l->cfg = cfg;
     l->k = k;
-    l->defaults_honour_taints = defaults_honour_taints(cfg);
     sched_keys keys = sched_config_keys(cfg);
     sched_cache_hooks hooks = {.pod_pending = hook_pending,
                                .pod_gone = hook_gone,
@@ -719,6 +705,9 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
         sched_config_add_profiles(cfg, l->fw, err) != 0 ||
         sched_config_apply_spread(cfg, l->fw, err) != 0)
         goto fail;
+    const sched_spread_state *spread = sched_framework_plugin_state(l->fw, "PodTopologySpread");
+    l->defaults_honour_taints =
+        spread && sched_spread_defaults_honour_taints(sched_spread_get_defaults(spread));
     /* reservations: its Filter plugin joins the framework */
     if (sched && !(l->resv = resv_controller_new(cfg, k, l->cache, l->fw, err)))
         goto fail;

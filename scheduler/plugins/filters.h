@@ -87,6 +87,8 @@ int sched_spread_filter(const sched_spread_state *st, const sched_pod *p, const 
  * sched_framework_plugin_state(fw, "PodTopologySpread"). */
 struct sched_spread_defaults;
 int sched_spread_set_defaults(sched_spread_state *st, struct sched_spread_defaults *d);
+/* The default constraints in use (borrowed until the next sched_spread_set_defaults). */
+const struct sched_spread_defaults *sched_spread_get_defaults(const sched_spread_state *st);
 
 /* InterPodAffinity, required terms (interpod_affinity.c). */
 typedef struct sched_interpod_state sched_interpod_state;

@@ -109,6 +109,10 @@ static int ensure(sched_spread_state *st, size_t nc, size_t nn) {
     return 0;
 }
 
+const sched_spread_defaults *sched_spread_get_defaults(const sched_spread_state *st) {
+    return st->defs;
+}
+
 int sched_spread_set_defaults(sched_spread_state *st, sched_spread_defaults *d) {
     sched_spread *dc = d && d->n ? calloc(d->n, sizeof *dc) : NULL;
     if (!d || (d->n && !dc)) {

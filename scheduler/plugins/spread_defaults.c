@@ -26,6 +26,13 @@ void sched_spread_defaults_free(sched_spread_defaults *d) {
     free(d);
 }
 
+bool sched_spread_defaults_honour_taints(const sched_spread_defaults *d) {
+    for (size_t i = 0; d && i < d->n; i++)
+        if (!d->soft[i] && d->c[i].honor_node_taints)
+            return true;
+    return false;
+}
+
 static int add(sched_spread_defaults *d, const char *key, int32_t skew, bool soft, int32_t min,
                bool honor_aff, bool honor_taints) {
     sched_spread *c = &d->c[d->n];

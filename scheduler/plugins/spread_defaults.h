@@ -36,5 +36,8 @@ sched_spread_defaults *sched_spread_defaults_system(void);
 /* From the args object above (NULL or null: System). NULL with err naming the field. */
 sched_spread_defaults *sched_spread_defaults_from_json(const json_t *args, tm_err *err);
 void sched_spread_defaults_free(sched_spread_defaults *d);
+/* Whether d holds a DoNotSchedule constraint with nodeTaintsPolicy Honor (a node that gains a
+ * taint may then help a pod given these defaults: the loop's queueing hint). */
+bool sched_spread_defaults_honour_taints(const sched_spread_defaults *d);
 
 #endif

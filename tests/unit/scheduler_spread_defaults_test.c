@@ -469,8 +469,44 @@ static void test_cache(void) {
     sched_cache_free(c); /* frees the table */
 }
 
+/* Whether the defaults hold a hard constraint honouring taints (the loop's hint for a taint a
+ * node gained), read back from the plugin that holds them. */
+static void test_defaults_honour_taints(void) {
+    struct {
+        const char *args;
+        bool want;
+    } cases[] = {
+        {"null", false}, /* System: both ScheduleAnyway */
+        {"{\"defaultingType\":\"List\",\"defaultConstraints\":[{\"maxSkew\":1,"
+         "\"topologyKey\":\"zone\",\"whenUnsatisfiable\":\"DoNotSchedule\","
+         "\"nodeTaintsPolicy\":\"Honor\"}]}",
+         true},
+        {"{\"defaultingType\":\"List\",\"defaultConstraints\":[{\"maxSkew\":1,"
+         "\"topologyKey\":\"zone\",\"whenUnsatisfiable\":\"DoNotSchedule\"}]}",
+         false},
+        {"{\"defaultingType\":\"List\",\"defaultConstraints\":[{\"maxSkew\":1,"
+         "\"topologyKey\":\"zone\",\"whenUnsatisfiable\":\"ScheduleAnyway\","
+         "\"nodeTaintsPolicy\":\"Honor\"}]}",
+         false},
+    };
+    tm_err err = {0};
+    sched_framework *fw = fw_flat();
+    CHECK(fw != NULL);
+    sched_spread_state *st = fw ? sched_framework_plugin_state(fw, "PodTopologySpread") : NULL;
+    CHECK(st != NULL);
+    for (size_t i = 0; st && i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *args = js(cases[i].args);
+        CHECK(sched_spread_set_defaults(st, sched_spread_defaults_from_json(args, &err)) == 0);
+        CHECKF(sched_spread_defaults_honour_taints(sched_spread_get_defaults(st)) == cases[i].want,
+               "case %zu: want %d", i, cases[i].want);
+        json_decref(args);
+    }
+    sched_framework_free(fw);
+}
+
 int main(void) {
     RUN(test_default_selector);
+    RUN(test_defaults_honour_taints);
     RUN(test_system_defaults);
     RUN(test_missing_zone);
     RUN(test_list_filter);
