@@ -155,7 +155,7 @@ static bool allocatable_grew(const json_t *old, const json_t *obj) {
     return false;
 }
 
-/* Whether taint t (NoSchedule or NoExecute: the ones filters read) is among taints. */
+/* Whether taint t (key, value and effect) is among taints. */
 static bool has_taint(const json_t *taints, const json_t *t) {
     size_t i;
     json_t *u;
@@ -183,13 +183,27 @@ static bool filter_taint_lost(const json_t *old, const json_t *obj) {
     return false;
 }
 
-typedef enum { NODE_HELPS_NONE, NODE_HELPS_SPREAD, NODE_HELPS_ALL } node_help;
+/* Whether obj has a taint (any effect) old did not have. */
+static bool taint_gained(const json_t *old, const json_t *obj) {
+    const json_t *was = tm_json_path(old, "spec.taints"), *now = tm_json_path(obj, "spec.taints");
+    size_t i;
+    json_t *t;
+    json_array_foreach((json_t *)now, i, t) {
+        if (!has_taint(was, t))
+            return true;
+    }
+    return false;
+}
+
+typedef enum { NODE_HELPS_NONE, NODE_HELPS_SPREAD, NODE_HELPS_USABLE, NODE_HELPS_ALL } node_help;
 
 /* Which waiting pods a relevant change of a known node (node_relevant_change) can let fit, as
  * kube-scheduler's queueing hints answer for the plugins that read it:
- *  - all: new labels (selectors, affinity, spread domains), Ready again, uncordoned, a taint
- *    that filters read gone (TaintToleration: the pod may tolerate the node now), more
- *    capacity (NodeResourcesFit);
+ *  - all: new labels (selectors, affinity, spread domains), more capacity (NodeResourcesFit);
+ *  - usable: Ready again, uncordoned, a taint that filters read gone (TaintToleration: the pod
+ *    may tolerate the node now), and nothing of the above: the node-scoped hook asks which
+ *    pods the node can help (a preemptor waiting for its victims elsewhere only if it fits
+ *    there outright: usable_hint.h);
  *  - spread: only taints gained or PreferNoSchedule ones changed. No pod tolerates the node
  *    where it did not, but a spread constraint with nodeTaintsPolicy Honor stops counting the
  *    node's domain, which may lift its minimum (PodTopologySpread's hint queues on any taint
@@ -199,15 +213,15 @@ typedef enum { NODE_HELPS_NONE, NODE_HELPS_SPREAD, NODE_HELPS_ALL } node_help;
  * lifecycle controller adds then, had sent every waiting preemptor through all nodes again. */
 static node_help node_change_helps(const json_t *old, const json_t *obj) {
     if (!same_json(tm_json_path(old, "metadata.labels"), tm_json_path(obj, "metadata.labels")) ||
-        filter_taint_lost(old, obj))
+        allocatable_grew(old, obj))
         return NODE_HELPS_ALL;
+    if (filter_taint_lost(old, obj)) /* one gained as well: spread domains changed */
+        return taint_gained(old, obj) ? NODE_HELPS_ALL : NODE_HELPS_USABLE;
     if (strcmp(ready_status(obj), "True") == 0 && strcmp(ready_status(old), "True") != 0)
-        return NODE_HELPS_ALL;
+        return NODE_HELPS_USABLE;
     if (json_is_true(tm_json_path(old, "spec.unschedulable")) &&
         !json_is_true(tm_json_path(obj, "spec.unschedulable")))
-        return NODE_HELPS_ALL;
-    if (allocatable_grew(old, obj))
-        return NODE_HELPS_ALL;
+        return NODE_HELPS_USABLE;
     if (!same_json(tm_json_path(old, "spec.taints"), tm_json_path(obj, "spec.taints")))
         return NODE_HELPS_SPREAD;
     return NODE_HELPS_NONE;
@@ -237,6 +251,8 @@ int sched_cache_node_event(sched_cache *c, tm_watch_type type, const json_t *obj
     node_help helps = known ? node_change_helps(old, obj) : NODE_HELPS_ALL;
     if (helps == NODE_HELPS_SPREAD && c->hooks.node_taints_gained)
         c->hooks.node_taints_gained(c->hooks.ud);
+    else if (helps == NODE_HELPS_USABLE && c->hooks.node_usable)
+        c->hooks.node_usable(c->hooks.ud, name);
     else if (helps == NODE_HELPS_NONE && c->hooks.node_worsened)
         c->hooks.node_worsened(c->hooks.ud);
     else if (c->hooks.cluster_changed)

@@ -62,6 +62,11 @@ typedef struct sched_cache_hooks {
      * spread constraint honours taints may fit now (its domains changed). May be NULL:
      * cluster_changed is called instead. */
     void (*node_taints_gained)(void *ud);
+    /* A known node became usable where it was not (Ready again, uncordoned, a NoSchedule or
+     * NoExecute taint gone) and nothing else changed that every pod could need (labels,
+     * capacity): pods may fit, or preempt, there. May be NULL: cluster_changed is called
+     * instead. */
+    void (*node_usable)(void *ud, const char *node);
     void *ud;
 } sched_cache_hooks;
 

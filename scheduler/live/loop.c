@@ -20,6 +20,7 @@
 #include "scheduler/live/gang_live.h"
 #include "scheduler/live/preemptor.h"
 #include "scheduler/live/release_hint.h"
+#include "scheduler/live/usable_hint.h"
 #include "scheduler/backend/nominated.h"
 #include "scheduler/plugins/gang/gang_plugin.h"
 #include "scheduler/plugins/policy/policy.h"
@@ -43,6 +44,10 @@
 /* Nodes remembered between two moves for the node-scoped requeue (hook_released); past that
  * many, every unschedulable pod moves. */
 #define LOOP_RELEASED_MAX 64
+/* Nodes usable again remembered between two moves: with kwok nodes flapping at 5,000 nodes,
+ * dozens come back per batch; past this many every pod moves (the hint's cost is the waiting
+ * preemptors times these nodes). */
+#define LOOP_USABLE_MAX 512
 /* view_fn runs at most once per this many ms: under churn every loop turn changes the view,
  * and each run evaluates up to SCHED_EXTENDER_RETRY_BATCH refused pods under the cache lock.
  * A change within the gap is not lost: view_changed stays set and the wait ends with the gap. */
@@ -101,6 +106,10 @@ struct sched_loop {
      * since the last move, and nothing else changed: hook_released, schedule_batch */
     sched_release released[LOOP_RELEASED_MAX];
     size_t n_released;
+    /* nodes usable again (Ready, uncordoned, a taint gone) since the last move, and nothing
+     * else changed: hook_node_usable, schedule_batch */
+    char *usable[LOOP_USABLE_MAX];
+    size_t n_usable;
     bool view_changed; /* the cluster or the backfill plan changed, since the last view_fn */
     void (*view_fn)(void *ud);
     void *view_ud;
@@ -192,6 +201,33 @@ static void forget_released(sched_loop *l) {
     for (size_t i = 0; i < l->n_released; i++)
         free(l->released[i].node);
     l->n_released = 0;
+    for (size_t i = 0; i < l->n_usable; i++)
+        free(l->usable[i]);
+    l->n_usable = 0;
+}
+
+/* A node became usable again (cache.h) and nothing else changed: remembered for the next move
+ * (schedule_batch), which spares only the preemptors waiting for their victims elsewhere that
+ * do not fit there outright (usable_hint.h). */
+static void hook_node_usable(void *ud, const char *node) {
+    sched_loop *l = ud;
+    /* (with shadows held, a shadow that moves onto the node can free another node for a pod
+     * the Backfill filter refused there, as in hook_node_worsened) */
+    if (!l->queue || l->changed || sched_backfill_live_holding(l->bf)) {
+        hook_changed(ud);
+        return;
+    }
+    l->view_changed = true;
+    sched_backfill_live_touch(l->bf);
+    for (size_t i = 0; i < l->n_usable; i++)
+        if (strcmp(l->usable[i], node) == 0)
+            return;
+    char *dup = l->n_usable < LOOP_USABLE_MAX ? strdup(node) : NULL;
+    if (!dup) { /* too many nodes to ask about, or no memory: every pod moves */
+        hook_changed(ud);
+        return;
+    }
+    l->usable[l->n_usable++] = dup;
 }
 
 /* A bound pod of priority prio released capacity on node and nothing else changed: remembered
@@ -230,6 +266,10 @@ static void nomination_ended(void *ud, const char *uid, const char *node, int32_
 
 static bool release_helps(void *ud, const sched_pod *pod) {
     return sched_release_hint_helps(ud, pod);
+}
+
+static bool usable_helps(void *ud, const sched_pod *pod) {
+    return sched_usable_hint_helps(ud, pod);
 }
 
 /* The same hooks in extender mode with backfill: the pods only join and leave watchq. */
@@ -681,6 +721,7 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
                                .pod_released = hook_released,
                                .node_worsened = hook_node_worsened,
                                .node_taints_gained = hook_node_taints_gained,
+                               .node_usable = hook_node_usable,
                                .ud = l};
     bool sched = cfg->mode == SCHED_MODE_SCHEDULER;
     /* an extender plans kube-scheduler's pods of this name for backfill (watchq) */
@@ -1202,16 +1243,30 @@ static bool schedule_batch(sched_loop *l) {
         size_t moved = sched_queue_move_all(l->queue, now);
         if (moved)
             tm_debug("cluster changed: unschedulable pods retried count=%zu", moved);
-    } else if (l->n_released) {
+    } else if (l->n_released || l->n_usable) {
         /* only the pods the releases can help (release_hint.h); without memory, all */
-        sched_release_hint *h =
-            sched_release_hint_new(sched_cache_snapshot(l->cache), l->released, l->n_released);
-        size_t moved = h ? sched_queue_move_released(l->queue, now, release_helps, h)
-                         : sched_queue_move_all(l->queue, now);
-        sched_release_hint_free(h);
-        if (moved)
-            tm_debug("capacity released on %zu node(s): unschedulable pods retried count=%zu",
-                     l->n_released, moved);
+        if (l->n_released) {
+            sched_release_hint *h =
+                sched_release_hint_new(sched_cache_snapshot(l->cache), l->released, l->n_released);
+            size_t moved = h ? sched_queue_move_released(l->queue, now, release_helps, h)
+                             : sched_queue_move_all(l->queue, now);
+            sched_release_hint_free(h);
+            if (moved)
+                tm_debug("capacity released on %zu node(s): unschedulable pods retried count=%zu",
+                         l->n_released, moved);
+        }
+        /* and those nodes usable again can help (usable_hint.h); without memory, all */
+        if (l->n_usable && sched_queue_count(l->queue, SCHED_Q_UNSCHEDULABLE)) {
+            sched_usable_hint *h = sched_usable_hint_new(
+                sched_cache_snapshot(l->cache), (const char *const *)l->usable, l->n_usable);
+            size_t moved = h ? sched_queue_move_released(l->queue, now, usable_helps, h)
+                             : sched_queue_move_all(l->queue, now);
+            if (moved || sched_usable_hint_spared(h))
+                tm_debug("%zu node(s) usable again: unschedulable pods retried count=%zu, "
+                         "preemptors waiting for their victims spared=%zu",
+                         l->n_usable, moved, sched_usable_hint_spared(h));
+            sched_usable_hint_free(h);
+        }
         forget_released(l);
     }
     if (now - l->last_flush_ms >= 1000) {

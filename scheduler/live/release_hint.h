@@ -32,6 +32,9 @@ typedef struct sched_release_hint sched_release_hint;
 sched_release_hint *sched_release_hint_new(const sched_snapshot *s, const sched_release *r,
                                            size_t n);
 bool sched_release_hint_helps(const sched_release_hint *h, const sched_pod *pod);
+/* The first two of the above alone: one of the nodes is pod's nominated node, or pod fits on
+ * one of them outright (resources, the nominated pods that count for it included). */
+bool sched_release_hint_fits(const sched_release_hint *h, const sched_pod *pod);
 void sched_release_hint_free(sched_release_hint *h);
 
 #endif

@@ -253,3 +253,14 @@ notes() {
   kubectl get events.events.k8s.io -n "$NS" -o json |
     jq -r --arg p "$1" '.items[] | select(.regarding.name == $p) | "\(.reason): \(.note)"' | tail -n 3
 }
+
+# ks_running: whether the local cluster's kube-scheduler runs. ks_start_if_stopped: starts it
+# when it does not (log $WORK/ks.log) and sets KS_STARTED=1 then, so that the test's cleanup
+# stops only what it started (a test run alone gets the cluster without it).
+ks_running() { bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | qgrep "scheduler  *running"; }
+ks_start_if_stopped() {
+  if ! ks_running; then
+    bash "$REPO_ROOT/hack/cluster.sh" scheduler start >"$WORK/ks.log" 2>&1 && KS_STARTED=1
+  fi
+  check "kube-scheduler runs" ks_running
+}

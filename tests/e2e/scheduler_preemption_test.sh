@@ -53,11 +53,7 @@ sched_e2e_namespace
 NS_K=$NS
 NS_T=$NS-t
 NS=$NS_T sched_e2e_namespace
-ks_running() { bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | qgrep "scheduler  *running"; }
-if ! ks_running; then
-  bash "$REPO_ROOT/hack/cluster.sh" scheduler start >"$WORK/ks.log" 2>&1 && KS_STARTED=1
-fi
-check "kube-scheduler runs" ks_running
+ks_start_if_stopped
 
 cat >"$WORK/nodes.yaml" <<EOF
 nodes:

@@ -3,6 +3,7 @@
  * updates not), terminal and deleted pods released, assumptions confirmed or undone, TaskProfiles
  * into the task table, bad input rejected with the object named; the informer transforms keep
  * everything the scheduler reads of a pod or node; claims and volumes into the volume tables. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,9 +76,17 @@ static int64_t cpu_requested(sched_cache *c, const char *node) {
 /* A node change that lets no waiting pod fit goes to node_worsened, not cluster_changed (no
  * retry of every waiting pod): NotReady, less capacity, cordoned. A taint gained, or a
  * PreferNoSchedule one changed, goes to node_taints_gained (only pods whose spread honours
- * taints can gain). Their opposites, a new label, a NoSchedule or NoExecute taint lost, go to
- * cluster_changed, as does the node's deletion. Each step is applied to the previous node. */
-static int worsened, gained;
+ * taints can gain). Ready again, uncordoned, a NoSchedule or NoExecute taint lost (and none
+ * gained) go to node_usable with the node's name (the pods the node can help). A new label,
+ * more capacity, a taint lost and one gained at once go to cluster_changed, as does the node's
+ * deletion. Each step is applied to the previous node. */
+static int worsened, gained, usable;
+static char usable_node[32];
+static void on_usable(void *ud, const char *node) {
+    (void)ud;
+    usable++;
+    snprintf(usable_node, sizeof usable_node, "%s", node);
+}
 static void on_worsened(void *ud) {
     (void)ud;
     worsened++;
@@ -92,11 +101,12 @@ static void test_node_changes_that_cannot_help(void) {
     sched_cache_hooks h = {.cluster_changed = on_changed,
                            .node_worsened = on_worsened,
                            .node_taints_gained = on_gained,
+                           .node_usable = on_usable,
                            .ud = &r};
     tm_err err = {0};
     sched_cache *c = sched_cache_new("tarema", NULL, NULL, &h, &err);
     CHECK(c != NULL);
-    worsened = gained = 0;
+    worsened = gained = usable = 0;
     json_t *prev = node_json("n1", "4", "True", "t1");
     CHECK_INT(sched_cache_node_event(c, TM_WATCH_ADDED, prev, NULL, &err), 0);
     CHECK_INT(r.changed, 1); /* a new node may help */
@@ -105,22 +115,25 @@ static void test_node_changes_that_cannot_help(void) {
         const char *taint, *effect; /* a taint's key and effect, or NULL */
         bool cordon;
         const char *label; /* a label's value, or NULL */
-        int changed, worsened, gained;
+        int changed, worsened, gained, usable;
     } steps[] = {
-        {"NotReady", "4", "False", NULL, NULL, false, NULL, 1, 1, 0},
-        {"Ready again", "4", "True", NULL, NULL, false, NULL, 2, 1, 0},
-        {"capacity down", "2", "True", NULL, NULL, false, NULL, 2, 2, 0},
-        {"capacity up", "8", "True", NULL, NULL, false, NULL, 3, 2, 0},
-        {"a taint added", "8", "True", "gpu", "NoSchedule", false, NULL, 3, 2, 1},
-        {"another taint instead", "8", "True", "ssd", "NoSchedule", false, NULL, 4, 2, 1},
-        {"its effect now NoExecute", "8", "True", "ssd", "NoExecute", false, NULL, 5, 2, 1},
-        {"the taint removed", "8", "True", NULL, NULL, false, NULL, 6, 2, 1},
-        {"a PreferNoSchedule taint", "8", "True", "hdd", "PreferNoSchedule", false, NULL, 6, 2, 2},
-        {"and gone again", "8", "True", NULL, NULL, false, NULL, 6, 2, 3},
-        {"cordoned", "8", "True", NULL, NULL, true, NULL, 6, 3, 3},
-        {"uncordoned", "8", "True", NULL, NULL, false, NULL, 7, 3, 3},
-        {"a label", "8", "True", NULL, NULL, false, "a", 8, 3, 3},
-        {"NotReady and cordoned at once", "8", "False", NULL, NULL, true, "a", 8, 4, 3},
+        {"NotReady", "4", "False", NULL, NULL, false, NULL, 1, 1, 0, 0},
+        {"Ready again", "4", "True", NULL, NULL, false, NULL, 1, 1, 0, 1},
+        {"capacity down", "2", "True", NULL, NULL, false, NULL, 1, 2, 0, 1},
+        {"capacity up", "8", "True", NULL, NULL, false, NULL, 2, 2, 0, 1},
+        {"a taint added", "8", "True", "gpu", "NoSchedule", false, NULL, 2, 2, 1, 1},
+        {"another taint instead", "8", "True", "ssd", "NoSchedule", false, NULL, 3, 2, 1, 1},
+        {"its effect now NoExecute", "8", "True", "ssd", "NoExecute", false, NULL, 4, 2, 1, 1},
+        {"the taint removed", "8", "True", NULL, NULL, false, NULL, 4, 2, 1, 2},
+        {"a PreferNoSchedule taint", "8", "True", "hdd", "PreferNoSchedule", false, NULL, 4, 2, 2,
+         2},
+        {"and gone again", "8", "True", NULL, NULL, false, NULL, 4, 2, 3, 2},
+        {"cordoned", "8", "True", NULL, NULL, true, NULL, 4, 3, 3, 2},
+        {"uncordoned", "8", "True", NULL, NULL, false, NULL, 4, 3, 3, 3},
+        {"NotReady again", "8", "False", NULL, NULL, false, NULL, 4, 4, 3, 3},
+        {"Ready with more capacity", "9", "True", NULL, NULL, false, NULL, 5, 4, 3, 3},
+        {"a label", "9", "True", NULL, NULL, false, "a", 6, 4, 3, 3},
+        {"NotReady and cordoned at once", "9", "False", NULL, NULL, true, "a", 6, 5, 3, 3},
     };
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
         json_t *n = node_json("n1", steps[i].cpu, steps[i].ready, "t");
@@ -136,20 +149,35 @@ static void test_node_changes_that_cannot_help(void) {
                                 json_string(steps[i].label));
         CHECK_INT(sched_cache_node_event(c, TM_WATCH_MODIFIED, n, prev, &err), 0);
         CHECKF(r.changed == steps[i].changed && worsened == steps[i].worsened &&
-                   gained == steps[i].gained,
-               "%s: changed %d worsened %d gained %d, want %d %d %d", steps[i].what, r.changed,
-               worsened, gained, steps[i].changed, steps[i].worsened, steps[i].gained);
+                   gained == steps[i].gained && usable == steps[i].usable,
+               "%s: changed %d worsened %d gained %d usable %d, want %d %d %d %d", steps[i].what,
+               r.changed, worsened, gained, usable, steps[i].changed, steps[i].worsened,
+               steps[i].gained, steps[i].usable);
         json_decref(prev);
         prev = n;
     }
     /* the snapshot follows every change either way */
     const sched_node *sn = sched_snapshot_node_by_name(sched_cache_snapshot(c), "n1");
-    CHECK(sn && !sn->ready && sn->allocatable.v[SCHED_RES_CPU] == 8000);
+    CHECK(sn && !sn->ready && sn->allocatable.v[SCHED_RES_CPU] == 9000);
+    CHECK(strcmp(usable_node, "n1") == 0);
     CHECK_INT(sched_cache_node_event(c, TM_WATCH_DELETED, prev, prev, &err), 0);
-    CHECK_INT(r.changed, 9);
+    CHECK_INT(r.changed, 7);
     CHECK_INT(sched_cache_node_event(c, TM_WATCH_DELETED, prev, prev, &err), 0);
-    CHECK_INT(r.changed, 9); /* unknown by now: nothing to say */
+    CHECK_INT(r.changed, 7); /* unknown by now: nothing to say */
     json_decref(prev);
+    sched_cache_free(c);
+    /* without a node_usable hook, a node usable again tells cluster_changed */
+    rec r2 = {0};
+    h = (sched_cache_hooks){.cluster_changed = on_changed, .ud = &r2};
+    c = sched_cache_new("tarema", NULL, NULL, &h, &err);
+    CHECK(c != NULL);
+    json_t *down = node_json("n2", "4", "False", "t1"), *up = node_json("n2", "4", "True", "t2");
+    CHECK_INT(sched_cache_node_event(c, TM_WATCH_ADDED, down, NULL, &err), 0);
+    CHECK_INT(sched_cache_node_event(c, TM_WATCH_MODIFIED, up, down, &err), 0);
+    CHECK_INT(r2.changed, 2);
+    CHECK_INT(usable, 3);
+    json_decref(down);
+    json_decref(up);
     sched_cache_free(c);
 }
 

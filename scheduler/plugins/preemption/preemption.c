@@ -8,6 +8,8 @@
 
 #include "scheduler/plugins/preemption/preemption.h"
 
+#include "scheduler/backend/match.h"
+
 /* kube adds MaxInt32 + 1 to each victim priority before summing, so that the sum of a
  * negative-priority victim is still positive: more victims never cost less. */
 #define PRIO_OFFSET ((int64_t)INT32_MAX + 1)
@@ -487,6 +489,16 @@ static int cand_cmp(const sched_preempt_candidate *a, const sched_preempt_candid
 
 /* ---- the whole attempt ---- */
 
+/* Whether node index ni holds a terminating pod p could evict: its victims are still going. */
+static bool victims_going(const sched_snapshot *s, size_t ni, const sched_pod *p) {
+    for (size_t i = 0; i < sched_snapshot_node_pod_count(s, ni); i++) {
+        const sched_pod_meta *m = sched_snapshot_node_pod(s, ni, i, NULL);
+        if (may_evict(m, p->priority) && m->terminating)
+            return true;
+    }
+    return false;
+}
+
 /* kube's PodEligibleToPreemptOthers. NULL when eligible, else why not ("" with err set on a
  * failure). */
 static const char *ineligible(sched_framework *fw, const sched_snapshot *s, const sched_pod *p,
@@ -503,12 +515,24 @@ static const char *ineligible(sched_framework *fw, const sched_snapshot *s, cons
     sched_filter_id id = sched_framework_node_status(fw, (size_t)ni, &d, NULL);
     if (id != SCHED_FILTER_OK && (id >= SCHED_FILTER_PLUGIN || !sched_filter_resolvable(id, d)))
         return NULL; /* the nominated node cannot take it any more: it may preempt again */
-    for (size_t i = 0; i < sched_snapshot_node_pod_count(s, (size_t)ni); i++) {
-        const sched_pod_meta *m = sched_snapshot_node_pod(s, (size_t)ni, i, NULL);
-        if (may_evict(m, p->priority) && m->terminating)
-            return "not eligible due to a terminating pod on the nominated node.";
-    }
+    if (victims_going(s, (size_t)ni, p))
+        return "not eligible due to a terminating pod on the nominated node.";
     return NULL;
+}
+
+bool sched_preemption_awaits_victims(const sched_snapshot *s, const sched_pod *p,
+                                     const char *node) {
+    int ni = node ? sched_snapshot_node_index(s, node) : -1;
+    const sched_node *n = ni >= 0 ? sched_snapshot_node(s, (size_t)ni) : NULL;
+    if (!n || !n->ready || n->unschedulable)
+        return false;
+    for (size_t t = 0; t < n->n_taints; t++) {
+        const sched_taint *x = &n->taints[t];
+        if ((x->effect == SCHED_EFFECT_NO_SCHEDULE || x->effect == SCHED_EFFECT_NO_EXECUTE) &&
+            !sched_match_tolerates(p->tolerations, p->n_tolerations, x->key, x->value, x->effect))
+            return false;
+    }
+    return victims_going(s, (size_t)ni, p);
 }
 
 /* Whether node i's rejection in the failed cycle is one eviction can resolve. */

@@ -175,6 +175,14 @@ int sched_preemption_run(sched_framework *fw, sched_snapshot *s, const sched_pod
 int sched_preemption_select_victims(sched_framework *fw, sched_snapshot *s, const sched_pod *p,
                                     size_t node, sched_preemption_result *out, tm_err *err);
 
+/* Whether pod p, nominated to `node`, may not preempt anywhere while its victims go (kube's
+ * PodEligibleToPreemptOthers: "a terminating pod on the nominated node"): the node holds a
+ * terminating pod of lower priority than p, and it is still usable for p (Ready, not cordoned,
+ * every NoSchedule and NoExecute taint tolerated: what a change of that node alone can take
+ * away, which would let p preempt elsewhere). It may still fit outright somewhere. False when
+ * the node is gone. The loop's requeue for nodes usable again asks it (usable_hint.h). */
+bool sched_preemption_awaits_victims(const sched_snapshot *s, const sched_pod *p, const char *node);
+
 /* kube's MoreImportantPod on placed pods: higher priority, then earlier start (0 = now, the
  * latest). Negative when a is more important. */
 int sched_preemption_importance_cmp(const sched_pod_meta *a, const sched_pod_meta *b);
