@@ -8,15 +8,16 @@
 #   (2 cores) are cordoned. "high" (priority 1000, 2 cores) fits nowhere: it preempts low on A
 #   and waits, nominated to A, while low is Terminating.
 #   - C is uncordoned: high cannot fit there and may not preempt again (its victim is still
-#     going): tarema does not try it again. A probe pod bound to C shows the scheduler has seen
-#     the change and made the move that follows it (kube-scheduler tries high again here: its
-#     NodeUnschedulable hint queues every pod that plugin rejected; the outcome is the same).
+#     going): the move that follows spares it (the debug log's spared=1). A probe pod bound to C
+#     shows the scheduler has seen the change and made that move (kube-scheduler tries high
+#     again here: its NodeUnschedulable hint queues every pod that plugin rejected; the outcome
+#     is the same).
 #   - B is uncordoned: high fits there outright and binds there, under both schedulers, while
 #     its victim on A is still Terminating.
 # Why: at 5,000 kwok nodes flapping NotReady, each node Ready again sent every waiting preemptor
 # through all nodes again (docs/preemption.md, "5,000 nodes"). No fixed sleeps: every wait is on
-# a condition. Nothing else may retry high between the two counts: no other test's nodes or pods
-# (alone), no periodic flush of unschedulable pods (unschedulableFlushMs 10 min).
+# a condition. Run alone, with no periodic flush of unschedulable pods (unschedulableFlushMs
+# 10 min), so that little else retries high meanwhile (the attempt counts are shown).
 # e2e-run: alone (tests/run.sh runs it with no other test beside it): another test's new node retries every waiting pod
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -89,6 +90,10 @@ ks_unsched() {
   awk '$1 ~ /^scheduler_schedule_attempts_total\{.*result="unschedulable"/ {s += $2} END {printf "%d", s}' <<<"$m"
 }
 ks_more_than() { [ "$(ks_unsched)" -gt "$1" ]; }
+unsched_one() { [ "$(metric "$SCHED_PORT" 'tarema_pending_pods{queue="unschedulable"}')" = 1 ]; }
+# settled: no namespace of an earlier test still being deleted (its pods going, each a change
+# that retries every waiting pod)
+settled() { ! kubectl get namespaces --no-headers 2>/dev/null | qgrep -w Terminating; }
 # tries NS/NAME: how many attempts tarema made for the pod (each failed one logs a line)
 tries() { grep -cE "unschedulable.* pod=$1/$2( |$)" "$WORK/sched.log"; }
 
@@ -106,7 +111,10 @@ side() {
   check "$who: high preempts low on A and waits there, low Terminating" \
     bash -c "$(declare -f wait_for nominated_to terminating); wait_for 60 nominated_to $ns high $a && wait_for 30 terminating $ns low"
   local t0=0 k0=0
-  [ "$s" = t ] && t0=$(tries "$ns" high)
+  if [ "$s" = t ]; then # high back in the unschedulable queue, not in backoff from some retry
+    check "tarema: high waits in the unschedulable queue" wait_for 30 unsched_one
+    t0=$(tries "$ns" high)
+  fi
   [ "$s" = k ] && k0=$(ks_unsched)
   cordon "$c" false
   pod "$ns" probe "$sched" 500m low | jq -c --arg n "$c" '.spec.nodeSelector = {"kubernetes.io/hostname": $n}' |
@@ -118,12 +126,11 @@ side() {
     fi
   fi
   if [ "$s" = t ]; then
-    local t1
-    t1=$(tries "$ns" high)
-    if [ "$t1" = "$t0" ]; then pass "tarema: high (1 core free on C, victim still going) not tried again: $t0 attempts before, $t1 after"; else
-      fail "tarema: high not tried again when C became usable" "$t0 attempts before, $t1 after"
-    fi
-    # (the count alone could miss a retry still in backoff: the move itself says it spared high)
+    # The move that followed C's uncordon says whether it spared high. Counting high's attempts
+    # cannot: any other change of the cluster retries it too (CI ran this test after others,
+    # whose nodes and namespaces were still being deleted: 16 attempts before C, 50 after), and
+    # a retry in backoff may come after the count. Shown only.
+    echo "    high's attempts: $t0 before C's uncordon, $(tries "$ns" high) once the probe bound"
     if qgrep -E "node\(s\) usable again: .* spared=1$" "$WORK/sched.log"; then
       pass "tarema: the move for C spared high (waiting for its victim, no fit on C)"
     else
@@ -136,6 +143,9 @@ side() {
   check "$who: low was still Terminating when high bound" terminating "$ns" low
 }
 
+if wait_for 180 settled; then pass "no earlier test's namespace still being deleted"; else
+  fail "no earlier test's namespace still being deleted" "$(kubectl get namespaces --no-headers | grep -w Terminating | head -n 3)"
+fi
 side k "$NS" default-scheduler
 side t "$NS-t" "$SCHED"
 summary
