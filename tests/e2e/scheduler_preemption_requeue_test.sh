@@ -16,8 +16,9 @@
 #     its victim on A is still Terminating.
 # Why: at 5,000 kwok nodes flapping NotReady, each node Ready again sent every waiting preemptor
 # through all nodes again (docs/preemption.md, "5,000 nodes"). No fixed sleeps: every wait is on
-# a condition. Run alone, with no periodic flush of unschedulable pods (unschedulableFlushMs
-# 10 min), so that little else retries high meanwhile (the attempt counts are shown).
+# a condition. Run alone, once earlier tests' pods are gone, with no periodic flush of
+# unschedulable pods (unschedulableFlushMs 10 min), so that little else retries high meanwhile
+# (the attempt counts are shown).
 # e2e-run: alone (tests/run.sh runs it with no other test beside it): another test's new node retries every waiting pod
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -91,9 +92,11 @@ ks_unsched() {
 }
 ks_more_than() { [ "$(ks_unsched)" -gt "$1" ]; }
 unsched_one() { [ "$(metric "$SCHED_PORT" 'tarema_pending_pods{queue="unschedulable"}')" = 1 ]; }
-# settled: no namespace of an earlier test still being deleted (its pods going, each a change
-# that retries every waiting pod)
-settled() { ! kubectl get namespaces --no-headers 2>/dev/null | qgrep -w Terminating; }
+# going: how many pods of earlier tests are still being deleted (each one's going is a change that
+# retries every waiting pod). Their namespaces may stay Terminating for good: the local cluster
+# runs no PVC protection controller, so a volume test's claims keep their finalizer.
+going() { kubectl get pods -A -o json 2>/dev/null | jq '[.items[] | select(.metadata.deletionTimestamp)] | length'; }
+settled() { [ "$(going)" = 0 ]; }
 # tries NS/NAME: how many attempts tarema made for the pod (each failed one logs a line)
 tries() { grep -cE "unschedulable.* pod=$1/$2( |$)" "$WORK/sched.log"; }
 
@@ -143,9 +146,9 @@ side() {
   check "$who: low was still Terminating when high bound" terminating "$ns" low
 }
 
-if wait_for 180 settled; then pass "no earlier test's namespace still being deleted"; else
-  fail "no earlier test's namespace still being deleted" "$(kubectl get namespaces --no-headers | grep -w Terminating | head -n 3)"
-fi
+# (a wait, not a check: what is being deleted belongs to other tests)
+wait_for 120 settled || echo "    $(going) pods of earlier tests still being deleted after 120 s; going on"
+
 side k "$NS" default-scheduler
 side t "$NS-t" "$SCHED"
 summary
