@@ -48,21 +48,16 @@ sched_e2e_namespace
 NS=$NS-t sched_e2e_namespace
 ks_start_if_stopped # (run alone: the pool's kube-scheduler is not there)
 
-cat >"$WORK/nodes.yaml" <<EOF2
-nodes:
-  - {prefix: ${P}ka, count: 1, cpu: 2, memory: 8Gi, pods: 110, labels: {tarema.io/e2e-prq: "$ID-k"},
-     taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
-  - {prefix: ${P}kb, count: 1, cpu: 2, memory: 8Gi, pods: 110, labels: {tarema.io/e2e-prq: "$ID-k"},
-     taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
-  - {prefix: ${P}kc, count: 1, cpu: 1, memory: 8Gi, pods: 110, labels: {tarema.io/e2e-prq: "$ID-k"},
-     taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
-  - {prefix: ${P}ta, count: 1, cpu: 2, memory: 8Gi, pods: 110, labels: {tarema.io/e2e-prq: "$ID-t"},
-     taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
-  - {prefix: ${P}tb, count: 1, cpu: 2, memory: 8Gi, pods: 110, labels: {tarema.io/e2e-prq: "$ID-t"},
-     taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
-  - {prefix: ${P}tc, count: 1, cpu: 1, memory: 8Gi, pods: 110, labels: {tarema.io/e2e-prq: "$ID-t"},
-     taints: [{key: tarema.io/e2e, value: "$ID", effect: NoSchedule}]}
-EOF2
+# nodes A (2 cores), B (2 cores), C (1 core) per scheduler: ${P}ka.. for kube-scheduler, ${P}ta.. for tarema
+{
+  echo "nodes:"
+  for side in k t; do
+    for spec in a:2 b:2 c:1; do
+      echo "  - {prefix: ${P}$side${spec%%:*}, count: 1, cpu: ${spec#*:}, memory: 8Gi, pods: 110, labels: {tarema.io/e2e-prq: \"$ID-$side\"},"
+      echo "     taints: [{key: tarema.io/e2e, value: \"$ID\", effect: NoSchedule}]}"
+    done
+  done
+} >"$WORK/nodes.yaml"
 check "three nodes per scheduler created" bash "$REPO_ROOT/hack/cluster.sh" nodes "$WORK/nodes.yaml"
 node_of() { kubectl get nodes -o name | sed 's|node/||' | grep "^$P$1" | head -n 1; }
 cordon() { kubectl patch node "$1" --type merge -p "{\"spec\":{\"unschedulable\":$2}}" >/dev/null; }

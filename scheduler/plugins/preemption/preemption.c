@@ -8,8 +8,6 @@
 
 #include "scheduler/plugins/preemption/preemption.h"
 
-#include "scheduler/backend/match.h"
-
 /* kube adds MaxInt32 + 1 to each victim priority before summing, so that the sum of a
  * negative-priority victim is still positive: more victims never cost less. */
 #define PRIO_OFFSET ((int64_t)INT32_MAX + 1)
@@ -524,14 +522,8 @@ bool sched_preemption_awaits_victims(const sched_snapshot *s, const sched_pod *p
                                      const char *node) {
     int ni = node ? sched_snapshot_node_index(s, node) : -1;
     const sched_node *n = ni >= 0 ? sched_snapshot_node(s, (size_t)ni) : NULL;
-    if (!n || !n->ready || n->unschedulable)
+    if (!n || !n->ready || n->unschedulable || !sched_pod_tolerates_node_taints(p, n))
         return false;
-    for (size_t t = 0; t < n->n_taints; t++) {
-        const sched_taint *x = &n->taints[t];
-        if ((x->effect == SCHED_EFFECT_NO_SCHEDULE || x->effect == SCHED_EFFECT_NO_EXECUTE) &&
-            !sched_match_tolerates(p->tolerations, p->n_tolerations, x->key, x->value, x->effect))
-            return false;
-    }
     return victims_going(s, (size_t)ni, p);
 }
 
