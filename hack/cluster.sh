@@ -42,6 +42,9 @@
 #
 # Node file: nodes: [{prefix, count, cpu, memory, pods, ephemeral-storage, labels, taints}],
 # node names <prefix>-<i> from 1. Default: $TAREMA_NODES or tests/fixtures/nodes/paper-5442.yaml.
+#
+# TAREMA_KS_V: kube-scheduler's log verbosity at `scheduler start` (default 0; 4 logs each
+# attempt and its filters, for comparing a decision with tarema's), log in logs/scheduler.log.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 # An unexpected failure names the line instead of ending the script silently.
@@ -316,7 +319,7 @@ args_of() {
     scheduler)
       a --config="$DIR/scheduler-config.yaml"
       a --authentication-kubeconfig="$DIR/scheduler.kubeconfig" --authorization-kubeconfig="$DIR/scheduler.kubeconfig"
-      a --bind-address=127.0.0.1 --secure-port="$SCHEDULER_PORT" --cert-dir="$PKI/scheduler-generated" --v=0
+      a --bind-address=127.0.0.1 --secure-port="$SCHEDULER_PORT" --cert-dir="$PKI/scheduler-generated" --v="${TAREMA_KS_V:-0}"
       if workload_api; then a --feature-gates="$WORKLOAD_SCHEDULER_GATES"; fi
       ;;
   esac

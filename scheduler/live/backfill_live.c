@@ -581,10 +581,18 @@ static bool plan(sched_backfill_live *b, int64_t mono, int64_t wall) {
         if (rt < 0 && cfg->default_runtime_ms > 0)
             rt = cfg->default_runtime_ms;
         /* a job waiting out a backoff is tried after the active pods behind it: when it fits
-         * now it holds what it needs from now on (bf_job.hold_now) */
+         * now it holds what it needs from now on (bf_job.hold_now). So is, in extender mode, a
+         * job that was announced a start (it held a shadow): kube-scheduler, not tarema, tries
+         * the pods, in its own order (a pod it found unschedulable goes back behind the others
+         * moved by the same event), so when the capacity it waited for frees, a pod behind it
+         * could take it first and push its start out by that pod's runtime
+         * (scheduler_extender_backfill_test: long bound on wide's node, wide 2 min late). */
         bool held = false;
-        for (size_t k = 0; k < jobs[j].n && !held; k++)
-            held = sched_queue_state(b->q, jobs[j].pods[k]->uid) != SCHED_Q_ACTIVE;
+        for (size_t k = 0; k < jobs[j].n && !held; k++) {
+            const bpod *mp = find(b, jobs[j].pods[k]->uid);
+            held = sched_queue_state(b->q, jobs[j].pods[k]->uid) != SCHED_Q_ACTIVE ||
+                   (b->observe && mp && mp->announced_ms >= 0);
+        }
         int64_t nb = 0; /* the latest not-before of its members */
         for (size_t k = 0; k < jobs[j].n; k++)
             if (not_before(b, jobs[j].pods[k]) > nb)

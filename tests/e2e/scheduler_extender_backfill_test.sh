@@ -5,11 +5,14 @@
 # shadows of the pods of kube-scheduler's extender profile from its informer, and its /filter
 # keeps kube-scheduler's pods off a node where they would delay the head's shadow. One 8-core
 # kwok node of this test's own:
-#   - run-a (4 cores, 20 s) runs; wide (8 cores) waits for the whole node: its shadow starts at
+#   - run-a (4 cores, 30 s) runs; wide (8 cores) waits for the whole node: its shadow starts at
 #     run-a's expected end, and it gets tarema.io/expected-start;
 #   - long (2 cores, 120 s) would fit now on the 4 free cores but still run at that time: it
 #     stays Pending, its FailedScheduling event naming the shadow ("held for pod NS/wide");
 #   - short (2 cores, 4 s) ends before the shadow starts: kube-scheduler binds it (backfilled);
+#   - when run-a ends, wide fits now but is not bound yet, and kube-scheduler may try long first
+#     (its queue's order, not tarema's): tarema's /filter, asked while kube-scheduler is paused,
+#     passes wide and still refuses long, the node held for wide from now;
 #   - wide binds once run-a has ended, before long (without tarema, kube-scheduler binds long at
 #     once and wide waits the 120 s, as the reference at the end shows).
 # A second extender replica of the same profile plans too but stands by on the Lease: it writes
@@ -25,6 +28,7 @@ SET=xb$ID
 PROFILE=kube-extbf-$ID
 STARTED_KS=0
 extra_cleanup() {
+  [ -n "${KS_PID:-}" ] && kill -CONT "$KS_PID" 2>/dev/null
   [ "$STARTED_KS" = 1 ] && bash "$REPO_ROOT/hack/cluster.sh" scheduler stop >/dev/null 2>&1
   # the replicas' Lease (released at their stop, not deleted)
   kubectl delete lease -n kube-system "$PROFILE" --ignore-not-found >/dev/null 2>&1
@@ -60,14 +64,14 @@ fi
 pod() { bf_pod "$PROFILE" "$@"; }
 bound_at() { kubectl get pod -n "$NS" "$1" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }
 is_bound() { [ -n "$(bound_at "$1")" ]; }
-pod run-a 4 20s | kubectl create -f - >/dev/null
-check "run-a (4 cores, 20 s) is bound" wait_for 60 is_bound run-a
+pod run-a 4 30s | kubectl create -f - >/dev/null
+check "run-a (4 cores, 30 s) is bound" wait_for 60 is_bound run-a
 T_A=$(date +%s)
 pod wide 8 60s | kubectl create -f - >/dev/null
 check "wide gets tarema.io/expected-start (its shadow)" wait_for 20 has_expected_start wide
 es=$(epoch "$(expected_start wide)")
-# run-a's expected end: 20 s after it started (kwok starts it within a second of its bind)
-if [ "$es" -ge $((T_A + 15)) ] && [ "$es" -le $((T_A + 25)) ]; then
+# run-a's expected end: 30 s after it started (kwok starts it within a second of its bind)
+if [ "$es" -ge $((T_A + 25)) ] && [ "$es" -le $((T_A + 35)) ]; then
   pass "wide's expected start is run-a's expected end ($(expected_start wide))"
 else
   fail "wide's expected start is run-a's expected end" "expected-start $(expected_start wide), run-a bound at $(date -u -d "@$T_A" +%H:%M:%S)"
@@ -81,6 +85,38 @@ if wait_for 30 held && ! is_bound long; then
 else
   fail "long stays Pending, held for wide" "node '$(bound_at long)'; events: $(notes long)"
 fi
+# The window: run-a has ended, wide fits now, kube-scheduler has not bound it yet and may try
+# long first (seen in CI under load: long bound on the node, wide 2 min late). kube-scheduler is
+# paused (SIGSTOP) across run-a's end and tarema's /filter asked for both pods as kube-scheduler
+# asks: wide passes once tarema has seen run-a end, and long must still be refused then.
+NODE=$(kubectl get nodes -l "tarema.io/e2e-set=$SET" -o jsonpath='{.items[0].metadata.name}')
+MTLS=(--cacert "$TLS/ca.crt" --cert "$TLS/client.crt" --key "$TLS/client.key")
+filter_for() {
+  jq -cn --argjson pod "$(kubectl get pod -n "$NS" "$1" -o json)" --arg node "$NODE" '{Pod: $pod, NodeNames: [$node]}' |
+    curl -sf --max-time 10 "${MTLS[@]}" -X POST -H 'Content-Type: application/json' -d @- "https://127.0.0.1:$EXT_PORT/filter"
+}
+passes() { filter_for "$1" | jq -e --arg n "$NODE" '(.NodeNames // []) | index($n) != null' >/dev/null; }
+ended() { [ "$(kubectl get pod -n "$NS" run-a -o jsonpath='{.status.phase}')" = Succeeded ]; }
+KS_PID=$(cat "$TAREMA_CLUSTER_DIR/run/scheduler.pid" 2>/dev/null)
+if [ -z "$KS_PID" ] || ! kill -STOP "$KS_PID"; then
+  fail "kube-scheduler paused before run-a ends" "no pid in $TAREMA_CLUSTER_DIR/run/scheduler.pid"
+elif ended; then
+  kill -CONT "$KS_PID"
+  fail "kube-scheduler paused before run-a ends" "run-a had ended already ($(($(date +%s) - T_A)) s after its bind): the machine is too slow for this test"
+else
+  if wait_for 60 passes wide; then
+    ans=$(filter_for long)
+    if jq -e --arg n "$NODE" '(.NodeNames // []) | index($n) == null' <<<"$ans" >/dev/null &&
+      jq -r --arg n "$NODE" '.FailedNodes[$n] // ""' <<<"$ans" | qgrep "held for pod $NS/wide"; then
+      pass "run-a ended, wide passes /filter and long is refused: $(jq -r --arg n "$NODE" '.FailedNodes[$n]' <<<"$ans")"
+    else
+      fail "run-a ended, wide passes /filter and long is refused" "$ans"
+    fi
+  else
+    fail "wide passes /filter once run-a has ended" "$(filter_for wide); run-a $(kubectl get pod -n "$NS" run-a -o jsonpath='{.status.phase}')"
+  fi
+  kill -CONT "$KS_PID"
+fi
 if wait_for 60 is_bound wide; then
   pass "wide binds once run-a has ended"
 else
@@ -91,7 +127,9 @@ fi
 # "Retries")
 echo "# tarema asked kube-scheduler to retry $(grep -c 'passes node=' "$WORK/ext.log") pod(s) refused on an older view"
 T_W=$(date +%s)
-if ! is_bound long || [ "$(kubectl get pod -n "$NS" long -o jsonpath='{.status.startTime}')" \> "$(kubectl get pod -n "$NS" wide -o jsonpath='{.status.startTime}')" ]; then
+start_of() { kubectl get pod -n "$NS" "$1" -o jsonpath='{.status.startTime}'; }
+# (wide bound, and long either not bound or started after it: an unbound wide never passes)
+if is_bound wide && { ! is_bound long || [ "$(start_of long)" \> "$(start_of wide)" ]; }; then
   pass "wide started before long ($((T_W - T_A)) s after run-a)"
 else
   fail "wide started before long" "$(kubectl get pods -n "$NS" -o wide 2>&1)"
