@@ -223,8 +223,8 @@ static void annotate_one(void *ud, json_t *obj) {
                   LAB_WAITS_ANN_QUEUED, q, LAB_WAITS_ANN_WAIT, w);
     char *path = tm_kube_path("v1", "pods", p.ns, p.name, NULL);
     if (patch && path &&
-        tm_kube_request_async(f->kube, "PATCH", path, patch, "application/merge-patch+json",
-                              on_patched, f) == 0)
+        tm_kube_write_async(f->kube, "PATCH", path, patch, "application/merge-patch+json",
+                            on_patched, f) == 0)
         json_object_set_new(f->sent, p.uid, json_real(target));
     free(path);
     json_decref(patch);

@@ -185,6 +185,7 @@ struct tm_kube {
     int nactive;              /* requests (not watches) handed to curl */
     int max_active;           /* cap on nactive */
     int64_t performed_ms;     /* when curl_multi_perform last ran (kube_loop.c, perform_gap_ms) */
+    bool watch_data;          /* a watch got bytes since the last drain_watches: walk active */
     tm_easy_pool idle;        /* the loop's handles (its connections are the multi's) */
     struct tm_timer **timers; /* binary heap by (when, seq) */
     size_t ntimers, timers_cap;

@@ -65,8 +65,8 @@ static void ext_retry(void *ud, const char *ns, const char *name, const char *ui
                               SCHED_EXTENDER_RETRY_ANNOTATION, when);
     char *path = tm_kube_path("v1", "pods", ns, name, NULL);
     if (!patch || !path ||
-        tm_kube_request_async(s->k, "PATCH", path, patch, "application/merge-patch+json",
-                              retry_patched, NULL))
+        tm_kube_write_async(s->k, "PATCH", path, patch, "application/merge-patch+json",
+                            retry_patched, NULL))
         tm_warn("extender: retry annotation not started pod=%s/%s", ns, name);
     else {
         tm_metrics_inc(s->m_retries, NULL);

@@ -432,8 +432,8 @@ static void announce(sched_backfill_live *b, const sched_pod *pod, int64_t start
                               SCHED_EXPECTED_START_ANNOTATION, when);
     char *path = tm_kube_path("v1", "pods", pod->ns, pod->name, NULL);
     if (!patch || !path ||
-        tm_kube_request_async(b->k, "PATCH", path, patch, "application/merge-patch+json",
-                              patch_done, NULL))
+        tm_kube_write_async(b->k, "PATCH", path, patch, "application/merge-patch+json", patch_done,
+                            NULL))
         tm_warn("backfill: expected-start annotation not started pod=%s/%s", pod->ns, pod->name);
     else {
         p->announced_ms = start_ms;

@@ -354,10 +354,10 @@ int sched_binder_unschedulable(sched_binder *b, const sched_pod *p, const char *
     strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tmv);
     json_t *patch = sched_binder_condition_patch(message, now, p->generation);
     char *path = tm_kube_path("v1", "pods", p->ns, p->name, "status");
-    int rc = patch && path ? tm_kube_request_async(b->k, "PATCH", path, patch,
-                                                   "application/strategic-merge-patch+json",
-                                                   status_done, NULL)
-                           : -1;
+    int rc = patch && path
+                 ? tm_kube_write_async(b->k, "PATCH", path, patch,
+                                       "application/strategic-merge-patch+json", status_done, NULL)
+                 : -1;
     json_decref(patch);
     free(path);
     if (rc)
@@ -396,8 +396,8 @@ static void merge_done(void *ud, int status, json_t *body, const tm_err *err) {
 }
 
 int sched_binder_merge_patch(sched_binder *b, const char *path, const json_t *patch, tm_err *err) {
-    if (tm_kube_request_async(b->k, "PATCH", path, patch, "application/merge-patch+json",
-                              merge_done, NULL))
+    if (tm_kube_write_async(b->k, "PATCH", path, patch, "application/merge-patch+json", merge_done,
+                            NULL))
         return tm_err_set(err, "%s: the patch could not be started", path);
     return 0;
 }

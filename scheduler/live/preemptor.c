@@ -296,8 +296,8 @@ static void victim_marked(void *ud, int status, json_t *body, const tm_err *err)
     char *path = tm_kube_path("v1", "pods", v->ns, v->name, NULL);
     json_t *opts = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "DeleteOptions",
                              "preconditions", "uid", v->uid);
-    int rc = path && opts ? tm_kube_request_async(pr->k, "DELETE", path, opts, "application/json",
-                                                  victim_deleted, v)
+    int rc = path && opts ? tm_kube_write_async(pr->k, "DELETE", path, opts, "application/json",
+                                                victim_deleted, v)
                           : -1;
     json_decref(opts);
     free(path);
@@ -348,8 +348,8 @@ static void evict_for(sched_preemptor *pr, const char *kind, const char *api, co
     json_t *patch = cond ? json_pack("{s:{s:[o]}}", "status", "conditions", cond) : NULL;
     char *path = tm_kube_path("v1", "pods", vi->ns, vi->name, "status");
     int rc = patch && path
-                 ? tm_kube_request_async(pr->k, "PATCH", path, patch,
-                                         "application/strategic-merge-patch+json", victim_marked, v)
+                 ? tm_kube_write_async(pr->k, "PATCH", path, patch,
+                                       "application/strategic-merge-patch+json", victim_marked, v)
                  : -1;
     json_decref(patch);
     free(path);
@@ -379,8 +379,8 @@ static void patch_nominated(sched_preemptor *pr, const char *ns, const char *nam
                               node ? json_string(node) : json_null());
     char *path = tm_kube_path("v1", "pods", ns, name, "status");
     if (!patch || !path ||
-        tm_kube_request_async(pr->k, "PATCH", path, patch, "application/merge-patch+json", log_done,
-                              "nominatedNodeName patch"))
+        tm_kube_write_async(pr->k, "PATCH", path, patch, "application/merge-patch+json", log_done,
+                            "nominatedNodeName patch"))
         tm_warn("preemption: nominatedNodeName patch of pod=%s/%s could not be started", ns, name);
     json_decref(patch);
     free(path);

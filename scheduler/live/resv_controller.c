@@ -252,8 +252,8 @@ static void write_status(resv_controller *c, rentry *e, resv_phase phase, const 
         snprintf(w->key, sizeof w->key, "%s", e->key);
     }
     if (!patch || !path || !w ||
-        tm_kube_request_async(c->k, "PATCH", path, patch, "application/merge-patch+json",
-                              patch_done, w)) {
+        tm_kube_write_async(c->k, "PATCH", path, patch, "application/merge-patch+json", patch_done,
+                            w)) {
         tm_warn("reservation status patch not started reservation=%s", e->key);
         free(w);
     } else {

@@ -113,8 +113,8 @@ static int patch(sched_volume_binder *vb, vb_op *op, const char *path, json_t *b
     w->vb = vb;
     w->id = op ? op->id : 0;
     snprintf(w->what, sizeof w->what, "%s", what);
-    int rc = body && path ? tm_kube_request_async(vb->k, "PATCH", path, body,
-                                                  "application/merge-patch+json", write_done, w)
+    int rc = body && path ? tm_kube_write_async(vb->k, "PATCH", path, body,
+                                                "application/merge-patch+json", write_done, w)
                           : -1;
     json_decref(body);
     if (rc) {

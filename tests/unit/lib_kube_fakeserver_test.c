@@ -504,6 +504,12 @@ static const response bind_script[] = {
      NULL},
     {"201 Created", {"{\"kind\":\"Event\",\"metadata\":{\"name\":\"e\"}}"}, 0, NULL},
     {"201 Created", {BIND_OK}, 0, NULL},
+    {"201 Created", {BIND_OK}, 0, NULL},
+    {"409 Conflict",
+     {"{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":409,\"reason\":\"Conflict\","
+      "\"message\":\"pod p is already assigned to node n1\"}"},
+     0,
+     NULL},
 };
 
 static void run_until(tm_kube *k, const async_res *r) {
@@ -512,11 +518,11 @@ static void run_until(tm_kube *k, const async_res *r) {
         tm_kube_run(k, 20, &err);
 }
 
-/* A bind's or an event's answer is read only for its status (a 2xx body is JSON null to the
- * callback, not parsed: the binder never reads it); an error is still parsed for its message;
+/* A bind's, an event's or a write's answer is read only for its status (a 2xx body is JSON null
+ * to the callback, not parsed: no caller reads it); an error is still parsed for its message;
  * any other request gets its body parsed. */
 static void test_bind_and_event_bodies(void) {
-    pthread_t t = server_start(bind_script, 4);
+    pthread_t t = server_start(bind_script, 6);
     tm_kube *k = fake_client(NULL);
     async_res r = {0};
     CHECK(tm_kube_bind_async(k, "ns", "p", "uid-1", "n1", on_done, &r) == 0);
@@ -543,6 +549,22 @@ static void test_bind_and_event_bodies(void) {
     CHECK_INT(r.status, 201);
     CHECK(r.object_body);
     CHECK(strstr(req(0), "POST /api/v1/namespaces/ns/pods/p/binding") != NULL);
+    /* a write whose answer is not read: a 2xx gives null, an error still its parsed Status */
+    memset(&r, 0, sizeof r);
+    CHECK(tm_kube_write_async(k, "POST", "/api/v1/namespaces/ns/pods/p/binding", NULL, NULL,
+                              on_done, &r) == 0);
+    run_until(k, &r);
+    CHECK_INT(r.status, 201);
+    CHECK(r.null_body && !r.msg[0]);
+    memset(&r, 0, sizeof r);
+    json_t *bind = json_pack("{s:s,s:{s:s},s:{s:s}}", "kind", "Binding", "metadata", "name", "p",
+                             "target", "name", "n3");
+    CHECK(tm_kube_write_async(k, "POST", "/api/v1/namespaces/ns/pods/p/binding", bind, NULL,
+                              on_done, &r) == 0);
+    json_decref(bind);
+    run_until(k, &r);
+    CHECK_INT(r.status, 409);
+    CHECKF(strstr(r.msg, "already assigned") != NULL, "%s", r.msg);
     tm_kube_free(k);
     server_stop(t);
 }
