@@ -361,6 +361,30 @@ static bool add_nominated(sched_backfill_live *b, const sched_snapshot *snap, in
     return true;
 }
 
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The keys of the jobs that held a shadow in the last plan, sorted (strdup'd, *n set; NULL with
+ * *n 0 when none or out of memory: then no job is held over, as before the first plan). */
+static char **shadowed_keys(const bf_plan *plan, size_t *n) {
+    size_t ns = bf_plan_shadow_count(plan), k = 0;
+    char **v = ns ? calloc(ns, sizeof *v) : NULL;
+    for (size_t i = 0; v && i < ns; i++)
+        if (bf_plan_shadow(plan, i)->key && (v[k] = strdup(bf_plan_shadow(plan, i)->key)))
+            k++;
+    if (v)
+        qsort(v, k, sizeof *v, cmp_str);
+    *n = k;
+    return v;
+}
+
+static void free_keys(char **v, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
 static void free_job_keys(sched_backfill_live *b) {
     for (size_t i = 0; i < b->n_job_keys; i++)
         free(b->job_keys[i]);
@@ -407,7 +431,7 @@ static size_t group_jobs(sched_backfill_live *b, const sched_pod **order, size_t
 }
 
 /* Writes tarema.io/expected-start on pod when it is new or moved by at least the resolution. */
-static void announce(sched_backfill_live *b, const sched_pod *pod, int64_t start_ms);
+static void announce(sched_backfill_live *b, const sched_pod *pod, int64_t start_ms, int64_t wall);
 
 static void patch_done(void *ud, int status, json_t *body, const tm_err *err) {
     (void)body;
@@ -417,9 +441,14 @@ static void patch_done(void *ud, int status, json_t *body, const tm_err *err) {
                 err->msg);
 }
 
-static void announce(sched_backfill_live *b, const sched_pod *pod, int64_t start_ms) {
+static void announce(sched_backfill_live *b, const sched_pod *pod, int64_t start_ms, int64_t wall) {
     bpod *p = find(b, pod->uid);
     if (!p || b->quiet)
+        return;
+    /* a start announced and come stays as announced while the pod is held from now on (a job
+     * held over, waiting out a backoff): moved to each plan's now, it was written once per
+     * resolution until the pod was bound, and the start error measured against the last one */
+    if (p->announced_ms >= 0 && p->announced_ms <= wall && start_ms <= wall)
         return;
     int64_t d = p->announced_ms >= 0 ? start_ms - p->announced_ms : INT64_MAX;
     if (d < 0)
@@ -528,6 +557,9 @@ static bool plan(sched_backfill_live *b, int64_t mono, int64_t wall) {
     size_t n_run = 0;
     busy_ctx busy = {.snap = snap};
     tm_err err = {0};
+    /* in extender mode, the jobs that held a shadow carry their hold over (below) */
+    size_t n_had = 0;
+    char **had = b->observe ? shadowed_keys(plan, &n_had) : NULL;
     free_job_keys(b);
     b->job_keys = calloc(max_jobs, sizeof *b->job_keys);
     if (!order || !members || !jof || !jobs || !bj || !alloc || !mreq || !b->job_keys)
@@ -582,17 +614,15 @@ static bool plan(sched_backfill_live *b, int64_t mono, int64_t wall) {
             rt = cfg->default_runtime_ms;
         /* a job waiting out a backoff is tried after the active pods behind it: when it fits
          * now it holds what it needs from now on (bf_job.hold_now). So is, in extender mode, a
-         * job that was announced a start (it held a shadow): kube-scheduler, not tarema, tries
-         * the pods, in its own order (a pod it found unschedulable goes back behind the others
-         * moved by the same event), so when the capacity it waited for frees, a pod behind it
-         * could take it first and push its start out by that pod's runtime
-         * (scheduler_extender_backfill_test: long bound on wide's node, wide 2 min late). */
-        bool held = false;
-        for (size_t k = 0; k < jobs[j].n && !held; k++) {
-            const bpod *mp = find(b, jobs[j].pods[k]->uid);
-            held = sched_queue_state(b->q, jobs[j].pods[k]->uid) != SCHED_Q_ACTIVE ||
-                   (b->observe && mp && mp->announced_ms >= 0);
-        }
+         * job that held a shadow in the last plan: kube-scheduler, not tarema, tries the pods,
+         * in its own order (a pod it found unschedulable goes back behind the others moved by
+         * the same event), so when the capacity it waited for frees, a pod behind it could take
+         * it first and push its start out by that pod's runtime (scheduler_extender_backfill_
+         * test: long bound on wide's node, wide 2 min late). The hold then carries over from
+         * plan to plan until the pod is bound; every replica plans it alike. */
+        bool held = had && bsearch(&b->job_keys[j], had, n_had, sizeof *had, cmp_str);
+        for (size_t k = 0; k < jobs[j].n && !held; k++)
+            held = sched_queue_state(b->q, jobs[j].pods[k]->uid) != SCHED_Q_ACTIVE;
         int64_t nb = 0; /* the latest not-before of its members */
         for (size_t k = 0; k < jobs[j].n; k++)
             if (not_before(b, jobs[j].pods[k]) > nb)
@@ -618,7 +648,7 @@ static bool plan(sched_backfill_live *b, int64_t mono, int64_t wall) {
     for (size_t s = 0; s < ns; s++) {
         const bf_shadow *sh = bf_plan_shadow(plan, s);
         for (size_t k = 0; k < jobs[sh->job].n; k++)
-            announce(b, jobs[sh->job].pods[k], sh->start_ms);
+            announce(b, jobs[sh->job].pods[k], sh->start_ms, wall);
         for (size_t k = 0; k < jobs[sh->job].n; k++)
             if (jobs[sh->job].pods[k]->priority < b->shadow_min_prio)
                 b->shadow_min_prio = jobs[sh->job].pods[k]->priority;
@@ -637,6 +667,7 @@ oom:
 out:
     b->dirty = false;
     b->last_plan_ms = mono;
+    free_keys(had, n_had);
     free(order);
     free(members);
     free(jof);

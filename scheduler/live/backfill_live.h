@@ -53,8 +53,8 @@ void sched_backfill_live_free(sched_backfill_live *b);
 
 /* The queue is another scheduler's, observed (the extender's: kube-scheduler tries the pods):
  * none of its pods is ever found unschedulable here, so the plan is made whenever due, never
- * skipped as idle; and a pod announced a start holds what it needs from now once it fits
- * (bf_job.hold_now), since kube-scheduler may try the pods behind it first. */
+ * skipped as idle; and a job that held a shadow holds what it needs from now once it fits
+ * (bf_job.hold_now) until it is bound, since kube-scheduler may try the pods behind it first. */
 void sched_backfill_live_observe(sched_backfill_live *b);
 /* quiet: plan (the Filter needs the plan) but write no tarema.io/expected-start. Extender
  * replicas all answer kube-scheduler from their own plans; only the holder of the Lease writes,

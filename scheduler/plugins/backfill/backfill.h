@@ -84,10 +84,11 @@ typedef struct bf_job {
     const sched_resources *member_req;
     int64_t runtime_ms;
     const bool *eligible;
-    /* The job will not be tried before the pods behind it (the live queue: it waits out a
-     * backoff): when it fits now it still gets a shadow, starting now, so that the pods tried
-     * meanwhile do not take what it needs. false: a job that fits now holds nothing (the
-     * scheduler places it first). */
+    /* The job may not be tried before the pods behind it (the live queue: it waits out a
+     * backoff; in extender mode, a job that held a shadow: kube-scheduler's queue decides):
+     * when it fits now it still gets a shadow, starting now, so that the pods tried meanwhile
+     * do not take what it needs. false: a job that fits now holds nothing (the scheduler
+     * places it first). */
     bool hold_now;
     /* Wall ms before which the job cannot start (0: none): a pod released early but held by an
      * order gate until its predecessors end (ASA's pro-active submission; the planner's
