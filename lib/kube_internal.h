@@ -78,7 +78,7 @@ struct tm_xfer {
     void *ud;
     tm_kube_done_fn user_done; /* public async requests */
     void *user_ud;
-    bool body_unused; /* a 2xx answer is not parsed: its done gets JSON null (binds, events) */
+    bool body_unused; /* a 2xx answer is neither kept nor parsed: its done gets JSON null */
     tm_xfer *prev, *next;
 };
 

@@ -211,6 +211,8 @@ static size_t xfer_write(char *p, size_t size, size_t n, void *ud) {
     }
     if (x->watch && x->resp.len > (1 << 20))
         return len; /* an error body this long tells nothing more */
+    if (x->body_unused && x->status >= 200 && x->status < 300)
+        return len; /* never read (user_done): not kept either */
     return tm_kbuf_append(&x->resp, p, len) == 0 ? len : 0;
 }
 
