@@ -11,6 +11,14 @@
 #include "lib/log.h"
 #include "scheduler/cmd/extender.h"
 #include "scheduler/live/backfill_live.h"
+
+/* How long an idle keep-alive connection is kept: longer than kube-scheduler's client keeps one
+ * (Go's IdleConnTimeout, 90 s in the transport it builds for extenders), so that the client, not
+ * the server, closes it. Closed here first (libmicrohttpd's default here was 10 s), a /filter
+ * POST sent on it just as it closed fails; Go does not resend a POST, and kube-scheduler, the
+ * extender being ignorable, places the pod without tarema's filter (suspected in a CI run of
+ * scheduler_extender_backfill_test, with kube-scheduler paused past 10 s). */
+#define SCHED_HTTP_IDLE_TIMEOUT_S 120
 #include "scheduler/live/resv_controller.h"
 
 struct sched_server {
@@ -140,6 +148,7 @@ sched_server *sched_server_start(const sched_config *cfg, sched_loop *loop, tm_m
     tm_httpd_opts ho = {.bind_addr = cfg->bind_address,
                         .port = cfg->port,
                         .name = "scheduler",
+                        .timeout_s = SCHED_HTTP_IDLE_TIMEOUT_S,
                         .max_body = (size_t)cfg->max_body_bytes,
                         .memory_budget = (size_t)cfg->memory_budget_bytes,
                         .health_port = cfg->health_port,

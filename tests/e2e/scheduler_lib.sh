@@ -80,10 +80,13 @@ sched_ready() {
 # configuration users are given (manifests/extender/kube-scheduler-config.yaml), only the
 # extender's address (127.0.0.1:PORT), the profile's name and the TLS files (the tests' PKI,
 # tests/fixtures/tls) changed; hack/cluster.sh sets its own kubeconfig and turns leader election
-# off. Writes OUTDIR/ks.yaml and OUTDIR/ks.out. 0 when it runs and is healthy.
+# off. Writes OUTDIR/ks.yaml and OUTDIR/ks.out. 0 when it runs and is healthy. EXTENDER_HTTP_TIMEOUT
+# (e.g. 120s) replaces the configuration's httpTimeout: a test that pauses kube-scheduler longer
+# than that would otherwise see a call in flight time out on resumption, and kube-scheduler places
+# the pod without its (ignorable) extender.
 kube_with_extender() {
   local tls=$REPO_ROOT/tests/fixtures/tls
-  python3 - "$REPO_ROOT/manifests/extender/kube-scheduler-config.yaml" "$1" "$2" "$tls" >"$3/ks.yaml" <<'PY'
+  python3 - "$REPO_ROOT/manifests/extender/kube-scheduler-config.yaml" "$1" "$2" "$tls" "${EXTENDER_HTTP_TIMEOUT:-}" >"$3/ks.yaml" <<'PY'
 import sys, yaml
 cfg = yaml.safe_load(open(sys.argv[1]))
 cfg["profiles"][0]["schedulerName"] = sys.argv[3]
@@ -91,6 +94,8 @@ ext = cfg["extenders"][0]
 ext["urlPrefix"] = "https://127.0.0.1:" + sys.argv[2]
 ext["tlsConfig"] = {"certFile": sys.argv[4] + "/client.crt", "keyFile": sys.argv[4] + "/client.key",
                     "caFile": sys.argv[4] + "/ca.crt"}
+if sys.argv[5]:
+    ext["httpTimeout"] = sys.argv[5]
 print(yaml.safe_dump(cfg, sort_keys=False))
 PY
   bash "$REPO_ROOT/hack/cluster.sh" scheduler start "$3/ks.yaml" >"$3/ks.out" 2>&1 && return 0
