@@ -11,6 +11,7 @@
 #include "lib/log.h"
 #include "scheduler/cmd/extender.h"
 #include "scheduler/live/backfill_live.h"
+#include "scheduler/live/resv_controller.h"
 
 /* How long an idle keep-alive connection is kept: longer than kube-scheduler's client keeps one
  * (Go's IdleConnTimeout, 90 s in the transport it builds for extenders), so that the client, not
@@ -19,7 +20,6 @@
  * extender being ignorable, places the pod without tarema's filter (suspected in a CI run of
  * scheduler_extender_backfill_test, with kube-scheduler paused past 10 s). */
 #define SCHED_HTTP_IDLE_TIMEOUT_S 120
-#include "scheduler/live/resv_controller.h"
 
 struct sched_server {
     tm_httpd *httpd;

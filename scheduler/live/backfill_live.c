@@ -361,24 +361,6 @@ static bool add_nominated(sched_backfill_live *b, const sched_snapshot *snap, in
     return true;
 }
 
-static int cmp_str(const void *a, const void *b) {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* The keys of the jobs that held a shadow in the last plan, sorted (strdup'd, *n set; NULL with
- * *n 0 when none or out of memory: then no job is held over, as before the first plan). */
-static char **shadowed_keys(const bf_plan *plan, size_t *n) {
-    size_t ns = bf_plan_shadow_count(plan), k = 0;
-    char **v = ns ? calloc(ns, sizeof *v) : NULL;
-    for (size_t i = 0; v && i < ns; i++)
-        if (bf_plan_shadow(plan, i)->key && (v[k] = strdup(bf_plan_shadow(plan, i)->key)))
-            k++;
-    if (v)
-        qsort(v, k, sizeof *v, cmp_str);
-    *n = k;
-    return v;
-}
-
 static void free_keys(char **v, size_t n) {
     for (size_t i = 0; i < n; i++)
         free(v[i]);
@@ -386,9 +368,7 @@ static void free_keys(char **v, size_t n) {
 }
 
 static void free_job_keys(sched_backfill_live *b) {
-    for (size_t i = 0; i < b->n_job_keys; i++)
-        free(b->job_keys[i]);
-    free(b->job_keys);
+    free_keys(b->job_keys, b->n_job_keys);
     b->job_keys = NULL;
     b->n_job_keys = 0;
 }
@@ -557,10 +537,11 @@ static bool plan(sched_backfill_live *b, int64_t mono, int64_t wall) {
     size_t n_run = 0;
     busy_ctx busy = {.snap = snap};
     tm_err err = {0};
-    /* in extender mode, the jobs that held a shadow carry their hold over (below) */
-    size_t n_had = 0;
-    char **had = b->observe ? shadowed_keys(plan, &n_had) : NULL;
-    free_job_keys(b);
+    /* the last plan's keys (its shadows' keys) live until it has been read: in extender mode
+     * the jobs that held a shadow carry their hold over (below) */
+    char **last_keys = b->job_keys;
+    size_t n_last = b->n_job_keys;
+    b->n_job_keys = 0;
     b->job_keys = calloc(max_jobs, sizeof *b->job_keys);
     if (!order || !members || !jof || !jobs || !bj || !alloc || !mreq || !b->job_keys)
         goto oom;
@@ -620,7 +601,7 @@ static bool plan(sched_backfill_live *b, int64_t mono, int64_t wall) {
          * it first and push its start out by that pod's runtime (scheduler_extender_backfill_
          * test: long bound on wide's node, wide 2 min late). The hold then carries over from
          * plan to plan until the pod is bound; every replica plans it alike. */
-        bool held = had && bsearch(&b->job_keys[j], had, n_had, sizeof *had, cmp_str);
+        bool held = b->observe && bf_plan_shadow_of(plan, b->job_keys[j]);
         for (size_t k = 0; k < jobs[j].n && !held; k++)
             held = sched_queue_state(b->q, jobs[j].pods[k]->uid) != SCHED_Q_ACTIVE;
         int64_t nb = 0; /* the latest not-before of its members */
@@ -667,7 +648,7 @@ oom:
 out:
     b->dirty = false;
     b->last_plan_ms = mono;
-    free_keys(had, n_had);
+    free_keys(last_keys, n_last);
     free(order);
     free(members);
     free(jof);
