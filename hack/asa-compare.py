@@ -57,6 +57,7 @@ import datetime
 import json
 import os
 import random
+import shlex
 import shutil
 import signal
 import subprocess
@@ -184,7 +185,8 @@ class Cluster:
             "--tick", "1s", "--time-limit", "2s", "--scheduler-name", self.sched,
             "--node-selector", self.sel, "--lease-namespace", self.ns, "--identity",
             f"asa-cmp-{mode}-{time.time_ns()}", "--require-admission",
-            "true" if mode == "reserve" else "false", "--db", os.environ["DATABASE_URL"]])
+            "true" if mode == "reserve" else "false", "--db", os.environ["DATABASE_URL"],
+            *shlex.split(a.planner_args)])
 
     def down(self):
         for p in list(self.procs):
@@ -847,6 +849,8 @@ def main():
     ap.add_argument("--bg-min", type=float, default=10)
     ap.add_argument("--bg-max", type=float, default=30)
     ap.add_argument("--mem", default="512Mi")
+    ap.add_argument("--planner-args", default="", help="more `tarema-planner run` flags, e.g. "
+                    "'--release-on-start false' (ASA's release point alone)")
     ap.add_argument("--warmup", type=int, default=60)
     ap.add_argument("--timeout", type=int, default=240, help="per run, seconds")
     ap.add_argument("--json", help="write the runs and the summary here")

@@ -24,7 +24,8 @@
 #      tarema-sim federation)
 #  11. plans WARP's turbine workflow ahead in time on busy nodes (tarema-planner plan), then
 #      runs a 3-step workflow with a gang step through the planner's controller (run, submit,
-#      show; PodGroups, Reservations admitted by tarema-scheduler, gated pods bound into them)
+#      show; PodGroups, Reservations admitted by tarema-scheduler, gated pods bound into them),
+#      and a proactive (ASA) step released when its predecessor starts
 #  Steps 8 (but its webhook part) and 9 are offline; 10 and 11 also read the demo cluster.
 # Everything it started is stopped on exit or Ctrl-C (DEMO_KEEP=1 keeps the cluster and
 # database up for poking around; they are then stopped with `TAREMA_CLUSTER_NAME=demo
@@ -543,6 +544,25 @@ for i in $(seq 1 60); do # a step's Reservation is released on the scheduler's n
 done
 echo "  the Reservations tarema-scheduler admitted and released (docs/reservations.md):"
 kubectl -n demo-planner get reservations | sed 's/^/  /'
+step "a proactive step (ASA, docs/asa.md) is released when its predecessor starts: it waits at the order gate, and the scheduler's backfill keeps its cores from its not-before"
+kubectl -n demo-planner apply -f - >/dev/null <<'Y'
+apiVersion: tarema.io/v1alpha1
+kind: Workflow
+metadata: {name: pro}
+spec:
+  steps:
+    - {name: a, mode: proactive, pods: 1, requests: {cpu: 500m, memory: 256Mi}, duration: 10s,
+       image: a:1, annotations: {tarema.io/duration: 6s}}
+    - {name: b, mode: proactive, after: [a], pods: 1, requests: {cpu: 500m, memory: 256Mi},
+       duration: 5s, image: b:1, annotations: {tarema.io/duration: 2s}}
+Y
+for i in $(seq 1 90); do
+  [ "$(kubectl -n demo-planner get workflow pro -o jsonpath='{.status.phase}')" = Succeeded ] && break
+  sleep 0.5
+done
+kubectl -n demo-planner get events --field-selector involvedObject.name=pro,reason=Released \
+  -o jsonpath='{range .items[*]}  {.message}{"\n"}{end}'
+"$BIN/tarema-planner" show pro -n demo-planner | sed 's/^/  /'
 step "a Reservation of higher priority displaces an admitted one of lower priority whose window has not opened (docs/reservations.md)"
 # two reservations of 60 % of one node's cpu each, in the same window: only one fits
 node=$(kubectl get nodes -l '!tarema.io/e2e-set' -o jsonpath='{.items[0].metadata.name}')

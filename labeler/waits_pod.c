@@ -157,6 +157,7 @@ int lab_waits_pod_parse(const json_t *pod, lab_waits_pod *out, tm_err *err) {
         lab_waits_time_parse(json_string_value(json_object_get(ann, LAB_WAITS_ANN_QUEUED)));
     out->predicted =
         lab_waits_time_parse(json_string_value(json_object_get(ann, LAB_WAITS_ANN_START)));
+    out->asa_at = lab_waits_time_parse(json_string_value(json_object_get(ann, TM_ANN_ASA_RELEASE)));
     if (effective(json_object_get(pod, "spec"), &out->cpu_milli, &out->mem_bytes, err) < 0)
         return tm_err_wrap(err, "pod %s/%s: requests", ns, name);
     return 0;
@@ -180,7 +181,8 @@ json_t *lab_waits_pod_transform(void *ud, json_t *obj) {
         keep(m, md, mkeys[i]);
     json_t *ann = json_object_get(md, "annotations"), *kept = json_object();
     static const char *const akeys[] = {"kubernetes.io/config.mirror", LAB_WAITS_ANN_START,
-                                        LAB_WAITS_ANN_QUEUED, LAB_WAITS_ANN_WAIT};
+                                        LAB_WAITS_ANN_QUEUED, LAB_WAITS_ANN_WAIT,
+                                        TM_ANN_ASA_RELEASE};
     for (size_t i = 0; i < sizeof akeys / sizeof *akeys; i++)
         keep(kept, ann, akeys[i]);
     json_object_set_new(m, "annotations", kept);

@@ -32,6 +32,8 @@ typedef struct lab_waits_pod {
     bool mirror;      /* a static pod's mirror: never scheduled, not a wait */
     double queued_at; /* LAB_WAITS_ANN_QUEUED, -1 when absent or unreadable */
     double predicted; /* LAB_WAITS_ANN_START, -1 when absent or unreadable */
+    double asa_at;    /* TM_ANN_ASA_RELEASE (lib/gates.h, the planner's), -1 when absent or
+                         unreadable */
 } lab_waits_pod;
 
 /* Reads a Pod. -1 with err naming the field when metadata is missing or a request is not a

@@ -167,14 +167,25 @@ int lab_waits_tracker_update(lab_waits_tracker *t, const lab_waits_pod *p, doubl
     if (p->gated) {
         json_object_set_new(st, "had_gates", json_true());
         queued = -1;
-        if (p->held && num(st, "held") < 0) /* joined tarema-scheduler's queue now */
+        if (p->held && num(st, "held") < 0) { /* joined tarema-scheduler's queue now */
             json_object_set_new(st, "held", json_real(p->bound >= 0 ? fmin(now, p->bound) : now));
+            /* ASA's point, when the planner released it before (release on start) */
+            if (p->asa_at >= floor(p->created))
+                json_object_set_new(st, "asa", json_real(p->asa_at));
+        }
     } else if (queued < 0) {
         if (num(st, "held") >= 0) {
             /* queued since it was held; released now (or when bound, if seen only then) */
+            double released = p->bound >= 0 ? fmin(now, p->bound) : now;
             queued = num(st, "held");
-            json_object_set_new(st, "released",
-                                json_real(p->bound >= 0 ? fmin(now, p->bound) : now));
+            /* released before ASA's point (the planner's release on start): what ASA learns is
+             * the wait of a request that joins at its point, so counted from there, or from the
+             * release when the predecessors ended before it (ASA's rule would have released it
+             * then). Only ever later than when it was seen held: a shorter wait. */
+            json_t *asa = json_object_get(st, "asa");
+            if (asa && json_real_value(asa) > queued)
+                queued = fmin(json_real_value(asa), released);
+            json_object_set_new(st, "released", json_real(released));
         } else if (queued_at_plausible(p, now))
             queued = p->queued_at; /* written by this feed before a restart */
         else if (json_is_true(json_object_get(st, "had_gates")))

@@ -16,14 +16,15 @@
  *
  * A held pod (lab_waits_pod.held: its only gate is the order gate, so it is in tarema-scheduler's
  * queue but not tried) is queued when it is first seen held: the moment a proactive step joined
- * the queue, which is what ASA's estimate is the wait of. Its release (the order gate lifted, its
- * predecessors done) is not a queueing. Bound more than LAB_WAITS_HELD_SLACK_S after its release,
- * it was still waiting for capacity: its wait is from joining to binding. Bound at its release,
- * the order gate, not the queue, decided when: its wait is only known to be at most that long (a
- * censored observation) and it is not fed, only claimed (lab_waits_obs.censored): a restarted
- * feed sees it bound without gates and would otherwise count it from its creation. A gang is held
- * when any member was; it is bound at its release when its last member is bound within the slack of
- * its last member's release. */
+ * the queue, which is what ASA's estimate is the wait of (or ASA's point, TM_ANN_ASA_RELEASE, when
+ * the planner released it earlier: counted from there, or its release if earlier). Its release
+ * (the order gate lifted, its predecessors done) is not a queueing. Bound more than
+ * LAB_WAITS_HELD_SLACK_S after its release, it was still waiting for capacity: its wait is from
+ * joining to binding. Bound at its release, the order gate, not the queue, decided when: its wait
+ * is only known to be at most that long (a censored observation) and it is not fed, only claimed
+ * (lab_waits_obs.censored): a restarted feed sees it bound without gates and would otherwise count
+ * it from its creation. A gang is held when any member was; it is bound at its release when its
+ * last member is bound within the slack of its last member's release. */
 #ifndef TAREMA_LABELER_WAITS_TRACK_H
 #define TAREMA_LABELER_WAITS_TRACK_H
 

@@ -14,4 +14,11 @@
  * (docs/backfill.md, "Pods released early"). */
 #define TM_ANN_NOT_BEFORE "tarema.io/not-before"
 
+/* On a proactive step's pod, written with its release: RFC 3339 UTC, ASA's release point (the
+ * predecessors' predicted end minus the learned wait). A step released earlier (the planner's
+ * release on start) has joined the queue before it: the labeler's waits feed counts a held
+ * pod's wait from the later of the two, so that what ASA learns stays the wait of a request
+ * that joins at ASA's point, not that plus the predecessors' run (docs/asa.md). */
+#define TM_ANN_ASA_RELEASE "tarema.io/asa-release-at"
+
 #endif

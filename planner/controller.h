@@ -51,6 +51,8 @@ typedef struct pl_ctl_config {
                                    schedulers that do not admit Reservations (kube-scheduler) */
     const char *db;          /* the learned waits' database (proactive steps' estimates); NULL: the
                                 default estimate */
+    int release_on_start;    /* a proactive step is released no later than when every
+                                predecessor started (pl_proactive_release_at; default 1) */
     int reservation_retries; /* a step whose Reservation the scheduler refused is planned and
                                 reserved again this often (backoff a slot, doubling), then runs
                                 on-completion (default 4) */

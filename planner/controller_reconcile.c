@@ -108,7 +108,8 @@ static void ensure_objects(ctl *c, const json_t *wfobj, const pl_step *s, const 
 /* Removes the planner's gate. left_s: what is left of the step's window; it becomes the pods'
  * expected duration, so that a step released a moment after its window opened is still
  * expected to end with its window (at the next step's reservation, not a moment into it). */
-static void ungate(ctl *c, const char *ns, const json_t *pods, const char *gate, int64_t left_s) {
+static void ungate(ctl *c, const char *ns, const json_t *pods, const char *gate, int64_t left_s,
+                   int64_t asa_at) {
     size_t i;
     json_t *p;
     json_array_foreach(pods, i, p) {
@@ -128,6 +129,11 @@ static void ungate(ctl *c, const char *ns, const json_t *pods, const char *gate,
                 patch, json_pack("{s:s, s:s, s:o}", "op", "add", "path",
                                  "/metadata/annotations/tarema.io~1expected-duration", "value",
                                  json_sprintf("%llds", (long long)(left_s > 1 ? left_s : 1))));
+        char at[40];
+        if (asa_at >= 0 && pl_time_format(asa_at, at, sizeof at)) /* < 0: none (not proactive) */
+            json_array_append_new(
+                patch, json_pack("{s:s, s:s, s:s}", "op", "add", "path",
+                                 "/metadata/annotations/tarema.io~1asa-release-at", "value", at));
         char *path = tm_kube_path("v1", "pods", ns, tm_json_str(p, "metadata.name", ""), NULL);
         tm_err err = {0};
         json_t *r = tm_kube_patch(c->k, path, TM_PATCH_JSON, patch, &err);
@@ -696,6 +702,7 @@ void ctl_reconcile(ctl *c, json_t *wfobj, int64_t now) {
         json_t *ss = ctl_step_status(steps_st, s->name);
         int preds_ok = 1;
         int64_t *pend = calloc((size_t)(s->nafter ? s->nafter : 1), sizeof *pend);
+        int64_t *pstart = calloc((size_t)(s->nafter ? s->nafter : 1), sizeof *pstart);
         /* the step's predicted start, as far as its predecessors go: the latest of their
          * actual ends, else their expected ends (replan.h: never in the past; an overrunning
          * one goes on as long again as it has overrun) */
@@ -718,6 +725,10 @@ void ctl_reconcile(ctl *c, json_t *wfobj, int64_t now) {
             }
             if (pend)
                 pend[k] = e;
+            if (pstart) { /* started: its first pod ran (a succeeded one without it: its end) */
+                int64_t st = ctl_get_time(as, "actualStart");
+                pstart[k] = st >= 0 ? st : ctl_get_time(as, "actualEnd");
+            }
             if (x > pred_start)
                 pred_start = x;
         }
@@ -735,7 +746,7 @@ void ctl_reconcile(ctl *c, json_t *wfobj, int64_t now) {
             int held = 0;
             json_array_foreach(sp.pods, k, p) held |= ctl_has_gate(p, PL_GATE_ORDER);
             if (held) {
-                ungate(c, ns, sp.pods, PL_GATE_ORDER, -1);
+                ungate(c, ns, sp.pods, PL_GATE_ORDER, -1, -1);
                 ctl_set_time(ss, "orderReleasedAt", now);
             }
             json_decref(sp.pods);
@@ -758,15 +769,21 @@ void ctl_reconcile(ctl *c, json_t *wfobj, int64_t now) {
         }
         if (!ctl_state_is(ss, PL_ST_PLANNED)) {
             free(pend);
+            free(pstart);
             continue;
         }
         ensure_objects(c, wfobj, s, json_array_get(spec_steps, (size_t)i), ss, stepobj, attempt);
-        int ready;
+        int ready, on_start = 0;
+        int64_t asa_at = -1; /* a proactive step's ASA point (TM_ANN_ASA_RELEASE) */
         if (mode == PL_MODE_PROACTIVE) {
             ctl_refresh_estimate(c, ns, s, ss, now);
             double est = (double)tm_json_int(ss, "estimateSeconds", 0);
-            int64_t at = pl_proactive_ungate_at(submitted >= 0 ? submitted : now, pend,
-                                                pend ? s->nafter : 0, est);
+            int64_t t0 = submitted >= 0 ? submitted : now;
+            int npred = pend ? s->nafter : 0;
+            asa_at = pl_proactive_ungate_at(t0, pend, npred, est);
+            int64_t at = c->cfg->release_on_start && pstart
+                             ? pl_proactive_release_at(t0, pend, pstart, npred, est, &on_start)
+                             : asa_at;
             ctl_set_time(ss, "ungateAt", at);
             int64_t pmax = at + (int64_t)est;
             ctl_set_time(ss, "predictedStart", pred_start > pmax ? pred_start : pmax);
@@ -779,6 +796,7 @@ void ctl_reconcile(ctl *c, json_t *wfobj, int64_t now) {
             ready = now >= ctl_get_time(ss, "start") && preds_ok;
         }
         free(pend);
+        free(pstart);
         if (ready && mode == PL_MODE_RESERVE && c->cfg->require_admission) {
             /* the pods go into their reservation: wait until the scheduler has it Active (the
              * window open on the nodes it holds), so that they are its owner's pods inside
@@ -803,13 +821,16 @@ void ctl_reconcile(ctl *c, json_t *wfobj, int64_t now) {
              * slowest group (where the pods bind is not known yet) */
             ungate(c, ns, sp.pods, PL_GATE,
                    mode == PL_MODE_RESERVE ? window_left_s(ctl_get_time(ss, "end"), now)
-                                           : pl_step_seconds_max(s));
+                                           : pl_step_seconds_max(s),
+                   mode == PL_MODE_PROACTIVE ? asa_at : -1);
             json_object_set_new(ss, "state", json_string(PL_ST_RELEASED));
             ctl_set_time(ss, "releasedAt", now);
             char note[300];
             snprintf(note, sizeof note, "step %s (%s): %s, %d pods ungated", s->name,
                      pl_mode_name(mode),
-                     mode == PL_MODE_RESERVE     ? "window open"
+                     mode == PL_MODE_RESERVE ? "window open"
+                     : mode == PL_MODE_PROACTIVE && on_start
+                         ? "predecessors started (their end held by the order gate)"
                      : mode == PL_MODE_PROACTIVE ? "predecessors' predicted end minus the estimate"
                                                  : "predecessors succeeded",
                      s->pods);

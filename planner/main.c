@@ -50,7 +50,7 @@ static void usage(FILE *f) {
             "                  [--time-limit 10s] [--retries N] [--load-threshold 0.5]\n"
             "                  [--scheduler-name tarema] [--leader-elect true|false]\n"
             "                  [--node-selector k=v,...] [--require-admission true|false]\n"
-            "                  [--reservation-retries 4]\n"
+            "                  [--reservation-retries 4] [--release-on-start true|false]\n"
             "                  [--db URI (learned waits; else $DATABASE_URL)]\n"
             "                  [--identity ID] [--kubeconfig F]\n"
             "       tarema-planner submit FILE [--namespace NS] [--deployment D] [--retries N]\n"
@@ -88,6 +88,7 @@ static int cmd_run(int argc, char **argv) {
                                              {"require-admission", required_argument, 0, 'A'},
                                              {"db", required_argument, 0, 'D'},
                                              {"reservation-retries", required_argument, 0, 'R'},
+                                             {"release-on-start", required_argument, 0, 'O'},
                                              {0, 0, 0, 0}};
     pl_ctl_config cfg = {.lease_ns = "default",
                          .lease_name = "tarema-planner",
@@ -99,6 +100,7 @@ static int cmd_run(int argc, char **argv) {
                          .tick_ms = 1000,
                          .leader_elect = 1,
                          .require_admission = 1,
+                         .release_on_start = 1,
                          .reservation_retries = 4,
                          .db = getenv("DATABASE_URL")};
     tm_err err = {0};
@@ -159,6 +161,11 @@ static int cmd_run(int argc, char **argv) {
             if (strcmp(optarg, "true") && strcmp(optarg, "false"))
                 return fail("--require-admission must be true or false");
             cfg.require_admission = !strcmp(optarg, "true");
+            break;
+        case 'O':
+            if (strcmp(optarg, "true") && strcmp(optarg, "false"))
+                return fail("--release-on-start must be true or false");
+            cfg.release_on_start = !strcmp(optarg, "true");
             break;
         case 'e':
             if (strcmp(optarg, "true") && strcmp(optarg, "false"))

@@ -53,6 +53,27 @@ int64_t pl_proactive_ungate_at(int64_t submitted, const int64_t *pred_end, int n
     return t;
 }
 
+int64_t pl_proactive_release_at(int64_t submitted, const int64_t *pred_end,
+                                const int64_t *pred_start, int npred, double estimate_s,
+                                int *on_start) {
+    int64_t at = pl_proactive_ungate_at(submitted, pred_end, npred, estimate_s);
+    int64_t started = submitted;
+    if (on_start)
+        *on_start = 0;
+    for (int i = 0; i < npred; i++) {
+        if (!pred_start || pred_start[i] < 0)
+            return at; /* one has not started: its end is a guess of a guess */
+        if (pred_start[i] > started)
+            started = pred_start[i];
+    }
+    if (npred > 0 && started < at) {
+        if (on_start)
+            *on_start = 1;
+        return started;
+    }
+    return at;
+}
+
 int pl_order_satisfied(const int *pred_succeeded, int npred) {
     for (int i = 0; i < npred; i++)
         if (!pred_succeeded[i])

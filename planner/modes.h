@@ -40,6 +40,18 @@ pl_mode pl_mode_choose(pl_mode requested, double predicted_load, double threshol
 int64_t pl_proactive_ungate_at(int64_t submitted, const int64_t *pred_end, int npred,
                                double estimate_s);
 
+/* The same with release on start (the planner's --release-on-start, on by default): once every
+ * predecessor has started (pred_start[i] >= 0; a succeeded one counts with its start or end),
+ * the step is released no later than the latest of those starts. Released, its pods stay behind
+ * the order gate and hold no capacity, but they are in tarema-scheduler's queue with their
+ * not-before, so its backfill keeps the cores they need from pods that would still run at their
+ * predecessors' end: the earlier they are in, the fewer such pods (docs/asa.md, "Release on
+ * start"). ASA's point (pl_proactive_ungate_at) stays when it is earlier. *on_start (may be
+ * NULL): set when the start rule decided. */
+int64_t pl_proactive_release_at(int64_t submitted, const int64_t *pred_end,
+                                const int64_t *pred_start, int npred, double estimate_s,
+                                int *on_start);
+
 /* May the order gate go (the pods bind)? Only when every predecessor succeeded. */
 int pl_order_satisfied(const int *pred_succeeded, int npred);
 

@@ -58,6 +58,9 @@ strongest=$(grep -E '^[0-9]+ +[0-9]+ +[0-9]+ ' "$LOG" | awk '{print $1}' | sort 
 grep -qE 'urgent bound to demo-preempt' "$LOG" && grep -qE 'its event: "Preempted by pod [0-9a-f-]+ on node demo-preempt' "$LOG" &&
   pass "demo shows preemption: the urgent pod evicts the batch pod and lands" ||
   fail "demo shows preemption" "$(grep -A 3 'priority and preemption' "$LOG")"
+grep -q 'step b (proactive): predecessors started' "$LOG" &&
+  pass "demo shows a proactive step released when its predecessor started" ||
+  fail "demo shows release on start" "$(grep -A 8 'released when its predecessor starts' "$LOG")"
 grep -q 'tarema-scheduler explain' "$LOG" && grep -q 'bound to:' "$LOG" && pass "demo shows the labels behind a decision (explain)" ||
   fail "demo shows explain output"
 grep -q 'mean makespan per workflow' "$LOG" && grep -qE '^ +chipseq +[0-9.]+ +[0-9.]+' "$LOG" &&

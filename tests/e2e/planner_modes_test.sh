@@ -10,6 +10,10 @@
 #  3. the workflow succeeds; the second step started after the first one ended;
 #  4. alongside, a 2-step workflow in on-completion mode: the second step keeps the planner's
 #     gate until the first succeeded; no Reservation for either mode.
+# Sections 1-6 run the planner with --release-on-start false (ASA's rule alone); section 7
+# restarts it with the default: the second step is released once the first has started (ASA's
+# point, written as tarema.io/asa-release-at, being later), held by the order gate with
+# tarema.io/not-before, and it binds only after the first one succeeded.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/planner_lib.sh"
@@ -49,7 +53,7 @@ check "learned wait of step b's shape stored" psql "$DATABASE_URL" -qAtc \
 check "tarema-planner waits reads it as 15 s" bash -c \
   "'$BIN/tarema-planner' waits --db '$DATABASE_URL' --namespace '$NS' --json | jq -e '.shapes[0].estimate_s == 15'"
 
-planner_start --leader-elect false --db "$DATABASE_URL"
+planner_start --leader-elect false --db "$DATABASE_URL" --release-on-start false
 kubectl apply -n "$NS" -f - >/dev/null <<Y
 apiVersion: tarema.io/v1alpha1
 kind: Workflow
@@ -235,5 +239,65 @@ assert all(r[2].startswith("tarema.io/planned,|") for r in running), running[:3]
 assert any(r[1] == "Succeeded" and "tarema.io/planned" not in r[2] for r in rows), rows[-3:]
 PY
 check "no Reservation for on-completion steps" test "$(nobj reservations planner.tarema.io/workflow=onc)" = 0
+
+# ---- 7. release on start (the default) ------------------------------------------------------
+# a runs 20 s, b's shape has no learned wait (ASA's point would be a's predicted end): b is
+# released when a has started, held by the order gate with a's expected end as its not-before,
+# and binds only after a succeeded.
+planner_stop
+planner_start --leader-elect false --db "$DATABASE_URL"
+kubectl apply -n "$NS" -f - >/dev/null <<Y
+apiVersion: tarema.io/v1alpha1
+kind: Workflow
+metadata: {name: ros}
+spec:
+  steps:
+    - {name: a, mode: proactive, pods: 1, requests: {cpu: 1, memory: 1Gi}, duration: 25s,
+       image: a:1, annotations: {tarema.io/duration: 20s}}
+    - {name: b, mode: proactive, after: [a], pods: 1, requests: {cpu: 1, memory: 640Mi},
+       duration: 10s, image: b:1, annotations: {tarema.io/duration: 3s}}
+Y
+timeout 120 bash -c "$(declare -f sample); sample ros" >"$W/samples-ros.txt" &
+ros_pid=$!
+b_released() { [ -n "$(kwf ros '.status.steps[?(@.name=="b")].releasedAt')" ]; }
+b_not_before() { [ -n "$(kubectl -n "$NS" get pod ros-b-0 -o jsonpath='{.metadata.annotations.tarema\.io/not-before}' 2>/dev/null)" ]; }
+export -f b_released b_not_before
+check "release on start: b released" wait_for 40 b_released
+# the not-before is written a tick after the release (mark_not_before)
+check "release on start: b's pod gets its not-before" wait_for 10 b_not_before
+check "release on start: released at a's start, held by the order gate until a's expected end" \
+  python3 - "$NS" <<'PY'
+import json, subprocess, sys, datetime
+ns = sys.argv[1]
+t = lambda v: datetime.datetime.strptime(v, "%Y-%m-%dT%H:%M:%SZ").timestamp()
+get = lambda *a: json.loads(subprocess.check_output(["kubectl", "-n", ns, "get", "-o", "json", *a]))
+st = {s["name"]: s for s in get("workflow", "ros")["status"]["steps"]}
+a, b = st["a"], st["b"]
+assert b["estimateSeconds"] == 0 and b["estimateSource"] == "default", b
+# released at a's start (within the planner's tick and the API's whole seconds), long before
+# ASA's point (a's predicted end: start + 25 s)
+assert abs(t(b["ungateAt"]) - t(a["actualStart"])) <= 2, (b["ungateAt"], a["actualStart"])
+assert t(b["releasedAt"]) <= t(a["actualStart"]) + 10, (b["releasedAt"], a["actualStart"])
+assert "actualEnd" not in a, a  # released while a ran
+pod = get("pod", "ros-b-0")
+gates = [g["name"] for g in pod["spec"].get("schedulingGates", [])]
+assert gates == ["tarema.io/after-predecessors"], gates
+ann = pod["metadata"]["annotations"]
+nb = t(ann["tarema.io/not-before"])
+assert abs(nb - (t(a["actualStart"]) + 25)) <= 6, (nb, a["actualStart"])
+# ASA's point (a's predicted end minus the default 0 s), for the waits feed
+assert abs(t(ann["tarema.io/asa-release-at"]) - nb) <= 6, ann
+PY
+check "release on start: the Released event says why" bash -c \
+  "kubectl -n $NS get events --field-selector involvedObject.name=ros,reason=Released -o jsonpath='{.items[*].message}' | qgrep 'step b (proactive): predecessors started'"
+check "release on start: workflow Succeeded" wait_for 90 wf_phase_is ros Succeeded
+wait "$ros_pid"
+check "release on start: b never bound before a succeeded" python3 - "$W/samples-ros.txt" <<'PY'
+import sys
+rows = [l.split() for l in open(sys.argv[1]) if len(l.split()) == 3]
+assert any(r[1] == "Running" for r in rows), "no sample with a Running"
+bad = [r for r in rows if r[1] != "Succeeded" and not r[2].endswith("|") and r[2] != "none"]
+assert not bad, bad[:3]
+PY
 
 summary

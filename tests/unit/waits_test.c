@@ -215,7 +215,13 @@ static void test_pod_parse(void) {
             "\"spec\":{\"schedulingGates\":[{\"name\":\"tarema.io/after-predecessors\"}]}}");
     CHECK(lab_waits_pod_parse(p, &w, &err) == 0 && w.gated && w.held);
     small = lab_waits_pod_transform(NULL, json_deep_copy(p));
-    CHECK(lab_waits_pod_parse(small, &w2, &err) == 0 && w2.held);
+    CHECK(lab_waits_pod_parse(small, &w2, &err) == 0 && w2.held && w2.asa_at < 0);
+    json_decref(small);
+    /* ASA's release point, written by the planner with the release, survives the transform */
+    json_object_set_new(tm_json_path(p, "metadata"), "annotations",
+                        json_pack("{s:s}", "tarema.io/asa-release-at", "2026-01-01T00:01:40Z"));
+    small = lab_waits_pod_transform(NULL, json_deep_copy(p));
+    CHECK(lab_waits_pod_parse(small, &w2, &err) == 0 && w2.asa_at == w.created + 100);
     json_decref(small);
     json_array_append_new(tm_json_path(p, "spec.schedulingGates"),
                           json_pack("{s:s}", "name", "tarema.io/planned"));
@@ -236,7 +242,7 @@ static lab_waits_pod mk(const char *name, const char *gang, double created, doub
     p.created = created;
     p.bound = bound;
     p.gated = gated;
-    p.queued_at = p.predicted = -1;
+    p.queued_at = p.predicted = p.asa_at = -1;
     return p;
 }
 
@@ -346,6 +352,60 @@ static void test_track_held(void) {
     CHECK(lab_waits_tracker_update(t, &g, T0 + 130, &o, NULL) == 0);
     g.bound = T0 + 131;
     CHECK(lab_waits_tracker_update(t, &g, T0 + 132, &o, NULL) == 1 && o.wait_s == 1 && !o.censored);
+    lab_waits_tracker_free(t);
+}
+
+/* A held pod released before ASA's point (the planner's release on start, when its predecessors
+ * started): what ASA learns is the wait of a request joining at its point, so the wait counts
+ * from the later of that point and when it was seen held, or from its release when its
+ * predecessors ended before that point (ASA's rule would have released it then). A point before
+ * the pod's creation (written by anyone: the pod's owner can) is ignored. (Before: the
+ * predecessors' remaining run was fed as queue wait, and the estimates grew with every step
+ * released early.) */
+static void test_track_held_asa_point(void) {
+    lab_waits_tracker *t = lab_waits_tracker_new();
+    lab_waits_obs o;
+    lab_waits_pod p = mk("h", "", T0, -1, true);
+    p.held = true;
+    p.asa_at = T0 + 100; /* released at T0 + 10, its predecessor's start */
+    CHECK(lab_waits_tracker_update(t, &p, T0 + 10, &o, NULL) == 0);
+    p.gated = p.held = false; /* the predecessor succeeded at T0 + 110 */
+    CHECK(lab_waits_tracker_update(t, &p, T0 + 110, &o, NULL) == 0);
+    p.bound = T0 + 118; /* waited 8 s for capacity after its release */
+    CHECKF(lab_waits_tracker_update(t, &p, T0 + 119, &o, NULL) == 1 && o.wait_s == 18 &&
+               !o.censored,
+           "wait %g censored %d", o.wait_s, o.censored);
+    /* the predecessor ended well before its predicted end (a time limit is an over-estimate):
+     * counted from the release, never from a point still to come */
+    lab_waits_pod e = mk("e", "", T0, -1, true);
+    e.held = true;
+    e.asa_at = T0 + 100;
+    CHECK(lab_waits_tracker_update(t, &e, T0 + 10, &o, NULL) == 0);
+    e.gated = e.held = false;
+    asa_key k;
+    double q;
+    CHECK(lab_waits_tracker_update(t, &e, T0 + 40, &o, NULL) == 0);
+    CHECKF(lab_waits_tracker_pending(t, &e, &k, &q) == 1 && q == T0 + 40, "queued %.0f", q - T0);
+    e.bound = T0 + 50;
+    CHECKF(lab_waits_tracker_update(t, &e, T0 + 51, &o, NULL) == 1 && o.wait_s == 10 && !o.censored,
+           "wait %g censored %d", o.wait_s, o.censored);
+    /* and bound at that release: censored as any held pod bound at its release */
+    lab_waits_pod r = mk("r", "", T0, -1, true);
+    r.held = true;
+    r.asa_at = T0 + 100;
+    CHECK(lab_waits_tracker_update(t, &r, T0 + 10, &o, NULL) == 0);
+    r.gated = r.held = false;
+    r.bound = T0 + 41;
+    CHECK(lab_waits_tracker_update(t, &r, T0 + 42, &o, NULL) == 1 && o.censored);
+    /* a point before the pod existed: ignored, counted from when it was seen held */
+    lab_waits_pod f = mk("f", "", T0, -1, true);
+    f.held = true;
+    f.asa_at = T0 - 500;
+    CHECK(lab_waits_tracker_update(t, &f, T0 + 10, &o, NULL) == 0);
+    f.gated = f.held = false;
+    CHECK(lab_waits_tracker_update(t, &f, T0 + 40, &o, NULL) == 0);
+    f.bound = T0 + 50;
+    CHECK(lab_waits_tracker_update(t, &f, T0 + 51, &o, NULL) == 1 && o.wait_s == 40 && !o.censored);
     lab_waits_tracker_free(t);
 }
 
@@ -573,6 +633,7 @@ int main(void) {
     RUN(test_track_gated);
     RUN(test_track_held);
     RUN(test_track_held_gang);
+    RUN(test_track_held_asa_point);
     RUN(test_track_forged_queued_at);
     RUN(test_track_gang);
     RUN(test_track_gang_relist);
