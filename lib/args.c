@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 int tm_arg_long(const char *flag, const char *s, long long lo, long long hi, long long *out,
                 tm_err *err) {
@@ -33,5 +34,12 @@ int tm_arg_double(const char *flag, const char *s, double lo, double hi, double 
         return tm_err_set(err, "--%s: '%s' is not a number from %g to %g", flag, s ? s : "", lo,
                           hi);
     *out = v;
+    return 0;
+}
+
+int tm_arg_bool(const char *flag, const char *s, int *out, tm_err *err) {
+    if (!s || (strcmp(s, "true") && strcmp(s, "false")))
+        return tm_err_set(err, "--%s: '%s' is not true or false", flag, s ? s : "");
+    *out = !strcmp(s, "true");
     return 0;
 }

@@ -13,5 +13,7 @@ int tm_arg_long(const char *flag, const char *s, long long lo, long long hi, lon
 int tm_arg_int(const char *flag, const char *s, int lo, int hi, int *out, tm_err *err);
 /* A finite number (strtod: "2.5", "1e3") from lo to hi. */
 int tm_arg_double(const char *flag, const char *s, double lo, double hi, double *out, tm_err *err);
+/* "true" or "false", exactly: "yes", "1" or "True" are refused, not read as one of them. */
+int tm_arg_bool(const char *flag, const char *s, int *out, tm_err *err);
 
 #endif

@@ -139,3 +139,24 @@ json_t *tm_json_top_list(const json_t *root, const char *const *keys, const char
     }
     return arr;
 }
+
+char *tm_json_pointer(const char *prefix, const char *key) {
+    size_t n = strlen(prefix), extra = 0;
+    for (const char *k = key; *k; k++)
+        extra += *k == '~' || *k == '/';
+    char *out = malloc(n + strlen(key) + extra + 1), *o = out;
+    if (!out)
+        return NULL;
+    memcpy(o, prefix, n);
+    o += n;
+    for (const char *k = key; *k; k++) {
+        if (*k == '~' || *k == '/') {
+            *o++ = '~';
+            *o++ = *k == '~' ? '0' : '1';
+        } else {
+            *o++ = *k;
+        }
+    }
+    *o = '\0';
+    return out;
+}

@@ -18,6 +18,11 @@ long long tm_json_int(const json_t *root, const char *path, long long dflt);
 double tm_json_num(const json_t *root, const char *path, double dflt); /* int or real */
 bool tm_json_bool(const json_t *root, const char *path, bool dflt);
 
+/* prefix followed by key as one JSON Pointer token (RFC 6901: "~" as "~0", "/" as "~1"), for a
+ * JSON Patch path: ("/metadata/annotations/", "tarema.io/x") is
+ * "/metadata/annotations/tarema.io~1x". A new string, or NULL without memory. */
+char *tm_json_pointer(const char *prefix, const char *key);
+
 /* Loads a JSON file; err names the file, line and column of a syntax error. New reference. */
 json_t *tm_json_load_file(const char *path, tm_err *err);
 

@@ -105,6 +105,17 @@ static void ensure_objects(ctl *c, const json_t *wfobj, const pl_step *s, const 
     free(path);
 }
 
+/* Appends to a JSON Patch the op that sets annotation key to value (stolen). */
+static void add_annotation_op(json_t *patch, const char *key, json_t *value) {
+    char *path = tm_json_pointer("/metadata/annotations/", key);
+    if (path && value)
+        json_array_append_new(
+            patch, json_pack("{s:s, s:s, s:o}", "op", "add", "path", path, "value", value));
+    else
+        json_decref(value);
+    free(path);
+}
+
 /* Removes the planner's gate. left_s: what is left of the step's window; it becomes the pods'
  * expected duration, so that a step released a moment after its window opened is still
  * expected to end with its window (at the next step's reservation, not a moment into it). */
@@ -125,15 +136,11 @@ static void ungate(ctl *c, const char *ns, const json_t *pods, const char *gate,
         json_t *patch = json_pack("[{s:s, s:s, s:o}]", "op", "replace", "path",
                                   "/spec/schedulingGates", "value", gates);
         if (left_s >= 0) /* < 0: leave the expected duration as it is */
-            json_array_append_new(
-                patch, json_pack("{s:s, s:s, s:o}", "op", "add", "path",
-                                 "/metadata/annotations/tarema.io~1expected-duration", "value",
-                                 json_sprintf("%llds", (long long)(left_s > 1 ? left_s : 1))));
+            add_annotation_op(patch, PL_ANN_EXPECT,
+                              json_sprintf("%llds", (long long)(left_s > 1 ? left_s : 1)));
         char at[40];
         if (asa_at >= 0 && pl_time_format(asa_at, at, sizeof at)) /* < 0: none (not proactive) */
-            json_array_append_new(
-                patch, json_pack("{s:s, s:s, s:s}", "op", "add", "path",
-                                 "/metadata/annotations/tarema.io~1asa-release-at", "value", at));
+            add_annotation_op(patch, TM_ANN_ASA_RELEASE, json_string(at));
         char *path = tm_kube_path("v1", "pods", ns, tm_json_str(p, "metadata.name", ""), NULL);
         tm_err err = {0};
         json_t *r = tm_kube_patch(c->k, path, TM_PATCH_JSON, patch, &err);
@@ -702,7 +709,12 @@ void ctl_reconcile(ctl *c, json_t *wfobj, int64_t now) {
         json_t *ss = ctl_step_status(steps_st, s->name);
         int preds_ok = 1;
         int64_t *pend = calloc((size_t)(s->nafter ? s->nafter : 1), sizeof *pend);
-        int64_t *pstart = calloc((size_t)(s->nafter ? s->nafter : 1), sizeof *pstart);
+        /* the predecessors' starts: read only to release a planned proactive step */
+        pl_mode mode = ctl_status_mode(ss);
+        int64_t *pstart =
+            mode == PL_MODE_PROACTIVE && ctl_state_is(ss, PL_ST_PLANNED) && c->cfg->release_on_start
+                ? calloc((size_t)(s->nafter ? s->nafter : 1), sizeof *pstart)
+                : NULL;
         /* the step's predicted start, as far as its predecessors go: the latest of their
          * actual ends, else their expected ends (replan.h: never in the past; an overrunning
          * one goes on as long again as it has overrun) */
@@ -732,7 +744,6 @@ void ctl_reconcile(ctl *c, json_t *wfobj, int64_t now) {
             if (x > pred_start)
                 pred_start = x;
         }
-        pl_mode mode = ctl_status_mode(ss);
         char obj[PL_OBJNAME_MAX];
         pl_step_object_name(wf->name, s->name, obj, sizeof obj);
         const char *stepobj = obj + strlen(wf->name) + 1;
@@ -781,9 +792,8 @@ void ctl_reconcile(ctl *c, json_t *wfobj, int64_t now) {
             int64_t t0 = submitted >= 0 ? submitted : now;
             int npred = pend ? s->nafter : 0;
             asa_at = pl_proactive_ungate_at(t0, pend, npred, est);
-            int64_t at = c->cfg->release_on_start && pstart
-                             ? pl_proactive_release_at(t0, pend, pstart, npred, est, &on_start)
-                             : asa_at;
+            int64_t at =
+                pstart ? pl_proactive_release_at(asa_at, t0, pstart, npred, &on_start) : asa_at;
             ctl_set_time(ss, "ungateAt", at);
             int64_t pmax = at + (int64_t)est;
             ctl_set_time(ss, "predictedStart", pred_start > pmax ? pred_start : pmax);

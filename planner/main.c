@@ -158,19 +158,16 @@ static int cmd_run(int argc, char **argv) {
             cfg.db = optarg;
             break;
         case 'A':
-            if (strcmp(optarg, "true") && strcmp(optarg, "false"))
-                return fail("--require-admission must be true or false");
-            cfg.require_admission = !strcmp(optarg, "true");
+            if (tm_arg_bool("require-admission", optarg, &cfg.require_admission, &aerr))
+                return fail(aerr.msg);
             break;
         case 'O':
-            if (strcmp(optarg, "true") && strcmp(optarg, "false"))
-                return fail("--release-on-start must be true or false");
-            cfg.release_on_start = !strcmp(optarg, "true");
+            if (tm_arg_bool("release-on-start", optarg, &cfg.release_on_start, &aerr))
+                return fail(aerr.msg);
             break;
         case 'e':
-            if (strcmp(optarg, "true") && strcmp(optarg, "false"))
-                return fail("--leader-elect must be true or false");
-            cfg.leader_elect = !strcmp(optarg, "true");
+            if (tm_arg_bool("leader-elect", optarg, &cfg.leader_elect, &aerr))
+                return fail(aerr.msg);
             break;
         default:
             usage(stderr);

@@ -53,10 +53,9 @@ int64_t pl_proactive_ungate_at(int64_t submitted, const int64_t *pred_end, int n
     return t;
 }
 
-int64_t pl_proactive_release_at(int64_t submitted, const int64_t *pred_end,
-                                const int64_t *pred_start, int npred, double estimate_s,
-                                int *on_start) {
-    int64_t at = pl_proactive_ungate_at(submitted, pred_end, npred, estimate_s);
+int64_t pl_proactive_release_at(int64_t asa_at, int64_t submitted, const int64_t *pred_start,
+                                int npred, int *on_start) {
+    int64_t at = asa_at;
     int64_t started = submitted;
     if (on_start)
         *on_start = 0;

@@ -40,7 +40,8 @@ pl_mode pl_mode_choose(pl_mode requested, double predicted_load, double threshol
 int64_t pl_proactive_ungate_at(int64_t submitted, const int64_t *pred_end, int npred,
                                double estimate_s);
 
-/* The same with release on start (the planner's --release-on-start, on by default): once every
+/* When a proactive step is released with release on start (the planner's --release-on-start, on
+ * by default), given its ASA point asa_at (pl_proactive_ungate_at): once every
  * predecessor has started (pred_start[i] >= 0; a succeeded one counts with its start or end),
  * the step is released no later than the latest of those starts. Released, its pods stay behind
  * the order gate and hold no capacity, but they are in tarema-scheduler's queue with their
@@ -48,9 +49,8 @@ int64_t pl_proactive_ungate_at(int64_t submitted, const int64_t *pred_end, int n
  * predecessors' end: the earlier they are in, the fewer such pods (docs/asa.md, "Release on
  * start"). ASA's point (pl_proactive_ungate_at) stays when it is earlier. *on_start (may be
  * NULL): set when the start rule decided. */
-int64_t pl_proactive_release_at(int64_t submitted, const int64_t *pred_end,
-                                const int64_t *pred_start, int npred, double estimate_s,
-                                int *on_start);
+int64_t pl_proactive_release_at(int64_t asa_at, int64_t submitted, const int64_t *pred_start,
+                                int npred, int *on_start);
 
 /* May the order gate go (the pods bind)? Only when every predecessor succeeded. */
 int pl_order_satisfied(const int *pred_succeeded, int npred);

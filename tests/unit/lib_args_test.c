@@ -56,10 +56,29 @@ static void test_double(void) {
     }
 }
 
+static void test_bool(void) {
+    tm_err err = {0};
+    int v = 7;
+    CHECK_INT(tm_arg_bool("leader-elect", "true", &v, &err), 0);
+    CHECK_INT(v, 1);
+    CHECK_INT(tm_arg_bool("leader-elect", "false", &v, &err), 0);
+    CHECK_INT(v, 0);
+    const char *bad[] = {"True", "yes", "1", "0", "", "false "};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        v = 7;
+        CHECKF(tm_arg_bool("leader-elect", bad[i], &v, &err) == -1, "'%s' taken", bad[i]);
+        CHECKF(v == 7, "'%s' changed the value", bad[i]);
+        CHECKF(strstr(err.msg, "--leader-elect: '") == err.msg, "%s", err.msg);
+        CHECKF(strstr(err.msg, "is not true or false") != NULL, "%s", err.msg);
+    }
+    CHECK_INT(tm_arg_bool("leader-elect", NULL, &v, &err), -1);
+}
+
 int main(void) {
     RUN(test_int_in_range);
     RUN(test_int_refused);
     RUN(test_long_bounds);
     RUN(test_double);
+    RUN(test_bool);
     return TEST_SUMMARY();
 }

@@ -53,25 +53,29 @@ static void test_ungate_at(void) {
 static void test_release_at(void) {
     int64_t ends[] = {1000, 1600, 1300}, started[] = {400, 900, 700}, some[] = {400, -1, 700};
     int on = -1;
+    int64_t asa = pl_proactive_ungate_at(100, ends, 3, 250); /* 1350 */
     /* every predecessor started: released at the latest start, before ASA's point */
-    CHECK(pl_proactive_release_at(100, ends, started, 3, 250, &on) == 900);
+    CHECK(pl_proactive_release_at(asa, 100, started, 3, &on) == 900);
     CHECK(on == 1);
     /* ASA's point earlier than that (a long learned wait): it stays */
-    CHECK(pl_proactive_release_at(100, ends, started, 3, 800, &on) == 800);
+    CHECK(pl_proactive_release_at(pl_proactive_ungate_at(100, ends, 3, 800), 100, started, 3,
+                                  &on) == 800);
     CHECK(on == 0);
     /* one not started yet: ASA's point alone, whatever the others did */
-    CHECK(pl_proactive_release_at(100, ends, some, 3, 250, &on) == 1350);
+    CHECK(pl_proactive_release_at(asa, 100, some, 3, &on) == 1350);
     CHECK(on == 0);
-    CHECK(pl_proactive_release_at(100, ends, NULL, 3, 250, &on) == 1350);
+    CHECK(pl_proactive_release_at(asa, 100, NULL, 3, &on) == 1350);
     /* never before submission: predecessors that started before it (a resubmitted workflow) */
-    CHECK(pl_proactive_release_at(950, ends, started, 3, 0, &on) == 950);
+    CHECK(pl_proactive_release_at(pl_proactive_ungate_at(950, ends, 3, 0), 950, started, 3, &on) ==
+          950);
     CHECK(on == 1);
     /* no predecessor: at submission, the start rule says nothing */
-    CHECK(pl_proactive_release_at(100, NULL, NULL, 0, 30, &on) == 100);
+    CHECK(pl_proactive_release_at(pl_proactive_ungate_at(100, NULL, 0, 30), 100, NULL, 0, &on) ==
+          100);
     CHECK(on == 0);
-    /* absurd estimates as in pl_proactive_ungate_at; on_start may be NULL */
-    CHECK(pl_proactive_release_at(100, ends, started, 3, NAN, NULL) == 900);
-    CHECK(pl_proactive_release_at(100, ends, some, 3, -5, NULL) == 1600);
+    /* on_start may be NULL */
+    CHECK(pl_proactive_release_at(asa, 100, started, 3, NULL) == 900);
+    CHECK(pl_proactive_release_at(asa, 100, some, 3, NULL) == 1350);
 }
 
 static void test_order(void) {

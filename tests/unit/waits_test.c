@@ -362,50 +362,54 @@ static void test_track_held(void) {
  * the pod's creation (written by anyone: the pod's owner can) is ignored. (Before: the
  * predecessors' remaining run was fed as queue wait, and the estimates grew with every step
  * released early.) */
+/* A pod held at the order gate with ASA's point asa_at, first seen at T0 + 10. */
+static lab_waits_pod seen_held(lab_waits_tracker *t, const char *name, double asa_at) {
+    lab_waits_obs o;
+    lab_waits_pod p = mk(name, "", T0, -1, true);
+    p.held = true;
+    p.asa_at = asa_at;
+    CHECK(lab_waits_tracker_update(t, &p, T0 + 10, &o, NULL) == 0);
+    return p;
+}
+
+/* Its order gate goes at `at` (its predecessors succeeded), then it binds at `bound`; the
+ * observation made at bound + 1, 0 when none. */
+static int release_and_bind(lab_waits_tracker *t, lab_waits_pod *p, double at, double bound,
+                            lab_waits_obs *o) {
+    p->gated = p->held = false;
+    CHECK(lab_waits_tracker_update(t, p, at, o, NULL) == 0);
+    p->bound = bound;
+    return lab_waits_tracker_update(t, p, bound + 1, o, NULL);
+}
+
 static void test_track_held_asa_point(void) {
     lab_waits_tracker *t = lab_waits_tracker_new();
     lab_waits_obs o;
-    lab_waits_pod p = mk("h", "", T0, -1, true);
-    p.held = true;
-    p.asa_at = T0 + 100; /* released at T0 + 10, its predecessor's start */
-    CHECK(lab_waits_tracker_update(t, &p, T0 + 10, &o, NULL) == 0);
-    p.gated = p.held = false; /* the predecessor succeeded at T0 + 110 */
-    CHECK(lab_waits_tracker_update(t, &p, T0 + 110, &o, NULL) == 0);
-    p.bound = T0 + 118; /* waited 8 s for capacity after its release */
-    CHECKF(lab_waits_tracker_update(t, &p, T0 + 119, &o, NULL) == 1 && o.wait_s == 18 &&
-               !o.censored,
+    /* released at T0 + 10, its predecessor's start; ASA's point T0 + 100; the predecessor
+     * succeeded at T0 + 110 and the pod waited 8 s for capacity: 18 s from ASA's point */
+    lab_waits_pod p = seen_held(t, "h", T0 + 100);
+    CHECKF(release_and_bind(t, &p, T0 + 110, T0 + 118, &o) == 1 && o.wait_s == 18 && !o.censored,
            "wait %g censored %d", o.wait_s, o.censored);
     /* the predecessor ended well before its predicted end (a time limit is an over-estimate):
      * counted from the release, never from a point still to come */
-    lab_waits_pod e = mk("e", "", T0, -1, true);
-    e.held = true;
-    e.asa_at = T0 + 100;
-    CHECK(lab_waits_tracker_update(t, &e, T0 + 10, &o, NULL) == 0);
-    e.gated = e.held = false;
+    lab_waits_pod e = seen_held(t, "e", T0 + 100);
     asa_key k;
     double q;
+    e.gated = e.held = false;
     CHECK(lab_waits_tracker_update(t, &e, T0 + 40, &o, NULL) == 0);
     CHECKF(lab_waits_tracker_pending(t, &e, &k, &q) == 1 && q == T0 + 40, "queued %.0f", q - T0);
-    e.bound = T0 + 50;
-    CHECKF(lab_waits_tracker_update(t, &e, T0 + 51, &o, NULL) == 1 && o.wait_s == 10 && !o.censored,
+    CHECKF(release_and_bind(t, &e, T0 + 40, T0 + 50, &o) == 1 && o.wait_s == 10 && !o.censored,
            "wait %g censored %d", o.wait_s, o.censored);
-    /* and bound at that release: censored as any held pod bound at its release */
-    lab_waits_pod r = mk("r", "", T0, -1, true);
-    r.held = true;
-    r.asa_at = T0 + 100;
-    CHECK(lab_waits_tracker_update(t, &r, T0 + 10, &o, NULL) == 0);
+    /* and bound at that release (seen ungated and bound at once): censored as any held pod
+     * bound at its release */
+    lab_waits_pod r = seen_held(t, "r", T0 + 100);
     r.gated = r.held = false;
     r.bound = T0 + 41;
     CHECK(lab_waits_tracker_update(t, &r, T0 + 42, &o, NULL) == 1 && o.censored);
     /* a point before the pod existed: ignored, counted from when it was seen held */
-    lab_waits_pod f = mk("f", "", T0, -1, true);
-    f.held = true;
-    f.asa_at = T0 - 500;
-    CHECK(lab_waits_tracker_update(t, &f, T0 + 10, &o, NULL) == 0);
-    f.gated = f.held = false;
-    CHECK(lab_waits_tracker_update(t, &f, T0 + 40, &o, NULL) == 0);
-    f.bound = T0 + 50;
-    CHECK(lab_waits_tracker_update(t, &f, T0 + 51, &o, NULL) == 1 && o.wait_s == 40 && !o.censored);
+    lab_waits_pod f = seen_held(t, "f", T0 - 500);
+    CHECKF(release_and_bind(t, &f, T0 + 40, T0 + 50, &o) == 1 && o.wait_s == 40 && !o.censored,
+           "wait %g censored %d", o.wait_s, o.censored);
     lab_waits_tracker_free(t);
 }
 
