@@ -170,6 +170,8 @@ class Cluster:
         cfg = os.path.join(self.work, "sched.yaml")
         with open(cfg, "w") as f:  # short backoffs: the queue order decides who goes next
             f.write(f"podInitialBackoffMs: {a.backoff_ms[0]}\npodMaxBackoffMs: {a.backoff_ms[1]}\n")
+            if a.reserve_depth:  # docs/backfill.md: 1 (EASY) when not given
+                f.write(f"backfill:\n  reserveDepth: \"{a.reserve_depth}\"\n")
         self.start("scheduler", [os.path.join(a.bin, "tarema-scheduler"), "--config", cfg,
                                  "--scheduler-name", self.sched, "--namespaces", self.ns,
                                  "--port", "0", "--log-level", "info"])
@@ -851,6 +853,8 @@ def main():
     ap.add_argument("--mem", default="512Mi")
     ap.add_argument("--planner-args", default="", help="more `tarema-planner run` flags, e.g. "
                     "'--release-on-start false' (ASA's release point alone)")
+    ap.add_argument("--reserve-depth", default="", help="tarema-scheduler's backfill."
+                    "reserveDepth (0, N or all; default the scheduler's, 1)")
     ap.add_argument("--warmup", type=int, default=60)
     ap.add_argument("--timeout", type=int, default=240, help="per run, seconds")
     ap.add_argument("--json", help="write the runs and the summary here")

@@ -13,7 +13,10 @@
 #  3. the same for a gang (PodGroup, minMember 4) of 4 pods of 4 cores under reserveDepth 1; its
 #     PodGroup carries the expected start too (tarema.io/expected-start: status has no field
 #     for it), at the running pods' last end (the gang needs all 16 cores), removed once the
-#     gang is bound.
+#     gang is bound;
+#  4. under reserveDepth all (conservative), a gang of 4 pods of 1 core, every narrow pod queued
+#     behind it with its own shadow: it binds within a cycle or two of its announced start (the
+#     narrow pods' shadows, planned around it, never hold its members back).
 # e2e-run: early (tests/run.sh starts it before the short tests: it takes well over a minute)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -84,6 +87,44 @@ drained() {
   local j
   j=$(read_ok kubectl get pods -n "$NS" -o json) || return 1
   jq -e --arg p "$1-" '[.items[] | select((.metadata.name | startswith($p)) and .spec.nodeName != null and .status.phase != "Succeeded")] | length == 0' <<<"$j" >/dev/null
+}
+
+# gang_create NAME SCHED CORES DURATION: a PodGroup NAME (minMember 4) and its pods NAME-0..3.
+gang_create() {
+  kubectl apply -f - >/dev/null <<EOF
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: $1, namespace: $NS}
+spec: {minMember: 4}
+EOF
+  local m
+  for m in 0 1 2 3; do pod "$2" "$1-$m" "$3" "$4" "{\"scheduling.x-k8s.io/pod-group\":\"$1\"}"; done |
+    kubectl create -f - >/dev/null
+}
+# gang_announced LABEL NAME T: waits for the expected start on NAME-0 (created at T) into GANN.
+gang_announced() {
+  if wait_for 10 has_expected_start "$2-0"; then
+    GANN=$(expected_start "$2-0")
+    pass "$1: expected-start announced on its pods after $(($(date +%s) - $3)) s ($GANN)"
+  else
+    fail "$1: expected-start announced on its pods" "none after 10 s"
+    GANN=
+  fi
+}
+gang_bound() { local m; for m in 0 1 2 3; do is_bound "$NS" "$1-$m" || return 1; done; }
+# gang_on_time LABEL NAME T: all of NAME's pods bind, within LATE_S of GANN; 1 when they do not.
+gang_on_time() {
+  if ! wait_for 60 gang_bound "$2"; then
+    fail "$1: all 4 members bind while the stream goes on" "$(kubectl get pods -n "$NS" -l scheduling.x-k8s.io/pod-group="$2" -o wide); last expected start $(expected_start "$2-0")"
+    return 1
+  fi
+  local tb a
+  tb=$(date +%s)
+  a=$(date -u -d "$GANN" +%s 2>/dev/null || echo 0)
+  echo "    $1: announced for $GANN, all 4 bound $((tb - a)) s after, $((tb - $3)) s after creation"
+  if [ "$a" -gt 0 ] && [ "$((tb - a))" -le "$LATE_S" ]; then pass "$1: bound within ${LATE_S} s of its announced start"; else
+    fail "$1: bound within ${LATE_S} s of its announced start" "$((tb - a)) s; its last expected start $(expected_start "$2-0")"
+  fi
 }
 
 config() {
@@ -194,22 +235,10 @@ else
 fi
 
 # ---- 3. depth 1: a gang of 4 pods of 4 cores ----------------------------------------------------------
-kubectl apply -f - >/dev/null <<EOF
-apiVersion: scheduling.x-k8s.io/v1alpha1
-kind: PodGroup
-metadata: {name: gang, namespace: $NS}
-spec: {minMember: 4}
-EOF
 if wait_for 30 full n1; then pass "gang: the stream still fills the cores"; else fail "gang: the stream still fills the cores" "$(stream_state n1)"; fi
-for m in 0 1 2 3; do pod "$SCHED-d1" "gang-$m" 4 5s '{"scheduling.x-k8s.io/pod-group":"gang"}'; done | kubectl create -f - >/dev/null
+gang_create gang "$SCHED-d1" 4 5s
 T2=$(date +%s)
-if wait_for 10 has_expected_start gang-0; then
-  GANN=$(expected_start gang-0)
-  pass "gang: expected-start announced on its pods after $(($(date +%s) - T2)) s ($GANN)"
-else
-  fail "gang: expected-start announced on its pods" "none after 10 s"
-  GANN=
-fi
+gang_announced gang gang "$T2"
 # The PodGroup's annotation: the time the gang needs all 16 cores, so no running pod may end
 # after it (E = the latest expected end, startTime + expected duration, of the pods running when
 # it is read), and it is no later than that end (or now, when a pod overran it) plus the
@@ -233,19 +262,39 @@ if wait_for 5 has_pg_start; then
 else
   fail "gang: the PodGroup shows the expected start" "none 5 s after its pods had one: $(kubectl get podgroups.scheduling.x-k8s.io -n "$NS" gang -o json | jq -c .metadata.annotations)"
 fi
-all_bound() { local m; for m in 0 1 2 3; do is_bound "$NS" "gang-$m" || return 1; done; }
-if wait_for 60 all_bound; then
-  TB=$(date +%s)
-  A=$(date -u -d "$GANN" +%s 2>/dev/null || echo 0)
-  echo "    gang: announced for $GANN, all 4 bound $((TB - A)) s after, $((TB - T2)) s after creation"
-  if [ "$A" -gt 0 ] && [ "$((TB - A))" -le "$LATE_S" ]; then pass "gang: bound within ${LATE_S} s of its announced start"; else fail "gang: bound within ${LATE_S} s of its announced start" "$((TB - A)) s"; fi
+if gang_on_time gang gang "$T2"; then
   no_pg_start() { [ -z "$(pg_start)" ]; }
   if wait_for 5 no_pg_start; then pass "gang: the PodGroup's expected start is removed once the gang is bound"; else
     fail "gang: the PodGroup's expected start is removed once the gang is bound" "still $(pg_start)"
   fi
-else
-  fail "gang: all 4 members bind while the stream goes on" "$(kubectl get pods -n "$NS" -l scheduling.x-k8s.io/pod-group=gang -o wide)"
 fi
+stop_stream
+stop_schedulers
+check "depth 1's narrow pods ended" wait_for 30 drained n1
+
+# ---- 4. depth all (conservative): a gang of 4 pods of 1 core, every narrow pod with a shadow ------
+# The shadows of the narrow pods queued behind the gang are planned around it, on its nodes
+# beside it and from its end; they must not hold its own members back (a job is held back only
+# by the shadows ahead of it, and what it takes within its own shadow is not counted twice).
+# Before that rule the gang fitted, its expected start "now" every second, and a member was
+# refused as long as narrow pods waited behind it (on the ASA comparison's cluster: 36 s).
+config dall all
+if start_scheduler "$WORK/dall.log" --config "$WORK/dall.yaml" "${LOGLEVEL[@]}"; then pass "scheduler with reserveDepth all starts"; else
+  fail "scheduler with reserveDepth all starts" "$(tail -n 5 "$WORK/dall.log")"; summary; exit 1
+fi
+PORTALL=$SCHED_PORT
+stream "$SCHED-dall" n2 &
+STREAM_PID=$!
+if wait_for 60 full n2; then pass "depth all: the stream fills the 16 cores with a backlog waiting"; else fail "depth all: the stream fills the 16 cores with a backlog waiting" "$(stream_state n2)"; fi
+gang_create gang2 "$SCHED-dall" 1 20s
+T3=$(date +%s)
+gang_announced "depth all: gang" gang2 "$T3"
+# the case itself: shadows of jobs behind the gang exist while it waits
+many_shadows() { [ "$(metric "$PORTALL" tarema_backfill_shadows)" -gt 1 ] 2>/dev/null; }
+if wait_for 5 many_shadows; then pass "depth all: more than one shadow held while the gang waits ($(metric "$PORTALL" tarema_backfill_shadows))"; else
+  fail "depth all: more than one shadow held while the gang waits" "tarema_backfill_shadows $(metric "$PORTALL" tarema_backfill_shadows)"
+fi
+gang_on_time "depth all: gang" gang2 "$T3"
 stop_stream
 check "no node over its allocatable" check_fit
 summary

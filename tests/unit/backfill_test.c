@@ -22,6 +22,13 @@ static sched_resources cpu(int cores) {
     return r;
 }
 
+/* A node's allocatable: cores and room for 110 pods. */
+static sched_resources node_cpu(int cores) {
+    sched_resources r = cpu(cores);
+    r.v[SCHED_RES_PODS] = 110;
+    return r;
+}
+
 /* Four 8-core nodes; node k runs eight 1-core pods, pod i (0..31) on node i % 4 ending at
  * T0 + (i + 1) s: node 0's end at 1, 5, ..., 29 s, node 3's at 4, 8, ..., 32 s. */
 static size_t staggered(sched_resources alloc[4], bf_running run[32]) {
@@ -564,6 +571,138 @@ static void test_hold_now(void) {
     bf_plan_free(p);
 }
 
+/* Conservative (depth all): a gang held now (it waits out a backoff) with a 1-core pod's shadow
+ * planned on its node right at its end. The gang's members, placed a moment after the plan (their
+ * ends a second past its end), are not held back by that shadow behind them in the queue: it was
+ * planned around them (on the cluster, a 4-pod Big Job on 2 nodes of 4 cores waited 36 s, its
+ * last member refused by the shadows of the pods behind it, until no pod was queued behind it). */
+static void test_not_held_by_shadows_behind(void) {
+    bf_plan *p = bf_plan_new();
+    bf_config cfg = bf_config_default();
+    cfg.reserve_depth = BF_DEPTH_ALL;
+    tm_err err = {0};
+    sched_resources alloc[2] = {node_cpu(4), node_cpu(4)};
+    bf_running run[1] = {{.node = 1, .req = cpu(4), .end_ms = T0 + 100 * S}};
+    sched_resources one = cpu(1), g[4] = {cpu(1), cpu(1), cpu(1), cpu(1)};
+    bf_job jobs[2] = {
+        {.key = "gang", .n_members = 4, .member_req = g, .runtime_ms = 60 * S, .hold_now = true},
+        {.key = "b", .n_members = 1, .member_req = &one, .runtime_ms = 20 * S},
+    };
+    CHECK_INT(bf_plan_compute(p, &cfg, alloc, 2, run, 1, NULL, 0, jobs, 2, T0, &err), 0);
+    CHECK_INT(bf_plan_shadow_count(p), 2);
+    if (bf_plan_shadow_count(p) != 2) {
+        bf_plan_free(p);
+        return;
+    }
+    CHECK_INT(bf_plan_shadow(p, 0)->start_ms, T0);
+    CHECK_INT(bf_plan_shadow(p, 1)->start_ms - T0, 60 * S); /* b: node 0 at the gang's end */
+    CHECK_INT(bf_plan_shadow(p, 1)->holds[0].node, 0);
+    /* the gang is at the head: its pods are not backfilled; b's and a pod of no shadow are */
+    CHECK_INT(bf_plan_shadows_ahead(p, "gang"), 0);
+    CHECK_INT(bf_plan_shadows_ahead(p, "b"), 1);
+    CHECK_INT(bf_plan_shadows_ahead(p, "n"), 2);
+    for (int m = 0; m < 4; m++) {
+        CHECKF(bf_plan_check(p, 0, "gang", &one, T0 + 61 * S, NULL) == BF_OK, "member %d held", m);
+        bf_plan_take(p, 0, "gang", &one, T0 + 61 * S);
+    }
+    /* b's shadow never counted them (planned from the gang's end): they went from its spare */
+    CHECK_INT(bf_plan_shadow(p, 1)->holds[0].spare.v[SCHED_RES_CPU], -1000);
+    /* and a member expected to run far into b's shadow is still not held back by it */
+    CHECK_INT(bf_plan_check(p, 0, "gang", &one, T0 + 90 * S, NULL), BF_OK);
+    /* a pod of no shadow is still held back, by the gang's shadow first */
+    size_t which = 9;
+    CHECK_INT(bf_plan_check(p, 0, "n", &one, T0 + 70 * S, &which), BF_DELAYS_SHADOW);
+    CHECK_INT(which, 0);
+    bf_plan_free(p);
+}
+
+/* A job's pods placed within its own hold are where the plan put it: the shadows ahead of it
+ * counted them in their spare already, so they are not counted twice. Node 0 (11 cores) runs 8
+ * until 30 s; "wide" (8 cores) gets node 0 at 30 s; a 2-pod gang held now fits beside it (8 + 2
+ * of 11): the wide shadow's spare is 1 core, and stays 1 while the gang's own pods go. */
+static void test_own_hold_counted_once(void) {
+    bf_plan *p = bf_plan_new();
+    bf_config cfg = bf_config_default();
+    cfg.reserve_depth = BF_DEPTH_ALL;
+    tm_err err = {0};
+    sched_resources alloc[2] = {node_cpu(11), node_cpu(10)};
+    bf_running run[2] = {{.node = 0, .req = cpu(8), .end_ms = T0 + 30 * S},
+                         {.node = 1, .req = cpu(10), .end_ms = T0 + 200 * S}};
+    sched_resources one = cpu(1), two = cpu(2), w = cpu(8), g[2] = {cpu(1), cpu(1)};
+    bf_job jobs[2] = {
+        {.key = "wide", .n_members = 1, .member_req = &w, .runtime_ms = 60 * S},
+        {.key = "gang", .n_members = 2, .member_req = g, .runtime_ms = 60 * S, .hold_now = true},
+    };
+    CHECK_INT(bf_plan_compute(p, &cfg, alloc, 2, run, 2, NULL, 0, jobs, 2, T0, &err), 0);
+    CHECK_INT(bf_plan_shadow_count(p), 2);
+    if (bf_plan_shadow_count(p) != 2) {
+        bf_plan_free(p);
+        return;
+    }
+    const bf_shadow_hold *wh = &bf_plan_shadow(p, 0)->holds[0];
+    CHECK_INT(bf_plan_shadow(p, 0)->start_ms - T0, 30 * S);
+    CHECK_INT(bf_plan_shadow(p, 1)->start_ms, T0);
+    CHECK_INT(bf_plan_shadow(p, 1)->holds[0].node, 0);
+    CHECK_INT(wh->spare.v[SCHED_RES_CPU], 1000);
+    for (int m = 0; m < 2; m++) {
+        CHECKF(bf_plan_check(p, 0, "gang", &one, T0 + 60 * S, NULL) == BF_OK, "member %d held", m);
+        bf_plan_take(p, 0, "gang", &one, T0 + 60 * S);
+    }
+    CHECK_INT(wh->spare.v[SCHED_RES_CPU], 1000); /* not counted twice */
+    /* so a pod of no shadow still has the 1 core the plan left beside both */
+    CHECK_INT(bf_plan_check(p, 0, "n", &one, T0 + 60 * S, NULL), BF_OK);
+    /* a pod of the gang beyond its hold is checked as any pod: it fits the 1 core too */
+    CHECK_INT(bf_plan_check(p, 0, "gang", &one, T0 + 60 * S, NULL), BF_OK);
+    bf_plan_take(p, 0, "n", &one, T0 + 60 * S);
+    CHECK_INT(wh->spare.v[SCHED_RES_CPU], 0);
+    CHECK_INT(bf_plan_check(p, 0, "n2", &one, T0 + 60 * S, NULL), BF_DELAYS_SHADOW);
+    CHECK_INT(bf_plan_check(p, 0, "gang", &one, T0 + 60 * S, NULL), BF_DELAYS_SHADOW);
+    /* a member unreserved gives its place back to the gang, not to the others */
+    bf_plan_give(p, 0, "gang", &one, T0 + 60 * S);
+    CHECK_INT(wh->spare.v[SCHED_RES_CPU], 0);
+    CHECK_INT(bf_plan_check(p, 0, "n2", &one, T0 + 60 * S, NULL), BF_DELAYS_SHADOW);
+    CHECK_INT(bf_plan_check(p, 0, "gang", &one, T0 + 60 * S, NULL), BF_OK);
+    /* a member expected to run past the gang's planned end (its node group is slower): the
+     * wide shadow, which runs on past it, never counted that part: checked in full */
+    CHECK_INT(bf_plan_check(p, 0, "gang", &one, T0 + 90 * S, NULL), BF_DELAYS_SHADOW);
+    /* takes and gives in any order: 2 cores (1 within the hold, 1 beyond), then the first
+     * member given back leaves exactly the hold placed, nothing beyond it */
+    bf_plan_take(p, 0, "gang", &two, T0 + 60 * S);
+    CHECK_INT(wh->spare.v[SCHED_RES_CPU], -1000);
+    bf_plan_give(p, 0, "gang", &one, T0 + 60 * S);
+    CHECK_INT(wh->spare.v[SCHED_RES_CPU], 0);
+    CHECK_INT(bf_plan_shadow(p, 1)->holds[0].placed.v[SCHED_RES_CPU], 2000);
+    bf_plan_free(p);
+}
+
+/* A shadow that starts later than now gives its pods no such allowance: started early, a pod
+ * would use the node while the plan had it free for the shadows ahead of it. */
+static void test_future_hold_checked_in_full(void) {
+    bf_plan *p = bf_plan_new();
+    bf_config cfg = bf_config_default();
+    cfg.reserve_depth = BF_DEPTH_ALL;
+    tm_err err = {0};
+    sched_resources alloc[1] = {node_cpu(4)};
+    bf_running run[1] = {{.node = 0, .req = cpu(4), .end_ms = T0 + 10 * S}};
+    sched_resources four = cpu(4), one = cpu(1);
+    bf_job jobs[2] = {
+        {.key = "a", .n_members = 1, .member_req = &four, .runtime_ms = 20 * S},
+        {.key = "b", .n_members = 1, .member_req = &four, .runtime_ms = 20 * S},
+    };
+    CHECK_INT(bf_plan_compute(p, &cfg, alloc, 1, run, 1, NULL, 0, jobs, 2, T0, &err), 0);
+    CHECK_INT(bf_plan_shadow_count(p), 2);
+    if (bf_plan_shadow_count(p) != 2) {
+        bf_plan_free(p);
+        return;
+    }
+    CHECK_INT(bf_plan_shadow(p, 1)->start_ms - T0, 30 * S);
+    /* b's pod now (a's capacity, ending at 25 s, after a's start): a's shadow holds it back */
+    CHECK_INT(bf_plan_check(p, 0, "b", &one, T0 + 25 * S, NULL), BF_DELAYS_SHADOW);
+    /* and a's pod is never held back by b's shadow, behind it */
+    CHECK_INT(bf_plan_check(p, 0, "a", &four, T0 + 40 * S, NULL), BF_OK);
+    bf_plan_free(p);
+}
+
 /* not_before_ms (a pod released early, held by its order gate until its predecessors end): its
  * shadow starts then at the earliest, on the first node with room then, never now; pods that end
  * by then are backfilled on it, the others are kept off; past the window, no shadow. */
@@ -614,6 +753,9 @@ int main(void) {
     RUN(test_plugin_reason_and_count);
     RUN(test_hold_now);
     RUN(test_not_before);
+    RUN(test_not_held_by_shadows_behind);
+    RUN(test_own_hold_counted_once);
+    RUN(test_future_hold_checked_in_full);
     RUN(test_shadow_whole_node);
     RUN(test_shadow_gang);
     RUN(test_spare_capacity);

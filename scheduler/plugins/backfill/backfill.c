@@ -482,11 +482,77 @@ static bf_shadow_hold *binding_hold(const bf_plan *p, size_t i, int node, const 
     return NULL;
 }
 
+/* The index of the shadow of the job with this key, n_shadows when it has none. Shadows are in
+ * queue order: those before it are of jobs ahead of it. */
+static size_t own_index(const bf_plan *p, const char *key) {
+    for (size_t i = 0; key && i < p->n_shadows; i++)
+        if (p->shadows[i].key && strcmp(p->shadows[i].key, key) == 0)
+            return i;
+    return p->n_shadows;
+}
+
+size_t bf_plan_shadows_ahead(const bf_plan *p, const char *key) {
+    return own_index(p, key);
+}
+
+/* The job's own shadow own when it starts at the plan's now (a job held now), else NULL: a shadow
+ * that starts later gives its pods no allowance, since started before its time a pod would use
+ * the node while the plan had it free for others. */
+static const bf_shadow *own_now(const bf_plan *p, size_t own) {
+    return own < p->n_shadows && p->shadows[own].start_ms <= p->now ? &p->shadows[own] : NULL;
+}
+
+/* Its hold on node, NULL when none. */
+static bf_shadow_hold *own_hold(const bf_plan *p, const bf_shadow *o, int node) {
+    for (size_t h = 0; o && h < o->n_holds; h++)
+        if (o->holds[h].node == node)
+            return (bf_shadow_hold *)&o->holds[h];
+    return NULL;
+}
+
+/* Whether shadow i's spare already counts own shadow o's hold for the whole stay of a pod ending
+ * at end_ms (-1 unknown): their times overlap (o starts now, so o is counted from i's start) and
+ * either i ends by o's end or the pod does (within the resolution: the pod starts a moment after
+ * the plan). Otherwise the pod's requests are all new to i. */
+static bool counted(const bf_plan *p, const bf_shadow *o, size_t i, int64_t end_ms) {
+    const bf_shadow *s = &p->shadows[i];
+    if (o->end_ms <= s->start_ms || s->end_ms <= o->start_ms)
+        return false;
+    if (s->end_ms <= o->end_ms)
+        return true;
+    return end_ms >= 0 && end_ms <= (o->end_ms > INT64_MAX - p->cfg.resolution_ms
+                                         ? INT64_MAX
+                                         : o->end_ms + p->cfg.resolution_ms);
+}
+
+/* What of req lies beyond the hold oh (may be NULL: all of it) once placed there, given what the
+ * job's pods placed on it took (sign +1, bf_plan_take and check) or before one is given back
+ * (sign -1, bf_plan_give): the change in max(placed - held, 0). Exact in any order of takes and
+ * gives. */
+static void beyond(const bf_shadow_hold *oh, const sched_resources *req, int sign,
+                   sched_resources *out) {
+    for (int k = 0; k < SCHED_RES_MAX; k++) {
+        if (!oh) {
+            out->v[k] = req->v[k];
+            continue;
+        }
+        int64_t before = oh->placed.v[k], after = before + sign * req->v[k];
+        int64_t ob = before > oh->req.v[k] ? before - oh->req.v[k] : 0;
+        int64_t oa = after > oh->req.v[k] ? after - oh->req.v[k] : 0;
+        out->v[k] = sign > 0 ? oa - ob : ob - oa;
+    }
+}
+
 bf_verdict bf_plan_check(const bf_plan *p, int node, const char *key, const sched_resources *req,
                          int64_t end_ms, size_t *which) {
-    for (size_t i = 0; i < p->n_shadows; i++) {
+    size_t own = own_index(p, key);
+    const bf_shadow *o = own_now(p, own);
+    const bf_shadow_hold *oh = own_hold(p, o, node);
+    sched_resources over;
+    beyond(oh, req, +1, &over);
+    for (size_t i = 0; i < own; i++) { /* the jobs ahead of it only */
         const bf_shadow_hold *h = binding_hold(p, i, node, key, end_ms);
-        if (h && !fits(&h->spare, req, SCHED_RES_MAX)) {
+        if (h && !fits(&h->spare, oh && counted(p, o, i, end_ms) ? &over : req, SCHED_RES_MAX)) {
             if (which)
                 *which = i;
             return BF_DELAYS_SHADOW;
@@ -495,20 +561,32 @@ bf_verdict bf_plan_check(const bf_plan *p, int node, const char *key, const sche
     return BF_OK;
 }
 
-void bf_plan_take(bf_plan *p, int node, const char *key, const sched_resources *req,
-                  int64_t end_ms) {
+/* bf_plan_take (sign +1) and bf_plan_give (-1): the other shadows binding the pod see its
+ * requests, or only what of them lies beyond its own hold where they counted that, go or come
+ * back; the shadows behind it too (they see less room there). */
+static void account(bf_plan *p, int node, const char *key, const sched_resources *req,
+                    int64_t end_ms, int sign) {
+    size_t own = own_index(p, key);
+    const bf_shadow *o = own_now(p, own);
+    bf_shadow_hold *oh = own_hold(p, o, node);
+    sched_resources over;
+    beyond(oh, req, sign, &over);
     for (size_t i = 0; i < p->n_shadows; i++) {
         bf_shadow_hold *h = binding_hold(p, i, node, key, end_ms);
-        if (h)
-            sub(&h->spare, req, SCHED_RES_MAX);
+        const sched_resources *d = oh && counted(p, o, i, end_ms) ? &over : req;
+        for (int k = 0; h && k < SCHED_RES_MAX; k++)
+            h->spare.v[k] -= sign * d->v[k];
     }
+    for (int k = 0; oh && k < SCHED_RES_MAX; k++)
+        oh->placed.v[k] += sign * req->v[k];
+}
+
+void bf_plan_take(bf_plan *p, int node, const char *key, const sched_resources *req,
+                  int64_t end_ms) {
+    account(p, node, key, req, end_ms, +1);
 }
 
 void bf_plan_give(bf_plan *p, int node, const char *key, const sched_resources *req,
                   int64_t end_ms) {
-    for (size_t i = 0; i < p->n_shadows; i++) {
-        bf_shadow_hold *h = binding_hold(p, i, node, key, end_ms);
-        for (int k = 0; h && k < SCHED_RES_MAX; k++)
-            h->spare.v[k] += req->v[k];
-    }
+    account(p, node, key, req, end_ms, -1);
 }

@@ -2,9 +2,9 @@
  * pure part. Slurm's rule: each of the first reserveDepth pending pods or gangs in queue order
  * that cannot start now gets a shadow, the earliest time and the nodes at which it will fit
  * given the running pods' expected ends, the admitted Reservations and the shadows ahead of it;
- * any other pod may start now on a node only where it delays none of them: it ends (by its
- * expected end) at or before the shadow starts, or it uses capacity the shadow does not need
- * there.
+ * any other pod may start now on a node only where it delays none of those ahead of its own job
+ * in the queue: it ends (by its expected end) at or before the shadow starts, or it uses
+ * capacity the shadow does not need there.
  *
  * Capacity model, per node, over time from now:
  *   - a running pod holds its requests until its expected end (resv_expected_end's rule, the
@@ -111,8 +111,10 @@ int bf_plan_compute(bf_plan *p, const bf_config *cfg, const sched_resources *all
 typedef struct bf_shadow_hold {
     int node;
     sched_resources req;
-    sched_resources spare; /* what the node has beyond every shadow's need during this
-                            * shadow (lowered by bf_plan_take) */
+    sched_resources spare;  /* what the node has beyond every shadow's need during this
+                             * shadow (lowered by bf_plan_take) */
+    sched_resources placed; /* what the shadow's own pods placed here took (bf_plan_take):
+                             * within req, a pod is where the plan put it */
 } bf_shadow_hold;
 typedef struct bf_shadow {
     size_t job;
@@ -130,15 +132,23 @@ const bf_shadow *bf_plan_shadow(const bf_plan *p, size_t i);
 int64_t bf_plan_job_start(const bf_plan *p, size_t j);
 /* The shadow of the job with this key, NULL when none. */
 const bf_shadow *bf_plan_shadow_of(const bf_plan *p, const char *key);
+/* How many shadows are of jobs ahead of the job with this key in the queue: all of them when it
+ * has none. A pod that starts while one is > 0 is backfilled. */
+size_t bf_plan_shadows_ahead(const bf_plan *p, const char *key);
 
 typedef enum {
     BF_OK = 0,       /* delays no shadow */
     BF_DELAYS_SHADOW /* would still run when a shadow starts, on capacity the shadow needs */
 } bf_verdict;
 
-/* The backfill rule for a pod (key: its job's key, may be NULL; a job's own pods are never held
- * back by its own shadow) with requests req and expected end end_ms (-1 unknown) starting now on
- * node index `node`. *which (may be NULL) gets the index of the shadow that decided a rejection. */
+/* The backfill rule for a pod (key: its job's key, may be NULL) with requests req and expected
+ * end end_ms (-1 unknown) starting now on node index `node`. A job's pods are never held back by
+ * its own shadow, nor by the shadows of jobs behind it in the queue (planned around it: Slurm's
+ * rule, a reservation never delays a job of higher priority; they move at the next plan). What
+ * they take within their own shadow's hold on the node, when that shadow starts now, is not
+ * counted again against a shadow whose spare counted the hold for their whole stay (see
+ * docs/backfill.md). *which (may be NULL) gets the index of the shadow that decided a
+ * rejection. */
 bf_verdict bf_plan_check(const bf_plan *p, int node, const char *key, const sched_resources *req,
                          int64_t end_ms, size_t *which);
 /* Records that such a pod was placed (the next pods of the cycle see less spare capacity). */

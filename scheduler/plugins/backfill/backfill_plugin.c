@@ -108,8 +108,7 @@ static void reserved(void *state, const sched_cycle *c, const sched_node *n) {
     const char *key = pod_key(st, c->pod);
     if (!key[0])
         return; /* exempt: nothing of a shadow taken */
-    size_t ns = bf_plan_shadow_count(st->plan);
-    if (ns > 1 || (ns == 1 && !bf_plan_shadow_of(st->plan, key)))
+    if (bf_plan_shadows_ahead(st->plan, key) > 0)
         st->backfilled++; /* started while an earlier job of the queue waits for its shadow */
     if (node >= 0)
         bf_plan_take(st->plan, node, key, &c->pod->requests,
@@ -122,8 +121,7 @@ static void unreserve(void *state, const sched_cycle *c, const sched_node *n) {
     const char *key = pod_key(st, c->pod);
     if (!key[0])
         return;
-    size_t ns = bf_plan_shadow_count(st->plan);
-    if (st->backfilled && (ns > 1 || (ns == 1 && !bf_plan_shadow_of(st->plan, key))))
+    if (st->backfilled && bf_plan_shadows_ahead(st->plan, key) > 0)
         st->backfilled--; /* counted at Reserve, undone */
     if (node >= 0)
         bf_plan_give(st->plan, node, key, &c->pod->requests,
