@@ -138,15 +138,21 @@ backfill: {reserveDepth: $2, resolution: 1s, maxJobTest: 100}
 EOF
 }
 
+# start_depth NAME DEPTH PREFIX LABEL: a scheduler NAME with reserveDepth DEPTH (its port in
+# SCHED_PORT), then the stream PREFIX, until it fills the 16 cores with a backlog waiting.
+start_depth() {
+  config "$1" "$2"
+  if start_scheduler "$WORK/$1.log" --config "$WORK/$1.yaml" "${LOGLEVEL[@]}"; then pass "scheduler with reserveDepth $2 starts"; else
+    fail "scheduler with reserveDepth $2 starts" "$(tail -n 5 "$WORK/$1.log")"; summary; exit 1
+  fi
+  stream "$SCHED-$1" "$3" &
+  STREAM_PID=$!
+  if wait_for 60 full "$3"; then pass "$4: the stream fills the 16 cores with a backlog waiting"; else fail "$4: the stream fills the 16 cores with a backlog waiting" "$(stream_state "$3")"; fi
+}
+
 # ---- 1. depth 0: the wide pod starves --------------------------------------------------------------
-config d0 0
-if start_scheduler "$WORK/d0.log" --config "$WORK/d0.yaml" "${LOGLEVEL[@]}"; then pass "scheduler with reserveDepth 0 starts"; else
-  fail "scheduler with reserveDepth 0 starts" "$(tail -n 5 "$WORK/d0.log")"; summary; exit 1
-fi
+start_depth d0 0 n0 "depth 0"
 PORT0=$SCHED_PORT
-stream "$SCHED-d0" n0 &
-STREAM_PID=$!
-if wait_for 60 full n0; then pass "depth 0: the stream fills the 16 cores with a backlog waiting"; else fail "depth 0: the stream fills the 16 cores with a backlog waiting" "$(stream_state n0)"; fi
 pod "$SCHED-d0" wide0 8 5s | kubectl create -f - >/dev/null
 T0=$(date +%s)
 before=$(bound_of n0)
@@ -168,14 +174,8 @@ stop_schedulers
 check "depth 0's narrow pods ended" wait_for 30 drained n0
 
 # ---- 2. depth 1: the wide pod gets a shadow ---------------------------------------------------------
-config d1 1
-if start_scheduler "$WORK/d1.log" --config "$WORK/d1.yaml" "${LOGLEVEL[@]}"; then pass "scheduler with reserveDepth 1 starts"; else
-  fail "scheduler with reserveDepth 1 starts" "$(tail -n 5 "$WORK/d1.log")"; summary; exit 1
-fi
+start_depth d1 1 n1 "depth 1"
 PORT1=$SCHED_PORT
-stream "$SCHED-d1" n1 &
-STREAM_PID=$!
-if wait_for 60 full n1; then pass "depth 1: the stream fills the 16 cores with a backlog waiting"; else fail "depth 1: the stream fills the 16 cores with a backlog waiting" "$(stream_state n1)"; fi
 pod "$SCHED-d1" wide1 8 5s | kubectl create -f - >/dev/null
 T1=$(date +%s)
 if wait_for 10 has_expected_start wide1; then
@@ -278,14 +278,8 @@ check "depth 1's narrow pods ended" wait_for 30 drained n1
 # by the shadows ahead of it, and what it takes within its own shadow is not counted twice).
 # Before that rule the gang fitted, its expected start "now" every second, and a member was
 # refused as long as narrow pods waited behind it (on the ASA comparison's cluster: 36 s).
-config dall all
-if start_scheduler "$WORK/dall.log" --config "$WORK/dall.yaml" "${LOGLEVEL[@]}"; then pass "scheduler with reserveDepth all starts"; else
-  fail "scheduler with reserveDepth all starts" "$(tail -n 5 "$WORK/dall.log")"; summary; exit 1
-fi
+start_depth dall all n2 "depth all"
 PORTALL=$SCHED_PORT
-stream "$SCHED-dall" n2 &
-STREAM_PID=$!
-if wait_for 60 full n2; then pass "depth all: the stream fills the 16 cores with a backlog waiting"; else fail "depth all: the stream fills the 16 cores with a backlog waiting" "$(stream_state n2)"; fi
 gang_create gang2 "$SCHED-dall" 1 20s
 T3=$(date +%s)
 gang_announced "depth all: gang" gang2 "$T3"
