@@ -53,6 +53,8 @@ typedef struct pl_ctl_config {
                                 default estimate */
     int release_on_start;    /* a proactive step is released no later than when every
                                 predecessor started (pl_proactive_release_at; default 1) */
+    int64_t release_lead_s;  /* and no later than this long before its predecessors' predicted
+                                end (pl_proactive_ungate_at with it as the estimate); 0 off */
     int reservation_retries; /* a step whose Reservation the scheduler refused is planned and
                                 reserved again this often (backoff a slot, doubling), then runs
                                 on-completion (default 4) */

@@ -784,7 +784,10 @@ void ctl_reconcile(ctl *c, json_t *wfobj, int64_t now) {
             continue;
         }
         ensure_objects(c, wfobj, s, json_array_get(spec_steps, (size_t)i), ss, stepobj, attempt);
-        int ready, on_start = 0;
+        int ready;
+        /* which rule released a proactive step: 0 ASA's point, 1 its predecessors' start, 2 the
+         * operator's lead */
+        int rule = 0;
         int64_t asa_at = -1; /* a proactive step's ASA point (TM_ANN_ASA_RELEASE) */
         if (mode == PL_MODE_PROACTIVE) {
             ctl_refresh_estimate(c, ns, s, ss, now);
@@ -793,7 +796,14 @@ void ctl_reconcile(ctl *c, json_t *wfobj, int64_t now) {
             int npred = pend ? s->nafter : 0;
             asa_at = pl_proactive_ungate_at(t0, pend, npred, est);
             int64_t at =
-                pstart ? pl_proactive_release_at(asa_at, t0, pstart, npred, &on_start) : asa_at;
+                pstart ? pl_proactive_release_at(asa_at, t0, pstart, npred, &rule) : asa_at;
+            if (c->cfg->release_lead_s > 0) { /* the operator's lead, when it is earlier */
+                int64_t l = pl_proactive_ungate_at(t0, pend, npred, (double)c->cfg->release_lead_s);
+                if (l < at) {
+                    at = l;
+                    rule = 2;
+                }
+            }
             ctl_set_time(ss, "ungateAt", at);
             int64_t pmax = at + (int64_t)est;
             ctl_set_time(ss, "predictedStart", pred_start > pmax ? pred_start : pmax);
@@ -839,7 +849,10 @@ void ctl_reconcile(ctl *c, json_t *wfobj, int64_t now) {
             snprintf(note, sizeof note, "step %s (%s): %s, %d pods ungated", s->name,
                      pl_mode_name(mode),
                      mode == PL_MODE_RESERVE ? "window open"
-                     : mode == PL_MODE_PROACTIVE && on_start
+                     : mode == PL_MODE_PROACTIVE && rule == 2
+                         ? "the release lead before its predecessors' predicted end (their end "
+                           "held by the order gate)"
+                     : mode == PL_MODE_PROACTIVE && rule == 1
                          ? "predecessors started (their end held by the order gate)"
                      : mode == PL_MODE_PROACTIVE ? "predecessors' predicted end minus the estimate"
                                                  : "predecessors succeeded",

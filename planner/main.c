@@ -51,6 +51,7 @@ static void usage(FILE *f) {
             "                  [--scheduler-name tarema] [--leader-elect true|false]\n"
             "                  [--node-selector k=v,...] [--require-admission true|false]\n"
             "                  [--reservation-retries 4] [--release-on-start true|false]\n"
+            "                  [--release-lead 0s]\n"
             "                  [--db URI (learned waits; else $DATABASE_URL)]\n"
             "                  [--identity ID] [--kubeconfig F]\n"
             "       tarema-planner submit FILE [--namespace NS] [--deployment D] [--retries N]\n"
@@ -89,6 +90,7 @@ static int cmd_run(int argc, char **argv) {
                                              {"db", required_argument, 0, 'D'},
                                              {"reservation-retries", required_argument, 0, 'R'},
                                              {"release-on-start", required_argument, 0, 'O'},
+                                             {"release-lead", required_argument, 0, 'P'},
                                              {0, 0, 0, 0}};
     pl_ctl_config cfg = {.lease_ns = "default",
                          .lease_name = "tarema-planner",
@@ -160,6 +162,13 @@ static int cmd_run(int argc, char **argv) {
         case 'A':
             if (tm_arg_bool("require-admission", optarg, &cfg.require_admission, &aerr))
                 return fail(aerr.msg);
+            break;
+        case 'P': /* 0 allowed: off */
+            if (pl_duration_parse(optarg, &cfg.release_lead_s, &err) < 0) {
+                char m[sizeof err.msg + 32];
+                snprintf(m, sizeof m, "--release-lead: %s", err.msg);
+                return fail(m);
+            }
             break;
         case 'O':
             if (tm_arg_bool("release-on-start", optarg, &cfg.release_on_start, &aerr))

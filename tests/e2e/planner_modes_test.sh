@@ -13,7 +13,9 @@
 # Sections 1-6 run the planner with --release-on-start false (ASA's rule alone); section 7
 # restarts it with the default: the second step is released once the first has started (ASA's
 # point, written as tarema.io/asa-release-at, being later), held by the order gate with
-# tarema.io/not-before, and it binds only after the first one succeeded.
+# tarema.io/not-before, and it binds only after the first one succeeded. Section 8 restarts it
+# with --release-lead 60s: the last step of three is released at submission, long before its
+# predecessor starts.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/planner_lib.sh"
@@ -299,5 +301,51 @@ assert any(r[1] == "Running" for r in rows), "no sample with a Running"
 bad = [r for r in rows if r[1] != "Succeeded" and not r[2].endswith("|") and r[2] != "none"]
 assert not bad, bad[:3]
 PY
+
+# ---- 8. a release lead (--release-lead 60s) ----------------------------------------------------
+# z (15 s) -> a (10 s) -> b: a's predicted end is 25 s after submission, less than the lead, so b
+# is released at submission, long before a starts (without the lead: at a's start, release on
+# start, or at a's end, ASA's point with no learned wait), held by the order gate with a's
+# expected end as its not-before (docs/asa.md, "A release lead").
+planner_stop
+planner_start --leader-elect false --db "$DATABASE_URL" --release-lead 60s
+kubectl apply -n "$NS" -f - >/dev/null <<Y
+apiVersion: tarema.io/v1alpha1
+kind: Workflow
+metadata: {name: lead}
+spec:
+  steps:
+    - {name: z, mode: proactive, pods: 1, requests: {cpu: 1, memory: 1Gi}, duration: 15s,
+       image: z:1, annotations: {tarema.io/duration: 12s}}
+    - {name: a, mode: proactive, after: [z], pods: 1, requests: {cpu: 1, memory: 1Gi},
+       duration: 10s, image: a:1, annotations: {tarema.io/duration: 3s}}
+    - {name: b, mode: proactive, after: [a], pods: 1, requests: {cpu: 1, memory: 640Mi},
+       duration: 10s, image: b:1, annotations: {tarema.io/duration: 3s}}
+Y
+lead_b_released() { [ -n "$(kwf lead '.status.steps[?(@.name=="b")].releasedAt')" ]; }
+lead_a_started() { [ -n "$(kwf lead '.status.steps[?(@.name=="a")].actualStart')" ]; }
+lead_b_not_before() { [ -n "$(kubectl -n "$NS" get pod lead-b-0 -o jsonpath='{.metadata.annotations.tarema\.io/not-before}' 2>/dev/null)" ]; }
+export -f lead_b_released lead_a_started lead_b_not_before
+check "release lead: b released" wait_for 40 lead_b_released
+check "release lead: b's pod gets its not-before" wait_for 10 lead_b_not_before
+check "release lead: the Released event says why" bash -c \
+  "kubectl -n $NS get events --field-selector involvedObject.name=lead,reason=Released -o jsonpath='{.items[*].message}' | qgrep 'step b (proactive): the release lead'"
+check "release lead: a starts (z ended)" wait_for 60 lead_a_started
+check "release lead: b released at submission, long before a started; its not-before a's end" python3 - "$NS" <<'PY'
+import json, subprocess, sys, datetime
+ns = sys.argv[1]
+t = lambda v: datetime.datetime.strptime(v, "%Y-%m-%dT%H:%M:%SZ").timestamp()
+get = lambda *a: json.loads(subprocess.check_output(["kubectl", "-n", ns, "get", "-o", "json", *a]))
+wf = get("workflow", "lead")
+st = {s["name"]: s for s in wf["status"]["steps"]}
+a, b = st["a"], st["b"]
+created = t(wf["metadata"]["creationTimestamp"])
+assert abs(t(b["ungateAt"]) - created) <= 1, (b["ungateAt"], wf["metadata"]["creationTimestamp"])
+assert t(b["releasedAt"]) + 8 < t(a["actualStart"]), (b["releasedAt"], a["actualStart"])
+pod = get("pod", "lead-b-0")
+nb = t(pod["metadata"]["annotations"]["tarema.io/not-before"])
+assert created + 15 <= nb <= created + 45, (nb - created)
+PY
+check "release lead: workflow Succeeded" wait_for 90 wf_phase_is lead Succeeded
 
 summary
