@@ -785,10 +785,8 @@ void ctl_reconcile(ctl *c, json_t *wfobj, int64_t now) {
         }
         ensure_objects(c, wfobj, s, json_array_get(spec_steps, (size_t)i), ss, stepobj, attempt);
         int ready;
-        /* which rule released a proactive step: 0 ASA's point, 1 its predecessors' start, 2 the
-         * operator's lead */
-        int rule = 0;
-        int64_t asa_at = -1; /* a proactive step's ASA point (TM_ANN_ASA_RELEASE) */
+        int rule = PL_RELEASE_ASA; /* which rule released a proactive step */
+        int64_t asa_at = -1;       /* a proactive step's ASA point (TM_ANN_ASA_RELEASE) */
         if (mode == PL_MODE_PROACTIVE) {
             ctl_refresh_estimate(c, ns, s, ss, now);
             double est = (double)tm_json_int(ss, "estimateSeconds", 0);
@@ -797,13 +795,7 @@ void ctl_reconcile(ctl *c, json_t *wfobj, int64_t now) {
             asa_at = pl_proactive_ungate_at(t0, pend, npred, est);
             int64_t at =
                 pstart ? pl_proactive_release_at(asa_at, t0, pstart, npred, &rule) : asa_at;
-            if (c->cfg->release_lead_s > 0) { /* the operator's lead, when it is earlier */
-                int64_t l = pl_proactive_ungate_at(t0, pend, npred, (double)c->cfg->release_lead_s);
-                if (l < at) {
-                    at = l;
-                    rule = 2;
-                }
-            }
+            at = pl_proactive_lead_at(at, t0, pend, npred, c->cfg->release_lead_s, &rule);
             ctl_set_time(ss, "ungateAt", at);
             int64_t pmax = at + (int64_t)est;
             ctl_set_time(ss, "predictedStart", pred_start > pmax ? pred_start : pmax);
@@ -849,10 +841,10 @@ void ctl_reconcile(ctl *c, json_t *wfobj, int64_t now) {
             snprintf(note, sizeof note, "step %s (%s): %s, %d pods ungated", s->name,
                      pl_mode_name(mode),
                      mode == PL_MODE_RESERVE ? "window open"
-                     : mode == PL_MODE_PROACTIVE && rule == 2
+                     : mode == PL_MODE_PROACTIVE && rule == PL_RELEASE_LEAD
                          ? "the release lead before its predecessors' predicted end (their end "
                            "held by the order gate)"
-                     : mode == PL_MODE_PROACTIVE && rule == 1
+                     : mode == PL_MODE_PROACTIVE && rule == PL_RELEASE_ON_START
                          ? "predecessors started (their end held by the order gate)"
                      : mode == PL_MODE_PROACTIVE ? "predecessors' predicted end minus the estimate"
                                                  : "predecessors succeeded",

@@ -53,12 +53,24 @@ int64_t pl_proactive_ungate_at(int64_t submitted, const int64_t *pred_end, int n
     return t;
 }
 
+int64_t pl_proactive_lead_at(int64_t at, int64_t submitted, const int64_t *pred_end, int npred,
+                             int64_t lead_s, int *rule) {
+    if (lead_s <= 0)
+        return at;
+    int64_t l = pl_proactive_ungate_at(submitted, pred_end, npred, (double)lead_s);
+    if (l >= at)
+        return at;
+    if (rule)
+        *rule = PL_RELEASE_LEAD;
+    return l;
+}
+
 int64_t pl_proactive_release_at(int64_t asa_at, int64_t submitted, const int64_t *pred_start,
                                 int npred, int *on_start) {
     int64_t at = asa_at;
     int64_t started = submitted;
     if (on_start)
-        *on_start = 0;
+        *on_start = PL_RELEASE_ASA;
     for (int i = 0; i < npred; i++) {
         if (!pred_start || pred_start[i] < 0)
             return at; /* one has not started: its end is a guess of a guess */
@@ -67,7 +79,7 @@ int64_t pl_proactive_release_at(int64_t asa_at, int64_t submitted, const int64_t
     }
     if (npred > 0 && started < at) {
         if (on_start)
-            *on_start = 1;
+            *on_start = PL_RELEASE_ON_START;
         return started;
     }
     return at;

@@ -52,6 +52,15 @@ int64_t pl_proactive_ungate_at(int64_t submitted, const int64_t *pred_end, int n
 int64_t pl_proactive_release_at(int64_t asa_at, int64_t submitted, const int64_t *pred_start,
                                 int npred, int *on_start);
 
+/* Which rule released a proactive step (the Released event says it). */
+typedef enum { PL_RELEASE_ASA = 0, PL_RELEASE_ON_START = 1, PL_RELEASE_LEAD = 2 } pl_release_rule;
+
+/* The operator's lead (--release-lead): at, or lead_s before the predecessors' latest predicted
+ * end when that is earlier (never before submitted), with *rule set to PL_RELEASE_LEAD then.
+ * lead_s <= 0: at. */
+int64_t pl_proactive_lead_at(int64_t at, int64_t submitted, const int64_t *pred_end, int npred,
+                             int64_t lead_s, int *rule);
+
 /* May the order gate go (the pods bind)? Only when every predecessor succeeded. */
 int pl_order_satisfied(const int *pred_succeeded, int npred);
 

@@ -78,6 +78,19 @@ static void test_release_at(void) {
     CHECK(pl_proactive_release_at(asa, 100, some, 3, NULL) == 1350);
 }
 
+static void test_lead_at(void) {
+    int64_t ends[] = {1000, 1600, 1300};
+    int rule = PL_RELEASE_ON_START;
+    /* off, or later than what is already decided: unchanged */
+    CHECK(pl_proactive_lead_at(900, 100, ends, 3, 0, &rule) == 900 && rule == PL_RELEASE_ON_START);
+    CHECK(pl_proactive_lead_at(900, 100, ends, 3, 600, &rule) == 900 &&
+          rule == PL_RELEASE_ON_START);
+    /* 1000 s before the latest predicted end (1600): 600, earlier than 900 */
+    CHECK(pl_proactive_lead_at(900, 100, ends, 3, 1000, &rule) == 600 && rule == PL_RELEASE_LEAD);
+    /* never before submission */
+    CHECK(pl_proactive_lead_at(900, 100, ends, 3, 5000, NULL) == 100);
+}
+
 static void test_order(void) {
     int none[] = {0, 0}, one[] = {1, 0}, both[] = {1, 1};
     CHECK(!pl_order_satisfied(none, 2));
@@ -144,6 +157,7 @@ int main(void) {
     RUN(test_choose);
     RUN(test_ungate_at);
     RUN(test_release_at);
+    RUN(test_lead_at);
     RUN(test_order);
     RUN(test_estimate);
     RUN(test_workflow_mode);
