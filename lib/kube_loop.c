@@ -229,8 +229,11 @@ static bool xfer_begin(tm_kube *k, tm_xfer *x) {
     curl_easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, xfer_write);
     curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
     curl_easy_setopt(x->easy, CURLOPT_PRIVATE, x);
-    /* Wait for a connection that can multiplex instead of opening a new one per request. */
-    curl_easy_setopt(x->easy, CURLOPT_PIPEWAIT, 1L);
+    /* Wait for a connection that can multiplex instead of opening a new one per request. Only
+     * over TLS (HTTP/2 by ALPN): a plain http:// server (kubectl proxy) speaks HTTP/1.1, where
+     * a waiting request queued behind a watch that never ends. */
+    if (strncmp(k->server, "http://", 7) != 0)
+        curl_easy_setopt(x->easy, CURLOPT_PIPEWAIT, 1L);
     x->started_ms = tm_kube_now_ms();
     x->prev = NULL;
     x->next = k->active;

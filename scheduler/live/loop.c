@@ -38,8 +38,10 @@
  * server closes watchers that stop reading during bursts. */
 #define BATCH    256
 #define BATCH_MS 20
-/* How long to wait for TaskProfiles after nodes and pods are listed before scheduling anyway
- * (the CRD may not be installed: tasks are then unknown, which the policy handles). */
+/* How long to wait for TaskProfiles whose list failed (RBAC, a broken CRD; the informer retries)
+ * after nodes and pods are listed before scheduling anyway: tasks are then unknown until it
+ * succeeds, which the policy handles. A list that is merely slow is waited for, as kube-scheduler
+ * waits for every informer: a pod placed before its TaskProfile is placed on the wrong rank. */
 #define TASKS_GRACE_MS 3000
 /* Nodes remembered between two moves for the node-scoped requeue (hook_released); past that
  * many, every unschedulable pod moves. */
@@ -1101,7 +1103,8 @@ static void check_synced(sched_loop *l, int64_t now) {
         return;
     if (!l->listed_ms)
         l->listed_ms = now;
-    if (!(s & 4) && now - l->listed_ms < TASKS_GRACE_MS)
+    bool tasks_failing = !l->tasks || tm_informer_backoffs(l->tasks) > 0;
+    if (!(s & 4) && (!tasks_failing || now - l->listed_ms < TASKS_GRACE_MS))
         return;
     if (!resv_controller_synced(l->resv)) /* held capacity known before the first cycle */
         return;
@@ -1111,7 +1114,7 @@ static void check_synced(sched_loop *l, int64_t now) {
     tm_info("cache synced nodes=%zu pods=%zu pending=%zu task_profiles=%s",
             sched_snapshot_node_count(snap), sched_snapshot_pod_count(snap),
             l->queue ? sched_queue_count(l->queue, SCHED_Q_ACTIVE) : 0,
-            (s & 4) ? "listed" : "unavailable (CRD not installed?)");
+            (s & 4) ? "listed" : "not listed yet (its list failed: see the informer's warning)");
     sched_cache_unlock(l->cache);
 }
 

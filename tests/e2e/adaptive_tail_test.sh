@@ -10,7 +10,8 @@
 # than the last one (PLOTPROFILE). Then on a single node with room for one pod, a pending
 # TRIMGALORE pod (52 s runtime + 1016 s tail) goes before a pending PLOTPROFILE pod (669 s
 # runtime, tail 0, created first) under `tarema-scheduler --policy adaptive`: by runtime
-# alone PLOTPROFILE would go first. explain shows the queue rank's parts.
+# alone PLOTPROFILE would go first, even when the API server is slow to list the TaskProfiles
+# (a proxy holds the scheduler's first list 6 s). explain shows the queue rank's parts.
 # Needs KUBECONFIG and DATABASE_URL.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -26,9 +27,10 @@ wf=e2e-tail-$ID
 DATA=$(lotaru_dir)
 PFX=NFCORE_CHIPSEQ:CHIPSEQ:
 work=$(mktemp -d)
-pid=
+pid= proxy_pid=
 cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  [ -n "$proxy_pid" ] && kill "$proxy_pid" 2>/dev/null && wait "$proxy_pid" 2>/dev/null
   stop_schedulers
   kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1
   kubectl delete nodes -l "tarema.io/e2e-tail=$ID" --wait=false >/dev/null 2>&1
@@ -196,8 +198,25 @@ grep -E '^queue rank' <<<"$text" | sed 's/^/    | /'
 grep -Eq "^queue rank [0-9.]+ s = expected runtime [0-9.]+ s \+ tail 10[0-9][0-9]\.[0-9] s" <<<"$text" &&
   pass "explain (text) shows the rank's parts" || fail "explain text queue rank" "$(head -4 <<<"$text")"
 
-if start_scheduler "$work/sched.log" --policy adaptive --scheduler-name "tail-$ID" --namespaces "$ns"; then
-  pass "tarema-scheduler --policy adaptive starts"
+# The scheduler talks to the API server through a proxy that holds its first TaskProfile list
+# for 6 s, longer than everything else takes to list: a loaded API server (a CI run starting a
+# second control plane beside this test once) must not make it place the pods before it knows
+# their tails.
+api=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
+python3 tests/e2e/slow_list_proxy.py --server "$api" --pki "$TAREMA_CLUSTER_DIR/pki" \
+  --slow /apis/tarema.io/v1alpha1/taskprofiles --delay 6 >"$work/proxy.out" 2>"$work/proxy.err" &
+proxy_pid=$!
+wait_for 10 grep -q '^listening' "$work/proxy.out" || fail "the slow-list proxy starts" "$(cat "$work/proxy.err")"
+cat >"$work/slow.kubeconfig" <<YAML
+apiVersion: v1
+kind: Config
+clusters: [{name: slow, cluster: {server: "http://127.0.0.1:$(awk '/^listening/ {print $2}' "$work/proxy.out")"}}]
+users: [{name: proxy, user: {}}]
+contexts: [{name: slow, context: {cluster: slow, user: proxy}}]
+current-context: slow
+YAML
+if KUBECONFIG=$work/slow.kubeconfig start_scheduler "$work/sched.log" --policy adaptive --scheduler-name "tail-$ID" --namespaces "$ns"; then
+  pass "tarema-scheduler --policy adaptive starts (its TaskProfile list held 6 s by a proxy)"
 else
   fail "scheduler starts" "$(tail -5 "$work/sched.log")"
 fi
@@ -209,10 +228,13 @@ if wait_for 30 bound_one; then
   wait_for 30 late_unsched || fail "the PLOTPROFILE pod tried and left pending (PodScheduled=False)" "$(kubectl get pod -n "$ns" late -o jsonpath='{.status}' 2>&1)"
   e=$(pod_node "$ns" early) l=$(pod_node "$ns" late)
   [ -n "$e" ] && [ -z "$l" ] && pass "the TRIMGALORE pod (longer path) is bound first ($e); PLOTPROFILE waits" ||
-    fail "longer path first" "early on '${e}', late on '${l}'"
+    fail "longer path first" "early on '${e}', late on '${l}'; scheduler: $(grep -E 'synced|TaskProfile|bound|warn' "$work/sched.log" | head -12)"
 else
   fail "a pod bound" "$(tail -5 "$work/sched.log")"
 fi
+grep -q "^held /apis/tarema.io/v1alpha1/taskprofiles" "$work/proxy.err" && grep -q "cache synced.*task_profiles=listed" "$work/sched.log" &&
+  pass "the TaskProfile list was held and the scheduler waited for it" ||
+  fail "held TaskProfile list waited for" "proxy: $(cat "$work/proxy.err"); scheduler: $(grep 'cache synced' "$work/sched.log")"
 ! grep -q "tail ignored" "$work/sched.log" && pass "the scheduler read the TaskProfiles without a warning" ||
   fail "no warning" "$(grep 'tail ignored' "$work/sched.log" | head -3)"
 summary
