@@ -46,11 +46,33 @@ static int64_t now_ms(void *ud) {
     return tm_wall_ms();
 }
 
-/* The extender's bind verb: a synchronous bind (thread-safe client call). */
+/* The extender's bind verb: a synchronous bind (thread-safe client call). With backfill on it is
+ * also the Reserve kube-scheduler's extender protocol lacks (backfill_live.h): the pod is checked
+ * against the plan on its node once more, with every pod bound through here since, and what it
+ * takes is counted until the next plan sees it bound. A refusal is a bind error to
+ * kube-scheduler, which unreserves the pod and tries it again. */
 static int ext_bind(void *ud, const char *ns, const char *name, const char *uid, const char *node,
                     tm_err *err) {
     sched_server *s = ud;
-    return tm_kube_bind(s->k, ns, name, uid, node, err);
+    sched_backfill_taken t = {0};
+    if (s->bf) {
+        char why[800] = "";
+        sched_cache_lock(s->cache);
+        int held =
+            sched_backfill_live_bind_reserve(s->bf, uid, node, tm_wall_ms(), &t, why, sizeof why);
+        sched_cache_unlock(s->cache);
+        if (held) {
+            tm_info("extender: bind refused pod=%s/%s node=%s reason=\"%s\"", ns, name, node, why);
+            return tm_err_set(err, "%s", why);
+        }
+    }
+    int rc = tm_kube_bind(s->k, ns, name, uid, node, err);
+    if (rc && t.taken) {
+        sched_cache_lock(s->cache);
+        sched_backfill_live_bind_undo(s->bf, &t);
+        sched_cache_unlock(s->cache);
+    }
+    return rc;
 }
 
 static void retry_patched(void *ud, int status, json_t *body, const tm_err *err) {

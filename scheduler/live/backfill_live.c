@@ -67,6 +67,7 @@ struct sched_backfill_live {
     bool replan_now;         /* a not-before appeared or moved: plan at the next batch, whatever the
                               * resolution (narrow pods arriving meanwhile would take its capacity) */
     int32_t shadow_min_prio; /* the lowest priority among the last plan's shadowed jobs */
+    uint64_t plan_gen;       /* plans made so far: a take of the extender's bind outlives no plan */
     uint64_t backfilled_seen;
     sched_prefilter *pf; /* the filters' per-pod state for eligibility, reused across plans */
     tm_metric *m_shadows, *m_backfilled, *m_plan_s, *m_announced, *m_start_error;
@@ -648,6 +649,7 @@ oom:
 out:
     b->dirty = false;
     b->last_plan_ms = mono;
+    b->plan_gen++;
     free_keys(last_keys, n_last);
     free(order);
     free(members);
@@ -670,6 +672,51 @@ void sched_backfill_live_after_batch(sched_backfill_live *b) {
     if (c > b->backfilled_seen)
         tm_metrics_add(b->m_backfilled, NULL, (double)(c - b->backfilled_seen));
     b->backfilled_seen = c;
+}
+
+/* ---- the extender's Reserve: its bind verb ------------------------------------------------ */
+
+int sched_backfill_live_bind_reserve(sched_backfill_live *b, const char *uid, const char *node,
+                                     int64_t wall_ms, sched_backfill_taken *taken, char *why,
+                                     size_t why_size) {
+    *taken = (sched_backfill_taken){0};
+    bf_plan *plan = b ? bf_plugin_plan(b->fw) : NULL;
+    if (!plan || !uid || bf_plan_shadow_count(plan) == 0)
+        return 0;
+    /* the pod as the informer saw it wait; one not seen yet is let through as /filter judged it
+     * (its requests are not known here: the bind verb names the pod only) */
+    const sched_pod *pod = sched_queue_get(b->q, uid);
+    const char *key = pod ? job_key(b, pod) : "";
+    const sched_snapshot *s = sched_cache_snapshot(b->cache);
+    int i = sched_snapshot_node_index(s, node);
+    if (!key[0] || i < 0)
+        return 0; /* exempt (a reservation's own pod), or a node the plan holds nothing on */
+    int64_t end = bf_pod_end(s, pod, sched_snapshot_node(s, (size_t)i), &b->cfg->backfill, wall_ms);
+    size_t which = 0;
+    if (bf_plan_check(plan, i, key, &pod->requests, end, &which) != BF_OK) {
+        const bf_shadow *sh = bf_plan_shadow(plan, which);
+        char when[32] = "";
+        if (sh)
+            bf_format_time(sh->start_ms, when, sizeof when);
+        snprintf(why, why_size,
+                 "node %s is held for %s from %s (backfill): another pod bound since "
+                 "the filter took what this one needed",
+                 node, sh && sh->key ? sh->key : "an earlier pod or gang of the queue", when);
+        return 1;
+    }
+    if (bf_plan_shadows_ahead(plan, key) > 0)
+        tm_metrics_inc(b->m_backfilled, NULL);
+    bf_plan_take(plan, i, key, &pod->requests, end);
+    *taken = (sched_backfill_taken){
+        .taken = true, .gen = b->plan_gen, .node = i, .req = pod->requests, .end_ms = end};
+    snprintf(taken->key, sizeof taken->key, "%s", key);
+    return 0;
+}
+
+void sched_backfill_live_bind_undo(sched_backfill_live *b, const sched_backfill_taken *t) {
+    /* a plan made since the take was made from the cluster as it is: nothing of it to undo */
+    if (b && t->taken && t->gen == b->plan_gen)
+        bf_plan_give(bf_plugin_plan(b->fw), t->node, t->key, &t->req, t->end_ms);
 }
 
 static int register_metrics(sched_backfill_live *b, tm_metrics *reg, tm_err *err) {

@@ -83,10 +83,11 @@ sched_ready() {
 # off. Writes OUTDIR/ks.yaml and OUTDIR/ks.out. 0 when it runs and is healthy. EXTENDER_HTTP_TIMEOUT
 # (e.g. 120s) replaces the configuration's httpTimeout: a test that pauses kube-scheduler longer
 # than that would otherwise see a call in flight time out on resumption, and kube-scheduler places
-# the pod without its (ignorable) extender.
+# the pod without its (ignorable) extender. EXTENDER_BIND=1 adds bindVerb: bind (the extender
+# binds; start it with --extender-bind).
 kube_with_extender() {
   local tls=$REPO_ROOT/tests/fixtures/tls
-  python3 - "$REPO_ROOT/manifests/extender/kube-scheduler-config.yaml" "$1" "$2" "$tls" "${EXTENDER_HTTP_TIMEOUT:-}" >"$3/ks.yaml" <<'PY'
+  python3 - "$REPO_ROOT/manifests/extender/kube-scheduler-config.yaml" "$1" "$2" "$tls" "${EXTENDER_HTTP_TIMEOUT:-}" "${EXTENDER_BIND:-}" >"$3/ks.yaml" <<'PY'
 import sys, yaml
 cfg = yaml.safe_load(open(sys.argv[1]))
 cfg["profiles"][0]["schedulerName"] = sys.argv[3]
@@ -96,6 +97,8 @@ ext["tlsConfig"] = {"certFile": sys.argv[4] + "/client.crt", "keyFile": sys.argv
                     "caFile": sys.argv[4] + "/ca.crt"}
 if sys.argv[5]:
     ext["httpTimeout"] = sys.argv[5]
+if sys.argv[6] == "1":
+    ext["bindVerb"] = "bind"
 print(yaml.safe_dump(cfg, sort_keys=False))
 PY
   bash "$REPO_ROOT/hack/cluster.sh" scheduler start "$3/ks.yaml" >"$3/ks.out" 2>&1 && return 0
