@@ -48,8 +48,8 @@ static int64_t now_ms(void *ud) {
 
 /* The extender's bind verb: a synchronous bind (thread-safe client call). With backfill on it is
  * also the Reserve kube-scheduler's extender protocol lacks (backfill_live.h): the pod is checked
- * against the plan on its node once more, with every pod bound through here since, and what it
- * takes is counted until the next plan sees it bound. A refusal is a bind error to
+ * against the plan on its node once more, with every pod bound through here since, and it counts
+ * on that node until the informer sees it bound. A refusal is a bind error to
  * kube-scheduler, which unreserves the pod and tries it again. */
 static int ext_bind(void *ud, const char *ns, const char *name, const char *uid, const char *node,
                     tm_err *err) {
@@ -67,9 +67,9 @@ static int ext_bind(void *ud, const char *ns, const char *name, const char *uid,
         }
     }
     int rc = tm_kube_bind(s->k, ns, name, uid, node, err);
-    if (rc && t.taken) {
+    if (t.placed) {
         sched_cache_lock(s->cache);
-        sched_backfill_live_bind_undo(s->bf, &t);
+        sched_backfill_live_bind_done(s->bf, &t, rc == 0);
         sched_cache_unlock(s->cache);
     }
     return rc;

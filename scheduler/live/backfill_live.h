@@ -86,30 +86,37 @@ bool sched_backfill_live_unschedulable(sched_backfill_live *b, const sched_pod *
 /* After a batch: the backfilled-pods counter catches up with the plugin's count. */
 void sched_backfill_live_after_batch(sched_backfill_live *b);
 
-/* What the extender's Reserve took from the plan, to give back if the bind fails. */
+/* What the extender's Reserve did for one bind, for sched_backfill_live_bind_done. */
 typedef struct sched_backfill_taken {
-    bool taken;
+    bool placed;  /* remembered as bound until the informer sees it so (a plan counts it) */
+    bool taken;   /* taken from the plan's shadows' spare */
+    bool ahead;   /* a shadow of an earlier job was held: a backfilled pod once bound */
     uint64_t gen; /* the plan it was taken from (a later plan has nothing of it to give back) */
     int node;
     sched_resources req;
     int64_t end_ms;
     char key[600]; /* the job's key (the shadows' own key buffers are the plan's) */
+    char uid[64];
 } sched_backfill_taken;
 
 /* The extender's Reserve, at its bind verb (kube-scheduler has chosen node for the pod of uid,
  * which this extender's informer saw wait; cache lock held, any thread). /filter passes a pod
  * against the plan as it is, but kube-scheduler may pass several before it binds any, and the
- * plan sees a bound pod only at the next plan (up to a resolution later): each of them alone
- * would fit in a shadow's spare, together they delay it. So the bind checks the pod against the
- * plan on that node again, with every pod bound through it since the plan taken from it, and
- * takes this one (bf_plan_take). 1 with why (the shadow it would delay) when it must not bind
- * there, 0 otherwise (taken says what was taken, if anything: pods of no shadow's concern, not
- * seen by the informer yet, or on a node the plan does not know, pass untaken). */
+ * informer sees a bound pod only later: each of them alone would fit in a shadow's spare,
+ * together they delay it. So the bind checks the pod against the plan on that node again, with
+ * every pod bound through it since the plan taken from it, and takes this one (bf_plan_take);
+ * until the informer sees it bound, every plan made meanwhile counts it on that node from now
+ * (as a nominated pod), not as a waiting job. 1 with why (the shadow it would delay) when it
+ * must not bind there, 0 otherwise (pods of a reservation's owner, not seen by the informer
+ * yet, or for a node unknown here pass untouched). Per process: replicas behind one Service
+ * each know the binds they made. */
 int sched_backfill_live_bind_reserve(sched_backfill_live *b, const char *uid, const char *node,
                                      int64_t wall_ms, sched_backfill_taken *taken, char *why,
                                      size_t why_size);
-/* The bind failed: what sched_backfill_live_bind_reserve took is given back (cache lock held),
- * unless a new plan has been made since. */
-void sched_backfill_live_bind_undo(sched_backfill_live *b, const sched_backfill_taken *t);
+/* After the bind (cache lock held): bound, the pod counts as backfilled when a shadow of an
+ * earlier job was held; failed, what sched_backfill_live_bind_reserve took is given back (unless
+ * a new plan has been made since) and the pod is a waiting job again. */
+void sched_backfill_live_bind_done(sched_backfill_live *b, const sched_backfill_taken *t,
+                                   bool bound);
 
 #endif

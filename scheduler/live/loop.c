@@ -43,6 +43,9 @@
  * succeeds, which the policy handles. A list that is merely slow is waited for, as kube-scheduler
  * waits for every informer: a pod placed before its TaskProfile is placed on the wrong rank. */
 #define TASKS_GRACE_MS 3000
+/* ... and how long one that has not failed is waited for at most (a list that an intermediary
+ * keeps cutting short restarts without a backoff): past it, scheduling starts with a warning. */
+#define TASKS_WAIT_MAX_MS 60000
 /* Nodes remembered between two moves for the node-scoped requeue (hook_released); past that
  * many, every unschedulable pod moves. */
 #define LOOP_RELEASED_MAX 64
@@ -1104,8 +1107,13 @@ static void check_synced(sched_loop *l, int64_t now) {
     if (!l->listed_ms)
         l->listed_ms = now;
     bool tasks_failing = !l->tasks || tm_informer_backoffs(l->tasks) > 0;
-    if (!(s & 4) && (!tasks_failing || now - l->listed_ms < TASKS_GRACE_MS))
+    int64_t tasks_wait = now - l->listed_ms;
+    if (!(s & 4) && tasks_wait < (tasks_failing ? TASKS_GRACE_MS : TASKS_WAIT_MAX_MS))
         return;
+    if (!(s & 4) && !tasks_failing)
+        tm_warn("TaskProfiles not listed %d s after everything else: scheduling without them until "
+                "they are (pods queued meanwhile are ranked again then)",
+                TASKS_WAIT_MAX_MS / 1000);
     if (!resv_controller_synced(l->resv)) /* held capacity known before the first cycle */
         return;
     atomic_store(&l->synced, true);
@@ -1114,7 +1122,7 @@ static void check_synced(sched_loop *l, int64_t now) {
     tm_info("cache synced nodes=%zu pods=%zu pending=%zu task_profiles=%s",
             sched_snapshot_node_count(snap), sched_snapshot_pod_count(snap),
             l->queue ? sched_queue_count(l->queue, SCHED_Q_ACTIVE) : 0,
-            (s & 4) ? "listed" : "not listed yet (its list failed: see the informer's warning)");
+            (s & 4) ? "listed" : "not listed yet (see the warning before this line)");
     sched_cache_unlock(l->cache);
 }
 
@@ -1498,11 +1506,12 @@ bool sched_loop_ready(void *loop, char *reason, size_t reason_size) {
     snprintf(reason, reason_size,
              "cache not synced yet: nodes %s, pods %s, persistentvolumeclaims %s, "
              "persistentvolumes %s, storageclasses %s, csinodes %s, poddisruptionbudgets %s, "
-             "services and controllers %s",
+             "services and controllers %s, taskprofiles %s",
              (s & 1) ? "listed" : "not listed", (s & 2) ? "listed" : "not listed",
              (s & 8) ? "listed" : "not listed", (s & 16) ? "listed" : "not listed",
              (s & 32) ? "listed" : "not listed", (s & 64) ? "listed" : "not listed",
-             (s & 128) ? "listed" : "not listed", (s & 256) ? "listed" : "not listed");
+             (s & 128) ? "listed" : "not listed", (s & 256) ? "listed" : "not listed",
+             (s & 4) ? "listed" : "not listed");
     return false;
 }
 

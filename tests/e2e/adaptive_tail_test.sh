@@ -12,13 +12,14 @@
 # runtime, tail 0, created first) under `tarema-scheduler --policy adaptive`: by runtime
 # alone PLOTPROFILE would go first, even when the API server is slow to list the TaskProfiles
 # (a proxy holds the scheduler's first list 6 s). explain shows the queue rank's parts.
-# Needs KUBECONFIG and DATABASE_URL.
+# Needs KUBECONFIG, TAREMA_CLUSTER_DIR and DATABASE_URL.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scheduler_lib.sh"
 cd "$REPO_ROOT"
 : "${KUBECONFIG:?KUBECONFIG must point at the test control plane}"
 : "${DATABASE_URL:?DATABASE_URL must point at the test PostgreSQL}"
+: "${TAREMA_CLUSTER_DIR:?TAREMA_CLUSTER_DIR must name the test cluster (its pki/ for the proxy)}"
 
 ID=$SCHED_E2E_ID
 P=at$ID-
@@ -206,7 +207,11 @@ api=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
 python3 tests/e2e/slow_list_proxy.py --server "$api" --pki "$TAREMA_CLUSTER_DIR/pki" \
   --slow /apis/tarema.io/v1alpha1/taskprofiles --delay 6 >"$work/proxy.out" 2>"$work/proxy.err" &
 proxy_pid=$!
-wait_for 10 grep -q '^listening' "$work/proxy.out" || fail "the slow-list proxy starts" "$(cat "$work/proxy.err")"
+if ! wait_for 10 grep -q '^listening' "$work/proxy.out"; then
+  fail "the slow-list proxy starts" "$(cat "$work/proxy.err")"
+  summary
+  exit 1
+fi
 cat >"$work/slow.kubeconfig" <<YAML
 apiVersion: v1
 kind: Config
