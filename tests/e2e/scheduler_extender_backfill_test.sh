@@ -23,24 +23,7 @@ set -uo pipefail
 . "$(dirname "$0")/scheduler_lib.sh"
 . "$(dirname "$0")/backfill_lib.sh"
 
-sched_e2e_begin extbf xb
-SET=xb$ID
-PROFILE=kube-extbf-$ID
-STARTED_KS=0
-extra_cleanup() {
-  [ -n "${KS_PID:-}" ] && kill -CONT "$KS_PID" 2>/dev/null
-  [ "$STARTED_KS" = 1 ] && bash "$REPO_ROOT/hack/cluster.sh" scheduler stop >/dev/null 2>&1
-  # the replicas' Lease (released at their stop, not deleted)
-  kubectl delete lease -n kube-system "$PROFILE" --ignore-not-found >/dev/null 2>&1
-  true
-}
-if bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | qgrep -E '^ +scheduler +running'; then
-  fail "kube-scheduler of this cluster is free for the test" "another test left it running (hack/cluster.sh scheduler stop)"
-  summary
-  exit 1
-fi
-sched_e2e_namespace
-bf_nodes 1
+bf_extender_begin extbf xb
 # kube-scheduler is paused below for up to run-a's 30 s: a /filter call in flight then must not
 # time out on resumption (kube-scheduler would place the pod without its ignorable extender; seen
 # in CI: long bound on the node held for wide)
@@ -64,21 +47,7 @@ else
   fail "the first replica holds the Lease, the second stands by" "$(grep -h "lead" "$WORK/ext.log" "$WORK/ext2.log" | tail -n 4)"
 fi
 
-pod() { bf_pod "$PROFILE" "$@"; }
-bound_at() { kubectl get pod -n "$NS" "$1" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }
-is_bound() { [ -n "$(bound_at "$1")" ]; }
-pod run-a 4 30s | kubectl create -f - >/dev/null
-check "run-a (4 cores, 30 s) is bound" wait_for 60 is_bound run-a
-T_A=$(date +%s)
-pod wide 8 60s | kubectl create -f - >/dev/null
-check "wide gets tarema.io/expected-start (its shadow)" wait_for 20 has_expected_start wide
-es=$(epoch "$(expected_start wide)")
-# run-a's expected end: 30 s after it started (kwok starts it within a second of its bind)
-if [ "$es" -ge $((T_A + 25)) ] && [ "$es" -le $((T_A + 35)) ]; then
-  pass "wide's expected start is run-a's expected end ($(expected_start wide))"
-else
-  fail "wide's expected start is run-a's expected end" "expected-start $(expected_start wide), run-a bound at $(date -u -d "@$T_A" +%H:%M:%S)"
-fi
+bf_run_then_wide 4 30 8 60 5
 pod long 2 120s | kubectl create -f - >/dev/null
 pod short 2 4s | kubectl create -f - >/dev/null
 check "short (ends before the shadow) is backfilled" wait_for 30 is_bound short

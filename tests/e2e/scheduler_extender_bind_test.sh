@@ -19,23 +19,7 @@ set -uo pipefail
 . "$(dirname "$0")/scheduler_lib.sh"
 . "$(dirname "$0")/backfill_lib.sh"
 
-sched_e2e_begin extbind xk
-SET=xk$ID
-PROFILE=kube-extbind-$ID
-STARTED_KS=0
-extra_cleanup() {
-  [ -n "${KS_PID:-}" ] && kill -CONT "$KS_PID" 2>/dev/null
-  [ "$STARTED_KS" = 1 ] && bash "$REPO_ROOT/hack/cluster.sh" scheduler stop >/dev/null 2>&1
-  kubectl delete lease -n kube-system "$PROFILE" --ignore-not-found >/dev/null 2>&1
-  true
-}
-if bash "$REPO_ROOT/hack/cluster.sh" status 2>/dev/null | qgrep -E '^ +scheduler +running'; then
-  fail "kube-scheduler of this cluster is free for the test" "another test left it running (hack/cluster.sh scheduler stop)"
-  summary
-  exit 1
-fi
-sched_e2e_namespace
-bf_nodes 1
+bf_extender_begin extbind xk
 echo "backfill: {reserveDepth: 1, resolution: 10s}" >"$WORK/ext.yaml"
 # kube-scheduler is paused below while its calls could be in flight: none may time out
 EXTENDER_BIND=1 EXTENDER_HTTP_TIMEOUT=120s extender_setup "$PROFILE" --config "$WORK/ext.yaml" --extender-bind
@@ -44,22 +28,9 @@ TLS=$REPO_ROOT/tests/fixtures/tls
 MTLS=(--cacert "$TLS/ca.crt" --cert "$TLS/client.crt" --key "$TLS/client.key")
 NODE=$(kubectl get nodes -l "tarema.io/e2e-set=$SET" -o jsonpath='{.items[0].metadata.name}')
 
-pod() { bf_pod "$PROFILE" "$@"; }
-bound_at() { kubectl get pod -n "$NS" "$1" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }
-is_bound() { [ -n "$(bound_at "$1")" ]; }
-pod run-a 4 45s | kubectl create -f - >/dev/null
-check "run-a (4 cores, 45 s) is bound (by tarema's /bind)" wait_for 60 is_bound run-a
-T_A=$(date +%s)
-binds() { grep -c "bind refused" "$WORK/ext.log"; }
-pod wide 6 30s | kubectl create -f - >/dev/null
-check "wide (6 cores) gets tarema.io/expected-start (its shadow)" wait_for 30 has_expected_start wide
-es=$(epoch "$(expected_start wide)")
 # (run-a's end rounded up to the 10 s resolution, as Slurm's bf_resolution rounds)
-if [ "$es" -ge $((T_A + 40)) ] && [ "$es" -le $((T_A + 60)) ]; then
-  pass "wide's expected start is run-a's expected end, to the resolution ($(expected_start wide))"
-else
-  fail "wide's expected start is run-a's expected end" "expected-start $(expected_start wide), run-a bound at $(date -u -d "@$T_A" +%H:%M:%S)"
-fi
+bf_run_then_wide 4 45 6 30 15
+binds() { grep -c "bind refused" "$WORK/ext.log"; }
 
 KS_PID=$(cat "$TAREMA_CLUSTER_DIR/run/scheduler.pid" 2>/dev/null)
 if [ -z "$KS_PID" ] || ! kill -STOP "$KS_PID"; then
