@@ -2,6 +2,7 @@
  * queue, the gangs and the reservation table; the plan is backfill.c's; outputs are the
  * plugin's plan, the expected-start annotations and the metrics. */
 #include "scheduler/live/backfill_live.h"
+#include "scheduler/live/backfill_live_internal.h"
 
 #include <search.h>
 #include <stdio.h>
@@ -22,66 +23,11 @@
  * past its expected end moves the shadows behind it. */
 #define REPLAN_IDLE_STEPS 10
 
-/* What is known of a pod (any scheduler's, pending or bound) between its events. */
-typedef struct bpod {
-    char *uid;
-    int64_t dur_ms;       /* expected runtime (resv_expected_end's rule), -1 unknown */
-    int64_t start_ms;     /* status.startTime, else when first seen bound; 0 = pending */
-    int64_t announced_ms; /* tarema.io/expected-start as last seen or written, -1 none */
-    bool seen_pending;    /* seen unbound and not yet bound: its binding is an estimate's outcome */
-    int64_t not_before_ms; /* unbound with tarema.io/not-before: its earliest start; 0 none */
-    size_t idx;
-} bpod;
-
-/* A pod the extender's /bind bound (or is binding) that the informer has not seen bound yet. */
-typedef struct bplaced {
-    char uid[64];
-    char node[254];
-    sched_resources req;
-    int64_t end_ms;
-} bplaced;
-
 /* One job of the plan being built: its pods (borrowed from the queue during the plan). */
 typedef struct bjob {
     const sched_pod **pods; /* into the plan's members[] */
     size_t n;
 } bjob;
-
-struct sched_backfill_live {
-    const sched_config *cfg;
-    tm_kube *k;
-    sched_cache *cache;
-    sched_queue *q;
-    sched_framework *fw;
-    sched_gang_registry *gangs;
-    const resv_controller *resv;
-    sched_keys keys;
-    bpod **pods;
-    size_t n_pods, cap_pods;
-    void *tree;
-    bool dirty;
-    int64_t last_plan_ms; /* mono, 0 = never */
-    bool primed;          /* a plan saw this process's queue: the idle skip may apply */
-    bool observe;         /* the queue is kube-scheduler's, observed (sched_backfill_live_observe):
-                           * no pod of it is ever tried here, so no idle skip */
-    bool quiet;           /* writes no expected-start (an extender replica standing by: the Lease
-                           * holder writes them; sched_backfill_live_quiet) */
-    bool batch_planned;   /* sched_backfill_live_unschedulable planned in this batch already */
-    char keybuf[600];     /* the key function's answer (one at a time: under the cache lock, on the
-                           * loop thread or an extender request's) */
-    char **job_keys;      /* the last plan's job keys (its shadows point at them) */
-    size_t n_job_keys;
-    size_t n_not_before;     /* pods tracked with a not_before_ms: the plan is never skipped then */
-    bool replan_now;         /* a not-before appeared or moved: plan at the next batch, whatever the
-                              * resolution (narrow pods arriving meanwhile would take its capacity) */
-    int32_t shadow_min_prio; /* the lowest priority among the last plan's shadowed jobs */
-    uint64_t plan_gen;       /* plans made so far: a take of the extender's bind outlives no plan */
-    bplaced *placed;         /* bound through the extender's /bind, not yet seen bound */
-    size_t n_placed, cap_placed;
-    uint64_t backfilled_seen;
-    sched_prefilter *pf; /* the filters' per-pod state for eligibility, reused across plans */
-    tm_metric *m_shadows, *m_backfilled, *m_plan_s, *m_announced, *m_start_error;
-};
 
 static int cmp_bpod(const void *a, const void *b) {
     return strcmp(((const bpod *)a)->uid, ((const bpod *)b)->uid);
@@ -240,7 +186,7 @@ void sched_backfill_live_touch(sched_backfill_live *b) {
 /* The plugin's job key of a pod: "gang <key>" for a gang member, else "pod ns/name"; "" (exempt)
  * for an owner's pod of a held Reservation: it runs on the reservation's capacity, which the plan
  * counts as taken, so it delays no shadow. */
-static const char *job_key(void *ud, const sched_pod *p) {
+const char *bf_live_job_key(void *ud, const sched_pod *p) {
     sched_backfill_live *b = ud;
     if (resv_controller_holds_for(b->resv, p))
         return "";
@@ -372,74 +318,6 @@ static bool add_nominated(sched_backfill_live *b, const sched_snapshot *snap, in
     return true;
 }
 
-/* ---- pods bound through the extender's /bind, not yet seen bound ------------------------- */
-
-static bplaced *placed_of(sched_backfill_live *b, const char *uid) {
-    for (size_t i = 0; i < b->n_placed; i++)
-        if (strcmp(b->placed[i].uid, uid) == 0)
-            return &b->placed[i];
-    return NULL;
-}
-
-static void forget_placed(sched_backfill_live *b, const char *uid) {
-    bplaced *e = placed_of(b, uid);
-    if (e)
-        *e = b->placed[--b->n_placed];
-}
-
-/* Remembered until the informer sees it bound or gone (a plan meanwhile counts it running). */
-static void record_placed(sched_backfill_live *b, const char *uid, const char *node,
-                          const sched_resources *req, int64_t end_ms) {
-    bplaced *e = placed_of(b, uid);
-    if (!e) {
-        if (b->n_placed == b->cap_placed) {
-            size_t nc = b->cap_placed ? b->cap_placed * 2 : 16;
-            bplaced *v = realloc(b->placed, nc * sizeof *v);
-            if (!v)
-                return; /* out of memory: the next plan sees it once bound, as without this */
-            b->placed = v;
-            b->cap_placed = nc;
-        }
-        e = &b->placed[b->n_placed++];
-    }
-    snprintf(e->uid, sizeof e->uid, "%s", uid);
-    snprintf(e->node, sizeof e->node, "%s", node);
-    e->req = *req;
-    e->end_ms = end_ms;
-}
-
-static bool is_placed(const sched_backfill_live *b, const char *uid) {
-    return b->n_placed && placed_of((sched_backfill_live *)b, uid);
-}
-
-/* The pods bound through the extender's /bind that the informer has not seen bound yet: on
- * their node from now (as nominated pods are), and no longer waiting jobs; the ones seen bound
- * or gone since are forgotten (the snapshot has them, or nothing). */
-static bool add_placed(sched_backfill_live *b, const sched_snapshot *snap, int64_t now,
-                       bf_running **run, size_t *n) {
-    for (size_t i = 0; i < b->n_placed;)
-        if (!sched_queue_get(b->q, b->placed[i].uid) ||
-            sched_snapshot_pod_node(snap, b->placed[i].uid))
-            b->placed[i] = b->placed[--b->n_placed];
-        else
-            i++;
-    if (!b->n_placed)
-        return true;
-    bf_running *r = realloc(*run, (*n + b->n_placed) * sizeof *r);
-    if (!r)
-        return false;
-    *run = r;
-    for (size_t i = 0; i < b->n_placed; i++) {
-        int node = sched_snapshot_node_index(snap, b->placed[i].node);
-        if (node >= 0)
-            r[(*n)++] = (bf_running){.node = node,
-                                     .req = b->placed[i].req,
-                                     .start_ms = now,
-                                     .end_ms = b->placed[i].end_ms};
-    }
-    return true;
-}
-
 static void free_keys(char **v, size_t n) {
     for (size_t i = 0; i < n; i++)
         free(v[i]);
@@ -459,7 +337,7 @@ static size_t group_jobs(sched_backfill_live *b, const sched_pod **order, size_t
                          bjob *jobs, const sched_pod **members, size_t max_jobs) {
     size_t nj = 0;
     for (size_t i = 0; i < n; i++) {
-        const char *key = job_key(b, order[i]);
+        const char *key = bf_live_job_key(b, order[i]);
         size_t j = 0;
         if (strncmp(key, "gang ", 5) == 0)
             while (j < nj && strcmp(b->job_keys[j], key) != 0)
@@ -561,7 +439,7 @@ bool sched_backfill_live_unschedulable(sched_backfill_live *b, const sched_pod *
         return false; /* every shadow is taken by a job ahead of it; the next plan reorders */
     /* (a pod of higher priority than a shadowed job is ahead of it in the queue: planned now,
      * it takes that shadow before the narrow pods of this batch take what it needs) */
-    const char *key = job_key(b, pod);
+    const char *key = bf_live_job_key(b, pod);
     if (!key[0])
         return false; /* a Reservation's owner: its reservation holds its capacity */
     for (size_t j = 0; j < b->n_job_keys; j++)
@@ -639,14 +517,16 @@ static bool plan(sched_backfill_live *b, int64_t mono, int64_t wall) {
         if (held && !not_before(b, order[i]))
             continue;
         if (!resv_controller_holds_for(b->resv, order[i]) && gang_can_start(b, order[i], held) &&
-            !(nom && sched_nominated_node(nom, order[i]->uid)) && !is_placed(b, order[i]->uid))
+            !(nom && sched_nominated_node(nom, order[i]->uid)) &&
+            !bf_live_is_placed(b, order[i]->uid))
             order[kept++] = order[i];
     }
     n = kept;
     size_t nj = group_jobs(b, order, n, jof, jobs, members, max_jobs);
     elig = malloc((nj ? nj : 1) * (nn ? nn : 1) * sizeof *elig);
     if (!elig || !(run = running_pods(b, snap, wall, &n_run)) ||
-        !add_nominated(b, snap, wall, &run, &n_run) || !add_placed(b, snap, wall, &run, &n_run))
+        !add_nominated(b, snap, wall, &run, &n_run) ||
+        !bf_live_add_placed(b, snap, wall, &run, &n_run))
         goto oom;
     for (size_t i = 0; i < nn; i++)
         alloc[i] = sched_snapshot_node(snap, i)->allocatable;
@@ -752,65 +632,6 @@ void sched_backfill_live_after_batch(sched_backfill_live *b) {
     b->backfilled_seen = c;
 }
 
-/* ---- the extender's Reserve: its bind verb ------------------------------------------------ */
-
-int sched_backfill_live_bind_reserve(sched_backfill_live *b, const char *uid, const char *node,
-                                     int64_t wall_ms, sched_backfill_taken *taken, char *why,
-                                     size_t why_size) {
-    *taken = (sched_backfill_taken){0};
-    /* the pod as the informer saw it wait; one not seen yet is let through as /filter judged it
-     * (its requests are not known here: the bind verb names the pod only) */
-    const sched_pod *pod = b && uid ? sched_queue_get(b->q, uid) : NULL;
-    const char *key = pod ? job_key(b, pod) : "";
-    const sched_snapshot *s = b ? sched_cache_snapshot(b->cache) : NULL;
-    int i = s ? sched_snapshot_node_index(s, node) : -1;
-    if (!key[0] || i < 0)
-        return 0; /* exempt (a reservation's own pod: its hold counts), or a node unknown here */
-    int64_t end = bf_pod_end(s, pod, sched_snapshot_node(s, (size_t)i), &b->cfg->backfill, wall_ms);
-    bf_plan *plan = bf_plugin_plan(b->fw);
-    if (plan && bf_plan_shadow_count(plan) > 0) {
-        size_t which = 0;
-        if (bf_plan_check(plan, i, key, &pod->requests, end, &which) != BF_OK) {
-            const bf_shadow *sh = bf_plan_shadow(plan, which);
-            char when[32] = "";
-            if (sh)
-                bf_format_time(sh->start_ms, when, sizeof when);
-            snprintf(why, why_size,
-                     "node %s is held for %s from %s (backfill): another pod bound since "
-                     "the filter took what this one needed",
-                     node, sh && sh->key ? sh->key : "an earlier pod or gang of the queue", when);
-            return 1;
-        }
-        taken->ahead = bf_plan_shadows_ahead(plan, key) > 0;
-        bf_plan_take(plan, i, key, &pod->requests, end);
-        taken->taken = true;
-    }
-    taken->placed = true;
-    taken->gen = b->plan_gen;
-    taken->node = i;
-    taken->req = pod->requests;
-    taken->end_ms = end;
-    snprintf(taken->key, sizeof taken->key, "%s", key);
-    snprintf(taken->uid, sizeof taken->uid, "%s", uid);
-    record_placed(b, uid, node, &pod->requests, end);
-    return 0;
-}
-
-void sched_backfill_live_bind_done(sched_backfill_live *b, const sched_backfill_taken *t,
-                                   bool bound) {
-    if (!b || !t->placed)
-        return;
-    if (bound) {
-        if (t->ahead) /* started while an earlier job of the queue held a shadow */
-            tm_metrics_inc(b->m_backfilled, NULL);
-        return;
-    }
-    forget_placed(b, t->uid);
-    /* a plan made since the take was made without it: nothing of it to give back there */
-    if (t->taken && t->gen == b->plan_gen)
-        bf_plan_give(bf_plugin_plan(b->fw), t->node, t->key, &t->req, t->end_ms);
-}
-
 static int register_metrics(sched_backfill_live *b, tm_metrics *reg, tm_err *err) {
     double buckets[16];
     tm_metrics_exp_buckets(0.0001, 2, 16, buckets); /* 0.1 ms .. 3.3 s */
@@ -867,7 +688,8 @@ sched_backfill_live *sched_backfill_live_new(const sched_config *cfg, tm_kube *k
                                .resv = resv,
                                .keys = sched_config_keys(cfg),
                                .dirty = true};
-    if (register_metrics(b, reg, err) || bf_plugin_add(fw, &cfg->backfill, job_key, b, err)) {
+    if (register_metrics(b, reg, err) ||
+        bf_plugin_add(fw, &cfg->backfill, bf_live_job_key, b, err)) {
         sched_backfill_live_free(b);
         return NULL;
     }
@@ -886,7 +708,7 @@ void sched_backfill_live_quiet(sched_backfill_live *b, bool quiet) {
 
 int sched_backfill_live_add_plugin(sched_backfill_live *b, sched_framework *fw, tm_err *err) {
     return bf_plugin_add_borrowed(fw, &b->cfg->backfill, bf_plugin_plan(b->fw),
-                                  sched_cache_snapshot(b->cache), job_key, b, err);
+                                  sched_cache_snapshot(b->cache), bf_live_job_key, b, err);
 }
 
 void sched_backfill_live_free(sched_backfill_live *b) {
