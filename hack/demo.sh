@@ -25,7 +25,8 @@
 #  11. plans WARP's turbine workflow ahead in time on busy nodes (tarema-planner plan), then
 #      runs a 3-step workflow with a gang step through the planner's controller (run, submit,
 #      show; PodGroups, Reservations admitted by tarema-scheduler, gated pods bound into them),
-#      and a proactive (ASA) step released when its predecessor starts
+#      and a proactive (ASA) step released when its predecessor starts, and one released a
+#      lead before its predecessor's predicted end (--release-lead)
 #  Steps 8 (but its webhook part) and 9 are offline; 10 and 11 also read the demo cluster.
 # Everything it started is stopped on exit or Ctrl-C (DEMO_KEEP=1 keeps the cluster and
 # database up for poking around; they are then stopped with `TAREMA_CLUSTER_NAME=demo
@@ -528,7 +529,10 @@ kubectl create namespace demo-planner >/dev/null
 "$BIN/tarema-scheduler" run --bind-address 127.0.0.1 --port 0 --namespaces demo-planner \
   --scheduler-name tarema-planner-demo --log-level warn >"$WORK/scheduler-planner.log" 2>&1 &
 PIDS+=($!)
+# --release-lead 8s: a proactive step is released at the latest 8 s before its predecessors'
+# predicted end (the last step below shows it)
 "$BIN/tarema-planner" run --namespace demo-planner --slot 1s --tick 1s --time-limit 2s \
+  --release-lead 8s \
   --scheduler-name tarema-planner-demo --require-admission true --leader-elect false >"$WORK/planner.log" 2>&1 &
 PIDS+=($!)
 "$BIN/tarema-planner" submit "$REPO_ROOT/tests/fixtures/planner/e2e-3step.yaml" -n demo-planner --wait 30s | sed 's/^/  /'
@@ -551,7 +555,7 @@ kind: Workflow
 metadata: {name: pro}
 spec:
   steps:
-    - {name: a, mode: proactive, pods: 1, requests: {cpu: 500m, memory: 256Mi}, duration: 10s,
+    - {name: a, mode: proactive, pods: 1, requests: {cpu: 500m, memory: 256Mi}, duration: 30s,
        image: a:1, annotations: {tarema.io/duration: 6s}}
     - {name: b, mode: proactive, after: [a], pods: 1, requests: {cpu: 500m, memory: 256Mi},
        duration: 5s, image: b:1, annotations: {tarema.io/duration: 2s}}
@@ -563,6 +567,27 @@ done
 kubectl -n demo-planner get events --field-selector involvedObject.name=pro,reason=Released \
   -o jsonpath='{range .items[*]}  {.message}{"\n"}{end}'
 "$BIN/tarema-planner" show pro -n demo-planner | sed 's/^/  /'
+echo "  with --release-lead 8s, a step whose predecessor has not even started (z -> a -> b, a's"
+echo "  estimate 3 s) is released 8 s before a's predicted end, while z still runs:"
+kubectl -n demo-planner apply -f - >/dev/null <<'Y'
+apiVersion: tarema.io/v1alpha1
+kind: Workflow
+metadata: {name: lead}
+spec:
+  steps:
+    - {name: z, mode: proactive, pods: 1, requests: {cpu: 500m, memory: 256Mi}, duration: 10s,
+       image: z:1, annotations: {tarema.io/duration: 12s}}
+    - {name: a, mode: proactive, after: [z], pods: 1, requests: {cpu: 500m, memory: 256Mi},
+       duration: 3s, image: a:1, annotations: {tarema.io/duration: 2s}}
+    - {name: b, mode: proactive, after: [a], pods: 1, requests: {cpu: 500m, memory: 256Mi},
+       duration: 3s, image: b:1, annotations: {tarema.io/duration: 2s}}
+Y
+for i in $(seq 1 120); do
+  [ "$(kubectl -n demo-planner get workflow lead -o jsonpath='{.status.phase}')" = Succeeded ] && break
+  sleep 0.5
+done
+kubectl -n demo-planner get events --field-selector involvedObject.name=lead,reason=Released \
+  -o jsonpath='{range .items[*]}  {.message}{"\n"}{end}'
 step "a Reservation of higher priority displaces an admitted one of lower priority whose window has not opened (docs/reservations.md)"
 # two reservations of 60 % of one node's cpu each, in the same window: only one fits
 node=$(kubectl get nodes -l '!tarema.io/e2e-set' -o jsonpath='{.items[0].metadata.name}')

@@ -61,6 +61,9 @@ grep -qE 'urgent bound to demo-preempt' "$LOG" && grep -qE 'its event: "Preempte
 grep -q 'step b (proactive): predecessors started' "$LOG" &&
   pass "demo shows a proactive step released when its predecessor started" ||
   fail "demo shows release on start" "$(grep -A 8 'released when its predecessor starts' "$LOG")"
+grep -q 'step b (proactive): the release lead before' "$LOG" &&
+  pass "demo shows a proactive step released by the release lead (before its predecessor started)" ||
+  fail "demo shows the release lead" "$(grep -A 8 'with --release-lead 8s' "$LOG")"
 grep -q 'tarema-scheduler explain' "$LOG" && grep -q 'bound to:' "$LOG" && pass "demo shows the labels behind a decision (explain)" ||
   fail "demo shows explain output"
 grep -q 'mean makespan per workflow' "$LOG" && grep -qE '^ +chipseq +[0-9.]+ +[0-9.]+' "$LOG" &&
