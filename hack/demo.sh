@@ -568,7 +568,7 @@ kubectl -n demo-planner get events --field-selector involvedObject.name=pro,reas
   -o jsonpath='{range .items[*]}  {.message}{"\n"}{end}'
 "$BIN/tarema-planner" show pro -n demo-planner | sed 's/^/  /'
 echo "  with --release-lead 8s, a step whose predecessor has not even started (z -> a -> b, a's"
-echo "  estimate 3 s) is released 8 s before a's predicted end, while z still runs:"
+echo "  duration 3 s) is released 8 s before a's predicted end, while z still runs:"
 kubectl -n demo-planner apply -f - >/dev/null <<'Y'
 apiVersion: tarema.io/v1alpha1
 kind: Workflow

@@ -127,7 +127,12 @@ void sched_backfill_live_bind_done(sched_backfill_live *b, const sched_backfill_
         return;
     }
     forget_placed(b, t->uid);
-    /* a plan made since the take was made without it: nothing of it to give back there */
-    if (t->taken && t->gen == b->plan_gen)
+    if (t->gen != b->plan_gen) {
+        /* a plan made since counted it running on its node and left it out of the jobs: plan
+         * again (kube-scheduler's handling of the failure changes nothing the cache replans on) */
+        b->dirty = true;
+        return;
+    }
+    if (t->taken)
         bf_plan_give(bf_plugin_plan(b->fw), t->node, t->key, &t->req, t->end_ms);
 }
