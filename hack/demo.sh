@@ -548,8 +548,20 @@ for i in $(seq 1 60); do # a step's Reservation is released on the scheduler's n
 done
 echo "  the Reservations tarema-scheduler admitted and released (docs/reservations.md):"
 kubectl -n demo-planner get reservations | sed 's/^/  /'
+# demo_workflow NAME SECONDS: applies the Workflow NAME given on stdin, waits up to SECONDS for it
+# to succeed and prints its steps' Released events (the rule that released each).
+demo_workflow() {
+  local i
+  kubectl -n demo-planner apply -f - >/dev/null
+  for i in $(seq 1 $(($2 * 2))); do
+    [ "$(kubectl -n demo-planner get workflow "$1" -o jsonpath='{.status.phase}')" = Succeeded ] && break
+    sleep 0.5
+  done
+  kubectl -n demo-planner get events --field-selector "involvedObject.name=$1,reason=Released" \
+    -o jsonpath='{range .items[*]}  {.message}{"\n"}{end}'
+}
 step "a proactive step (ASA, docs/asa.md) is released when its predecessor starts: it waits at the order gate, and the scheduler's backfill keeps its cores from its not-before"
-kubectl -n demo-planner apply -f - >/dev/null <<'Y'
+demo_workflow pro 45 <<'Y'
 apiVersion: tarema.io/v1alpha1
 kind: Workflow
 metadata: {name: pro}
@@ -560,16 +572,10 @@ spec:
     - {name: b, mode: proactive, after: [a], pods: 1, requests: {cpu: 500m, memory: 256Mi},
        duration: 5s, image: b:1, annotations: {tarema.io/duration: 2s}}
 Y
-for i in $(seq 1 90); do
-  [ "$(kubectl -n demo-planner get workflow pro -o jsonpath='{.status.phase}')" = Succeeded ] && break
-  sleep 0.5
-done
-kubectl -n demo-planner get events --field-selector involvedObject.name=pro,reason=Released \
-  -o jsonpath='{range .items[*]}  {.message}{"\n"}{end}'
 "$BIN/tarema-planner" show pro -n demo-planner | sed 's/^/  /'
 echo "  with --release-lead 8s, a step whose predecessor has not even started (z -> a -> b, a's"
 echo "  duration 3 s) is released 8 s before a's predicted end, while z still runs:"
-kubectl -n demo-planner apply -f - >/dev/null <<'Y'
+demo_workflow lead 60 <<'Y'
 apiVersion: tarema.io/v1alpha1
 kind: Workflow
 metadata: {name: lead}
@@ -582,12 +588,6 @@ spec:
     - {name: b, mode: proactive, after: [a], pods: 1, requests: {cpu: 500m, memory: 256Mi},
        duration: 3s, image: b:1, annotations: {tarema.io/duration: 2s}}
 Y
-for i in $(seq 1 120); do
-  [ "$(kubectl -n demo-planner get workflow lead -o jsonpath='{.status.phase}')" = Succeeded ] && break
-  sleep 0.5
-done
-kubectl -n demo-planner get events --field-selector involvedObject.name=lead,reason=Released \
-  -o jsonpath='{range .items[*]}  {.message}{"\n"}{end}'
 step "a Reservation of higher priority displaces an admitted one of lower priority whose window has not opened (docs/reservations.md)"
 # two reservations of 60 % of one node's cpu each, in the same window: only one fits
 node=$(kubectl get nodes -l '!tarema.io/e2e-set' -o jsonpath='{.items[0].metadata.name}')

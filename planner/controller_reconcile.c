@@ -785,8 +785,8 @@ void ctl_reconcile(ctl *c, json_t *wfobj, int64_t now) {
         }
         ensure_objects(c, wfobj, s, json_array_get(spec_steps, (size_t)i), ss, stepobj, attempt);
         int ready;
-        int rule = PL_RELEASE_ASA; /* which rule released a proactive step */
-        int64_t asa_at = -1;       /* a proactive step's ASA point (TM_ANN_ASA_RELEASE) */
+        pl_release_rule rule = PL_RELEASE_ASA; /* which rule released a proactive step */
+        int64_t asa_at = -1; /* a proactive step's ASA point (TM_ANN_ASA_RELEASE) */
         if (mode == PL_MODE_PROACTIVE) {
             ctl_refresh_estimate(c, ns, s, ss, now);
             double est = (double)tm_json_int(ss, "estimateSeconds", 0);

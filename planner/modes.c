@@ -54,7 +54,7 @@ int64_t pl_proactive_ungate_at(int64_t submitted, const int64_t *pred_end, int n
 }
 
 int64_t pl_proactive_lead_at(int64_t at, int64_t submitted, const int64_t *pred_end, int npred,
-                             int64_t lead_s, int *rule) {
+                             int64_t lead_s, pl_release_rule *rule) {
     if (lead_s <= 0)
         return at;
     int64_t l = pl_proactive_ungate_at(submitted, pred_end, npred, (double)lead_s);
@@ -66,11 +66,11 @@ int64_t pl_proactive_lead_at(int64_t at, int64_t submitted, const int64_t *pred_
 }
 
 int64_t pl_proactive_release_at(int64_t asa_at, int64_t submitted, const int64_t *pred_start,
-                                int npred, int *on_start) {
+                                int npred, pl_release_rule *rule) {
     int64_t at = asa_at;
     int64_t started = submitted;
-    if (on_start)
-        *on_start = PL_RELEASE_ASA;
+    if (rule)
+        *rule = PL_RELEASE_ASA;
     for (int i = 0; i < npred; i++) {
         if (!pred_start || pred_start[i] < 0)
             return at; /* one has not started: its end is a guess of a guess */
@@ -78,8 +78,8 @@ int64_t pl_proactive_release_at(int64_t asa_at, int64_t submitted, const int64_t
             started = pred_start[i];
     }
     if (npred > 0 && started < at) {
-        if (on_start)
-            *on_start = PL_RELEASE_ON_START;
+        if (rule)
+            *rule = PL_RELEASE_ON_START;
         return started;
     }
     return at;

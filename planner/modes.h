@@ -40,6 +40,9 @@ pl_mode pl_mode_choose(pl_mode requested, double predicted_load, double threshol
 int64_t pl_proactive_ungate_at(int64_t submitted, const int64_t *pred_end, int npred,
                                double estimate_s);
 
+/* Which rule released a proactive step (the Released event says it). */
+typedef enum { PL_RELEASE_ASA = 0, PL_RELEASE_ON_START = 1, PL_RELEASE_LEAD = 2 } pl_release_rule;
+
 /* When a proactive step is released with release on start (the planner's --release-on-start, on
  * by default), given its ASA point asa_at (pl_proactive_ungate_at): once every
  * predecessor has started (pred_start[i] >= 0; a succeeded one counts with its start or end),
@@ -47,19 +50,16 @@ int64_t pl_proactive_ungate_at(int64_t submitted, const int64_t *pred_end, int n
  * the order gate and hold no capacity, but they are in tarema-scheduler's queue with their
  * not-before, so its backfill keeps the cores they need from pods that would still run at their
  * predecessors' end: the earlier they are in, the fewer such pods (docs/asa.md, "Release on
- * start"). ASA's point (pl_proactive_ungate_at) stays when it is earlier. *on_start (may be
- * NULL): set when the start rule decided. */
+ * start"). ASA's point (pl_proactive_ungate_at) stays when it is earlier. *rule (may be NULL):
+ * the rule that decided, PL_RELEASE_ON_START or PL_RELEASE_ASA. */
 int64_t pl_proactive_release_at(int64_t asa_at, int64_t submitted, const int64_t *pred_start,
-                                int npred, int *on_start);
-
-/* Which rule released a proactive step (the Released event says it). */
-typedef enum { PL_RELEASE_ASA = 0, PL_RELEASE_ON_START = 1, PL_RELEASE_LEAD = 2 } pl_release_rule;
+                                int npred, pl_release_rule *rule);
 
 /* The operator's lead (--release-lead): at, or lead_s before the predecessors' latest predicted
  * end when that is earlier (never before submitted), with *rule set to PL_RELEASE_LEAD then.
  * lead_s <= 0: at. */
 int64_t pl_proactive_lead_at(int64_t at, int64_t submitted, const int64_t *pred_end, int npred,
-                             int64_t lead_s, int *rule);
+                             int64_t lead_s, pl_release_rule *rule);
 
 /* May the order gate go (the pods bind)? Only when every predecessor succeeded. */
 int pl_order_satisfied(const int *pred_succeeded, int npred);

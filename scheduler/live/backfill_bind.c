@@ -9,24 +9,25 @@
 #include "scheduler/live/backfill_live_internal.h"
 #include "scheduler/plugins/backfill/backfill_plugin.h"
 
-static bplaced *placed_of(sched_backfill_live *b, const char *uid) {
-    for (size_t i = 0; i < b->n_placed; i++)
-        if (strcmp(b->placed[i].uid, uid) == 0)
-            return &b->placed[i];
-    return NULL;
+/* The index of uid's entry, n_placed when it has none. */
+static size_t placed_index(const sched_backfill_live *b, const char *uid) {
+    size_t i = 0;
+    while (i < b->n_placed && strcmp(b->placed[i].uid, uid) != 0)
+        i++;
+    return i;
 }
 
 static void forget_placed(sched_backfill_live *b, const char *uid) {
-    bplaced *e = placed_of(b, uid);
-    if (e)
-        *e = b->placed[--b->n_placed];
+    size_t i = placed_index(b, uid);
+    if (i < b->n_placed)
+        b->placed[i] = b->placed[--b->n_placed];
 }
 
 /* Remembered until the informer sees it bound or gone (a plan meanwhile counts it running). */
 static void record_placed(sched_backfill_live *b, const char *uid, const char *node,
                           const sched_resources *req, int64_t end_ms) {
-    bplaced *e = placed_of(b, uid);
-    if (!e) {
+    size_t i = placed_index(b, uid);
+    if (i == b->n_placed) {
         if (b->n_placed == b->cap_placed) {
             size_t nc = b->cap_placed ? b->cap_placed * 2 : 16;
             bplaced *v = realloc(b->placed, nc * sizeof *v);
@@ -35,8 +36,9 @@ static void record_placed(sched_backfill_live *b, const char *uid, const char *n
             b->placed = v;
             b->cap_placed = nc;
         }
-        e = &b->placed[b->n_placed++];
+        b->n_placed++;
     }
+    bplaced *e = &b->placed[i];
     snprintf(e->uid, sizeof e->uid, "%s", uid);
     snprintf(e->node, sizeof e->node, "%s", node);
     e->req = *req;
@@ -44,7 +46,7 @@ static void record_placed(sched_backfill_live *b, const char *uid, const char *n
 }
 
 bool bf_live_is_placed(const sched_backfill_live *b, const char *uid) {
-    return b->n_placed && placed_of((sched_backfill_live *)b, uid);
+    return placed_index(b, uid) < b->n_placed;
 }
 
 /* The pods bound through the extender's /bind that the informer has not seen bound yet: on
@@ -92,14 +94,11 @@ int sched_backfill_live_bind_reserve(sched_backfill_live *b, const char *uid, co
     if (plan && bf_plan_shadow_count(plan) > 0) {
         size_t which = 0;
         if (bf_plan_check(plan, i, key, &pod->requests, end, &which) != BF_OK) {
-            const bf_shadow *sh = bf_plan_shadow(plan, which);
-            char when[32] = "";
-            if (sh)
-                bf_format_time(sh->start_ms, when, sizeof when);
+            char held[400];
             snprintf(why, why_size,
-                     "node %s is held for %s from %s (backfill): another pod bound since "
-                     "the filter took what this one needed",
-                     node, sh && sh->key ? sh->key : "an earlier pod or gang of the queue", when);
+                     "node %s is %s: another pod bound since the filter took what this one "
+                     "needed",
+                     node, bf_held_reason(plan, which, held, sizeof held));
             return 1;
         }
         taken->ahead = bf_plan_shadows_ahead(plan, key) > 0;

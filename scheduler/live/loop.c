@@ -1107,22 +1107,26 @@ static void check_synced(sched_loop *l, int64_t now) {
     if (!l->listed_ms)
         l->listed_ms = now;
     bool tasks_failing = !l->tasks || tm_informer_backoffs(l->tasks) > 0;
-    int64_t tasks_wait = now - l->listed_ms;
-    if (!(s & 4) && tasks_wait < (tasks_failing ? TASKS_GRACE_MS : TASKS_WAIT_MAX_MS))
+    if (!(s & 4) && now - l->listed_ms < (tasks_failing ? TASKS_GRACE_MS : TASKS_WAIT_MAX_MS))
         return;
-    if (!(s & 4) && !tasks_failing)
-        tm_warn("TaskProfiles not listed %d s after everything else: scheduling without them until "
-                "they are (pods queued meanwhile are ranked again then)",
-                TASKS_WAIT_MAX_MS / 1000);
     if (!resv_controller_synced(l->resv)) /* held capacity known before the first cycle */
         return;
     atomic_store(&l->synced, true);
     sched_cache_lock(l->cache);
     sched_snapshot *snap = sched_cache_snapshot(l->cache);
-    tm_info("cache synced nodes=%zu pods=%zu pending=%zu task_profiles=%s",
-            sched_snapshot_node_count(snap), sched_snapshot_pod_count(snap),
-            l->queue ? sched_queue_count(l->queue, SCHED_Q_ACTIVE) : 0,
-            (s & 4) ? "listed" : "not listed yet (see the warning before this line)");
+    const char *tasks = (s & 4)         ? "listed"
+                        : tasks_failing ? "not listed, their list failed (the informer's warning "
+                                          "says why): pods ranked without them until they are"
+                                        : "not listed after 60 s: pods ranked without them until "
+                                          "they are";
+    if (s & 4)
+        tm_info("cache synced nodes=%zu pods=%zu pending=%zu task_profiles=%s",
+                sched_snapshot_node_count(snap), sched_snapshot_pod_count(snap),
+                l->queue ? sched_queue_count(l->queue, SCHED_Q_ACTIVE) : 0, tasks);
+    else
+        tm_warn("cache synced nodes=%zu pods=%zu pending=%zu task_profiles=%s",
+                sched_snapshot_node_count(snap), sched_snapshot_pod_count(snap),
+                l->queue ? sched_queue_count(l->queue, SCHED_Q_ACTIVE) : 0, tasks);
     sched_cache_unlock(l->cache);
 }
 

@@ -52,7 +52,7 @@ static void test_ungate_at(void) {
 
 static void test_release_at(void) {
     int64_t ends[] = {1000, 1600, 1300}, started[] = {400, 900, 700}, some[] = {400, -1, 700};
-    int on = -1;
+    pl_release_rule on = -1;
     int64_t asa = pl_proactive_ungate_at(100, ends, 3, 250); /* 1350 */
     /* every predecessor started: released at the latest start, before ASA's point */
     CHECK(pl_proactive_release_at(asa, 100, started, 3, &on) == 900);
@@ -73,14 +73,14 @@ static void test_release_at(void) {
     CHECK(pl_proactive_release_at(pl_proactive_ungate_at(100, NULL, 0, 30), 100, NULL, 0, &on) ==
           100);
     CHECK(on == 0);
-    /* on_start may be NULL */
+    /* rule may be NULL */
     CHECK(pl_proactive_release_at(asa, 100, started, 3, NULL) == 900);
     CHECK(pl_proactive_release_at(asa, 100, some, 3, NULL) == 1350);
 }
 
 static void test_lead_at(void) {
     int64_t ends[] = {1000, 1600, 1300};
-    int rule = PL_RELEASE_ON_START;
+    pl_release_rule rule = PL_RELEASE_ON_START;
     /* off, or later than what is already decided: unchanged */
     CHECK(pl_proactive_lead_at(900, 100, ends, 3, 0, &rule) == 900 && rule == PL_RELEASE_ON_START);
     CHECK(pl_proactive_lead_at(900, 100, ends, 3, 600, &rule) == 900 &&

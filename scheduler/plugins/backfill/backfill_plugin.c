@@ -75,6 +75,18 @@ static int filter(void *state, const sched_cycle *c, size_t node, const sched_no
     return bf_plan_check(st->plan, (int)node, key, req, end, &which) == BF_OK ? -1 : (int)which;
 }
 
+char *bf_held_reason(const bf_plan *p, size_t which, char *buf, size_t size) {
+    const bf_shadow *s = bf_plan_shadow(p, which);
+    if (!s) {
+        snprintf(buf, size, "held for an earlier pod or gang of the queue (backfill)");
+        return buf;
+    }
+    char when[32];
+    bf_format_time(s->start_ms, when, sizeof when);
+    snprintf(buf, size, "held for %s from %s (backfill)", s->key ? s->key : "?", when);
+    return buf;
+}
+
 /* "node(s) were held for pod ns/a from 2026-11-29T08:00:00Z (backfill)": whom the node is
  * kept for and from when, so that FailedScheduling and explain say it. The detail is the index of
  * the shadow that decided; nodes held for different shadows give different reasons. */
@@ -82,14 +94,8 @@ static void filter_reason(void *state, const sched_cycle *c, uint32_t detail, ch
                           size_t size) {
     (void)c;
     bf_state *st = state;
-    const bf_shadow *s = bf_plan_shadow(st->plan, detail);
-    if (!s) {
-        snprintf(buf, size, "node(s) were held for an earlier pod or gang of the queue (backfill)");
-        return;
-    }
-    char when[32];
-    bf_format_time(s->start_ms, when, sizeof when);
-    snprintf(buf, size, "node(s) were held for %s from %s (backfill)", s->key ? s->key : "?", when);
+    char held[400];
+    snprintf(buf, size, "node(s) were %s", bf_held_reason(st->plan, detail, held, sizeof held));
 }
 
 char *bf_format_time(int64_t ms, char *buf, size_t size) {

@@ -38,6 +38,9 @@ const bf_config *bf_plugin_config(const sched_framework *fw);
 uint64_t bf_plugin_backfilled(const sched_framework *fw);
 /* ms since the epoch as RFC 3339 UTC ("2026-11-29T08:00:00Z") into buf; returns buf. */
 char *bf_format_time(int64_t ms, char *buf, size_t size);
+/* "held for pod ns/a from 2026-11-29T08:00:00Z (backfill)": whom shadow `which` of p keeps a
+ * node for and from when (the Filter's reason, the extender's bind refusal); buf. */
+char *bf_held_reason(const bf_plan *p, size_t which, char *buf, size_t size);
 /* The pod's expected end if it starts at now_ms on n (the rule above), -1 unknown. */
 int64_t bf_pod_end(const sched_snapshot *s, const sched_pod *p, const sched_node *n,
                    const bf_config *cfg, int64_t now_ms);
