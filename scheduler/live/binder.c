@@ -95,6 +95,10 @@ void sched_binder_free(sched_binder *b) {
     free(b);
 }
 
+tm_kube *sched_binder_kube(const sched_binder *b) {
+    return b ? b->k : NULL;
+}
+
 size_t sched_binder_inflight(const sched_binder *b) {
     return b->inflight;
 }

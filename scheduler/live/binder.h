@@ -54,6 +54,9 @@ int sched_binder_event(sched_binder *b, const char *api_version, const char *kin
                        const char *note, tm_err *err);
 int sched_binder_merge_patch(sched_binder *b, const char *path, const json_t *patch, tm_err *err);
 
+/* The client the binder writes through (borrowed; NULL for b NULL). */
+tm_kube *sched_binder_kube(const sched_binder *b);
+
 /* Binds started whose outcome is not known yet (unanswered, or being read back). */
 size_t sched_binder_inflight(const sched_binder *b);
 /* Of those, the ones whose answer left the outcome unknown and are being read back. */

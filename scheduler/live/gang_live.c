@@ -54,6 +54,10 @@ struct sched_gang_live {
     json_t *native_seen;
     sched_preemptor *preemptor; /* NULL: gangs never preempt (extender mode) */
     tm_metric *m_preempt;
+    tm_kube *k; /* the PodGroups' expected start (gang_start.h) */
+    /* an extender's registry only (sched_gang_live_observer_new): no queue, no binder, nothing
+     * reported; kube-scheduler places the gangs */
+    bool observe;
 };
 
 sched_gang_live *sched_gang_live_new(sched_queue *q, sched_cache *c, sched_framework *fw,
@@ -74,6 +78,7 @@ sched_gang_live *sched_gang_live_new(sched_queue *q, sched_cache *c, sched_frame
     }
     gl->fw = fw;
     gl->b = b;
+    gl->k = sched_binder_kube(b);
     double wait[16];
     tm_metrics_exp_buckets(0.01, 2, 16, wait); /* 10 ms .. 5.5 min */
     if (!(gl->m_scheduled = tm_metrics_counter(
@@ -96,6 +101,21 @@ sched_gang_live *sched_gang_live_new(sched_queue *q, sched_cache *c, sched_frame
         sched_gang_live_free(gl);
         return NULL;
     }
+    return gl;
+}
+
+sched_gang_live *sched_gang_live_observer_new(sched_cache *c, sched_framework *fw, tm_kube *k,
+                                              tm_err *err) {
+    sched_gang_live *gl = calloc(1, sizeof *gl);
+    if (!gl || !(gl->reg = sched_gang_registry_new()) || !(gl->native_seen = json_object())) {
+        sched_gang_live_free(gl);
+        tm_err_set(err, "out of memory");
+        return NULL;
+    }
+    gl->c = c;
+    gl->fw = fw;
+    gl->k = k;
+    gl->observe = true;
     return gl;
 }
 
@@ -144,6 +164,8 @@ static uint64_t hash_str(const char *s) {
  * unless always. */
 static void gang_event(sched_gang_live *gl, sched_gang *g, const char *type, const char *reason,
                        const char *note, bool always) {
+    if (gl->observe) /* kube-scheduler reports on the gangs it places */
+        return;
     uint64_t h = hash_str(note) ^ hash_str(reason);
     if (!always && g->event_sent == h)
         return;
@@ -220,7 +242,7 @@ static void sync_native(sched_gang_live *gl, sched_gang *g) {
 }
 
 void sched_gang_live_sync_status(sched_gang_live *gl) {
-    size_t n = sched_gang_registry_count(gl->reg);
+    size_t n = gl->observe ? 0 : sched_gang_registry_count(gl->reg);
     for (size_t i = 0; i < n; i++) {
         sched_gang *g = sched_gang_registry_at(gl->reg, i);
         if (g->kind == SCHED_GANG_NATIVE) {
@@ -256,7 +278,7 @@ void sched_gang_live_sync_status(sched_gang_live *gl) {
         free(path);
     }
     /* backfill's expected start on the PodGroups of the gangs it holds shadows for */
-    sched_gang_start_sync(gl->reg, gl->fw, gl->b,
+    sched_gang_start_sync(gl->reg, gl->fw, gl->k,
                           gl->native.podgroups ? gl->native.group_version : NULL);
 }
 
@@ -464,8 +486,8 @@ bool sched_gang_live_workload_event(sched_gang_live *gl, tm_watch_type t, const 
     if (rc) {
         tm_warn("Workload invalid: its pods wait err=\"%s\"", err.msg);
         tm_err e2 = {0};
-        if (sched_binder_event(gl->b, SCHED_WORKLOAD_API, "Workload", ns, name, NULL, "Warning",
-                               "Invalid", err.msg, &e2))
+        if (!gl->observe && sched_binder_event(gl->b, SCHED_WORKLOAD_API, "Workload", ns, name,
+                                               NULL, "Warning", "Invalid", err.msg, &e2))
             tm_warn("%s", e2.msg);
         return false;
     }
@@ -563,6 +585,8 @@ static void time_out(sched_gang_live *gl, sched_gang *g, const char *why, int64_
 }
 
 void sched_gang_live_check_timeouts(sched_gang_live *gl, int64_t now_ms) {
+    if (gl->observe) /* kube-scheduler times its gangs out */
+        return;
     /* quiet arrivals: past the grace the members are retried, and then reported */
     for (size_t i = 0; i < gl->n_quiet;) {
         sched_gang *g = sched_gang_registry_get(gl->reg, gl->quiet[i]);

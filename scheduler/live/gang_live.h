@@ -43,6 +43,13 @@ typedef struct sched_gang_live sched_gang_live;
 /* Borrowed, must outlive the gang side. reg: its metrics are registered there. NULL with err. */
 sched_gang_live *sched_gang_live_new(sched_queue *q, sched_cache *c, sched_framework *fw,
                                      sched_binder *b, tm_metrics *reg, tm_err *err);
+/* An extender's gang side (issue 32): the registry alone, kept by the same informer events, so
+ * that backfill plans each gang of kube-scheduler's queue as one job; fw: the loop's framework
+ * (its backfill plan), k: the PodGroups' expected start (sched_gang_live_sync_status writes
+ * that, and nothing else). It never takes pods, reports, times out or preempts: kube-scheduler
+ * places the gangs (its GangScheduling plugin for native PodGroups). NULL with err. */
+sched_gang_live *sched_gang_live_observer_new(sched_cache *c, sched_framework *fw, tm_kube *k,
+                                              tm_err *err);
 void sched_gang_live_free(sched_gang_live *gl);
 /* Lets gangs preempt as one unit (plugins/gang/gang_preempt.h) through pr (borrowed; NULL:
  * they never preempt). */
@@ -95,7 +102,8 @@ void sched_gang_live_bind_result(sched_gang_live *gl, const char *uid, bool ok, 
 /* Gangs whose wait passed scheduleTimeoutSeconds: Timeout event, members to backoff. */
 void sched_gang_live_check_timeouts(sched_gang_live *gl, int64_t now_ms);
 
-/* Writes the PodGroup statuses that changed. Cheap when nothing changed. */
+/* Writes the PodGroup statuses that changed and backfill's expected starts (gang_start.h); an
+ * observer writes the expected starts only. Cheap when nothing changed. */
 void sched_gang_live_sync_status(sched_gang_live *gl);
 
 /* explain: the gang of pod (JSON as read from the API server) read from the API server (its

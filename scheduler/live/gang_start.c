@@ -33,9 +33,15 @@ static char *object_path(const sched_gang *g, const char *native_gv) {
     return NULL;
 }
 
+static void patch_done(void *ud, int status, json_t *body, const tm_err *err) {
+    (void)ud;
+    (void)body;
+    if (err && status != 404) /* deleted meanwhile: nothing to report on */
+        tm_warn("PodGroup expected start not written status=%d err=\"%s\"", status, err->msg);
+}
+
 /* Sets (when is a time) or removes (when is NULL) the annotation; true when the patch started. */
-static bool write_start(const sched_gang *g, const char *native_gv, sched_binder *b,
-                        const char *when) {
+static bool write_start(const sched_gang *g, const char *native_gv, tm_kube *k, const char *when) {
     char *path = object_path(g, native_gv);
     if (!path)
         return false;
@@ -43,11 +49,11 @@ static bool write_start(const sched_gang *g, const char *native_gv, sched_binder
                                      SCHED_EXPECTED_START_ANNOTATION, when)
                          : json_pack("{s:{s:{s:n}}}", "metadata", "annotations",
                                      SCHED_EXPECTED_START_ANNOTATION);
-    tm_err err = {0};
-    bool ok = patch && sched_binder_merge_patch(b, path, patch, &err) == 0;
+    bool ok = patch && tm_kube_write_async(k, "PATCH", path, patch, "application/merge-patch+json",
+                                           patch_done, NULL) == 0;
     if (!ok)
         tm_warn("PodGroup %s/%s: expected start not written err=\"%s\"", g->ns, g->owner,
-                err.msg[0] ? err.msg : "out of memory");
+                patch ? "the patch could not be started" : "out of memory");
     json_decref(patch);
     free(path);
     return ok;
@@ -60,7 +66,7 @@ static bool bound_whole(const sched_gang *g) {
     return g->spec.min_member > 0 && n >= (size_t)g->spec.min_member;
 }
 
-void sched_gang_start_sync(sched_gang_registry *reg, const sched_framework *fw, sched_binder *b,
+void sched_gang_start_sync(sched_gang_registry *reg, const sched_framework *fw, tm_kube *k,
                            const char *native_gv) {
     const bf_plan *plan = bf_plugin_plan(fw);
     const bf_config *cfg = bf_plugin_config(fw);
@@ -81,7 +87,7 @@ void sched_gang_start_sync(sched_gang_registry *reg, const sched_framework *fw, 
             continue;
         char when[32];
         bf_format_time(sh->start_ms, when, sizeof when);
-        if (write_start(g, native_gv, b, when)) {
+        if (write_start(g, native_gv, k, when)) {
             g->start_shown_ms = sh->start_ms;
             tm_info("backfill: expected start podgroup=%s/%s start=%s", g->ns, g->owner, when);
         }
@@ -90,7 +96,7 @@ void sched_gang_start_sync(sched_gang_registry *reg, const sched_framework *fw, 
     size_t n = sched_gang_registry_count(reg);
     for (size_t i = 0; i < n; i++) {
         sched_gang *g = sched_gang_registry_at(reg, i);
-        if (g->start_shown_ms && bound_whole(g) && write_start(g, native_gv, b, NULL))
+        if (g->start_shown_ms && bound_whole(g) && write_start(g, native_gv, k, NULL))
             g->start_shown_ms = 0;
     }
 }

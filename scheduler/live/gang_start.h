@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "scheduler/framework/framework.h"
-#include "scheduler/live/binder.h"
+#include "lib/kube.h"
 #include "scheduler/plugins/gang/gang.h"
 
 /* The PodGroup's tarema.io/expected-start (obj: the object as the watch shows it) in ms since
@@ -28,9 +28,9 @@ int64_t sched_gang_start_seen(const json_t *obj);
  * plugin): a gang with a shadow gets its start when it has none or it moved by at least the
  * resolution (so a drifting shadow is not rewritten every plan); a gang placed whole (minMember
  * members bound or beyond) loses it. native_gv: the scheduling.k8s.io version serving PodGroups
- * ("scheduling.k8s.io/v1beta1"), NULL when none is served. Best effort: merge patches through b,
- * failures logged. */
-void sched_gang_start_sync(sched_gang_registry *reg, const sched_framework *fw, sched_binder *b,
+ * ("scheduling.k8s.io/v1beta1"), NULL when none is served. Best effort: merge patches through k,
+ * failures logged. The live scheduler and the extender alike (the Lease holder only). */
+void sched_gang_start_sync(sched_gang_registry *reg, const sched_framework *fw, tm_kube *k,
                            const char *native_gv);
 
 #endif

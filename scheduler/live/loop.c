@@ -830,8 +830,13 @@ sched_loop *sched_loop_new(const sched_config *cfg, tm_kube *k, tm_metrics *reg,
         !(l->bf = sched_backfill_live_new(cfg, k, l->cache, l->queue, l->fw,
                                           sched_gang_live_registry(l->gangs), l->resv, reg, err)))
         goto fail;
-    if (watch && !(l->bf = sched_backfill_live_new(cfg, k, l->cache, l->watchq, l->fw, NULL,
-                                                   l->resv, reg, err)))
+    /* kube-scheduler's gangs, each one job of the plan: the registry alone (its informers start
+     * with the loop), kube-scheduler places them */
+    if (watch && !(l->gangs = sched_gang_live_observer_new(l->cache, l->fw, k, err)))
+        goto fail;
+    if (watch &&
+        !(l->bf = sched_backfill_live_new(cfg, k, l->cache, l->watchq, l->fw,
+                                          sched_gang_live_registry(l->gangs), l->resv, reg, err)))
         goto fail;
     if (watch)
         sched_backfill_live_observe(l->bf);

@@ -39,12 +39,12 @@ has_expected_start() { [ -n "$(expected_start "$1")" ]; }
 # RFC 3339 -> epoch seconds (0 when it does not parse).
 epoch() { date -u -d "$1" +%s 2>/dev/null || echo 0; }
 
-# bf_extender_begin NAME SHORT: the start of a test of backfill in extender mode, with the
+# bf_extender_begin NAME SHORT [NODES]: the start of a test of backfill in extender mode, with the
 # cluster's kube-scheduler as the one that places the pods: sched_e2e_begin NAME SHORT, SET and
 # PROFILE (kube-NAME-ID: kube-scheduler's profile, tarema's scheduler name and Lease), a cleanup
 # that resumes a kube-scheduler the test paused (KS_PID), stops one it started (STARTED_KS=1)
-# and deletes the Lease; then the test's namespace and one 8-core node. Ends the test when
-# another left kube-scheduler running.
+# and deletes the Lease; then the test's namespace and NODES 8-core nodes (default 1). Ends the
+# test when another left kube-scheduler running.
 bf_extender_begin() {
   sched_e2e_begin "$1" "$2"
   SET=$2$ID
@@ -64,7 +64,7 @@ bf_extender_begin() {
     exit 1
   fi
   sched_e2e_namespace
-  bf_nodes 1
+  bf_nodes "${3:-1}"
 }
 
 # Pods of kube-scheduler's extender profile (after bf_extender_begin): pod NAME CPU DURATION,

@@ -669,7 +669,52 @@ static void test_expected_start_on_native_podgroup(void) {
     world_free(&w);
 }
 
+/* An extender's gang side (sched_gang_live_observer_new): the same registry from the same
+ * informer events, so backfill plans a gang as one job, and kube-scheduler's gangs otherwise
+ * left alone: no event on an invalid PodGroup or Workload, no status, no timeout (nothing to
+ * requeue: it has no queue), only backfill's expected start on the PodGroup. */
+static void test_observer_keeps_the_registry_and_writes_only_the_start(void) {
+    world w;
+    world_new(&w, "201 Created", 1);
+    sched_gang_live_free(w.gl);
+    tm_err err = {0};
+    w.gl = sched_gang_live_observer_new(w.c, w.fw, w.k, &err);
+    CHECKF(w.gl != NULL, "%s", err.msg);
+    json_t *pg = J("{\"metadata\":{\"name\":\"mpi\",\"namespace\":\"hpc\"},\"spec\":{"
+                   "\"minMember\":3,\"scheduleTimeoutSeconds\":1}}");
+    CHECK(sched_gang_live_podgroup_event(w.gl, TM_WATCH_ADDED, pg, 0));
+    json_decref(pg);
+    for (int i = 1; i <= 3; i++)
+        add_member(&w, i, "4");
+    sched_gang_registry *r = sched_gang_live_registry(w.gl);
+    sched_gang *g = sched_gang_registry_of(r, "u2");
+    CHECK(g && sched_gang_active(g) && sched_gang_count(g, SCHED_GANG_POD_PENDING) == 3);
+    /* invalid declarations: logged, no event (kube-scheduler reports on its gangs) */
+    json_t *bad = J("{\"metadata\":{\"name\":\"bad\",\"namespace\":\"hpc\"},\"spec\":{"
+                    "\"minMember\":-1}}");
+    CHECK(!sched_gang_live_podgroup_event(w.gl, TM_WATCH_ADDED, bad, 0));
+    json_decref(bad);
+    json_t *wl = J("{\"metadata\":{\"name\":\"w\",\"namespace\":\"hpc\"},\"spec\":{}}");
+    CHECK(!sched_gang_live_workload_event(w.gl, TM_WATCH_ADDED, wl));
+    json_decref(wl);
+    /* past scheduleTimeoutSeconds: nothing moves (kube-scheduler times its gangs out) */
+    sched_gang_live_check_timeouts(w.gl, 60000);
+    CHECK_INT(sched_queue_count(w.q, SCHED_Q_ACTIVE), 3);
+    bf_config cfg = bf_config_default();
+    CHECK(bf_plugin_add(w.fw, &cfg, NULL, NULL, &err) == 0);
+    int64_t now = 1800000000000LL;
+    plan_gang(&w, now, now + 30000);
+    sync_and_run(&w, 1, 3000);
+    for (int i = 0; i < 10; i++) /* time for a status patch or event, were one sent */
+        tm_kube_run(w.k, 20, &err);
+    CHECK_INT(pg_patches(), 1);
+    expect_start_patch(now + 30000);
+    CHECK_INT(others_seen(), 0); /* no status patch, no event */
+    world_free(&w);
+}
+
 int main(void) {
+    RUN(test_observer_keeps_the_registry_and_writes_only_the_start);
     RUN(test_expected_start_on_podgroup);
     RUN(test_expected_start_on_native_podgroup);
     RUN(test_finished_gangs_do_not_accumulate);
