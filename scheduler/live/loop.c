@@ -491,12 +491,24 @@ static void synced_owner(void *ud) {
     owner_synced(o->l, o->k);
 }
 
+/* As an extender, a gang's object changed (declared, resized, invalid, gone): backfill plans
+ * again, since which waiting pods form one job (and whether it can start) follows it, and the
+ * pods /filter refused are evaluated again. (The scheduler's own loop retries on l->changed and
+ * plans as its cycles need.) Cache lock held. */
+static void gang_declaration_changed(sched_loop *l) {
+    if (l->queue)
+        return;
+    sched_backfill_live_touch(l->bf);
+    l->view_changed = true;
+}
+
 static void on_podgroup(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
     (void)old;
     sched_loop *l = ud;
     sched_cache_lock(l->cache);
     if (sched_gang_live_podgroup_event(l->gangs, t, obj, mono_ms()))
         l->changed = true; /* its waiting members may be schedulable now */
+    gang_declaration_changed(l);
     sched_cache_unlock(l->cache);
 }
 
@@ -506,6 +518,7 @@ static void on_native_podgroup(void *ud, tm_watch_type t, json_t *obj, json_t *o
     sched_cache_lock(l->cache);
     if (sched_gang_live_native_podgroup_event(l->gangs, t, obj, mono_ms()))
         l->changed = true;
+    gang_declaration_changed(l);
     sched_cache_unlock(l->cache);
 }
 
@@ -515,6 +528,7 @@ static void on_workload(void *ud, tm_watch_type t, json_t *obj, json_t *old) {
     sched_cache_lock(l->cache);
     if (sched_gang_live_workload_event(l->gangs, t, obj))
         l->changed = true;
+    gang_declaration_changed(l);
     sched_cache_unlock(l->cache);
 }
 
