@@ -27,6 +27,8 @@
 #   BENCH_PREEMPT_WHO="tarema kube-scheduler"   the schedulers measured (either or both)
 #   BENCH_TAREMA_ARGS="..."             more tarema-scheduler flags (e.g. --config FILE)
 #   BENCH_PREEMPT_KEEP=DIR              keep the run's logs (schedulers, driver) in DIR
+#   TAREMA_NODE_LEASE_S=240             (hack/cluster.sh) longer node Leases for 5,000 nodes on a
+#                                       small machine: fewer heartbeats (docs/preemption.md)
 #   O=build BINDIR=bin                  where the binaries are
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)

@@ -43,6 +43,12 @@
 # Node file: nodes: [{prefix, count, cpu, memory, pods, ephemeral-storage, labels, taints}],
 # node names <prefix>-<i> from 1. Default: $TAREMA_NODES or tests/fixtures/nodes/paper-5442.yaml.
 #
+# TAREMA_NODE_LEASE_S: the node Lease duration kwok renews (default 40, a kubelet's; renewed
+# every quarter of it), and kube-controller-manager's --node-monitor-grace-period with it, at the
+# instance's first `up` (recorded). Only for clusters of thousands of nodes on a small machine:
+# 5,000 nodes renew 500 Leases a second at 40 s, more than two cores' API server keeps up with
+# beside a benchmark, and nodes then flap NotReady (docs/preemption.md, "5,000 nodes").
+#
 # TAREMA_KS_V: kube-scheduler's log verbosity at `scheduler start` (default 0; 4 logs each
 # attempt and its filters, for comparing a decision with tarema's), log in logs/scheduler.log.
 set -euo pipefail
@@ -301,12 +307,14 @@ args_of() {
         if [ -z "$known" ] || grep -qx -- "$c" <<<"$known"; then kept+=("$c"); fi
       done
       a "--controllers=*$(printf ',-%s' "${kept[@]}")" --v=0
+      # a longer node Lease (TAREMA_NODE_LEASE_S) is a longer grace, as a kubelet's 40 s is 40 s
+      if [ "$(node_lease_s)" != 40 ]; then a --node-monitor-grace-period="$(node_lease_s)s"; fi
       # From 1.36 its controllers (garbage collector, Job) know the Workload and PodGroup.
       if workload_api && [ "$KUBERNETES_MINOR" -ge 36 ]; then a --feature-gates="$WORKLOAD_GATES"; fi
       ;;
     kwok)
       a --kubeconfig="$DIR/kwok.kubeconfig" --manage-all-nodes=true --config="$STAGES"
-      a --server-address="127.0.0.1:$KWOK_PORT" --node-lease-duration-seconds=40
+      a --server-address="127.0.0.1:$KWOK_PORT" --node-lease-duration-seconds="$(node_lease_s)"
       # Room for 65k pod IPs (the default /24 runs out at 254 running pods).
       a --cidr=10.0.0.1/16 --node-ip=10.255.0.1
       ;;
@@ -327,6 +335,8 @@ args_of() {
 
 # workload_api: the instance was brought up with --workload-api.
 workload_api() { grep -qx 'WORKLOAD_API=1' "$FEATURES" 2>/dev/null; }
+# node_lease_s: the node Lease duration recorded at the first `up` (TAREMA_NODE_LEASE_S), else 40.
+node_lease_s() { sed -n 's/^NODE_LEASE_S=//p' "$FEATURES" 2>/dev/null | tail -n 1 | grep . || echo 40; }
 
 # started_with NAME FLAG: the running process of NAME has FLAG on its command line, so `up
 # --workload-api` on an instance already up without it restarts the API server with it.
@@ -693,6 +703,12 @@ cmd_up() {
   make_pki
   make_webhook_credential
   [ -f "$DIR/admin.kubeconfig" ] || make_kubeconfigs
+  if [ -n "${TAREMA_NODE_LEASE_S:-}" ] && ! grep -q '^NODE_LEASE_S=' "$FEATURES" 2>/dev/null; then
+    [[ $TAREMA_NODE_LEASE_S =~ ^[1-9][0-9]*$ ]] && [ "$TAREMA_NODE_LEASE_S" -ge 10 ] ||
+      die "TAREMA_NODE_LEASE_S must be a whole number of seconds, at least 10, not '$TAREMA_NODE_LEASE_S'"
+    echo "NODE_LEASE_S=$TAREMA_NODE_LEASE_S" >>"$FEATURES"
+    step "node Leases of ${TAREMA_NODE_LEASE_S}s (kwok), node monitor grace period the same (controller-manager)"
+  fi
   if [ $want_workload = 1 ] && ! workload_api; then
     echo WORKLOAD_API=1 >>"$FEATURES"
     step "Workload API on (feature gate $WORKLOAD_GATES, runtime-config $WORKLOAD_RUNTIME_CONFIG)"
