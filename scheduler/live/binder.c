@@ -396,12 +396,16 @@ static void merge_done(void *ud, int status, json_t *body, const tm_err *err) {
     (void)body;
     (void)ud;
     if (err && status != 404) /* deleted meanwhile: nothing to report on */
-        tm_warn("status patch failed status=%d err=\"%s\"", status, err->msg);
+        tm_warn("merge patch failed status=%d err=\"%s\"", status, err->msg);
 }
 
-int sched_binder_merge_patch(sched_binder *b, const char *path, const json_t *patch, tm_err *err) {
-    if (tm_kube_write_async(b->k, "PATCH", path, patch, "application/merge-patch+json", merge_done,
+int sched_merge_patch_async(tm_kube *k, const char *path, const json_t *patch, tm_err *err) {
+    if (tm_kube_write_async(k, "PATCH", path, patch, "application/merge-patch+json", merge_done,
                             NULL))
         return tm_err_set(err, "%s: the patch could not be started", path);
     return 0;
+}
+
+int sched_binder_merge_patch(sched_binder *b, const char *path, const json_t *patch, tm_err *err) {
+    return sched_merge_patch_async(b->k, path, patch, err);
 }

@@ -53,6 +53,8 @@ int sched_binder_event(sched_binder *b, const char *api_version, const char *kin
                        const char *name, const char *uid, const char *type, const char *reason,
                        const char *note, tm_err *err);
 int sched_binder_merge_patch(sched_binder *b, const char *path, const json_t *patch, tm_err *err);
+/* The same merge patch through any client (the extender has no binder). */
+int sched_merge_patch_async(tm_kube *k, const char *path, const json_t *patch, tm_err *err);
 
 /* The client the binder writes through (borrowed; NULL for b NULL). */
 tm_kube *sched_binder_kube(const sched_binder *b);

@@ -9,6 +9,7 @@
 #include "lib/jsonutil.h"
 #include "lib/log.h"
 #include "scheduler/live/backfill_live.h"
+#include "scheduler/live/binder.h"
 #include "scheduler/plugins/backfill/backfill_plugin.h"
 #include "scheduler/plugins/gang/podgroup.h"
 
@@ -33,13 +34,6 @@ static char *object_path(const sched_gang *g, const char *native_gv) {
     return NULL;
 }
 
-static void patch_done(void *ud, int status, json_t *body, const tm_err *err) {
-    (void)ud;
-    (void)body;
-    if (err && status != 404) /* deleted meanwhile: nothing to report on */
-        tm_warn("PodGroup expected start not written status=%d err=\"%s\"", status, err->msg);
-}
-
 /* Sets (when is a time) or removes (when is NULL) the annotation; true when the patch started. */
 static bool write_start(const sched_gang *g, const char *native_gv, tm_kube *k, const char *when) {
     char *path = object_path(g, native_gv);
@@ -49,11 +43,11 @@ static bool write_start(const sched_gang *g, const char *native_gv, tm_kube *k, 
                                      SCHED_EXPECTED_START_ANNOTATION, when)
                          : json_pack("{s:{s:{s:n}}}", "metadata", "annotations",
                                      SCHED_EXPECTED_START_ANNOTATION);
-    bool ok = patch && tm_kube_write_async(k, "PATCH", path, patch, "application/merge-patch+json",
-                                           patch_done, NULL) == 0;
+    tm_err err = {0};
+    bool ok = patch && sched_merge_patch_async(k, path, patch, &err) == 0;
     if (!ok)
         tm_warn("PodGroup %s/%s: expected start not written err=\"%s\"", g->ns, g->owner,
-                patch ? "the patch could not be started" : "out of memory");
+                err.msg[0] ? err.msg : "out of memory");
     json_decref(patch);
     free(path);
     return ok;

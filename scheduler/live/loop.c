@@ -1138,14 +1138,10 @@ static void check_synced(sched_loop *l, int64_t now) {
                                           "says why): pods ranked without them until they are"
                                         : "not listed after 60 s: pods ranked without them until "
                                           "they are";
-    if (s & 4)
-        tm_info("cache synced nodes=%zu pods=%zu pending=%zu task_profiles=%s",
-                sched_snapshot_node_count(snap), sched_snapshot_pod_count(snap),
-                l->queue ? sched_queue_count(l->queue, SCHED_Q_ACTIVE) : 0, tasks);
-    else
-        tm_warn("cache synced nodes=%zu pods=%zu pending=%zu task_profiles=%s",
-                sched_snapshot_node_count(snap), sched_snapshot_pod_count(snap),
-                l->queue ? sched_queue_count(l->queue, SCHED_Q_ACTIVE) : 0, tasks);
+    tm_log((s & 4) ? TM_LOG_INFO : TM_LOG_WARN,
+           "cache synced nodes=%zu pods=%zu pending=%zu task_profiles=%s",
+           sched_snapshot_node_count(snap), sched_snapshot_pod_count(snap),
+           l->queue ? sched_queue_count(l->queue, SCHED_Q_ACTIVE) : 0, tasks);
     sched_cache_unlock(l->cache);
 }
 
